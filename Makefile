@@ -1,0 +1,135 @@
+# hopbench — plain GNU make.
+#   make            ./hopbench (release)          make lab     build and run the default lab
+#   make test       unit + integration tests      make asan    ASan+UBSan build + full suite
+#   make tsan       ThreadSanitizer + full suite  make bench   peer comparisons (bench/)
+#   make format | format-check | lint | install | clean
+# V=1 prints commands. CFLAGS/LDFLAGS from the command line are appended.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+FLAVOUR ?= release
+V       ?= 0
+
+VERSION := $(shell git describe --always --dirty --tags 2>/dev/null || echo 0.1.0)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wold-style-definition -Wvla -Wwrite-strings -Wformat=2 -Wundef -Wpointer-arith \
+        -Wimplicit-fallthrough -Wcast-qual -Wnull-dereference -Werror
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -MMD -MP -Isrc \
+               -DHOPBENCH_VERSION='"$(VERSION)"'
+BASE_LDFLAGS := -pthread
+LIBS := -ljansson -lm
+
+ifeq ($(FLAVOUR),release)
+  OPT := -O2 -g
+else ifeq ($(FLAVOUR),asan)
+  OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+  BASE_LDFLAGS += -fsanitize=address,undefined
+else ifeq ($(FLAVOUR),tsan)
+  OPT := -O1 -g -fsanitize=thread
+  BASE_LDFLAGS += -fsanitize=thread
+else
+  $(error FLAVOUR must be release, asan or tsan)
+endif
+
+FINAL_CFLAGS  := $(BASE_CFLAGS) $(OPT) $(CFLAGS)
+FINAL_LDFLAGS := $(BASE_LDFLAGS) $(LDFLAGS)
+
+B := build/$(FLAVOUR)
+LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c src/proto/*.c src/server/*.c src/report/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+MAIN_OBJ := $(B)/src/main.o
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+BENCH_BIN := $(B)/bench/floor
+
+ifeq ($(V),1)
+  Q :=
+  say = @true
+else
+  Q := @
+  say = @printf '  %-6s %s\n' $(1) $(2)
+endif
+
+.PHONY: all deps test-deps lab test unit integration asan tsan bench format format-check lint \
+        install clean FORCE
+all: hopbench
+
+deps:
+	@sh scripts/deps.sh build
+test-deps:
+	@sh scripts/deps.sh test
+
+# Rebuild everything when the flags change (redis .make-settings).
+$(B)/.flags: FORCE | deps
+	@mkdir -p $(B)
+	@echo '$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS)' | cmp -s - $@ || \
+	  echo '$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS)' > $@
+
+$(B)/%.o: %.c $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(FINAL_CFLAGS) -c $< -o $@
+
+$(B)/libhopbench.a: $(LIB_OBJ)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/hopbench: $(MAIN_OBJ) $(B)/libhopbench.a
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $^ $(LIBS)
+
+hopbench: $(B)/hopbench
+	$(Q)cp $< $@
+
+$(B)/tests/%: tests/unit/%.c $(B)/libhopbench.a $(B)/.flags | test-deps
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(FINAL_CFLAGS) -Itests/unit -o $@ $< $(B)/libhopbench.a $(FINAL_LDFLAGS) -lcmocka $(LIBS)
+
+$(B)/bench/floor: bench/floor.c $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< $(FINAL_LDFLAGS)
+
+lab: hopbench
+	./hopbench lab
+
+unit: $(UNIT_BIN) $(B)/hopbench | test-deps
+integration: $(B)/hopbench | test-deps
+
+# The whole suite: unit tests, then integration tests that start servers on
+# loopback and Unix sockets and stop them by PID. Prints "N passed, N failed".
+test: $(UNIT_BIN) $(B)/hopbench | test-deps
+	@sh tests/run.sh $(B)
+
+asan:
+	$(Q)$(MAKE) --no-print-directory FLAVOUR=asan test
+tsan:
+	$(Q)$(MAKE) --no-print-directory FLAVOUR=tsan test
+
+bench: hopbench $(BENCH_BIN)
+	@sh scripts/deps.sh bench
+	@sh bench/pingpong.sh ./hopbench $(BENCH_BIN)
+
+FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] bench/*.c)
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+# cppcheck: missingIncludeSystem is noise (system headers are not given to it).
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+	  --suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc src
+	clang-tidy --quiet $(LIB_SRC) src/main.c -- $(BASE_CFLAGS)
+
+install: hopbench
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 hopbench $(DESTDIR)$(PREFIX)/bin/hopbench
+
+clean:
+	rm -rf build hopbench
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d)

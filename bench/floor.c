@@ -1,0 +1,630 @@
+/*
+ * floor: the physical floor of one request/response round trip on this kernel.
+ *
+ * Two processes (fork) play blocking ping-pong over one connected stream
+ * socket: the client (parent) writes SIZE bytes and reads SIZE bytes back; the
+ * server (child) echoes whatever arrives until EOF. No event loop, no threads,
+ * no framing, no allocation in the timed loop: just write(2)/read(2) and a
+ * CLOCK_MONOTONIC stamp either side. Whatever this measures is what the kernel
+ * and the scheduler cost; no userspace load generator can beat it.
+ *
+ * It is the baseline the hopbench load engine is compared against
+ * (bench/pingpong.sh): hopbench's p50 divided by this p50 is the overhead of
+ * the engine itself (event loop, framing, histogram), for the same transport
+ * and the same CPU placement.
+ *
+ *   floor TRANSPORT SIZE ITERATIONS [--pin none|same|split] [--warmup N]
+ *
+ *   TRANSPORT   tcp (127.0.0.1, ephemeral port, TCP_NODELAY on both ends),
+ *               unix (socket file in a mkdtemp dir, removed once connected),
+ *               socketpair (AF_UNIX socketpair, no file at all)
+ *   --pin       none: no pinning (default); same: both on CPU 0;
+ *               split: client on CPU 0, server on CPU 1
+ *   --warmup    round trips run and discarded before timing (default 1000)
+ *
+ * Prints one line of JSON on stdout; percentiles are nearest-rank over the
+ * sorted samples; client_cpu_ns_per_op is the client process's CPU time over
+ * the timed loop divided by ITERATIONS (the server is another process and is
+ * not counted). Errors: one line on stderr, exit 1; bad usage: exit 64.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#define EXIT_USAGE 64
+#define NS_PER_S 1000000000ULL
+#define MAX_SIZE (16U * 1024U * 1024U)
+#define MAX_ITERATIONS 100000000ULL
+#define DEFAULT_WARMUP 1000ULL
+#define ECHO_BUF_SIZE (64U * 1024U)
+#define CLIENT_CPU 0
+#define SPLIT_SERVER_CPU 1
+
+enum transport { T_TCP, T_UNIX, T_SOCKETPAIR };
+enum pin { PIN_NONE, PIN_SAME, PIN_SPLIT };
+
+static const char *const transport_names[] = { "tcp", "unix", "socketpair" };
+static const char *const pin_names[] = { "none", "same", "split" };
+
+struct options {
+    enum transport transport;
+    size_t size;
+    uint64_t iterations;
+    uint64_t warmup;
+    enum pin pin;
+};
+
+/* A connected pair: client_fd stays in the parent, server_fd goes to the child. */
+struct conn {
+    int client_fd;
+    int server_fd;
+};
+
+struct stats {
+    uint64_t p50;
+    uint64_t p90;
+    uint64_t p99;
+    uint64_t mean;
+    uint64_t cpu_per_op;
+};
+
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("floor: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return -1;
+}
+
+static void usage(void)
+{
+    fputs("usage: floor tcp|unix|socketpair SIZE ITERATIONS [--pin none|same|split] "
+          "[--warmup N]\n",
+          stderr);
+}
+
+static uint64_t clock_ns(clockid_t clock)
+{
+    struct timespec ts;
+
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- argument parsing ---------------------------------------------------- */
+
+/* Whole decimal number in [min, max]; no sign, spaces or suffix. */
+static int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end = NULL;
+    unsigned long long v;
+
+    if (s[0] < '0' || s[0] > '9')
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_name(const char *s, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++) {
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    }
+    return -1;
+}
+
+/* Returns 0, or -1 after printing what is wrong (the caller exits 64). */
+static int parse_flags(int argc, char **argv, struct options *opt)
+{
+    for (int i = 4; i < argc; i += 2) {
+        int pin;
+
+        if (i + 1 >= argc)
+            return fail("%s needs a value", argv[i]);
+        if (strcmp(argv[i], "--pin") == 0) {
+            pin = parse_name(argv[i + 1], pin_names, 3);
+            if (pin < 0)
+                return fail("bad --pin '%s' (none, same or split)", argv[i + 1]);
+            opt->pin = (enum pin)pin;
+        } else if (strcmp(argv[i], "--warmup") == 0) {
+            if (parse_count(argv[i + 1], 0, MAX_ITERATIONS, &opt->warmup) != 0)
+                return fail("bad --warmup '%s' (0..%llu)", argv[i + 1], MAX_ITERATIONS);
+        } else {
+            return fail("unknown option '%s'", argv[i]);
+        }
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *opt)
+{
+    uint64_t size;
+    int t;
+
+    if (argc < 4)
+        return fail("expected TRANSPORT SIZE ITERATIONS");
+    t = parse_name(argv[1], transport_names, 3);
+    if (t < 0)
+        return fail("bad transport '%s' (tcp, unix or socketpair)", argv[1]);
+    opt->transport = (enum transport)t;
+    if (parse_count(argv[2], 1, MAX_SIZE, &size) != 0)
+        return fail("bad SIZE '%s' (1..%u bytes)", argv[2], MAX_SIZE);
+    opt->size = (size_t)size;
+    if (parse_count(argv[3], 1, MAX_ITERATIONS, &opt->iterations) != 0)
+        return fail("bad ITERATIONS '%s' (1..%llu)", argv[3], MAX_ITERATIONS);
+    opt->warmup = DEFAULT_WARMUP;
+    opt->pin = PIN_NONE;
+    return parse_flags(argc, argv, opt);
+}
+
+/* ---- connection setup (all in the parent, before fork) ------------------- */
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static int set_nodelay(int fd)
+{
+    int one = 1;
+
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+        return fail("setsockopt(TCP_NODELAY): %s", strerror(errno));
+    return 0;
+}
+
+/*
+ * Connects before anyone accepts: the kernel completes the handshake into the
+ * listen backlog, so one process can set up both ends without racing a child.
+ */
+static int connect_and_accept(int listen_fd, const struct sockaddr *addr, socklen_t len,
+                              int family, struct conn *c)
+{
+    c->client_fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c->client_fd < 0)
+        return fail("socket: %s", strerror(errno));
+    if (connect(c->client_fd, addr, len) != 0)
+        return fail("connect: %s", strerror(errno));
+    c->server_fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (c->server_fd < 0)
+        return fail("accept: %s", strerror(errno));
+    return 0;
+}
+
+static int open_tcp_pair(int listen_fd, struct conn *c)
+{
+    struct sockaddr_in addr;
+    socklen_t len = sizeof(addr);
+
+    memset(&addr, 0, sizeof(addr));
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    if (bind(listen_fd, (const struct sockaddr *)&addr, sizeof(addr)) != 0)
+        return fail("bind 127.0.0.1:0: %s", strerror(errno));
+    if (listen(listen_fd, 1) != 0)
+        return fail("listen: %s", strerror(errno));
+    if (getsockname(listen_fd, (struct sockaddr *)&addr, &len) != 0)
+        return fail("getsockname: %s", strerror(errno));
+    if (connect_and_accept(listen_fd, (const struct sockaddr *)&addr, len, AF_INET, c) != 0)
+        return -1;
+    if (set_nodelay(c->client_fd) != 0 || set_nodelay(c->server_fd) != 0)
+        return -1;
+    return 0;
+}
+
+static int connect_tcp(struct conn *c)
+{
+    int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int rc;
+
+    if (listen_fd < 0)
+        return fail("socket: %s", strerror(errno));
+    rc = open_tcp_pair(listen_fd, c);
+    close(listen_fd);
+    return rc;
+}
+
+static int open_unix_pair(int listen_fd, const char *path, struct conn *c)
+{
+    struct sockaddr_un addr;
+
+    memset(&addr, 0, sizeof(addr));
+    addr.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof(addr.sun_path))
+        return fail("socket path too long: %s", path);
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    if (bind(listen_fd, (const struct sockaddr *)&addr, sizeof(addr)) != 0)
+        return fail("bind %s: %s", path, strerror(errno));
+    if (listen(listen_fd, 1) != 0)
+        return fail("listen: %s", strerror(errno));
+    return connect_and_accept(listen_fd, (const struct sockaddr *)&addr, sizeof(addr), AF_UNIX,
+                              c);
+}
+
+/* The socket file lives only while connecting; dir and file are gone before timing starts. */
+static int connect_unix(struct conn *c)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[sizeof(((struct sockaddr_un *)NULL)->sun_path)];
+    char path[sizeof(dir) + 16];
+    int listen_fd;
+    int rc;
+
+    if (tmp == NULL || tmp[0] == '\0')
+        tmp = "/tmp";
+    if ((size_t)snprintf(dir, sizeof(dir), "%s/floor.XXXXXX", tmp) >= sizeof(dir))
+        return fail("TMPDIR too long for a socket path: %s", tmp);
+    if (mkdtemp(dir) == NULL)
+        return fail("mkdtemp %s: %s", dir, strerror(errno));
+    snprintf(path, sizeof(path), "%s/echo.sock", dir);
+    listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listen_fd < 0) {
+        rc = fail("socket: %s", strerror(errno));
+    } else {
+        rc = open_unix_pair(listen_fd, path, c);
+        close(listen_fd);
+    }
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
+static int connect_socketpair(struct conn *c)
+{
+    int fds[2];
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+        return fail("socketpair: %s", strerror(errno));
+    c->client_fd = fds[0];
+    c->server_fd = fds[1];
+    return 0;
+}
+
+static int open_conn(enum transport t, struct conn *c)
+{
+    int rc;
+
+    c->client_fd = -1;
+    c->server_fd = -1;
+    if (t == T_TCP)
+        rc = connect_tcp(c);
+    else if (t == T_UNIX)
+        rc = connect_unix(c);
+    else
+        rc = connect_socketpair(c);
+    if (rc != 0) {
+        close_fd(&c->client_fd);
+        close_fd(&c->server_fd);
+    }
+    return rc;
+}
+
+/* ---- blocking I/O -------------------------------------------------------- */
+
+/* Returns 0, or -1 with errno set (EPIPE-like conditions included). */
+static int write_all(int fd, const unsigned char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Returns 0, or -1 with errno set; errno = ECONNRESET if the peer closed early. */
+static int read_all(int fd, unsigned char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = read(fd, buf, len);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0) {
+            errno = ECONNRESET;
+            return -1;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* ---- server (child) ------------------------------------------------------ */
+
+/* Echoes until EOF. Exit status 0 on a clean EOF, 1 on any error. */
+static void __attribute__((noreturn)) serve_echo(int fd)
+{
+    static unsigned char buf[ECHO_BUF_SIZE];
+
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            _exit(n == 0 ? 0 : 1);
+        if (write_all(fd, buf, (size_t)n) != 0)
+            _exit(1);
+    }
+}
+
+/* Forks the echo server on c->server_fd; it dies with the parent (PDEATHSIG). */
+static pid_t start_server(struct conn *c)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+
+    if (pid < 0) {
+        fail("fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        close(c->client_fd);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(1);
+        serve_echo(c->server_fd);
+    }
+    close_fd(&c->server_fd);
+    return pid;
+}
+
+/* kill_first: SIGKILL before reaping (error paths). Returns 0 if it exited 0. */
+static int stop_server(pid_t pid, int kill_first)
+{
+    int status = 0;
+
+    if (kill_first)
+        kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return fail("waitpid: %s", strerror(errno));
+    }
+    if (kill_first)
+        return 0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return fail("echo server failed (status 0x%x)", (unsigned)status);
+    return 0;
+}
+
+/* ---- CPU placement ------------------------------------------------------- */
+
+static int cpu_allowed(int cpu)
+{
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return fail("sched_getaffinity: %s", strerror(errno));
+    if (!CPU_ISSET(cpu, &set))
+        return fail("CPU %d is not available to this process (need it for --pin)", cpu);
+    return 0;
+}
+
+static int pin_to(pid_t pid, int cpu)
+{
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(pid, sizeof(set), &set) != 0)
+        return fail("sched_setaffinity(pid %d, CPU %d): %s", (int)pid, cpu, strerror(errno));
+    return 0;
+}
+
+/* Checked before fork so a missing CPU is a plain error, not a half-started run. */
+static int check_placement(enum pin pin)
+{
+    if (pin == PIN_NONE)
+        return 0;
+    if (cpu_allowed(CLIENT_CPU) != 0)
+        return -1;
+    if (pin == PIN_SPLIT && cpu_allowed(SPLIT_SERVER_CPU) != 0)
+        return -1;
+    return 0;
+}
+
+/* The parent pins both: the child is blocked in read() until the first ping. */
+static int apply_placement(enum pin pin, pid_t server)
+{
+    if (pin == PIN_NONE)
+        return 0;
+    if (pin_to(server, pin == PIN_SPLIT ? SPLIT_SERVER_CPU : CLIENT_CPU) != 0)
+        return -1;
+    return pin_to(0, CLIENT_CPU);
+}
+
+/* ---- client (parent) ----------------------------------------------------- */
+
+static int round_trip(int fd, const unsigned char *out, unsigned char *in, size_t size)
+{
+    if (write_all(fd, out, size) != 0)
+        return fail("write: %s", strerror(errno));
+    if (read_all(fd, in, size) != 0)
+        return fail("read: %s", strerror(errno));
+    return 0;
+}
+
+static int warm_up(int fd, const unsigned char *out, unsigned char *in, size_t size, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        if (round_trip(fd, out, in, size) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The timed loop: one CLOCK_MONOTONIC pair per round trip, nothing else. */
+static int measure(int fd, const unsigned char *out, unsigned char *in, size_t size,
+                   uint64_t *samples, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t start = clock_ns(CLOCK_MONOTONIC);
+
+        if (round_trip(fd, out, in, size) != 0)
+            return -1;
+        samples[i] = clock_ns(CLOCK_MONOTONIC) - start;
+    }
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a;
+    uint64_t y = *(const uint64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Nearest rank on sorted samples: the smallest value with >= pct% at or below it. */
+static uint64_t percentile(const uint64_t *sorted, uint64_t n, unsigned pct)
+{
+    uint64_t rank = (n * pct + 99) / 100;
+
+    return sorted[rank > 0 ? rank - 1 : 0];
+}
+
+static void compute_stats(uint64_t *samples, uint64_t n, uint64_t cpu_ns, struct stats *st)
+{
+    long double sum = 0;
+
+    qsort(samples, (size_t)n, sizeof(samples[0]), cmp_u64);
+    for (uint64_t i = 0; i < n; i++)
+        sum += (long double)samples[i];
+    st->p50 = percentile(samples, n, 50);
+    st->p90 = percentile(samples, n, 90);
+    st->p99 = percentile(samples, n, 99);
+    st->mean = (uint64_t)(sum / (long double)n + 0.5L);
+    st->cpu_per_op = (cpu_ns + n / 2) / n;
+}
+
+static void print_json(const struct options *opt, const struct stats *st)
+{
+    printf("{\"transport\":\"%s\",\"size\":%zu,\"iterations\":%llu,\"pin\":\"%s\","
+           "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"mean_ns\":%llu,"
+           "\"client_cpu_ns_per_op\":%llu}\n",
+           transport_names[opt->transport], opt->size, (unsigned long long)opt->iterations,
+           pin_names[opt->pin], (unsigned long long)st->p50, (unsigned long long)st->p90,
+           (unsigned long long)st->p99, (unsigned long long)st->mean,
+           (unsigned long long)st->cpu_per_op);
+}
+
+/* Warm-up, then the timed loop; fills *cpu_ns with client CPU over the timed loop. */
+static int run_client(int fd, const struct options *opt, uint64_t *samples, uint64_t *cpu_ns)
+{
+    unsigned char *out = malloc(opt->size);
+    unsigned char *in = malloc(opt->size);
+    uint64_t cpu_start;
+    int rc = -1;
+
+    if (out == NULL || in == NULL) {
+        fail("out of memory (%zu-byte buffers)", opt->size);
+        goto done;
+    }
+    memset(out, 'x', opt->size);
+    if (warm_up(fd, out, in, opt->size, opt->warmup) != 0)
+        goto done;
+    cpu_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    if (measure(fd, out, in, opt->size, samples, opt->iterations) != 0)
+        goto done;
+    *cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
+    rc = 0;
+done:
+    free(out);
+    free(in);
+    return rc;
+}
+
+/* Everything after the fork: any failure kills and reaps the server. */
+static int run_with_server(const struct options *opt, struct conn *c, uint64_t *samples,
+                           struct stats *st)
+{
+    uint64_t cpu_ns = 0;
+    pid_t server = start_server(c);
+
+    if (server < 0)
+        return -1;
+    if (apply_placement(opt->pin, server) != 0 ||
+        run_client(c->client_fd, opt, samples, &cpu_ns) != 0) {
+        close_fd(&c->client_fd);
+        stop_server(server, 1);
+        return -1;
+    }
+    close_fd(&c->client_fd); /* EOF: the server exits 0 */
+    if (stop_server(server, 0) != 0)
+        return -1;
+    compute_stats(samples, opt->iterations, cpu_ns, st);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options opt;
+    struct conn c;
+    struct stats st;
+    uint64_t *samples;
+    int rc;
+
+    if (parse_args(argc, argv, &opt) != 0) {
+        usage();
+        return EXIT_USAGE;
+    }
+    signal(SIGPIPE, SIG_IGN); /* a dead server is an EPIPE we report, not a silent death */
+    if (check_placement(opt.pin) != 0)
+        return 1;
+    samples = malloc((size_t)opt.iterations * sizeof(*samples));
+    if (samples == NULL) {
+        fail("out of memory (%llu samples)", (unsigned long long)opt.iterations);
+        return 1;
+    }
+    /* Fault the pages in now, not inside the timed loop (non-zero: not folded into calloc). */
+    memset(samples, 0xff, (size_t)opt.iterations * sizeof(*samples));
+    rc = open_conn(opt.transport, &c);
+    if (rc == 0)
+        rc = run_with_server(&opt, &c, samples, &st);
+    free(samples);
+    if (rc != 0)
+        return 1;
+    print_json(&opt, &st);
+    if (fflush(stdout) != 0) {
+        fail("writing stdout: %s", strerror(errno));
+        return 1;
+    }
+    return 0;
+}

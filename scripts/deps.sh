@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs the Debian packages hopbench needs for a purpose, only those missing.
+#   scripts/deps.sh build   compiler, make, pkg-config, libjansson-dev
+#   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps
+#   scripts/deps.sh bench   test + sockperf, linux-perf
+# Runs apt-get only when something is missing; needs root for that.
+set -eu
+want="gcc make pkg-config libjansson-dev"
+case "${1:-build}" in
+build) ;;
+test) want="$want libcmocka-dev jq iproute2 procps" ;;
+bench) want="$want libcmocka-dev jq iproute2 procps sockperf linux-perf" ;;
+*) echo "deps.sh: unknown purpose '$1' (build, test or bench)" >&2; exit 64 ;;
+esac
+missing=""
+for p in $want; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+    echo "hopbench: missing Debian packages:$missing; run as root: apt-get install -y$missing" >&2
+    exit 1
+fi
+echo "hopbench: installing Debian packages:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,546 @@
+/*
+ * cli: argv to option structs (see cli.h). Every option of every subcommand
+ * is listed in its --help text; a bad value is reported in one line that
+ * names the option and the value.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/codec.h"
+#include "proto/echo.h"
+#include "server/server.h"
+
+static const char usage_top[] =
+    "usage: hopbench [lab] [LAB OPTIONS]\n"
+    "       hopbench run PROTO ENDPOINT [ENDPOINT...] [OPTIONS]\n"
+    "       hopbench serve PROTO --listen ENDPOINT [--listen ENDPOINT...] [OPTIONS]\n"
+    "       hopbench help | --help | --version\n"
+    "\n"
+    "What does the hop between two services on one host cost: TCP loopback or a Unix socket?\n"
+    "\n"
+    "  lab     the default: starts its own echo server on TCP loopback and on a Unix socket,\n"
+    "          measures {tcp, unix} x {connect, reuse} x {64 B, 4 KiB, 64 KiB}, prints one\n"
+    "          table per size and writes the evidence as JSON\n"
+    "  run     loads one or more endpoints in turn under identical settings\n"
+    "  serve   runs a built-in reference server until SIGINT or SIGTERM\n"
+    "\n"
+    "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
+    "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
+    "PROTO:    echo\n"
+    "\n"
+    "Exit codes: 0 valid results, 1 runtime failure, 2 invalid results (a run saw errors),\n"
+    "64 bad usage, 130 interrupted (what was measured is still printed and written).\n"
+    "'hopbench SUBCOMMAND --help' describes every option.\n";
+
+static const char usage_run[] =
+    "usage: hopbench run PROTO ENDPOINT [ENDPOINT...] [OPTIONS]\n"
+    "\n"
+    "Loads each ENDPOINT in turn with identical settings and prints a row per endpoint\n"
+    "with its ratio to the first. Every reply is checked byte for byte.\n"
+    "\n"
+    "  -c, --connections N   connections in total, spread over the threads (default 1)\n"
+    "  -t, --threads N       load threads, one epoll loop each (default 1; <= connections)\n"
+    "  -d, --duration S      measure for S seconds after the warm-up (default 5)\n"
+    "  -n, --count N         measure N ops instead (failed ops count too)\n"
+    "      --mode M          connect: a new connection per request (batch); reuse: one\n"
+    "                        connection for many requests (default reuse)\n"
+    "      --pipeline P      requests in flight per connection (default 1)\n"
+    "      --size BYTES      payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64)\n"
+    "      --warmup S        seconds of load before measuring; discarded (default 1, 0 = none)\n"
+    "      --timeout S       a connect or reply slower than this is a timeout (default 5)\n"
+    "      --pin P           none | same (client and server share one CPU) | split (client on\n"
+    "                        the first half of the CPUs, server on the rest) (default none);\n"
+    "                        start the server with the same --pin\n"
+    "      --json FILE       write the evidence (every run, whole histograms) to FILE\n"
+    "      --allow-remote    allow a non-loopback TCP address\n"
+    "  -h, --help            this text\n";
+
+static const char usage_serve[] =
+    "usage: hopbench serve PROTO --listen ENDPOINT [--listen ENDPOINT...] [OPTIONS]\n"
+    "\n"
+    "Runs a built-in reference server (PROTO: echo) until SIGINT or SIGTERM, then removes\n"
+    "the socket files it made. Prints 'hopbench: listening on ENDPOINT' per listener (a TCP\n"
+    "port 0 is replaced by the port the kernel chose).\n"
+    "\n"
+    "  -l, --listen EP       where to listen; repeat for several endpoints\n"
+    "      --backlog N       listen(2) backlog (default 511)\n"
+    "      --threads N       worker threads (default: one per CPU the server may use)\n"
+    "      --socket-mode M   permission bits of socket files, octal (default 0600)\n"
+    "      --pin P           none | same (the client's CPU) | split (the second half of\n"
+    "                        the CPUs) (default none); use the same --pin for run\n"
+    "      --allow-remote    allow a non-loopback TCP address\n"
+    "  -h, --help            this text\n";
+
+static const char usage_lab[] =
+    "usage: hopbench [lab] [OPTIONS]\n"
+    "\n"
+    "Starts a built-in echo server (a child process) on a TCP loopback port and on a Unix\n"
+    "socket in a private temporary directory, measures {tcp, unix} x {connect, reuse} x\n"
+    "sizes, prints one table per size with the unix/tcp ratios, and writes the evidence\n"
+    "as JSON. Stops the server and removes its directory on every exit, Ctrl-C included.\n"
+    "\n"
+    "      --quick           shorter cells: about 15 s in all\n"
+    "  -d, --duration S      measured seconds per cell (default 3; --quick 0.75)\n"
+    "      --warmup S        discarded seconds before each cell (default 1; --quick 0.25)\n"
+    "      --sizes LIST      payload sizes, e.g. 64,4KiB,64KiB (the default)\n"
+    "  -c, --connections N   connections per cell (default 1: sequential round trips)\n"
+    "  -t, --threads N       load threads (default 1)\n"
+    "      --timeout S       connect/reply timeout (default 5)\n"
+    "      --pin P           none | same | split (default split when 2+ CPUs, else same)\n"
+    "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
+    "  -h, --help            this text\n";
+
+void cli_usage(FILE *f)
+{
+    fputs(usage_top, f);
+}
+
+int cli_parse_size(const char *s, size_t max, size_t *out)
+{
+    static const struct {
+        const char *suffix;
+        uint64_t mult;
+    } units[] = { { "", 1 },          { "B", 1 },           { "k", 1024 },
+                  { "K", 1024 },      { "KiB", 1024 },      { "m", 1024 * 1024 },
+                  { "M", 1024 * 1024 }, { "MiB", 1024 * 1024 } };
+    char digits[32];
+    size_t nd = strspn(s, "0123456789");
+    uint64_t v;
+
+    if (nd == 0 || nd >= sizeof(digits))
+        return -EINVAL;
+    memcpy(digits, s, nd);
+    digits[nd] = '\0';
+    if (parse_u64(digits, 1, UINT32_MAX, &v) < 0)
+        return -ERANGE;
+    for (size_t i = 0; i < ARRAY_LEN(units); i++) {
+        if (strcmp(s + nd, units[i].suffix) != 0)
+            continue;
+        if (v * units[i].mult > max)
+            return -ERANGE;
+        *out = (size_t)(v * units[i].mult);
+        return 0;
+    }
+    return -EINVAL;
+}
+
+static int opt_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out,
+                    struct hb_err *err)
+{
+    int rc = parse_u64(val, min, max, out);
+
+    if (rc < 0)
+        return hb_fail(err, -EINVAL, "%s: '%s' is not a whole number in %llu..%llu", opt, val,
+                       (unsigned long long)min, (unsigned long long)max);
+    return 0;
+}
+
+/* Seconds > 0 (or == 0 when zero_ok), at most a day. */
+static int opt_seconds(const char *opt, const char *val, bool zero_ok, uint64_t *out,
+                       struct hb_err *err)
+{
+    if (zero_ok && strcmp(val, "0") == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (parse_seconds(val, 86400, out) < 0)
+        return hb_fail(err, -EINVAL, "%s: '%s' is not a number of seconds in (0, 86400]", opt, val);
+    return 0;
+}
+
+static int opt_pin(const char *val, enum place_mode *mode, struct hb_err *err)
+{
+    if (place_parse(val, mode) < 0)
+        return hb_fail(err, -EINVAL, "--pin: '%s' is not one of none, same, split", val);
+    return 0;
+}
+
+static int opt_size(const char *opt, const char *val, size_t *out, struct hb_err *err)
+{
+    if (cli_parse_size(val, ECHO_MAX_SIZE, out) < 0)
+        return hb_fail(err, -EINVAL, "%s: '%s' is not a size from 1 B to 64 MiB (e.g. 64, 4KiB)",
+                       opt, val);
+    return 0;
+}
+
+static int add_endpoint(struct endpoint *eps, unsigned *n, const char *s, struct hb_err *err)
+{
+    if (*n == CLI_MAX_ENDPOINTS)
+        return hb_fail(err, -EINVAL, "too many endpoints (at most %d)", CLI_MAX_ENDPOINTS);
+    if (endpoint_parse(&eps[*n], s, err) < 0)
+        return -EINVAL;
+    (*n)++;
+    return 0;
+}
+
+static int check_remote(const struct endpoint *eps, unsigned n, bool allow, struct hb_err *err)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (!allow && !endpoint_is_local(&eps[i]))
+            return hb_fail(err, -EINVAL,
+                           "%s is not a loopback address; pass --allow-remote to use it",
+                           eps[i].text);
+    return 0;
+}
+
+/* An unknown option, a missing value: getopt's own message is replaced by ours. */
+static int bad_option(const char *cmd, char **argv, struct hb_err *err)
+{
+    const char *arg = argv[optind - 1];
+
+    if (optopt != 0)
+        return hb_fail(err, -EINVAL, "%s: option -%c needs a value or is unknown", cmd, optopt);
+    return hb_fail(err, -EINVAL, "%s: unknown option or missing value: '%s'", cmd, arg);
+}
+
+enum {
+    OPT_MODE = 256,
+    OPT_PIPELINE,
+    OPT_SIZE,
+    OPT_WARMUP,
+    OPT_TIMEOUT,
+    OPT_PIN,
+    OPT_JSON,
+    OPT_ALLOW_REMOTE,
+    OPT_BACKLOG,
+    OPT_SOCKET_MODE,
+    OPT_QUICK,
+    OPT_SIZES,
+};
+
+static void run_defaults(struct run_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->load.conns = 1;
+    o->load.threads = 1;
+    o->load.pipeline = 1;
+    o->load.size = 64;
+    o->load.mode = LOAD_REUSE;
+    o->load.warmup_ns = 1 * NS_PER_S;
+    o->load.timeout_ns = 5 * NS_PER_S;
+    o->pin = PLACE_NONE;
+}
+
+static int run_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
+{
+    struct load_cfg *l = &o->load;
+    uint64_t v = 0;
+    int rc = 0;
+
+    switch (c) {
+    case 'c':
+        rc = opt_uint("--connections", val, 1, 100000, &v, err);
+        l->conns = (unsigned)v;
+        break;
+    case 't':
+        rc = opt_uint("--threads", val, 1, 1024, &v, err);
+        l->threads = (unsigned)v;
+        break;
+    case 'd':
+        rc = opt_seconds("--duration", val, false, &l->duration_ns, err);
+        break;
+    case 'n':
+        rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &l->count, err);
+        break;
+    case OPT_MODE:
+        if (strcmp(val, "connect") == 0)
+            l->mode = LOAD_CONNECT;
+        else if (strcmp(val, "reuse") == 0)
+            l->mode = LOAD_REUSE;
+        else
+            rc = hb_fail(err, -EINVAL, "--mode: '%s' is not connect or reuse", val);
+        break;
+    case OPT_PIPELINE:
+        rc = opt_uint("--pipeline", val, 1, 1024, &v, err);
+        l->pipeline = (unsigned)v;
+        break;
+    case OPT_SIZE:
+        rc = opt_size("--size", val, &l->size, err);
+        break;
+    case OPT_WARMUP:
+        rc = opt_seconds("--warmup", val, true, &l->warmup_ns, err);
+        break;
+    case OPT_TIMEOUT:
+        rc = opt_seconds("--timeout", val, false, &l->timeout_ns, err);
+        break;
+    case OPT_PIN:
+        rc = opt_pin(val, &o->pin, err);
+        break;
+    case OPT_JSON:
+        o->json_path = val;
+        break;
+    case OPT_ALLOW_REMOTE:
+        o->allow_remote = true;
+        break;
+    default:
+        rc = -EINVAL;
+    }
+    return rc;
+}
+
+static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
+{
+    if (optind >= argc)
+        return hb_fail(err, -EINVAL, "run: missing PROTO (echo) and ENDPOINT");
+    o->proto = argv[optind++];
+    if (codec_find(o->proto) == NULL)
+        return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)", o->proto,
+                       codec_names());
+    if (optind >= argc)
+        return hb_fail(err, -EINVAL, "run: missing ENDPOINT (e.g. tcp://127.0.0.1:9000)");
+    for (; optind < argc; optind++)
+        if (add_endpoint(o->eps, &o->neps, argv[optind], err) < 0)
+            return -EINVAL;
+    for (unsigned i = 0; i < o->neps; i++)
+        if (o->eps[i].kind == ENDPOINT_TCP && endpoint_port(&o->eps[i]) == 0)
+            return hb_fail(err, -EINVAL, "run: %s: port 0 cannot be connected to", o->eps[i].text);
+    return check_remote(o->eps, o->neps, o->allow_remote, err);
+}
+
+int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err)
+{
+    static const struct option opts[] = {
+        { "connections", required_argument, NULL, 'c' },
+        { "threads", required_argument, NULL, 't' },
+        { "duration", required_argument, NULL, 'd' },
+        { "count", required_argument, NULL, 'n' },
+        { "mode", required_argument, NULL, OPT_MODE },
+        { "pipeline", required_argument, NULL, OPT_PIPELINE },
+        { "size", required_argument, NULL, OPT_SIZE },
+        { "warmup", required_argument, NULL, OPT_WARMUP },
+        { "timeout", required_argument, NULL, OPT_TIMEOUT },
+        { "pin", required_argument, NULL, OPT_PIN },
+        { "json", required_argument, NULL, OPT_JSON },
+        { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    run_defaults(o);
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "c:t:d:n:h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage_run, out);
+            return CLI_HELP;
+        }
+        if (c == '?')
+            return bad_option("run", argv, err);
+        if (run_option(c, optarg, o, err) < 0)
+            return -EINVAL;
+    }
+    if (o->load.duration_ns && o->load.count)
+        return hb_fail(err, -EINVAL, "run: give --duration or --count, not both");
+    if (!o->load.duration_ns && !o->load.count)
+        o->load.duration_ns = 5 * NS_PER_S;
+    if (o->load.threads > o->load.conns)
+        return hb_fail(err, -EINVAL, "run: --threads %u is more than --connections %u",
+                       o->load.threads, o->load.conns);
+    return run_positionals(argc, argv, o, err);
+}
+
+static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_err *err)
+{
+    uint64_t v = 0;
+    int rc = 0;
+
+    switch (c) {
+    case 'l':
+        rc = add_endpoint(o->eps, &o->neps, val, err);
+        break;
+    case OPT_BACKLOG:
+        rc = opt_uint("--backlog", val, 1, 1 << 20, &v, err);
+        o->backlog = (int)v;
+        break;
+    case OPT_SOCKET_MODE: {
+        char *end = NULL;
+        unsigned long m = strtoul(val, &end, 8);
+        if (val[0] == '\0' || *end != '\0' || m > 0777 || val[0] == '-')
+            rc = hb_fail(err, -EINVAL, "--socket-mode: '%s' is not octal permission bits (e.g. 0600)",
+                         val);
+        o->socket_mode = (unsigned)m;
+        break;
+    }
+    case OPT_PIN:
+        rc = opt_pin(val, &o->pin, err);
+        break;
+    case OPT_ALLOW_REMOTE:
+        o->allow_remote = true;
+        break;
+    case 't':
+        rc = opt_uint("--threads", val, 1, 1024, &v, err);
+        o->threads = (unsigned)v;
+        break;
+    default:
+        rc = -EINVAL;
+    }
+    return rc;
+}
+
+int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err)
+{
+    static const struct option opts[] = {
+        { "listen", required_argument, NULL, 'l' },
+        { "backlog", required_argument, NULL, OPT_BACKLOG },
+        { "threads", required_argument, NULL, 't' },
+        { "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
+        { "pin", required_argument, NULL, OPT_PIN },
+        { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->backlog = 511;
+    o->socket_mode = 0600;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "l:t:h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage_serve, out);
+            return CLI_HELP;
+        }
+        if (c == '?')
+            return bad_option("serve", argv, err);
+        if (serve_option(c, optarg, o, err) < 0)
+            return -EINVAL;
+    }
+    if (optind >= argc)
+        return hb_fail(err, -EINVAL, "serve: missing PROTO (echo)");
+    o->proto = argv[optind++];
+    if (server_proto_find(o->proto) == NULL)
+        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: echo)", o->proto);
+    if (optind < argc)
+        return hb_fail(err, -EINVAL, "serve: unexpected argument '%s' (use --listen ENDPOINT)",
+                       argv[optind]);
+    if (o->neps == 0)
+        return hb_fail(err, -EINVAL, "serve: give at least one --listen ENDPOINT");
+    return check_remote(o->eps, o->neps, o->allow_remote, err);
+}
+
+static int parse_sizes(const char *val, struct lab_opts *o, struct hb_err *err)
+{
+    char buf[256];
+    char *save = NULL;
+
+    if (str_copy(buf, sizeof(buf), val) < 0)
+        return hb_fail(err, -EINVAL, "--sizes: list too long");
+    o->nsizes = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (o->nsizes == CLI_MAX_SIZES)
+            return hb_fail(err, -EINVAL, "--sizes: at most %d sizes", CLI_MAX_SIZES);
+        if (opt_size("--sizes", tok, &o->sizes[o->nsizes++], err) < 0)
+            return -EINVAL;
+    }
+    if (o->nsizes == 0)
+        return hb_fail(err, -EINVAL, "--sizes: '%s' holds no size", val);
+    return 0;
+}
+
+static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set, bool *warm_set,
+                      struct hb_err *err)
+{
+    uint64_t v = 0;
+    int rc = 0;
+
+    switch (c) {
+    case OPT_QUICK:
+        o->quick = true;
+        break;
+    case 'd':
+        *dur_set = true;
+        rc = opt_seconds("--duration", val, false, &o->duration_ns, err);
+        break;
+    case OPT_WARMUP:
+        *warm_set = true;
+        rc = opt_seconds("--warmup", val, true, &o->warmup_ns, err);
+        break;
+    case OPT_SIZES:
+        rc = parse_sizes(val, o, err);
+        break;
+    case 'c':
+        rc = opt_uint("--connections", val, 1, 100000, &v, err);
+        o->conns = (unsigned)v;
+        break;
+    case 't':
+        rc = opt_uint("--threads", val, 1, 1024, &v, err);
+        o->threads = (unsigned)v;
+        break;
+    case OPT_TIMEOUT:
+        rc = opt_seconds("--timeout", val, false, &o->timeout_ns, err);
+        break;
+    case OPT_PIN:
+        rc = opt_pin(val, &o->pin, err);
+        break;
+    case OPT_JSON:
+        o->json_path = val;
+        break;
+    default:
+        rc = -EINVAL;
+    }
+    return rc;
+}
+
+static void lab_defaults(struct lab_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->duration_ns = 3 * NS_PER_S;
+    o->warmup_ns = 1 * NS_PER_S;
+    o->timeout_ns = 5 * NS_PER_S;
+    o->conns = 1;
+    o->threads = 1;
+    o->sizes[0] = 64;
+    o->sizes[1] = 4096;
+    o->sizes[2] = 65536;
+    o->nsizes = 3;
+    o->pin = PLACE_SPLIT;
+}
+
+int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
+{
+    static const struct option opts[] = {
+        { "quick", no_argument, NULL, OPT_QUICK },
+        { "duration", required_argument, NULL, 'd' },
+        { "warmup", required_argument, NULL, OPT_WARMUP },
+        { "sizes", required_argument, NULL, OPT_SIZES },
+        { "connections", required_argument, NULL, 'c' },
+        { "threads", required_argument, NULL, 't' },
+        { "timeout", required_argument, NULL, OPT_TIMEOUT },
+        { "pin", required_argument, NULL, OPT_PIN },
+        { "json", required_argument, NULL, OPT_JSON },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool dur_set = false, warm_set = false;
+    int c;
+
+    lab_defaults(o);
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "d:c:t:h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage_lab, out);
+            return CLI_HELP;
+        }
+        if (c == '?')
+            return bad_option("lab", argv, err);
+        if (lab_option(c, optarg, o, &dur_set, &warm_set, err) < 0)
+            return -EINVAL;
+    }
+    if (optind < argc)
+        return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);
+    if (o->quick && !dur_set)
+        o->duration_ns = 750 * NS_PER_MS;
+    if (o->quick && !warm_set)
+        o->warmup_ns = 250 * NS_PER_MS;
+    if (o->threads > o->conns)
+        return hb_fail(err, -EINVAL, "lab: --threads %u is more than --connections %u", o->threads,
+                       o->conns);
+    return 0;
+}

@@ -1,0 +1,76 @@
+/*
+ * cli: subcommands and their options. It turns argv into option structs,
+ * with a one-line error naming what is wrong; it prints --help texts. It
+ * runs nothing.
+ */
+#ifndef HOPBENCH_CLI_H
+#define HOPBENCH_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "endpoint.h"
+#include "load.h"
+#include "place.h"
+
+/* Exit codes (docs/cli.md). */
+enum hb_exit {
+    HB_EXIT_OK = 0,       /* every run valid */
+    HB_EXIT_RUNTIME = 1,  /* could not run: nothing listening, no threads, cannot write evidence */
+    HB_EXIT_INVALID = 2,  /* ran, but a run saw errors: its results are not valid */
+    HB_EXIT_USAGE = 64,   /* bad command line (EX_USAGE) */
+    HB_EXIT_INTERRUPTED = 130, /* Ctrl-C: what was measured was still written */
+};
+
+#define CLI_MAX_ENDPOINTS 16
+#define CLI_MAX_SIZES 8
+
+/* cli_parse_* return this when --help was printed. */
+#define CLI_HELP 1
+
+struct run_opts {
+    const char *proto;
+    struct endpoint eps[CLI_MAX_ENDPOINTS];
+    unsigned neps;
+    struct load_cfg load; /* every field but ep, cpus and stop */
+    enum place_mode pin;
+    const char *json_path; /* NULL: no evidence file */
+    bool allow_remote;
+};
+
+struct serve_opts {
+    const char *proto;
+    struct endpoint eps[CLI_MAX_ENDPOINTS];
+    unsigned neps;
+    int backlog;
+    unsigned threads; /* 0: one per CPU the server may use */
+    unsigned socket_mode;
+    bool allow_remote;
+    enum place_mode pin;
+};
+
+struct lab_opts {
+    bool quick;
+    uint64_t duration_ns; /* per cell */
+    uint64_t warmup_ns;
+    uint64_t timeout_ns;
+    unsigned conns;
+    unsigned threads;
+    size_t sizes[CLI_MAX_SIZES];
+    unsigned nsizes;
+    enum place_mode pin;
+    const char *json_path; /* NULL: hopbench-lab-<time>.json in the current directory */
+};
+
+/* Each returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
+int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err);
+int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err);
+int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err);
+
+/* The top-level help. */
+void cli_usage(FILE *f);
+
+/* Parses "64", "4k", "4KiB", "1M"... into bytes in [1, max]. Returns 0 or -EINVAL/-ERANGE. */
+int cli_parse_size(const char *s, size_t max, size_t *out);
+
+#endif

@@ -1,0 +1,278 @@
+/*
+ * conn: the client connection state machine (see conn.h).
+ *
+ * Sockets are registered once, edge-triggered for IN|OUT, so no epoll_ctl
+ * happens per request in reuse mode. A read that returns less than the buffer
+ * has drained the socket, so the loop stops there instead of paying another
+ * recv() just to see EAGAIN. Nothing here allocates.
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void conn_on_event(struct loop *l, int fd, void *data, unsigned events);
+
+void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, void *codec_state)
+{
+    struct codec_cfg cc = {
+        .size = ctx->cfg->size,
+        .request = ctx->req,
+        .request_len = ctx->req_len,
+    };
+
+    *c = (struct conn){ .ctx = ctx, .rbuf = rbuf, .codec_state = codec_state };
+    c->lfd = (struct loop_fd){ .fn = conn_on_event, .data = c, .fd = -1 };
+    ctx->cfg->codec->init(codec_state, &cc);
+    ctx->active++;
+}
+
+static void conn_close_fd(struct conn *c)
+{
+    if (c->lfd.fd >= 0)
+        close(c->lfd.fd);
+    c->lfd.fd = -1;
+}
+
+void conn_close(struct conn *c)
+{
+    conn_close_fd(c);
+    tq_disarm(&c->timer);
+    if (c->state != CONN_IDLE)
+        c->ctx->active--;
+    c->state = CONN_IDLE;
+}
+
+static void conn_fail(struct conn *c, enum op_err kind, uint64_t now)
+{
+    struct conn_ctx *ctx = c->ctx;
+    struct codec_cfg cc = { .size = ctx->cfg->size, .request = ctx->req, .request_len = ctx->req_len };
+
+    ctx->errors[kind]++;
+    conn_close_fd(c);
+    /* The codec may be mid-reply: start the next reply from a clean state. */
+    ctx->cfg->codec->init(c->codec_state, &cc);
+    if (ctx->stopping) {
+        conn_close(c);
+        return;
+    }
+    c->state = CONN_RETRY;
+    tq_arm(&ctx->retries, &c->timer, now);
+}
+
+/* Decides how many requests the next batch holds and whether it is measured; 0 = none left. */
+static unsigned conn_plan_batch(struct conn *c, uint64_t now)
+{
+    struct conn_ctx *ctx = c->ctx;
+    unsigned batch = ctx->cfg->pipeline;
+
+    c->in_window = now >= ctx->window_start_ns;
+    if (!c->in_window)
+        return batch;
+    if (ctx->quota < batch)
+        batch = (unsigned)ctx->quota;
+    ctx->quota -= batch;
+    return batch;
+}
+
+static int conn_write(struct conn *c, uint64_t now)
+{
+    while (c->wr_off < c->wr_len) {
+        ssize_t n = send(c->lfd.fd, c->ctx->req + c->wr_off, c->wr_len - c->wr_off, MSG_NOSIGNAL);
+        if (n == -1) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN)
+                return 0; /* EPOLLOUT will call us again */
+            conn_fail(c, op_err_from_errno(errno), now);
+            return -1;
+        }
+        c->wr_off += (size_t)n;
+    }
+    return 0;
+}
+
+static void conn_send_batch(struct conn *c, uint64_t now)
+{
+    c->state = CONN_BUSY;
+    c->t_sent = now;
+    c->wr_off = 0;
+    c->wr_len = c->ctx->req_len * c->batch;
+    c->replies = 0;
+    tq_arm(&c->ctx->timeouts, &c->timer, now);
+    conn_write(c, now);
+}
+
+static void conn_open(struct conn *c, uint64_t now)
+{
+    struct conn_ctx *ctx = c->ctx;
+    bool in_progress = false;
+    int fd = endpoint_connect(&ctx->cfg->ep, &in_progress);
+    int rc;
+
+    if (fd < 0) {
+        conn_fail(c, op_err_from_errno(-fd), now);
+        return;
+    }
+    c->lfd.fd = fd;
+    rc = loop_add(&ctx->loop, &c->lfd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
+    if (rc < 0) {
+        conn_fail(c, op_err_from_errno(-rc), now);
+        return;
+    }
+    if (in_progress) {
+        c->state = CONN_CONNECTING;
+        tq_arm(&ctx->timeouts, &c->timer, now);
+        return;
+    }
+    if (c->in_window)
+        ctx->connects++;
+    conn_send_batch(c, now);
+}
+
+void conn_begin(struct conn *c, uint64_t now)
+{
+    struct conn_ctx *ctx = c->ctx;
+
+    if (ctx->stopping) {
+        conn_close(c);
+        return;
+    }
+    c->batch = conn_plan_batch(c, now);
+    if (c->batch == 0) {
+        conn_close(c);
+        return;
+    }
+    c->t_begin = now;
+    if (c->lfd.fd < 0 || ctx->cfg->mode == LOAD_CONNECT)
+        conn_open(c, now);
+    else
+        conn_send_batch(c, now);
+}
+
+void conn_on_timer(struct conn *c, uint64_t now)
+{
+    if (c->state == CONN_RETRY)
+        conn_begin(c, now);
+    else if (c->state == CONN_CONNECTING || c->state == CONN_BUSY)
+        conn_fail(c, OP_ERR_TIMEOUT, now);
+}
+
+/* A reply is complete: record it; after the last one of the batch, begin the next op. */
+static void conn_reply_done(struct conn *c, uint64_t t_done)
+{
+    struct conn_ctx *ctx = c->ctx;
+    uint64_t from = ctx->cfg->mode == LOAD_CONNECT ? c->t_begin : c->t_sent;
+
+    c->replies++;
+    if (c->in_window) {
+        hist_record(ctx->lat, t_done - from);
+        ctx->ops++;
+    }
+}
+
+/*
+ * Feeds n received bytes to the codec. Returns 1 when the batch is complete,
+ * 0 when more is due, -1 after conn_fail.
+ */
+static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
+{
+    const struct codec_ops *codec = c->ctx->cfg->codec;
+    struct codec_msg msg = { 0 };
+    size_t off = 0;
+
+    while (off < n) {
+        size_t used = 0;
+        enum codec_rc rc;
+
+        if (c->replies == c->batch) {
+            conn_fail(c, OP_ERR_UNEXPECTED, t);
+            return -1;
+        }
+        rc = codec->feed(c->codec_state, p + off, n - off, &used, &msg);
+        off += used;
+        if (rc == CODEC_ERROR) {
+            conn_fail(c, OP_ERR_WRONG, t);
+            return -1;
+        }
+        if (rc == CODEC_DONE)
+            conn_reply_done(c, t);
+    }
+    return c->replies == c->batch;
+}
+
+/* Reads until the socket is drained or the batch is complete; returns conn_consume's verdict. */
+static int conn_read(struct conn *c)
+{
+    for (;;) {
+        ssize_t n = recv(c->lfd.fd, c->rbuf, c->ctx->rbuf_cap, 0);
+        uint64_t t = now_ns();
+        int rc;
+
+        if (n == -1) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN)
+                return 0;
+            conn_fail(c, op_err_from_errno(errno), t);
+            return -1;
+        }
+        if (n == 0) {
+            conn_fail(c, OP_ERR_SHORT, t);
+            return -1;
+        }
+        rc = conn_consume(c, c->rbuf, (size_t)n, t);
+        if (rc != 0 || (size_t)n < c->ctx->rbuf_cap)
+            return rc;
+    }
+}
+
+static int socket_error(int fd)
+{
+    int soerr = 0;
+    socklen_t len = sizeof(soerr);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
+        return errno;
+    return soerr;
+}
+
+static void conn_on_connected(struct conn *c, unsigned events, uint64_t now)
+{
+    int soerr;
+
+    if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+        return;
+    soerr = socket_error(c->lfd.fd);
+    if (soerr != 0) {
+        conn_fail(c, op_err_from_errno(soerr), now);
+        return;
+    }
+    if (c->in_window)
+        c->ctx->connects++;
+    conn_send_batch(c, now);
+}
+
+static void conn_on_event(struct loop *l, int fd, void *data, unsigned events)
+{
+    struct conn *c = data;
+    uint64_t now = now_ns();
+
+    UNUSED(l);
+    UNUSED(fd);
+    if (c->state == CONN_CONNECTING) {
+        conn_on_connected(c, events, now);
+        return;
+    }
+    if (c->state != CONN_BUSY)
+        return;
+    if ((events & EPOLLOUT) && conn_write(c, now) != 0)
+        return;
+    if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) || conn_read(c) != 1)
+        return;
+    if (c->ctx->cfg->mode == LOAD_CONNECT)
+        conn_close_fd(c);
+    conn_begin(c, now_ns());
+}

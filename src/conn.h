@@ -1,0 +1,87 @@
+/*
+ * conn: the client connection state machine of the load engine.
+ *
+ *   IDLE ─begin─► CONNECTING ─► BUSY (batch written, replies parsed) ─► begin next
+ *                     │              │
+ *                     └──── error ───┴──► RETRY (1 ms) ─► begin
+ *
+ * In reuse mode a connection stays open across batches; in connect mode it
+ * is opened before and closed (client first) after every batch. The
+ * connection owns its bytes: it reads into its buffer and hands them to the
+ * codec; the loop never parses. An op's latency runs from the connect (connect
+ * mode) or from the batch's first write (reuse mode) to the reply's last byte.
+ */
+#ifndef HOPBENCH_CONN_H
+#define HOPBENCH_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hist.h"
+#include "load.h"
+#include "loop.h"
+
+#define CONN_RETRY_NS (1 * NS_PER_MS) /* back-off before reconnecting after an error */
+
+/* What the connections of one thread share. Owned by that thread alone. */
+struct conn_ctx {
+    const struct load_cfg *cfg;
+    struct loop loop;
+    struct tq timeouts; /* delay = cfg->timeout_ns */
+    struct tq retries;  /* delay = CONN_RETRY_NS */
+    const uint8_t *req; /* cfg->pipeline copies of the request, back to back */
+    size_t req_len;     /* bytes of one request */
+    size_t rbuf_cap;
+    uint64_t window_start_ns; /* ops that begin before this are warm-up */
+    uint64_t quota;     /* count mode: ops still to begin in the window; else UINT64_MAX */
+    bool stopping;      /* no new op may begin */
+    unsigned active;    /* connections not IDLE */
+    struct hist *lat;
+    uint64_t ops;
+    uint64_t connects;
+    uint64_t reconnects;
+    uint64_t errors[OP_ERR_KINDS];
+};
+
+enum conn_state {
+    CONN_IDLE = 0,
+    CONN_CONNECTING,
+    CONN_BUSY,
+    CONN_RETRY,
+};
+
+struct conn {
+    struct loop_fd lfd; /* lfd.fd is -1 while closed */
+    struct conn_ctx *ctx;
+    enum conn_state state;
+    struct tq_node timer; /* in ctx->timeouts while CONNECTING/BUSY, ctx->retries while RETRY */
+    uint64_t t_begin;     /* the op began (before connect in connect mode) */
+    uint64_t t_sent;      /* the batch's first write began */
+    size_t wr_len;        /* bytes of this batch */
+    size_t wr_off;        /* bytes written so far */
+    unsigned batch;       /* requests in this batch */
+    unsigned replies;     /* replies complete so far */
+    bool in_window;       /* this batch is measured */
+    uint8_t *rbuf;        /* ctx->rbuf_cap bytes */
+    void *codec_state;    /* ctx->cfg->codec->state_size bytes */
+};
+
+/* Sets up c (closed, IDLE) with its buffers; counts it in ctx->active. */
+void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, void *codec_state);
+
+/* Begins the next op: connects if needed and writes the batch; may go IDLE. */
+void conn_begin(struct conn *c, uint64_t now);
+
+/* Handles an expired timer: a timeout while CONNECTING/BUSY, the end of a back-off while RETRY. */
+void conn_on_timer(struct conn *c, uint64_t now);
+
+/* Closes c's socket, if open, and makes it IDLE. */
+void conn_close(struct conn *c);
+
+/* The conn that embeds timer node n. */
+static inline struct conn *conn_of_timer(struct tq_node *n)
+{
+    return (struct conn *)(void *)((char *)n - offsetof(struct conn, timer));
+}
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * endpoint: the addresses hopbench listens on and loads.
+ *
+ *   tcp://127.0.0.1:9000   tcp://[::1]:9000   tcp://localhost:9000 (= 127.0.0.1)
+ *   unix:/path/to.sock     unix:@name         (Linux abstract namespace)
+ *
+ * Parsing is strict: numeric addresses only (plus "localhost"), a port in
+ * 0..65535 written in plain decimal, a path or name that fits sun_path. An
+ * abstract name's address length is exact (no trailing NULs). This module also
+ * opens sockets: non-blocking connect, and listen with the safety rules of
+ * hopbench (loopback only unless allowed, socket files 0600, never removing a
+ * file that is not a stale socket).
+ */
+#ifndef HOPBENCH_ENDPOINT_H
+#define HOPBENCH_ENDPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "util.h"
+
+enum endpoint_kind {
+    ENDPOINT_TCP = 1,
+    ENDPOINT_UNIX,     /* a path in the file system */
+    ENDPOINT_ABSTRACT, /* a name in the Linux abstract namespace */
+};
+
+struct endpoint {
+    enum endpoint_kind kind;
+    struct sockaddr_storage addr;
+    socklen_t addr_len; /* exact: for ENDPOINT_ABSTRACT, offsetof(sun_path) + 1 + name length */
+    char text[160];     /* canonical form, e.g. "tcp://127.0.0.1:9000", "unix:@name" */
+};
+
+/*
+ * Parses s into ep. On error returns -EINVAL and err->msg names what is wrong
+ * (e.g. "port 70000 is out of range 0..65535 in 'tcp://127.0.0.1:70000'").
+ */
+int endpoint_parse(struct endpoint *ep, const char *s, struct hb_err *err);
+
+/* "tcp", "unix" (path and abstract alike): the transport name used in tables and JSON. */
+const char *endpoint_transport(const struct endpoint *ep);
+
+/* True for TCP addresses in 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104; true for unix endpoints. */
+bool endpoint_is_local(const struct endpoint *ep);
+
+/* TCP port in host order, 0 for unix endpoints. */
+unsigned endpoint_port(const struct endpoint *ep);
+
+/* Sets the TCP port (after binding to port 0) and refreshes ep->text. */
+void endpoint_set_port(struct endpoint *ep, unsigned port);
+
+/*
+ * Starts a non-blocking connect: creates a SOCK_NONBLOCK|SOCK_CLOEXEC socket,
+ * sets TCP_NODELAY on TCP, calls connect(). Returns the fd (>= 0) and sets
+ * *in_progress when the connect is pending (TCP EINPROGRESS: wait for EPOLLOUT
+ * then read SO_ERROR). Returns a negative errno when the connect failed at once
+ * (ECONNREFUSED, ENOENT, EAGAIN for a full AF_UNIX backlog, EADDRNOTAVAIL, ...);
+ * no fd is left open then.
+ */
+int endpoint_connect(const struct endpoint *ep, bool *in_progress);
+
+/*
+ * Checks that something accepts connections at ep: connects, waits at most
+ * timeout_ms, closes. Returns 0 or the negative errno of the failure
+ * (-ETIMEDOUT when nothing answered in time). The server sees one connection.
+ */
+int endpoint_probe(const struct endpoint *ep, int timeout_ms);
+
+struct listen_opts {
+    int backlog;         /* listen(2) backlog */
+    unsigned mode;       /* permission bits of a socket file, e.g. 0600 */
+    bool allow_remote;   /* allow binding a non-loopback TCP address */
+};
+
+/*
+ * Creates a listening socket (non-blocking, close-on-exec; SO_REUSEADDR on
+ * TCP). For a TCP port 0 the kernel's choice is written back into ep. For a
+ * socket file: an existing file that is not a socket is never removed (error);
+ * an existing socket nobody listens on (stale, left by a crash) is replaced;
+ * a live one is an error. The file gets opts->mode. Returns the fd or a
+ * negative errno with err->msg set.
+ */
+int endpoint_listen(struct endpoint *ep, const struct listen_opts *opts, struct hb_err *err);
+
+/* Removes the socket file of a ENDPOINT_UNIX endpoint (no-op for others). */
+void endpoint_unlink(const struct endpoint *ep);
+
+#endif

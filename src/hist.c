@@ -1,0 +1,134 @@
+/*
+ * hist: the read side of the log-linear latency histogram (see hist.h).
+ *
+ * Recording lives inline in hist.h because it is on the hot path; this file
+ * holds what runs once per report: mapping counters back to values,
+ * percentiles, the mean and merging per-thread histograms.
+ */
+#include "hist.h"
+
+#include <string.h>
+
+
+
+/*
+ * Bucket of v, i.e. log2 of the width of its counter's value range. Same
+ * formula as hist_index() but without the index arithmetic, so it is valid
+ * for any uint64_t (the OR keeps clz away from 0 and puts v < 2048 in bucket 0).
+ */
+static unsigned bucket_of(uint64_t v)
+{
+    const uint64_t mask = (uint64_t)(HIST_SUB_BUCKETS - 1);
+
+    return (unsigned)(64 - __builtin_clzll(v | mask)) - (HIST_HALF_MAG + 1);
+}
+
+/*
+ * Lowest value sharing v's counter: clear the bits below the bucket's
+ * resolution. Shifting instead of going through hist_index() cannot overflow,
+ * even for values far above HIST_MAX_NS.
+ */
+static uint64_t lowest_equivalent(uint64_t v)
+{
+    unsigned bucket = bucket_of(v);
+
+    return (v >> bucket) << bucket;
+}
+
+uint64_t hist_value_at_index(size_t idx)
+{
+    const size_t half = HIST_SUB_BUCKETS / 2;
+    long bucket = (long)(idx >> HIST_HALF_MAG) - 1;
+    uint64_t sub = (uint64_t)(idx & (half - 1)) + half;
+
+    /*
+     * Indices below half are the lower half of bucket 0 (values 0..1023),
+     * which hist_index() reaches through "bucket + 1 = 1" with sub < half.
+     */
+    if (bucket < 0) {
+        bucket = 0;
+        sub -= half;
+    }
+    return sub << bucket;
+}
+
+uint64_t hist_highest_equivalent(uint64_t v)
+{
+    /* A bucket-b counter covers 2^b consecutive values starting at the lowest one. */
+    return lowest_equivalent(v) + ((UINT64_C(1) << bucket_of(v)) - 1);
+}
+
+/* Rank (1-based) of the value at percentile p among total values; total > 0. */
+static uint64_t percentile_rank(double p, uint64_t total)
+{
+    uint64_t rank;
+
+    /* Written so a NaN p falls to 0 too: converting NaN to an integer is undefined. */
+    if (!(p > 0.0))
+        p = 0.0;
+    if (p > 100.0)
+        p = 100.0;
+    rank = (uint64_t)(p / 100.0 * (double)total + 0.5);
+    if (rank < 1)
+        rank = 1;
+    /* double rounding can overshoot for totals above 2^53 */
+    if (rank > total)
+        rank = total;
+    return rank;
+}
+
+uint64_t hist_percentile(const struct hist *h, double p)
+{
+    uint64_t rank, seen = 0;
+
+    if (h->total == 0)
+        return 0;
+    rank = percentile_rank(p, h->total);
+    for (size_t i = 0; i < HIST_COUNTS; i++) {
+        seen += h->counts[i];
+        if (seen >= rank)
+            return hist_highest_equivalent(hist_value_at_index(i));
+    }
+    /* Only reachable if counts and total disagree; the top recorded value is the honest answer. */
+    return hist_highest_equivalent(h->max);
+}
+
+double hist_mean(const struct hist *h)
+{
+    double sum = 0.0;
+
+    if (h->total == 0)
+        return 0.0;
+    for (size_t i = 0; i < HIST_COUNTS; i++) {
+        uint64_t lo, half_width;
+
+        if (h->counts[i] == 0)
+            continue;
+        lo = hist_value_at_index(i);
+        /* midpoint of the counter's range, as HdrHistogram's median-equivalent value */
+        half_width = (UINT64_C(1) << bucket_of(lo)) / 2;
+        /* double: count * value can exceed 2^64 (e.g. 10^9 values near 60 s) */
+        sum += (double)h->counts[i] * (double)(lo + half_width);
+    }
+    return sum / (double)h->total;
+}
+
+void hist_init(struct hist *h)
+{
+    memset(h, 0, sizeof(*h));
+    /* UINT64_MAX so the first recorded value (or a merged-in min) always wins */
+    h->min = UINT64_MAX;
+}
+
+void hist_merge(struct hist *dst, const struct hist *src)
+{
+    for (size_t i = 0; i < HIST_COUNTS; i++)
+        dst->counts[i] += src->counts[i];
+    dst->total += src->total;
+    dst->overflow += src->overflow;
+    /* an empty src has min = UINT64_MAX and max = 0, so it leaves dst unchanged */
+    if (src->min < dst->min)
+        dst->min = src->min;
+    if (src->max > dst->max)
+        dst->max = src->max;
+}

@@ -1,0 +1,184 @@
+/*
+ * lab: the default experiment (see lab.h).
+ */
+#include "lab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "server/server.h"
+
+/* The child: serve until SIGTERM (Ctrl-C goes to the parent, which ends the run first). */
+static void lab_server_child(struct server *srv, pid_t parent)
+{
+    struct hb_err err = { 0 };
+    int rc;
+
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+        _exit(1);
+    rc = server_run(srv, &err);
+    server_close(srv, true);
+    if (rc < 0)
+        fprintf(stderr, "hopbench: lab server: %s\n", err.msg);
+    _exit(rc < 0 ? 1 : 0);
+}
+
+static int lab_endpoints(struct lab *lab, struct hb_err *err)
+{
+    char text[300];
+    const char *tmp = getenv("TMPDIR");
+
+    if (snprintf(lab->dir, sizeof(lab->dir), "%s/hopbench-lab.XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
+        (int)sizeof(lab->dir))
+        return hb_fail(err, -ENAMETOOLONG, "TMPDIR is too long for a socket path");
+    if (mkdtemp(lab->dir) == NULL) {
+        int e = errno;
+        lab->dir[0] = '\0';
+        return hb_fail(err, -e, "cannot make a temporary directory: %s", strerror(e));
+    }
+    if (endpoint_parse(&lab->eps[0], "tcp://127.0.0.1:0", err) < 0)
+        return -EINVAL;
+    snprintf(text, sizeof(text), "unix:%s/echo.sock", lab->dir);
+    if (endpoint_parse(&lab->eps[1], text, err) < 0)
+        return -EINVAL;
+    return 0;
+}
+
+static int lab_start_server(struct lab *lab, struct hb_err *err)
+{
+    struct server_cfg cfg = {
+        .proto = &server_echo,
+        .eps = lab->eps,
+        .neps = 2,
+        .threads = lab->place.nserver ? lab->place.nserver : 1,
+        .backlog = 511,
+        .mode = 0600,
+        .cpus = lab->place.nserver ? lab->place.server : NULL,
+        .ncpus = lab->place.nserver,
+        .stop_on_sigint = false,
+    };
+    struct server srv;
+    pid_t parent = getpid();
+    int rc = server_open(&srv, &cfg, err);
+
+    if (rc < 0)
+        return rc;
+    fflush(NULL);
+    lab->server_pid = fork();
+    if (lab->server_pid == 0)
+        lab_server_child(&srv, parent);
+    server_close(&srv, false); /* the child holds the listeners now */
+    if (lab->server_pid == -1) {
+        lab->server_pid = 0;
+        endpoint_unlink(&lab->eps[1]);
+        return hb_fail(err, -errno, "cannot start the lab server: %s", strerror(errno));
+    }
+    return 0;
+}
+
+int lab_init(struct lab *lab, const struct lab_opts *opts, struct hb_err *err)
+{
+    int rc;
+
+    memset(lab, 0, sizeof(*lab));
+    lab->opts = opts;
+    rc = place_init(&lab->place, opts->pin, err);
+    if (rc == 0)
+        rc = lab_endpoints(lab, err);
+    if (rc == 0)
+        rc = lab_start_server(lab, err);
+    lab->cap = (size_t)opts->nsizes * 4;
+    lab->recs = xcalloc(lab->cap, sizeof(*lab->recs));
+    return rc;
+}
+
+static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct endpoint *ep,
+                         size_t size, enum load_mode mode, const volatile sig_atomic_t *stop)
+{
+    const struct lab_opts *o = lab->opts;
+
+    *c = (struct load_cfg){
+        .ep = *ep,
+        .codec = codec_find("echo"),
+        .size = size,
+        .mode = mode,
+        .conns = o->conns,
+        .threads = o->threads,
+        .pipeline = 1,
+        .duration_ns = o->duration_ns,
+        .warmup_ns = o->warmup_ns,
+        .timeout_ns = o->timeout_ns,
+        .cpus = lab->place.nclient ? lab->place.client : NULL,
+        .ncpus = lab->place.nclient,
+        .stop = stop,
+    };
+}
+
+static void lab_progress(FILE *f, const struct run_record *r)
+{
+    fprintf(f, "  %-7s %-4s %6zu B: %10.0f ops/s, p50 %.2f us, %llu errors\n",
+            r->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", endpoint_transport(&r->cfg.ep),
+            r->cfg.size, report_ops_per_s(r), (double)hist_percentile(r->res.lat, 50) / 1000.0,
+            (unsigned long long)load_errors_total(&r->res));
+    fflush(f);
+}
+
+int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err)
+{
+    static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
+    const struct lab_opts *o = lab->opts;
+
+    for (unsigned s = 0; s < o->nsizes; s++) {
+        for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
+            for (size_t t = 0; t < ARRAY_LEN(lab->eps); t++) {
+                struct run_record *r = &lab->recs[lab->nrecs];
+                int rc;
+
+                if (stop != NULL && *stop)
+                    return 0;
+                r->proto = "echo";
+                lab_cell_cfg(lab, &r->cfg, &lab->eps[t], o->sizes[s], modes[m], stop);
+                rc = load_run(&r->cfg, &r->res, err);
+                if (r->res.lat != NULL)
+                    lab->nrecs++;
+                if (rc < 0)
+                    return rc;
+                lab_progress(progress, r);
+            }
+        }
+    }
+    return 0;
+}
+
+static void lab_stop_server(struct lab *lab)
+{
+    int status;
+
+    if (lab->server_pid <= 0)
+        return;
+    kill(lab->server_pid, SIGTERM);
+    while (waitpid(lab->server_pid, &status, 0) == -1 && errno == EINTR)
+        ;
+    lab->server_pid = 0;
+}
+
+void lab_release(struct lab *lab)
+{
+    lab_stop_server(lab);
+    if (lab->dir[0] != '\0') {
+        /* The server removes its socket; a crashed one may not have. */
+        endpoint_unlink(&lab->eps[1]);
+        rmdir(lab->dir);
+        lab->dir[0] = '\0';
+    }
+    for (size_t i = 0; i < lab->nrecs; i++)
+        load_result_release(&lab->recs[i].res);
+    free(lab->recs);
+    lab->recs = NULL;
+    lab->nrecs = 0;
+}

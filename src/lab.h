@@ -1,0 +1,43 @@
+/*
+ * lab: the default experiment. It starts the built-in echo server as a child
+ * process, listening on a TCP loopback port and on a Unix socket in a private
+ * temporary directory, and measures the matrix sizes x {connect, reuse} x
+ * {tcp, unix} under one CPU placement. The server is stopped and the
+ * directory removed by lab_release, which every exit path calls.
+ */
+#ifndef HOPBENCH_LAB_H
+#define HOPBENCH_LAB_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cli.h"
+#include "place.h"
+#include "report/report.h"
+
+struct lab {
+    const struct lab_opts *opts;
+    struct place place;
+    char dir[256];          /* private temporary directory, "" when none */
+    struct endpoint eps[2]; /* tcp, unix */
+    pid_t server_pid;       /* 0 when no server runs */
+    struct run_record *recs;
+    size_t nrecs;
+    size_t cap;
+};
+
+/* Places the CPUs, makes the directory, opens the listeners and forks the server. */
+int lab_init(struct lab *lab, const struct lab_opts *opts, struct hb_err *err);
+
+/*
+ * Runs the matrix, printing a progress line per cell to `progress`. Stops
+ * after the current cell once *stop is set. Returns 0 or a negative errno
+ * with err set (the records measured so far are kept either way).
+ */
+int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err);
+
+/* Stops the server (SIGTERM, then waits), removes the directory, frees the records. */
+void lab_release(struct lab *lab);
+
+#endif

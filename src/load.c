@@ -1,0 +1,287 @@
+/*
+ * load: threads, the measured window and the merge of per-thread results
+ * (see load.h). Each thread allocates its connections, buffers, codec states
+ * and histogram once, before its loop starts, and touches no shared state
+ * until it ends.
+ */
+#include "load.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+
+struct worker {
+    const struct load_cfg *cfg;
+    unsigned nconns;
+    uint64_t quota; /* count mode: this thread's share; else UINT64_MAX */
+    uint64_t t0;    /* the run began; the window begins at t0 + warmup */
+    struct conn_ctx ctx;
+    struct conn *conns;
+    uint8_t *mem; /* request copies, receive buffers, codec states */
+    uint64_t window_ns;
+    uint64_t cpu_ns;
+    bool interrupted;
+    int rc; /* 0, or the negative errno that stopped the thread from running */
+    pthread_t tid;
+};
+
+static const char *const op_err_names[OP_ERR_KINDS] = {
+    [OP_ERR_REFUSED] = "refused",
+    [OP_ERR_RESET] = "reset",
+    [OP_ERR_TIMEOUT] = "timeout",
+    [OP_ERR_ADDRNOTAVAIL] = "addrnotavail",
+    [OP_ERR_AGAIN] = "eagain",
+    [OP_ERR_SHORT] = "short",
+    [OP_ERR_WRONG] = "wrong",
+    [OP_ERR_UNEXPECTED] = "unexpected",
+    [OP_ERR_OTHER] = "other",
+};
+
+const char *op_err_name(enum op_err e)
+{
+    return (unsigned)e < OP_ERR_KINDS ? op_err_names[e] : "?";
+}
+
+enum op_err op_err_from_errno(int err)
+{
+    switch (err) {
+    case ECONNREFUSED:
+    case ENOENT:
+        return OP_ERR_REFUSED;
+    case ECONNRESET:
+    case EPIPE:
+    case ECONNABORTED:
+        return OP_ERR_RESET;
+    case ETIMEDOUT:
+        return OP_ERR_TIMEOUT;
+    case EADDRNOTAVAIL:
+        return OP_ERR_ADDRNOTAVAIL;
+    case EAGAIN:
+        return OP_ERR_AGAIN;
+    default:
+        return OP_ERR_OTHER;
+    }
+}
+
+uint64_t load_errors_total(const struct load_result *r)
+{
+    uint64_t sum = 0;
+
+    for (int i = 0; i < OP_ERR_KINDS; i++)
+        sum += r->errors[i];
+    return sum;
+}
+
+static size_t round_up(size_t n, size_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
+/* Allocates everything the thread's loop will use; nothing is allocated after this. */
+static int worker_setup(struct worker *w)
+{
+    const struct load_cfg *cfg = w->cfg;
+    const struct codec_ops *codec = cfg->codec;
+    struct conn_ctx *ctx = &w->ctx;
+    struct codec_cfg cc = { .size = cfg->size };
+    size_t req_len = cfg->size, st_size = round_up(codec->state_size, 16);
+    size_t reqs_len = round_up(req_len * cfg->pipeline, 64);
+    size_t rcap = req_len * cfg->pipeline;
+    int rc;
+
+    rcap = rcap < 4096 ? 4096 : rcap > 65536 ? 65536 : rcap;
+    w->mem = calloc(1, reqs_len + st_size + (size_t)w->nconns * (rcap + st_size));
+    w->conns = calloc(w->nconns, sizeof(*w->conns));
+    ctx->lat = malloc(sizeof(*ctx->lat));
+    if (w->mem == NULL || w->conns == NULL || ctx->lat == NULL)
+        return -ENOMEM;
+    hist_init(ctx->lat);
+    rc = loop_init(&ctx->loop);
+    if (rc < 0)
+        return rc;
+    /* Encode one request with a scratch state, then copy it `pipeline` times. */
+    codec->init(w->mem + reqs_len, &cc);
+    req_len = codec->encode(w->mem + reqs_len, w->mem, reqs_len);
+    if (req_len == 0)
+        return -EINVAL;
+    for (unsigned i = 1; i < cfg->pipeline; i++)
+        memcpy(w->mem + i * req_len, w->mem, req_len);
+    ctx->cfg = cfg;
+    ctx->req = w->mem;
+    ctx->req_len = req_len;
+    ctx->rbuf_cap = rcap;
+    ctx->window_start_ns = w->t0 + cfg->warmup_ns;
+    ctx->quota = w->quota;
+    tq_init(&ctx->timeouts, cfg->timeout_ns);
+    tq_init(&ctx->retries, CONN_RETRY_NS);
+    for (unsigned i = 0; i < w->nconns; i++) {
+        uint8_t *base = w->mem + reqs_len + st_size + (size_t)i * (rcap + st_size);
+        conn_init(&w->conns[i], ctx, base, base + rcap);
+    }
+    return 0;
+}
+
+static void worker_release(struct worker *w)
+{
+    if (w->conns != NULL)
+        for (unsigned i = 0; i < w->nconns; i++)
+            conn_close(&w->conns[i]);
+    loop_release(&w->ctx.loop);
+    free(w->conns);
+    free(w->mem);
+    w->conns = NULL;
+    w->mem = NULL;
+}
+
+static void worker_fire_timers(struct worker *w, uint64_t now)
+{
+    struct tq_node *n;
+
+    while ((n = tq_pop_expired(&w->ctx.timeouts, now)) != NULL)
+        conn_on_timer(conn_of_timer(n), now);
+    while ((n = tq_pop_expired(&w->ctx.retries, now)) != NULL)
+        conn_on_timer(conn_of_timer(n), now);
+}
+
+/* How long the loop may sleep: until the next timer, the window, the deadline; at most 50 ms. */
+static uint64_t worker_sleep_ns(const struct worker *w, uint64_t now, uint64_t deadline, bool in_window)
+{
+    uint64_t until = now + 50 * NS_PER_MS;
+    uint64_t t[4] = { tq_next(&w->ctx.timeouts), tq_next(&w->ctx.retries), deadline,
+                      in_window ? UINT64_MAX : w->ctx.window_start_ns };
+
+    for (size_t i = 0; i < ARRAY_LEN(t); i++)
+        if (t[i] < until)
+            until = t[i];
+    return until > now ? until - now : 0;
+}
+
+static void worker_loop(struct worker *w)
+{
+    const struct load_cfg *cfg = w->cfg;
+    uint64_t win = w->ctx.window_start_ns;
+    uint64_t deadline = cfg->duration_ns ? win + cfg->duration_ns : UINT64_MAX;
+    uint64_t now = now_ns(), cpu0 = 0;
+    bool in_window = false;
+
+    for (unsigned i = 0; i < w->nconns; i++)
+        conn_begin(&w->conns[i], now);
+    for (;;) {
+        now = now_ns();
+        if (!in_window && now >= win) {
+            in_window = true;
+            cpu0 = thread_cpu_ns();
+        }
+        if (now >= deadline || w->ctx.active == 0)
+            break;
+        if (cfg->stop != NULL && *cfg->stop) {
+            w->interrupted = true;
+            break;
+        }
+        worker_fire_timers(w, now);
+        if (loop_poll(&w->ctx.loop, worker_sleep_ns(w, now, deadline, in_window)) < 0)
+            break;
+    }
+    if (in_window) {
+        w->cpu_ns = thread_cpu_ns() - cpu0;
+        w->window_ns = (now < deadline ? now : deadline) - win;
+    }
+    w->ctx.stopping = true;
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+
+    w->rc = worker_setup(w);
+    if (w->rc == 0)
+        worker_loop(w);
+    worker_release(w);
+    return NULL;
+}
+
+static int worker_start(struct worker *w, unsigned idx)
+{
+    const struct load_cfg *cfg = w->cfg;
+    pthread_attr_t attr;
+    int rc;
+
+    pthread_attr_init(&attr);
+    if (cfg->cpus != NULL && cfg->ncpus > 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cfg->cpus[idx % cfg->ncpus], &set);
+        pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+    }
+    rc = pthread_create(&w->tid, &attr, worker_main, w);
+    pthread_attr_destroy(&attr);
+    return -rc;
+}
+
+static void worker_merge(struct load_result *res, const struct worker *w)
+{
+    const struct conn_ctx *ctx = &w->ctx;
+
+    res->ops += ctx->ops;
+    res->connects += ctx->connects;
+    res->reconnects += ctx->reconnects;
+    for (int k = 0; k < OP_ERR_KINDS; k++)
+        res->errors[k] += ctx->errors[k];
+    res->client_cpu_ns += w->cpu_ns;
+    if (w->window_ns > res->window_ns)
+        res->window_ns = w->window_ns;
+    res->interrupted |= w->interrupted;
+    if (ctx->lat != NULL)
+        hist_merge(res->lat, ctx->lat);
+}
+
+static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0)
+{
+    for (unsigned i = 0; i < cfg->threads; i++) {
+        struct worker *w = &ws[i];
+        w->cfg = cfg;
+        w->t0 = t0;
+        w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
+        w->quota = UINT64_MAX;
+        if (cfg->count)
+            w->quota = cfg->count / cfg->threads + (i < cfg->count % cfg->threads);
+    }
+}
+
+int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err *err)
+{
+    struct worker *ws = xcalloc(cfg->threads, sizeof(*ws));
+    unsigned started = 0;
+    int rc = 0;
+
+    *res = (struct load_result){ 0 };
+    res->lat = xmalloc(sizeof(*res->lat));
+    hist_init(res->lat);
+    split_work(ws, cfg, now_ns());
+    for (; started < cfg->threads; started++) {
+        rc = worker_start(&ws[started], started);
+        if (rc < 0) {
+            hb_fail(err, rc, "cannot start load thread %u: %s", started, strerror(-rc));
+            break;
+        }
+    }
+    for (unsigned i = 0; i < started; i++) {
+        pthread_join(ws[i].tid, NULL);
+        if (ws[i].rc < 0 && rc == 0)
+            rc = hb_fail(err, ws[i].rc, "load thread %u could not run: %s", i, strerror(-ws[i].rc));
+        worker_merge(res, &ws[i]);
+        free(ws[i].ctx.lat);
+    }
+    free(ws);
+    return rc;
+}
+
+void load_result_release(struct load_result *res)
+{
+    free(res->lat);
+    res->lat = NULL;
+}

@@ -1,0 +1,89 @@
+/*
+ * load: the load engine. `threads` threads each run one epoll loop over their
+ * share of `conns` connections, closed loop: each connection sends its next
+ * request (or pipelined batch) as soon as the previous reply is complete.
+ *
+ * Measurement: an op's latency goes into its thread's histogram; histograms,
+ * counters and per-thread CPU time are merged when the threads end. Ops that
+ * start during the warm-up are done but not recorded. Nothing allocates once
+ * the threads run. A run ends at its deadline, after `count` ops, or when
+ * *stop becomes non-zero (Ctrl-C); what was measured until then is kept.
+ */
+#ifndef HOPBENCH_LOAD_H
+#define HOPBENCH_LOAD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "endpoint.h"
+#include "hist.h"
+#include "proto/codec.h"
+#include "util.h"
+
+enum load_mode {
+    LOAD_REUSE = 1, /* one connection, many requests */
+    LOAD_CONNECT,   /* a new connection for every request (or batch) */
+};
+
+/* Why an op failed. Every failed op is counted under exactly one kind. */
+enum op_err {
+    OP_ERR_REFUSED = 0, /* ECONNREFUSED, ENOENT: nobody listening */
+    OP_ERR_RESET,       /* ECONNRESET, EPIPE */
+    OP_ERR_TIMEOUT,     /* connect or reply slower than --timeout */
+    OP_ERR_ADDRNOTAVAIL,/* EADDRNOTAVAIL: out of ephemeral ports */
+    OP_ERR_AGAIN,       /* EAGAIN on AF_UNIX connect: the listener's backlog is full */
+    OP_ERR_SHORT,       /* the server closed before the reply was complete */
+    OP_ERR_WRONG,       /* the reply differs from what the protocol requires */
+    OP_ERR_UNEXPECTED,  /* bytes arrived when no reply was due */
+    OP_ERR_OTHER,       /* any other errno */
+    OP_ERR_KINDS
+};
+
+/* "refused", "reset", ... : the names used in tables and JSON. */
+const char *op_err_name(enum op_err e);
+
+/* Maps a connect/read/write errno to its kind. */
+enum op_err op_err_from_errno(int err);
+
+struct load_cfg {
+    struct endpoint ep;
+    const struct codec_ops *codec;
+    size_t size; /* payload bytes per request */
+    enum load_mode mode;
+    unsigned conns;
+    unsigned threads;
+    unsigned pipeline;   /* requests in flight per connection, >= 1 */
+    uint64_t duration_ns; /* measured time after warm-up; 0 when count is set */
+    uint64_t count;       /* ops to measure after warm-up; 0 when duration is set */
+    uint64_t warmup_ns;
+    uint64_t timeout_ns; /* connect or reply slower than this is a timeout */
+    const int *cpus;     /* client threads go round-robin on these CPUs; NULL = unpinned */
+    unsigned ncpus;
+    const volatile sig_atomic_t *stop; /* set asynchronously to end the run early; may be NULL */
+};
+
+struct load_result {
+    uint64_t ops;      /* ops completed and checked inside the measured window */
+    uint64_t errors[OP_ERR_KINDS]; /* failed ops, warm-up included */
+    uint64_t connects; /* successful connects inside the window */
+    uint64_t reconnects; /* reuse connections the server closed while idle */
+    uint64_t window_ns; /* length of the measured window */
+    uint64_t client_cpu_ns; /* CPU time of the load threads inside the window */
+    bool interrupted;   /* *stop ended the run early */
+    struct hist *lat;   /* merged op latency (ns); owned, freed by load_result_release */
+};
+
+/* Total of result->errors. */
+uint64_t load_errors_total(const struct load_result *r);
+
+/*
+ * Runs one load. Fills res (caller-owned; release with load_result_release).
+ * Returns 0, or a negative errno with err set when the run could not start
+ * (threads, memory). Failed ops are counted in res, never returned here.
+ */
+int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err *err);
+
+void load_result_release(struct load_result *res);
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * loop: a thin per-thread epoll loop. It knows file descriptors, readiness and
+ * time, nothing about protocols or connections.
+ *
+ * A handler is registered once per fd with edge-triggered IN|OUT (one
+ * EPOLL_CTL_ADD, no MOD per request) and is called with the ready events.
+ * Timeouts that share one delay go in a `struct tq`: arming appends to the
+ * tail, so the list stays sorted by deadline and arm, disarm and "what has
+ * expired" are all O(1). One loop per thread; nothing here is thread-safe.
+ */
+#ifndef HOPBENCH_LOOP_H
+#define HOPBENCH_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+struct loop;
+typedef void loop_fn(struct loop *l, int fd, void *data, unsigned events);
+
+/* What a registered fd carries; caller-owned, must outlive the registration. */
+struct loop_fd {
+    loop_fn *fn;
+    void *data;
+    int fd;
+};
+
+#define LOOP_MAX_EVENTS 256
+
+struct loop {
+    int epfd;
+    int nevents;
+    struct epoll_event *events; /* LOOP_MAX_EVENTS, allocated by loop_init */
+};
+
+/* Creates the epoll instance. Returns 0 or a negative errno. */
+int loop_init(struct loop *l);
+
+/* Closes the epoll instance and frees the event array. */
+void loop_release(struct loop *l);
+
+/*
+ * Registers h->fd for `events` (EPOLLIN, EPOLLOUT, EPOLLET, EPOLLEXCLUSIVE...).
+ * Returns 0 or a negative errno. Closing the fd removes it from the loop.
+ */
+int loop_add(struct loop *l, struct loop_fd *h, unsigned events);
+
+/* Unregisters h->fd. Returns 0 or a negative errno. */
+int loop_del(struct loop *l, struct loop_fd *h);
+
+/*
+ * Waits at most timeout_ns (0 = poll, UINT64_MAX = forever) and calls the
+ * handler of each ready fd. Returns the number of events handled, 0 on timeout
+ * or EINTR, or a negative errno.
+ */
+int loop_poll(struct loop *l, uint64_t timeout_ns);
+
+/* A deadline in a timeout queue; embed it in the object that times out. */
+struct tq_node {
+    struct tq_node *prev, *next; /* NULL when not armed */
+    uint64_t deadline_ns;
+};
+
+/* A list of deadlines that all use the same delay, so arming keeps it sorted. */
+struct tq {
+    struct tq_node head; /* sentinel */
+    uint64_t delay_ns;
+};
+
+void tq_init(struct tq *q, uint64_t delay_ns);
+
+static inline bool tq_armed(const struct tq_node *n)
+{
+    return n->next != NULL;
+}
+
+static inline void tq_disarm(struct tq_node *n)
+{
+    if (!tq_armed(n))
+        return;
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+    n->prev = n->next = NULL;
+}
+
+/* (Re)arms n to expire at now_ns + q->delay_ns. */
+static inline void tq_arm(struct tq *q, struct tq_node *n, uint64_t now)
+{
+    tq_disarm(n);
+    n->deadline_ns = now + q->delay_ns;
+    n->prev = q->head.prev;
+    n->next = &q->head;
+    q->head.prev->next = n;
+    q->head.prev = n;
+}
+
+/* The earliest deadline, or UINT64_MAX when nothing is armed. */
+static inline uint64_t tq_next(const struct tq *q)
+{
+    return q->head.next == &q->head ? UINT64_MAX : q->head.next->deadline_ns;
+}
+
+/* Disarms and returns the first node whose deadline is <= now, or NULL. */
+static inline struct tq_node *tq_pop_expired(struct tq *q, uint64_t now)
+{
+    struct tq_node *n = q->head.next;
+
+    if (n == &q->head || n->deadline_ns > now)
+        return NULL;
+    tq_disarm(n);
+    return n;
+}
+
+#endif

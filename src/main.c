@@ -1,0 +1,319 @@
+/*
+ * main: subcommand dispatch, signals, messages and exit codes. Nothing below
+ * this file prints an error or exits.
+ *
+ * Ctrl-C: the first SIGINT/SIGTERM ends the current run early; the table is
+ * printed and the evidence written from what was measured. A second one
+ * stops the lab's server, removes its directory and exits at once.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "lab.h"
+#include "load.h"
+#include "place.h"
+#include "probe.h"
+#include "report/report.h"
+#include "server/server.h"
+
+/* The one mutable global: set from the signal handler (STYLE.md §12). */
+static volatile sig_atomic_t g_stop;
+
+/* What the second Ctrl-C must clean up, readable from the handler. */
+static volatile pid_t g_lab_server;
+static char g_lab_sock[256];
+static char g_lab_dir[256];
+
+static void on_signal(int sig)
+{
+    UNUSED(sig);
+    if (g_stop) {
+        if (g_lab_server > 0)
+            kill(g_lab_server, SIGTERM);
+        if (g_lab_sock[0])
+            unlink(g_lab_sock);
+        if (g_lab_dir[0])
+            rmdir(g_lab_dir);
+        _exit(HB_EXIT_INTERRUPTED);
+    }
+    g_stop = 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static int fail(const char *what, const struct hb_err *err, int code)
+{
+    fprintf(stderr, "hopbench%s%s: %s\n", what ? " " : "", what ? what : "", err->msg);
+    return code;
+}
+
+static int write_evidence(const char *path, const struct report_meta *meta,
+                          const struct run_record *recs, size_t n)
+{
+    struct hb_err err = { 0 };
+    json_t *doc = report_json(meta, recs, n);
+    int rc = report_json_write(path, doc, &err);
+
+    json_decref(doc);
+    if (rc < 0)
+        return fail(NULL, &err, HB_EXIT_RUNTIME);
+    printf("evidence: %s\n", path);
+    return HB_EXIT_OK;
+}
+
+/* The exit code for finished runs: interrupted, invalid (errors seen) or OK. */
+static int verdict(const struct run_record *recs, size_t n, bool interrupted)
+{
+    for (size_t i = 0; i < n; i++)
+        if (load_errors_total(&recs[i].res) != 0) {
+            fprintf(stderr, "hopbench: results are invalid: some runs saw errors (see above)\n");
+            return HB_EXIT_INVALID;
+        }
+    return interrupted ? HB_EXIT_INTERRUPTED : HB_EXIT_OK;
+}
+
+static void print_placement(const struct place *p)
+{
+    char client[128], server[128];
+
+    place_format(p, PLACE_CLIENT, client, sizeof(client));
+    place_format(p, PLACE_SERVER, server, sizeof(server));
+    printf("placement: --pin %s (client CPUs %s, server CPUs %s)\n", place_name(p->mode), client,
+           server);
+}
+
+/* Fails fast, with one line, when an endpoint has nobody listening. */
+static int preflight(const struct run_opts *o)
+{
+    for (unsigned i = 0; i < o->neps; i++) {
+        int rc = endpoint_probe(&o->eps[i], (int)(o->load.timeout_ns / NS_PER_MS));
+        if (rc < 0) {
+            fprintf(stderr, "hopbench run: cannot connect to %s: %s\n", o->eps[i].text,
+                    rc == -ETIMEDOUT ? "no answer within --timeout" : strerror(-rc));
+            return HB_EXIT_RUNTIME;
+        }
+    }
+    return HB_EXIT_OK;
+}
+
+static int run_all(const struct run_opts *o, const struct place *pl, struct run_record *recs,
+                   size_t *nrecs)
+{
+    struct hb_err err = { 0 };
+
+    for (unsigned i = 0; i < o->neps && !g_stop; i++) {
+        struct run_record *r = &recs[*nrecs];
+        r->proto = o->proto;
+        r->cfg = o->load;
+        r->cfg.ep = o->eps[i];
+        r->cfg.codec = codec_find(o->proto);
+        r->cfg.cpus = pl->nclient ? pl->client : NULL;
+        r->cfg.ncpus = pl->nclient;
+        r->cfg.stop = &g_stop;
+        if (load_run(&r->cfg, &r->res, &err) < 0) {
+            if (r->res.lat != NULL)
+                (*nrecs)++;
+            return fail("run", &err, HB_EXIT_RUNTIME);
+        }
+        (*nrecs)++;
+    }
+    return HB_EXIT_OK;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static struct run_opts o;
+    struct run_record recs[CLI_MAX_ENDPOINTS];
+    struct hb_err err = { 0 };
+    struct machine m;
+    struct place pl;
+    size_t n = 0;
+    int rc = cli_parse_run(argc, argv, &o, stdout, &err);
+
+    if (rc == CLI_HELP)
+        return HB_EXIT_OK;
+    if (rc < 0)
+        return fail(NULL, &err, HB_EXIT_USAGE);
+    if (place_init(&pl, o.pin, &err) < 0)
+        return fail("run", &err, HB_EXIT_USAGE);
+    rc = preflight(&o);
+    if (rc != HB_EXIT_OK)
+        return rc;
+    probe_machine(&m);
+    print_placement(&pl);
+    install_signals();
+    memset(recs, 0, sizeof(recs));
+    int run_rc = run_all(&o, &pl, recs, &n);
+    report_run_table(stdout, recs, n);
+    report_errors(stdout, recs, n);
+    if (o.json_path != NULL) {
+        struct report_meta meta = { .command = "run", .argc = argc, .argv = argv, .place = &pl,
+                                    .machine = &m, .started_unix_s = (uint64_t)time(NULL),
+                                    .interrupted = g_stop != 0 };
+        rc = write_evidence(o.json_path, &meta, recs, n);
+        if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK)
+            run_rc = rc;
+    }
+    rc = run_rc != HB_EXIT_OK ? run_rc : verdict(recs, n, g_stop != 0);
+    for (size_t i = 0; i < n; i++)
+        load_result_release(&recs[i].res);
+    return rc;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    static struct serve_opts o;
+    struct hb_err err = { 0 };
+    struct server srv;
+    struct place pl;
+    int rc = cli_parse_serve(argc, argv, &o, stdout, &err);
+    const int *cpus;
+    unsigned ncpus;
+
+    if (rc == CLI_HELP)
+        return HB_EXIT_OK;
+    if (rc < 0)
+        return fail(NULL, &err, HB_EXIT_USAGE);
+    if (place_init(&pl, o.pin, &err) < 0)
+        return fail("serve", &err, HB_EXIT_USAGE);
+    /* same: the client's CPU; split: the server's half (see place.h). */
+    cpus = o.pin == PLACE_SAME ? pl.client : pl.server;
+    ncpus = o.pin == PLACE_SAME ? pl.nclient : pl.nserver;
+    struct server_cfg cfg = {
+        .proto = server_proto_find(o.proto), .eps = o.eps, .neps = o.neps,
+        .threads = o.threads ? o.threads : (ncpus ? ncpus : (unsigned)sysconf(_SC_NPROCESSORS_ONLN)),
+        .backlog = o.backlog, .mode = o.socket_mode, .allow_remote = o.allow_remote,
+        .cpus = ncpus ? cpus : NULL, .ncpus = ncpus, .stop_on_sigint = true,
+    };
+    if (server_open(&srv, &cfg, &err) < 0)
+        return fail("serve", &err, HB_EXIT_RUNTIME);
+    for (unsigned i = 0; i < o.neps; i++)
+        printf("hopbench: listening on %s\n", o.eps[i].text);
+    printf("hopbench: %s server, %u threads, pid %ld, pin %s\n", o.proto, cfg.threads, (long)getpid(),
+           place_name(o.pin));
+    fflush(stdout);
+    rc = server_run(&srv, &err);
+    server_close(&srv, true);
+    if (rc < 0)
+        return fail("serve", &err, HB_EXIT_RUNTIME);
+    printf("hopbench: stopped: %llu connections, %llu bytes in, %llu bytes out, %llu errors\n",
+           (unsigned long long)srv.stats.accepted, (unsigned long long)srv.stats.bytes_in,
+           (unsigned long long)srv.stats.bytes_out, (unsigned long long)srv.stats.errors);
+    return HB_EXIT_OK;
+}
+
+static void lab_arm_emergency(const struct lab *lab)
+{
+    snprintf(g_lab_dir, sizeof(g_lab_dir), "%s", lab->dir);
+    if (lab->eps[1].kind == ENDPOINT_UNIX)
+        snprintf(g_lab_sock, sizeof(g_lab_sock), "%s", lab->eps[1].text + strlen("unix:"));
+    g_lab_server = lab->server_pid;
+}
+
+static void lab_header(const struct lab *lab, const struct lab_opts *o)
+{
+    printf("hopbench %s lab: echo over %s and %s; server pid %ld\n", HOPBENCH_VERSION,
+           lab->eps[0].text, lab->eps[1].text, (long)lab->server_pid);
+    print_placement(&lab->place);
+    printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up\n",
+           o->conns, o->threads, (double)o->duration_ns / 1e9, (double)o->warmup_ns / 1e9);
+    fflush(stdout);
+}
+
+static const char *lab_json_path(const struct lab_opts *o, char *buf, size_t cap)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+
+    if (o->json_path != NULL)
+        return o->json_path;
+    localtime_r(&now, &tm);
+    strftime(buf, cap, "hopbench-lab-%Y%m%d-%H%M%S.json", &tm);
+    return buf;
+}
+
+static int cmd_lab(int argc, char **argv)
+{
+    static struct lab_opts o;
+    static struct lab lab;
+    struct hb_err err = { 0 };
+    struct machine m;
+    char path[64], server[64];
+    int rc = cli_parse_lab(argc, argv, &o, stdout, &err);
+    int run_rc;
+
+    if (rc == CLI_HELP)
+        return HB_EXIT_OK;
+    if (rc < 0)
+        return fail(NULL, &err, HB_EXIT_USAGE);
+    if (o.pin == PLACE_SPLIT && sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        o.pin = PLACE_SAME;
+    install_signals();
+    if (lab_init(&lab, &o, &err) < 0) {
+        lab_release(&lab);
+        return fail("lab", &err, HB_EXIT_RUNTIME);
+    }
+    lab_arm_emergency(&lab);
+    probe_machine(&m);
+    lab_header(&lab, &o);
+    run_rc = lab_run(&lab, stdout, &g_stop, &err);
+    snprintf(server, sizeof(server), "built-in echo (pid %ld)", (long)lab.server_pid);
+    report_lab_tables(stdout, lab.recs, lab.nrecs);
+    report_errors(stdout, lab.recs, lab.nrecs);
+    struct report_meta meta = { .command = "lab", .argc = argc, .argv = argv, .place = &lab.place,
+                                .machine = &m, .started_unix_s = (uint64_t)time(NULL),
+                                .interrupted = g_stop != 0, .server = server };
+    rc = write_evidence(lab_json_path(&o, path, sizeof(path)), &meta, lab.recs, lab.nrecs);
+    if (run_rc < 0)
+        rc = fail("lab", &err, HB_EXIT_RUNTIME);
+    else if (rc == HB_EXIT_OK)
+        rc = verdict(lab.recs, lab.nrecs, g_stop != 0);
+    lab_release(&lab);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : "lab";
+
+    if (argc == 1 || cmd[0] == '-') {
+        if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+            cli_usage(stdout);
+            return HB_EXIT_OK;
+        }
+        if (strcmp(cmd, "--version") == 0) {
+            printf("hopbench %s\n", HOPBENCH_VERSION);
+            return HB_EXIT_OK;
+        }
+        return cmd_lab(argc, argv); /* "hopbench --quick" is "hopbench lab --quick" */
+    }
+    if (strcmp(cmd, "lab") == 0)
+        return cmd_lab(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0)
+        return cmd_serve(argc - 1, argv + 1);
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
+        if (cmd[0] == 'v')
+            printf("hopbench %s\n", HOPBENCH_VERSION);
+        else
+            cli_usage(stdout);
+        return HB_EXIT_OK;
+    }
+    fprintf(stderr, "hopbench: unknown subcommand '%s' (lab, run, serve, help)\n", cmd);
+    return HB_EXIT_USAGE;
+}

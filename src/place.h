@@ -1,0 +1,48 @@
+/*
+ * place: where the client threads and the server run (METHOD.md §7).
+ *
+ *   none   no pinning: the scheduler decides (and varies run to run)
+ *   same   client and server share one CPU: they alternate on one runqueue
+ *   split  client on the first half of the allowed CPUs, server on the rest
+ *
+ * The CPUs are taken from the process's allowed set (sched_getaffinity), so
+ * taskset and cgroup cpusets are respected.
+ */
+#ifndef HOPBENCH_PLACE_H
+#define HOPBENCH_PLACE_H
+
+#include "util.h"
+
+#define PLACE_MAX_CPUS 1024
+
+enum place_mode {
+    PLACE_NONE = 0,
+    PLACE_SAME,
+    PLACE_SPLIT,
+};
+
+enum place_role {
+    PLACE_CLIENT = 0,
+    PLACE_SERVER,
+};
+
+struct place {
+    enum place_mode mode;
+    int client[PLACE_MAX_CPUS];
+    unsigned nclient; /* 0 = unpinned */
+    int server[PLACE_MAX_CPUS];
+    unsigned nserver; /* 0 = unpinned */
+};
+
+/* Parses "none", "same", "split". Returns 0 or -EINVAL. */
+int place_parse(const char *s, enum place_mode *mode);
+
+const char *place_name(enum place_mode mode);
+
+/* Fills p for mode from the allowed CPUs. Returns 0, or -EINVAL with err set (split on one CPU). */
+int place_init(struct place *p, enum place_mode mode, struct hb_err *err);
+
+/* The CPUs of `role` as a list ("0", "1-3", "all"), for tables and JSON. */
+void place_format(const struct place *p, enum place_role role, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * codec: the registry of client codecs.
+ */
+#include "proto/codec.h"
+
+#include <string.h>
+
+#include "proto/echo.h"
+
+static const struct codec_ops *const codecs[] = { &echo_codec };
+
+const struct codec_ops *codec_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++)
+        if (strcmp(codecs[i]->name, name) == 0)
+            return codecs[i];
+    return NULL;
+}
+
+const char *codec_names(void)
+{
+    return "echo";
+}

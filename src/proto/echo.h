@@ -1,0 +1,21 @@
+/*
+ * echo: raw echo. The request is `size` bytes of a fixed pattern; the reply
+ * must be the very same bytes, checked byte for byte (memcmp against the
+ * request the caller encoded, so a 64 KiB reply costs one memcmp, not a loop).
+ */
+#ifndef HOPBENCH_PROTO_ECHO_H
+#define HOPBENCH_PROTO_ECHO_H
+
+#include "proto/codec.h"
+
+#define ECHO_MAX_SIZE (64u * 1024u * 1024u)
+
+extern const struct codec_ops echo_codec;
+
+/* Byte i of the echo pattern: period 251 (prime), so a shifted stream never matches. */
+static inline uint8_t echo_pattern_byte(size_t i)
+{
+    return (uint8_t)('!' + (i % 251) % 94);
+}
+
+#endif

@@ -1,0 +1,148 @@
+/*
+ * json: the evidence document, built with jansson (see docs/evidence.md).
+ * Every run keeps its whole latency histogram as sparse [index, count] pairs,
+ * so runs from threads, processes or hosts can be merged exactly later.
+ */
+#include "report/report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+double report_ops_per_s(const struct run_record *r)
+{
+    if (r->res.window_ns == 0)
+        return 0;
+    return (double)r->res.ops * 1e9 / (double)r->res.window_ns;
+}
+
+double report_cpu_ns_per_op(const struct run_record *r)
+{
+    if (r->res.ops == 0)
+        return 0;
+    return (double)r->res.client_cpu_ns / (double)r->res.ops;
+}
+
+/* A string fact, or null when it could not be read. */
+static json_t *fact(const char *s)
+{
+    return s[0] != '\0' ? json_string(s) : json_null();
+}
+
+json_t *report_hist_json(const struct hist *h)
+{
+    json_t *counts = json_array();
+
+    for (size_t i = 0; i < HIST_COUNTS; i++)
+        if (h->counts[i] != 0)
+            json_array_append_new(counts, json_pack("[II]", (json_int_t)i, (json_int_t)h->counts[i]));
+    return json_pack("{s:s, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:o}", "unit", "ns", "lowest", (json_int_t)1,
+                     "highest", (json_int_t)HIST_MAX_NS, "significant_digits", 3, "total",
+                     (json_int_t)h->total, "min", (json_int_t)(h->total ? h->min : 0), "max",
+                     (json_int_t)h->max, "overflow", (json_int_t)h->overflow, "counts", counts);
+}
+
+static json_t *latency_json(const struct hist *h)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "min",
+                     (json_int_t)(h->total ? h->min : 0), "p50", (json_int_t)hist_percentile(h, 50),
+                     "p90", (json_int_t)hist_percentile(h, 90), "p95",
+                     (json_int_t)hist_percentile(h, 95), "p99", (json_int_t)hist_percentile(h, 99),
+                     "p999", (json_int_t)hist_percentile(h, 99.9), "p9999",
+                     (json_int_t)hist_percentile(h, 99.99), "max", (json_int_t)h->max, "mean",
+                     hist_mean(h));
+}
+
+static json_t *errors_json(const struct load_result *res)
+{
+    json_t *o = json_object();
+
+    for (int k = 0; k < OP_ERR_KINDS; k++)
+        json_object_set_new(o, op_err_name((enum op_err)k), json_integer((json_int_t)res->errors[k]));
+    return o;
+}
+
+static json_t *run_json(const struct run_record *r)
+{
+    const struct load_cfg *c = &r->cfg;
+    const struct load_result *res = &r->res;
+    uint64_t errors = load_errors_total(res);
+
+    return json_pack(
+        "{s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
+        "s:I, s:o, s:b, s:b, s:f, s:f, s:o, s:o}",
+        "proto", r->proto, "endpoint", c->ep.text, "transport", endpoint_transport(&c->ep), "mode",
+        c->mode == LOAD_CONNECT ? "connect" : "reuse", "size", (json_int_t)c->size, "connections",
+        (int)c->conns, "threads", (int)c->threads, "pipeline", (int)c->pipeline, "warmup_s",
+        (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count, "duration_s",
+        (double)c->duration_ns / 1e9, "timeout_s", (double)c->timeout_ns / 1e9, "ops",
+        (json_int_t)res->ops, "window_s", (double)res->window_ns / 1e9, "connects",
+        (json_int_t)res->connects, "reconnects", (json_int_t)res->reconnects, "errors_total",
+        (json_int_t)errors, "client_cpu_ns", (json_int_t)res->client_cpu_ns, "errors",
+        errors_json(res), "valid", errors == 0, "interrupted", res->interrupted, "ops_per_s",
+        report_ops_per_s(r), "client_cpu_ns_per_op", report_cpu_ns_per_op(r),
+        "latency_ns", latency_json(res->lat), "histogram", report_hist_json(res->lat));
+}
+
+static json_t *machine_json(const struct machine *m)
+{
+    return json_pack("{s:o, s:o, s:o, s:i, s:i, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o}}", "hostname",
+                     fact(m->hostname), "kernel", fact(m->kernel), "cpu_model", fact(m->cpu_model),
+                     "cpus_online", (int)m->ncpus_online, "cpus_allowed", (int)m->ncpus_allowed,
+                     "clocksource", fact(m->clocksource), "sysctl", "net.ipv4.tcp_tw_reuse",
+                     fact(m->tcp_tw_reuse), "net.ipv4.ip_local_port_range",
+                     fact(m->ip_local_port_range), "net.core.somaxconn", fact(m->somaxconn),
+                     "net.ipv4.tcp_max_syn_backlog", fact(m->tcp_max_syn_backlog),
+                     "net.ipv4.tcp_timestamps", fact(m->tcp_timestamps), "net.ipv4.tcp_fin_timeout",
+                     fact(m->tcp_fin_timeout));
+}
+
+static json_t *place_json(const struct place *p)
+{
+    char client[128], server[128];
+
+    place_format(p, PLACE_CLIENT, client, sizeof(client));
+    place_format(p, PLACE_SERVER, server, sizeof(server));
+    return json_pack("{s:s, s:s, s:s}", "pin", place_name(p->mode), "client_cpus", client,
+                     "server_cpus", server);
+}
+
+json_t *report_json(const struct report_meta *meta, const struct run_record *recs, size_t n)
+{
+    json_t *argv = json_array(), *runs = json_array();
+    bool valid = true;
+
+    for (int i = 0; i < meta->argc; i++)
+        json_array_append_new(argv, json_string(meta->argv[i]));
+    for (size_t i = 0; i < n; i++) {
+        json_array_append_new(runs, run_json(&recs[i]));
+        valid &= load_errors_total(&recs[i].res) == 0;
+    }
+    return json_pack("{s:s, s:{s:s, s:s}, s:s, s:o, s:I, s:o, s:o, s:s, s:b, s:b, s:o}", "schema",
+                     REPORT_SCHEMA, "tool", "name", "hopbench", "version", HOPBENCH_VERSION,
+                     "command", meta->command, "argv", argv, "started_unix_s",
+                     (json_int_t)meta->started_unix_s, "machine", machine_json(meta->machine),
+                     "placement", place_json(meta->place), "server", meta->server ? meta->server : "external",
+                     "interrupted", meta->interrupted, "valid", valid, "runs", runs);
+}
+
+int report_json_write(const char *path, json_t *doc, struct hb_err *err)
+{
+    char tmp[4096];
+    int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+
+    if (n < 0 || (size_t)n >= sizeof(tmp))
+        return hb_fail(err, -ENAMETOOLONG, "evidence path is too long: %s", path);
+    if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_COMPACT) != 0) {
+        int e = errno ? errno : EIO;
+        unlink(tmp);
+        return hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+    }
+    if (rename(tmp, path) == -1) {
+        int e = errno;
+        unlink(tmp);
+        return hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+    }
+    return 0;
+}

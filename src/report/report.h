@@ -1,0 +1,62 @@
+/*
+ * report: what a person reads (tables) and what a program reads (the JSON
+ * evidence), both from the same run records. Figures are printed as measured:
+ * nothing is rounded into a verdict, and errors are always shown.
+ */
+#ifndef HOPBENCH_REPORT_REPORT_H
+#define HOPBENCH_REPORT_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "load.h"
+#include "place.h"
+#include "probe.h"
+#include "util.h"
+
+#define REPORT_SCHEMA "hopbench.evidence/1"
+
+/* One measured run: what was asked and what came back. */
+struct run_record {
+    const char *proto;
+    struct load_cfg cfg; /* a copy; cfg.cpus and cfg.stop are not used after the run */
+    struct load_result res;
+};
+
+/* What the whole invocation was. */
+struct report_meta {
+    const char *command; /* "run" or "lab" */
+    int argc;
+    char **argv;
+    const struct place *place;
+    const struct machine *machine;
+    uint64_t started_unix_s;
+    bool interrupted;
+    const char *server; /* "built-in echo (pid 1234)" or "external" */
+};
+
+/* ops/s of a run (0 when its window is empty). */
+double report_ops_per_s(const struct run_record *r);
+
+/* Client CPU ns per op (0 when no op). */
+double report_cpu_ns_per_op(const struct run_record *r);
+
+/* The table of `hopbench run`: one row per endpoint, and its ratio to the first. */
+void report_run_table(FILE *f, const struct run_record *recs, size_t n);
+
+/* The tables of `hopbench lab`: one per size, transports x modes, unix/tcp ratios. */
+void report_lab_tables(FILE *f, const struct run_record *recs, size_t n);
+
+/* The "errors:" lines for runs that had any; prints nothing when all were clean. */
+void report_errors(FILE *f, const struct run_record *recs, size_t n);
+
+/* The evidence document (see docs/evidence.md). The caller owns the result (json_decref). */
+json_t *report_json(const struct report_meta *meta, const struct run_record *recs, size_t n);
+
+/* Writes doc to path atomically (temporary file + rename). Returns 0 or a negative errno. */
+int report_json_write(const char *path, json_t *doc, struct hb_err *err);
+
+/* A histogram as JSON: config, totals and the non-zero counters as [index, count] pairs. */
+json_t *report_hist_json(const struct hist *h);
+
+#endif

@@ -1,0 +1,400 @@
+/*
+ * frame: accept and worker threads for the built-in servers (see server.h).
+ *
+ * Invariant per connection: while `out_len` > 0 the reply view may point into
+ * `buf`, so nothing is read into `buf` until the reply is sent. That gives
+ * back-pressure for free: a client that stops reading stops being read.
+ */
+#include "server/server.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "loop.h"
+
+#define SLOTS_PER_CHUNK 64
+
+struct srv_conn {
+    struct loop_fd lfd;
+    struct srv_worker *w;
+    struct srv_conn *next_free;
+    const uint8_t *out; /* reply bytes still to send */
+    size_t out_len;
+    size_t in_len;   /* bytes in buf */
+    size_t consumed; /* bytes of buf the pending reply answers */
+    bool tcp;
+    uint8_t buf[SERVER_BUF];
+};
+
+struct srv_chunk {
+    struct srv_chunk *next;
+    struct srv_conn slots[SLOTS_PER_CHUNK];
+};
+
+struct srv_listener {
+    struct loop_fd lfd;
+    bool tcp;
+};
+
+struct srv_worker {
+    struct server *s;
+    struct loop loop;
+    struct loop_fd stop_lfd;
+    struct srv_listener *listeners;
+    struct srv_conn *free_list;
+    struct srv_chunk *chunks;
+    struct server_stats stats;
+    bool stop;
+    pthread_t tid;
+};
+
+const struct server_proto *server_proto_find(const char *name)
+{
+    static const struct server_proto *const protos[] = { &server_echo };
+
+    for (size_t i = 0; i < ARRAY_LEN(protos); i++)
+        if (strcmp(protos[i]->name, name) == 0)
+            return protos[i];
+    return NULL;
+}
+
+int server_open(struct server *s, const struct server_cfg *cfg, struct hb_err *err)
+{
+    struct listen_opts lo = { .backlog = cfg->backlog, .mode = cfg->mode,
+                              .allow_remote = cfg->allow_remote };
+
+    *s = (struct server){ .cfg = cfg };
+    s->lfds = xcalloc(cfg->neps, sizeof(*s->lfds));
+    for (unsigned i = 0; i < cfg->neps; i++)
+        s->lfds[i] = -1;
+    for (unsigned i = 0; i < cfg->neps; i++) {
+        int fd = endpoint_listen(&cfg->eps[i], &lo, err);
+        if (fd < 0) {
+            server_close(s, true);
+            return fd;
+        }
+        s->lfds[i] = fd;
+    }
+    return 0;
+}
+
+void server_close(struct server *s, bool unlink_files)
+{
+    if (s->lfds == NULL)
+        return;
+    for (unsigned i = 0; i < s->cfg->neps; i++) {
+        if (s->lfds[i] < 0)
+            continue;
+        close(s->lfds[i]);
+        if (unlink_files)
+            endpoint_unlink(&s->cfg->eps[i]);
+    }
+    free(s->lfds);
+    s->lfds = NULL;
+}
+
+static void srv_conn_on_event(struct loop *l, int fd, void *data, unsigned events);
+
+/* A free connection slot; a new chunk of slots when none is left. NULL on OOM. */
+static struct srv_conn *srv_conn_get(struct srv_worker *w)
+{
+    struct srv_conn *c = w->free_list;
+
+    if (c == NULL) {
+        struct srv_chunk *ch = calloc(1, sizeof(*ch));
+        if (ch == NULL)
+            return NULL;
+        ch->next = w->chunks;
+        w->chunks = ch;
+        for (int i = SLOTS_PER_CHUNK - 1; i >= 0; i--) {
+            ch->slots[i].next_free = w->free_list;
+            w->free_list = &ch->slots[i];
+        }
+        c = w->free_list;
+    }
+    w->free_list = c->next_free;
+    return c;
+}
+
+static void srv_conn_put(struct srv_conn *c)
+{
+    struct srv_worker *w = c->w;
+
+    close(c->lfd.fd);
+    c->lfd.fd = -1;
+    c->next_free = w->free_list;
+    w->free_list = c;
+}
+
+static void srv_accept_one(struct srv_worker *w, int cfd, bool tcp)
+{
+    struct srv_conn *c = srv_conn_get(w);
+    int one = 1;
+
+    if (c == NULL) {
+        close(cfd);
+        w->stats.errors++;
+        return;
+    }
+    c->w = w;
+    c->lfd = (struct loop_fd){ .fn = srv_conn_on_event, .data = c, .fd = cfd };
+    c->out = NULL;
+    c->out_len = c->in_len = c->consumed = 0;
+    c->tcp = tcp;
+    if (tcp)
+        setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (loop_add(&w->loop, &c->lfd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
+        w->stats.errors++;
+        srv_conn_put(c);
+        return;
+    }
+    w->stats.accepted++;
+}
+
+static void srv_on_listener(struct loop *l, int fd, void *data, unsigned events)
+{
+    struct srv_listener *ls = data;
+    struct srv_worker *w = (struct srv_worker *)(void *)((char *)l - offsetof(struct srv_worker, loop));
+
+    UNUSED(events);
+    UNUSED(ls);
+    for (int i = 0; i < 64; i++) {
+        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd == -1) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno != EAGAIN)
+                w->stats.errors++;
+            return;
+        }
+        srv_accept_one(w, cfd, ls->tcp);
+    }
+}
+
+/* Sends the pending reply. Returns 1 when all sent, 0 to wait for EPOLLOUT, -1 on error. */
+static int srv_flush(struct srv_conn *c)
+{
+    while (c->out_len > 0) {
+        ssize_t n = send(c->lfd.fd, c->out, c->out_len, MSG_NOSIGNAL);
+        if (n == -1) {
+            if (errno == EINTR)
+                continue;
+            return errno == EAGAIN ? 0 : -1;
+        }
+        c->out += n;
+        c->out_len -= (size_t)n;
+        c->w->stats.bytes_out += (uint64_t)n;
+    }
+    /* The reply is out: drop the request bytes it answered. */
+    if (c->consumed > 0) {
+        memmove(c->buf, c->buf + c->consumed, c->in_len - c->consumed);
+        c->in_len -= c->consumed;
+        c->consumed = 0;
+    }
+    return 1;
+}
+
+/* Reads once. Returns bytes read, 0 on EOF, -EAGAIN when drained, another negative errno on error. */
+static ssize_t srv_read(struct srv_conn *c)
+{
+    for (;;) {
+        ssize_t n = recv(c->lfd.fd, c->buf + c->in_len, SERVER_BUF - c->in_len, 0);
+        if (n >= 0)
+            return n;
+        if (errno != EINTR)
+            return -errno;
+    }
+}
+
+/* Serves what the socket holds. Returns 0 to wait for the next edge, -1 to close (1: closed cleanly). */
+static int srv_serve(struct srv_conn *c)
+{
+    const struct server_proto *proto = c->w->s->cfg->proto;
+
+    for (;;) {
+        int fl = srv_flush(c);
+        size_t want = SERVER_BUF - c->in_len;
+        ssize_t n;
+
+        if (fl <= 0)
+            return fl;
+        if (want == 0)
+            return -1; /* a request larger than the buffer */
+        n = srv_read(c);
+        if (n == -EAGAIN)
+            return 0;
+        if (n <= 0)
+            return n == 0 ? 1 : -1;
+        c->w->stats.bytes_in += (uint64_t)n;
+        c->in_len += (size_t)n;
+        c->consumed = proto->process(c->buf, c->in_len, &c->out, &c->out_len);
+        if ((size_t)n < want) {
+            /* Drained: send the reply; the next edge brings more. */
+            fl = srv_flush(c);
+            return fl < 0 ? -1 : 0;
+        }
+    }
+}
+
+static void srv_conn_on_event(struct loop *l, int fd, void *data, unsigned events)
+{
+    struct srv_conn *c = data;
+    int rc;
+
+    UNUSED(l);
+    UNUSED(fd);
+    UNUSED(events);
+    rc = srv_serve(c);
+    if (rc == 0)
+        return;
+    if (rc < 0)
+        c->w->stats.errors++;
+    srv_conn_put(c);
+}
+
+static void srv_on_stop(struct loop *l, int fd, void *data, unsigned events)
+{
+    struct srv_worker *w = data;
+
+    UNUSED(l);
+    UNUSED(fd);
+    UNUSED(events);
+    w->stop = true; /* not read: level-triggered, so every worker sees it */
+}
+
+static void srv_worker_release(struct srv_worker *w)
+{
+    for (struct srv_chunk *ch = w->chunks, *next; ch != NULL; ch = next) {
+        next = ch->next;
+        for (int i = 0; i < SLOTS_PER_CHUNK; i++)
+            if (ch->slots[i].w != NULL && ch->slots[i].lfd.fd >= 0)
+                close(ch->slots[i].lfd.fd);
+        free(ch);
+    }
+    w->chunks = NULL;
+    free(w->listeners);
+    loop_release(&w->loop);
+}
+
+static int srv_worker_setup(struct srv_worker *w, int stop_fd)
+{
+    const struct server *s = w->s;
+    int rc = loop_init(&w->loop);
+
+    if (rc < 0)
+        return rc;
+    w->listeners = xcalloc(s->cfg->neps, sizeof(*w->listeners));
+    w->stop_lfd = (struct loop_fd){ .fn = srv_on_stop, .data = w, .fd = stop_fd };
+    rc = loop_add(&w->loop, &w->stop_lfd, EPOLLIN);
+    for (unsigned i = 0; i < s->cfg->neps && rc == 0; i++) {
+        struct srv_listener *ls = &w->listeners[i];
+        ls->lfd = (struct loop_fd){ .fn = srv_on_listener, .data = ls, .fd = s->lfds[i] };
+        ls->tcp = s->cfg->eps[i].kind == ENDPOINT_TCP;
+        rc = loop_add(&w->loop, &ls->lfd, EPOLLIN | EPOLLEXCLUSIVE);
+    }
+    return rc;
+}
+
+static void *srv_worker_main(void *arg)
+{
+    struct srv_worker *w = arg;
+
+    while (!w->stop)
+        if (loop_poll(&w->loop, UINT64_MAX) < 0)
+            break;
+    return NULL;
+}
+
+static int srv_pin(const struct server_cfg *cfg, struct hb_err *err)
+{
+    cpu_set_t set;
+
+    if (cfg->cpus == NULL || cfg->ncpus == 0)
+        return 0;
+    CPU_ZERO(&set);
+    for (unsigned i = 0; i < cfg->ncpus; i++)
+        CPU_SET(cfg->cpus[i], &set);
+    /* Threads created after this inherit the mask. */
+    if (sched_setaffinity(0, sizeof(set), &set) == -1)
+        return hb_fail(err, -errno, "cannot pin the server: %s", strerror(errno));
+    return 0;
+}
+
+static int srv_wait_for_signal(const struct server_cfg *cfg)
+{
+    sigset_t set;
+    int sig = 0;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    if (cfg->stop_on_sigint)
+        sigaddset(&set, SIGINT);
+    else
+        signal(SIGINT, SIG_IGN);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    return sigwait(&set, &sig);
+}
+
+static int srv_start_workers(struct server *s, struct srv_worker *ws, int stop_fd, unsigned *started,
+                             struct hb_err *err)
+{
+    for (unsigned i = 0; i < s->cfg->threads; i++) {
+        int rc;
+        ws[i].s = s;
+        rc = srv_worker_setup(&ws[i], stop_fd);
+        if (rc == 0)
+            rc = -pthread_create(&ws[i].tid, NULL, srv_worker_main, &ws[i]);
+        if (rc < 0) {
+            srv_worker_release(&ws[i]);
+            return hb_fail(err, rc, "cannot start server thread %u: %s", i, strerror(-rc));
+        }
+        (*started)++;
+    }
+    return 0;
+}
+
+int server_run(struct server *s, struct hb_err *err)
+{
+    struct srv_worker *ws = xcalloc(s->cfg->threads, sizeof(*ws));
+    int stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    unsigned started = 0;
+    sigset_t set;
+    int rc;
+
+    if (stop_fd == -1) {
+        free(ws);
+        return hb_fail(err, -errno, "eventfd: %s", strerror(errno));
+    }
+    /* Block the stop signals before any worker exists, so only sigwait sees them. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    rc = srv_pin(s->cfg, err);
+    if (rc == 0)
+        rc = srv_start_workers(s, ws, stop_fd, &started, err);
+    if (rc == 0)
+        srv_wait_for_signal(s->cfg);
+    eventfd_write(stop_fd, 1);
+    for (unsigned i = 0; i < started; i++) {
+        pthread_join(ws[i].tid, NULL);
+        s->stats.accepted += ws[i].stats.accepted;
+        s->stats.bytes_in += ws[i].stats.bytes_in;
+        s->stats.bytes_out += ws[i].stats.bytes_out;
+        s->stats.errors += ws[i].stats.errors;
+        srv_worker_release(&ws[i]);
+    }
+    close(stop_fd);
+    free(ws);
+    return rc;
+}

@@ -1,0 +1,89 @@
+/*
+ * util: shared helpers (see util.h).
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int hb_fail(struct hb_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL)
+        return code;
+    err->code = code;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+
+    if (p == NULL) {
+        fprintf(stderr, "hopbench: out of memory (%zu x %zu bytes)\n", n, size);
+        exit(1);
+    }
+    return p;
+}
+
+void *xmalloc(size_t size)
+{
+    return xcalloc(1, size);
+}
+
+int str_copy(char *dst, size_t cap, const char *src)
+{
+    size_t len = strlen(src);
+
+    if (len >= cap) {
+        if (cap > 0)
+            dst[0] = '\0';
+        return -ENAMETOOLONG;
+    }
+    memcpy(dst, src, len + 1);
+    return 0;
+}
+
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (s == NULL || *s == '\0')
+        return -EINVAL;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -EINVAL;
+        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+            return -ERANGE;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (v < min || v > max)
+        return -ERANGE;
+    *out = v;
+    return 0;
+}
+
+int parse_seconds(const char *s, double max_s, uint64_t *out_ns)
+{
+    char *end = NULL;
+    double v;
+
+    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ')
+        return -EINVAL;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !isfinite(v))
+        return -EINVAL;
+    if (v <= 0 || v > max_s)
+        return -ERANGE;
+    *out_ns = (uint64_t)(v * 1e9 + 0.5);
+    return 0;
+}

@@ -1,0 +1,65 @@
+/*
+ * util: the few helpers every module shares: the error carrier, the monotonic
+ * clock in nanoseconds, setup-time allocation that exits on OOM, and a
+ * checked string copy. Nothing here may be called per request except now_ns().
+ */
+#ifndef HOPBENCH_UTIL_H
+#define HOPBENCH_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define UNUSED(x) ((void)(x))
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#define NS_PER_US 1000ULL
+#define NS_PER_MS 1000000ULL
+#define NS_PER_S 1000000000ULL
+
+/*
+ * A failure the user must read: a negative errno (or 0) plus one line of
+ * context. Filled by the module that failed, printed only by main.c/cli.c.
+ */
+struct hb_err {
+    int code;
+    char msg[256];
+};
+
+/* Sets err->code = code and formats err->msg; returns code so callers can `return hb_fail(...)`. */
+int hb_fail(struct hb_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* CLOCK_MONOTONIC in ns (vDSO, no syscall). The only clock used for latency. */
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread in ns. */
+static inline uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* Setup-time allocation: prints and exits on OOM. Never use on the hot path. */
+void *xcalloc(size_t n, size_t size);
+void *xmalloc(size_t size);
+
+/* Copies src into dst[cap]; returns 0, or -ENAMETOOLONG if it does not fit (dst is then ""). */
+int str_copy(char *dst, size_t cap, const char *src);
+
+/*
+ * Parses a whole decimal number in [min, max] (no sign, no spaces, no suffix).
+ * Returns 0 or -EINVAL / -ERANGE.
+ */
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Parses seconds as a decimal ("2", "0.25"), > 0 and <= max_s, into ns. Returns 0 or -EINVAL/-ERANGE. */
+int parse_seconds(const char *s, double max_s, uint64_t *out_ns);
+
+#endif

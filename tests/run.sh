@@ -1,0 +1,56 @@
+#!/bin/sh
+# Runs the whole suite against the binaries in BUILD_DIR (build/release by
+# default): every unit test program, then every integration script. Each runs
+# in its own process under a time limit. Ends with "N passed, N failed" and
+# exits non-zero when anything failed.
+set -u
+B=${1:-build/release}
+passed=0
+failed=0
+failures=""
+
+count_unit() { # $1 = output file
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$1" | tail -n 1)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$1" | tail -n 1)
+    echo "${p:-0} ${f:-0}"
+}
+
+for t in "$B"/tests/test_*; do
+    [ -x "$t" ] || continue
+    out=$(mktemp)
+    timeout 300 "$t" >"$out" 2>&1
+    rc=$?
+    set -- $(count_unit "$out")
+    p=$1 f=$2
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$rc" -ne 0 ]; then
+        cat "$out"
+        failures="$failures $(basename "$t")"
+    fi
+    printf 'unit  %-24s %s passed, %s failed\n' "$(basename "$t")" "$p" "$f"
+    rm -f "$out"
+done
+
+for t in tests/integration/test_*.sh; do
+    [ -f "$t" ] || continue
+    out=$(mktemp)
+    HOPBENCH="$B/hopbench" timeout 600 bash "$t" >"$out" 2>&1
+    rc=$?
+    p=$(grep -c '^ok ' "$out")
+    f=$(grep -c '^not ok ' "$out")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ]; then
+        cat "$out"
+        failures="$failures $(basename "$t")"
+    fi
+    printf 'integ %-24s %s passed, %s failed\n' "$(basename "$t")" "$p" "$f"
+    rm -f "$out"
+done
+
+[ -n "$failures" ] && echo "failing:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
