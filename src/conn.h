@@ -39,7 +39,6 @@ struct conn_ctx {
     struct hist *lat;
     uint64_t ops;
     uint64_t connects;
-    uint64_t reconnects;
     uint64_t errors[OP_ERR_KINDS];
 };
 

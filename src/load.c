@@ -228,7 +228,6 @@ static void worker_merge(struct load_result *res, const struct worker *w)
 
     res->ops += ctx->ops;
     res->connects += ctx->connects;
-    res->reconnects += ctx->reconnects;
     for (int k = 0; k < OP_ERR_KINDS; k++)
         res->errors[k] += ctx->errors[k];
     res->client_cpu_ns += w->cpu_ns;

@@ -67,7 +67,6 @@ struct load_result {
     uint64_t ops;      /* ops completed and checked inside the measured window */
     uint64_t errors[OP_ERR_KINDS]; /* failed ops, warm-up included */
     uint64_t connects; /* successful connects inside the window */
-    uint64_t reconnects; /* reuse connections the server closed while idle */
     uint64_t window_ns; /* length of the measured window */
     uint64_t client_cpu_ns; /* CPU time of the load threads inside the window */
     bool interrupted;   /* *stop ended the run early */

@@ -210,9 +210,11 @@ static int cmd_serve(int argc, char **argv)
     server_close(&srv, true);
     if (rc < 0)
         return fail("serve", &err, HB_EXIT_RUNTIME);
-    printf("hopbench: stopped: %llu connections, %llu bytes in, %llu bytes out, %llu errors\n",
+    printf("hopbench: stopped: %llu connections, %llu bytes in, %llu bytes out, %llu resets, "
+           "%llu errors\n",
            (unsigned long long)srv.stats.accepted, (unsigned long long)srv.stats.bytes_in,
-           (unsigned long long)srv.stats.bytes_out, (unsigned long long)srv.stats.errors);
+           (unsigned long long)srv.stats.bytes_out, (unsigned long long)srv.stats.resets,
+           (unsigned long long)srv.stats.errors);
     return HB_EXIT_OK;
 }
 

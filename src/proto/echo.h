@@ -12,10 +12,14 @@
 
 extern const struct codec_ops echo_codec;
 
-/* Byte i of the echo pattern: period 251 (prime), so a shifted stream never matches. */
+/*
+ * Byte i of the echo pattern. i % 251 takes 251 distinct values and x -> 7x + 13
+ * is one-to-one modulo 256, so the period is exactly 251 and a stream shifted
+ * by 1..250 bytes differs from the pattern at every position.
+ */
 static inline uint8_t echo_pattern_byte(size_t i)
 {
-    return (uint8_t)('!' + (i % 251) % 94);
+    return (uint8_t)((i % 251) * 7 + 13);
 }
 
 #endif

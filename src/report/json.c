@@ -71,14 +71,14 @@ static json_t *run_json(const struct run_record *r)
 
     return json_pack(
         "{s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
-        "s:I, s:o, s:b, s:b, s:f, s:f, s:o, s:o}",
+        "s:o, s:b, s:b, s:f, s:f, s:o, s:o}",
         "proto", r->proto, "endpoint", c->ep.text, "transport", endpoint_transport(&c->ep), "mode",
         c->mode == LOAD_CONNECT ? "connect" : "reuse", "size", (json_int_t)c->size, "connections",
         (int)c->conns, "threads", (int)c->threads, "pipeline", (int)c->pipeline, "warmup_s",
         (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count, "duration_s",
         (double)c->duration_ns / 1e9, "timeout_s", (double)c->timeout_ns / 1e9, "ops",
         (json_int_t)res->ops, "window_s", (double)res->window_ns / 1e9, "connects",
-        (json_int_t)res->connects, "reconnects", (json_int_t)res->reconnects, "errors_total",
+        (json_int_t)res->connects, "errors_total",
         (json_int_t)errors, "client_cpu_ns", (json_int_t)res->client_cpu_ns, "errors",
         errors_json(res), "valid", errors == 0, "interrupted", res->interrupted, "ops_per_s",
         report_ops_per_s(r), "client_cpu_ns_per_op", report_cpu_ns_per_op(r),

@@ -181,7 +181,7 @@ static void srv_on_listener(struct loop *l, int fd, void *data, unsigned events)
     }
 }
 
-/* Sends the pending reply. Returns 1 when all sent, 0 to wait for EPOLLOUT, -1 on error. */
+/* Sends the pending reply. Returns 1 when all sent, 0 to wait for EPOLLOUT, a negative errno on error. */
 static int srv_flush(struct srv_conn *c)
 {
     while (c->out_len > 0) {
@@ -189,7 +189,7 @@ static int srv_flush(struct srv_conn *c)
         if (n == -1) {
             if (errno == EINTR)
                 continue;
-            return errno == EAGAIN ? 0 : -1;
+            return errno == EAGAIN ? 0 : -errno;
         }
         c->out += n;
         c->out_len -= (size_t)n;
@@ -216,7 +216,10 @@ static ssize_t srv_read(struct srv_conn *c)
     }
 }
 
-/* Serves what the socket holds. Returns 0 to wait for the next edge, -1 to close (1: closed cleanly). */
+/*
+ * Serves what the socket holds. Returns 0 to wait for the next edge, 1 when
+ * the peer closed cleanly, a negative errno to close on an error.
+ */
 static int srv_serve(struct srv_conn *c)
 {
     const struct server_proto *proto = c->w->s->cfg->proto;
@@ -229,19 +232,19 @@ static int srv_serve(struct srv_conn *c)
         if (fl <= 0)
             return fl;
         if (want == 0)
-            return -1; /* a request larger than the buffer */
+            return -EMSGSIZE; /* a request larger than the buffer */
         n = srv_read(c);
         if (n == -EAGAIN)
             return 0;
         if (n <= 0)
-            return n == 0 ? 1 : -1;
+            return n == 0 ? 1 : (int)n;
         c->w->stats.bytes_in += (uint64_t)n;
         c->in_len += (size_t)n;
         c->consumed = proto->process(c->buf, c->in_len, &c->out, &c->out_len);
         if ((size_t)n < want) {
             /* Drained: send the reply; the next edge brings more. */
             fl = srv_flush(c);
-            return fl < 0 ? -1 : 0;
+            return fl < 0 ? fl : 0;
         }
     }
 }
@@ -257,7 +260,9 @@ static void srv_conn_on_event(struct loop *l, int fd, void *data, unsigned event
     rc = srv_serve(c);
     if (rc == 0)
         return;
-    if (rc < 0)
+    if (rc == -ECONNRESET || rc == -EPIPE)
+        c->w->stats.resets++;
+    else if (rc < 0)
         c->w->stats.errors++;
     srv_conn_put(c);
 }
@@ -391,6 +396,7 @@ int server_run(struct server *s, struct hb_err *err)
         s->stats.accepted += ws[i].stats.accepted;
         s->stats.bytes_in += ws[i].stats.bytes_in;
         s->stats.bytes_out += ws[i].stats.bytes_out;
+        s->stats.resets += ws[i].stats.resets;
         s->stats.errors += ws[i].stats.errors;
         srv_worker_release(&ws[i]);
     }

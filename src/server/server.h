@@ -56,7 +56,9 @@ struct server_stats {
     uint64_t accepted;  /* connections accepted */
     uint64_t bytes_in;  /* request bytes read */
     uint64_t bytes_out; /* reply bytes written */
-    uint64_t errors;    /* connections ended by a socket error */
+    uint64_t resets;    /* connections the peer reset (ECONNRESET, EPIPE): normal when a
+                         * load generator closes with a reply unread at the end of a run */
+    uint64_t errors;    /* connections ended by any other error */
 };
 
 struct server {

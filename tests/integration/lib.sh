@@ -1,0 +1,316 @@
+# Shared helpers for the integration scripts (sourced, bash).
+#
+#   HOPBENCH   the binary under test (tests/run.sh sets it; default build/release/hopbench)
+#   T          this script's private temporary directory (removed on exit)
+#
+# Results are TAP-like lines: "ok NAME" or "not ok NAME # DETAIL". tests/run.sh
+# counts them; the script exits non-zero when any check failed.
+#
+# Every process a script starts in the background goes through `spawn` (or
+# `start_server`), so the EXIT/INT/TERM trap can stop it by PID: SIGCONT (it
+# may have been stopped on purpose), SIGTERM, then SIGKILL after a bounded wait.
+
+set -u
+
+HOPBENCH=${HOPBENCH:-build/release/hopbench}
+case $HOPBENCH in
+/*) ;;
+*) HOPBENCH=$PWD/$HOPBENCH ;;
+esac
+if [ ! -x "$HOPBENCH" ]; then
+    echo "not ok setup # $HOPBENCH is not an executable (run make first)"
+    exit 1
+fi
+command -v jq >/dev/null || {
+    echo "not ok setup # jq is not installed"
+    exit 1
+}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/hopbench-it.XXXXXX") || {
+    echo "not ok setup # mktemp -d failed"
+    exit 1
+}
+PIDS=()
+NFAIL=0
+NPASS=0
+
+# --- results -----------------------------------------------------------------
+
+ok() {
+    NPASS=$((NPASS + 1))
+    echo "ok $*"
+}
+
+# not_ok NAME DETAIL...
+not_ok() {
+    local name=$1
+    shift
+    NFAIL=$((NFAIL + 1))
+    echo "not ok $name # $*"
+}
+
+# check NAME CMD... : ok when CMD succeeds.
+check() {
+    local name=$1
+    shift
+    if "$@"; then
+        ok "$name"
+    else
+        not_ok "$name" "failed: $*"
+    fi
+}
+
+# check_eq NAME WANT GOT
+check_eq() {
+    if [ "$2" = "$3" ]; then
+        ok "$1"
+    else
+        not_ok "$1" "want '$2', got '$3'"
+    fi
+}
+
+# jcheck NAME FILE JQ-EXPR : ok when the jq expression is true for FILE.
+jcheck() {
+    local name=$1 file=$2 expr=$3 got
+    if [ ! -s "$file" ]; then
+        not_ok "$name" "no JSON file $file"
+        return 1
+    fi
+    if jq -e "$expr" "$file" >/dev/null 2>&1; then
+        ok "$name"
+    else
+        got=$(jq -c "$expr" "$file" 2>&1 | head -c 300)
+        not_ok "$name" "jq '$expr' on $(basename "$file") gave: $got"
+        return 1
+    fi
+}
+
+# hb OUT CMD-ARGS... : runs "$HOPBENCH CMD-ARGS..." with a time limit, stdout to
+# $T/OUT.out, stderr to $T/OUT.err; sets RC (and returns 0).
+hb() {
+    local out=$1
+    shift
+    RC=0
+    timeout -k 5 60 "$HOPBENCH" "$@" >"$T/$out.out" 2>"$T/$out.err" || RC=$?
+    return 0
+}
+
+# expect_rc NAME WANT OUT CMD-ARGS... : runs hb OUT CMD-ARGS and checks the exit code.
+expect_rc() {
+    local name=$1 want=$2 out=$3
+    shift 3
+    hb "$out" "$@"
+    if [ "$RC" = "$want" ]; then
+        ok "$name"
+    else
+        not_ok "$name" "exit $RC, want $want; stderr: $(head -c 300 "$T/$out.err" | tr '\n' '|')"
+        return 1
+    fi
+}
+
+# one_line NAME FILE [GREP-ERE] : FILE holds exactly one line (matching GREP-ERE if given).
+one_line() {
+    local name=$1 file=$2 re=${3:-}
+    local n
+    n=$(wc -l <"$file")
+    if [ "$n" -ne 1 ]; then
+        not_ok "$name" "want 1 line in $(basename "$file"), got $n: $(head -c 300 "$file" | tr '\n' '|')"
+        return 1
+    fi
+    if [ -n "$re" ] && ! grep -Eq -- "$re" "$file"; then
+        not_ok "$name" "line does not match /$re/: $(head -c 300 "$file")"
+        return 1
+    fi
+    ok "$name"
+}
+
+# --- processes ------------------------------------------------------------------
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+alive() { kill -0 "$1" 2>/dev/null; }
+
+# wait_gone PID SECONDS : waits (50 ms steps) until PID is gone; returns 1 if still alive.
+wait_gone() {
+    local pid=$1 steps=$(($2 * 20)) i
+    for ((i = 0; i < steps; i++)); do
+        alive "$pid" || return 0
+        sleep 0.05
+    done
+    ! alive "$pid"
+}
+
+# reap PID SECONDS : waits (bounded) for a background child and sets RC to its exit
+# code; RC=timeout (and the process is killed) when it did not end in time.
+reap() {
+    local pid=$1 secs=$2
+    if wait_gone "$pid" "$secs"; then
+        RC=0
+        wait "$pid" 2>/dev/null || RC=$?
+    else
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        RC=timeout
+    fi
+}
+
+# spawn_cmd OUT CMD... : starts CMD in the background with stdout to $T/OUT.out and
+# stderr to $T/OUT.err; sets SPAWNED to its PID (CMD must exec, e.g. env or setsid,
+# so that the PID is hopbench's own).
+spawn_cmd() {
+    local out=$1
+    shift
+    "$@" >"$T/$out.out" 2>"$T/$out.err" &
+    SPAWNED=$!
+    PIDS+=("$SPAWNED")
+}
+
+# spawn OUT CMD-ARGS... : spawn_cmd OUT "$HOPBENCH" CMD-ARGS...
+spawn() {
+    local out=$1
+    shift
+    spawn_cmd "$out" "$HOPBENCH" "$@"
+}
+
+# stop_pid PID : SIGCONT + SIGTERM, SIGKILL after 3 s; reaps it and sets RC.
+stop_pid() {
+    local pid=$1
+    if alive "$pid"; then
+        kill -CONT "$pid" 2>/dev/null
+        kill -TERM "$pid" 2>/dev/null
+    fi
+    reap "$pid" 3
+}
+
+# start_server NAME SERVE-ARGS... : "$HOPBENCH serve SERVE-ARGS..." in the background
+# (stdout $T/NAME.out, stderr $T/NAME.err). Waits up to 5 s for one "listening on"
+# line per --listen/-l argument. PROTO is echo. Sets SRV_PID, SRV_PORT (the first TCP port, if any)
+# and SRV_OUT. Returns 1 (after a not_ok line) if the server did not come up.
+start_server() {
+    local name=$1
+    shift
+    local want=0 a i n
+    for a in "$@"; do
+        case $a in
+        --listen | -l | --listen=*) want=$((want + 1)) ;;
+        esac
+    done
+    spawn "$name" serve echo "$@"
+    SRV_PID=$SPAWNED
+    SRV_OUT=$T/$name.out
+    SRV_PORT=
+    for ((i = 0; i < 100; i++)); do
+        n=$(grep -c '^hopbench: listening on ' "$SRV_OUT" 2>/dev/null)
+        if [ "${n:-0}" -ge "$want" ] && [ "$want" -gt 0 ]; then
+            SRV_PORT=$(sed -n 's|^hopbench: listening on tcp://.*:\([0-9][0-9]*\)$|\1|p' "$SRV_OUT" |
+                head -n 1)
+            return 0
+        fi
+        alive "$SRV_PID" || break
+        sleep 0.05
+    done
+    not_ok "start server $name" "not listening after 5 s; stdout: $(head -c 300 "$SRV_OUT" |
+        tr '\n' '|') stderr: $(head -c 300 "$T/$name.err" | tr '\n' '|')"
+    stop_pid "$SRV_PID"
+    return 1
+}
+
+# stop_server PID OUT-FILE : SIGTERM; waits (bounded) for the "stopped:" line and
+# the exit. Sets RC and STOPPED (the stopped line, or empty).
+stop_server() {
+    local pid=$1 out=$2
+    kill -TERM "$pid" 2>/dev/null
+    reap "$pid" 5
+    STOPPED=$(grep '^hopbench: stopped: ' "$out" | tail -n 1)
+}
+
+# stopped_field WHAT : the number before WHAT ("connections", "bytes in", "bytes out",
+# "errors") in $STOPPED; empty when absent.
+stopped_field() {
+    printf '%s\n' "$STOPPED" | sed -n "s/.*[^0-9]\([0-9][0-9]*\) $1\(,.*\)\{0,1\}\$/\1/p"
+}
+
+cleanup() {
+    local pid i
+    trap - EXIT INT TERM
+    for pid in "${PIDS[@]}"; do
+        if alive "$pid"; then
+            kill -CONT "$pid" 2>/dev/null
+            kill -TERM "$pid" 2>/dev/null
+        fi
+    done
+    for pid in "${PIDS[@]}"; do
+        for ((i = 0; i < 40; i++)); do
+            alive "$pid" || break
+            sleep 0.05
+        done
+        if alive "$pid"; then
+            kill -KILL "$pid" 2>/dev/null
+        fi
+        wait "$pid" 2>/dev/null
+    done
+    [ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
+
+# done_testing : prints a summary and exits non-zero when anything failed.
+done_testing() {
+    echo "# $NPASS passed, $NFAIL failed"
+    [ "$NFAIL" -eq 0 ]
+    exit
+}
+
+# --- evidence checks (jq) --------------------------------------------------------
+
+# jq definitions for a run record (the input is one element of .runs).
+#   lo(i), width(i): the lowest value and width of histogram counter i (docs/evidence.md)
+#   hist_ok:   counts sum to total, total == ops, indices ascending, min/max inside the
+#              first/last counters, latency min/max agree with the histogram
+#   lat_ok:    p50 > 0 and min <= p50 <= p90 <= p95 <= p99 <= p999 <= p9999, p99 <= max
+#              (a percentile is the upper edge of its counter, so it may pass max by
+#              less than one counter width, max/1024)
+#   errors_zero: every error kind is present and 0
+JQ_DEFS='
+def lo(i): if i < 1024 then i else ((i % 1024) + 1024) * pow(2; (i / 1024 | floor) - 1) end;
+def width(i): if i < 2048 then 1 else pow(2; (i / 1024 | floor) - 1) end;
+def le_edge(a; b): a <= b or (a - b) <= (b / 1024);
+def hist_ok: . as $r | .histogram as $h | ($h.counts | map(.[0])) as $ix
+  | $h.unit == "ns" and $h.lowest == 1 and $h.significant_digits == 3 and $h.overflow == 0
+  and (($h.counts | map(.[1]) | add) // 0) == $h.total and $h.total == $r.ops
+  and all($h.counts[]; .[1] > 0) and $ix == ($ix | unique)
+  and $r.latency_ns.min == $h.min and $r.latency_ns.max == $h.max
+  and ($h.total == 0 or (lo($ix[0]) <= $h.min and $h.min < lo($ix[0]) + width($ix[0])
+       and lo($ix[-1]) <= $h.max and $h.max < lo($ix[-1]) + width($ix[-1])));
+def lat_ok: .latency_ns as $l
+  | $l.p50 > 0 and $l.min > 0 and $l.min <= $l.p50 and $l.p50 <= $l.p90 and $l.p90 <= $l.p95
+  and $l.p95 <= $l.p99 and $l.p99 <= $l.p999 and $l.p999 <= $l.p9999
+  and le_edge($l.p99; $l.max) and le_edge($l.p9999; $l.max)
+  and $l.min <= $l.mean and le_edge($l.mean; $l.max);
+def error_kinds: ["refused","reset","timeout","addrnotavail","eagain","short","wrong","unexpected","other"];
+def errors_zero: (.errors | keys | sort) == (error_kinds | sort) and all(.errors[]; . == 0)
+  and .errors_total == 0;
+def errors_sum: (.errors | add) == .errors_total;
+'
+
+# rcheck NAME FILE EXPR : like jcheck, with JQ_DEFS available.
+rcheck() {
+    local name=$1 file=$2 expr=$3 got
+    if [ ! -s "$file" ]; then
+        not_ok "$name" "no JSON file $file"
+        return 1
+    fi
+    if jq -e "$JQ_DEFS $expr" "$file" >/dev/null 2>&1; then
+        ok "$name"
+    else
+        got=$(jq -c "$JQ_DEFS $expr" "$file" 2>&1 | head -c 300)
+        not_ok "$name" "jq '$(echo "$expr" | tr -s ' \n' ' ')' on $(basename "$file") gave: $got"
+        return 1
+    fi
+}
+
+# table_rows FILE : how many endpoint rows the run table in FILE has.
+table_rows() {
+    grep -Ec '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' "$1"
+}

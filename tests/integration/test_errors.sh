@@ -1,0 +1,175 @@
+#!/bin/bash
+# Failures: nothing listening, a server killed or stopped mid-run, bad usage,
+# unwritable evidence, and Ctrl-C.
+. "$(dirname "$0")/lib.sh"
+
+# --- nothing listening --------------------------------------------------------------
+
+# A free TCP port: one the kernel just gave a server that is now stopped.
+if start_server portpick --listen tcp://127.0.0.1:0; then
+    port=$SRV_PORT
+    stop_server "$SRV_PID" "$SRV_OUT"
+    expect_rc "run: closed TCP port -> exit 1" 1 refused_tcp \
+        run echo "tcp://127.0.0.1:$port" -n 10 --json "$T/refused_tcp.json"
+    one_line "run: closed TCP port -> one stderr line 'cannot connect'" "$T/refused_tcp.err" \
+        "cannot connect to tcp://127\.0\.0\.1:$port"
+    check "run: closed TCP port -> no table" test ! -s "$T/refused_tcp.out"
+    check "run: closed TCP port -> no evidence file" test ! -e "$T/refused_tcp.json"
+fi
+expect_rc "run: missing unix socket -> exit 1" 1 refused_unix \
+    run echo "unix:$T/nobody.sock" -d 0.3
+one_line "run: missing unix socket -> one stderr line 'cannot connect'" "$T/refused_unix.err" \
+    "cannot connect to unix:$T/nobody\.sock"
+expect_rc "run: missing abstract socket -> exit 1" 1 refused_abs \
+    run echo "unix:@hopbench-test-nobody-$$" -d 0.3
+one_line "run: missing abstract socket -> one stderr line 'cannot connect'" "$T/refused_abs.err" \
+    "cannot connect"
+# The second endpoint is checked before anything is measured.
+if start_server pre --listen "unix:$T/pre.sock"; then
+    t0=$(now_ms)
+    expect_rc "run: second endpoint missing -> exit 1 before measuring" 1 refused_second \
+        run echo "unix:$T/pre.sock" "unix:$T/nobody.sock" -d 3
+    check "run: second endpoint missing -> fails fast (< 2 s)" test $(($(now_ms) - t0)) -lt 2000
+    one_line "run: second endpoint missing -> one stderr line" "$T/refused_second.err" \
+        "cannot connect to unix:$T/nobody\.sock"
+    stop_server "$SRV_PID" "$SRV_OUT"
+fi
+
+# --- server killed mid-run -----------------------------------------------------
+
+for tr in unix tcp; do
+    if [ $tr = unix ]; then
+        start_server "kill_$tr" --listen "unix:$T/kill.sock" || continue
+        ep=unix:$T/kill.sock
+    else
+        start_server "kill_$tr" --listen tcp://127.0.0.1:0 || continue
+        ep=tcp://127.0.0.1:$SRV_PORT
+    fi
+    n="run $tr, server killed mid-run"
+    j=$T/kill_$tr.json
+    t0=$(now_ms)
+    spawn "kill_run_$tr" run echo "$ep" -d 3 --warmup 0.1 --json "$j"
+    run_pid=$SPAWNED
+    sleep 1
+    kill -KILL "$SRV_PID"
+    reap "$SRV_PID" 5
+    reap "$run_pid" 15
+    dt=$(($(now_ms) - t0))
+    check_eq "$n: exit 2" 2 "$RC"
+    check "$n: ends on time (${dt} ms < 10 s)" test "$dt" -lt 10000
+    check_eq "$n: table printed" 1 "$(table_rows "$T/kill_run_$tr.out")"
+    check "$n: errors line printed" grep -Eq "^errors: $ep " "$T/kill_run_$tr.out"
+    check "$n: 'invalid' on stderr" grep -q "invalid" "$T/kill_run_$tr.err"
+    rcheck "$n: JSON invalid" "$j" '.valid == false and .interrupted == false and (.runs | length) == 1'
+    rcheck "$n: errors_total > 0, as refused/reset/short" "$j" \
+        '.runs[0] | .errors_total > 0 and errors_sum and .valid == false
+         and (.errors.refused + .errors.reset + .errors.short) > 0'
+    rcheck "$n: ops before the kill kept" "$j" '.runs[0] | .ops > 0 and hist_ok and lat_ok'
+    rcheck "$n: window is the whole -d 3" "$j" '.runs[0] | .window_s >= 2.9 and .window_s < 4'
+done
+
+# --- server stopped (SIGSTOP): timeouts -------------------------------------------
+
+for spec in "unix reuse" "tcp connect"; do
+    set -- $spec
+    tr=$1 mode=$2
+    if [ $tr = unix ]; then
+        start_server "stop_$tr" --listen "unix:$T/stop.sock" || continue
+        ep=unix:$T/stop.sock
+    else
+        start_server "stop_$tr" --listen tcp://127.0.0.1:0 || continue
+        ep=tcp://127.0.0.1:$SRV_PORT
+    fi
+    stop_srv=$SRV_PID stop_out=$SRV_OUT
+    n="run $tr $mode, server stopped"
+    j=$T/stop_$tr.json
+    kill -STOP "$stop_srv"
+    t0=$(now_ms)
+    hb "stop_run_$tr" run echo "$ep" --mode "$mode" --timeout 0.3 -d 1 --warmup 0 --json "$j"
+    dt=$(($(now_ms) - t0))
+    check_eq "$n: exit 2" 2 "$RC"
+    check "$n: ends in bounded time (${dt} ms < 10 s)" test "$dt" -lt 10000
+    rcheck "$n: errors.timeout > 0, invalid" "$j" \
+        '.valid == false and (.runs[0] | .errors.timeout > 0 and errors_sum and .valid == false)'
+    check "$n: errors line names timeouts" grep -Eq "^errors: .*timeout=[1-9]" "$T/stop_run_$tr.out"
+    kill -CONT "$stop_srv"
+    expect_rc "$n: server answers again after SIGCONT" 0 "stop_again_$tr" \
+        run echo "$ep" --mode "$mode" -n 100 --warmup 0
+    stop_server "$stop_srv" "$stop_out"
+    check_eq "$n: server exits 0" 0 "$RC"
+done
+
+# --- bad usage: exit 64, one stderr line, nothing on stdout -------------------------
+
+usage_cases=(
+    "threads > connections|run echo unix:/x --threads 4 -c 2|--threads 4"
+    "unknown option|run echo unix:/x --bogus|--bogus"
+    "--pin bogus|run echo unix:/x --pin bogus|bogus"
+    "-d and -n|run echo unix:/x -d 1 -n 10|--count|-n|not both"
+    "unknown protocol|run http unix:/x|http"
+    "missing endpoint|run echo|ENDPOINT"
+    "port 0|run echo tcp://127.0.0.1:0|port 0"
+    "--mode bogus|run echo unix:/x --mode bogus|bogus"
+    "--size 0|run echo unix:/x --size 0|--size"
+    "--duration -1|run echo unix:/x -d -1|--duration|-d"
+    "--connections 0|run echo unix:/x -c 0|--connections|-c"
+    "non-loopback run|run echo tcp://10.0.0.1:80|--allow-remote"
+    "serve unknown option|serve echo --listen unix:/x --bogus|--bogus"
+    "serve without --listen|serve echo|--listen"
+    "serve --pin bogus|serve echo --listen unix:/x --pin bogus|bogus"
+    "lab --pin bogus|lab --pin bogus|bogus"
+    "lab --sizes bogus|lab --sizes 64,lots|--sizes"
+    "lab unknown option|lab --bogus|--bogus"
+    "unknown subcommand|frobnicate|frobnicate"
+)
+for c in "${usage_cases[@]}"; do
+    name=${c%%|*}
+    rest=${c#*|}
+    args=${rest%%|*}
+    re=${rest#*|}
+    # shellcheck disable=SC2086 # the arguments are words on purpose
+    expect_rc "usage: $name -> exit 64" 64 usage $args
+    one_line "usage: $name -> one stderr line" "$T/usage.err" "$re"
+    check "usage: $name -> nothing on stdout" test ! -s "$T/usage.out"
+done
+check "usage: no stray files (unix:/x never created)" test ! -e /x
+
+# --- evidence that cannot be written ---------------------------------------------
+
+if start_server nojson --listen "unix:$T/nojson.sock"; then
+    expect_rc "run --json in a missing directory -> exit 1" 1 nojson \
+        run echo "unix:$T/nojson.sock" -n 50 --warmup 0 --json "$T/missing/dir/e.json"
+    check_eq "run --json unwritable: table still printed" 1 "$(table_rows "$T/nojson.out")"
+    one_line "run --json unwritable: one stderr line naming the path" "$T/nojson.err" \
+        "$T/missing/dir/e\.json"
+    stop_server "$SRV_PID" "$SRV_OUT"
+fi
+
+# --- Ctrl-C ----------------------------------------------------------------------
+
+if start_server int --listen tcp://127.0.0.1:0 --listen "unix:$T/int.sock"; then
+    int_srv=$SRV_PID int_out=$SRV_OUT
+    j=$T/int.json
+    spawn int_run run echo "tcp://127.0.0.1:$SRV_PORT" "unix:$T/int.sock" -d 10 --warmup 0.1 \
+        --json "$j"
+    run_pid=$SPAWNED
+    sleep 1
+    t0=$(now_ms)
+    kill -INT "$run_pid"
+    reap "$run_pid" 5
+    dt=$(($(now_ms) - t0))
+    check_eq "run Ctrl-C: exit 130" 130 "$RC"
+    check "run Ctrl-C: exits promptly (${dt} ms < 3 s)" test "$dt" -lt 3000
+    check_eq "run Ctrl-C: table printed with the one run measured" 1 "$(table_rows "$T/int_run.out")"
+    check "run Ctrl-C: evidence path printed" grep -qx "evidence: $j" "$T/int_run.out"
+    rcheck "run Ctrl-C: JSON interrupted, valid, one run" "$j" \
+        '.interrupted == true and .valid == true and (.runs | length) == 1'
+    rcheck "run Ctrl-C: the run kept its ops" "$j" \
+        '.runs[0] | .interrupted == true and .ops > 0 and errors_zero and hist_ok and lat_ok
+         and .window_s > 0.5 and .window_s < 2.5'
+    check "run Ctrl-C: server still up" alive "$int_srv"
+    stop_server "$int_srv" "$int_out"
+    check_eq "run Ctrl-C: server exits 0" 0 "$RC"
+fi
+
+done_testing

@@ -1,0 +1,187 @@
+#!/bin/bash
+# lab: the default experiment. Its child server and private directory must be
+# gone after every exit, Ctrl-C included; the evidence covers every cell.
+. "$(dirname "$0")/lib.sh"
+
+# Each lab runs in its own cwd ($T/NAME.cwd) with TMPDIR=$T/NAME.tmp, so that
+# what it leaves behind can be listed.
+lab_dirs() {
+    mkdir -p "$T/$1.cwd" "$T/$1.tmp"
+}
+
+# lab_fg NAME LAB-ARGS... : runs the lab in the foreground (time-limited); sets RC.
+lab_fg() {
+    local name=$1
+    shift
+    lab_dirs "$name"
+    RC=0
+    (cd "$T/$name.cwd" && TMPDIR=$T/$name.tmp exec timeout -k 5 90 "$HOPBENCH" lab "$@") \
+        >"$T/$name.out" 2>"$T/$name.err" || RC=$?
+}
+
+# lab_server_pid NAME : the server pid from the lab's header line.
+lab_server_pid() {
+    sed -n 's/^hopbench .* lab: echo over .*; server pid \([0-9][0-9]*\)$/\1/p' "$T/$1.out" | head -n 1
+}
+
+# check_lab_gone NAME UNIQUE : the lab's server and directory are gone. UNIQUE is a
+# string only that lab's command line holds (its child server has the same one).
+check_lab_gone() {
+    local name=$1 unique=$2 spid
+    spid=$(lab_server_pid "$name")
+    if [ -z "$spid" ]; then
+        not_ok "$name: header names the server pid" "no 'server pid N' in $T/$name.out"
+    else
+        ok "$name: header names the server pid ($spid)"
+        check "$name: server pid $spid gone afterwards" sh -c "! kill -0 $spid 2>/dev/null"
+    fi
+    check "$name: no process left with the lab's command line" \
+        sh -c "! pgrep -f -- '$unique' >/dev/null"
+    check "$name: private temporary directory removed" \
+        sh -c "[ -z \"\$(ls -A '$T/$name.tmp')\" ]"
+}
+
+cpus=$(nproc)
+if [ "$cpus" -ge 2 ]; then want_pin=split; else want_pin=same; fi
+
+# --- the quick lab, two sizes ---------------------------------------------------
+
+j=$T/quick.json
+lab_fg quick --quick --sizes 64,4KiB --json "$j"
+check_eq "lab --quick: exit 0" 0 "$RC"
+[ "$RC" = 0 ] || sed 's/^/# /' "$T/quick.err"
+check "lab --quick: evidence path printed" grep -qx "evidence: $j" "$T/quick.out"
+rcheck "lab --quick: 8 runs, all valid" "$j" \
+    '.schema == "hopbench.evidence/1" and .command == "lab" and .valid == true
+     and .interrupted == false and (.runs | length) == 8 and all(.runs[]; .valid == true)'
+rcheck "lab --quick: every transport x mode x size cell exactly once" "$j" \
+    '[.runs[] | [.transport, .mode, .size]] | sort ==
+     ([["tcp","unix"][] as $t | ["connect","reuse"][] as $m | [64,4096][] as $s | [$t,$m,$s]] | sort)'
+rcheck "lab --quick: cells measured cleanly" "$j" \
+    'all(.runs[]; .proto == "echo" and .ops > 0 and errors_zero and hist_ok and lat_ok
+         and .connections == 1 and .threads == 1 and .pipeline == 1)'
+rcheck "lab --quick: cells are 0.75 s after 0.25 s" "$j" \
+    'all(.runs[]; .duration_s == 0.75 and .warmup_s == 0.25 and .window_s >= 0.7 and .window_s < 1.2)'
+rcheck "lab --quick: connect cells connect per op" "$j" \
+    'all(.runs[] | select(.mode == "connect"); .connects >= .ops and .connects <= .ops + 1)'
+rcheck "lab --quick: endpoints are loopback TCP and a socket in TMPDIR" "$j" \
+    'all(.runs[] | select(.transport == "tcp"); .endpoint | test("^tcp://127\\.0\\.0\\.1:[1-9][0-9]*$"))
+     and all(.runs[] | select(.transport == "unix");
+             .endpoint | startswith("unix:'"$T"'/quick.tmp/hopbench-lab."))'
+rcheck "lab --quick: placement.pin $want_pin recorded" "$j" ".placement.pin == \"$want_pin\""
+if [ $want_pin = split ]; then
+    rcheck "lab --quick: split CPUs are pinned and disjoint" "$j" \
+        '.placement | .client_cpus != "any" and .server_cpus != "any"
+         and .client_cpus != .server_cpus'
+fi
+check "lab --quick: placement line printed" grep -q "^placement: --pin $want_pin " "$T/quick.out"
+spid=$(lab_server_pid quick)
+rcheck "lab --quick: server recorded as the built-in child" "$j" \
+    ".server == \"built-in echo (pid ${spid:-?})\""
+check_eq "lab --quick: 8 progress lines" 8 \
+    "$(grep -Ec '^  (connect|reuse) +(tcp|unix) +[0-9]+ B: ' "$T/quick.out")"
+check "lab --quick: a table per size" \
+    sh -c "grep -qx '64 B echo round trips' '$T/quick.out' &&
+           grep -qx '4 KiB echo round trips' '$T/quick.out'"
+check_eq "lab --quick: unix÷tcp rows (2 sizes x 2 modes)" 4 \
+    "$(grep -Ec '^ +unix÷tcp +[0-9.]+x' "$T/quick.out")"
+check "lab --quick: --json given, nothing else written to cwd" \
+    sh -c "[ -z \"\$(ls -A '$T/quick.cwd')\" ]"
+check_lab_gone quick "$j"
+
+# --- without --json: hopbench-lab-DATE.json in the cwd ------------------------------
+
+lab_fg nojson --sizes 64 -d 0.2 --warmup 0.05
+check_eq "lab (no --json): exit 0" 0 "$RC"
+files=("$T"/nojson.cwd/hopbench-lab-*.json)
+if [ "${#files[@]}" -eq 1 ] && [ -f "${files[0]}" ]; then
+    ok "lab (no --json): one hopbench-lab-*.json in the cwd"
+    f=$(basename "${files[0]}")
+    check "lab (no --json): name is hopbench-lab-DATE-TIME.json" \
+        sh -c "echo '$f' | grep -Eqx 'hopbench-lab-[0-9]{8}-[0-9]{6}\.json'"
+    check "lab (no --json): 'evidence: $f' printed" grep -qx "evidence: $f" "$T/nojson.out"
+    rcheck "lab (no --json): 4 valid runs" "${files[0]}" \
+        '(.runs | length) == 4 and .valid == true and all(.runs[]; .size == 64 and .ops > 0)'
+    check "lab (no --json): no temporary evidence file left" \
+        sh -c "[ \$(ls -A '$T/nojson.cwd' | wc -l) -eq 1 ]"
+else
+    not_ok "lab (no --json): one hopbench-lab-*.json in the cwd" "found: $(ls -A "$T/nojson.cwd")"
+fi
+check_lab_gone nojson "--sizes 64 -d 0.2 --warmup 0.05"
+
+# --- --pin same / --pin none ------------------------------------------------------
+
+for pin in same none; do
+    j=$T/pin_$pin.json
+    lab_fg "pin_$pin" --pin $pin --sizes 64 -d 0.2 --warmup 0.05 --json "$j"
+    check_eq "lab --pin $pin: exit 0" 0 "$RC"
+    rcheck "lab --pin $pin: placement.pin recorded, 4 valid runs" "$j" \
+        ".placement.pin == \"$pin\" and .valid == true and (.runs | length) == 4"
+    check "lab --pin $pin: placement line printed" grep -q "^placement: --pin $pin " "$T/pin_$pin.out"
+    if [ $pin = same ]; then
+        rcheck "lab --pin same: client and server on one CPU" "$j" \
+            '.placement | .client_cpus == .server_cpus and (.client_cpus | test("^[0-9]+$"))'
+    else
+        rcheck "lab --pin none: nothing pinned" "$j" \
+            '.placement | .client_cpus == "any" and .server_cpus == "any"'
+    fi
+    check_lab_gone "pin_$pin" "$j"
+done
+
+# --- Ctrl-C -----------------------------------------------------------------------
+
+# lab_interrupt NAME HOW : starts "lab --duration 5" in the background, sends SIGINT
+# after ~2 s (HOW = pid: to the lab alone; group: to its whole process group, as a
+# terminal's Ctrl-C does, the child server included) and checks what is left.
+lab_interrupt() {
+    local name=$1 how=$2 j=$T/$1.json pid i spid t0 dt
+    lab_dirs "$name"
+    if [ "$how" = group ]; then
+        spawn_cmd "$name" env -C "$T/$name.cwd" TMPDIR="$T/$name.tmp" \
+            setsid "$HOPBENCH" lab --duration 5 --json "$j"
+    else
+        spawn_cmd "$name" env -C "$T/$name.cwd" TMPDIR="$T/$name.tmp" \
+            "$HOPBENCH" lab --duration 5 --json "$j"
+    fi
+    pid=$SPAWNED
+    for ((i = 0; i < 100; i++)); do
+        spid=$(lab_server_pid "$name")
+        [ -n "$spid" ] && break
+        alive "$pid" || break
+        sleep 0.05
+    done
+    if [ -z "$spid" ]; then
+        not_ok "$name: lab started" "no header: $(head -c 300 "$T/$name.out" "$T/$name.err")"
+        stop_pid "$pid"
+        return
+    fi
+    check "$name: server child running while the lab runs" alive "$spid"
+    sleep 2
+    t0=$(now_ms)
+    if [ "$how" = group ]; then
+        if [ "$(ps -o pgid= -p "$pid" | tr -d ' ')" = "$pid" ]; then
+            kill -INT -- "-$pid"
+        else
+            not_ok "$name: lab leads its own process group" "setsid did not exec in place"
+            kill -INT "$pid"
+        fi
+    else
+        kill -INT "$pid"
+    fi
+    reap "$pid" 10
+    dt=$(($(now_ms) - t0))
+    check_eq "$name: exit 130" 130 "$RC"
+    check "$name: exits promptly (${dt} ms < 5 s)" test "$dt" -lt 5000
+    check "$name: evidence path printed" grep -qx "evidence: $j" "$T/$name.out"
+    rcheck "$name: JSON interrupted, at least 1 run, fewer than 12" "$j" \
+        '.interrupted == true and (.runs | length) >= 1 and (.runs | length) < 12
+         and .runs[-1].interrupted == true and .valid == true and all(.runs[]; errors_zero)'
+    rcheck "$name: the first cell kept its ops" "$j" '.runs[0] | .ops > 0 and hist_ok'
+    check "$name: table printed" grep -qx '64 B echo round trips' "$T/$name.out"
+    check_lab_gone "$name" "$j"
+}
+
+lab_interrupt lab_int pid
+lab_interrupt lab_int_group group
+
+done_testing

@@ -1,0 +1,137 @@
+#!/bin/bash
+# serve: socket files (mode, removal, stale and live sockets, regular files in the
+# way), the loopback-only rule, endpoint parsing (shared with run), abstract sockets.
+. "$(dirname "$0")/lib.sh"
+
+# --- socket file mode and removal --------------------------------------------------
+
+sock=$T/mode.sock
+if start_server mode --listen "unix:$sock"; then
+    check "serve: socket file is a socket" test -S "$sock"
+    check_eq "serve: socket file mode defaults to 0600" 600 "$(stat -c %a "$sock")"
+    check "serve: prints its pid" grep -q "^hopbench: echo server, .* pid $SRV_PID," "$SRV_OUT"
+    stop_server "$SRV_PID" "$SRV_OUT"
+    check_eq "serve: exit 0 after SIGTERM" 0 "$RC"
+    check "serve: prints the stopped line" grep -Eq \
+        '^hopbench: stopped: [0-9]+ connections, [0-9]+ bytes in, [0-9]+ bytes out, (.*, )?[0-9]+ errors$' \
+        "$SRV_OUT"
+    check "serve: socket file removed after SIGTERM" test ! -e "$sock"
+fi
+
+sock=$T/mode660.sock
+if start_server mode660 --listen "unix:$sock" --socket-mode 0660; then
+    check_eq "serve: --socket-mode 0660 honoured" 660 "$(stat -c %a "$sock")"
+    stop_server "$SRV_PID" "$SRV_OUT"
+    check "serve: 0660 socket removed after SIGTERM" test ! -e "$sock"
+fi
+
+expect_rc "serve: --socket-mode 0999 is a usage error" 64 badmode \
+    serve echo --listen "unix:$T/badmode.sock" --socket-mode 0999
+check "serve: bad --socket-mode creates no socket" test ! -e "$T/badmode.sock"
+
+# --- a regular file where the socket should go ---------------------------------------
+
+reg=$T/regular.sock
+printf 'precious data\n' >"$reg"
+sum_before=$(md5sum <"$reg")
+expect_rc "serve: regular file at socket path -> exit 1" 1 regular serve echo --listen "unix:$reg"
+one_line "serve: regular file -> one stderr line naming it" "$T/regular.err" "$reg.*not a socket"
+check "serve: regular file still a regular file" test -f "$reg"
+check_eq "serve: regular file content untouched" "$sum_before" "$(md5sum <"$reg")"
+check "serve: regular file -> no listening line" test ! -s "$T/regular.out"
+
+# --- a stale socket file is replaced ------------------------------------------------
+
+sock=$T/stale.sock
+if start_server stale1 --listen "unix:$sock"; then
+    kill -KILL "$SRV_PID"
+    reap "$SRV_PID" 5
+    check "serve: kill -9 leaves the socket file behind" test -S "$sock"
+    if start_server stale2 --listen "unix:$sock"; then
+        ok "serve: a stale socket file is replaced"
+        expect_rc "serve: the replacing server answers" 0 stale_run \
+            run echo "unix:$sock" -n 100 --warmup 0
+        stop_server "$SRV_PID" "$SRV_OUT"
+        check_eq "serve: replacing server exits 0" 0 "$RC"
+        check "serve: replaced socket removed after SIGTERM" test ! -e "$sock"
+    fi
+fi
+
+# --- a live socket or port is not taken over ------------------------------------------
+
+sock=$T/live.sock
+if start_server live1 --listen "unix:$sock" --listen tcp://127.0.0.1:0; then
+    live_pid=$SRV_PID live_out=$SRV_OUT live_port=$SRV_PORT
+    expect_rc "serve: second serve on a live socket path -> exit 1" 1 live2 \
+        serve echo --listen "unix:$sock"
+    one_line "serve: live socket -> one stderr line" "$T/live2.err" "listening|in use"
+    check "serve: live socket file kept" test -S "$sock"
+    expect_rc "serve: first server still answers on its socket" 0 live_run \
+        run echo "unix:$sock" -n 100 --warmup 0
+    expect_rc "serve: second serve on a live TCP port -> exit 1" 1 live3 \
+        serve echo --listen "tcp://127.0.0.1:$live_port"
+    one_line "serve: live TCP port -> one stderr line" "$T/live3.err" "127.0.0.1:$live_port"
+    # A failed second listener must not remove the first listener's socket file.
+    expect_rc "serve: second serve (free socket + busy port) -> exit 1" 1 live4 \
+        serve echo --listen "unix:$T/other.sock" --listen "tcp://127.0.0.1:$live_port"
+    check "serve: failed serve removes the socket it made" test ! -e "$T/other.sock"
+    check "serve: live socket still there" test -S "$sock"
+    stop_server "$live_pid" "$live_out"
+    check_eq "serve: first server exits 0" 0 "$RC"
+fi
+
+# --- loopback only unless --allow-remote -------------------------------------------
+
+expect_rc "serve: tcp://0.0.0.0:0 refused with exit 64" 64 remote \
+    serve echo --listen tcp://0.0.0.0:0
+one_line "serve: non-loopback -> one stderr line naming --allow-remote" "$T/remote.err" \
+    "0\.0\.0\.0.*--allow-remote"
+check "serve: non-loopback refused before listening" test ! -s "$T/remote.out"
+if start_server remote_ok --listen tcp://0.0.0.0:0 --allow-remote; then
+    check "serve: --allow-remote listens on 0.0.0.0" grep -Eq \
+        '^hopbench: listening on tcp://0\.0\.0\.0:[1-9][0-9]*$' "$SRV_OUT"
+    stop_server "$SRV_PID" "$SRV_OUT"
+    check_eq "serve: --allow-remote server exits 0" 0 "$RC"
+fi
+
+# --- malformed endpoints: serve and run -------------------------------------------
+
+# endpoint|what the one stderr line must say
+cases=(
+    "tcp://127.0.0.1|missing port"
+    "udp://x:1|unknown scheme"
+    "unix:|empty"
+    "tcp://[::1|missing ']'"
+    "tcp://127.0.0.1:99999|out of range"
+    "tcp://127.0.0.1:8x|not a plain decimal"
+    "tcp://example.com:80|not a numeric IP"
+)
+for c in "${cases[@]}"; do
+    ep=${c%%|*}
+    re=${c#*|}
+    expect_rc "serve: '$ep' -> exit 64" 64 bad_serve serve echo --listen "$ep"
+    one_line "serve: '$ep' -> one stderr line ($re)" "$T/bad_serve.err" "$re"
+    expect_rc "run: '$ep' -> exit 64" 64 bad_run run echo "$ep" -n 1
+    one_line "run: '$ep' -> one stderr line ($re)" "$T/bad_run.err" "$re"
+    check "run: '$ep' -> nothing on stdout" test ! -s "$T/bad_run.out"
+done
+
+# --- abstract socket, end to end ----------------------------------------------------
+
+name=hopbench-test-$$
+if start_server abstract --listen "unix:@$name"; then
+    check "serve: abstract socket listening line" grep -qx "hopbench: listening on unix:@$name" \
+        "$SRV_OUT"
+    expect_rc "run: abstract socket -> exit 0" 0 abs_run \
+        run echo "unix:@$name" -n 300 --warmup 0 --json "$T/abs.json"
+    jcheck "run: abstract socket -> 300 ops, no errors, unix" "$T/abs.json" \
+        '.runs[0] | .ops == 300 and .errors_total == 0 and .valid and .transport == "unix"
+         and .endpoint == "unix:@'"$name"'"'
+    stop_server "$SRV_PID" "$SRV_OUT"
+    check_eq "serve: abstract server exits 0" 0 "$RC"
+    check "serve: abstract socket left no file behind" test ! -e "@$name" -a ! -e "$T/@$name"
+    expect_rc "run: abstract socket gone after stop -> exit 1" 1 abs_gone \
+        run echo "unix:@$name" -n 1 --warmup 0
+fi
+
+done_testing
