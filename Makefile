@@ -43,6 +43,11 @@ MAIN_OBJ := $(B)/src/main.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 BENCH_BIN := $(B)/bench/floor
+FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
+FUZZ_NAMES := $(FUZZ_SRC:fuzz/fuzz_%.c=%)
+REPLAY_BIN := $(FUZZ_NAMES:%=$(B)/fuzz/replay_%)
+FUZZ_SECONDS ?= 60
+PROTO_SRC := $(wildcard src/proto/*.c)
 
 ifeq ($(V),1)
   Q :=
@@ -52,7 +57,7 @@ else
   say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all deps test-deps lab test unit integration asan tsan bench format format-check lint \
+.PHONY: all deps test-deps lab test unit integration asan tsan bench fuzz format format-check lint \
         install clean FORCE
 all: hopbench
 
@@ -88,6 +93,12 @@ $(B)/tests/%: tests/unit/%.c $(B)/libhopbench.a $(B)/.flags | test-deps
 	$(call say,CC,$<)
 	$(Q)$(CC) $(FINAL_CFLAGS) -Itests/unit -o $@ $< $(B)/libhopbench.a $(FINAL_LDFLAGS) -lcmocka $(LIBS)
 
+# A fuzz target linked with the plain replay driver: `make test` runs the seed corpus.
+$(B)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $(B)/libhopbench.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< fuzz/replay.c $(B)/libhopbench.a $(FINAL_LDFLAGS) $(LIBS)
+
 $(B)/bench/floor: bench/floor.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
@@ -101,8 +112,23 @@ integration: $(B)/hopbench | test-deps
 
 # The whole suite: unit tests, then integration tests that start servers on
 # loopback and Unix sockets and stop them by PID. Prints "N passed, N failed".
-test: $(UNIT_BIN) $(B)/hopbench | test-deps
+test: $(UNIT_BIN) $(REPLAY_BIN) $(B)/hopbench | test-deps
 	@sh tests/run.sh $(B)
+
+# libFuzzer (clang) over each codec, FUZZ_SECONDS each, starting from a copy of
+# the seed corpus so found inputs stay in build/ (add the useful ones by hand).
+fuzz: | deps
+	@sh scripts/deps.sh fuzz
+	@mkdir -p build/fuzz
+	@set -e; for t in $(FUZZ_NAMES); do \
+	  clang -std=c11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC); \
+	  rm -rf build/fuzz/corpus-$$t && cp -r fuzz/corpus/$$t build/fuzz/corpus-$$t; \
+	  echo "  FUZZ   $$t ($(FUZZ_SECONDS) s)"; \
+	  build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    build/fuzz/corpus-$$t 2>build/fuzz/$$t.log || { tail -40 build/fuzz/$$t.log; exit 1; }; \
+	  grep -E 'stat::number_of_executed_units' build/fuzz/$$t.log; \
+	done
 
 asan:
 	$(Q)$(MAKE) --no-print-directory FLAVOUR=asan test
@@ -113,7 +139,7 @@ bench: hopbench $(BENCH_BIN)
 	@sh scripts/deps.sh bench
 	@sh bench/pingpong.sh ./hopbench $(BENCH_BIN)
 
-FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] bench/*.c)
+FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] bench/*.c fuzz/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

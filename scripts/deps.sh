@@ -3,6 +3,7 @@
 #   scripts/deps.sh build   compiler, make, pkg-config, libjansson-dev
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps
 #   scripts/deps.sh bench   test + sockperf, linux-perf
+#   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
 # Runs apt-get only when something is missing; needs root for that.
 set -eu
 want="gcc make pkg-config libjansson-dev"
@@ -10,7 +11,8 @@ case "${1:-build}" in
 build) ;;
 test) want="$want libcmocka-dev jq iproute2 procps" ;;
 bench) want="$want libcmocka-dev jq iproute2 procps sockperf linux-perf" ;;
-*) echo "deps.sh: unknown purpose '$1' (build, test or bench)" >&2; exit 64 ;;
+fuzz) want="$want clang libclang-rt-14-dev" ;;
+*) echo "deps.sh: unknown purpose '$1' (build, test, bench or fuzz)" >&2; exit 64 ;;
 esac
 missing=""
 for p in $want; do

@@ -49,6 +49,10 @@ static const char usage_run[] =
     "      --mode M          connect: a new connection per request (batch); reuse: one\n"
     "                        connection for many requests (default reuse)\n"
     "      --pipeline P      requests in flight per connection (default 1)\n"
+    "      --close WHO       connect mode: who closes first and so holds TIME_WAIT:\n"
+    "                        client (default), server (wait for the server's FIN; start the\n"
+    "                        built-in server with --close-after SIZE) or rst (SO_LINGER 0:\n"
+    "                        an RST, no TIME_WAIT)\n"
     "      --size BYTES      payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64)\n"
     "      --warmup S        seconds of load before measuring; discarded (default 1, 0 = none)\n"
     "      --timeout S       a connect or reply slower than this is a timeout (default 5)\n"
@@ -73,6 +77,8 @@ static const char usage_serve[] =
     "      --pin P           none | same (the client's CPU) | split (the second half of\n"
     "                        the CPUs) (default none); use the same --pin for run\n"
     "      --allow-remote    allow a non-loopback TCP address\n"
+    "      --close-after B   close each connection first once B bytes were sent on it (one\n"
+    "                        echo of B bytes): the server holds TIME_WAIT (run --close server)\n"
     "  -h, --help            this text\n";
 
 static const char usage_lab[] =
@@ -91,6 +97,7 @@ static const char usage_lab[] =
     "  -t, --threads N       load threads (default 1)\n"
     "      --timeout S       connect/reply timeout (default 5)\n"
     "      --pin P           none | same | split (default split when 2+ CPUs, else same)\n"
+    "      --close WHO       connect cells: client (default) | server | rst closes first\n"
     "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
     "  -h, --help            this text\n";
 
@@ -210,7 +217,22 @@ enum {
     OPT_SOCKET_MODE,
     OPT_QUICK,
     OPT_SIZES,
+    OPT_CLOSE,
+    OPT_CLOSE_AFTER,
 };
+
+static int opt_close(const char *val, enum load_close *c, struct hb_err *err)
+{
+    if (strcmp(val, "client") == 0)
+        *c = CLOSE_CLIENT;
+    else if (strcmp(val, "server") == 0)
+        *c = CLOSE_SERVER;
+    else if (strcmp(val, "rst") == 0)
+        *c = CLOSE_RST;
+    else
+        return hb_fail(err, -EINVAL, "--close: '%s' is not one of client, server, rst", val);
+    return 0;
+}
 
 static void run_defaults(struct run_opts *o)
 {
@@ -257,6 +279,9 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     case OPT_PIPELINE:
         rc = opt_uint("--pipeline", val, 1, 1024, &v, err);
         l->pipeline = (unsigned)v;
+        break;
+    case OPT_CLOSE:
+        rc = opt_close(val, &l->close, err);
         break;
     case OPT_SIZE:
         rc = opt_size("--size", val, &l->size, err);
@@ -310,6 +335,7 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         { "count", required_argument, NULL, 'n' },
         { "mode", required_argument, NULL, OPT_MODE },
         { "pipeline", required_argument, NULL, OPT_PIPELINE },
+        { "close", required_argument, NULL, OPT_CLOSE },
         { "size", required_argument, NULL, OPT_SIZE },
         { "warmup", required_argument, NULL, OPT_WARMUP },
         { "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -376,6 +402,12 @@ static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_
         rc = opt_uint("--threads", val, 1, 1024, &v, err);
         o->threads = (unsigned)v;
         break;
+    case OPT_CLOSE_AFTER: {
+        size_t sz = 0;
+        rc = opt_size("--close-after", val, &sz, err);
+        o->close_after = sz;
+        break;
+    }
     default:
         rc = -EINVAL;
     }
@@ -391,6 +423,7 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
         { "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
         { "pin", required_argument, NULL, OPT_PIN },
         { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
+        { "close-after", required_argument, NULL, OPT_CLOSE_AFTER },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -476,10 +509,14 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
         rc = opt_seconds("--timeout", val, false, &o->timeout_ns, err);
         break;
     case OPT_PIN:
+        o->pin_given = true;
         rc = opt_pin(val, &o->pin, err);
         break;
     case OPT_JSON:
         o->json_path = val;
+        break;
+    case OPT_CLOSE:
+        rc = opt_close(val, &o->close, err);
         break;
     default:
         rc = -EINVAL;
@@ -514,6 +551,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
         { "timeout", required_argument, NULL, OPT_TIMEOUT },
         { "pin", required_argument, NULL, OPT_PIN },
         { "json", required_argument, NULL, OPT_JSON },
+        { "close", required_argument, NULL, OPT_CLOSE },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };

@@ -47,6 +47,7 @@ struct serve_opts {
     unsigned socket_mode;
     bool allow_remote;
     enum place_mode pin;
+    uint64_t close_after; /* 0: never close first */
 };
 
 struct lab_opts {
@@ -59,6 +60,8 @@ struct lab_opts {
     size_t sizes[CLI_MAX_SIZES];
     unsigned nsizes;
     enum place_mode pin;
+    bool pin_given; /* --pin was on the command line (else split falls back to same on 1 CPU) */
+    enum load_close close;
     const char *json_path; /* NULL: hopbench-lab-<time>.json in the current directory */
 };
 

@@ -29,6 +29,12 @@ void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, void *codec_
     ctx->active++;
 }
 
+static void conn_record_phase(struct conn *c, enum load_phase p, uint64_t from, uint64_t to)
+{
+    if (c->in_window)
+        hist_record(c->ctx->phase[p], to > from ? to - from : 0);
+}
+
 static void conn_close_fd(struct conn *c)
 {
     if (c->lfd.fd >= 0)
@@ -91,6 +97,8 @@ static int conn_write(struct conn *c, uint64_t now)
         }
         c->wr_off += (size_t)n;
     }
+    if (c->t_written == 0)
+        c->t_written = now_ns();
     return 0;
 }
 
@@ -101,6 +109,7 @@ static void conn_send_batch(struct conn *c, uint64_t now)
     c->wr_off = 0;
     c->wr_len = c->ctx->req_len * c->batch;
     c->replies = 0;
+    c->t_written = c->t_first = 0;
     tq_arm(&c->ctx->timeouts, &c->timer, now);
     conn_write(c, now);
 }
@@ -129,7 +138,8 @@ static void conn_open(struct conn *c, uint64_t now)
     }
     if (c->in_window)
         ctx->connects++;
-    conn_send_batch(c, now);
+    conn_record_phase(c, PHASE_CONNECT, c->t_begin, now_ns());
+    conn_send_batch(c, now_ns());
 }
 
 void conn_begin(struct conn *c, uint64_t now)
@@ -156,11 +166,11 @@ void conn_on_timer(struct conn *c, uint64_t now)
 {
     if (c->state == CONN_RETRY)
         conn_begin(c, now);
-    else if (c->state == CONN_CONNECTING || c->state == CONN_BUSY)
+    else if (c->state != CONN_IDLE)
         conn_fail(c, OP_ERR_TIMEOUT, now);
 }
 
-/* A reply is complete: record it; after the last one of the batch, begin the next op. */
+/* A reply is complete: record it, and the batch's phases after its last reply. */
 static void conn_reply_done(struct conn *c, uint64_t t_done)
 {
     struct conn_ctx *ctx = c->ctx;
@@ -170,6 +180,11 @@ static void conn_reply_done(struct conn *c, uint64_t t_done)
     if (c->in_window) {
         hist_record(ctx->lat, t_done - from);
         ctx->ops++;
+    }
+    if (c->replies == c->batch) {
+        c->t_done = t_done;
+        conn_record_phase(c, PHASE_TTFB, c->t_written, c->t_first);
+        conn_record_phase(c, PHASE_RESPONSE, c->t_written, t_done);
     }
 }
 
@@ -223,6 +238,8 @@ static int conn_read(struct conn *c)
             conn_fail(c, OP_ERR_SHORT, t);
             return -1;
         }
+        if (c->t_first == 0)
+            c->t_first = t;
         rc = conn_consume(c, c->rbuf, (size_t)n, t);
         if (rc != 0 || (size_t)n < c->ctx->rbuf_cap)
             return rc;
@@ -252,7 +269,61 @@ static void conn_on_connected(struct conn *c, unsigned events, uint64_t now)
     }
     if (c->in_window)
         c->ctx->connects++;
+    conn_record_phase(c, PHASE_CONNECT, c->t_begin, now);
     conn_send_batch(c, now);
+}
+
+/* Closes a connect-mode connection and begins the next op. */
+static void conn_close_and_next(struct conn *c)
+{
+    uint64_t t;
+
+    conn_close_fd(c);
+    t = now_ns();
+    conn_record_phase(c, PHASE_CLOSE, c->t_done, t);
+    conn_begin(c, t);
+}
+
+/* --close server: the server must close first; anything but EOF is an error. */
+static void conn_await_fin(struct conn *c)
+{
+    for (;;) {
+        ssize_t n = recv(c->lfd.fd, c->rbuf, c->ctx->rbuf_cap, 0);
+
+        if (n == 0) {
+            conn_close_and_next(c);
+            return;
+        }
+        if (n > 0) {
+            conn_fail(c, OP_ERR_UNEXPECTED, now_ns());
+            return;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN)
+            conn_fail(c, op_err_from_errno(errno), now_ns());
+        return;
+    }
+}
+
+/* The batch is complete: reuse goes on; connect mode closes as --close says. */
+static void conn_finish_batch(struct conn *c)
+{
+    const struct load_cfg *cfg = c->ctx->cfg;
+    static const struct linger rst = { .l_onoff = 1, .l_linger = 0 };
+
+    if (cfg->mode == LOAD_REUSE) {
+        conn_begin(c, c->t_done);
+        return;
+    }
+    if (cfg->close == CLOSE_SERVER) {
+        c->state = CONN_CLOSING;
+        conn_await_fin(c);
+        return;
+    }
+    if (cfg->close == CLOSE_RST)
+        setsockopt(c->lfd.fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
+    conn_close_and_next(c);
 }
 
 static void conn_on_event(struct loop *l, int fd, void *data, unsigned events)
@@ -266,13 +337,15 @@ static void conn_on_event(struct loop *l, int fd, void *data, unsigned events)
         conn_on_connected(c, events, now);
         return;
     }
+    if (c->state == CONN_CLOSING) {
+        conn_await_fin(c);
+        return;
+    }
     if (c->state != CONN_BUSY)
         return;
     if ((events & EPOLLOUT) && conn_write(c, now) != 0)
         return;
     if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) || conn_read(c) != 1)
         return;
-    if (c->ctx->cfg->mode == LOAD_CONNECT)
-        conn_close_fd(c);
-    conn_begin(c, now_ns());
+    conn_finish_batch(c);
 }

@@ -37,6 +37,7 @@ struct conn_ctx {
     bool stopping;      /* no new op may begin */
     unsigned active;    /* connections not IDLE */
     struct hist *lat;
+    struct hist *phase[PHASES];
     uint64_t ops;
     uint64_t connects;
     uint64_t errors[OP_ERR_KINDS];
@@ -46,6 +47,7 @@ enum conn_state {
     CONN_IDLE = 0,
     CONN_CONNECTING,
     CONN_BUSY,
+    CONN_CLOSING, /* reply complete; waiting for the server's FIN (--close server) */
     CONN_RETRY,
 };
 
@@ -53,9 +55,12 @@ struct conn {
     struct loop_fd lfd; /* lfd.fd is -1 while closed */
     struct conn_ctx *ctx;
     enum conn_state state;
-    struct tq_node timer; /* in ctx->timeouts while CONNECTING/BUSY, ctx->retries while RETRY */
+    struct tq_node timer; /* in ctx->timeouts while CONNECTING/BUSY/CLOSING, ctx->retries while RETRY */
     uint64_t t_begin;     /* the op began (before connect in connect mode) */
     uint64_t t_sent;      /* the batch's first write began */
+    uint64_t t_written;   /* the batch's last byte was written (0 until then) */
+    uint64_t t_first;     /* the batch's first reply byte arrived (0 until then) */
+    uint64_t t_done;      /* the batch's last reply byte arrived */
     size_t wr_len;        /* bytes of this batch */
     size_t wr_off;        /* bytes written so far */
     unsigned batch;       /* requests in this batch */

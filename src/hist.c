@@ -7,6 +7,8 @@
  */
 #include "hist.h"
 
+#include <stdlib.h>
+
 #include <string.h>
 
 
@@ -86,11 +88,14 @@ uint64_t hist_percentile(const struct hist *h, double p)
     rank = percentile_rank(p, h->total);
     for (size_t i = 0; i < HIST_COUNTS; i++) {
         seen += h->counts[i];
-        if (seen >= rank)
-            return hist_highest_equivalent(hist_value_at_index(i));
+        if (seen >= rank) {
+            /* The bucket's upper edge, but never above the largest value recorded. */
+            uint64_t v = hist_highest_equivalent(hist_value_at_index(i));
+            return v < h->max ? v : h->max;
+        }
     }
     /* Only reachable if counts and total disagree; the top recorded value is the honest answer. */
-    return hist_highest_equivalent(h->max);
+    return h->max;
 }
 
 double hist_mean(const struct hist *h)
@@ -131,4 +136,18 @@ void hist_merge(struct hist *dst, const struct hist *src)
         dst->min = src->min;
     if (src->max > dst->max)
         dst->max = src->max;
+}
+
+struct hist *hist_new(void)
+{
+    struct hist *h = malloc(sizeof(*h));
+
+    if (h != NULL)
+        hist_init(h);
+    return h;
+}
+
+void hist_free(struct hist *h)
+{
+    free(h);
 }

@@ -32,6 +32,11 @@ struct hist {
     uint64_t counts[HIST_COUNTS];
 };
 
+/* Allocates an empty histogram; NULL on OOM. Free it with hist_free. */
+struct hist *hist_new(void);
+
+void hist_free(struct hist *h);
+
 /* Makes h empty. h is caller-owned (216 KiB: allocate it, don't put it on a thread stack). */
 void hist_init(struct hist *h);
 
@@ -69,8 +74,9 @@ uint64_t hist_highest_equivalent(uint64_t v);
 
 /*
  * Value at percentile p (0 < p <= 100): the highest equivalent value of the
- * counter where the running count first reaches max(1, round(p/100 * total)).
- * Returns 0 for an empty histogram. p = 100 gives the highest equivalent of max.
+ * counter where the running count first reaches max(1, round(p/100 * total)),
+ * capped at max (so no percentile is ever printed above the maximum). Returns
+ * 0 for an empty histogram; p = 100 gives max.
  */
 uint64_t hist_percentile(const struct hist *h, double p);
 

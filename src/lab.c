@@ -12,12 +12,19 @@
 
 #include "server/server.h"
 
-/* The child: serve until SIGTERM (Ctrl-C goes to the parent, which ends the run first). */
+/*
+ * The child: serve until SIGTERM (Ctrl-C goes to the parent, which ends the
+ * run first). It starts with SIGTERM blocked (see lab_start_server), so one
+ * sent right after the fork stays pending for server_run's sigwait instead of
+ * reaching the parent's inherited handler.
+ */
 static void lab_server_child(struct server *srv, pid_t parent)
 {
     struct hb_err err = { 0 };
     int rc;
 
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_IGN);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent)
         _exit(1);
@@ -49,7 +56,14 @@ static int lab_endpoints(struct lab *lab, struct hb_err *err)
     return 0;
 }
 
-static int lab_start_server(struct lab *lab, struct hb_err *err)
+static void lab_set_pid(struct lab *lab, pid_t pid)
+{
+    lab->server_pid = pid;
+    if (lab->pid_mirror != NULL)
+        *lab->pid_mirror = pid;
+}
+
+static int lab_start_server(struct lab *lab, uint64_t close_after, struct hb_err *err)
 {
     struct server_cfg cfg = {
         .proto = &server_echo,
@@ -61,6 +75,7 @@ static int lab_start_server(struct lab *lab, struct hb_err *err)
         .cpus = lab->place.nserver ? lab->place.server : NULL,
         .ncpus = lab->place.nserver,
         .stop_on_sigint = false,
+        .close_after = close_after,
     };
     struct server srv;
     pid_t parent = getpid();
@@ -68,30 +83,39 @@ static int lab_start_server(struct lab *lab, struct hb_err *err)
 
     if (rc < 0)
         return rc;
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
     fflush(NULL);
-    lab->server_pid = fork();
-    if (lab->server_pid == 0)
+    sigprocmask(SIG_BLOCK, &block, &old);
+    pid_t pid = fork();
+    if (pid == 0)
         lab_server_child(&srv, parent);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     server_close(&srv, false); /* the child holds the listeners now */
-    if (lab->server_pid == -1) {
-        lab->server_pid = 0;
+    if (pid == -1) {
         endpoint_unlink(&lab->eps[1]);
         return hb_fail(err, -errno, "cannot start the lab server: %s", strerror(errno));
     }
+    lab_set_pid(lab, pid);
+    lab->server_close_after = close_after;
     return 0;
 }
 
-int lab_init(struct lab *lab, const struct lab_opts *opts, struct hb_err *err)
+int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_mirror,
+             struct hb_err *err)
 {
     int rc;
 
     memset(lab, 0, sizeof(*lab));
     lab->opts = opts;
+    lab->pid_mirror = pid_mirror;
     rc = place_init(&lab->place, opts->pin, err);
     if (rc == 0)
         rc = lab_endpoints(lab, err);
     if (rc == 0)
-        rc = lab_start_server(lab, err);
+        rc = lab_start_server(lab, 0, err);
     lab->cap = (size_t)opts->nsizes * 4;
     lab->recs = xcalloc(lab->cap, sizeof(*lab->recs));
     return rc;
@@ -107,6 +131,7 @@ static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct
         .codec = codec_find("echo"),
         .size = size,
         .mode = mode,
+        .close = o->close,
         .conns = o->conns,
         .threads = o->threads,
         .pipeline = 1,
@@ -128,6 +153,33 @@ static void lab_progress(FILE *f, const struct run_record *r)
     fflush(f);
 }
 
+static void lab_stop_server(struct lab *lab)
+{
+    int status;
+
+    if (lab->server_pid <= 0)
+        return;
+    kill(lab->server_pid, SIGTERM);
+    while (waitpid(lab->server_pid, &status, 0) == -1 && errno == EINTR)
+        ;
+    lab_set_pid(lab, 0);
+}
+
+/*
+ * --close server needs a server that closes first after one message of this
+ * size, and reuse cells need one that never does: restart when that changes.
+ */
+static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, struct hb_err *err)
+{
+    uint64_t want = mode == LOAD_CONNECT && lab->opts->close == CLOSE_SERVER ? size : 0;
+
+    if (want == lab->server_close_after && lab->server_pid > 0)
+        return 0;
+    lab_stop_server(lab);
+    endpoint_unlink(&lab->eps[1]);
+    return lab_start_server(lab, want, err);
+}
+
 int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err)
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
@@ -141,6 +193,9 @@ int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, 
 
                 if (stop != NULL && *stop)
                     return 0;
+                rc = lab_server_for(lab, o->sizes[s], modes[m], err);
+                if (rc < 0)
+                    return rc;
                 r->proto = "echo";
                 lab_cell_cfg(lab, &r->cfg, &lab->eps[t], o->sizes[s], modes[m], stop);
                 rc = load_run(&r->cfg, &r->res, err);
@@ -153,18 +208,6 @@ int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, 
         }
     }
     return 0;
-}
-
-static void lab_stop_server(struct lab *lab)
-{
-    int status;
-
-    if (lab->server_pid <= 0)
-        return;
-    kill(lab->server_pid, SIGTERM);
-    while (waitpid(lab->server_pid, &status, 0) == -1 && errno == EINTR)
-        ;
-    lab->server_pid = 0;
 }
 
 void lab_release(struct lab *lab)

@@ -22,13 +22,19 @@ struct lab {
     char dir[256];          /* private temporary directory, "" when none */
     struct endpoint eps[2]; /* tcp, unix */
     pid_t server_pid;       /* 0 when no server runs */
+    uint64_t server_close_after; /* the running server's --close-after */
+    volatile pid_t *pid_mirror;  /* kept equal to server_pid, for a signal handler; may be NULL */
     struct run_record *recs;
     size_t nrecs;
     size_t cap;
 };
 
-/* Places the CPUs, makes the directory, opens the listeners and forks the server. */
-int lab_init(struct lab *lab, const struct lab_opts *opts, struct hb_err *err);
+/*
+ * Places the CPUs, makes the directory, opens the listeners and forks the
+ * server. *pid_mirror (if not NULL) follows the server's pid as it restarts.
+ */
+int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_mirror,
+             struct hb_err *err);
 
 /*
  * Runs the matrix, printing a progress line per cell to `progress`. Stops

@@ -41,6 +41,26 @@ static const char *const op_err_names[OP_ERR_KINDS] = {
     [OP_ERR_OTHER] = "other",
 };
 
+const char *load_close_name(enum load_close c)
+{
+    switch (c) {
+    case CLOSE_CLIENT:
+        return "client";
+    case CLOSE_SERVER:
+        return "server";
+    case CLOSE_RST:
+        return "rst";
+    }
+    return "?";
+}
+
+const char *load_phase_name(enum load_phase p)
+{
+    static const char *const names[PHASES] = { "connect", "ttfb", "response", "close" };
+
+    return (unsigned)p < PHASES ? names[p] : "?";
+}
+
 const char *op_err_name(enum op_err e)
 {
     return (unsigned)e < OP_ERR_KINDS ? op_err_names[e] : "?";
@@ -76,6 +96,11 @@ uint64_t load_errors_total(const struct load_result *r)
     return sum;
 }
 
+bool load_result_valid(const struct load_result *r)
+{
+    return load_errors_total(r) == 0 && r->ops > 0;
+}
+
 static size_t round_up(size_t n, size_t to)
 {
     return (n + to - 1) / to * to;
@@ -96,10 +121,12 @@ static int worker_setup(struct worker *w)
     rcap = rcap < 4096 ? 4096 : rcap > 65536 ? 65536 : rcap;
     w->mem = calloc(1, reqs_len + st_size + (size_t)w->nconns * (rcap + st_size));
     w->conns = calloc(w->nconns, sizeof(*w->conns));
-    ctx->lat = malloc(sizeof(*ctx->lat));
+    ctx->lat = hist_new();
+    for (int p = 0; p < PHASES; p++)
+        if ((ctx->phase[p] = hist_new()) == NULL)
+            return -ENOMEM;
     if (w->mem == NULL || w->conns == NULL || ctx->lat == NULL)
         return -ENOMEM;
-    hist_init(ctx->lat);
     rc = loop_init(&ctx->loop);
     if (rc < 0)
         return rc;
@@ -236,6 +263,9 @@ static void worker_merge(struct load_result *res, const struct worker *w)
     res->interrupted |= w->interrupted;
     if (ctx->lat != NULL)
         hist_merge(res->lat, ctx->lat);
+    for (int p = 0; p < PHASES; p++)
+        if (ctx->phase[p] != NULL)
+            hist_merge(res->phase[p], ctx->phase[p]);
 }
 
 static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0)
@@ -260,6 +290,10 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     *res = (struct load_result){ 0 };
     res->lat = xmalloc(sizeof(*res->lat));
     hist_init(res->lat);
+    for (int p = 0; p < PHASES; p++) {
+        res->phase[p] = xmalloc(sizeof(*res->phase[p]));
+        hist_init(res->phase[p]);
+    }
     split_work(ws, cfg, now_ns());
     for (; started < cfg->threads; started++) {
         rc = worker_start(&ws[started], started);
@@ -273,7 +307,9 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         if (ws[i].rc < 0 && rc == 0)
             rc = hb_fail(err, ws[i].rc, "load thread %u could not run: %s", i, strerror(-ws[i].rc));
         worker_merge(res, &ws[i]);
-        free(ws[i].ctx.lat);
+        hist_free(ws[i].ctx.lat);
+        for (int p = 0; p < PHASES; p++)
+            hist_free(ws[i].ctx.phase[p]);
     }
     free(ws);
     return rc;
@@ -283,4 +319,8 @@ void load_result_release(struct load_result *res)
 {
     free(res->lat);
     res->lat = NULL;
+    for (int p = 0; p < PHASES; p++) {
+        free(res->phase[p]);
+        res->phase[p] = NULL;
+    }
 }

@@ -26,6 +26,15 @@ enum load_mode {
     LOAD_CONNECT,   /* a new connection for every request (or batch) */
 };
 
+/* Who closes a connect-mode connection first, and so who holds TIME_WAIT (METHOD.md §3). */
+enum load_close {
+    CLOSE_CLIENT = 0, /* the client closes after the reply: the client holds TIME_WAIT */
+    CLOSE_SERVER,     /* the client waits for the server's FIN (read returns 0), then closes */
+    CLOSE_RST,        /* SO_LINGER {1, 0}: close() sends RST, nobody holds TIME_WAIT */
+};
+
+const char *load_close_name(enum load_close c);
+
 /* Why an op failed. Every failed op is counted under exactly one kind. */
 enum op_err {
     OP_ERR_REFUSED = 0, /* ECONNREFUSED, ENOENT: nobody listening */
@@ -46,11 +55,30 @@ const char *op_err_name(enum op_err e);
 /* Maps a connect/read/write errno to its kind. */
 enum op_err op_err_from_errno(int err);
 
+/*
+ * The phases of an op, each with its own histogram (METHOD.md §3):
+ *   connect   before connect() -> connected (connect mode only)
+ *   ttfb      request fully written -> first reply byte (0 when the reply
+ *             began before the request was fully written, as with 64 KiB echoes)
+ *   response  request fully written -> last reply byte
+ *   close     last reply byte -> close() returned (connect mode only)
+ */
+enum load_phase {
+    PHASE_CONNECT = 0,
+    PHASE_TTFB,
+    PHASE_RESPONSE,
+    PHASE_CLOSE,
+    PHASES
+};
+
+const char *load_phase_name(enum load_phase p);
+
 struct load_cfg {
     struct endpoint ep;
     const struct codec_ops *codec;
     size_t size; /* payload bytes per request */
     enum load_mode mode;
+    enum load_close close; /* connect mode only */
     unsigned conns;
     unsigned threads;
     unsigned pipeline;   /* requests in flight per connection, >= 1 */
@@ -71,10 +99,14 @@ struct load_result {
     uint64_t client_cpu_ns; /* CPU time of the load threads inside the window */
     bool interrupted;   /* *stop ended the run early */
     struct hist *lat;   /* merged op latency (ns); owned, freed by load_result_release */
+    struct hist *phase[PHASES]; /* merged phase latencies (ns); owned likewise */
 };
 
 /* Total of result->errors. */
 uint64_t load_errors_total(const struct load_result *r);
+
+/* A run counts only if it saw no error and completed at least one op. */
+bool load_result_valid(const struct load_result *r);
 
 /*
  * Runs one load. Fills res (caller-owned; release with load_result_release).

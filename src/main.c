@@ -26,6 +26,10 @@ static volatile sig_atomic_t g_stop;
 
 /* What the second Ctrl-C must clean up, readable from the handler. */
 static volatile pid_t g_lab_server;
+
+/* The command line as typed: getopt_long permutes argv, the evidence must not. */
+static int g_argc;
+static char **g_argv;
 static char g_lab_sock[256];
 static char g_lab_dir[256];
 
@@ -75,15 +79,28 @@ static int write_evidence(const char *path, const struct report_meta *meta,
     return HB_EXIT_OK;
 }
 
-/* The exit code for finished runs: interrupted, invalid (errors seen) or OK. */
+/*
+ * The exit code for finished runs: 2 if a run saw errors, or (when not
+ * interrupted) completed no op; else 130 if interrupted; else 0.
+ */
 static int verdict(const struct run_record *recs, size_t n, bool interrupted)
 {
-    for (size_t i = 0; i < n; i++)
+    bool empty = false;
+
+    for (size_t i = 0; i < n; i++) {
         if (load_errors_total(&recs[i].res) != 0) {
             fprintf(stderr, "hopbench: results are invalid: some runs saw errors (see above)\n");
             return HB_EXIT_INVALID;
         }
-    return interrupted ? HB_EXIT_INTERRUPTED : HB_EXIT_OK;
+        empty |= recs[i].res.ops == 0;
+    }
+    if (interrupted)
+        return HB_EXIT_INTERRUPTED;
+    if (empty) {
+        fprintf(stderr, "hopbench: results are invalid: a run completed no op (see above)\n");
+        return HB_EXIT_INVALID;
+    }
+    return HB_EXIT_OK;
 }
 
 static void print_placement(const struct place *p)
@@ -161,7 +178,7 @@ static int cmd_run(int argc, char **argv)
     report_run_table(stdout, recs, n);
     report_errors(stdout, recs, n);
     if (o.json_path != NULL) {
-        struct report_meta meta = { .command = "run", .argc = argc, .argv = argv, .place = &pl,
+        struct report_meta meta = { .command = "run", .argc = g_argc, .argv = g_argv, .place = &pl,
                                     .machine = &m, .started_unix_s = (uint64_t)time(NULL),
                                     .interrupted = g_stop != 0 };
         rc = write_evidence(o.json_path, &meta, recs, n);
@@ -195,9 +212,10 @@ static int cmd_serve(int argc, char **argv)
     ncpus = o.pin == PLACE_SAME ? pl.nclient : pl.nserver;
     struct server_cfg cfg = {
         .proto = server_proto_find(o.proto), .eps = o.eps, .neps = o.neps,
-        .threads = o.threads ? o.threads : (ncpus ? ncpus : (unsigned)sysconf(_SC_NPROCESSORS_ONLN)),
+        .threads = o.threads ? o.threads : ncpus ? ncpus : place_allowed_cpus() ? place_allowed_cpus() : 1,
         .backlog = o.backlog, .mode = o.socket_mode, .allow_remote = o.allow_remote,
         .cpus = ncpus ? cpus : NULL, .ncpus = ncpus, .stop_on_sigint = true,
+        .close_after = o.close_after,
     };
     if (server_open(&srv, &cfg, &err) < 0)
         return fail("serve", &err, HB_EXIT_RUNTIME);
@@ -223,7 +241,6 @@ static void lab_arm_emergency(const struct lab *lab)
     snprintf(g_lab_dir, sizeof(g_lab_dir), "%s", lab->dir);
     if (lab->eps[1].kind == ENDPOINT_UNIX)
         snprintf(g_lab_sock, sizeof(g_lab_sock), "%s", lab->eps[1].text + strlen("unix:"));
-    g_lab_server = lab->server_pid;
 }
 
 static void lab_header(const struct lab *lab, const struct lab_opts *o)
@@ -262,10 +279,10 @@ static int cmd_lab(int argc, char **argv)
         return HB_EXIT_OK;
     if (rc < 0)
         return fail(NULL, &err, HB_EXIT_USAGE);
-    if (o.pin == PLACE_SPLIT && sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    if (o.pin == PLACE_SPLIT && !o.pin_given && place_allowed_cpus() < 2)
         o.pin = PLACE_SAME;
     install_signals();
-    if (lab_init(&lab, &o, &err) < 0) {
+    if (lab_init(&lab, &o, &g_lab_server, &err) < 0) {
         lab_release(&lab);
         return fail("lab", &err, HB_EXIT_RUNTIME);
     }
@@ -276,7 +293,7 @@ static int cmd_lab(int argc, char **argv)
     snprintf(server, sizeof(server), "built-in echo (pid %ld)", (long)lab.server_pid);
     report_lab_tables(stdout, lab.recs, lab.nrecs);
     report_errors(stdout, lab.recs, lab.nrecs);
-    struct report_meta meta = { .command = "lab", .argc = argc, .argv = argv, .place = &lab.place,
+    struct report_meta meta = { .command = "lab", .argc = g_argc, .argv = g_argv, .place = &lab.place,
                                 .machine = &m, .started_unix_s = (uint64_t)time(NULL),
                                 .interrupted = g_stop != 0, .server = server };
     rc = write_evidence(lab_json_path(&o, path, sizeof(path)), &meta, lab.recs, lab.nrecs);
@@ -291,6 +308,10 @@ static int cmd_lab(int argc, char **argv)
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "lab";
+
+    g_argc = argc;
+    g_argv = xcalloc((size_t)argc + 1, sizeof(*g_argv));
+    memcpy(g_argv, argv, (size_t)argc * sizeof(*g_argv));
 
     if (argc == 1 || cmd[0] == '-') {
         if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

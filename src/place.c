@@ -47,6 +47,13 @@ static unsigned allowed_cpus(int *cpus, unsigned cap)
     return n;
 }
 
+unsigned place_allowed_cpus(void)
+{
+    int cpus[PLACE_MAX_CPUS];
+
+    return allowed_cpus(cpus, PLACE_MAX_CPUS);
+}
+
 int place_init(struct place *p, enum place_mode mode, struct hb_err *err)
 {
     int cpus[PLACE_MAX_CPUS];

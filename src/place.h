@@ -42,6 +42,9 @@ const char *place_name(enum place_mode mode);
 /* Fills p for mode from the allowed CPUs. Returns 0, or -EINVAL with err set (split on one CPU). */
 int place_init(struct place *p, enum place_mode mode, struct hb_err *err);
 
+/* How many CPUs this process may run on (sched_getaffinity); 0 if unknown. */
+unsigned place_allowed_cpus(void);
+
 /* The CPUs of `role` as a list ("0", "1-3", "all"), for tables and JSON. */
 void place_format(const struct place *p, enum place_role role, char *buf, size_t cap);
 

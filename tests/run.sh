@@ -33,6 +33,18 @@ for t in "$B"/tests/test_*; do
     rm -f "$out"
 done
 
+# Fuzz seed corpora, replayed through each fuzz target without libFuzzer.
+for r in "$B"/fuzz/replay_*; do
+    [ -x "$r" ] || continue
+    name=${r##*/replay_}
+    if out=$(timeout 120 "$r" fuzz/corpus/"$name"/* 2>&1); then
+        passed=$((passed + 1)); res="1 passed, 0 failed"
+    else
+        failed=$((failed + 1)); res="0 passed, 1 failed"; echo "$out"; failures="$failures fuzz_$name"
+    fi
+    printf 'fuzz  %-24s %s (%s)\n' "corpus/$name" "$res" "$(echo "$out" | tail -n 1)"
+done
+
 for t in tests/integration/test_*.sh; do
     [ -f "$t" ] || continue
     out=$(mktemp)

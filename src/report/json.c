@@ -54,6 +54,22 @@ static json_t *latency_json(const struct hist *h)
                      hist_mean(h));
 }
 
+/* Each phase that was measured: its percentiles and whole histogram. */
+static json_t *phases_json(const struct load_result *res)
+{
+    json_t *o = json_object();
+
+    for (int p = 0; p < PHASES; p++) {
+        const struct hist *h = res->phase[p];
+        if (h == NULL || h->total == 0)
+            continue;
+        json_object_set_new(o, load_phase_name((enum load_phase)p),
+                            json_pack("{s:o, s:o}", "latency_ns", latency_json(h), "histogram",
+                                      report_hist_json(h)));
+    }
+    return o;
+}
+
 static json_t *errors_json(const struct load_result *res)
 {
     json_t *o = json_object();
@@ -68,21 +84,23 @@ static json_t *run_json(const struct run_record *r)
     const struct load_cfg *c = &r->cfg;
     const struct load_result *res = &r->res;
     uint64_t errors = load_errors_total(res);
+    bool valid = load_result_valid(res);
 
     return json_pack(
-        "{s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
-        "s:o, s:b, s:b, s:f, s:f, s:o, s:o}",
+        "{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
+        "s:o, s:b, s:b, s:f, s:f, s:o, s:o, s:o}",
         "proto", r->proto, "endpoint", c->ep.text, "transport", endpoint_transport(&c->ep), "mode",
-        c->mode == LOAD_CONNECT ? "connect" : "reuse", "size", (json_int_t)c->size, "connections",
+        c->mode == LOAD_CONNECT ? "connect" : "reuse", "close", load_close_name(c->close), "size", (json_int_t)c->size, "connections",
         (int)c->conns, "threads", (int)c->threads, "pipeline", (int)c->pipeline, "warmup_s",
         (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count, "duration_s",
         (double)c->duration_ns / 1e9, "timeout_s", (double)c->timeout_ns / 1e9, "ops",
         (json_int_t)res->ops, "window_s", (double)res->window_ns / 1e9, "connects",
         (json_int_t)res->connects, "errors_total",
         (json_int_t)errors, "client_cpu_ns", (json_int_t)res->client_cpu_ns, "errors",
-        errors_json(res), "valid", errors == 0, "interrupted", res->interrupted, "ops_per_s",
+        errors_json(res), "valid", valid, "interrupted", res->interrupted, "ops_per_s",
         report_ops_per_s(r), "client_cpu_ns_per_op", report_cpu_ns_per_op(r),
-        "latency_ns", latency_json(res->lat), "histogram", report_hist_json(res->lat));
+        "latency_ns", latency_json(res->lat), "histogram", report_hist_json(res->lat), "phases",
+        phases_json(res));
 }
 
 static json_t *machine_json(const struct machine *m)
@@ -117,7 +135,7 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
         json_array_append_new(argv, json_string(meta->argv[i]));
     for (size_t i = 0; i < n; i++) {
         json_array_append_new(runs, run_json(&recs[i]));
-        valid &= load_errors_total(&recs[i].res) == 0;
+        valid &= load_result_valid(&recs[i].res);
     }
     return json_pack("{s:s, s:{s:s, s:s}, s:s, s:o, s:I, s:o, s:o, s:s, s:b, s:b, s:o}", "schema",
                      REPORT_SCHEMA, "tool", "name", "hopbench", "version", HOPBENCH_VERSION,

@@ -155,6 +155,9 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const struct load_result *res = &recs[i].res;
+        if (res->ops == 0 && load_errors_total(res) == 0)
+            fprintf(f, "invalid: %s %s %zu B: no op completed in the measured window\n",
+                    recs[i].cfg.ep.text, mode_name(&recs[i].cfg), recs[i].cfg.size);
         if (load_errors_total(res) == 0)
             continue;
         fprintf(f, "errors: %s %s %zu B:", recs[i].cfg.ep.text, mode_name(&recs[i].cfg),

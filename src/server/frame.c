@@ -32,6 +32,7 @@ struct srv_conn {
     size_t out_len;
     size_t in_len;   /* bytes in buf */
     size_t consumed; /* bytes of buf the pending reply answers */
+    uint64_t sent;   /* reply bytes sent on this connection */
     bool tcp;
     uint8_t buf[SERVER_BUF];
 };
@@ -150,6 +151,7 @@ static void srv_accept_one(struct srv_worker *w, int cfd, bool tcp)
     c->lfd = (struct loop_fd){ .fn = srv_conn_on_event, .data = c, .fd = cfd };
     c->out = NULL;
     c->out_len = c->in_len = c->consumed = 0;
+    c->sent = 0;
     c->tcp = tcp;
     if (tcp)
         setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -193,6 +195,7 @@ static int srv_flush(struct srv_conn *c)
         }
         c->out += n;
         c->out_len -= (size_t)n;
+        c->sent += (uint64_t)n;
         c->w->stats.bytes_out += (uint64_t)n;
     }
     /* The reply is out: drop the request bytes it answered. */
@@ -222,7 +225,7 @@ static ssize_t srv_read(struct srv_conn *c)
  */
 static int srv_serve(struct srv_conn *c)
 {
-    const struct server_proto *proto = c->w->s->cfg->proto;
+    const struct server_cfg *cfg = c->w->s->cfg;
 
     for (;;) {
         int fl = srv_flush(c);
@@ -231,6 +234,8 @@ static int srv_serve(struct srv_conn *c)
 
         if (fl <= 0)
             return fl;
+        if (cfg->close_after > 0 && c->sent >= cfg->close_after)
+            return 1; /* the server closes first */
         if (want == 0)
             return -EMSGSIZE; /* a request larger than the buffer */
         n = srv_read(c);
@@ -240,10 +245,12 @@ static int srv_serve(struct srv_conn *c)
             return n == 0 ? 1 : (int)n;
         c->w->stats.bytes_in += (uint64_t)n;
         c->in_len += (size_t)n;
-        c->consumed = proto->process(c->buf, c->in_len, &c->out, &c->out_len);
+        c->consumed = cfg->proto->process(c->buf, c->in_len, &c->out, &c->out_len);
         if ((size_t)n < want) {
             /* Drained: send the reply; the next edge brings more. */
             fl = srv_flush(c);
+            if (fl == 1 && cfg->close_after > 0 && c->sent >= cfg->close_after)
+                return 1;
             return fl < 0 ? fl : 0;
         }
     }

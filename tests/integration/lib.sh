@@ -1,4 +1,5 @@
 # Shared helpers for the integration scripts (sourced, bash).
+# shellcheck disable=SC2034 # SRV_*, RC, STOPPED, SPAWNED are read by the scripts
 #
 #   HOPBENCH   the binary under test (tests/run.sh sets it; default build/release/hopbench)
 #   T          this script's private temporary directory (removed on exit)
@@ -30,6 +31,10 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/hopbench-it.XXXXXX") || {
     echo "not ok setup # mktemp -d failed"
     exit 1
 }
+# A private copy: the binary under test cannot change (a parallel `make`) mid-script.
+if cp "$HOPBENCH" "$T/hopbench" 2>/dev/null; then
+    HOPBENCH=$T/hopbench
+fi
 PIDS=()
 NFAIL=0
 NPASS=0
@@ -272,6 +277,7 @@ done_testing() {
 #              (a percentile is the upper edge of its counter, so it may pass max by
 #              less than one counter width, max/1024)
 #   errors_zero: every error kind is present and 0
+# shellcheck disable=SC2016 # jq variables, not shell ones
 JQ_DEFS='
 def lo(i): if i < 1024 then i else ((i % 1024) + 1024) * pow(2; (i / 1024 | floor) - 1) end;
 def width(i): if i < 2048 then 1 else pow(2; (i / 1024 | floor) - 1) end;

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Failures: nothing listening, a server killed or stopped mid-run, bad usage,
 # unwritable evidence, and Ctrl-C.
+# shellcheck disable=SC2016 # $vars in single quotes are jq variables
+# shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --- nothing listening --------------------------------------------------------------
@@ -71,9 +73,8 @@ done
 # --- server stopped (SIGSTOP): timeouts -------------------------------------------
 
 for spec in "unix reuse" "tcp connect"; do
-    set -- $spec
-    tr=$1 mode=$2
-    if [ $tr = unix ]; then
+    read -r tr mode <<<"$spec"
+    if [ "$tr" = unix ]; then
         start_server "stop_$tr" --listen "unix:$T/stop.sock" || continue
         ep=unix:$T/stop.sock
     else

@@ -1,6 +1,8 @@
 #!/bin/bash
 # serve: socket files (mode, removal, stale and live sockets, regular files in the
 # way), the loopback-only rule, endpoint parsing (shared with run), abstract sockets.
+# shellcheck disable=SC2016 # $vars in single quotes are jq variables
+# shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --- socket file mode and removal --------------------------------------------------

@@ -1,0 +1,240 @@
+/*
+ * counters: the kernel figures hopbench snapshots before and after every run,
+ * so a report can show what a run cost beyond its own latency numbers:
+ *   - /proc/net/netstat + /proc/net/snmp counters, parsed by name;
+ *   - system-wide CPU jiffies from /proc/stat;
+ *   - per-process CPU (clock_getcpuclockid) and PSS (smaps_rollup), and the
+ *     process tree below a pid;
+ *   - cgroup CPU usage/throttling and kubelet-style working set, v1 or v2,
+ *     and the cgroup directory of a process.
+ * Every text format has a pure parse function (so fixtures can test it) next
+ * to the function that reads the live file. A figure that cannot be known is
+ * a struct ctr_val with ok == false and a reason, never a 0.
+ *
+ * Left out: /proc/net/sockstat, sock_diag, the ephemeral port range and the
+ * sysctls (read elsewhere); per-CPU /proc/stat lines and /proc/softirqs;
+ * taskstats (needs CAP_NET_ADMIN); sampling while a run is in flight. Nothing
+ * here is meant for the hot path: each call opens and parses files.
+ */
+#ifndef HOPBENCH_COUNTERS_H
+#define HOPBENCH_COUNTERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- values that may be unknown ------------------------------------------------------------ */
+
+#define CTR_WHY_MAX 160
+
+/*
+ * A figure that may be unknown. ok == true: v holds it and why is "".
+ * ok == false: v is 0 and must not be used; why says what went wrong, e.g.
+ * "/proc/1/smaps_rollup: Permission denied" (truncated to fit).
+ */
+struct ctr_val {
+    bool ok;
+    uint64_t v;
+    char why[CTR_WHY_MAX];
+};
+
+/* ---- /proc/net/netstat and /proc/net/snmp -------------------------------------------------- */
+
+#define NETSTAT_MAX      640 /* this 6.18 kernel has ~310 names across both files */
+#define NETSTAT_NAME_MAX 64  /* "Prefix.Name" plus NUL */
+
+struct netstat_entry {
+    char name[NETSTAT_NAME_MAX]; /* "TcpExt.TW", "Tcp.ActiveOpens", "IpExt.InOctets" */
+    uint64_t v;                  /* the value; 0 when neg */
+    bool neg;                    /* the kernel printed a negative number (Tcp.MaxConn -1) */
+};
+
+/* A snapshot of both files. ~50 KB: keep it on the heap or in static storage. */
+struct netstat {
+    unsigned n;
+    struct netstat_entry e[NETSTAT_MAX];
+};
+
+/*
+ * Parses "Prefix: Name1 Name2 ...\nPrefix: v1 v2 ...\n" line pairs (the
+ * format of both files) and appends one entry per column, named
+ * "Prefix.Name", so callers look values up by name, never by position. Blank
+ * lines are skipped. Values are decimal u64; a negative value (snmp's
+ * Tcp.MaxConn is -1, a constant meaning "no limit") is stored with neg = true
+ * and v = 0 so netstat_get/netstat_delta can refuse it instead of reporting 0.
+ * Returns 0, or on failure leaves ns->n as it was and returns:
+ *   -EINVAL       a header without a value line, prefixes that differ, column
+ *                 counts that differ, a name not starting with a letter, a
+ *                 value that is not a number or overflows u64;
+ *   -ENAMETOOLONG "Prefix.Name" does not fit NETSTAT_NAME_MAX;
+ *   -ENOSPC       more than NETSTAT_MAX entries in total.
+ * ns->n must be initialised (0 for a fresh snapshot).
+ */
+int netstat_parse(struct netstat *ns, const char *text);
+
+/*
+ * Resets ns and parses /proc/net/netstat then /proc/net/snmp. Returns 0, or
+ * a negative errno (see above) after which ns must not be used.
+ */
+int netstat_read(struct netstat *ns);
+
+/*
+ * Looks name up ("TcpExt.TW"). Returns 0 and sets *v, -ENOENT if absent, or
+ * -ERANGE if the kernel printed a negative value (*v is left alone).
+ */
+int netstat_get(const struct netstat *ns, const char *name, uint64_t *v);
+
+/*
+ * after − before for name. Not ok (with the reason) when the name is missing
+ * from either snapshot, is negative in either, or went backwards (counters
+ * are cumulative: a decrease means a different network namespace or a bug).
+ * Note these counters are per network namespace, so other TCP users of the
+ * same namespace are included.
+ */
+struct ctr_val netstat_delta(const struct netstat *before, const struct netstat *after,
+                             const char *name);
+
+/* ---- /proc/stat ---------------------------------------------------------------------------- */
+
+/* System-wide CPU time in USER_HZ ticks, from the aggregate "cpu " line. */
+struct cpu_jiffies {
+    uint64_t user, nice, system, idle, iowait, irq, softirq, steal;
+};
+
+/*
+ * Parses the "cpu " line of /proc/stat text (guest and guest_nice, if
+ * present, are ignored: they are already included in user and nice).
+ * Returns 0, -ENOENT if there is no "cpu " line, -EINVAL if it has fewer than
+ * eight numbers or one is not a number.
+ */
+int procstat_parse(const char *text, struct cpu_jiffies *out);
+
+/* Reads /proc/stat into *out. 0 or negative errno (as procstat_parse, or the read's errno). */
+int procstat_read(struct cpu_jiffies *out);
+
+/*
+ * Non-idle CPU time between samples a (earlier) and b, in ns:
+ * Δ(user+nice+system+irq+softirq+steal) * 1e9 / sysconf(_SC_CLK_TCK). Each
+ * field's delta is clamped at 0, so swapped or odd samples never wrap.
+ * Granularity is one tick (10 ms at USER_HZ 100) per CPU.
+ */
+uint64_t procstat_busy_ns(const struct cpu_jiffies *a, const struct cpu_jiffies *b);
+
+/* ---- processes ----------------------------------------------------------------------------- */
+
+/*
+ * CPU time of process pid (0: the caller) in ns, all threads including
+ * exited ones (clock_getcpuclockid + clock_gettime; Linux allows it for any
+ * pid). Works for a zombie (exited, not yet reaped); once reaped it is not ok
+ * with "No such process". If the pid has been reused, this is the new
+ * process. A negative pid is not ok.
+ */
+struct ctr_val proc_cpu_ns(pid_t pid);
+
+/*
+ * pid (0: the caller) and all its descendants, found through
+ * /proc/PID/task/TID/children recursively (pre-order: pid first). Fills
+ * out[0 .. min(count, cap) − 1] and returns the total count, which may
+ * exceed cap (out may be NULL when cap is 0). Returns -ESRCH if pid does not
+ * exist (or is negative), -EOPNOTSUPP if the kernel has no children files
+ * (CONFIG_PROC_CHILDREN=n), -ELOOP if the tree is deeper than 256 levels, or
+ * another negative errno from reading /proc.
+ * Like the kernel's file, this is only exact while the tree does not change:
+ * a process forked or reaped during the walk may be missed or included.
+ */
+ssize_t proc_tree(pid_t pid, pid_t *out, size_t cap);
+
+/*
+ * Finds the "Pss:" line of /proc/PID/smaps_rollup text ("Pss:   227 kB") and
+ * sets *pss_bytes. Returns 0, -ENOENT if there is no Pss line (a kernel
+ * thread or zombie has an empty rollup), -EINVAL if it is malformed or
+ * overflows.
+ */
+int smaps_rollup_parse(const char *text, uint64_t *pss_bytes);
+
+/*
+ * Proportional set size of pid (0: the caller) in bytes, from
+ * /proc/PID/smaps_rollup (kernel ≥ 4.14; needs ptrace-read access). This
+ * walks the page tables: call it at the start and end of a run, not while
+ * measuring. Not ok with the reason if unreadable or without a Pss line.
+ */
+struct ctr_val proc_pss_bytes(pid_t pid);
+
+/* ---- cgroups ------------------------------------------------------------------------------- */
+
+/*
+ * Looks key up in flat-keyed text ("key value" per line: cpu.stat,
+ * memory.stat). Returns 0 and sets *v, -ENOENT if absent, -EINVAL if the
+ * value is not a u64.
+ */
+int cgroup_keyed_get(const char *text, const char *key, uint64_t *v);
+
+/*
+ * The cgroup directory of a process, from the text of /proc/PID/cgroup and
+ * of the reader's /proc/self/mountinfo. controller is a v1 controller name
+ * ("cpu", "cpuacct", "memory", "name=systemd") or "" for the v2 hierarchy.
+ * A v1 controller matches a "cgroup" mount whose super options list it (so
+ * a combined "cpu,cpuacct" mount serves both); "" matches a "cgroup2" mount.
+ * The mount's root is stripped from the cgroup path (a container sees a
+ * subtree) and octal escapes (\040) in mountinfo are undone.
+ * Returns 0 with buf set, -ENOENT if the controller is not in the cgroup
+ * text or no matching mount covers the path, -EINVAL if a cgroup line is
+ * malformed, -ENAMETOOLONG if the result does not fit cap.
+ */
+int cgroup_dir_resolve(const char *cgroup_text, const char *mountinfo_text, const char *controller,
+                       char *buf, size_t cap);
+
+/* cgroup_dir_resolve on /proc/PID/cgroup (pid 0: the caller) and /proc/self/mountinfo. */
+int cgroup_pid_dir(pid_t pid, const char *controller, char *buf, size_t cap);
+
+/* cgroup_pid_dir(0, ...): the calling process's own cgroup directory. */
+int cgroup_self_dir(const char *controller, char *buf, size_t cap);
+
+/*
+ * CPU figures of one cgroup. version: 2 or 1 (0 if the directory could not
+ * be read). usage_ns: v2 cpu.stat usage_usec × 1000, v1 cpuacct.usage.
+ * nr_throttled: cpu.stat nr_throttled. throttled_us: v2 cpu.stat
+ * throttled_usec, v1 cpu.stat throttled_time / 1000. Any throttling during a
+ * run invalidates its latency figures.
+ */
+struct cgroup_cpu {
+    int version;
+    struct ctr_val usage_ns;
+    struct ctr_val nr_throttled;
+    struct ctr_val throttled_us;
+};
+
+/*
+ * Reads the CPU figures of cgroup directory dir. The version is 2 if dir has
+ * cgroup.controllers, else 1. Each figure is not ok with a reason when its
+ * file or key is missing: a v2 cgroup without the cpu controller (e.g. the
+ * root) has no throttling keys; a v1 "cpuacct"-only directory has no
+ * cpu.stat, a "cpu"-only one has no cpuacct.usage.
+ * Returns 0 (figures filled, each ok or not), or negative errno if dir
+ * cannot be examined (every figure then not ok with that reason).
+ */
+int cgroup_cpu_read(const char *dir, struct cgroup_cpu *out);
+
+/*
+ * The CPU figures of the cgroup process pid (0: the caller) is in. Where v1
+ * cpuacct is mounted, usage comes from the cpuacct directory and throttling
+ * from the v1 cpu directory (the same one if mounted together); otherwise
+ * everything comes from the v2 directory. Returns 0 or negative errno from
+ * cgroup_pid_dir / cgroup_cpu_read (figures then not ok with the reason).
+ */
+int cgroup_cpu_pid(pid_t pid, struct cgroup_cpu *out);
+
+/*
+ * Working set as kubelet/cAdvisor computes it, in bytes:
+ * v2 memory.current − memory.stat:inactive_file,
+ * v1 memory.usage_in_bytes − memory.stat:total_inactive_file, clamped at 0.
+ * Not ok with the reason if a file or key is missing (the v2 root has no
+ * memory.current) or unreadable.
+ */
+struct ctr_val cgroup_working_set(const char *dir);
+
+/* cgroup_working_set of pid's (0: the caller's) v1 memory cgroup if mounted, else its v2 cgroup. */
+struct ctr_val cgroup_working_set_pid(pid_t pid);
+
+#endif
