@@ -86,7 +86,7 @@ $(B)/hopbench: $(MAIN_OBJ) $(B)/libhopbench.a
 	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $^ $(LIBS)
 
 hopbench: $(B)/hopbench
-	$(Q)cp $< $@
+	$(Q)cp $< $@.tmp && mv -f $@.tmp $@
 
 $(B)/tests/%: tests/unit/%.c $(B)/libhopbench.a $(B)/.flags | test-deps
 	@mkdir -p $(dir $@)

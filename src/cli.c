@@ -61,6 +61,15 @@ static const char usage_run[] =
     "                        start the server with the same --pin\n"
     "      --json FILE       write the evidence (every run, whole histograms) to FILE\n"
     "      --allow-remote    allow a non-loopback TCP address\n"
+    "\n"
+    "Where the cost goes (the client's own CPU is always measured):\n"
+    "      --server-pid PID  count this server process's CPU time and memory (PSS);\n"
+    "                        repeat for several processes\n"
+    "      --server-tree     add the descendants of each --server-pid (a php-fpm pool)\n"
+    "      --server-cgroup DIR  the server's cgroup directory: its CPU usage (v2 cpu.stat\n"
+    "                        usage_usec, v1 cpuacct.usage), throttling and working set\n"
+    "      --sample-ms MS    count the hop's sockets by state (sock_diag) every MS during\n"
+    "                        a run, for peaks (default 250; 0 = only at the end)\n"
     "  -h, --help            this text\n";
 
 static const char usage_serve[] =
@@ -98,6 +107,7 @@ static const char usage_lab[] =
     "      --timeout S       connect/reply timeout (default 5)\n"
     "      --pin P           none | same | split (default split when 2+ CPUs, else same)\n"
     "      --close WHO       connect cells: client (default) | server | rst closes first\n"
+    "      --sample-ms MS    sock_diag sampling period for socket peaks (default 250)\n"
     "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
     "  -h, --help            this text\n";
 
@@ -219,7 +229,20 @@ enum {
     OPT_SIZES,
     OPT_CLOSE,
     OPT_CLOSE_AFTER,
+    OPT_SERVER_PID,
+    OPT_SERVER_TREE,
+    OPT_SERVER_CGROUP,
+    OPT_SAMPLE_MS,
 };
+
+static int opt_sample(const char *val, uint64_t *ns, struct hb_err *err)
+{
+    uint64_t ms = 0;
+    int rc = opt_uint("--sample-ms", val, 0, 60000, &ms, err);
+
+    *ns = ms * NS_PER_MS;
+    return rc;
+}
 
 static int opt_close(const char *val, enum load_close *c, struct hb_err *err)
 {
@@ -245,6 +268,7 @@ static void run_defaults(struct run_opts *o)
     o->load.warmup_ns = 1 * NS_PER_S;
     o->load.timeout_ns = 5 * NS_PER_S;
     o->pin = PLACE_NONE;
+    o->sample_ns = 250 * NS_PER_MS;
 }
 
 static int run_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
@@ -282,6 +306,21 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
         break;
     case OPT_CLOSE:
         rc = opt_close(val, &l->close, err);
+        break;
+    case OPT_SERVER_PID:
+        if (o->nserver_pids == ARRAY_LEN(o->server_pids))
+            return hb_fail(err, -EINVAL, "--server-pid: at most %zu", ARRAY_LEN(o->server_pids));
+        rc = opt_uint("--server-pid", val, 1, 1u << 22, &v, err);
+        o->server_pids[o->nserver_pids++] = (pid_t)v;
+        break;
+    case OPT_SERVER_TREE:
+        o->server_tree = true;
+        break;
+    case OPT_SERVER_CGROUP:
+        o->server_cgroup = val;
+        break;
+    case OPT_SAMPLE_MS:
+        rc = opt_sample(val, &o->sample_ns, err);
         break;
     case OPT_SIZE:
         rc = opt_size("--size", val, &l->size, err);
@@ -336,6 +375,10 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         { "mode", required_argument, NULL, OPT_MODE },
         { "pipeline", required_argument, NULL, OPT_PIPELINE },
         { "close", required_argument, NULL, OPT_CLOSE },
+        { "server-pid", required_argument, NULL, OPT_SERVER_PID },
+        { "server-tree", no_argument, NULL, OPT_SERVER_TREE },
+        { "server-cgroup", required_argument, NULL, OPT_SERVER_CGROUP },
+        { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
         { "size", required_argument, NULL, OPT_SIZE },
         { "warmup", required_argument, NULL, OPT_WARMUP },
         { "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -518,6 +561,9 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
     case OPT_CLOSE:
         rc = opt_close(val, &o->close, err);
         break;
+    case OPT_SAMPLE_MS:
+        rc = opt_sample(val, &o->sample_ns, err);
+        break;
     default:
         rc = -EINVAL;
     }
@@ -537,6 +583,7 @@ static void lab_defaults(struct lab_opts *o)
     o->sizes[2] = 65536;
     o->nsizes = 3;
     o->pin = PLACE_SPLIT;
+    o->sample_ns = 250 * NS_PER_MS;
 }
 
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
@@ -552,6 +599,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
         { "pin", required_argument, NULL, OPT_PIN },
         { "json", required_argument, NULL, OPT_JSON },
         { "close", required_argument, NULL, OPT_CLOSE },
+        { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };

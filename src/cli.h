@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "endpoint.h"
 #include "load.h"
@@ -36,6 +37,11 @@ struct run_opts {
     enum place_mode pin;
     const char *json_path; /* NULL: no evidence file */
     bool allow_remote;
+    pid_t server_pids[64]; /* --server-pid */
+    unsigned nserver_pids;
+    bool server_tree;        /* --server-tree */
+    const char *server_cgroup; /* --server-cgroup */
+    uint64_t sample_ns;      /* --sample-ms */
 };
 
 struct serve_opts {
@@ -62,6 +68,7 @@ struct lab_opts {
     enum place_mode pin;
     bool pin_given; /* --pin was on the command line (else split falls back to same on 1 CPU) */
     enum load_close close;
+    uint64_t sample_ns; /* sock_diag sampling period during a cell */
     const char *json_path; /* NULL: hopbench-lab-<time>.json in the current directory */
 };
 

@@ -65,7 +65,8 @@ int endpoint_connect(const struct endpoint *ep, bool *in_progress);
 /*
  * Checks that something accepts connections at ep: connects, waits at most
  * timeout_ms, closes. Returns 0 or the negative errno of the failure
- * (-ETIMEDOUT when nothing answered in time). The server sees one connection.
+ * (-ETIMEDOUT when nothing answered in time). The server sees one connection;
+ * a TCP one is closed with an RST, so it leaves no TIME_WAIT socket behind.
  */
 int endpoint_probe(const struct endpoint *ep, int timeout_ms);
 

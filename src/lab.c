@@ -144,6 +144,22 @@ static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct
     };
 }
 
+/* The cell's outside counters: the child server's CPU and memory, the hop's sockets. */
+static void lab_cell_observe(struct lab *lab, struct run_record *r)
+{
+    struct observe_hook *h = &lab->hook;
+
+    memset(&h->cfg, 0, sizeof(h->cfg));
+    h->cfg.ep = r->cfg.ep;
+    h->cfg.pids[0] = lab->server_pid;
+    h->cfg.npids = 1;
+    h->cfg.sample_ns = lab->opts->sample_ns;
+    h->out = &r->obs;
+    h->done = &r->observed;
+    r->cfg.on_window = observe_window_hook;
+    r->cfg.on_window_arg = h;
+}
+
 static void lab_progress(FILE *f, const struct run_record *r)
 {
     fprintf(f, "  %-7s %-4s %6zu B: %10.0f ops/s, p50 %.2f us, %llu errors\n",
@@ -198,6 +214,7 @@ int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, 
                     return rc;
                 r->proto = "echo";
                 lab_cell_cfg(lab, &r->cfg, &lab->eps[t], o->sizes[s], modes[m], stop);
+                lab_cell_observe(lab, r);
                 rc = load_run(&r->cfg, &r->res, err);
                 if (r->res.lat != NULL)
                     lab->nrecs++;

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "conn.h"
 
@@ -281,10 +282,27 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
     }
 }
 
+/* Sleeps until the window begins (or Ctrl-C), then calls the begin hook. Returns whether it did. */
+static bool window_begin(const struct load_cfg *cfg, uint64_t t0)
+{
+    uint64_t at = t0 + cfg->warmup_ns;
+    struct timespec ts = { .tv_sec = (time_t)(at / NS_PER_S), .tv_nsec = (long)(at % NS_PER_S) };
+
+    if (cfg->on_window == NULL || cfg->warmup_ns == 0)
+        return false;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        if (cfg->stop != NULL && *cfg->stop)
+            return false;
+    cfg->on_window(cfg->on_window_arg, true);
+    return true;
+}
+
 int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err *err)
 {
     struct worker *ws = xcalloc(cfg->threads, sizeof(*ws));
     unsigned started = 0;
+    bool hooked = false;
+    uint64_t t0;
     int rc = 0;
 
     *res = (struct load_result){ 0 };
@@ -294,7 +312,13 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         res->phase[p] = xmalloc(sizeof(*res->phase[p]));
         hist_init(res->phase[p]);
     }
-    split_work(ws, cfg, now_ns());
+    /* Without a warm-up the window opens with the threads: snapshot before they start. */
+    if (cfg->on_window != NULL && cfg->warmup_ns == 0) {
+        cfg->on_window(cfg->on_window_arg, true);
+        hooked = true;
+    }
+    t0 = now_ns();
+    split_work(ws, cfg, t0);
     for (; started < cfg->threads; started++) {
         rc = worker_start(&ws[started], started);
         if (rc < 0) {
@@ -302,6 +326,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
             break;
         }
     }
+    if (rc == 0 && !hooked)
+        hooked = window_begin(cfg, t0);
     for (unsigned i = 0; i < started; i++) {
         pthread_join(ws[i].tid, NULL);
         if (ws[i].rc < 0 && rc == 0)
@@ -312,6 +338,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
             hist_free(ws[i].ctx.phase[p]);
     }
     free(ws);
+    if (hooked)
+        cfg->on_window(cfg->on_window_arg, false);
     return rc;
 }
 

@@ -89,6 +89,13 @@ struct load_cfg {
     const int *cpus;     /* client threads go round-robin on these CPUs; NULL = unpinned */
     unsigned ncpus;
     const volatile sig_atomic_t *stop; /* set asynchronously to end the run early; may be NULL */
+    /*
+     * Called from load_run's own thread (not a load thread) when the measured
+     * window begins (begin = true) and after the load threads have ended
+     * (begin = false), so outside counters cover the same window. May be NULL.
+     */
+    void (*on_window)(void *arg, bool begin);
+    void *on_window_arg;
 };
 
 struct load_result {

@@ -127,9 +127,26 @@ static int preflight(const struct run_opts *o)
     return HB_EXIT_OK;
 }
 
+/* The outside counters of one run: the servers the user named, the hop's sockets. */
+static void run_observe(const struct run_opts *o, struct run_record *r, struct observe_hook *h)
+{
+    memset(&h->cfg, 0, sizeof(h->cfg));
+    h->cfg.ep = r->cfg.ep;
+    memcpy(h->cfg.pids, o->server_pids, o->nserver_pids * sizeof(pid_t));
+    h->cfg.npids = o->nserver_pids;
+    h->cfg.tree = o->server_tree;
+    h->cfg.cgroup = o->server_cgroup;
+    h->cfg.sample_ns = o->sample_ns;
+    h->out = &r->obs;
+    h->done = &r->observed;
+    r->cfg.on_window = observe_window_hook;
+    r->cfg.on_window_arg = h;
+}
+
 static int run_all(const struct run_opts *o, const struct place *pl, struct run_record *recs,
                    size_t *nrecs)
 {
+    static struct observe_hook hook;
     struct hb_err err = { 0 };
 
     for (unsigned i = 0; i < o->neps && !g_stop; i++) {
@@ -141,6 +158,7 @@ static int run_all(const struct run_opts *o, const struct place *pl, struct run_
         r->cfg.cpus = pl->nclient ? pl->client : NULL;
         r->cfg.ncpus = pl->nclient;
         r->cfg.stop = &g_stop;
+        run_observe(o, r, &hook);
         if (load_run(&r->cfg, &r->res, &err) < 0) {
             if (r->res.lat != NULL)
                 (*nrecs)++;
@@ -176,6 +194,7 @@ static int cmd_run(int argc, char **argv)
     memset(recs, 0, sizeof(recs));
     int run_rc = run_all(&o, &pl, recs, &n);
     report_run_table(stdout, recs, n);
+    report_cost_table(stdout, recs, n);
     report_errors(stdout, recs, n);
     if (o.json_path != NULL) {
         struct report_meta meta = { .command = "run", .argc = g_argc, .argv = g_argv, .place = &pl,

@@ -177,6 +177,11 @@ static int tcp_on_msg(const uint8_t *body, size_t len, void *ctx)
     if (m.idiag_state < 1 || m.idiag_state >= SOCKDIAG_TCP_NSTATES) return 0;
     out->state[m.idiag_state]++;
     out->total++;
+    /* Which side holds it: a TIME_WAIT belongs to whoever closed first. */
+    if (sport == scan->port)
+        out->server_state[m.idiag_state]++;
+    else
+        out->client_state[m.idiag_state]++;
     if (m.idiag_state == TCP_LISTEN && sport == scan->port) {
         /* For a listener the kernel reports the accept queue and the backlog here. */
         out->have_listener = true;

@@ -34,6 +34,9 @@
 struct sockdiag_tcp {
     uint64_t state[SOCKDIAG_TCP_NSTATES]; /* index = TCP state; [0] unused */
     uint64_t total;                       /* sum of state[] */
+    uint64_t server_state[SOCKDIAG_TCP_NSTATES]; /* the part of state[] with local port `port` */
+    uint64_t client_state[SOCKDIAG_TCP_NSTATES]; /* the part with remote port `port`: the
+                                                  * clients, each holding an ephemeral port */
     bool have_listener;                   /* a LISTEN socket has local port `port` */
     uint32_t listen_rqueue;  /* accept queue length now (idiag_rqueue), summed over listeners */
     uint32_t listen_backlog; /* listen(2) backlog (idiag_wqueue), summed over listeners */

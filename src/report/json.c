@@ -79,6 +79,82 @@ static json_t *errors_json(const struct load_result *res)
     return o;
 }
 
+/* A counter: its value, or {"unavailable": why}. Never 0 for unknown. */
+static json_t *ctr_json(const struct ctr_val *v)
+{
+    if (v->ok)
+        return json_integer((json_int_t)v->v);
+    return json_pack("{s:s}", "unavailable", v->why);
+}
+
+/* A counter divided by ops (ns per op), or unavailable. */
+static json_t *per_op_json(const struct ctr_val *v, uint64_t ops)
+{
+    if (!v->ok)
+        return json_pack("{s:s}", "unavailable", v->why);
+    if (ops == 0)
+        return json_pack("{s:s}", "unavailable", "no op completed");
+    return json_real((double)v->v / (double)ops);
+}
+
+static json_t *gauge_json(const struct obs_gauge *g)
+{
+    return json_pack("{s:o, s:o}", "peak", ctr_json(&g->peak), "end", ctr_json(&g->end));
+}
+
+static json_t *cpu_json(const struct run_record *r)
+{
+    const struct observe_result *o = &r->obs;
+    uint64_t ops = r->res.ops;
+    struct ctr_val sum = o->server_cpu_ns;
+
+    if (sum.ok)
+        sum.v += r->res.client_cpu_ns;
+    return json_pack("{s:I, s:f, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "client_ns",
+                     (json_int_t)r->res.client_cpu_ns, "client_ns_per_op", report_cpu_ns_per_op(r),
+                     "server_ns", ctr_json(&o->server_cpu_ns), "server_ns_per_op",
+                     per_op_json(&o->server_cpu_ns, ops), "client_plus_server_ns_per_op",
+                     per_op_json(&sum, ops), "system_busy_ns", ctr_json(&o->system_busy_ns),
+                     "system_ns_per_op", per_op_json(&o->system_busy_ns, ops), "cgroup_ns",
+                     ctr_json(&o->cgroup_cpu_ns), "cgroup_ns_per_op",
+                     per_op_json(&o->cgroup_cpu_ns, ops), "cgroup_throttled_us",
+                     ctr_json(&o->cgroup_throttled_us));
+}
+
+static json_t *sockets_json(const struct observe_result *o)
+{
+    json_t *share;
+
+    if (o->client_ports.peak.ok && o->port_hi > o->port_lo)
+        share = json_real((double)o->client_ports.peak.v / (double)(o->port_hi - o->port_lo + 1));
+    else
+        share = json_pack("{s:s}", "unavailable",
+                          o->client_ports.peak.ok ? "ip_local_port_range unreadable"
+                                                  : o->client_ports.peak.why);
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[ii], s:o, s:i}", "time_wait_client",
+                     gauge_json(&o->tw_client), "time_wait_server", gauge_json(&o->tw_server),
+                     "established", gauge_json(&o->established), "client_ports",
+                     gauge_json(&o->client_ports), "listen_queue", gauge_json(&o->listen_queue),
+                     "listen_backlog", ctr_json(&o->listen_backlog), "port_range", (int)o->port_lo,
+                     (int)o->port_hi, "port_share_peak", share, "samples", (int)o->samples);
+}
+
+static json_t *observed_json(const struct run_record *r)
+{
+    const struct observe_result *o = &r->obs;
+    json_t *net = json_object();
+
+    if (!r->observed)
+        return json_null();
+    for (unsigned i = 0; i < OBS_NET_COUNT; i++)
+        json_object_set_new(net, observe_net_name(i), ctr_json(&o->net[i]));
+    return json_pack("{s:o, s:{s:i, s:o, s:o, s:o, s:o}, s:o, s:o}", "cpu", cpu_json(r), "memory",
+                     "server_pids", (int)o->server_pids, "server_pss_start",
+                     ctr_json(&o->pss_start), "server_pss_end", ctr_json(&o->pss_end),
+                     "cgroup_working_set_start", ctr_json(&o->ws_start), "cgroup_working_set_end",
+                     ctr_json(&o->ws_end), "net_delta", net, "sockets", sockets_json(o));
+}
+
 static json_t *run_json(const struct run_record *r)
 {
     const struct load_cfg *c = &r->cfg;
@@ -88,7 +164,7 @@ static json_t *run_json(const struct run_record *r)
 
     return json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
-        "s:o, s:b, s:b, s:f, s:f, s:o, s:o, s:o}",
+        "s:o, s:b, s:b, s:f, s:f, s:o, s:o, s:o, s:o}",
         "proto", r->proto, "endpoint", c->ep.text, "transport", endpoint_transport(&c->ep), "mode",
         c->mode == LOAD_CONNECT ? "connect" : "reuse", "close", load_close_name(c->close), "size", (json_int_t)c->size, "connections",
         (int)c->conns, "threads", (int)c->threads, "pipeline", (int)c->pipeline, "warmup_s",
@@ -100,7 +176,7 @@ static json_t *run_json(const struct run_record *r)
         errors_json(res), "valid", valid, "interrupted", res->interrupted, "ops_per_s",
         report_ops_per_s(r), "client_cpu_ns_per_op", report_cpu_ns_per_op(r),
         "latency_ns", latency_json(res->lat), "histogram", report_hist_json(res->lat), "phases",
-        phases_json(res));
+        phases_json(res), "observed", observed_json(r));
 }
 
 static json_t *machine_json(const struct machine *m)

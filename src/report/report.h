@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "load.h"
+#include "observe.h"
 #include "place.h"
 #include "probe.h"
 #include "util.h"
@@ -21,6 +22,8 @@ struct run_record {
     const char *proto;
     struct load_cfg cfg; /* a copy; cfg.cpus and cfg.stop are not used after the run */
     struct load_result res;
+    struct observe_result obs; /* valid when observed */
+    bool observed;
 };
 
 /* What the whole invocation was. */
@@ -43,6 +46,9 @@ double report_cpu_ns_per_op(const struct run_record *r);
 
 /* The table of `hopbench run`: one row per endpoint, and its ratio to the first. */
 void report_run_table(FILE *f, const struct run_record *recs, size_t n);
+
+/* Where the time goes: CPU per op (client, server, system), phase medians, TIME_WAIT peaks. */
+void report_cost_table(FILE *f, const struct run_record *recs, size_t n);
 
 /* The tables of `hopbench lab`: one per size, transports x modes, unix/tcp ratios. */
 void report_lab_tables(FILE *f, const struct run_record *recs, size_t n);

@@ -51,9 +51,8 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
     double base = n > 0 ? report_ops_per_s(&recs[0]) : 0;
 
     /* Widths of labels holding "µ" (2 bytes, 1 column) are one larger. */
-    fprintf(f, "%-32s %-7s %9s %12s %10s %10s %10s %10s %10s %10s %7s %8s\n", "endpoint", "mode", "size",
-            "ops/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs", "cpu µs/op", "errors",
-            "vs first");
+    fprintf(f, "%-32s %-7s %9s %12s %10s %10s %10s %10s %10s %7s %8s\n", "endpoint", "mode", "size",
+            "ops/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs", "errors", "vs first");
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
         const struct hist *h = r->res.lat;
@@ -62,10 +61,10 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
 
         fmt_thousands(ops, sizeof(ops), rate);
         fmt_size(size, sizeof(size), r->cfg.size);
-        fprintf(f, "%-32s %-7s %9s %12s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %7llu", r->cfg.ep.text,
+        fprintf(f, "%-32s %-7s %9s %12s %9.2f %9.2f %9.2f %9.2f %9.2f %7llu", r->cfg.ep.text,
                 mode_name(&r->cfg), size, ops, us(hist_percentile(h, 50)),
                 us(hist_percentile(h, 90)), us(hist_percentile(h, 99)),
-                us(hist_percentile(h, 99.9)), us(h->max), report_cpu_ns_per_op(r) / 1000.0,
+                us(hist_percentile(h, 99.9)), us(h->max),
                 (unsigned long long)load_errors_total(&r->res));
         if (base > 0)
             fprintf(f, " %7.2fx\n", rate / base);
@@ -74,33 +73,113 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
     }
 }
 
+/* CPU per op in µs: client, server, their sum, system-wide; negative = unavailable. */
+struct cost {
+    double cli, srv, sum, sys;
+};
+
+static double per_op_us(const struct ctr_val *v, uint64_t ops, bool observed)
+{
+    if (!observed || !v->ok || ops == 0)
+        return -1;
+    return (double)v->v / (double)ops / 1000.0;
+}
+
+static struct cost cost_of(const struct run_record *r)
+{
+    struct cost c;
+
+    c.cli = r->res.ops ? report_cpu_ns_per_op(r) / 1000.0 : -1;
+    c.srv = per_op_us(&r->obs.server_cpu_ns, r->res.ops, r->observed);
+    c.sys = per_op_us(&r->obs.system_busy_ns, r->res.ops, r->observed);
+    c.sum = c.cli >= 0 && c.srv >= 0 ? c.cli + c.srv : -1;
+    return c;
+}
+
+/* A figure in a column of `width`, or "n/a". */
+static void put_num(FILE *f, int width, double v)
+{
+    if (v < 0)
+        fprintf(f, " %*s", width, "n/a");
+    else
+        fprintf(f, " %*.2f", width, v);
+}
+
+static void put_ratio(FILE *f, int width, double a, double b)
+{
+    if (a < 0 || b <= 0)
+        fprintf(f, " %*s", width, "n/a");
+    else
+        fprintf(f, " %*.2fx", width - 1, a / b);
+}
+
 static void lab_row(FILE *f, const char *mode, const struct run_record *r)
 {
     const struct hist *h = r->res.lat;
+    struct cost c = cost_of(r);
     char ops[32];
 
     fmt_thousands(ops, sizeof(ops), report_ops_per_s(r));
-    fprintf(f, "  %-8s %-10s %12s %9.2f %9.2f %9.2f %9.2f %7llu\n", mode,
-            endpoint_transport(&r->cfg.ep), ops, us(hist_percentile(h, 50)),
-            us(hist_percentile(h, 95)), us(hist_percentile(h, 99)), report_cpu_ns_per_op(r) / 1000.0,
-            (unsigned long long)load_errors_total(&r->res));
-}
-
-static double ratio(double a, double b)
-{
-    return b > 0 ? a / b : 0;
+    fprintf(f, "  %-8s %-10s %12s", mode, endpoint_transport(&r->cfg.ep), ops);
+    put_num(f, 9, us(hist_percentile(h, 50)));
+    put_num(f, 9, us(hist_percentile(h, 95)));
+    put_num(f, 9, us(hist_percentile(h, 99)));
+    put_num(f, 8, c.cli);
+    put_num(f, 8, c.srv);
+    put_num(f, 8, c.sum);
+    put_num(f, 8, c.sys);
+    fprintf(f, " %7llu\n", (unsigned long long)load_errors_total(&r->res));
 }
 
 static void lab_ratio_row(FILE *f, const struct run_record *tcp, const struct run_record *unx)
 {
     const struct hist *ht = tcp->res.lat, *hu = unx->res.lat;
+    struct cost ct = cost_of(tcp), cu = cost_of(unx);
 
-    fprintf(f, "  %-8s %-11s %11.2fx %8.2fx %8.2fx %8.2fx %8.2fx\n", "", "unix÷tcp",
-            ratio(report_ops_per_s(unx), report_ops_per_s(tcp)),
-            ratio((double)hist_percentile(hu, 50), (double)hist_percentile(ht, 50)),
-            ratio((double)hist_percentile(hu, 95), (double)hist_percentile(ht, 95)),
-            ratio((double)hist_percentile(hu, 99), (double)hist_percentile(ht, 99)),
-            ratio(report_cpu_ns_per_op(unx), report_cpu_ns_per_op(tcp)));
+    fprintf(f, "  %-8s %-11s", "", "unix÷tcp");
+    put_ratio(f, 12, report_ops_per_s(unx), report_ops_per_s(tcp));
+    put_ratio(f, 9, (double)hist_percentile(hu, 50), (double)hist_percentile(ht, 50));
+    put_ratio(f, 9, (double)hist_percentile(hu, 95), (double)hist_percentile(ht, 95));
+    put_ratio(f, 9, (double)hist_percentile(hu, 99), (double)hist_percentile(ht, 99));
+    put_ratio(f, 8, cu.cli, ct.cli);
+    put_ratio(f, 8, cu.srv, ct.srv);
+    put_ratio(f, 8, cu.sum, ct.sum);
+    put_ratio(f, 8, cu.sys, ct.sys);
+    fputc('\n', f);
+}
+
+/* "6,204 / 0" (client / server TIME_WAIT peaks), or why not. */
+static void fmt_tw(char *buf, size_t cap, const struct run_record *r)
+{
+    const struct observe_result *o = &r->obs;
+    char a[32], b[32];
+
+    if (!r->observed) {
+        snprintf(buf, cap, "n/a");
+        return;
+    }
+    if (!o->tw_client.peak.ok || !o->tw_server.peak.ok) {
+        snprintf(buf, cap, "n/a (%s)", !o->tw_client.peak.ok ? o->tw_client.peak.why
+                                                                : o->tw_server.peak.why);
+        return;
+    }
+    fmt_thousands(a, sizeof(a), (double)o->tw_client.peak.v);
+    fmt_thousands(b, sizeof(b), (double)o->tw_server.peak.v);
+    snprintf(buf, cap, "%s / %s", a, b);
+}
+
+/* Where a connect-mode op's time goes: the median of each phase, and who holds TIME_WAIT. */
+static void phase_row(FILE *f, const struct run_record *r)
+{
+    char tw[200];
+
+    fprintf(f, "  %-8s %-10s %12s", "", endpoint_transport(&r->cfg.ep), "");
+    for (int p = 0; p < PHASES; p++) {
+        const struct hist *h = r->res.phase[p];
+        put_num(f, 9, h != NULL && h->total ? us(hist_percentile(h, 50)) : -1);
+    }
+    fmt_tw(tw, sizeof(tw), r);
+    fprintf(f, "   %s\n", tw);
 }
 
 static const struct run_record *find(const struct run_record *recs, size_t n, size_t size,
@@ -113,15 +192,27 @@ static const struct run_record *find(const struct run_record *recs, size_t n, si
     return NULL;
 }
 
+static void lab_phase_table(FILE *f, const struct run_record *t, const struct run_record *u)
+{
+    if (t == NULL && u == NULL)
+        return;
+    fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %9s   %s\n", "connect", "phase p50", "µs →", "connect",
+            "ttfb", "response", "close", "TIME_WAIT peak client / server");
+    if (t != NULL)
+        phase_row(f, t);
+    if (u != NULL)
+        phase_row(f, u);
+}
+
 static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, size_t size)
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
     char sz[32];
 
     fmt_size(sz, sizeof(sz), size);
-    fprintf(f, "\n%s echo round trips\n", sz);
-    fprintf(f, "  %-8s %-10s %12s %10s %10s %10s %10s %7s\n", "mode", "transport", "ops/s", "p50 µs",
-            "p95 µs", "p99 µs", "cpu µs/op", "errors");
+    fprintf(f, "\n%s echo round trips (latency µs; CPU µs per op: client, server, both, whole system)\n", sz);
+    fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %8s %8s %8s %8s %7s\n", "mode", "transport", "ops/s",
+            "p50", "p95", "p99", "client", "server", "both", "system", "errors");
     for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
         const struct run_record *t = find(recs, n, size, modes[m], "tcp");
         const struct run_record *u = find(recs, n, size, modes[m], "unix");
@@ -133,6 +224,8 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
         if (t != NULL && u != NULL)
             lab_ratio_row(f, t, u);
     }
+    lab_phase_table(f, find(recs, n, size, LOAD_CONNECT, "tcp"),
+                    find(recs, n, size, LOAD_CONNECT, "unix"));
 }
 
 void report_lab_tables(FILE *f, const struct run_record *recs, size_t n)
@@ -167,5 +260,35 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
                 fprintf(f, " %s=%llu", op_err_name((enum op_err)k),
                         (unsigned long long)res->errors[k]);
         fputc('\n', f);
+    }
+}
+
+/*
+ * The second table of `run`: CPU per op (client, server, both, whole system),
+ * the median of each phase, and TIME_WAIT peaks by side.
+ */
+void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
+{
+    fprintf(f, "\n%-32s %8s %8s %8s %8s %9s %9s %9s %9s   %s\n", "where the time goes (µs)",
+            "client", "server", "both", "system", "connect", "ttfb", "response", "close",
+            "TIME_WAIT peak client / server");
+    fprintf(f, "%-32s %8s %8s %8s %8s %9s %9s %9s %9s\n", "", "cpu/op", "cpu/op", "cpu/op",
+            "cpu/op", "p50", "p50", "p50", "p50");
+    for (size_t i = 0; i < n; i++) {
+        const struct run_record *r = &recs[i];
+        struct cost c = cost_of(r);
+        char tw[200];
+
+        fprintf(f, "%-32s", r->cfg.ep.text);
+        put_num(f, 8, c.cli);
+        put_num(f, 8, c.srv);
+        put_num(f, 8, c.sum);
+        put_num(f, 8, c.sys);
+        for (int p = 0; p < PHASES; p++) {
+            const struct hist *h = r->res.phase[p];
+            put_num(f, 9, h != NULL && h->total ? us(hist_percentile(h, 50)) : -1);
+        }
+        fmt_tw(tw, sizeof(tw), r);
+        fprintf(f, "   %s\n", tw);
     }
 }

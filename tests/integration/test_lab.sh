@@ -95,8 +95,8 @@ rcheck "lab --quick: server recorded as the built-in child" "$j" \
 check_eq "lab --quick: 8 progress lines" 8 \
     "$(grep -Ec '^  (connect|reuse) +(tcp|unix) +[0-9]+ B: ' "$T/quick.out")"
 check "lab --quick: a table per size" \
-    sh -c "grep -qx '64 B echo round trips' '$T/quick.out' &&
-           grep -qx '4 KiB echo round trips' '$T/quick.out'"
+    sh -c "grep -q '^64 B echo round trips' '$T/quick.out' &&
+           grep -q '^4 KiB echo round trips' '$T/quick.out'"
 check_eq "lab --quick: unix÷tcp rows (2 sizes x 2 modes)" 4 \
     "$(grep -Ec '^ +unix÷tcp +[0-9.]+x' "$T/quick.out")"
 check "lab --quick: --json given, nothing else written to cwd" \
@@ -191,7 +191,7 @@ lab_interrupt() {
         '.interrupted == true and (.runs | length) >= 1 and (.runs | length) < 12
          and .runs[-1].interrupted == true and .valid == true and all(.runs[]; errors_zero)'
     rcheck "$name: the first cell kept its ops" "$j" '.runs[0] | .ops > 0 and hist_ok'
-    check "$name: table printed" grep -qx '64 B echo round trips' "$T/$name.out"
+    check "$name: table printed" grep -q '^64 B echo round trips' "$T/$name.out"
     check_lab_gone "$name"
 }
 

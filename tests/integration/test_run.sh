@@ -102,8 +102,8 @@ if expect_rc "run two endpoints: exit 0" 0 two \
     run echo "$tcp" "$uds" -d 0.3 --warmup 0.05 --json "$j"; then
     check_eq "run two endpoints: table has 2 rows" 2 "$(table_rows "$T/two.out")"
     check "run two endpoints: rows in order, first is 1.00x" \
-        sh -c "grep -E '^(tcp://|unix:)' '$T/two.out' | head -n 1 | grep -q '^$tcp .* 1\.00x\$' &&
-               grep -E '^(tcp://|unix:)' '$T/two.out' | tail -n 1 | grep -Eq '^$uds .* [0-9.]+x\$'"
+        sh -c "grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' '$T/two.out' | head -n 1 | grep -q '^$tcp .* 1\.00x\$' &&
+               grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' '$T/two.out' | tail -n 1 | grep -Eq '^$uds .* [0-9.]+x\$'"
     rcheck "run two endpoints: two runs in JSON, in order" "$j" \
         '(.runs | length) == 2 and .runs[0].endpoint == "'"$tcp"'" and .runs[0].transport == "tcp"
          and .runs[1].endpoint == "'"$uds"'" and .runs[1].transport == "unix" and .valid'

@@ -1,0 +1,108 @@
+/*
+ * observe: what happens outside the load threads during a run's measured
+ * window (METHOD.md §4-§5). At the window's start and end it snapshots the
+ * server's CPU time (each pid's CPU clock, optionally its whole process tree,
+ * or a cgroup's usage), system-wide busy CPU from /proc/stat (softirq
+ * included: loopback TCP delivery runs there), the server's memory (summed
+ * PSS; a cgroup's working set) and the kernel's TCP counters (/proc/net/netstat
+ * and /proc/net/snmp, by name). In between, a sampler thread counts the hop's
+ * sockets by state with sock_diag to find peaks (TIME_WAIT, ESTABLISHED, the
+ * listener's accept queue).
+ *
+ * Every figure is a `struct ctr_val`: a value, or "unavailable" with the
+ * reason. Nothing unknown is ever reported as 0. The counters are scoped to
+ * the network namespace: other TCP traffic in it shows up in the deltas.
+ */
+#ifndef HOPBENCH_OBSERVE_H
+#define HOPBENCH_OBSERVE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "counters.h"
+#include "endpoint.h"
+
+#define OBS_MAX_PIDS 256
+
+/* Kernel counters kept for every run, as deltas over the window. */
+#define OBS_NET_NAMES                                                                              \
+    X("TcpExt.TW") X("TcpExt.TWRecycled") X("TcpExt.TWKilled") X("TcpExt.TCPTimeWaitOverflow")    \
+    X("TcpExt.ListenOverflows") X("TcpExt.ListenDrops") X("TcpExt.TCPSynRetrans")                  \
+    X("TcpExt.TCPTimeouts") X("TcpExt.TCPAbortOnData") X("TcpExt.TCPAbortOnClose")                 \
+    X("TcpExt.TCPAbortOnMemory") X("TcpExt.TCPAbortOnTimeout") X("TcpExt.TCPAbortOnLinger")        \
+    X("Tcp.ActiveOpens") X("Tcp.PassiveOpens") X("Tcp.AttemptFails") X("Tcp.EstabResets")          \
+    X("Tcp.RetransSegs") X("Tcp.OutRsts")
+#define X(n) +1
+enum { OBS_NET_COUNT = 0 OBS_NET_NAMES };
+#undef X
+
+/* The name of net counter i (0 <= i < OBS_NET_COUNT). */
+const char *observe_net_name(unsigned i);
+
+struct observe_cfg {
+    struct endpoint ep;        /* the endpoint loaded: its port or socket name filters sockets */
+    pid_t pids[OBS_MAX_PIDS];  /* server processes (0 of them: no server figures) */
+    unsigned npids;
+    bool tree;                 /* add each pid's descendants, found at the window's start */
+    const char *cgroup;        /* a server cgroup directory (v1 or v2), or NULL */
+    uint64_t sample_ns;        /* sock_diag sampling period; 0 = only at the end */
+};
+
+/* A gauge seen by the sampler: its peak during the window and its value at the end. */
+struct obs_gauge {
+    struct ctr_val peak;
+    struct ctr_val end;
+};
+
+struct observe_result {
+    struct ctr_val server_cpu_ns;   /* sum over the server pids */
+    struct ctr_val cgroup_cpu_ns;   /* the cgroup's usage */
+    struct ctr_val cgroup_throttled_us;
+    struct ctr_val system_busy_ns;  /* all CPUs, non-idle, softirq included */
+    struct ctr_val pss_start, pss_end; /* summed over the server pids, bytes */
+    struct ctr_val ws_start, ws_end;   /* cgroup working set, bytes */
+    unsigned server_pids;           /* pids observed (after --server-tree) */
+    struct ctr_val net[OBS_NET_COUNT];
+    /* The hop's sockets (sock_diag). TIME_WAIT is split by side: it belongs to whoever closed first. */
+    struct obs_gauge tw_client, tw_server; /* TCP only */
+    struct obs_gauge established;          /* server-side ESTABLISHED (TCP) or accepted (unix) */
+    struct obs_gauge client_ports;         /* TCP client sockets in any state: ephemeral ports held */
+    struct obs_gauge listen_queue;         /* the listener's accept queue */
+    struct ctr_val listen_backlog;
+    unsigned port_lo, port_hi;             /* ip_local_port_range, 0 when unreadable */
+    unsigned samples;                      /* sock_diag samples taken */
+};
+
+struct observe {
+    struct observe_cfg cfg;
+    pid_t all[OBS_MAX_PIDS];
+    unsigned nall;
+    struct netstat *net0;
+    struct cpu_jiffies cpu0;
+    bool cpu0_ok;
+    struct ctr_val srv_cpu0, cg_cpu0, cg_thr0;
+    struct observe_result res;
+    pthread_t sampler;
+    bool sampling;
+    int stop_fd; /* eventfd that ends the sampler */
+};
+
+/* Takes the start snapshot and starts the sampler. Returns 0 or a negative errno. */
+int observe_begin(struct observe *o, const struct observe_cfg *cfg);
+
+/* Stops the sampler, takes the end snapshot and fills res. Releases what begin took. */
+void observe_end(struct observe *o, struct observe_result *res);
+
+/* Glue for load_cfg.on_window: begin/end an observation into *out, setting *done. */
+struct observe_hook {
+    struct observe o;
+    struct observe_cfg cfg;
+    struct observe_result *out;
+    bool *done;
+};
+
+void observe_window_hook(void *arg, bool begin);
+
+#endif
