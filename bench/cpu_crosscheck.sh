@@ -1,51 +1,138 @@
 #!/bin/sh
 # cpu_crosscheck: is hopbench's server CPU figure right? It loads the built-in
-# echo server for SECONDS with `run --server-pid` and, over the same interval,
-# reads the server's CPU time independently: `perf stat -e task-clock -p PID`
-# and /proc/PID/stat (utime + stime, 10 ms ticks). Prints the three figures and
-# the ratios; the target is agreement within 5 %.
+# echo server (--threads 1, --pin split) for SECONDS with `run --server-pid` and,
+# around the same run, reads the server's CPU time independently:
+#   perf     `perf stat -e task-clock,context-switches -p PID`, attached (its
+#            perf_event fds open) before the run starts, stopped after it ends
+#   procstat /proc/PID/stat utime + stime (CLK_TCK ticks, usually 10 ms), read
+#            after perf attached and after the run ended, before perf stops
+# so the intervals nest: perf's contains procstat's, which contains hopbench's
+# (hopbench counts from its start of measurement to its end). The server is
+# idle (blocked in epoll_wait) outside the run, so the extra time costs nothing.
+# Prints the three figures in ms, the ratios hopbench/perf and hopbench/procstat,
+# PASS when both are within 5 % of 1, the server's context switches, and the
+# gap to perf per switch: perf's task-clock stops at the scheduler's switch-out
+# hook and restarts at switch-in, so it leaves out part of every context switch
+# that the scheduler's own count (behind both hopbench's clock_gettime of the
+# process CPU clock and /proc's utime+stime) includes.
 #
-# usage: bench/cpu_crosscheck.sh HOPBENCH [SECONDS]   (MODE=reuse|connect, default both)
+# usage: bench/cpu_crosscheck.sh HOPBENCH [SECONDS]   (MODE="reuse connect" by default)
+# Needs perf (scripts/deps.sh bench: linux-perf) allowed to attach to the server
+# (root, or kernel.perf_event_paranoid <= 1), jq, 2 CPUs. Traffic: 127.0.0.1 only.
 set -eu
-HB=${1:?usage: cpu_crosscheck.sh HOPBENCH [SECONDS]}
+PROG=cpu_crosscheck
+TOLERANCE_PCT=5
+ATTACH_TRIES=100 # x 0.05 s: how long perf may take to open its events
+STOP_TRIES=50    # x 0.1 s: how long perf or the server may take to exit
+
+die() {
+    echo "$PROG: $*" >&2
+    exit 1
+}
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+    echo "usage: bench/cpu_crosscheck.sh HOPBENCH [SECONDS]   (env: MODE=\"reuse connect\")" >&2
+    exit 64
+fi
+HB=$1
 SECS=${2:-10}
-T=$(mktemp -d)
+case "$SECS" in '' | *[!0-9]* | 0) echo "$PROG: SECONDS must be a positive integer" >&2; exit 64 ;; esac
+[ -x "$HB" ] || die "not executable: $HB"
+for tool in perf jq awk timeout; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool not found (scripts/deps.sh bench installs it)"
+done
+perf stat -e task-clock true >/dev/null 2>&1 || die "perf stat -e task-clock does not work here (perf_event_paranoid?)"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/cpu_crosscheck.XXXXXX")
 SRV=""
 PERF=""
+
+# stop PID: SIGINT (perf prints its counts on it; the server exits on it too),
+# a bounded wait, then SIGKILL; reaps it.
+stop() {
+    kill -INT "$1" 2>/dev/null || true
+    i=0
+    while kill -0 "$1" 2>/dev/null && [ "$i" -lt "$STOP_TRIES" ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    kill -KILL "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
+
 cleanup() {
-    for p in $PERF $SRV; do kill "$p" 2>/dev/null || true; done
+    for p in $PERF $SRV; do stop "$p"; done
     rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-proc_cpu_ticks() { # utime + stime of $1, in clock ticks
+proc_cpu_ticks() { # utime + stime of $1 (all its threads), in clock ticks
     sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
 }
 
-"$HB" serve echo --listen tcp://127.0.0.1:0 --threads 1 --pin split >"$T/srv.out" &
+# Waits until perf ($1) has its perf_event fds open: from then on it counts.
+wait_attached() {
+    i=0
+    while [ "$i" -lt "$ATTACH_TRIES" ]; do
+        kill -0 "$1" 2>/dev/null || die "perf stat exited early: $(cat "$2")"
+        for fd in /proc/"$1"/fd/*; do
+            case "$(readlink "$fd" 2>/dev/null)" in *perf_event*) return 0 ;; esac
+        done
+        sleep 0.05
+        i=$((i + 1))
+    done
+    die "perf stat did not attach within $((ATTACH_TRIES / 20)) s"
+}
+
+# perf_value FILE EVENT: the count from perf stat -x, output; dies on <not counted>.
+perf_value() {
+    v=$(awk -F, -v e="$2" '$3 == e { print $1 }' "$1")
+    case "$v" in
+    '' | *[!0-9.]*) die "perf stat: no count for $2 in: $(cat "$1")" ;;
+    esac
+    echo "$v"
+}
+
+"$HB" serve echo --listen tcp://127.0.0.1:0 --threads 1 --pin split >"$T/srv.out" 2>"$T/srv.err" &
 SRV=$!
 i=0
-while ! grep -q 'listening on tcp' "$T/srv.out"; do
-    i=$((i + 1)); [ $i -gt 100 ] && { echo "server did not start" >&2; exit 1; }
+while ! grep -q '^hopbench: listening on tcp://' "$T/srv.out"; do
+    kill -0 "$SRV" 2>/dev/null || die "server exited: $(cat "$T/srv.err")"
+    i=$((i + 1))
+    [ "$i" -gt 100 ] && die "server did not start: $(cat "$T/srv.err")"
     sleep 0.05
 done
-EP=$(sed -n 's/^hopbench: listening on //p' "$T/srv.out")
+EP=$(sed -n 's|^hopbench: listening on \(tcp://[^ ]*\).*|\1|p' "$T/srv.out")
 HZ=$(getconf CLK_TCK)
-echo "cpu_crosscheck: $(date -u '+%F %T') UTC, $(uname -r), server pid $SRV, $SECS s per mode, $EP"
-printf '%-8s %14s %14s %14s %10s %10s\n' mode hopbench_ms perf_ms procstat_ms hb/perf hb/proc
+THREADS=$(find "/proc/$SRV/task" -mindepth 1 -maxdepth 1 | wc -l)
+echo "cpu_crosscheck: $(date -u '+%F %T') UTC, kernel $(uname -r), $(nproc) CPUs, load average $(cut -d ' ' -f 1-3 /proc/loadavg)"
+echo "command: MODE=\"${MODE:-reuse connect}\" bench/cpu_crosscheck.sh $HB $SECS; server pid $SRV on $EP, $THREADS threads"
+echo "target: hopbench's server CPU within $TOLERANCE_PCT % of each independent reading"
+printf '%-8s %12s %10s %12s %8s %8s %6s %10s %12s\n' mode hopbench_ms perf_ms procstat_ms hb/perf hb/proc agree ctx_sw "gap_ns/sw"
 for mode in ${MODE:-reuse connect}; do
-    t0=$(proc_cpu_ticks "$SRV")
-    perf stat -e task-clock -p "$SRV" -x, -o "$T/perf.$mode" &
+    perf stat -e task-clock,context-switches -p "$SRV" -x, -o "$T/perf.$mode" &
     PERF=$!
-    sleep 0.2
-    "$HB" run echo "$EP" -c 1 -t 1 -d "$SECS" --warmup 0 --mode "$mode" --pin split \
-        --server-pid "$SRV" --sample-ms 0 --json "$T/run.$mode.json" >/dev/null
-    sleep 0.2
-    kill -INT "$PERF"; wait "$PERF" 2>/dev/null || true; PERF=""
+    wait_attached "$PERF" "$T/perf.$mode"
+    sleep 0.1
+    t0=$(proc_cpu_ticks "$SRV")
+    timeout $((SECS * 3 + 30)) "$HB" run echo "$EP" -c 1 -t 1 -d "$SECS" --warmup 0 --mode "$mode" \
+        --pin split --server-pid "$SRV" --sample-ms 0 --json "$T/run.$mode.json" >"$T/run.out" 2>&1 ||
+        die "hopbench run --mode $mode failed: $(tail -n 3 "$T/run.out")"
     t1=$(proc_cpu_ticks "$SRV")
-    hb=$(jq '.runs[0].observed.cpu.server_ns / 1e6' "$T/run.$mode.json")
-    pf=$(awk -F, '/task-clock/ { print $1 }' "$T/perf.$mode")
-    pc=$(awk -v a="$t0" -v b="$t1" -v hz="$HZ" 'BEGIN { print (b - a) * 1000 / hz }')
-    awk -v m="$mode" -v h="$hb" -v p="$pf" -v c="$pc" 'BEGIN {
-        printf "%-8s %14.1f %14.1f %14.1f %10.3f %10.3f\n", m, h, p, c, h / p, (c > 0 ? h / c : 0) }'
+    sleep 0.1
+    stop "$PERF"
+    PERF=""
+    hb=$(jq -er '.runs[0].observed.cpu.server_ns | numbers' "$T/run.$mode.json") ||
+        die "no number at .runs[0].observed.cpu.server_ns in $T/run.$mode.json"
+    pf=$(perf_value "$T/perf.$mode" task-clock)
+    cs=$(perf_value "$T/perf.$mode" context-switches)
+    awk -v m="$mode" -v h="$hb" -v p="$pf" -v t="$((t1 - t0))" -v hz="$HZ" -v cs="$cs" \
+        -v tol="$TOLERANCE_PCT" 'BEGIN {
+        h /= 1e6; c = t * 1000 / hz
+        rp = h / p; rc = (c > 0 ? h / c : 0)
+        ok = (rp >= 1 - tol / 100 && rp <= 1 + tol / 100 && rc >= 1 - tol / 100 && rc <= 1 + tol / 100)
+        printf "%-8s %12.1f %10.1f %12.1f %8.3f %8.3f %6s %10d %12.0f\n", m, h, p, c, rp, rc,
+            ok ? "PASS" : "MISS", cs, (cs > 0 ? (h - p) * 1e6 / cs : 0) }'
 done

@@ -14,6 +14,8 @@
  * and the same CPU placement.
  *
  *   floor TRANSPORT SIZE ITERATIONS [--pin none|same|split] [--warmup N]
+ *   floor serve tcp|unix ADDR [--pin-cpu N]
+ *   floor client tcp|unix ADDR SIZE ITERATIONS [--pin-cpu N] [--warmup N]
  *
  *   TRANSPORT   tcp (127.0.0.1, ephemeral port, TCP_NODELAY on both ends),
  *               unix (socket file in a mkdtemp dir, removed once connected),
@@ -24,15 +26,34 @@
  *               reading, so it must fit in the socket buffers)
  *   --warmup    round trips run and discarded before timing (default 1000)
  *
+ * The first form is self-contained: it forks its own echo server on a
+ * connection it set up itself. The other two split the pair so that either end
+ * can be swapped for another program (bench/pingpong.sh pairs them with
+ * hopbench run and hopbench serve, to tell client cost from server cost):
+ *
+ *   serve       a blocking echo server: accept, one forked child per
+ *               connection that echoes until EOF (the same loop as the
+ *               self-contained server). Prints 'floor: listening on
+ *               tcp://127.0.0.1:PORT' or 'floor: listening on unix:PATH' on
+ *               stdout once it listens, runs until SIGTERM or SIGINT, then
+ *               removes its socket file; its children die with it.
+ *   client      connects to an existing echo server and runs the same timed
+ *               ping-pong as the self-contained client, same JSON line.
+ *   ADDR        tcp: a port on 127.0.0.1 (serve: 0 lets the kernel choose);
+ *               unix: a socket path (serve refuses an existing file)
+ *   --pin-cpu   pin this process (and serve's children) to CPU N
+ *
  * Prints one line of JSON on stdout; percentiles are nearest-rank over the
  * sorted samples; client_cpu_ns_per_op is the client process's CPU time over
  * the timed loop divided by ITERATIONS (the server is another process and is
  * not counted). Errors: one line on stderr, exit 1; bad usage: exit 64.
+ * serve exits 0 when stopped by a signal.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -62,19 +83,40 @@
 #define ECHO_BUF_SIZE    65536U
 #define CLIENT_CPU       0
 #define SPLIT_SERVER_CPU 1
+#define MAX_PORT         65535U
+#define LISTEN_BACKLOG   64
+#define NO_CPU           (-1)
 
+/* Which flags a mode accepts. */
+#define FLAG_PIN     1U
+#define FLAG_PIN_CPU 2U
+#define FLAG_WARMUP  4U
+
+enum mode { MODE_SELF, MODE_SERVE, MODE_CLIENT };
 enum transport { T_TCP, T_UNIX, T_SOCKETPAIR };
 enum pin { PIN_NONE, PIN_SAME, PIN_SPLIT };
 
 static const char *const transport_names[] = { "tcp", "unix", "socketpair" };
 static const char *const pin_names[] = { "none", "same", "split" };
 
+/* Where serve listens or client connects: 127.0.0.1:PORT or a Unix socket path. */
+union sock_addr {
+    struct sockaddr sa;
+    struct sockaddr_in in;
+    struct sockaddr_un un;
+};
+
 struct options {
+    enum mode mode;
     enum transport transport;
     size_t size;
     uint64_t iterations;
     uint64_t warmup;
-    enum pin pin;
+    enum pin pin;          /* self-contained mode */
+    int pin_cpu;           /* serve and client modes; NO_CPU: not pinned */
+    const char *addr_text; /* ADDR as given, for messages */
+    union sock_addr addr;
+    socklen_t addr_len;
 };
 
 /* A connected pair: client_fd stays in the parent, server_fd goes to the child. */
@@ -109,7 +151,10 @@ __attribute__((format(printf, 1, 2))) static void report_error(const char *fmt, 
 static void usage(void)
 {
     fputs("usage: floor tcp|unix|socketpair SIZE ITERATIONS [--pin none|same|split] "
-          "[--warmup N]\n",
+          "[--warmup N]\n"
+          "       floor serve tcp|unix ADDR [--pin-cpu N]\n"
+          "       floor client tcp|unix ADDR SIZE ITERATIONS [--pin-cpu N] [--warmup N]\n"
+          "ADDR: tcp: a port on 127.0.0.1 (serve: 0 = any, printed); unix: a socket path\n",
           stderr);
 }
 
@@ -148,47 +193,126 @@ static int parse_name(const char *s, const char *const *names, int count)
     return -1;
 }
 
-/* Returns 0, or -1 after printing what is wrong (the caller exits 64). */
-static int parse_flags(int argc, char **argv, struct options *opt)
+/* One flag and its value, if the mode allows it. */
+static int parse_flag(const char *name, const char *value, unsigned allowed, struct options *opt)
 {
-    for (int i = 4; i < argc; i += 2) {
-        if (i + 1 >= argc)
-            return fail("%s needs a value", argv[i]);
-        if (strcmp(argv[i], "--pin") == 0) {
-            int pin = parse_name(argv[i + 1], pin_names, 3);
-            if (pin < 0)
-                return fail("bad --pin '%s' (none, same or split)", argv[i + 1]);
-            opt->pin = (enum pin)pin;
-        } else if (strcmp(argv[i], "--warmup") == 0) {
-            if (parse_count(argv[i + 1], 0, MAX_ITERATIONS, &opt->warmup) != 0)
-                return fail("bad --warmup '%s' (0..%llu)", argv[i + 1], MAX_ITERATIONS);
-        } else {
-            return fail("unknown option '%s'", argv[i]);
-        }
+    uint64_t cpu;
+
+    if ((allowed & FLAG_PIN) && strcmp(name, "--pin") == 0) {
+        int pin = parse_name(value, pin_names, 3);
+        if (pin < 0)
+            return fail("bad --pin '%s' (none, same or split)", value);
+        opt->pin = (enum pin)pin;
+    } else if ((allowed & FLAG_PIN_CPU) && strcmp(name, "--pin-cpu") == 0) {
+        if (parse_count(value, 0, CPU_SETSIZE - 1, &cpu) != 0)
+            return fail("bad --pin-cpu '%s' (0..%d)", value, CPU_SETSIZE - 1);
+        opt->pin_cpu = (int)cpu;
+    } else if ((allowed & FLAG_WARMUP) && strcmp(name, "--warmup") == 0) {
+        if (parse_count(value, 0, MAX_ITERATIONS, &opt->warmup) != 0)
+            return fail("bad --warmup '%s' (0..%llu)", value, MAX_ITERATIONS);
+    } else {
+        return fail("unknown option '%s'", name);
     }
     return 0;
 }
 
-static int parse_args(int argc, char **argv, struct options *opt)
+/* Returns 0, or -1 after printing what is wrong (the caller exits 64). */
+static int parse_flags(int argc, char **argv, int first, unsigned allowed, struct options *opt)
+{
+    for (int i = first; i < argc; i += 2) {
+        if (i + 1 >= argc)
+            return fail("%s needs a value", argv[i]);
+        if (parse_flag(argv[i], argv[i + 1], allowed, opt) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* SIZE and ITERATIONS at argv[0] and argv[1]. */
+static int parse_load(char **argv, struct options *opt)
 {
     uint64_t size;
+
+    if (parse_count(argv[0], 1, MAX_SIZE, &size) != 0)
+        return fail("bad SIZE '%s' (1..%u bytes)", argv[0], MAX_SIZE);
+    opt->size = (size_t)size;
+    if (parse_count(argv[1], 1, MAX_ITERATIONS, &opt->iterations) != 0)
+        return fail("bad ITERATIONS '%s' (1..%llu)", argv[1], MAX_ITERATIONS);
+    return 0;
+}
+
+/* tcp: 127.0.0.1:PORT (port 0 only if allowed); unix: the path, which must fit sun_path. */
+static int parse_addr(const char *text, int allow_port0, struct options *opt)
+{
+    union sock_addr *a = &opt->addr;
+    uint64_t port;
+
+    memset(a, 0, sizeof(*a));
+    opt->addr_text = text;
+    if (opt->transport == T_TCP) {
+        if (parse_count(text, allow_port0 ? 0 : 1, MAX_PORT, &port) != 0)
+            return fail("bad port '%s' (%d..%u)", text, allow_port0 ? 0 : 1, MAX_PORT);
+        a->in.sin_family = AF_INET;
+        a->in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a->in.sin_port = htons((uint16_t)port);
+        opt->addr_len = sizeof(a->in);
+        return 0;
+    }
+    if (text[0] == '\0' || strlen(text) >= sizeof(a->un.sun_path))
+        return fail("bad socket path '%s' (1..%zu bytes)", text, sizeof(a->un.sun_path) - 1);
+    a->un.sun_family = AF_UNIX;
+    memcpy(a->un.sun_path, text, strlen(text) + 1);
+    opt->addr_len = sizeof(a->un);
+    return 0;
+}
+
+/* serve and client: TRANSPORT is tcp or unix, then ADDR. */
+static int parse_external(int argc, char **argv, struct options *opt)
+{
+    int serve = opt->mode == MODE_SERVE;
+    int need = serve ? 4 : 6;
+    int t;
+
+    if (argc < need)
+        return fail(serve ? "expected serve TRANSPORT ADDR"
+                          : "expected client TRANSPORT ADDR SIZE ITERATIONS");
+    t = parse_name(argv[2], transport_names, 2);
+    if (t < 0)
+        return fail("bad transport '%s' (tcp or unix)", argv[2]);
+    opt->transport = (enum transport)t;
+    if (parse_addr(argv[3], serve, opt) != 0)
+        return -1;
+    if (!serve && parse_load(argv + 4, opt) != 0)
+        return -1;
+    return parse_flags(argc, argv, need, serve ? FLAG_PIN_CPU : FLAG_PIN_CPU | FLAG_WARMUP, opt);
+}
+
+static int parse_args(int argc, char **argv, struct options *opt)
+{
     int t;
 
     memset(opt, 0, sizeof(*opt));
     opt->warmup = DEFAULT_WARMUP;
     opt->pin = PIN_NONE;
+    opt->pin_cpu = NO_CPU;
+    if (argc >= 2 && strcmp(argv[1], "serve") == 0) {
+        opt->mode = MODE_SERVE;
+        return parse_external(argc, argv, opt);
+    }
+    if (argc >= 2 && strcmp(argv[1], "client") == 0) {
+        opt->mode = MODE_CLIENT;
+        return parse_external(argc, argv, opt);
+    }
+    opt->mode = MODE_SELF;
     if (argc < 4)
         return fail("expected TRANSPORT SIZE ITERATIONS");
     t = parse_name(argv[1], transport_names, 3);
     if (t < 0)
         return fail("bad transport '%s' (tcp, unix or socketpair)", argv[1]);
     opt->transport = (enum transport)t;
-    if (parse_count(argv[2], 1, MAX_SIZE, &size) != 0)
-        return fail("bad SIZE '%s' (1..%u bytes)", argv[2], MAX_SIZE);
-    opt->size = (size_t)size;
-    if (parse_count(argv[3], 1, MAX_ITERATIONS, &opt->iterations) != 0)
-        return fail("bad ITERATIONS '%s' (1..%llu)", argv[3], MAX_ITERATIONS);
-    return parse_flags(argc, argv, opt);
+    if (parse_load(argv + 2, opt) != 0)
+        return -1;
+    return parse_flags(argc, argv, 4, FLAG_PIN | FLAG_WARMUP, opt);
 }
 
 /* ---- connection setup (all in the parent, before fork) ------------------- */
@@ -548,11 +672,19 @@ static void compute_stats(uint64_t *samples, uint64_t n, uint64_t cpu_ns, struct
 
 static void print_json(const struct options *opt, const struct stats *st)
 {
+    char pin[32];
+
+    if (opt->mode == MODE_SELF)
+        snprintf(pin, sizeof(pin), "%s", pin_names[opt->pin]);
+    else if (opt->pin_cpu == NO_CPU)
+        snprintf(pin, sizeof(pin), "none");
+    else
+        snprintf(pin, sizeof(pin), "cpu%d", opt->pin_cpu);
     printf("{\"transport\":\"%s\",\"size\":%zu,\"iterations\":%llu,\"pin\":\"%s\","
            "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"mean_ns\":%llu,"
            "\"client_cpu_ns_per_op\":%llu}\n",
            transport_names[opt->transport], opt->size, (unsigned long long)opt->iterations,
-           pin_names[opt->pin], (unsigned long long)st->p50, (unsigned long long)st->p90,
+           pin, (unsigned long long)st->p50, (unsigned long long)st->p90,
            (unsigned long long)st->p99, (unsigned long long)st->mean,
            (unsigned long long)st->cpu_per_op);
 }
@@ -605,38 +737,257 @@ static int run_with_server(const struct options *opt, struct conn *c, uint64_t *
     return 0;
 }
 
-int main(int argc, char **argv)
+/* ---- serve mode: a standalone blocking echo server ---------------------- */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
 {
-    struct options opt;
+    stop_signal = sig;
+}
+
+/*
+ * SIGTERM and SIGINT stay blocked except inside ppoll(), so a stop cannot slip in
+ * between the check of stop_signal and the wait. *wait_mask: the mask to wait with.
+ */
+static int catch_stop_signals(sigset_t *wait_mask)
+{
+    struct sigaction sa;
+    sigset_t block;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    if (sigprocmask(SIG_BLOCK, &block, wait_mask) != 0)
+        return fail("sigprocmask: %s", strerror(errno));
+    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+        return fail("sigaction: %s", strerror(errno));
+    sigdelset(wait_mask, SIGTERM);
+    sigdelset(wait_mask, SIGINT);
+    return 0;
+}
+
+/* Pins the calling process (and so its future children) to opt->pin_cpu, if set. */
+static int pin_self(const struct options *opt)
+{
+    if (opt->pin_cpu == NO_CPU)
+        return 0;
+    if (cpu_allowed(opt->pin_cpu) != 0)
+        return -1;
+    return pin_to(0, opt->pin_cpu);
+}
+
+/* Non-blocking listener (accepted sockets are blocking: accept4 does not inherit it). */
+static int open_listener(const struct options *opt)
+{
+    int fd = socket(opt->addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
+
+    if (fd < 0)
+        return fail("socket: %s", strerror(errno));
+    if (opt->transport == T_TCP &&
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
+        report_error("setsockopt(SO_REUSEADDR): %s", strerror(errno));
+    } else if (bind(fd, &opt->addr.sa, opt->addr_len) != 0) {
+        report_error("bind %s %s: %s", transport_names[opt->transport], opt->addr_text,
+                     strerror(errno));
+    } else if (listen(fd, LISTEN_BACKLOG) != 0) {
+        report_error("listen: %s", strerror(errno));
+    } else {
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
+/* 'floor: listening on ...' on stdout, flushed: a script waits for this line. */
+static int announce(int fd, const struct options *opt)
+{
+    struct sockaddr_in in;
+    socklen_t len = sizeof(in);
+
+    if (opt->transport == T_UNIX) {
+        printf("floor: listening on unix:%s\n", opt->addr.un.sun_path);
+    } else {
+        if (getsockname(fd, (struct sockaddr *)&in, &len) != 0)
+            return fail("getsockname: %s", strerror(errno));
+        printf("floor: listening on tcp://127.0.0.1:%u\n", (unsigned)ntohs(in.sin_port));
+    }
+    if (fflush(stdout) != 0)
+        return fail("writing stdout: %s", strerror(errno));
+    return 0;
+}
+
+/* The child for one connection: default signals, dies with the server (PDEATHSIG). */
+static void __attribute__((noreturn)) echo_child(int fd, pid_t parent, const sigset_t *mask)
+{
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(1);
+    serve_echo(fd);
+}
+
+/* Accepts one pending connection, if any, and forks its echo child. */
+static int accept_one(int listen_fd, const struct options *opt, const sigset_t *child_mask)
+{
+    int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    pid_t parent = getpid();
+    pid_t pid;
+
+    if (fd < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
+            return 0;
+        return fail("accept: %s", strerror(errno));
+    }
+    if (opt->transport == T_TCP && set_nodelay(fd) != 0) {
+        close(fd);
+        return -1;
+    }
+    pid = fork();
+    if (pid < 0) {
+        close(fd);
+        return fail("fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(listen_fd);
+        echo_child(fd, parent, child_mask);
+    }
+    close(fd);
+    return 0;
+}
+
+static int serve_loop(int listen_fd, const struct options *opt, const sigset_t *wait_mask)
+{
+    struct pollfd pfd;
+
+    pfd.fd = listen_fd;
+    pfd.events = POLLIN;
+    while (stop_signal == 0) {
+        pfd.revents = 0;
+        if (ppoll(&pfd, 1, NULL, wait_mask) < 0) {
+            if (errno == EINTR)
+                continue;
+            return fail("ppoll: %s", strerror(errno));
+        }
+        if (accept_one(listen_fd, opt, wait_mask) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Until SIGTERM or SIGINT; removes the socket file it bound. Children are reaped by the kernel. */
+static int run_serve(const struct options *opt)
+{
+    sigset_t wait_mask;
+    int fd;
+    int rc;
+
+    if (catch_stop_signals(&wait_mask) != 0 || pin_self(opt) != 0)
+        return -1;
+    signal(SIGCHLD, SIG_IGN);
+    fd = open_listener(opt);
+    if (fd < 0)
+        return -1;
+    rc = announce(fd, opt);
+    if (rc == 0)
+        rc = serve_loop(fd, opt, &wait_mask);
+    close(fd);
+    if (opt->transport == T_UNIX)
+        unlink(opt->addr.un.sun_path);
+    return rc;
+}
+
+/* ---- client mode: the timed ping-pong against an existing server -------- */
+
+static int connect_to(const struct options *opt)
+{
+    int fd = socket(opt->addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return fail("socket: %s", strerror(errno));
+    if (connect(fd, &opt->addr.sa, opt->addr_len) != 0) {
+        report_error("connect %s %s: %s", transport_names[opt->transport], opt->addr_text,
+                     strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (opt->transport == T_TCP && set_nodelay(fd) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int run_external_client(const struct options *opt, uint64_t *samples, struct stats *st)
+{
+    uint64_t cpu_ns = 0;
+    int fd;
+    int rc;
+
+    if (pin_self(opt) != 0)
+        return -1;
+    fd = connect_to(opt);
+    if (fd < 0)
+        return -1;
+    rc = run_client(fd, opt, samples, &cpu_ns);
+    close(fd);
+    if (rc == 0)
+        compute_stats(samples, opt->iterations, cpu_ns, st);
+    return rc;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+/* Self-contained or client mode: the timed loop and its JSON line. Returns the exit status. */
+static int run_timed(const struct options *opt)
+{
     struct conn c;
     struct stats st;
     uint64_t *samples;
     int rc;
 
-    if (parse_args(argc, argv, &opt) != 0) {
-        usage();
-        return EXIT_USAGE;
-    }
-    signal(SIGPIPE, SIG_IGN); /* a dead server is an EPIPE we report, not a silent death */
-    if (check_placement(opt.pin) != 0)
+    if (opt->mode == MODE_SELF && check_placement(opt->pin) != 0)
         return 1;
-    samples = malloc((size_t)opt.iterations * sizeof(*samples));
+    samples = malloc((size_t)opt->iterations * sizeof(*samples));
     if (samples == NULL) {
-        report_error("out of memory (%llu samples)", (unsigned long long)opt.iterations);
+        report_error("out of memory (%llu samples)", (unsigned long long)opt->iterations);
         return 1;
     }
     /* Fault the pages in now, not inside the timed loop (non-zero: not folded into calloc). */
-    memset(samples, 0xff, (size_t)opt.iterations * sizeof(*samples));
-    rc = open_conn(opt.transport, &c);
-    if (rc == 0)
-        rc = run_with_server(&opt, &c, samples, &st);
+    memset(samples, 0xff, (size_t)opt->iterations * sizeof(*samples));
+    if (opt->mode == MODE_CLIENT) {
+        rc = run_external_client(opt, samples, &st);
+    } else {
+        rc = open_conn(opt->transport, &c);
+        if (rc == 0)
+            rc = run_with_server(opt, &c, samples, &st);
+    }
     free(samples);
     if (rc != 0)
         return 1;
-    print_json(&opt, &st);
+    print_json(opt, &st);
     if (fflush(stdout) != 0) {
         report_error("writing stdout: %s", strerror(errno));
         return 1;
     }
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options opt;
+
+    if (parse_args(argc, argv, &opt) != 0) {
+        usage();
+        return EXIT_USAGE;
+    }
+    signal(SIGPIPE, SIG_IGN); /* a dead peer is an EPIPE we report, not a silent death */
+    if (opt.mode == MODE_SERVE)
+        return run_serve(&opt) == 0 ? 0 : 1;
+    return run_timed(&opt);
 }

@@ -1,25 +1,40 @@
 #!/bin/sh
-# pingpong.sh: one 64-byte request/response in flight, hopbench vs its peers.
+# pingpong.sh: one 64-byte request/response in flight, hopbench vs its peers,
+# and whether hopbench's overhead sits in its client or in its server.
 #
 #   bench/pingpong.sh HOPBENCH FLOOR [SECONDS]
 #
-# For each CPU placement (same: everything on CPU 0; split: client on CPU 0,
-# server on CPU 1), REPS times, it measures the p50 round trip of
-#   - sockperf ping-pong over TCP loopback (the reference peer tool),
-#   - hopbench run echo against hopbench serve echo, over tcp and unix,
-#   - FLOOR (bench/floor.c), a blocking two-process ping-pong: the kernel floor,
-# and prints, per placement, the median over the reps with the ratios the issue
-# sets as targets: hopbench within 10% of sockperf (tcp) and within 15% of the
-# floor. PASS/MISS is informational: the exit status is 0 unless a tool failed.
+# Cells, each one connection playing ping-pong for about SECONDS:
+#   sockperf  sockperf ping-pong --full-rtt against sockperf server (tcp only)
+#   self      FLOOR's self-contained run: its client and a forked blocking echo
+#             child on a pair it set up itself (tcp, unix, socketpair)
+#   and, per transport (tcp, unix), the 2x2 of client x server:
+#   ff        floor client  -> floor serve       (both blocking, no event loop)
+#   hf        hopbench run  -> floor serve       (hopbench's client alone)
+#   fh        floor client  -> hopbench serve    (hopbench's server alone)
+#   hh        hopbench run  -> hopbench serve    (hopbench end to end)
+# hopbench runs as `run echo EP -c 1 -t 1 --mode reuse --size 64` and `serve
+# echo --threads 1`. Placements: same (client and server on CPU 0) and split
+# (client on CPU 0, server on CPU 1).
 #
-#   SECONDS          per measurement (default 5)
-#   REPS=N           repetitions per placement (default 3); medians are reported
-#   HOPBENCH_SKIP=1  skip hopbench (measure only sockperf and the floor);
-#                    HOPBENCH is then not run, but must still be given
-#   FLOOR_ITER=N     floor iterations per run; default: calibrated to last ~SECONDS
+# Each rep runs every cell of both placements; even reps run them in reverse
+# order (ABBA), so slow drift in the machine's speed hits both sides of a ratio
+# alike. Reported per placement: each cell's p50 as the median over the reps
+# [min-max], and each ratio as the median of the per-rep ratios (the two cells
+# of a ratio paired within one rep) [min-max]. Ratios:
+#   client overhead: hf/ff (floor server), hh/fh (hopbench server)
+#   server overhead: fh/ff (floor client), hh/hf (hopbench client)
+#   end to end: hh/self (target <= 1.15), hh/sockperf (tcp, target <= 1.10)
+# PASS/MISS is informational: the exit status is 0 unless a tool failed.
+#
+#   SECONDS          per cell (default 5)
+#   REPS=N           repetitions (default 3); medians are reported
+#   HOPBENCH_SKIP=1  skip the hopbench cells (hf, fh, hh); HOPBENCH must still
+#                    be given but is not run
+#   FLOOR_ITER=N     floor iterations per cell; default: calibrated to ~SECONDS
 #
 # All traffic stays on 127.0.0.1 or Unix sockets in a mktemp -d directory.
-# Every server started is killed by PID on exit, INT or TERM, and every wait is
+# Every process started is killed by PID on exit, INT or TERM, and every wait is
 # bounded. Needs: sockperf, jq, ss (iproute2), taskset (util-linux), 2 CPUs.
 set -eu
 
@@ -124,17 +139,11 @@ server_cpu() {
     if [ "$1" = split ]; then echo 1; else echo 0; fi
 }
 
-# Appends one sample (ns) to the series file for placement/tool/transport/metric.
+# All samples go to one file, a line per cell and rep: PLACE REP CELL TRANSPORT P50_NS CPU_NS
+# (CPU_NS: client CPU per round trip, "-" if not measured). The report reads it with awk.
+DATA="$TMP/data"
 record() {
-    echo "$5" >>"$TMP/series.$1.$2.$3.$4"
-}
-
-# Median of a series, or "-" if it was not measured.
-median() {
-    f="$TMP/series.$1.$2.$3.$4"
-    [ -s "$f" ] || { echo -; return; }
-    sort -n "$f" | awk '{ v[NR] = $1 } END {
-        if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    echo "$1 $2 $3 $4 $5 $6" >>"$DATA"
 }
 
 # Reads a number from a JSON file with jq; dies if it is missing.
@@ -208,6 +217,7 @@ parse_sockperf() {
 
 measure_sockperf() {
     place=$1
+    rep=$2
     start_sockperf_server "$place"
     out="$TMP/sockperf-client.out"
     if ! timeout "$RUN_LIMIT" taskset -c 0 sockperf ping-pong -i 127.0.0.1 -p "$SP_PORT" --tcp \
@@ -216,63 +226,95 @@ measure_sockperf() {
     fi
     stop_server "$SP_PID"
     p50=$(parse_sockperf "$out")
-    record "$place" sockperf tcp p50 "$p50"
-    note "  sockperf tcp p50 $p50 ns"
+    record "$place" "$rep" sockperf tcp "$p50" -
+    note "  $place sockperf tcp: p50 $p50 ns"
 }
 
-# ---- (b) hopbench over tcp and unix ----------------------------------------
+# ---- servers: floor serve (tcp, unix) and hopbench serve (both) ------------
 
-# Starts hopbench serve echo on both listeners; sets HB_PID and HB_TCP_PORT.
-start_hopbench_server() {
-    place=$1
-    log="$TMP/hopbench-serve.out"
-    rm -f "$TMP/echo.sock"
-    "$HOPBENCH" serve echo --listen tcp://127.0.0.1:0 --listen "unix:$TMP/echo.sock" --pin "$place" \
-        >"$log" 2>"$TMP/hopbench-serve.err" &
-    HB_PID=$!
-    PIDS="$PIDS $HB_PID"
+# wait_listening PID LOG WHAT: waits for 'WHAT: listening on EP' lines in LOG; dies if
+# PID exits or time runs out. For hopbench, which prints one line per listener, it
+# waits until both tcp and unix are there.
+wait_listening() {
     i=0
-    HB_TCP_PORT=""
-    while [ "$i" -lt "$READY_TRIES" ] && kill -0 "$HB_PID" 2>/dev/null; do
-        HB_TCP_PORT=$(sed -n 's|^hopbench: listening on tcp://127\.0\.0\.1:\([0-9][0-9]*\).*|\1|p' "$log")
-        if [ -n "$HB_TCP_PORT" ] && grep -q '^hopbench: listening on unix:' "$log"; then
+    while [ "$i" -lt "$READY_TRIES" ] && kill -0 "$1" 2>/dev/null; do
+        if [ "$3" = floor ]; then
+            grep -q "^floor: listening on " "$2" && return 0
+        elif grep -q "^$3: listening on tcp://" "$2" && grep -q "^$3: listening on unix:" "$2"; then
             return 0
         fi
         sleep 0.05
         i=$((i + 1))
     done
-    kill -0 "$HB_PID" 2>/dev/null && why="did not report both listeners in time" || why="exited early"
-    die "hopbench serve $why: $(cat "$log" "$TMP/hopbench-serve.err" | tail -n 5)"
+    kill -0 "$1" 2>/dev/null && why="did not report its listener(s) in time" || why="exited early"
+    die "$3 serve $why: $(cat "$2" "$2.err" 2>/dev/null | tail -n 5)"
 }
 
-hopbench_run() {
+# listened_on LOG WHAT TRANSPORT: the endpoint reported, e.g. tcp://127.0.0.1:4711, unix:/p
+listened_on() {
+    sed -n "s|^$2: listening on \\($3[:][^ ]*\\).*|\\1|p" "$1" | head -n 1
+}
+
+# The address part for floor client: the port of tcp://127.0.0.1:PORT, the path of unix:PATH.
+endpoint_addr() {
+    case "$1" in
+    tcp://127.0.0.1:*) echo "${1#tcp://127.0.0.1:}" ;;
+    unix:*) echo "${1#unix:}" ;;
+    *) die "unexpected endpoint '$1'" ;;
+    esac
+}
+
+# Sets FL_TCP_PID and FL_TCP_EP, or FL_UNIX_PID and FL_UNIX_EP.
+start_floor_server() {
     place=$1
     transport=$2
-    endpoint=$3
-    json="$TMP/hopbench-$transport.json"
-    rm -f "$json"
-    if ! timeout "$RUN_LIMIT" "$HOPBENCH" run echo "$endpoint" -c 1 -t 1 -d "$SECS" --warmup 1 \
-        --mode reuse --size "$SIZE" --pin "$place" --json "$json" >"$TMP/hopbench-run.out" 2>&1; then
-        die "hopbench run $endpoint failed: $(tail -n 3 "$TMP/hopbench-run.out")"
+    log="$TMP/floor-serve-$transport.out"
+    if [ "$transport" = tcp ]; then addr=0; else addr="$TMP/floor.sock"; fi
+    "$FLOOR" serve "$transport" "$addr" --pin-cpu "$(server_cpu "$place")" >"$log" 2>"$log.err" &
+    pid=$!
+    PIDS="$PIDS $pid"
+    wait_listening "$pid" "$log" floor
+    ep=$(listened_on "$log" floor "$transport")
+    [ -n "$ep" ] || die "floor serve $transport: no endpoint in: $(cat "$log")"
+    if [ "$transport" = tcp ]; then
+        FL_TCP_PID=$pid FL_TCP_EP=$ep
+    else
+        FL_UNIX_PID=$pid FL_UNIX_EP=$ep
     fi
-    p50=$(json_number "$json" '.runs[0].latency_ns.p50')
-    cpu=$(json_number "$json" '.runs[0].client_cpu_ns_per_op')
-    record "$place" hopbench "$transport" p50 "$p50"
-    record "$place" hopbench "$transport" cpu "$cpu"
-    note "  hopbench $transport p50 $p50 ns, client CPU $(printf '%.0f' "$cpu") ns/op"
 }
 
-measure_hopbench() {
+# Sets HB_PID, HB_TCP_EP and HB_UNIX_EP.
+start_hopbench_server() {
     place=$1
-    start_hopbench_server "$place"
-    hopbench_run "$place" tcp "tcp://127.0.0.1:$HB_TCP_PORT"
-    hopbench_run "$place" unix "unix:$TMP/echo.sock"
-    stop_server "$HB_PID"
+    log="$TMP/hopbench-serve.out"
+    "$HOPBENCH" serve echo --listen tcp://127.0.0.1:0 --listen "unix:$TMP/hopbench.sock" \
+        --threads 1 --pin "$place" >"$log" 2>"$log.err" &
+    HB_PID=$!
+    PIDS="$PIDS $HB_PID"
+    wait_listening "$HB_PID" "$log" hopbench
+    HB_TCP_EP=$(listened_on "$log" hopbench tcp)
+    HB_UNIX_EP=$(listened_on "$log" hopbench unix)
+    if [ -z "$HB_TCP_EP" ] || [ -z "$HB_UNIX_EP" ]; then
+        die "hopbench serve: no endpoints in: $(cat "$log")"
+    fi
 }
 
-# ---- (c) the floor ---------------------------------------------------------
+start_servers() {
+    start_floor_server "$1" tcp
+    start_floor_server "$1" unix
+    [ "$HOPBENCH_SKIP" = 1 ] || start_hopbench_server "$1"
+}
 
-# Iterations that last about SECS for this transport and placement (cached).
+stop_servers() {
+    stop_server "$FL_TCP_PID"
+    stop_server "$FL_UNIX_PID"
+    [ "$HOPBENCH_SKIP" = 1 ] || stop_server "$HB_PID"
+}
+
+# ---- clients ---------------------------------------------------------------
+
+# Iterations that last about SECS for this placement and transport, from a short
+# self-contained floor run (cached; done before the first rep).
 floor_iterations() {
     cache="$TMP/iter.$1.$2"
     if [ -n "$FLOOR_ITER" ]; then
@@ -289,84 +331,211 @@ floor_iterations() {
     fi
 }
 
-measure_floor() {
+# Each client sets P50 and CPU (ns; CPU is client CPU per round trip).
+
+floor_self() { # PLACE TRANSPORT
+    json="$TMP/floor.json"
+    timeout "$RUN_LIMIT" "$FLOOR" "$2" "$SIZE" "$(floor_iterations "$1" "$2")" --pin "$1" >"$json" ||
+        die "floor $2 --pin $1 failed"
+    P50=$(json_number "$json" .p50_ns)
+    CPU=$(json_number "$json" .client_cpu_ns_per_op)
+}
+
+floor_client() { # PLACE TRANSPORT ENDPOINT
+    json="$TMP/floor.json"
+    timeout "$RUN_LIMIT" "$FLOOR" client "$2" "$(endpoint_addr "$3")" "$SIZE" \
+        "$(floor_iterations "$1" "$2")" --pin-cpu 0 >"$json" || die "floor client $3 failed"
+    P50=$(json_number "$json" .p50_ns)
+    CPU=$(json_number "$json" .client_cpu_ns_per_op)
+}
+
+hopbench_client() { # PLACE TRANSPORT ENDPOINT
+    json="$TMP/hopbench-run.json"
+    rm -f "$json"
+    if ! timeout "$RUN_LIMIT" "$HOPBENCH" run echo "$3" -c 1 -t 1 -d "$SECS" --warmup 1 \
+        --mode reuse --size "$SIZE" --pin "$1" --json "$json" >"$TMP/hopbench-run.out" 2>&1; then
+        die "hopbench run $3 failed: $(tail -n 3 "$TMP/hopbench-run.out")"
+    fi
+    P50=$(json_number "$json" '.runs[0].latency_ns.p50')
+    CPU=$(json_number "$json" '.runs[0].client_cpu_ns_per_op')
+}
+
+floor_endpoint() {
+    if [ "$1" = tcp ]; then echo "$FL_TCP_EP"; else echo "$FL_UNIX_EP"; fi
+}
+
+hopbench_endpoint() {
+    if [ "$1" = tcp ]; then echo "$HB_TCP_EP"; else echo "$HB_UNIX_EP"; fi
+}
+
+# run_cell PLACE REP CELL TRANSPORT
+run_cell() {
     place=$1
-    for transport in tcp unix socketpair; do
-        iter=$(floor_iterations "$place" "$transport")
-        json="$TMP/floor-$transport.json"
-        timeout "$RUN_LIMIT" "$FLOOR" "$transport" "$SIZE" "$iter" --pin "$place" >"$json" ||
-            die "floor $transport failed"
-        p50=$(json_number "$json" .p50_ns)
-        cpu=$(json_number "$json" .client_cpu_ns_per_op)
-        record "$place" floor "$transport" p50 "$p50"
-        record "$place" floor "$transport" cpu "$cpu"
-        note "  floor $transport p50 $p50 ns, client CPU $cpu ns/op ($iter iterations)"
-    done
+    rep=$2
+    cell=$3
+    transport=$4
+    case "$cell" in
+    sockperf)
+        measure_sockperf "$place" "$rep"
+        return
+        ;;
+    self) floor_self "$place" "$transport" ;;
+    ff) floor_client "$place" "$transport" "$(floor_endpoint "$transport")" ;;
+    hf) hopbench_client "$place" "$transport" "$(floor_endpoint "$transport")" ;;
+    fh) floor_client "$place" "$transport" "$(hopbench_endpoint "$transport")" ;;
+    hh) hopbench_client "$place" "$transport" "$(hopbench_endpoint "$transport")" ;;
+    *) die "unknown cell $cell" ;;
+    esac
+    CPU=$(printf '%.0f' "$CPU")
+    record "$place" "$rep" "$cell" "$transport" "$P50" "$CPU"
+    note "  $place $cell $transport: p50 $P50 ns, client CPU $CPU ns/op"
 }
 
 # ---- report ----------------------------------------------------------------
 
-# us VALUE_NS: microseconds with 2 decimals, or "-".
-us() {
-    case "$1" in -) echo - ;; *) awk -v v="$1" 'BEGIN { printf "%.2f\n", v / 1000 }' ;; esac
-}
-
-# verdict NUM DEN MAX_PCT: "1.07 PASS" / "1.21 MISS", or "-".
-verdict() {
-    if [ "$1" = - ] || [ "$2" = - ]; then
-        echo -
-        return
-    fi
-    awk -v a="$1" -v b="$2" -v max="$3" 'BEGIN {
-        if (b <= 0) { print "-"; exit }
-        r = a / b; printf "%.2f %s\n", r, (r * 100 <= max ? "PASS" : "MISS") }'
-}
-
-print_table() {
-    place=$1
-    echo
-    echo "placement: $place (client CPU 0, server CPU $(server_cpu "$place")), $SIZE-byte ping-pong, median of $REPS x ${SECS}s"
-    printf '%-11s %10s %12s %12s %12s %14s %13s %14s\n' transport "floor p50" "sockperf p50" \
-        "hopbench p50" "hb/floor" "hb/sockperf" "hb cpu us/op" "floor cpu us/op"
-    for transport in tcp unix socketpair; do
-        floor_p50=$(median "$place" floor "$transport" p50)
-        sp_p50=$(median "$place" sockperf "$transport" p50)
-        hb_p50=$(median "$place" hopbench "$transport" p50)
-        printf '%-11s %10s %12s %12s %12s %14s %13s %14s\n' "$transport" \
-            "$(us "$floor_p50")" "$(us "$sp_p50")" "$(us "$hb_p50")" \
-            "$(verdict "$hb_p50" "$floor_p50" "$MAX_FLOOR_PCT")" \
-            "$(verdict "$hb_p50" "$sp_p50" "$MAX_SOCKPERF_PCT")" \
-            "$(us "$(median "$place" hopbench "$transport" cpu)")" \
-            "$(us "$(median "$place" floor "$transport" cpu)")"
-    done
+# report PLACE: the three tables for one placement, from $DATA.
+report() {
+    awk -v place="$1" -v reps="$REPS" -v secs="$SECS" -v size="$SIZE" -v scpu="$(server_cpu "$1")" \
+        -v max_floor="$MAX_FLOOR_PCT" -v max_sp="$MAX_SOCKPERF_PCT" '
+    function sortv(a, n,    i, j, t) {
+        for (i = 2; i <= n; i++) {
+            t = a[i]
+            for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
+            a[j + 1] = t
+        }
+    }
+    # Sets MED, MIN, MAX, N over the reps of key k in array v; N = 0 if none.
+    function stats(v, k,    a, n, r) {
+        n = 0
+        for (r = 1; r <= reps; r++) if ((k, r) in v) a[++n] = v[k, r]
+        N = n
+        if (n == 0) return
+        sortv(a, n)
+        MED = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        MIN = a[1]; MAX = a[n]
+    }
+    # Per-rep ratios of cell num over cell den (same transport), into rat[]; then stats.
+    function ratio(num, den, t,    r) {
+        delete rat
+        for (r = 1; r <= reps; r++)
+            if (((num SUBSEP t), r) in p50 && ((den SUBSEP t), r) in p50 && p50[den, t, r] > 0)
+                rat["x", r] = p50[num, t, r] / p50[den, t, r]
+        stats(rat, "x")
+    }
+    function us(ns) { return sprintf("%.2f", ns / 1000) }
+    function rtext(max) {
+        if (N == 0) return "-"
+        return sprintf("%.2f%s [%.2f-%.2f]", MED, max ? (MED * 100 <= max ? " PASS" : " MISS") : "", MIN, MAX)
+    }
+    $1 == place {
+        p50[$3, $4, $2] = $5
+        if ($6 != "-") cpu[$3, $4, $2] = $6
+    }
+    END {
+        split("self ff hf fh hh sockperf", cells, " ")
+        split("tcp unix socketpair", trs, " ")
+        label["self"] = "floor     floor (fork)"; label["ff"] = "floor     floor serve"
+        label["hf"] = "hopbench  floor serve"; label["fh"] = "floor     hopbench serve"
+        label["hh"] = "hopbench  hopbench serve"; label["sockperf"] = "sockperf  sockperf"
+        printf "\nplacement: %s (client CPU 0, server CPU %s), %d-byte ping-pong, %d reps x %ds\n", place, scpu, size, reps, secs
+        printf "p50 round trip in us, median over the reps [min-max]; spread = (max-min)/median;\n"
+        printf "client cpu = client CPU time per round trip in us (median)\n"
+        printf "%-16s %-9s %-15s %8s %17s %7s %11s\n", "cell", "client", "server", "p50", "[min-max]", "spread", "client cpu"
+        for (i = 1; i <= 3; i++) for (j = 1; j <= 6; j++) {
+            t = trs[i]; c = cells[j]
+            stats(p50, c SUBSEP t)
+            if (N == 0) continue
+            m = MED; lo = MIN; hi = MAX
+            stats(cpu, c SUBSEP t)
+            spread = (m > 0) ? (hi - lo) * 100 / m : 0
+            printf "%-16s %-25s %8s %17s %6.1f%% %11s\n", t " " c, label[c], us(m),
+                sprintf("[%s-%s]", us(lo), us(hi)), spread, N ? us(MED) : "-"
+        }
+        printf "\nratios of p50: median of the per-rep ratios [min-max]; targets as in the issue\n"
+        printf "%-50s %-24s %s\n", "ratio", "tcp", "unix"
+        nr = split("hf ff 115 client overhead, floor serve: hf/ff (<=1.15)|" \
+                   "hh fh 115 client overhead, hopbench serve: hh/fh (<=1.15)|" \
+                   "fh ff 0 server overhead, floor client: fh/ff|" \
+                   "hh hf 0 server overhead, hopbench client: hh/hf|" \
+                   "ff self 0 check: floor pair / self-contained: ff/self|" \
+                   "hh self 115 end to end vs floor: hh/self (<=1.15)|" \
+                   "hh sockperf 110 end to end vs sockperf: hh/sockperf (<=1.10)", rows, "|")
+        for (k = 1; k <= nr; k++) {
+            split(rows[k], f, " ")
+            name = rows[k]; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", name)
+            max = f[3] + 0
+            ratio(f[1], f[2], "tcp"); a = rtext(max)
+            ratio(f[1], f[2], "unix"); b = rtext(max)
+            printf "%-50s %-24s %s\n", name, a, b
+        }
+        printf "\nthe original summary (floor = self-contained; hopbench = end to end, hh)\n"
+        printf "%-11s %10s %12s %12s %12s %14s %13s %14s\n", "transport", "floor p50", "sockperf p50",
+            "hopbench p50", "hb/floor", "hb/sockperf", "hb cpu us/op", "floor cpu us/op"
+        for (i = 1; i <= 3; i++) {
+            t = trs[i]
+            stats(p50, "self" SUBSEP t); fl = N ? us(MED) : "-"
+            stats(p50, "sockperf" SUBSEP t); sp = N ? us(MED) : "-"
+            stats(p50, "hh" SUBSEP t); hb = N ? us(MED) : "-"
+            ratio("hh", "self", t); r1 = N ? sprintf("%.2f %s", MED, MED * 100 <= max_floor ? "PASS" : "MISS") : "-"
+            ratio("hh", "sockperf", t); r2 = N ? sprintf("%.2f %s", MED, MED * 100 <= max_sp ? "PASS" : "MISS") : "-"
+            stats(cpu, "hh" SUBSEP t); hc = N ? us(MED) : "-"
+            stats(cpu, "self" SUBSEP t); fc = N ? us(MED) : "-"
+            printf "%-11s %10s %12s %12s %12s %14s %13s %14s\n", t, fl, sp, hb, r1, r2, hc, fc
+        }
+        printf "\nper-rep p50 in us, rep 1..%d (even reps ran in reverse order)\n", reps
+        for (i = 1; i <= 3; i++) for (j = 1; j <= 6; j++) {
+            t = trs[i]; c = cells[j]; line = ""
+            for (r = 1; r <= reps; r++) line = line sprintf(" %7s", ((c, t, r) in p50) ? sprintf("%.2f", p50[c, t, r] / 1000) : "-")
+            stats(p50, c SUBSEP t)
+            if (N) printf "%-11s %-9s%s\n", t, c, line
+        }
+    }' "$DATA"
 }
 
 print_header() {
     echo "pingpong: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), kernel $(uname -r), $(nproc) CPUs," \
         "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
     echo "command: REPS=$REPS HOPBENCH_SKIP=$HOPBENCH_SKIP bench/pingpong.sh $HOPBENCH $FLOOR $SECS"
-    sockperf --version 2>&1 | head -n 1
+    echo "$(sockperf --version 2>&1 | head -n 1); $("$HOPBENCH" --version 2>/dev/null || echo "hopbench ?")"
     echo "load average at start: $(cut -d ' ' -f 1-3 /proc/loadavg) (anything else running skews every column)"
     echo "targets: hopbench/sockperf <= $MAX_SOCKPERF_PCT%, hopbench/floor <= $MAX_FLOOR_PCT% (p50; informational)"
-    echo "columns in microseconds; 'us/op' is client CPU time per round trip"
+    echo "cells: self = floor's self-contained run; ff/hf/fh/hh = client (floor|hopbench) -> server (floor|hopbench)"
 }
 
 # ---- main ------------------------------------------------------------------
 
+# One rep's cells, in forward order; even reps run them reversed.
+CELLS="sockperf:tcp self:tcp ff:tcp hf:tcp fh:tcp hh:tcp self:unix ff:unix hf:unix fh:unix hh:unix self:socketpair"
+if [ "$HOPBENCH_SKIP" = 1 ]; then
+    CELLS="sockperf:tcp self:tcp ff:tcp self:unix ff:unix self:socketpair"
+fi
+REVERSED=""
+for c in $CELLS; do REVERSED="$c $REVERSED"; done
+
 print_header
 for place in same split; do
-    rep=1
-    while [ "$rep" -le "$REPS" ]; do
-        note "placement $place, rep $rep/$REPS"
-        measure_sockperf "$place"
-        if [ "$HOPBENCH_SKIP" = 0 ]; then
-            measure_hopbench "$place"
-        fi
-        measure_floor "$place"
-        rep=$((rep + 1))
+    for transport in tcp unix socketpair; do
+        iter=$(floor_iterations "$place" "$transport")
+        note "calibrated: floor $transport --pin $place: $iter iterations per cell"
     done
 done
 
-for place in same split; do
-    print_table "$place"
+rep=1
+while [ "$rep" -le "$REPS" ]; do
+    if [ $((rep % 2)) = 1 ]; then places="same split" cells=$CELLS; else places="split same" cells=$REVERSED; fi
+    for place in $places; do
+        note "rep $rep/$REPS, placement $place"
+        start_servers "$place"
+        for c in $cells; do
+            run_cell "$place" "$rep" "${c%%:*}" "${c#*:}"
+        done
+        stop_servers
+    done
+    rep=$((rep + 1))
 done
+
+for place in same split; do
+    report "$place"
+done
+echo
+echo "load average at end: $(cut -d ' ' -f 1-3 /proc/loadavg)"

@@ -58,8 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct run whole = { 0 }, split = { 0 };
     size_t msg_size, cut;
 
-    if (size < 2 || echo_codec.state_size > sizeof(st1))
-        return 0;
+    if (size < 2 || echo_codec.state_size > sizeof(st1)) return 0;
     msg_size = (size_t)data[0] + 1;
     cut = data[1];
     data += 2;
@@ -69,8 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     setup(st2, req, msg_size);
     feed_all(st1, data, size, 0, &whole);
     feed_all(st2, data, cut, 0, &split);
-    if (!split.error)
-        feed_all(st2, data + cut, size - cut, cut, &split);
+    if (!split.error) feed_all(st2, data + cut, size - cut, cut, &split);
     assert(whole.dones == split.dones);
     assert(whole.error == split.error);
     assert(!whole.error || whole.err_at == split.err_at);

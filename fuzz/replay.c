@@ -31,8 +31,7 @@ int main(int argc, char **argv)
     int n = 0;
 
     for (int i = 1; i < argc; i++) {
-        if (replay_file(argv[i]) < 0)
-            return 1;
+        if (replay_file(argv[i]) < 0) return 1;
         n++;
     }
     printf("replayed %d inputs\n", n);

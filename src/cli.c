@@ -121,24 +121,21 @@ int cli_parse_size(const char *s, size_t max, size_t *out)
     static const struct {
         const char *suffix;
         uint64_t mult;
-    } units[] = { { "", 1 },          { "B", 1 },           { "k", 1024 },
-                  { "K", 1024 },      { "KiB", 1024 },      { "m", 1024 * 1024 },
-                  { "M", 1024 * 1024 }, { "MiB", 1024 * 1024 } };
+    } units[] = {
+        { "", 1 },       { "B", 1 },           { "k", 1024 },        { "K", 1024 },
+        { "KiB", 1024 }, { "m", 1024 * 1024 }, { "M", 1024 * 1024 }, { "MiB", 1024 * 1024 }
+    };
     char digits[32];
     size_t nd = strspn(s, "0123456789");
     uint64_t v;
 
-    if (nd == 0 || nd >= sizeof(digits))
-        return -EINVAL;
+    if (nd == 0 || nd >= sizeof(digits)) return -EINVAL;
     memcpy(digits, s, nd);
     digits[nd] = '\0';
-    if (parse_u64(digits, 1, UINT32_MAX, &v) < 0)
-        return -ERANGE;
+    if (parse_u64(digits, 1, UINT32_MAX, &v) < 0) return -ERANGE;
     for (size_t i = 0; i < ARRAY_LEN(units); i++) {
-        if (strcmp(s + nd, units[i].suffix) != 0)
-            continue;
-        if (v * units[i].mult > max)
-            return -ERANGE;
+        if (strcmp(s + nd, units[i].suffix) != 0) continue;
+        if (v * units[i].mult > max) return -ERANGE;
         *out = (size_t)(v * units[i].mult);
         return 0;
     }
@@ -188,8 +185,7 @@ static int add_endpoint(struct endpoint *eps, unsigned *n, const char *s, struct
 {
     if (*n == CLI_MAX_ENDPOINTS)
         return hb_fail(err, -EINVAL, "too many endpoints (at most %d)", CLI_MAX_ENDPOINTS);
-    if (endpoint_parse(&eps[*n], s, err) < 0)
-        return -EINVAL;
+    if (endpoint_parse(&eps[*n], s, err) < 0) return -EINVAL;
     (*n)++;
     return 0;
 }
@@ -348,8 +344,7 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
 
 static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
-    if (optind >= argc)
-        return hb_fail(err, -EINVAL, "run: missing PROTO (echo) and ENDPOINT");
+    if (optind >= argc) return hb_fail(err, -EINVAL, "run: missing PROTO (echo) and ENDPOINT");
     o->proto = argv[optind++];
     if (codec_find(o->proto) == NULL)
         return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)", o->proto,
@@ -357,8 +352,7 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "run: missing ENDPOINT (e.g. tcp://127.0.0.1:9000)");
     for (; optind < argc; optind++)
-        if (add_endpoint(o->eps, &o->neps, argv[optind], err) < 0)
-            return -EINVAL;
+        if (add_endpoint(o->eps, &o->neps, argv[optind], err) < 0) return -EINVAL;
     for (unsigned i = 0; i < o->neps; i++)
         if (o->eps[i].kind == ENDPOINT_TCP && endpoint_port(&o->eps[i]) == 0)
             return hb_fail(err, -EINVAL, "run: %s: port 0 cannot be connected to", o->eps[i].text);
@@ -398,15 +392,12 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
             fputs(usage_run, out);
             return CLI_HELP;
         }
-        if (c == '?')
-            return bad_option("run", argv, err);
-        if (run_option(c, optarg, o, err) < 0)
-            return -EINVAL;
+        if (c == '?') return bad_option("run", argv, err);
+        if (run_option(c, optarg, o, err) < 0) return -EINVAL;
     }
     if (o->load.duration_ns && o->load.count)
         return hb_fail(err, -EINVAL, "run: give --duration or --count, not both");
-    if (!o->load.duration_ns && !o->load.count)
-        o->load.duration_ns = 5 * NS_PER_S;
+    if (!o->load.duration_ns && !o->load.count) o->load.duration_ns = 5 * NS_PER_S;
     if (o->load.threads > o->load.conns)
         return hb_fail(err, -EINVAL, "run: --threads %u is more than --connections %u",
                        o->load.threads, o->load.conns);
@@ -430,8 +421,8 @@ static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_
         char *end = NULL;
         unsigned long m = strtoul(val, &end, 8);
         if (val[0] == '\0' || *end != '\0' || m > 0777 || val[0] == '-')
-            rc = hb_fail(err, -EINVAL, "--socket-mode: '%s' is not octal permission bits (e.g. 0600)",
-                         val);
+            rc = hb_fail(err, -EINVAL,
+                         "--socket-mode: '%s' is not octal permission bits (e.g. 0600)", val);
         o->socket_mode = (unsigned)m;
         break;
     }
@@ -482,21 +473,17 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
             fputs(usage_serve, out);
             return CLI_HELP;
         }
-        if (c == '?')
-            return bad_option("serve", argv, err);
-        if (serve_option(c, optarg, o, err) < 0)
-            return -EINVAL;
+        if (c == '?') return bad_option("serve", argv, err);
+        if (serve_option(c, optarg, o, err) < 0) return -EINVAL;
     }
-    if (optind >= argc)
-        return hb_fail(err, -EINVAL, "serve: missing PROTO (echo)");
+    if (optind >= argc) return hb_fail(err, -EINVAL, "serve: missing PROTO (echo)");
     o->proto = argv[optind++];
     if (server_proto_find(o->proto) == NULL)
         return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: echo)", o->proto);
     if (optind < argc)
         return hb_fail(err, -EINVAL, "serve: unexpected argument '%s' (use --listen ENDPOINT)",
                        argv[optind]);
-    if (o->neps == 0)
-        return hb_fail(err, -EINVAL, "serve: give at least one --listen ENDPOINT");
+    if (o->neps == 0) return hb_fail(err, -EINVAL, "serve: give at least one --listen ENDPOINT");
     return check_remote(o->eps, o->neps, o->allow_remote, err);
 }
 
@@ -505,17 +492,14 @@ static int parse_sizes(const char *val, struct lab_opts *o, struct hb_err *err)
     char buf[256];
     char *save = NULL;
 
-    if (str_copy(buf, sizeof(buf), val) < 0)
-        return hb_fail(err, -EINVAL, "--sizes: list too long");
+    if (str_copy(buf, sizeof(buf), val) < 0) return hb_fail(err, -EINVAL, "--sizes: list too long");
     o->nsizes = 0;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (o->nsizes == CLI_MAX_SIZES)
             return hb_fail(err, -EINVAL, "--sizes: at most %d sizes", CLI_MAX_SIZES);
-        if (opt_size("--sizes", tok, &o->sizes[o->nsizes++], err) < 0)
-            return -EINVAL;
+        if (opt_size("--sizes", tok, &o->sizes[o->nsizes++], err) < 0) return -EINVAL;
     }
-    if (o->nsizes == 0)
-        return hb_fail(err, -EINVAL, "--sizes: '%s' holds no size", val);
+    if (o->nsizes == 0) return hb_fail(err, -EINVAL, "--sizes: '%s' holds no size", val);
     return 0;
 }
 
@@ -614,17 +598,12 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
             fputs(usage_lab, out);
             return CLI_HELP;
         }
-        if (c == '?')
-            return bad_option("lab", argv, err);
-        if (lab_option(c, optarg, o, &dur_set, &warm_set, err) < 0)
-            return -EINVAL;
+        if (c == '?') return bad_option("lab", argv, err);
+        if (lab_option(c, optarg, o, &dur_set, &warm_set, err) < 0) return -EINVAL;
     }
-    if (optind < argc)
-        return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);
-    if (o->quick && !dur_set)
-        o->duration_ns = 750 * NS_PER_MS;
-    if (o->quick && !warm_set)
-        o->warmup_ns = 250 * NS_PER_MS;
+    if (optind < argc) return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);
+    if (o->quick && !dur_set) o->duration_ns = 750 * NS_PER_MS;
+    if (o->quick && !warm_set) o->warmup_ns = 250 * NS_PER_MS;
     if (o->threads > o->conns)
         return hb_fail(err, -EINVAL, "lab: --threads %u is more than --connections %u", o->threads,
                        o->conns);

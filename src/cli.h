@@ -16,15 +16,15 @@
 
 /* Exit codes (docs/cli.md). */
 enum hb_exit {
-    HB_EXIT_OK = 0,       /* every run valid */
-    HB_EXIT_RUNTIME = 1,  /* could not run: nothing listening, no threads, cannot write evidence */
-    HB_EXIT_INVALID = 2,  /* ran, but a run saw errors: its results are not valid */
-    HB_EXIT_USAGE = 64,   /* bad command line (EX_USAGE) */
+    HB_EXIT_OK = 0,      /* every run valid */
+    HB_EXIT_RUNTIME = 1, /* could not run: nothing listening, no threads, cannot write evidence */
+    HB_EXIT_INVALID = 2, /* ran, but a run saw errors: its results are not valid */
+    HB_EXIT_USAGE = 64,  /* bad command line (EX_USAGE) */
     HB_EXIT_INTERRUPTED = 130, /* Ctrl-C: what was measured was still written */
 };
 
 #define CLI_MAX_ENDPOINTS 16
-#define CLI_MAX_SIZES 8
+#define CLI_MAX_SIZES     8
 
 /* cli_parse_* return this when --help was printed. */
 #define CLI_HELP 1
@@ -39,9 +39,9 @@ struct run_opts {
     bool allow_remote;
     pid_t server_pids[64]; /* --server-pid */
     unsigned nserver_pids;
-    bool server_tree;        /* --server-tree */
+    bool server_tree;          /* --server-tree */
     const char *server_cgroup; /* --server-cgroup */
-    uint64_t sample_ns;      /* --sample-ms */
+    uint64_t sample_ns;        /* --sample-ms */
 };
 
 struct serve_opts {
@@ -68,7 +68,7 @@ struct lab_opts {
     enum place_mode pin;
     bool pin_given; /* --pin was on the command line (else split falls back to same on 1 CPU) */
     enum load_close close;
-    uint64_t sample_ns; /* sock_diag sampling period during a cell */
+    uint64_t sample_ns;    /* sock_diag sampling period during a cell */
     const char *json_path; /* NULL: hopbench-lab-<time>.json in the current directory */
 };
 

@@ -33,9 +33,9 @@ struct conn_ctx {
     size_t req_len;     /* bytes of one request */
     size_t rbuf_cap;
     uint64_t window_start_ns; /* ops that begin before this are warm-up */
-    uint64_t quota;     /* count mode: ops still to begin in the window; else UINT64_MAX */
-    bool stopping;      /* no new op may begin */
-    unsigned active;    /* connections not IDLE */
+    uint64_t quota;           /* count mode: ops still to begin in the window; else UINT64_MAX */
+    bool stopping;            /* no new op may begin */
+    unsigned active;          /* connections not IDLE */
     struct hist *lat;
     struct hist *phase[PHASES];
     uint64_t ops;
@@ -55,19 +55,23 @@ struct conn {
     struct loop_fd lfd; /* lfd.fd is -1 while closed */
     struct conn_ctx *ctx;
     enum conn_state state;
-    struct tq_node timer; /* in ctx->timeouts while CONNECTING/BUSY/CLOSING, ctx->retries while RETRY */
-    uint64_t t_begin;     /* the op began (before connect in connect mode) */
-    uint64_t t_sent;      /* the batch's first write began */
-    uint64_t t_written;   /* the batch's last byte was written (0 until then) */
-    uint64_t t_first;     /* the batch's first reply byte arrived (0 until then) */
-    uint64_t t_done;      /* the batch's last reply byte arrived */
-    size_t wr_len;        /* bytes of this batch */
-    size_t wr_off;        /* bytes written so far */
-    unsigned batch;       /* requests in this batch */
-    unsigned replies;     /* replies complete so far */
-    bool in_window;       /* this batch is measured */
-    uint8_t *rbuf;        /* ctx->rbuf_cap bytes */
-    void *codec_state;    /* ctx->cfg->codec->state_size bytes */
+    struct tq_node
+        timer;        /* in ctx->timeouts while CONNECTING/BUSY/CLOSING, ctx->retries while RETRY */
+    uint64_t t_begin; /* the op began (before connect in connect mode) */
+    uint64_t t_sent;  /* the batch's first write began */
+    uint64_t t_written; /* the batch's last byte was written (0 until then) */
+    uint64_t t_first;   /* the batch's first reply byte arrived (0 until then) */
+    uint64_t t_done;    /* the batch's last reply byte arrived */
+    size_t wr_len;      /* bytes of this batch */
+    size_t wr_off;      /* bytes written so far */
+    unsigned batch;     /* requests in this batch */
+    unsigned replies;   /* replies complete so far */
+    bool in_window;     /* this batch is measured */
+    bool live;          /* counted in ctx->active */
+    bool want_out;      /* EPOLLOUT is registered: only while a connect or a write is pending,
+                         * since AF_UNIX wakes a writer with EPOLLOUT each time the peer reads */
+    uint8_t *rbuf;      /* ctx->rbuf_cap bytes */
+    void *codec_state;  /* ctx->cfg->codec->state_size bytes */
 };
 
 /* Sets up c (closed, IDLE) with its buffers; counts it in ctx->active. */

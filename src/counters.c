@@ -115,12 +115,10 @@ static const char *parse_dec(const char *p, uint64_t *v, bool *neg)
     for (start = p; is_digit(*p); p++) {
         uint64_t d = (uint64_t)(*p - '0');
 
-        if (x > (UINT64_MAX - d) / 10)
-            return NULL;
+        if (x > (UINT64_MAX - d) / 10) return NULL;
         x = x * 10 + d;
     }
-    if (p == start || !(is_blank(*p) || is_eol(*p)))
-        return NULL;
+    if (p == start || !(is_blank(*p) || is_eol(*p))) return NULL;
     *v = x;
     return p;
 }
@@ -145,14 +143,12 @@ static char *read_all(int fd, int *err)
         if (len + 1 == cap) {
             char *nb = cap >= READ_MAX ? NULL : realloc(buf, cap * 2);
 
-            if (nb == NULL)
-                break;
+            if (nb == NULL) break;
             buf = nb;
             cap *= 2;
         }
         r = read(fd, buf + len, cap - 1 - len);
-        if (r < 0 && errno == EINTR)
-            continue;
+        if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
             *err = neg_errno();
             free(buf);
@@ -191,8 +187,7 @@ static int read_u64_file(const char *path, uint64_t *v)
     int rc = 0;
     char *text = read_text(path, &rc);
 
-    if (text == NULL)
-        return rc;
+    if (text == NULL) return rc;
     end = parse_dec(skip_blanks(text), v, NULL);
     rc = end != NULL && *next_line(end) == '\0' && is_eol(*skip_blanks(end)) ? 0 : -EINVAL;
     free(text);
@@ -216,10 +211,8 @@ static int netstat_add(struct netstat *ns, const char *prefix, size_t plen, cons
 {
     struct netstat_entry *e;
 
-    if (ns->n >= NETSTAT_MAX)
-        return -ENOSPC;
-    if (plen + 1 + nlen >= NETSTAT_NAME_MAX)
-        return -ENAMETOOLONG;
+    if (ns->n >= NETSTAT_MAX) return -ENOSPC;
+    if (plen + 1 + nlen >= NETSTAT_NAME_MAX) return -ENAMETOOLONG;
     e = &ns->e[ns->n++];
     memcpy(e->name, prefix, plen);
     e->name[plen] = '.';
@@ -236,8 +229,7 @@ static int netstat_pair(struct netstat *ns, const char *h, const char *v)
     const char *prefix = h;
     size_t plen = prefix_len(h);
 
-    if (plen == 0 || prefix_len(v) != plen || memcmp(h, v, plen) != 0)
-        return -EINVAL;
+    if (plen == 0 || prefix_len(v) != plen || memcmp(h, v, plen) != 0) return -EINVAL;
     h += plen + 1;
     v += plen + 1;
     for (;;) {
@@ -248,18 +240,14 @@ static int netstat_pair(struct netstat *ns, const char *h, const char *v)
 
         h = skip_blanks(h);
         v = skip_blanks(v);
-        if (is_eol(*h) || is_eol(*v))
-            return is_eol(*h) && is_eol(*v) ? 0 : -EINVAL;
-        if (!is_alpha(*h))
-            return -EINVAL;
+        if (is_eol(*h) || is_eol(*v)) return is_eol(*h) && is_eol(*v) ? 0 : -EINVAL;
+        if (!is_alpha(*h)) return -EINVAL;
         for (name = h; !is_blank(*h) && !is_eol(*h); h++)
             ;
         v = parse_dec(v, &x, &neg);
-        if (v == NULL)
-            return -EINVAL;
+        if (v == NULL) return -EINVAL;
         rc = netstat_add(ns, prefix, plen, name, (size_t)(h - name), x, neg);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
     }
 }
 
@@ -274,14 +262,12 @@ int netstat_parse(struct netstat *ns, const char *text)
 
         while (*p != '\0' && is_eol(*skip_blanks(p)))
             p = next_line(p);
-        if (*p == '\0')
-            break;
+        if (*p == '\0') break;
         vals = next_line(p);
         rc = *vals == '\0' ? -EINVAL : netstat_pair(ns, p, vals);
         p = next_line(vals);
     }
-    if (rc != 0)
-        ns->n = n0;
+    if (rc != 0) ns->n = n0;
     return rc;
 }
 
@@ -294,12 +280,10 @@ int netstat_read(struct netstat *ns)
         int rc = 0;
         char *text = read_text(files[i], &rc);
 
-        if (text == NULL)
-            return rc;
+        if (text == NULL) return rc;
         rc = netstat_parse(ns, text);
         free(text);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
     }
     return 0;
 }
@@ -307,8 +291,7 @@ int netstat_read(struct netstat *ns)
 static const struct netstat_entry *netstat_find(const struct netstat *ns, const char *name)
 {
     for (unsigned i = 0; i < ns->n && i < NETSTAT_MAX; i++)
-        if (strcmp(ns->e[i].name, name) == 0)
-            return &ns->e[i];
+        if (strcmp(ns->e[i].name, name) == 0) return &ns->e[i];
     return NULL;
 }
 
@@ -316,10 +299,8 @@ int netstat_get(const struct netstat *ns, const char *name, uint64_t *v)
 {
     const struct netstat_entry *e = netstat_find(ns, name);
 
-    if (e == NULL)
-        return -ENOENT;
-    if (e->neg)
-        return -ERANGE;
+    if (e == NULL) return -ENOENT;
+    if (e->neg) return -ERANGE;
     *v = e->v;
     return 0;
 }
@@ -351,13 +332,11 @@ int procstat_parse(const char *text, struct cpu_jiffies *out)
 
     while (*p != '\0' && strncmp(p, "cpu ", 4) != 0)
         p = next_line(p);
-    if (*p == '\0')
-        return -ENOENT;
+    if (*p == '\0') return -ENOENT;
     p += 4;
     for (size_t i = 0; i < ARRAY_LEN(f); i++) {
         p = parse_dec(skip_blanks(p), &f[i], NULL);
-        if (p == NULL)
-            return -EINVAL;
+        if (p == NULL) return -EINVAL;
     }
     out->user = f[0];
     out->nice = f[1];
@@ -375,8 +354,7 @@ int procstat_read(struct cpu_jiffies *out)
     int rc = 0;
     char *text = read_text("/proc/stat", &rc);
 
-    if (text == NULL)
-        return rc;
+    if (text == NULL) return rc;
     rc = procstat_parse(text, out);
     free(text);
     return rc;
@@ -391,7 +369,7 @@ uint64_t procstat_busy_ns(const struct cpu_jiffies *a, const struct cpu_jiffies 
 {
     uint64_t ticks = delta0(a->user, b->user) + delta0(a->nice, b->nice) +
                      delta0(a->system, b->system) + delta0(a->irq, b->irq) +
-                     delta0(a->softirq, b->softirq) + delta0(a->steal, b->steal);
+                     delta0(a->softirq, b->softirq);
     long tck = sysconf(_SC_CLK_TCK);
     uint64_t hz = tck > 0 ? (uint64_t)tck : 100;
 
@@ -418,8 +396,7 @@ struct ctr_val proc_cpu_ns(pid_t pid)
     char buf[128];
     int e = pid < 0 ? EINVAL : clock_getcpuclockid(pid, &cid);
 
-    if (e == 0 && clock_gettime(cid, &ts) != 0)
-        e = -neg_errno();
+    if (e == 0 && clock_gettime(cid, &ts) != 0) e = -neg_errno();
     if (e != 0)
         val_fail(&r, "pid %d: CPU clock: %s", (int)pid, strerror_r(e, buf, sizeof(buf)));
     else
@@ -445,11 +422,9 @@ static int tree_kids(struct tree_walk *w, const char *text, unsigned depth)
         int rc;
 
         p = parse_dec(p, &x, NULL);
-        if (p == NULL || x == 0 || x > INT_MAX)
-            return -EINVAL;
+        if (p == NULL || x == 0 || x > INT_MAX) return -EINVAL;
         rc = tree_visit(w, (pid_t)x, depth + 1);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
     }
     return 0;
 }
@@ -468,8 +443,7 @@ static int tree_thread(struct tree_walk *w, pid_t pid, pid_t tid, unsigned depth
         snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
         return access(path, F_OK) == 0 ? -EOPNOTSUPP : 0;
     }
-    if (text == NULL)
-        return rc;
+    if (text == NULL) return rc;
     rc = tree_kids(w, text, depth);
     free(text);
     return rc;
@@ -482,16 +456,13 @@ static int tree_visit(struct tree_walk *w, pid_t pid, unsigned depth)
     DIR *dir;
     int rc = 0;
 
-    if (depth > TREE_MAX_DEPTH)
-        return -ELOOP;
+    if (depth > TREE_MAX_DEPTH) return -ELOOP;
     snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
     dir = opendir(path);
     if (dir == NULL && errno == ENOENT)
         return depth == 0 ? -ESRCH : 0; /* a descendant that exited during the walk */
-    if (dir == NULL)
-        return neg_errno();
-    if (w->n < w->cap)
-        w->out[w->n] = pid;
+    if (dir == NULL) return neg_errno();
+    if (w->n < w->cap) w->out[w->n] = pid;
     w->n++;
     while (rc == 0 && (d = readdir(dir)) != NULL) {
         uint64_t tid;
@@ -508,8 +479,7 @@ ssize_t proc_tree(pid_t pid, pid_t *out, size_t cap)
     struct tree_walk w = { .out = out, .cap = out == NULL ? 0 : cap, .n = 0 };
     int rc;
 
-    if (pid < 0)
-        return -ESRCH;
+    if (pid < 0) return -ESRCH;
     rc = tree_visit(&w, pid == 0 ? getpid() : pid, 0);
     return rc != 0 ? rc : (ssize_t)w.n;
 }
@@ -521,11 +491,9 @@ int smaps_rollup_parse(const char *text, uint64_t *pss_bytes)
 
     while (*p != '\0' && strncmp(p, "Pss:", 4) != 0)
         p = next_line(p);
-    if (*p == '\0')
-        return -ENOENT;
+    if (*p == '\0') return -ENOENT;
     p = parse_dec(skip_blanks(p + 4), &kb, NULL);
-    if (p == NULL)
-        return -EINVAL;
+    if (p == NULL) return -EINVAL;
     p = skip_blanks(p);
     if (strncmp(p, "kB", 2) != 0 || !is_eol(*skip_blanks(p + 2)) || kb > UINT64_MAX / 1024)
         return -EINVAL;
@@ -568,11 +536,9 @@ int cgroup_keyed_get(const char *text, const char *key, uint64_t *v)
         const char *end;
         uint64_t x;
 
-        if (klen == 0 || strncmp(p, key, klen) != 0 || !is_blank(p[klen]))
-            continue;
+        if (klen == 0 || strncmp(p, key, klen) != 0 || !is_blank(p[klen])) continue;
         end = parse_dec(skip_blanks(p + klen), &x, NULL);
-        if (end == NULL || !is_eol(*skip_blanks(end)))
-            return -EINVAL;
+        if (end == NULL || !is_eol(*skip_blanks(end))) return -EINVAL;
         *v = x;
         return 0;
     }
@@ -589,8 +555,7 @@ static bool list_has(const char *list, size_t len, const char *tok)
         const char *comma = memchr(list, ',', (size_t)(end - list));
         size_t n = (size_t)((comma != NULL ? comma : end) - list);
 
-        if (n == tlen && memcmp(list, tok, n) == 0)
-            return true;
+        if (n == tlen && memcmp(list, tok, n) == 0) return true;
         list += n + 1;
     }
     return false;
@@ -600,8 +565,7 @@ static bool list_has(const char *list, size_t len, const char *tok)
 static const char *line_chr(const char *p, char c)
 {
     for (; !is_eol(*p); p++)
-        if (*p == c)
-            return p;
+        if (*p == c) return p;
     return NULL;
 }
 
@@ -613,13 +577,10 @@ static int cg_find_path(const char *text, const char *controller, const char **p
         const char *c2 = c1 != NULL ? line_chr(c1 + 1, ':') : NULL;
         size_t llen;
 
-        if (is_eol(*p))
-            continue;
-        if (c2 == NULL || c2[1] != '/')
-            return -EINVAL;
+        if (is_eol(*p)) continue;
+        if (c2 == NULL || c2[1] != '/') return -EINVAL;
         llen = (size_t)(c2 - c1 - 1);
-        if (controller[0] == '\0' ? llen != 0 : !list_has(c1 + 1, llen, controller))
-            continue;
+        if (controller[0] == '\0' ? llen != 0 : !list_has(c1 + 1, llen, controller)) continue;
         *path = c2 + 1;
         for (*plen = 0; !is_eol((*path)[*plen]); (*plen)++)
             ;
@@ -641,8 +602,7 @@ static int mi_unescape(const char *s, size_t len, char *out, size_t cap)
             c = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
             i += 3;
         }
-        if (o + 1 >= cap)
-            return -ENAMETOOLONG;
+        if (o + 1 >= cap) return -ENAMETOOLONG;
         out[o++] = c;
     }
     out[o] = '\0';
@@ -678,10 +638,8 @@ static bool mi_serves(const char **f, const size_t *flen, size_t n, const char *
 
     while (k < n && !field_is(f[k], flen[k], "-"))
         k++;
-    if (n < 5 || k + 3 >= n)
-        return false;
-    if (controller[0] == '\0')
-        return field_is(f[k + 1], flen[k + 1], "cgroup2");
+    if (n < 5 || k + 3 >= n) return false;
+    if (controller[0] == '\0') return field_is(f[k + 1], flen[k + 1], "cgroup2");
     return field_is(f[k + 1], flen[k + 1], "cgroup") && list_has(f[k + 3], flen[k + 3], controller);
 }
 
@@ -698,8 +656,7 @@ static int mi_build(const char *root, const char *mp, const char *path, size_t p
     plen -= rlen;
     if (plen == 1) /* just "/" */
         plen = 0;
-    if (strcmp(mp, "/") == 0 && plen > 0)
-        mp = "";
+    if (strcmp(mp, "/") == 0 && plen > 0) mp = "";
     n = snprintf(buf, cap, "%s%.*s", mp, (int)plen, path);
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
@@ -713,8 +670,7 @@ static int mi_match(const char *line, const char *controller, const char *path, 
     size_t n = mi_split(line, f, flen);
     char root[PATH_CAP], mp[PATH_CAP];
 
-    if (!mi_serves(f, flen, n, controller))
-        return -ENOENT;
+    if (!mi_serves(f, flen, n, controller)) return -ENOENT;
     if (mi_unescape(f[3], flen[3], root, sizeof(root)) != 0 ||
         mi_unescape(f[4], flen[4], mp, sizeof(mp)) != 0)
         return -ENAMETOOLONG;
@@ -728,12 +684,10 @@ int cgroup_dir_resolve(const char *cgroup_text, const char *mountinfo_text, cons
     size_t plen;
     int rc = cg_find_path(cgroup_text, controller, &path, &plen);
 
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     for (const char *p = mountinfo_text; *p != '\0'; p = next_line(p)) {
         rc = mi_match(p, controller, path, plen, buf, cap);
-        if (rc != -ENOENT)
-            return rc;
+        if (rc != -ENOENT) return rc;
     }
     return -ENOENT;
 }
@@ -746,8 +700,7 @@ int cgroup_pid_dir(pid_t pid, const char *controller, char *buf, size_t cap)
 
     proc_path(path, sizeof(path), pid, "cgroup");
     cg = read_text(path, &rc);
-    if (cg == NULL)
-        return rc;
+    if (cg == NULL) return rc;
     mi = read_text("/proc/self/mountinfo", &rc);
     if (mi != NULL) {
         rc = cgroup_dir_resolve(cg, mi, controller, buf, cap);
@@ -770,12 +723,9 @@ static int cgroup_version(const char *dir)
     char path[PATH_CAP];
     struct stat st;
 
-    if (stat(dir, &st) != 0)
-        return neg_errno();
-    if (!S_ISDIR(st.st_mode))
-        return -ENOTDIR;
-    if (path_join(path, sizeof(path), dir, "cgroup.controllers") != 0)
-        return -ENAMETOOLONG;
+    if (stat(dir, &st) != 0) return neg_errno();
+    if (!S_ISDIR(st.st_mode)) return -ENOTDIR;
+    if (path_join(path, sizeof(path), dir, "cgroup.controllers") != 0) return -ENAMETOOLONG;
     return access(path, F_OK) == 0 ? 2 : 1;
 }
 
@@ -801,13 +751,11 @@ static void cpu_stat_vals(const char *dir, struct cgroup_cpu *out)
     char *text = NULL;
     int rc = path_join(path, sizeof(path), dir, "cpu.stat");
 
-    if (rc == 0)
-        text = read_text(path, &rc);
+    if (rc == 0) text = read_text(path, &rc);
     if (text == NULL) {
         val_errno(&out->nr_throttled, path, rc);
         out->throttled_us = out->nr_throttled;
-        if (out->version == 2)
-            out->usage_ns = out->nr_throttled;
+        if (out->version == 2) out->usage_ns = out->nr_throttled;
         return;
     }
     keyed_val(&out->nr_throttled, text, path, "nr_throttled", 1, 1);
@@ -827,8 +775,7 @@ static bool file_val(struct ctr_val *v, const char *dir, const char *name)
     uint64_t x = 0;
     int rc = path_join(path, sizeof(path), dir, name);
 
-    if (rc == 0)
-        rc = read_u64_file(path, &x);
+    if (rc == 0) rc = read_u64_file(path, &x);
     if (rc == -EINVAL)
         val_fail(v, "%s: malformed", path);
     else if (rc != 0)
@@ -850,8 +797,7 @@ int cgroup_cpu_read(const char *dir, struct cgroup_cpu *out)
         return ver;
     }
     out->version = ver;
-    if (ver == 1)
-        file_val(&out->usage_ns, dir, "cpuacct.usage");
+    if (ver == 1) file_val(&out->usage_ns, dir, "cpuacct.usage");
     cpu_stat_vals(dir, out);
     return 0;
 }
@@ -875,13 +821,10 @@ int cgroup_cpu_pid(pid_t pid, struct cgroup_cpu *out)
     struct cgroup_cpu thr;
     int rc = cgroup_pid_dir(pid, "cpuacct", acct, sizeof(acct));
 
-    if (rc == -ENOENT)
-        rc = cgroup_pid_dir(pid, "", acct, sizeof(acct));
-    if (rc != 0)
-        return cpu_fail(out, pid, "cpuacct or v2", rc);
+    if (rc == -ENOENT) rc = cgroup_pid_dir(pid, "", acct, sizeof(acct));
+    if (rc != 0) return cpu_fail(out, pid, "cpuacct or v2", rc);
     rc = cgroup_cpu_read(acct, out);
-    if (rc != 0 || out->version != 1)
-        return rc;
+    if (rc != 0 || out->version != 1) return rc;
     /* v1: throttling lives in the cpu controller's directory, maybe a separate mount */
     rc = cgroup_pid_dir(pid, "cpu", cpu, sizeof(cpu));
     if (rc != 0) {
@@ -903,8 +846,7 @@ static bool memory_stat_val(struct ctr_val *v, const char *dir, const char *key)
     char *text = NULL;
     int rc = path_join(path, sizeof(path), dir, "memory.stat");
 
-    if (rc == 0)
-        text = read_text(path, &rc);
+    if (rc == 0) text = read_text(path, &rc);
     if (text == NULL) {
         val_errno(v, path, rc);
         return false;
@@ -923,8 +865,7 @@ struct ctr_val cgroup_working_set(const char *dir)
         val_errno(&usage, dir, ver);
         return usage;
     }
-    if (!file_val(&usage, dir, ver == 2 ? "memory.current" : "memory.usage_in_bytes"))
-        return usage;
+    if (!file_val(&usage, dir, ver == 2 ? "memory.current" : "memory.usage_in_bytes")) return usage;
     if (!memory_stat_val(&inactive, dir, ver == 2 ? "inactive_file" : "total_inactive_file"))
         return inactive;
     val_set(&usage, delta0(inactive.v, usage.v));
@@ -937,10 +878,8 @@ struct ctr_val cgroup_working_set_pid(pid_t pid)
     struct ctr_val r;
     int rc = cgroup_pid_dir(pid, "memory", dir, sizeof(dir));
 
-    if (rc == -ENOENT)
-        rc = cgroup_pid_dir(pid, "", dir, sizeof(dir));
-    if (rc == 0)
-        return cgroup_working_set(dir);
+    if (rc == -ENOENT) rc = cgroup_pid_dir(pid, "", dir, sizeof(dir));
+    if (rc == 0) return cgroup_working_set(dir);
     val_fail(&r, "pid %d: memory or v2 cgroup: %s", (int)pid, strerror_r(-rc, buf, sizeof(buf)));
     return r;
 }

@@ -115,7 +115,8 @@ int procstat_read(struct cpu_jiffies *out);
 
 /*
  * Non-idle CPU time between samples a (earlier) and b, in ns:
- * Δ(user+nice+system+irq+softirq+steal) * 1e9 / sysconf(_SC_CLK_TCK). Each
+ * Δ(user+nice+system+irq+softirq) * 1e9 / sysconf(_SC_CLK_TCK). Steal (the
+ * hypervisor running another guest) is left out: it is not this host's work. Each
  * field's delta is clamped at 0, so swapped or odd samples never wrap.
  * Granularity is one tick (10 ms at USER_HZ 100) per CPU.
  */

@@ -353,13 +353,19 @@ int endpoint_connect(const struct endpoint *ep, bool *in_progress)
     return fd;
 }
 
-/* TCP options of a listener: SO_REUSEADDR, and IPV6_V6ONLY so [::] does not take IPv4 too. */
+/*
+ * TCP options of a listener: SO_REUSEADDR; TCP_NODELAY, which accepted
+ * sockets inherit (so a server needs no setsockopt per connection); and
+ * IPV6_V6ONLY so [::] does not take IPv4 too.
+ */
 static int tcp_listen_options(int fd, const struct endpoint *ep, struct hb_err *err)
 {
     int one = 1;
 
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1)
         return sys_fail(err, "cannot set SO_REUSEADDR on", ep);
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
+        return sys_fail(err, "cannot set TCP_NODELAY on", ep);
     if (tcp_family(ep) == AF_INET6 &&
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == -1)
         return sys_fail(err, "cannot set IPV6_V6ONLY on", ep);
@@ -527,8 +533,7 @@ int endpoint_probe(const struct endpoint *ep, int timeout_ms)
     int fd = endpoint_connect(ep, &in_progress);
     int rc = 0;
 
-    if (fd < 0)
-        return fd;
+    if (fd < 0) return fd;
     if (in_progress) {
         struct pollfd pfd = { .fd = fd, .events = POLLOUT };
         int soerr = 0;

@@ -71,9 +71,9 @@ int endpoint_connect(const struct endpoint *ep, bool *in_progress);
 int endpoint_probe(const struct endpoint *ep, int timeout_ms);
 
 struct listen_opts {
-    int backlog;         /* listen(2) backlog */
-    unsigned mode;       /* permission bits of a socket file, e.g. 0600 */
-    bool allow_remote;   /* allow binding a non-loopback TCP address */
+    int backlog;       /* listen(2) backlog */
+    unsigned mode;     /* permission bits of a socket file, e.g. 0600 */
+    bool allow_remote; /* allow binding a non-loopback TCP address */
 };
 
 /*

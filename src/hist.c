@@ -11,8 +11,6 @@
 
 #include <string.h>
 
-
-
 /*
  * Bucket of v, i.e. log2 of the width of its counter's value range. Same
  * formula as hist_index() but without the index arithmetic, so it is valid
@@ -66,16 +64,12 @@ static uint64_t percentile_rank(double p, uint64_t total)
     uint64_t rank;
 
     /* Written so a NaN p falls to 0 too: converting NaN to an integer is undefined. */
-    if (!(p > 0.0))
-        p = 0.0;
-    if (p > 100.0)
-        p = 100.0;
+    if (!(p > 0.0)) p = 0.0;
+    if (p > 100.0) p = 100.0;
     rank = (uint64_t)(p / 100.0 * (double)total + 0.5);
-    if (rank < 1)
-        rank = 1;
+    if (rank < 1) rank = 1;
     /* double rounding can overshoot for totals above 2^53 */
-    if (rank > total)
-        rank = total;
+    if (rank > total) rank = total;
     return rank;
 }
 
@@ -83,8 +77,7 @@ uint64_t hist_percentile(const struct hist *h, double p)
 {
     uint64_t rank, seen = 0;
 
-    if (h->total == 0)
-        return 0;
+    if (h->total == 0) return 0;
     rank = percentile_rank(p, h->total);
     for (size_t i = 0; i < HIST_COUNTS; i++) {
         seen += h->counts[i];
@@ -102,13 +95,11 @@ double hist_mean(const struct hist *h)
 {
     double sum = 0.0;
 
-    if (h->total == 0)
-        return 0.0;
+    if (h->total == 0) return 0.0;
     for (size_t i = 0; i < HIST_COUNTS; i++) {
         uint64_t lo, half_width;
 
-        if (h->counts[i] == 0)
-            continue;
+        if (h->counts[i] == 0) continue;
         lo = hist_value_at_index(i);
         /* midpoint of the counter's range, as HdrHistogram's median-equivalent value */
         half_width = (UINT64_C(1) << bucket_of(lo)) / 2;
@@ -132,18 +123,15 @@ void hist_merge(struct hist *dst, const struct hist *src)
     dst->total += src->total;
     dst->overflow += src->overflow;
     /* an empty src has min = UINT64_MAX and max = 0, so it leaves dst unchanged */
-    if (src->min < dst->min)
-        dst->min = src->min;
-    if (src->max > dst->max)
-        dst->max = src->max;
+    if (src->min < dst->min) dst->min = src->min;
+    if (src->max > dst->max) dst->max = src->max;
 }
 
 struct hist *hist_new(void)
 {
     struct hist *h = malloc(sizeof(*h));
 
-    if (h != NULL)
-        hist_init(h);
+    if (h != NULL) hist_init(h);
     return h;
 }
 

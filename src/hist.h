@@ -18,11 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HIST_MAX_NS 60000000000ULL /* highest trackable value: 60 s */
-#define HIST_SUB_BUCKETS 2048      /* 2^ceil(log2(2 * 10^3)) */
-#define HIST_HALF_MAG 10           /* log2(HIST_SUB_BUCKETS / 2) */
-#define HIST_BUCKETS 26            /* smallest b with 2048 << (b - 1) > HIST_MAX_NS */
-#define HIST_COUNTS ((size_t)(HIST_BUCKETS + 1) * (HIST_SUB_BUCKETS / 2)) /* 27,648 */
+#define HIST_MAX_NS      60000000000ULL /* highest trackable value: 60 s */
+#define HIST_SUB_BUCKETS 2048           /* 2^ceil(log2(2 * 10^3)) */
+#define HIST_HALF_MAG    10             /* log2(HIST_SUB_BUCKETS / 2) */
+#define HIST_BUCKETS     26             /* smallest b with 2048 << (b - 1) > HIST_MAX_NS */
+#define HIST_COUNTS      ((size_t)(HIST_BUCKETS + 1) * (HIST_SUB_BUCKETS / 2)) /* 27,648 */
 
 struct hist {
     uint64_t total;    /* values recorded, overflow included */
@@ -35,6 +35,7 @@ struct hist {
 /* Allocates an empty histogram; NULL on OOM. Free it with hist_free. */
 struct hist *hist_new(void);
 
+/* Frees a histogram from hist_new; NULL is fine. */
 void hist_free(struct hist *h);
 
 /* Makes h empty. h is caller-owned (216 KiB: allocate it, don't put it on a thread stack). */
@@ -60,10 +61,8 @@ static inline void hist_record(struct hist *h, uint64_t v)
     }
     h->counts[hist_index(v)]++;
     h->total++;
-    if (v < h->min)
-        h->min = v;
-    if (v > h->max)
-        h->max = v;
+    if (v < h->min) h->min = v;
+    if (v > h->max) h->max = v;
 }
 
 /* Lowest value that maps to counter idx. */

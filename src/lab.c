@@ -26,12 +26,10 @@ static void lab_server_child(struct server *srv, pid_t parent)
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_IGN);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent)
-        _exit(1);
+    if (getppid() != parent) _exit(1);
     rc = server_run(srv, &err);
     server_close(srv, true);
-    if (rc < 0)
-        fprintf(stderr, "hopbench: lab server: %s\n", err.msg);
+    if (rc < 0) fprintf(stderr, "hopbench: lab server: %s\n", err.msg);
     _exit(rc < 0 ? 1 : 0);
 }
 
@@ -40,27 +38,24 @@ static int lab_endpoints(struct lab *lab, struct hb_err *err)
     char text[300];
     const char *tmp = getenv("TMPDIR");
 
-    if (snprintf(lab->dir, sizeof(lab->dir), "%s/hopbench-lab.XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
-        (int)sizeof(lab->dir))
+    if (snprintf(lab->dir, sizeof(lab->dir), "%s/hopbench-lab.XXXXXX",
+                 tmp && *tmp ? tmp : "/tmp") >= (int)sizeof(lab->dir))
         return hb_fail(err, -ENAMETOOLONG, "TMPDIR is too long for a socket path");
     if (mkdtemp(lab->dir) == NULL) {
         int e = errno;
         lab->dir[0] = '\0';
         return hb_fail(err, -e, "cannot make a temporary directory: %s", strerror(e));
     }
-    if (endpoint_parse(&lab->eps[0], "tcp://127.0.0.1:0", err) < 0)
-        return -EINVAL;
+    if (endpoint_parse(&lab->eps[0], "tcp://127.0.0.1:0", err) < 0) return -EINVAL;
     snprintf(text, sizeof(text), "unix:%s/echo.sock", lab->dir);
-    if (endpoint_parse(&lab->eps[1], text, err) < 0)
-        return -EINVAL;
+    if (endpoint_parse(&lab->eps[1], text, err) < 0) return -EINVAL;
     return 0;
 }
 
 static void lab_set_pid(struct lab *lab, pid_t pid)
 {
     lab->server_pid = pid;
-    if (lab->pid_mirror != NULL)
-        *lab->pid_mirror = pid;
+    if (lab->pid_mirror != NULL) *lab->pid_mirror = pid;
 }
 
 static int lab_start_server(struct lab *lab, uint64_t close_after, struct hb_err *err)
@@ -81,8 +76,7 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, struct hb_err
     pid_t parent = getpid();
     int rc = server_open(&srv, &cfg, err);
 
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
@@ -90,8 +84,7 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, struct hb_err
     fflush(NULL);
     sigprocmask(SIG_BLOCK, &block, &old);
     pid_t pid = fork();
-    if (pid == 0)
-        lab_server_child(&srv, parent);
+    if (pid == 0) lab_server_child(&srv, parent);
     sigprocmask(SIG_SETMASK, &old, NULL);
     server_close(&srv, false); /* the child holds the listeners now */
     if (pid == -1) {
@@ -112,10 +105,8 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_m
     lab->opts = opts;
     lab->pid_mirror = pid_mirror;
     rc = place_init(&lab->place, opts->pin, err);
-    if (rc == 0)
-        rc = lab_endpoints(lab, err);
-    if (rc == 0)
-        rc = lab_start_server(lab, 0, err);
+    if (rc == 0) rc = lab_endpoints(lab, err);
+    if (rc == 0) rc = lab_start_server(lab, 0, err);
     lab->cap = (size_t)opts->nsizes * 4;
     lab->recs = xcalloc(lab->cap, sizeof(*lab->recs));
     return rc;
@@ -173,8 +164,7 @@ static void lab_stop_server(struct lab *lab)
 {
     int status;
 
-    if (lab->server_pid <= 0)
-        return;
+    if (lab->server_pid <= 0) return;
     kill(lab->server_pid, SIGTERM);
     while (waitpid(lab->server_pid, &status, 0) == -1 && errno == EINTR)
         ;
@@ -189,8 +179,7 @@ static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, str
 {
     uint64_t want = mode == LOAD_CONNECT && lab->opts->close == CLOSE_SERVER ? size : 0;
 
-    if (want == lab->server_close_after && lab->server_pid > 0)
-        return 0;
+    if (want == lab->server_close_after && lab->server_pid > 0) return 0;
     lab_stop_server(lab);
     endpoint_unlink(&lab->eps[1]);
     return lab_start_server(lab, want, err);
@@ -207,19 +196,15 @@ int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, 
                 struct run_record *r = &lab->recs[lab->nrecs];
                 int rc;
 
-                if (stop != NULL && *stop)
-                    return 0;
+                if (stop != NULL && *stop) return 0;
                 rc = lab_server_for(lab, o->sizes[s], modes[m], err);
-                if (rc < 0)
-                    return rc;
+                if (rc < 0) return rc;
                 r->proto = "echo";
                 lab_cell_cfg(lab, &r->cfg, &lab->eps[t], o->sizes[s], modes[m], stop);
                 lab_cell_observe(lab, r);
                 rc = load_run(&r->cfg, &r->res, err);
-                if (r->res.lat != NULL)
-                    lab->nrecs++;
-                if (rc < 0)
-                    return rc;
+                if (r->res.lat != NULL) lab->nrecs++;
+                if (rc < 0) return rc;
                 lab_progress(progress, r);
             }
         }

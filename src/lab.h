@@ -19,12 +19,12 @@
 struct lab {
     const struct lab_opts *opts;
     struct place place;
-    char dir[256];          /* private temporary directory, "" when none */
-    struct endpoint eps[2]; /* tcp, unix */
-    pid_t server_pid;       /* 0 when no server runs */
+    char dir[256];               /* private temporary directory, "" when none */
+    struct endpoint eps[2];      /* tcp, unix */
+    pid_t server_pid;            /* 0 when no server runs */
     uint64_t server_close_after; /* the running server's --close-after */
     volatile pid_t *pid_mirror;  /* kept equal to server_pid, for a signal handler; may be NULL */
-    struct observe_hook hook; /* the current cell's outside counters */
+    struct observe_hook hook;    /* the current cell's outside counters */
     struct run_record *recs;
     size_t nrecs;
     size_t cap;

@@ -22,7 +22,8 @@ struct worker {
     uint64_t t0;    /* the run began; the window begins at t0 + warmup */
     struct conn_ctx ctx;
     struct conn *conns;
-    uint8_t *mem; /* request copies, receive buffers, codec states */
+    uint8_t *mem;   /* request copies, receive buffers, codec states */
+    unsigned ninit; /* connections set up (the only ones worker_release touches) */
     uint64_t window_ns;
     uint64_t cpu_ns;
     bool interrupted;
@@ -31,14 +32,10 @@ struct worker {
 };
 
 static const char *const op_err_names[OP_ERR_KINDS] = {
-    [OP_ERR_REFUSED] = "refused",
-    [OP_ERR_RESET] = "reset",
-    [OP_ERR_TIMEOUT] = "timeout",
-    [OP_ERR_ADDRNOTAVAIL] = "addrnotavail",
-    [OP_ERR_AGAIN] = "eagain",
-    [OP_ERR_SHORT] = "short",
-    [OP_ERR_WRONG] = "wrong",
-    [OP_ERR_UNEXPECTED] = "unexpected",
+    [OP_ERR_REFUSED] = "refused", [OP_ERR_RESET] = "reset",
+    [OP_ERR_TIMEOUT] = "timeout", [OP_ERR_ADDRNOTAVAIL] = "addrnotavail",
+    [OP_ERR_AGAIN] = "eagain",    [OP_ERR_SHORT] = "short",
+    [OP_ERR_WRONG] = "wrong",     [OP_ERR_UNEXPECTED] = "unexpected",
     [OP_ERR_OTHER] = "other",
 };
 
@@ -120,22 +117,19 @@ static int worker_setup(struct worker *w)
     int rc;
 
     rcap = rcap < 4096 ? 4096 : rcap > 65536 ? 65536 : rcap;
+    ctx->loop.epfd = -1; /* so worker_release never closes fd 0 after an early failure */
     w->mem = calloc(1, reqs_len + st_size + (size_t)w->nconns * (rcap + st_size));
     w->conns = calloc(w->nconns, sizeof(*w->conns));
     ctx->lat = hist_new();
     for (int p = 0; p < PHASES; p++)
-        if ((ctx->phase[p] = hist_new()) == NULL)
-            return -ENOMEM;
-    if (w->mem == NULL || w->conns == NULL || ctx->lat == NULL)
-        return -ENOMEM;
+        if ((ctx->phase[p] = hist_new()) == NULL) return -ENOMEM;
+    if (w->mem == NULL || w->conns == NULL || ctx->lat == NULL) return -ENOMEM;
     rc = loop_init(&ctx->loop);
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     /* Encode one request with a scratch state, then copy it `pipeline` times. */
     codec->init(w->mem + reqs_len, &cc);
     req_len = codec->encode(w->mem + reqs_len, w->mem, reqs_len);
-    if (req_len == 0)
-        return -EINVAL;
+    if (req_len == 0) return -EINVAL;
     for (unsigned i = 1; i < cfg->pipeline; i++)
         memcpy(w->mem + i * req_len, w->mem, req_len);
     ctx->cfg = cfg;
@@ -149,15 +143,15 @@ static int worker_setup(struct worker *w)
     for (unsigned i = 0; i < w->nconns; i++) {
         uint8_t *base = w->mem + reqs_len + st_size + (size_t)i * (rcap + st_size);
         conn_init(&w->conns[i], ctx, base, base + rcap);
+        w->ninit++;
     }
     return 0;
 }
 
 static void worker_release(struct worker *w)
 {
-    if (w->conns != NULL)
-        for (unsigned i = 0; i < w->nconns; i++)
-            conn_close(&w->conns[i]);
+    for (unsigned i = 0; i < w->ninit; i++)
+        conn_close(&w->conns[i]);
     loop_release(&w->ctx.loop);
     free(w->conns);
     free(w->mem);
@@ -176,15 +170,15 @@ static void worker_fire_timers(struct worker *w, uint64_t now)
 }
 
 /* How long the loop may sleep: until the next timer, the window, the deadline; at most 50 ms. */
-static uint64_t worker_sleep_ns(const struct worker *w, uint64_t now, uint64_t deadline, bool in_window)
+static uint64_t worker_sleep_ns(const struct worker *w, uint64_t now, uint64_t deadline,
+                                bool in_window)
 {
     uint64_t until = now + 50 * NS_PER_MS;
     uint64_t t[4] = { tq_next(&w->ctx.timeouts), tq_next(&w->ctx.retries), deadline,
                       in_window ? UINT64_MAX : w->ctx.window_start_ns };
 
     for (size_t i = 0; i < ARRAY_LEN(t); i++)
-        if (t[i] < until)
-            until = t[i];
+        if (t[i] < until) until = t[i];
     return until > now ? until - now : 0;
 }
 
@@ -204,15 +198,13 @@ static void worker_loop(struct worker *w)
             in_window = true;
             cpu0 = thread_cpu_ns();
         }
-        if (now >= deadline || w->ctx.active == 0)
-            break;
+        if (now >= deadline || w->ctx.active == 0) break;
         if (cfg->stop != NULL && *cfg->stop) {
             w->interrupted = true;
             break;
         }
         worker_fire_timers(w, now);
-        if (loop_poll(&w->ctx.loop, worker_sleep_ns(w, now, deadline, in_window)) < 0)
-            break;
+        if (loop_poll(&w->ctx.loop, worker_sleep_ns(w, now, deadline, in_window)) < 0) break;
     }
     if (in_window) {
         w->cpu_ns = thread_cpu_ns() - cpu0;
@@ -221,14 +213,13 @@ static void worker_loop(struct worker *w)
     w->ctx.stopping = true;
 }
 
+/* Runs the loop; the sockets stay open for the end-of-window counters (load_run releases). */
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
 
     w->rc = worker_setup(w);
-    if (w->rc == 0)
-        worker_loop(w);
-    worker_release(w);
+    if (w->rc == 0) worker_loop(w);
     return NULL;
 }
 
@@ -259,14 +250,11 @@ static void worker_merge(struct load_result *res, const struct worker *w)
     for (int k = 0; k < OP_ERR_KINDS; k++)
         res->errors[k] += ctx->errors[k];
     res->client_cpu_ns += w->cpu_ns;
-    if (w->window_ns > res->window_ns)
-        res->window_ns = w->window_ns;
+    if (w->window_ns > res->window_ns) res->window_ns = w->window_ns;
     res->interrupted |= w->interrupted;
-    if (ctx->lat != NULL)
-        hist_merge(res->lat, ctx->lat);
+    if (ctx->lat != NULL) hist_merge(res->lat, ctx->lat);
     for (int p = 0; p < PHASES; p++)
-        if (ctx->phase[p] != NULL)
-            hist_merge(res->phase[p], ctx->phase[p]);
+        if (ctx->phase[p] != NULL) hist_merge(res->phase[p], ctx->phase[p]);
 }
 
 static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0)
@@ -277,8 +265,7 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
         w->t0 = t0;
         w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
         w->quota = UINT64_MAX;
-        if (cfg->count)
-            w->quota = cfg->count / cfg->threads + (i < cfg->count % cfg->threads);
+        if (cfg->count) w->quota = cfg->count / cfg->threads + (i < cfg->count % cfg->threads);
     }
 }
 
@@ -286,13 +273,16 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
 static bool window_begin(const struct load_cfg *cfg, uint64_t t0)
 {
     uint64_t at = t0 + cfg->warmup_ns;
-    struct timespec ts = { .tv_sec = (time_t)(at / NS_PER_S), .tv_nsec = (long)(at % NS_PER_S) };
 
-    if (cfg->on_window == NULL || cfg->warmup_ns == 0)
-        return false;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-        if (cfg->stop != NULL && *cfg->stop)
-            return false;
+    if (cfg->on_window == NULL || cfg->warmup_ns == 0) return false;
+    /* In slices: Ctrl-C may be handled by a load thread and never interrupt this sleep. */
+    for (uint64_t now = now_ns(); now < at; now = now_ns()) {
+        uint64_t next = now + 50 * NS_PER_MS < at ? now + 50 * NS_PER_MS : at;
+        struct timespec slice = { .tv_sec = (time_t)(next / NS_PER_S),
+                                  .tv_nsec = (long)(next % NS_PER_S) };
+        if (cfg->stop != NULL && *cfg->stop) return false;
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &slice, NULL);
+    }
     cfg->on_window(cfg->on_window_arg, true);
     return true;
 }
@@ -326,20 +316,21 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
             break;
         }
     }
-    if (rc == 0 && !hooked)
-        hooked = window_begin(cfg, t0);
-    for (unsigned i = 0; i < started; i++) {
+    if (rc == 0 && !hooked) hooked = window_begin(cfg, t0);
+    for (unsigned i = 0; i < started; i++)
         pthread_join(ws[i].tid, NULL);
+    /* Before any socket closes, so the end-of-window counters see the run as it ended. */
+    if (hooked) cfg->on_window(cfg->on_window_arg, false);
+    for (unsigned i = 0; i < started; i++) {
         if (ws[i].rc < 0 && rc == 0)
             rc = hb_fail(err, ws[i].rc, "load thread %u could not run: %s", i, strerror(-ws[i].rc));
         worker_merge(res, &ws[i]);
+        worker_release(&ws[i]);
         hist_free(ws[i].ctx.lat);
         for (int p = 0; p < PHASES; p++)
             hist_free(ws[i].ctx.phase[p]);
     }
     free(ws);
-    if (hooked)
-        cfg->on_window(cfg->on_window_arg, false);
     return rc;
 }
 

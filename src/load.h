@@ -33,19 +33,20 @@ enum load_close {
     CLOSE_RST,        /* SO_LINGER {1, 0}: close() sends RST, nobody holds TIME_WAIT */
 };
 
+/* "client", "server", "rst": the names used in JSON. */
 const char *load_close_name(enum load_close c);
 
 /* Why an op failed. Every failed op is counted under exactly one kind. */
 enum op_err {
-    OP_ERR_REFUSED = 0, /* ECONNREFUSED, ENOENT: nobody listening */
-    OP_ERR_RESET,       /* ECONNRESET, EPIPE */
-    OP_ERR_TIMEOUT,     /* connect or reply slower than --timeout */
-    OP_ERR_ADDRNOTAVAIL,/* EADDRNOTAVAIL: out of ephemeral ports */
-    OP_ERR_AGAIN,       /* EAGAIN on AF_UNIX connect: the listener's backlog is full */
-    OP_ERR_SHORT,       /* the server closed before the reply was complete */
-    OP_ERR_WRONG,       /* the reply differs from what the protocol requires */
-    OP_ERR_UNEXPECTED,  /* bytes arrived when no reply was due */
-    OP_ERR_OTHER,       /* any other errno */
+    OP_ERR_REFUSED = 0,  /* ECONNREFUSED, ENOENT: nobody listening */
+    OP_ERR_RESET,        /* ECONNRESET, EPIPE */
+    OP_ERR_TIMEOUT,      /* connect or reply slower than --timeout */
+    OP_ERR_ADDRNOTAVAIL, /* EADDRNOTAVAIL: out of ephemeral ports */
+    OP_ERR_AGAIN,        /* EAGAIN on AF_UNIX connect: the listener's backlog is full */
+    OP_ERR_SHORT,        /* the server closed before the reply was complete */
+    OP_ERR_WRONG,        /* the reply differs from what the protocol requires */
+    OP_ERR_UNEXPECTED,   /* bytes arrived when no reply was due */
+    OP_ERR_OTHER,        /* any other errno */
     OP_ERR_KINDS
 };
 
@@ -63,14 +64,9 @@ enum op_err op_err_from_errno(int err);
  *   response  request fully written -> last reply byte
  *   close     last reply byte -> close() returned (connect mode only)
  */
-enum load_phase {
-    PHASE_CONNECT = 0,
-    PHASE_TTFB,
-    PHASE_RESPONSE,
-    PHASE_CLOSE,
-    PHASES
-};
+enum load_phase { PHASE_CONNECT = 0, PHASE_TTFB, PHASE_RESPONSE, PHASE_CLOSE, PHASES };
 
+/* "connect", "ttfb", "response", "close": the names used in JSON. */
 const char *load_phase_name(enum load_phase p);
 
 struct load_cfg {
@@ -81,7 +77,7 @@ struct load_cfg {
     enum load_close close; /* connect mode only */
     unsigned conns;
     unsigned threads;
-    unsigned pipeline;   /* requests in flight per connection, >= 1 */
+    unsigned pipeline;    /* requests in flight per connection, >= 1 */
     uint64_t duration_ns; /* measured time after warm-up; 0 when count is set */
     uint64_t count;       /* ops to measure after warm-up; 0 when duration is set */
     uint64_t warmup_ns;
@@ -99,14 +95,14 @@ struct load_cfg {
 };
 
 struct load_result {
-    uint64_t ops;      /* ops completed and checked inside the measured window */
+    uint64_t ops;                  /* ops completed and checked inside the measured window */
     uint64_t errors[OP_ERR_KINDS]; /* failed ops, warm-up included */
-    uint64_t connects; /* successful connects inside the window */
-    uint64_t window_ns; /* length of the measured window */
-    uint64_t client_cpu_ns; /* CPU time of the load threads inside the window */
-    bool interrupted;   /* *stop ended the run early */
-    struct hist *lat;   /* merged op latency (ns); owned, freed by load_result_release */
-    struct hist *phase[PHASES]; /* merged phase latencies (ns); owned likewise */
+    uint64_t connects;             /* successful connects inside the window */
+    uint64_t window_ns;            /* length of the measured window */
+    uint64_t client_cpu_ns;        /* CPU time of the load threads inside the window */
+    bool interrupted;              /* *stop ended the run early */
+    struct hist *lat;              /* merged op latency (ns); owned, freed by load_result_release */
+    struct hist *phase[PHASES];    /* merged phase latencies (ns); owned likewise */
 };
 
 /* Total of result->errors. */
@@ -122,6 +118,7 @@ bool load_result_valid(const struct load_result *r);
  */
 int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err *err);
 
+/* Frees the histograms res owns; res can then be reused by load_run. */
 void load_result_release(struct load_result *res);
 
 #endif

@@ -12,8 +12,7 @@
 int loop_init(struct loop *l)
 {
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (l->epfd == -1)
-        return -errno;
+    if (l->epfd == -1) return -errno;
     l->nevents = LOOP_MAX_EVENTS;
     l->events = calloc(LOOP_MAX_EVENTS, sizeof(*l->events));
     if (l->events == NULL) {
@@ -26,8 +25,7 @@ int loop_init(struct loop *l)
 
 void loop_release(struct loop *l)
 {
-    if (l->epfd >= 0)
-        close(l->epfd);
+    if (l->epfd >= 0) close(l->epfd);
     l->epfd = -1;
     free(l->events);
     l->events = NULL;
@@ -37,15 +35,21 @@ int loop_add(struct loop *l, struct loop_fd *h, unsigned events)
 {
     struct epoll_event ev = { .events = events, .data.ptr = h };
 
-    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, h->fd, &ev) == -1)
-        return -errno;
+    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, h->fd, &ev) == -1) return -errno;
+    return 0;
+}
+
+int loop_mod(struct loop *l, struct loop_fd *h, unsigned events)
+{
+    struct epoll_event ev = { .events = events, .data.ptr = h };
+
+    if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, h->fd, &ev) == -1) return -errno;
     return 0;
 }
 
 int loop_del(struct loop *l, struct loop_fd *h)
 {
-    if (epoll_ctl(l->epfd, EPOLL_CTL_DEL, h->fd, NULL) == -1)
-        return -errno;
+    if (epoll_ctl(l->epfd, EPOLL_CTL_DEL, h->fd, NULL) == -1) return -errno;
     return 0;
 }
 
@@ -54,15 +58,16 @@ static int loop_wait(struct loop *l, uint64_t timeout_ns)
     struct timespec ts;
     int n;
 
-    if (timeout_ns == UINT64_MAX)
-        return epoll_pwait2(l->epfd, l->events, l->nevents, NULL, NULL);
-    ts.tv_sec = (time_t)(timeout_ns / NS_PER_S);
-    ts.tv_nsec = (long)(timeout_ns % NS_PER_S);
-    n = epoll_pwait2(l->epfd, l->events, l->nevents, &ts, NULL);
+    if (timeout_ns != UINT64_MAX) {
+        ts.tv_sec = (time_t)(timeout_ns / NS_PER_S);
+        ts.tv_nsec = (long)(timeout_ns % NS_PER_S);
+    }
+    n = epoll_pwait2(l->epfd, l->events, l->nevents, timeout_ns == UINT64_MAX ? NULL : &ts, NULL);
     if (n == -1 && errno == ENOSYS) {
-        /* Round up so a pending timer is never spun on. */
+        /* Before Linux 5.11: milliseconds, rounded up so a pending timer is never spun on. */
         uint64_t ms = (timeout_ns + NS_PER_MS - 1) / NS_PER_MS;
-        n = epoll_wait(l->epfd, l->events, l->nevents, ms > 1000000 ? 1000000 : (int)ms);
+        int wait_ms = timeout_ns == UINT64_MAX ? -1 : ms > 1000000 ? 1000000 : (int)ms;
+        n = epoll_wait(l->epfd, l->events, l->nevents, wait_ms);
     }
     return n;
 }
@@ -71,8 +76,7 @@ int loop_poll(struct loop *l, uint64_t timeout_ns)
 {
     int n = loop_wait(l, timeout_ns);
 
-    if (n == -1)
-        return errno == EINTR ? 0 : -errno;
+    if (n == -1) return errno == EINTR ? 0 : -errno;
     for (int i = 0; i < n; i++) {
         struct loop_fd *h = l->events[i].data.ptr;
         h->fn(l, h->fd, h->data, l->events[i].events);

@@ -47,6 +47,9 @@ void loop_release(struct loop *l);
  */
 int loop_add(struct loop *l, struct loop_fd *h, unsigned events);
 
+/* Changes the events h->fd is registered for. Returns 0 or a negative errno. */
+int loop_mod(struct loop *l, struct loop_fd *h, unsigned events);
+
 /* Unregisters h->fd. Returns 0 or a negative errno. */
 int loop_del(struct loop *l, struct loop_fd *h);
 
@@ -69,6 +72,7 @@ struct tq {
     uint64_t delay_ns;
 };
 
+/* Makes q an empty queue whose deadlines are armed at now + delay_ns. */
 void tq_init(struct tq *q, uint64_t delay_ns);
 
 static inline bool tq_armed(const struct tq_node *n)
@@ -78,8 +82,7 @@ static inline bool tq_armed(const struct tq_node *n)
 
 static inline void tq_disarm(struct tq_node *n)
 {
-    if (!tq_armed(n))
-        return;
+    if (!tq_armed(n)) return;
     n->prev->next = n->next;
     n->next->prev = n->prev;
     n->prev = n->next = NULL;
@@ -107,8 +110,7 @@ static inline struct tq_node *tq_pop_expired(struct tq *q, uint64_t now)
 {
     struct tq_node *n = q->head.next;
 
-    if (n == &q->head || n->deadline_ns > now)
-        return NULL;
+    if (n == &q->head || n->deadline_ns > now) return NULL;
     tq_disarm(n);
     return n;
 }

@@ -37,12 +37,9 @@ static void on_signal(int sig)
 {
     UNUSED(sig);
     if (g_stop) {
-        if (g_lab_server > 0)
-            kill(g_lab_server, SIGTERM);
-        if (g_lab_sock[0])
-            unlink(g_lab_sock);
-        if (g_lab_dir[0])
-            rmdir(g_lab_dir);
+        if (g_lab_server > 0) kill(g_lab_server, SIGTERM);
+        if (g_lab_sock[0]) unlink(g_lab_sock);
+        if (g_lab_dir[0]) rmdir(g_lab_dir);
         _exit(HB_EXIT_INTERRUPTED);
     }
     g_stop = 1;
@@ -73,8 +70,7 @@ static int write_evidence(const char *path, const struct report_meta *meta,
     int rc = report_json_write(path, doc, &err);
 
     json_decref(doc);
-    if (rc < 0)
-        return fail(NULL, &err, HB_EXIT_RUNTIME);
+    if (rc < 0) return fail(NULL, &err, HB_EXIT_RUNTIME);
     printf("evidence: %s\n", path);
     return HB_EXIT_OK;
 }
@@ -94,8 +90,7 @@ static int verdict(const struct run_record *recs, size_t n, bool interrupted)
         }
         empty |= recs[i].res.ops == 0;
     }
-    if (interrupted)
-        return HB_EXIT_INTERRUPTED;
+    if (interrupted) return HB_EXIT_INTERRUPTED;
     if (empty) {
         fprintf(stderr, "hopbench: results are invalid: a run completed no op (see above)\n");
         return HB_EXIT_INVALID;
@@ -160,8 +155,7 @@ static int run_all(const struct run_opts *o, const struct place *pl, struct run_
         r->cfg.stop = &g_stop;
         run_observe(o, r, &hook);
         if (load_run(&r->cfg, &r->res, &err) < 0) {
-            if (r->res.lat != NULL)
-                (*nrecs)++;
+            if (r->res.lat != NULL) (*nrecs)++;
             return fail("run", &err, HB_EXIT_RUNTIME);
         }
         (*nrecs)++;
@@ -179,15 +173,11 @@ static int cmd_run(int argc, char **argv)
     size_t n = 0;
     int rc = cli_parse_run(argc, argv, &o, stdout, &err);
 
-    if (rc == CLI_HELP)
-        return HB_EXIT_OK;
-    if (rc < 0)
-        return fail(NULL, &err, HB_EXIT_USAGE);
-    if (place_init(&pl, o.pin, &err) < 0)
-        return fail("run", &err, HB_EXIT_USAGE);
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
+    if (place_init(&pl, o.pin, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
     rc = preflight(&o);
-    if (rc != HB_EXIT_OK)
-        return rc;
+    if (rc != HB_EXIT_OK) return rc;
     probe_machine(&m);
     print_placement(&pl);
     install_signals();
@@ -197,12 +187,15 @@ static int cmd_run(int argc, char **argv)
     report_cost_table(stdout, recs, n);
     report_errors(stdout, recs, n);
     if (o.json_path != NULL) {
-        struct report_meta meta = { .command = "run", .argc = g_argc, .argv = g_argv, .place = &pl,
-                                    .machine = &m, .started_unix_s = (uint64_t)time(NULL),
+        struct report_meta meta = { .command = "run",
+                                    .argc = g_argc,
+                                    .argv = g_argv,
+                                    .place = &pl,
+                                    .machine = &m,
+                                    .started_unix_s = (uint64_t)time(NULL),
                                     .interrupted = g_stop != 0 };
         rc = write_evidence(o.json_path, &meta, recs, n);
-        if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK)
-            run_rc = rc;
+        if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
     }
     rc = run_rc != HB_EXIT_OK ? run_rc : verdict(recs, n, g_stop != 0);
     for (size_t i = 0; i < n; i++)
@@ -220,33 +213,37 @@ static int cmd_serve(int argc, char **argv)
     const int *cpus;
     unsigned ncpus;
 
-    if (rc == CLI_HELP)
-        return HB_EXIT_OK;
-    if (rc < 0)
-        return fail(NULL, &err, HB_EXIT_USAGE);
-    if (place_init(&pl, o.pin, &err) < 0)
-        return fail("serve", &err, HB_EXIT_USAGE);
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
+    if (place_init(&pl, o.pin, &err) < 0) return fail("serve", &err, HB_EXIT_USAGE);
     /* same: the client's CPU; split: the server's half (see place.h). */
     cpus = o.pin == PLACE_SAME ? pl.client : pl.server;
     ncpus = o.pin == PLACE_SAME ? pl.nclient : pl.nserver;
     struct server_cfg cfg = {
-        .proto = server_proto_find(o.proto), .eps = o.eps, .neps = o.neps,
-        .threads = o.threads ? o.threads : ncpus ? ncpus : place_allowed_cpus() ? place_allowed_cpus() : 1,
-        .backlog = o.backlog, .mode = o.socket_mode, .allow_remote = o.allow_remote,
-        .cpus = ncpus ? cpus : NULL, .ncpus = ncpus, .stop_on_sigint = true,
+        .proto = server_proto_find(o.proto),
+        .eps = o.eps,
+        .neps = o.neps,
+        .threads = o.threads              ? o.threads
+                   : ncpus                ? ncpus
+                   : place_allowed_cpus() ? place_allowed_cpus()
+                                          : 1,
+        .backlog = o.backlog,
+        .mode = o.socket_mode,
+        .allow_remote = o.allow_remote,
+        .cpus = ncpus ? cpus : NULL,
+        .ncpus = ncpus,
+        .stop_on_sigint = true,
         .close_after = o.close_after,
     };
-    if (server_open(&srv, &cfg, &err) < 0)
-        return fail("serve", &err, HB_EXIT_RUNTIME);
+    if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
     for (unsigned i = 0; i < o.neps; i++)
         printf("hopbench: listening on %s\n", o.eps[i].text);
-    printf("hopbench: %s server, %u threads, pid %ld, pin %s\n", o.proto, cfg.threads, (long)getpid(),
-           place_name(o.pin));
+    printf("hopbench: %s server, %u threads, pid %ld, pin %s\n", o.proto, cfg.threads,
+           (long)getpid(), place_name(o.pin));
     fflush(stdout);
     rc = server_run(&srv, &err);
     server_close(&srv, true);
-    if (rc < 0)
-        return fail("serve", &err, HB_EXIT_RUNTIME);
+    if (rc < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
     printf("hopbench: stopped: %llu connections, %llu bytes in, %llu bytes out, %llu resets, "
            "%llu errors\n",
            (unsigned long long)srv.stats.accepted, (unsigned long long)srv.stats.bytes_in,
@@ -277,8 +274,7 @@ static const char *lab_json_path(const struct lab_opts *o, char *buf, size_t cap
     time_t now = time(NULL);
     struct tm tm;
 
-    if (o->json_path != NULL)
-        return o->json_path;
+    if (o->json_path != NULL) return o->json_path;
     localtime_r(&now, &tm);
     strftime(buf, cap, "hopbench-lab-%Y%m%d-%H%M%S.json", &tm);
     return buf;
@@ -294,27 +290,30 @@ static int cmd_lab(int argc, char **argv)
     int rc = cli_parse_lab(argc, argv, &o, stdout, &err);
     int run_rc;
 
-    if (rc == CLI_HELP)
-        return HB_EXIT_OK;
-    if (rc < 0)
-        return fail(NULL, &err, HB_EXIT_USAGE);
-    if (o.pin == PLACE_SPLIT && !o.pin_given && place_allowed_cpus() < 2)
-        o.pin = PLACE_SAME;
-    install_signals();
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
+    if (o.pin == PLACE_SPLIT && !o.pin_given && place_allowed_cpus() < 2) o.pin = PLACE_SAME;
     if (lab_init(&lab, &o, &g_lab_server, &err) < 0) {
         lab_release(&lab);
         return fail("lab", &err, HB_EXIT_RUNTIME);
     }
+    /* The handler may clean up only once it knows the paths. */
     lab_arm_emergency(&lab);
+    install_signals();
     probe_machine(&m);
     lab_header(&lab, &o);
     run_rc = lab_run(&lab, stdout, &g_stop, &err);
     snprintf(server, sizeof(server), "built-in echo (pid %ld)", (long)lab.server_pid);
     report_lab_tables(stdout, lab.recs, lab.nrecs);
     report_errors(stdout, lab.recs, lab.nrecs);
-    struct report_meta meta = { .command = "lab", .argc = g_argc, .argv = g_argv, .place = &lab.place,
-                                .machine = &m, .started_unix_s = (uint64_t)time(NULL),
-                                .interrupted = g_stop != 0, .server = server };
+    struct report_meta meta = { .command = "lab",
+                                .argc = g_argc,
+                                .argv = g_argv,
+                                .place = &lab.place,
+                                .machine = &m,
+                                .started_unix_s = (uint64_t)time(NULL),
+                                .interrupted = g_stop != 0,
+                                .server = server };
     rc = write_evidence(lab_json_path(&o, path, sizeof(path)), &meta, lab.recs, lab.nrecs);
     if (run_rc < 0)
         rc = fail("lab", &err, HB_EXIT_RUNTIME);
@@ -343,12 +342,9 @@ int main(int argc, char **argv)
         }
         return cmd_lab(argc, argv); /* "hopbench --quick" is "hopbench lab --quick" */
     }
-    if (strcmp(cmd, "lab") == 0)
-        return cmd_lab(argc - 1, argv + 1);
-    if (strcmp(cmd, "run") == 0)
-        return cmd_run(argc - 1, argv + 1);
-    if (strcmp(cmd, "serve") == 0)
-        return cmd_serve(argc - 1, argv + 1);
+    if (strcmp(cmd, "lab") == 0) return cmd_lab(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')
             printf("hopbench %s\n", HOPBENCH_VERSION);

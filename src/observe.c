@@ -50,12 +50,9 @@ static struct ctr_val val_na(const char *fmt, ...)
 /* The delta end - start, unavailable when either is, or when it went backwards. */
 static struct ctr_val val_delta(const struct ctr_val *a, const struct ctr_val *b)
 {
-    if (!a->ok)
-        return *a;
-    if (!b->ok)
-        return *b;
-    if (b->v < a->v)
-        return val_na("%s", "counter went backwards");
+    if (!a->ok) return *a;
+    if (!b->ok) return *b;
+    if (b->v < a->v) return val_na("%s", "counter went backwards");
     return val_ok(b->v - a->v);
 }
 
@@ -64,12 +61,10 @@ static struct ctr_val server_cpu(const struct observe *o)
 {
     uint64_t sum = 0;
 
-    if (o->nall == 0)
-        return val_na("%s", "no server process given (--server-pid)");
+    if (o->nall == 0) return val_na("%s", "no server process given (--server-pid)");
     for (unsigned i = 0; i < o->nall; i++) {
         struct ctr_val v = proc_cpu_ns(o->all[i]);
-        if (!v.ok)
-            return v;
+        if (!v.ok) return v;
         sum += v.v;
     }
     return val_ok(sum);
@@ -79,12 +74,10 @@ static struct ctr_val server_pss(const struct observe *o)
 {
     uint64_t sum = 0;
 
-    if (o->nall == 0)
-        return val_na("%s", "no server process given (--server-pid)");
+    if (o->nall == 0) return val_na("%s", "no server process given (--server-pid)");
     for (unsigned i = 0; i < o->nall; i++) {
         struct ctr_val v = proc_pss_bytes(o->all[i]);
-        if (!v.ok)
-            return v;
+        if (!v.ok) return v;
         sum += v.v;
     }
     return val_ok(sum);
@@ -107,6 +100,13 @@ static void collect_pids(struct observe *o)
         o->nall += (size_t)n < OBS_MAX_PIDS - o->nall ? (unsigned)n : OBS_MAX_PIDS - o->nall;
     }
     o->res.server_pids = o->nall;
+}
+
+/* After the first sample: what it saw is the start, and the peak so far. */
+static void gauge_open(struct obs_gauge *g)
+{
+    g->start = g->end;
+    g->peak = g->end;
 }
 
 static void gauge_set(struct obs_gauge *g, struct ctr_val v)
@@ -140,10 +140,10 @@ static void sample_tcp(struct observe *o)
     gauge_set(&r->tw_server, val_ok(t.server_state[6]));
     gauge_set(&r->established, val_ok(t.server_state[1])); /* TCP_ESTABLISHED */
     gauge_set(&r->client_ports, val_ok(held));
-    gauge_set(&r->listen_queue, t.have_listener ? val_ok(t.listen_rqueue)
-                                                : val_na("%s", "no listener on this host"));
-    r->listen_backlog = t.have_listener ? val_ok(t.listen_backlog)
-                                        : val_na("%s", "no listener on this host");
+    gauge_set(&r->listen_queue,
+              t.have_listener ? val_ok(t.listen_rqueue) : val_na("%s", "no listener on this host"));
+    r->listen_backlog =
+        t.have_listener ? val_ok(t.listen_backlog) : val_na("%s", "no listener on this host");
 }
 
 static void sample_unix(struct observe *o)
@@ -160,10 +160,10 @@ static void sample_unix(struct observe *o)
         return;
     }
     gauge_set(&r->established, val_ok(u.established));
-    gauge_set(&r->listen_queue, u.have_listener ? val_ok(u.listen_rqueue)
-                                                : val_na("%s", "no listener on this host"));
-    r->listen_backlog = u.have_listener ? val_ok(u.listen_backlog)
-                                        : val_na("%s", "no listener on this host");
+    gauge_set(&r->listen_queue,
+              u.have_listener ? val_ok(u.listen_rqueue) : val_na("%s", "no listener on this host"));
+    r->listen_backlog =
+        u.have_listener ? val_ok(u.listen_backlog) : val_na("%s", "no listener on this host");
 }
 
 static void sample(struct observe *o)
@@ -204,15 +204,15 @@ static void init_result(struct observe *o)
     struct ctr_val never = val_na("%s", "not sampled");
 
     memset(r, 0, sizeof(*r));
-    r->tw_client.peak = r->tw_client.end = never;
+    r->tw_client.start = r->tw_client.peak = r->tw_client.end = never;
     r->tw_server = r->established = r->client_ports = r->listen_queue = r->tw_client;
     r->listen_backlog = never;
     if (o->cfg.ep.kind != ENDPOINT_TCP) {
         struct ctr_val tw = val_na("%s", "AF_UNIX has no TIME_WAIT state");
         struct ctr_val ports = val_na("%s", "AF_UNIX uses no ports");
-        r->tw_client.peak = r->tw_client.end = tw;
+        r->tw_client.start = r->tw_client.peak = r->tw_client.end = tw;
         r->tw_server = r->tw_client;
-        r->client_ports.peak = r->client_ports.end = ports;
+        r->client_ports.start = r->client_ports.peak = r->client_ports.end = ports;
     }
     read_port_range(r);
 }
@@ -235,11 +235,24 @@ static void snapshot_cgroup(struct observe *o, struct ctr_val *cpu, struct ctr_v
 
 static struct ctr_val cgroup_ws(const struct observe *o)
 {
-    if (o->cfg.cgroup == NULL)
-        return val_na("%s", "no cgroup given (--server-cgroup)");
+    if (o->cfg.cgroup == NULL) return val_na("%s", "no cgroup given (--server-cgroup)");
     return cgroup_working_set(o->cfg.cgroup);
 }
 
+static void open_gauges(struct observe_result *r)
+{
+    gauge_open(&r->tw_client);
+    gauge_open(&r->tw_server);
+    gauge_open(&r->established);
+    gauge_open(&r->client_ports);
+    gauge_open(&r->listen_queue);
+}
+
+/*
+ * The slow readings first (PSS walks page tables, sock_diag dumps every
+ * socket), then the counters that must bracket the window tightly, in the
+ * reverse order of observe_end.
+ */
 int observe_begin(struct observe *o, const struct observe_cfg *cfg)
 {
     memset(o, 0, sizeof(*o));
@@ -247,21 +260,21 @@ int observe_begin(struct observe *o, const struct observe_cfg *cfg)
     o->stop_fd = -1;
     init_result(o);
     collect_pids(o);
+    o->res.pss_start = server_pss(o);
+    o->res.ws_start = cgroup_ws(o);
+    sample(o);
+    open_gauges(&o->res);
     o->net0 = calloc(1, sizeof(*o->net0));
     if (o->net0 != NULL && netstat_read(o->net0) < 0) {
         free(o->net0);
         o->net0 = NULL;
     }
-    o->cpu0_ok = procstat_read(&o->cpu0) == 0;
-    o->res.pss_start = server_pss(o);
-    o->res.ws_start = cgroup_ws(o);
     snapshot_cgroup(o, &o->cg_cpu0, &o->cg_thr0);
     o->srv_cpu0 = server_cpu(o);
-    if (cfg->sample_ns == 0)
-        return 0;
+    o->cpu0_ok = procstat_read(&o->cpu0) == 0;
+    if (cfg->sample_ns == 0) return 0;
     o->stop_fd = eventfd(0, EFD_CLOEXEC);
-    if (o->stop_fd == -1)
-        return -errno;
+    if (o->stop_fd == -1) return -errno;
     o->sampling = pthread_create(&o->sampler, NULL, sampler_main, o) == 0;
     return o->sampling ? 0 : -EAGAIN;
 }
@@ -291,22 +304,21 @@ void observe_end(struct observe *o, struct observe_result *res)
         pthread_join(o->sampler, NULL);
         o->sampling = false;
     }
-    if (o->stop_fd >= 0)
-        close(o->stop_fd);
+    if (o->stop_fd >= 0) close(o->stop_fd);
     o->stop_fd = -1;
+    if (o->cpu0_ok && procstat_read(&cpu1) == 0)
+        r->system_busy_ns = val_ok(procstat_busy_ns(&o->cpu0, &cpu1));
+    else
+        r->system_busy_ns = val_na("%s", "cannot read /proc/stat");
     v = server_cpu(o);
     r->server_cpu_ns = val_delta(&o->srv_cpu0, &v);
     snapshot_cgroup(o, &v, &thr);
     r->cgroup_cpu_ns = val_delta(&o->cg_cpu0, &v);
     r->cgroup_throttled_us = val_delta(&o->cg_thr0, &thr);
-    if (o->cpu0_ok && procstat_read(&cpu1) == 0)
-        r->system_busy_ns = val_ok(procstat_busy_ns(&o->cpu0, &cpu1));
-    else
-        r->system_busy_ns = val_na("%s", "cannot read /proc/stat");
-    r->pss_end = server_pss(o);
-    r->ws_end = cgroup_ws(o);
     end_net(o);
     sample(o);
+    r->pss_end = server_pss(o);
+    r->ws_end = cgroup_ws(o);
     *res = *r;
 }
 

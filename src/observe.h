@@ -28,12 +28,14 @@
 
 /* Kernel counters kept for every run, as deltas over the window. */
 #define OBS_NET_NAMES                                                                              \
-    X("TcpExt.TW") X("TcpExt.TWRecycled") X("TcpExt.TWKilled") X("TcpExt.TCPTimeWaitOverflow")    \
-    X("TcpExt.ListenOverflows") X("TcpExt.ListenDrops") X("TcpExt.TCPSynRetrans")                  \
-    X("TcpExt.TCPTimeouts") X("TcpExt.TCPAbortOnData") X("TcpExt.TCPAbortOnClose")                 \
-    X("TcpExt.TCPAbortOnMemory") X("TcpExt.TCPAbortOnTimeout") X("TcpExt.TCPAbortOnLinger")        \
-    X("Tcp.ActiveOpens") X("Tcp.PassiveOpens") X("Tcp.AttemptFails") X("Tcp.EstabResets")          \
-    X("Tcp.RetransSegs") X("Tcp.OutRsts")
+    X("TcpExt.TW")                                                                                 \
+    X("TcpExt.TWRecycled")                                                                         \
+    X("TcpExt.TWKilled") X("TcpExt.TCPTimeWaitOverflow") X("TcpExt.ListenOverflows")               \
+        X("TcpExt.ListenDrops") X("TcpExt.TCPSynRetrans") X("TcpExt.TCPTimeouts")                  \
+            X("TcpExt.TCPAbortOnData") X("TcpExt.TCPAbortOnClose") X("TcpExt.TCPAbortOnMemory")    \
+                X("TcpExt.TCPAbortOnTimeout") X("TcpExt.TCPAbortOnLinger") X("Tcp.ActiveOpens")    \
+                    X("Tcp.PassiveOpens") X("Tcp.AttemptFails") X("Tcp.EstabResets")               \
+                        X("Tcp.RetransSegs") X("Tcp.OutRsts")
 #define X(n) +1
 enum { OBS_NET_COUNT = 0 OBS_NET_NAMES };
 #undef X
@@ -42,37 +44,43 @@ enum { OBS_NET_COUNT = 0 OBS_NET_NAMES };
 const char *observe_net_name(unsigned i);
 
 struct observe_cfg {
-    struct endpoint ep;        /* the endpoint loaded: its port or socket name filters sockets */
-    pid_t pids[OBS_MAX_PIDS];  /* server processes (0 of them: no server figures) */
+    struct endpoint ep;       /* the endpoint loaded: its port or socket name filters sockets */
+    pid_t pids[OBS_MAX_PIDS]; /* server processes (0 of them: no server figures) */
     unsigned npids;
-    bool tree;                 /* add each pid's descendants, found at the window's start */
-    const char *cgroup;        /* a server cgroup directory (v1 or v2), or NULL */
-    uint64_t sample_ns;        /* sock_diag sampling period; 0 = only at the end */
+    bool tree;          /* add each pid's descendants, found at the window's start */
+    const char *cgroup; /* a server cgroup directory (v1 or v2), or NULL */
+    uint64_t sample_ns; /* sock_diag sampling period; 0 = only at the end */
 };
 
-/* A gauge seen by the sampler: its peak during the window and its value at the end. */
+/*
+ * A gauge seen by the sampler: its value when the window opened (TIME_WAIT
+ * sockets of an earlier run last 60 s), its peak during the window (the start
+ * included) and its value at the end, before the load's sockets closed.
+ */
 struct obs_gauge {
+    struct ctr_val start;
     struct ctr_val peak;
     struct ctr_val end;
 };
 
 struct observe_result {
-    struct ctr_val server_cpu_ns;   /* sum over the server pids */
-    struct ctr_val cgroup_cpu_ns;   /* the cgroup's usage */
+    struct ctr_val server_cpu_ns; /* sum over the server pids */
+    struct ctr_val cgroup_cpu_ns; /* the cgroup's usage */
     struct ctr_val cgroup_throttled_us;
-    struct ctr_val system_busy_ns;  /* all CPUs, non-idle, softirq included */
+    struct ctr_val system_busy_ns;     /* all CPUs, non-idle, softirq included */
     struct ctr_val pss_start, pss_end; /* summed over the server pids, bytes */
     struct ctr_val ws_start, ws_end;   /* cgroup working set, bytes */
-    unsigned server_pids;           /* pids observed (after --server-tree) */
+    unsigned server_pids;              /* pids observed (after --server-tree) */
     struct ctr_val net[OBS_NET_COUNT];
-    /* The hop's sockets (sock_diag). TIME_WAIT is split by side: it belongs to whoever closed first. */
+    /* The hop's sockets (sock_diag). TIME_WAIT is split by side: it belongs to whoever closed
+     * first. */
     struct obs_gauge tw_client, tw_server; /* TCP only */
     struct obs_gauge established;          /* server-side ESTABLISHED (TCP) or accepted (unix) */
-    struct obs_gauge client_ports;         /* TCP client sockets in any state: ephemeral ports held */
-    struct obs_gauge listen_queue;         /* the listener's accept queue */
+    struct obs_gauge client_ports; /* TCP client sockets in any state: ephemeral ports held */
+    struct obs_gauge listen_queue; /* the listener's accept queue */
     struct ctr_val listen_backlog;
-    unsigned port_lo, port_hi;             /* ip_local_port_range, 0 when unreadable */
-    unsigned samples;                      /* sock_diag samples taken */
+    unsigned port_lo, port_hi; /* ip_local_port_range, 0 when unreadable */
+    unsigned samples;          /* sock_diag samples taken */
 };
 
 struct observe {
@@ -103,6 +111,8 @@ struct observe_hook {
     bool *done;
 };
 
+/* A load_cfg.on_window for arg = struct observe_hook *: begin calls observe_begin, end observe_end.
+ */
 void observe_window_hook(void *arg, bool begin);
 
 #endif

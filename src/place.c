@@ -39,11 +39,9 @@ static unsigned allowed_cpus(int *cpus, unsigned cap)
     cpu_set_t set;
     unsigned n = 0;
 
-    if (sched_getaffinity(0, sizeof(set), &set) == -1)
-        return 0;
+    if (sched_getaffinity(0, sizeof(set), &set) == -1) return 0;
     for (int i = 0; i < CPU_SETSIZE && n < cap; i++)
-        if (CPU_ISSET(i, &set))
-            cpus[n++] = i;
+        if (CPU_ISSET(i, &set)) cpus[n++] = i;
     return n;
 }
 
@@ -61,17 +59,16 @@ int place_init(struct place *p, enum place_mode mode, struct hb_err *err)
 
     memset(p, 0, sizeof(*p));
     p->mode = mode;
-    if (mode == PLACE_NONE)
-        return 0;
-    if (n == 0)
-        return hb_fail(err, -EINVAL, "cannot read the allowed CPUs (sched_getaffinity)");
+    if (mode == PLACE_NONE) return 0;
+    if (n == 0) return hb_fail(err, -EINVAL, "cannot read the allowed CPUs (sched_getaffinity)");
     if (mode == PLACE_SAME) {
         p->client[0] = p->server[0] = cpus[0];
         p->nclient = p->nserver = 1;
         return 0;
     }
     if (n < 2)
-        return hb_fail(err, -EINVAL, "--pin split needs at least 2 CPUs; this process may use %u", n);
+        return hb_fail(err, -EINVAL, "--pin split needs at least 2 CPUs; this process may use %u",
+                       n);
     half = n / 2;
     for (unsigned i = 0; i < n; i++) {
         if (i < half)
@@ -99,8 +96,7 @@ void place_format(const struct place *p, enum place_role role, char *buf, size_t
             j++;
         int w = j > i ? snprintf(buf + len, cap - len, "%s%d-%d", i ? "," : "", cpus[i], cpus[j])
                       : snprintf(buf + len, cap - len, "%s%d", i ? "," : "", cpus[i]);
-        if (w < 0 || (size_t)w >= cap - len)
-            break;
+        if (w < 0 || (size_t)w >= cap - len) break;
         len += (size_t)w;
         i = j;
     }

@@ -17,8 +17,7 @@ int probe_read_line(const char *path, char *buf, size_t cap)
     size_t len;
 
     buf[0] = '\0';
-    if (f == NULL)
-        return -errno;
+    if (f == NULL) return -errno;
     if (fgets(buf, (int)cap, f) == NULL) {
         fclose(f);
         buf[0] = '\0';
@@ -26,8 +25,7 @@ int probe_read_line(const char *path, char *buf, size_t cap)
     }
     fclose(f);
     len = strlen(buf);
-    if (len > 0 && buf[len - 1] == '\n')
-        buf[len - 1] = '\0';
+    if (len > 0 && buf[len - 1] == '\n') buf[len - 1] = '\0';
     return 0;
 }
 
@@ -37,12 +35,10 @@ static void probe_cpu_model(char *buf, size_t cap)
     char line[512];
 
     buf[0] = '\0';
-    if (f == NULL)
-        return;
+    if (f == NULL) return;
     while (fgets(line, sizeof(line), f) != NULL) {
         char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) != 0 || colon == NULL)
-            continue;
+        if (strncmp(line, "model name", 10) != 0 || colon == NULL) continue;
         colon += 1 + (colon[1] == ' ');
         colon[strcspn(colon, "\n")] = '\0';
         snprintf(buf, cap, "%s", colon);
@@ -58,8 +54,7 @@ static void probe_sysctl(const char *name, char *buf, size_t cap)
     snprintf(path, sizeof(path), "/proc/sys/net/%s", name);
     if (probe_read_line(path, buf, cap) == 0)
         for (char *p = buf; *p; p++)
-            if (*p == '\t')
-                *p = ' ';
+            if (*p == '\t') *p = ' ';
 }
 
 void probe_machine(struct machine *m)
@@ -75,14 +70,17 @@ void probe_machine(struct machine *m)
     }
     probe_cpu_model(m->cpu_model, sizeof(m->cpu_model));
     m->ncpus_online = n > 0 ? (unsigned)n : 0;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        m->ncpus_allowed = (unsigned)CPU_COUNT(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) m->ncpus_allowed = (unsigned)CPU_COUNT(&set);
     probe_read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource",
                     m->clocksource, sizeof(m->clocksource));
     probe_sysctl("ipv4/tcp_tw_reuse", m->tcp_tw_reuse, sizeof(m->tcp_tw_reuse));
-    probe_sysctl("ipv4/ip_local_port_range", m->ip_local_port_range, sizeof(m->ip_local_port_range));
+    probe_sysctl("ipv4/ip_local_port_range", m->ip_local_port_range,
+                 sizeof(m->ip_local_port_range));
     probe_sysctl("core/somaxconn", m->somaxconn, sizeof(m->somaxconn));
-    probe_sysctl("ipv4/tcp_max_syn_backlog", m->tcp_max_syn_backlog, sizeof(m->tcp_max_syn_backlog));
+    probe_sysctl("ipv4/tcp_max_syn_backlog", m->tcp_max_syn_backlog,
+                 sizeof(m->tcp_max_syn_backlog));
     probe_sysctl("ipv4/tcp_timestamps", m->tcp_timestamps, sizeof(m->tcp_timestamps));
     probe_sysctl("ipv4/tcp_fin_timeout", m->tcp_fin_timeout, sizeof(m->tcp_fin_timeout));
+    probe_sysctl("ipv4/tcp_tw_reuse_delay", m->tcp_tw_reuse_delay, sizeof(m->tcp_tw_reuse_delay));
+    probe_sysctl("ipv4/tcp_max_tw_buckets", m->tcp_max_tw_buckets, sizeof(m->tcp_max_tw_buckets));
 }

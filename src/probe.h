@@ -1,8 +1,8 @@
 /*
- * probe: facts read from outside the process. For now the machine a result
- * was measured on (kernel, CPU, clock source, the sysctls that shape loopback
- * TCP); counters (CPU, memory, sockets) join here later. A fact that cannot
- * be read is left as "" and shown as n/a, never guessed.
+ * probe: the machine a result was measured on (kernel, CPU, clock source,
+ * the sysctls that shape loopback TCP). Counters that change during a run
+ * live in counters.c, sockdiag.c and observe.c. A fact that cannot be read is
+ * left as "" and shown as null, never guessed.
  */
 #ifndef HOPBENCH_PROBE_H
 #define HOPBENCH_PROBE_H
@@ -22,12 +22,15 @@ struct machine {
     char tcp_max_syn_backlog[16];
     char tcp_timestamps[16];
     char tcp_fin_timeout[16];
+    char tcp_tw_reuse_delay[16]; /* absent before kernel 6.x: "" */
+    char tcp_max_tw_buckets[16];
 };
 
 /* Fills m; unreadable facts stay "". */
 void probe_machine(struct machine *m);
 
-/* Reads the first line of a small file into buf without the newline. Returns 0 or a negative errno. */
+/* Reads the first line of a small file into buf without the newline. Returns 0 or a negative errno.
+ */
 int probe_read_line(const char *path, char *buf, size_t cap);
 
 #endif

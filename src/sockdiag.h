@@ -8,8 +8,9 @@
  *
  * Cost: every call opens a netlink socket and dumps every socket of the
  * family in the caller's network namespace (two dumps for TCP: IPv4, IPv6).
- * That is O(#sockets) messages: 30 k TIME_WAIT sockets are 30 k messages.
- * Sample at most ~1 Hz during a run, from a thread that is not measured.
+ * That is O(#sockets) messages: 30 k TIME_WAIT sockets are 30 k messages
+ * (about 25 ms here with 60 k). Sample from a thread that is not measured,
+ * at a low rate (observe.c defaults to every 250 ms, at nice 19).
  * Works unprivileged. A dump is not atomic: a socket that changes state while
  * it runs can be missed or seen twice, so counts are a close snapshot, not a
  * ledger. Not for the hot path. Thread-safe: calls share no state.
@@ -32,12 +33,12 @@
  * loopback hop, plus any connection to a remote service on that port.
  */
 struct sockdiag_tcp {
-    uint64_t state[SOCKDIAG_TCP_NSTATES]; /* index = TCP state; [0] unused */
-    uint64_t total;                       /* sum of state[] */
+    uint64_t state[SOCKDIAG_TCP_NSTATES];        /* index = TCP state; [0] unused */
+    uint64_t total;                              /* sum of state[] */
     uint64_t server_state[SOCKDIAG_TCP_NSTATES]; /* the part of state[] with local port `port` */
     uint64_t client_state[SOCKDIAG_TCP_NSTATES]; /* the part with remote port `port`: the
                                                   * clients, each holding an ephemeral port */
-    bool have_listener;                   /* a LISTEN socket has local port `port` */
+    bool have_listener;                          /* a LISTEN socket has local port `port` */
     uint32_t listen_rqueue;  /* accept queue length now (idiag_rqueue), summed over listeners */
     uint32_t listen_backlog; /* listen(2) backlog (idiag_wqueue), summed over listeners */
 };

@@ -14,8 +14,7 @@ int hb_fail(struct hb_err *err, int code, const char *fmt, ...)
 {
     va_list ap;
 
-    if (err == NULL)
-        return code;
+    if (err == NULL) return code;
     err->code = code;
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
@@ -44,8 +43,7 @@ int str_copy(char *dst, size_t cap, const char *src)
     size_t len = strlen(src);
 
     if (len >= cap) {
-        if (cap > 0)
-            dst[0] = '\0';
+        if (cap > 0) dst[0] = '\0';
         return -ENAMETOOLONG;
     }
     memcpy(dst, src, len + 1);
@@ -56,17 +54,13 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
     uint64_t v = 0;
 
-    if (s == NULL || *s == '\0')
-        return -EINVAL;
+    if (s == NULL || *s == '\0') return -EINVAL;
     for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return -EINVAL;
-        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-            return -ERANGE;
+        if (*p < '0' || *p > '9') return -EINVAL;
+        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) return -ERANGE;
         v = v * 10 + (uint64_t)(*p - '0');
     }
-    if (v < min || v > max)
-        return -ERANGE;
+    if (v < min || v > max) return -ERANGE;
     *out = v;
     return 0;
 }
@@ -76,14 +70,12 @@ int parse_seconds(const char *s, double max_s, uint64_t *out_ns)
     char *end = NULL;
     double v;
 
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ')
-        return -EINVAL;
+    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ') return -EINVAL;
     errno = 0;
     v = strtod(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !isfinite(v))
-        return -EINVAL;
-    if (v <= 0 || v > max_s)
-        return -ERANGE;
+    if (errno != 0 || end == s || *end != '\0' || !isfinite(v)) return -EINVAL;
+    if (v <= 0 || v > max_s) return -ERANGE;
+    if (v * 1e9 < 0.5) return -ERANGE; /* below a nanosecond: would read as "unset" */
     *out_ns = (uint64_t)(v * 1e9 + 0.5);
     return 0;
 }

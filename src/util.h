@@ -10,12 +10,12 @@
 #include <stdint.h>
 #include <time.h>
 
-#define UNUSED(x) ((void)(x))
+#define UNUSED(x)    ((void)(x))
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 #define NS_PER_US 1000ULL
 #define NS_PER_MS 1000000ULL
-#define NS_PER_S 1000000000ULL
+#define NS_PER_S  1000000000ULL
 
 /*
  * A failure the user must read: a negative errno (or 0) plus one line of
@@ -59,7 +59,8 @@ int str_copy(char *dst, size_t cap, const char *src);
  */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
-/* Parses seconds as a decimal ("2", "0.25"), > 0 and <= max_s, into ns. Returns 0 or -EINVAL/-ERANGE. */
+/* Parses seconds as a decimal ("2", "0.25"), > 0 and <= max_s, into ns. Returns 0 or
+ * -EINVAL/-ERANGE. */
 int parse_seconds(const char *s, double max_s, uint64_t *out_ns);
 
 #endif

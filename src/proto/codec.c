@@ -12,8 +12,7 @@ static const struct codec_ops *const codecs[] = { &echo_codec };
 const struct codec_ops *codec_find(const char *name)
 {
     for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++)
-        if (strcmp(codecs[i]->name, name) == 0)
-            return codecs[i];
+        if (strcmp(codecs[i]->name, name) == 0) return codecs[i];
     return NULL;
 }
 

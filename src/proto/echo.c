@@ -24,8 +24,7 @@ static size_t echo_encode(void *st, uint8_t *dst, size_t cap)
 {
     const struct echo_state *e = st;
 
-    if (cap < e->size)
-        return 0;
+    if (cap < e->size) return 0;
     for (size_t i = 0; i < e->size; i++)
         dst[i] = echo_pattern_byte(i);
     return e->size;
@@ -56,8 +55,7 @@ static enum codec_rc echo_feed(void *st, const uint8_t *src, size_t len, size_t 
     }
     *used = n;
     e->off += n;
-    if (e->off < e->size)
-        return CODEC_NEED_MORE;
+    if (e->off < e->size) return CODEC_NEED_MORE;
     e->off = 0;
     return CODEC_DONE;
 }

@@ -12,15 +12,13 @@
 
 double report_ops_per_s(const struct run_record *r)
 {
-    if (r->res.window_ns == 0)
-        return 0;
+    if (r->res.window_ns == 0) return 0;
     return (double)r->res.ops * 1e9 / (double)r->res.window_ns;
 }
 
 double report_cpu_ns_per_op(const struct run_record *r)
 {
-    if (r->res.ops == 0)
-        return 0;
+    if (r->res.ops == 0) return 0;
     return (double)r->res.client_cpu_ns / (double)r->res.ops;
 }
 
@@ -36,22 +34,23 @@ json_t *report_hist_json(const struct hist *h)
 
     for (size_t i = 0; i < HIST_COUNTS; i++)
         if (h->counts[i] != 0)
-            json_array_append_new(counts, json_pack("[II]", (json_int_t)i, (json_int_t)h->counts[i]));
-    return json_pack("{s:s, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:o}", "unit", "ns", "lowest", (json_int_t)1,
-                     "highest", (json_int_t)HIST_MAX_NS, "significant_digits", 3, "total",
-                     (json_int_t)h->total, "min", (json_int_t)(h->total ? h->min : 0), "max",
-                     (json_int_t)h->max, "overflow", (json_int_t)h->overflow, "counts", counts);
+            json_array_append_new(counts,
+                                  json_pack("[II]", (json_int_t)i, (json_int_t)h->counts[i]));
+    return json_pack("{s:s, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:o}", "unit", "ns", "lowest",
+                     (json_int_t)1, "highest", (json_int_t)HIST_MAX_NS, "significant_digits", 3,
+                     "total", (json_int_t)h->total, "min", (json_int_t)(h->total ? h->min : 0),
+                     "max", (json_int_t)h->max, "overflow", (json_int_t)h->overflow, "counts",
+                     counts);
 }
 
 static json_t *latency_json(const struct hist *h)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "min",
-                     (json_int_t)(h->total ? h->min : 0), "p50", (json_int_t)hist_percentile(h, 50),
-                     "p90", (json_int_t)hist_percentile(h, 90), "p95",
-                     (json_int_t)hist_percentile(h, 95), "p99", (json_int_t)hist_percentile(h, 99),
-                     "p999", (json_int_t)hist_percentile(h, 99.9), "p9999",
-                     (json_int_t)hist_percentile(h, 99.99), "max", (json_int_t)h->max, "mean",
-                     hist_mean(h));
+    return json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "min", (json_int_t)(h->total ? h->min : 0),
+        "p50", (json_int_t)hist_percentile(h, 50), "p90", (json_int_t)hist_percentile(h, 90), "p95",
+        (json_int_t)hist_percentile(h, 95), "p99", (json_int_t)hist_percentile(h, 99), "p999",
+        (json_int_t)hist_percentile(h, 99.9), "p9999", (json_int_t)hist_percentile(h, 99.99), "max",
+        (json_int_t)h->max, "mean", hist_mean(h));
 }
 
 /* Each phase that was measured: its percentiles and whole histogram. */
@@ -61,8 +60,7 @@ static json_t *phases_json(const struct load_result *res)
 
     for (int p = 0; p < PHASES; p++) {
         const struct hist *h = res->phase[p];
-        if (h == NULL || h->total == 0)
-            continue;
+        if (h == NULL || h->total == 0) continue;
         json_object_set_new(o, load_phase_name((enum load_phase)p),
                             json_pack("{s:o, s:o}", "latency_ns", latency_json(h), "histogram",
                                       report_hist_json(h)));
@@ -75,31 +73,30 @@ static json_t *errors_json(const struct load_result *res)
     json_t *o = json_object();
 
     for (int k = 0; k < OP_ERR_KINDS; k++)
-        json_object_set_new(o, op_err_name((enum op_err)k), json_integer((json_int_t)res->errors[k]));
+        json_object_set_new(o, op_err_name((enum op_err)k),
+                            json_integer((json_int_t)res->errors[k]));
     return o;
 }
 
 /* A counter: its value, or {"unavailable": why}. Never 0 for unknown. */
 static json_t *ctr_json(const struct ctr_val *v)
 {
-    if (v->ok)
-        return json_integer((json_int_t)v->v);
+    if (v->ok) return json_integer((json_int_t)v->v);
     return json_pack("{s:s}", "unavailable", v->why);
 }
 
 /* A counter divided by ops (ns per op), or unavailable. */
 static json_t *per_op_json(const struct ctr_val *v, uint64_t ops)
 {
-    if (!v->ok)
-        return json_pack("{s:s}", "unavailable", v->why);
-    if (ops == 0)
-        return json_pack("{s:s}", "unavailable", "no op completed");
+    if (!v->ok) return json_pack("{s:s}", "unavailable", v->why);
+    if (ops == 0) return json_pack("{s:s}", "unavailable", "no op completed");
     return json_real((double)v->v / (double)ops);
 }
 
 static json_t *gauge_json(const struct obs_gauge *g)
 {
-    return json_pack("{s:o, s:o}", "peak", ctr_json(&g->peak), "end", ctr_json(&g->end));
+    return json_pack("{s:o, s:o, s:o}", "start", ctr_json(&g->start), "peak", ctr_json(&g->peak),
+                     "end", ctr_json(&g->end));
 }
 
 static json_t *cpu_json(const struct run_record *r)
@@ -108,8 +105,7 @@ static json_t *cpu_json(const struct run_record *r)
     uint64_t ops = r->res.ops;
     struct ctr_val sum = o->server_cpu_ns;
 
-    if (sum.ok)
-        sum.v += r->res.client_cpu_ns;
+    if (sum.ok) sum.v += r->res.client_cpu_ns;
     return json_pack("{s:I, s:f, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "client_ns",
                      (json_int_t)r->res.client_cpu_ns, "client_ns_per_op", report_cpu_ns_per_op(r),
                      "server_ns", ctr_json(&o->server_cpu_ns), "server_ns_per_op",
@@ -144,8 +140,7 @@ static json_t *observed_json(const struct run_record *r)
     const struct observe_result *o = &r->obs;
     json_t *net = json_object();
 
-    if (!r->observed)
-        return json_null();
+    if (!r->observed) return json_null();
     for (unsigned i = 0; i < OBS_NET_COUNT; i++)
         json_object_set_new(net, observe_net_name(i), ctr_json(&o->net[i]));
     return json_pack("{s:o, s:{s:i, s:o, s:o, s:o, s:o}, s:o, s:o}", "cpu", cpu_json(r), "memory",
@@ -166,30 +161,30 @@ static json_t *run_json(const struct run_record *r)
         "{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
         "s:o, s:b, s:b, s:f, s:f, s:o, s:o, s:o, s:o}",
         "proto", r->proto, "endpoint", c->ep.text, "transport", endpoint_transport(&c->ep), "mode",
-        c->mode == LOAD_CONNECT ? "connect" : "reuse", "close", load_close_name(c->close), "size", (json_int_t)c->size, "connections",
-        (int)c->conns, "threads", (int)c->threads, "pipeline", (int)c->pipeline, "warmup_s",
-        (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count, "duration_s",
-        (double)c->duration_ns / 1e9, "timeout_s", (double)c->timeout_ns / 1e9, "ops",
+        c->mode == LOAD_CONNECT ? "connect" : "reuse", "close", load_close_name(c->close), "size",
+        (json_int_t)c->size, "connections", (int)c->conns, "threads", (int)c->threads, "pipeline",
+        (int)c->pipeline, "warmup_s", (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count,
+        "duration_s", (double)c->duration_ns / 1e9, "timeout_s", (double)c->timeout_ns / 1e9, "ops",
         (json_int_t)res->ops, "window_s", (double)res->window_ns / 1e9, "connects",
-        (json_int_t)res->connects, "errors_total",
-        (json_int_t)errors, "client_cpu_ns", (json_int_t)res->client_cpu_ns, "errors",
-        errors_json(res), "valid", valid, "interrupted", res->interrupted, "ops_per_s",
-        report_ops_per_s(r), "client_cpu_ns_per_op", report_cpu_ns_per_op(r),
-        "latency_ns", latency_json(res->lat), "histogram", report_hist_json(res->lat), "phases",
-        phases_json(res), "observed", observed_json(r));
+        (json_int_t)res->connects, "errors_total", (json_int_t)errors, "client_cpu_ns",
+        (json_int_t)res->client_cpu_ns, "errors", errors_json(res), "valid", valid, "interrupted",
+        res->interrupted, "ops_per_s", report_ops_per_s(r), "client_cpu_ns_per_op",
+        report_cpu_ns_per_op(r), "latency_ns", latency_json(res->lat), "histogram",
+        report_hist_json(res->lat), "phases", phases_json(res), "observed", observed_json(r));
 }
 
 static json_t *machine_json(const struct machine *m)
 {
-    return json_pack("{s:o, s:o, s:o, s:i, s:i, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o}}", "hostname",
-                     fact(m->hostname), "kernel", fact(m->kernel), "cpu_model", fact(m->cpu_model),
-                     "cpus_online", (int)m->ncpus_online, "cpus_allowed", (int)m->ncpus_allowed,
-                     "clocksource", fact(m->clocksource), "sysctl", "net.ipv4.tcp_tw_reuse",
-                     fact(m->tcp_tw_reuse), "net.ipv4.ip_local_port_range",
-                     fact(m->ip_local_port_range), "net.core.somaxconn", fact(m->somaxconn),
-                     "net.ipv4.tcp_max_syn_backlog", fact(m->tcp_max_syn_backlog),
-                     "net.ipv4.tcp_timestamps", fact(m->tcp_timestamps), "net.ipv4.tcp_fin_timeout",
-                     fact(m->tcp_fin_timeout));
+    return json_pack(
+        "{s:o, s:o, s:o, s:i, s:i, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}}", "hostname",
+        fact(m->hostname), "kernel", fact(m->kernel), "cpu_model", fact(m->cpu_model),
+        "cpus_online", (int)m->ncpus_online, "cpus_allowed", (int)m->ncpus_allowed, "clocksource",
+        fact(m->clocksource), "sysctl", "net.ipv4.tcp_tw_reuse", fact(m->tcp_tw_reuse),
+        "net.ipv4.ip_local_port_range", fact(m->ip_local_port_range), "net.core.somaxconn",
+        fact(m->somaxconn), "net.ipv4.tcp_max_syn_backlog", fact(m->tcp_max_syn_backlog),
+        "net.ipv4.tcp_timestamps", fact(m->tcp_timestamps), "net.ipv4.tcp_fin_timeout",
+        fact(m->tcp_fin_timeout), "net.ipv4.tcp_tw_reuse_delay", fact(m->tcp_tw_reuse_delay),
+        "net.ipv4.tcp_max_tw_buckets", fact(m->tcp_max_tw_buckets));
 }
 
 static json_t *place_json(const struct place *p)
@@ -210,15 +205,19 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
     for (int i = 0; i < meta->argc; i++)
         json_array_append_new(argv, json_string(meta->argv[i]));
     for (size_t i = 0; i < n; i++) {
-        json_array_append_new(runs, run_json(&recs[i]));
-        valid &= load_result_valid(&recs[i].res);
+        json_t *run = run_json(&recs[i]);
+        /* json_pack fails on a string that is not UTF-8 (a unix path may hold any byte). */
+        valid &= run != NULL && load_result_valid(&recs[i].res);
+        if (run == NULL) run = json_pack("{s:s}", "error", "this run could not be encoded as JSON");
+        json_array_append_new(runs, run);
     }
     return json_pack("{s:s, s:{s:s, s:s}, s:s, s:o, s:I, s:o, s:o, s:s, s:b, s:b, s:o}", "schema",
                      REPORT_SCHEMA, "tool", "name", "hopbench", "version", HOPBENCH_VERSION,
                      "command", meta->command, "argv", argv, "started_unix_s",
                      (json_int_t)meta->started_unix_s, "machine", machine_json(meta->machine),
-                     "placement", place_json(meta->place), "server", meta->server ? meta->server : "external",
-                     "interrupted", meta->interrupted, "valid", valid, "runs", runs);
+                     "placement", place_json(meta->place), "server",
+                     meta->server ? meta->server : "external", "interrupted", meta->interrupted,
+                     "valid", valid, "runs", runs);
 }
 
 int report_json_write(const char *path, json_t *doc, struct hb_err *err)

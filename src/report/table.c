@@ -19,8 +19,7 @@ static void fmt_thousands(char *buf, size_t cap, double v)
     }
     len = (size_t)n;
     for (size_t i = 0; i < len && out + 2 < cap; i++) {
-        if (i > 0 && (len - i) % 3 == 0)
-            buf[out++] = ',';
+        if (i > 0 && (len - i) % 3 == 0) buf[out++] = ',';
         buf[out++] = digits[i];
     }
     buf[out] = '\0';
@@ -80,8 +79,7 @@ struct cost {
 
 static double per_op_us(const struct ctr_val *v, uint64_t ops, bool observed)
 {
-    if (!observed || !v->ok || ops == 0)
-        return -1;
+    if (!observed || !v->ok || ops == 0) return -1;
     return (double)v->v / (double)ops / 1000.0;
 }
 
@@ -148,7 +146,15 @@ static void lab_ratio_row(FILE *f, const struct run_record *tcp, const struct ru
     fputc('\n', f);
 }
 
-/* "6,204 / 0" (client / server TIME_WAIT peaks), or why not. */
+/*
+ * "6,204 / 0": TIME_WAIT sockets the run added on the client and the server
+ * side (peak minus the count when the window opened), or why not.
+ */
+static uint64_t added_base(const struct obs_gauge *g)
+{
+    return g->start.ok && g->start.v <= g->peak.v ? g->start.v : 0;
+}
+
 static void fmt_tw(char *buf, size_t cap, const struct run_record *r)
 {
     const struct observe_result *o = &r->obs;
@@ -159,12 +165,12 @@ static void fmt_tw(char *buf, size_t cap, const struct run_record *r)
         return;
     }
     if (!o->tw_client.peak.ok || !o->tw_server.peak.ok) {
-        snprintf(buf, cap, "n/a (%s)", !o->tw_client.peak.ok ? o->tw_client.peak.why
-                                                                : o->tw_server.peak.why);
+        snprintf(buf, cap, "n/a (%s)",
+                 !o->tw_client.peak.ok ? o->tw_client.peak.why : o->tw_server.peak.why);
         return;
     }
-    fmt_thousands(a, sizeof(a), (double)o->tw_client.peak.v);
-    fmt_thousands(b, sizeof(b), (double)o->tw_server.peak.v);
+    fmt_thousands(a, sizeof(a), (double)(o->tw_client.peak.v - added_base(&o->tw_client)));
+    fmt_thousands(b, sizeof(b), (double)(o->tw_server.peak.v - added_base(&o->tw_server)));
     snprintf(buf, cap, "%s / %s", a, b);
 }
 
@@ -194,14 +200,11 @@ static const struct run_record *find(const struct run_record *recs, size_t n, si
 
 static void lab_phase_table(FILE *f, const struct run_record *t, const struct run_record *u)
 {
-    if (t == NULL && u == NULL)
-        return;
-    fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %9s   %s\n", "connect", "phase p50", "µs →", "connect",
-            "ttfb", "response", "close", "TIME_WAIT peak client / server");
-    if (t != NULL)
-        phase_row(f, t);
-    if (u != NULL)
-        phase_row(f, u);
+    if (t == NULL && u == NULL) return;
+    fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %9s   %s\n", "connect", "phase p50", "µs →",
+            "connect", "ttfb", "response", "close", "TIME_WAIT added client / server");
+    if (t != NULL) phase_row(f, t);
+    if (u != NULL) phase_row(f, u);
 }
 
 static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, size_t size)
@@ -210,19 +213,19 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
     char sz[32];
 
     fmt_size(sz, sizeof(sz), size);
-    fprintf(f, "\n%s echo round trips (latency µs; CPU µs per op: client, server, both, whole system)\n", sz);
+    fprintf(
+        f,
+        "\n%s echo round trips (latency µs; CPU µs per op: client, server, both, whole system)\n",
+        sz);
     fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %8s %8s %8s %8s %7s\n", "mode", "transport", "ops/s",
             "p50", "p95", "p99", "client", "server", "both", "system", "errors");
     for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
         const struct run_record *t = find(recs, n, size, modes[m], "tcp");
         const struct run_record *u = find(recs, n, size, modes[m], "unix");
         const char *name = modes[m] == LOAD_CONNECT ? "connect" : "reuse";
-        if (t != NULL)
-            lab_row(f, name, t);
-        if (u != NULL)
-            lab_row(f, name, u);
-        if (t != NULL && u != NULL)
-            lab_ratio_row(f, t, u);
+        if (t != NULL) lab_row(f, name, t);
+        if (u != NULL) lab_row(f, name, u);
+        if (t != NULL && u != NULL) lab_ratio_row(f, t, u);
     }
     lab_phase_table(f, find(recs, n, size, LOAD_CONNECT, "tcp"),
                     find(recs, n, size, LOAD_CONNECT, "unix"));
@@ -237,8 +240,7 @@ void report_lab_tables(FILE *f, const struct run_record *recs, size_t n)
         bool seen = false;
         for (size_t j = 0; j < ndone; j++)
             seen |= done[j] == recs[i].cfg.size;
-        if (seen)
-            continue;
+        if (seen) continue;
         done[ndone++] = recs[i].cfg.size;
         lab_size_table(f, recs, n, recs[i].cfg.size);
     }
@@ -251,8 +253,7 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
         if (res->ops == 0 && load_errors_total(res) == 0)
             fprintf(f, "invalid: %s %s %zu B: no op completed in the measured window\n",
                     recs[i].cfg.ep.text, mode_name(&recs[i].cfg), recs[i].cfg.size);
-        if (load_errors_total(res) == 0)
-            continue;
+        if (load_errors_total(res) == 0) continue;
         fprintf(f, "errors: %s %s %zu B:", recs[i].cfg.ep.text, mode_name(&recs[i].cfg),
                 recs[i].cfg.size);
         for (int k = 0; k < OP_ERR_KINDS; k++)
@@ -271,7 +272,7 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
 {
     fprintf(f, "\n%-32s %8s %8s %8s %8s %9s %9s %9s %9s   %s\n", "where the time goes (µs)",
             "client", "server", "both", "system", "connect", "ttfb", "response", "close",
-            "TIME_WAIT peak client / server");
+            "TIME_WAIT added client / server");
     fprintf(f, "%-32s %8s %8s %8s %8s %9s %9s %9s %9s\n", "", "cpu/op", "cpu/op", "cpu/op",
             "cpu/op", "p50", "p50", "p50", "p50");
     for (size_t i = 0; i < n; i++) {

@@ -18,6 +18,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "loop.h"
@@ -33,7 +34,8 @@ struct srv_conn {
     size_t in_len;   /* bytes in buf */
     size_t consumed; /* bytes of buf the pending reply answers */
     uint64_t sent;   /* reply bytes sent on this connection */
-    bool tcp;
+    bool want_out;   /* EPOLLOUT registered (only after a send filled the buffer: AF_UNIX
+                      * would otherwise wake us with EPOLLOUT every time the client reads) */
     uint8_t buf[SERVER_BUF];
 };
 
@@ -44,7 +46,6 @@ struct srv_chunk {
 
 struct srv_listener {
     struct loop_fd lfd;
-    bool tcp;
 };
 
 struct srv_worker {
@@ -64,14 +65,14 @@ const struct server_proto *server_proto_find(const char *name)
     static const struct server_proto *const protos[] = { &server_echo };
 
     for (size_t i = 0; i < ARRAY_LEN(protos); i++)
-        if (strcmp(protos[i]->name, name) == 0)
-            return protos[i];
+        if (strcmp(protos[i]->name, name) == 0) return protos[i];
     return NULL;
 }
 
 int server_open(struct server *s, const struct server_cfg *cfg, struct hb_err *err)
 {
-    struct listen_opts lo = { .backlog = cfg->backlog, .mode = cfg->mode,
+    struct listen_opts lo = { .backlog = cfg->backlog,
+                              .mode = cfg->mode,
                               .allow_remote = cfg->allow_remote };
 
     *s = (struct server){ .cfg = cfg };
@@ -91,14 +92,11 @@ int server_open(struct server *s, const struct server_cfg *cfg, struct hb_err *e
 
 void server_close(struct server *s, bool unlink_files)
 {
-    if (s->lfds == NULL)
-        return;
+    if (s->lfds == NULL) return;
     for (unsigned i = 0; i < s->cfg->neps; i++) {
-        if (s->lfds[i] < 0)
-            continue;
+        if (s->lfds[i] < 0) continue;
         close(s->lfds[i]);
-        if (unlink_files)
-            endpoint_unlink(&s->cfg->eps[i]);
+        if (unlink_files) endpoint_unlink(&s->cfg->eps[i]);
     }
     free(s->lfds);
     s->lfds = NULL;
@@ -113,8 +111,7 @@ static struct srv_conn *srv_conn_get(struct srv_worker *w)
 
     if (c == NULL) {
         struct srv_chunk *ch = calloc(1, sizeof(*ch));
-        if (ch == NULL)
-            return NULL;
+        if (ch == NULL) return NULL;
         ch->next = w->chunks;
         w->chunks = ch;
         for (int i = SLOTS_PER_CHUNK - 1; i >= 0; i--) {
@@ -137,10 +134,9 @@ static void srv_conn_put(struct srv_conn *c)
     w->free_list = c;
 }
 
-static void srv_accept_one(struct srv_worker *w, int cfd, bool tcp)
+static void srv_accept_one(struct srv_worker *w, int cfd)
 {
     struct srv_conn *c = srv_conn_get(w);
-    int one = 1;
 
     if (c == NULL) {
         close(cfd);
@@ -152,10 +148,9 @@ static void srv_accept_one(struct srv_worker *w, int cfd, bool tcp)
     c->out = NULL;
     c->out_len = c->in_len = c->consumed = 0;
     c->sent = 0;
-    c->tcp = tcp;
-    if (tcp)
-        setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (loop_add(&w->loop, &c->lfd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
+    c->want_out = false;
+    /* TCP_NODELAY is inherited from the listener (endpoint_listen sets it). */
+    if (loop_add(&w->loop, &c->lfd, EPOLLIN | EPOLLRDHUP | EPOLLET) < 0) {
         w->stats.errors++;
         srv_conn_put(c);
         return;
@@ -166,32 +161,48 @@ static void srv_accept_one(struct srv_worker *w, int cfd, bool tcp)
 static void srv_on_listener(struct loop *l, int fd, void *data, unsigned events)
 {
     struct srv_listener *ls = data;
-    struct srv_worker *w = (struct srv_worker *)(void *)((char *)l - offsetof(struct srv_worker, loop));
+    struct srv_worker *w =
+        (struct srv_worker *)(void *)((char *)l - offsetof(struct srv_worker, loop));
 
     UNUSED(events);
     UNUSED(ls);
     for (int i = 0; i < 64; i++) {
         int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd == -1) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            if (errno != EAGAIN)
-                w->stats.errors++;
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            if (errno == EAGAIN) return;
+            w->stats.errors++;
+            /* Out of fds: the listener stays readable; pause instead of spinning on it. */
+            if (errno == EMFILE || errno == ENFILE) {
+                struct timespec pause = { .tv_sec = 0, .tv_nsec = 1000000 };
+                nanosleep(&pause, NULL);
+            }
             return;
         }
-        srv_accept_one(w, cfd, ls->tcp);
+        srv_accept_one(w, cfd);
     }
 }
 
-/* Sends the pending reply. Returns 1 when all sent, 0 to wait for EPOLLOUT, a negative errno on error. */
+/* Sends the pending reply. Returns 1 when all sent, 0 to wait for EPOLLOUT, a negative errno on
+ * error. */
+/* The socket buffer is full: ask for EPOLLOUT, once per connection. 0 or a negative errno. */
+static int srv_want_out(struct srv_conn *c)
+{
+    int rc;
+
+    if (c->want_out) return 0;
+    rc = loop_mod(&c->w->loop, &c->lfd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
+    c->want_out = rc == 0;
+    return rc;
+}
+
 static int srv_flush(struct srv_conn *c)
 {
     while (c->out_len > 0) {
         ssize_t n = send(c->lfd.fd, c->out, c->out_len, MSG_NOSIGNAL);
         if (n == -1) {
-            if (errno == EINTR)
-                continue;
-            return errno == EAGAIN ? 0 : -errno;
+            if (errno == EINTR) continue;
+            return errno == EAGAIN ? srv_want_out(c) : -errno;
         }
         c->out += n;
         c->out_len -= (size_t)n;
@@ -207,15 +218,14 @@ static int srv_flush(struct srv_conn *c)
     return 1;
 }
 
-/* Reads once. Returns bytes read, 0 on EOF, -EAGAIN when drained, another negative errno on error. */
+/* Reads once. Returns bytes read, 0 on EOF, -EAGAIN when drained, another negative errno on error.
+ */
 static ssize_t srv_read(struct srv_conn *c)
 {
     for (;;) {
         ssize_t n = recv(c->lfd.fd, c->buf + c->in_len, SERVER_BUF - c->in_len, 0);
-        if (n >= 0)
-            return n;
-        if (errno != EINTR)
-            return -errno;
+        if (n >= 0) return n;
+        if (errno != EINTR) return -errno;
     }
 }
 
@@ -232,25 +242,20 @@ static int srv_serve(struct srv_conn *c)
         size_t want = SERVER_BUF - c->in_len;
         ssize_t n;
 
-        if (fl <= 0)
-            return fl;
+        if (fl <= 0) return fl;
         if (cfg->close_after > 0 && c->sent >= cfg->close_after)
-            return 1; /* the server closes first */
-        if (want == 0)
-            return -EMSGSIZE; /* a request larger than the buffer */
+            return 1;                    /* the server closes first */
+        if (want == 0) return -EMSGSIZE; /* a request larger than the buffer */
         n = srv_read(c);
-        if (n == -EAGAIN)
-            return 0;
-        if (n <= 0)
-            return n == 0 ? 1 : (int)n;
+        if (n == -EAGAIN) return 0;
+        if (n <= 0) return n == 0 ? 1 : (int)n;
         c->w->stats.bytes_in += (uint64_t)n;
         c->in_len += (size_t)n;
         c->consumed = cfg->proto->process(c->buf, c->in_len, &c->out, &c->out_len);
         if ((size_t)n < want) {
             /* Drained: send the reply; the next edge brings more. */
             fl = srv_flush(c);
-            if (fl == 1 && cfg->close_after > 0 && c->sent >= cfg->close_after)
-                return 1;
+            if (fl == 1 && cfg->close_after > 0 && c->sent >= cfg->close_after) return 1;
             return fl < 0 ? fl : 0;
         }
     }
@@ -265,8 +270,7 @@ static void srv_conn_on_event(struct loop *l, int fd, void *data, unsigned event
     UNUSED(fd);
     UNUSED(events);
     rc = srv_serve(c);
-    if (rc == 0)
-        return;
+    if (rc == 0) return;
     if (rc == -ECONNRESET || rc == -EPIPE)
         c->w->stats.resets++;
     else if (rc < 0)
@@ -289,8 +293,7 @@ static void srv_worker_release(struct srv_worker *w)
     for (struct srv_chunk *ch = w->chunks, *next; ch != NULL; ch = next) {
         next = ch->next;
         for (int i = 0; i < SLOTS_PER_CHUNK; i++)
-            if (ch->slots[i].w != NULL && ch->slots[i].lfd.fd >= 0)
-                close(ch->slots[i].lfd.fd);
+            if (ch->slots[i].w != NULL && ch->slots[i].lfd.fd >= 0) close(ch->slots[i].lfd.fd);
         free(ch);
     }
     w->chunks = NULL;
@@ -303,15 +306,13 @@ static int srv_worker_setup(struct srv_worker *w, int stop_fd)
     const struct server *s = w->s;
     int rc = loop_init(&w->loop);
 
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     w->listeners = xcalloc(s->cfg->neps, sizeof(*w->listeners));
     w->stop_lfd = (struct loop_fd){ .fn = srv_on_stop, .data = w, .fd = stop_fd };
     rc = loop_add(&w->loop, &w->stop_lfd, EPOLLIN);
     for (unsigned i = 0; i < s->cfg->neps && rc == 0; i++) {
         struct srv_listener *ls = &w->listeners[i];
         ls->lfd = (struct loop_fd){ .fn = srv_on_listener, .data = ls, .fd = s->lfds[i] };
-        ls->tcp = s->cfg->eps[i].kind == ENDPOINT_TCP;
         rc = loop_add(&w->loop, &ls->lfd, EPOLLIN | EPOLLEXCLUSIVE);
     }
     return rc;
@@ -322,8 +323,7 @@ static void *srv_worker_main(void *arg)
     struct srv_worker *w = arg;
 
     while (!w->stop)
-        if (loop_poll(&w->loop, UINT64_MAX) < 0)
-            break;
+        if (loop_poll(&w->loop, UINT64_MAX) < 0) break;
     return NULL;
 }
 
@@ -331,8 +331,7 @@ static int srv_pin(const struct server_cfg *cfg, struct hb_err *err)
 {
     cpu_set_t set;
 
-    if (cfg->cpus == NULL || cfg->ncpus == 0)
-        return 0;
+    if (cfg->cpus == NULL || cfg->ncpus == 0) return 0;
     CPU_ZERO(&set);
     for (unsigned i = 0; i < cfg->ncpus; i++)
         CPU_SET(cfg->cpus[i], &set);
@@ -357,15 +356,14 @@ static int srv_wait_for_signal(const struct server_cfg *cfg)
     return sigwait(&set, &sig);
 }
 
-static int srv_start_workers(struct server *s, struct srv_worker *ws, int stop_fd, unsigned *started,
-                             struct hb_err *err)
+static int srv_start_workers(struct server *s, struct srv_worker *ws, int stop_fd,
+                             unsigned *started, struct hb_err *err)
 {
     for (unsigned i = 0; i < s->cfg->threads; i++) {
         int rc;
         ws[i].s = s;
         rc = srv_worker_setup(&ws[i], stop_fd);
-        if (rc == 0)
-            rc = -pthread_create(&ws[i].tid, NULL, srv_worker_main, &ws[i]);
+        if (rc == 0) rc = -pthread_create(&ws[i].tid, NULL, srv_worker_main, &ws[i]);
         if (rc < 0) {
             srv_worker_release(&ws[i]);
             return hb_fail(err, rc, "cannot start server thread %u: %s", i, strerror(-rc));
@@ -393,10 +391,8 @@ int server_run(struct server *s, struct hb_err *err)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     rc = srv_pin(s->cfg, err);
-    if (rc == 0)
-        rc = srv_start_workers(s, ws, stop_fd, &started, err);
-    if (rc == 0)
-        srv_wait_for_signal(s->cfg);
+    if (rc == 0) rc = srv_start_workers(s, ws, stop_fd, &started, err);
+    if (rc == 0) srv_wait_for_signal(s->cfg);
     eventfd_write(stop_fd, 1);
     for (unsigned i = 0; i < started; i++) {
         pthread_join(ws[i].tid, NULL);

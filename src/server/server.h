@@ -49,7 +49,7 @@ struct server_cfg {
     bool allow_remote; /* bind non-loopback TCP addresses */
     const int *cpus;   /* run the server on these CPUs; NULL = anywhere */
     unsigned ncpus;
-    bool stop_on_sigint; /* SIGINT stops it too (false: ignored, for a lab's child) */
+    bool stop_on_sigint;  /* SIGINT stops it too (false: ignored, for a lab's child) */
     uint64_t close_after; /* > 0: the server closes a connection first once it has sent this
                            * many bytes on it (echo of one message: the server holds TIME_WAIT) */
 };

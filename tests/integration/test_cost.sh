@@ -112,7 +112,7 @@ mkdir -p "$lab"
 (cd "$lab" && TMPDIR=$T timeout 60 "$HOPBENCH" lab --quick --sizes 64 --json "$lab/l.json" \
     >"$lab/out" 2>"$lab/err")
 check "lab: CPU columns" grep -q "client   server     both   system" "$lab/out"
-check "lab: phase table" grep -q "TIME_WAIT peak client / server" "$lab/out"
+check "lab: phase table" grep -q "TIME_WAIT added client / server" "$lab/out"
 rcheck "lab: server CPU of the child measured for every cell" "$lab/l.json" \
     '[.runs[].observed.cpu.server_ns_per_op > 0] | all'
 stop_pid "$c_pid"

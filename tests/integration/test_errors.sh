@@ -173,4 +173,33 @@ if start_server int --listen tcp://127.0.0.1:0 --listen "unix:$T/int.sock"; then
     check_eq "run Ctrl-C: server exits 0" 0 "$RC"
 fi
 
+# --- a server that closes mid-reply: classified "short" at once, not a timeout ---
+if start_server mid --listen tcp://127.0.0.1:0 --close-after 16KiB; then
+    mid_pid=$SRV_PID
+    j=$T/mid.json
+    t0=$(now_ms)
+    expect_rc "server closing mid-reply: exit 2" 2 mid \
+        run echo "tcp://127.0.0.1:$SRV_PORT" --size 64KiB -n 5 --warmup 0 --timeout 3 --json "$j"
+    check "server closing mid-reply: no wait for --timeout (< 2.5 s)" \
+        test $(($(now_ms) - t0)) -lt 2500
+    # It closes with request bytes unread, so the kernel sends an RST: "reset" (a clean FIN
+    # would be "short"); either way at once, never a timeout.
+    rcheck "server closing mid-reply: counted as reset or short, not timeout" "$j" \
+        '.runs[0].errors | .short + .reset == 5 and .timeout == 0'
+    stop_pid "$mid_pid"
+fi
+
+# --- count mode where a connection or a thread gets no share of the count ---
+if start_server cnt --listen tcp://127.0.0.1:0; then
+    cnt_pid=$SRV_PID
+    t0=$(now_ms)
+    expect_rc "run -n 1 -c 2 --warmup 0: ends" 0 cnt1 \
+        run echo "tcp://127.0.0.1:$SRV_PORT" -n 1 -c 2 --warmup 0 --json "$T/cnt1.json"
+    expect_rc "run -n 1 -c 2 -t 2 --warmup 0: ends" 0 cnt2 \
+        run echo "tcp://127.0.0.1:$SRV_PORT" -n 1 -c 2 -t 2 --warmup 0 --json "$T/cnt2.json"
+    check "count mode with idle connections ends at once (< 5 s)" test $(($(now_ms) - t0)) -lt 5000
+    rcheck "run -n 1: exactly one op" "$T/cnt2.json" '.runs[0].ops == 1'
+    stop_pid "$cnt_pid"
+fi
+
 done_testing

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,6 +424,16 @@ static void connect_and_accept(const struct endpoint *ep, int lfd)
     assert_int_equal(poll(&p, 1, 5000), 1);
     afd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
     assert_true(afd >= 0);
+    if (ep->kind == ENDPOINT_TCP) {
+        /* Both ends have Nagle off: the client's own, the server's inherited from the listener. */
+        int nd = 0;
+        socklen_t len = sizeof(nd);
+        assert_int_equal(getsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &nd, &len), 0);
+        assert_int_equal(nd, 1);
+        nd = 0;
+        assert_int_equal(getsockopt(afd, IPPROTO_TCP, TCP_NODELAY, &nd, &len), 0);
+        assert_int_equal(nd, 1);
+    }
     assert_int_equal(write(cfd, "x", 1), 1);
     assert_int_equal(read(afd, &c, 1), 1);
     assert_int_equal(c, 'x');

@@ -44,10 +44,8 @@ static uint64_t rng_log_value(uint64_t *s)
     double u = (double)(rng_next(s) >> 11) * 0x1.0p-53;
     uint64_t v = (uint64_t)exp(u * log((double)HIST_MAX_NS));
 
-    if (v < 1)
-        v = 1;
-    if (v > HIST_MAX_NS)
-        v = HIST_MAX_NS;
+    if (v < 1) v = 1;
+    if (v > HIST_MAX_NS) v = HIST_MAX_NS;
     return v;
 }
 
@@ -107,7 +105,8 @@ static void test_index_round_trip(void **state)
         if (hist_index(lo) != idx)
             fail_msg("idx %zu -> value %" PRIu64 " -> idx %zu", idx, lo, hist_index(lo));
         /* counters tile the value line: no gap and no overlap with the next one */
-        if (idx + 1 < HIST_COUNTS && hist_value_at_index(idx + 1) != hist_highest_equivalent(lo) + 1)
+        if (idx + 1 < HIST_COUNTS &&
+            hist_value_at_index(idx + 1) != hist_highest_equivalent(lo) + 1)
             fail_msg("gap or overlap after idx %zu", idx);
     }
     assert_int_equal(hist_value_at_index(0), 0);
@@ -284,8 +283,7 @@ static void test_mean(void **state)
     }
     exact = (double)(sum / N_RANDOM);
     got = hist_mean(h);
-    if (fabs(got - exact) > exact * 1e-3)
-        fail_msg("mean %.3f, exact %.3f", got, exact);
+    if (fabs(got - exact) > exact * 1e-3) fail_msg("mean %.3f, exact %.3f", got, exact);
 
     /* 0.1 % cannot tell midpoint from lowest; a wide counter can: [2^30, 2^30 + 2^20) */
     hist_init(h);
