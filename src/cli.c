@@ -60,7 +60,18 @@ static const char usage_run[] =
     "                        the first half of the CPUs, server on the rest) (default none);\n"
     "                        start the server with the same --pin\n"
     "      --json FILE       write the evidence (every run, whole histograms) to FILE\n"
+    "      --jsonl FILE      also append one JSON line per finished run to FILE, flushed at\n"
+    "                        once, so a crash or Ctrl-C loses nothing measured\n"
     "      --allow-remote    allow a non-loopback TCP address\n"
+    "\n"
+    "Repetitions (the unit of analysis is one run):\n"
+    "      --reps N          runs per endpoint (default 1); the summary gives median, min-max,\n"
+    "                        SD and n per endpoint, and each endpoint against the first: ratio\n"
+    "                        of medians with a bootstrap 95 % interval and a Mann-Whitney p\n"
+    "                        (\"~\" when not significant; n >= 4 per side can reach p < 0.05)\n"
+    "      --order O         abba (default: A B B A ... cancels linear drift) or random\n"
+    "      --seed N          seed of the random order and of the bootstrap (default 1)\n"
+    "      --cooldown S      pause between runs (default 0)\n"
     "\n"
     "Where the cost goes (the client's own CPU is always measured):\n"
     "      --server-pid PID  count this server process's CPU time and memory (PSS);\n"
@@ -229,6 +240,11 @@ enum {
     OPT_SERVER_TREE,
     OPT_SERVER_CGROUP,
     OPT_SAMPLE_MS,
+    OPT_REPS,
+    OPT_ORDER,
+    OPT_SEED,
+    OPT_COOLDOWN,
+    OPT_JSONL,
 };
 
 static int opt_sample(const char *val, uint64_t *ns, struct hb_err *err)
@@ -265,6 +281,39 @@ static void run_defaults(struct run_opts *o)
     o->load.timeout_ns = 5 * NS_PER_S;
     o->pin = PLACE_NONE;
     o->sample_ns = 250 * NS_PER_MS;
+    o->reps = 1;
+    o->seed = 1;
+}
+
+/* Repetitions and their order (issue 5: experiments users can trust). */
+static int run_plan_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
+{
+    uint64_t v = 0;
+    int rc = 0;
+
+    switch (c) {
+    case OPT_REPS:
+        rc = opt_uint("--reps", val, 1, 1000, &v, err);
+        o->reps = (unsigned)v;
+        break;
+    case OPT_ORDER:
+        if (strcmp(val, "abba") != 0 && strcmp(val, "random") != 0)
+            return hb_fail(err, -EINVAL, "--order: '%s' is not abba or random", val);
+        o->order_random = val[0] == 'r';
+        break;
+    case OPT_SEED:
+        rc = opt_uint("--seed", val, 0, UINT64_MAX, &o->seed, err);
+        break;
+    case OPT_COOLDOWN:
+        rc = opt_seconds("--cooldown", val, true, &o->cooldown_ns, err);
+        break;
+    case OPT_JSONL:
+        o->jsonl_path = val;
+        break;
+    default:
+        rc = -EINVAL;
+    }
+    return rc;
 }
 
 static int run_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
@@ -337,7 +386,7 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
         o->allow_remote = true;
         break;
     default:
-        rc = -EINVAL;
+        rc = run_plan_option(c, val, o, err);
     }
     return rc;
 }
@@ -373,6 +422,11 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         { "server-tree", no_argument, NULL, OPT_SERVER_TREE },
         { "server-cgroup", required_argument, NULL, OPT_SERVER_CGROUP },
         { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
+        { "reps", required_argument, NULL, OPT_REPS },
+        { "order", required_argument, NULL, OPT_ORDER },
+        { "seed", required_argument, NULL, OPT_SEED },
+        { "cooldown", required_argument, NULL, OPT_COOLDOWN },
+        { "jsonl", required_argument, NULL, OPT_JSONL },
         { "size", required_argument, NULL, OPT_SIZE },
         { "warmup", required_argument, NULL, OPT_WARMUP },
         { "timeout", required_argument, NULL, OPT_TIMEOUT },

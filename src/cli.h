@@ -42,6 +42,11 @@ struct run_opts {
     bool server_tree;          /* --server-tree */
     const char *server_cgroup; /* --server-cgroup */
     uint64_t sample_ns;        /* --sample-ms */
+    unsigned reps;             /* --reps: runs per endpoint */
+    bool order_random;         /* --order random (default abba) */
+    uint64_t seed;             /* --seed: the random order and the bootstrap */
+    uint64_t cooldown_ns;      /* --cooldown: pause between runs */
+    const char *jsonl_path;    /* --jsonl: one record per finished run */
 };
 
 struct serve_opts {

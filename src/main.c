@@ -19,7 +19,9 @@
 #include "place.h"
 #include "probe.h"
 #include "report/report.h"
+#include "report/summary.h"
 #include "server/server.h"
+#include "stats.h"
 
 /* The one mutable global: set from the signal handler (STYLE.md §12). */
 static volatile sig_atomic_t g_stop;
@@ -138,68 +140,163 @@ static void run_observe(const struct run_opts *o, struct run_record *r, struct o
     r->cfg.on_window_arg = h;
 }
 
-static int run_all(const struct run_opts *o, const struct place *pl, struct run_record *recs,
-                   size_t *nrecs)
+/* Sleeps for the cool-down between runs, in slices, so Ctrl-C is not held up. */
+static void cooldown(uint64_t ns)
 {
-    static struct observe_hook hook;
+    uint64_t end = now_ns() + ns;
+
+    while (!g_stop && now_ns() < end) {
+        uint64_t left = end - now_ns();
+        struct timespec ts = { .tv_sec = 0,
+                               .tv_nsec = (long)(left < 50 * NS_PER_MS ? left : 50 * NS_PER_MS) };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* One run of cell `cell` into r; 0 or HB_EXIT_RUNTIME after printing why. */
+static int run_one(const struct run_opts *o, const struct place *pl, unsigned cell, unsigned rep,
+                   struct run_record *r, struct observe_hook *hook)
+{
     struct hb_err err = { 0 };
 
-    for (unsigned i = 0; i < o->neps && !g_stop; i++) {
-        struct run_record *r = &recs[*nrecs];
-        r->proto = o->proto;
-        r->cfg = o->load;
-        r->cfg.ep = o->eps[i];
-        r->cfg.codec = codec_find(o->proto);
-        r->cfg.cpus = pl->nclient ? pl->client : NULL;
-        r->cfg.ncpus = pl->nclient;
-        r->cfg.stop = &g_stop;
-        run_observe(o, r, &hook);
-        if (load_run(&r->cfg, &r->res, &err) < 0) {
-            if (r->res.lat != NULL) (*nrecs)++;
-            return fail("run", &err, HB_EXIT_RUNTIME);
-        }
-        (*nrecs)++;
-    }
+    r->proto = o->proto;
+    r->cell = cell;
+    r->rep = rep;
+    r->cfg = o->load;
+    r->cfg.ep = o->eps[cell];
+    r->cfg.codec = codec_find(o->proto);
+    r->cfg.cpus = pl->nclient ? pl->client : NULL;
+    r->cfg.ncpus = pl->nclient;
+    r->cfg.stop = &g_stop;
+    run_observe(o, r, hook);
+    if (load_run(&r->cfg, &r->res, &err) < 0) return fail("run", &err, HB_EXIT_RUNTIME);
     return HB_EXIT_OK;
+}
+
+/*
+ * Runs every endpoint --reps times in ABBA (or seeded random) order; each run
+ * is one record, streamed to --jsonl as soon as it ends.
+ */
+static int run_all(const struct run_opts *o, const struct place *pl, FILE *jsonl,
+                   struct run_record *recs, size_t *nrecs)
+{
+    static struct observe_hook hook;
+    unsigned slots = o->neps * o->reps, done[CLI_MAX_ENDPOINTS] = { 0 };
+    unsigned *order = xcalloc(slots, sizeof(*order));
+    int rc = HB_EXIT_OK;
+
+    if (o->order_random)
+        stats_order_shuffle(o->neps, o->reps, o->seed, order);
+    else
+        stats_order_abba(o->neps, o->reps, order);
+    for (unsigned i = 0; i < slots && !g_stop && rc == HB_EXIT_OK; i++) {
+        struct run_record *r = &recs[*nrecs];
+        if (i > 0 && o->cooldown_ns) cooldown(o->cooldown_ns);
+        if (g_stop) break;
+        rc = run_one(o, pl, order[i], done[order[i]]++, r, &hook);
+        if (r->res.lat == NULL) break;
+        (*nrecs)++;
+        if (jsonl != NULL && report_jsonl_append(jsonl, r) < 0) {
+            fprintf(stderr, "hopbench run: cannot write --jsonl %s\n", o->jsonl_path);
+            rc = HB_EXIT_RUNTIME;
+        }
+    }
+    free(order);
+    return rc;
+}
+
+/* The plan and the summary, for the evidence; both owned by the caller. */
+static void run_plan_json(const struct run_opts *o, const struct run_record *recs, size_t n,
+                          json_t **plan, json_t **summary)
+{
+    struct cell_summary *cells = xcalloc(o->neps, sizeof(*cells));
+
+    *plan = json_pack("{s:i, s:s, s:I, s:f}", "reps", (int)o->reps, "order",
+                      o->order_random ? "random" : "abba", "seed", (json_int_t)o->seed,
+                      "cooldown_s", (double)o->cooldown_ns / 1e9);
+    *summary = summary_compute(recs, n, o->neps, o->seed, cells) == 0 ? summary_json(cells, o->neps)
+                                                                      : NULL;
+    free(cells);
+}
+
+static void run_summary_print(const struct run_opts *o, const struct run_record *recs, size_t n)
+{
+    struct cell_summary *cells = xcalloc(o->neps, sizeof(*cells));
+
+    if (summary_compute(recs, n, o->neps, o->seed, cells) == 0)
+        summary_print(stdout, cells, o->neps);
+    free(cells);
+}
+
+static FILE *open_jsonl(const struct run_opts *o)
+{
+    FILE *f;
+
+    if (o->jsonl_path == NULL) return NULL;
+    f = fopen(o->jsonl_path, "ae");
+    if (f == NULL)
+        fprintf(stderr, "hopbench run: cannot open --jsonl %s: %s\n", o->jsonl_path,
+                strerror(errno));
+    return f;
+}
+
+static int run_report(const struct run_opts *o, const struct place *pl, const struct machine *m,
+                      const struct run_record *recs, size_t n)
+{
+    json_t *plan = NULL, *summary = NULL;
+    int rc;
+
+    report_run_table(stdout, recs, n);
+    report_cost_table(stdout, recs, n);
+    if (o->reps > 1) run_summary_print(o, recs, n);
+    report_errors(stdout, recs, n);
+    if (o->json_path == NULL) return HB_EXIT_OK;
+    run_plan_json(o, recs, n, &plan, &summary);
+    struct report_meta meta = { .command = "run",
+                                .argc = g_argc,
+                                .argv = g_argv,
+                                .place = pl,
+                                .machine = m,
+                                .started_unix_s = (uint64_t)time(NULL),
+                                .interrupted = g_stop != 0,
+                                .plan = plan,
+                                .summary = summary };
+    rc = write_evidence(o->json_path, &meta, recs, n);
+    json_decref(plan);
+    json_decref(summary);
+    return rc;
 }
 
 static int cmd_run(int argc, char **argv)
 {
     static struct run_opts o;
-    struct run_record recs[CLI_MAX_ENDPOINTS];
+    struct run_record *recs;
     struct hb_err err = { 0 };
     struct machine m;
     struct place pl;
     size_t n = 0;
-    int rc = cli_parse_run(argc, argv, &o, stdout, &err);
+    FILE *jsonl;
+    int rc = cli_parse_run(argc, argv, &o, stdout, &err), run_rc;
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
     if (place_init(&pl, o.pin, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
     rc = preflight(&o);
     if (rc != HB_EXIT_OK) return rc;
+    jsonl = open_jsonl(&o);
+    if (o.jsonl_path != NULL && jsonl == NULL) return HB_EXIT_RUNTIME;
     probe_machine(&m);
     print_placement(&pl);
     install_signals();
-    memset(recs, 0, sizeof(recs));
-    int run_rc = run_all(&o, &pl, recs, &n);
-    report_run_table(stdout, recs, n);
-    report_cost_table(stdout, recs, n);
-    report_errors(stdout, recs, n);
-    if (o.json_path != NULL) {
-        struct report_meta meta = { .command = "run",
-                                    .argc = g_argc,
-                                    .argv = g_argv,
-                                    .place = &pl,
-                                    .machine = &m,
-                                    .started_unix_s = (uint64_t)time(NULL),
-                                    .interrupted = g_stop != 0 };
-        rc = write_evidence(o.json_path, &meta, recs, n);
-        if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
-    }
+    recs = xcalloc((size_t)o.neps * o.reps, sizeof(*recs));
+    run_rc = run_all(&o, &pl, jsonl, recs, &n);
+    if (jsonl != NULL) fclose(jsonl);
+    rc = run_report(&o, &pl, &m, recs, n);
+    if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
     rc = run_rc != HB_EXIT_OK ? run_rc : verdict(recs, n, g_stop != 0);
     for (size_t i = 0; i < n; i++)
         load_result_release(&recs[i].res);
+    free(recs);
     return rc;
 }
 

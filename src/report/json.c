@@ -150,7 +150,7 @@ static json_t *observed_json(const struct run_record *r)
                      ctr_json(&o->ws_end), "net_delta", net, "sockets", sockets_json(o));
 }
 
-static json_t *run_json(const struct run_record *r)
+json_t *report_run_json(const struct run_record *r)
 {
     const struct load_cfg *c = &r->cfg;
     const struct load_result *res = &r->res;
@@ -158,9 +158,10 @@ static json_t *run_json(const struct run_record *r)
     bool valid = load_result_valid(res);
 
     return json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
+        "{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
         "s:o, s:b, s:b, s:f, s:f, s:o, s:o, s:o, s:o}",
-        "proto", r->proto, "endpoint", c->ep.text, "transport", endpoint_transport(&c->ep), "mode",
+        "cell", (int)r->cell, "rep", (int)r->rep, "proto", r->proto, "endpoint", c->ep.text,
+        "transport", endpoint_transport(&c->ep), "mode",
         c->mode == LOAD_CONNECT ? "connect" : "reuse", "close", load_close_name(c->close), "size",
         (json_int_t)c->size, "connections", (int)c->conns, "threads", (int)c->threads, "pipeline",
         (int)c->pipeline, "warmup_s", (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count,
@@ -205,19 +206,32 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
     for (int i = 0; i < meta->argc; i++)
         json_array_append_new(argv, json_string(meta->argv[i]));
     for (size_t i = 0; i < n; i++) {
-        json_t *run = run_json(&recs[i]);
+        json_t *run = report_run_json(&recs[i]);
         /* json_pack fails on a string that is not UTF-8 (a unix path may hold any byte). */
         valid &= run != NULL && load_result_valid(&recs[i].res);
         if (run == NULL) run = json_pack("{s:s}", "error", "this run could not be encoded as JSON");
         json_array_append_new(runs, run);
     }
-    return json_pack("{s:s, s:{s:s, s:s}, s:s, s:o, s:I, s:o, s:o, s:s, s:b, s:b, s:o}", "schema",
-                     REPORT_SCHEMA, "tool", "name", "hopbench", "version", HOPBENCH_VERSION,
-                     "command", meta->command, "argv", argv, "started_unix_s",
-                     (json_int_t)meta->started_unix_s, "machine", machine_json(meta->machine),
-                     "placement", place_json(meta->place), "server",
-                     meta->server ? meta->server : "external", "interrupted", meta->interrupted,
-                     "valid", valid, "runs", runs);
+    json_t *doc =
+        json_pack("{s:s, s:{s:s, s:s}, s:s, s:o, s:I, s:o, s:o, s:s, s:b, s:b, s:o}", "schema",
+                  REPORT_SCHEMA, "tool", "name", "hopbench", "version", HOPBENCH_VERSION, "command",
+                  meta->command, "argv", argv, "started_unix_s", (json_int_t)meta->started_unix_s,
+                  "machine", machine_json(meta->machine), "placement", place_json(meta->place),
+                  "server", meta->server ? meta->server : "external", "interrupted",
+                  meta->interrupted, "valid", valid, "runs", runs);
+    if (doc != NULL && meta->plan != NULL) json_object_set(doc, "plan", meta->plan);
+    if (doc != NULL && meta->summary != NULL) json_object_set(doc, "summary", meta->summary);
+    return doc;
+}
+
+int report_jsonl_append(FILE *f, const struct run_record *r)
+{
+    json_t *rec = report_run_json(r);
+    int rc = rec != NULL ? json_dumpf(rec, f, JSON_COMPACT) : -1;
+
+    json_decref(rec);
+    if (rc != 0 || fputc('\n', f) == EOF || fflush(f) != 0) return -EIO;
+    return 0;
 }
 
 int report_json_write(const char *path, json_t *doc, struct hb_err *err)

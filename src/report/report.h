@@ -24,6 +24,8 @@ struct run_record {
     struct load_result res;
     struct observe_result obs; /* valid when observed */
     bool observed;
+    unsigned cell; /* which cell (endpoint) of the plan this run measured */
+    unsigned rep;  /* the how-manieth run of that cell, from 0 */
 };
 
 /* What the whole invocation was. */
@@ -36,6 +38,8 @@ struct report_meta {
     uint64_t started_unix_s;
     bool interrupted;
     const char *server; /* "built-in echo (pid 1234)" or "external" */
+    json_t *plan;       /* {reps, order, seed, cooldown_s} or NULL; borrowed */
+    json_t *summary;    /* from summary_json, or NULL; borrowed */
 };
 
 /* ops/s of a run (0 when its window is empty). */
@@ -58,6 +62,12 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n);
 
 /* The evidence document (see docs/evidence.md). The caller owns the result (json_decref). */
 json_t *report_json(const struct report_meta *meta, const struct run_record *recs, size_t n);
+
+/* One run as JSON (the records of "runs" and of --jsonl); NULL if it cannot be encoded. */
+json_t *report_run_json(const struct run_record *r);
+
+/* Appends r as one line of JSON to f and flushes it. Returns 0 or -EIO. */
+int report_jsonl_append(FILE *f, const struct run_record *r);
 
 /* Writes doc to path atomically (temporary file + rename). Returns 0 or a negative errno. */
 int report_json_write(const char *path, json_t *doc, struct hb_err *err);

@@ -1,0 +1,189 @@
+/*
+ * summary: statistics across repetitions (see summary.h).
+ */
+#include "report/summary.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SUMMARY_ALPHA     0.05
+#define SUMMARY_BOOTSTRAP 10000
+
+const char *summary_metric_name(enum summary_metric m)
+{
+    static const char *const names[METRICS] = { "ops_per_s", "p50_ns", "p99_ns", "p999_ns",
+                                                "client_cpu_ns_per_op" };
+
+    return (unsigned)m < METRICS ? names[m] : "?";
+}
+
+static double metric_of(const struct run_record *r, enum summary_metric m)
+{
+    switch (m) {
+    case METRIC_OPS_PER_S:
+        return report_ops_per_s(r);
+    case METRIC_P50:
+        return (double)hist_percentile(r->res.lat, 50);
+    case METRIC_P99:
+        return (double)hist_percentile(r->res.lat, 99);
+    case METRIC_P999:
+        return (double)hist_percentile(r->res.lat, 99.9);
+    case METRIC_CPU_PER_OP:
+        return report_cpu_ns_per_op(r);
+    case METRICS:
+        break;
+    }
+    return 0;
+}
+
+/* The valid runs' values of metric m for cell c; returns how many. */
+static size_t collect(const struct run_record *recs, size_t n, unsigned c, enum summary_metric m,
+                      double *out)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].cell == c && load_result_valid(&recs[i].res)) out[k++] = metric_of(&recs[i], m);
+    return k;
+}
+
+static void delta(struct summary_delta *d, const double *a, size_t na, const double *b, size_t nb,
+                  uint64_t seed)
+{
+    double u = 0;
+
+    memset(d, 0, sizeof(*d));
+    d->na = na;
+    d->nb = nb;
+    if (na == 0 || nb == 0 ||
+        stats_bootstrap_ratio(a, na, b, nb, SUMMARY_BOOTSTRAP, 0.95, seed, &d->ratio, &d->lo,
+                              &d->hi) < 0 ||
+        stats_mann_whitney(a, na, b, nb, &u, &d->p) < 0) {
+        snprintf(d->text, sizeof(d->text), "n/a (n=%zu+%zu)", na, nb);
+        return;
+    }
+    d->ok = 1;
+    stats_format_delta(d->text, sizeof(d->text), d->ratio, d->lo, d->hi, d->p, SUMMARY_ALPHA, na,
+                       nb);
+}
+
+static void summarize_cell(const struct run_record *recs, size_t n, unsigned c, uint64_t seed,
+                           double *x0, double *x, struct cell_summary *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (recs[i].cell != c) continue;
+        if (out->first == NULL) out->first = &recs[i];
+        out->runs++;
+    }
+    for (int m = 0; m < METRICS; m++) {
+        size_t k = collect(recs, n, c, (enum summary_metric)m, x);
+        size_t k0 = collect(recs, n, 0, (enum summary_metric)m, x0);
+        out->valid = k;
+        if (k > 0) stats_summarize(x, k, &out->m[m]);
+        if (c > 0) delta(&out->vs_first[m], x0, k0, x, k, seed + (uint64_t)m);
+    }
+}
+
+int summary_compute(const struct run_record *recs, size_t n, unsigned ncells, uint64_t seed,
+                    struct cell_summary *out)
+{
+    double *x0 = calloc(n ? n : 1, sizeof(*x0));
+    double *x = calloc(n ? n : 1, sizeof(*x));
+
+    if (x0 == NULL || x == NULL) {
+        free(x0);
+        free(x);
+        return -ENOMEM;
+    }
+    memset(out, 0, ncells * sizeof(*out));
+    for (unsigned c = 0; c < ncells; c++)
+        summarize_cell(recs, n, c, seed, x0, x, &out[c]);
+    free(x0);
+    free(x);
+    return 0;
+}
+
+static const char *metric_label(enum summary_metric m)
+{
+    static const char *const labels[METRICS] = { "ops/s", "p50 µs", "p99 µs", "p99.9 µs",
+                                                 "cpu µs/op" };
+
+    return (unsigned)m < METRICS ? labels[m] : "?";
+}
+
+/* Latencies and CPU are printed in µs, throughput as is. */
+static double shown(enum summary_metric m, double v)
+{
+    return m == METRIC_OPS_PER_S ? v : v / 1000.0;
+}
+
+static void print_metric(FILE *f, const struct cell_summary *c, unsigned idx, enum summary_metric m)
+{
+    const struct stats_summary *s = &c->m[m];
+    double sd_pct = s->mean > 0 ? 100.0 * s->sd / s->mean : 0;
+
+    /* "µs" takes 2 bytes for 1 column: one more byte of width for labels holding it. */
+    int digits = m == METRIC_OPS_PER_S ? 0 : 2;
+
+    fprintf(f, "  %-*s %12.*f  [%.*f – %.*f]  ±%.1f %%", m == METRIC_OPS_PER_S ? 10 : 11,
+            metric_label(m), digits, shown(m, s->median), digits, shown(m, s->min), digits,
+            shown(m, s->max), sd_pct);
+    if (idx > 0) fprintf(f, "   vs first: %s", c->vs_first[m].text);
+    fputc('\n', f);
+}
+
+void summary_print(FILE *f, const struct cell_summary *cells, unsigned ncells)
+{
+    fprintf(f, "\nsummary over repetitions: median [min – max] ±SD of the valid runs\n");
+    for (unsigned i = 0; i < ncells; i++) {
+        const struct cell_summary *c = &cells[i];
+        if (c->first == NULL) continue;
+        fprintf(f, "%s %s (n=%zu valid of %zu)\n", c->first->cfg.ep.text,
+                c->first->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", c->valid, c->runs);
+        if (c->valid == 0) {
+            fprintf(f, "  no valid run: left out of every comparison\n");
+            continue;
+        }
+        for (int m = 0; m < METRICS; m++)
+            print_metric(f, c, i, (enum summary_metric)m);
+    }
+}
+
+static json_t *delta_json(const struct summary_delta *d)
+{
+    if (!d->ok)
+        return json_pack("{s:s, s:I, s:I}", "text", d->text, "n_first", (json_int_t)d->na, "n",
+                         (json_int_t)d->nb);
+    return json_pack("{s:f, s:f, s:f, s:f, s:b, s:I, s:I, s:s}", "ratio", d->ratio, "ci_lo", d->lo,
+                     "ci_hi", d->hi, "p", d->p, "significant", d->text[0] != '~', "n_first",
+                     (json_int_t)d->na, "n", (json_int_t)d->nb, "text", d->text);
+}
+
+static json_t *cell_json(const struct cell_summary *c, unsigned idx)
+{
+    json_t *metrics = json_object();
+
+    for (int m = 0; m < METRICS; m++) {
+        const struct stats_summary *s = &c->m[m];
+        json_t *o = c->valid ? json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)s->n,
+                                         "median", s->median, "min", s->min, "max", s->max, "mean",
+                                         s->mean, "sd", s->sd)
+                             : json_pack("{s:I}", "n", (json_int_t)0);
+        if (idx > 0) json_object_set_new(o, "vs_first", delta_json(&c->vs_first[m]));
+        json_object_set_new(metrics, summary_metric_name((enum summary_metric)m), o);
+    }
+    return json_pack("{s:i, s:s, s:I, s:I, s:o}", "cell", (int)idx, "endpoint",
+                     c->first ? c->first->cfg.ep.text : "", "runs", (json_int_t)c->runs, "valid",
+                     (json_int_t)c->valid, "metrics", metrics);
+}
+
+json_t *summary_json(const struct cell_summary *cells, unsigned ncells)
+{
+    json_t *arr = json_array();
+
+    for (unsigned i = 0; i < ncells; i++)
+        json_array_append_new(arr, cell_json(&cells[i], i));
+    return json_pack("{s:f, s:i, s:s, s:o}", "alpha", SUMMARY_ALPHA, "bootstrap_resamples",
+                     SUMMARY_BOOTSTRAP, "test", "Mann-Whitney U, two-sided", "cells", arr);
+}
