@@ -119,6 +119,7 @@ static const char usage_lab[] =
     "      --pin P           none | same | split (default split when 2+ CPUs, else same)\n"
     "      --close WHO       connect cells: client (default) | server | rst closes first\n"
     "      --sample-ms MS    sock_diag sampling period for socket peaks (default 250)\n"
+    "      --jsonl FILE      append one JSON line per finished cell, flushed at once\n"
     "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
     "  -h, --help            this text\n";
 
@@ -602,6 +603,9 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
     case OPT_SAMPLE_MS:
         rc = opt_sample(val, &o->sample_ns, err);
         break;
+    case OPT_JSONL:
+        o->jsonl_path = val;
+        break;
     default:
         rc = -EINVAL;
     }
@@ -638,6 +642,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
         { "json", required_argument, NULL, OPT_JSON },
         { "close", required_argument, NULL, OPT_CLOSE },
         { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
+        { "jsonl", required_argument, NULL, OPT_JSONL },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };

@@ -73,8 +73,9 @@ struct lab_opts {
     enum place_mode pin;
     bool pin_given; /* --pin was on the command line (else split falls back to same on 1 CPU) */
     enum load_close close;
-    uint64_t sample_ns;    /* sock_diag sampling period during a cell */
-    const char *json_path; /* NULL: hopbench-lab-<time>.json in the current directory */
+    uint64_t sample_ns;     /* sock_diag sampling period during a cell */
+    const char *json_path;  /* NULL: hopbench-lab-<time>.json in the current directory */
+    const char *jsonl_path; /* --jsonl: one record per finished cell */
 };
 
 /* Each returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */

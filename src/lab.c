@@ -206,6 +206,8 @@ int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, 
                 if (r->res.lat != NULL) lab->nrecs++;
                 if (rc < 0) return rc;
                 lab_progress(progress, r);
+                if (lab->jsonl != NULL && report_jsonl_append(lab->jsonl, r) < 0)
+                    return hb_fail(err, -EIO, "cannot write the --jsonl file");
             }
         }
     }

@@ -25,6 +25,7 @@ struct lab {
     uint64_t server_close_after; /* the running server's --close-after */
     volatile pid_t *pid_mirror;  /* kept equal to server_pid, for a signal handler; may be NULL */
     struct observe_hook hook;    /* the current cell's outside counters */
+    FILE *jsonl;                 /* each finished cell is appended here (--jsonl), or NULL */
     struct run_record *recs;
     size_t nrecs;
     size_t cap;

@@ -399,7 +399,15 @@ static int cmd_lab(int argc, char **argv)
     install_signals();
     probe_machine(&m);
     lab_header(&lab, &o);
+    if (o.jsonl_path != NULL && (lab.jsonl = fopen(o.jsonl_path, "ae")) == NULL) {
+        fprintf(stderr, "hopbench lab: cannot open --jsonl %s: %s\n", o.jsonl_path,
+                strerror(errno));
+        lab_release(&lab);
+        return HB_EXIT_RUNTIME;
+    }
     run_rc = lab_run(&lab, stdout, &g_stop, &err);
+    if (lab.jsonl != NULL) fclose(lab.jsonl);
+    lab.jsonl = NULL;
     snprintf(server, sizeof(server), "built-in echo (pid %ld)", (long)lab.server_pid);
     report_lab_tables(stdout, lab.recs, lab.nrecs);
     report_errors(stdout, lab.recs, lab.nrecs);

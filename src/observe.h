@@ -27,16 +27,28 @@
 #define OBS_MAX_PIDS 256
 
 /* Kernel counters kept for every run, as deltas over the window. */
-#define OBS_NET_NAMES                                                                              \
-    X("TcpExt.TW")                                                                                 \
-    X("TcpExt.TWRecycled")                                                                         \
-    X("TcpExt.TWKilled")                                                                           \
-    X("TcpExt.TCPTimeWaitOverflow") X("TcpExt.ListenOverflows") X("TcpExt.ListenDrops")            \
-        X("TcpExt.TCPSynRetrans") X("TcpExt.TCPTimeouts") X("TcpExt.TCPAbortOnData")               \
-            X("TcpExt.TCPAbortOnClose") X("TcpExt.TCPAbortOnMemory") X("TcpExt.TCPAbortOnTimeout") \
-                X("TcpExt.TCPAbortOnLinger") X("Tcp.ActiveOpens") X("Tcp.PassiveOpens")            \
-                    X("Tcp.AttemptFails") X("Tcp.EstabResets") X("Tcp.RetransSegs")                \
-                        X("Tcp.OutRsts")
+/* clang-format off */
+#define OBS_NET_NAMES \
+    X("TcpExt.TW") \
+    X("TcpExt.TWRecycled") \
+    X("TcpExt.TWKilled") \
+    X("TcpExt.TCPTimeWaitOverflow") \
+    X("TcpExt.ListenOverflows") \
+    X("TcpExt.ListenDrops") \
+    X("TcpExt.TCPSynRetrans") \
+    X("TcpExt.TCPTimeouts") \
+    X("TcpExt.TCPAbortOnData") \
+    X("TcpExt.TCPAbortOnClose") \
+    X("TcpExt.TCPAbortOnMemory") \
+    X("TcpExt.TCPAbortOnTimeout") \
+    X("TcpExt.TCPAbortOnLinger") \
+    X("Tcp.ActiveOpens") \
+    X("Tcp.PassiveOpens") \
+    X("Tcp.AttemptFails") \
+    X("Tcp.EstabResets") \
+    X("Tcp.RetransSegs") \
+    X("Tcp.OutRsts")
+/* clang-format on */
 #define X(n) +1
 enum { OBS_NET_COUNT = 0 OBS_NET_NAMES };
 #undef X

@@ -198,4 +198,20 @@ lab_interrupt() {
 lab_interrupt lab_int pid
 lab_interrupt lab_int_group group
 
+# Ctrl-C with --jsonl: every finished cell is already on disk, and in the evidence.
+mkdir -p "$T/lj.cwd" "$T/lj.tmp"
+spawn_cmd lj env -C "$T/lj.cwd" TMPDIR="$T/lj.tmp" "$HOPBENCH" lab --quick --sizes 64,4KiB \
+    --jsonl "$T/lj.jsonl" --json "$T/lj.json"
+lj_pid=$SPAWNED
+sleep 3.5
+kill -INT "$lj_pid"
+reap "$lj_pid" 10
+check_eq "lab --jsonl Ctrl-C: exit 130" 130 "$RC"
+lj_lines=$(wc -l <"$T/lj.jsonl" 2>/dev/null || echo 0)
+check "lab --jsonl: finished cells streamed (>= 2 lines)" test "$lj_lines" -ge 2
+rcheck "lab --jsonl: the evidence holds the same runs as the JSONL" "$T/lj.json" \
+    '.interrupted == true and (.runs | length) == '"$lj_lines"
+check "lab --jsonl: each line parses as a run record" \
+    sh -c "jq -e -s 'all(.[]; has(\"cell\") and has(\"histogram\"))' '$T/lj.jsonl' >/dev/null"
+
 done_testing
