@@ -18,6 +18,8 @@ static const char usage_top[] =
     "usage: hopbench [lab] [LAB OPTIONS]\n"
     "       hopbench run PROTO ENDPOINT [ENDPOINT...] [OPTIONS]\n"
     "       hopbench serve PROTO --listen ENDPOINT [--listen ENDPOINT...] [OPTIONS]\n"
+    "       hopbench compare OLD.json NEW.json\n"
+    "       hopbench merge A.json B.json... [-o OUT.json]\n"
     "       hopbench help | --help | --version\n"
     "\n"
     "What does the hop between two services on one host cost: TCP loopback or a Unix socket?\n"

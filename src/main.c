@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "evidence.h"
 #include "lab.h"
 #include "load.h"
 #include "place.h"
@@ -450,6 +451,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "lab") == 0) return cmd_lab(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
+    if (strcmp(cmd, "compare") == 0) return evidence_compare_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "merge") == 0) return evidence_merge_main(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')
             printf("hopbench %s\n", HOPBENCH_VERSION);
@@ -457,6 +460,7 @@ int main(int argc, char **argv)
             cli_usage(stdout);
         return HB_EXIT_OK;
     }
-    fprintf(stderr, "hopbench: unknown subcommand '%s' (lab, run, serve, help)\n", cmd);
+    fprintf(stderr, "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, help)\n",
+            cmd);
     return HB_EXIT_USAGE;
 }

@@ -43,7 +43,7 @@ json_t *report_hist_json(const struct hist *h)
                      counts);
 }
 
-static json_t *latency_json(const struct hist *h)
+json_t *report_latency_json(const struct hist *h)
 {
     return json_pack(
         "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "min", (json_int_t)(h->total ? h->min : 0),
@@ -62,8 +62,8 @@ static json_t *phases_json(const struct load_result *res)
         const struct hist *h = res->phase[p];
         if (h == NULL || h->total == 0) continue;
         json_object_set_new(o, load_phase_name((enum load_phase)p),
-                            json_pack("{s:o, s:o}", "latency_ns", latency_json(h), "histogram",
-                                      report_hist_json(h)));
+                            json_pack("{s:o, s:o}", "latency_ns", report_latency_json(h),
+                                      "histogram", report_hist_json(h)));
     }
     return o;
 }
@@ -170,7 +170,7 @@ json_t *report_run_json(const struct run_record *r)
         (json_int_t)res->connects, "errors_total", (json_int_t)errors, "client_cpu_ns",
         (json_int_t)res->client_cpu_ns, "errors", errors_json(res), "valid", valid, "interrupted",
         res->interrupted, "ops_per_s", report_ops_per_s(r), "client_cpu_ns_per_op",
-        report_cpu_ns_per_op(r), "latency_ns", latency_json(res->lat), "histogram",
+        report_cpu_ns_per_op(r), "latency_ns", report_latency_json(res->lat), "histogram",
         report_hist_json(res->lat), "phases", phases_json(res), "observed", observed_json(r));
 }
 

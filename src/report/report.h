@@ -72,6 +72,9 @@ int report_jsonl_append(FILE *f, const struct run_record *r);
 /* Writes doc to path atomically (temporary file + rename). Returns 0 or a negative errno. */
 int report_json_write(const char *path, json_t *doc, struct hb_err *err);
 
+/* min, p50, p90, p95, p99, p999, p9999, max, mean of h, in ns. */
+json_t *report_latency_json(const struct hist *h);
+
 /* A histogram as JSON: config, totals and the non-zero counters as [index, count] pairs. */
 json_t *report_hist_json(const struct hist *h);
 
