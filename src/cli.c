@@ -122,6 +122,11 @@ static const char usage_lab[] =
     "      --close WHO       connect cells: client (default) | server | rst closes first\n"
     "      --sample-ms MS    sock_diag sampling period for socket peaks (default 250)\n"
     "      --jsonl FILE      append one JSON line per finished cell, flushed at once\n"
+    "      --reps N          run every cell N times, tcp and unix in ABBA order; then print\n"
+    "                        per size and mode the medians and unix against tcp with a\n"
+    "                        bootstrap 95 % interval and a Mann-Whitney p (default 1)\n"
+    "      --cooldown S      pause between runs (default 0)\n"
+    "      --seed N          seed of the bootstrap (default 1)\n"
     "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
     "  -h, --help            this text\n";
 
@@ -608,6 +613,16 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
     case OPT_JSONL:
         o->jsonl_path = val;
         break;
+    case OPT_REPS:
+        rc = opt_uint("--reps", val, 1, 1000, &v, err);
+        o->reps = (unsigned)v;
+        break;
+    case OPT_COOLDOWN:
+        rc = opt_seconds("--cooldown", val, true, &o->cooldown_ns, err);
+        break;
+    case OPT_SEED:
+        rc = opt_uint("--seed", val, 0, UINT64_MAX, &o->seed, err);
+        break;
     default:
         rc = -EINVAL;
     }
@@ -628,6 +643,8 @@ static void lab_defaults(struct lab_opts *o)
     o->nsizes = 3;
     o->pin = PLACE_SPLIT;
     o->sample_ns = 250 * NS_PER_MS;
+    o->reps = 1;
+    o->seed = 1;
 }
 
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
@@ -645,6 +662,9 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
         { "close", required_argument, NULL, OPT_CLOSE },
         { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
         { "jsonl", required_argument, NULL, OPT_JSONL },
+        { "reps", required_argument, NULL, OPT_REPS },
+        { "cooldown", required_argument, NULL, OPT_COOLDOWN },
+        { "seed", required_argument, NULL, OPT_SEED },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };

@@ -76,6 +76,9 @@ struct lab_opts {
     uint64_t sample_ns;     /* sock_diag sampling period during a cell */
     const char *json_path;  /* NULL: hopbench-lab-<time>.json in the current directory */
     const char *jsonl_path; /* --jsonl: one record per finished cell */
+    unsigned reps;          /* --reps: runs of each cell, tcp and unix in ABBA order */
+    uint64_t cooldown_ns;   /* --cooldown: pause between runs */
+    uint64_t seed;          /* --seed: the bootstrap of the summaries */
 };
 
 /* Each returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "server/server.h"
+#include "stats.h"
 
 /*
  * The child: serve until SIGTERM (Ctrl-C goes to the parent, which ends the
@@ -107,7 +108,7 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_m
     rc = place_init(&lab->place, opts->pin, err);
     if (rc == 0) rc = lab_endpoints(lab, err);
     if (rc == 0) rc = lab_start_server(lab, 0, err);
-    lab->cap = (size_t)opts->nsizes * 4;
+    lab->cap = (size_t)opts->nsizes * 4 * opts->reps;
     lab->recs = xcalloc(lab->cap, sizeof(*lab->recs));
     return rc;
 }
@@ -185,33 +186,62 @@ static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, str
     return lab_start_server(lab, want, err);
 }
 
+/* One run of transport t in the (size, mode) pair; its record is kept even if it failed. */
+static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t, unsigned rep,
+                    FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err)
+{
+    const struct lab_opts *o = lab->opts;
+    struct run_record *r = &lab->recs[lab->nrecs];
+    int rc = lab_server_for(lab, o->sizes[s], mode, err);
+
+    if (rc < 0) return rc;
+    r->proto = "echo";
+    r->cell = (s * 2 + (mode == LOAD_REUSE)) * 2 + t;
+    r->rep = rep;
+    lab_cell_cfg(lab, &r->cfg, &lab->eps[t], o->sizes[s], mode, stop);
+    lab_cell_observe(lab, r);
+    rc = load_run(&r->cfg, &r->res, err);
+    if (r->res.lat != NULL) lab->nrecs++;
+    if (rc < 0) return rc;
+    lab_progress(progress, r);
+    if (lab->jsonl != NULL && report_jsonl_append(lab->jsonl, r) < 0)
+        return hb_fail(err, -EIO, "cannot write the --jsonl file");
+    return 0;
+}
+
+/* Sleeps for the cool-down in slices, so Ctrl-C is not held up. */
+static void lab_cooldown(uint64_t ns, const volatile sig_atomic_t *stop)
+{
+    uint64_t end = now_ns() + ns;
+
+    while ((stop == NULL || !*stop) && now_ns() < end) {
+        struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * (long)NS_PER_MS };
+        nanosleep(&ts, NULL);
+    }
+}
+
 int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err)
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
     const struct lab_opts *o = lab->opts;
+    unsigned *order = xcalloc(2 * (size_t)o->reps, sizeof(*order));
+    unsigned done[2];
+    int rc = 0;
 
-    for (unsigned s = 0; s < o->nsizes; s++) {
-        for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
-            for (size_t t = 0; t < ARRAY_LEN(lab->eps); t++) {
-                struct run_record *r = &lab->recs[lab->nrecs];
-                int rc;
-
-                if (stop != NULL && *stop) return 0;
-                rc = lab_server_for(lab, o->sizes[s], modes[m], err);
-                if (rc < 0) return rc;
-                r->proto = "echo";
-                lab_cell_cfg(lab, &r->cfg, &lab->eps[t], o->sizes[s], modes[m], stop);
-                lab_cell_observe(lab, r);
-                rc = load_run(&r->cfg, &r->res, err);
-                if (r->res.lat != NULL) lab->nrecs++;
-                if (rc < 0) return rc;
-                lab_progress(progress, r);
-                if (lab->jsonl != NULL && report_jsonl_append(lab->jsonl, r) < 0)
-                    return hb_fail(err, -EIO, "cannot write the --jsonl file");
+    /* Within each (size, mode), tcp and unix alternate A B B A ... so drift cancels. */
+    stats_order_abba(2, o->reps, order);
+    for (unsigned s = 0; s < o->nsizes && rc == 0; s++) {
+        for (size_t m = 0; m < ARRAY_LEN(modes) && rc == 0; m++) {
+            done[0] = done[1] = 0;
+            for (unsigned i = 0; i < 2 * o->reps && rc == 0; i++) {
+                if (stop != NULL && *stop) break;
+                if (lab->nrecs > 0 && o->cooldown_ns) lab_cooldown(o->cooldown_ns, stop);
+                rc = lab_cell(lab, s, modes[m], order[i], done[order[i]]++, progress, stop, err);
             }
         }
     }
-    return 0;
+    free(order);
+    return rc;
 }
 
 void lab_release(struct lab *lab)

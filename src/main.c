@@ -225,7 +225,7 @@ static void run_summary_print(const struct run_opts *o, const struct run_record 
     struct cell_summary *cells = xcalloc(o->neps, sizeof(*cells));
 
     if (summary_compute(recs, n, o->neps, o->seed, cells) == 0)
-        summary_print(stdout, cells, o->neps);
+        summary_print(stdout, "summary over repetitions", cells, o->neps);
     free(cells);
 }
 
@@ -362,8 +362,9 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
     printf("hopbench %s lab: echo over %s and %s; server pid %ld\n", HOPBENCH_VERSION,
            lab->eps[0].text, lab->eps[1].text, (long)lab->server_pid);
     print_placement(&lab->place);
-    printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up\n",
-           o->conns, o->threads, (double)o->duration_ns / 1e9, (double)o->warmup_ns / 1e9);
+    printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
+           "each\n",
+           o->conns, o->threads, (double)o->duration_ns / 1e9, (double)o->warmup_ns / 1e9, o->reps);
     fflush(stdout);
 }
 
@@ -410,7 +411,14 @@ static int cmd_lab(int argc, char **argv)
     if (lab.jsonl != NULL) fclose(lab.jsonl);
     lab.jsonl = NULL;
     snprintf(server, sizeof(server), "built-in echo (pid %ld)", (long)lab.server_pid);
+    if (o.reps > 1)
+        printf("\nThe tables show the first run of each cell; the summaries after them cover all "
+               "%u.\n",
+               o.reps);
     report_lab_tables(stdout, lab.recs, lab.nrecs);
+    json_t *summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
+    json_t *plan = json_pack("{s:i, s:s, s:I, s:f}", "reps", (int)o.reps, "order", "abba", "seed",
+                             (json_int_t)o.seed, "cooldown_s", (double)o.cooldown_ns / 1e9);
     report_errors(stdout, lab.recs, lab.nrecs);
     struct report_meta meta = { .command = "lab",
                                 .argc = g_argc,
@@ -419,8 +427,12 @@ static int cmd_lab(int argc, char **argv)
                                 .machine = &m,
                                 .started_unix_s = (uint64_t)time(NULL),
                                 .interrupted = g_stop != 0,
-                                .server = server };
+                                .server = server,
+                                .plan = plan,
+                                .summary = summary };
     rc = write_evidence(lab_json_path(&o, path, sizeof(path)), &meta, lab.recs, lab.nrecs);
+    json_decref(plan);
+    json_decref(summary);
     if (run_rc < 0)
         rc = fail("lab", &err, HB_EXIT_RUNTIME);
     else if (rc == HB_EXIT_OK)

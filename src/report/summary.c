@@ -133,9 +133,9 @@ static void print_metric(FILE *f, const struct cell_summary *c, unsigned idx, en
     fputc('\n', f);
 }
 
-void summary_print(FILE *f, const struct cell_summary *cells, unsigned ncells)
+void summary_print(FILE *f, const char *title, const struct cell_summary *cells, unsigned ncells)
 {
-    fprintf(f, "\nsummary over repetitions: median [min – max] ±SD of the valid runs\n");
+    fprintf(f, "\n%s: median [min – max] ±SD of the valid runs\n", title);
     for (unsigned i = 0; i < ncells; i++) {
         const struct cell_summary *c = &cells[i];
         if (c->first == NULL) continue;
@@ -186,4 +186,51 @@ json_t *summary_json(const struct cell_summary *cells, unsigned ncells)
         json_array_append_new(arr, cell_json(&cells[i], i));
     return json_pack("{s:f, s:i, s:s, s:o}", "alpha", SUMMARY_ALPHA, "bootstrap_resamples",
                      SUMMARY_BOOTSTRAP, "test", "Mann-Whitney U, two-sided", "cells", arr);
+}
+
+static bool same_pair(const struct run_record *a, const struct run_record *b)
+{
+    return a->cfg.size == b->cfg.size && a->cfg.mode == b->cfg.mode;
+}
+
+/* One (size, mode) pair of the lab: its records as cells tcp = 0, unix = 1. */
+static json_t *lab_pair(FILE *f, const struct run_record *recs, size_t n, size_t first,
+                        uint64_t seed, struct run_record *tmp)
+{
+    struct cell_summary cells[2];
+    char title[96];
+    size_t k = 0;
+
+    for (size_t i = first; i < n; i++) {
+        if (!same_pair(&recs[i], &recs[first])) continue;
+        tmp[k] = recs[i];
+        tmp[k++].cell = strcmp(endpoint_transport(&recs[i].cfg.ep), "tcp") == 0 ? 0 : 1;
+    }
+    if (summary_compute(tmp, k, 2, seed, cells) < 0) return NULL;
+    snprintf(title, sizeof(title), "%zu B %s, unix against tcp", recs[first].cfg.size,
+             recs[first].cfg.mode == LOAD_CONNECT ? "connect" : "reuse");
+    summary_print(f, title, cells, 2);
+    return json_pack("{s:I, s:s, s:o}", "size", (json_int_t)recs[first].cfg.size, "mode",
+                     recs[first].cfg.mode == LOAD_CONNECT ? "connect" : "reuse", "summary",
+                     summary_json(cells, 2));
+}
+
+json_t *summary_lab(FILE *f, const struct run_record *recs, size_t n, uint64_t seed)
+{
+    struct run_record *tmp = calloc(n ? n : 1, sizeof(*tmp));
+    json_t *arr = json_array();
+
+    if (tmp == NULL || arr == NULL) {
+        free(tmp);
+        json_decref(arr);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = same_pair(&recs[j], &recs[i]);
+        if (!seen) json_array_append_new(arr, lab_pair(f, recs, n, i, seed, tmp));
+    }
+    free(tmp);
+    return arr;
 }

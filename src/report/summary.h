@@ -50,8 +50,15 @@ struct cell_summary {
 int summary_compute(const struct run_record *recs, size_t n, unsigned ncells, uint64_t seed,
                     struct cell_summary *out);
 
-/* The summary table: one row per cell, then each cell against the first. */
-void summary_print(FILE *f, const struct cell_summary *cells, unsigned ncells);
+/* The summary under `title`: per cell its metrics, and each cell against the first. */
+void summary_print(FILE *f, const char *title, const struct cell_summary *cells, unsigned ncells);
+
+/*
+ * The lab's summaries: for each (size, mode) of recs, tcp as the first cell
+ * and unix against it. Prints them, and returns them as a JSON array (owned
+ * by the caller), or NULL on OOM.
+ */
+json_t *summary_lab(FILE *f, const struct run_record *recs, size_t n, uint64_t seed);
 
 /* {"cells": [...]} for the evidence. */
 json_t *summary_json(const struct cell_summary *cells, unsigned ncells);

@@ -214,4 +214,16 @@ rcheck "lab --jsonl: the evidence holds the same runs as the JSONL" "$T/lj.json"
 check "lab --jsonl: each line parses as a run record" \
     sh -c "jq -e -s 'all(.[]; has(\"cell\") and has(\"histogram\"))' '$T/lj.jsonl' >/dev/null"
 
+# --reps: every cell repeated, tcp and unix alternating ABBA, summaries per size and mode.
+mkdir -p "$T/lr.cwd" "$T/lr.tmp"
+(cd "$T/lr.cwd" && TMPDIR="$T/lr.tmp" timeout 60 "$HOPBENCH" lab --sizes 64 --reps 2 -d 0.15 \
+    --warmup 0.05 --json "$T/lr.json" >"$T/lr.out" 2>"$T/lr.err")
+check_eq "lab --reps 2: exit 0" 0 "$?"
+rcheck "lab --reps 2: 8 runs, ABBA within each mode" "$T/lr.json" \
+    '[.runs[] | .transport] == ["tcp","unix","unix","tcp","tcp","unix","unix","tcp"]
+     and [.runs[] | .rep] == [0,0,1,1,0,0,1,1] and .plan.reps == 2'
+rcheck "lab --reps 2: a summary per size and mode, unix against tcp" "$T/lr.json" \
+    '(.summary | length) == 2 and all(.summary[]; .summary.cells[1].metrics.ops_per_s.vs_first.n == 2)'
+check "lab --reps 2: summaries printed" grep -q "unix against tcp: median" "$T/lr.out"
+
 done_testing
