@@ -140,10 +140,14 @@ int cli_parse_size(const char *s, size_t max, size_t *out)
     static const struct {
         const char *suffix;
         uint64_t mult;
-    } units[] = {
-        { "", 1 },       { "B", 1 },           { "k", 1024 },        { "K", 1024 },
-        { "KiB", 1024 }, { "m", 1024 * 1024 }, { "M", 1024 * 1024 }, { "MiB", 1024 * 1024 }
-    };
+    } units[] = { { "", 1 },
+                  { "B", 1 },
+                  { "k", 1024 },
+                  { "K", 1024 },
+                  { "KiB", 1024 },
+                  { "m", 1024ULL * 1024 },
+                  { "M", 1024ULL * 1024 },
+                  { "MiB", 1024ULL * 1024 } };
     char digits[32];
     size_t nd = strspn(s, "0123456789");
     uint64_t v;

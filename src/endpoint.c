@@ -542,9 +542,7 @@ int endpoint_probe(const struct endpoint *ep, int timeout_ms)
 
         if (n == 0)
             rc = -ETIMEDOUT;
-        else if (n == -1)
-            rc = -errno;
-        else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
+        else if (n == -1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
             rc = -errno;
         else
             rc = -soerr;

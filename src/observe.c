@@ -111,10 +111,8 @@ static void gauge_open(struct obs_gauge *g)
 
 static void gauge_set(struct obs_gauge *g, struct ctr_val v)
 {
-    if (v.ok && (!g->peak.ok || v.v > g->peak.v))
-        g->peak = v;
-    else if (!v.ok && !g->peak.ok)
-        g->peak = v;
+    /* A readable value beats an unreadable peak; among readable ones the larger wins. */
+    if (v.ok ? !g->peak.ok || v.v > g->peak.v : !g->peak.ok) g->peak = v;
     g->end = v;
 }
 

@@ -8,7 +8,7 @@
 
 #include "proto/codec.h"
 
-#define ECHO_MAX_SIZE (64u * 1024u * 1024u)
+#define ECHO_MAX_SIZE ((size_t)64 * 1024 * 1024)
 
 extern const struct codec_ops echo_codec;
 

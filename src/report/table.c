@@ -37,8 +37,10 @@ static const char *mode_name(const struct load_cfg *c)
 
 static void fmt_size(char *buf, size_t cap, size_t size)
 {
-    if (size >= 1024 * 1024 && size % (1024 * 1024) == 0)
-        snprintf(buf, cap, "%zu MiB", size / (1024 * 1024));
+    const size_t mib = (size_t)1024 * 1024;
+
+    if (size >= mib && size % mib == 0)
+        snprintf(buf, cap, "%zu MiB", size / mib);
     else if (size >= 1024 && size % 1024 == 0)
         snprintf(buf, cap, "%zu KiB", size / 1024);
     else

@@ -21,7 +21,7 @@
 #include "endpoint.h"
 #include "util.h"
 
-#define SERVER_BUF (16u * 1024u) /* receive buffer per connection */
+#define SERVER_BUF ((size_t)16 * 1024) /* receive buffer per connection */
 
 struct server_proto {
     const char *name;
