@@ -174,12 +174,10 @@ static int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
     char *end = NULL;
     unsigned long long v;
 
-    if (s[0] < '0' || s[0] > '9')
-        return -1;
+    if (s[0] < '0' || s[0] > '9') return -1;
     errno = 0;
     v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < min || v > max)
-        return -1;
+    if (errno != 0 || *end != '\0' || v < min || v > max) return -1;
     *out = v;
     return 0;
 }
@@ -187,8 +185,7 @@ static int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 static int parse_name(const char *s, const char *const *names, int count)
 {
     for (int i = 0; i < count; i++) {
-        if (strcmp(s, names[i]) == 0)
-            return i;
+        if (strcmp(s, names[i]) == 0) return i;
     }
     return -1;
 }
@@ -196,20 +193,20 @@ static int parse_name(const char *s, const char *const *names, int count)
 /* One flag and its value, if the mode allows it. */
 static int parse_flag(const char *name, const char *value, unsigned allowed, struct options *opt)
 {
-    uint64_t cpu;
+    uint64_t n;
 
     if ((allowed & FLAG_PIN) && strcmp(name, "--pin") == 0) {
         int pin = parse_name(value, pin_names, 3);
-        if (pin < 0)
-            return fail("bad --pin '%s' (none, same or split)", value);
+        if (pin < 0) return fail("bad --pin '%s' (none, same or split)", value);
         opt->pin = (enum pin)pin;
     } else if ((allowed & FLAG_PIN_CPU) && strcmp(name, "--pin-cpu") == 0) {
-        if (parse_count(value, 0, CPU_SETSIZE - 1, &cpu) != 0)
+        if (parse_count(value, 0, CPU_SETSIZE - 1, &n) != 0)
             return fail("bad --pin-cpu '%s' (0..%d)", value, CPU_SETSIZE - 1);
-        opt->pin_cpu = (int)cpu;
+        opt->pin_cpu = (int)n;
     } else if ((allowed & FLAG_WARMUP) && strcmp(name, "--warmup") == 0) {
-        if (parse_count(value, 0, MAX_ITERATIONS, &opt->warmup) != 0)
+        if (parse_count(value, 0, MAX_ITERATIONS, &n) != 0)
             return fail("bad --warmup '%s' (0..%llu)", value, MAX_ITERATIONS);
+        opt->warmup = n;
     } else {
         return fail("unknown option '%s'", name);
     }
@@ -220,10 +217,8 @@ static int parse_flag(const char *name, const char *value, unsigned allowed, str
 static int parse_flags(int argc, char **argv, int first, unsigned allowed, struct options *opt)
 {
     for (int i = first; i < argc; i += 2) {
-        if (i + 1 >= argc)
-            return fail("%s needs a value", argv[i]);
-        if (parse_flag(argv[i], argv[i + 1], allowed, opt) != 0)
-            return -1;
+        if (i + 1 >= argc) return fail("%s needs a value", argv[i]);
+        if (parse_flag(argv[i], argv[i + 1], allowed, opt) != 0) return -1;
     }
     return 0;
 }
@@ -232,12 +227,14 @@ static int parse_flags(int argc, char **argv, int first, unsigned allowed, struc
 static int parse_load(char **argv, struct options *opt)
 {
     uint64_t size;
+    uint64_t iterations;
 
     if (parse_count(argv[0], 1, MAX_SIZE, &size) != 0)
         return fail("bad SIZE '%s' (1..%u bytes)", argv[0], MAX_SIZE);
-    opt->size = (size_t)size;
-    if (parse_count(argv[1], 1, MAX_ITERATIONS, &opt->iterations) != 0)
+    if (parse_count(argv[1], 1, MAX_ITERATIONS, &iterations) != 0)
         return fail("bad ITERATIONS '%s' (1..%llu)", argv[1], MAX_ITERATIONS);
+    opt->size = (size_t)size;
+    opt->iterations = iterations;
     return 0;
 }
 
@@ -277,13 +274,10 @@ static int parse_external(int argc, char **argv, struct options *opt)
         return fail(serve ? "expected serve TRANSPORT ADDR"
                           : "expected client TRANSPORT ADDR SIZE ITERATIONS");
     t = parse_name(argv[2], transport_names, 2);
-    if (t < 0)
-        return fail("bad transport '%s' (tcp or unix)", argv[2]);
+    if (t < 0) return fail("bad transport '%s' (tcp or unix)", argv[2]);
     opt->transport = (enum transport)t;
-    if (parse_addr(argv[3], serve, opt) != 0)
-        return -1;
-    if (!serve && parse_load(argv + 4, opt) != 0)
-        return -1;
+    if (parse_addr(argv[3], serve, opt) != 0) return -1;
+    if (!serve && parse_load(argv + 4, opt) != 0) return -1;
     return parse_flags(argc, argv, need, serve ? FLAG_PIN_CPU : FLAG_PIN_CPU | FLAG_WARMUP, opt);
 }
 
@@ -304,14 +298,11 @@ static int parse_args(int argc, char **argv, struct options *opt)
         return parse_external(argc, argv, opt);
     }
     opt->mode = MODE_SELF;
-    if (argc < 4)
-        return fail("expected TRANSPORT SIZE ITERATIONS");
+    if (argc < 4) return fail("expected TRANSPORT SIZE ITERATIONS");
     t = parse_name(argv[1], transport_names, 3);
-    if (t < 0)
-        return fail("bad transport '%s' (tcp, unix or socketpair)", argv[1]);
+    if (t < 0) return fail("bad transport '%s' (tcp, unix or socketpair)", argv[1]);
     opt->transport = (enum transport)t;
-    if (parse_load(argv + 2, opt) != 0)
-        return -1;
+    if (parse_load(argv + 2, opt) != 0) return -1;
     return parse_flags(argc, argv, 4, FLAG_PIN | FLAG_WARMUP, opt);
 }
 
@@ -319,8 +310,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
 
 static void close_fd(int *fd)
 {
-    if (*fd >= 0)
-        close(*fd);
+    if (*fd >= 0) close(*fd);
     *fd = -1;
 }
 
@@ -341,13 +331,10 @@ static int connect_and_accept(int listen_fd, const struct sockaddr *addr, sockle
                               struct conn *c)
 {
     c->client_fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (c->client_fd < 0)
-        return fail("socket: %s", strerror(errno));
-    if (connect(c->client_fd, addr, len) != 0)
-        return fail("connect: %s", strerror(errno));
+    if (c->client_fd < 0) return fail("socket: %s", strerror(errno));
+    if (connect(c->client_fd, addr, len) != 0) return fail("connect: %s", strerror(errno));
     c->server_fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    if (c->server_fd < 0)
-        return fail("accept: %s", strerror(errno));
+    if (c->server_fd < 0) return fail("accept: %s", strerror(errno));
     return 0;
 }
 
@@ -362,14 +349,12 @@ static int open_tcp_pair(int listen_fd, struct conn *c)
     addr.sin_port = 0;
     if (bind(listen_fd, (const struct sockaddr *)&addr, sizeof(addr)) != 0)
         return fail("bind 127.0.0.1:0: %s", strerror(errno));
-    if (listen(listen_fd, 1) != 0)
-        return fail("listen: %s", strerror(errno));
+    if (listen(listen_fd, 1) != 0) return fail("listen: %s", strerror(errno));
     if (getsockname(listen_fd, (struct sockaddr *)&addr, &len) != 0)
         return fail("getsockname: %s", strerror(errno));
     if (connect_and_accept(listen_fd, (const struct sockaddr *)&addr, len, AF_INET, c) != 0)
         return -1;
-    if (set_nodelay(c->client_fd) != 0 || set_nodelay(c->server_fd) != 0)
-        return -1;
+    if (set_nodelay(c->client_fd) != 0 || set_nodelay(c->server_fd) != 0) return -1;
     return 0;
 }
 
@@ -378,8 +363,7 @@ static int connect_tcp(struct conn *c)
     int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int rc;
 
-    if (listen_fd < 0)
-        return fail("socket: %s", strerror(errno));
+    if (listen_fd < 0) return fail("socket: %s", strerror(errno));
     rc = open_tcp_pair(listen_fd, c);
     close(listen_fd);
     return rc;
@@ -391,13 +375,11 @@ static int open_unix_pair(int listen_fd, const char *path, struct conn *c)
 
     memset(&addr, 0, sizeof(addr));
     addr.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof(addr.sun_path))
-        return fail("socket path too long: %s", path);
+    if (strlen(path) >= sizeof(addr.sun_path)) return fail("socket path too long: %s", path);
     memcpy(addr.sun_path, path, strlen(path) + 1);
     if (bind(listen_fd, (const struct sockaddr *)&addr, sizeof(addr)) != 0)
         return fail("bind %s: %s", path, strerror(errno));
-    if (listen(listen_fd, 1) != 0)
-        return fail("listen: %s", strerror(errno));
+    if (listen(listen_fd, 1) != 0) return fail("listen: %s", strerror(errno));
     return connect_and_accept(listen_fd, (const struct sockaddr *)&addr, sizeof(addr), AF_UNIX, c);
 }
 
@@ -410,12 +392,10 @@ static int connect_unix(struct conn *c)
     int listen_fd;
     int rc;
 
-    if (tmp == NULL || tmp[0] == '\0')
-        tmp = "/tmp";
+    if (tmp == NULL || tmp[0] == '\0') tmp = "/tmp";
     if ((size_t)snprintf(dir, sizeof(dir), "%s/floor.XXXXXX", tmp) >= sizeof(dir))
         return fail("TMPDIR too long for a socket path: %s", tmp);
-    if (mkdtemp(dir) == NULL)
-        return fail("mkdtemp %s: %s", dir, strerror(errno));
+    if (mkdtemp(dir) == NULL) return fail("mkdtemp %s: %s", dir, strerror(errno));
     snprintf(path, sizeof(path), "%s/echo.sock", dir);
     listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listen_fd < 0) {
@@ -468,8 +448,7 @@ static int write_all(int fd, const unsigned char *buf, size_t len)
         ssize_t n = write(fd, buf, len);
 
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return -1;
         }
         buf += n;
@@ -485,12 +464,10 @@ static int read_all(int fd, unsigned char *buf, size_t len)
         ssize_t n = read(fd, buf, len);
 
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return -1;
         }
-        if (n == 0)
-            return READ_EOF;
+        if (n == 0) return READ_EOF;
         buf += n;
         len -= (size_t)n;
     }
@@ -507,12 +484,9 @@ static void __attribute__((noreturn)) serve_echo(int fd)
     for (;;) {
         ssize_t n = read(fd, buf, sizeof(buf));
 
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            _exit(n == 0 ? 0 : 1);
-        if (write_all(fd, buf, (size_t)n) != 0)
-            _exit(1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) _exit(n == 0 ? 0 : 1);
+        if (write_all(fd, buf, (size_t)n) != 0) _exit(1);
     }
 }
 
@@ -528,8 +502,7 @@ static pid_t start_server(struct conn *c)
     }
     if (pid == 0) {
         close(c->client_fd);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-            _exit(1);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
         serve_echo(c->server_fd);
     }
     close_fd(&c->server_fd);
@@ -541,14 +514,11 @@ static int stop_server(pid_t pid, int kill_first)
 {
     int status = 0;
 
-    if (kill_first)
-        kill(pid, SIGKILL);
+    if (kill_first) kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            return fail("waitpid: %s", strerror(errno));
+        if (errno != EINTR) return fail("waitpid: %s", strerror(errno));
     }
-    if (kill_first)
-        return 0;
+    if (kill_first) return 0;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return fail("echo server failed (status 0x%x)", (unsigned)status);
     return 0;
@@ -582,22 +552,17 @@ static int pin_to(pid_t pid, int cpu)
 /* Checked before fork so a missing CPU is a plain error, not a half-started run. */
 static int check_placement(enum pin pin)
 {
-    if (pin == PIN_NONE)
-        return 0;
-    if (cpu_allowed(CLIENT_CPU) != 0)
-        return -1;
-    if (pin == PIN_SPLIT && cpu_allowed(SPLIT_SERVER_CPU) != 0)
-        return -1;
+    if (pin == PIN_NONE) return 0;
+    if (cpu_allowed(CLIENT_CPU) != 0) return -1;
+    if (pin == PIN_SPLIT && cpu_allowed(SPLIT_SERVER_CPU) != 0) return -1;
     return 0;
 }
 
 /* The parent pins both: the child is blocked in read() until the first ping. */
 static int apply_placement(enum pin pin, pid_t server)
 {
-    if (pin == PIN_NONE)
-        return 0;
-    if (pin_to(server, pin == PIN_SPLIT ? SPLIT_SERVER_CPU : CLIENT_CPU) != 0)
-        return -1;
+    if (pin == PIN_NONE) return 0;
+    if (pin_to(server, pin == PIN_SPLIT ? SPLIT_SERVER_CPU : CLIENT_CPU) != 0) return -1;
     return pin_to(0, CLIENT_CPU);
 }
 
@@ -607,21 +572,17 @@ static int round_trip(int fd, const unsigned char *out, unsigned char *in, size_
 {
     int rc;
 
-    if (write_all(fd, out, size) != 0)
-        return fail("write: %s", strerror(errno));
+    if (write_all(fd, out, size) != 0) return fail("write: %s", strerror(errno));
     rc = read_all(fd, in, size);
-    if (rc == READ_EOF)
-        return fail("read: the echo server closed the connection");
-    if (rc != 0)
-        return fail("read: %s", strerror(errno));
+    if (rc == READ_EOF) return fail("read: the echo server closed the connection");
+    if (rc != 0) return fail("read: %s", strerror(errno));
     return 0;
 }
 
 static int warm_up(int fd, const unsigned char *out, unsigned char *in, size_t size, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {
-        if (round_trip(fd, out, in, size) != 0)
-            return -1;
+        if (round_trip(fd, out, in, size) != 0) return -1;
     }
     return 0;
 }
@@ -633,8 +594,7 @@ static int measure(int fd, const unsigned char *out, unsigned char *in, size_t s
     for (uint64_t i = 0; i < n; i++) {
         uint64_t start = clock_ns(CLOCK_MONOTONIC);
 
-        if (round_trip(fd, out, in, size) != 0)
-            return -1;
+        if (round_trip(fd, out, in, size) != 0) return -1;
         samples[i] = clock_ns(CLOCK_MONOTONIC) - start;
     }
     return 0;
@@ -683,10 +643,9 @@ static void print_json(const struct options *opt, const struct stats *st)
     printf("{\"transport\":\"%s\",\"size\":%zu,\"iterations\":%llu,\"pin\":\"%s\","
            "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"mean_ns\":%llu,"
            "\"client_cpu_ns_per_op\":%llu}\n",
-           transport_names[opt->transport], opt->size, (unsigned long long)opt->iterations,
-           pin, (unsigned long long)st->p50, (unsigned long long)st->p90,
-           (unsigned long long)st->p99, (unsigned long long)st->mean,
-           (unsigned long long)st->cpu_per_op);
+           transport_names[opt->transport], opt->size, (unsigned long long)opt->iterations, pin,
+           (unsigned long long)st->p50, (unsigned long long)st->p90, (unsigned long long)st->p99,
+           (unsigned long long)st->mean, (unsigned long long)st->cpu_per_op);
 }
 
 /* Warm-up, then the timed loop; fills *cpu_ns with client CPU over the timed loop. */
@@ -702,11 +661,9 @@ static int run_client(int fd, const struct options *opt, uint64_t *samples, uint
         goto done;
     }
     memset(out, 'x', opt->size);
-    if (warm_up(fd, out, in, opt->size, opt->warmup) != 0)
-        goto done;
+    if (warm_up(fd, out, in, opt->size, opt->warmup) != 0) goto done;
     cpu_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    if (measure(fd, out, in, opt->size, samples, opt->iterations) != 0)
-        goto done;
+    if (measure(fd, out, in, opt->size, samples, opt->iterations) != 0) goto done;
     *cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
     rc = 0;
 done:
@@ -722,8 +679,7 @@ static int run_with_server(const struct options *opt, struct conn *c, uint64_t *
     uint64_t cpu_ns = 0;
     pid_t server = start_server(c);
 
-    if (server < 0)
-        return -1;
+    if (server < 0) return -1;
     if (apply_placement(opt->pin, server) != 0 ||
         run_client(c->client_fd, opt, samples, &cpu_ns) != 0) {
         close_fd(&c->client_fd);
@@ -731,8 +687,7 @@ static int run_with_server(const struct options *opt, struct conn *c, uint64_t *
         return -1;
     }
     close_fd(&c->client_fd); /* EOF: the server exits 0 */
-    if (stop_server(server, 0) != 0)
-        return -1;
+    if (stop_server(server, 0) != 0) return -1;
     compute_stats(samples, opt->iterations, cpu_ns, st);
     return 0;
 }
@@ -773,10 +728,8 @@ static int catch_stop_signals(sigset_t *wait_mask)
 /* Pins the calling process (and so its future children) to opt->pin_cpu, if set. */
 static int pin_self(const struct options *opt)
 {
-    if (opt->pin_cpu == NO_CPU)
-        return 0;
-    if (cpu_allowed(opt->pin_cpu) != 0)
-        return -1;
+    if (opt->pin_cpu == NO_CPU) return 0;
+    if (cpu_allowed(opt->pin_cpu) != 0) return -1;
     return pin_to(0, opt->pin_cpu);
 }
 
@@ -786,8 +739,7 @@ static int open_listener(const struct options *opt)
     int fd = socket(opt->addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
 
-    if (fd < 0)
-        return fail("socket: %s", strerror(errno));
+    if (fd < 0) return fail("socket: %s", strerror(errno));
     if (opt->transport == T_TCP &&
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
         report_error("setsockopt(SO_REUSEADDR): %s", strerror(errno));
@@ -809,6 +761,7 @@ static int announce(int fd, const struct options *opt)
     struct sockaddr_in in;
     socklen_t len = sizeof(in);
 
+    memset(&in, 0, sizeof(in));
     if (opt->transport == T_UNIX) {
         printf("floor: listening on unix:%s\n", opt->addr.un.sun_path);
     } else {
@@ -816,8 +769,7 @@ static int announce(int fd, const struct options *opt)
             return fail("getsockname: %s", strerror(errno));
         printf("floor: listening on tcp://127.0.0.1:%u\n", (unsigned)ntohs(in.sin_port));
     }
-    if (fflush(stdout) != 0)
-        return fail("writing stdout: %s", strerror(errno));
+    if (fflush(stdout) != 0) return fail("writing stdout: %s", strerror(errno));
     return 0;
 }
 
@@ -827,8 +779,7 @@ static void __attribute__((noreturn)) echo_child(int fd, pid_t parent, const sig
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     sigprocmask(SIG_SETMASK, mask, NULL);
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-        _exit(1);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
     serve_echo(fd);
 }
 
@@ -870,12 +821,10 @@ static int serve_loop(int listen_fd, const struct options *opt, const sigset_t *
     while (stop_signal == 0) {
         pfd.revents = 0;
         if (ppoll(&pfd, 1, NULL, wait_mask) < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return fail("ppoll: %s", strerror(errno));
         }
-        if (accept_one(listen_fd, opt, wait_mask) != 0)
-            return -1;
+        if (accept_one(listen_fd, opt, wait_mask) != 0) return -1;
     }
     return 0;
 }
@@ -887,18 +836,14 @@ static int run_serve(const struct options *opt)
     int fd;
     int rc;
 
-    if (catch_stop_signals(&wait_mask) != 0 || pin_self(opt) != 0)
-        return -1;
+    if (catch_stop_signals(&wait_mask) != 0 || pin_self(opt) != 0) return -1;
     signal(SIGCHLD, SIG_IGN);
     fd = open_listener(opt);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     rc = announce(fd, opt);
-    if (rc == 0)
-        rc = serve_loop(fd, opt, &wait_mask);
+    if (rc == 0) rc = serve_loop(fd, opt, &wait_mask);
     close(fd);
-    if (opt->transport == T_UNIX)
-        unlink(opt->addr.un.sun_path);
+    if (opt->transport == T_UNIX) unlink(opt->addr.un.sun_path);
     return rc;
 }
 
@@ -908,8 +853,7 @@ static int connect_to(const struct options *opt)
 {
     int fd = socket(opt->addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-    if (fd < 0)
-        return fail("socket: %s", strerror(errno));
+    if (fd < 0) return fail("socket: %s", strerror(errno));
     if (connect(fd, &opt->addr.sa, opt->addr_len) != 0) {
         report_error("connect %s %s: %s", transport_names[opt->transport], opt->addr_text,
                      strerror(errno));
@@ -929,15 +873,12 @@ static int run_external_client(const struct options *opt, uint64_t *samples, str
     int fd;
     int rc;
 
-    if (pin_self(opt) != 0)
-        return -1;
+    if (pin_self(opt) != 0) return -1;
     fd = connect_to(opt);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     rc = run_client(fd, opt, samples, &cpu_ns);
     close(fd);
-    if (rc == 0)
-        compute_stats(samples, opt->iterations, cpu_ns, st);
+    if (rc == 0) compute_stats(samples, opt->iterations, cpu_ns, st);
     return rc;
 }
 
@@ -951,8 +892,7 @@ static int run_timed(const struct options *opt)
     uint64_t *samples;
     int rc;
 
-    if (opt->mode == MODE_SELF && check_placement(opt->pin) != 0)
-        return 1;
+    if (opt->mode == MODE_SELF && check_placement(opt->pin) != 0) return 1;
     samples = malloc((size_t)opt->iterations * sizeof(*samples));
     if (samples == NULL) {
         report_error("out of memory (%llu samples)", (unsigned long long)opt->iterations);
@@ -964,12 +904,10 @@ static int run_timed(const struct options *opt)
         rc = run_external_client(opt, samples, &st);
     } else {
         rc = open_conn(opt->transport, &c);
-        if (rc == 0)
-            rc = run_with_server(opt, &c, samples, &st);
+        if (rc == 0) rc = run_with_server(opt, &c, samples, &st);
     }
     free(samples);
-    if (rc != 0)
-        return 1;
+    if (rc != 0) return 1;
     print_json(opt, &st);
     if (fflush(stdout) != 0) {
         report_error("writing stdout: %s", strerror(errno));
@@ -987,7 +925,6 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     signal(SIGPIPE, SIG_IGN); /* a dead peer is an EPIPE we report, not a silent death */
-    if (opt.mode == MODE_SERVE)
-        return run_serve(&opt) == 0 ? 0 : 1;
+    if (opt.mode == MODE_SERVE) return run_serve(&opt) == 0 ? 0 : 1;
     return run_timed(&opt);
 }

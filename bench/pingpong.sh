@@ -63,7 +63,7 @@ is_count() {
 }
 
 note() {
-    echo "$PROG: $*" >&2
+    echo "$PROG: $(date -u +%T) $*" >&2
 }
 
 # ---- arguments and environment --------------------------------------------
@@ -270,6 +270,7 @@ start_floor_server() {
     transport=$2
     log="$TMP/floor-serve-$transport.out"
     if [ "$transport" = tcp ]; then addr=0; else addr="$TMP/floor.sock"; fi
+    rm -f "$log" "$log.err" # else the wait below may read the last server's line
     "$FLOOR" serve "$transport" "$addr" --pin-cpu "$(server_cpu "$place")" >"$log" 2>"$log.err" &
     pid=$!
     PIDS="$PIDS $pid"
@@ -287,6 +288,7 @@ start_floor_server() {
 start_hopbench_server() {
     place=$1
     log="$TMP/hopbench-serve.out"
+    rm -f "$log" "$log.err" # else the wait below may read the last server's lines
     "$HOPBENCH" serve echo --listen tcp://127.0.0.1:0 --listen "unix:$TMP/hopbench.sock" \
         --threads 1 --pin "$place" >"$log" 2>"$log.err" &
     HB_PID=$!
@@ -313,8 +315,16 @@ stop_servers() {
 
 # ---- clients ---------------------------------------------------------------
 
-# Iterations that last about SECS for this placement and transport, from a short
-# self-contained floor run (cached; done before the first rep).
+# Iterations of MEAN_NS each that last about SECS, within 20000..5000000.
+iterations_for() {
+    awk -v s="$SECS" -v m="$1" 'BEGIN {
+        n = int(s * 1e9 / (m > 0 ? m : 1)); if (n < 20000) n = 20000; if (n > 5000000) n = 5000000
+        print n }'
+}
+
+# Iterations that last about SECS for this placement and transport: first from a
+# short self-contained floor run (before the first rep), then from the last floor
+# cell of the same placement and transport (see recalibrate).
 floor_iterations() {
     cache="$TMP/iter.$1.$2"
     if [ -n "$FLOOR_ITER" ]; then
@@ -324,11 +334,15 @@ floor_iterations() {
     else
         timeout "$RUN_LIMIT" "$FLOOR" "$2" "$SIZE" 20000 --pin "$1" >"$TMP/floor-cal.json" ||
             die "floor $2 calibration failed"
-        mean=$(json_number "$TMP/floor-cal.json" .mean_ns)
-        awk -v s="$SECS" -v m="$mean" 'BEGIN {
-            n = int(s * 1e9 / (m > 0 ? m : 1)); if (n < 20000) n = 20000; if (n > 5000000) n = 5000000
-            print n }' | tee "$cache"
+        iterations_for "$(json_number "$TMP/floor-cal.json" .mean_ns)" | tee "$cache"
     fi
+}
+
+# PLACE TRANSPORT JSON: after a floor cell, aim the next one at SECS from this
+# cell's mean, so a calibration made at a busy moment does not stick.
+recalibrate() {
+    [ -z "$FLOOR_ITER" ] || return 0
+    iterations_for "$(json_number "$3" .mean_ns)" >"$TMP/iter.$1.$2"
 }
 
 # Each client sets P50 and CPU (ns; CPU is client CPU per round trip).
@@ -339,6 +353,7 @@ floor_self() { # PLACE TRANSPORT
         die "floor $2 --pin $1 failed"
     P50=$(json_number "$json" .p50_ns)
     CPU=$(json_number "$json" .client_cpu_ns_per_op)
+    recalibrate "$1" "$2" "$json"
 }
 
 floor_client() { # PLACE TRANSPORT ENDPOINT
@@ -347,6 +362,7 @@ floor_client() { # PLACE TRANSPORT ENDPOINT
         "$(floor_iterations "$1" "$2")" --pin-cpu 0 >"$json" || die "floor client $3 failed"
     P50=$(json_number "$json" .p50_ns)
     CPU=$(json_number "$json" .client_cpu_ns_per_op)
+    recalibrate "$1" "$2" "$json"
 }
 
 hopbench_client() { # PLACE TRANSPORT ENDPOINT
