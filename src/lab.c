@@ -209,17 +209,6 @@ static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t
     return 0;
 }
 
-/* Sleeps for the cool-down in slices, so Ctrl-C is not held up. */
-static void lab_cooldown(uint64_t ns, const volatile sig_atomic_t *stop)
-{
-    uint64_t end = now_ns() + ns;
-
-    while ((stop == NULL || !*stop) && now_ns() < end) {
-        struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * (long)NS_PER_MS };
-        nanosleep(&ts, NULL);
-    }
-}
-
 int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err)
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
@@ -235,7 +224,8 @@ int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, 
             done[0] = done[1] = 0;
             for (unsigned i = 0; i < 2 * o->reps && rc == 0; i++) {
                 if (stop != NULL && *stop) break;
-                if (lab->nrecs > 0 && o->cooldown_ns) lab_cooldown(o->cooldown_ns, stop);
+                if (lab->nrecs > 0 && o->cooldown_ns)
+                    sleep_until_ns(now_ns() + o->cooldown_ns, stop);
                 rc = lab_cell(lab, s, modes[m], order[i], done[order[i]]++, progress, stop, err);
             }
         }

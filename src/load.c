@@ -275,14 +275,7 @@ static bool window_begin(const struct load_cfg *cfg, uint64_t t0)
     uint64_t at = t0 + cfg->warmup_ns;
 
     if (cfg->on_window == NULL || cfg->warmup_ns == 0) return false;
-    /* In slices: Ctrl-C may be handled by a load thread and never interrupt this sleep. */
-    for (uint64_t now = now_ns(); now < at; now = now_ns()) {
-        uint64_t next = now + 50 * NS_PER_MS < at ? now + 50 * NS_PER_MS : at;
-        struct timespec slice = { .tv_sec = (time_t)(next / NS_PER_S),
-                                  .tv_nsec = (long)(next % NS_PER_S) };
-        if (cfg->stop != NULL && *cfg->stop) return false;
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &slice, NULL);
-    }
+    if (!sleep_until_ns(at, cfg->stop)) return false;
     cfg->on_window(cfg->on_window_arg, true);
     return true;
 }

@@ -141,19 +141,6 @@ static void run_observe(const struct run_opts *o, struct run_record *r, struct o
     r->cfg.on_window_arg = h;
 }
 
-/* Sleeps for the cool-down between runs, in slices, so Ctrl-C is not held up. */
-static void cooldown(uint64_t ns)
-{
-    uint64_t end = now_ns() + ns;
-
-    while (!g_stop && now_ns() < end) {
-        uint64_t left = end - now_ns();
-        struct timespec ts = { .tv_sec = 0,
-                               .tv_nsec = (long)(left < 50 * NS_PER_MS ? left : 50 * NS_PER_MS) };
-        nanosleep(&ts, NULL);
-    }
-}
-
 /* One run of cell `cell` into r; 0 or HB_EXIT_RUNTIME after printing why. */
 static int run_one(const struct run_opts *o, const struct place *pl, unsigned cell, unsigned rep,
                    struct run_record *r, struct observe_hook *hook)
@@ -192,7 +179,7 @@ static int run_all(const struct run_opts *o, const struct place *pl, FILE *jsonl
         stats_order_abba(o->neps, o->reps, order);
     for (unsigned i = 0; i < slots && !g_stop && rc == HB_EXIT_OK; i++) {
         struct run_record *r = &recs[*nrecs];
-        if (i > 0 && o->cooldown_ns) cooldown(o->cooldown_ns);
+        if (i > 0 && o->cooldown_ns) sleep_until_ns(now_ns() + o->cooldown_ns, &g_stop);
         if (g_stop) break;
         rc = run_one(o, pl, order[i], done[order[i]]++, r, &hook);
         if (r->res.lat == NULL) break;

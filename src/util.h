@@ -6,6 +6,8 @@
 #ifndef HOPBENCH_UTIL_H
 #define HOPBENCH_UTIL_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -45,6 +47,14 @@ static inline uint64_t thread_cpu_ns(void)
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
+
+/*
+ * Sleeps until CLOCK_MONOTONIC reaches deadline_ns, in slices of at most
+ * 50 ms, and returns early (false) once *stop is set. A signal may be handled
+ * by another thread and never interrupt the sleep: the slices bound the
+ * delay. Returns true when the deadline was reached.
+ */
+bool sleep_until_ns(uint64_t deadline_ns, const volatile sig_atomic_t *stop);
 
 /* Setup-time allocation: prints and exits on OOM. Never use on the hot path. */
 void *xcalloc(size_t n, size_t size);

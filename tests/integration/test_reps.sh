@@ -41,6 +41,12 @@ rcheck "--order random: each cell 3 times" "$T/rnd1.json" \
 expect_rc "--order bogus: exit 64" 64 bad run echo "$tcp" --order bogus
 expect_rc "--reps 0: exit 64" 64 bad0 run echo "$tcp" --reps 0
 
+# --cooldown: 3 pauses of 0.4 s between 4 runs of 0.1 s
+t0=$(now_ms)
+expect_rc "--cooldown 0.4: exit 0" 0 cool run echo "$tcp" "$uds" -d 0.1 --warmup 0 --reps 2 \
+    --cooldown 0.4 --sample-ms 0
+check "--cooldown 0.4: the pauses happen (>= 1.6 s in all)" test $(($(now_ms) - t0)) -ge 1600
+
 # Ctrl-C in the middle: the finished runs are in the JSONL and in the evidence.
 spawn int run echo "$tcp" "$uds" -d 0.4 --warmup 0 --reps 20 --jsonl "$T/int.jsonl" \
     --json "$T/int.json"
