@@ -146,6 +146,7 @@ static void lab_cell_observe(struct lab *lab, struct run_record *r)
     h->cfg.pids[0] = lab->server_pid;
     h->cfg.npids = 1;
     h->cfg.sample_ns = lab->opts->sample_ns;
+    observe_baseline(&h->cfg);
     h->out = &r->obs;
     h->done = &r->observed;
     r->cfg.on_window = observe_window_hook;

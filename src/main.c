@@ -135,6 +135,7 @@ static void run_observe(const struct run_opts *o, struct run_record *r, struct o
     h->cfg.tree = o->server_tree;
     h->cfg.cgroup = o->server_cgroup;
     h->cfg.sample_ns = o->sample_ns;
+    observe_baseline(&h->cfg);
     h->out = &r->obs;
     h->done = &r->observed;
     r->cfg.on_window = observe_window_hook;

@@ -237,13 +237,37 @@ static struct ctr_val cgroup_ws(const struct observe *o)
     return cgroup_working_set(o->cfg.cgroup);
 }
 
-static void open_gauges(struct observe_result *r)
+static struct obs_gauge *gauge_at(struct observe_result *r, int i)
 {
-    gauge_open(&r->tw_client);
-    gauge_open(&r->tw_server);
-    gauge_open(&r->established);
-    gauge_open(&r->client_ports);
-    gauge_open(&r->listen_queue);
+    struct obs_gauge *g[5] = { &r->tw_client, &r->tw_server, &r->established, &r->client_ports,
+                               &r->listen_queue };
+
+    return g[i];
+}
+
+/* The first sample opens the gauges; a baseline from before the run, if any, is the start. */
+static void open_gauges(struct observe_result *r, const struct observe_cfg *cfg)
+{
+    for (int i = 0; i < 5; i++) {
+        struct obs_gauge *g = gauge_at(r, i);
+        gauge_open(g);
+        if (cfg->have_base && cfg->base[i].ok && g->start.ok) g->start = cfg->base[i];
+    }
+}
+
+void observe_baseline(struct observe_cfg *cfg)
+{
+    struct observe *o = calloc(1, sizeof(*o));
+
+    cfg->have_base = false;
+    if (o == NULL) return;
+    o->cfg = *cfg;
+    init_result(o);
+    sample(o);
+    for (int i = 0; i < 5; i++)
+        cfg->base[i] = gauge_at(&o->res, i)->end;
+    cfg->have_base = true;
+    free(o);
 }
 
 /*
@@ -261,7 +285,7 @@ int observe_begin(struct observe *o, const struct observe_cfg *cfg)
     o->res.pss_start = server_pss(o);
     o->res.ws_start = cgroup_ws(o);
     sample(o);
-    open_gauges(&o->res);
+    open_gauges(&o->res, cfg);
     o->net0 = calloc(1, sizeof(*o->net0));
     if (o->net0 != NULL && netstat_read(o->net0) < 0) {
         free(o->net0);

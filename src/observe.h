@@ -63,12 +63,19 @@ struct observe_cfg {
     bool tree;          /* add each pid's descendants, found at the window's start */
     const char *cgroup; /* a server cgroup directory (v1 or v2), or NULL */
     uint64_t sample_ns; /* sock_diag sampling period; 0 = only at the end */
+    /*
+     * The hop's sockets before the run (and its warm-up) began, from
+     * observe_baseline; without it, the gauges start at the window's start.
+     */
+    bool have_base;
+    struct ctr_val base[5]; /* tw_client, tw_server, established, client_ports, listen_queue */
 };
 
 /*
- * A gauge seen by the sampler: its value when the window opened (TIME_WAIT
- * sockets of an earlier run last 60 s), its peak during the window (the start
- * included) and its value at the end, before the load's sockets closed.
+ * A gauge seen by the sampler: its value before the run began (or when the
+ * window opened, without a baseline; TIME_WAIT sockets of an earlier run last 60 s), its peak
+ * during the window (the start included) and its value at the end, before the load's sockets
+ * closed.
  */
 struct obs_gauge {
     struct ctr_val start;
@@ -109,6 +116,12 @@ struct observe {
     bool sampling;
     int stop_fd; /* eventfd that ends the sampler */
 };
+
+/*
+ * Counts the hop's sockets now into cfg->base, so a run's gauges start before
+ * its warm-up: TIME_WAIT sockets made during the warm-up are then the run's.
+ */
+void observe_baseline(struct observe_cfg *cfg);
 
 /* Takes the start snapshot and starts the sampler. Returns 0 or a negative errno. */
 int observe_begin(struct observe *o, const struct observe_cfg *cfg);

@@ -150,11 +150,14 @@ static void lab_ratio_row(FILE *f, const struct run_record *tcp, const struct ru
 
 /*
  * "6,204 / 0": TIME_WAIT sockets the run added on the client and the server
- * side (peak minus the count when the window opened), or why not.
+ * side (peak minus the count before the run began), or why not.
  */
-static uint64_t added_base(const struct obs_gauge *g)
+/* What the run added: the peak above the count before it began (0 when it fell). */
+static uint64_t added(const struct obs_gauge *g)
 {
-    return g->start.ok && g->start.v <= g->peak.v ? g->start.v : 0;
+    uint64_t base = g->start.ok ? g->start.v : 0;
+
+    return g->peak.v > base ? g->peak.v - base : 0;
 }
 
 static void fmt_tw(char *buf, size_t cap, const struct run_record *r)
@@ -171,8 +174,8 @@ static void fmt_tw(char *buf, size_t cap, const struct run_record *r)
                  !o->tw_client.peak.ok ? o->tw_client.peak.why : o->tw_server.peak.why);
         return;
     }
-    fmt_thousands(a, sizeof(a), (double)(o->tw_client.peak.v - added_base(&o->tw_client)));
-    fmt_thousands(b, sizeof(b), (double)(o->tw_server.peak.v - added_base(&o->tw_server)));
+    fmt_thousands(a, sizeof(a), (double)added(&o->tw_client));
+    fmt_thousands(b, sizeof(b), (double)added(&o->tw_server));
     snprintf(buf, cap, "%s / %s", a, b);
 }
 
