@@ -1,12 +1,12 @@
 #!/bin/sh
 # Installs the Debian packages hopbench needs for a purpose, only those missing.
-#   scripts/deps.sh build   compiler, make, pkg-config, libjansson-dev
+#   scripts/deps.sh build   compiler, C library headers, make, pkg-config, libjansson-dev
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps
 #   scripts/deps.sh bench   test + sockperf, linux-perf
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
 # Runs apt-get only when something is missing; needs root for that.
 set -eu
-want="gcc make pkg-config libjansson-dev"
+want="gcc libc6-dev make pkg-config libjansson-dev"
 case "${1:-build}" in
 build) ;;
 test) want="$want libcmocka-dev jq iproute2 procps" ;;
