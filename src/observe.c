@@ -56,31 +56,28 @@ static struct ctr_val val_delta(const struct ctr_val *a, const struct ctr_val *b
     return val_ok(b->v - a->v);
 }
 
-/* Σ CPU ns over the server pids; the first pid that cannot be read makes it unavailable. */
-static struct ctr_val server_cpu(const struct observe *o)
+/* Σ read(pid) over the server pids; the first pid that cannot be read makes it unavailable. */
+static struct ctr_val server_sum(const struct observe *o, struct ctr_val (*read)(pid_t))
 {
     uint64_t sum = 0;
 
     if (o->nall == 0) return val_na("%s", "no server process given (--server-pid)");
     for (unsigned i = 0; i < o->nall; i++) {
-        struct ctr_val v = proc_cpu_ns(o->all[i]);
+        struct ctr_val v = read(o->all[i]);
         if (!v.ok) return v;
         sum += v.v;
     }
     return val_ok(sum);
 }
 
+static struct ctr_val server_cpu(const struct observe *o)
+{
+    return server_sum(o, proc_cpu_ns);
+}
+
 static struct ctr_val server_pss(const struct observe *o)
 {
-    uint64_t sum = 0;
-
-    if (o->nall == 0) return val_na("%s", "no server process given (--server-pid)");
-    for (unsigned i = 0; i < o->nall; i++) {
-        struct ctr_val v = proc_pss_bytes(o->all[i]);
-        if (!v.ok) return v;
-        sum += v.v;
-    }
-    return val_ok(sum);
+    return server_sum(o, proc_pss_bytes);
 }
 
 /* The pids to watch: the given ones, plus their descendants with --server-tree. */

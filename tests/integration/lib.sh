@@ -74,18 +74,19 @@ check_eq() {
     fi
 }
 
-# jcheck NAME FILE JQ-EXPR : ok when the jq expression is true for FILE.
+# jcheck NAME FILE JQ-EXPR [JQ-DEFS] : ok when the jq expression (after the
+# optional definitions) is true for FILE.
 jcheck() {
-    local name=$1 file=$2 expr=$3 got
+    local name=$1 file=$2 expr=$3 defs=${4:-} got
     if [ ! -s "$file" ]; then
         not_ok "$name" "no JSON file $file"
         return 1
     fi
-    if jq -e "$expr" "$file" >/dev/null 2>&1; then
+    if jq -e "$defs $expr" "$file" >/dev/null 2>&1; then
         ok "$name"
     else
-        got=$(jq -c "$expr" "$file" 2>&1 | head -c 300)
-        not_ok "$name" "jq '$expr' on $(basename "$file") gave: $got"
+        got=$(jq -c "$defs $expr" "$file" 2>&1 | head -c 300)
+        not_ok "$name" "jq '$(echo "$expr" | tr -s ' \n' ' ')' on $(basename "$file") gave: $got"
         return 1
     fi
 }
@@ -302,18 +303,7 @@ def errors_sum: (.errors | add) == .errors_total;
 
 # rcheck NAME FILE EXPR : like jcheck, with JQ_DEFS available.
 rcheck() {
-    local name=$1 file=$2 expr=$3 got
-    if [ ! -s "$file" ]; then
-        not_ok "$name" "no JSON file $file"
-        return 1
-    fi
-    if jq -e "$JQ_DEFS $expr" "$file" >/dev/null 2>&1; then
-        ok "$name"
-    else
-        got=$(jq -c "$JQ_DEFS $expr" "$file" 2>&1 | head -c 300)
-        not_ok "$name" "jq '$(echo "$expr" | tr -s ' \n' ' ')' on $(basename "$file") gave: $got"
-        return 1
-    fi
+    jcheck "$1" "$2" "$3" "$JQ_DEFS"
 }
 
 # table_rows FILE : how many endpoint rows the run table in FILE has.
