@@ -138,9 +138,10 @@ static json_t *sockets_json(const struct observe_result *o)
 static json_t *observed_json(const struct run_record *r)
 {
     const struct observe_result *o = &r->obs;
-    json_t *net = json_object();
+    json_t *net;
 
     if (!r->observed) return json_null();
+    net = json_object();
     for (unsigned i = 0; i < OBS_NET_COUNT; i++)
         json_object_set_new(net, observe_net_name(i), ctr_json(&o->net[i]));
     return json_pack("{s:o, s:{s:i, s:o, s:o, s:o, s:o}, s:o, s:o}", "cpu", cpu_json(r), "memory",

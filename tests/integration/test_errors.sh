@@ -168,6 +168,18 @@ if start_server int --listen tcp://127.0.0.1:0 --listen "unix:$T/int.sock"; then
     rcheck "run Ctrl-C: the run kept its ops" "$j" \
         '.runs[0] | .interrupted == true and .ops > 0 and errors_zero and hist_ok and lat_ok
          and .window_s > 0.5 and .window_s < 2.5'
+    # Ctrl-C in the warm-up: nothing measured, nothing observed, and still a clean 130
+    # (under ASan this also proves the half-built evidence frees what it allocated).
+    j=$T/intw.json
+    spawn intw_run run echo "unix:$T/int.sock" -d 5 --warmup 5 --json "$j"
+    run_pid=$SPAWNED
+    sleep 0.5
+    kill -INT "$run_pid"
+    reap "$run_pid" 5
+    check_eq "run Ctrl-C in the warm-up: exit 130" 130 "$RC"
+    rcheck "run Ctrl-C in the warm-up: the run is kept, with no ops and no observation" "$j" \
+        '.interrupted == true and (.runs | length) == 1
+         and (.runs[0] | .ops == 0 and .observed == null and .interrupted == true)'
     check "run Ctrl-C: server still up" alive "$int_srv"
     stop_server "$int_srv" "$int_out"
     check_eq "run Ctrl-C: server exits 0" 0 "$RC"
