@@ -46,6 +46,7 @@ BENCH_BIN := $(B)/bench/floor
 FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 FUZZ_NAMES := $(FUZZ_SRC:fuzz/fuzz_%.c=%)
 REPLAY_BIN := $(FUZZ_NAMES:%=$(B)/fuzz/replay_%)
+TOOL_BIN := $(patsubst tests/tools/%.c,$(B)/tools/%,$(wildcard tests/tools/*.c))
 FUZZ_SECONDS ?= 60
 PROTO_SRC := $(wildcard src/proto/*.c)
 
@@ -99,6 +100,12 @@ $(B)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $(B)/libhopbench.a $(B)/.flags
 	$(call say,CC,$<)
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< fuzz/replay.c $(B)/libhopbench.a $(FINAL_LDFLAGS) $(LIBS)
 
+# Helpers the integration tests start (a misbehaving server); not installed.
+$(B)/tools/%: tests/tools/%.c $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< $(FINAL_LDFLAGS)
+
 $(B)/bench/floor: bench/floor.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
@@ -108,11 +115,11 @@ lab: hopbench
 	./hopbench lab
 
 unit: $(UNIT_BIN) $(B)/hopbench | test-deps
-integration: $(B)/hopbench | test-deps
+integration: $(B)/hopbench $(TOOL_BIN) | test-deps
 
 # The whole suite: unit tests, then integration tests that start servers on
 # loopback and Unix sockets and stop them by PID. Prints "N passed, N failed".
-test: $(UNIT_BIN) $(REPLAY_BIN) $(B)/hopbench | test-deps
+test: $(UNIT_BIN) $(REPLAY_BIN) $(TOOL_BIN) $(B)/hopbench | test-deps
 	@sh tests/run.sh $(B)
 
 # libFuzzer (clang) over each codec, FUZZ_SECONDS each, starting from a copy of
@@ -139,7 +146,7 @@ bench: hopbench $(BENCH_BIN)
 	@sh scripts/deps.sh bench
 	@sh bench/pingpong.sh ./hopbench $(BENCH_BIN)
 
-FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] bench/*.c fuzz/*.c)
+FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.c fuzz/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

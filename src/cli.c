@@ -32,7 +32,7 @@ static const char usage_top[] =
     "\n"
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
-    "PROTO:    echo\n"
+    "PROTO:    echo | http | fcgi | redis\n"
     "\n"
     "Exit codes: 0 valid results, 1 runtime failure, 2 invalid results (a run saw errors),\n"
     "64 bad usage, 130 interrupted (what was measured is still printed and written).\n"
@@ -55,7 +55,8 @@ static const char usage_run[] =
     "                        client (default), server (wait for the server's FIN; start the\n"
     "                        built-in server with --close-after SIZE) or rst (SO_LINGER 0:\n"
     "                        an RST, no TIME_WAIT)\n"
-    "      --size BYTES      payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64)\n"
+    "      --size BYTES      payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64); echo:\n"
+    "                        the message; http, fcgi: the POST body; redis: the SET value\n"
     "      --warmup S        seconds of load before measuring; discarded (default 1, 0 = none)\n"
     "      --timeout S       a connect or reply slower than this is a timeout (default 5)\n"
     "      --pin P           none | same (client and server share one CPU) | split (client on\n"
@@ -83,13 +84,39 @@ static const char usage_run[] =
     "                        usage_usec, v1 cpuacct.usage), throttling and working set\n"
     "      --sample-ms MS    count the hop's sockets by state (sock_diag) every MS during\n"
     "                        a run, for peaks (default 250; 0 = only at the end)\n"
+    "\n"
+    "Protocols (echo checks every byte; the others check the reply's framing and status):\n"
+    "      --method M        http, fcgi: GET (default) or POST (a --size byte body)\n"
+    "      --path P          http: the request target (default /); fcgi: SCRIPT_NAME and\n"
+    "                        REQUEST_URI (default /bench; php-fpm's ping.path, e.g. /ping,\n"
+    "                        runs no PHP)\n"
+    "      --host H          http: the Host header (default localhost)\n"
+    "      --expect-body T   http, fcgi, redis --command get: the body must be T (\\n, \\r,\n"
+    "                        \\t and \\\\ are decoded); else an error of kind 'body'\n"
+    "      --script FILE     fcgi: SCRIPT_FILENAME (default DOCROOT + PATH)\n"
+    "      --docroot DIR     fcgi: DOCUMENT_ROOT (default /var/www/html)\n"
+    "      --query QS        fcgi: QUERY_STRING (default empty)\n"
+    "      --param NAME=VAL  fcgi: one more parameter; repeat for several\n"
+    "      --command C       redis: ping (default), set or get\n"
+    "      --keys N          redis: keys key:0 .. key:N-1, each connection from its own\n"
+    "                        offset (default 1)\n"
+    "      --value-size B    redis: the SET value (the same as --size)\n"
+    "A non-2xx status (http, fcgi's Status:) counts as an error of kind 'status', a RESP error\n"
+    "or a FastCGI protocolStatus other than REQUEST_COMPLETE as 'error_reply'. A kept\n"
+    "connection the server closes (nginx's keepalive_requests) is reopened and counted under\n"
+    "'reconnects', not as an error. In connect mode a server that says it closes (http\n"
+    "Connection: close, fcgi without KEEP_CONN) is waited for, so it holds TIME_WAIT, unless\n"
+    "--close is given.\n"
     "  -h, --help            this text\n";
 
 static const char usage_serve[] =
     "usage: hopbench serve PROTO --listen ENDPOINT [--listen ENDPOINT...] [OPTIONS]\n"
     "\n"
-    "Runs a built-in reference server (PROTO: echo) until SIGINT or SIGTERM, then removes\n"
-    "the socket files it made. Prints 'hopbench: listening on ENDPOINT' per listener (a TCP\n"
+    "Runs a built-in reference server until SIGINT or SIGTERM, then removes the socket\n"
+    "files it made. PROTO: echo (every byte back), http (200 with a short body), fcgi (a\n"
+    "FastCGI responder answering 'bench'), redis (PING, ECHO, GET, SET, DEL, DBSIZE, INFO,\n"
+    "in memory).\n"
+    "Prints 'hopbench: listening on ENDPOINT' per listener (a TCP\n"
     "port 0 is replaced by the port the kernel chose).\n"
     "\n"
     "  -l, --listen EP       where to listen; repeat for several endpoints\n"
@@ -101,6 +128,7 @@ static const char usage_serve[] =
     "      --allow-remote    allow a non-loopback TCP address\n"
     "      --close-after B   close each connection first once B bytes were sent on it (one\n"
     "                        echo of B bytes): the server holds TIME_WAIT (run --close server)\n"
+    "      --body-size B     http, fcgi: answer with a B-byte body instead of the greeting\n"
     "  -h, --help            this text\n";
 
 static const char usage_lab[] =
@@ -111,6 +139,9 @@ static const char usage_lab[] =
     "sizes, prints one table per size with the unix/tcp ratios, and writes the evidence\n"
     "as JSON. Stops the server and removes its directory on every exit, Ctrl-C included.\n"
     "\n"
+    "      --proto P         echo (default), http, fcgi or redis: the built-in server and the\n"
+    "                        client speak it; sizes are the echo message, the http and fcgi\n"
+    "                        reply body, the redis SET value\n"
     "      --quick           shorter cells: about 15 s in all\n"
     "  -d, --duration S      measured seconds per cell (default 3; --quick 0.75)\n"
     "      --warmup S        discarded seconds before each cell (default 1; --quick 0.25)\n"
@@ -257,7 +288,117 @@ enum {
     OPT_SEED,
     OPT_COOLDOWN,
     OPT_JSONL,
+    OPT_METHOD,
+    OPT_PATH,
+    OPT_HOST,
+    OPT_EXPECT_BODY,
+    OPT_SCRIPT,
+    OPT_DOCROOT,
+    OPT_QUERY,
+    OPT_PARAM,
+    OPT_COMMAND,
+    OPT_KEYS,
+    OPT_VALUE_SIZE,
+    OPT_BODY_SIZE,
+    OPT_PROTO,
 };
+
+/* --expect-body: the text with \n, \r, \t and \\ decoded, so a shell user can write "hello\n". */
+static int opt_body(const char *val, char *dst, size_t cap, struct hb_err *err)
+{
+    size_t n = 0;
+
+    for (const char *p = val; *p != '\0'; p++) {
+        char ch = *p;
+        if (ch == '\\' && p[1] != '\0') {
+            p++;
+            ch = *p;
+            if (ch == 'n') ch = '\n';
+            if (ch == 'r') ch = '\r';
+            if (ch == 't') ch = '\t';
+        }
+        if (n + 1 >= cap)
+            return hb_fail(err, -EINVAL, "--expect-body: longer than %zu bytes", cap - 1);
+        dst[n++] = ch;
+    }
+    dst[n] = '\0';
+    return 0;
+}
+
+/* Options that shape the protocol's requests (http, fcgi, redis). */
+static int run_proto_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
+{
+    struct codec_opts *co = &o->codec;
+    uint64_t v = 0;
+    int rc = 0;
+
+    switch (c) {
+    case OPT_METHOD:
+        if (strcmp(val, "GET") != 0 && strcmp(val, "POST") != 0)
+            return hb_fail(err, -EINVAL, "--method: '%s' is not GET or POST", val);
+        co->method = val;
+        break;
+    case OPT_PATH:
+        if (val[0] != '/') return hb_fail(err, -EINVAL, "--path: '%s' does not start with /", val);
+        if (strpbrk(val, " \r\n") != NULL)
+            return hb_fail(err, -EINVAL, "--path: '%s' holds a space or line break", val);
+        co->path = val;
+        break;
+    case OPT_HOST:
+        if (val[0] == '\0' || strpbrk(val, " \r\n") != NULL)
+            return hb_fail(err, -EINVAL, "--host: '%s' is not a host name", val);
+        co->host = val;
+        break;
+    case OPT_EXPECT_BODY:
+        rc = opt_body(val, o->expect_body, sizeof(o->expect_body), err);
+        co->expect_body = o->expect_body;
+        break;
+    case OPT_SCRIPT:
+        if (val[0] != '/')
+            return hb_fail(err, -EINVAL, "--script: '%s' is not an absolute path", val);
+        co->script = val;
+        break;
+    case OPT_DOCROOT:
+        if (val[0] != '/')
+            return hb_fail(err, -EINVAL, "--docroot: '%s' is not an absolute path", val);
+        co->docroot = val;
+        break;
+    case OPT_QUERY:
+        co->query = val;
+        break;
+    case OPT_PARAM: {
+        const char *eq = strchr(val, '=');
+        if (eq == NULL || eq == val)
+            return hb_fail(err, -EINVAL, "--param: '%s' is not NAME=VALUE", val);
+        if (co->nparams == CLI_MAX_PARAMS)
+            return hb_fail(err, -EINVAL, "--param: at most %d", CLI_MAX_PARAMS);
+        o->params[co->nparams++] = val;
+        co->params = o->params;
+        break;
+    }
+    case OPT_COMMAND:
+        if (strcmp(val, "ping") == 0)
+            co->redis_cmd = REDIS_PING;
+        else if (strcmp(val, "set") == 0)
+            co->redis_cmd = REDIS_SET;
+        else if (strcmp(val, "get") == 0)
+            co->redis_cmd = REDIS_GET;
+        else
+            rc = hb_fail(err, -EINVAL, "--command: '%s' is not ping, set or get", val);
+        break;
+    case OPT_KEYS:
+        rc = opt_uint("--keys", val, 1, 1000000000, &v, err);
+        co->keys = v;
+        break;
+    case OPT_VALUE_SIZE:
+        o->size_given = true;
+        rc = opt_size("--value-size", val, &o->load.size, err);
+        break;
+    default:
+        rc = -EINVAL;
+    }
+    return rc;
+}
 
 static int opt_sample(const char *val, uint64_t *ns, struct hb_err *err)
 {
@@ -323,7 +464,7 @@ static int run_plan_option(int c, const char *val, struct run_opts *o, struct hb
         o->jsonl_path = val;
         break;
     default:
-        rc = -EINVAL;
+        rc = run_proto_option(c, val, o, err);
     }
     return rc;
 }
@@ -362,6 +503,7 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
         l->pipeline = (unsigned)v;
         break;
     case OPT_CLOSE:
+        o->close_given = true;
         rc = opt_close(val, &l->close, err);
         break;
     case OPT_SERVER_PID:
@@ -380,6 +522,7 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
         rc = opt_sample(val, &o->sample_ns, err);
         break;
     case OPT_SIZE:
+        o->size_given = true;
         rc = opt_size("--size", val, &l->size, err);
         break;
     case OPT_WARMUP:
@@ -403,9 +546,45 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     return rc;
 }
 
+/* Options that only some protocols take, and what each protocol makes of --size. */
+static int run_check_proto(struct run_opts *o, struct hb_err *err)
+{
+    const struct codec_opts *co = &o->codec;
+    bool http = strcmp(o->proto, "http") == 0, fcgi = strcmp(o->proto, "fcgi") == 0;
+    bool redis = strcmp(o->proto, "redis") == 0;
+    bool post = co->method != NULL && strcmp(co->method, "POST") == 0;
+
+    if (!http && !fcgi && (co->method || co->path || co->host))
+        return hb_fail(err, -EINVAL, "run %s: --method, --path and --host are for http and fcgi",
+                       o->proto);
+    if (!fcgi && (co->script || co->docroot || co->query || co->nparams))
+        return hb_fail(err, -EINVAL,
+                       "run %s: --script, --docroot, --query and --param are for fcgi", o->proto);
+    if (!redis && (co->redis_cmd != REDIS_PING || co->keys))
+        return hb_fail(err, -EINVAL, "run %s: --command and --keys are for redis", o->proto);
+    if (co->expect_body && !http && !fcgi && !(redis && co->redis_cmd == REDIS_GET))
+        return hb_fail(err, -EINVAL,
+                       "run %s: --expect-body is for http, fcgi and redis --command get", o->proto);
+    if ((http || fcgi) && !post) {
+        if (o->size_given)
+            return hb_fail(err, -EINVAL, "run %s: --size is the body of a POST; add --method POST",
+                           o->proto);
+        o->load.size = 0; /* a GET carries no payload */
+    }
+    if ((http || fcgi) && o->load.mode == LOAD_CONNECT && o->load.pipeline > 1)
+        return hb_fail(
+            err, -EINVAL,
+            "run %s: --pipeline needs --mode reuse (connect mode closes after one reply)",
+            o->proto);
+    o->load.close_auto = !o->close_given;
+    o->load.opts = &o->codec;
+    return 0;
+}
+
 static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
-    if (optind >= argc) return hb_fail(err, -EINVAL, "run: missing PROTO (echo) and ENDPOINT");
+    if (optind >= argc)
+        return hb_fail(err, -EINVAL, "run: missing PROTO (%s) and ENDPOINT", codec_names());
     o->proto = argv[optind++];
     if (codec_find(o->proto) == NULL)
         return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)", o->proto,
@@ -417,6 +596,7 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
     for (unsigned i = 0; i < o->neps; i++)
         if (o->eps[i].kind == ENDPOINT_TCP && endpoint_port(&o->eps[i]) == 0)
             return hb_fail(err, -EINVAL, "run: %s: port 0 cannot be connected to", o->eps[i].text);
+    if (run_check_proto(o, err) < 0) return -EINVAL;
     return check_remote(o->eps, o->neps, o->allow_remote, err);
 }
 
@@ -445,6 +625,17 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         { "pin", required_argument, NULL, OPT_PIN },
         { "json", required_argument, NULL, OPT_JSON },
         { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
+        { "method", required_argument, NULL, OPT_METHOD },
+        { "path", required_argument, NULL, OPT_PATH },
+        { "host", required_argument, NULL, OPT_HOST },
+        { "expect-body", required_argument, NULL, OPT_EXPECT_BODY },
+        { "script", required_argument, NULL, OPT_SCRIPT },
+        { "docroot", required_argument, NULL, OPT_DOCROOT },
+        { "query", required_argument, NULL, OPT_QUERY },
+        { "param", required_argument, NULL, OPT_PARAM },
+        { "command", required_argument, NULL, OPT_COMMAND },
+        { "keys", required_argument, NULL, OPT_KEYS },
+        { "value-size", required_argument, NULL, OPT_VALUE_SIZE },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -508,6 +699,9 @@ static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_
         o->close_after = sz;
         break;
     }
+    case OPT_BODY_SIZE:
+        rc = opt_size("--body-size", val, &o->body_size, err);
+        break;
     default:
         rc = -EINVAL;
     }
@@ -524,6 +718,7 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
         { "pin", required_argument, NULL, OPT_PIN },
         { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
         { "close-after", required_argument, NULL, OPT_CLOSE_AFTER },
+        { "body-size", required_argument, NULL, OPT_BODY_SIZE },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -542,10 +737,13 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
         if (c == '?') return bad_option("serve", argv, err);
         if (serve_option(c, optarg, o, err) < 0) return -EINVAL;
     }
-    if (optind >= argc) return hb_fail(err, -EINVAL, "serve: missing PROTO (echo)");
+    if (optind >= argc) return hb_fail(err, -EINVAL, "serve: missing PROTO (%s)", codec_names());
     o->proto = argv[optind++];
     if (server_proto_find(o->proto) == NULL)
-        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: echo)", o->proto);
+        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: %s)", o->proto,
+                       codec_names());
+    if (o->body_size > 0 && strcmp(o->proto, "http") != 0 && strcmp(o->proto, "fcgi") != 0)
+        return hb_fail(err, -EINVAL, "serve %s: --body-size is for http and fcgi", o->proto);
     if (optind < argc)
         return hb_fail(err, -EINVAL, "serve: unexpected argument '%s' (use --listen ENDPOINT)",
                        argv[optind]);
@@ -609,6 +807,7 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
         o->json_path = val;
         break;
     case OPT_CLOSE:
+        o->close_given = true;
         rc = opt_close(val, &o->close, err);
         break;
     case OPT_SAMPLE_MS:
@@ -627,6 +826,11 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
     case OPT_SEED:
         rc = opt_uint("--seed", val, 0, UINT64_MAX, &o->seed, err);
         break;
+    case OPT_PROTO:
+        if (codec_find(val) == NULL || server_proto_find(val) == NULL)
+            return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, codec_names());
+        o->proto = val;
+        break;
     default:
         rc = -EINVAL;
     }
@@ -636,6 +840,7 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
 static void lab_defaults(struct lab_opts *o)
 {
     memset(o, 0, sizeof(*o));
+    o->proto = "echo";
     o->duration_ns = 3 * NS_PER_S;
     o->warmup_ns = 1 * NS_PER_S;
     o->timeout_ns = 5 * NS_PER_S;
@@ -669,6 +874,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
         { "reps", required_argument, NULL, OPT_REPS },
         { "cooldown", required_argument, NULL, OPT_COOLDOWN },
         { "seed", required_argument, NULL, OPT_SEED },
+        { "proto", required_argument, NULL, OPT_PROTO },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };

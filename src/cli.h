@@ -25,6 +25,8 @@ enum hb_exit {
 
 #define CLI_MAX_ENDPOINTS 16
 #define CLI_MAX_SIZES     8
+#define CLI_MAX_PARAMS    32   /* --param */
+#define CLI_MAX_BODY      4096 /* --expect-body, after escapes */
 
 /* cli_parse_* return this when --help was printed. */
 #define CLI_HELP 1
@@ -47,6 +49,11 @@ struct run_opts {
     uint64_t seed;             /* --seed: the random order and the bootstrap */
     uint64_t cooldown_ns;      /* --cooldown: pause between runs */
     const char *jsonl_path;    /* --jsonl: one record per finished run */
+    struct codec_opts codec;   /* the protocol's request options (load.opts points here) */
+    const char *params[CLI_MAX_PARAMS];
+    char expect_body[CLI_MAX_BODY]; /* --expect-body with \n, \r, \t, \\ decoded */
+    bool size_given;
+    bool close_given;
 };
 
 struct serve_opts {
@@ -59,9 +66,11 @@ struct serve_opts {
     bool allow_remote;
     enum place_mode pin;
     uint64_t close_after; /* 0: never close first */
+    size_t body_size;     /* http, fcgi: reply body bytes (0 = the short greeting) */
 };
 
 struct lab_opts {
+    const char *proto; /* echo (default), http, fcgi, redis */
     bool quick;
     uint64_t duration_ns; /* per cell */
     uint64_t warmup_ns;
@@ -73,6 +82,7 @@ struct lab_opts {
     enum place_mode pin;
     bool pin_given; /* --pin was on the command line (else split falls back to same on 1 CPU) */
     enum load_close close;
+    bool close_given;       /* --close was given (else the protocol's closer closes) */
     uint64_t sample_ns;     /* sock_diag sampling period during a cell */
     const char *json_path;  /* NULL: hopbench-lab-<time>.json in the current directory */
     const char *jsonl_path; /* --jsonl: one record per finished cell */

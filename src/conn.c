@@ -15,16 +15,15 @@
 
 static void conn_on_event(struct loop *l, int fd, void *data, unsigned events);
 
-void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, void *codec_state)
+void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbuf,
+               void *codec_state, unsigned index)
 {
-    struct codec_cfg cc = {
-        .size = ctx->cfg->size,
-        .request = ctx->req,
-        .request_len = ctx->req_len,
-    };
+    struct codec_cfg cc = ctx->codec_cfg;
 
     *c = (struct conn){ .ctx = ctx, .rbuf = rbuf, .codec_state = codec_state };
+    c->wbuf = wbuf != NULL ? wbuf : (uint8_t *)(uintptr_t)ctx->req;
     c->lfd = (struct loop_fd){ .fn = conn_on_event, .data = c, .fd = -1 };
+    cc.conn_index = index;
     ctx->cfg->codec->init(codec_state, &cc);
     c->live = true;
     ctx->active++;
@@ -39,6 +38,8 @@ static void conn_close_fd(struct conn *c)
 {
     if (c->lfd.fd >= 0) close(c->lfd.fd);
     c->lfd.fd = -1;
+    c->used = false;
+    c->server_closes = false;
 }
 
 void conn_close(struct conn *c)
@@ -53,14 +54,12 @@ void conn_close(struct conn *c)
 static void conn_fail(struct conn *c, enum op_err kind, uint64_t now)
 {
     struct conn_ctx *ctx = c->ctx;
-    struct codec_cfg cc = { .size = ctx->cfg->size,
-                            .request = ctx->req,
-                            .request_len = ctx->req_len };
 
     ctx->errors[kind]++;
     conn_close_fd(c);
+    c->reopen = false; /* the retry after an error is not a reconnect */
     /* The codec may be mid-reply: start the next reply from a clean state. */
-    ctx->cfg->codec->init(c->codec_state, &cc);
+    if (ctx->cfg->codec->reset != NULL) ctx->cfg->codec->reset(c->codec_state);
     if (ctx->stopping) {
         conn_close(c);
         return;
@@ -97,13 +96,41 @@ static int conn_want_out(struct conn *c, uint64_t now)
     return 0;
 }
 
+static void conn_open(struct conn *c, uint64_t now);
+
+/*
+ * A kept connection ended (EOF, reset, EPIPE) before any byte of this batch's
+ * next reply: the server closed it while idle (keepalive_timeout) or after
+ * its last allowed request. Reopens and sends the unanswered requests once;
+ * returns false (the caller counts an error) when that does not apply.
+ */
+static bool conn_lost(struct conn *c, int err, uint64_t now)
+{
+    struct conn_ctx *ctx = c->ctx;
+    bool gone = err == 0 || err == ECONNRESET || err == EPIPE;
+
+    if (!gone || ctx->cfg->mode != LOAD_REUSE || ctx->stopping) return false;
+    if (!(c->used || c->server_closes) || c->reconnected || c->mid_reply) return false;
+    ctx->reconnects++;
+    c->t_begin = now;
+    conn_close_fd(c);
+    if (ctx->cfg->codec->reset != NULL) ctx->cfg->codec->reset(c->codec_state);
+    c->reconnected = true;
+    c->resend = c->batch - c->replies;
+    tq_disarm(&c->timer);
+    conn_open(c, now);
+    return true;
+}
+
 static int conn_write(struct conn *c, uint64_t now)
 {
     while (c->wr_off < c->wr_len) {
-        ssize_t n = send(c->lfd.fd, c->ctx->req + c->wr_off, c->wr_len - c->wr_off, MSG_NOSIGNAL);
+        ssize_t n =
+            send(c->lfd.fd, c->wbuf + c->wr_base + c->wr_off, c->wr_len - c->wr_off, MSG_NOSIGNAL);
         if (n == -1) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) return conn_want_out(c, now);
+            if (conn_lost(c, errno, now)) return -1;
             conn_fail(c, op_err_from_errno(errno), now);
             return -1;
         }
@@ -113,18 +140,44 @@ static int conn_write(struct conn *c, uint64_t now)
     return 0;
 }
 
+/*
+ * Lays out the requests still unanswered (all of a new batch, or the ones to
+ * send again after a reconnect): a fixed codec's copies in ctx->req, or
+ * freshly encoded ones in the connection's own buffer.
+ */
+static void conn_layout(struct conn *c, unsigned n)
+{
+    const struct conn_ctx *ctx = c->ctx;
+    const struct codec_ops *codec = ctx->cfg->codec;
+
+    c->wr_base = 0;
+    c->wr_len = 0;
+    if (codec->fixed) {
+        c->wr_len = ctx->req_len * n;
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        c->wr_len += codec->encode(c->codec_state, c->wbuf + c->wr_len, ctx->wbuf_cap - c->wr_len);
+}
+
 /* Writes the next batch. Its latency clock starts here, right before the first send(). */
 static void conn_send_batch(struct conn *c)
 {
     uint64_t now;
+    unsigned n = c->resend ? c->resend : c->batch;
 
     c->state = CONN_BUSY;
     c->wr_off = 0;
-    c->wr_len = c->ctx->req_len * c->batch;
-    c->replies = 0;
+    conn_layout(c, n);
+    c->ctx->requests += n;
+    if (c->resend == 0) {
+        c->replies = 0;
+        c->reconnected = false;
+    }
+    c->resend = 0;
     c->t_written = c->t_first = 0;
     now = now_ns();
-    c->t_sent = now;
+    if (c->replies == 0) c->t_sent = now;
     tq_arm(&c->ctx->timeouts, &c->timer, now);
     conn_write(c, now);
 }
@@ -172,6 +225,8 @@ void conn_begin(struct conn *c, uint64_t now)
         return;
     }
     c->t_begin = now_ns(); /* not the caller's: it may be stale by other connections' work */
+    if (c->reopen && ctx->cfg->mode == LOAD_REUSE) ctx->reconnects++;
+    c->reopen = false;
     if (c->lfd.fd < 0 || ctx->cfg->mode == LOAD_CONNECT)
         conn_open(c, now);
     else
@@ -186,14 +241,49 @@ void conn_on_timer(struct conn *c, uint64_t now)
         conn_fail(c, OP_ERR_TIMEOUT, now);
 }
 
-/* A reply is complete: record it, and the batch's phases after its last reply. */
-static void conn_reply_done(struct conn *c, uint64_t t_done)
+/* The kind of error a codec verdict counts as. */
+static enum op_err conn_codec_err(enum codec_err e)
+{
+    switch (e) {
+    case CODEC_ERR_TOO_BIG:
+        return OP_ERR_TOOBIG;
+    case CODEC_ERR_BODY:
+        return OP_ERR_BODY;
+    case CODEC_ERR_NONE:
+    case CODEC_ERR_MISMATCH:
+        break;
+    }
+    return OP_ERR_WRONG;
+}
+
+/*
+ * A reply is complete: count what it said, record it if it succeeded, and the
+ * batch's phases after its last reply. A well-formed reply that reports a
+ * failure (non-2xx, an error reply) is an error, but the connection goes on.
+ */
+static void conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_t t_done)
 {
     struct conn_ctx *ctx = c->ctx;
     uint64_t from = ctx->cfg->mode == LOAD_CONNECT ? c->t_begin : c->t_sent;
+    bool ok = true;
 
     c->replies++;
-    if (c->in_window) {
+    ctx->replies++;
+    c->server_closes |= msg->closes;
+    if (msg->stderr_bytes > 0) ctx->stderr_replies++;
+    if (msg->status != 0) {
+        unsigned cls = msg->status / 100;
+        ctx->status[cls >= 1 && cls <= 5 ? cls : 0]++;
+        if (cls != 2) {
+            ctx->errors[OP_ERR_STATUS]++;
+            ok = false;
+        }
+    }
+    if (msg->error_reply && ok) {
+        ctx->errors[OP_ERR_ERRREPLY]++;
+        ok = false;
+    }
+    if (c->in_window && ok) {
         hist_record(ctx->lat, t_done - from);
         ctx->ops++;
     }
@@ -211,10 +301,10 @@ static void conn_reply_done(struct conn *c, uint64_t t_done)
 static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
 {
     const struct codec_ops *codec = c->ctx->cfg->codec;
-    struct codec_msg msg = { 0 };
     size_t off = 0;
 
     while (off < n) {
+        struct codec_msg msg = { 0 };
         size_t used = 0;
         enum codec_rc rc;
 
@@ -224,13 +314,38 @@ static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
         }
         rc = codec->feed(c->codec_state, p + off, n - off, &used, &msg);
         off += used;
+        c->mid_reply = rc == CODEC_NEED_MORE || used > 0;
         if (rc == CODEC_ERROR) {
-            conn_fail(c, OP_ERR_WRONG, t);
+            conn_fail(c, conn_codec_err(msg.err), t);
             return -1;
         }
-        if (rc == CODEC_DONE) conn_reply_done(c, t);
+        if (rc == CODEC_DONE) {
+            c->mid_reply = false;
+            conn_reply_done(c, &msg, t);
+        }
     }
     return c->replies == c->batch;
+}
+
+/*
+ * The server closed the connection. That may end a reply read until close,
+ * or a kept connection between replies (conn_lost); otherwise the reply was
+ * cut short. Returns like conn_consume.
+ */
+static int conn_on_eof(struct conn *c, uint64_t t)
+{
+    const struct codec_ops *codec = c->ctx->cfg->codec;
+    struct codec_msg msg = { 0 };
+
+    if (c->mid_reply && codec->eof != NULL && codec->eof(c->codec_state, &msg) == CODEC_DONE) {
+        c->mid_reply = false;
+        msg.closes = true;
+        conn_reply_done(c, &msg, t);
+        if (c->replies == c->batch) return 1;
+    }
+    if (conn_lost(c, 0, t)) return -1;
+    conn_fail(c, OP_ERR_SHORT, t);
+    return -1;
 }
 
 /*
@@ -253,12 +368,10 @@ static int conn_read(struct conn *c, bool drain)
             if ((size_t)n < c->ctx->rbuf_cap && !drain) return 0;
             continue;
         }
-        if (n == 0) {
-            conn_fail(c, OP_ERR_SHORT, now_ns());
-            return -1;
-        }
+        if (n == 0) return conn_on_eof(c, now_ns());
         if (errno == EINTR) continue;
         if (errno == EAGAIN) return 0;
+        if (conn_lost(c, errno, now_ns())) return -1;
         conn_fail(c, op_err_from_errno(errno), now_ns());
         return -1;
     }
@@ -320,17 +433,27 @@ static void conn_await_fin(struct conn *c)
     }
 }
 
-/* The batch is complete: reuse goes on; connect mode closes as --close says. */
+/*
+ * The batch is complete: reuse goes on (on a new connection when the server
+ * said it closes this one); connect mode closes as --close says.
+ */
 static void conn_finish_batch(struct conn *c)
 {
-    const struct load_cfg *cfg = c->ctx->cfg;
+    struct conn_ctx *ctx = c->ctx;
+    const struct load_cfg *cfg = ctx->cfg;
     static const struct linger rst = { .l_onoff = 1, .l_linger = 0 };
 
     if (cfg->mode == LOAD_REUSE) {
+        if (c->server_closes) {
+            conn_close_fd(c);
+            c->reopen = true; /* counted when the next batch really reopens */
+        } else {
+            c->used = true;
+        }
         conn_begin(c, c->t_done);
         return;
     }
-    if (cfg->close == CLOSE_SERVER) {
+    if (cfg->close == CLOSE_SERVER || (cfg->close_auto && c->server_closes)) {
         c->state = CONN_CLOSING;
         conn_await_fin(c);
         return;

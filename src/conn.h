@@ -6,7 +6,10 @@
  *                     └──── error ───┴──► RETRY (1 ms) ─► begin
  *
  * In reuse mode a connection stays open across batches; in connect mode it
- * is opened before and closed (client first) after every batch. The
+ * is opened before and closed (client first) after every batch. A kept
+ * connection the server closes (a reply saying so, or EOF before any byte of
+ * the next reply) is reopened and the unanswered requests sent again: that
+ * is counted as a reconnect, not an error. The
  * connection owns its bytes: it reads into its buffer and hands them to the
  * codec; the loop never parses. An op's latency runs from the connect (connect
  * mode) or from the batch's first write (reuse mode) to the reply's last byte.
@@ -27,10 +30,12 @@
 struct conn_ctx {
     const struct load_cfg *cfg;
     struct loop loop;
-    struct tq timeouts; /* delay = cfg->timeout_ns */
-    struct tq retries;  /* delay = CONN_RETRY_NS */
-    const uint8_t *req; /* cfg->pipeline copies of the request, back to back */
-    size_t req_len;     /* bytes of one request */
+    struct tq timeouts;         /* delay = cfg->timeout_ns */
+    struct tq retries;          /* delay = CONN_RETRY_NS */
+    struct codec_cfg codec_cfg; /* what every connection's codec state is made from */
+    const uint8_t *req; /* fixed codecs: cfg->pipeline copies of the request, back to back */
+    size_t req_len;     /* fixed codecs: bytes of one request */
+    size_t wbuf_cap;    /* other codecs: bytes of each connection's own request buffer */
     size_t rbuf_cap;
     uint64_t window_start_ns; /* ops that begin before this are warm-up */
     uint64_t quota;           /* count mode: ops still to begin in the window; else UINT64_MAX */
@@ -40,6 +45,11 @@ struct conn_ctx {
     struct hist *phase[PHASES];
     uint64_t ops;
     uint64_t connects;
+    uint64_t requests;
+    uint64_t replies;
+    uint64_t reconnects;
+    uint64_t status[6];
+    uint64_t stderr_replies;
     uint64_t errors[OP_ERR_KINDS];
 };
 
@@ -66,16 +76,29 @@ struct conn {
     size_t wr_off;      /* bytes written so far */
     unsigned batch;     /* requests in this batch */
     unsigned replies;   /* replies complete so far */
+    size_t wr_base;     /* the batch's bytes start here in wbuf */
+    unsigned resend;    /* requests of the batch to send again after a reconnect */
     bool in_window;     /* this batch is measured */
+    bool used;          /* a batch completed on this socket: it is a kept connection */
+    bool reconnected;   /* this batch already reconnected once; a second loss is an error */
+    bool server_closes; /* a reply said the server closes after it */
+    bool mid_reply;     /* bytes of a reply not yet complete have been parsed */
+    bool reopen;        /* the server closed this kept connection after the last batch */
     bool live;          /* counted in ctx->active */
     bool want_out;      /* EPOLLOUT is registered: only while a connect or a write is pending,
                          * since AF_UNIX wakes a writer with EPOLLOUT each time the peer reads */
     uint8_t *rbuf;      /* ctx->rbuf_cap bytes */
+    uint8_t *wbuf;      /* the requests: ctx->req (fixed codecs) or wbuf_cap bytes of its own */
     void *codec_state;  /* ctx->cfg->codec->state_size bytes */
 };
 
-/* Sets up c (closed, IDLE) with its buffers; counts it in ctx->active. */
-void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, void *codec_state);
+/*
+ * Sets up c (closed, IDLE) with its buffers; counts it in ctx->active. wbuf is
+ * NULL for a fixed codec (the connection sends ctx->req); `index` numbers the
+ * connection across the whole run.
+ */
+void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbuf,
+               void *codec_state, unsigned index);
 
 /* Begins the next op: connects if needed and writes the batch; may go IDLE. */
 void conn_begin(struct conn *c, uint64_t now);

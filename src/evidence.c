@@ -673,14 +673,24 @@ static int add_int(json_t *dst, const json_t *src, const char *key, struct hb_er
     return 0;
 }
 
-/* The error counts, kind by kind; a kind only src knows is added to dst. */
-static int add_errors(json_t *dst, const json_t *src, struct hb_err *err)
+/*
+ * Counts by name (error kinds, status classes), name by name; a name only
+ * src knows is added to dst. `required`: the object must be in both.
+ */
+static int add_counts(json_t *dst, const json_t *src, const char *key, bool required,
+                      struct hb_err *err)
 {
-    json_t *d = json_object_get(dst, "errors"), *s = json_object_get(src, "errors"), *v;
+    json_t *d = json_object_get(dst, key), *s = json_object_get(src, key), *v;
     const char *kind;
 
+    if (!required && d == NULL && s == NULL) return 0;
+    if (!required && d == NULL) {
+        d = json_object();
+        json_object_set_new(dst, key, d);
+    }
+    if (!required && s == NULL) return 0;
     if (!json_is_object(d) || !json_is_object(s))
-        return hb_fail(err, -EINVAL, "\"errors\" is missing or not an object");
+        return hb_fail(err, -EINVAL, "\"%s\" is missing or not an object", key);
     json_object_foreach(s, kind, v)
     {
         if (json_object_get(d, kind) == NULL) json_object_set_new(d, kind, json_integer(0));
@@ -698,9 +708,21 @@ static int add_run(json_t *dst, const json_t *src, struct hb_err *err)
     bool interrupted = json_is_true(json_object_get(dst, "interrupted")) ||
                        json_is_true(json_object_get(src, "interrupted"));
 
+    /* Counters that evidence from before the protocols (issue 4) does not have. */
+    static const char *const optional[] = { "requests", "replies", "reconnects", "stderr_replies" };
+
     for (size_t i = 0; i < ARRAY_LEN(sums); i++)
         if (add_int(dst, src, sums[i], err) < 0) return -EINVAL;
-    if (add_errors(dst, src, err) < 0) return -EINVAL;
+    for (size_t i = 0; i < ARRAY_LEN(optional); i++) {
+        if (json_object_get(dst, optional[i]) == NULL && json_object_get(src, optional[i]) == NULL)
+            continue;
+        if (json_object_get(dst, optional[i]) == NULL)
+            json_object_set_new(dst, optional[i], json_integer(0));
+        if (json_object_get(src, optional[i]) == NULL) continue;
+        if (add_int(dst, src, optional[i], err) < 0) return -EINVAL;
+    }
+    if (add_counts(dst, src, "errors", true, err) < 0) return -EINVAL;
+    if (add_counts(dst, src, "status", false, err) < 0) return -EINVAL;
     if (!json_is_number(wa) || !json_is_number(wb))
         return hb_fail(err, -EINVAL, "\"window_s\" is missing or not a number");
     if (json_number_value(wb) > json_number_value(wa))

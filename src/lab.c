@@ -48,7 +48,7 @@ static int lab_endpoints(struct lab *lab, struct hb_err *err)
         return hb_fail(err, -e, "cannot make a temporary directory: %s", strerror(e));
     }
     if (endpoint_parse(&lab->eps[0], "tcp://127.0.0.1:0", err) < 0) return -EINVAL;
-    snprintf(text, sizeof(text), "unix:%s/echo.sock", lab->dir);
+    snprintf(text, sizeof(text), "unix:%s/%s.sock", lab->dir, lab->opts->proto);
     if (endpoint_parse(&lab->eps[1], text, err) < 0) return -EINVAL;
     return 0;
 }
@@ -59,10 +59,11 @@ static void lab_set_pid(struct lab *lab, pid_t pid)
     if (lab->pid_mirror != NULL) *lab->pid_mirror = pid;
 }
 
-static int lab_start_server(struct lab *lab, uint64_t close_after, struct hb_err *err)
+static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_size,
+                            struct hb_err *err)
 {
     struct server_cfg cfg = {
-        .proto = &server_echo,
+        .proto = server_proto_find(lab->opts->proto),
         .eps = lab->eps,
         .neps = 2,
         .threads = lab->place.nserver ? lab->place.nserver : 1,
@@ -72,6 +73,7 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, struct hb_err
         .ncpus = lab->place.nserver,
         .stop_on_sigint = false,
         .close_after = close_after,
+        .body_size = body_size,
     };
     struct server srv;
     pid_t parent = getpid();
@@ -94,6 +96,7 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, struct hb_err
     }
     lab_set_pid(lab, pid);
     lab->server_close_after = close_after;
+    lab->server_body_size = body_size;
     return 0;
 }
 
@@ -107,10 +110,21 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_m
     lab->pid_mirror = pid_mirror;
     rc = place_init(&lab->place, opts->pin, err);
     if (rc == 0) rc = lab_endpoints(lab, err);
-    if (rc == 0) rc = lab_start_server(lab, 0, err);
+    if (rc == 0) rc = lab_start_server(lab, 0, 0, err);
+    /* redis cells SET values of each size; the others send the protocol's default request. */
+    if (strcmp(opts->proto, "redis") == 0) {
+        lab->codec.redis_cmd = REDIS_SET;
+        lab->codec.keys = 1000;
+    }
     lab->cap = (size_t)opts->nsizes * 4 * opts->reps;
     lab->recs = xcalloc(lab->cap, sizeof(*lab->recs));
     return rc;
+}
+
+/* http and fcgi: the size is the server's reply body; the request is a bodiless GET. */
+static bool lab_size_is_reply(const struct lab_opts *o)
+{
+    return strcmp(o->proto, "http") == 0 || strcmp(o->proto, "fcgi") == 0;
 }
 
 static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct endpoint *ep,
@@ -120,10 +134,12 @@ static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct
 
     *c = (struct load_cfg){
         .ep = *ep,
-        .codec = codec_find("echo"),
-        .size = size,
+        .codec = codec_find(o->proto),
+        .opts = &lab->codec,
+        .size = size, /* http, fcgi: a GET, so the size only shapes the server's reply */
         .mode = mode,
         .close = o->close,
+        .close_auto = !o->close_given,
         .conns = o->conns,
         .threads = o->threads,
         .pipeline = 1,
@@ -179,12 +195,16 @@ static void lab_stop_server(struct lab *lab)
  */
 static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, struct hb_err *err)
 {
-    uint64_t want = mode == LOAD_CONNECT && lab->opts->close == CLOSE_SERVER ? size : 0;
+    const struct lab_opts *o = lab->opts;
+    bool echo = strcmp(o->proto, "echo") == 0;
+    uint64_t want = echo && mode == LOAD_CONNECT && o->close == CLOSE_SERVER ? size : 0;
+    size_t body = lab_size_is_reply(o) ? size : 0;
 
-    if (want == lab->server_close_after && lab->server_pid > 0) return 0;
+    if (want == lab->server_close_after && body == lab->server_body_size && lab->server_pid > 0)
+        return 0;
     lab_stop_server(lab);
     endpoint_unlink(&lab->eps[1]);
-    return lab_start_server(lab, want, err);
+    return lab_start_server(lab, want, body, err);
 }
 
 /* One run of transport t in the (size, mode) pair; its record is kept even if it failed. */
@@ -196,7 +216,8 @@ static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t
     int rc = lab_server_for(lab, o->sizes[s], mode, err);
 
     if (rc < 0) return rc;
-    r->proto = "echo";
+    r->proto = o->proto;
+    r->size_is_reply = lab_size_is_reply(o);
     r->cell = (s * 2 + (mode == LOAD_REUSE)) * 2 + t;
     r->rep = rep;
     lab_cell_cfg(lab, &r->cfg, &lab->eps[t], o->sizes[s], mode, stop);

@@ -23,6 +23,8 @@ struct lab {
     struct endpoint eps[2];      /* tcp, unix */
     pid_t server_pid;            /* 0 when no server runs */
     uint64_t server_close_after; /* the running server's --close-after */
+    size_t server_body_size;     /* the running server's --body-size */
+    struct codec_opts codec;     /* the requests of every cell */
     volatile pid_t *pid_mirror;  /* kept equal to server_pid, for a signal handler; may be NULL */
     struct observe_hook hook;    /* the current cell's outside counters */
     FILE *jsonl;                 /* each finished cell is appended here (--jsonl), or NULL */

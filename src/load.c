@@ -18,8 +18,9 @@
 struct worker {
     const struct load_cfg *cfg;
     unsigned nconns;
-    uint64_t quota; /* count mode: this thread's share; else UINT64_MAX */
-    uint64_t t0;    /* the run began; the window begins at t0 + warmup */
+    unsigned first_conn; /* the number of this thread's first connection in the run */
+    uint64_t quota;      /* count mode: this thread's share; else UINT64_MAX */
+    uint64_t t0;         /* the run began; the window begins at t0 + warmup */
     struct conn_ctx ctx;
     struct conn *conns;
     uint8_t *mem;   /* request copies, receive buffers, codec states */
@@ -32,10 +33,12 @@ struct worker {
 };
 
 static const char *const op_err_names[OP_ERR_KINDS] = {
-    [OP_ERR_REFUSED] = "refused", [OP_ERR_RESET] = "reset",
-    [OP_ERR_TIMEOUT] = "timeout", [OP_ERR_ADDRNOTAVAIL] = "addrnotavail",
-    [OP_ERR_AGAIN] = "eagain",    [OP_ERR_SHORT] = "short",
-    [OP_ERR_WRONG] = "wrong",     [OP_ERR_UNEXPECTED] = "unexpected",
+    [OP_ERR_REFUSED] = "refused",      [OP_ERR_RESET] = "reset",
+    [OP_ERR_TIMEOUT] = "timeout",      [OP_ERR_ADDRNOTAVAIL] = "addrnotavail",
+    [OP_ERR_AGAIN] = "eagain",         [OP_ERR_SHORT] = "short",
+    [OP_ERR_WRONG] = "wrong",          [OP_ERR_UNEXPECTED] = "unexpected",
+    [OP_ERR_TOOBIG] = "too_big",       [OP_ERR_STATUS] = "status",
+    [OP_ERR_ERRREPLY] = "error_reply", [OP_ERR_BODY] = "body",
     [OP_ERR_OTHER] = "other",
 };
 
@@ -104,21 +107,45 @@ static size_t round_up(size_t n, size_t to)
     return (n + to - 1) / to * to;
 }
 
+/* Per-thread memory: the shared request copies, then per connection rbuf, wbuf, codec state. */
+struct worker_layout {
+    size_t reqs;  /* fixed codecs: pipeline copies of the request (and the scratch state) */
+    size_t rbuf;  /* receive buffer per connection */
+    size_t wbuf;  /* other codecs: request buffer per connection */
+    size_t state; /* codec state, rounded up */
+};
+
+static struct worker_layout worker_layout_of(const struct load_cfg *cfg, size_t one)
+{
+    const struct codec_ops *codec = cfg->codec;
+    struct worker_layout lo = { .state = round_up(codec->state_size, 16) };
+    size_t batch = one * cfg->pipeline;
+
+    lo.rbuf = batch < 16384 ? 16384 : batch > 65536 ? 65536 : round_up(batch, 64);
+    if (codec->fixed)
+        lo.reqs = round_up(batch, 64);
+    else
+        lo.wbuf = round_up(batch, 64);
+    return lo;
+}
+
 /* Allocates everything the thread's loop will use; nothing is allocated after this. */
 static int worker_setup(struct worker *w)
 {
+    static const struct codec_opts defaults = { 0 };
     const struct load_cfg *cfg = w->cfg;
     const struct codec_ops *codec = cfg->codec;
     struct conn_ctx *ctx = &w->ctx;
-    struct codec_cfg cc = { .size = cfg->size };
-    size_t req_len = cfg->size, st_size = round_up(codec->state_size, 16);
-    size_t reqs_len = round_up(req_len * cfg->pipeline, 64);
-    size_t rcap = req_len * cfg->pipeline;
+    struct codec_cfg cc = { .size = cfg->size,
+                            .keep_alive = cfg->mode == LOAD_REUSE,
+                            .opts = cfg->opts != NULL ? cfg->opts : &defaults };
+    struct worker_layout lo = worker_layout_of(cfg, codec->max_request(&cc));
+    size_t per_conn = lo.rbuf + lo.wbuf + lo.state;
+    uint8_t *scratch;
     int rc;
 
-    rcap = rcap < 4096 ? 4096 : rcap > 65536 ? 65536 : rcap;
     ctx->loop.epfd = -1; /* so worker_release never closes fd 0 after an early failure */
-    w->mem = calloc(1, reqs_len + st_size + (size_t)w->nconns * (rcap + st_size));
+    w->mem = calloc(1, lo.reqs + lo.state + (size_t)w->nconns * per_conn);
     w->conns = calloc(w->nconns, sizeof(*w->conns));
     ctx->lat = hist_new();
     for (int p = 0; p < PHASES; p++)
@@ -126,23 +153,32 @@ static int worker_setup(struct worker *w)
     if (w->mem == NULL || w->conns == NULL || ctx->lat == NULL) return -ENOMEM;
     rc = loop_init(&ctx->loop);
     if (rc < 0) return rc;
-    /* Encode one request with a scratch state, then copy it `pipeline` times. */
-    codec->init(w->mem + reqs_len, &cc);
-    req_len = codec->encode(w->mem + reqs_len, w->mem, reqs_len);
-    if (req_len == 0) return -EINVAL;
-    for (unsigned i = 1; i < cfg->pipeline; i++)
-        memcpy(w->mem + i * req_len, w->mem, req_len);
     ctx->cfg = cfg;
-    ctx->req = w->mem;
-    ctx->req_len = req_len;
-    ctx->rbuf_cap = rcap;
+    scratch = w->mem + lo.reqs;
+    if (codec->fixed) {
+        /* Encode one request with a scratch state, then copy it `pipeline` times. */
+        size_t req_len;
+        codec->init(scratch, &cc);
+        req_len = codec->encode(scratch, w->mem, lo.reqs);
+        if (req_len == 0) return -EINVAL;
+        for (unsigned i = 1; i < cfg->pipeline; i++)
+            memcpy(w->mem + i * req_len, w->mem, req_len);
+        ctx->req = w->mem;
+        ctx->req_len = req_len;
+        cc.request = ctx->req;
+        cc.request_len = req_len;
+    }
+    ctx->codec_cfg = cc;
+    ctx->wbuf_cap = lo.wbuf;
+    ctx->rbuf_cap = lo.rbuf;
     ctx->window_start_ns = w->t0 + cfg->warmup_ns;
     ctx->quota = w->quota;
     tq_init(&ctx->timeouts, cfg->timeout_ns);
     tq_init(&ctx->retries, CONN_RETRY_NS);
     for (unsigned i = 0; i < w->nconns; i++) {
-        uint8_t *base = w->mem + reqs_len + st_size + (size_t)i * (rcap + st_size);
-        conn_init(&w->conns[i], ctx, base, base + rcap);
+        uint8_t *base = scratch + lo.state + (size_t)i * per_conn;
+        conn_init(&w->conns[i], ctx, base, lo.wbuf ? base + lo.rbuf : NULL,
+                  base + lo.rbuf + lo.wbuf, w->first_conn + i);
         w->ninit++;
     }
     return 0;
@@ -247,6 +283,12 @@ static void worker_merge(struct load_result *res, const struct worker *w)
 
     res->ops += ctx->ops;
     res->connects += ctx->connects;
+    res->requests += ctx->requests;
+    res->replies += ctx->replies;
+    res->reconnects += ctx->reconnects;
+    res->stderr_replies += ctx->stderr_replies;
+    for (size_t k = 0; k < ARRAY_LEN(res->status); k++)
+        res->status[k] += ctx->status[k];
     for (int k = 0; k < OP_ERR_KINDS; k++)
         res->errors[k] += ctx->errors[k];
     res->client_cpu_ns += w->cpu_ns;
@@ -259,11 +301,15 @@ static void worker_merge(struct load_result *res, const struct worker *w)
 
 static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0)
 {
+    unsigned first = 0;
+
     for (unsigned i = 0; i < cfg->threads; i++) {
         struct worker *w = &ws[i];
         w->cfg = cfg;
         w->t0 = t0;
         w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
+        w->first_conn = first;
+        first += w->nconns;
         w->quota = UINT64_MAX;
         if (cfg->count) w->quota = cfg->count / cfg->threads + (i < cfg->count % cfg->threads);
     }

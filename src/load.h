@@ -46,6 +46,10 @@ enum op_err {
     OP_ERR_SHORT,        /* the server closed before the reply was complete */
     OP_ERR_WRONG,        /* the reply differs from what the protocol requires */
     OP_ERR_UNEXPECTED,   /* bytes arrived when no reply was due */
+    OP_ERR_TOOBIG,       /* a reply's header, length or body above the codec's cap */
+    OP_ERR_STATUS,       /* a well-formed reply with a status outside 2xx (http, fcgi) */
+    OP_ERR_ERRREPLY,     /* a protocol error reply: RESP "-ERR", FastCGI protocolStatus != 0 */
+    OP_ERR_BODY,         /* a well-formed reply whose body is not --expect-body */
     OP_ERR_OTHER,        /* any other errno */
     OP_ERR_KINDS
 };
@@ -74,7 +78,10 @@ struct load_cfg {
     const struct codec_ops *codec;
     size_t size; /* payload bytes per request */
     enum load_mode mode;
-    enum load_close close; /* connect mode only */
+    enum load_close close;         /* connect mode only */
+    bool close_auto;               /* --close not given: when the reply says the server closes (http
+                                    * "Connection: close", fcgi without KEEP_CONN), wait for its FIN */
+    const struct codec_opts *opts; /* the protocol's request options; NULL = defaults */
     unsigned conns;
     unsigned threads;
     unsigned pipeline;    /* requests in flight per connection, >= 1 */
@@ -98,6 +105,13 @@ struct load_result {
     uint64_t ops;                  /* ops completed and checked inside the measured window */
     uint64_t errors[OP_ERR_KINDS]; /* failed ops, warm-up included */
     uint64_t connects;             /* successful connects inside the window */
+    uint64_t requests;             /* requests written, warm-up included (servers count these) */
+    uint64_t replies;              /* complete replies parsed, warm-up included */
+    uint64_t reconnects;           /* a kept connection the server closed, reopened (warm-up
+                                    * included); not an error */
+    uint64_t status[6];            /* replies by status class: [1]..[5] = 1xx..5xx, [0] other;
+                                    * only for protocols with a status (http, fcgi) */
+    uint64_t stderr_replies;       /* fcgi replies that carried FCGI_STDERR output */
     uint64_t window_ns;            /* length of the measured window */
     uint64_t client_cpu_ns;        /* CPU time of the load threads inside the window */
     bool interrupted;              /* *stop ended the run early */

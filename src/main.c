@@ -320,6 +320,7 @@ static int cmd_serve(int argc, char **argv)
         .ncpus = ncpus,
         .stop_on_sigint = true,
         .close_after = o.close_after,
+        .body_size = o.body_size,
     };
     if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
     for (unsigned i = 0; i < o.neps; i++)
@@ -331,10 +332,11 @@ static int cmd_serve(int argc, char **argv)
     server_close(&srv, true);
     if (rc < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
     printf("hopbench: stopped: %llu connections, %llu bytes in, %llu bytes out, %llu resets, "
-           "%llu errors\n",
+           "%llu errors, %llu requests, %llu bad requests\n",
            (unsigned long long)srv.stats.accepted, (unsigned long long)srv.stats.bytes_in,
            (unsigned long long)srv.stats.bytes_out, (unsigned long long)srv.stats.resets,
-           (unsigned long long)srv.stats.errors);
+           (unsigned long long)srv.stats.errors, (unsigned long long)srv.stats.requests,
+           (unsigned long long)srv.stats.bad);
     return HB_EXIT_OK;
 }
 
@@ -347,7 +349,7 @@ static void lab_arm_emergency(const struct lab *lab)
 
 static void lab_header(const struct lab *lab, const struct lab_opts *o)
 {
-    printf("hopbench %s lab: echo over %s and %s; server pid %ld\n", HOPBENCH_VERSION,
+    printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto,
            lab->eps[0].text, lab->eps[1].text, (long)lab->server_pid);
     print_placement(&lab->place);
     printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
@@ -398,7 +400,7 @@ static int cmd_lab(int argc, char **argv)
     run_rc = lab_run(&lab, stdout, &g_stop, &err);
     if (lab.jsonl != NULL) fclose(lab.jsonl);
     lab.jsonl = NULL;
-    snprintf(server, sizeof(server), "built-in echo (pid %ld)", (long)lab.server_pid);
+    snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto, (long)lab.server_pid);
     if (o.reps > 1)
         printf("\nThe tables show the first run of each cell; the summaries after them cover all "
                "%u.\n",

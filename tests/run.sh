@@ -48,7 +48,7 @@ done
 for t in tests/integration/test_*.sh; do
     [ -f "$t" ] || continue
     out=$(mktemp)
-    HOPBENCH="$B/hopbench" timeout 600 bash "$t" >"$out" 2>&1
+    HOPBENCH="$B/hopbench" TOOLS="$B/tools" timeout 600 bash "$t" >"$out" 2>&1
     rc=$?
     p=$(grep -c '^ok ' "$out")
     f=$(grep -c '^not ok ' "$out")

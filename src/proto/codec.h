@@ -1,6 +1,6 @@
 /*
- * codec: the one interface every client protocol speaks (echo now; http,
- * fcgi, resp later). A codec is a pure function over buffers: it writes a
+ * codec: the one interface every client protocol speaks (echo, http, fcgi,
+ * resp). A codec is a pure function over buffers: it writes a
  * request into caller memory and parses reply bytes incrementally. It never
  * touches a socket, a clock, the heap or a global, so it can be unit-tested
  * and fuzzed in isolation.
@@ -12,6 +12,7 @@
 #ifndef HOPBENCH_PROTO_CODEC_H
 #define HOPBENCH_PROTO_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,30 +24,73 @@ enum codec_rc {
 
 enum codec_err {
     CODEC_ERR_NONE = 0,
-    CODEC_ERR_MISMATCH, /* bytes differ from what the protocol requires */
-    CODEC_ERR_TOO_BIG,  /* a length or header above the codec's cap */
+    CODEC_ERR_MISMATCH, /* bytes differ from what the protocol requires (garbage) */
+    CODEC_ERR_TOO_BIG,  /* a length, header or body above the codec's cap */
+    CODEC_ERR_BODY,     /* a well-formed reply whose body is not --expect-body */
+};
+
+/* Redis commands the resp codec sends. */
+enum codec_redis_cmd { REDIS_PING = 0, REDIS_SET, REDIS_GET };
+
+/*
+ * What the command line says about the requests. Strings are NUL-terminated
+ * and outlive every codec state; NULL means "the codec's default".
+ */
+struct codec_opts {
+    const char *method;        /* http, fcgi: "GET" (default) or "POST" (body = size bytes) */
+    const char *path;          /* http: request target, default "/"; fcgi: SCRIPT_NAME and
+                                * REQUEST_URI, default "/bench" */
+    const char *host;          /* http: Host header, default "localhost" */
+    const char *expect_body;   /* http, fcgi: the body must equal this; NULL = not checked */
+    const char *script;        /* fcgi: SCRIPT_FILENAME; default DOCUMENT_ROOT + path */
+    const char *docroot;       /* fcgi: DOCUMENT_ROOT, default "/var/www/html" */
+    const char *query;         /* fcgi: QUERY_STRING, default "" */
+    const char *const *params; /* fcgi: extra "NAME=VALUE" params, in order */
+    unsigned nparams;
+    enum codec_redis_cmd redis_cmd; /* resp: PING, SET or GET (default PING) */
+    uint64_t keys;                  /* resp: keys cycle through key:0 .. key:(keys-1); 0 = 1 */
 };
 
 struct codec_cfg {
-    size_t size;            /* payload bytes (echo: message size) */
-    const uint8_t *request; /* the request as encoded, for codecs that check echoes */
+    size_t size;            /* payload bytes: echo message; http/fcgi POST body; resp value */
+    const uint8_t *request; /* echo: the request as encoded, checked against the echo */
     size_t request_len;
+    bool keep_alive;               /* reuse mode: ask the server to keep the connection open */
+    unsigned conn_index;           /* this connection's number, to spread keys across connections */
+    const struct codec_opts *opts; /* never NULL */
 };
 
+/* What a completed reply said, beyond "it was well-formed". feed() fills it on DONE. */
 struct codec_msg {
     enum codec_err err;
-    size_t err_off; /* offset of the first bad byte within the reply */
+    size_t err_off;        /* offset of the first bad byte within the reply */
+    unsigned status;       /* http status, fcgi CGI "Status:" (200 when absent); 0 = none */
+    bool closes;           /* the server closes the connection after this reply
+                            * (http "Connection: close", fcgi without FCGI_KEEP_CONN) */
+    bool error_reply;      /* a protocol-level error: a RESP "-ERR", a FastCGI END_REQUEST
+                            * whose protocolStatus is not REQUEST_COMPLETE */
+    uint32_t stderr_bytes; /* fcgi: FCGI_STDERR bytes in this reply */
 };
 
 struct codec_ops {
     const char *name;
     size_t state_size; /* bytes of per-connection state the caller provides */
+    bool fixed;        /* every request is the same bytes: encode once, send many times */
+    size_t (*max_request)(const struct codec_cfg *cfg); /* bytes one request needs */
     void (*init)(void *st, const struct codec_cfg *cfg);
-    /* Writes one request into dst; returns its length, or 0 if cap is too small. */
+    /* Writes the next request into dst; returns its length, or 0 if cap is too small. */
     size_t (*encode)(void *st, uint8_t *dst, size_t cap);
     /* Parses reply bytes; *used = bytes consumed (all of them unless DONE or ERROR). */
     enum codec_rc (*feed)(void *st, const uint8_t *src, size_t len, size_t *used,
                           struct codec_msg *msg);
+    /*
+     * The server closed the connection. DONE when that completes a reply read
+     * until close (an http body with neither length nor chunks), ERROR otherwise
+     * (msg->err = MISMATCH when a reply was cut short). May be NULL: ERROR.
+     */
+    enum codec_rc (*eof)(void *st, struct codec_msg *msg);
+    /* Forgets a partial reply: the next byte fed begins a new one. */
+    void (*reset)(void *st);
 };
 
 /* The codec called `name`, or NULL. */
@@ -58,6 +102,8 @@ const char *codec_names(void);
 static inline const char *codec_err_str(enum codec_err e)
 {
     switch (e) {
+    case CODEC_ERR_BODY:
+        return "body";
     case CODEC_ERR_NONE:
         return "none";
     case CODEC_ERR_MISMATCH:

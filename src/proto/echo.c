@@ -60,10 +60,26 @@ static enum codec_rc echo_feed(void *st, const uint8_t *src, size_t len, size_t 
     return CODEC_DONE;
 }
 
+static size_t echo_max_request(const struct codec_cfg *cfg)
+{
+    return cfg->size;
+}
+
+static void echo_reset(void *st)
+{
+    struct echo_state *e = st;
+
+    e->off = 0;
+}
+
 const struct codec_ops echo_codec = {
     .name = "echo",
     .state_size = sizeof(struct echo_state),
+    .fixed = true,
+    .max_request = echo_max_request,
     .init = echo_init,
     .encode = echo_encode,
     .feed = echo_feed,
+    .eof = NULL, /* a reply cut short by a close is short */
+    .reset = echo_reset,
 };

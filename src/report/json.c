@@ -68,6 +68,21 @@ static json_t *phases_json(const struct load_result *res)
     return o;
 }
 
+/* Replies by status class; {} for protocols without a status. */
+static json_t *status_json(const struct load_result *res)
+{
+    static const char *const names[6] = { "other", "1xx", "2xx", "3xx", "4xx", "5xx" };
+    json_t *o = json_object();
+    uint64_t any = 0;
+
+    for (size_t k = 0; k < ARRAY_LEN(names); k++)
+        any += res->status[k];
+    if (any == 0) return o;
+    for (size_t k = 0; k < ARRAY_LEN(names); k++)
+        json_object_set_new(o, names[k], json_integer((json_int_t)res->status[k]));
+    return o;
+}
+
 static json_t *errors_json(const struct load_result *res)
 {
     json_t *o = json_object();
@@ -158,7 +173,7 @@ json_t *report_run_json(const struct run_record *r)
     uint64_t errors = load_errors_total(res);
     bool valid = load_result_valid(res);
 
-    return json_pack(
+    json_t *run = json_pack(
         "{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
         "s:o, s:b, s:b, s:f, s:f, s:o, s:o, s:o, s:o}",
         "cell", (int)r->cell, "rep", (int)r->rep, "proto", r->proto, "endpoint", c->ep.text,
@@ -173,6 +188,15 @@ json_t *report_run_json(const struct run_record *r)
         res->interrupted, "ops_per_s", report_ops_per_s(r), "client_cpu_ns_per_op",
         report_cpu_ns_per_op(r), "latency_ns", report_latency_json(res->lat), "histogram",
         report_hist_json(res->lat), "phases", phases_json(res), "observed", observed_json(r));
+
+    if (run == NULL) return NULL;
+    json_object_set_new(run, "size_of", json_string(r->size_is_reply ? "reply" : "request"));
+    json_object_set_new(run, "requests", json_integer((json_int_t)res->requests));
+    json_object_set_new(run, "replies", json_integer((json_int_t)res->replies));
+    json_object_set_new(run, "reconnects", json_integer((json_int_t)res->reconnects));
+    json_object_set_new(run, "stderr_replies", json_integer((json_int_t)res->stderr_replies));
+    json_object_set_new(run, "status", status_json(res));
+    return run;
 }
 
 static json_t *machine_json(const struct machine *m)

@@ -24,8 +24,9 @@ struct run_record {
     struct load_result res;
     struct observe_result obs; /* valid when observed */
     bool observed;
-    unsigned cell; /* which cell (endpoint) of the plan this run measured */
-    unsigned rep;  /* the how-manieth run of that cell, from 0 */
+    unsigned cell;      /* which cell (endpoint) of the plan this run measured */
+    unsigned rep;       /* the how-manieth run of that cell, from 0 */
+    bool size_is_reply; /* cfg.size is the server's reply body (lab http, fcgi), not the request */
 };
 
 /* What the whole invocation was. */

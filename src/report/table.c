@@ -217,11 +217,14 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
     char sz[32];
 
+    const struct run_record *any = find(recs, n, size, LOAD_REUSE, "tcp");
+
+    if (any == NULL) any = &recs[0];
     fmt_size(sz, sizeof(sz), size);
-    fprintf(
-        f,
-        "\n%s echo round trips (latency µs; CPU µs per op: client, server, both, whole system)\n",
-        sz);
+    fprintf(f,
+            "\n%s%s %s round trips (latency µs; CPU µs per op: client, server, both, whole "
+            "system)\n",
+            sz, any->size_is_reply ? " reply" : "", any->proto);
     fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %8s %8s %8s %8s %7s\n", "mode", "transport", "ops/s",
             "p50", "p95", "p99", "client", "server", "both", "system", "errors");
     for (size_t m = 0; m < ARRAY_LEN(modes); m++) {

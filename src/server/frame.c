@@ -2,8 +2,10 @@
  * frame: accept and worker threads for the built-in servers (see server.h).
  *
  * Invariant per connection: while `out_len` > 0 the reply view may point into
- * `buf`, so nothing is read into `buf` until the reply is sent. That gives
- * back-pressure for free: a client that stops reading stops being read.
+ * `buf` (or `obuf`), so nothing is read into `buf` and nothing more is
+ * processed until the reply is sent. That gives back-pressure for free: a
+ * client that stops reading stops being read. Each slot's buffers and
+ * protocol state come from its chunk's one allocation, made once.
  */
 #include "server/server.h"
 
@@ -29,18 +31,20 @@ struct srv_conn {
     struct loop_fd lfd;
     struct srv_worker *w;
     struct srv_conn *next_free;
-    const uint8_t *out; /* reply bytes still to send */
-    size_t out_len;
-    size_t in_len;   /* bytes in buf */
-    size_t consumed; /* bytes of buf the pending reply answers */
-    uint64_t sent;   /* reply bytes sent on this connection */
-    bool want_out;   /* EPOLLOUT registered (only after a send filled the buffer: AF_UNIX
-                      * would otherwise wake us with EPOLLOUT every time the client reads) */
-    uint8_t buf[SERVER_BUF];
+    struct server_io io; /* io.out, io.out_len: reply bytes still to send */
+    size_t in_len;       /* bytes in buf */
+    size_t consumed;     /* bytes of buf the pending reply answers */
+    uint64_t sent;       /* reply bytes sent on this connection */
+    bool want_out;       /* EPOLLOUT registered (only after a send filled the buffer: AF_UNIX
+                          * would otherwise wake us with EPOLLOUT every time the client reads) */
+    bool pending;        /* bytes left in buf may hold whole requests: process before reading */
+    bool closing;        /* close once the reply is sent (the protocol said so, or an error) */
+    uint8_t *buf;        /* in_cap bytes */
 };
 
 struct srv_chunk {
     struct srv_chunk *next;
+    uint8_t *mem; /* every slot's buf, obuf and state */
     struct srv_conn slots[SLOTS_PER_CHUNK];
 };
 
@@ -55,6 +59,9 @@ struct srv_worker {
     struct srv_listener *listeners;
     struct srv_conn *free_list;
     struct srv_chunk *chunks;
+    size_t in_cap; /* the protocol's buffer sizes */
+    size_t out_cap;
+    size_t state_size;
     struct server_stats stats;
     bool stop;
     pthread_t tid;
@@ -104,19 +111,38 @@ void server_close(struct server *s, bool unlink_files)
 
 static void srv_conn_on_event(struct loop *l, int fd, void *data, unsigned events);
 
+static size_t srv_round16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
 /* A free connection slot; a new chunk of slots when none is left. NULL on OOM. */
 static struct srv_conn *srv_conn_get(struct srv_worker *w)
 {
     struct srv_conn *c = w->free_list;
 
     if (c == NULL) {
+        size_t per = srv_round16(w->in_cap) + srv_round16(w->out_cap) + w->state_size;
         struct srv_chunk *ch = calloc(1, sizeof(*ch));
         if (ch == NULL) return NULL;
+        ch->mem = malloc(per * SLOTS_PER_CHUNK);
+        if (ch->mem == NULL) {
+            free(ch);
+            return NULL;
+        }
         ch->next = w->chunks;
         w->chunks = ch;
         for (int i = SLOTS_PER_CHUNK - 1; i >= 0; i--) {
-            ch->slots[i].next_free = w->free_list;
-            w->free_list = &ch->slots[i];
+            struct srv_conn *slot = &ch->slots[i];
+            uint8_t *base = ch->mem + (size_t)i * per;
+            slot->lfd.fd = -1;
+            slot->buf = base;
+            slot->io.obuf = w->out_cap ? base + srv_round16(w->in_cap) : NULL;
+            slot->io.ocap = w->out_cap;
+            slot->io.state =
+                w->state_size ? base + srv_round16(w->in_cap) + srv_round16(w->out_cap) : NULL;
+            slot->next_free = w->free_list;
+            w->free_list = slot;
         }
         c = w->free_list;
     }
@@ -145,10 +171,11 @@ static void srv_accept_one(struct srv_worker *w, int cfd)
     }
     c->w = w;
     c->lfd = (struct loop_fd){ .fn = srv_conn_on_event, .data = c, .fd = cfd };
-    c->out = NULL;
-    c->out_len = c->in_len = c->consumed = 0;
+    c->io.out = NULL;
+    c->io.out_len = c->in_len = c->consumed = 0;
     c->sent = 0;
-    c->want_out = false;
+    c->want_out = c->pending = c->closing = false;
+    if (c->io.state != NULL) memset(c->io.state, 0, w->state_size);
     /* TCP_NODELAY is inherited from the listener (endpoint_listen sets it). */
     if (loop_add(&w->loop, &c->lfd, EPOLLIN | EPOLLRDHUP | EPOLLET) < 0) {
         w->stats.errors++;
@@ -183,8 +210,6 @@ static void srv_on_listener(struct loop *l, int fd, void *data, unsigned events)
     }
 }
 
-/* Sends the pending reply. Returns 1 when all sent, 0 to wait for EPOLLOUT, a negative errno on
- * error. */
 /* The socket buffer is full: ask for EPOLLOUT, once per connection. 0 or a negative errno. */
 static int srv_want_out(struct srv_conn *c)
 {
@@ -196,16 +221,17 @@ static int srv_want_out(struct srv_conn *c)
     return rc;
 }
 
+/* Sends the pending reply. Returns 1 when all sent, 0 to wait for EPOLLOUT, a negative errno. */
 static int srv_flush(struct srv_conn *c)
 {
-    while (c->out_len > 0) {
-        ssize_t n = send(c->lfd.fd, c->out, c->out_len, MSG_NOSIGNAL);
+    while (c->io.out_len > 0) {
+        ssize_t n = send(c->lfd.fd, c->io.out, c->io.out_len, MSG_NOSIGNAL);
         if (n == -1) {
             if (errno == EINTR) continue;
             return errno == EAGAIN ? srv_want_out(c) : -errno;
         }
-        c->out += n;
-        c->out_len -= (size_t)n;
+        c->io.out += n;
+        c->io.out_len -= (size_t)n;
         c->sent += (uint64_t)n;
         c->w->stats.bytes_out += (uint64_t)n;
     }
@@ -223,41 +249,68 @@ static int srv_flush(struct srv_conn *c)
 static ssize_t srv_read(struct srv_conn *c)
 {
     for (;;) {
-        ssize_t n = recv(c->lfd.fd, c->buf + c->in_len, SERVER_BUF - c->in_len, 0);
+        ssize_t n = recv(c->lfd.fd, c->buf + c->in_len, c->w->in_cap - c->in_len, 0);
         if (n >= 0) return n;
         if (errno != EINTR) return -errno;
     }
 }
 
+/* Hands buf to the protocol part; its reply goes out before buf is touched again. */
+static void srv_process(struct srv_conn *c)
+{
+    struct srv_worker *w = c->w;
+    size_t used;
+
+    c->io.out = NULL;
+    c->io.out_len = 0;
+    c->io.close = false;
+    c->io.answered = 0;
+    used = w->s->cfg->proto->process(w->s->shared, &c->io, c->buf, c->in_len);
+    if (used == SERVER_PROTO_ERROR) {
+        w->stats.bad++;
+        c->closing = true;
+        used = c->in_len;
+    }
+    w->stats.requests += c->io.answered;
+    c->closing |= c->io.close;
+    c->consumed = used;
+    /* Progress with bytes left over: they may hold more whole requests. */
+    c->pending = used > 0 && used < c->in_len && !c->closing;
+}
+
 /*
- * Serves what the socket holds. Returns 0 to wait for the next edge, 1 when
- * the peer closed cleanly, a negative errno to close on an error.
+ * Serves what the socket holds. Returns 0 to wait for the next edge, 1 to
+ * close cleanly (the peer closed, or the server closes first), a negative
+ * errno to close on an error.
  */
 static int srv_serve(struct srv_conn *c)
 {
     const struct server_cfg *cfg = c->w->s->cfg;
+    bool drained = false;
 
     for (;;) {
         int fl = srv_flush(c);
-        size_t want = SERVER_BUF - c->in_len;
+        size_t want;
         ssize_t n;
 
         if (fl <= 0) return fl;
-        if (cfg->close_after > 0 && c->sent >= cfg->close_after)
-            return 1;                    /* the server closes first */
+        if (c->closing || (cfg->close_after > 0 && c->sent >= cfg->close_after))
+            return 1; /* the server closes first */
+        if (c->pending) {
+            srv_process(c);
+            continue;
+        }
+        /* A short read drained the socket: the next edge brings more. */
+        if (drained) return 0;
+        want = c->w->in_cap - c->in_len;
         if (want == 0) return -EMSGSIZE; /* a request larger than the buffer */
         n = srv_read(c);
         if (n == -EAGAIN) return 0;
         if (n <= 0) return n == 0 ? 1 : (int)n;
         c->w->stats.bytes_in += (uint64_t)n;
         c->in_len += (size_t)n;
-        c->consumed = cfg->proto->process(c->buf, c->in_len, &c->out, &c->out_len);
-        if ((size_t)n < want) {
-            /* Drained: send the reply; the next edge brings more. */
-            fl = srv_flush(c);
-            if (fl == 1 && cfg->close_after > 0 && c->sent >= cfg->close_after) return 1;
-            return fl < 0 ? fl : 0;
-        }
+        drained = (size_t)n < want;
+        srv_process(c);
     }
 }
 
@@ -294,6 +347,7 @@ static void srv_worker_release(struct srv_worker *w)
         next = ch->next;
         for (int i = 0; i < SLOTS_PER_CHUNK; i++)
             if (ch->slots[i].w != NULL && ch->slots[i].lfd.fd >= 0) close(ch->slots[i].lfd.fd);
+        free(ch->mem);
         free(ch);
     }
     w->chunks = NULL;
@@ -307,6 +361,9 @@ static int srv_worker_setup(struct srv_worker *w, int stop_fd)
     int rc = loop_init(&w->loop);
 
     if (rc < 0) return rc;
+    w->in_cap = s->cfg->proto->in_cap ? s->cfg->proto->in_cap : SERVER_BUF;
+    w->out_cap = s->cfg->proto->out_cap;
+    w->state_size = srv_round16(s->cfg->proto->conn_size);
     w->listeners = xcalloc(s->cfg->neps, sizeof(*w->listeners));
     w->stop_lfd = (struct loop_fd){ .fn = srv_on_stop, .data = w, .fd = stop_fd };
     rc = loop_add(&w->loop, &w->stop_lfd, EPOLLIN);
@@ -391,6 +448,11 @@ int server_run(struct server *s, struct hb_err *err)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     rc = srv_pin(s->cfg, err);
+    if (rc == 0 && s->cfg->proto->create != NULL) {
+        rc = s->cfg->proto->create(s->cfg, &s->shared);
+        if (rc < 0)
+            hb_fail(err, rc, "cannot set up the %s server: %s", s->cfg->proto->name, strerror(-rc));
+    }
     if (rc == 0) rc = srv_start_workers(s, ws, stop_fd, &started, err);
     if (rc == 0) srv_wait_for_signal(s->cfg);
     eventfd_write(stop_fd, 1);
@@ -401,8 +463,12 @@ int server_run(struct server *s, struct hb_err *err)
         s->stats.bytes_out += ws[i].stats.bytes_out;
         s->stats.resets += ws[i].stats.resets;
         s->stats.errors += ws[i].stats.errors;
+        s->stats.requests += ws[i].stats.requests;
+        s->stats.bad += ws[i].stats.bad;
         srv_worker_release(&ws[i]);
     }
+    if (s->shared != NULL && s->cfg->proto->destroy != NULL) s->cfg->proto->destroy(s->shared);
+    s->shared = NULL;
     close(stop_fd);
     free(ws);
     return rc;

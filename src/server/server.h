@@ -23,18 +23,47 @@
 
 #define SERVER_BUF ((size_t)16 * 1024) /* receive buffer per connection */
 
-struct server_proto {
-    const char *name;
-    /*
-     * Takes the unconsumed request bytes in[0..len) and returns how many it
-     * consumed; sets *out and *out_len to the reply bytes to send for them. *out
-     * may point into `in` (echo): the frame sends it before touching `in`
-     * again. A partial request is left unconsumed for the next call.
-     */
-    size_t (*process)(const uint8_t *in, size_t len, const uint8_t **out, size_t *out_len);
+struct server_cfg;
+
+/*
+ * One call's worth of a connection, as a protocol part sees it. The frame
+ * zeroes `state` at accept; `obuf` (proto->out_cap bytes) belongs to this
+ * connection and is not touched by the frame until the reply is sent.
+ */
+struct server_io {
+    void *state;   /* proto->conn_size bytes, zeroed when the connection is accepted */
+    uint8_t *obuf; /* where replies may be built; NULL when out_cap is 0 */
+    size_t ocap;
+    const uint8_t *out; /* set by process: the reply bytes to send (into obuf, in, or static) */
+    size_t out_len;
+    bool close;        /* set by process: close the connection once the reply is sent */
+    unsigned answered; /* set by process: requests this call's reply answers */
 };
 
-extern const struct server_proto server_echo;
+struct server_proto {
+    const char *name;
+    size_t conn_size; /* per-connection state bytes */
+    size_t in_cap;    /* receive buffer per connection; 0 = SERVER_BUF */
+    size_t out_cap;   /* reply buffer per connection (io->obuf); 0 = none */
+    /* Optional: state shared by all workers (a key-value store). 0 or a negative errno. */
+    int (*create)(const struct server_cfg *cfg, void **shared);
+    void (*destroy)(void *shared);
+    /*
+     * Takes the unconsumed request bytes in[0..len) and returns how many it
+     * consumed; sets io->out and io->out_len to the reply for them (out_len 0:
+     * nothing to send yet). io->out may point into `in` (echo): the frame
+     * sends it before touching `in` again. A partial request may be left
+     * unconsumed for the next call, or consumed into io->state (a long body).
+     * Returns SERVER_PROTO_ERROR for a request it cannot parse: the frame
+     * sends io->out, if any, and closes. len == in_cap with nothing consumed
+     * is a request too large for the buffer: the frame closes.
+     */
+    size_t (*process)(void *shared, struct server_io *io, const uint8_t *in, size_t len);
+};
+
+#define SERVER_PROTO_ERROR SIZE_MAX
+
+extern const struct server_proto server_echo, server_http, server_fcgi, server_redis;
 
 /* The built-in server called `name` ("echo"), or NULL. */
 const struct server_proto *server_proto_find(const char *name);
@@ -52,6 +81,7 @@ struct server_cfg {
     bool stop_on_sigint;  /* SIGINT stops it too (false: ignored, for a lab's child) */
     uint64_t close_after; /* > 0: the server closes a connection first once it has sent this
                            * many bytes on it (echo of one message: the server holds TIME_WAIT) */
+    size_t body_size;     /* http, fcgi: reply body bytes; 0 = the protocol's short greeting */
 };
 
 struct server_stats {
@@ -61,11 +91,14 @@ struct server_stats {
     uint64_t resets;    /* connections the peer reset (ECONNRESET, EPIPE): normal when a
                          * load generator closes with a reply unread at the end of a run */
     uint64_t errors;    /* connections ended by any other error */
+    uint64_t requests;  /* requests answered (echo: reads answered) */
+    uint64_t bad;       /* requests the protocol part could not parse (connection closed) */
 };
 
 struct server {
     const struct server_cfg *cfg;
-    int *lfds; /* one listening fd per endpoint, -1 when closed */
+    void *shared; /* the protocol's shared state (proto->create), or NULL */
+    int *lfds;    /* one listening fd per endpoint, -1 when closed */
     struct server_stats stats;
 };
 

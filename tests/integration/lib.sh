@@ -190,7 +190,7 @@ stop_pid() {
 
 # start_server NAME SERVE-ARGS... : "$HOPBENCH serve SERVE-ARGS..." in the background
 # (stdout $T/NAME.out, stderr $T/NAME.err). Waits up to 5 s for one "listening on"
-# line per --listen/-l argument. PROTO is echo. Sets SRV_PID, SRV_PORT (the first TCP port, if any)
+# line per --listen/-l argument. PROTO (env) is the protocol, echo by default. Sets SRV_PID, SRV_PORT (the first TCP port, if any)
 # and SRV_OUT. Returns 1 (after a not_ok line) if the server did not come up.
 start_server() {
     local name=$1
@@ -201,7 +201,7 @@ start_server() {
         --listen | -l | --listen=*) want=$((want + 1)) ;;
         esac
     done
-    spawn "$name" serve echo "$@"
+    spawn "$name" serve "${PROTO:-echo}" "$@"
     SRV_PID=$SPAWNED
     SRV_OUT=$T/$name.out
     SRV_PORT=
@@ -295,7 +295,7 @@ def lat_ok: .latency_ns as $l
   and $l.p95 <= $l.p99 and $l.p99 <= $l.p999 and $l.p999 <= $l.p9999
   and le_edge($l.p99; $l.max) and le_edge($l.p9999; $l.max)
   and $l.min <= $l.mean and le_edge($l.mean; $l.max);
-def error_kinds: ["refused","reset","timeout","addrnotavail","eagain","short","wrong","unexpected","other"];
+def error_kinds: ["refused","reset","timeout","addrnotavail","eagain","short","wrong","unexpected","too_big","status","error_reply","body","other"];
 def errors_zero: (.errors | keys | sort) == (error_kinds | sort) and all(.errors[]; . == 0)
   and .errors_total == 0;
 def errors_sum: (.errors | add) == .errors_total;
