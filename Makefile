@@ -128,8 +128,9 @@ fuzz: | deps
 	@sh scripts/deps.sh fuzz
 	@mkdir -p build/fuzz
 	@set -e; for t in $(FUZZ_NAMES); do \
+	  extra=; case $$t in *_server) extra=src/server/$${t%_server}.c;; esac; \
 	  clang -std=c11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC); \
+	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC) $$extra; \
 	  rm -rf build/fuzz/corpus-$$t && cp -r fuzz/corpus/$$t build/fuzz/corpus-$$t; \
 	  echo "  FUZZ   $$t ($(FUZZ_SECONDS) s)"; \
 	  build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \

@@ -51,6 +51,13 @@ static const char usage_run[] =
     "      --mode M          connect: a new connection per request (batch); reuse: one\n"
     "                        connection for many requests (default reuse)\n"
     "      --pipeline P      requests in flight per connection (default 1)\n"
+    "      --rate R          open loop: R ops/s in all, spread over the connections, each\n"
+    "                        on its own schedule; or N% of the closed-loop maximum, measured\n"
+    "                        first with the same settings (for up to 3 s). Latency counts from\n"
+    "                        each op's intended send time (corrected for coordinated\n"
+    "                        omission); the service time, from the actual send, is shown\n"
+    "                        beside it. A run below 99 % of R is flagged saturated\n"
+    "      --arrivals A      open loop: constant (default) or poisson gaps (seeded: --seed)\n"
     "      --close WHO       connect mode: who closes first and so holds TIME_WAIT:\n"
     "                        client (default), server (wait for the server's FIN; start the\n"
     "                        built-in server with --close-after SIZE) or rst (SO_LINGER 0:\n"
@@ -129,10 +136,15 @@ static const char usage_serve[] =
     "      --close-after B   close each connection first once B bytes were sent on it (one\n"
     "                        echo of B bytes): the server holds TIME_WAIT (run --close server)\n"
     "      --body-size B     http, fcgi: answer with a B-byte body instead of the greeting\n"
+    "      --delay-us D      service time: every reply waits D us in the worker thread that\n"
+    "                        made it (with --threads N: at most N / D requests per second)\n"
+    "      --stall-every N   with --stall-ms M: after every N requests (server-wide), the\n"
+    "      --stall-ms M      worker that answered the Nth stalls M ms (to test a measurement)\n"
     "  -h, --help            this text\n";
 
 static const char usage_lab[] =
     "usage: hopbench [lab] [OPTIONS]\n"
+    "       hopbench lab overload [OPTIONS]\n"
     "\n"
     "Starts a built-in echo server (a child process) on a TCP loopback port and on a Unix\n"
     "socket in a private temporary directory, measures {tcp, unix} x {connect, reuse} x\n"
@@ -142,7 +154,20 @@ static const char usage_lab[] =
     "      --proto P         echo (default), http, fcgi or redis: the built-in server and the\n"
     "                        client speak it; sizes are the echo message, the http and fcgi\n"
     "                        reply body, the redis SET value\n"
+    "      --rates LIST      after each closed-loop cell, open-loop runs at these shares of\n"
+    "                        the ops/s it measured, e.g. 30%,60%,90% (60 % is the headline):\n"
+    "                        latency from the intended send time and service time, p99.9,\n"
+    "                        p99.99, max, and whether the rate was achieved\n"
     "      --quick           shorter cells: about 15 s in all\n"
+    "      --backlog N       the lab server's listen backlog (default 511; overload 4)\n"
+    "      --server-threads N  the lab server's worker threads (default: its CPUs; overload 1)\n"
+    "      --delay-us D      the lab server's service time per request (default 0;\n"
+    "                        overload 5000)\n"
+    "'lab overload' reproduces an overload test: 64 connections, each op a new connection,\n"
+    "3 s per transport, against one worker with a 4-slot backlog busy 5 ms per request; per\n"
+    "transport it prints ops/s, connect errors by kind (AF_UNIX: eagain; TCP: SYNs dropped,\n"
+    "so ListenOverflows and TCPSynRetrans grow and ops wait out 1 s retransmits), resets and\n"
+    "the ops that took 1 s or more.\n"
     "  -d, --duration S      measured seconds per cell (default 3; --quick 0.75)\n"
     "      --warmup S        discarded seconds before each cell (default 1; --quick 0.25)\n"
     "      --sizes LIST      payload sizes, e.g. 64,4KiB,64KiB (the default)\n"
@@ -301,7 +326,40 @@ enum {
     OPT_VALUE_SIZE,
     OPT_BODY_SIZE,
     OPT_PROTO,
+    OPT_RATE,
+    OPT_ARRIVALS,
+    OPT_RATES,
+    OPT_DELAY_US,
+    OPT_STALL_EVERY,
+    OPT_STALL_MS,
+    OPT_SERVER_THREADS,
 };
+
+/* --rate R (ops/s in all) or --rate N% (of the closed-loop maximum). */
+static int opt_rate(const char *val, double *rate, double *share, struct hb_err *err)
+{
+    char *end = NULL;
+    double v;
+
+    errno = 0;
+    v = strtod(val, &end);
+    if (end == val || errno != 0 || !(v > 0) || v > 1e9) goto bad;
+    if (*end == '%' && end[1] == '\0') {
+        if (v > 1000) goto bad;
+        *share = v / 100;
+        *rate = 0;
+        return 0;
+    }
+    if (*end != '\0') goto bad;
+    *rate = v;
+    *share = 0;
+    return 0;
+bad:
+    return hb_fail(err, -EINVAL,
+                   "--rate: '%s' is not a rate in ops/s (e.g. 20000) or a share of the "
+                   "closed-loop maximum (e.g. 60%%)",
+                   val);
+}
 
 /* --expect-body: the text with \n, \r, \t and \\ decoded, so a shell user can write "hello\n". */
 static int opt_body(const char *val, char *dst, size_t cap, struct hb_err *err)
@@ -393,6 +451,14 @@ static int run_proto_option(int c, const char *val, struct run_opts *o, struct h
     case OPT_VALUE_SIZE:
         o->size_given = true;
         rc = opt_size("--value-size", val, &o->load.size, err);
+        break;
+    case OPT_RATE:
+        rc = opt_rate(val, &o->load.rate, &o->rate_share, err);
+        break;
+    case OPT_ARRIVALS:
+        if (strcmp(val, "constant") != 0 && strcmp(val, "poisson") != 0)
+            return hb_fail(err, -EINVAL, "--arrivals: '%s' is not constant or poisson", val);
+        o->load.poisson = val[0] == 'p';
         break;
     default:
         rc = -EINVAL;
@@ -636,6 +702,8 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         { "command", required_argument, NULL, OPT_COMMAND },
         { "keys", required_argument, NULL, OPT_KEYS },
         { "value-size", required_argument, NULL, OPT_VALUE_SIZE },
+        { "rate", required_argument, NULL, OPT_RATE },
+        { "arrivals", required_argument, NULL, OPT_ARRIVALS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -658,6 +726,15 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
     if (o->load.threads > o->load.conns)
         return hb_fail(err, -EINVAL, "run: --threads %u is more than --connections %u",
                        o->load.threads, o->load.conns);
+    if ((o->load.rate > 0 || o->rate_share > 0) && o->load.pipeline > 1)
+        return hb_fail(err, -EINVAL, "run: --rate sends one request at a time; drop --pipeline");
+    if (o->load.poisson && o->load.rate == 0 && o->rate_share == 0)
+        return hb_fail(err, -EINVAL, "run: --arrivals needs --rate");
+    o->load.seed = o->seed;
+    /* The closed-loop maximum for --rate N%: as long as the run, at most 3 s. */
+    o->calibrate_ns = o->load.duration_ns && o->load.duration_ns < 3 * NS_PER_S
+                          ? o->load.duration_ns
+                          : 3 * NS_PER_S;
     return run_positionals(argc, argv, o, err);
 }
 
@@ -702,6 +779,17 @@ static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_
     case OPT_BODY_SIZE:
         rc = opt_size("--body-size", val, &o->body_size, err);
         break;
+    case OPT_DELAY_US:
+        rc = opt_uint("--delay-us", val, 0, 60000000, &v, err);
+        o->delay_ns = v * 1000;
+        break;
+    case OPT_STALL_EVERY:
+        rc = opt_uint("--stall-every", val, 1, UINT64_MAX / 2, &o->stall_every, err);
+        break;
+    case OPT_STALL_MS:
+        rc = opt_uint("--stall-ms", val, 1, 600000, &v, err);
+        o->stall_ns = v * NS_PER_MS;
+        break;
     default:
         rc = -EINVAL;
     }
@@ -719,6 +807,9 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
         { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
         { "close-after", required_argument, NULL, OPT_CLOSE_AFTER },
         { "body-size", required_argument, NULL, OPT_BODY_SIZE },
+        { "delay-us", required_argument, NULL, OPT_DELAY_US },
+        { "stall-every", required_argument, NULL, OPT_STALL_EVERY },
+        { "stall-ms", required_argument, NULL, OPT_STALL_MS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -748,6 +839,8 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
         return hb_fail(err, -EINVAL, "serve: unexpected argument '%s' (use --listen ENDPOINT)",
                        argv[optind]);
     if (o->neps == 0) return hb_fail(err, -EINVAL, "serve: give at least one --listen ENDPOINT");
+    if ((o->stall_every > 0) != (o->stall_ns > 0))
+        return hb_fail(err, -EINVAL, "serve: give --stall-every and --stall-ms together");
     return check_remote(o->eps, o->neps, o->allow_remote, err);
 }
 
@@ -767,8 +860,29 @@ static int parse_sizes(const char *val, struct lab_opts *o, struct hb_err *err)
     return 0;
 }
 
+static int parse_rates(const char *val, struct lab_opts *o, struct hb_err *err)
+{
+    char buf[256];
+    char *save = NULL;
+
+    if (str_copy(buf, sizeof(buf), val) < 0) return hb_fail(err, -EINVAL, "--rates: list too long");
+    o->nrates = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        double rate = 0, share = 0;
+        if (o->nrates == CLI_MAX_SIZES)
+            return hb_fail(err, -EINVAL, "--rates: at most %d rates", CLI_MAX_SIZES);
+        if (opt_rate(tok, &rate, &share, err) < 0 || share == 0)
+            return hb_fail(err, -EINVAL,
+                           "--rates: '%s' is not a share of the closed-loop maximum (e.g. 60%%)",
+                           tok);
+        o->rates[o->nrates++] = share;
+    }
+    if (o->nrates == 0) return hb_fail(err, -EINVAL, "--rates: '%s' holds no rate", val);
+    return 0;
+}
+
 static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set, bool *warm_set,
-                      struct hb_err *err)
+                      bool *conns_set, struct hb_err *err)
 {
     uint64_t v = 0;
     int rc = 0;
@@ -789,6 +903,7 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
         rc = parse_sizes(val, o, err);
         break;
     case 'c':
+        *conns_set = true;
         rc = opt_uint("--connections", val, 1, 100000, &v, err);
         o->conns = (unsigned)v;
         break;
@@ -826,6 +941,21 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
     case OPT_SEED:
         rc = opt_uint("--seed", val, 0, UINT64_MAX, &o->seed, err);
         break;
+    case OPT_RATES:
+        rc = parse_rates(val, o, err);
+        break;
+    case OPT_BACKLOG:
+        rc = opt_uint("--backlog", val, 1, 1 << 20, &v, err);
+        o->server_backlog = (int)v;
+        break;
+    case OPT_SERVER_THREADS:
+        rc = opt_uint("--server-threads", val, 1, 1024, &v, err);
+        o->server_threads = (unsigned)v;
+        break;
+    case OPT_DELAY_US:
+        rc = opt_uint("--delay-us", val, 0, 60000000, &v, err);
+        o->server_delay_ns = v * 1000;
+        break;
     case OPT_PROTO:
         if (codec_find(val) == NULL || server_proto_find(val) == NULL)
             return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, codec_names());
@@ -856,6 +986,24 @@ static void lab_defaults(struct lab_opts *o)
     o->seed = 1;
 }
 
+/*
+ * "lab overload" (the pod study's overload test): many connections, each a
+ * new connection per request, against a server with a tiny backlog and one
+ * slow worker. Options given on the command line win.
+ */
+static void lab_overload_defaults(struct lab_opts *o, bool conns_set, bool dur_set, bool warm_set)
+{
+    o->overload = true;
+    if (!conns_set) o->conns = 64;
+    if (!dur_set) o->duration_ns = 3 * NS_PER_S;
+    if (!warm_set) o->warmup_ns = 0;
+    if (o->server_backlog == 0) o->server_backlog = 4;
+    if (o->server_threads == 0) o->server_threads = 1;
+    if (o->server_delay_ns == 0) o->server_delay_ns = 5 * NS_PER_MS;
+    o->sizes[0] = 64;
+    o->nsizes = 1;
+}
+
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
 {
     static const struct option opts[] = {
@@ -875,10 +1023,14 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
         { "cooldown", required_argument, NULL, OPT_COOLDOWN },
         { "seed", required_argument, NULL, OPT_SEED },
         { "proto", required_argument, NULL, OPT_PROTO },
+        { "rates", required_argument, NULL, OPT_RATES },
+        { "backlog", required_argument, NULL, OPT_BACKLOG },
+        { "server-threads", required_argument, NULL, OPT_SERVER_THREADS },
+        { "delay-us", required_argument, NULL, OPT_DELAY_US },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    bool dur_set = false, warm_set = false;
+    bool dur_set = false, warm_set = false, conns_set = false;
     int c;
 
     lab_defaults(o);
@@ -890,7 +1042,11 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
             return CLI_HELP;
         }
         if (c == '?') return bad_option("lab", argv, err);
-        if (lab_option(c, optarg, o, &dur_set, &warm_set, err) < 0) return -EINVAL;
+        if (lab_option(c, optarg, o, &dur_set, &warm_set, &conns_set, err) < 0) return -EINVAL;
+    }
+    if (optind < argc && strcmp(argv[optind], "overload") == 0) {
+        optind++;
+        lab_overload_defaults(o, conns_set, dur_set, warm_set);
     }
     if (optind < argc) return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);
     if (o->quick && !dur_set) o->duration_ns = 750 * NS_PER_MS;

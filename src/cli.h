@@ -54,6 +54,8 @@ struct run_opts {
     char expect_body[CLI_MAX_BODY]; /* --expect-body with \n, \r, \t, \\ decoded */
     bool size_given;
     bool close_given;
+    double rate_share;     /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
+    uint64_t calibrate_ns; /* how long the closed-loop maximum is measured for --rate N% */
 };
 
 struct serve_opts {
@@ -67,10 +69,19 @@ struct serve_opts {
     enum place_mode pin;
     uint64_t close_after; /* 0: never close first */
     size_t body_size;     /* http, fcgi: reply body bytes (0 = the short greeting) */
+    uint64_t delay_ns;    /* --delay-us */
+    uint64_t stall_every; /* --stall-every */
+    uint64_t stall_ns;    /* --stall-ms */
 };
 
 struct lab_opts {
-    const char *proto; /* echo (default), http, fcgi, redis */
+    const char *proto;           /* echo (default), http, fcgi, redis */
+    double rates[CLI_MAX_SIZES]; /* --rates: open-loop shares of each cell's closed-loop ops/s */
+    unsigned nrates;
+    bool overload;            /* "lab overload": connect cells only, against a small server */
+    int server_backlog;       /* --backlog of the lab's server */
+    unsigned server_threads;  /* --server-threads; 0 = as --pin places it */
+    uint64_t server_delay_ns; /* --delay-us of the lab's server */
     bool quick;
     uint64_t duration_ns; /* per cell */
     uint64_t warmup_ns;

@@ -9,6 +9,7 @@
 #include "conn.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@ void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbu
     *c = (struct conn){ .ctx = ctx, .rbuf = rbuf, .codec_state = codec_state };
     c->wbuf = wbuf != NULL ? wbuf : (uint8_t *)(uintptr_t)ctx->req;
     c->lfd = (struct loop_fd){ .fn = conn_on_event, .data = c, .fd = -1 };
+    c->sn.idx = SENDQ_NONE;
     cc.conn_index = index;
     ctx->cfg->codec->init(codec_state, &cc);
     c->live = true;
@@ -46,6 +48,7 @@ void conn_close(struct conn *c)
 {
     conn_close_fd(c);
     tq_disarm(&c->timer);
+    sendq_remove(&c->ctx->sendq, &c->sn);
     if (c->live) c->ctx->active--;
     c->live = false;
     c->state = CONN_IDLE;
@@ -74,7 +77,8 @@ static unsigned conn_plan_batch(struct conn *c, uint64_t now)
     struct conn_ctx *ctx = c->ctx;
     unsigned batch = ctx->cfg->pipeline;
 
-    c->in_window = now >= ctx->window_start_ns;
+    /* Open loop: an op belongs to the window its intended time falls in, however late. */
+    c->in_window = (ctx->gap_ns > 0 ? c->t_intended : now) >= ctx->window_start_ns;
     if (!c->in_window) return batch;
     if (ctx->quota < batch) batch = (unsigned)ctx->quota;
     ctx->quota -= batch;
@@ -211,6 +215,38 @@ static void conn_open(struct conn *c, uint64_t now)
     conn_send_batch(c);
 }
 
+/* Open loop, poisson: an exponential gap with mean ctx->gap_ns (xorshift64*, seeded per conn). */
+static uint64_t conn_gap_ns(struct conn *c)
+{
+    double u;
+
+    if (!c->ctx->cfg->poisson) return (uint64_t)c->ctx->gap_ns;
+    c->rng ^= c->rng >> 12;
+    c->rng ^= c->rng << 25;
+    c->rng ^= c->rng >> 27;
+    u = (double)((c->rng * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0; /* [0, 1) */
+    return (uint64_t)(-log(1.0 - u) * c->ctx->gap_ns);
+}
+
+/*
+ * Open loop: waits in ctx->sendq until this op's intended time, then takes
+ * it and schedules the next one. Returns true when the op must wait.
+ */
+static bool conn_wait_turn(struct conn *c)
+{
+    struct conn_ctx *ctx = c->ctx;
+
+    if (ctx->gap_ns <= 0) return false;
+    if (c->sn.at > now_ns()) {
+        c->state = CONN_WAIT;
+        sendq_push(&ctx->sendq, &c->sn);
+        return true;
+    }
+    c->t_intended = c->sn.at;
+    c->sn.at += conn_gap_ns(c);
+    return false;
+}
+
 void conn_begin(struct conn *c, uint64_t now)
 {
     struct conn_ctx *ctx = c->ctx;
@@ -219,6 +255,7 @@ void conn_begin(struct conn *c, uint64_t now)
         conn_close(c);
         return;
     }
+    if (conn_wait_turn(c)) return;
     c->batch = conn_plan_batch(c, now);
     if (c->batch == 0) {
         conn_close(c);
@@ -265,6 +302,7 @@ static void conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_
 {
     struct conn_ctx *ctx = c->ctx;
     uint64_t from = ctx->cfg->mode == LOAD_CONNECT ? c->t_begin : c->t_sent;
+    uint64_t intended = ctx->gap_ns > 0 ? c->t_intended : from;
     bool ok = true;
 
     c->replies++;
@@ -284,7 +322,10 @@ static void conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_
         ok = false;
     }
     if (c->in_window && ok) {
-        hist_record(ctx->lat, t_done - from);
+        /* Open loop: from the intended time (a reply late because the one before it was late
+         * counts its wait); the service time, from the actual send, goes beside it. */
+        hist_record(ctx->lat, t_done - (intended < from ? intended : from));
+        if (ctx->service != NULL) hist_record(ctx->service, t_done - from);
         ctx->ops++;
     }
     if (c->replies == c->batch) {
@@ -337,11 +378,16 @@ static int conn_on_eof(struct conn *c, uint64_t t)
     const struct codec_ops *codec = c->ctx->cfg->codec;
     struct codec_msg msg = { 0 };
 
-    if (c->mid_reply && codec->eof != NULL && codec->eof(c->codec_state, &msg) == CODEC_DONE) {
-        c->mid_reply = false;
-        msg.closes = true;
-        conn_reply_done(c, &msg, t);
-        if (c->replies == c->batch) return 1;
+    if (c->mid_reply && codec->eof != NULL) {
+        if (codec->eof(c->codec_state, &msg) == CODEC_DONE) {
+            c->mid_reply = false;
+            msg.closes = true;
+            conn_reply_done(c, &msg, t);
+            if (c->replies == c->batch) return 1;
+        } else if (msg.err == CODEC_ERR_BODY || msg.err == CODEC_ERR_TOO_BIG) {
+            conn_fail(c, conn_codec_err(msg.err), t);
+            return -1;
+        }
     }
     if (conn_lost(c, 0, t)) return -1;
     conn_fail(c, OP_ERR_SHORT, t);

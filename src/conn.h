@@ -23,6 +23,7 @@
 #include "hist.h"
 #include "load.h"
 #include "loop.h"
+#include "sendq.h"
 
 #define CONN_RETRY_NS (1 * NS_PER_MS) /* back-off before reconnecting after an error */
 
@@ -32,6 +33,8 @@ struct conn_ctx {
     struct loop loop;
     struct tq timeouts;         /* delay = cfg->timeout_ns */
     struct tq retries;          /* delay = CONN_RETRY_NS */
+    struct sendq sendq;         /* open loop: connections waiting for their intended send time */
+    double gap_ns;              /* open loop: mean gap between one connection's sends; 0 = closed */
     struct codec_cfg codec_cfg; /* what every connection's codec state is made from */
     const uint8_t *req; /* fixed codecs: cfg->pipeline copies of the request, back to back */
     size_t req_len;     /* fixed codecs: bytes of one request */
@@ -43,6 +46,7 @@ struct conn_ctx {
     unsigned active;          /* connections not IDLE */
     struct hist *lat;
     struct hist *phase[PHASES];
+    struct hist *service; /* open loop only */
     uint64_t ops;
     uint64_t connects;
     uint64_t requests;
@@ -59,6 +63,7 @@ enum conn_state {
     CONN_BUSY,
     CONN_CLOSING, /* reply complete; waiting for the server's FIN (--close server) */
     CONN_RETRY,
+    CONN_WAIT, /* open loop: in ctx->sendq until the next intended send time */
 };
 
 struct conn {
@@ -66,30 +71,33 @@ struct conn {
     struct conn_ctx *ctx;
     enum conn_state state;
     struct tq_node
-        timer;        /* in ctx->timeouts while CONNECTING/BUSY/CLOSING, ctx->retries while RETRY */
-    uint64_t t_begin; /* the op began (before connect in connect mode) */
-    uint64_t t_sent;  /* the batch's first write began */
-    uint64_t t_written; /* the batch's last byte was written (0 until then) */
-    uint64_t t_first;   /* the batch's first reply byte arrived (0 until then) */
-    uint64_t t_done;    /* the batch's last reply byte arrived */
-    size_t wr_len;      /* bytes of this batch */
-    size_t wr_off;      /* bytes written so far */
-    unsigned batch;     /* requests in this batch */
-    unsigned replies;   /* replies complete so far */
-    size_t wr_base;     /* the batch's bytes start here in wbuf */
-    unsigned resend;    /* requests of the batch to send again after a reconnect */
-    bool in_window;     /* this batch is measured */
-    bool used;          /* a batch completed on this socket: it is a kept connection */
-    bool reconnected;   /* this batch already reconnected once; a second loss is an error */
-    bool server_closes; /* a reply said the server closes after it */
-    bool mid_reply;     /* bytes of a reply not yet complete have been parsed */
-    bool reopen;        /* the server closed this kept connection after the last batch */
-    bool live;          /* counted in ctx->active */
-    bool want_out;      /* EPOLLOUT is registered: only while a connect or a write is pending,
-                         * since AF_UNIX wakes a writer with EPOLLOUT each time the peer reads */
-    uint8_t *rbuf;      /* ctx->rbuf_cap bytes */
-    uint8_t *wbuf;      /* the requests: ctx->req (fixed codecs) or wbuf_cap bytes of its own */
-    void *codec_state;  /* ctx->cfg->codec->state_size bytes */
+        timer; /* in ctx->timeouts while CONNECTING/BUSY/CLOSING, ctx->retries while RETRY */
+    struct sendq_node sn; /* open loop: sn.at = the next op's intended send time */
+    uint64_t t_intended;  /* open loop: this op's intended send time */
+    uint64_t rng;         /* open loop, poisson: xorshift state */
+    uint64_t t_begin;     /* the op began (before connect in connect mode) */
+    uint64_t t_sent;      /* the batch's first write began */
+    uint64_t t_written;   /* the batch's last byte was written (0 until then) */
+    uint64_t t_first;     /* the batch's first reply byte arrived (0 until then) */
+    uint64_t t_done;      /* the batch's last reply byte arrived */
+    size_t wr_len;        /* bytes of this batch */
+    size_t wr_off;        /* bytes written so far */
+    unsigned batch;       /* requests in this batch */
+    unsigned replies;     /* replies complete so far */
+    size_t wr_base;       /* the batch's bytes start here in wbuf */
+    unsigned resend;      /* requests of the batch to send again after a reconnect */
+    bool in_window;       /* this batch is measured */
+    bool used;            /* a batch completed on this socket: it is a kept connection */
+    bool reconnected;     /* this batch already reconnected once; a second loss is an error */
+    bool server_closes;   /* a reply said the server closes after it */
+    bool mid_reply;       /* bytes of a reply not yet complete have been parsed */
+    bool reopen;          /* the server closed this kept connection after the last batch */
+    bool live;            /* counted in ctx->active */
+    bool want_out;        /* EPOLLOUT is registered: only while a connect or a write is pending,
+                           * since AF_UNIX wakes a writer with EPOLLOUT each time the peer reads */
+    uint8_t *rbuf;        /* ctx->rbuf_cap bytes */
+    uint8_t *wbuf;        /* the requests: ctx->req (fixed codecs) or wbuf_cap bytes of its own */
+    void *codec_state;    /* ctx->cfg->codec->state_size bytes */
 };
 
 /*
@@ -108,6 +116,12 @@ void conn_on_timer(struct conn *c, uint64_t now);
 
 /* Closes c's socket, if open, and makes it IDLE. */
 void conn_close(struct conn *c);
+
+/* The conn that embeds schedule node n. */
+static inline struct conn *conn_of_sendq(struct sendq_node *n)
+{
+    return (struct conn *)(void *)((char *)n - offsetof(struct conn, sn));
+}
 
 /* The conn that embeds timer node n. */
 static inline struct conn *conn_of_timer(struct tq_node *n)

@@ -139,3 +139,12 @@ void hist_free(struct hist *h)
 {
     free(h);
 }
+
+uint64_t hist_count_at_least(const struct hist *h, uint64_t v)
+{
+    uint64_t n = 0; /* an overflow is in the top counter too */
+
+    for (size_t i = hist_index(v); i < HIST_COUNTS; i++)
+        n += h->counts[i];
+    return n;
+}

@@ -79,6 +79,9 @@ uint64_t hist_highest_equivalent(uint64_t v);
  */
 uint64_t hist_percentile(const struct hist *h, double p);
 
+/* How many recorded values are at least v (to counter precision: whole counters from v's). */
+uint64_t hist_count_at_least(const struct hist *h, uint64_t v);
+
 /* Mean of the recorded values, using each counter's midpoint; 0 when empty. */
 double hist_mean(const struct hist *h);
 

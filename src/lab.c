@@ -66,8 +66,11 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
         .proto = server_proto_find(lab->opts->proto),
         .eps = lab->eps,
         .neps = 2,
-        .threads = lab->place.nserver ? lab->place.nserver : 1,
-        .backlog = 511,
+        .threads = lab->opts->server_threads ? lab->opts->server_threads
+                   : lab->place.nserver      ? lab->place.nserver
+                                             : 1,
+        .backlog = lab->opts->server_backlog ? lab->opts->server_backlog : 511,
+        .delay_ns = lab->opts->server_delay_ns,
         .mode = 0600,
         .cpus = lab->place.nserver ? lab->place.server : NULL,
         .ncpus = lab->place.nserver,
@@ -116,7 +119,7 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_m
         lab->codec.redis_cmd = REDIS_SET;
         lab->codec.keys = 1000;
     }
-    lab->cap = (size_t)opts->nsizes * 4 * opts->reps;
+    lab->cap = (size_t)opts->nsizes * 4 * opts->reps * (1 + opts->nrates);
     lab->recs = xcalloc(lab->cap, sizeof(*lab->recs));
     return rc;
 }
@@ -171,9 +174,15 @@ static void lab_cell_observe(struct lab *lab, struct run_record *r)
 
 static void lab_progress(FILE *f, const struct run_record *r)
 {
-    fprintf(f, "  %-7s %-4s %6zu B: %10.0f ops/s, p50 %.2f us, %llu errors\n",
+    char rate[48] = "";
+
+    if (r->rate_share > 0)
+        snprintf(rate, sizeof(rate), " open loop at %.0f %%:", r->rate_share * 100);
+    fprintf(f, "  %-7s %-4s %6zu B:%s %10.0f ops/s, p50 %.2f us, p99 %.2f us, %llu errors\n",
             r->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", endpoint_transport(&r->cfg.ep),
-            r->cfg.size, report_ops_per_s(r), (double)hist_percentile(r->res.lat, 50) / 1000.0,
+            r->cfg.size, rate, report_ops_per_s(r),
+            (double)hist_percentile(r->res.lat, 50) / 1000.0,
+            (double)hist_percentile(r->res.lat, 99) / 1000.0,
             (unsigned long long)load_errors_total(&r->res));
     fflush(f);
 }
@@ -207,20 +216,24 @@ static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, str
     return lab_start_server(lab, want, body, err);
 }
 
-/* One run of transport t in the (size, mode) pair; its record is kept even if it failed. */
-static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t, unsigned rep,
-                    FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err)
+/* One run, closed loop (share 0) or open loop at share x basis ops/s; kept even if it failed. */
+static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t, unsigned rep,
+                   double share, double basis, FILE *progress, const volatile sig_atomic_t *stop,
+                   struct hb_err *err)
 {
     const struct lab_opts *o = lab->opts;
     struct run_record *r = &lab->recs[lab->nrecs];
-    int rc = lab_server_for(lab, o->sizes[s], mode, err);
+    int rc;
 
-    if (rc < 0) return rc;
     r->proto = o->proto;
     r->size_is_reply = lab_size_is_reply(o);
     r->cell = (s * 2 + (mode == LOAD_REUSE)) * 2 + t;
     r->rep = rep;
     lab_cell_cfg(lab, &r->cfg, &lab->eps[t], o->sizes[s], mode, stop);
+    r->rate_share = share;
+    r->rate_basis = basis;
+    r->cfg.rate = share * basis;
+    r->cfg.seed = o->seed;
     lab_cell_observe(lab, r);
     rc = load_run(&r->cfg, &r->res, err);
     if (r->res.lat != NULL) lab->nrecs++;
@@ -229,6 +242,29 @@ static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t
     if (lab->jsonl != NULL && report_jsonl_append(lab->jsonl, r) < 0)
         return hb_fail(err, -EIO, "cannot write the --jsonl file");
     return 0;
+}
+
+/*
+ * One cell of transport t in the (size, mode) pair: closed loop, then open
+ * loop at each --rates share of the ops/s it just measured.
+ */
+static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t, unsigned rep,
+                    FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err)
+{
+    const struct lab_opts *o = lab->opts;
+    int rc = lab_server_for(lab, o->sizes[s], mode, err);
+    double basis;
+
+    if (rc < 0) return rc;
+    rc = lab_one(lab, s, mode, t, rep, 0, 0, progress, stop, err);
+    if (rc < 0 || o->nrates == 0) return rc;
+    basis = report_ops_per_s(&lab->recs[lab->nrecs - 1]);
+    if (basis <= 0 || load_errors_total(&lab->recs[lab->nrecs - 1].res) != 0) return 0;
+    for (unsigned i = 0; i < o->nrates && rc == 0; i++) {
+        if (stop != NULL && *stop) break;
+        rc = lab_one(lab, s, mode, t, rep, o->rates[i], basis, progress, stop, err);
+    }
+    return rc;
 }
 
 int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err)
@@ -243,6 +279,7 @@ int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, 
     stats_order_abba(2, o->reps, order);
     for (unsigned s = 0; s < o->nsizes && rc == 0; s++) {
         for (size_t m = 0; m < ARRAY_LEN(modes) && rc == 0; m++) {
+            if (o->overload && modes[m] == LOAD_REUSE) continue; /* overload: new connections */
             done[0] = done[1] = 0;
             for (unsigned i = 0; i < 2 * o->reps && rc == 0; i++) {
                 if (stop != NULL && *stop) break;

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "conn.h"
@@ -175,10 +176,24 @@ static int worker_setup(struct worker *w)
     ctx->quota = w->quota;
     tq_init(&ctx->timeouts, cfg->timeout_ns);
     tq_init(&ctx->retries, CONN_RETRY_NS);
+    if (cfg->rate > 0) {
+        /* Timers as precise as the kernel allows: the default slack is 50 us. */
+        prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+        ctx->gap_ns = (double)cfg->conns * 1e9 / cfg->rate;
+        ctx->service = hist_new();
+        if (ctx->service == NULL || sendq_init(&ctx->sendq, w->nconns) < 0) return -ENOMEM;
+    }
     for (unsigned i = 0; i < w->nconns; i++) {
         uint8_t *base = scratch + lo.state + (size_t)i * per_conn;
+        unsigned index = w->first_conn + i;
         conn_init(&w->conns[i], ctx, base, lo.wbuf ? base + lo.rbuf : NULL,
-                  base + lo.rbuf + lo.wbuf, w->first_conn + i);
+                  base + lo.rbuf + lo.wbuf, index);
+        /* Connections start staggered, so arrivals are spread from the first instant. */
+        w->conns[i].sn.at =
+            w->t0 + (cfg->rate > 0 ? (uint64_t)((double)index * 1e9 / cfg->rate) : 0);
+        w->conns[i].rng =
+            (cfg->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (index + 1) * 0xD1B54A32D192ED03ULL;
+        if (w->conns[i].rng == 0) w->conns[i].rng = 1;
         w->ninit++;
     }
     return 0;
@@ -189,6 +204,7 @@ static void worker_release(struct worker *w)
     for (unsigned i = 0; i < w->ninit; i++)
         conn_close(&w->conns[i]);
     loop_release(&w->ctx.loop);
+    sendq_release(&w->ctx.sendq);
     free(w->conns);
     free(w->mem);
     w->conns = NULL;
@@ -203,6 +219,8 @@ static void worker_fire_timers(struct worker *w, uint64_t now)
         conn_on_timer(conn_of_timer(n), now);
     while ((n = tq_pop_expired(&w->ctx.retries, now)) != NULL)
         conn_on_timer(conn_of_timer(n), now);
+    for (struct sendq_node *sn; (sn = sendq_pop_due(&w->ctx.sendq, now)) != NULL;)
+        conn_begin(conn_of_sendq(sn), now);
 }
 
 /* How long the loop may sleep: until the next timer, the window, the deadline; at most 50 ms. */
@@ -210,8 +228,8 @@ static uint64_t worker_sleep_ns(const struct worker *w, uint64_t now, uint64_t d
                                 bool in_window)
 {
     uint64_t until = now + 50 * NS_PER_MS;
-    uint64_t t[4] = { tq_next(&w->ctx.timeouts), tq_next(&w->ctx.retries), deadline,
-                      in_window ? UINT64_MAX : w->ctx.window_start_ns };
+    uint64_t t[5] = { tq_next(&w->ctx.timeouts), tq_next(&w->ctx.retries), deadline,
+                      in_window ? UINT64_MAX : w->ctx.window_start_ns, sendq_next(&w->ctx.sendq) };
 
     for (size_t i = 0; i < ARRAY_LEN(t); i++)
         if (t[i] < until) until = t[i];
@@ -295,6 +313,7 @@ static void worker_merge(struct load_result *res, const struct worker *w)
     if (w->window_ns > res->window_ns) res->window_ns = w->window_ns;
     res->interrupted |= w->interrupted;
     if (ctx->lat != NULL) hist_merge(res->lat, ctx->lat);
+    if (ctx->service != NULL && res->service != NULL) hist_merge(res->service, ctx->service);
     for (int p = 0; p < PHASES; p++)
         if (ctx->phase[p] != NULL) hist_merge(res->phase[p], ctx->phase[p]);
 }
@@ -341,6 +360,10 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         res->phase[p] = xmalloc(sizeof(*res->phase[p]));
         hist_init(res->phase[p]);
     }
+    if (cfg->rate > 0) {
+        res->service = xmalloc(sizeof(*res->service));
+        hist_init(res->service);
+    }
     /* Without a warm-up the window opens with the threads: snapshot before they start. */
     if (cfg->on_window != NULL && cfg->warmup_ns == 0) {
         cfg->on_window(cfg->on_window_arg, true);
@@ -366,6 +389,7 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         worker_merge(res, &ws[i]);
         worker_release(&ws[i]);
         hist_free(ws[i].ctx.lat);
+        hist_free(ws[i].ctx.service);
         for (int p = 0; p < PHASES; p++)
             hist_free(ws[i].ctx.phase[p]);
     }
@@ -381,4 +405,27 @@ void load_result_release(struct load_result *res)
         free(res->phase[p]);
         res->phase[p] = NULL;
     }
+    free(res->service);
+    res->service = NULL;
+}
+
+int load_max_rate(const struct load_cfg *cfg, uint64_t duration_ns, double *ops_per_s,
+                  struct hb_err *err)
+{
+    struct load_cfg c = *cfg;
+    struct load_result res;
+    int rc;
+
+    c.rate = 0;
+    c.count = 0;
+    c.duration_ns = duration_ns;
+    c.on_window = NULL;
+    rc = load_run(&c, &res, err);
+    *ops_per_s = res.window_ns ? (double)res.ops * 1e9 / (double)res.window_ns : 0;
+    if (rc == 0 && (res.ops == 0 || load_errors_total(&res) != 0))
+        rc = hb_fail(err, -EIO,
+                     "measuring the closed-loop maximum for --rate N%%: %llu ops, %llu errors",
+                     (unsigned long long)res.ops, (unsigned long long)load_errors_total(&res));
+    load_result_release(&res);
+    return rc;
 }

@@ -3,6 +3,11 @@
  * share of `conns` connections, closed loop: each connection sends its next
  * request (or pipelined batch) as soon as the previous reply is complete.
  *
+ * Open loop (cfg->rate > 0): each connection sends on its own schedule of
+ * intended times (constant gaps, or Poisson), rate / conns ops/s each; a
+ * request that cannot go yet (the previous reply is not in) waits, never
+ * dropped, and its latency counts from its intended time.
+ *
  * Measurement: an op's latency goes into its thread's histogram; histograms,
  * counters and per-thread CPU time are merged when the threads end. Ops that
  * start during the warm-up are done but not recorded. Nothing allocates once
@@ -82,6 +87,9 @@ struct load_cfg {
     bool close_auto;               /* --close not given: when the reply says the server closes (http
                                     * "Connection: close", fcgi without KEEP_CONN), wait for its FIN */
     const struct codec_opts *opts; /* the protocol's request options; NULL = defaults */
+    double rate;   /* > 0: open loop, this many ops/s in all (METHOD.md §2); 0: closed */
+    bool poisson;  /* open loop: exponential gaps (Poisson arrivals), else constant */
+    uint64_t seed; /* open loop with poisson: the arrivals' seed */
     unsigned conns;
     unsigned threads;
     unsigned pipeline;    /* requests in flight per connection, >= 1 */
@@ -117,6 +125,11 @@ struct load_result {
     bool interrupted;              /* *stop ended the run early */
     struct hist *lat;              /* merged op latency (ns); owned, freed by load_result_release */
     struct hist *phase[PHASES];    /* merged phase latencies (ns); owned likewise */
+    /*
+     * Open loop: `lat` runs from each op's intended send time (corrected for
+     * coordinated omission); `service` from its actual send. NULL when closed.
+     */
+    struct hist *service;
 };
 
 /* Total of result->errors. */
@@ -131,6 +144,14 @@ bool load_result_valid(const struct load_result *r);
  * (threads, memory). Failed ops are counted in res, never returned here.
  */
 int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err *err);
+
+/*
+ * The closed-loop maximum of cfg's load (--rate N%): a closed-loop run of
+ * duration_ns after cfg's warm-up, with no outside counters. 0, or a negative
+ * errno with err set (also when that run saw errors or completed no op).
+ */
+int load_max_rate(const struct load_cfg *cfg, uint64_t duration_ns, double *ops_per_s,
+                  struct hb_err *err);
 
 /* Frees the histograms res owns; res can then be reused by load_run. */
 void load_result_release(struct load_result *res);

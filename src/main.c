@@ -157,6 +157,14 @@ static int run_one(const struct run_opts *o, const struct place *pl, unsigned ce
     r->cfg.cpus = pl->nclient ? pl->client : NULL;
     r->cfg.ncpus = pl->nclient;
     r->cfg.stop = &g_stop;
+    if (o->rate_share > 0) {
+        /* --rate N%: the same load closed-loop first, for its maximum (METHOD.md §2). */
+        if (load_max_rate(&r->cfg, o->calibrate_ns, &r->rate_basis, &err) < 0)
+            return fail("run", &err, HB_EXIT_RUNTIME);
+        r->rate_share = o->rate_share;
+        r->cfg.rate = r->rate_basis * o->rate_share;
+        if (g_stop) return HB_EXIT_OK;
+    }
     run_observe(o, r, hook);
     if (load_run(&r->cfg, &r->res, &err) < 0) return fail("run", &err, HB_EXIT_RUNTIME);
     return HB_EXIT_OK;
@@ -236,6 +244,7 @@ static int run_report(const struct run_opts *o, const struct place *pl, const st
     int rc;
 
     report_run_table(stdout, recs, n);
+    report_open_loop(stdout, recs, n);
     report_cost_table(stdout, recs, n);
     if (o->reps > 1) run_summary_print(o, recs, n);
     report_errors(stdout, recs, n);
@@ -321,6 +330,9 @@ static int cmd_serve(int argc, char **argv)
         .stop_on_sigint = true,
         .close_after = o.close_after,
         .body_size = o.body_size,
+        .delay_ns = o.delay_ns,
+        .stall_every = o.stall_every,
+        .stall_ns = o.stall_ns,
     };
     if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
     for (unsigned i = 0; i < o.neps; i++)
@@ -406,6 +418,7 @@ static int cmd_lab(int argc, char **argv)
                "%u.\n",
                o.reps);
     report_lab_tables(stdout, lab.recs, lab.nrecs);
+    if (o.overload) report_overload(stdout, lab.recs, lab.nrecs);
     json_t *summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
     json_t *plan = json_pack("{s:i, s:s, s:I, s:f}", "reps", (int)o.reps, "order", "abba", "seed",
                              (json_int_t)o.seed, "cooldown_s", (double)o.cooldown_ns / 1e9);

@@ -6,8 +6,12 @@
 #include <string.h>
 
 #include "proto/echo.h"
+#include "proto/fcgi.h"
+#include "proto/http.h"
+#include "proto/resp.h"
 
-static const struct codec_ops *const codecs[] = { &echo_codec };
+static const struct codec_ops *const codecs[] = { &echo_codec, &http_codec, &fcgi_codec,
+                                                  &resp_codec };
 
 const struct codec_ops *codec_find(const char *name)
 {
@@ -18,5 +22,5 @@ const struct codec_ops *codec_find(const char *name)
 
 const char *codec_names(void)
 {
-    return "echo";
+    return "echo, http, fcgi, redis";
 }

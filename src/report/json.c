@@ -166,6 +166,21 @@ static json_t *observed_json(const struct run_record *r)
                      ctr_json(&o->ws_end), "net_delta", net, "sockets", sockets_json(o));
 }
 
+/* The open-loop figures: asked and achieved rates; latency_ns is from the intended time. */
+static json_t *open_loop_json(const struct run_record *r)
+{
+    const struct load_result *res = &r->res;
+
+    if (r->cfg.rate <= 0 || res->service == NULL) return json_null();
+    return json_pack(
+        "{s:f, s:s, s:o, s:o, s:f, s:b, s:o, s:o}", "rate", r->cfg.rate, "arrivals",
+        r->cfg.poisson ? "poisson" : "constant", "rate_share",
+        r->rate_share > 0 ? json_real(r->rate_share) : json_null(), "rate_basis_ops_per_s",
+        r->rate_share > 0 ? json_real(r->rate_basis) : json_null(), "achieved_ops_per_s",
+        report_ops_per_s(r), "saturated", report_saturated(r), "service_latency_ns",
+        report_latency_json(res->service), "service_histogram", report_hist_json(res->service));
+}
+
 json_t *report_run_json(const struct run_record *r)
 {
     const struct load_cfg *c = &r->cfg;
@@ -196,6 +211,7 @@ json_t *report_run_json(const struct run_record *r)
     json_object_set_new(run, "reconnects", json_integer((json_int_t)res->reconnects));
     json_object_set_new(run, "stderr_replies", json_integer((json_int_t)res->stderr_replies));
     json_object_set_new(run, "status", status_json(res));
+    json_object_set_new(run, "open_loop", open_loop_json(r));
     return run;
 }
 

@@ -27,6 +27,8 @@ struct run_record {
     unsigned cell;      /* which cell (endpoint) of the plan this run measured */
     unsigned rep;       /* the how-manieth run of that cell, from 0 */
     bool size_is_reply; /* cfg.size is the server's reply body (lab http, fcgi), not the request */
+    double rate_share;  /* open loop with --rate N%: N / 100 of rate_basis; 0 = an absolute rate */
+    double rate_basis;  /* the closed-loop maximum measured for it, ops/s */
 };
 
 /* What the whole invocation was. */
@@ -54,6 +56,15 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n);
 
 /* Where the time goes: CPU per op (client, server, system), phase medians, TIME_WAIT peaks. */
 void report_cost_table(FILE *f, const struct run_record *recs, size_t n);
+
+/* Open-loop runs: the rate asked and achieved, and both latencies (intended and service). */
+void report_open_loop(FILE *f, const struct run_record *recs, size_t n);
+
+/* "lab overload": per run, ops/s, connect errors by kind, resets, kernel drops, 1 s stalls. */
+void report_overload(FILE *f, const struct run_record *recs, size_t n);
+
+/* An open-loop run that achieved less than 99 % of the rate asked for. */
+bool report_saturated(const struct run_record *r);
 
 /* The tables of `hopbench lab`: one per size, transports x modes, unix/tcp ratios. */
 void report_lab_tables(FILE *f, const struct run_record *recs, size_t n);

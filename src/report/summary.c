@@ -190,7 +190,8 @@ json_t *summary_json(const struct cell_summary *cells, unsigned ncells)
 
 static bool same_pair(const struct run_record *a, const struct run_record *b)
 {
-    return a->cfg.size == b->cfg.size && a->cfg.mode == b->cfg.mode;
+    return a->cfg.size == b->cfg.size && a->cfg.mode == b->cfg.mode &&
+           a->rate_share == b->rate_share;
 }
 
 /* One (size, mode) pair of the lab: its records as cells tcp = 0, unix = 1. */
@@ -207,12 +208,16 @@ static json_t *lab_pair(FILE *f, const struct run_record *recs, size_t n, size_t
         tmp[k++].cell = strcmp(endpoint_transport(&recs[i].cfg.ep), "tcp") == 0 ? 0 : 1;
     }
     if (summary_compute(tmp, k, 2, seed, cells) < 0) return NULL;
-    snprintf(title, sizeof(title), "%zu B %s, unix against tcp", recs[first].cfg.size,
-             recs[first].cfg.mode == LOAD_CONNECT ? "connect" : "reuse");
+    char open[32] = "";
+
+    if (recs[first].rate_share > 0)
+        snprintf(open, sizeof(open), " open loop at %.0f %%", recs[first].rate_share * 100);
+    snprintf(title, sizeof(title), "%zu B %s%s, unix against tcp", recs[first].cfg.size,
+             recs[first].cfg.mode == LOAD_CONNECT ? "connect" : "reuse", open);
     summary_print(f, title, cells, 2);
-    return json_pack("{s:I, s:s, s:o}", "size", (json_int_t)recs[first].cfg.size, "mode",
-                     recs[first].cfg.mode == LOAD_CONNECT ? "connect" : "reuse", "summary",
-                     summary_json(cells, 2));
+    return json_pack("{s:I, s:s, s:f, s:o}", "size", (json_int_t)recs[first].cfg.size, "mode",
+                     recs[first].cfg.mode == LOAD_CONNECT ? "connect" : "reuse", "rate_share",
+                     recs[first].rate_share, "summary", summary_json(cells, 2));
 }
 
 json_t *summary_lab(FILE *f, const struct run_record *recs, size_t n, uint64_t seed)

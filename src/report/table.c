@@ -197,7 +197,7 @@ static const struct run_record *find(const struct run_record *recs, size_t n, si
                                      enum load_mode mode, const char *transport)
 {
     for (size_t i = 0; i < n; i++)
-        if (recs[i].cfg.size == size && recs[i].cfg.mode == mode &&
+        if (recs[i].cfg.size == size && recs[i].cfg.mode == mode && recs[i].cfg.rate == 0 &&
             strcmp(endpoint_transport(&recs[i].cfg.ep), transport) == 0)
             return &recs[i];
     return NULL;
@@ -239,6 +239,38 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
                     find(recs, n, size, LOAD_CONNECT, "unix"));
 }
 
+/* The lab's open-loop runs of one size (--rates): one row per mode, transport and share. */
+static void lab_open_table(FILE *f, const struct run_record *recs, size_t n, size_t size)
+{
+    bool header = false;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct run_record *r = &recs[i];
+        char sz[32], asked[32], got[32];
+        if (r->cfg.size != size || r->cfg.rate <= 0 || r->res.service == NULL || r->rep != 0)
+            continue;
+        if (!header) {
+            fmt_size(sz, sizeof(sz), size);
+            fprintf(f,
+                    "\n%s open loop (latency µs from the intended send time; service p99 from "
+                    "the actual send)\n",
+                    sz);
+            fprintf(f, "  %-8s %-5s %5s %12s %12s %9s %9s %9s %10s %10s %9s\n", "mode", "trans",
+                    "rate", "asked/s", "achieved/s", "p50", "p99", "p99.9", "p99.99", "max",
+                    "svc p99");
+            header = true;
+        }
+        fmt_thousands(asked, sizeof(asked), r->cfg.rate);
+        fmt_thousands(got, sizeof(got), report_ops_per_s(r));
+        fprintf(f, "  %-8s %-5s %4.0f%% %12s %12s %9.2f %9.2f %9.2f %10.2f %10.2f %9.2f%s\n",
+                mode_name(&r->cfg), endpoint_transport(&r->cfg.ep), r->rate_share * 100, asked, got,
+                us(hist_percentile(r->res.lat, 50)), us(hist_percentile(r->res.lat, 99)),
+                us(hist_percentile(r->res.lat, 99.9)), us(hist_percentile(r->res.lat, 99.99)),
+                us(r->res.lat->max), us(hist_percentile(r->res.service, 99)),
+                report_saturated(r) ? " saturated" : "");
+    }
+}
+
 void report_lab_tables(FILE *f, const struct run_record *recs, size_t n)
 {
     size_t done[64];
@@ -251,6 +283,7 @@ void report_lab_tables(FILE *f, const struct run_record *recs, size_t n)
         if (seen) continue;
         done[ndone++] = recs[i].cfg.size;
         lab_size_table(f, recs, n, recs[i].cfg.size);
+        lab_open_table(f, recs, n, recs[i].cfg.size);
     }
 }
 
@@ -299,5 +332,79 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
         }
         fmt_tw(tw, sizeof(tw), r);
         fprintf(f, "   %s\n", tw);
+    }
+}
+
+bool report_saturated(const struct run_record *r)
+{
+    return r->cfg.rate > 0 && report_ops_per_s(r) < 0.99 * r->cfg.rate;
+}
+
+static void open_loop_lat(FILE *f, const char *what, const struct hist *h)
+{
+    fprintf(f, "    %-30s %9.2f %9.2f %9.2f %10.2f %10.2f\n", what, us(hist_percentile(h, 50)),
+            us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)), us(hist_percentile(h, 99.99)),
+            us(h->max));
+}
+
+void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct run_record *r = &recs[i];
+        char asked[32], got[32], basis[48] = "";
+        if (r->cfg.rate <= 0 || r->res.service == NULL) continue;
+        fmt_thousands(asked, sizeof(asked), r->cfg.rate);
+        fmt_thousands(got, sizeof(got), report_ops_per_s(r));
+        if (r->rate_share > 0)
+            snprintf(basis, sizeof(basis), " (%.0f %% of a %.0f ops/s maximum)",
+                     r->rate_share * 100, r->rate_basis);
+        fprintf(f, "\nopen loop, %s arrivals: %s asked %s ops/s%s, achieved %s (%.1f %%)%s\n",
+                r->cfg.poisson ? "poisson" : "constant", r->cfg.ep.text, asked, basis, got,
+                100.0 * report_ops_per_s(r) / r->cfg.rate,
+                report_saturated(r) ? ": SATURATED" : "");
+        fprintf(f, "    %-30s %9s %9s %9s %10s %10s\n", "latency (µs)", "p50", "p99", "p99.9",
+                "p99.99", "max");
+        open_loop_lat(f, "from the intended send time", r->res.lat);
+        open_loop_lat(f, "service (from the actual send)", r->res.service);
+    }
+}
+
+static void overload_ctr(FILE *f, const struct run_record *r, const char *name)
+{
+    const struct ctr_val *v = NULL;
+
+    for (unsigned i = 0; i < OBS_NET_COUNT && v == NULL; i++)
+        if (strcmp(observe_net_name(i), name) == 0) v = &r->obs.net[i];
+    if (r->observed && v != NULL && v->ok)
+        fprintf(f, " %10llu", (unsigned long long)v->v);
+    else
+        fprintf(f, " %10s", "n/a");
+}
+
+void report_overload(FILE *f, const struct run_record *recs, size_t n)
+{
+    fprintf(f, "\noverload: how each transport fails (errors are counted per attempt; a refused or "
+               "EAGAIN connect is retried after 1 ms)\n");
+    fprintf(f, "  %-5s %10s %9s %9s %9s %8s %8s %8s %10s %10s %9s\n", "trans", "ops/s", "p50 ms",
+            "p99 ms", "max ms", "eagain", "refused", "timeout", "ListenOvf", "SynRetrans",
+            ">= 1 s");
+    for (size_t i = 0; i < n; i++) {
+        const struct run_record *r = &recs[i];
+        const struct hist *h = r->res.lat;
+        char ops[32];
+        fmt_thousands(ops, sizeof(ops), report_ops_per_s(r));
+        fprintf(f, "  %-5s %10s %9.1f %9.1f %9.1f %8llu %8llu %8llu",
+                endpoint_transport(&r->cfg.ep), ops, us(hist_percentile(h, 50)) / 1000,
+                us(hist_percentile(h, 99)) / 1000, us(h->max) / 1000,
+                (unsigned long long)r->res.errors[OP_ERR_AGAIN],
+                (unsigned long long)r->res.errors[OP_ERR_REFUSED],
+                (unsigned long long)r->res.errors[OP_ERR_TIMEOUT]);
+        if (r->cfg.ep.kind == ENDPOINT_TCP) {
+            overload_ctr(f, r, "TcpExt.ListenOverflows");
+            overload_ctr(f, r, "TcpExt.TCPSynRetrans");
+        } else {
+            fprintf(f, " %10s %10s", "-", "-");
+        }
+        fprintf(f, " %9llu\n", (unsigned long long)hist_count_at_least(h, NS_PER_S));
     }
 }

@@ -69,7 +69,8 @@ struct srv_worker {
 
 const struct server_proto *server_proto_find(const char *name)
 {
-    static const struct server_proto *const protos[] = { &server_echo };
+    static const struct server_proto *const protos[] = { &server_echo, &server_http, &server_fcgi,
+                                                         &server_redis };
 
     for (size_t i = 0; i < ARRAY_LEN(protos); i++)
         if (strcmp(protos[i]->name, name) == 0) return protos[i];
@@ -255,6 +256,24 @@ static ssize_t srv_read(struct srv_conn *c)
     }
 }
 
+/* --delay-us and --stall-every: the reply waits, and so does everything this worker serves. */
+static void srv_hold(struct srv_worker *w, unsigned answered)
+{
+    const struct server_cfg *cfg = w->s->cfg;
+    uint64_t ns = cfg->delay_ns * answered;
+
+    if (cfg->stall_every > 0) {
+        uint64_t after = __atomic_add_fetch(&w->s->answered, answered, __ATOMIC_RELAXED);
+        if (after / cfg->stall_every != (after - answered) / cfg->stall_every) ns += cfg->stall_ns;
+    }
+    if (ns > 0) {
+        struct timespec ts = { .tv_sec = (time_t)(ns / NS_PER_S),
+                               .tv_nsec = (long)(ns % NS_PER_S) };
+        while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+            ;
+    }
+}
+
 /* Hands buf to the protocol part; its reply goes out before buf is touched again. */
 static void srv_process(struct srv_conn *c)
 {
@@ -272,6 +291,7 @@ static void srv_process(struct srv_conn *c)
         used = c->in_len;
     }
     w->stats.requests += c->io.answered;
+    if (c->io.answered > 0) srv_hold(w, c->io.answered);
     c->closing |= c->io.close;
     c->consumed = used;
     /* Progress with bytes left over: they may hold more whole requests. */

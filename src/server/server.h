@@ -82,6 +82,11 @@ struct server_cfg {
     uint64_t close_after; /* > 0: the server closes a connection first once it has sent this
                            * many bytes on it (echo of one message: the server holds TIME_WAIT) */
     size_t body_size;     /* http, fcgi: reply body bytes; 0 = the protocol's short greeting */
+    uint64_t delay_ns;    /* service time: each request's reply waits this long (the worker
+                           * thread sleeps, as a busy application worker would be held) */
+    uint64_t stall_every; /* > 0: after every stall_every requests (server-wide), the worker that
+                           * answered the last one stalls stall_ns before replying */
+    uint64_t stall_ns;
 };
 
 struct server_stats {
@@ -97,8 +102,9 @@ struct server_stats {
 
 struct server {
     const struct server_cfg *cfg;
-    void *shared; /* the protocol's shared state (proto->create), or NULL */
-    int *lfds;    /* one listening fd per endpoint, -1 when closed */
+    uint64_t answered; /* requests answered, server-wide (atomic), for stall_every */
+    void *shared;      /* the protocol's shared state (proto->create), or NULL */
+    int *lfds;         /* one listening fd per endpoint, -1 when closed */
     struct server_stats stats;
 };
 

@@ -293,6 +293,27 @@ static void test_mean(void **state)
     free(v);
 }
 
+/* hist_count_at_least: exact at counter edges, overflow counted once. */
+static void test_count_at_least(void **state)
+{
+    struct hist *h = hist_new();
+
+    (void)state;
+    assert_non_null(h);
+    hist_record(h, 500);
+    hist_record(h, 999999999);
+    hist_record(h, 1000000000);
+    hist_record(h, 1200000000);
+    hist_record(h, HIST_MAX_NS + 1000);
+    assert_int_equal(hist_count_at_least(h, 1), 5);
+    assert_int_equal(hist_count_at_least(h, 501), 4);
+    /* 999999999 and 1e9 share a counter at 3 significant digits */
+    assert_int_equal(hist_count_at_least(h, 1000000000), 4);
+    assert_int_equal(hist_count_at_least(h, 1100000000), 2);
+    assert_int_equal(hist_count_at_least(h, HIST_MAX_NS), 1);
+    hist_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_empty_and_zero),
         cmocka_unit_test(test_out_of_range_p),
         cmocka_unit_test(test_mean),
+        cmocka_unit_test(test_count_at_least),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

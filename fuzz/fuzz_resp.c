@@ -1,0 +1,120 @@
+/*
+ * fuzz_resp: the RESP2 codec against arbitrary replies. Byte 0 picks the
+ * command (bits 0-1; 3 is PING too), the expected GET body (bits 2-3: none,
+ * "", "hello", "PONG") and the key count (bits 4-7); byte 1 picks a split
+ * point; the rest is the reply stream. Checks what codec.h promises: *used
+ * never exceeds the input, and the verdicts (DONEs, error replies, the error,
+ * its offset and where it stopped the stream, then eof) are the same fed
+ * whole or split in two. It also encodes a few requests and checks that each
+ * fits max_request and parses as one whole RESP array.
+ */
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "proto/resp.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define STATE_MAX 1024
+
+struct run {
+    int dones;
+    int error_replies;
+    int error;
+    enum codec_err err;
+    size_t err_off; /* within the reply */
+    size_t stop;    /* stream offset where feeding stopped */
+};
+
+static void feed_all(void *st, const uint8_t *p, size_t len, size_t base, struct run *r)
+{
+    size_t off = 0;
+
+    while (off < len && !r->error) {
+        struct codec_msg msg = { 0 };
+        size_t used = SIZE_MAX;
+        enum codec_rc rc = resp_codec.feed(st, p + off, len - off, &used, &msg);
+
+        assert(used <= len - off);
+        off += used;
+        if (rc == CODEC_DONE) {
+            assert(msg.err == CODEC_ERR_NONE && msg.status == 0);
+            r->dones++;
+            r->error_replies += msg.error_reply;
+        } else if (rc == CODEC_ERROR) {
+            assert(msg.err != CODEC_ERR_NONE);
+            r->error = 1;
+            r->err = msg.err;
+            r->err_off = msg.err_off;
+            r->stop = base + off;
+        } else {
+            assert(rc == CODEC_NEED_MORE && off == len);
+        }
+    }
+}
+
+/* Requests: each at most max_request, and one whole array to a parser (a GET wants a bulk). */
+static void check_encode(const struct codec_cfg *cfg)
+{
+    _Alignas(max_align_t) uint8_t st[STATE_MAX], rd[STATE_MAX];
+    static const struct codec_opts get = { .redis_cmd = REDIS_GET };
+    struct codec_cfg rcfg = { .opts = &get };
+    size_t max = resp_codec.max_request(cfg);
+    uint8_t buf[512];
+
+    assert(max <= sizeof(buf));
+    resp_codec.init(st, cfg);
+    resp_codec.init(rd, &rcfg);
+    for (int i = 0; i < 3; i++) {
+        struct codec_msg msg = { 0 };
+        size_t used = 0, n = resp_codec.encode(st, buf, max);
+
+        assert(n > 0 && n <= max);
+        assert(resp_codec.encode(st, buf, 0) == 0);
+        assert(resp_codec.feed(rd, buf, n, &used, &msg) == CODEC_ERROR);
+        assert(msg.err == CODEC_ERR_MISMATCH && msg.err_off == 0 && used == n);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const char *const bodies[] = { NULL, "", "hello", "PONG" };
+    _Alignas(max_align_t) uint8_t st1[STATE_MAX], st2[STATE_MAX];
+    struct codec_opts opts = { 0 };
+    struct codec_cfg cfg = { .opts = &opts };
+    struct run whole = { 0 }, split = { 0 };
+    struct codec_msg m1 = { 0 }, m2 = { 0 };
+    size_t cut;
+
+    if (size < 2 || resp_codec.state_size > sizeof(st1)) return 0;
+    opts.redis_cmd = (data[0] & 3) == 1 ? REDIS_SET : (data[0] & 3) == 2 ? REDIS_GET : REDIS_PING;
+    opts.expect_body = bodies[(data[0] >> 2) & 3];
+    opts.keys = (uint64_t)(data[0] >> 4) * 997;
+    cfg.size = (size_t)(data[0] >> 4) * 17;
+    cfg.conn_index = data[1];
+    check_encode(&cfg);
+
+    cut = data[1];
+    data += 2;
+    size -= 2;
+    cut = size ? cut % (size + 1) : 0;
+    resp_codec.init(st1, &cfg);
+    resp_codec.init(st2, &cfg);
+    feed_all(st1, data, size, 0, &whole);
+    feed_all(st2, data, cut, 0, &split);
+    if (!split.error) feed_all(st2, data + cut, size - cut, cut, &split);
+    assert(whole.dones == split.dones);
+    assert(whole.error_replies == split.error_replies);
+    assert(whole.error == split.error);
+    if (whole.error) {
+        assert(whole.err == split.err && whole.err_off == split.err_off);
+        assert(whole.stop == split.stop);
+        return 0;
+    }
+    /* the same partial reply (or none) is left: eof says the same */
+    assert(resp_codec.eof(st1, &m1) == CODEC_ERROR && resp_codec.eof(st2, &m2) == CODEC_ERROR);
+    assert(m1.err == CODEC_ERR_MISMATCH && m1.err_off == m2.err_off);
+    return 0;
+}

@@ -1,0 +1,551 @@
+/*
+ * resp: see resp.h. The request side keeps the current key as decimal digits
+ * and increments them in place. The reply side is a byte-driven state machine
+ * over the RESP2 grammar, with a stack of element counts for nested arrays;
+ * bulk payloads are taken in one step per feed call. The verdict against the
+ * command is collected while the reply streams past (the first departure
+ * wins) and given when the reply ends, so it never depends on the split.
+ */
+#include "proto/resp.h"
+
+#include <string.h>
+
+#define KEY_DIGITS_MAX 20 /* UINT64_MAX has 20 decimal digits */
+#define SIZE_HDR_MAX   24 /* "$" + 20 digits + CRLF */
+
+/* The parser's position in a reply. */
+enum resp_pstate {
+    RESP_P_TYPE = 0, /* the next byte is a value's type byte */
+    RESP_P_LINE,     /* inside a + or - line, up to CR */
+    RESP_P_NUM,      /* inside a :, $ or * number, up to CR */
+    RESP_P_LF,       /* a line's CR was read: LF must follow */
+    RESP_P_BULK,     /* inside a bulk payload, bulk_left > 0 bytes to go */
+    RESP_P_BULK_CR,  /* the payload ended: CR must follow */
+    RESP_P_BULK_LF,  /* then LF */
+};
+
+struct resp_state {
+    /* request side, fixed at init but for the key */
+    enum codec_redis_cmd cmd;
+    uint64_t keys;
+    uint64_t key; /* the number of the next request's key */
+    char key_dig[KEY_DIGITS_MAX];
+    size_t key_len; /* digits in key_dig */
+    size_t size;    /* SET value bytes */
+    char size_hdr[SIZE_HDR_MAX];
+    size_t size_hdr_len; /* "$<size>\r\n" */
+    const char *want;    /* PING, SET: the simple string wanted ("PONG", "OK") */
+    size_t want_len;
+    const char *expect; /* GET: the value wanted, NULL when not checked */
+    size_t expect_len;
+
+    /* reply side */
+    enum resp_pstate ps;
+    uint8_t type;      /* type byte of the line being read */
+    bool neg;          /* the number has a '-' sign */
+    bool sign;         /* the number has a sign */
+    bool err_reply;    /* the reply is an error (-) */
+    bool compare;      /* the bulk being read is compared with expect */
+    unsigned depth;    /* arrays open */
+    size_t off;        /* bytes of this reply fed before the current call */
+    size_t line_start; /* reply offset of the current line's type byte */
+    size_t line_len;   /* bytes read after the type byte, CR excluded */
+    uint64_t num;      /* the number read so far */
+    unsigned ndig;
+    uint64_t bulk_left;
+    enum codec_err verdict; /* the first departure from the wanted reply */
+    size_t verdict_off;
+    uint64_t left[RESP_MAX_DEPTH]; /* elements still to come in each open array */
+};
+
+/* ---- requests ----------------------------------------------------------- */
+
+static const char ping_req[] = "*1\r\n$4\r\nPING\r\n";
+static const char set_prefix[] = "*3\r\n$3\r\nSET\r\n";
+static const char get_prefix[] = "*2\r\n$3\r\nGET\r\n";
+static const char key_prefix[] = "key:";
+static const struct codec_opts no_opts = { .redis_cmd = REDIS_PING }; /* opts should not be NULL */
+
+#define LIT_LEN(s) (sizeof(s) - 1)
+
+/* Decimal digits of v into dst (room for 20); returns how many. */
+static size_t u64_dec(char *dst, uint64_t v)
+{
+    char tmp[KEY_DIGITS_MAX];
+    size_t n = 0;
+
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    for (size_t i = 0; i < n; i++)
+        dst[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static size_t dec_len(uint64_t v)
+{
+    size_t n = 1;
+
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* (a + b) mod m for a, b < m, without overflow. */
+static uint64_t add_mod(uint64_t a, uint64_t b, uint64_t m)
+{
+    return a >= m - b ? a - (m - b) : a + b;
+}
+
+/* (a * b) mod m for a, b < m, by doubling: no 128-bit type needed. */
+static uint64_t mul_mod(uint64_t a, uint64_t b, uint64_t m)
+{
+    uint64_t r = 0;
+
+    for (; a > 0; a >>= 1) {
+        if (a & 1) r = add_mod(r, b, m);
+        b = add_mod(b, b, m);
+    }
+    return r;
+}
+
+/*
+ * The first key of connection `conn`. A stride coprime to keys makes i ->
+ * i * stride a permutation of the key space, and a stride near the golden
+ * ratio puts consecutive connections far apart in it.
+ */
+static uint64_t start_key(uint64_t keys, unsigned conn)
+{
+    uint64_t stride;
+
+    if (keys <= 2) return conn % keys;
+    stride = (uint64_t)((double)keys * 0.6180339887498949);
+    if (stride == 0) stride = 1;
+    while (gcd_u64(stride, keys) != 1) /* stops at keys - 1 at the latest */
+        stride++;
+    return mul_mod(conn % keys, stride, keys);
+}
+
+static uint64_t cfg_keys(const struct codec_opts *o)
+{
+    return o->keys == 0 ? 1 : o->keys;
+}
+
+static enum codec_redis_cmd cfg_cmd(const struct codec_opts *o)
+{
+    return o->redis_cmd == REDIS_SET || o->redis_cmd == REDIS_GET ? o->redis_cmd : REDIS_PING;
+}
+
+/* "$<k>\r\nkey:<n>\r\n" for a key of `digits` digits. */
+static size_t key_arg_len(size_t digits)
+{
+    size_t klen = LIT_LEN(key_prefix) + digits;
+
+    return 1 + dec_len(klen) + 2 + klen + 2;
+}
+
+/* Bytes of one request; SIZE_MAX when the value is too large to count. */
+static size_t request_len(enum codec_redis_cmd cmd, size_t key_digits, size_t size)
+{
+    if (cmd == REDIS_PING) return LIT_LEN(ping_req);
+    if (cmd == REDIS_GET) return LIT_LEN(get_prefix) + key_arg_len(key_digits);
+    if (size > SIZE_MAX - 128) return SIZE_MAX;
+    return LIT_LEN(set_prefix) + key_arg_len(key_digits) + 1 + dec_len(size) + 2 + size + 2;
+}
+
+static size_t resp_max_request(const struct codec_cfg *cfg)
+{
+    const struct codec_opts *o = cfg->opts != NULL ? cfg->opts : &no_opts;
+
+    /* The last key has the most digits. */
+    return request_len(cfg_cmd(o), dec_len(cfg_keys(o) - 1), cfg->size);
+}
+
+static void parse_reset(struct resp_state *s);
+
+static void resp_init(void *st, const struct codec_cfg *cfg)
+{
+    const struct codec_opts *o = cfg->opts != NULL ? cfg->opts : &no_opts;
+    struct resp_state *s = st;
+
+    memset(s, 0, sizeof(*s));
+    s->cmd = cfg_cmd(o);
+    s->keys = cfg_keys(o);
+    s->key = start_key(s->keys, cfg->conn_index);
+    s->key_len = u64_dec(s->key_dig, s->key);
+    s->size = cfg->size;
+    s->size_hdr[0] = '$';
+    s->size_hdr_len = 1 + u64_dec(s->size_hdr + 1, s->size);
+    memcpy(s->size_hdr + s->size_hdr_len, "\r\n", 2);
+    s->size_hdr_len += 2;
+    if (s->cmd == REDIS_PING) s->want = "PONG";
+    if (s->cmd == REDIS_SET) s->want = "OK";
+    s->want_len = s->want != NULL ? strlen(s->want) : 0;
+    if (s->cmd == REDIS_GET && o->expect_body != NULL) {
+        s->expect = o->expect_body;
+        s->expect_len = strlen(o->expect_body);
+    }
+    parse_reset(s);
+}
+
+/* The next key: digits incremented in place, back to 0 after keys - 1. */
+static void next_key(struct resp_state *s)
+{
+    size_t i = s->key_len;
+
+    if (++s->key == s->keys) {
+        s->key = 0;
+        s->key_dig[0] = '0';
+        s->key_len = 1;
+        return;
+    }
+    while (i > 0 && s->key_dig[i - 1] == '9')
+        s->key_dig[--i] = '0';
+    if (i > 0) {
+        s->key_dig[i - 1]++;
+        return;
+    }
+    /* 99..9 + 1: one digit more (key < keys <= UINT64_MAX, so it fits in 20) */
+    memmove(s->key_dig + 1, s->key_dig, s->key_len);
+    s->key_dig[0] = '1';
+    s->key_len++;
+}
+
+static uint8_t *put(uint8_t *p, const void *src, size_t n)
+{
+    memcpy(p, src, n);
+    return p + n;
+}
+
+static uint8_t *put_key_arg(uint8_t *p, const struct resp_state *s)
+{
+    size_t klen = LIT_LEN(key_prefix) + s->key_len; /* at most 24: two digits */
+
+    *p++ = '$';
+    if (klen >= 10) *p++ = (uint8_t)('0' + klen / 10);
+    *p++ = (uint8_t)('0' + klen % 10);
+    p = put(p, "\r\n", 2);
+    p = put(p, key_prefix, LIT_LEN(key_prefix));
+    p = put(p, s->key_dig, s->key_len);
+    return put(p, "\r\n", 2);
+}
+
+static size_t resp_encode(void *st, uint8_t *dst, size_t cap)
+{
+    struct resp_state *s = st;
+    size_t n = request_len(s->cmd, s->key_len, s->size);
+    uint8_t *p = dst;
+
+    if (n > cap) return 0;
+    if (s->cmd == REDIS_PING) {
+        memcpy(dst, ping_req, LIT_LEN(ping_req));
+        return n;
+    }
+    if (s->cmd == REDIS_GET) {
+        p = put(p, get_prefix, LIT_LEN(get_prefix));
+        p = put_key_arg(p, s);
+    } else {
+        p = put(p, set_prefix, LIT_LEN(set_prefix));
+        p = put_key_arg(p, s);
+        p = put(p, s->size_hdr, s->size_hdr_len);
+        memset(p, RESP_VALUE_BYTE, s->size);
+        p = put(p + s->size, "\r\n", 2);
+    }
+    next_key(s);
+    return (size_t)(p - dst);
+}
+
+/* ---- replies ------------------------------------------------------------ */
+
+static void parse_reset(struct resp_state *s)
+{
+    s->ps = RESP_P_TYPE;
+    s->err_reply = false;
+    s->compare = false;
+    s->depth = 0;
+    s->off = 0;
+    s->verdict = CODEC_ERR_NONE;
+    s->verdict_off = 0;
+}
+
+static void resp_reset(void *st)
+{
+    parse_reset(st);
+}
+
+/* Records a departure from the wanted reply; only the first one counts. */
+static void depart(struct resp_state *s, enum codec_err e, size_t at)
+{
+    if (s->verdict != CODEC_ERR_NONE) return;
+    s->verdict = e;
+    s->verdict_off = at;
+}
+
+/* A value ended. True when that completes the reply (no array left open). */
+static bool value_done(struct resp_state *s)
+{
+    while (s->depth > 0) {
+        if (--s->left[s->depth - 1] > 0) return false;
+        s->depth--; /* the array is complete: one element of its parent */
+    }
+    return true;
+}
+
+/* The first byte of a value; at depth 0 it decides what the command accepts. */
+static enum codec_err on_type(struct resp_state *s, uint8_t c, size_t at)
+{
+    switch (c) {
+    case '+':
+    case '-':
+        s->ps = RESP_P_LINE;
+        break;
+    case ':':
+    case '$':
+    case '*':
+        s->ps = RESP_P_NUM;
+        break;
+    default:
+        return CODEC_ERR_MISMATCH;
+    }
+    s->type = c;
+    s->line_start = at;
+    s->line_len = 0;
+    s->num = 0;
+    s->ndig = 0;
+    s->neg = false;
+    s->sign = false;
+    if (s->depth > 0) return CODEC_ERR_NONE;
+    if (c == '-')
+        s->err_reply = true;
+    else if (c != (s->cmd == REDIS_GET ? '$' : '+'))
+        depart(s, CODEC_ERR_MISMATCH, at);
+    return CODEC_ERR_NONE;
+}
+
+/* One byte of a + or - line. */
+static enum codec_err on_line(struct resp_state *s, uint8_t c, size_t at)
+{
+    bool judged = s->depth == 0 && s->type == '+' && s->want != NULL;
+
+    if (c == '\r') {
+        if (judged && s->line_len != s->want_len) depart(s, CODEC_ERR_MISMATCH, at);
+        s->ps = RESP_P_LF;
+        return CODEC_ERR_NONE;
+    }
+    if (c == '\n') return CODEC_ERR_MISMATCH;
+    if (s->line_len == RESP_MAX_LINE) return CODEC_ERR_TOO_BIG;
+    if (judged && (s->line_len >= s->want_len || c != (uint8_t)s->want[s->line_len]))
+        depart(s, CODEC_ERR_MISMATCH, at);
+    s->line_len++;
+    return CODEC_ERR_NONE;
+}
+
+/* The largest magnitude the current number may have. */
+static uint64_t num_limit(const struct resp_state *s)
+{
+    if (s->type == '$') return RESP_MAX_BULK;
+    if (s->type == '*') return RESP_MAX_ARRAY;
+    return s->neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+}
+
+/* One byte of a :, $ or * number: [sign] digits CR. Lengths may only be -1 when negative. */
+static enum codec_err on_num(struct resp_state *s, uint8_t c)
+{
+    unsigned d;
+
+    if (c == '\r') {
+        if (s->ndig == 0) return CODEC_ERR_MISMATCH;
+        s->ps = RESP_P_LF;
+        return CODEC_ERR_NONE;
+    }
+    if (s->line_len == RESP_MAX_LINE) return CODEC_ERR_TOO_BIG;
+    s->line_len++;
+    if ((c == '-' || (c == '+' && s->type == ':')) && !s->sign && s->ndig == 0) {
+        s->sign = true;
+        s->neg = c == '-';
+        return CODEC_ERR_NONE;
+    }
+    if (c < '0' || c > '9') return CODEC_ERR_MISMATCH;
+    d = (unsigned)(c - '0');
+    if (s->neg && s->type != ':' && (s->ndig > 0 || d != 1)) return CODEC_ERR_MISMATCH;
+    if (s->num > (num_limit(s) - d) / 10)
+        return s->type == ':' ? CODEC_ERR_MISMATCH : CODEC_ERR_TOO_BIG;
+    s->num = s->num * 10 + d;
+    s->ndig++;
+    return CODEC_ERR_NONE;
+}
+
+/* A $ line ended: at depth 0 with expect_body, judge its length and say whether to compare. */
+static void judge_bulk(struct resp_state *s)
+{
+    bool judged = s->depth == 0 && s->expect != NULL;
+
+    if (judged && (s->neg || s->num != s->expect_len)) depart(s, CODEC_ERR_BODY, s->line_start + 1);
+    s->compare = judged && s->verdict == CODEC_ERR_NONE;
+}
+
+/*
+ * A line's LF. Sets *done when it completes the reply. A nested array that
+ * would go past RESP_MAX_DEPTH is TOO_BIG; it is reported at its '*'.
+ */
+static enum codec_err on_line_end(struct resp_state *s, bool *done, size_t *err_at)
+{
+    s->ps = RESP_P_TYPE;
+    if (s->type == '$') {
+        judge_bulk(s);
+        if (!s->neg) {
+            s->bulk_left = s->num;
+            s->ps = s->num > 0 ? RESP_P_BULK : RESP_P_BULK_CR;
+            return CODEC_ERR_NONE;
+        }
+    } else if (s->type == '*' && !s->neg && s->num > 0) {
+        if (s->depth == RESP_MAX_DEPTH) {
+            *err_at = s->line_start;
+            return CODEC_ERR_TOO_BIG;
+        }
+        s->left[s->depth++] = s->num;
+        return CODEC_ERR_NONE;
+    }
+    *done = value_done(s); /* + - : $-1 *-1 *0 */
+    return CODEC_ERR_NONE;
+}
+
+/*
+ * One byte, in any state but BULK. Returns the framing error it makes, with
+ * *err_at its reply offset (the byte itself unless said otherwise).
+ */
+static enum codec_err step(struct resp_state *s, uint8_t c, size_t at, bool *done, size_t *err_at)
+{
+    *err_at = at;
+    switch (s->ps) {
+    case RESP_P_TYPE:
+        return on_type(s, c, at);
+    case RESP_P_LINE:
+        return on_line(s, c, at);
+    case RESP_P_NUM:
+        return on_num(s, c);
+    case RESP_P_LF:
+        if (c != '\n') return CODEC_ERR_MISMATCH;
+        return on_line_end(s, done, err_at);
+    case RESP_P_BULK_CR:
+        if (c != '\r') return CODEC_ERR_MISMATCH;
+        s->ps = RESP_P_BULK_LF;
+        return CODEC_ERR_NONE;
+    case RESP_P_BULK_LF:
+        if (c != '\n') return CODEC_ERR_MISMATCH;
+        s->ps = RESP_P_TYPE;
+        *done = value_done(s);
+        return CODEC_ERR_NONE;
+    case RESP_P_BULK:
+        break;
+    }
+    return CODEC_ERR_MISMATCH; /* unreachable: BULK goes through take_bulk */
+}
+
+/* Up to n payload bytes starting at reply offset `at`; returns how many were taken. */
+static size_t take_bulk(struct resp_state *s, const uint8_t *p, size_t n, size_t at)
+{
+    if (n > s->bulk_left) n = (size_t)s->bulk_left;
+    if (s->compare) {
+        const uint8_t *want = (const uint8_t *)s->expect + (s->expect_len - s->bulk_left);
+
+        if (memcmp(p, want, n) != 0) {
+            size_t i = 0;
+
+            while (p[i] == want[i])
+                i++;
+            depart(s, CODEC_ERR_BODY, at + i);
+            s->compare = false;
+        }
+    }
+    s->bulk_left -= n;
+    if (s->bulk_left == 0) s->ps = RESP_P_BULK_CR;
+    return n;
+}
+
+static enum codec_rc fail(struct codec_msg *msg, enum codec_err e, size_t at)
+{
+    *msg = (struct codec_msg){ .err = e, .err_off = at };
+    return CODEC_ERROR;
+}
+
+/* The reply ended after `used` bytes of this call: the verdict, and a fresh parser. */
+static enum codec_rc finish(struct resp_state *s, size_t used_n, size_t *used,
+                            struct codec_msg *msg)
+{
+    enum codec_err v = s->verdict;
+    size_t at = s->verdict_off;
+    bool err_reply = s->err_reply;
+
+    *used = used_n;
+    parse_reset(s);
+    if (v != CODEC_ERR_NONE) return fail(msg, v, at);
+    *msg = (struct codec_msg){ .error_reply = err_reply };
+    return CODEC_DONE;
+}
+
+static enum codec_rc resp_feed(void *st, const uint8_t *src, size_t len, size_t *used,
+                               struct codec_msg *msg)
+{
+    struct resp_state *s = st;
+    size_t i = 0;
+
+    /* The usual +PONG / +OK whole in the buffer: one compare. */
+    if (s->ps == RESP_P_TYPE && s->depth == 0 && s->want != NULL && len >= s->want_len + 3 &&
+        src[0] == '+' && memcmp(src + 1, s->want, s->want_len) == 0 &&
+        src[s->want_len + 1] == '\r' && src[s->want_len + 2] == '\n')
+        return finish(s, s->want_len + 3, used, msg);
+
+    while (i < len) {
+        bool done = false;
+        size_t err_at;
+        enum codec_err e;
+
+        if (s->ps == RESP_P_BULK) {
+            i += take_bulk(s, src + i, len - i, s->off + i);
+            continue;
+        }
+        e = step(s, src[i], s->off + i, &done, &err_at);
+        if (e != CODEC_ERR_NONE) {
+            *used = i;
+            return fail(msg, e, err_at);
+        }
+        i++;
+        if (done) return finish(s, i, used, msg);
+    }
+    s->off += len;
+    *used = len;
+    return CODEC_NEED_MORE;
+}
+
+static enum codec_rc resp_eof(void *st, struct codec_msg *msg)
+{
+    const struct resp_state *s = st;
+
+    return fail(msg, CODEC_ERR_MISMATCH, s->off);
+}
+
+const struct codec_ops resp_codec = {
+    .name = "redis",
+    .state_size = sizeof(struct resp_state),
+    .fixed = false,
+    .max_request = resp_max_request,
+    .init = resp_init,
+    .encode = resp_encode,
+    .feed = resp_feed,
+    .eof = resp_eof,
+    .reset = resp_reset,
+};
