@@ -239,6 +239,38 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
                     find(recs, n, size, LOAD_CONNECT, "unix"));
 }
 
+/* The open-loop run of (size, mode, transport) at 60 % of its maximum, or NULL. */
+static const struct run_record *find_open(const struct run_record *recs, size_t n, size_t size,
+                                          enum load_mode mode, const char *transport)
+{
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].cfg.size == size && recs[i].cfg.mode == mode && recs[i].rep == 0 &&
+            recs[i].rate_share > 0.595 && recs[i].rate_share < 0.605 &&
+            recs[i].res.service != NULL &&
+            strcmp(endpoint_transport(&recs[i].cfg.ep), transport) == 0)
+            return &recs[i];
+    return NULL;
+}
+
+/* The headline of the open-loop runs: at 60 % of each transport's own maximum, unix÷tcp. */
+static void lab_open_headline(FILE *f, const struct run_record *recs, size_t n, size_t size)
+{
+    static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
+
+    for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
+        const struct run_record *t = find_open(recs, n, size, modes[m], "tcp");
+        const struct run_record *u = find_open(recs, n, size, modes[m], "unix");
+        if (t == NULL || u == NULL) continue;
+        fprintf(f,
+                "  headline, %s at 60 %% of each one's maximum: unix÷tcp p99 %.2fx, p99.9 %.2fx "
+                "(latency from the intended send time)\n",
+                mode_name(&t->cfg),
+                (double)hist_percentile(u->res.lat, 99) / (double)hist_percentile(t->res.lat, 99),
+                (double)hist_percentile(u->res.lat, 99.9) /
+                    (double)hist_percentile(t->res.lat, 99.9));
+    }
+}
+
 /* The lab's open-loop runs of one size (--rates): one row per mode, transport and share. */
 static void lab_open_table(FILE *f, const struct run_record *recs, size_t n, size_t size)
 {
@@ -269,6 +301,7 @@ static void lab_open_table(FILE *f, const struct run_record *recs, size_t n, siz
                 us(r->res.lat->max), us(hist_percentile(r->res.service, 99)),
                 report_saturated(r) ? " saturated" : "");
     }
+    lab_open_headline(f, recs, n, size);
 }
 
 void report_lab_tables(FILE *f, const struct run_record *recs, size_t n)
@@ -385,20 +418,21 @@ void report_overload(FILE *f, const struct run_record *recs, size_t n)
 {
     fprintf(f, "\noverload: how each transport fails (errors are counted per attempt; a refused or "
                "EAGAIN connect is retried after 1 ms)\n");
-    fprintf(f, "  %-5s %10s %9s %9s %9s %8s %8s %8s %10s %10s %9s\n", "trans", "ops/s", "p50 ms",
-            "p99 ms", "max ms", "eagain", "refused", "timeout", "ListenOvf", "SynRetrans",
-            ">= 1 s");
+    fprintf(f, "  %-5s %10s %9s %9s %9s %8s %8s %8s %8s %10s %10s %9s\n", "trans", "ops/s",
+            "p50 ms", "p99 ms", "max ms", "eagain", "refused", "timeout", "reset", "ListenOvf",
+            "SynRetrans", ">= 1 s");
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
         const struct hist *h = r->res.lat;
         char ops[32];
         fmt_thousands(ops, sizeof(ops), report_ops_per_s(r));
-        fprintf(f, "  %-5s %10s %9.1f %9.1f %9.1f %8llu %8llu %8llu",
+        fprintf(f, "  %-5s %10s %9.1f %9.1f %9.1f %8llu %8llu %8llu %8llu",
                 endpoint_transport(&r->cfg.ep), ops, us(hist_percentile(h, 50)) / 1000,
                 us(hist_percentile(h, 99)) / 1000, us(h->max) / 1000,
                 (unsigned long long)r->res.errors[OP_ERR_AGAIN],
                 (unsigned long long)r->res.errors[OP_ERR_REFUSED],
-                (unsigned long long)r->res.errors[OP_ERR_TIMEOUT]);
+                (unsigned long long)r->res.errors[OP_ERR_TIMEOUT],
+                (unsigned long long)r->res.errors[OP_ERR_RESET]);
         if (r->cfg.ep.kind == ENDPOINT_TCP) {
             overload_ctr(f, r, "TcpExt.ListenOverflows");
             overload_ctr(f, r, "TcpExt.TCPSynRetrans");

@@ -85,6 +85,8 @@ rcheck "lab --rates: 4 closed-loop and 8 open-loop runs, each at its share of it
      and all(.runs[] | select(.open_loop != null); .open_loop.rate_share as $s
        | ($s == 0.3 or $s == 0.6) and (.open_loop.rate - $s * .open_loop.rate_basis_ops_per_s | fabs) < 1)'
 check "lab --rates: the open-loop table is printed" grep -q "open loop (latency" "$T/lr.out"
+check "lab --rates: the 60 % headline, unix against tcp, per mode" \
+    test "$(grep -c '^  headline, .* at 60 % of each one.s maximum: unix÷tcp p99' "$T/lr.out")" -eq 2
 mkdir -p "$T/lo"
 (cd "$T/lo" && TMPDIR="$T/lo" timeout 60 "$HOPBENCH" lab overload -c 32 -d 2 --json "$T/lo.json" \
     >"$T/lo.out" 2>"$T/lo.err")
