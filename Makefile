@@ -146,6 +146,7 @@ tsan:
 bench: hopbench $(BENCH_BIN)
 	@sh scripts/deps.sh bench
 	@sh bench/pingpong.sh ./hopbench $(BENCH_BIN)
+	@sh bench/peers.sh ./hopbench
 
 FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.c fuzz/*.c)
 format:

@@ -4,7 +4,7 @@
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, and the real
 #                           servers of tests/integration/test_real.sh: nginx, php8.2-fpm,
 #                           redis-server, redis-tools (redis-cli), libfcgi-bin (cgi-fcgi), curl
-#   scripts/deps.sh bench   test + sockperf, linux-perf
+#   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
 # Runs apt-get only when something is missing; needs root for that.
 set -eu
@@ -13,7 +13,7 @@ real="nginx php8.2-fpm redis-server redis-tools libfcgi-bin curl"
 case "${1:-build}" in
 build) ;;
 test) want="$want libcmocka-dev jq iproute2 procps $real" ;;
-bench) want="$want libcmocka-dev jq iproute2 procps $real sockperf linux-perf" ;;
+bench) want="$want libcmocka-dev jq iproute2 procps $real sockperf linux-perf wrk time" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 *) echo "deps.sh: unknown purpose '$1' (build, test, bench or fuzz)" >&2; exit 64 ;;
 esac

@@ -140,7 +140,8 @@ static const char usage_serve[] =
     "                        echo of B bytes): the server holds TIME_WAIT (run --close server)\n"
     "      --body-size B     http, fcgi: answer with a B-byte body instead of the greeting\n"
     "      --delay-us D      service time: every reply waits D us in the worker thread that\n"
-    "                        made it (with --threads N: at most N / D requests per second)\n"
+    "                        made it (with --threads N: at most N / D requests per second;\n"
+    "                        echo has no message boundaries: per read)\n"
     "      --stall-every N   with --stall-ms M: after every N requests (server-wide), the\n"
     "      --stall-ms M      worker that answered the Nth stalls M ms (to test a measurement)\n"
     "  -h, --help            this text\n";
@@ -346,7 +347,7 @@ static int opt_rate(const char *val, double *rate, double *share, struct hb_err 
 
     errno = 0;
     v = strtod(val, &end);
-    if (end == val || errno != 0 || !(v > 0) || v > 1e9) goto bad;
+    if (end == val || errno != 0 || !(v >= 0.001) || v > 1e9) goto bad;
     if (*end == '%' && end[1] == '\0') {
         if (v > 1000) goto bad;
         *share = v / 100;

@@ -33,7 +33,8 @@ void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbu
 
 static void conn_record_phase(struct conn *c, enum load_phase p, uint64_t from, uint64_t to)
 {
-    if (c->in_window) hist_record(c->ctx->phase[p], to > from ? to - from : 0);
+    /* from == 0: the phase never began (a reply that came before the request was written) */
+    if (c->in_window && from != 0) hist_record(c->ctx->phase[p], to > from ? to - from : 0);
 }
 
 static void conn_close_fd(struct conn *c)
@@ -60,7 +61,13 @@ static void conn_fail(struct conn *c, enum op_err kind, uint64_t now)
 
     ctx->errors[kind]++;
     conn_close_fd(c);
-    c->reopen = false; /* the retry after an error is not a reconnect */
+    sendq_remove(&ctx->sendq, &c->sn);
+    /* The retry begins a new batch: nothing of this one is resent, it is not a reconnect. */
+    c->reopen = false;
+    c->resend = 0;
+    c->replies = 0;
+    c->reconnected = false;
+    c->mid_reply = false;
     /* The codec may be mid-reply: start the next reply from a clean state. */
     if (ctx->cfg->codec->reset != NULL) ctx->cfg->codec->reset(c->codec_state);
     if (ctx->stopping) {
@@ -169,19 +176,22 @@ static void conn_send_batch(struct conn *c)
 {
     uint64_t now;
     unsigned n = c->resend ? c->resend : c->batch;
+    bool fresh = c->resend == 0;
 
     c->state = CONN_BUSY;
     c->wr_off = 0;
     conn_layout(c, n);
-    c->ctx->requests += n;
-    if (c->resend == 0) {
+    /* A resend is the same requests again: `requests` counts each request once. */
+    if (fresh) c->ctx->requests += n;
+    if (fresh) {
         c->replies = 0;
         c->reconnected = false;
     }
     c->resend = 0;
     c->t_written = c->t_first = 0;
     now = now_ns();
-    if (c->replies == 0) c->t_sent = now;
+    /* A resent batch keeps its first send time: the lost connection is part of its latency. */
+    if (fresh) c->t_sent = now;
     tq_arm(&c->ctx->timeouts, &c->timer, now);
     conn_write(c, now);
 }
@@ -236,7 +246,8 @@ static bool conn_wait_turn(struct conn *c)
 {
     struct conn_ctx *ctx = c->ctx;
 
-    if (ctx->gap_ns <= 0) return false;
+    /* Count mode with the quota used up: end now, not after waiting a gap. */
+    if (ctx->gap_ns <= 0 || ctx->quota == 0) return false;
     if (c->sn.at > now_ns()) {
         c->state = CONN_WAIT;
         sendq_push(&ctx->sendq, &c->sn);
@@ -251,6 +262,7 @@ void conn_begin(struct conn *c, uint64_t now)
 {
     struct conn_ctx *ctx = c->ctx;
 
+    tq_disarm(&c->timer); /* the last batch's timeout, if it is still armed */
     if (ctx->stopping) {
         conn_close(c);
         return;
@@ -307,6 +319,7 @@ static void conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_
 
     c->replies++;
     ctx->replies++;
+    c->reconnected = false; /* progress since: a later loss may reconnect again */
     c->server_closes |= msg->closes;
     if (msg->stderr_bytes > 0) ctx->stderr_replies++;
     if (msg->status != 0) {

@@ -188,8 +188,10 @@ int evidence_hist_add(struct hist *dst, const json_t *j, struct hb_err *err)
 /* What identifies a run: compare matches cells, merge matches cells and reps. */
 struct run_key {
     const char *endpoint, *mode;
+    const char *proto; /* "" in evidence from before the protocols */
     json_int_t size, connections, pipeline;
     json_int_t rep; /* -1 when the record has none */
+    double rate;    /* open loop: the rate asked for; 0 = closed loop */
 };
 
 /* Fills k from run; false when endpoint, mode, size, connections or pipeline is missing. */
@@ -209,20 +211,32 @@ static bool run_key_of(const json_t *run, struct run_key *k)
         *dst[i] = json_integer_value(v);
     }
     k->rep = json_is_integer(rep) ? json_integer_value(rep) : -1;
+    /* Runs of different protocols, or closed against open loop, are different cells. An
+     * open-loop run is keyed by its share of the maximum when it has one, else by its rate. */
+    const json_t *proto = json_object_get(run, "proto"), *open = json_object_get(run, "open_loop");
+    k->proto = json_is_string(proto) ? json_string_value(proto) : "";
+    k->rate = 0;
+    if (json_is_object(open)) {
+        const json_t *share = json_object_get(open, "rate_share");
+        k->rate = json_is_number(share) ? -json_number_value(share)
+                                        : json_number_value(json_object_get(open, "rate"));
+    }
     return true;
 }
 
 static bool same_cell(const struct run_key *a, const struct run_key *b)
 {
     return strcmp(a->endpoint, b->endpoint) == 0 && strcmp(a->mode, b->mode) == 0 &&
-           a->size == b->size && a->connections == b->connections && a->pipeline == b->pipeline;
+           strcmp(a->proto, b->proto) == 0 && a->rate == b->rate && a->size == b->size &&
+           a->connections == b->connections && a->pipeline == b->pipeline;
 }
 
 /* Merge ignores connections: they are what gets added up. */
 static bool same_slot(const struct run_key *a, const struct run_key *b)
 {
     return strcmp(a->endpoint, b->endpoint) == 0 && strcmp(a->mode, b->mode) == 0 &&
-           a->size == b->size && a->pipeline == b->pipeline && a->rep == b->rep;
+           strcmp(a->proto, b->proto) == 0 && a->rate == b->rate && a->size == b->size &&
+           a->pipeline == b->pipeline && a->rep == b->rep;
 }
 
 static bool run_valid(const json_t *run)

@@ -258,6 +258,7 @@ static void worker_loop(struct worker *w)
             break;
         }
         worker_fire_timers(w, now);
+        if (w->ctx.active == 0) break; /* the last ones may have ended just now */
         if (loop_poll(&w->ctx.loop, worker_sleep_ns(w, now, deadline, in_window)) < 0) break;
     }
     if (in_window) {
@@ -318,6 +319,12 @@ static void worker_merge(struct load_result *res, const struct worker *w)
         if (ctx->phase[p] != NULL) hist_merge(res->phase[p], ctx->phase[p]);
 }
 
+/* floor(count * k / n) without overflow (count < 2^63, k <= n <= 2^17). */
+static uint64_t load_share(uint64_t count, unsigned k, unsigned n)
+{
+    return count / n * k + count % n * k / n;
+}
+
 static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0)
 {
     unsigned first = 0;
@@ -330,7 +337,11 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
         w->first_conn = first;
         first += w->nconns;
         w->quota = UINT64_MAX;
-        if (cfg->count) w->quota = cfg->count / cfg->threads + (i < cfg->count % cfg->threads);
+        /* The count in proportion to the thread's connections (so an open-loop rate, which is
+         * per connection, meets its share): ops [count*first/conns, count*end/conns). */
+        if (cfg->count)
+            w->quota = load_share(cfg->count, w->first_conn + w->nconns, cfg->conns) -
+                       load_share(cfg->count, w->first_conn, cfg->conns);
     }
 }
 

@@ -160,7 +160,7 @@ static int run_one(const struct run_opts *o, const struct place *pl, unsigned ce
     if (o->rate_share > 0) {
         /* --rate N%: the same load closed-loop first, for its maximum (METHOD.md §2). */
         if (load_max_rate(&r->cfg, o->calibrate_ns, &r->rate_basis, &err) < 0)
-            return fail("run", &err, HB_EXIT_RUNTIME);
+            return g_stop ? HB_EXIT_OK : fail("run", &err, HB_EXIT_RUNTIME);
         r->rate_share = o->rate_share;
         r->cfg.rate = r->rate_basis * o->rate_share;
         if (g_stop) return HB_EXIT_OK;

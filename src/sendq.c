@@ -3,6 +3,7 @@
  */
 #include "sendq.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -57,7 +58,8 @@ static void sendq_down(struct sendq *s, uint32_t i)
 
 void sendq_push(struct sendq *s, struct sendq_node *x)
 {
-    if (s->n == s->cap) return; /* cannot happen: one node per connection */
+    sendq_remove(s, x);    /* queued at most once */
+    assert(s->n < s->cap); /* one node per connection, cap = the connections */
     sendq_place(s, s->n++, x);
     sendq_up(s, x->idx);
 }

@@ -39,6 +39,7 @@ struct srv_conn {
                           * would otherwise wake us with EPOLLOUT every time the client reads) */
     bool pending;        /* bytes left in buf may hold whole requests: process before reading */
     bool closing;        /* close once the reply is sent (the protocol said so, or an error) */
+    bool hup;            /* the peer shut down its side: read on to the EOF */
     uint8_t *buf;        /* in_cap bytes */
 };
 
@@ -175,7 +176,7 @@ static void srv_accept_one(struct srv_worker *w, int cfd)
     c->io.out = NULL;
     c->io.out_len = c->in_len = c->consumed = 0;
     c->sent = 0;
-    c->want_out = c->pending = c->closing = false;
+    c->want_out = c->pending = c->closing = c->hup = false;
     if (c->io.state != NULL) memset(c->io.state, 0, w->state_size);
     /* TCP_NODELAY is inherited from the listener (endpoint_listen sets it). */
     if (loop_add(&w->loop, &c->lfd, EPOLLIN | EPOLLRDHUP | EPOLLET) < 0) {
@@ -320,8 +321,9 @@ static int srv_serve(struct srv_conn *c)
             srv_process(c);
             continue;
         }
-        /* A short read drained the socket: the next edge brings more. */
-        if (drained) return 0;
+        /* A short read drained the socket: the next edge brings more. Unless the peer has
+         * shut down: its FIN may sit behind the data and no new edge announces it. */
+        if (drained && !c->hup) return 0;
         want = c->w->in_cap - c->in_len;
         if (want == 0) return -EMSGSIZE; /* a request larger than the buffer */
         n = srv_read(c);
@@ -341,7 +343,7 @@ static void srv_conn_on_event(struct loop *l, int fd, void *data, unsigned event
 
     UNUSED(l);
     UNUSED(fd);
-    UNUSED(events);
+    c->hup |= (events & (EPOLLRDHUP | EPOLLHUP)) != 0;
     rc = srv_serve(c);
     if (rc == 0) return;
     if (rc == -ECONNRESET || rc == -EPIPE)

@@ -54,6 +54,20 @@ if start_server slow --listen "unix:$T/slow.sock" --threads 1 --delay-us 2000; t
     stop_server "$SRV_PID" "$SRV_OUT"
 fi
 
+# A connection's gap longer than --timeout is not a timeout: it waits, it is not late.
+if start_server idle --listen "unix:$T/idle.sock"; then
+    expect_rc "open loop, 2 ops/s with --timeout 0.2: exit 0" 0 idle run echo "unix:$T/idle.sock" \
+        --rate 2 -c 1 --timeout 0.2 -d 2 --warmup 0 --json "$T/idle.json"
+    rcheck "open loop, gap > --timeout: 4 ops, no timeout" "$T/idle.json" \
+        '.runs[0] | .ops == 4 and errors_zero'
+    # Count mode: the count is split as the connections are, so the rate is met.
+    expect_rc "open loop -n 300 -c 3 -t 2 --rate 300: exit 0" 0 cnt run echo "unix:$T/idle.sock" \
+        --rate 300 -c 3 -t 2 -n 300 --warmup 0 --json "$T/cnt.json"
+    rcheck "open loop in count mode: 300 ops, not saturated" "$T/cnt.json" \
+        '.runs[0] | .ops == 300 and .open_loop.saturated == false'
+    stop_server "$SRV_PID" "$SRV_OUT"
+fi
+
 expect_rc "--rate 0: exit 64" 64 r0 run echo "unix:$T/x.sock" --rate 0
 expect_rc "--rate with --pipeline: exit 64" 64 rp run echo "unix:$T/x.sock" --rate 10 --pipeline 2
 expect_rc "--arrivals without --rate: exit 64" 64 ar run echo "unix:$T/x.sock" --arrivals poisson

@@ -87,6 +87,29 @@ if serve_proto kv redis; then
     stop_server "$SRV_PID" "$SRV_OUT"
 fi
 
+# A request and the client's FIN in one wake-up: the server answers and closes, every time.
+if serve_proto half http; then
+    hc_ok=0
+    for ((i = 0; i < 20; i++)); do
+        out=$("$TOOLS/halfclose" "$T/half.sock" 'GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+        [ "$out" = "bytes 70 eof 1" ] && hc_ok=$((hc_ok + 1))
+    done
+    check_eq "server: request + FIN together, answered and closed (20 of 20)" 20 "$hc_ok"
+    stop_server "$SRV_PID" "$SRV_OUT"
+fi
+
+# A kept connection the server closes after each reply: reopened and resent, each request
+# counted once, no error.
+if PROTO=echo start_server once --listen "unix:$T/once.sock" --close-after 64; then
+    expect_rc "server closing after every reply: exit 0" 0 once_run run echo "unix:$T/once.sock" \
+        -n 200 --warmup 0 --json "$T/once.json"
+    rcheck "server closing after every reply: 200 ops, requests == replies == 200, 199 reconnects" \
+        "$T/once.json" '.runs[0] | .ops == 200 and .requests == 200 and .replies == 200
+         and .reconnects == 199 and errors_zero'
+    stop_server "$SRV_PID" "$SRV_OUT"
+    check_eq "server closing after every reply: it answered exactly 200" 200 "$(stopped_field requests)"
+fi
+
 # The lab on each protocol's built-in server.
 for proto in http fcgi redis; do
     mkdir -p "$T/lab_$proto"
