@@ -271,9 +271,51 @@ int netstat_parse(struct netstat *ns, const char *text)
     return rc;
 }
 
+/* One hex column of a softnet_stat line; NULL at the end of the line. */
+static const char *softnet_col(const char *p, uint64_t *v)
+{
+    int digits = 0;
+
+    p = skip_blanks(p);
+    *v = 0;
+    for (; !is_blank(*p) && !is_eol(*p); p++, digits++) {
+        int d = *p >= '0' && *p <= '9'   ? *p - '0'
+                : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+                                         : -1;
+        if (d < 0 || digits >= 16) return NULL;
+        *v = *v << 4 | (uint64_t)d;
+    }
+    return digits > 0 ? p : NULL;
+}
+
+int softnet_parse(struct netstat *ns, const char *text)
+{
+    uint64_t dropped = 0, squeezed = 0;
+    unsigned lines = 0;
+    int rc;
+
+    for (const char *p = text; *p != '\0'; p = next_line(p)) {
+        uint64_t processed, drop, squeeze;
+        if (is_eol(*skip_blanks(p))) continue;
+        p = softnet_col(p, &processed);
+        if (p != NULL) p = softnet_col(p, &drop);
+        if (p != NULL) p = softnet_col(p, &squeeze);
+        if (p == NULL) return -EINVAL;
+        dropped += drop;
+        squeezed += squeeze;
+        lines++;
+    }
+    if (lines == 0) return -EINVAL;
+    rc = netstat_add(ns, "Softnet", 7, "Dropped", 7, dropped, false);
+    if (rc == 0) rc = netstat_add(ns, "Softnet", 7, "TimeSqueeze", 11, squeezed, false);
+    return rc;
+}
+
 int netstat_read(struct netstat *ns)
 {
-    static const char *const files[] = { "/proc/net/netstat", "/proc/net/snmp" };
+    static const char *const files[] = { "/proc/net/netstat", "/proc/net/snmp",
+                                         "/proc/net/softnet_stat" };
 
     ns->n = 0;
     for (size_t i = 0; i < ARRAY_LEN(files); i++) {
@@ -281,7 +323,7 @@ int netstat_read(struct netstat *ns)
         char *text = read_text(files[i], &rc);
 
         if (text == NULL) return rc;
-        rc = netstat_parse(ns, text);
+        rc = i < 2 ? netstat_parse(ns, text) : softnet_parse(ns, text);
         free(text);
         if (rc != 0) return rc;
     }

@@ -74,10 +74,20 @@ struct netstat {
 int netstat_parse(struct netstat *ns, const char *text);
 
 /*
- * Resets ns and parses /proc/net/netstat then /proc/net/snmp. Returns 0, or
+ * Resets ns and parses /proc/net/netstat, /proc/net/snmp and
+ * /proc/net/softnet_stat. Returns 0, or
  * a negative errno (see above) after which ns must not be used.
  */
 int netstat_read(struct netstat *ns);
+
+/*
+ * Appends Softnet.Dropped and Softnet.TimeSqueeze, summed over the CPUs of a
+ * /proc/net/softnet_stat text (hex columns: processed, dropped, time_squeeze).
+ * A loopback packet dropped at a full per-CPU backlog (netdev_max_backlog)
+ * shows here, and TCP then waits out a retransmission timeout (>= 200 ms).
+ * Returns 0 or -EINVAL (ns unchanged beyond what was appended).
+ */
+int softnet_parse(struct netstat *ns, const char *text);
 
 /*
  * Looks name up ("TcpExt.TW"). Returns 0 and sets *v, -ENOENT if absent, or

@@ -47,7 +47,9 @@
     X("Tcp.AttemptFails") \
     X("Tcp.EstabResets") \
     X("Tcp.RetransSegs") \
-    X("Tcp.OutRsts")
+    X("Tcp.OutRsts") \
+    X("Softnet.Dropped") \
+    X("Softnet.TimeSqueeze")
 /* clang-format on */
 #define X(n) +1
 enum { OBS_NET_COUNT = 0 OBS_NET_NAMES };

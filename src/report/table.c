@@ -320,8 +320,29 @@ void report_lab_tables(FILE *f, const struct run_record *recs, size_t n)
     }
 }
 
+/* Net counter `name` of r's window, if read. */
+static bool run_net(const struct run_record *r, const char *name, uint64_t *v)
+{
+    for (unsigned i = 0; i < OBS_NET_COUNT; i++)
+        if (strcmp(observe_net_name(i), name) == 0 && r->observed && r->obs.net[i].ok) {
+            *v = r->obs.net[i].v;
+            return true;
+        }
+    return false;
+}
+
 void report_errors(FILE *f, const struct run_record *recs, size_t n)
 {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t drops = 0;
+        if (run_net(&recs[i], "Softnet.Dropped", &drops) && drops > 0)
+            fprintf(f,
+                    "kernel: %s %s %zu B: %llu packets dropped at a full per-CPU backlog "
+                    "(softnet_stat, host-wide); a dropped TCP segment waits >= 200 ms for its "
+                    "retransmission\n",
+                    recs[i].cfg.ep.text, mode_name(&recs[i].cfg), recs[i].cfg.size,
+                    (unsigned long long)drops);
+    }
     for (size_t i = 0; i < n; i++) {
         const struct load_result *res = &recs[i].res;
         if (res->ops == 0 && load_errors_total(res) == 0)
@@ -404,12 +425,10 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
 
 static void overload_ctr(FILE *f, const struct run_record *r, const char *name)
 {
-    const struct ctr_val *v = NULL;
+    uint64_t v = 0;
 
-    for (unsigned i = 0; i < OBS_NET_COUNT && v == NULL; i++)
-        if (strcmp(observe_net_name(i), name) == 0) v = &r->obs.net[i];
-    if (r->observed && v != NULL && v->ok)
-        fprintf(f, " %10llu", (unsigned long long)v->v);
+    if (run_net(r, name, &v))
+        fprintf(f, " %10llu", (unsigned long long)v);
     else
         fprintf(f, " %10s", "n/a");
 }

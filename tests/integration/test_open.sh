@@ -82,6 +82,10 @@ if start_server over --listen tcp://127.0.0.1:0 --listen "unix:$T/over.sock" --t
         --timeout 5 --json "$T/ov.json"
     rcheck "overload over tcp: ListenOverflows > 0, SYNs retransmitted" "$T/ov.json" \
         '.runs[0].observed.net_delta | .["TcpExt.ListenOverflows"] > 0 and .["TcpExt.TCPSynRetrans"] > 0'
+    rcheck "overload: softnet_stat drops read (host-wide, an integer >= 0)" "$T/ov.json" \
+        'all(.runs[]; (.observed.net_delta["Softnet.Dropped"] | type) == "number"
+             and .observed.net_delta["Softnet.Dropped"] >= 0
+             and .observed.net_delta["Softnet.TimeSqueeze"] >= 0)'
     rcheck "overload over tcp: second-long stalls (SYN retransmit) in the tail" "$T/ov.json" \
         '.runs[0].latency_ns.max >= 900000000'
     rcheck "overload over unix: connects fail with EAGAIN, no SYN-retransmit stall" "$T/ov.json" \

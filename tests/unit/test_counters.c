@@ -144,6 +144,37 @@ static void test_netstat_fixture(void **state)
     free(ns);
 }
 
+/* /proc/net/softnet_stat: hex columns, dropped and time_squeeze summed over the CPUs. */
+static void test_softnet(void **state)
+{
+    /* two CPUs as kernel 6.1 prints them (13 columns); CPU 1 dropped 0xa3 */
+    static const char two[] =
+        "0d221686 00000000 0000000a 00000000 00000000 00000000 00000000 00000000 00000000 "
+        "00000000 00000000 00000000 00000000\n"
+        "0778be7a 000000a3 00000009 00000000 00000000 00000000 00000000 00000000 00000000 "
+        "00000000 00000000 00000001 00000001\n";
+    struct netstat *ns = new_netstat();
+    uint64_t v = 0;
+
+    (void)state;
+    assert_int_equal(softnet_parse(ns, two), 0);
+    assert_int_equal(netstat_get(ns, "Softnet.Dropped", &v), 0);
+    assert_int_equal(v, 0xa3);
+    assert_int_equal(netstat_get(ns, "Softnet.TimeSqueeze", &v), 0);
+    assert_int_equal(v, 0x13);
+    ns->n = 0;
+    assert_int_equal(softnet_parse(ns, "FFFFFFFF ffffffff 1\n"), 0); /* both cases of hex */
+    assert_int_equal(netstat_get(ns, "Softnet.Dropped", &v), 0);
+    assert_int_equal(v, 0xffffffffu);
+    ns->n = 0;
+    assert_int_equal(softnet_parse(ns, ""), -EINVAL);                    /* no CPU */
+    assert_int_equal(softnet_parse(ns, "0d221686 00000000\n"), -EINVAL); /* too few columns */
+    assert_int_equal(softnet_parse(ns, "0d221686 0000zz00 00\n"), -EINVAL);
+    assert_int_equal(softnet_parse(ns, "11112222333344445 0 0\n"), -EINVAL); /* > 64 bits */
+    assert_int_equal(ns->n, 0);
+    free(ns);
+}
+
 static void test_netstat_malformed(void **state)
 {
     static const char *const bad[] = {
@@ -770,6 +801,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_netstat_fixture),
         cmocka_unit_test(test_netstat_malformed),
+        cmocka_unit_test(test_softnet),
         cmocka_unit_test(test_netstat_edges),
         cmocka_unit_test(test_netstat_delta),
         cmocka_unit_test(test_procstat_fixture),
