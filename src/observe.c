@@ -118,7 +118,7 @@ static void sample_tcp(struct observe *o)
     struct observe_result *r = &o->res;
     struct sockdiag_tcp t;
     uint64_t held = 0;
-    int rc = sockdiag_tcp_count(endpoint_port(&o->cfg.ep), &t);
+    int rc = sockdiag_tcp_count(endpoint_port(&o->cfg.ep), o->cfg.ep.addr.ss_family, &t);
 
     if (rc < 0) {
         struct ctr_val na = val_na("sock_diag: %s", strerror(-rc));

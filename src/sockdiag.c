@@ -203,15 +203,16 @@ static int tcp_dump(int family, struct tcp_scan *scan)
     return diag_dump(&req, sizeof(req), &sink);
 }
 
-int sockdiag_tcp_count(unsigned port, struct sockdiag_tcp *out)
+int sockdiag_tcp_count(unsigned port, int family, struct sockdiag_tcp *out)
 {
     struct tcp_scan scan = { .port = port, .out = out };
-    int rc;
+    int rc = 0;
 
     memset(out, 0, sizeof(*out));
     if (port < 1 || port > 65535) return -EINVAL;
-    rc = tcp_dump(AF_INET, &scan);
-    if (rc == 0) {
+    if (family != AF_INET && family != AF_INET6 && family != AF_UNSPEC) return -EINVAL;
+    if (family != AF_INET6) rc = tcp_dump(AF_INET, &scan);
+    if (rc == 0 && family != AF_INET) {
         rc = tcp_dump(AF_INET6, &scan);
         /* No AF_INET6 diag handler: a kernel without IPv6 has no such sockets to count. */
         if (rc == -ENOENT) rc = 0;

@@ -44,7 +44,10 @@ struct sockdiag_tcp {
 };
 
 /*
- * Fills *out for port 1..65535. Only states 1..11 are asked for, so a socket
+ * Fills *out for port 1..65535 of address family `family`: AF_INET,
+ * AF_INET6, or AF_UNSPEC for both. Each family is one walk of the kernel's
+ * whole TCP hash table (milliseconds on a big table), so ask for the one the
+ * hop uses. Only states 1..11 are asked for, so a socket
  * that is bound but neither listening nor connected (TCP_BOUND_INACTIVE,
  * reported by kernels since about 6.7 when asked for) is not counted. A kernel
  * without IPv6 counts IPv4 only. A connection the kernel completed but nobody
@@ -52,7 +55,7 @@ struct sockdiag_tcp {
  * accept queue) and also counts in listen_rqueue. Returns 0, -EINVAL for a bad
  * port, or the negative errno of the netlink socket or dump (*out is all zero).
  */
-int sockdiag_tcp_count(unsigned port, struct sockdiag_tcp *out);
+int sockdiag_tcp_count(unsigned port, int family, struct sockdiag_tcp *out);
 
 /*
  * AF_UNIX stream sockets tied to the socket file or abstract name `name`, as

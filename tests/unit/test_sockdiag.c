@@ -129,12 +129,30 @@ static void hop_close(struct hop *h)
     close_all(&h->listener, 1);
 }
 
+/* The counts of an IPv4 hop; asking for both families finds nothing more, IPv6 alone nothing. */
 static struct sockdiag_tcp tcp_count(unsigned port)
 {
-    struct sockdiag_tcp t;
+    struct sockdiag_tcp v4, both, v6;
 
-    assert_int_equal(sockdiag_tcp_count(port, &t), 0);
-    return t;
+    assert_int_equal(sockdiag_tcp_count(port, AF_INET, &v4), 0);
+    assert_int_equal(sockdiag_tcp_count(port, AF_UNSPEC, &both), 0);
+    assert_int_equal(sockdiag_tcp_count(port, AF_INET6, &v6), 0);
+    assert_int_equal(v4.total, both.total);
+    assert_int_equal(v6.total, 0);
+    return v4;
+}
+
+/* The counts of an IPv6 hop, the mirror image. */
+static struct sockdiag_tcp tcp_count6(unsigned port)
+{
+    struct sockdiag_tcp v4, both, v6;
+
+    assert_int_equal(sockdiag_tcp_count(port, AF_INET6, &v6), 0);
+    assert_int_equal(sockdiag_tcp_count(port, AF_UNSPEC, &both), 0);
+    assert_int_equal(sockdiag_tcp_count(port, AF_INET, &v4), 0);
+    assert_int_equal(v6.total, both.total);
+    assert_int_equal(v4.total, 0);
+    return v6;
 }
 
 /* Polls up to POLL_MS until at least min sockets of port are in state (FIN exchanges are async). */
@@ -170,10 +188,11 @@ static void test_tcp_bad_port(void **state)
 
     (void)state;
     memset(&t, 0xff, sizeof(t));
-    assert_int_equal(sockdiag_tcp_count(0, &t), -EINVAL);
+    assert_int_equal(sockdiag_tcp_count(0, AF_INET, &t), -EINVAL);
+    assert_int_equal(sockdiag_tcp_count(80, AF_UNIX, &t), -EINVAL);
     assert_false(t.have_listener);
     assert_int_equal(t.total, 0);
-    assert_int_equal(sockdiag_tcp_count(65536, &t), -EINVAL);
+    assert_int_equal(sockdiag_tcp_count(65536, AF_INET, &t), -EINVAL);
 }
 
 /* Nothing on the port but, possibly, TIME_WAIT of an earlier user (see the file comment). */
@@ -298,7 +317,7 @@ static void test_tcp_ipv6(void **state)
         skip();
     }
     hop_connect(&h, 1);
-    t = tcp_count(port);
+    t = tcp_count6(port);
     assert_true(t.have_listener);
     assert_int_equal(t.listen_rqueue, 1);
     assert_int_equal(t.state[TCP_LISTEN], 1);
