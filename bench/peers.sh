@@ -16,8 +16,8 @@
 #                         hopbench run http -c C -t 1 -d SECONDS --warmup 1
 #   ping|set|get-cC-pP    redis-benchmark -c C -n N -P P -t ping_mbulk|set|get -d 64
 #                         -r 1000 --csv  against  hopbench run redis -c C -t 1 -n N
-#                         --warmup 0 --pipeline P --command ping|set|get --keys 1000
-#                         --value-size 64; C/P = 16/1, 16/16, and 1/1 (ping), plus
+#                         --warmup 0 --pipeline P --command ping|set|get (set, get:
+#                         --keys 1000; set: --value-size 64); C/P = 16/1, 16/16, and 1/1 (ping), plus
 #                         ping-c16-p1-unix over redis's Unix socket
 # Throughput is each tool's own figure (wrk "Requests/sec", redis-benchmark's
 # csv rps, hopbench .runs[0].ops_per_s). Client CPU per request is perf stat's
@@ -379,8 +379,15 @@ run_redis_benchmark() { # COMMAND CONNECTIONS PIPELINE TRANSPORT
 
 run_hopbench_redis() { # COMMAND CONNECTIONS PIPELINE TRANSPORT
     if [ "$4" = unix ]; then ep="unix:$RD_SOCK"; else ep="tcp://127.0.0.1:$RD_PORT"; fi
+    # As redis-benchmark -r 1000 -d 64: keys for set and get, the 64-byte value for set.
+    case "$1" in
+    set) shape="--keys 1000 --value-size 64" ;;
+    get) shape="--keys 1000" ;;
+    *) shape="" ;;
+    esac
+    # shellcheck disable=SC2086 # shape is a list of options
     hopbench_run "$TMP/hb-redis.json" redis "$ep" -c "$2" -t 1 -n "$(redis_n "$2" "$3")" \
-        --warmup 0 --pipeline "$3" --command "$1" --keys 1000 --value-size 64
+        --warmup 0 --pipeline "$3" --command "$1" $shape
 }
 
 # All samples go to one file, a line per cell and rep:

@@ -632,6 +632,12 @@ static int run_check_proto(struct run_opts *o, struct hb_err *err)
                        "run %s: --script, --docroot, --query and --param are for fcgi", o->proto);
     if (!redis && (co->redis_cmd != REDIS_PING || co->keys))
         return hb_fail(err, -EINVAL, "run %s: --command and --keys are for redis", o->proto);
+    if (redis && co->redis_cmd == REDIS_PING && (co->keys || o->size_given))
+        return hb_fail(err, -EINVAL,
+                       "run redis: --keys and --size/--value-size need --command set or get");
+    if (redis && co->redis_cmd == REDIS_GET && o->size_given)
+        return hb_fail(err, -EINVAL,
+                       "run redis: a GET sends no value; --size/--value-size is for --command set");
     if (co->expect_body && !http && !fcgi && !(redis && co->redis_cmd == REDIS_GET))
         return hb_fail(err, -EINVAL,
                        "run %s: --expect-body is for http, fcgi and redis --command get", o->proto);

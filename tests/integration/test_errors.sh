@@ -110,6 +110,8 @@ usage_cases=(
     "unknown protocol|run gopher unix:/x|gopher"
     "--size with an http GET|run http unix:/x --size 100|--size|POST"
     "--command for echo|run echo unix:/x --command get|--command"
+    "--keys with redis ping|run redis unix:/x --keys 10|--keys"
+    "--value-size with redis get|run redis unix:/x --command get --value-size 10|--value-size"
     "--param without =|run fcgi unix:/x --param FOO|--param"
     "--method PUT|run http unix:/x --method PUT|--method"
     "--path without /|run http unix:/x --path x|--path"
