@@ -75,10 +75,12 @@ expect_rc "--stall-every without --stall-ms: exit 64" 64 se serve echo --listen 
     --stall-every 10
 
 # Overload: backlog 1, one worker busy 20 ms per request, 32 connections connecting at once.
+# Count mode, so every op begun is waited for (a duration-bound run drops the ops still in
+# flight at its end, which are the ones waiting out a SYN retransmit).
 if start_server over --listen tcp://127.0.0.1:0 --listen "unix:$T/over.sock" --threads 1 \
     --backlog 1 --delay-us 20000; then
     expect_rc "overload: exit 2 (connect errors make the results invalid)" 2 ov run echo \
-        "tcp://127.0.0.1:$SRV_PORT" "unix:$T/over.sock" --mode connect -c 32 -d 2 --warmup 0 \
+        "tcp://127.0.0.1:$SRV_PORT" "unix:$T/over.sock" --mode connect -c 32 -n 150 --warmup 0 \
         --timeout 5 --json "$T/ov.json"
     rcheck "overload over tcp: ListenOverflows > 0, SYNs retransmitted" "$T/ov.json" \
         '.runs[0].observed.net_delta | .["TcpExt.ListenOverflows"] > 0 and .["TcpExt.TCPSynRetrans"] > 0'
