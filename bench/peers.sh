@@ -66,10 +66,8 @@ STOP_TRIES=50   # x 0.1 s: how long a server may take to exit on SIGTERM
 CLIENT_LIMIT=120
 PATH=$PATH:/usr/sbin:/sbin
 
-die() {
-    echo "$PROG: $*" >&2
-    exit 1
-}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 usage() {
     echo "usage: bench/peers.sh HOPBENCH [SECONDS]   (env: REPS=5 N_P1=150000 N_P16=1500000 N_C1=50000 BUDGET=840)" >&2
@@ -161,29 +159,6 @@ stop_server() {
 
 # ---- small helpers ---------------------------------------------------------
 
-# Reads a number from a JSON file with jq; dies if it is missing.
-json_number() {
-    jq -er "$2 | numbers" "$1" 2>/dev/null || die "no number at $2 in $1: $(head -c 300 "$1")"
-}
-
-port_free() {
-    [ -z "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
-}
-
-port_listening() {
-    ss -Hltn "sport = :$1" 2>/dev/null | grep -q "127.0.0.1:$1"
-}
-
-# A port free now, in 20000..29999 (below the ephemeral range).
-pick_port() {
-    p=$((20000 + ($$ * 7 + $1 * 131) % 10000))
-    i=0
-    while ! port_free "$p" && [ "$i" -lt 100 ]; do
-        p=$((20000 + (p - 20000 + 1) % 10000))
-        i=$((i + 1))
-    done
-    echo "$p"
-}
 
 # ---- servers ----------------------------------------------------------------
 

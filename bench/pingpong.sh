@@ -45,10 +45,8 @@ STOP_TRIES=50   # x 0.1 s: how long a server may take to exit on SIGTERM
 MAX_FLOOR_PCT=115
 MAX_SOCKPERF_PCT=110
 
-die() {
-    echo "$PROG: $*" >&2
-    exit 1
-}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 usage() {
     echo "usage: bench/pingpong.sh HOPBENCH FLOOR [SECONDS]   (env: REPS=3 HOPBENCH_SKIP=1 FLOOR_ITER=N)" >&2
@@ -146,29 +144,6 @@ record() {
     echo "$1 $2 $3 $4 $5 $6" >>"$DATA"
 }
 
-# Reads a number from a JSON file with jq; dies if it is missing.
-json_number() {
-    jq -er "$2 | numbers" "$1" 2>/dev/null || die "no number at $2 in $1: $(head -c 300 "$1")"
-}
-
-port_free() {
-    [ -z "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
-}
-
-port_listening() {
-    ss -Hltn "sport = :$1" 2>/dev/null | grep -q "127.0.0.1:$1"
-}
-
-# A port for sockperf (it needs an explicit one): free now, in 20000..29999.
-pick_port() {
-    p=$((20000 + ($$ * 7 + $1 * 131) % 10000))
-    i=0
-    while ! port_free "$p" && [ "$i" -lt 100 ]; do
-        p=$((20000 + (p - 20000 + 1) % 10000))
-        i=$((i + 1))
-    done
-    echo "$p"
-}
 
 # ---- (a) sockperf over TCP loopback ----------------------------------------
 

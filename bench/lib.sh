@@ -1,0 +1,31 @@
+# shellcheck shell=sh
+# lib.sh: helpers shared by the bench scripts (sourced; POSIX sh). The caller sets PROG.
+
+die() {
+    echo "$PROG: $*" >&2
+    exit 1
+}
+
+# Reads a number from a JSON file with jq; dies if it is missing.
+json_number() {
+    jq -er "$2 | numbers" "$1" 2>/dev/null || die "no number at $2 in $1: $(head -c 300 "$1")"
+}
+
+port_free() {
+    [ -z "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
+}
+
+port_listening() {
+    ss -Hltn "sport = :$1" 2>/dev/null | grep -q "127.0.0.1:$1"
+}
+
+# A TCP port free now, in 20000..29999 (below the ephemeral range); $1 varies the pick.
+pick_port() {
+    p=$((20000 + ($$ * 7 + $1 * 131) % 10000))
+    i=0
+    while ! port_free "$p" && [ "$i" -lt 100 ]; do
+        p=$((20000 + (p - 20000 + 1) % 10000))
+        i=$((i + 1))
+    done
+    echo "$p"
+}
