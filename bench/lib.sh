@@ -6,6 +6,19 @@ die() {
     exit 1
 }
 
+# A whole number above 0.
+is_count() {
+    case "$1" in
+    '' | *[!0-9]*) return 1 ;;
+    esac
+    [ "$1" -gt 0 ]
+}
+
+# A progress line on stderr, with the time.
+note() {
+    echo "$PROG: $(date -u +%T) $*" >&2
+}
+
 # Reads a number from a JSON file with jq; dies if it is missing.
 json_number() {
     jq -er "$2 | numbers" "$1" 2>/dev/null || die "no number at $2 in $1: $(head -c 300 "$1")"

@@ -53,17 +53,6 @@ usage() {
     exit 64
 }
 
-is_count() {
-    case "$1" in
-    '' | *[!0-9]*) return 1 ;;
-    esac
-    [ "$1" -gt 0 ]
-}
-
-note() {
-    echo "$PROG: $(date -u +%T) $*" >&2
-}
-
 # ---- arguments and environment --------------------------------------------
 
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then usage; fi

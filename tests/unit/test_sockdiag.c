@@ -129,30 +129,25 @@ static void hop_close(struct hop *h)
     close_all(&h->listener, 1);
 }
 
-/* The counts of an IPv4 hop; asking for both families finds nothing more, IPv6 alone nothing. */
-static struct sockdiag_tcp tcp_count(unsigned port)
+/*
+ * The counts of a hop of address family `family`: asking for both families
+ * finds nothing more, and asking for the other one finds nothing.
+ */
+static struct sockdiag_tcp tcp_count_family(unsigned port, int family)
 {
-    struct sockdiag_tcp v4, both, v6;
+    struct sockdiag_tcp mine, both, other;
 
-    assert_int_equal(sockdiag_tcp_count(port, AF_INET, &v4), 0);
+    assert_int_equal(sockdiag_tcp_count(port, family, &mine), 0);
     assert_int_equal(sockdiag_tcp_count(port, AF_UNSPEC, &both), 0);
-    assert_int_equal(sockdiag_tcp_count(port, AF_INET6, &v6), 0);
-    assert_int_equal(v4.total, both.total);
-    assert_int_equal(v6.total, 0);
-    return v4;
+    assert_int_equal(sockdiag_tcp_count(port, family == AF_INET ? AF_INET6 : AF_INET, &other), 0);
+    assert_int_equal(mine.total, both.total);
+    assert_int_equal(other.total, 0);
+    return mine;
 }
 
-/* The counts of an IPv6 hop, the mirror image. */
-static struct sockdiag_tcp tcp_count6(unsigned port)
+static struct sockdiag_tcp tcp_count(unsigned port)
 {
-    struct sockdiag_tcp v4, both, v6;
-
-    assert_int_equal(sockdiag_tcp_count(port, AF_INET6, &v6), 0);
-    assert_int_equal(sockdiag_tcp_count(port, AF_UNSPEC, &both), 0);
-    assert_int_equal(sockdiag_tcp_count(port, AF_INET, &v4), 0);
-    assert_int_equal(v6.total, both.total);
-    assert_int_equal(v4.total, 0);
-    return v6;
+    return tcp_count_family(port, AF_INET);
 }
 
 /* Polls up to POLL_MS until at least min sockets of port are in state (FIN exchanges are async). */
@@ -317,7 +312,7 @@ static void test_tcp_ipv6(void **state)
         skip();
     }
     hop_connect(&h, 1);
-    t = tcp_count6(port);
+    t = tcp_count_family(port, AF_INET6);
     assert_true(t.have_listener);
     assert_int_equal(t.listen_rqueue, 1);
     assert_int_equal(t.state[TCP_LISTEN], 1);
