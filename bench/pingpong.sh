@@ -13,8 +13,10 @@
 #   hf        hopbench run  -> floor serve       (hopbench's client alone)
 #   fh        floor client  -> hopbench serve    (hopbench's server alone)
 #   hh        hopbench run  -> hopbench serve    (hopbench end to end)
-# hopbench runs as `run echo EP -c 1 -t 1 --mode reuse --size 64` and `serve
-# echo --threads 1`. Placements: same (client and server on CPU 0) and split
+#   hfb, fhb, hhb  the same three with hopbench's --wait block (a blocking recv
+#             instead of epoll_wait + recv, as the floor and sockperf wait)
+# hopbench runs as `run echo EP -c 1 -t 1 --mode reuse --size 64 --wait W` and
+# `serve echo --threads 1 --wait W`, W = epoll (hf, fh, hh) or block (hfb, fhb, hhb). Placements: same (client and server on CPU 0) and split
 # (client on CPU 0, server on CPU 1).
 #
 # Each rep runs every cell of both placements; even reps run them in reverse
@@ -24,12 +26,13 @@
 # of a ratio paired within one rep) [min-max]. Ratios:
 #   client overhead: hf/ff (floor server), hh/fh (hopbench server)
 #   server overhead: fh/ff (floor client), hh/hf (hopbench client)
-#   end to end: hh/self (target <= 1.15), hh/sockperf (tcp, target <= 1.10)
+#   end to end: hh/self (target <= 1.15), hh/sockperf (tcp, target <= 1.10),
+#   and the same for the --wait block cells (hfb/ff, fhb/ff, hhb/self, hhb/sockperf)
 # PASS/MISS is informational: the exit status is 0 unless a tool failed.
 #
 #   SECONDS          per cell (default 5)
 #   REPS=N           repetitions (default 3); medians are reported
-#   HOPBENCH_SKIP=1  skip the hopbench cells (hf, fh, hh); HOPBENCH must still
+#   HOPBENCH_SKIP=1  skip the hopbench cells (hf, fh, hh, ...b); HOPBENCH must still
 #                    be given but is not run
 #   FLOOR_ITER=N     floor iterations per cell; default: calibrated to ~SECONDS
 #
@@ -248,33 +251,41 @@ start_floor_server() {
     fi
 }
 
-# Sets HB_PID, HB_TCP_EP and HB_UNIX_EP.
+# start_hopbench_server PLACE WAIT: sets HB_PID, HB_TCP_EP and HB_UNIX_EP (WAIT = epoll) or
+# HBB_PID, HBB_TCP_EP and HBB_UNIX_EP (WAIT = block).
 start_hopbench_server() {
     place=$1
-    log="$TMP/hopbench-serve.out"
+    log="$TMP/hopbench-serve-$2.out"
     rm -f "$log" "$log.err" # else the wait below may read the last server's lines
-    "$HOPBENCH" serve echo --listen tcp://127.0.0.1:0 --listen "unix:$TMP/hopbench.sock" \
-        --threads 1 --pin "$place" >"$log" 2>"$log.err" &
-    HB_PID=$!
-    PIDS="$PIDS $HB_PID"
-    wait_listening "$HB_PID" "$log" hopbench
-    HB_TCP_EP=$(listened_on "$log" hopbench tcp)
-    HB_UNIX_EP=$(listened_on "$log" hopbench unix)
-    if [ -z "$HB_TCP_EP" ] || [ -z "$HB_UNIX_EP" ]; then
+    "$HOPBENCH" serve echo --listen tcp://127.0.0.1:0 --listen "unix:$TMP/hopbench-$2.sock" \
+        --threads 1 --pin "$place" --wait "$2" >"$log" 2>"$log.err" &
+    pid=$!
+    PIDS="$PIDS $pid"
+    wait_listening "$pid" "$log" hopbench
+    tcp_ep=$(listened_on "$log" hopbench tcp)
+    unix_ep=$(listened_on "$log" hopbench unix)
+    if [ -z "$tcp_ep" ] || [ -z "$unix_ep" ]; then
         die "hopbench serve: no endpoints in: $(cat "$log")"
+    fi
+    if [ "$2" = epoll ]; then
+        HB_PID=$pid HB_TCP_EP=$tcp_ep HB_UNIX_EP=$unix_ep
+    else
+        HBB_PID=$pid HBB_TCP_EP=$tcp_ep HBB_UNIX_EP=$unix_ep
     fi
 }
 
 start_servers() {
     start_floor_server "$1" tcp
     start_floor_server "$1" unix
-    [ "$HOPBENCH_SKIP" = 1 ] || start_hopbench_server "$1"
+    [ "$HOPBENCH_SKIP" = 1 ] || start_hopbench_server "$1" epoll
+    [ "$HOPBENCH_SKIP" = 1 ] || start_hopbench_server "$1" block
 }
 
 stop_servers() {
     stop_server "$FL_TCP_PID"
     stop_server "$FL_UNIX_PID"
     [ "$HOPBENCH_SKIP" = 1 ] || stop_server "$HB_PID"
+    [ "$HOPBENCH_SKIP" = 1 ] || stop_server "$HBB_PID"
 }
 
 # ---- clients ---------------------------------------------------------------
@@ -329,11 +340,12 @@ floor_client() { # PLACE TRANSPORT ENDPOINT
     recalibrate "$1" "$2" "$json"
 }
 
-hopbench_client() { # PLACE TRANSPORT ENDPOINT
+hopbench_client() { # PLACE TRANSPORT ENDPOINT WAIT
     json="$TMP/hopbench-run.json"
     rm -f "$json"
     if ! timeout "$RUN_LIMIT" "$HOPBENCH" run echo "$3" -c 1 -t 1 -d "$SECS" --warmup 1 \
-        --mode reuse --size "$SIZE" --pin "$1" --json "$json" >"$TMP/hopbench-run.out" 2>&1; then
+        --mode reuse --size "$SIZE" --pin "$1" --wait "$4" --json "$json" \
+        >"$TMP/hopbench-run.out" 2>&1; then
         die "hopbench run $3 failed: $(tail -n 3 "$TMP/hopbench-run.out")"
     fi
     P50=$(json_number "$json" '.runs[0].latency_ns.p50')
@@ -344,8 +356,10 @@ floor_endpoint() {
     if [ "$1" = tcp ]; then echo "$FL_TCP_EP"; else echo "$FL_UNIX_EP"; fi
 }
 
-hopbench_endpoint() {
-    if [ "$1" = tcp ]; then echo "$HB_TCP_EP"; else echo "$HB_UNIX_EP"; fi
+hopbench_endpoint() { # TRANSPORT WAIT
+    if [ "$2" = block ]; then
+        if [ "$1" = tcp ]; then echo "$HBB_TCP_EP"; else echo "$HBB_UNIX_EP"; fi
+    elif [ "$1" = tcp ]; then echo "$HB_TCP_EP"; else echo "$HB_UNIX_EP"; fi
 }
 
 # run_cell PLACE REP CELL TRANSPORT
@@ -361,9 +375,12 @@ run_cell() {
         ;;
     self) floor_self "$place" "$transport" ;;
     ff) floor_client "$place" "$transport" "$(floor_endpoint "$transport")" ;;
-    hf) hopbench_client "$place" "$transport" "$(floor_endpoint "$transport")" ;;
-    fh) floor_client "$place" "$transport" "$(hopbench_endpoint "$transport")" ;;
-    hh) hopbench_client "$place" "$transport" "$(hopbench_endpoint "$transport")" ;;
+    hf) hopbench_client "$place" "$transport" "$(floor_endpoint "$transport")" epoll ;;
+    fh) floor_client "$place" "$transport" "$(hopbench_endpoint "$transport" epoll)" ;;
+    hh) hopbench_client "$place" "$transport" "$(hopbench_endpoint "$transport" epoll)" epoll ;;
+    hfb) hopbench_client "$place" "$transport" "$(floor_endpoint "$transport")" block ;;
+    fhb) floor_client "$place" "$transport" "$(hopbench_endpoint "$transport" block)" ;;
+    hhb) hopbench_client "$place" "$transport" "$(hopbench_endpoint "$transport" block)" block ;;
     *) die "unknown cell $cell" ;;
     esac
     CPU=$(printf '%.0f' "$CPU")
@@ -412,16 +429,18 @@ report() {
         if ($6 != "-") cpu[$3, $4, $2] = $6
     }
     END {
-        split("self ff hf fh hh sockperf", cells, " ")
+        nc = split("self ff hf fh hh hfb fhb hhb sockperf", cells, " ")
         split("tcp unix socketpair", trs, " ")
         label["self"] = "floor     floor (fork)"; label["ff"] = "floor     floor serve"
         label["hf"] = "hopbench  floor serve"; label["fh"] = "floor     hopbench serve"
         label["hh"] = "hopbench  hopbench serve"; label["sockperf"] = "sockperf  sockperf"
+        label["hfb"] = "hb block  floor serve"; label["fhb"] = "floor     hb serve block"
+        label["hhb"] = "hb block  hb serve block"
         printf "\nplacement: %s (client CPU 0, server CPU %s), %d-byte ping-pong, %d reps x %ds\n", place, scpu, size, reps, secs
         printf "p50 round trip in us, median over the reps [min-max]; spread = (max-min)/median;\n"
         printf "client cpu = client CPU time per round trip in us (median)\n"
         printf "%-16s %-9s %-15s %8s %17s %7s %11s\n", "cell", "client", "server", "p50", "[min-max]", "spread", "client cpu"
-        for (i = 1; i <= 3; i++) for (j = 1; j <= 6; j++) {
+        for (i = 1; i <= 3; i++) for (j = 1; j <= nc; j++) {
             t = trs[i]; c = cells[j]
             stats(p50, c SUBSEP t)
             if (N == 0) continue
@@ -439,7 +458,12 @@ report() {
                    "hh hf 0 server overhead, hopbench client: hh/hf|" \
                    "ff self 0 check: floor pair / self-contained: ff/self|" \
                    "hh self 115 end to end vs floor: hh/self (<=1.15)|" \
-                   "hh sockperf 110 end to end vs sockperf: hh/sockperf (<=1.10)", rows, "|")
+                   "hh sockperf 110 end to end vs sockperf: hh/sockperf (<=1.10)|" \
+                   "hfb ff 115 --wait block client, floor serve: hfb/ff|" \
+                   "fhb ff 0 --wait block server, floor client: fhb/ff|" \
+                   "hhb self 115 --wait block end to end vs floor: hhb/self|" \
+                   "hhb sockperf 110 --wait block end to end vs sockperf: hhb/sock|" \
+                   "hhb hh 0 block / epoll, end to end: hhb/hh", rows, "|")
         for (k = 1; k <= nr; k++) {
             split(rows[k], f, " ")
             name = rows[k]; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", name)
@@ -449,21 +473,23 @@ report() {
             printf "%-50s %-24s %s\n", name, a, b
         }
         printf "\nthe original summary (floor = self-contained; hopbench = end to end, hh)\n"
-        printf "%-11s %10s %12s %12s %12s %14s %13s %14s\n", "transport", "floor p50", "sockperf p50",
-            "hopbench p50", "hb/floor", "hb/sockperf", "hb cpu us/op", "floor cpu us/op"
-        for (i = 1; i <= 3; i++) {
-            t = trs[i]
+        printf "%-11s %-6s %10s %12s %12s %12s %14s %13s %14s\n", "transport", "wait", "floor p50",
+            "sockperf p50", "hopbench p50", "hb/floor", "hb/sockperf", "hb cpu us/op", "floor cpu us/op"
+        for (i = 1; i <= 3; i++) for (w = 1; w <= 2; w++) {
+            t = trs[i]; hc = (w == 1) ? "hh" : "hhb"
             stats(p50, "self" SUBSEP t); fl = N ? us(MED) : "-"
             stats(p50, "sockperf" SUBSEP t); sp = N ? us(MED) : "-"
-            stats(p50, "hh" SUBSEP t); hb = N ? us(MED) : "-"
-            ratio("hh", "self", t); r1 = N ? sprintf("%.2f %s", MED, MED * 100 <= max_floor ? "PASS" : "MISS") : "-"
-            ratio("hh", "sockperf", t); r2 = N ? sprintf("%.2f %s", MED, MED * 100 <= max_sp ? "PASS" : "MISS") : "-"
-            stats(cpu, "hh" SUBSEP t); hc = N ? us(MED) : "-"
+            stats(p50, hc SUBSEP t); hb = N ? us(MED) : "-"
+            if (hb == "-" && w == 2) continue
+            ratio(hc, "self", t); r1 = N ? sprintf("%.2f %s", MED, MED * 100 <= max_floor ? "PASS" : "MISS") : "-"
+            ratio(hc, "sockperf", t); r2 = N ? sprintf("%.2f %s", MED, MED * 100 <= max_sp ? "PASS" : "MISS") : "-"
+            stats(cpu, hc SUBSEP t); hcpu = N ? us(MED) : "-"
             stats(cpu, "self" SUBSEP t); fc = N ? us(MED) : "-"
-            printf "%-11s %10s %12s %12s %12s %14s %13s %14s\n", t, fl, sp, hb, r1, r2, hc, fc
+            printf "%-11s %-6s %10s %12s %12s %12s %14s %13s %14s\n", t, (w == 1) ? "epoll" : "block",
+                fl, sp, hb, r1, r2, hcpu, fc
         }
         printf "\nper-rep p50 in us, rep 1..%d (even reps ran in reverse order)\n", reps
-        for (i = 1; i <= 3; i++) for (j = 1; j <= 6; j++) {
+        for (i = 1; i <= 3; i++) for (j = 1; j <= nc; j++) {
             t = trs[i]; c = cells[j]; line = ""
             for (r = 1; r <= reps; r++) line = line sprintf(" %7s", ((c, t, r) in p50) ? sprintf("%.2f", p50[c, t, r] / 1000) : "-")
             stats(p50, c SUBSEP t)
@@ -479,13 +505,14 @@ print_header() {
     echo "$(sockperf --version 2>&1 | head -n 1); $("$HOPBENCH" --version 2>/dev/null || echo "hopbench ?")"
     echo "load average at start: $(cut -d ' ' -f 1-3 /proc/loadavg) (anything else running skews every column)"
     echo "targets: hopbench/sockperf <= $MAX_SOCKPERF_PCT%, hopbench/floor <= $MAX_FLOOR_PCT% (p50; informational)"
-    echo "cells: self = floor's self-contained run; ff/hf/fh/hh = client (floor|hopbench) -> server (floor|hopbench)"
+    echo "cells: self = floor's self-contained run; ff/hf/fh/hh = client (floor|hopbench) -> server (floor|hopbench); hfb/fhb/hhb = the same with hopbench --wait block"
 }
 
 # ---- main ------------------------------------------------------------------
 
 # One rep's cells, in forward order; even reps run them reversed.
-CELLS="sockperf:tcp self:tcp ff:tcp hf:tcp fh:tcp hh:tcp self:unix ff:unix hf:unix fh:unix hh:unix self:socketpair"
+CELLS="sockperf:tcp self:tcp ff:tcp hf:tcp fh:tcp hh:tcp hfb:tcp fhb:tcp hhb:tcp"
+CELLS="$CELLS self:unix ff:unix hf:unix fh:unix hh:unix hfb:unix fhb:unix hhb:unix self:socketpair"
 if [ "$HOPBENCH_SKIP" = 1 ]; then
     CELLS="sockperf:tcp self:tcp ff:tcp self:unix ff:unix self:socketpair"
 fi

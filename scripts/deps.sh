@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages hopbench needs for a purpose, only those missing.
 #   scripts/deps.sh build   compiler, C library headers, make, pkg-config, libjansson-dev
-#   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, and the real
+#   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, and the real
 #                           servers of tests/integration/test_real.sh: nginx, php8.2-fpm,
 #                           redis-server, redis-tools (redis-cli), libfcgi-bin (cgi-fcgi), curl
 #   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
@@ -12,8 +12,8 @@ want="gcc libc6-dev make pkg-config libjansson-dev"
 real="nginx php8.2-fpm redis-server redis-tools libfcgi-bin curl"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps $real" ;;
-bench) want="$want libcmocka-dev jq iproute2 procps $real sockperf linux-perf wrk time" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace $real" ;;
+bench) want="$want libcmocka-dev jq iproute2 procps strace $real sockperf linux-perf wrk time" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 *) echo "deps.sh: unknown purpose '$1' (build, test, bench or fuzz)" >&2; exit 64 ;;
 esac

@@ -61,6 +61,11 @@ static const char usage_run[] =
     "                        omission); the service time, from the actual send, is shown\n"
     "                        beside it. A run below 99 % of R is flagged saturated\n"
     "      --arrivals A      open loop: constant (default) or poisson gaps (seeded: --seed)\n"
+    "      --wait W          how a thread waits for its replies: epoll (default: epoll_wait,\n"
+    "                        then recv) or block (it sleeps in recv: one syscall less per op,\n"
+    "                        as a blocking client or sockperf; either transport alike; needs\n"
+    "                        --mode reuse, --pipeline 1, no --rate and -c equal to -t). Start\n"
+    "                        the server with the same --wait\n"
     "      --close WHO       connect mode: who closes first and so holds TIME_WAIT:\n"
     "                        client (default), server (wait for the server's FIN; start the\n"
     "                        built-in server with --close-after SIZE) or rst (SO_LINGER 0:\n"
@@ -144,6 +149,10 @@ static const char usage_serve[] =
     "                        echo has no message boundaries: per read)\n"
     "      --stall-every N   with --stall-ms M: after every N requests (server-wide), the\n"
     "      --stall-ms M      worker that answered the Nth stalls M ms (to test a measurement)\n"
+    "      --wait W          epoll (default) or block: a worker whose only connection is a\n"
+    "                        kept one waits for its next request in recv (at most 1 ms at a\n"
+    "                        stretch, then it polls for new connections), as a blocking\n"
+    "                        server would; every transport alike\n"
     "  -h, --help            this text\n";
 
 static const char usage_lab[] =
@@ -180,6 +189,9 @@ static const char usage_lab[] =
     "      --timeout S       connect/reply timeout (default 5)\n"
     "      --pin P           none | same | split (default split when 2+ CPUs, else same)\n"
     "      --close WHO       connect cells: client (default) | server | rst closes first\n"
+    "      --wait W          epoll (default) or block: how the client and the server wait in\n"
+    "                        the reuse cells with -c equal to -t (see 'hopbench run --help');\n"
+    "                        both transports alike\n"
     "      --sample-ms MS    sock_diag sampling period for socket peaks (default 250)\n"
     "      --jsonl FILE      append one JSON line per finished cell, flushed at once\n"
     "      --reps N          run every cell N times, tcp and unix in ABBA order; then print\n"
@@ -332,6 +344,7 @@ enum {
     OPT_PROTO,
     OPT_RATE,
     OPT_ARRIVALS,
+    OPT_WAIT,
     OPT_RATES,
     OPT_DELAY_US,
     OPT_STALL_EVERY,
@@ -492,6 +505,14 @@ static int opt_close(const char *val, enum load_close *c, struct hb_err *err)
     return 0;
 }
 
+static int opt_wait(const char *val, bool *block, struct hb_err *err)
+{
+    if (strcmp(val, "epoll") != 0 && strcmp(val, "block") != 0)
+        return hb_fail(err, -EINVAL, "--wait: '%s' is not epoll or block", val);
+    *block = val[0] == 'b';
+    return 0;
+}
+
 static void run_defaults(struct run_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -575,6 +596,9 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     case OPT_CLOSE:
         o->close_given = true;
         rc = opt_close(val, &l->close, err);
+        break;
+    case OPT_WAIT:
+        rc = opt_wait(val, &l->block_wait, err);
         break;
     case OPT_SERVER_PID:
         if (o->nserver_pids == ARRAY_LEN(o->server_pids))
@@ -714,6 +738,7 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         { "value-size", required_argument, NULL, OPT_VALUE_SIZE },
         { "rate", required_argument, NULL, OPT_RATE },
         { "arrivals", required_argument, NULL, OPT_ARRIVALS },
+        { "wait", required_argument, NULL, OPT_WAIT },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -740,6 +765,14 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         return hb_fail(err, -EINVAL, "run: --rate sends one request at a time; drop --pipeline");
     if (o->load.poisson && o->load.rate == 0 && o->rate_share == 0)
         return hb_fail(err, -EINVAL, "run: --arrivals needs --rate");
+    /* --wait block changes how one kept connection per thread waits; anything else would
+     * silently measure the epoll path under the name of the blocking one. */
+    if (o->load.block_wait &&
+        (o->load.mode != LOAD_REUSE || o->load.pipeline > 1 || o->load.rate > 0 ||
+         o->rate_share > 0 || o->load.conns != o->load.threads))
+        return hb_fail(err, -EINVAL,
+                       "run: --wait block is for one kept connection per thread: --mode reuse, "
+                       "--pipeline 1, no --rate, -c equal to -t");
     o->load.seed = o->seed;
     /* The closed-loop maximum for --rate N%: as long as the run, at most 3 s. */
     o->calibrate_ns = o->load.duration_ns && o->load.duration_ns < 3 * NS_PER_S
@@ -800,6 +833,9 @@ static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_
         rc = opt_uint("--stall-ms", val, 1, 600000, &v, err);
         o->stall_ns = v * NS_PER_MS;
         break;
+    case OPT_WAIT:
+        rc = opt_wait(val, &o->block_wait, err);
+        break;
     default:
         rc = -EINVAL;
     }
@@ -820,6 +856,7 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
         { "delay-us", required_argument, NULL, OPT_DELAY_US },
         { "stall-every", required_argument, NULL, OPT_STALL_EVERY },
         { "stall-ms", required_argument, NULL, OPT_STALL_MS },
+        { "wait", required_argument, NULL, OPT_WAIT },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -935,6 +972,9 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
         o->close_given = true;
         rc = opt_close(val, &o->close, err);
         break;
+    case OPT_WAIT:
+        rc = opt_wait(val, &o->block_wait, err);
+        break;
     case OPT_SAMPLE_MS:
         rc = opt_sample(val, &o->sample_ns, err);
         break;
@@ -1037,6 +1077,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
         { "backlog", required_argument, NULL, OPT_BACKLOG },
         { "server-threads", required_argument, NULL, OPT_SERVER_THREADS },
         { "delay-us", required_argument, NULL, OPT_DELAY_US },
+        { "wait", required_argument, NULL, OPT_WAIT },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };

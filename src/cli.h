@@ -72,6 +72,7 @@ struct serve_opts {
     uint64_t delay_ns;    /* --delay-us */
     uint64_t stall_every; /* --stall-every */
     uint64_t stall_ns;    /* --stall-ms */
+    bool block_wait;      /* --wait block */
 };
 
 struct lab_opts {
@@ -94,6 +95,7 @@ struct lab_opts {
     bool pin_given; /* --pin was on the command line (else split falls back to same on 1 CPU) */
     enum load_close close;
     bool close_given;       /* --close was given (else the protocol's closer closes) */
+    bool block_wait;        /* --wait block: the client and the lab's server */
     uint64_t sample_ns;     /* sock_diag sampling period during a cell */
     const char *json_path;  /* NULL: hopbench-lab-<time>.json in the current directory */
     const char *jsonl_path; /* --jsonl: one record per finished cell */

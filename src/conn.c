@@ -5,6 +5,11 @@
  * happens per request in reuse mode. A read that returns less than the buffer
  * has drained the socket, so the loop stops there instead of paying another
  * recv() just to see EAGAIN. Nothing here allocates.
+ *
+ * A thread's only connection in closed-loop reuse mode may instead wait for
+ * its reply in a blocking recv() (conn_wait): its socket is then made blocking
+ * once, and every other send() and recv() passes MSG_DONTWAIT, so the event
+ * path behaves the same on either kind of socket.
  */
 #include "conn.h"
 
@@ -41,6 +46,7 @@ static void conn_close_fd(struct conn *c)
 {
     if (c->lfd.fd >= 0) close(c->lfd.fd);
     c->lfd.fd = -1;
+    c->blocking = false;
     c->used = false;
     c->server_closes = false;
 }
@@ -136,8 +142,8 @@ static bool conn_lost(struct conn *c, int err, uint64_t now)
 static int conn_write(struct conn *c, uint64_t now)
 {
     while (c->wr_off < c->wr_len) {
-        ssize_t n =
-            send(c->lfd.fd, c->wbuf + c->wr_base + c->wr_off, c->wr_len - c->wr_off, MSG_NOSIGNAL);
+        ssize_t n = send(c->lfd.fd, c->wbuf + c->wr_base + c->wr_off, c->wr_len - c->wr_off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n == -1) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) return conn_want_out(c, now);
@@ -411,12 +417,13 @@ static int conn_on_eof(struct conn *c, uint64_t t)
  * Reads until the socket is drained or the batch is complete; returns
  * conn_consume's verdict. A short read means drained, unless the peer has
  * closed (`drain`): then the FIN may sit behind the data, and no new edge
- * would announce it, so read on until EOF or EAGAIN.
+ * would announce it, so read on until EOF or EAGAIN. `block`: the first
+ * recv() may sleep (conn_wait); its timeout, EAGAIN, or a signal returns 0.
  */
-static int conn_read(struct conn *c, bool drain)
+static int conn_read(struct conn *c, bool drain, bool block)
 {
     for (;;) {
-        ssize_t n = recv(c->lfd.fd, c->rbuf, c->ctx->rbuf_cap, 0);
+        ssize_t n = recv(c->lfd.fd, c->rbuf, c->ctx->rbuf_cap, block ? 0 : MSG_DONTWAIT);
 
         if (n > 0) {
             uint64_t t = now_ns();
@@ -425,11 +432,13 @@ static int conn_read(struct conn *c, bool drain)
             rc = conn_consume(c, c->rbuf, (size_t)n, t);
             if (rc != 0) return rc;
             if ((size_t)n < c->ctx->rbuf_cap && !drain) return 0;
+            block = false;
             continue;
         }
         if (n == 0) return conn_on_eof(c, now_ns());
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN) return 0;
+        /* A signal in a blocking wait: back to the loop, which checks the stop flag. */
+        if (errno == EINTR && !block) continue;
+        if (errno == EINTR || errno == EAGAIN) return 0;
         if (conn_lost(c, errno, now_ns())) return -1;
         conn_fail(c, op_err_from_errno(errno), now_ns());
         return -1;
@@ -476,7 +485,7 @@ static void conn_close_and_next(struct conn *c)
 static void conn_await_fin(struct conn *c)
 {
     for (;;) {
-        ssize_t n = recv(c->lfd.fd, c->rbuf, c->ctx->rbuf_cap, 0);
+        ssize_t n = recv(c->lfd.fd, c->rbuf, c->ctx->rbuf_cap, MSG_DONTWAIT);
 
         if (n == 0) {
             conn_close_and_next(c);
@@ -539,6 +548,32 @@ static void conn_on_event(struct loop *l, int fd, void *data, unsigned events)
     if (c->state != CONN_BUSY) return;
     if ((events & EPOLLOUT) && conn_write(c, now) != 0) return;
     if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))) return;
-    if (conn_read(c, (events & (EPOLLRDHUP | EPOLLHUP)) != 0) != 1) return;
+    if (conn_read(c, (events & (EPOLLRDHUP | EPOLLHUP)) != 0, false) != 1) return;
     conn_finish_batch(c);
+}
+
+bool conn_may_block(const struct conn *c)
+{
+    /* Not before a batch completed on this socket: setting it up would cost more than the wait
+     * saves on a connection the server closes after each reply. */
+    return c->ctx->block_ns > 0 && c->state == CONN_BUSY && c->lfd.fd >= 0 &&
+           (c->used || c->blocking) && c->wr_off == c->wr_len;
+}
+
+/* Once per socket: blocking, with the receive timeout conn_wait sleeps at most. */
+static int conn_make_blocking(struct conn *c)
+{
+    if (sock_block_with_timeout(c->lfd.fd, c->ctx->block_ns) < 0) return -1;
+    c->blocking = true;
+    return 0;
+}
+
+int conn_wait(struct conn *c)
+{
+    if (!c->blocking && conn_make_blocking(c) < 0) {
+        c->ctx->block_ns = 0;
+        return -1;
+    }
+    if (conn_read(c, false, true) == 1) conn_finish_batch(c);
+    return 0;
 }

@@ -41,6 +41,8 @@ struct conn_ctx {
     size_t wbuf_cap;    /* other codecs: bytes of each connection's own request buffer */
     size_t rbuf_cap;
     uint64_t window_start_ns; /* ops that begin before this are warm-up */
+    uint64_t block_ns;        /* > 0: the thread's one connection may wait for its reply in a
+                               * blocking recv() of at most this long (conn_wait); 0: never */
     uint64_t quota;           /* count mode: ops still to begin in the window; else UINT64_MAX */
     bool stopping;            /* no new op may begin */
     unsigned active;          /* connections not IDLE */
@@ -95,6 +97,8 @@ struct conn {
     bool live;            /* counted in ctx->active */
     bool want_out;        /* EPOLLOUT is registered: only while a connect or a write is pending,
                            * since AF_UNIX wakes a writer with EPOLLOUT each time the peer reads */
+    bool blocking;        /* the socket is blocking with SO_RCVTIMEO = ctx->block_ns (conn_wait);
+                           * every other send and recv passes MSG_DONTWAIT */
     uint8_t *rbuf;        /* ctx->rbuf_cap bytes */
     uint8_t *wbuf;        /* the requests: ctx->req (fixed codecs) or wbuf_cap bytes of its own */
     void *codec_state;    /* ctx->cfg->codec->state_size bytes */
@@ -113,6 +117,24 @@ void conn_begin(struct conn *c, uint64_t now);
 
 /* Handles an expired timer: a timeout while CONNECTING/BUSY, the end of a back-off while RETRY. */
 void conn_on_timer(struct conn *c, uint64_t now);
+
+/*
+ * Whether c may wait for its replies in conn_wait: ctx->block_ns > 0, a batch
+ * has completed on c's socket before (it is kept), and this batch is fully
+ * written (so only a reply, an EOF or an error can come next).
+ */
+bool conn_may_block(const struct conn *c);
+
+/*
+ * The blocking path, for a thread that owns c alone (a closed-loop reuse
+ * connection, as sockperf and the floor measure): one recv() that sleeps until
+ * a reply arrives or ctx->block_ns passes, instead of epoll_wait() and then
+ * recv(). What arrives is handled as conn_on_event would, so the next batch may
+ * begin. Timers are the caller's: after a timeout or a signal this returns with
+ * c still waiting. Returns 0, or -1 when c's socket cannot be made blocking
+ * (the caller polls instead; ctx->block_ns is then 0).
+ */
+int conn_wait(struct conn *c);
 
 /* Closes c's socket, if open, and makes it IDLE. */
 void conn_close(struct conn *c);

@@ -130,6 +130,28 @@ static struct worker_layout worker_layout_of(const struct load_cfg *cfg, size_t 
     return lo;
 }
 
+/* The longest a blocking wait may last; also how long a Ctrl-C may wait to be seen. */
+#define WORKER_BLOCK_MAX_NS (50 * NS_PER_MS)
+
+/*
+ * The blocking path (conn_wait), with --wait block: for a thread with one
+ * closed-loop reuse connection and one request in flight, as sockperf and the
+ * floor measure, a recv() that sleeps replaces epoll_wait() and recv(), on
+ * either transport alike. Each wait lasts at most min(--timeout, 50 ms), so
+ * timeouts, the deadline and the stop flag are still checked in time. 0: the
+ * thread always polls.
+ */
+static uint64_t worker_block_ns(const struct worker *w)
+{
+    const struct load_cfg *cfg = w->cfg;
+    uint64_t ns = cfg->timeout_ns < WORKER_BLOCK_MAX_NS ? cfg->timeout_ns : WORKER_BLOCK_MAX_NS;
+
+    if (!cfg->block_wait || w->nconns != 1 || cfg->rate > 0 || cfg->mode != LOAD_REUSE ||
+        cfg->pipeline != 1)
+        return 0;
+    return ns >= NS_PER_MS ? ns : 0; /* shorter timeouts are left to the loop's precise ones */
+}
+
 /* Allocates everything the thread's loop will use; nothing is allocated after this. */
 static int worker_setup(struct worker *w)
 {
@@ -174,6 +196,7 @@ static int worker_setup(struct worker *w)
     ctx->rbuf_cap = lo.rbuf;
     ctx->window_start_ns = w->t0 + cfg->warmup_ns;
     ctx->quota = w->quota;
+    ctx->block_ns = worker_block_ns(w);
     tq_init(&ctx->timeouts, cfg->timeout_ns);
     tq_init(&ctx->retries, CONN_RETRY_NS);
     if (cfg->rate > 0) {
@@ -227,13 +250,30 @@ static void worker_fire_timers(struct worker *w, uint64_t now)
 static uint64_t worker_sleep_ns(const struct worker *w, uint64_t now, uint64_t deadline,
                                 bool in_window)
 {
-    uint64_t until = now + 50 * NS_PER_MS;
+    uint64_t until = now + WORKER_BLOCK_MAX_NS;
     uint64_t t[5] = { tq_next(&w->ctx.timeouts), tq_next(&w->ctx.retries), deadline,
                       in_window ? UINT64_MAX : w->ctx.window_start_ns, sendq_next(&w->ctx.sendq) };
 
     for (size_t i = 0; i < ARRAY_LEN(t); i++)
         if (t[i] < until) until = t[i];
     return until > now ? until - now : 0;
+}
+
+/*
+ * Sleeps until something happens or sleep_ns passes. A blocking wait may
+ * overshoot sleep_ns by a sixteenth of its length at most (when nothing
+ * arrives), so it is used only when the next timer, the window and the
+ * deadline are about as far away as the wait is long; otherwise the loop polls
+ * with the exact timeout. Returns loop_poll's result, or 0.
+ */
+static int worker_wait(struct worker *w, uint64_t sleep_ns)
+{
+    uint64_t block_ns = w->ctx.block_ns;
+
+    if (block_ns > 0 && sleep_ns >= block_ns - block_ns / 16 && conn_may_block(&w->conns[0]) &&
+        conn_wait(&w->conns[0]) == 0)
+        return 0;
+    return loop_poll(&w->ctx.loop, sleep_ns);
 }
 
 static void worker_loop(struct worker *w)
@@ -259,7 +299,7 @@ static void worker_loop(struct worker *w)
         }
         worker_fire_timers(w, now);
         if (w->ctx.active == 0) break; /* the last ones may have ended just now */
-        if (loop_poll(&w->ctx.loop, worker_sleep_ns(w, now, deadline, in_window)) < 0) break;
+        if (worker_wait(w, worker_sleep_ns(w, now, deadline, in_window)) < 0) break;
     }
     if (in_window) {
         w->cpu_ns = thread_cpu_ns() - cpu0;

@@ -93,6 +93,9 @@ struct load_cfg {
     unsigned conns;
     unsigned threads;
     unsigned pipeline;    /* requests in flight per connection, >= 1 */
+    bool block_wait;      /* --wait block: a thread's one kept connection waits for its reply in a
+                           * blocking recv() instead of epoll_wait() + recv() (closed loop, reuse,
+                           * pipeline 1; any transport); false: always epoll */
     uint64_t duration_ns; /* measured time after warm-up; 0 when count is set */
     uint64_t count;       /* ops to measure after warm-up; 0 when duration is set */
     uint64_t warmup_ns;

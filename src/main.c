@@ -101,14 +101,15 @@ static int verdict(const struct run_record *recs, size_t n, bool interrupted)
     return HB_EXIT_OK;
 }
 
-static void print_placement(const struct place *p)
+/* The two settings a ping-pong's latency depends on most, besides the transport. */
+static void print_placement(const struct place *p, bool block_wait)
 {
     char client[128], server[128];
 
     place_format(p, PLACE_CLIENT, client, sizeof(client));
     place_format(p, PLACE_SERVER, server, sizeof(server));
-    printf("placement: --pin %s (client CPUs %s, server CPUs %s)\n", place_name(p->mode), client,
-           server);
+    printf("placement: --pin %s (client CPUs %s, server CPUs %s); --wait %s\n", place_name(p->mode),
+           client, server, block_wait ? "block" : "epoll");
 }
 
 /* Fails fast, with one line, when an endpoint has nobody listening. */
@@ -284,7 +285,7 @@ static int cmd_run(int argc, char **argv)
     jsonl = open_jsonl(&o);
     if (o.jsonl_path != NULL && jsonl == NULL) return HB_EXIT_RUNTIME;
     probe_machine(&m);
-    print_placement(&pl);
+    print_placement(&pl, o.load.block_wait);
     install_signals();
     recs = xcalloc((size_t)o.neps * o.reps, sizeof(*recs));
     run_rc = run_all(&o, &pl, jsonl, recs, &n);
@@ -333,12 +334,13 @@ static int cmd_serve(int argc, char **argv)
         .delay_ns = o.delay_ns,
         .stall_every = o.stall_every,
         .stall_ns = o.stall_ns,
+        .block_wait = o.block_wait,
     };
     if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
     for (unsigned i = 0; i < o.neps; i++)
         printf("hopbench: listening on %s\n", o.eps[i].text);
-    printf("hopbench: %s server, %u threads, pid %ld, pin %s\n", o.proto, cfg.threads,
-           (long)getpid(), place_name(o.pin));
+    printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o.proto, cfg.threads,
+           (long)getpid(), place_name(o.pin), o.block_wait ? "block" : "epoll");
     fflush(stdout);
     rc = server_run(&srv, &err);
     server_close(&srv, true);
@@ -363,7 +365,7 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
 {
     printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto,
            lab->eps[0].text, lab->eps[1].text, (long)lab->server_pid);
-    print_placement(&lab->place);
+    print_placement(&lab->place, o->block_wait);
     printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
            "each\n",
            o->conns, o->threads, (double)o->duration_ns / 1e9, (double)o->warmup_ns / 1e9, o->reps);

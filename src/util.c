@@ -4,11 +4,14 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 int hb_fail(struct hb_err *err, int code, const char *fmt, ...)
 {
@@ -90,4 +93,16 @@ bool sleep_until_ns(uint64_t deadline_ns, const volatile sig_atomic_t *stop)
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &slice, NULL);
     }
     return stop == NULL || !*stop;
+}
+
+int sock_block_with_timeout(int fd, uint64_t timeout_ns)
+{
+    struct timeval tv = { .tv_sec = (time_t)(timeout_ns / NS_PER_S),
+                          .tv_usec = (suseconds_t)(timeout_ns % NS_PER_S / NS_PER_US) };
+    int fl;
+
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1) return -1;
+    fl = fcntl(fd, F_GETFL);
+    if (fl == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1) return -1;
+    return 0;
 }

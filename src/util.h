@@ -64,6 +64,13 @@ void *xmalloc(size_t size);
 int str_copy(char *dst, size_t cap, const char *src);
 
 /*
+ * Makes socket fd blocking, with a receive timeout of timeout_ns (> 0), so a
+ * recv() on it sleeps at most that long. The timeout is set first: should the
+ * second step fail, a recv() still cannot hang. 0, or -1 with errno.
+ */
+int sock_block_with_timeout(int fd, uint64_t timeout_ns);
+
+/*
  * Parses a whole decimal number in [min, max] (no sign, no spaces, no suffix).
  * Returns 0 or -EINVAL / -ERANGE.
  */

@@ -205,6 +205,7 @@ json_t *report_run_json(const struct run_record *r)
         report_hist_json(res->lat), "phases", phases_json(res), "observed", observed_json(r));
 
     if (run == NULL) return NULL;
+    json_object_set_new(run, "wait", json_string(c->block_wait ? "block" : "epoll"));
     json_object_set_new(run, "size_of", json_string(r->size_is_reply ? "reply" : "request"));
     json_object_set_new(run, "requests", json_integer((json_int_t)res->requests));
     json_object_set_new(run, "replies", json_integer((json_int_t)res->replies));

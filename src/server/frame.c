@@ -6,10 +6,19 @@
  * processed until the reply is sent. That gives back-pressure for free: a
  * client that stops reading stops being read. Each slot's buffers and
  * protocol state come from its chunk's one allocation, made once.
+ *
+ * With --wait block, a worker that serves a single kept connection waits for
+ * its next request in a blocking recv() (srv_wait_next), as a blocking server
+ * would, instead of in epoll_wait() and then recv(): one syscall less per
+ * request. Such a socket is made blocking once; every other send() and recv()
+ * passes MSG_DONTWAIT. It applies to every transport alike: which wait is
+ * faster depends on the transport (bench/RESULTS.md, pingpong), so it is the
+ * user's choice, never the server's per transport.
  */
 #include "server/server.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -27,6 +36,18 @@
 
 #define SLOTS_PER_CHUNK 64
 
+/*
+ * srv_wait_next: a blocking wait's receive timeout, and how long a worker
+ * stays with its one connection before it polls again (for new connections
+ * and the stop event). After a wait times out, the connection's next
+ * `backoff` requests are served from the loop only, doubling up to
+ * SRV_WAIT_BACKOFF_MAX, so a slow client costs at most one idle wake-up per
+ * that many requests.
+ */
+#define SRV_WAIT_NS          (1 * NS_PER_MS)
+#define SRV_WAIT_BACKOFF_MAX 1024u
+#define SRV_IDLE             2 /* srv_serve: a blocking wait timed out */
+
 struct srv_conn {
     struct loop_fd lfd;
     struct srv_worker *w;
@@ -40,6 +61,10 @@ struct srv_conn {
     bool pending;        /* bytes left in buf may hold whole requests: process before reading */
     bool closing;        /* close once the reply is sent (the protocol said so, or an error) */
     bool hup;            /* the peer shut down its side: read on to the EOF */
+    bool blocking;       /* the socket is blocking, SO_RCVTIMEO = SRV_WAIT_NS (srv_wait_next) */
+    unsigned answered;   /* requests answered on this connection, up to 2: 2 = a kept one */
+    unsigned skip;       /* requests to serve from the loop before waiting again */
+    unsigned backoff;    /* the last skip after a timed-out wait; 0 after a wait that was not */
     uint8_t *buf;        /* in_cap bytes */
 };
 
@@ -60,7 +85,8 @@ struct srv_worker {
     struct srv_listener *listeners;
     struct srv_conn *free_list;
     struct srv_chunk *chunks;
-    size_t in_cap; /* the protocol's buffer sizes */
+    unsigned nconns; /* connections open */
+    size_t in_cap;   /* the protocol's buffer sizes */
     size_t out_cap;
     size_t state_size;
     struct server_stats stats;
@@ -158,6 +184,7 @@ static void srv_conn_put(struct srv_conn *c)
 
     close(c->lfd.fd);
     c->lfd.fd = -1;
+    w->nconns--;
     c->next_free = w->free_list;
     w->free_list = c;
 }
@@ -176,9 +203,11 @@ static void srv_accept_one(struct srv_worker *w, int cfd)
     c->io.out = NULL;
     c->io.out_len = c->in_len = c->consumed = 0;
     c->sent = 0;
-    c->want_out = c->pending = c->closing = c->hup = false;
+    c->want_out = c->pending = c->closing = c->hup = c->blocking = false;
+    c->answered = c->skip = c->backoff = 0;
     if (c->io.state != NULL) memset(c->io.state, 0, w->state_size);
     /* TCP_NODELAY is inherited from the listener (endpoint_listen sets it). */
+    w->nconns++;
     if (loop_add(&w->loop, &c->lfd, EPOLLIN | EPOLLRDHUP | EPOLLET) < 0) {
         w->stats.errors++;
         srv_conn_put(c);
@@ -227,7 +256,7 @@ static int srv_want_out(struct srv_conn *c)
 static int srv_flush(struct srv_conn *c)
 {
     while (c->io.out_len > 0) {
-        ssize_t n = send(c->lfd.fd, c->io.out, c->io.out_len, MSG_NOSIGNAL);
+        ssize_t n = send(c->lfd.fd, c->io.out, c->io.out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n == -1) {
             if (errno == EINTR) continue;
             return errno == EAGAIN ? srv_want_out(c) : -errno;
@@ -246,12 +275,15 @@ static int srv_flush(struct srv_conn *c)
     return 1;
 }
 
-/* Reads once. Returns bytes read, 0 on EOF, -EAGAIN when drained, another negative errno on error.
+/*
+ * Reads once; `block`: may sleep up to SRV_WAIT_NS. Returns bytes read, 0 on
+ * EOF, -EAGAIN when drained (or the wait timed out), another negative errno.
  */
-static ssize_t srv_read(struct srv_conn *c)
+static ssize_t srv_read(struct srv_conn *c, bool block)
 {
     for (;;) {
-        ssize_t n = recv(c->lfd.fd, c->buf + c->in_len, c->w->in_cap - c->in_len, 0);
+        ssize_t n =
+            recv(c->lfd.fd, c->buf + c->in_len, c->w->in_cap - c->in_len, block ? 0 : MSG_DONTWAIT);
         if (n >= 0) return n;
         if (errno != EINTR) return -errno;
     }
@@ -292,6 +324,7 @@ static void srv_process(struct srv_conn *c)
         used = c->in_len;
     }
     w->stats.requests += c->io.answered;
+    if (c->io.answered > 0) c->answered = c->answered + c->io.answered < 2 ? 1 : 2;
     if (c->io.answered > 0) srv_hold(w, c->io.answered);
     c->closing |= c->io.close;
     c->consumed = used;
@@ -302,9 +335,10 @@ static void srv_process(struct srv_conn *c)
 /*
  * Serves what the socket holds. Returns 0 to wait for the next edge, 1 to
  * close cleanly (the peer closed, or the server closes first), a negative
- * errno to close on an error.
+ * errno to close on an error. `block`: the first read may wait (a blocking
+ * socket); SRV_IDLE when that wait timed out.
  */
-static int srv_serve(struct srv_conn *c)
+static int srv_serve(struct srv_conn *c, bool block)
 {
     const struct server_cfg *cfg = c->w->s->cfg;
     bool drained = false;
@@ -326,14 +360,63 @@ static int srv_serve(struct srv_conn *c)
         if (drained && !c->hup) return 0;
         want = c->w->in_cap - c->in_len;
         if (want == 0) return -EMSGSIZE; /* a request larger than the buffer */
-        n = srv_read(c);
-        if (n == -EAGAIN) return 0;
+        n = srv_read(c, block);
+        if (n == -EAGAIN) return block ? SRV_IDLE : 0;
+        block = false;
         if (n <= 0) return n == 0 ? 1 : (int)n;
         c->w->stats.bytes_in += (uint64_t)n;
         c->in_len += (size_t)n;
         drained = (size_t)n < want;
         srv_process(c);
     }
+}
+
+/* --wait block: a kept connection, alone on its worker, waiting for its next request. */
+static bool srv_may_wait(const struct srv_conn *c)
+{
+    return c->w->s->cfg->block_wait && c->w->nconns == 1 && c->answered >= 2 &&
+           c->io.out_len == 0 && !c->closing && !c->pending;
+}
+
+/* Once per socket: blocking, with a receive timeout of SRV_WAIT_NS. */
+static int srv_make_blocking(struct srv_conn *c)
+{
+    if (sock_block_with_timeout(c->lfd.fd, SRV_WAIT_NS) < 0) return -1;
+    c->blocking = true;
+    return 0;
+}
+
+/*
+ * After srv_serve returned 0: while c is its worker's only connection, waits
+ * for c's next requests in a blocking recv() and serves them, for up to
+ * SRV_WAIT_NS at a stretch, then goes back to the loop, which sees new
+ * connections and the stop event. Returns like srv_serve (never SRV_IDLE).
+ */
+static int srv_wait_next(struct srv_conn *c)
+{
+    uint64_t until;
+    int rc = 0;
+
+    if (!srv_may_wait(c)) return 0;
+    if (c->skip > 0) {
+        c->skip--;
+        return 0;
+    }
+    if (!c->blocking && srv_make_blocking(c) < 0) {
+        c->skip = UINT_MAX; /* this socket is served from the loop only */
+        return 0;
+    }
+    until = now_ns() + SRV_WAIT_NS;
+    while (rc == 0 && srv_may_wait(c) && now_ns() < until)
+        rc = srv_serve(c, true);
+    if (rc != SRV_IDLE) {
+        c->backoff = 0;
+        return rc;
+    }
+    c->backoff = c->backoff == 0 ? 1 : c->backoff * 2;
+    if (c->backoff > SRV_WAIT_BACKOFF_MAX) c->backoff = SRV_WAIT_BACKOFF_MAX;
+    c->skip = c->backoff;
+    return 0;
 }
 
 static void srv_conn_on_event(struct loop *l, int fd, void *data, unsigned events)
@@ -344,7 +427,8 @@ static void srv_conn_on_event(struct loop *l, int fd, void *data, unsigned event
     UNUSED(l);
     UNUSED(fd);
     c->hup |= (events & (EPOLLRDHUP | EPOLLHUP)) != 0;
-    rc = srv_serve(c);
+    rc = srv_serve(c, false);
+    if (rc == 0) rc = srv_wait_next(c);
     if (rc == 0) return;
     if (rc == -ECONNRESET || rc == -EPIPE)
         c->w->stats.resets++;

@@ -87,6 +87,8 @@ struct server_cfg {
     uint64_t stall_every; /* > 0: after every stall_every requests (server-wide), the worker that
                            * answered the last one stalls stall_ns before replying */
     uint64_t stall_ns;
+    bool block_wait; /* --wait block: a worker alone with one kept connection waits for its next
+                      * request in a blocking recv() (srv_wait_next); false: always epoll */
 };
 
 struct server_stats {

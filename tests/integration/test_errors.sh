@@ -117,6 +117,13 @@ usage_cases=(
     "--path without /|run http unix:/x --path x|--path"
     "http connect with --pipeline|run http unix:/x --mode connect --pipeline 4|--pipeline"
     "--rate 5x|run echo unix:/x --rate 5x|--rate"
+    "--wait spin|run echo unix:/x --wait spin|--wait|spin"
+    "--wait block with connect|run echo unix:/x --wait block --mode connect|--wait block"
+    "--wait block with --pipeline|run echo unix:/x --wait block --pipeline 2|--wait block"
+    "--wait block with --rate|run echo unix:/x --wait block --rate 100|--wait block"
+    "--wait block with -c 2 -t 1|run echo unix:/x --wait block -c 2|--wait block"
+    "serve --wait spin|serve echo --listen unix:/x --wait spin|--wait"
+    "lab --wait spin|lab --wait spin|--wait"
     "--rates 100|lab --rates 100|--rates"
     "--proto gopher|lab --proto gopher|--proto"
     "--body-size for echo|serve echo --listen unix:/x --body-size 10|--body-size"
@@ -195,6 +202,50 @@ if start_server int --listen tcp://127.0.0.1:0 --listen "unix:$T/int.sock"; then
     check "run Ctrl-C: server still up" alive "$int_srv"
     stop_server "$int_srv" "$int_out"
     check_eq "run Ctrl-C: server exits 0" 0 "$RC"
+fi
+
+# --- --wait block: one kept connection per thread waits for replies in a blocking recv() ---
+# A server that stops answering a kept connection still makes a timeout, and Ctrl-C during
+# such a wait still ends the run at once (each wait lasts at most min(--timeout, 50 ms)),
+# over either transport.
+
+if start_server blk --listen tcp://127.0.0.1:0 --listen "unix:$T/blk.sock" --wait block; then
+    blk_srv=$SRV_PID blk_out=$SRV_OUT
+    for blk_ep in "tcp://127.0.0.1:$SRV_PORT" "unix:$T/blk.sock"; do
+        tr=${blk_ep%%:*}
+        j=$T/blk_to_$tr.json
+        spawn "blk_to_$tr" run echo "$blk_ep" -c 1 -t 1 --mode reuse --wait block --timeout 0.2 \
+            -d 2 --warmup 0 --json "$j"
+        run_pid=$SPAWNED
+        sleep 0.5
+        kill -STOP "$blk_srv"
+        sleep 0.5
+        kill -CONT "$blk_srv"
+        reap "$run_pid" 10
+        check_eq "--wait block $tr, server stopped mid-run: exit 2" 2 "$RC"
+        rcheck "--wait block $tr, server stopped mid-run: timeouts counted, ops kept" "$j" \
+            '.runs[0] | .wait == "block" and .errors.timeout > 0 and errors_sum and .ops > 0 and
+             .interrupted == false'
+        j=$T/blk_int_$tr.json
+        spawn "blk_int_$tr" run echo "$blk_ep" -c 1 -t 1 --mode reuse --wait block --timeout 10 \
+            -d 10 --warmup 0 --json "$j"
+        run_pid=$SPAWNED
+        sleep 0.5
+        kill -STOP "$blk_srv"
+        sleep 0.3
+        t0=$(now_ms)
+        kill -INT "$run_pid"
+        reap "$run_pid" 5
+        dt=$(($(now_ms) - t0))
+        kill -CONT "$blk_srv"
+        check_eq "--wait block $tr, Ctrl-C while waiting for a reply: exit 130" 130 "$RC"
+        check "--wait block $tr, Ctrl-C while waiting for a reply: ends at once (${dt} ms < 1 s)" \
+            test "$dt" -lt 1000
+        rcheck "--wait block $tr, Ctrl-C while waiting for a reply: interrupted, ops kept" "$j" \
+            '.interrupted == true and (.runs[0] | .ops > 0 and errors_zero and hist_ok)'
+    done
+    stop_server "$blk_srv" "$blk_out"
+    check_eq "--wait block: server exits 0" 0 "$RC"
 fi
 
 # --- a server that closes mid-reply: classified "short" at once, not a timeout ---

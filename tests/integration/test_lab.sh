@@ -123,6 +123,17 @@ else
 fi
 check_lab_gone nojson
 
+# --- --wait block: client and lab server both wait in recv, on both transports ----------
+
+j=$T/lab_block.json
+lab_fg lab_block --wait block --sizes 64 -d 0.25 --warmup 0.15 --json "$j"
+check_eq "lab --wait block: exit 0" 0 "$RC"
+rcheck "lab --wait block: 4 valid runs, each recorded as wait block" "$j" \
+    '.valid == true and (.runs | length) == 4 and all(.runs[]; .wait == "block" and .ops > 0)'
+check "lab --wait block: printed with the placement" \
+    grep -q '^placement: --pin .*; --wait block$' "$T/lab_block.out"
+check_lab_gone lab_block
+
 # --- --pin same / --pin none ------------------------------------------------------
 
 for pin in same none; do

@@ -57,6 +57,39 @@ rcheck "fcgi: status 200 counted, no stderr" "$T/fcgi_reuse_unix.json" \
 proto_matrix redis 400 --command set --keys 50 --value-size 100
 proto_matrix redis 400 --command ping --pipeline 8
 
+# --wait block on both sides (one kept connection per thread and per worker sleeps in recv):
+# every protocol, both transports, the same replies and counts as the epoll path.
+block_matrix() {
+    local proto=$1 n=$2
+    shift 2
+    serve_proto "blk_$proto" "$proto" --threads 1 --wait block || return
+    local pid=$SRV_PID out=$SRV_OUT port=$SRV_PORT sent=0 ep tag j
+    for ep in "tcp://127.0.0.1:$port" "unix:$T/blk_$proto.sock"; do
+        tag=blk_${proto}_${ep%%:*}
+        j=$T/$tag.json
+        expect_rc "--wait block $proto ${ep%%:*} $*: exit 0" 0 "$tag" run "$proto" "$ep" \
+            -n "$n" --warmup 0 --wait block --json "$j" "$@"
+        rcheck "--wait block $proto ${ep%%:*} $*: $n ops, no errors, requests == replies" "$j" \
+            '.runs[0] | .ops == '"$n"' and errors_zero and .requests == '"$n"'
+             and .replies == '"$n"' and .wait == "block" and hist_ok and lat_ok'
+        sent=$((sent + $(jq '.runs[0].requests' "$j" 2>/dev/null || echo 0)))
+    done
+    stop_server "$pid" "$out"
+    check_eq "--wait block $proto server: exit 0" 0 "$RC"
+    # (echo has no message boundaries: its server counts reads, so bytes are compared)
+    if [ "$proto" = echo ]; then
+        check_eq "--wait block echo server: bytes in == bytes written" \
+            "$((sent * $(jq '.runs[0].size' "$j")))" "$(stopped_field "bytes in")"
+    else
+        check_eq "--wait block $proto server: requests answered == requests written" "$sent" \
+            "$(stopped_field requests)"
+    fi
+}
+block_matrix http 2000
+block_matrix fcgi 2000
+block_matrix redis 2000 --command set --keys 50 --value-size 100
+PROTO=echo block_matrix echo 300 --size 64KiB
+
 # Options the built-in servers answer: bodies, POST, expected bodies, GET after SET.
 if serve_proto opts http --body-size 3000; then
     o_pid=$SRV_PID o_out=$SRV_OUT o_port=$SRV_PORT

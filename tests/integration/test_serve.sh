@@ -118,6 +118,83 @@ for c in "${cases[@]}"; do
     check "run: '$ep' -> nothing on stdout" test ! -s "$T/bad_run.out"
 done
 
+# --- --wait block: a worker alone with a kept connection waits in recv(), but not for long ---
+# While one client plays ping-pong with a one-thread server, the server must still accept
+# and serve other connections, and stop on SIGTERM, promptly; over either transport.
+
+for tr in tcp unix; do
+    if [ "$tr" = tcp ]; then lst=tcp://127.0.0.1:0; else lst=unix:$T/hold.sock; fi
+    start_server "hold_$tr" --listen "$lst" --threads 1 --wait block || continue
+    hold_ep=tcp://127.0.0.1:$SRV_PORT
+    [ "$tr" = unix ] && hold_ep=$lst
+    check "serve --wait block: announced" grep -q 'wait block$' "$SRV_OUT"
+    spawn "hold_busy_$tr" run echo "$hold_ep" -c 1 -t 1 --mode reuse --wait block -d 4 \
+        --warmup 0 --json "$T/hold_busy_$tr.json"
+    busy_pid=$SPAWNED
+    sleep 0.5
+    t0=$(now_ms)
+    expect_rc "serve --wait block $tr, busy with a kept connection: another client served" 0 \
+        "hold_other_$tr" run echo "$hold_ep" --mode connect -n 200 --warmup 0 \
+        --json "$T/hold_other_$tr.json"
+    dt=$(($(now_ms) - t0))
+    check "serve --wait block $tr, busy with a kept connection: 200 connects in ${dt} ms < 3 s" \
+        test "$dt" -lt 3000
+    jcheck "serve --wait block $tr, busy with a kept connection: 200 ops, no errors" \
+        "$T/hold_other_$tr.json" '.runs[0] | .ops == 200 and .errors_total == 0'
+    t0=$(now_ms)
+    stop_server "$SRV_PID" "$SRV_OUT"
+    dt=$(($(now_ms) - t0))
+    check_eq "serve --wait block $tr, busy with a kept connection: SIGTERM -> exit 0" 0 "$RC"
+    check "serve --wait block $tr, busy with a kept connection: stops at once (${dt} ms < 1 s)" \
+        test "$dt" -lt 1000
+    reap "$busy_pid" 10
+    check "serve --wait block $tr, busy with a kept connection: the busy run ended" \
+        test "$RC" != timeout
+    # (the server was stopped under it, so it ends with errors)
+    jcheck "serve --wait block $tr: the busy run measured" "$T/hold_busy_$tr.json" \
+        '.runs[0] | .wait == "block" and .ops > 1000'
+done
+
+# --- --wait block is what it says: the syscalls each side makes per op ----------------
+# With --wait epoll each round trip costs the client an epoll wait and a recv; with --wait
+# block the recv alone (sleeping), on either transport; the server's worker likewise.
+# strace counts the calls of both processes over the same 2000 round trips.
+
+epoll_calls() { awk '$NF ~ /^epoll_(wait|pwait|pwait2)$/ { n += $4 } END { print n + 0 }' "$1"; }
+recv_calls() { awk '$NF ~ /^(recvfrom|recv)$/ { n += $4 } END { print n + 0 }' "$1"; }
+for w in epoll block; do
+    for tr in tcp unix; do
+        if [ "$tr" = tcp ]; then lst=tcp://127.0.0.1:0; else lst=unix:$T/sc.sock; fi
+        start_server "sc_${w}_$tr" --listen "$lst" --threads 1 --wait "$w" || continue
+        sc_pid=$SRV_PID sc_out=$SRV_OUT
+        sc_ep=tcp://127.0.0.1:$SRV_PORT
+        [ "$tr" = unix ] && sc_ep=$lst
+        spawn_cmd "sc_strace_${w}_$tr" strace -f -c -o "$T/sc_srv.st" -p "$sc_pid"
+        st_pid=$SPAWNED
+        sleep 0.5
+        timeout 60 strace -f -c -o "$T/sc_cli.st" "$HOPBENCH" run echo "$sc_ep" -n 2000 \
+            --warmup 0 --wait "$w" >"$T/sc_cli.out" 2>&1
+        check_eq "--wait $w $tr under strace: exit 0" 0 "$?"
+        kill -INT "$st_pid" 2>/dev/null
+        reap "$st_pid" 5
+        stop_server "$sc_pid" "$sc_out"
+        ce=$(epoll_calls "$T/sc_cli.st") cr=$(recv_calls "$T/sc_cli.st")
+        se=$(epoll_calls "$T/sc_srv.st") sr=$(recv_calls "$T/sc_srv.st")
+        if [ "$w" = epoll ]; then
+            check "--wait epoll $tr: client waits in epoll per op ($ce epoll, $cr recv)" \
+                test "$ce" -ge 2000 -a "$cr" -ge 2000
+            check "--wait epoll $tr: server waits in epoll per op ($se epoll, $sr recv)" \
+                test "$se" -ge 2000 -a "$sr" -ge 2000
+        else
+            check "--wait block $tr: client sleeps in recv ($ce epoll, $cr recv for 2000 ops)" \
+                test "$ce" -lt 100 -a "$cr" -ge 2000
+            # (a worker polls again after each 1 ms without a request; strace slows the client)
+            check "--wait block $tr: server sleeps in recv ($se epoll, $sr recv for 2000 ops)" \
+                test "$se" -lt 1000 -a "$sr" -ge 2000
+        fi
+    done
+done
+
 # --- abstract socket, end to end ----------------------------------------------------
 
 name=hopbench-test-$$
