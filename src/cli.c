@@ -38,6 +38,9 @@ static const char usage_top[] =
     "\n"
     "Exit codes: 0 valid results, 1 runtime failure, 2 invalid results (a run saw errors),\n"
     "64 bad usage, 130 interrupted (what was measured is still printed and written).\n"
+    "Ctrl-C (SIGINT or SIGTERM) ends the current run early and writes what was measured; a\n"
+    "second one within 250 ms is the same interrupt (timeout(1) signals the process and then\n"
+    "its group), one after that aborts at once (no table, no evidence; --jsonl lines stay).\n"
     "'hopbench SUBCOMMAND --help' describes every option.\n";
 
 static const char usage_run[] =

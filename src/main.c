@@ -3,11 +3,15 @@
  * this file prints an error or exits.
  *
  * Ctrl-C: the first SIGINT/SIGTERM ends the current run early; the table is
- * printed and the evidence written from what was measured. A second one
- * stops the lab's server, removes its directory and exits at once.
+ * printed and the evidence written from what was measured. Another one within
+ * SIGNAL_SAME_NS of it is the same interrupt (GNU timeout signals its child and
+ * then the child's process group). One after that stops the lab's server,
+ * removes its directory and exits at once.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +31,15 @@
 /* The one mutable global: set from the signal handler (STYLE.md §12). */
 static volatile sig_atomic_t g_stop;
 
+/* A second signal this soon after the first is part of the same interrupt, not an abort. */
+#define SIGNAL_SAME_NS (250 * NS_PER_MS)
+
+/*
+ * When the first signal came (CLOCK_MONOTONIC ns, 0 = none yet): the handler's
+ * own memory. Atomic (lock-free), since it may run in two threads at once.
+ */
+static _Atomic uint64_t g_first_signal_ns;
+
 /* What the second Ctrl-C must clean up, readable from the handler. */
 static volatile pid_t g_lab_server;
 
@@ -36,16 +49,29 @@ static char **g_argv;
 static char g_lab_sock[256];
 static char g_lab_dir[256];
 
+/* The second Ctrl-C: only async-signal-safe calls. SIGCONT wakes a stopped server to die. */
+static void abort_now(void)
+{
+    if (g_lab_server > 0) {
+        kill(g_lab_server, SIGTERM);
+        kill(g_lab_server, SIGCONT);
+    }
+    if (g_lab_sock[0]) unlink(g_lab_sock);
+    if (g_lab_dir[0]) rmdir(g_lab_dir);
+    _exit(HB_EXIT_INTERRUPTED);
+}
+
 static void on_signal(int sig)
 {
+    uint64_t now = now_ns(), first = 0; /* clock_gettime is async-signal-safe */
+
     UNUSED(sig);
-    if (g_stop) {
-        if (g_lab_server > 0) kill(g_lab_server, SIGTERM);
-        if (g_lab_sock[0]) unlink(g_lab_sock);
-        if (g_lab_dir[0]) rmdir(g_lab_dir);
-        _exit(HB_EXIT_INTERRUPTED);
+    if (atomic_compare_exchange_strong(&g_first_signal_ns, &first, now)) {
+        g_stop = 1;
+        return;
     }
-    g_stop = 1;
+    if (now < first + SIGNAL_SAME_NS) return;
+    abort_now();
 }
 
 static void install_signals(void)
@@ -65,17 +91,29 @@ static int fail(const char *what, const struct hb_err *err, int code)
     return code;
 }
 
+/*
+ * Writes the evidence with SIGINT and SIGTERM held back (only this thread runs
+ * by now), so an abort cannot leave its temporary file behind: one that comes
+ * meanwhile takes effect once the file is in place.
+ */
 static int write_evidence(const char *path, const struct report_meta *meta,
                           const struct run_record *recs, size_t n)
 {
     struct hb_err err = { 0 };
     json_t *doc = report_json(meta, recs, n);
-    int rc = report_json_write(path, doc, &err);
+    sigset_t held, old;
+    int rc;
 
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &held, &old);
+    rc = report_json_write(path, doc, &err);
+    if (rc == 0) printf("evidence: %s\n", path);
+    fflush(stdout);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     json_decref(doc);
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_RUNTIME);
-    printf("evidence: %s\n", path);
-    return HB_EXIT_OK;
+    return rc < 0 ? fail(NULL, &err, HB_EXIT_RUNTIME) : HB_EXIT_OK;
 }
 
 /*
@@ -450,6 +488,8 @@ int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "lab";
 
+    /* Line by line even into a file or pipe: an abort (second Ctrl-C) loses no printed line. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     g_argc = argc;
     g_argv = xcalloc((size_t)argc + 1, sizeof(*g_argv));
     memcpy(g_argv, argv, (size_t)argc * sizeof(*g_argv));

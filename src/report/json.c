@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -266,14 +267,43 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
     return doc;
 }
 
+/*
+ * rec as one line, in a single write(2) past f's buffer: a signal handler that
+ * exits (the second Ctrl-C) runs between system calls, so the line is whole or
+ * absent. Returns 0 or -EIO.
+ */
+static int jsonl_write(FILE *f, const json_t *rec)
+{
+    char *line = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
+    size_t len, off = 0;
+    int rc = 0;
+
+    if (line == NULL || fflush(f) != 0) {
+        free(line);
+        return -EIO;
+    }
+    len = strlen(line);
+    line[len++] = '\n'; /* over the terminating NUL: the line is written by length */
+    while (off < len && rc == 0) {
+        ssize_t w = write(fileno(f), line + off, len - off);
+        if (w > 0)
+            off += (size_t)w;
+        else if (w == -1 && errno == EINTR)
+            continue;
+        else
+            rc = -EIO;
+    }
+    free(line);
+    return rc;
+}
+
 int report_jsonl_append(FILE *f, const struct run_record *r)
 {
     json_t *rec = report_run_json(r);
-    int rc = rec != NULL ? json_dumpf(rec, f, JSON_COMPACT) : -1;
+    int rc = jsonl_write(f, rec);
 
     json_decref(rec);
-    if (rc != 0 || fputc('\n', f) == EOF || fflush(f) != 0) return -EIO;
-    return 0;
+    return rc;
 }
 
 int report_json_write(const char *path, json_t *doc, struct hb_err *err)

@@ -225,6 +225,60 @@ rcheck "lab --jsonl: the evidence holds the same runs as the JSONL" "$T/lj.json"
 check "lab --jsonl: each line parses as a run record" \
     sh -c "jq -e -s 'all(.[]; has(\"cell\") and has(\"histogram\"))' '$T/lj.jsonl' >/dev/null"
 
+# GNU timeout signals the lab and then its process group (the server child ignores SIGINT):
+# one interrupt, so the evidence and the JSONL hold every finished cell and nothing is left.
+for i in 1 2 3; do
+    lab_dirs "to$i"
+    RC=0
+    (cd "$T/to$i.cwd" && TMPDIR=$T/to$i.tmp exec timeout -k 5 --preserve-status -s INT 2.5 \
+        "$HOPBENCH" lab --sizes 64,4KiB -d 0.3 --warmup 0.1 --jsonl "$T/to$i.jsonl" \
+        --json "$T/to$i.json") >"$T/to$i.out" 2>"$T/to$i.err" || RC=$?
+    check_eq "lab timeout -s INT ($i): exit 130" 130 "$RC"
+    rcheck "lab timeout -s INT ($i): evidence written, interrupted" "$T/to$i.json" \
+        '.interrupted == true and (.runs | length) >= 2 and .runs[-1].interrupted == true'
+    check_eq "lab timeout -s INT ($i): the JSONL holds the evidence's runs" \
+        "$(jq -c '[.runs[] | [.cell, .rep, .ops]]' "$T/to$i.json" 2>&1)" \
+        "$(jq -c -s '[.[] | [.cell, .rep, .ops]]' "$T/to$i.jsonl" 2>&1)"
+    check "lab timeout -s INT ($i): the table and the evidence path printed" \
+        sh -c "grep -q '^64 B echo round trips' '$T/to$i.out' &&
+               grep -qx 'evidence: $T/to$i.json' '$T/to$i.out'"
+    check_lab_gone "to$i"
+done
+
+# A second Ctrl-C more than 250 ms after the first aborts at once. The server child is
+# frozen (SIGSTOP) in the middle of a cell, so the first Ctrl-C's orderly path (which ends
+# with stopping the server) cannot finish; the second exits 130 at once, the JSONL stays
+# whole, and the server and the private directory are gone.
+lab_dirs ab
+spawn_cmd ab env -C "$T/ab.cwd" TMPDIR="$T/ab.tmp" "$HOPBENCH" lab --sizes 64,4KiB -d 0.4 \
+    --warmup 0.1 --jsonl "$T/ab.jsonl" --json "$T/ab.json"
+ab_pid=$SPAWNED
+for ((i = 0; i < 100; i++)); do
+    [ "$(wc -l 2>/dev/null <"$T/ab.jsonl" || echo 0)" -ge 2 ] && break
+    sleep 0.05
+done
+ab_spid=$(lab_server_pid ab)
+if [ -n "$ab_spid" ] && alive "$ab_pid"; then
+    kill -STOP "$ab_spid"
+    sleep 0.2
+    kill -INT "$ab_pid"
+    sleep 0.5
+    check "second Ctrl-C: the first one left the lab waiting for its frozen server" alive "$ab_pid"
+    t0=$(now_ms)
+    kill -INT "$ab_pid"
+    reap "$ab_pid" 5
+    dt=$(($(now_ms) - t0))
+    check_eq "second Ctrl-C: exit 130" 130 "$RC"
+    check "second Ctrl-C: at once (${dt} ms < 1000)" test "$dt" -lt 1000
+    check "second Ctrl-C: every JSONL line whole" \
+        sh -c "[ \$(wc -l <'$T/ab.jsonl') -ge 2 ] && jq -e -s 'all(.[]; has(\"histogram\"))' '$T/ab.jsonl' >/dev/null"
+    check "second Ctrl-C: the frozen server is gone" wait_gone "$ab_spid" 3
+    check_lab_gone ab
+else
+    not_ok "second Ctrl-C: lab started" "$(head -c 300 "$T/ab.out" "$T/ab.err")"
+fi
+[ -n "$ab_spid" ] && kill -CONT "$ab_spid" 2>/dev/null
+
 # --reps: every cell repeated, tcp and unix alternating ABBA, summaries per size and mode.
 mkdir -p "$T/lr.cwd" "$T/lr.tmp"
 (cd "$T/lr.cwd" && TMPDIR="$T/lr.tmp" timeout 60 "$HOPBENCH" lab --sizes 64 --reps 2 -d 0.15 \

@@ -59,5 +59,22 @@ lines=$(wc -l <"$T/int.jsonl")
 check "Ctrl-C: the JSONL holds the finished runs" test "$lines" -ge 2
 rcheck "Ctrl-C: the evidence holds the JSONL's runs and the cut one" "$T/int.json" \
     '.interrupted == true and (.runs | length) >= '"$lines"' and (.runs | length) <= '"$lines"' + 1'
+# GNU timeout sends SIGINT to hopbench and then to its process group: two signals at once
+# are one interrupt, never the abort. Six tries: the race hit about 1 in 3.
+for i in 1 2 3 4 5 6; do
+    RC=0
+    timeout -k 5 --preserve-status -s INT 1.2 "$HOPBENCH" run echo "$tcp" "$uds" -d 0.3 \
+        --warmup 0 --reps 20 --jsonl "$T/to$i.jsonl" --json "$T/to$i.json" \
+        >"$T/to$i.out" 2>"$T/to$i.err" || RC=$?
+    check_eq "timeout -s INT ($i): exit 130" 130 "$RC"
+    rcheck "timeout -s INT ($i): evidence written, interrupted, every run" "$T/to$i.json" \
+        '.interrupted == true and (.runs | length) >= 2 and .runs[-1].interrupted == true'
+    check_eq "timeout -s INT ($i): the JSONL holds the evidence's runs" \
+        "$(jq -c '[.runs[] | [.cell, .rep, .ops]]' "$T/to$i.json" 2>&1)" \
+        "$(jq -c -s '[.[] | [.cell, .rep, .ops]]' "$T/to$i.jsonl" 2>&1)"
+    check "timeout -s INT ($i): the table and the evidence path printed" \
+        sh -c "grep -q '^endpoint ' '$T/to$i.out' && grep -qx 'evidence: $T/to$i.json' '$T/to$i.out'"
+done
+
 stop_pid "$r_pid"
 done_testing
