@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -33,7 +34,8 @@
 static const char usage_compare[] =
     "usage: hopbench compare OLD.json NEW.json\n"
     "\n"
-    "Compares two evidence files (from run, lab or merge) cell by cell, as benchstat does.\n"
+    "Compares two evidence files (from run, lab or merge, or --jsonl files) cell by cell, as\n"
+    "benchstat does.\n"
     "A cell is (endpoint, mode, size, connections, pipeline); its runs are its repetitions,\n"
     "and only valid runs count. For ops/s, p50, p99, p99.9 and client CPU per op it prints,\n"
     "for each cell found in both files, the median of each side with its spread (the larger\n"
@@ -49,7 +51,8 @@ static const char usage_compare[] =
 static const char usage_merge[] =
     "usage: hopbench merge A.json B.json... [-o OUT.json]\n"
     "\n"
-    "Adds up evidence files from processes or hosts that loaded at the same time. Runs with\n"
+    "Adds up evidence files (or --jsonl files) from processes or hosts that loaded at the\n"
+    "same time. Runs with\n"
     "the same endpoint, mode, size, pipeline and rep in different files become one run:\n"
     "ops, connects, errors, client CPU, connections and threads are summed, the window is the\n"
     "longest of them, ops/s is ops / window, and the latency histograms are added counter by\n"
@@ -82,19 +85,137 @@ static int check_schema(const char *path, const json_t *doc, struct hb_err *err)
     return 0;
 }
 
+/* The whole file at path into *buf (NUL-terminated, the caller frees it) and *len. */
+static int read_all(const char *path, char **buf, size_t *len, struct hb_err *err)
+{
+    FILE *f = fopen(path, "re");
+    size_t cap = 1 << 16;
+    struct stat st;
+    int e = 0;
+
+    *buf = NULL;
+    *len = 0;
+    if (f == NULL || fstat(fileno(f), &st) == -1)
+        e = errno;
+    else if (S_ISDIR(st.st_mode))
+        e = EISDIR;
+    while (e == 0) {
+        char *more = realloc(*buf, cap + 1);
+        if (more == NULL) {
+            e = ENOMEM;
+            break;
+        }
+        *buf = more;
+        *len += fread(*buf + *len, 1, cap - *len, f);
+        if (ferror(f)) e = errno ? errno : EIO;
+        if (*len < cap || e != 0) break;
+        cap *= 2;
+    }
+    if (f != NULL) fclose(f);
+    if (e != 0) {
+        free(*buf);
+        *buf = NULL;
+        return hb_fail(err, -e, "%s: cannot read: %s", path, strerror(e));
+    }
+    (*buf)[*len] = '\0';
+    return 0;
+}
+
+/* o["record"] is the string want. */
+static bool is_record(const json_t *o, const char *want)
+{
+    const json_t *r = json_object_get(o, "record");
+
+    return json_is_string(r) && strcmp(json_string_value(r), want) == 0;
+}
+
+/* A --jsonl file: its first line is a header record. */
+static bool is_jsonl(const char *buf, size_t len)
+{
+    const char *nl = memchr(buf, '\n', len);
+    json_t *first = json_loadb(buf, nl != NULL ? (size_t)(nl - buf) : len, 0, NULL);
+    bool yes = is_record(first, "header");
+
+    json_decref(first);
+    return yes;
+}
+
+/*
+ * One line of a JSONL file into the document being built: a header (the
+ * first one gives the document its fields; every one must have our schema) or
+ * a run, appended to "runs" without its "record" key.
+ */
+static int jsonl_line(const char *path, size_t line, json_t *rec, json_t **doc, struct hb_err *err)
+{
+    const json_t *schema = json_object_get(rec, "schema");
+
+    if (is_record(rec, "run") && *doc != NULL) {
+        json_t *run = json_deep_copy(rec);
+        json_object_del(run, "record");
+        json_array_append_new(json_object_get(*doc, "runs"), run);
+        return 0;
+    }
+    if (!is_record(rec, "header"))
+        return hb_fail(err, -EINVAL,
+                       "%s: line %zu: not hopbench JSONL: not a \"header\" or \"run\" record", path,
+                       line);
+    if (!json_is_string(schema) || strcmp(json_string_value(schema), REPORT_SCHEMA) != 0)
+        return hb_fail(
+            err, -EINVAL, "%s: line %zu: not hopbench evidence: schema \"%.64s\", want \"%s\"",
+            path, line, json_is_string(schema) ? json_string_value(schema) : "", REPORT_SCHEMA);
+    if (*doc != NULL) return 0;
+    *doc = json_deep_copy(rec);
+    json_object_del(*doc, "record");
+    json_object_set_new(*doc, "runs", json_array());
+    return 0;
+}
+
+/* A --jsonl file as one document: the first header's fields and the runs of every invocation. */
+static int load_jsonl(const char *path, const char *buf, size_t len, json_t **doc,
+                      struct hb_err *err)
+{
+    const char *p = buf, *end = buf + len;
+
+    for (size_t line = 1; p < end; line++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
+        json_error_t jerr;
+        json_t *rec = n > 0 ? json_loadb(p, n, 0, &jerr) : NULL;
+        int rc;
+
+        p += n + (nl != NULL);
+        if (n == 0) continue;
+        if (rec == NULL)
+            return hb_fail(err, -EINVAL, "%s: line %zu: not JSON: %s (column %d)", path, line,
+                           jerr.text, jerr.column);
+        rc = jsonl_line(path, line, rec, doc, err);
+        json_decref(rec);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
 int evidence_load(const char *path, json_t **doc, struct hb_err *err)
 {
     json_error_t jerr;
-    FILE *f = fopen(path, "re");
+    size_t len;
+    char *buf;
     int rc;
 
     *doc = NULL;
-    if (f == NULL) {
-        int e = errno;
-        return hb_fail(err, -e, "%s: cannot read: %s", path, strerror(e));
+    rc = read_all(path, &buf, &len, err);
+    if (rc < 0 || buf == NULL) return rc < 0 ? rc : -EIO;
+    if (is_jsonl(buf, len)) {
+        rc = load_jsonl(path, buf, len, doc, err);
+        free(buf);
+        if (rc < 0) {
+            json_decref(*doc);
+            *doc = NULL;
+        }
+        return rc;
     }
-    *doc = json_loadf(f, 0, &jerr);
-    fclose(f);
+    *doc = json_loadb(buf, len, 0, &jerr);
+    free(buf);
     if (*doc == NULL)
         return hb_fail(err, -EINVAL, "%s: not JSON: %s (line %d, column %d)", path, jerr.text,
                        jerr.line, jerr.column);

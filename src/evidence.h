@@ -40,9 +40,13 @@ int evidence_merge_main(int argc, char **argv);
 /*
  * Reads the evidence file at path into *doc (the caller owns it: json_decref).
  * Checks that it is a JSON object whose "schema" is REPORT_SCHEMA and that
- * "runs" is an array. Returns 0, or a negative errno with err naming the file
- * and the problem (*doc is then NULL): -errno when it cannot be opened,
- * -EINVAL when it is not JSON or not evidence.
+ * "runs" is an array. A --jsonl file (its first line a header record) becomes
+ * one such document: the first header's fields, and as "runs" the run lines of
+ * every invocation in it, each without its "record" key; every header must
+ * have our schema. Returns 0, or a negative errno with err naming the file
+ * (and the line, for JSONL) and the problem (*doc is then NULL): -errno when
+ * it cannot be read (-EISDIR for a directory), -EINVAL when it is not JSON or
+ * not evidence.
  */
 int evidence_load(const char *path, json_t **doc, struct hb_err *err);
 

@@ -46,6 +46,7 @@ static volatile pid_t g_lab_server;
 /* The command line as typed: getopt_long permutes argv, the evidence must not. */
 static int g_argc;
 static char **g_argv;
+static uint64_t g_started_unix_s; /* when the invocation started */
 static char g_lab_sock[256];
 static char g_lab_dir[256];
 
@@ -241,18 +242,23 @@ static int run_all(const struct run_opts *o, const struct place *pl, FILE *jsonl
     return rc;
 }
 
-/* The plan and the summary, for the evidence; both owned by the caller. */
-static void run_plan_json(const struct run_opts *o, const struct run_record *recs, size_t n,
-                          json_t **plan, json_t **summary)
+/* {reps, order, seed, cooldown_s}, owned by the caller. */
+static json_t *plan_json(unsigned reps, bool random, uint64_t seed, uint64_t cooldown_ns)
+{
+    return json_pack("{s:i, s:s, s:I, s:f}", "reps", (int)reps, "order", random ? "random" : "abba",
+                     "seed", (json_int_t)seed, "cooldown_s", (double)cooldown_ns / 1e9);
+}
+
+/* The summary for the evidence, owned by the caller; NULL on OOM. */
+static json_t *run_summary_json(const struct run_opts *o, const struct run_record *recs, size_t n)
 {
     struct cell_summary *cells = xcalloc(o->neps, sizeof(*cells));
+    json_t *summary = summary_compute(recs, n, o->neps, o->seed, cells) == 0
+                          ? summary_json(cells, o->neps)
+                          : NULL;
 
-    *plan = json_pack("{s:i, s:s, s:I, s:f}", "reps", (int)o->reps, "order",
-                      o->order_random ? "random" : "abba", "seed", (json_int_t)o->seed,
-                      "cooldown_s", (double)o->cooldown_ns / 1e9);
-    *summary = summary_compute(recs, n, o->neps, o->seed, cells) == 0 ? summary_json(cells, o->neps)
-                                                                      : NULL;
     free(cells);
+    return summary;
 }
 
 static void run_summary_print(const struct run_opts *o, const struct run_record *recs, size_t n)
@@ -264,22 +270,32 @@ static void run_summary_print(const struct run_opts *o, const struct run_record 
     free(cells);
 }
 
-static FILE *open_jsonl(const struct run_opts *o)
+/*
+ * Opens --jsonl FILE for appending (NULL when not asked for) and writes this
+ * invocation's header line. *failed tells a failure, after one line on stderr.
+ */
+static FILE *open_jsonl(const char *cmd, const char *path, const struct report_meta *meta,
+                        bool *failed)
 {
     FILE *f;
 
-    if (o->jsonl_path == NULL) return NULL;
-    f = fopen(o->jsonl_path, "ae");
-    if (f == NULL)
-        fprintf(stderr, "hopbench run: cannot open --jsonl %s: %s\n", o->jsonl_path,
-                strerror(errno));
+    *failed = false;
+    if (path == NULL) return NULL;
+    f = fopen(path, "ae");
+    if (f == NULL) {
+        fprintf(stderr, "hopbench %s: cannot open --jsonl %s: %s\n", cmd, path, strerror(errno));
+    } else if (report_jsonl_header(f, meta) < 0) {
+        fprintf(stderr, "hopbench %s: cannot write --jsonl %s\n", cmd, path);
+        fclose(f);
+        f = NULL;
+    }
+    *failed = f == NULL;
     return f;
 }
 
-static int run_report(const struct run_opts *o, const struct place *pl, const struct machine *m,
+static int run_report(const struct run_opts *o, struct report_meta *meta,
                       const struct run_record *recs, size_t n)
 {
-    json_t *plan = NULL, *summary = NULL;
     int rc;
 
     report_run_table(stdout, recs, n);
@@ -288,19 +304,11 @@ static int run_report(const struct run_opts *o, const struct place *pl, const st
     if (o->reps > 1) run_summary_print(o, recs, n);
     report_errors(stdout, recs, n);
     if (o->json_path == NULL) return HB_EXIT_OK;
-    run_plan_json(o, recs, n, &plan, &summary);
-    struct report_meta meta = { .command = "run",
-                                .argc = g_argc,
-                                .argv = g_argv,
-                                .place = pl,
-                                .machine = m,
-                                .started_unix_s = (uint64_t)time(NULL),
-                                .interrupted = g_stop != 0,
-                                .plan = plan,
-                                .summary = summary };
-    rc = write_evidence(o->json_path, &meta, recs, n);
-    json_decref(plan);
-    json_decref(summary);
+    meta->interrupted = g_stop != 0;
+    meta->summary = run_summary_json(o, recs, n);
+    rc = write_evidence(o->json_path, meta, recs, n);
+    json_decref(meta->summary);
+    meta->summary = NULL;
     return rc;
 }
 
@@ -313,6 +321,7 @@ static int cmd_run(int argc, char **argv)
     struct place pl;
     size_t n = 0;
     FILE *jsonl;
+    bool failed;
     int rc = cli_parse_run(argc, argv, &o, stdout, &err), run_rc;
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
@@ -320,15 +329,26 @@ static int cmd_run(int argc, char **argv)
     if (place_init(&pl, o.pin, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
     rc = preflight(&o);
     if (rc != HB_EXIT_OK) return rc;
-    jsonl = open_jsonl(&o);
-    if (o.jsonl_path != NULL && jsonl == NULL) return HB_EXIT_RUNTIME;
     probe_machine(&m);
+    struct report_meta meta = { .command = "run",
+                                .argc = g_argc,
+                                .argv = g_argv,
+                                .place = &pl,
+                                .machine = &m,
+                                .started_unix_s = g_started_unix_s,
+                                .plan = plan_json(o.reps, o.order_random, o.seed, o.cooldown_ns) };
+    jsonl = open_jsonl("run", o.jsonl_path, &meta, &failed);
+    if (failed) {
+        json_decref(meta.plan);
+        return HB_EXIT_RUNTIME;
+    }
     print_placement(&pl, o.load.block_wait);
     install_signals();
     recs = xcalloc((size_t)o.neps * o.reps, sizeof(*recs));
     run_rc = run_all(&o, &pl, jsonl, recs, &n);
     if (jsonl != NULL) fclose(jsonl);
-    rc = run_report(&o, &pl, &m, recs, n);
+    rc = run_report(&o, &meta, recs, n);
+    json_decref(meta.plan);
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
     rc = run_rc != HB_EXIT_OK ? run_rc : verdict(recs, n, g_stop != 0);
     for (size_t i = 0; i < n; i++)
@@ -429,6 +449,7 @@ static int cmd_lab(int argc, char **argv)
     struct machine m;
     char path[64], server[64];
     int rc = cli_parse_lab(argc, argv, &o, stdout, &err);
+    bool failed;
     int run_rc;
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
@@ -443,15 +464,25 @@ static int cmd_lab(int argc, char **argv)
     install_signals();
     probe_machine(&m);
     lab_header(&lab, &o);
-    if (o.jsonl_path != NULL && (lab.jsonl = fopen(o.jsonl_path, "ae")) == NULL) {
-        fprintf(stderr, "hopbench lab: cannot open --jsonl %s: %s\n", o.jsonl_path,
-                strerror(errno));
+    snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto, (long)lab.server_pid);
+    struct report_meta meta = { .command = "lab",
+                                .argc = g_argc,
+                                .argv = g_argv,
+                                .place = &lab.place,
+                                .machine = &m,
+                                .started_unix_s = g_started_unix_s,
+                                .server = server,
+                                .plan = plan_json(o.reps, false, o.seed, o.cooldown_ns) };
+    lab.jsonl = open_jsonl("lab", o.jsonl_path, &meta, &failed);
+    if (failed) {
+        json_decref(meta.plan);
         lab_release(&lab);
         return HB_EXIT_RUNTIME;
     }
     run_rc = lab_run(&lab, stdout, &g_stop, &err);
     if (lab.jsonl != NULL) fclose(lab.jsonl);
     lab.jsonl = NULL;
+    /* the server may have been restarted (--close server): the last one's pid */
     snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto, (long)lab.server_pid);
     if (o.reps > 1)
         printf("\nThe tables show the first run of each cell; the summaries after them cover all "
@@ -459,23 +490,12 @@ static int cmd_lab(int argc, char **argv)
                o.reps);
     report_lab_tables(stdout, lab.recs, lab.nrecs);
     if (o.overload) report_overload(stdout, lab.recs, lab.nrecs);
-    json_t *summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
-    json_t *plan = json_pack("{s:i, s:s, s:I, s:f}", "reps", (int)o.reps, "order", "abba", "seed",
-                             (json_int_t)o.seed, "cooldown_s", (double)o.cooldown_ns / 1e9);
+    meta.summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
     report_errors(stdout, lab.recs, lab.nrecs);
-    struct report_meta meta = { .command = "lab",
-                                .argc = g_argc,
-                                .argv = g_argv,
-                                .place = &lab.place,
-                                .machine = &m,
-                                .started_unix_s = (uint64_t)time(NULL),
-                                .interrupted = g_stop != 0,
-                                .server = server,
-                                .plan = plan,
-                                .summary = summary };
+    meta.interrupted = g_stop != 0;
     rc = write_evidence(lab_json_path(&o, path, sizeof(path)), &meta, lab.recs, lab.nrecs);
-    json_decref(plan);
-    json_decref(summary);
+    json_decref(meta.plan);
+    json_decref(meta.summary);
     if (run_rc < 0)
         rc = fail("lab", &err, HB_EXIT_RUNTIME);
     else if (rc == HB_EXIT_OK)
@@ -490,6 +510,7 @@ int main(int argc, char **argv)
 
     /* Line by line even into a file or pipe: an abort (second Ctrl-C) loses no printed line. */
     setvbuf(stdout, NULL, _IOLBF, 0);
+    g_started_unix_s = (uint64_t)time(NULL);
     g_argc = argc;
     g_argv = xcalloc((size_t)argc + 1, sizeof(*g_argv));
     memcpy(g_argv, argv, (size_t)argc * sizeof(*g_argv));

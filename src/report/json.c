@@ -241,13 +241,25 @@ static json_t *place_json(const struct place *p)
                      "server_cpus", server);
 }
 
-json_t *report_json(const struct report_meta *meta, const struct run_record *recs, size_t n)
+/* What a document and a JSONL header share: schema, tool, command line, machine, placement. */
+static json_t *meta_json(const struct report_meta *meta)
 {
-    json_t *argv = json_array(), *runs = json_array();
-    bool valid = true;
+    json_t *argv = json_array();
 
     for (int i = 0; i < meta->argc; i++)
         json_array_append_new(argv, json_string(meta->argv[i]));
+    return json_pack(
+        "{s:s, s:{s:s, s:s}, s:s, s:o, s:I, s:o, s:o, s:s}", "schema", REPORT_SCHEMA, "tool",
+        "name", "hopbench", "version", HOPBENCH_VERSION, "command", meta->command, "argv", argv,
+        "started_unix_s", (json_int_t)meta->started_unix_s, "machine", machine_json(meta->machine),
+        "placement", place_json(meta->place), "server", meta->server ? meta->server : "external");
+}
+
+json_t *report_json(const struct report_meta *meta, const struct run_record *recs, size_t n)
+{
+    json_t *runs = json_array(), *doc = meta_json(meta);
+    bool valid = true;
+
     for (size_t i = 0; i < n; i++) {
         json_t *run = report_run_json(&recs[i]);
         /* json_pack fails on a string that is not UTF-8 (a unix path may hold any byte). */
@@ -255,15 +267,15 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
         if (run == NULL) run = json_pack("{s:s}", "error", "this run could not be encoded as JSON");
         json_array_append_new(runs, run);
     }
-    json_t *doc =
-        json_pack("{s:s, s:{s:s, s:s}, s:s, s:o, s:I, s:o, s:o, s:s, s:b, s:b, s:o}", "schema",
-                  REPORT_SCHEMA, "tool", "name", "hopbench", "version", HOPBENCH_VERSION, "command",
-                  meta->command, "argv", argv, "started_unix_s", (json_int_t)meta->started_unix_s,
-                  "machine", machine_json(meta->machine), "placement", place_json(meta->place),
-                  "server", meta->server ? meta->server : "external", "interrupted",
-                  meta->interrupted, "valid", valid, "runs", runs);
-    if (doc != NULL && meta->plan != NULL) json_object_set(doc, "plan", meta->plan);
-    if (doc != NULL && meta->summary != NULL) json_object_set(doc, "summary", meta->summary);
+    if (doc == NULL) {
+        json_decref(runs);
+        return NULL;
+    }
+    json_object_set_new(doc, "interrupted", json_boolean(meta->interrupted));
+    json_object_set_new(doc, "valid", json_boolean(valid));
+    json_object_set_new(doc, "runs", runs);
+    if (meta->plan != NULL) json_object_set(doc, "plan", meta->plan);
+    if (meta->summary != NULL) json_object_set(doc, "summary", meta->summary);
     return doc;
 }
 
@@ -297,11 +309,27 @@ static int jsonl_write(FILE *f, const json_t *rec)
     return rc;
 }
 
+int report_jsonl_header(FILE *f, const struct report_meta *meta)
+{
+    json_t *rec = json_pack("{s:s}", "record", "header"), *m = meta_json(meta);
+    int rc = -EIO;
+
+    if (rec != NULL && m != NULL && json_object_update(rec, m) == 0) {
+        if (meta->plan != NULL) json_object_set(rec, "plan", meta->plan);
+        rc = jsonl_write(f, rec);
+    }
+    json_decref(m);
+    json_decref(rec);
+    return rc;
+}
+
 int report_jsonl_append(FILE *f, const struct run_record *r)
 {
-    json_t *rec = report_run_json(r);
-    int rc = jsonl_write(f, rec);
+    json_t *rec = json_pack("{s:s}", "record", "run"), *run = report_run_json(r);
+    int rc = -EIO;
 
+    if (rec != NULL && run != NULL && json_object_update(rec, run) == 0) rc = jsonl_write(f, rec);
+    json_decref(run);
     json_decref(rec);
     return rc;
 }

@@ -78,7 +78,14 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
 /* One run as JSON (the records of "runs" and of --jsonl); NULL if it cannot be encoded. */
 json_t *report_run_json(const struct run_record *r);
 
-/* Appends r as one line of JSON to f and flushes it. Returns 0 or -EIO. */
+/*
+ * --jsonl: the first line an invocation appends, {"record": "header", schema,
+ * tool, command, argv, started_unix_s, machine, placement, server, plan}.
+ * Written whole with one write(2). Returns 0 or -EIO.
+ */
+int report_jsonl_header(FILE *f, const struct report_meta *meta);
+
+/* Appends r as one line {"record": "run", ...the run record} with one write(2). 0 or -EIO. */
 int report_jsonl_append(FILE *f, const struct run_record *r);
 
 /* Writes doc to path atomically (temporary file + rename). Returns 0 or a negative errno. */

@@ -91,6 +91,11 @@ jcheck() {
     fi
 }
 
+# jtrue JQ-ARGS... : jq -e, quietly (for check): true when the last output is true.
+jtrue() {
+    jq -e "$@" >/dev/null 2>&1
+}
+
 # hb OUT CMD-ARGS... : runs "$HOPBENCH CMD-ARGS..." with a time limit, stdout to
 # $T/OUT.out, stderr to $T/OUT.err; sets RC (and returns 0).
 hb() {

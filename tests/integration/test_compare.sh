@@ -43,6 +43,11 @@ check "compare: every metric has a table" \
 
 expect_rc "compare a missing file: exit 1" 1 miss compare "$a" "$T/nope.json"
 one_line "compare a missing file: one line naming it" "$T/miss.err" 'nope\.json: cannot read'
+mkdir -p "$T/adir"
+expect_rc "compare a directory: exit 1" 1 cdir compare "$a" "$T/adir"
+one_line "compare a directory: one line saying so" "$T/cdir.err" 'adir: cannot read: Is a directory$'
+expect_rc "merge a directory: exit 1" 1 mdir merge "$T/adir" "$a"
+one_line "merge a directory: one line saying so" "$T/mdir.err" 'adir: cannot read: Is a directory$'
 echo '{"hello": 1}' >"$T/plain.json"
 expect_rc "compare a JSON file that is not evidence: exit 1" 1 plain compare "$T/plain.json" "$a"
 one_line "compare non-evidence: one line naming it" "$T/plain.err" 'plain\.json: not hopbench evidence'

@@ -218,12 +218,13 @@ sleep 3.5
 kill -INT "$lj_pid"
 reap "$lj_pid" 10
 check_eq "lab --jsonl Ctrl-C: exit 130" 130 "$RC"
-lj_lines=$(wc -l <"$T/lj.jsonl" 2>/dev/null || echo 0)
+lj_lines=$(jq -s 'map(select(.record == "run")) | length' "$T/lj.jsonl" 2>/dev/null || echo 0)
 check "lab --jsonl: finished cells streamed (>= 2 lines)" test "$lj_lines" -ge 2
 rcheck "lab --jsonl: the evidence holds the same runs as the JSONL" "$T/lj.json" \
     '.interrupted == true and (.runs | length) == '"$lj_lines"
-check "lab --jsonl: each line parses as a run record" \
-    sh -c "jq -e -s 'all(.[]; has(\"cell\") and has(\"histogram\"))' '$T/lj.jsonl' >/dev/null"
+check "lab --jsonl: a header line, then run records" \
+    jtrue -s '.[0].record == "header" and .[0].command == "lab" and (.[0].server | test("^built-in echo"))
+      and (.[1:] | all(.[]; .record == "run" and has("cell") and has("histogram")))' "$T/lj.jsonl"
 
 # GNU timeout signals the lab and then its process group (the server child ignores SIGINT):
 # one interrupt, so the evidence and the JSONL hold every finished cell and nothing is left.
@@ -238,7 +239,7 @@ for i in 1 2 3; do
         '.interrupted == true and (.runs | length) >= 2 and .runs[-1].interrupted == true'
     check_eq "lab timeout -s INT ($i): the JSONL holds the evidence's runs" \
         "$(jq -c '[.runs[] | [.cell, .rep, .ops]]' "$T/to$i.json" 2>&1)" \
-        "$(jq -c -s '[.[] | [.cell, .rep, .ops]]' "$T/to$i.jsonl" 2>&1)"
+        "$(jq -c -s '[.[] | select(.record == "run") | [.cell, .rep, .ops]]' "$T/to$i.jsonl" 2>&1)"
     check "lab timeout -s INT ($i): the table and the evidence path printed" \
         sh -c "grep -q '^64 B echo round trips' '$T/to$i.out' &&
                grep -qx 'evidence: $T/to$i.json' '$T/to$i.out'"
@@ -254,7 +255,7 @@ spawn_cmd ab env -C "$T/ab.cwd" TMPDIR="$T/ab.tmp" "$HOPBENCH" lab --sizes 64,4K
     --warmup 0.1 --jsonl "$T/ab.jsonl" --json "$T/ab.json"
 ab_pid=$SPAWNED
 for ((i = 0; i < 100; i++)); do
-    [ "$(wc -l 2>/dev/null <"$T/ab.jsonl" || echo 0)" -ge 2 ] && break
+    [ "$(wc -l 2>/dev/null <"$T/ab.jsonl" || echo 0)" -ge 3 ] && break
     sleep 0.05
 done
 ab_spid=$(lab_server_pid ab)
@@ -271,7 +272,7 @@ if [ -n "$ab_spid" ] && alive "$ab_pid"; then
     check_eq "second Ctrl-C: exit 130" 130 "$RC"
     check "second Ctrl-C: at once (${dt} ms < 1000)" test "$dt" -lt 1000
     check "second Ctrl-C: every JSONL line whole" \
-        sh -c "[ \$(wc -l <'$T/ab.jsonl') -ge 2 ] && jq -e -s 'all(.[]; has(\"histogram\"))' '$T/ab.jsonl' >/dev/null"
+        jtrue -s 'length >= 2 and .[0].record == "header" and all(.[1:][]; has("histogram"))' "$T/ab.jsonl"
     check "second Ctrl-C: the frozen server is gone" wait_gone "$ab_spid" 3
     check_lab_gone ab
 else

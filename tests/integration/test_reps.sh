@@ -12,11 +12,15 @@ tcp=tcp://127.0.0.1:$SRV_PORT
 uds=unix:$sock
 
 j=$T/abba.json
+t_start=$(date +%s)
 expect_rc "run --reps 4: exit 0" 0 abba \
     run echo "$tcp" "$uds" -d 0.2 --warmup 0.05 --reps 4 --jsonl "$T/abba.jsonl" --json "$j"
 rcheck "ABBA order recorded run by run" "$j" '[.runs[].cell] == [0,1,1,0,0,1,1,0]'
 rcheck "reps numbered per cell" "$j" '[.runs[] | select(.cell == 1) | .rep] == [0,1,2,3]'
 rcheck "plan recorded" "$j" '.plan | .reps == 4 and .order == "abba" and .seed == 1'
+# 8 runs of 0.25 s: a document stamped when it was written would say >= t_start + 2.
+rcheck "started_unix_s: when the invocation started" "$j" \
+    ".started_unix_s >= $t_start and .started_unix_s <= $t_start + 1"
 rcheck "summary: n, median within min-max, per cell" "$j" \
     '[.summary.cells[] | .valid == 4 and (.metrics.ops_per_s | .n == 4 and .min <= .median
       and .median <= .max and .sd >= 0)] | all'
@@ -26,9 +30,46 @@ rcheck "summary: the second cell against the first, with interval and p" "$j" \
 rcheck "summary: medians are the runs' medians" "$j" \
     '([.runs[] | select(.cell == 0) | .ops_per_s] | sort | (.[1] + .[2]) / 2) as $m
      | (.summary.cells[0].metrics.ops_per_s.median - $m | fabs) < 1e-6 * $m'
-check_eq "--jsonl: one line per run" 8 "$(wc -l <"$T/abba.jsonl")"
-check "--jsonl: every line is a run record" \
-    sh -c "jq -e -s 'length == 8 and all(.[]; has(\"cell\") and has(\"histogram\"))' '$T/abba.jsonl' >/dev/null"
+check_eq "--jsonl: a header line, then one line per run" 9 "$(wc -l <"$T/abba.jsonl")"
+check "--jsonl: the header: schema, tool, command line, machine, start, plan" \
+    jtrue -s --slurpfile d "$j" '.[0] | .record == "header" and .schema == "hopbench.evidence/1"
+      and .tool == $d[0].tool and .command == "run" and .argv == $d[0].argv
+      and .machine == $d[0].machine and .placement == $d[0].placement
+      and .started_unix_s == $d[0].started_unix_s and .plan == $d[0].plan' "$T/abba.jsonl"
+check "--jsonl: then the runs, each {record: run} and the evidence's run record" \
+    jtrue -s --slurpfile d "$j" '.[1:] | all(.[]; .record == "run")
+      and map(del(.record)) == $d[0].runs' "$T/abba.jsonl"
+
+# A second invocation appends its own header and runs; compare and merge read the JSONL.
+expect_rc "run --jsonl again (appends): exit 0" 0 abba2 \
+    run echo "$tcp" "$uds" -d 0.2 --warmup 0.05 --reps 2 --jsonl "$T/abba.jsonl" --json "$T/abba2.json"
+check "--jsonl appended: two headers, 8 + 4 runs" \
+    jtrue -s '(map(select(.record == "header")) | length) == 2 and .[9].record == "header"
+      and (map(select(.record == "run")) | length) == 12' "$T/abba.jsonl"
+expect_rc "compare reads a JSONL: exit 0" 0 cj compare "$j" "$T/abba.jsonl"
+check_eq "compare JSONL: every run of both invocations (n=4+6 per metric and cell)" 10 \
+    "$(grep -c 'n=4+6)$' "$T/cj.out")"
+check "compare JSONL: the header names the file and its 12 runs" \
+    grep -q "^new: $T/abba.jsonl (12 runs, 12 valid)" "$T/cj.out"
+expect_rc "merge reads a JSONL: exit 0" 0 mj merge "$j" "$T/abba.jsonl" -o "$T/mj.json"
+rcheck "merge JSONL: the same cell and rep added up across the files" "$T/mj.json" \
+    '(.runs | length) == 12 and ([.runs[] | select(.merged_runs == 2)] | length) == 8
+     and .machine.hostname != null and all(.runs[]; has("record") | not)'
+jq -c '.schema = "hopbench.evidence/9"' <<<"$(head -n 1 "$T/abba.jsonl")" >"$T/bad.jsonl"
+tail -n +2 "$T/abba.jsonl" >>"$T/bad.jsonl"
+expect_rc "compare a JSONL of another schema: exit 1" 1 cbad compare "$j" "$T/bad.jsonl"
+one_line "compare JSONL of another schema: one line naming file and line" "$T/cbad.err" \
+    'bad\.jsonl: line 1: .*schema "hopbench.evidence/9"'
+{ head -n 9 "$T/abba.jsonl"; jq -c '.schema = "hopbench.evidence/9"' <<<"$(sed -n 10p "$T/abba.jsonl")"; } \
+    >"$T/bad2.jsonl"
+expect_rc "merge a JSONL whose second header has another schema: exit 1" 1 mbad \
+    merge "$j" "$T/bad2.jsonl"
+one_line "merge JSONL schema mismatch: one line naming file and line" "$T/mbad.err" \
+    'bad2\.jsonl: line 10: .*schema'
+{ head -n 3 "$T/abba.jsonl"; echo '{"record": "other"}'; } >"$T/bad3.jsonl"
+expect_rc "compare a JSONL with an unknown record: exit 1" 1 cbad3 compare "$j" "$T/bad3.jsonl"
+one_line "compare JSONL unknown record: one line naming file and line" "$T/cbad3.err" \
+    'bad3\.jsonl: line 4: not hopbench JSONL'
 check "table: summary printed" grep -q "^summary over repetitions" "$T/abba.out"
 check "table: comparison printed" grep -Eq "vs first: (~|[+-][0-9])" "$T/abba.out"
 
@@ -55,7 +96,7 @@ sleep 2
 kill -INT "$int_pid"
 reap "$int_pid" 10
 check_eq "Ctrl-C during --reps: exit 130" 130 "$RC"
-lines=$(wc -l <"$T/int.jsonl")
+lines=$(jq -s 'map(select(.record == "run")) | length' "$T/int.jsonl")
 check "Ctrl-C: the JSONL holds the finished runs" test "$lines" -ge 2
 rcheck "Ctrl-C: the evidence holds the JSONL's runs and the cut one" "$T/int.json" \
     '.interrupted == true and (.runs | length) >= '"$lines"' and (.runs | length) <= '"$lines"' + 1'
@@ -71,7 +112,7 @@ for i in 1 2 3 4 5 6; do
         '.interrupted == true and (.runs | length) >= 2 and .runs[-1].interrupted == true'
     check_eq "timeout -s INT ($i): the JSONL holds the evidence's runs" \
         "$(jq -c '[.runs[] | [.cell, .rep, .ops]]' "$T/to$i.json" 2>&1)" \
-        "$(jq -c -s '[.[] | [.cell, .rep, .ops]]' "$T/to$i.jsonl" 2>&1)"
+        "$(jq -c -s '[.[] | select(.record == "run") | [.cell, .rep, .ops]]' "$T/to$i.jsonl" 2>&1)"
     check "timeout -s INT ($i): the table and the evidence path printed" \
         sh -c "grep -q '^endpoint ' '$T/to$i.out' && grep -qx 'evidence: $T/to$i.json' '$T/to$i.out'"
 done
