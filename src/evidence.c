@@ -35,29 +35,30 @@ static const char usage_compare[] =
     "usage: hopbench compare OLD.json NEW.json\n"
     "\n"
     "Compares two evidence files (from run, lab or merge, or --jsonl files) cell by cell, as\n"
-    "benchstat does.\n"
-    "A cell is (endpoint, mode, size, connections, pipeline); its runs are its repetitions,\n"
-    "and only valid runs count. For ops/s, p50, p99, p99.9 and client CPU per op it prints,\n"
-    "for each cell found in both files, the median of each side with its spread (the larger\n"
-    "distance from the median to the min or the max, in % of the median) and n, then the\n"
-    "change of NEW relative to OLD: the ratio of medians with a bootstrap 95 % interval and a\n"
-    "two-sided Mann-Whitney U p-value, \"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", or\n"
-    "\"~ (p=0.31 n=10+10)\" when the difference is not significant at alpha 0.05 (with fewer\n"
-    "than 4 runs per side none can be). Cells found in one file only are listed as\n"
-    "\"only in OLD\" or \"only in NEW\".\n"
+    "benchstat does. A cell is (proto, endpoint, mode, size, connections, pipeline, and for\n"
+    "an open-loop run its share of the maximum, or else its rate); its runs are its\n"
+    "repetitions, and only valid runs count. For ops/s, p50, p99, p99.9 and client CPU per\n"
+    "op it prints, for each cell found in both files, the median of each side with its\n"
+    "spread (the larger distance from the median to the min or the max, in % of the median)\n"
+    "and n, then the change of NEW relative to OLD: the ratio of medians with a bootstrap\n"
+    "95 % interval and a two-sided Mann-Whitney U p-value,\n"
+    "\"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", or \"~ (p=0.31 n=10+10)\" when the difference\n"
+    "is not significant at alpha 0.05 (with fewer than 4 runs per side none can be). Cells\n"
+    "found in one file only are listed as \"only in OLD\" or \"only in NEW\", with their whole\n"
+    "key.\n"
     "\n"
     "Exit codes: 0 compared, 1 a file cannot be read or is not hopbench evidence, 64 bad usage.\n";
 
 static const char usage_merge[] =
     "usage: hopbench merge A.json B.json... [-o OUT.json]\n"
     "\n"
-    "Adds up evidence files (or --jsonl files) from processes or hosts that loaded at the\n"
-    "same time. Runs with\n"
-    "the same endpoint, mode, size, pipeline and rep in different files become one run:\n"
-    "ops, connects, errors, client CPU, connections and threads are summed, the window is the\n"
-    "longest of them, ops/s is ops / window, and the latency histograms are added counter by\n"
-    "counter (exactly), with every percentile recomputed from the sum. A run without a\n"
-    "counterpart is copied as it is. docs/evidence.md describes every field.\n"
+    "Adds up evidence files (or --jsonl files) from processes or hosts that loaded at the same\n"
+    "time. Runs with the same proto, endpoint, mode, size, pipeline, rep and open-loop share\n"
+    "(or rate) in different files become one run: ops, connects, errors, client CPU,\n"
+    "connections, threads and open-loop rates are summed, the window is the longest of them,\n"
+    "ops/s is ops / window, and the latency histograms (the open loop's service time too) are\n"
+    "added counter by counter (exactly), with every percentile recomputed from the sum. A run\n"
+    "without a counterpart is copied as it is. docs/evidence.md describes every field.\n"
     "\n"
     "  -o, --output FILE   write the merged evidence to FILE (atomically) instead of stdout\n"
     "\n"
@@ -487,13 +488,19 @@ static void size_text(char *buf, size_t cap, json_int_t size)
         snprintf(buf, cap, "%lld B", (long long)size);
 }
 
+/* The whole key: "echo tcp://127.0.0.1:9000 reuse 64 B c=1 p=1", then " rate=60%" or "
+ * rate=2000/s". */
 static void cell_label(char *buf, size_t cap, const struct run_key *k)
 {
-    char size[32];
+    char size[32], rate[48] = "";
 
     size_text(size, sizeof(size), k->size);
-    snprintf(buf, cap, "%s %s %s c=%lld p=%lld", k->endpoint, k->mode, size,
-             (long long)k->connections, (long long)k->pipeline);
+    if (k->rate < 0)
+        snprintf(rate, sizeof(rate), " rate=%.4g%%", -k->rate * 100);
+    else if (k->rate > 0)
+        snprintf(rate, sizeof(rate), " rate=%.6g/s", k->rate);
+    snprintf(buf, cap, "%s%s%s %s %s c=%lld p=%lld%s", k->proto, k->proto[0] ? " " : "",
+             k->endpoint, k->mode, size, (long long)k->connections, (long long)k->pipeline, rate);
 }
 
 /* Columns s takes on a terminal: UTF-8 continuation bytes take none. */
@@ -648,8 +655,9 @@ static void cmp_print(FILE *f, const struct cmp *c)
 
     cmp_side_header(f, c, 0);
     cmp_side_header(f, c, 1);
-    fprintf(f, "cell: endpoint mode size c=connections p=pipeline; median ±spread (n valid runs); "
-               "delta: ratio of medians new/old, 95 %% interval, Mann-Whitney p\n");
+    fprintf(f, "cell: proto endpoint mode size c=connections p=pipeline [open-loop rate=share of "
+               "the maximum or ops/s]; median ±spread (n valid runs); delta: ratio of medians "
+               "new/old, 95 %% interval, Mann-Whitney p\n");
     for (size_t m = 0; m < ARRAY_LEN(metrics) && cmp_matched(c) > 0; m++)
         cmp_metric(f, c, &metrics[m], width, a, b);
     if (cmp_matched(c) == 0) fprintf(f, "\nno cell is in both files\n");
@@ -878,20 +886,38 @@ static void derive_rates(json_t *run)
     json_object_set_new(run, "client_cpu_ns_per_op", json_real(ops > 0 ? cpu / ops : 0));
 }
 
-/*
- * {latency_ns, histogram} from the sum of the histograms at phase.key of
- * every part (phase NULL: the run itself); parts without one are skipped
- * when `optional`. NULL with err set when one cannot be added.
- */
-static json_t *merged_hist(struct merge *m, const struct slot *s, const char *phase, bool optional,
-                           struct hb_err *err)
+/* Where a run keeps a histogram: its own, a phase's, or the open loop's service time. */
+enum hist_at { HIST_RUN, HIST_PHASE, HIST_SERVICE };
+
+/* The object holding the histogram at `at` ("histogram" or "service_histogram"), or NULL. */
+static const json_t *hist_holder(const json_t *run, enum hist_at at, const char *phase)
 {
+    switch (at) {
+    case HIST_PHASE:
+        return json_object_get(json_object_get(run, "phases"), phase);
+    case HIST_SERVICE:
+        return json_object_get(run, "open_loop");
+    case HIST_RUN:
+        break;
+    }
+    return run;
+}
+
+/*
+ * {latency_ns, histogram} from the sum of the histograms at `at` of every
+ * part; parts without one (a phase they did not measure) are skipped when
+ * `optional`. NULL with err set when one cannot be added.
+ */
+static json_t *merged_hist(struct merge *m, const struct slot *s, enum hist_at at,
+                           const char *phase, bool optional, struct hb_err *err)
+{
+    const char *key = at == HIST_SERVICE ? "service_histogram" : "histogram";
+
     hist_init(m->h);
     for (size_t i = 0; i < s->nparts; i++) {
-        const json_t *o = s->parts[i].run;
-        if (phase != NULL) o = json_object_get(json_object_get(o, "phases"), phase);
+        const json_t *o = hist_holder(s->parts[i].run, at, phase);
         if (o == NULL && optional) continue;
-        if (evidence_hist_add(m->h, json_object_get(o, "histogram"), err) < 0) {
+        if (evidence_hist_add(m->h, json_object_get(o, key), err) < 0) {
             part_fail(err, m, &s->parts[i]);
             return NULL;
         }
@@ -912,7 +938,7 @@ static int merge_phases(struct merge *m, const struct slot *s, json_t *run, stru
         {
             json_t *merged;
             if (json_object_get(out, name) != NULL) continue;
-            merged = merged_hist(m, s, name, true, err);
+            merged = merged_hist(m, s, HIST_PHASE, name, true, err);
             if (merged == NULL) {
                 json_decref(out);
                 return -EINVAL;
@@ -927,13 +953,65 @@ static int merge_phases(struct merge *m, const struct slot *s, json_t *run, stru
 /* The run's latency figures and histograms from the sums of its parts'. */
 static int merge_hists(struct merge *m, const struct slot *s, json_t *run, struct hb_err *err)
 {
-    json_t *lat = merged_hist(m, s, NULL, false, err);
+    json_t *lat = merged_hist(m, s, HIST_RUN, NULL, false, err);
 
     if (lat == NULL) return -EINVAL;
     json_object_set(run, "latency_ns", json_object_get(lat, "latency_ns"));
     json_object_set(run, "histogram", json_object_get(lat, "histogram"));
     json_decref(lat);
     return merge_phases(m, s, run, err);
+}
+
+/* The open-loop figures of every part, summed or combined into out (a copy of part 0's). */
+static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struct hb_err *err)
+{
+    bool same_share = true, same_arrivals = true, saturated = false;
+    double rate = 0, basis = 0;
+
+    for (size_t i = 0; i < s->nparts; i++) {
+        const json_t *o = json_object_get(s->parts[i].run, "open_loop");
+        const json_t *r = json_object_get(o, "rate"),
+                     *b = json_object_get(o, "rate_basis_ops_per_s");
+        if (!json_is_number(r)) {
+            hb_fail(err, -EINVAL, "\"open_loop\" is missing or has no number \"rate\"");
+            return part_fail(err, m, &s->parts[i]);
+        }
+        rate += json_number_value(r);
+        basis += json_is_number(b) ? json_number_value(b) : 0;
+        same_share &=
+            json_equal(json_object_get(o, "rate_share"), json_object_get(out, "rate_share"));
+        same_arrivals &=
+            json_equal(json_object_get(o, "arrivals"), json_object_get(out, "arrivals"));
+        saturated |= json_is_true(json_object_get(o, "saturated"));
+    }
+    same_share &= json_is_number(json_object_get(out, "rate_share"));
+    json_object_set_new(out, "rate", json_real(rate));
+    json_object_set_new(out, "rate_basis_ops_per_s", same_share ? json_real(basis) : json_null());
+    if (!same_share) json_object_set_new(out, "rate_share", json_null());
+    if (!same_arrivals) json_object_set_new(out, "arrivals", json_null());
+    json_object_set_new(out, "saturated", json_boolean(saturated));
+    return 0;
+}
+
+/*
+ * An open-loop run's open_loop: the rates asked for (and their basis) summed,
+ * as the ops are; rate_share and arrivals kept when every part agrees, else
+ * null; achieved = the merged ops_per_s; saturated if any part was; the
+ * service histograms added like the run's. Closed-loop runs keep null.
+ */
+static int merge_open_loop(struct merge *m, const struct slot *s, json_t *run, struct hb_err *err)
+{
+    json_t *out = json_object_get(run, "open_loop"), *service;
+
+    if (!json_is_object(out)) return 0;
+    if (merge_rates(m, s, out, err) < 0) return -EINVAL;
+    json_object_set(out, "achieved_ops_per_s", json_object_get(run, "ops_per_s"));
+    service = merged_hist(m, s, HIST_SERVICE, NULL, false, err);
+    if (service == NULL) return -EINVAL;
+    json_object_set(out, "service_latency_ns", json_object_get(service, "latency_ns"));
+    json_object_set(out, "service_histogram", json_object_get(service, "histogram"));
+    json_decref(service);
+    return 0;
 }
 
 /* The output run of slot s, owned by the caller; NULL with err set. */
@@ -949,7 +1027,7 @@ static json_t *merge_slot(struct merge *m, const struct slot *s, struct hb_err *
             goto fail;
         }
     derive_rates(run);
-    if (merge_hists(m, s, run, err) < 0) goto fail;
+    if (merge_hists(m, s, run, err) < 0 || merge_open_loop(m, s, run, err) < 0) goto fail;
     /* server, system and socket figures cannot be added: each file saw the same host */
     json_object_set_new(run, "observed", json_null());
     json_object_set_new(run, "merged_runs", json_integer((json_int_t)s->nparts));

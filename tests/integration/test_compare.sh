@@ -34,7 +34,7 @@ check_eq "compare with itself: ~ everywhere" "" "$(grep 'n=4+4)$' "$T/self.out" 
 
 expect_rc "compare two runs of one endpoint: exit 0" 0 ab compare "$a" "$b"
 check "compare: the cell is listed" \
-    grep -Eq "^$tcp reuse 64 B c=1 p=1 +[0-9]+ ±[0-9.]+ % \(n=4\) +[0-9]+ ±[0-9.]+ % \(n=4\) +(~|[+-][0-9])" \
+    grep -Eq "^echo $tcp reuse 64 B c=1 p=1 +[0-9]+ ±[0-9.]+ % \(n=4\) +[0-9]+ ±[0-9.]+ % \(n=4\) +(~|[+-][0-9])" \
     "$T/ab.out"
 check_eq "compare: n=4+4 in each metric's table" 5 "$(grep -c 'n=4+4)$' "$T/ab.out")"
 check "compare: every metric has a table" \
@@ -107,7 +107,7 @@ check_eq "compare merged with itself: ~ with n=2+2" "5 0" \
     "$(grep -c 'n=2+2)$' "$T/cm.out") $(grep 'n=2+2)$' "$T/cm.out" | grep -vc '  ~ (p=')"
 expect_rc "compare a run with the merge: exit 0" 0 am compare "$p1" "$m"
 check "compare: cells of other connections are listed apart" \
-    grep -q "^only in NEW: $tcp reuse 64 B c=2 p=1" "$T/am.out"
+    grep -q "^only in NEW: echo $tcp reuse 64 B c=2 p=1 (" "$T/am.out"
 
 expect_rc "merge a file with itself to stdout: exit 0" 0 twice merge "$a" "$a"
 mcheck "merge with itself: ops and histograms doubled exactly" "$T/twice.out" "$a" "$a" \
@@ -117,6 +117,56 @@ mcheck "merge with itself: ops and histograms doubled exactly" "$T/twice.out" "$
      and [.runs[] | .histogram | .min, .max] == [$a[0].runs[] | .histogram | .min, .max]'
 mcheck "merge with itself: phases doubled too" "$T/twice.out" "$a" "$a" \
     '[.runs[] | .phases.ttfb.histogram.total] == [$a[0].runs[] | .phases.ttfb.histogram.total * 2]'
+
+# Open loop: two processes at --rate 2000 each are 4000 ops/s asked in all.
+o1=$T/o1.json
+o2=$T/o2.json
+spawn o1 run echo "$tcp" --rate 2000 -d 0.3 --warmup 0.05 --json "$o1"
+pid1=$SPAWNED
+spawn o2 run echo "$tcp" --rate 2000 -d 0.3 --warmup 0.05 --json "$o2"
+pid2=$SPAWNED
+reap "$pid1" 20
+rc1=$RC
+reap "$pid2" 20
+check_eq "two concurrent open-loop runs: both exit 0" "0 0" "$rc1 $RC"
+expect_rc "merge open-loop runs: exit 0" 0 mo merge "$o1" "$o2" -o "$T/mo.json"
+mcheck "merge open loop: rate summed, achieved is the merged ops/s" "$T/mo.json" "$o1" "$o2" \
+    '(.runs | length) == 1 and .runs[0] as $r | $r.open_loop as $o
+     | $o.rate == 4000 and $o.achieved_ops_per_s == $r.ops_per_s and $o.arrivals == "constant"
+     and $o.rate_share == null and $o.rate_basis_ops_per_s == null
+     and $o.saturated == ($a[0].runs[0].open_loop.saturated or $b[0].runs[0].open_loop.saturated)'
+mcheck "merge open loop: service histograms added exactly" "$T/mo.json" "$o1" "$o2" \
+    '.runs[0].open_loop as $o | $o.service_histogram.total == .runs[0].ops
+     and $o.service_histogram.total == ($a[0].runs[0].open_loop.service_histogram.total
+                                        + $b[0].runs[0].open_loop.service_histogram.total)
+     and $o.service_latency_ns.max == ([$a[0], $b[0]] | map(.runs[0].open_loop.service_histogram.max) | max)
+     and ({runs: [.runs[0] | .histogram = .open_loop.service_histogram
+                           | .latency_ns = .open_loop.service_latency_ns]} | .runs[0] | hist_ok)'
+jq '.runs[0].open_loop.saturated = false' "$o1" >"$T/o1ok.json"
+jq '.runs[0].open_loop.saturated = true' "$o2" >"$T/o2sat.json"
+expect_rc "merge with one saturated part: exit 0" 0 mos merge "$T/o1ok.json" "$T/o2sat.json" -o "$T/mos.json"
+rcheck "merge open loop: saturated if any part was" "$T/mos.json" '.runs[0].open_loop.saturated == true'
+jq '.runs[0].open_loop |= (.rate_share = 0.5 | .rate_basis_ops_per_s = 4000)' "$o1" >"$T/o1s.json"
+jq '.runs[0].open_loop |= (.rate_share = 0.5 | .rate_basis_ops_per_s = 3000)' "$o2" >"$T/o2s.json"
+expect_rc "merge open-loop runs at one share: exit 0" 0 mss merge "$T/o1s.json" "$T/o2s.json" -o "$T/mss.json"
+rcheck "merge open loop at one share: the share kept, the maxima summed" "$T/mss.json" \
+    '(.runs | length) == 1 and (.runs[0].open_loop | .rate_share == 0.5 and .rate_basis_ops_per_s == 7000)'
+
+# Runs at different rates, or of different protocols, are different cells: listed apart, by key.
+spawn o3 run echo "$tcp" --rate 1000 -d 0.3 --warmup 0.05 --json "$T/o3.json"
+reap "$SPAWNED" 20
+expect_rc "compare runs at two rates: exit 0" 0 crate compare "$o1" "$T/o3.json"
+check "compare: the only-in lines carry the rate" \
+    sh -c "grep -qx 'only in OLD: echo $tcp reuse 64 B c=1 p=1 rate=2000/s (1 valid of 1 runs)' '$T/crate.out' &&
+           grep -qx 'only in NEW: echo $tcp reuse 64 B c=1 p=1 rate=1000/s (1 valid of 1 runs)' '$T/crate.out'"
+expect_rc "merge runs at two rates: exit 0" 0 mrate merge "$o1" "$T/o3.json" -o "$T/mrate.json"
+rcheck "merge: runs at two rates stay apart" "$T/mrate.json" \
+    '[.runs[] | .open_loop.rate] == [2000, 1000] and all(.runs[]; has("merged_runs") | not)'
+jq '.runs[].proto = "http"' "$a" >"$T/ahttp.json"
+expect_rc "compare runs of two protocols: exit 0" 0 cproto compare "$a" "$T/ahttp.json"
+check "compare: the only-in lines carry the protocol" \
+    sh -c "grep -qx 'only in OLD: echo $tcp reuse 64 B c=1 p=1 (4 valid of 4 runs)' '$T/cproto.out' &&
+           grep -qx 'only in NEW: http $tcp reuse 64 B c=1 p=1 (4 valid of 4 runs)' '$T/cproto.out'"
 
 jq '.runs[1].histogram.significant_digits = 2' "$a" >"$T/layout.json"
 expect_rc "merge histograms of another layout: exit 1" 1 layout merge "$a" "$T/layout.json"
