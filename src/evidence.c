@@ -274,9 +274,11 @@ static int hist_add_counts(struct hist *dst, const json_t *counts, uint64_t tota
     {
         const json_t *ix = json_array_get(pair, 0), *n = json_array_get(pair, 1);
         if (json_array_size(pair) != 2 || !json_is_integer(ix) || !json_is_integer(n) ||
-            json_integer_value(ix) < 0 || (uint64_t)json_integer_value(ix) >= HIST_COUNTS ||
             json_integer_value(n) < 0)
             return hb_fail(err, -EINVAL, "histogram counts[%zu] is not an [index, count] pair", i);
+        if (json_integer_value(ix) < 0 || (uint64_t)json_integer_value(ix) >= HIST_COUNTS)
+            return hb_fail(err, -EINVAL, "histogram counts[%zu]: index %lld is outside 0..%zu", i,
+                           (long long)json_integer_value(ix), (size_t)HIST_COUNTS - 1);
         dst->counts[json_integer_value(ix)] += (uint64_t)json_integer_value(n);
         sum += (uint64_t)json_integer_value(n);
     }
@@ -366,6 +368,41 @@ static bool run_valid(const json_t *run)
     return json_is_true(json_object_get(run, "valid"));
 }
 
+/* What the writer puts in place of a run it could not encode: {"error": "..."}. */
+static bool run_placeholder(const json_t *run)
+{
+    return json_is_string(json_object_get(run, "error")) && json_object_get(run, "ops") == NULL;
+}
+
+static const char *json_kind(const json_t *j)
+{
+    switch (json_typeof(j)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        break;
+    }
+    return "null";
+}
+
+/* A record of "runs" is an object (one that names no cell is a placeholder, or junk). */
+static int check_record(const json_t *run, struct hb_err *err)
+{
+    if (run == NULL || !json_is_object(run))
+        return hb_fail(err, -EINVAL, "not a run record but %s", run ? json_kind(run) : "nothing");
+    return 0;
+}
+
 /* ---- compare ------------------------------------------------------------------------ */
 
 struct metric {
@@ -449,13 +486,18 @@ static int cmp_add_side(struct cmp *c, int s, struct hb_err *err)
         bool valid = run_valid(run);
         struct cmp_cell *cell;
 
-        if (!run_key_of(run, &k)) {
-            if (!valid) continue;
+        if (check_record(run, err) < 0) {
+            char msg[sizeof(err->msg)];
+            memcpy(msg, err->msg, sizeof(msg));
+            return hb_fail(err, -EINVAL, "%s: not valid evidence: run %zu is %s", c->path[s], i,
+                           msg);
+        }
+        if (run_placeholder(run)) continue;
+        if (!run_key_of(run, &k))
             return hb_fail(err, -EINVAL,
                            "%s: not valid evidence: run %zu lacks endpoint, mode, size, "
                            "connections or pipeline",
                            c->path[s], i);
-        }
         if (valid && cmp_check_run(run, c->path[s], i, err) < 0) return -EINVAL;
         cell = cmp_cell_of(c, &k);
         cell->all[s]++;
@@ -782,6 +824,92 @@ static struct slot *merge_slot_of(struct merge *m, json_t *run, size_t file)
     s->keyed = keyed;
     s->parts = xcalloc(m->nfiles, sizeof(*s->parts));
     return s;
+}
+
+/*
+ * The histogram j decodes into h; with `total` not UINT64_MAX, it must hold
+ * exactly that many values (a run's ops). `what` names it in err: the run's
+ * own "histogram" goes unnamed (its messages say "histogram" already).
+ */
+static int check_hist(struct hist *h, const json_t *j, const char *what, uint64_t total,
+                      struct hb_err *err)
+{
+    hist_init(h);
+    if (evidence_hist_add(h, j, err) < 0) {
+        char msg[sizeof(err->msg)];
+        memcpy(msg, err->msg, sizeof(msg));
+        return strcmp(what, "histogram") != 0 ? hb_fail(err, -EINVAL, "%s: %s", what, msg)
+                                              : -EINVAL;
+    }
+    if (total != UINT64_MAX && h->total != total)
+        return hb_fail(err, -EINVAL, "%s.total is %llu, but ops is %llu", what,
+                       (unsigned long long)h->total, (unsigned long long)total);
+    return 0;
+}
+
+/* Each measured phase's histogram decodes (a phase holds any number of values). */
+static int check_phases(struct hist *h, json_t *phases, struct hb_err *err)
+{
+    const char *name;
+    json_t *p;
+    char what[96];
+
+    if (phases == NULL) return 0;
+    if (!json_is_object(phases)) return hb_fail(err, -EINVAL, "\"phases\" is not an object");
+    json_object_foreach(phases, name, p)
+    {
+        snprintf(what, sizeof(what), "phases.%.64s.histogram", name);
+        if (check_hist(h, json_object_get(p, "histogram"), what, UINT64_MAX, err) < 0)
+            return -EINVAL;
+    }
+    return 0;
+}
+
+/*
+ * A run record merge can copy or add: an object naming its cell and rep, with
+ * ops and a histogram of exactly ops values (the writer records each op in
+ * both, so errors and the warm-up leave them equal), the same for an open
+ * loop's service histogram, and phase histograms that decode. The writer's
+ * placeholder for a run it could not encode passes, and is copied.
+ */
+static int check_run(struct hist *h, const json_t *run, struct hb_err *err)
+{
+    const json_t *open = json_object_get(run, "open_loop");
+    struct run_key k;
+    uint64_t ops;
+
+    if (check_record(run, err) < 0) return -EINVAL;
+    if (run_placeholder(run)) return 0;
+    if (!run_key_of(run, &k) || k.rep < 0)
+        return hb_fail(
+            err, -EINVAL,
+            "lacks endpoint, mode, size, connections, pipeline or rep: not a run record");
+    if (get_u64(run, "ops", &ops) < 0)
+        return hb_fail(err, -EINVAL, "\"ops\" is missing or not a count");
+    if (check_hist(h, json_object_get(run, "histogram"), "histogram", ops, err) < 0) return -EINVAL;
+    if (open != NULL && !json_is_null(open)) {
+        if (!json_is_object(open))
+            return hb_fail(err, -EINVAL, "\"open_loop\" is neither an object nor null");
+        if (check_hist(h, json_object_get(open, "service_histogram"), "open_loop.service_histogram",
+                       ops, err) < 0)
+            return -EINVAL;
+    }
+    return check_phases(h, json_object_get(run, "phases"), err);
+}
+
+/* Every record of every file is a run merge can use; else err names the file and run. */
+static int merge_check(struct merge *m, struct hb_err *err)
+{
+    for (size_t f = 0; f < m->nfiles; f++) {
+        json_t *runs = json_object_get(m->docs[f], "runs"), *run;
+        size_t i;
+        json_array_foreach(runs, i, run)
+        {
+            if (check_run(m->h, run, err) < 0)
+                return part_fail(err, m, &(struct part){ .run = run, .file = f, .idx = i });
+        }
+    }
+    return 0;
 }
 
 static void merge_group(struct merge *m)
@@ -1150,6 +1278,7 @@ static int merge_run(struct merge *m, int argc, char **argv, struct hb_err *err)
         if ((rc = evidence_load(m->paths[f], &m->docs[f], err)) < 0) return rc;
     m->h = hist_new();
     if (m->h == NULL) return hb_fail(err, -ENOMEM, "out of memory");
+    if (merge_check(m, err) < 0) return -EINVAL;
     merge_group(m);
     runs = merge_runs(m, err);
     if (runs == NULL) return -EINVAL;

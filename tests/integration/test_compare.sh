@@ -172,6 +172,43 @@ jq '.runs[1].histogram.significant_digits = 2' "$a" >"$T/layout.json"
 expect_rc "merge histograms of another layout: exit 1" 1 layout merge "$a" "$T/layout.json"
 one_line "merge another layout: one line naming file and run" "$T/layout.err" \
     'layout\.json: run 1: histogram layout differs'
+# merge checks every run record it would copy or add, and names the file and the run.
+jq '.runs = [1, "x", null, {}]' "$a" >"$T/junk.json"
+expect_rc "merge runs that are not records: exit 1" 1 mjunk merge "$a" "$T/junk.json" -o "$T/mj.json"
+one_line "merge junk: one line naming file and run" "$T/mjunk.err" \
+    'junk\.json: run 0: not a run record but a number$'
+check "merge junk: no output file" test ! -e "$T/mj.json"
+jq '.runs = [{}]' "$a" >"$T/empty-run.json"
+expect_rc "merge an empty record: exit 1" 1 mempty merge "$T/empty-run.json" "$a"
+one_line "merge an empty record: one line naming file and run" "$T/mempty.err" \
+    'empty-run\.json: run 0: lacks endpoint, mode, size, connections, pipeline or rep'
+jq '.runs[2].histogram |= (.total = 0 | .counts = [] | .min = 0 | .max = 0)' "$a" >"$T/nohist.json"
+expect_rc "merge a run whose histogram is not its ops: exit 1" 1 mnohist merge "$b" "$T/nohist.json"
+one_line "merge histogram.total != ops: one line naming file and run" "$T/mnohist.err" \
+    'nohist\.json: run 2: histogram\.total is 0, but ops is [1-9][0-9]*$'
+jq '.runs[0].histogram.counts[0][0] = 99999999' "$a" >"$T/index.json"
+expect_rc "merge a histogram index out of range: exit 1" 1 mindex merge "$a" "$T/index.json"
+one_line "merge index out of range: one line saying so" "$T/mindex.err" \
+    'index\.json: run 0: histogram counts\[0\]: index 99999999 is outside 0\.\.27647$'
+jq '.runs[0].open_loop.service_histogram.total += 1' "$o1" >"$T/svc.json"
+expect_rc "merge an open-loop run whose service histogram is not its ops: exit 1" 1 msvc \
+    merge "$T/svc.json" "$o2"
+one_line "merge service histogram: one line naming file and run" "$T/msvc.err" \
+    'svc\.json: run 0: open_loop\.service_histogram: histogram counts add up to'
+jq '.runs[1].phases.ttfb.histogram.unit = "us"' "$a" >"$T/phase.json"
+expect_rc "merge a phase histogram of another layout: exit 1" 1 mphase merge "$T/phase.json" "$b"
+one_line "merge phase layout: one line naming file, run and phase" "$T/mphase.err" \
+    'phase\.json: run 1: phases\.ttfb\.histogram: histogram layout differs'
+jq '.runs[1] = {"error": "this run could not be encoded as JSON"}' "$a" >"$T/ph.json"
+expect_rc "merge a file with the writer's placeholder for a run: exit 0" 0 mph merge "$T/ph.json" "$b"
+rcheck "merge: the placeholder is copied as it is" "$T/mph.out" \
+    '(.runs | length) == 5 and ([.runs[] | select(.error)] | length) == 1'
+expect_rc "compare a file with the placeholder: exit 0" 0 cph compare "$T/ph.json" "$b"
+check_eq "compare: the placeholder is skipped (n=3+4)" 5 "$(grep -c 'n=3+4)$' "$T/cph.out")"
+expect_rc "compare runs that are not records: exit 1" 1 cjunk compare "$a" "$T/junk.json"
+one_line "compare junk: one line naming file and run" "$T/cjunk.err" \
+    'junk\.json: not valid evidence: run 0 is not a run record but a number$'
+
 expect_rc "merge a non-evidence file: exit 1" 1 mplain merge "$a" "$T/plain.json"
 one_line "merge non-evidence: one line" "$T/mplain.err" 'plain\.json: not hopbench evidence'
 expect_rc "merge a missing file: exit 1" 1 mmiss merge "$a" "$T/nope.json" -o "$T/x.json"
