@@ -47,7 +47,8 @@ static const char usage_compare[] =
     "found in one file only are listed as \"only in OLD\" or \"only in NEW\", with their whole\n"
     "key.\n"
     "\n"
-    "Exit codes: 0 compared, 1 a file cannot be read or is not hopbench evidence, 64 bad usage.\n";
+    "Exit codes: 0 compared, 1 a file cannot be read or is not hopbench evidence, 2 nothing\n"
+    "comparable (no cell has a valid run in both files), 64 bad usage.\n";
 
 static const char usage_merge[] =
     "usage: hopbench merge A.json B.json... [-o OUT.json]\n"
@@ -688,6 +689,16 @@ static size_t cmp_matched(const struct cmp *c)
     return n;
 }
 
+/* How many cells have a valid run in both files: 0 = nothing was compared. */
+static size_t cmp_comparable(const struct cmp *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->ncells; i++)
+        n += c->cells[i].n[0] > 0 && c->cells[i].n[1] > 0;
+    return n;
+}
+
 static void cmp_print(FILE *f, const struct cmp *c)
 {
     size_t na = json_array_size(json_object_get(c->doc[0], "runs"));
@@ -702,7 +713,6 @@ static void cmp_print(FILE *f, const struct cmp *c)
                "new/old, 95 %% interval, Mann-Whitney p\n");
     for (size_t m = 0; m < ARRAY_LEN(metrics) && cmp_matched(c) > 0; m++)
         cmp_metric(f, c, &metrics[m], width, a, b);
-    if (cmp_matched(c) == 0) fprintf(f, "\nno cell is in both files\n");
     cmp_unmatched(f, c);
     free(a);
     free(b);
@@ -764,10 +774,18 @@ int evidence_compare_main(int argc, char **argv)
         c.cells = xcalloc(n ? n : 1, sizeof(*c.cells));
         if (cmp_add_side(&c, 0, &err) < 0 || cmp_add_side(&c, 1, &err) < 0) rc = HB_EXIT_RUNTIME;
     }
-    if (rc == HB_EXIT_OK)
+    if (rc == HB_EXIT_OK) {
         cmp_print(stdout, &c);
-    else
+        fflush(stdout);
+        if (cmp_comparable(&c) == 0) {
+            fprintf(stderr, "hopbench compare: nothing comparable: %s\n",
+                    cmp_matched(&c) == 0 ? "no cell is in both files"
+                                         : "no cell has a valid run in both files");
+            rc = HB_EXIT_INVALID;
+        }
+    } else {
         fprintf(stderr, "hopbench compare: %s\n", err.msg);
+    }
     cmp_release(&c);
     return rc;
 }

@@ -24,7 +24,8 @@
  * `hopbench compare`: argv[0] is "compare", then OLD.json NEW.json (or --help).
  * Prints the tables to stdout, a one-line error to stderr. Returns HB_EXIT_OK
  * (also after --help), HB_EXIT_USAGE for a bad command line, HB_EXIT_RUNTIME
- * when a file cannot be read or is not hopbench evidence.
+ * when a file cannot be read or is not hopbench evidence, HB_EXIT_INVALID
+ * when nothing was comparable (no cell has a valid run in both files).
  */
 int evidence_compare_main(int argc, char **argv);
 

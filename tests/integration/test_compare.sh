@@ -41,6 +41,18 @@ check "compare: every metric has a table" \
     sh -c "grep -q '^ops/s ' '$T/ab.out' && grep -q '^p50 µs ' '$T/ab.out' &&
            grep -q '^p99.9 µs ' '$T/ab.out' && grep -q '^client cpu µs/op ' '$T/ab.out'"
 
+# Nothing comparable: exit 2 with one line on stderr, the tables' headers still printed.
+jq '.runs = []' "$a" >"$T/noruns.json"
+expect_rc "compare with a file of no runs: exit 2" 2 cnone compare "$a" "$T/noruns.json"
+one_line "compare with no runs: one line on stderr" "$T/cnone.err" \
+    '^hopbench compare: nothing comparable: no cell is in both files$'
+check "compare with no runs: the only-in cells still listed" \
+    grep -q "^only in OLD: echo $tcp reuse 64 B c=1 p=1 (4 valid of 4 runs)" "$T/cnone.out"
+jq '.runs[].valid = false' "$b" >"$T/allbad.json"
+expect_rc "compare with a file of no valid run: exit 2" 2 cbad compare "$a" "$T/allbad.json"
+one_line "compare with no valid run: one line on stderr" "$T/cbad.err" \
+    '^hopbench compare: nothing comparable: no cell has a valid run in both files$'
+
 expect_rc "compare a missing file: exit 1" 1 miss compare "$a" "$T/nope.json"
 one_line "compare a missing file: one line naming it" "$T/miss.err" 'nope\.json: cannot read'
 mkdir -p "$T/adir"
@@ -105,7 +117,9 @@ check "merge -o: prints where the evidence is" grep -q "^evidence: $m\$" "$T/mer
 expect_rc "compare accepts the merged file" 0 cm compare "$m" "$m"
 check_eq "compare merged with itself: ~ with n=2+2" "5 0" \
     "$(grep -c 'n=2+2)$' "$T/cm.out") $(grep 'n=2+2)$' "$T/cm.out" | grep -vc '  ~ (p=')"
-expect_rc "compare a run with the merge: exit 0" 0 am compare "$p1" "$m"
+expect_rc "compare a run with the merge (no cell in both): exit 2" 2 am compare "$p1" "$m"
+one_line "compare with no cell in both: one line on stderr" "$T/am.err" \
+    '^hopbench compare: nothing comparable: no cell is in both files$'
 check "compare: cells of other connections are listed apart" \
     grep -q "^only in NEW: echo $tcp reuse 64 B c=2 p=1 (" "$T/am.out"
 
@@ -155,7 +169,7 @@ rcheck "merge open loop at one share: the share kept, the maxima summed" "$T/mss
 # Runs at different rates, or of different protocols, are different cells: listed apart, by key.
 spawn o3 run echo "$tcp" --rate 1000 -d 0.3 --warmup 0.05 --json "$T/o3.json"
 reap "$SPAWNED" 20
-expect_rc "compare runs at two rates: exit 0" 0 crate compare "$o1" "$T/o3.json"
+expect_rc "compare runs at two rates: exit 2 (nothing comparable)" 2 crate compare "$o1" "$T/o3.json"
 check "compare: the only-in lines carry the rate" \
     sh -c "grep -qx 'only in OLD: echo $tcp reuse 64 B c=1 p=1 rate=2000/s (1 valid of 1 runs)' '$T/crate.out' &&
            grep -qx 'only in NEW: echo $tcp reuse 64 B c=1 p=1 rate=1000/s (1 valid of 1 runs)' '$T/crate.out'"
@@ -163,7 +177,8 @@ expect_rc "merge runs at two rates: exit 0" 0 mrate merge "$o1" "$T/o3.json" -o 
 rcheck "merge: runs at two rates stay apart" "$T/mrate.json" \
     '[.runs[] | .open_loop.rate] == [2000, 1000] and all(.runs[]; has("merged_runs") | not)'
 jq '.runs[].proto = "http"' "$a" >"$T/ahttp.json"
-expect_rc "compare runs of two protocols: exit 0" 0 cproto compare "$a" "$T/ahttp.json"
+expect_rc "compare runs of two protocols: exit 2 (nothing comparable)" 2 cproto \
+    compare "$a" "$T/ahttp.json"
 check "compare: the only-in lines carry the protocol" \
     sh -c "grep -qx 'only in OLD: echo $tcp reuse 64 B c=1 p=1 (4 valid of 4 runs)' '$T/cproto.out' &&
            grep -qx 'only in NEW: http $tcp reuse 64 B c=1 p=1 (4 valid of 4 runs)' '$T/cproto.out'"
