@@ -37,11 +37,11 @@ static const char usage_compare[] =
     "Compares two evidence files (from run, lab or merge, or --jsonl files) cell by cell, as\n"
     "benchstat does. A cell is (proto, endpoint, mode, size, connections, pipeline, and for\n"
     "an open-loop run its share of the maximum, or else its rate); its runs are its\n"
-    "repetitions, and only valid runs count. For ops/s, p50, p99, p99.9 and client CPU per\n"
-    "op it prints, for each cell found in both files, the median of each side with its\n"
-    "spread (the larger distance from the median to the min or the max, in % of the median)\n"
-    "and n, then the change of NEW relative to OLD: the ratio of medians with a bootstrap\n"
-    "95 % interval and a two-sided Mann-Whitney U p-value,\n"
+    "repetitions, and only valid runs that Ctrl-C did not cut short count. For ops/s, p50,\n"
+    "p99, p99.9 and client CPU per op it prints, for each cell found in both files, the\n"
+    "median of each side with its spread (the larger distance from the median to the min or\n"
+    "the max, in % of the median) and n, then the change of NEW relative to OLD: the ratio\n"
+    "of medians with a bootstrap 95 % interval and a two-sided Mann-Whitney U p-value,\n"
     "\"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", or \"~ (p=0.31 n=10+10)\" when the difference\n"
     "is not significant at alpha 0.05 (with fewer than 4 runs per side none can be). Cells\n"
     "found in one file only are listed as \"only in OLD\" or \"only in NEW\", with their whole\n"
@@ -369,6 +369,12 @@ static bool run_valid(const json_t *run)
     return json_is_true(json_object_get(run, "valid"));
 }
 
+/* compare counts a run that is valid and was not cut short by Ctrl-C. */
+static bool run_counts(const json_t *run)
+{
+    return run_valid(run) && !json_is_true(json_object_get(run, "interrupted"));
+}
+
 /* What the writer puts in place of a run it could not encode: {"error": "..."}. */
 static bool run_placeholder(const json_t *run)
 {
@@ -484,7 +490,7 @@ static int cmp_add_side(struct cmp *c, int s, struct hb_err *err)
     json_array_foreach(runs, i, run)
     {
         struct run_key k = { 0 };
-        bool valid = run_valid(run);
+        bool valid = run_counts(run);
         struct cmp_cell *cell;
 
         if (check_record(run, err) < 0) {

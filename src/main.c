@@ -303,6 +303,7 @@ static int run_report(const struct run_opts *o, struct report_meta *meta,
     report_cost_table(stdout, recs, n);
     if (o->reps > 1) run_summary_print(o, recs, n);
     report_errors(stdout, recs, n);
+    report_cut_short(stdout, recs, n);
     if (o->json_path == NULL) return HB_EXIT_OK;
     meta->interrupted = g_stop != 0;
     meta->summary = run_summary_json(o, recs, n);
@@ -492,6 +493,7 @@ static int cmd_lab(int argc, char **argv)
     if (o.overload) report_overload(stdout, lab.recs, lab.nrecs);
     meta.summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
     report_errors(stdout, lab.recs, lab.nrecs);
+    report_cut_short(stdout, lab.recs, lab.nrecs);
     meta.interrupted = g_stop != 0;
     rc = write_evidence(lab_json_path(&o, path, sizeof(path)), &meta, lab.recs, lab.nrecs);
     json_decref(meta.plan);

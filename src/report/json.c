@@ -23,6 +23,11 @@ double report_cpu_ns_per_op(const struct run_record *r)
     return (double)r->res.client_cpu_ns / (double)r->res.ops;
 }
 
+bool report_run_counts(const struct run_record *r)
+{
+    return load_result_valid(&r->res) && !r->res.interrupted;
+}
+
 /* A string fact, or null when it could not be read. */
 static json_t *fact(const char *s)
 {

@@ -51,6 +51,16 @@ double report_ops_per_s(const struct run_record *r);
 /* Client CPU ns per op (0 when no op). */
 double report_cpu_ns_per_op(const struct run_record *r);
 
+/*
+ * Whether r counts in summaries, comparisons and ratios: valid (no error, an
+ * op completed) and not cut short by Ctrl-C. A run that does not is still
+ * shown, and marked.
+ */
+bool report_run_counts(const struct run_record *r);
+
+/* A "cut short:" line for each run Ctrl-C ended early; prints nothing when none was. */
+void report_cut_short(FILE *f, const struct run_record *recs, size_t n);
+
 /* The table of `hopbench run`: one row per endpoint, and its ratio to the first. */
 void report_run_table(FILE *f, const struct run_record *recs, size_t n);
 

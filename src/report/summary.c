@@ -44,7 +44,7 @@ static size_t collect(const struct run_record *recs, size_t n, unsigned c, enum 
     size_t k = 0;
 
     for (size_t i = 0; i < n; i++)
-        if (recs[i].cell == c && load_result_valid(&recs[i].res)) out[k++] = metric_of(&recs[i], m);
+        if (recs[i].cell == c && report_run_counts(&recs[i])) out[k++] = metric_of(&recs[i], m);
     return k;
 }
 
@@ -75,6 +75,7 @@ static void summarize_cell(const struct run_record *recs, size_t n, unsigned c, 
         if (recs[i].cell != c) continue;
         if (out->first == NULL) out->first = &recs[i];
         out->runs++;
+        out->cut += recs[i].res.interrupted;
     }
     for (int m = 0; m < METRICS; m++) {
         size_t k = collect(recs, n, c, (enum summary_metric)m, x);
@@ -139,8 +140,10 @@ void summary_print(FILE *f, const char *title, const struct cell_summary *cells,
     for (unsigned i = 0; i < ncells; i++) {
         const struct cell_summary *c = &cells[i];
         if (c->first == NULL) continue;
-        fprintf(f, "%s %s (n=%zu valid of %zu)\n", c->first->cfg.ep.text,
+        fprintf(f, "%s %s (n=%zu valid of %zu", c->first->cfg.ep.text,
                 c->first->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", c->valid, c->runs);
+        if (c->cut > 0) fprintf(f, "; %zu cut short by Ctrl-C", c->cut);
+        fputs(")\n", f);
         if (c->valid == 0) {
             fprintf(f, "  no valid run: left out of every comparison\n");
             continue;

@@ -1,7 +1,8 @@
 /*
  * summary: statistics across repetitions (METHOD.md §6). The unit of
  * analysis is one run. Per cell: median, min-max, SD and n of each metric
- * over its valid runs (invalid runs are shown but left out). Per cell against
+ * over its valid runs (invalid runs, and runs Ctrl-C cut short, are shown but
+ * left out). Per cell against
  * the first: the ratio of medians with a bootstrap 95 % interval and a
  * two-sided Mann-Whitney U p-value, printed the way benchstat prints them:
  * "+28 % [+24 %, +31 %] (p=0.002 n=10+10)", or "~ (p=0.31 n=10+10)".
@@ -37,7 +38,8 @@ struct summary_delta {
 struct cell_summary {
     const struct run_record *first; /* a run of this cell, for its labels */
     size_t runs;                    /* all runs of the cell */
-    size_t valid;                   /* runs that count */
+    size_t valid;                   /* runs that count: valid and not cut short */
+    size_t cut;                     /* runs Ctrl-C cut short (left out) */
     struct stats_summary m[METRICS];
     struct summary_delta vs_first[METRICS]; /* unset for cell 0 */
 };

@@ -137,6 +137,10 @@ static void lab_ratio_row(FILE *f, const struct run_record *tcp, const struct ru
     struct cost ct = cost_of(tcp), cu = cost_of(unx);
 
     fprintf(f, "  %-8s %-11s", "", "unix÷tcp");
+    if (!report_run_counts(tcp) || !report_run_counts(unx)) {
+        fprintf(f, " %12s   (no ratio: a run is invalid or was cut short)\n", "-");
+        return;
+    }
     put_ratio(f, 12, report_ops_per_s(unx), report_ops_per_s(tcp));
     put_ratio(f, 9, (double)hist_percentile(hu, 50), (double)hist_percentile(ht, 50));
     put_ratio(f, 9, (double)hist_percentile(hu, 95), (double)hist_percentile(ht, 95));
@@ -357,6 +361,17 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
                         (unsigned long long)res->errors[k]);
         fputc('\n', f);
     }
+}
+
+void report_cut_short(FILE *f, const struct run_record *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].res.interrupted)
+            fprintf(f,
+                    "cut short: %s %s %zu B: Ctrl-C ended it after %.2f s of its window; left out "
+                    "of summaries, comparisons and ratios\n",
+                    recs[i].cfg.ep.text, mode_name(&recs[i].cfg), recs[i].cfg.size,
+                    (double)recs[i].res.window_ns / 1e9);
 }
 
 /*

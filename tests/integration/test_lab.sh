@@ -226,6 +226,27 @@ check "lab --jsonl: a header line, then run records" \
     jtrue -s '.[0].record == "header" and .[0].command == "lab" and (.[0].server | test("^built-in echo"))
       and (.[1:] | all(.[]; .record == "run" and has("cell") and has("histogram")))' "$T/lj.jsonl"
 
+# The unix connect cell cut short: shown and marked, but no unix÷tcp ratio is drawn from it.
+lab_dirs lc
+spawn_cmd lc env -C "$T/lc.cwd" TMPDIR="$T/lc.tmp" "$HOPBENCH" lab --sizes 64 -d 1.5 --warmup 0.1 \
+    --jsonl "$T/lc.jsonl" --json "$T/lc.json"
+lc_pid=$SPAWNED
+for ((i = 0; i < 200; i++)); do
+    [ "$(wc -l 2>/dev/null <"$T/lc.jsonl" || echo 0)" -ge 2 ] && break
+    sleep 0.05
+done
+sleep 0.5
+kill -INT "$lc_pid"
+reap "$lc_pid" 10
+check_eq "lab, a cell cut short: exit 130" 130 "$RC"
+rcheck "lab, a cell cut short: tcp connect whole, unix connect cut short" "$T/lc.json" \
+    '[.runs[] | [.transport, .mode, .interrupted]] == [["tcp","connect",false],["unix","connect",true]]'
+check "lab, a cell cut short: marked" \
+    grep -Eq '^cut short: unix:.* connect 64 B: Ctrl-C ended it after [0-9.]+ s' "$T/lc.out"
+check "lab, a cell cut short: no unix÷tcp ratio from it" \
+    grep -Eq '^ +unix÷tcp +- +\(no ratio: a run is invalid or was cut short\)$' "$T/lc.out"
+check_lab_gone lc
+
 # GNU timeout signals the lab and then its process group (the server child ignores SIGINT):
 # one interrupt, so the evidence and the JSONL hold every finished cell and nothing is left.
 for i in 1 2 3; do
@@ -235,8 +256,8 @@ for i in 1 2 3; do
         "$HOPBENCH" lab --sizes 64,4KiB -d 0.3 --warmup 0.1 --jsonl "$T/to$i.jsonl" \
         --json "$T/to$i.json") >"$T/to$i.out" 2>"$T/to$i.err" || RC=$?
     check_eq "lab timeout -s INT ($i): exit 130" 130 "$RC"
-    rcheck "lab timeout -s INT ($i): evidence written, interrupted" "$T/to$i.json" \
-        '.interrupted == true and (.runs | length) >= 2 and .runs[-1].interrupted == true'
+    rcheck "lab timeout -s INT ($i): evidence written, interrupted (at most the last run cut short)" "$T/to$i.json" \
+        '.interrupted == true and (.runs | length) >= 2 and all(.runs[:-1][]; .interrupted == false)'
     check_eq "lab timeout -s INT ($i): the JSONL holds the evidence's runs" \
         "$(jq -c '[.runs[] | [.cell, .rep, .ops]]' "$T/to$i.json" 2>&1)" \
         "$(jq -c -s '[.[] | select(.record == "run") | [.cell, .rep, .ops]]' "$T/to$i.jsonl" 2>&1)"

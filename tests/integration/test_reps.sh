@@ -100,6 +100,35 @@ lines=$(jq -s 'map(select(.record == "run")) | length' "$T/int.jsonl")
 check "Ctrl-C: the JSONL holds the finished runs" test "$lines" -ge 2
 rcheck "Ctrl-C: the evidence holds the JSONL's runs and the cut one" "$T/int.json" \
     '.interrupted == true and (.runs | length) >= '"$lines"' and (.runs | length) <= '"$lines"' + 1'
+# A run cut short is shown and marked, but left out of the summary; by itself it gives 130, not 2.
+spawn cut run echo "$tcp" "$uds" -d 1.5 --warmup 0 --reps 2 --jsonl "$T/cut.jsonl" --json "$T/cut.json"
+cut_pid=$SPAWNED
+for ((i = 0; i < 200; i++)); do
+    [ "$(wc -l 2>/dev/null <"$T/cut.jsonl" || echo 0)" -ge 2 ] && break
+    sleep 0.05
+done
+sleep 0.3
+kill -INT "$cut_pid"
+reap "$cut_pid" 10
+check_eq "a run cut short: exit 130" 130 "$RC"
+rcheck "a run cut short: recorded as interrupted, both runs kept" "$T/cut.json" \
+    '(.runs | length) == 2 and .runs[0].interrupted == false and .runs[1].interrupted == true
+     and .runs[1].valid == true and .runs[1].cell == 1'
+rcheck "a run cut short: left out of the summary (cell 1: n=0 valid of 1)" "$T/cut.json" \
+    '.summary.cells[1] | .runs == 1 and .valid == 0 and .metrics.ops_per_s.n == 0
+     and .metrics.ops_per_s.vs_first.text == "n/a (n=1+0)"'
+check "a run cut short: marked in the summary" \
+    grep -q "^$uds reuse (n=0 valid of 1; 1 cut short by Ctrl-C)$" "$T/cut.out"
+check "a run cut short: a 'cut short:' line names it" \
+    grep -Eq "^cut short: $uds reuse 64 B: Ctrl-C ended it after 0\.[0-9]+ s of its window; left out" \
+    "$T/cut.out"
+check "a run cut short: no 'invalid' verdict" sh -c "! grep -q 'results are invalid' '$T/cut.err'"
+jq '.runs[0].interrupted = true' "$j" >"$T/abba-cut.json"
+expect_rc "compare with a run cut short: exit 0" 0 ccut compare "$j" "$T/abba-cut.json"
+check_eq "compare: the run cut short is left out (n=4+3)" 5 "$(grep -c 'n=4+3)$' "$T/ccut.out")"
+check "compare: the side's header counts it out" \
+    grep -q "^new: $T/abba-cut.json (8 runs, 7 valid)" "$T/ccut.out"
+
 # GNU timeout sends SIGINT to hopbench and then to its process group: two signals at once
 # are one interrupt, never the abort. Six tries: the race hit about 1 in 3.
 for i in 1 2 3 4 5 6; do
@@ -108,8 +137,8 @@ for i in 1 2 3 4 5 6; do
         --warmup 0 --reps 20 --jsonl "$T/to$i.jsonl" --json "$T/to$i.json" \
         >"$T/to$i.out" 2>"$T/to$i.err" || RC=$?
     check_eq "timeout -s INT ($i): exit 130" 130 "$RC"
-    rcheck "timeout -s INT ($i): evidence written, interrupted, every run" "$T/to$i.json" \
-        '.interrupted == true and (.runs | length) >= 2 and .runs[-1].interrupted == true'
+    rcheck "timeout -s INT ($i): evidence written, interrupted (at most the last run cut short)" "$T/to$i.json" \
+        '.interrupted == true and (.runs | length) >= 2 and all(.runs[:-1][]; .interrupted == false)'
     check_eq "timeout -s INT ($i): the JSONL holds the evidence's runs" \
         "$(jq -c '[.runs[] | [.cell, .rep, .ops]]' "$T/to$i.json" 2>&1)" \
         "$(jq -c -s '[.[] | select(.record == "run") | [.cell, .rep, .ops]]' "$T/to$i.jsonl" 2>&1)"
