@@ -100,6 +100,37 @@ lines=$(jq -s 'map(select(.record == "run")) | length' "$T/int.jsonl")
 check "Ctrl-C: the JSONL holds the finished runs" test "$lines" -ge 2
 rcheck "Ctrl-C: the evidence holds the JSONL's runs and the cut one" "$T/int.json" \
     '.interrupted == true and (.runs | length) >= '"$lines"' and (.runs | length) <= '"$lines"' + 1'
+# Invalid runs among repetitions: a server that stalls 400 ms after every 1000th request,
+# with --timeout 0.1, fails the reps of 600 requests that cross the 1000th and the 2000th
+# (reps 1 and 3 of cell 1); reps 0 and 2 are valid. They count; the others are shown, left out.
+start_server st --listen tcp://127.0.0.1:0 --threads 1 --stall-every 1000 --stall-ms 400 ||
+    done_testing
+st_pid=$SRV_PID
+stall=tcp://127.0.0.1:$SRV_PORT
+expect_rc "--reps with invalid runs: exit 2" 2 inv \
+    run echo "$tcp" "$stall" -n 600 --warmup 0 --reps 4 --timeout 0.1 --json "$T/inv.json"
+rcheck "--reps with invalid runs: cell 1's reps 1 and 3 invalid, 0 and 2 valid" "$T/inv.json" \
+    '[.runs[] | select(.cell == 1) | [.rep, .valid]] == [[0,true],[1,false],[2,true],[3,false]]
+     and all(.runs[] | select(.cell == 1 and .valid == false); .errors.timeout > 0)'
+rcheck "--reps with invalid runs: the summary counts the valid ones (2 of 4)" "$T/inv.json" \
+    '.summary.cells[1] | .runs == 4 and .valid == 2 and .metrics.ops_per_s.n == 2
+     and .metrics.p99_ns.vs_first.n == 2 and .metrics.p99_ns.vs_first.n_first == 4'
+rcheck "--reps with invalid runs: medians over the valid runs only" "$T/inv.json" \
+    '([.runs[] | select(.cell == 1 and .valid) | .ops_per_s] | add / 2) as $m
+     | (.summary.cells[1].metrics.ops_per_s.median - $m | fabs) < 1e-6 * $m'
+check "--reps with invalid runs: 'n=2 valid of 4' printed" \
+    grep -q "^$stall reuse (n=2 valid of 4)$" "$T/inv.out"
+check "--reps with invalid runs: the comparison is over 4+2 runs" \
+    grep -Eq "^  ops/s .*vs first: (~|[+-][0-9]).*n=4\+2\)$" "$T/inv.out"
+check_eq "--reps with invalid runs: an errors line per invalid run" 2 \
+    "$(grep -c "^errors: $stall reuse 64 B: timeout=" "$T/inv.out")"
+expect_rc "compare with invalid runs: exit 0" 0 cinv compare "$T/inv.json" "$T/inv.json"
+check_eq "compare: the invalid runs dropped (cell 1: n=2+2, cell 0: n=4+4)" "5 5" \
+    "$(grep -c "^echo $stall .*n=2+2)$" "$T/cinv.out") $(grep -c "^echo $tcp .*n=4+4)$" "$T/cinv.out")"
+check "compare: the side's header counts 6 valid of 8" \
+    grep -q "^old: $T/inv.json (8 runs, 6 valid)" "$T/cinv.out"
+stop_pid "$st_pid"
+
 # A run cut short is shown and marked, but left out of the summary; by itself it gives 130, not 2.
 spawn cut run echo "$tcp" "$uds" -d 1.5 --warmup 0 --reps 2 --jsonl "$T/cut.jsonl" --json "$T/cut.json"
 cut_pid=$SPAWNED
