@@ -93,7 +93,8 @@ static const char usage_run[] =
     "                        of medians with a bootstrap 95 % interval and a Mann-Whitney p\n"
     "                        (\"~\" when not significant; n >= 4 per side can reach p < 0.05)\n"
     "      --order O         abba (default: A B B A ... cancels linear drift) or random\n"
-    "      --seed N          seed of the random order and of the bootstrap (default 1)\n"
+    "      --seed N          seed of the random order, of poisson arrivals and of the bootstrap\n"
+    "                        (default 1; at most 2^53-1, which every JSON reader keeps exact)\n"
     "      --cooldown S      pause between runs (default 0)\n"
     "\n"
     "Where the cost goes (the client's own CPU is always measured):\n"
@@ -204,7 +205,8 @@ static const char usage_lab[] =
     "                        per size and mode the medians and unix against tcp with a\n"
     "                        bootstrap 95 % interval and a Mann-Whitney p (default 1)\n"
     "      --cooldown S      pause between runs (default 0)\n"
-    "      --seed N          seed of the bootstrap (default 1)\n"
+    "      --seed N          seed of the bootstrap (default 1; at most 2^53-1, which every\n"
+    "                        JSON reader keeps exact)\n"
     "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
     "  -h, --help            this text\n";
 
@@ -552,7 +554,7 @@ static int run_plan_option(int c, const char *val, struct run_opts *o, struct hb
         o->order_random = val[0] == 'r';
         break;
     case OPT_SEED:
-        rc = opt_uint("--seed", val, 0, UINT64_MAX, &o->seed, err);
+        rc = opt_uint("--seed", val, 0, CLI_SEED_MAX, &o->seed, err);
         break;
     case OPT_COOLDOWN:
         rc = opt_seconds("--cooldown", val, true, &o->cooldown_ns, err);
@@ -995,7 +997,7 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
         rc = opt_seconds("--cooldown", val, true, &o->cooldown_ns, err);
         break;
     case OPT_SEED:
-        rc = opt_uint("--seed", val, 0, UINT64_MAX, &o->seed, err);
+        rc = opt_uint("--seed", val, 0, CLI_SEED_MAX, &o->seed, err);
         break;
     case OPT_RATES:
         rc = parse_rates(val, o, err);

@@ -25,8 +25,9 @@ enum hb_exit {
 
 #define CLI_MAX_ENDPOINTS 16
 #define CLI_MAX_SIZES     8
-#define CLI_MAX_PARAMS    32   /* --param */
-#define CLI_MAX_BODY      4096 /* --expect-body, after escapes */
+#define CLI_MAX_PARAMS    32                 /* --param */
+#define CLI_MAX_BODY      4096               /* --expect-body, after escapes */
+#define CLI_SEED_MAX      ((1ULL << 53) - 1) /* --seed: a JSON number every reader keeps exact */
 
 /* cli_parse_* return this when --help was printed. */
 #define CLI_HELP 1

@@ -79,6 +79,19 @@ check_eq "--order random --seed 7: the same order twice" \
     "$(jq -c '[.runs[].cell]' "$T/rnd1.json")" "$(jq -c '[.runs[].cell]' "$T/rnd2.json")"
 rcheck "--order random: each cell 3 times" "$T/rnd1.json" \
     '([.runs[] | select(.cell == 0)] | length) == 3 and ([.runs[] | select(.cell == 1)] | length) == 3'
+# Seeds up to 2^53-1, the largest every JSON reader (jq: a double) keeps exact.
+expect_rc "--seed 2^53-1: exit 0" 0 bigseed run echo "$tcp" "$uds" -d 0.05 --warmup 0 --reps 2 \
+    --order random --seed 9007199254740991 --json "$T/bigseed.json" --jsonl "$T/bigseed.jsonl"
+check_eq "--seed 2^53-1: recorded exactly in the evidence and the JSONL header" \
+    "9007199254740991 9007199254740991" \
+    "$(jq '.plan.seed' "$T/bigseed.json") $(head -n 1 "$T/bigseed.jsonl" | jq '.plan.seed')"
+check "--seed 2^53-1: written as that integer" grep -q '"seed": *9007199254740991[,}]' "$T/bigseed.json"
+expect_rc "run --seed 2^53: exit 64" 64 seed53 run echo "$tcp" --seed 9007199254740992
+one_line "run --seed 2^53: one line naming the limit" "$T/seed53.err" \
+    "^hopbench: --seed: '9007199254740992' is not a whole number in 0\.\.9007199254740991$"
+expect_rc "lab --seed 2^64-1: exit 64" 64 seed64 lab --seed 18446744073709551615
+one_line "lab --seed 2^64-1: one line" "$T/seed64.err" "^hopbench: --seed: .* in 0\.\.9007199254740991$"
+
 expect_rc "--order bogus: exit 64" 64 bad run echo "$tcp" --order bogus
 expect_rc "--reps 0: exit 64" 64 bad0 run echo "$tcp" --reps 0
 
