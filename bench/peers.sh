@@ -517,7 +517,7 @@ note "nginx pid $NG_PID (worker $NG_WORKER) on 127.0.0.1:$NG_PORT; redis-server 
 # that every GET finds a 64-byte value whatever the cell order. Not measured.
 client "$TMP/fill-rb.out" redis-benchmark -h 127.0.0.1 -p "$RD_PORT" -c 16 -n 20000 -t set -d 64 -r 1000 -q
 client "$TMP/fill-hb.out" "$HOPBENCH" run redis "tcp://127.0.0.1:$RD_PORT" -c 16 -t 1 -n 20000 --warmup 0 \
-    --command set --keys 1000 --value-size 64
+    --command set --keys 1000 --value-size 64 --json "$TMP/fill-hb.json"
 note "filled: $(timeout 5 redis-cli -p "$RD_PORT" dbsize) keys"
 
 START=$(date +%s)

@@ -81,7 +81,8 @@ static const char usage_run[] =
     "      --pin P           none | same (client and server share one CPU) | split (client on\n"
     "                        the first half of the CPUs, server on the rest) (default none);\n"
     "                        start the server with the same --pin\n"
-    "      --json FILE       write the evidence (every run, whole histograms) to FILE\n"
+    "      --json FILE       write the evidence (every run, whole histograms) to FILE (default\n"
+    "                        hopbench-run-DATE.json here)\n"
     "      --jsonl FILE      also append to FILE a header line (schema, version, command line,\n"
     "                        machine), then one JSON line per finished run, each written\n"
     "                        whole at once, so a crash or Ctrl-C loses nothing measured\n"
@@ -260,12 +261,16 @@ static int opt_uint(const char *opt, const char *val, uint64_t min, uint64_t max
 static int opt_seconds(const char *opt, const char *val, bool zero_ok, uint64_t *out,
                        struct hb_err *err)
 {
-    if (zero_ok && strcmp(val, "0") == 0) {
+    int rc = parse_seconds(val, 86400, out);
+
+    /* parse_seconds refuses 0 ("0", "0.0") as out of range; only a zero, not "-0", is one here */
+    if (zero_ok && rc == -ERANGE && strtod(val, NULL) == 0) {
         *out = 0;
         return 0;
     }
-    if (parse_seconds(val, 86400, out) < 0)
-        return hb_fail(err, -EINVAL, "%s: '%s' is not a number of seconds in (0, 86400]", opt, val);
+    if (rc < 0)
+        return hb_fail(err, -EINVAL, "%s: '%s' is not a number of seconds in %s0, 86400]", opt, val,
+                       zero_ok ? "[" : "(");
     return 0;
 }
 

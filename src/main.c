@@ -242,6 +242,20 @@ static int run_all(const struct run_opts *o, const struct place *pl, FILE *jsonl
     return rc;
 }
 
+/* --json FILE, or hopbench-CMD-DATE-TIME.json in the current directory (in buf). */
+static const char *evidence_path(const char *cmd, const char *given, char *buf, size_t cap)
+{
+    time_t now = time(NULL);
+    char date[32];
+    struct tm tm;
+
+    if (given != NULL) return given;
+    localtime_r(&now, &tm);
+    strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
+    snprintf(buf, cap, "hopbench-%s-%s.json", cmd, date);
+    return buf;
+}
+
 /* {reps, order, seed, cooldown_s}, owned by the caller. */
 static json_t *plan_json(unsigned reps, bool random, uint64_t seed, uint64_t cooldown_ns)
 {
@@ -296,6 +310,7 @@ static FILE *open_jsonl(const char *cmd, const char *path, const struct report_m
 static int run_report(const struct run_opts *o, struct report_meta *meta,
                       const struct run_record *recs, size_t n)
 {
+    char path[64];
     int rc;
 
     report_run_table(stdout, recs, n);
@@ -304,10 +319,9 @@ static int run_report(const struct run_opts *o, struct report_meta *meta,
     if (o->reps > 1) run_summary_print(o, recs, n);
     report_errors(stdout, recs, n);
     report_cut_short(stdout, recs, n);
-    if (o->json_path == NULL) return HB_EXIT_OK;
     meta->interrupted = g_stop != 0;
     meta->summary = run_summary_json(o, recs, n);
-    rc = write_evidence(o->json_path, meta, recs, n);
+    rc = write_evidence(evidence_path("run", o->json_path, path, sizeof(path)), meta, recs, n);
     json_decref(meta->summary);
     meta->summary = NULL;
     return rc;
@@ -431,17 +445,6 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
     fflush(stdout);
 }
 
-static const char *lab_json_path(const struct lab_opts *o, char *buf, size_t cap)
-{
-    time_t now = time(NULL);
-    struct tm tm;
-
-    if (o->json_path != NULL) return o->json_path;
-    localtime_r(&now, &tm);
-    strftime(buf, cap, "hopbench-lab-%Y%m%d-%H%M%S.json", &tm);
-    return buf;
-}
-
 static int cmd_lab(int argc, char **argv)
 {
     static struct lab_opts o;
@@ -495,7 +498,8 @@ static int cmd_lab(int argc, char **argv)
     report_errors(stdout, lab.recs, lab.nrecs);
     report_cut_short(stdout, lab.recs, lab.nrecs);
     meta.interrupted = g_stop != 0;
-    rc = write_evidence(lab_json_path(&o, path, sizeof(path)), &meta, lab.recs, lab.nrecs);
+    rc = write_evidence(evidence_path("lab", o.json_path, path, sizeof(path)), &meta, lab.recs,
+                        lab.nrecs);
     json_decref(meta.plan);
     json_decref(meta.summary);
     if (run_rc < 0)

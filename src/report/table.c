@@ -47,10 +47,29 @@ static void fmt_size(char *buf, size_t cap, size_t size)
         snprintf(buf, cap, "%zu B", size);
 }
 
+/* The first endpoint's run of r's repetition, which r's "vs first" is against; NULL if none. */
+static const struct run_record *first_of_rep(const struct run_record *recs, size_t n,
+                                             const struct run_record *r)
+{
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].cell == 0 && recs[i].rep == r->rep) return &recs[i];
+    return NULL;
+}
+
+/* ops/s against the first endpoint's run of the same rep; "-" unless both count. */
+static void put_vs_first(FILE *f, const struct run_record *recs, size_t n,
+                         const struct run_record *r)
+{
+    const struct run_record *base = first_of_rep(recs, n, r);
+
+    if (base == NULL || !report_run_counts(r) || !report_run_counts(base))
+        fprintf(f, " %8s\n", "-");
+    else
+        fprintf(f, " %7.2fx\n", report_ops_per_s(r) / report_ops_per_s(base));
+}
+
 void report_run_table(FILE *f, const struct run_record *recs, size_t n)
 {
-    double base = n > 0 ? report_ops_per_s(&recs[0]) : 0;
-
     /* Widths of labels holding "µ" (2 bytes, 1 column) are one larger. */
     fprintf(f, "%-32s %-7s %9s %12s %10s %10s %10s %10s %10s %7s %8s\n", "endpoint", "mode", "size",
             "ops/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs", "errors", "vs first");
@@ -67,10 +86,7 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
                 us(hist_percentile(h, 90)), us(hist_percentile(h, 99)),
                 us(hist_percentile(h, 99.9)), us(h->max),
                 (unsigned long long)load_errors_total(&r->res));
-        if (base > 0)
-            fprintf(f, " %7.2fx\n", rate / base);
-        else
-            fprintf(f, " %8s\n", "n/a");
+        put_vs_first(f, recs, n, r);
     }
 }
 

@@ -96,13 +96,14 @@ jtrue() {
     jq -e "$@" >/dev/null 2>&1
 }
 
-# hb OUT CMD-ARGS... : runs "$HOPBENCH CMD-ARGS..." with a time limit, stdout to
-# $T/OUT.out, stderr to $T/OUT.err; sets RC (and returns 0).
+# hb OUT CMD-ARGS... : runs "$HOPBENCH CMD-ARGS..." with a time limit in $T (where a
+# run without --json leaves its evidence), stdout to $T/OUT.out, stderr to $T/OUT.err;
+# sets RC (and returns 0).
 hb() {
     local out=$1
     shift
     RC=0
-    timeout -k 5 60 "$HOPBENCH" "$@" >"$T/$out.out" 2>"$T/$out.err" || RC=$?
+    (cd "$T" && exec timeout -k 5 60 "$HOPBENCH" "$@") >"$T/$out.out" 2>"$T/$out.err" || RC=$?
     return 0
 }
 
@@ -165,13 +166,13 @@ reap() {
     fi
 }
 
-# spawn_cmd OUT CMD... : starts CMD in the background with stdout to $T/OUT.out and
-# stderr to $T/OUT.err; sets SPAWNED to its PID (CMD must exec, e.g. env or setsid,
+# spawn_cmd OUT CMD... : starts CMD in the background, in $T, with stdout to $T/OUT.out
+# and stderr to $T/OUT.err; sets SPAWNED to its PID (CMD must exec, e.g. env or setsid,
 # so that the PID is hopbench's own).
 spawn_cmd() {
     local out=$1
     shift
-    "$@" >"$T/$out.out" 2>"$T/$out.err" &
+    (cd "$T" && exec "$@") >"$T/$out.out" 2>"$T/$out.err" &
     SPAWNED=$!
     PIDS+=("$SPAWNED")
 }

@@ -135,6 +135,8 @@ check "--reps with invalid runs: 'n=2 valid of 4' printed" \
     grep -q "^$stall reuse (n=2 valid of 4)$" "$T/inv.out"
 check "--reps with invalid runs: the comparison is over 4+2 runs" \
     grep -Eq "^  ops/s .*vs first: (~|[+-][0-9]).*n=4\+2\)$" "$T/inv.out"
+check_eq "--reps with invalid runs: their rows show '-' for vs first" 2 \
+    "$(grep -Ec "^$stall +reuse .* -$" "$T/inv.out")"
 check_eq "--reps with invalid runs: an errors line per invalid run" 2 \
     "$(grep -c "^errors: $stall reuse 64 B: timeout=" "$T/inv.out")"
 expect_rc "compare with invalid runs: exit 0" 0 cinv compare "$T/inv.json" "$T/inv.json"
@@ -167,6 +169,7 @@ check "a run cut short: a 'cut short:' line names it" \
     grep -Eq "^cut short: $uds reuse 64 B: Ctrl-C ended it after 0\.[0-9]+ s of its window; left out" \
     "$T/cut.out"
 check "a run cut short: no 'invalid' verdict" sh -c "! grep -q 'results are invalid' '$T/cut.err'"
+check "a run cut short: its row shows '-' for vs first" grep -Eq "^$uds +reuse .* -$" "$T/cut.out"
 jq '.runs[0].interrupted = true' "$j" >"$T/abba-cut.json"
 expect_rc "compare with a run cut short: exit 0" 0 ccut compare "$j" "$T/abba-cut.json"
 check_eq "compare: the run cut short is left out (n=4+3)" 5 "$(grep -c 'n=4+3)$' "$T/ccut.out")"

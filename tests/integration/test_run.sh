@@ -111,6 +111,49 @@ if expect_rc "run two endpoints: exit 0" 0 two \
         'all(.runs[]; .ops > 0 and errors_zero and hist_ok and lat_ok)'
 fi
 
+# "vs first": each row against the first endpoint's run of the same repetition.
+j=$T/vs.json
+if expect_rc "run two endpoints --reps 2: exit 0" 0 vs \
+    run echo "$tcp" "$uds" -d 0.15 --warmup 0 --reps 2 --json "$j"; then
+    want=$(jq -r '.runs as $r | .runs[] | . as $x | ($r[] | select(.cell == 0 and .rep == $x.rep)
+        | .ops_per_s) as $b | "\($x.ops_per_s / $b)"' "$j" | while read -r v; do
+        printf '%.2fx\n' "$v"
+    done | tr '\n' ' ')
+    got=$(grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) +64 B ' "$T/vs.out" | awk '{print $NF}' | tr '\n' ' ')
+    check_eq "run --reps 2: vs first is against the first endpoint's run of the same rep" \
+        "$want" "$got"
+    rcheck "run --reps 2: ABBA, so rep 1 of the first endpoint is not its first run" "$j" \
+        '[.runs[] | [.cell, .rep]] == [[0,0],[1,0],[1,1],[0,1]]'
+fi
+
+# --- where the evidence goes ------------------------------------------------------
+
+# Without --json, run writes hopbench-run-DATE-TIME.json in the current directory.
+mkdir -p "$T/nj" "$T/wj"
+RC=0
+(cd "$T/nj" && exec timeout -k 5 60 "$HOPBENCH" run echo "$tcp" -d 0.1 --warmup 0) \
+    >"$T/nj.out" 2>"$T/nj.err" || RC=$?
+check_eq "run (no --json): exit 0" 0 "$RC"
+files=("$T"/nj/hopbench-run-*.json)
+if [ "${#files[@]}" -eq 1 ] && [ -f "${files[0]}" ]; then
+    f=$(basename "${files[0]}")
+    check "run (no --json): named hopbench-run-DATE-TIME.json" \
+        sh -c "echo '$f' | grep -Eqx 'hopbench-run-[0-9]{8}-[0-9]{6}\.json'"
+    check "run (no --json): 'evidence: $f' printed" grep -qx "evidence: $f" "$T/nj.out"
+    rcheck "run (no --json): the evidence document, 1 run" "${files[0]}" \
+        '.schema == "hopbench.evidence/1" and .command == "run" and (.runs | length) == 1'
+    check_eq "run (no --json): nothing else in the cwd" 1 "$(ls -A "$T/nj" | wc -l)"
+else
+    not_ok "run (no --json): one hopbench-run-*.json in the cwd" "found: $(ls -A "$T/nj")"
+fi
+RC=0
+(cd "$T/wj" && exec timeout -k 5 60 "$HOPBENCH" run echo "$tcp" -d 0.1 --warmup 0.0 \
+    --json "$T/wj.json") >"$T/wj.out" 2>"$T/wj.err" || RC=$?
+check_eq "run --json FILE --warmup 0.0: exit 0" 0 "$RC"
+check "run --json FILE: written there, nothing in the cwd" \
+    sh -c "[ -s '$T/wj.json' ] && [ -z \"\$(ls -A '$T/wj')\" ]"
+rcheck "run --warmup 0.0: no warm-up" "$T/wj.json" '.runs[0].warmup_s == 0'
+
 # --- pipelining ---------------------------------------------------------------
 
 for tr in tcp unix; do
