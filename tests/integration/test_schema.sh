@@ -1,0 +1,120 @@
+#!/bin/bash
+# docs/evidence.md lists every key of the evidence ("Every key, as a list"). This checks the
+# list against what the tool really writes, both ways: every key of a run's, a lab's and a
+# merge's document and of a --jsonl file is listed, and every listed key is written by one
+# of them. So the documentation and the code cannot drift apart.
+# shellcheck disable=SC2016 # $vars in single quotes are jq variables
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+DOC=$(cd "$(dirname "$0")/../.." && pwd)/docs/evidence.md
+
+# block NAME : the lines of the ```NAME fenced block of the document.
+block() {
+    sed -n "/^\`\`\`$1\$/,/^\`\`\`\$/p" "$DOC" | sed '1d;$d'
+}
+
+# expand : every line of stdin with its {a,b} alternatives expanded, as bash expands braces.
+# A line may hold only key characters, so evaluating it can do nothing else.
+expand() {
+    local line
+    set -f
+    while IFS= read -r line; do
+        [ -n "$line" ] || continue
+        if [[ $line =~ ^[][A-Za-z0-9_.{},]+$ ]]; then
+            eval "printf '%s\n' $line"
+        else
+            echo "BAD LINE: $line"
+        fi
+    done
+    set +f
+}
+
+# The leaves of a document, one path per line ("runs[].histogram.counts"): what is not a
+# non-empty object nor an array of objects, and {"unavailable": why} as a figure. A null,
+# {} or [] is marked with a trailing "?": the key of an object that may also be filled.
+# shellcheck disable=SC2016
+LEAVES='
+def leaves($p):
+  if type == "object" and length > 0 and (has("unavailable") | not) then
+    to_entries[] | .key as $k | .value | leaves($p + "." + $k)
+  elif type == "array" and any(.[]; type == "object") then .[] | leaves($p + "[]")
+  elif . == null or . == {} or . == [] then $p + "?"
+  else $p end;
+[leaves("") | ltrimstr(".")] | unique | .[]'
+
+block fields | expand | sort -u >"$T/documented"
+check "the list is in docs/evidence.md (> 300 keys, every line well-formed)" \
+    sh -c "[ \$(wc -l <'$T/documented') -gt 300 ] && ! grep -q '^BAD LINE' '$T/documented'"
+
+# --- real documents -------------------------------------------------------------------
+
+# run: http (status classes), connect mode (phases), two endpoints and --reps 2 (summary),
+# open loop at a share of the maximum (open_loop); merge of it with itself; a lab with
+# --reps and --rates (its summary array); the --jsonl of the run.
+sock=$T/h.sock
+PROTO=http start_server h --listen tcp://127.0.0.1:0 --listen "unix:$sock" || done_testing
+h_pid=$SRV_PID
+expect_rc "run http, connect, --reps 2, --rate 50%: exit 0" 0 run \
+    run http "tcp://127.0.0.1:$SRV_PORT" "unix:$sock" --mode connect --reps 2 --rate 50% \
+    -d 0.2 --warmup 0.05 --json "$T/run.json" --jsonl "$T/run.jsonl"
+stop_pid "$h_pid"
+expect_rc "merge: exit 0" 0 merge merge "$T/run.json" "$T/run.json" -o "$T/merge.json"
+mkdir -p "$T/lab.tmp"
+RC=0
+(cd "$T" && TMPDIR=$T/lab.tmp exec timeout -k 5 60 "$HOPBENCH" lab --sizes 64 -d 0.2 \
+    --warmup 0.05 --reps 2 --rates 50% --json "$T/lab.json") >"$T/lab.out" 2>"$T/lab.err" || RC=$?
+check_eq "lab --reps 2 --rates 50%: exit 0" 0 "$RC"
+jq -s '(.[0] | del(.record)) + {runs: [.[1:][] | del(.record)]}' "$T/run.jsonl" >"$T/jsonl.json"
+
+# --- written => listed ------------------------------------------------------------------
+
+# undocumented FILE : the leaves of FILE the list does not have (a null, {} or [] passes if
+# the list has its path or a key below it).
+undocumented() {
+    local p
+    jq -r "$LEAVES" "$1" | while IFS= read -r p; do
+        case $p in
+        *\?)
+            p=${p%\?}
+            grep -qxF -- "$p" "$T/documented" ||
+                grep -qF -- "$p." "$T/documented" || grep -qF -- "$p[]" "$T/documented" ||
+                echo "$p"
+            ;;
+        *) grep -qxF -- "$p" "$T/documented" || echo "$p" ;;
+        esac
+    done
+}
+for f in run lab merge jsonl; do
+    check_eq "every key $f writes is in docs/evidence.md" "" "$(undocumented "$T/$f.json" | tr '\n' ' ')"
+done
+
+# --- listed => written ------------------------------------------------------------------
+
+for f in run lab merge jsonl; do
+    jq -r "$LEAVES" "$T/$f.json" | sed 's/?$//'
+done | sort -u >"$T/written"
+missing=$(comm -23 "$T/documented" "$T/written")
+# runs[].wait comes with run --wait (another change); until then it cannot be written.
+if ! "$HOPBENCH" run --help | grep -q -- '--wait'; then
+    missing=$(echo "$missing" | grep -vx 'runs\[\]\.wait')
+fi
+check_eq "every key docs/evidence.md lists is written" "" "$(echo "$missing" | tr '\n' ' ' | sed 's/ $//')"
+
+# --- the JSONL header, and the prose -------------------------------------------------------
+
+check_eq "the JSONL header's keys are the ones listed" "$(block fields-jsonl-header | sort | tr '\n' ' ')" \
+    "$(head -n 1 "$T/run.jsonl" | jq -r 'keys[]' | sort | tr '\n' ' ')"
+check "every JSONL run line is a run record with \"record\": \"run\"" \
+    jtrue -s --slurpfile d "$T/run.json" \
+    '.[1:] | length == ($d[0].runs | length) and all(.[]; .record == "run")
+     and (map(keys - ["record"]) | unique) == ($d[0].runs | map(keys) | unique)' "$T/run.jsonl"
+
+# Each listed key is explained: its name appears in the prose, outside the lists.
+sed '/^```fields/,/^```$/d' "$DOC" >"$T/prose"
+unexplained=$(sed 's/.*[].]//' "$T/documented" | sort -u | while IFS= read -r k; do
+    grep -qwF -- "$k" "$T/prose" || echo "$k"
+done | tr '\n' ' ')
+check_eq "every listed key is named in the prose of docs/evidence.md" "" "$unexplained"
+
+done_testing
