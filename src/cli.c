@@ -41,7 +41,8 @@ static const char usage_top[] =
     "printed and written).\n"
     "Ctrl-C (SIGINT or SIGTERM) ends the current run early and writes what was measured; a\n"
     "second one within 250 ms is the same interrupt (timeout(1) signals the process and then\n"
-    "its group), one after that aborts at once (no table, no evidence; --jsonl lines stay).\n"
+    "its group), one after that aborts at once (what is not yet printed or written is lost;\n"
+    "--jsonl lines already written stay whole).\n"
     "'hopbench SUBCOMMAND --help' describes every option.\n";
 
 static const char usage_run[] =

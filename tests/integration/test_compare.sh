@@ -166,6 +166,12 @@ expect_rc "merge open-loop runs at one share: exit 0" 0 mss merge "$T/o1s.json" 
 rcheck "merge open loop at one share: the share kept, the maxima summed" "$T/mss.json" \
     '(.runs | length) == 1 and (.runs[0].open_loop | .rate_share == 0.5 and .rate_basis_ops_per_s == 7000)'
 
+jq '.runs[0].open_loop.arrivals = "poisson"' "$o2" >"$T/o2poi.json"
+expect_rc "merge open-loop runs of two arrival kinds: exit 0" 0 mpoi merge "$o1" "$T/o2poi.json" \
+    -o "$T/mpoi.json"
+rcheck "merge open loop: arrivals null when the parts differ" "$T/mpoi.json" \
+    '(.runs | length) == 1 and .runs[0].open_loop.arrivals == null and .runs[0].open_loop.rate == 4000'
+
 # Runs at different rates, or of different protocols, are different cells: listed apart, by key.
 spawn o3 run echo "$tcp" --rate 1000 -d 0.3 --warmup 0.05 --json "$T/o3.json"
 reap "$SPAWNED" 20

@@ -101,6 +101,19 @@ if ! "$HOPBENCH" run --help | grep -q -- '--wait'; then
 fi
 check_eq "every key docs/evidence.md lists is written" "" "$(echo "$missing" | tr '\n' ' ' | sed 's/ $//')"
 
+# --- shapes the tables describe -------------------------------------------------------------
+
+rcheck "phases: four in connect mode, ttfb and response in reuse mode" "$T/lab.json" \
+    'all(.runs[] | select(.mode == "connect"); .phases | keys == ["close","connect","response","ttfb"])
+     and all(.runs[] | select(.mode == "reuse"); .phases | keys == ["response","ttfb"])'
+rcheck "open_loop: null for a closed loop, an object at a share" "$T/lab.json" \
+    'all(.runs[]; if .open_loop == null then true else .open_loop.rate_share == 0.5 end)
+     and any(.runs[]; .open_loop == null) and any(.runs[]; .open_loop != null)'
+rcheck "status: {} for echo" "$T/lab.json" 'all(.runs[]; .status == {})'
+rcheck "status: the six classes for http, all 2xx" "$T/run.json" \
+    'all(.runs[]; (.status | keys) == ["1xx","2xx","3xx","4xx","5xx","other"] and .status["2xx"] == .replies)'
+rcheck "close: written on every run" "$T/lab.json" 'all(.runs[]; .close == "client")'
+
 # --- the JSONL header, and the prose -------------------------------------------------------
 
 check_eq "the JSONL header's keys are the ones listed" "$(block fields-jsonl-header | sort | tr '\n' ' ')" \
