@@ -95,10 +95,6 @@ for f in run lab merge jsonl; do
     jq -r "$LEAVES" "$T/$f.json" | sed 's/?$//'
 done | sort -u >"$T/written"
 missing=$(comm -23 "$T/documented" "$T/written")
-# runs[].wait comes with run --wait (another change); until then it cannot be written.
-if ! "$HOPBENCH" run --help | grep -q -- '--wait'; then
-    missing=$(echo "$missing" | grep -vx 'runs\[\]\.wait')
-fi
 check_eq "every key docs/evidence.md lists is written" "" "$(echo "$missing" | tr '\n' ' ' | sed 's/ $//')"
 
 # --- shapes the tables describe -------------------------------------------------------------
