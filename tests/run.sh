@@ -2,7 +2,8 @@
 # Runs the whole suite against the binaries in BUILD_DIR (build/release by
 # default): every unit test program, then every integration script. Each runs
 # in its own process under a time limit. Ends with "N passed, N failed" and
-# exits non-zero when anything failed.
+# exits non-zero when anything failed, or when the integration tests left
+# evidence files (hopbench-run-*.json, a run without --json) in the cwd.
 set -u
 B=${1:-build/release}
 passed=0
@@ -45,6 +46,9 @@ for r in "$B"/fuzz/replay_*; do
     printf 'fuzz  %-24s %s (%s)\n' "corpus/$name" "$res" "$(echo "$out" | tail -n 1)"
 done
 
+# Evidence a test leaves in the working directory (a run without --json): none may appear.
+left_before=$(ls hopbench-run-*.json hopbench-lab-*.json 2>/dev/null)
+
 for t in tests/integration/test_*.sh; do
     [ -f "$t" ] || continue
     out=$(mktemp)
@@ -62,6 +66,13 @@ for t in tests/integration/test_*.sh; do
     printf 'integ %-24s %s passed, %s failed\n' "$(basename "$t")" "$p" "$f"
     rm -f "$out"
 done
+
+left=$(ls hopbench-run-*.json hopbench-lab-*.json 2>/dev/null)
+if [ "$left" != "$left_before" ]; then
+    echo "integration tests left evidence in $(pwd): $(echo "$left" | tr '\n' ' ')"
+    failed=$((failed + 1))
+    failures="$failures litter"
+fi
 
 [ -n "$failures" ] && echo "failing:$failures"
 echo "$passed passed, $failed failed"

@@ -173,7 +173,7 @@ for w in epoll block; do
         st_pid=$SPAWNED
         sleep 0.5
         timeout 60 strace -f -c -o "$T/sc_cli.st" "$HOPBENCH" run echo "$sc_ep" -n 2000 \
-            --warmup 0 --wait "$w" >"$T/sc_cli.out" 2>&1
+            --warmup 0 --wait "$w" --json "$T/sc_cli.json" >"$T/sc_cli.out" 2>&1
         check_eq "--wait $w $tr under strace: exit 0" 0 "$?"
         kill -INT "$st_pid" 2>/dev/null
         reap "$st_pid" 5
