@@ -490,6 +490,7 @@ static int run_proto_option(int c, const char *val, struct run_opts *o, struct h
         if (strcmp(val, "constant") != 0 && strcmp(val, "poisson") != 0)
             return hb_fail(err, -EINVAL, "--arrivals: '%s' is not constant or poisson", val);
         o->load.poisson = val[0] == 'p';
+        o->arrivals_given = true;
         break;
     default:
         rc = -EINVAL;
@@ -777,7 +778,7 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
                        o->load.threads, o->load.conns);
     if ((o->load.rate > 0 || o->rate_share > 0) && o->load.pipeline > 1)
         return hb_fail(err, -EINVAL, "run: --rate sends one request at a time; drop --pipeline");
-    if (o->load.poisson && o->load.rate == 0 && o->rate_share == 0)
+    if (o->arrivals_given && o->load.rate == 0 && o->rate_share == 0)
         return hb_fail(err, -EINVAL, "run: --arrivals needs --rate");
     /* --wait block changes how one kept connection per thread waits; anything else would
      * silently measure the epoll path under the name of the blocking one. */
@@ -905,40 +906,52 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
     return check_remote(o->eps, o->neps, o->allow_remote, err);
 }
 
+/*
+ * Splits the comma-separated list val (a copy in buf) into at most CLI_MAX_SIZES
+ * tokens. An empty list or an empty item ("64,,4KiB") is an error, not skipped.
+ */
+static int split_list(const char *opt, const char *val, char *buf, size_t cap,
+                      char *toks[CLI_MAX_SIZES], unsigned *n, struct hb_err *err)
+{
+    char *rest = buf, *tok;
+
+    if (str_copy(buf, cap, val) < 0) return hb_fail(err, -EINVAL, "%s: list too long", opt);
+    *n = 0;
+    while ((tok = strsep(&rest, ",")) != NULL) {
+        if (*tok == '\0') return hb_fail(err, -EINVAL, "%s: '%s' has an empty item", opt, val);
+        if (*n == CLI_MAX_SIZES)
+            return hb_fail(err, -EINVAL, "%s: at most %d items", opt, CLI_MAX_SIZES);
+        toks[(*n)++] = tok;
+    }
+    return 0;
+}
+
 static int parse_sizes(const char *val, struct lab_opts *o, struct hb_err *err)
 {
-    char buf[256];
-    char *save = NULL;
+    char buf[256], *toks[CLI_MAX_SIZES];
+    unsigned n = 0;
 
-    if (str_copy(buf, sizeof(buf), val) < 0) return hb_fail(err, -EINVAL, "--sizes: list too long");
-    o->nsizes = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (o->nsizes == CLI_MAX_SIZES)
-            return hb_fail(err, -EINVAL, "--sizes: at most %d sizes", CLI_MAX_SIZES);
-        if (opt_size("--sizes", tok, &o->sizes[o->nsizes++], err) < 0) return -EINVAL;
-    }
-    if (o->nsizes == 0) return hb_fail(err, -EINVAL, "--sizes: '%s' holds no size", val);
+    if (split_list("--sizes", val, buf, sizeof(buf), toks, &n, err) < 0) return -EINVAL;
+    for (o->nsizes = 0; o->nsizes < n; o->nsizes++)
+        if (opt_size("--sizes", toks[o->nsizes], &o->sizes[o->nsizes], err) < 0) return -EINVAL;
+    o->sizes_given = true;
     return 0;
 }
 
 static int parse_rates(const char *val, struct lab_opts *o, struct hb_err *err)
 {
-    char buf[256];
-    char *save = NULL;
+    char buf[256], *toks[CLI_MAX_SIZES];
+    unsigned n = 0;
 
-    if (str_copy(buf, sizeof(buf), val) < 0) return hb_fail(err, -EINVAL, "--rates: list too long");
-    o->nrates = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (split_list("--rates", val, buf, sizeof(buf), toks, &n, err) < 0) return -EINVAL;
+    for (o->nrates = 0; o->nrates < n; o->nrates++) {
         double rate = 0, share = 0;
-        if (o->nrates == CLI_MAX_SIZES)
-            return hb_fail(err, -EINVAL, "--rates: at most %d rates", CLI_MAX_SIZES);
-        if (opt_rate(tok, &rate, &share, err) < 0 || share == 0)
+        if (opt_rate(toks[o->nrates], &rate, &share, err) < 0 || share == 0)
             return hb_fail(err, -EINVAL,
                            "--rates: '%s' is not a share of the closed-loop maximum (e.g. 60%%)",
-                           tok);
-        o->rates[o->nrates++] = share;
+                           toks[o->nrates]);
+        o->rates[o->nrates] = share;
     }
-    if (o->nrates == 0) return hb_fail(err, -EINVAL, "--rates: '%s' holds no rate", val);
     return 0;
 }
 
@@ -1111,6 +1124,14 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
     }
     if (optind < argc && strcmp(argv[optind], "overload") == 0) {
         optind++;
+        /* Its cells are fixed: 64 B, connect mode, closed loop. */
+        if (o->sizes_given || o->nrates > 0 || o->block_wait)
+            return hb_fail(err, -EINVAL,
+                           "lab overload: %s does not apply (its cells are 64 B, "
+                           "a new connection each, closed loop)",
+                           o->sizes_given  ? "--sizes"
+                           : o->nrates > 0 ? "--rates"
+                                           : "--wait block");
         lab_overload_defaults(o, conns_set, dur_set, warm_set);
     }
     if (optind < argc) return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);

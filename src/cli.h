@@ -55,6 +55,7 @@ struct run_opts {
     char expect_body[CLI_MAX_BODY]; /* --expect-body with \n, \r, \t, \\ decoded */
     bool size_given;
     bool close_given;
+    bool arrivals_given;   /* --arrivals was given (it needs --rate) */
     double rate_share;     /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
     uint64_t calibrate_ns; /* how long the closed-loop maximum is measured for --rate N% */
 };
@@ -92,6 +93,7 @@ struct lab_opts {
     unsigned threads;
     size_t sizes[CLI_MAX_SIZES];
     unsigned nsizes;
+    bool sizes_given; /* --sizes was on the command line */
     enum place_mode pin;
     bool pin_given; /* --pin was on the command line (else split falls back to same on 1 CPU) */
     enum load_close close;
