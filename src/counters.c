@@ -446,6 +446,65 @@ struct ctr_val proc_cpu_ns(pid_t pid)
     return r;
 }
 
+/* The start of blank-separated field `skip` fields after p (p at a field), or NULL. */
+static const char *skip_fields(const char *p, unsigned skip)
+{
+    for (unsigned i = 0; i < skip; i++) {
+        while (!is_blank(*p) && !is_eol(*p))
+            p++;
+        p = skip_blanks(p);
+        if (is_eol(*p)) return NULL;
+    }
+    return p;
+}
+
+/* *v = the u64 field that follows skip fields after *p; *p moves to it. false if malformed. */
+static bool stat_field(const char **p, unsigned skip, uint64_t *v)
+{
+    const char *f = skip_fields(*p, skip);
+
+    if (f == NULL || parse_dec(f, v, NULL) == NULL) return false;
+    *p = f;
+    return true;
+}
+
+int proc_stat_parse(const char *text, struct proc_stat *out)
+{
+    const char *p = strrchr(text, ')');
+    uint64_t cutime, cstime, start;
+
+    if (p == NULL || p[1] != ' ') return -EINVAL;
+    p = skip_blanks(p + 1); /* field 3, the state */
+    if (is_eol(*p) || !is_blank(p[1])) return -EINVAL;
+    out->state = *p;
+    if (!stat_field(&p, 13, &cutime) || !stat_field(&p, 1, &cstime) || !stat_field(&p, 5, &start))
+        return -EINVAL;
+    if (cutime > UINT64_MAX - cstime) return -EINVAL;
+    out->children_ticks = cutime + cstime;
+    out->start_ticks = start;
+    return 0;
+}
+
+int proc_stat_read(pid_t pid, struct proc_stat *out)
+{
+    char path[48];
+    char *text;
+    int rc = 0;
+
+    if (pid < 0) return -ESRCH;
+    proc_path(path, sizeof(path), pid, "stat");
+    text = read_text(path, &rc);
+    if (text == NULL) return rc == -ENOENT ? -ESRCH : rc; /* ESRCH: it died while read */
+    rc = proc_stat_parse(text, out);
+    free(text);
+    return rc;
+}
+
+bool proc_state_exited(char state)
+{
+    return state == 'Z' || state == 'X' || state == 'x';
+}
+
 struct tree_walk {
     pid_t *out;
     size_t cap;
@@ -673,13 +732,21 @@ static bool field_is(const char *f, size_t len, const char *s)
     return len == strlen(s) && memcmp(f, s, len) == 0;
 }
 
-/* Whether the split mountinfo line is the cgroup mount serving controller. */
-static bool mi_serves(const char **f, const size_t *flen, size_t n, const char *controller)
+/* The index of the "-" that ends the optional fields of a split mountinfo line; n if none. */
+static size_t mi_sep(const char **f, const size_t *flen, size_t n)
 {
     size_t k = 6; /* optional fields start here and end at "-" */
 
     while (k < n && !field_is(f[k], flen[k], "-"))
         k++;
+    return k;
+}
+
+/* Whether the split mountinfo line is the cgroup mount serving controller. */
+static bool mi_serves(const char **f, const size_t *flen, size_t n, const char *controller)
+{
+    size_t k = mi_sep(f, flen, n);
+
     if (n < 5 || k + 3 >= n) return false;
     if (controller[0] == '\0') return field_is(f[k + 1], flen[k + 1], "cgroup2");
     return field_is(f[k + 1], flen[k + 1], "cgroup") && list_has(f[k + 3], flen[k + 3], controller);
@@ -729,6 +796,57 @@ int cgroup_dir_resolve(const char *cgroup_text, const char *mountinfo_text, cons
     if (rc != 0) return rc;
     for (const char *p = mountinfo_text; *p != '\0'; p = next_line(p)) {
         rc = mi_match(p, controller, path, plen, buf, cap);
+        if (rc != -ENOENT) return rc;
+    }
+    return -ENOENT;
+}
+
+/* Whether prefix is dir or a directory above it ("/" is above everything). */
+static bool path_under(const char *dir, const char *prefix)
+{
+    size_t n = strlen(prefix);
+
+    if (strcmp(prefix, "/") == 0) return dir[0] == '/';
+    return strncmp(dir, prefix, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+}
+
+/*
+ * The v1 cgroup mount holding dir (the longest mount point above it): its
+ * root joined with the rest of dir, the cgroup's path, into path[cap].
+ */
+static int mi_v1_path(const char *dir, const char *mountinfo, char *path, size_t cap)
+{
+    size_t best = 0;
+    int rc = -ENOENT;
+
+    for (const char *p = mountinfo; *p != '\0'; p = next_line(p)) {
+        const char *f[MI_FIELDS] = { NULL };
+        size_t flen[MI_FIELDS] = { 0 };
+        size_t n = mi_split(p, f, flen), k = mi_sep(f, flen, n);
+        char root[PATH_CAP], mp[PATH_CAP];
+
+        if (n < 5 || k + 1 >= n || !field_is(f[k + 1], flen[k + 1], "cgroup")) continue;
+        if (mi_unescape(f[3], flen[3], root, sizeof(root)) != 0 ||
+            mi_unescape(f[4], flen[4], mp, sizeof(mp)) != 0 || !path_under(dir, mp) ||
+            strlen(mp) < best)
+            continue;
+        best = strlen(mp);
+        const char *rest = strcmp(mp, "/") == 0 ? dir : dir + best;
+        int len = snprintf(path, cap, "%s%s", strcmp(root, "/") == 0 && rest[0] ? "" : root, rest);
+        rc = len < 0 || (size_t)len >= cap ? -ENAMETOOLONG : 0;
+    }
+    return rc;
+}
+
+int cgroup_v1_sibling_resolve(const char *dir, const char *mountinfo_text, const char *controller,
+                              char *buf, size_t cap)
+{
+    char path[PATH_CAP];
+    int rc = mi_v1_path(dir, mountinfo_text, path, sizeof(path));
+
+    if (rc != 0) return rc;
+    for (const char *p = mountinfo_text; *p != '\0'; p = next_line(p)) {
+        rc = mi_match(p, controller, path, strlen(path), buf, cap);
         if (rc != -ENOENT) return rc;
     }
     return -ENOENT;
@@ -924,4 +1042,57 @@ struct ctr_val cgroup_working_set_pid(pid_t pid)
     if (rc == 0) return cgroup_working_set(dir);
     val_fail(&r, "pid %d: memory or v2 cgroup: %s", (int)pid, strerror_r(-rc, buf, sizeof(buf)));
     return r;
+}
+
+/* ---- cgroups: --server-cgroup on either version -------------------------------------------- */
+
+/*
+ * The directory of v1 controller for the cgroup of dir into buf: dir made
+ * absolute, then cgroup_v1_sibling_resolve over mountinfo (NULL: read it).
+ */
+static int v1_sibling(const char *dir, const char *mountinfo, const char *controller, char *buf,
+                      size_t cap)
+{
+    char abs[PATH_CAP];
+    char *own = NULL;
+    int rc = 0;
+
+    if (realpath(dir, abs) == NULL) return neg_errno();
+    if (mountinfo == NULL && (mountinfo = own = read_text("/proc/self/mountinfo", &rc)) == NULL)
+        return rc;
+    rc = cgroup_v1_sibling_resolve(abs, mountinfo, controller, buf, cap);
+    free(own);
+    return rc;
+}
+
+int cgroup_cpu_read_any(const char *dir, const char *mountinfo_text, struct cgroup_cpu *out)
+{
+    char other[PATH_CAP];
+    struct cgroup_cpu o = { 0 };
+    int rc = cgroup_cpu_read(dir, out);
+
+    if (rc != 0 || out->version != 1) return rc;
+    if (!out->usage_ns.ok &&
+        v1_sibling(dir, mountinfo_text, "cpuacct", other, sizeof(other)) == 0 &&
+        cgroup_cpu_read(other, &o) == 0 && o.usage_ns.ok)
+        out->usage_ns = o.usage_ns;
+    if (!out->throttled_us.ok &&
+        v1_sibling(dir, mountinfo_text, "cpu", other, sizeof(other)) == 0 &&
+        cgroup_cpu_read(other, &o) == 0 && o.throttled_us.ok) {
+        out->nr_throttled = o.nr_throttled;
+        out->throttled_us = o.throttled_us;
+    }
+    return 0;
+}
+
+struct ctr_val cgroup_working_set_any(const char *dir, const char *mountinfo_text)
+{
+    char other[PATH_CAP];
+    struct ctr_val ws = cgroup_working_set(dir), o;
+
+    if (ws.ok || cgroup_version(dir) != 1 ||
+        v1_sibling(dir, mountinfo_text, "memory", other, sizeof(other)) != 0)
+        return ws;
+    o = cgroup_working_set(other);
+    return o.ok ? o : ws;
 }

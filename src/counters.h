@@ -143,6 +143,30 @@ uint64_t procstat_busy_ns(const struct cpu_jiffies *a, const struct cpu_jiffies 
  */
 struct ctr_val proc_cpu_ns(pid_t pid);
 
+/* What /proc/PID/stat says about a process that hopbench uses (man 5 proc). */
+struct proc_stat {
+    char state;              /* field 3: R, S, D, T, t, Z (zombie), X (dead), ... */
+    uint64_t children_ticks; /* fields 16 + 17, cutime + cstime: CPU of reaped children, ticks */
+    uint64_t start_ticks;    /* field 22, starttime: clock ticks after boot (a pid's identity) */
+};
+
+/*
+ * Parses the text of /proc/PID/stat. The command name (field 2) may hold
+ * spaces and parentheses: fields are counted from its last ')'. Returns 0, or
+ * -EINVAL if the text is malformed or a field needed is not a u64.
+ */
+int proc_stat_parse(const char *text, struct proc_stat *out);
+
+/*
+ * Reads /proc/PID/stat (pid 0: the caller). Returns 0, -ESRCH if there is no
+ * such process (a reaped one included; a zombie still has its file, with
+ * state 'Z'), -EINVAL if malformed, or another negative errno.
+ */
+int proc_stat_read(pid_t pid, struct proc_stat *out);
+
+/* Whether state is a process that has exited: 'Z' (zombie, not yet reaped) or 'X' (dead). */
+bool proc_state_exited(char state);
+
 /*
  * pid (0: the caller) and all its descendants, found through
  * /proc/PID/task/TID/children recursively (pre-order: pid first). Fills
@@ -203,6 +227,21 @@ int cgroup_pid_dir(pid_t pid, const char *controller, char *buf, size_t cap);
 int cgroup_self_dir(const char *controller, char *buf, size_t cap);
 
 /*
+ * The directory that v1 controller `controller` ("cpuacct", "memory", "cpu")
+ * has for the same cgroup as dir, a directory in another v1 hierarchy: on
+ * cgroup v1 each controller may be mounted apart (/sys/fs/cgroup/cpuacct/X
+ * and /sys/fs/cgroup/memory/X). From mountinfo_text: dir's hierarchy is the
+ * v1 "cgroup" mount with the longest mount point containing dir; the cgroup's
+ * path is that mount's root plus the rest of dir; the result is the mount
+ * point of the hierarchy serving controller plus that path less its root.
+ * Returns 0 with buf set (it may equal dir: a combined mount), -ENOENT if dir
+ * is under no v1 cgroup mount or no mount serves controller or covers the
+ * path, -ENAMETOOLONG if a path does not fit.
+ */
+int cgroup_v1_sibling_resolve(const char *dir, const char *mountinfo_text, const char *controller,
+                              char *buf, size_t cap);
+
+/*
  * CPU figures of one cgroup. version: 2 or 1 (0 if the directory could not
  * be read). usage_ns: v2 cpu.stat usage_usec × 1000, v1 cpuacct.usage.
  * nr_throttled: cpu.stat nr_throttled. throttled_us: v2 cpu.stat
@@ -247,5 +286,22 @@ struct ctr_val cgroup_working_set(const char *dir);
 
 /* cgroup_working_set of pid's (0: the caller's) v1 memory cgroup if mounted, else its v2 cgroup. */
 struct ctr_val cgroup_working_set_pid(pid_t pid);
+
+/*
+ * The CPU figures of cgroup directory dir as --server-cgroup names it, on
+ * either version: cgroup_cpu_read(dir), and on cgroup v1, for a figure that
+ * dir's hierarchy lacks, the same cgroup's directory in the hierarchy that
+ * has it (cgroup_v1_sibling_resolve): usage from cpuacct, throttling from cpu.
+ * So a v1 memory directory gives CPU too. mountinfo_text is the text of
+ * /proc/self/mountinfo, or NULL to read it. Returns as cgroup_cpu_read.
+ */
+int cgroup_cpu_read_any(const char *dir, const char *mountinfo_text, struct cgroup_cpu *out);
+
+/*
+ * cgroup_working_set(dir), or on cgroup v1 when dir has no memory files, that
+ * of the same cgroup's directory in the memory hierarchy (a v1 cpuacct
+ * directory gives the working set too). mountinfo_text as above.
+ */
+struct ctr_val cgroup_working_set_any(const char *dir, const char *mountinfo_text);
 
 #endif

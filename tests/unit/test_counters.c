@@ -476,6 +476,131 @@ static void test_cgroup_v2_fixture(void **state)
     assert_int_equal(cgroup_cpu_read(fixture("cgroup-v2/app/cpu.stat"), &c), -ENOTDIR);
 }
 
+/* A mountinfo line: a v1 hierarchy of `controllers` mounted at the fixture dir rel (root /). */
+static void add_v1_mount(char *mi, size_t cap, int id, const char *rel, const char *controllers)
+{
+    char abs[4096], esc[8192];
+    size_t o = 0, len = strlen(mi);
+
+    assert_non_null(realpath(fixture(rel), abs));
+    for (const char *p = abs; *p != '\0' && o + 5 < sizeof(esc); p++) {
+        if (*p == ' ') {
+            memcpy(esc + o, "\\040", 4);
+            o += 4;
+        } else {
+            esc[o++] = *p;
+        }
+    }
+    esc[o] = '\0';
+    snprintf(mi + len, cap - len, "%d 30 0:%d / %s rw,relatime - cgroup cgroup rw,%s\n", id, id,
+             esc, controllers);
+}
+
+static void test_cgroup_v1_sibling(void **state)
+{
+    char *mi = slurp("proc/mountinfo-hybrid"), buf[4096];
+    static char fx[16384];
+
+    (void)state;
+    assert_int_equal(cgroup_v1_sibling_resolve("/sys/fs/cgroup/cpuacct/bench/run1", mi, "memory",
+                                               buf, sizeof(buf)),
+                     0);
+    assert_string_equal(buf, "/sys/fs/cgroup/memory/bench/run1");
+    assert_int_equal(
+        cgroup_v1_sibling_resolve("/sys/fs/cgroup/memory", mi, "cpuacct", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "/sys/fs/cgroup/cpuacct");
+    assert_int_equal(
+        cgroup_v1_sibling_resolve("/sys/fs/cgroup/memory/a", mi, "memory", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "/sys/fs/cgroup/memory/a");
+    /* not under a v1 hierarchy (v2, tmpfs, elsewhere; a name that only starts alike) */
+    assert_int_equal(
+        cgroup_v1_sibling_resolve("/sys/fs/cgroup/unified/a", mi, "memory", buf, sizeof(buf)),
+        -ENOENT);
+    assert_int_equal(cgroup_v1_sibling_resolve("/tmp/x", mi, "memory", buf, sizeof(buf)), -ENOENT);
+    assert_int_equal(
+        cgroup_v1_sibling_resolve("/sys/fs/cgroup/memoryx/a", mi, "cpuacct", buf, sizeof(buf)),
+        -ENOENT);
+    assert_int_equal(
+        cgroup_v1_sibling_resolve("/sys/fs/cgroup/memory/a", mi, "nosuch", buf, sizeof(buf)),
+        -ENOENT);
+    /* a container's view: both mounts rooted at /pod7, the path keeps its root */
+    snprintf(fx, sizeof(fx), "%s",
+             "31 30 0:28 /pod7 /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct\n"
+             "34 30 0:31 /pod7 /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n");
+    assert_int_equal(
+        cgroup_v1_sibling_resolve("/sys/fs/cgroup/cpuacct/w", fx, "memory", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "/sys/fs/cgroup/memory/w");
+    free(mi);
+}
+
+/* --server-cgroup on v1 with each controller apart: any one directory gives CPU and memory. */
+static void test_cgroup_any_v1_fixture(void **state)
+{
+    static char mi[16384];
+    struct cgroup_cpu c;
+    struct ctr_val ws;
+
+    (void)state;
+    mi[0] = '\0';
+    add_v1_mount(mi, sizeof(mi), 31, "cgroup-v1/cpu", "cpu");
+    add_v1_mount(mi, sizeof(mi), 32, "cgroup-v1/cpuacct", "cpuacct");
+    add_v1_mount(mi, sizeof(mi), 34, "cgroup-v1/memory", "memory");
+    assert_int_equal(cgroup_cpu_read_any(fixture("cgroup-v1/memory"), mi, &c), 0);
+    assert_int_equal(c.version, 1);
+    assert_ok(&c.usage_ns, 123456789); /* from cpuacct */
+    assert_ok(&c.nr_throttled, 3);     /* from cpu */
+    assert_ok(&c.throttled_us, 4500);
+    ws = cgroup_working_set_any(fixture("cgroup-v1/cpuacct"), mi);
+    assert_ok(&ws, 10485760 - 3145728); /* from memory */
+    ws = cgroup_working_set_any(fixture("cgroup-v1/memory"), mi);
+    assert_ok(&ws, 10485760 - 3145728);
+    /* no memory hierarchy: the reason names the file that was missing */
+    mi[0] = '\0';
+    add_v1_mount(mi, sizeof(mi), 32, "cgroup-v1/cpuacct", "cpuacct");
+    ws = cgroup_working_set_any(fixture("cgroup-v1/cpuacct"), mi);
+    assert_not_ok(&ws);
+    assert_non_null(strstr(ws.why, "memory.usage_in_bytes"));
+    assert_int_equal(cgroup_cpu_read_any(fixture("cgroup-v1/cpuacct"), mi, &c), 0);
+    assert_ok(&c.usage_ns, 123456789);
+    assert_not_ok(&c.throttled_us); /* no cpu hierarchy */
+    /* v2 needs no sibling */
+    assert_int_equal(cgroup_cpu_read_any(fixture("cgroup-v2/app"), mi, &c), 0);
+    assert_ok(&c.usage_ns, 2500 * NS_PER_US);
+    ws = cgroup_working_set_any(fixture("cgroup-v2/app"), mi);
+    assert_ok(&ws, 20971520 - 8388608);
+}
+
+/* ---- /proc/PID/stat ------------------------------------------------------------------------ */
+
+static void test_proc_stat_fixture(void **state)
+{
+    /* a command name with a space and a ") (" inside; nice -5 (negative fields on the way) */
+    static const char text[] =
+        "4242 (php-fpm: pool ) (www) S 1 4242 4242 0 -1 4194624 1291 7 0 0 12 34 56 78 20 -5 1 0 "
+        "987654 232017920 2731 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0\n";
+    static const char zombie[] =
+        "77 (sh) Z 76 77 77 0 -1 4227084 0 0 0 0 1 2 3 4 20 0 1 0 555 0 0 0\n";
+    struct proc_stat st;
+
+    (void)state;
+    assert_int_equal(proc_stat_parse(text, &st), 0);
+    assert_int_equal(st.state, 'S');
+    assert_int_equal(st.children_ticks, 56 + 78);
+    assert_int_equal(st.start_ticks, 987654);
+    assert_false(proc_state_exited(st.state));
+    assert_int_equal(proc_stat_parse(zombie, &st), 0);
+    assert_int_equal(st.state, 'Z');
+    assert_int_equal(st.children_ticks, 7);
+    assert_int_equal(st.start_ticks, 555);
+    assert_true(proc_state_exited(st.state));
+    assert_true(proc_state_exited('X'));
+    assert_int_equal(proc_stat_parse("1 (x) S 1 2 3\n", &st), -EINVAL); /* too short */
+    assert_int_equal(proc_stat_parse("no parenthesis\n", &st), -EINVAL);
+    assert_int_equal(proc_stat_parse("1 (x)\n", &st), -EINVAL);
+    assert_int_equal(proc_stat_parse("1 (x) S 1 1 1 0 -1 0 0 0 0 0 1 2 -3 4 20 0 1 0 5\n", &st),
+                     -EINVAL); /* a negative cutime */
+}
+
 /* ---- live: network counters ---------------------------------------------------------------- */
 
 /* N blocking loopback connects to a fresh listener, each accepted and closed. */
@@ -629,6 +754,35 @@ static void test_proc_cpu_sleeping(void **state)
     assert_true(v.v > 0);
     kill(p, SIGKILL);
     assert_int_equal(waitpid(p, NULL, 0), p);
+}
+
+static void test_proc_stat_live(void **state)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+    struct proc_stat self, before, after, z;
+    pid_t p;
+    siginfo_t si;
+
+    (void)state;
+    assert_int_equal(proc_stat_read(0, &self), 0);
+    assert_int_equal(self.state, 'R');
+    assert_true(self.start_ticks > 0);
+    assert_int_equal(proc_stat_read(getpid(), &before), 0);
+    assert_int_equal(before.start_ticks, self.start_ticks);
+    /* a zombie: still there, state Z; once reaped, its CPU is in our cutime + cstime */
+    p = fork_burner(50 * NS_PER_MS);
+    memset(&si, 0, sizeof(si));
+    assert_int_equal(waitid(P_PID, (id_t)p, &si, WEXITED | WNOWAIT), 0);
+    assert_int_equal(proc_stat_read(p, &z), 0);
+    assert_int_equal(z.state, 'Z');
+    assert_true(proc_state_exited(z.state));
+    assert_int_equal(waitpid(p, NULL, 0), p);
+    assert_int_equal(proc_stat_read(p, &z), -ESRCH);
+    assert_int_equal(proc_stat_read(0, &after), 0);
+    print_message("  reaped children: %" PRIu64 " -> %" PRIu64 " ticks (%ld/s)\n",
+                  before.children_ticks, after.children_ticks, hz);
+    assert_true(after.children_ticks >= before.children_ticks + (uint64_t)(hz * 40 / 1000));
+    assert_int_equal(proc_stat_read(-1, &z), -ESRCH);
 }
 
 /* ---- live: process tree and memory --------------------------------------------------------- */
@@ -810,6 +964,10 @@ int main(void)
         cmocka_unit_test(test_cgroup_resolve),
         cmocka_unit_test(test_cgroup_v1_fixture),
         cmocka_unit_test(test_cgroup_v2_fixture),
+        cmocka_unit_test(test_cgroup_v1_sibling),
+        cmocka_unit_test(test_cgroup_any_v1_fixture),
+        cmocka_unit_test(test_proc_stat_fixture),
+        cmocka_unit_test(test_proc_stat_live),
         cmocka_unit_test(test_netstat_live),
         cmocka_unit_test(test_procstat_live),
         cmocka_unit_test(test_proc_cpu_self),
