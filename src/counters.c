@@ -407,16 +407,20 @@ static uint64_t delta0(uint64_t a, uint64_t b)
     return b > a ? b - a : 0;
 }
 
-uint64_t procstat_busy_ns(const struct cpu_jiffies *a, const struct cpu_jiffies *b)
+uint64_t clock_ticks_ns(uint64_t ticks)
 {
-    uint64_t ticks = delta0(a->user, b->user) + delta0(a->nice, b->nice) +
-                     delta0(a->system, b->system) + delta0(a->irq, b->irq) +
-                     delta0(a->softirq, b->softirq);
     long tck = sysconf(_SC_CLK_TCK);
     uint64_t hz = tck > 0 ? (uint64_t)tck : 100;
 
     /* split so ticks * 1e9 cannot overflow */
     return ticks / hz * NS_PER_S + ticks % hz * NS_PER_S / hz;
+}
+
+uint64_t procstat_busy_ns(const struct cpu_jiffies *a, const struct cpu_jiffies *b)
+{
+    return clock_ticks_ns(delta0(a->user, b->user) + delta0(a->nice, b->nice) +
+                          delta0(a->system, b->system) + delta0(a->irq, b->irq) +
+                          delta0(a->softirq, b->softirq));
 }
 
 /* ---- processes ----------------------------------------------------------------------------- */

@@ -132,6 +132,9 @@ int procstat_read(struct cpu_jiffies *out);
  */
 uint64_t procstat_busy_ns(const struct cpu_jiffies *a, const struct cpu_jiffies *b);
 
+/* USER_HZ clock ticks (sysconf(_SC_CLK_TCK), /proc's unit of CPU time) in ns. */
+uint64_t clock_ticks_ns(uint64_t ticks);
+
 /* ---- processes ----------------------------------------------------------------------------- */
 
 /*

@@ -56,47 +56,154 @@ static struct ctr_val val_delta(const struct ctr_val *a, const struct ctr_val *b
     return val_ok(b->v - a->v);
 }
 
-/* Σ read(pid) over the server pids; the first pid that cannot be read makes it unavailable. */
-static struct ctr_val server_sum(const struct observe *o, struct ctr_val (*read)(pid_t))
+/* ---- the server's processes ---------------------------------------------------------------- */
+
+static struct ctr_val exited_during(pid_t pid)
+{
+    return val_na("pid %d exited during the run", (int)pid);
+}
+
+/* Records each server pid's start time; not ok if one is not running now. */
+static struct ctr_val server_identify(struct observe *o)
+{
+    for (unsigned i = 0; i < o->cfg.npids; i++) {
+        struct proc_stat st;
+        pid_t pid = o->cfg.pids[i];
+        int rc = proc_stat_read(pid, &st);
+
+        if (rc == -ESRCH) return val_na("pid %d: no such process", (int)pid);
+        if (rc < 0) return val_na("/proc/%d/stat: %s", (int)pid, strerror(-rc));
+        if (proc_state_exited(st.state)) return val_na("pid %d had exited", (int)pid);
+        o->start_ticks[i] = st.start_ticks;
+    }
+    return val_ok(0);
+}
+
+/*
+ * Whether every server pid is still the process it was at the start: not
+ * gone, not a zombie (an unreaped exit), not replaced by a new process with
+ * the pid. Not ok, naming the first that is not.
+ */
+static struct ctr_val server_still_running(const struct observe *o)
+{
+    if (!o->ident.ok) return o->ident;
+    for (unsigned i = 0; i < o->cfg.npids; i++) {
+        struct proc_stat st;
+        pid_t pid = o->cfg.pids[i];
+
+        if (proc_stat_read(pid, &st) < 0 || proc_state_exited(st.state) ||
+            st.start_ticks != o->start_ticks[i])
+            return exited_during(pid);
+    }
+    return val_ok(0);
+}
+
+/* The pids to sum for server pid i: itself, or with --server-tree its tree (o->tree). */
+static struct ctr_val server_members(struct observe *o, unsigned i, unsigned *n)
+{
+    pid_t pid = o->cfg.pids[i];
+    unsigned max =
+        o->cfg.tree_max > 0 && o->cfg.tree_max < OBS_MAX_TREE ? o->cfg.tree_max : OBS_MAX_TREE;
+    ssize_t got;
+
+    if (!o->cfg.tree) {
+        o->tree[0] = pid;
+        *n = 1;
+        return val_ok(0);
+    }
+    got = proc_tree(pid, o->tree, max);
+    if (got == -ESRCH) return exited_during(pid);
+    if (got < 0) return val_na("process tree of pid %d: %s", (int)pid, strerror((int)-got));
+    if (got > (ssize_t)max)
+        return val_na("the tree of pid %d has %zd processes, more than the %u counted; use "
+                      "--server-cgroup",
+                      (int)pid, got, max);
+    *n = (unsigned)got;
+    return val_ok(0);
+}
+
+/*
+ * CPU of member j of the tree in o->tree (j == 0: the server pid itself):
+ * its CPU clock and, with --server-tree, its reaped children's (cutime +
+ * cstime), so a child that exits and is reaped by its parent stays counted.
+ * A descendant that is gone adds nothing (its parent's reaped total has it).
+ */
+static struct ctr_val member_cpu(const struct observe *o, unsigned j)
+{
+    struct ctr_val c = proc_cpu_ns(o->tree[j]);
+    struct proc_stat st;
+
+    if (!c.ok) return j == 0 ? exited_during(o->tree[0]) : val_ok(0);
+    if (o->cfg.tree && proc_stat_read(o->tree[j], &st) == 0)
+        c.v += clock_ticks_ns(st.children_ticks);
+    return c;
+}
+
+/* Σ CPU of the server's processes now (see member_cpu). */
+static struct ctr_val server_cpu(struct observe *o)
 {
     uint64_t sum = 0;
 
-    if (o->nall == 0) return val_na("%s", "no server process given (--server-pid)");
-    for (unsigned i = 0; i < o->nall; i++) {
-        struct ctr_val v = read(o->all[i]);
+    if (o->cfg.npids == 0) return val_na("%s", "no --server-pid given");
+    for (unsigned i = 0; i < o->cfg.npids; i++) {
+        unsigned n = 0;
+        struct ctr_val v = server_members(o, i, &n);
+
         if (!v.ok) return v;
-        sum += v.v;
+        for (unsigned j = 0; j < n; j++) {
+            struct ctr_val c = member_cpu(o, j);
+            if (!c.ok) return c;
+            sum += c.v;
+        }
     }
     return val_ok(sum);
 }
 
-static struct ctr_val server_cpu(const struct observe *o)
+/* Whether descendant pid has exited (gone or a zombie): it has no memory left to count. */
+static bool member_gone(pid_t pid)
 {
-    return server_sum(o, proc_cpu_ns);
+    struct proc_stat st;
+
+    return proc_stat_read(pid, &st) < 0 || proc_state_exited(st.state);
 }
 
-static struct ctr_val server_pss(const struct observe *o)
+/* Σ PSS of the server's processes now; sets res.server_pids to how many were summed. */
+static struct ctr_val server_pss(struct observe *o)
 {
-    return server_sum(o, proc_pss_bytes);
-}
+    uint64_t sum = 0;
+    unsigned summed = 0;
 
-/* The pids to watch: the given ones, plus their descendants with --server-tree. */
-static void collect_pids(struct observe *o)
-{
-    o->nall = 0;
-    for (unsigned i = 0; i < o->cfg.npids && o->nall < OBS_MAX_PIDS; i++) {
-        if (!o->cfg.tree) {
-            o->all[o->nall++] = o->cfg.pids[i];
-            continue;
+    if (o->cfg.npids == 0) return val_na("%s", "no --server-pid given");
+    for (unsigned i = 0; i < o->cfg.npids; i++) {
+        unsigned n = 0;
+        struct ctr_val v = server_members(o, i, &n);
+
+        if (!v.ok) return v;
+        for (unsigned j = 0; j < n; j++) {
+            struct ctr_val m = proc_pss_bytes(o->tree[j]);
+            if (!m.ok && j > 0 && member_gone(o->tree[j])) continue;
+            if (!m.ok) return m;
+            sum += m.v;
+            summed++;
         }
-        ssize_t n = proc_tree(o->cfg.pids[i], o->all + o->nall, OBS_MAX_PIDS - o->nall);
-        if (n <= 0) {
-            o->all[o->nall++] = o->cfg.pids[i]; /* reported as unreadable later */
-            continue;
-        }
-        o->nall += (size_t)n < OBS_MAX_PIDS - o->nall ? (unsigned)n : OBS_MAX_PIDS - o->nall;
     }
-    o->res.server_pids = o->nall;
+    o->res.server_pids = summed;
+    return val_ok(sum);
+}
+
+/*
+ * The server's CPU over the window, from the two sums: not ok if a server pid
+ * exited or was replaced. A tree can lose CPU time only when a process
+ * leaves it unreaped (an orphan adopted by init or a subreaper).
+ */
+static struct ctr_val server_cpu_delta(const struct observe *o, const struct ctr_val *a,
+                                       const struct ctr_val *b, const struct ctr_val *running)
+{
+    if (!running->ok) return *running;
+    if (o->cfg.tree && a->ok && b->ok && b->v < a->v)
+        return val_na("%s", "a process left the server's tree with its CPU time (an orphan "
+                            "reparented out of it); use --server-cgroup");
+    return val_delta(a, b);
 }
 
 /* After the first sample: what it saw is the start, and the peak so far. */
@@ -212,12 +319,12 @@ static void init_result(struct observe *o)
     read_port_range(r);
 }
 
-static void snapshot_cgroup(struct observe *o, struct ctr_val *cpu, struct ctr_val *thr)
+static void snapshot_cgroup(const struct observe *o, struct ctr_val *cpu, struct ctr_val *thr)
 {
     struct cgroup_cpu cc;
 
     if (o->cfg.cgroup == NULL) {
-        *cpu = *thr = val_na("%s", "no cgroup given (--server-cgroup)");
+        *cpu = *thr = val_na("%s", "no --server-cgroup given");
         return;
     }
     if (cgroup_cpu_read(o->cfg.cgroup, &cc) < 0) {
@@ -226,6 +333,25 @@ static void snapshot_cgroup(struct observe *o, struct ctr_val *cpu, struct ctr_v
     }
     *cpu = cc.usage_ns;
     *thr = cc.throttled_us;
+}
+
+/*
+ * The counters that must bracket the window tightly, read in the same order
+ * at both ends so that each covers an interval as long as the window: the
+ * kernel's TCP counters, the server's CPU, the cgroup's, /proc/stat. Each
+ * read is a small /proc or cgroupfs file (the tree walk of --server-tree
+ * aside), so they all fit in well under a millisecond.
+ */
+static void snapshot_fast(struct observe *o, struct obs_snap *s)
+{
+    s->net = calloc(1, sizeof(*s->net));
+    if (s->net != NULL && netstat_read(s->net) < 0) {
+        free(s->net);
+        s->net = NULL;
+    }
+    s->srv_cpu = server_cpu(o);
+    snapshot_cgroup(o, &s->cg_cpu, &s->cg_thr);
+    s->cpu_ok = procstat_read(&s->cpu) == 0;
 }
 
 static struct ctr_val cgroup_ws(const struct observe *o)
@@ -269,28 +395,20 @@ void observe_baseline(struct observe_cfg *cfg)
 
 /*
  * The slow readings first (PSS walks page tables, sock_diag dumps every
- * socket), then the counters that must bracket the window tightly, in the
- * reverse order of observe_end.
+ * socket), then the counters that must bracket the window tightly.
  */
 int observe_begin(struct observe *o, const struct observe_cfg *cfg)
 {
     memset(o, 0, sizeof(*o));
     o->cfg = *cfg;
     o->stop_fd = -1;
+    o->ident = server_identify(o);
     init_result(o);
-    collect_pids(o);
-    o->res.pss_start = server_pss(o);
+    o->res.pss_start = o->ident.ok ? server_pss(o) : o->ident;
     o->res.ws_start = cgroup_ws(o);
     sample(o);
     open_gauges(&o->res, cfg);
-    o->net0 = calloc(1, sizeof(*o->net0));
-    if (o->net0 != NULL && netstat_read(o->net0) < 0) {
-        free(o->net0);
-        o->net0 = NULL;
-    }
-    snapshot_cgroup(o, &o->cg_cpu0, &o->cg_thr0);
-    o->srv_cpu0 = server_cpu(o);
-    o->cpu0_ok = procstat_read(&o->cpu0) == 0;
+    snapshot_fast(o, &o->snap0);
     if (cfg->sample_ns == 0) return 0;
     o->stop_fd = eventfd(0, EFD_CLOEXEC);
     if (o->stop_fd == -1) return -errno;
@@ -298,26 +416,8 @@ int observe_begin(struct observe *o, const struct observe_cfg *cfg)
     return o->sampling ? 0 : -EAGAIN;
 }
 
-static void end_net(struct observe *o)
+static void stop_sampler(struct observe *o)
 {
-    struct observe_result *r = &o->res;
-    struct netstat *net1 = calloc(1, sizeof(*net1));
-    bool ok = o->net0 != NULL && net1 != NULL && netstat_read(net1) == 0;
-
-    for (unsigned i = 0; i < OBS_NET_COUNT; i++)
-        r->net[i] = ok ? netstat_delta(o->net0, net1, net_names[i])
-                       : val_na("%s", "cannot read /proc/net/netstat or /proc/net/snmp");
-    free(net1);
-    free(o->net0);
-    o->net0 = NULL;
-}
-
-void observe_end(struct observe *o, struct observe_result *res)
-{
-    struct observe_result *r = &o->res;
-    struct cpu_jiffies cpu1;
-    struct ctr_val v, thr;
-
     if (o->sampling) {
         eventfd_write(o->stop_fd, 1);
         pthread_join(o->sampler, NULL);
@@ -325,20 +425,47 @@ void observe_end(struct observe *o, struct observe_result *res)
     }
     if (o->stop_fd >= 0) close(o->stop_fd);
     o->stop_fd = -1;
-    if (o->cpu0_ok && procstat_read(&cpu1) == 0)
-        r->system_busy_ns = val_ok(procstat_busy_ns(&o->cpu0, &cpu1));
-    else
-        r->system_busy_ns = val_na("%s", "cannot read /proc/stat");
-    v = server_cpu(o);
-    r->server_cpu_ns = val_delta(&o->srv_cpu0, &v);
-    snapshot_cgroup(o, &v, &thr);
-    r->cgroup_cpu_ns = val_delta(&o->cg_cpu0, &v);
-    r->cgroup_throttled_us = val_delta(&o->cg_thr0, &thr);
-    end_net(o);
+}
+
+static void net_deltas(struct observe_result *r, const struct netstat *a, const struct netstat *b)
+{
+    for (unsigned i = 0; i < OBS_NET_COUNT; i++)
+        r->net[i] = a != NULL && b != NULL
+                        ? netstat_delta(a, b, net_names[i])
+                        : val_na("%s", "cannot read /proc/net/netstat or /proc/net/snmp");
+}
+
+/* The window's figures from the snapshots at its two ends. */
+static void fast_deltas(struct observe *o, const struct obs_snap *s1, const struct ctr_val *running)
+{
+    const struct obs_snap *s0 = &o->snap0;
+    struct observe_result *r = &o->res;
+
+    net_deltas(r, s0->net, s1->net);
+    r->server_cpu_ns = server_cpu_delta(o, &s0->srv_cpu, &s1->srv_cpu, running);
+    r->cgroup_cpu_ns = val_delta(&s0->cg_cpu, &s1->cg_cpu);
+    r->cgroup_throttled_us = val_delta(&s0->cg_thr, &s1->cg_thr);
+    r->system_busy_ns = s0->cpu_ok && s1->cpu_ok ? val_ok(procstat_busy_ns(&s0->cpu, &s1->cpu))
+                                                 : val_na("%s", "cannot read /proc/stat");
+}
+
+/* Stops the sampler, then the fast counters, whether the server pids still run, the slow ones. */
+void observe_end(struct observe *o, struct observe_result *res)
+{
+    struct obs_snap s1;
+    struct ctr_val running;
+
+    stop_sampler(o);
+    snapshot_fast(o, &s1);
+    running = server_still_running(o);
+    fast_deltas(o, &s1, &running);
+    free(s1.net);
+    free(o->snap0.net);
+    o->snap0.net = NULL;
     sample(o);
-    r->pss_end = server_pss(o);
-    r->ws_end = cgroup_ws(o);
-    *res = *r;
+    o->res.pss_end = running.ok ? server_pss(o) : running;
+    o->res.ws_end = cgroup_ws(o);
+    *res = o->res;
 }
 
 void observe_window_hook(void *arg, bool begin)

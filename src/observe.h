@@ -24,7 +24,8 @@
 #include "counters.h"
 #include "endpoint.h"
 
-#define OBS_MAX_PIDS 256
+#define OBS_MAX_PIDS 64   /* server pids given (--server-pid) */
+#define OBS_MAX_TREE 4096 /* processes in the server's trees (--server-tree); beyond: n/a */
 
 /* Kernel counters kept for every run, as deltas over the window. */
 /* clang-format off */
@@ -62,7 +63,8 @@ struct observe_cfg {
     struct endpoint ep;       /* the endpoint loaded: its port or socket name filters sockets */
     pid_t pids[OBS_MAX_PIDS]; /* server processes (0 of them: no server figures) */
     unsigned npids;
-    bool tree;          /* add each pid's descendants, found at the window's start */
+    bool tree;          /* add each pid's descendants and the CPU of the children they reap */
+    unsigned tree_max;  /* the most processes in one tree (0: OBS_MAX_TREE); beyond: n/a */
     const char *cgroup; /* a server cgroup directory (v1 or v2), or NULL */
     uint64_t sample_ns; /* sock_diag sampling period; 0 = only at the end */
     /*
@@ -92,7 +94,7 @@ struct observe_result {
     struct ctr_val system_busy_ns;     /* all CPUs, non-idle, softirq included */
     struct ctr_val pss_start, pss_end; /* summed over the server pids, bytes */
     struct ctr_val ws_start, ws_end;   /* cgroup working set, bytes */
-    unsigned server_pids;              /* pids observed (after --server-tree) */
+    unsigned server_pids;              /* processes summed for PSS, at the end (else start) */
     struct ctr_val net[OBS_NET_COUNT];
     /* The hop's sockets (sock_diag). TIME_WAIT is split by side: it belongs to whoever closed
      * first. */
@@ -105,14 +107,20 @@ struct observe_result {
     unsigned samples;          /* sock_diag samples taken */
 };
 
+/* The counters read at the window's boundaries, fast ones only (no dump, no page-table walk). */
+struct obs_snap {
+    struct netstat *net; /* NULL if unreadable */
+    struct ctr_val srv_cpu, cg_cpu, cg_thr;
+    struct cpu_jiffies cpu;
+    bool cpu_ok;
+};
+
 struct observe {
     struct observe_cfg cfg;
-    pid_t all[OBS_MAX_PIDS];
-    unsigned nall;
-    struct netstat *net0;
-    struct cpu_jiffies cpu0;
-    bool cpu0_ok;
-    struct ctr_val srv_cpu0, cg_cpu0, cg_thr0;
+    uint64_t start_ticks[OBS_MAX_PIDS]; /* each server pid's start time: its identity */
+    struct ctr_val ident;               /* ok, or why the server pids were not all running */
+    pid_t tree[OBS_MAX_TREE];           /* scratch: one pid's process tree */
+    struct obs_snap snap0;              /* at the window's start */
     struct observe_result res;
     pthread_t sampler;
     bool sampling;

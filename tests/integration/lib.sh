@@ -242,8 +242,44 @@ stopped_field() {
     printf '%s\n' "$STOPPED" | sed -n "s/.*[^0-9]\([0-9][0-9]*\) $1\(,.*\)\{0,1\}\$/\1/p"
 }
 
+# --- cgroups ------------------------------------------------------------------------
+
+CGROUPS=()
+
+# test_cgroup NAME : makes a private cgroup for the test, where this host allows it
+# (root; cgroup v1 with cpuacct, or v2 at /sys/fs/cgroup). Sets CG_DIR (what to give
+# --server-cgroup: the v1 cpuacct directory, or the v2 one) and CG_JOIN (every
+# directory a process must join: on v1 cpuacct and memory). Returns 1 when it cannot.
+# The directories are removed on exit, after the processes are stopped.
+test_cgroup() {
+    local name=$1-$$ d
+    CG_DIR= CG_JOIN=
+    if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+        CG_JOIN=/sys/fs/cgroup/$name
+    elif [ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ]; then
+        CG_JOIN=/sys/fs/cgroup/cpuacct/$name
+        [ -d /sys/fs/cgroup/memory ] && CG_JOIN="$CG_JOIN /sys/fs/cgroup/memory/$name"
+    else
+        return 1
+    fi
+    for d in $CG_JOIN; do
+        mkdir "$d" 2>/dev/null || return 1
+        CGROUPS+=("$d")
+    done
+    CG_DIR=${CG_JOIN%% *}
+}
+
+# cg_spawn OUT CMD... : spawn_cmd OUT, with CMD in the cgroups of CG_JOIN from its start.
+cg_spawn() {
+    local out=$1
+    shift
+    # shellcheck disable=SC2016 # $$ and $d belong to the inner shell
+    spawn_cmd "$out" sh -c 'for d in '"$CG_JOIN"'; do echo $$ >"$d/cgroup.procs" || exit 1; done
+        exec "$@"' sh "$@"
+}
+
 cleanup() {
-    local pid i
+    local pid i d
     trap - EXIT INT TERM
     for pid in "${PIDS[@]}"; do
         if alive "$pid"; then
@@ -260,6 +296,12 @@ cleanup() {
             kill -KILL "$pid" 2>/dev/null
         fi
         wait "$pid" 2>/dev/null
+    done
+    for d in "${CGROUPS[@]}"; do # busy until an orphaned last member is reaped
+        for ((i = 0; i < 40; i++)); do
+            rmdir "$d" 2>/dev/null && break
+            sleep 0.05
+        done
     done
     [ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
 }

@@ -83,17 +83,97 @@ j=$T/gone.json
 expect_rc "server pid exiting mid-run: exit 0" 0 gone \
     run echo "$tcp" -d 1 --warmup 0 --server-pid "$short" --json "$j"
 rcheck "server CPU unavailable with the reason" "$j" \
-    '.runs[0].observed.cpu.server_ns.unavailable | test("No such process|exited")'
+    '.runs[0].observed.cpu.server_ns.unavailable | test("pid [0-9]+ exited during the run")'
+
+# --- a server killed mid-run whose parent does not reap it: a zombie, still no CPU figure ---
+# (its CPU clock still reads; only its state, Z, says it is gone)
+spawn_cmd zp sh -c '"$0" serve echo --listen tcp://127.0.0.1:0 & exec sleep 8' "$HOPBENCH"
+zparent=$SPAWNED
+zpid=
+for ((i = 0; i < 100; i++)); do
+    grep -q '^hopbench: listening on ' "$T/zp.out" 2>/dev/null && break
+    sleep 0.05
+done
+zpid=$(sed -n 's/^hopbench: echo server, .* pid \([0-9][0-9]*\),.*/\1/p' "$T/zp.out")
+zport=$(sed -n 's|^hopbench: listening on tcp://.*:\([0-9][0-9]*\)$|\1|p' "$T/zp.out")
+if [ -n "$zpid" ] && [ -n "$zport" ]; then
+    (sleep 0.8 && kill -KILL "$zpid") &
+    killer=$!
+    j=$T/zombie.json
+    hb zombie run echo "tcp://127.0.0.1:$zport" -d 1.5 --warmup 0 --server-pid "$zpid" --json "$j"
+    wait "$killer"
+    check "zombie: the killed server is a zombie (State Z) after the run" \
+        grep -Eq '^State:[[:space:]]+Z' "/proc/$zpid/status"
+    rcheck "zombie: server CPU unavailable: pid exited during the run" "$j" \
+        '.runs[0].observed.cpu.server_ns.unavailable == "pid '"$zpid"' exited during the run"'
+    rcheck "zombie: no server CPU per op either" "$j" \
+        '.runs[0].observed.cpu | (.server_ns_per_op | type) == "object"
+         and (.client_plus_server_ns_per_op | type) == "object"'
+    rcheck "zombie: end PSS unavailable with the same reason" "$j" \
+        '.runs[0].observed.memory.server_pss_end.unavailable | test("exited during the run")'
+else
+    not_ok "zombie: server started" "$(head -c 300 "$T/zp.out" "$T/zp.err" | tr '\n' '|')"
+fi
+stop_pid "$zparent"
 
 # --- --server-tree counts the children ---
-bash -c 'sleep 20 & sleep 20 & wait' &
-tree=$!
-PIDS+=("$tree")
+# shellcheck disable=SC2016 # the inner shell's $(jobs -p)
+spawn_cmd tree bash -c 'trap "kill \$(jobs -p) 2>/dev/null; exit 0" TERM; sleep 20 & sleep 20 & wait'
+tree=$SPAWNED
 sleep 0.3
 j=$T/tree.json
 hb tree run echo "$tcp" -d 0.3 --warmup 0 --server-pid "$tree" --server-tree --json "$j"
 rcheck "--server-tree: the pid and its 2 children" "$j" '.runs[0].observed.memory.server_pids == 3'
-kill "$tree" 2>/dev/null; pkill -P "$tree" 2>/dev/null
+stop_pid "$tree"
+
+# --- --server-tree has no silent cap: a tree of 301 processes is summed whole ---
+# shellcheck disable=SC2016 # the inner shell's $(jobs -p)
+spawn_cmd big bash -c 'trap "kill \$(jobs -p) 2>/dev/null; exit 0" TERM
+    for i in $(seq 300); do sleep 20 & done; echo ready; wait'
+big=$SPAWNED
+for ((i = 0; i < 100; i++)); do
+    grep -q ready "$T/big.out" 2>/dev/null && break
+    sleep 0.05
+done
+j=$T/big.json
+hb big run echo "$tcp" -d 0.3 --warmup 0 --server-pid "$big" --server-tree --json "$j"
+rcheck "--server-tree: all 301 processes summed (more than the old 256)" "$j" \
+    '.runs[0].observed | .memory.server_pids == 301 and (.cpu.server_ns | type) == "number"'
+stop_pid "$big"
+
+# --- --server-tree counts a pool whose children come and go ---
+# tests/tools/pool.pl keeps one child at a time, each burning 50 ms of CPU, so some
+# 20 children are born and reaped during the run. Their CPU is counted whole: the
+# live ones' CPU clocks plus what each parent reaped (cutime + cstime). In a private
+# cgroup where the host allows one, that must match the cgroup's own usage.
+pool=$PWD/tests/tools/pool.pl
+if test_cgroup pool; then
+    cg_spawn pool perl "$pool"
+else
+    spawn_cmd pool perl "$pool"
+fi
+ppid_=$SPAWNED
+for ((i = 0; i < 100; i++)); do
+    grep -q '^pool: pid' "$T/pool.out" 2>/dev/null && break
+    sleep 0.05
+done
+j=$T/pool.json
+extra=()
+[ -n "${CG_DIR:-}" ] && extra=(--server-cgroup "$CG_DIR")
+hb poolrun run echo "$tcp" -d 2 --warmup 0.5 --server-pid "$ppid_" --server-tree "${extra[@]}" \
+    --json "$j"
+rcheck "pool: children that exited are no reason for n/a; the tree's CPU is a number" "$j" \
+    '.runs[0].observed.cpu.server_ns | type == "number"'
+rcheck "pool: a busy child at all times: at least 20 % of a CPU over the window" "$j" \
+    '.runs[0] | (.observed.cpu.server_ns | type) == "number"
+     and .observed.cpu.server_ns >= 0.2 * .window_s * 1e9'
+if [ -n "${CG_DIR:-}" ]; then
+    rcheck "pool: the tree's CPU matches its cgroup's (within 3 % + 2 ticks a process)" "$j" \
+        '.runs[0].observed.cpu | ((.server_ns - .cgroup_ns) | fabs) <= 0.03 * .cgroup_ns + 4e7'
+else
+    ok "pool: the tree's CPU matches its cgroup's # SKIP no private cgroup on this host"
+fi
+stop_pid "$ppid_"
 
 # --- --server-cgroup reads a cgroup directory (a fixture: it does not move) ---
 fx=$PWD/tests/fixtures/cgroup-v2/app

@@ -1,0 +1,230 @@
+/*
+ * test_observe: the server figures of a window (observe_begin .. observe_end)
+ * against real processes this test forks: a server pid that dies and stays a
+ * zombie has no CPU figure; a --server-tree counts a child that was born and
+ * reaped inside the window (through its parent's cutime + cstime); a tree
+ * larger than the table is unavailable with the reason, never cut short.
+ * The endpoint is a closed port, so the socket figures are empty; they are
+ * tested in test_sockdiag and the integration tests.
+ */
+/* cmocka needs these first, in this order. */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "observe.h"
+#include "util.h"
+
+#define BURN_NS (60 * NS_PER_MS)
+
+static void burn_cpu(uint64_t ns)
+{
+    struct timespec ts;
+    uint64_t start, now;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    start = (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+    do {
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        now = (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+    } while (now - start < ns);
+}
+
+static void cfg_for(struct observe_cfg *cfg, pid_t pid, bool tree)
+{
+    struct hb_err err = { 0 };
+
+    memset(cfg, 0, sizeof(*cfg));
+    assert_int_equal(endpoint_parse(&cfg->ep, "tcp://127.0.0.1:1", &err), 0);
+    cfg->pids[0] = pid;
+    cfg->npids = 1;
+    cfg->tree = tree;
+}
+
+/* A child that sleeps until killed. */
+static pid_t fork_sleeper(void)
+{
+    pid_t p = fork();
+
+    assert_true(p >= 0);
+    if (p == 0) {
+        for (;;)
+            pause();
+    }
+    return p;
+}
+
+static void reap(pid_t p)
+{
+    kill(p, SIGKILL);
+    assert_int_equal(waitpid(p, NULL, 0), p);
+}
+
+static void test_zombie_server(void **state)
+{
+    static struct observe o;
+    struct observe_cfg cfg;
+    struct observe_result r;
+    char want[64];
+    siginfo_t si;
+    pid_t p = fork_sleeper();
+
+    (void)state;
+    cfg_for(&cfg, p, false);
+    assert_int_equal(observe_begin(&o, &cfg), 0);
+    kill(p, SIGKILL);
+    memset(&si, 0, sizeof(si));
+    assert_int_equal(waitid(P_PID, (id_t)p, &si, WEXITED | WNOWAIT), 0); /* a zombie now */
+    observe_end(&o, &r);
+    snprintf(want, sizeof(want), "pid %d exited during the run", (int)p);
+    assert_false(r.server_cpu_ns.ok);
+    assert_string_equal(r.server_cpu_ns.why, want);
+    assert_false(r.pss_end.ok);
+    assert_string_equal(r.pss_end.why, want);
+    assert_true(r.pss_start.ok);
+    assert_int_equal(waitpid(p, NULL, 0), p);
+}
+
+/*
+ * A parent that, told through *go_w, forks a child that burns BURN_NS of CPU
+ * and reaps it, then says so through *done_r; then sleeps until killed.
+ */
+static pid_t fork_pool(int *go_w, int *done_r)
+{
+    int go[2], done[2];
+    pid_t p;
+
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(done), 0);
+    p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        char c;
+        pid_t k;
+
+        if (read(go[0], &c, 1) != 1) _exit(1);
+        k = fork();
+        if (k == 0) {
+            burn_cpu(BURN_NS);
+            _exit(0);
+        }
+        if (k < 0 || waitpid(k, NULL, 0) != k || write(done[1], "d", 1) != 1) _exit(1);
+        for (;;)
+            pause();
+    }
+    close(go[0]);
+    close(done[1]);
+    *go_w = go[1];
+    *done_r = done[0];
+    return p;
+}
+
+static void test_tree_counts_reaped_child(void **state)
+{
+    static struct observe o;
+    struct observe_cfg cfg;
+    struct observe_result r;
+    int go, done;
+    char c;
+    pid_t p = fork_pool(&go, &done);
+
+    (void)state;
+    cfg_for(&cfg, p, true);
+    assert_int_equal(observe_begin(&o, &cfg), 0);
+    assert_int_equal(write(go, "g", 1), 1);
+    assert_int_equal(read(done, &c, 1), 1); /* the child was born, burned, exited, was reaped */
+    observe_end(&o, &r);
+    if (!r.server_cpu_ns.ok) fail_msg("server CPU unavailable: %s", r.server_cpu_ns.why);
+    print_message("  tree CPU %.1f ms for a child that burned %.1f ms\n",
+                  (double)r.server_cpu_ns.v / 1e6, (double)BURN_NS / 1e6);
+    /* cutime + cstime are in clock ticks: allow one tick each below */
+    assert_true(r.server_cpu_ns.v + 2 * clock_ticks_ns(1) >= BURN_NS);
+    assert_int_equal(r.server_pids, 1); /* only the parent is left */
+    close(go);
+    close(done);
+    reap(p);
+}
+
+/* A child that sleeps until killed, or until its parent dies. */
+static void fork_orphan_proof_sleeper(void)
+{
+    pid_t p = fork();
+
+    if (p == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1) _exit(0);
+        for (;;)
+            pause();
+    }
+    if (p < 0) _exit(1);
+}
+
+/* A parent with two sleeping children (they die with it): a tree of 3. */
+static pid_t fork_family(void)
+{
+    int ready[2];
+    pid_t p;
+    char c;
+
+    assert_int_equal(pipe(ready), 0);
+    p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        close(ready[0]);
+        fork_orphan_proof_sleeper();
+        fork_orphan_proof_sleeper();
+        if (write(ready[1], "r", 1) != 1) _exit(1);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    return p;
+}
+
+static void test_tree_over_table(void **state)
+{
+    static struct observe o;
+    struct observe_cfg cfg;
+    struct observe_result r;
+    pid_t p = fork_family();
+
+    (void)state;
+    cfg_for(&cfg, p, true);
+    cfg.tree_max = 2;
+    assert_int_equal(observe_begin(&o, &cfg), 0);
+    observe_end(&o, &r);
+    assert_false(r.server_cpu_ns.ok);
+    assert_non_null(strstr(r.server_cpu_ns.why, "has 3 processes, more than the 2 counted"));
+    assert_false(r.pss_end.ok);
+    cfg.tree_max = 3;
+    assert_int_equal(observe_begin(&o, &cfg), 0);
+    observe_end(&o, &r);
+    if (!r.server_cpu_ns.ok) fail_msg("server CPU unavailable: %s", r.server_cpu_ns.why);
+    assert_int_equal(r.server_pids, 3);
+    reap(p); /* its children die with it (PR_SET_PDEATHSIG) */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zombie_server),
+        cmocka_unit_test(test_tree_counts_reaped_child),
+        cmocka_unit_test(test_tree_over_table),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
