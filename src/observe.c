@@ -394,21 +394,23 @@ void observe_baseline(struct observe_cfg *cfg)
 }
 
 /*
- * The slow readings first (PSS walks page tables, sock_diag dumps every
- * socket), then the counters that must bracket the window tightly.
+ * The fast counters first, right at the window's boundary; then the slow
+ * readings (PSS walks page tables, a sock_diag dump walks every socket of the
+ * family: milliseconds with many TIME_WAIT sockets). Read first, those would
+ * start the counters' interval late, after ops already counted.
  */
 int observe_begin(struct observe *o, const struct observe_cfg *cfg)
 {
     memset(o, 0, sizeof(*o));
     o->cfg = *cfg;
     o->stop_fd = -1;
+    snapshot_fast(o, &o->snap0);
     o->ident = server_identify(o);
     init_result(o);
     o->res.pss_start = o->ident.ok ? server_pss(o) : o->ident;
     o->res.ws_start = cgroup_ws(o);
     sample(o);
     open_gauges(&o->res, cfg);
-    snapshot_fast(o, &o->snap0);
     if (cfg->sample_ns == 0) return 0;
     o->stop_fd = eventfd(0, EFD_CLOEXEC);
     if (o->stop_fd == -1) return -errno;
@@ -449,15 +451,19 @@ static void fast_deltas(struct observe *o, const struct obs_snap *s1, const stru
                                                  : val_na("%s", "cannot read /proc/stat");
 }
 
-/* Stops the sampler, then the fast counters, whether the server pids still run, the slow ones. */
+/*
+ * The fast counters first, as the load threads have just stopped (the sampler
+ * may be in the middle of a dump: it is stopped after them); then whether the
+ * server pids still run, and the slow readings.
+ */
 void observe_end(struct observe *o, struct observe_result *res)
 {
     struct obs_snap s1;
     struct ctr_val running;
 
-    stop_sampler(o);
     snapshot_fast(o, &s1);
     running = server_still_running(o);
+    stop_sampler(o);
     fast_deltas(o, &s1, &running);
     free(s1.net);
     free(o->snap0.net);
