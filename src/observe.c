@@ -27,6 +27,11 @@ const char *observe_net_name(unsigned i)
     return i < OBS_NET_COUNT ? net_names[i] : "?";
 }
 
+const char *observe_server_source_name(enum obs_server_source s)
+{
+    return s == OBS_SERVER_PIDS ? "pids" : s == OBS_SERVER_CGROUP ? "cgroup" : "none";
+}
+
 static struct ctr_val val_ok(uint64_t v)
 {
     struct ctr_val c = { .ok = true, .v = v };
@@ -144,7 +149,7 @@ static struct ctr_val server_cpu(struct observe *o)
 {
     uint64_t sum = 0;
 
-    if (o->cfg.npids == 0) return val_na("%s", "no --server-pid given");
+    if (o->cfg.npids == 0) return val_na("%s", "no --server-pid or --server-cgroup given");
     for (unsigned i = 0; i < o->cfg.npids; i++) {
         unsigned n = 0;
         struct ctr_val v = server_members(o, i, &n);
@@ -327,7 +332,7 @@ static void snapshot_cgroup(const struct observe *o, struct ctr_val *cpu, struct
         *cpu = *thr = val_na("%s", "no --server-cgroup given");
         return;
     }
-    if (cgroup_cpu_read(o->cfg.cgroup, &cc) < 0) {
+    if (cgroup_cpu_read_any(o->cfg.cgroup, NULL, &cc) < 0) {
         *cpu = *thr = val_na("cannot read cgroup %s", o->cfg.cgroup);
         return;
     }
@@ -356,8 +361,8 @@ static void snapshot_fast(struct observe *o, struct obs_snap *s)
 
 static struct ctr_val cgroup_ws(const struct observe *o)
 {
-    if (o->cfg.cgroup == NULL) return val_na("%s", "no cgroup given (--server-cgroup)");
-    return cgroup_working_set(o->cfg.cgroup);
+    if (o->cfg.cgroup == NULL) return val_na("%s", "no --server-cgroup given");
+    return cgroup_working_set_any(o->cfg.cgroup, NULL);
 }
 
 static struct obs_gauge *gauge_at(struct observe_result *r, int i)
@@ -447,6 +452,12 @@ static void fast_deltas(struct observe *o, const struct obs_snap *s1, const stru
     r->server_cpu_ns = server_cpu_delta(o, &s0->srv_cpu, &s1->srv_cpu, running);
     r->cgroup_cpu_ns = val_delta(&s0->cg_cpu, &s1->cg_cpu);
     r->cgroup_throttled_us = val_delta(&s0->cg_thr, &s1->cg_thr);
+    r->server_source = o->cfg.npids > 0 ? OBS_SERVER_PIDS : OBS_SERVER_NONE;
+    if (o->cfg.npids == 0 && o->cfg.cgroup != NULL) {
+        /* --server-cgroup alone: the cgroup is the server */
+        r->server_cpu_ns = r->cgroup_cpu_ns;
+        r->server_source = OBS_SERVER_CGROUP;
+    }
     r->system_busy_ns = s0->cpu_ok && s1->cpu_ok ? val_ok(procstat_busy_ns(&s0->cpu, &s1->cpu))
                                                  : val_na("%s", "cannot read /proc/stat");
 }

@@ -87,8 +87,19 @@ struct obs_gauge {
     struct ctr_val end;
 };
 
+/* Where the server's CPU figure comes from. */
+enum obs_server_source {
+    OBS_SERVER_NONE = 0, /* neither --server-pid nor --server-cgroup */
+    OBS_SERVER_PIDS,     /* the server pids (the lab's own server, --server-pid, --server-tree) */
+    OBS_SERVER_CGROUP,   /* --server-cgroup alone: the cgroup's usage */
+};
+
+/* "none", "pids" or "cgroup". */
+const char *observe_server_source_name(enum obs_server_source s);
+
 struct observe_result {
-    struct ctr_val server_cpu_ns; /* sum over the server pids */
+    struct ctr_val server_cpu_ns; /* the server pids' CPU, or the cgroup's without pids */
+    enum obs_server_source server_source;
     struct ctr_val cgroup_cpu_ns; /* the cgroup's usage */
     struct ctr_val cgroup_throttled_us;
     struct ctr_val system_busy_ns;     /* all CPUs, non-idle, softirq included */

@@ -418,6 +418,11 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
         fmt_tw(tw, sizeof(tw), r);
         fprintf(f, "   %s\n", tw);
     }
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].observed && recs[i].obs.server_source == OBS_SERVER_CGROUP) {
+            fprintf(f, "server cpu/op: the --server-cgroup's usage (no --server-pid given)\n");
+            break;
+        }
 }
 
 bool report_saturated(const struct run_record *r)

@@ -226,6 +226,43 @@ j=$T/cg.json
 hb cg run echo "$tcp" -d 0.3 --warmup 0 --server-cgroup "$fx" --json "$j"
 rcheck "--server-cgroup: usage delta and working set read" "$j" \
     '.runs[0].observed | .cpu.cgroup_ns == 0 and (.memory.cgroup_working_set_start | type) == "number"'
+rcheck "--server-cgroup alone: it is the server's CPU" "$j" \
+    '.runs[0].observed.cpu | .server_source == "cgroup" and .server_ns == 0
+     and .server_ns_per_op == 0'
+check "--server-cgroup alone: the table's server column is the cgroup's" \
+    grep -Eq "^$tcp +[0-9.]+ +0\.00 " "$T/cg.out"
+check "--server-cgroup alone: the table says so" grep -q "the --server-cgroup's usage" "$T/cg.out"
+
+# --- a real cgroup holding the server (v1: any one controller's directory gives CPU and memory) ---
+if test_cgroup srv; then
+    cg_spawn cgsrv "$HOPBENCH" serve echo --listen tcp://127.0.0.1:0
+    cgsrv=$SPAWNED
+    for ((i = 0; i < 100; i++)); do
+        grep -q '^hopbench: listening' "$T/cgsrv.out" 2>/dev/null && break
+        sleep 0.05
+    done
+    cgep=tcp://127.0.0.1:$(sed -n 's|^hopbench: listening on tcp://.*:\([0-9][0-9]*\)$|\1|p' \
+        "$T/cgsrv.out")
+    j=$T/cgreal.json
+    hb cgreal run echo "$cgep" -d 1 --warmup 0.2 --server-cgroup "$CG_DIR" --json "$j"
+    rcheck "real cgroup alone: server CPU from it, per op > 0" "$j" \
+        '.runs[0].observed.cpu | .server_source == "cgroup" and .server_ns > 0
+         and .server_ns == .cgroup_ns and .server_ns_per_op > 0 and .client_plus_server_ns_per_op > 0'
+    rcheck "real cgroup alone: its working set at start and end" "$j" \
+        '.runs[0].observed.memory | (.cgroup_working_set_start | type) == "number"
+         and .cgroup_working_set_end > 0'
+    check "real cgroup alone: server column is a number" \
+        grep -Eq "^$cgep +[0-9.]+ +[0-9]+\.[0-9][0-9] " "$T/cgreal.out"
+    j=$T/cgpid.json
+    hb cgpid run echo "$cgep" -d 1 --warmup 0.2 --server-cgroup "${CG_JOIN##* }" \
+        --server-pid "$cgsrv" --json "$j"
+    rcheck "real cgroup and pid: both read, the pid's CPU is the server's, they agree (2 %)" "$j" \
+        '.runs[0].observed.cpu | .server_source == "pids" and .cgroup_ns > 0
+         and ((.server_ns - .cgroup_ns) | fabs) <= 0.02 * .cgroup_ns'
+    stop_pid "$cgsrv"
+else
+    ok "real cgroup: server CPU and working set # SKIP no private cgroup on this host"
+fi
 j=$T/cg_missing.json
 hb cgm run echo "$tcp" -d 0.3 --warmup 0 --server-cgroup "$T/no-such-cgroup" --json "$j"
 rcheck "--server-cgroup missing: unavailable with a reason" "$j" \
