@@ -168,10 +168,6 @@ static void lab_ratio_row(FILE *f, const struct run_record *tcp, const struct ru
     fputc('\n', f);
 }
 
-/*
- * "6,204 / 0": TIME_WAIT sockets the run added on the client and the server
- * side (peak minus the count before the run began), or why not.
- */
 /* What the run added: the peak above the count before it began (0 when it fell). */
 static uint64_t added(const struct obs_gauge *g)
 {
@@ -180,13 +176,24 @@ static uint64_t added(const struct obs_gauge *g)
     return g->peak.v > base ? g->peak.v - base : 0;
 }
 
+/* "13,761 (+1,365)": the peak count (what ss would show) and what the run added to it. */
+static void fmt_peak_added(char *buf, size_t cap, const struct obs_gauge *g)
+{
+    char peak[32], add[32];
+
+    fmt_thousands(peak, sizeof(peak), (double)g->peak.v);
+    fmt_thousands(add, sizeof(add), (double)added(g));
+    snprintf(buf, cap, "%s (+%s)", peak, add);
+}
+
+/* "13,761 (+1,365) / 0 (+0)": TIME_WAIT on the client and the server side, or why not. */
 static void fmt_tw(char *buf, size_t cap, const struct run_record *r)
 {
     const struct observe_result *o = &r->obs;
-    char a[32], b[32];
+    char a[80], b[80];
 
     if (!r->observed) {
-        snprintf(buf, cap, "n/a");
+        snprintf(buf, cap, "n/a (not observed)");
         return;
     }
     if (!o->tw_client.peak.ok || !o->tw_server.peak.ok) {
@@ -194,9 +201,19 @@ static void fmt_tw(char *buf, size_t cap, const struct run_record *r)
                  !o->tw_client.peak.ok ? o->tw_client.peak.why : o->tw_server.peak.why);
         return;
     }
-    fmt_thousands(a, sizeof(a), (double)added(&o->tw_client));
-    fmt_thousands(b, sizeof(b), (double)added(&o->tw_server));
+    fmt_peak_added(a, sizeof(a), &o->tw_client);
+    fmt_peak_added(b, sizeof(b), &o->tw_server);
     snprintf(buf, cap, "%s / %s", a, b);
+}
+
+/* What the TIME_WAIT column means; `earlier` names what came before ("cells", "runs"). */
+static void tw_note(FILE *f, const char *earlier)
+{
+    fprintf(f,
+            "TIME_WAIT peak: the hop's sockets in that state at the fullest sample, as ss counts "
+            "them, earlier %s' included (they last 60 s); (+N): what this one added above the "
+            "count before it began\n",
+            earlier);
 }
 
 /* Where a connect-mode op's time goes: the median of each phase, and who holds TIME_WAIT. */
@@ -227,7 +244,7 @@ static void lab_phase_table(FILE *f, const struct run_record *t, const struct ru
 {
     if (t == NULL && u == NULL) return;
     fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %9s   %s\n", "connect", "phase p50", "µs →",
-            "connect", "ttfb", "response", "close", "TIME_WAIT added client / server");
+            "connect", "ttfb", "response", "close", "TIME_WAIT peak (+added) client / server");
     if (t != NULL) phase_row(f, t);
     if (u != NULL) phase_row(f, u);
 }
@@ -328,15 +345,21 @@ void report_lab_tables(FILE *f, const struct run_record *recs, size_t n)
 {
     size_t done[64];
     size_t ndone = 0;
+    bool connect = false;
 
     for (size_t i = 0; i < n && ndone < ARRAY_LEN(done); i++) {
         bool seen = false;
+        connect |= recs[i].cfg.mode == LOAD_CONNECT;
         for (size_t j = 0; j < ndone; j++)
             seen |= done[j] == recs[i].cfg.size;
         if (seen) continue;
         done[ndone++] = recs[i].cfg.size;
         lab_size_table(f, recs, n, recs[i].cfg.size);
         lab_open_table(f, recs, n, recs[i].cfg.size);
+    }
+    if (connect) {
+        fputc('\n', f);
+        tw_note(f, "cells");
     }
 }
 
@@ -398,7 +421,7 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
 {
     fprintf(f, "\n%-32s %8s %8s %8s %8s %9s %9s %9s %9s   %s\n", "where the time goes (µs)",
             "client", "server", "both", "system", "connect", "ttfb", "response", "close",
-            "TIME_WAIT added client / server");
+            "TIME_WAIT peak (+added) client / server");
     fprintf(f, "%-32s %8s %8s %8s %8s %9s %9s %9s %9s\n", "", "cpu/op", "cpu/op", "cpu/op",
             "cpu/op", "p50", "p50", "p50", "p50");
     for (size_t i = 0; i < n; i++) {
@@ -418,6 +441,7 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
         fmt_tw(tw, sizeof(tw), r);
         fprintf(f, "   %s\n", tw);
     }
+    tw_note(f, "runs");
     for (size_t i = 0; i < n; i++)
         if (recs[i].observed && recs[i].obs.server_source == OBS_SERVER_CGROUP) {
             fprintf(f, "server cpu/op: the --server-cgroup's usage (no --server-pid given)\n");

@@ -48,7 +48,13 @@ rcheck "no cgroup given: unavailable with a reason, never 0" "$j" \
     '.runs[0].observed.cpu.cgroup_ns.unavailable | test("cgroup")'
 out=$T/cc.out
 check "table: where the time goes" grep -q "where the time goes" "$out"
-check "table: TIME_WAIT peak shown for tcp" grep -Eq "^$tcp .* [0-9,]+ / 0\$" "$out"
+check "table: TIME_WAIT peak shown for tcp" \
+    grep -Eq "^$tcp .* [0-9,]+ \(\+[0-9,]+\) / 0 \(\+0\)\$" "$out"
+# thousands N: N with a comma every three digits, as the tables print it
+thousands() { echo "$1" | sed -e ':a' -e 's/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/' -e 'ta'; }
+twc=$(jq '.runs[0].observed.sockets.time_wait_client | "\(.peak) \(.peak - .start)"' -r "$T/client_close.json")
+check "table: the TIME_WAIT peak is the count, with what the run added" \
+    grep -Fq "$(thousands "${twc% *}") (+$(thousands "${twc#* }")) / 0 (+0)" "$out"
 check "table: unix TIME_WAIT n/a with reason" grep -Eq "^unix:.*n/a \(AF_UNIX" "$out"
 
 # --- with the default warm-up, ΔActiveOpens still matches connects within 1 % ---
@@ -271,10 +277,18 @@ rcheck "--server-cgroup missing: unavailable with a reason" "$j" \
 # --- the lab's table gains CPU, phases and TIME_WAIT ---
 lab=$T/lab
 mkdir -p "$lab"
-(cd "$lab" && TMPDIR=$T timeout 60 "$HOPBENCH" lab --quick --sizes 64 --json "$lab/l.json" \
+(cd "$lab" && TMPDIR=$T timeout 60 "$HOPBENCH" lab --quick --sizes 64,128 --json "$lab/l.json" \
     >"$lab/out" 2>"$lab/err")
 check "lab: CPU columns" grep -q "client   server     both   system" "$lab/out"
-check "lab: phase table" grep -q "TIME_WAIT added client / server" "$lab/out"
+check "lab: phase table" grep -q "TIME_WAIT peak (+added) client / server" "$lab/out"
+check "lab: says earlier cells' TIME_WAIT is in the peak" grep -q "earlier cells' included" "$lab/out"
+# the 128 B cell starts with the 64 B cell's TIME_WAIT sockets: its peak counts them, (+N) not
+tw2=$(jq -r '.runs[] | select(.size == 128 and .transport == "tcp" and .mode == "connect")
+    | .observed.sockets.time_wait_client | "\(.start) \(.peak) \(.peak - .start)"' "$lab/l.json")
+set -- $tw2
+check "lab: the second cell began with the first's TIME_WAIT sockets" test "${1:-0}" -gt 0
+check "lab: its peak is the whole count (earlier cells' included), then what it added" \
+    grep -Fq "$(thousands "${2:-x}") (+$(thousands "${3:-x}")) / 0 (+0)" "$lab/out"
 rcheck "lab: server CPU of the child measured for every cell" "$lab/l.json" \
     '[.runs[].observed.cpu.server_ns_per_op > 0] | all'
 stop_pid "$c_pid"
