@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "proto/codec.h"
 #include "proto/echo.h"
 #include "server/server.h"
@@ -101,7 +102,7 @@ static const char usage_run[] =
     "\n"
     "Where the cost goes (the client's own CPU is always measured):\n"
     "      --server-pid PID  count this server process's CPU time and memory (PSS);\n"
-    "                        repeat for several processes\n"
+    "                        repeat for several processes; each must be running\n"
     "      --server-tree     add the descendants of each --server-pid (a php-fpm pool),\n"
     "                        found again at the end, and the CPU of the children they reaped\n"
     "      --server-cgroup DIR  the server's cgroup directory: its CPU usage (v2 cpu.stat\n"
@@ -698,6 +699,25 @@ static int run_check_proto(struct run_opts *o, struct hb_err *err)
     return 0;
 }
 
+/* --server-tree needs a --server-pid, and each --server-pid must be a running process now. */
+static int run_check_servers(const struct run_opts *o, struct hb_err *err)
+{
+    if (o->server_tree && o->nserver_pids == 0)
+        return hb_fail(err, -EINVAL, "run: --server-tree needs a --server-pid");
+    for (unsigned i = 0; i < o->nserver_pids; i++) {
+        struct proc_stat st;
+        int pid = (int)o->server_pids[i], rc = proc_stat_read(o->server_pids[i], &st);
+
+        if (rc == -ESRCH) return hb_fail(err, rc, "run: --server-pid %d: no such process", pid);
+        if (rc < 0)
+            return hb_fail(err, rc, "run: --server-pid %d: /proc/%d/stat: %s", pid, pid,
+                           strerror(-rc));
+        if (proc_state_exited(st.state))
+            return hb_fail(err, -ESRCH, "run: --server-pid %d: has exited (a zombie)", pid);
+    }
+    return 0;
+}
+
 static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
     if (optind >= argc)
@@ -713,7 +733,7 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
     for (unsigned i = 0; i < o->neps; i++)
         if (o->eps[i].kind == ENDPOINT_TCP && endpoint_port(&o->eps[i]) == 0)
             return hb_fail(err, -EINVAL, "run: %s: port 0 cannot be connected to", o->eps[i].text);
-    if (run_check_proto(o, err) < 0) return -EINVAL;
+    if (run_check_proto(o, err) < 0 || run_check_servers(o, err) < 0) return -EINVAL;
     return check_remote(o->eps, o->neps, o->allow_remote, err);
 }
 

@@ -90,6 +90,94 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
     }
 }
 
+/*
+ * Why figures of a table are n/a: under the table, one line per reason,
+ * "  n/a (pid 4242 exited during the run): server cpu/op", naming the columns
+ * it applies to, and the rows when only some of them have it. Callers count
+ * the rows (nrows) as they add their notes.
+ */
+#define NA_MAX 16
+
+struct na_note {
+    char why[CTR_WHY_MAX];
+    char columns[96];
+    char row[96]; /* the first row it was seen in */
+    unsigned rows, last_row;
+};
+
+struct na_notes {
+    unsigned n, nrows;
+    struct na_note e[NA_MAX];
+};
+
+static void na_add(struct na_notes *ns, const char *column, const char *why, const char *row)
+{
+    struct na_note *e = NULL;
+    size_t len;
+
+    for (unsigned i = 0; i < ns->n && e == NULL; i++)
+        if (strcmp(ns->e[i].why, why) == 0) e = &ns->e[i];
+    if (e == NULL) {
+        if (ns->n == NA_MAX) return; /* the JSON has every reason */
+        e = &ns->e[ns->n++];
+        snprintf(e->why, sizeof(e->why), "%s", why);
+        snprintf(e->row, sizeof(e->row), "%s", row);
+        e->last_row = ns->nrows + 1; /* not this row yet */
+    }
+    len = strlen(e->columns);
+    if (strstr(e->columns, column) == NULL)
+        snprintf(e->columns + len, sizeof(e->columns) - len, "%s%s", len ? ", " : "", column);
+    if (e->last_row != ns->nrows) e->rows++;
+    e->last_row = ns->nrows;
+}
+
+static void na_print(FILE *f, const struct na_notes *ns)
+{
+    for (unsigned i = 0; i < ns->n; i++) {
+        const struct na_note *e = &ns->e[i];
+        fprintf(f, "  n/a (%s): %s", e->why, e->columns);
+        if (ns->nrows > 1 && e->rows < ns->nrows) fprintf(f, " of %s", e->row);
+        if (ns->nrows > 1 && e->rows > 1 && e->rows < ns->nrows)
+            fprintf(f, " and %u more", e->rows - 1);
+        fputc('\n', f);
+    }
+}
+
+/* Why an observed counter of r is n/a per op, or NULL when it is not. */
+static const char *per_op_why(const struct run_record *r, const struct ctr_val *v)
+{
+    if (!r->observed) return "not observed: interrupted before the window opened";
+    if (!v->ok) return v->why;
+    return r->res.ops == 0 ? "no op completed" : NULL;
+}
+
+/* Notes for the CPU columns of row r that are n/a. */
+static void cost_notes(struct na_notes *ns, const struct run_record *r, const char *row)
+{
+    const char *why;
+
+    if (r->res.ops == 0) na_add(ns, "client cpu/op", "no op completed", row);
+    if ((why = per_op_why(r, &r->obs.server_cpu_ns)) != NULL) na_add(ns, "server cpu/op", why, row);
+    if ((why = per_op_why(r, &r->obs.system_busy_ns)) != NULL)
+        na_add(ns, "system cpu/op", why, row);
+}
+
+/* Notes for the phase columns of row r that are n/a. */
+static void phase_notes(struct na_notes *ns, const struct run_record *r, const char *row)
+{
+    static const char *const names[PHASES] = { "connect p50", "ttfb p50", "response p50",
+                                               "close p50" };
+
+    for (int p = 0; p < PHASES; p++) {
+        const struct hist *h = r->res.phase[p];
+        if (h != NULL && h->total) continue;
+        na_add(ns, names[p],
+               r->cfg.mode == LOAD_REUSE ? "reuse mode keeps its connections"
+                                         : "no op went through this phase",
+               row);
+    }
+}
+
 /* CPU per op in µs: client, server, their sum, system-wide; negative = unavailable. */
 struct cost {
     double cli, srv, sum, sys;
@@ -242,16 +330,48 @@ static const struct run_record *find(const struct run_record *recs, size_t n, si
 
 static void lab_phase_table(FILE *f, const struct run_record *t, const struct run_record *u)
 {
+    struct na_notes ns = { 0 };
+
     if (t == NULL && u == NULL) return;
     fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %9s   %s\n", "connect", "phase p50", "µs →",
             "connect", "ttfb", "response", "close", "TIME_WAIT peak (+added) client / server");
     if (t != NULL) phase_row(f, t);
     if (u != NULL) phase_row(f, u);
+    for (int i = 0; i < 2; i++) {
+        const struct run_record *r = i == 0 ? t : u;
+        if (r == NULL) continue;
+        phase_notes(&ns, r, endpoint_transport(&r->cfg.ep));
+        ns.nrows++;
+    }
+    na_print(f, &ns);
+}
+
+/* The lab's rows of one size: (connect, reuse) x (tcp, unix), each with a unix÷tcp row. */
+static void lab_rows(FILE *f, const struct run_record *recs, size_t n, size_t size)
+{
+    static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
+    struct na_notes ns = { 0 };
+
+    for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
+        const struct run_record *t = find(recs, n, size, modes[m], "tcp");
+        const struct run_record *u = find(recs, n, size, modes[m], "unix");
+        const char *name = modes[m] == LOAD_CONNECT ? "connect" : "reuse";
+        char row[32];
+        for (int i = 0; i < 2; i++) {
+            const struct run_record *r = i == 0 ? t : u;
+            if (r == NULL) continue;
+            lab_row(f, name, r);
+            snprintf(row, sizeof(row), "%s %s", name, endpoint_transport(&r->cfg.ep));
+            cost_notes(&ns, r, row);
+            ns.nrows++;
+        }
+        if (t != NULL && u != NULL) lab_ratio_row(f, t, u);
+    }
+    na_print(f, &ns);
 }
 
 static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, size_t size)
 {
-    static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
     char sz[32];
 
     const struct run_record *any = find(recs, n, size, LOAD_REUSE, "tcp");
@@ -264,14 +384,7 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
             sz, any->size_is_reply ? " reply" : "", any->proto);
     fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %8s %8s %8s %8s %7s\n", "mode", "transport", "ops/s",
             "p50", "p95", "p99", "client", "server", "both", "system", "errors");
-    for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
-        const struct run_record *t = find(recs, n, size, modes[m], "tcp");
-        const struct run_record *u = find(recs, n, size, modes[m], "unix");
-        const char *name = modes[m] == LOAD_CONNECT ? "connect" : "reuse";
-        if (t != NULL) lab_row(f, name, t);
-        if (u != NULL) lab_row(f, name, u);
-        if (t != NULL && u != NULL) lab_ratio_row(f, t, u);
-    }
+    lab_rows(f, recs, n, size);
     lab_phase_table(f, find(recs, n, size, LOAD_CONNECT, "tcp"),
                     find(recs, n, size, LOAD_CONNECT, "unix"));
 }
@@ -424,11 +537,16 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
             "TIME_WAIT peak (+added) client / server");
     fprintf(f, "%-32s %8s %8s %8s %8s %9s %9s %9s %9s\n", "", "cpu/op", "cpu/op", "cpu/op",
             "cpu/op", "p50", "p50", "p50", "p50");
+    struct na_notes ns = { 0 };
+
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
         struct cost c = cost_of(r);
         char tw[200];
 
+        cost_notes(&ns, r, r->cfg.ep.text);
+        phase_notes(&ns, r, r->cfg.ep.text);
+        ns.nrows++;
         fprintf(f, "%-32s", r->cfg.ep.text);
         put_num(f, 8, c.cli);
         put_num(f, 8, c.srv);
@@ -441,6 +559,7 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
         fmt_tw(tw, sizeof(tw), r);
         fprintf(f, "   %s\n", tw);
     }
+    na_print(f, &ns);
     tw_note(f, "runs");
     for (size_t i = 0; i < n; i++)
         if (recs[i].observed && recs[i].obs.server_source == OBS_SERVER_CGROUP) {
@@ -483,14 +602,21 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
     }
 }
 
-static void overload_ctr(FILE *f, const struct run_record *r, const char *name)
+static void overload_ctr(FILE *f, const struct run_record *r, const char *name, struct na_notes *ns)
 {
     uint64_t v = 0;
 
-    if (run_net(r, name, &v))
+    if (run_net(r, name, &v)) {
         fprintf(f, " %10llu", (unsigned long long)v);
-    else
-        fprintf(f, " %10s", "n/a");
+        return;
+    }
+    fprintf(f, " %10s", "n/a");
+    for (unsigned i = 0; i < OBS_NET_COUNT; i++)
+        if (strcmp(observe_net_name(i), name) == 0)
+            na_add(ns, name,
+                   r->observed ? r->obs.net[i].why
+                               : "not observed: interrupted before the window opened",
+                   endpoint_transport(&r->cfg.ep));
 }
 
 void report_overload(FILE *f, const struct run_record *recs, size_t n)
@@ -500,6 +626,8 @@ void report_overload(FILE *f, const struct run_record *recs, size_t n)
     fprintf(f, "  %-5s %10s %9s %9s %9s %8s %8s %8s %8s %10s %10s %9s\n", "trans", "ops/s",
             "p50 ms", "p99 ms", "max ms", "eagain", "refused", "timeout", "reset", "ListenOvf",
             "SynRetrans", ">= 1 s");
+    struct na_notes ns = { 0 };
+
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
         const struct hist *h = r->res.lat;
@@ -513,11 +641,13 @@ void report_overload(FILE *f, const struct run_record *recs, size_t n)
                 (unsigned long long)r->res.errors[OP_ERR_TIMEOUT],
                 (unsigned long long)r->res.errors[OP_ERR_RESET]);
         if (r->cfg.ep.kind == ENDPOINT_TCP) {
-            overload_ctr(f, r, "TcpExt.ListenOverflows");
-            overload_ctr(f, r, "TcpExt.TCPSynRetrans");
+            overload_ctr(f, r, "TcpExt.ListenOverflows", &ns);
+            overload_ctr(f, r, "TcpExt.TCPSynRetrans", &ns);
         } else {
             fprintf(f, " %10s %10s", "-", "-");
         }
         fprintf(f, " %9llu\n", (unsigned long long)hist_count_at_least(h, NS_PER_S));
+        ns.nrows++;
     }
+    na_print(f, &ns);
 }

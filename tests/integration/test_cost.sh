@@ -120,6 +120,8 @@ r_pid=$SRV_PID
 j=$T/rst.json
 hb rst run echo "tcp://127.0.0.1:$SRV_PORT" --mode connect -n 1000 --warmup 0 --close rst \
     --json "$j"
+check "text: no --server-pid: n/a and why" \
+    grep -Fxq "  n/a (no --server-pid or --server-cgroup given): server cpu/op" "$T/rst.out"
 rcheck "rst: no TIME_WAIT on either side" "$j" \
     '.runs[0].observed.sockets | .time_wait_server.end == 0 and .time_wait_client.end == 0'
 rcheck "rst: the kernel counted the aborts (TCPAbortOnData or OutRsts)" "$j" \
@@ -135,6 +137,10 @@ expect_rc "server pid exiting mid-run: exit 0" 0 gone \
     run echo "$tcp" -d 1 --warmup 0 --server-pid "$short" --json "$j"
 rcheck "server CPU unavailable with the reason" "$j" \
     '.runs[0].observed.cpu.server_ns.unavailable | test("pid [0-9]+ exited during the run")'
+check "text: n/a with its reason, next to the table" \
+    grep -Fxq "  n/a (pid $short exited during the run): server cpu/op" "$T/gone.out"
+check "text: reuse mode has no close phase, said why" \
+    grep -Fxq "  n/a (reuse mode keeps its connections): close p50" "$T/gone.out"
 
 # --- a server killed mid-run whose parent does not reap it: a zombie, still no CPU figure ---
 # (its CPU clock still reads; only its state, Z, says it is gone)
@@ -162,10 +168,26 @@ if [ -n "$zpid" ] && [ -n "$zport" ]; then
          and (.client_plus_server_ns_per_op | type) == "object"'
     rcheck "zombie: end PSS unavailable with the same reason" "$j" \
         '.runs[0].observed.memory.server_pss_end.unavailable | test("exited during the run")'
+    check "zombie: the table says n/a and why" \
+        grep -Fxq "  n/a (pid $zpid exited during the run): server cpu/op" "$T/zombie.out"
 else
     not_ok "zombie: server started" "$(head -c 300 "$T/zp.out" "$T/zp.err" | tr '\n' '|')"
 fi
 stop_pid "$zparent"
+
+# --- a --server-pid that is a zombie already, or gone, is a usage error ---
+spawn_cmd zp2 sh -c 'sleep 0 & exec sleep 8' # sleep 8 never reaps the first
+zp2=$SPAWNED
+zkid=
+for ((i = 0; i < 100; i++)); do
+    zkid=$(cat /proc/"$zp2"/task/*/children 2>/dev/null | tr -d ' ')
+    [ -n "$zkid" ] && grep -Eq '^State:[[:space:]]+Z' "/proc/$zkid/status" 2>/dev/null && break
+    sleep 0.05
+done
+expect_rc "a zombie --server-pid: exit 64" 64 zstart run echo "$tcp" -d 0.2 --server-pid "$zkid"
+one_line "a zombie --server-pid: one line naming it" "$T/zstart.err" \
+    "--server-pid $zkid: has exited \(a zombie\)"
+stop_pid "$zp2"
 
 # --- --server-tree counts the children ---
 # shellcheck disable=SC2016 # the inner shell's $(jobs -p)

@@ -142,6 +142,8 @@ usage_cases=(
     "lab --cooldown x|lab --cooldown x|--cooldown: 'x' is not a number of seconds in \\[0, 86400\\]$"
     "--connections 0|run echo unix:/x -c 0|--connections|-c"
     "non-loopback run|run echo tcp://10.0.0.1:80|--allow-remote"
+    "--server-pid that does not exist|run echo unix:/x --server-pid 4194000|--server-pid 4194000: no such process"
+    "--server-tree without --server-pid|run echo unix:/x --server-tree|--server-tree needs a --server-pid"
     "serve unknown option|serve echo --listen unix:/x --bogus|--bogus"
     "serve without --listen|serve echo|--listen"
     "serve --pin bogus|serve echo --listen unix:/x --pin bogus|bogus"
