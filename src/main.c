@@ -316,6 +316,7 @@ static int run_report(const struct run_opts *o, struct report_meta *meta,
     report_run_table(stdout, recs, n);
     report_open_loop(stdout, recs, n);
     report_cost_table(stdout, recs, n);
+    report_kernel_evidence(stdout, recs, n);
     if (o->reps > 1) run_summary_print(o, recs, n);
     report_errors(stdout, recs, n);
     report_cut_short(stdout, recs, n);
@@ -358,6 +359,7 @@ static int cmd_run(int argc, char **argv)
         return HB_EXIT_RUNTIME;
     }
     print_placement(&pl, o.load.block_wait);
+    report_sysctls(stdout, &m);
     install_signals();
     recs = xcalloc((size_t)o.neps * o.reps, sizeof(*recs));
     run_rc = run_all(&o, &pl, jsonl, recs, &n);
@@ -468,6 +470,7 @@ static int cmd_lab(int argc, char **argv)
     install_signals();
     probe_machine(&m);
     lab_header(&lab, &o);
+    report_sysctls(stdout, &m);
     snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto, (long)lab.server_pid);
     struct report_meta meta = { .command = "lab",
                                 .argc = g_argc,

@@ -47,14 +47,29 @@ static void probe_cpu_model(char *buf, size_t cap)
     fclose(f);
 }
 
-static void probe_sysctl(const char *name, char *buf, size_t cap)
+void probe_sysctls(struct machine *m, const char *root)
 {
-    char path[128];
+    static const char *const names[PROBE_SYSCTLS] = {
+        "net.ipv4.tcp_tw_reuse",        "net.ipv4.ip_local_port_range", "net.core.somaxconn",
+        "net.ipv4.tcp_max_syn_backlog", "net.ipv4.tcp_timestamps",      "net.ipv4.tcp_fin_timeout",
+        "net.ipv4.tcp_tw_reuse_delay",  "net.ipv4.tcp_max_tw_buckets",
+    };
 
-    snprintf(path, sizeof(path), "/proc/sys/net/%s", name);
-    if (probe_read_line(path, buf, cap) == 0)
-        for (char *p = buf; *p; p++)
+    for (int i = 0; i < PROBE_SYSCTLS; i++) {
+        struct probe_sysctl *s = &m->sysctl[i];
+        char path[256];
+        int rc;
+
+        s->name = names[i];
+        snprintf(path, sizeof(path), "%s/%s", root, names[i]);
+        for (char *p = path + strlen(root); *p; p++)
+            if (*p == '.') *p = '/';
+        rc = probe_read_line(path, s->value, sizeof(s->value));
+        s->why[0] = '\0';
+        if (rc < 0) snprintf(s->why, sizeof(s->why), "%s: %s", path, strerror(-rc));
+        for (char *p = s->value; *p; p++)
             if (*p == '\t') *p = ' ';
+    }
 }
 
 void probe_machine(struct machine *m)
@@ -73,14 +88,5 @@ void probe_machine(struct machine *m)
     if (sched_getaffinity(0, sizeof(set), &set) == 0) m->ncpus_allowed = (unsigned)CPU_COUNT(&set);
     probe_read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource",
                     m->clocksource, sizeof(m->clocksource));
-    probe_sysctl("ipv4/tcp_tw_reuse", m->tcp_tw_reuse, sizeof(m->tcp_tw_reuse));
-    probe_sysctl("ipv4/ip_local_port_range", m->ip_local_port_range,
-                 sizeof(m->ip_local_port_range));
-    probe_sysctl("core/somaxconn", m->somaxconn, sizeof(m->somaxconn));
-    probe_sysctl("ipv4/tcp_max_syn_backlog", m->tcp_max_syn_backlog,
-                 sizeof(m->tcp_max_syn_backlog));
-    probe_sysctl("ipv4/tcp_timestamps", m->tcp_timestamps, sizeof(m->tcp_timestamps));
-    probe_sysctl("ipv4/tcp_fin_timeout", m->tcp_fin_timeout, sizeof(m->tcp_fin_timeout));
-    probe_sysctl("ipv4/tcp_tw_reuse_delay", m->tcp_tw_reuse_delay, sizeof(m->tcp_tw_reuse_delay));
-    probe_sysctl("ipv4/tcp_max_tw_buckets", m->tcp_max_tw_buckets, sizeof(m->tcp_max_tw_buckets));
+    probe_sysctls(m, "/proc/sys");
 }

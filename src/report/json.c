@@ -222,18 +222,30 @@ json_t *report_run_json(const struct run_record *r)
     return run;
 }
 
+/*
+ * The sysctls: each value, or null when unreadable (as before), and under
+ * the same names in sysctl_unavailable why it was unreadable, or null.
+ */
+static void sysctl_json(const struct machine *m, json_t **values, json_t **unavailable)
+{
+    *values = json_object();
+    *unavailable = json_object();
+    for (int i = 0; i < PROBE_SYSCTLS; i++) {
+        const struct probe_sysctl *s = &m->sysctl[i];
+        json_object_set_new(*values, s->name, fact(s->value));
+        json_object_set_new(*unavailable, s->name, fact(s->why));
+    }
+}
+
 static json_t *machine_json(const struct machine *m)
 {
-    return json_pack(
-        "{s:o, s:o, s:o, s:i, s:i, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}}", "hostname",
-        fact(m->hostname), "kernel", fact(m->kernel), "cpu_model", fact(m->cpu_model),
-        "cpus_online", (int)m->ncpus_online, "cpus_allowed", (int)m->ncpus_allowed, "clocksource",
-        fact(m->clocksource), "sysctl", "net.ipv4.tcp_tw_reuse", fact(m->tcp_tw_reuse),
-        "net.ipv4.ip_local_port_range", fact(m->ip_local_port_range), "net.core.somaxconn",
-        fact(m->somaxconn), "net.ipv4.tcp_max_syn_backlog", fact(m->tcp_max_syn_backlog),
-        "net.ipv4.tcp_timestamps", fact(m->tcp_timestamps), "net.ipv4.tcp_fin_timeout",
-        fact(m->tcp_fin_timeout), "net.ipv4.tcp_tw_reuse_delay", fact(m->tcp_tw_reuse_delay),
-        "net.ipv4.tcp_max_tw_buckets", fact(m->tcp_max_tw_buckets));
+    json_t *sysctl, *unavailable;
+
+    sysctl_json(m, &sysctl, &unavailable);
+    return json_pack("{s:o, s:o, s:o, s:i, s:i, s:o, s:o, s:o}", "hostname", fact(m->hostname),
+                     "kernel", fact(m->kernel), "cpu_model", fact(m->cpu_model), "cpus_online",
+                     (int)m->ncpus_online, "cpus_allowed", (int)m->ncpus_allowed, "clocksource",
+                     fact(m->clocksource), "sysctl", sysctl, "sysctl_unavailable", unavailable);
 }
 
 static json_t *place_json(const struct place *p)

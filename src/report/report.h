@@ -79,6 +79,17 @@ bool report_saturated(const struct run_record *r);
 /* The tables of `hopbench lab`: one per size, transports x modes, unix/tcp ratios. */
 void report_lab_tables(FILE *f, const struct run_record *recs, size_t n);
 
+/*
+ * The kernel evidence of each run, three lines each: the hop's sockets at
+ * their peaks (established, accept queue, TIME_WAIT, ports held), the
+ * server's memory (PSS and working set, start -> end), the kernel counters
+ * that moved. n/a with the reason.
+ */
+void report_kernel_evidence(FILE *f, const struct run_record *recs, size_t n);
+
+/* One line: the sysctls that shape loopback TCP, n/a with the reason when unreadable. */
+void report_sysctls(FILE *f, const struct machine *m);
+
 /* The "errors:" lines for runs that had any; prints nothing when all were clean. */
 void report_errors(FILE *f, const struct run_record *recs, size_t n);
 

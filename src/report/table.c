@@ -370,6 +370,191 @@ static void lab_rows(FILE *f, const struct run_record *recs, size_t n, size_t si
     na_print(f, &ns);
 }
 
+/* ---- kernel evidence ------------------------------------------------------------------------ */
+
+/* v with thousands separators, or "n/a (why)". */
+static void fmt_ctr(char *buf, size_t cap, const struct ctr_val *v)
+{
+    if (v->ok)
+        fmt_thousands(buf, cap, (double)v->v);
+    else
+        snprintf(buf, cap, "n/a (%s)", v->why);
+}
+
+/* "812 KiB", "1.2 MiB", or "n/a (why)". */
+static void fmt_bytes(char *buf, size_t cap, const struct ctr_val *v)
+{
+    double b = (double)v->v;
+
+    if (!v->ok)
+        snprintf(buf, cap, "n/a (%s)", v->why);
+    else if (b >= 1024.0 * 1024 * 1024)
+        snprintf(buf, cap, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024.0 * 1024)
+        snprintf(buf, cap, "%.1f MiB", b / (1024.0 * 1024));
+    else
+        snprintf(buf, cap, "%.0f KiB", b / 1024.0);
+}
+
+/* "start -> end", or one "n/a (why)" when both are n/a for the same reason. */
+static void fmt_bytes_span(char *buf, size_t cap, const struct ctr_val *a, const struct ctr_val *b)
+{
+    char x[200], y[200];
+
+    fmt_bytes(x, sizeof(x), a);
+    fmt_bytes(y, sizeof(y), b);
+    if (!a->ok && !b->ok && strcmp(a->why, b->why) == 0)
+        snprintf(buf, cap, "%s", x);
+    else
+        snprintf(buf, cap, "%s -> %s", x, y);
+}
+
+static void evidence_ports(FILE *f, const struct observe_result *o)
+{
+    char held[200];
+
+    fmt_ctr(held, sizeof(held), &o->client_ports.peak);
+    fprintf(f, ", ports held %s", held);
+    if (o->client_ports.peak.ok && o->port_hi > o->port_lo)
+        fprintf(f, " (%.1f %% of %u-%u)",
+                100.0 * (double)o->client_ports.peak.v / (double)(o->port_hi - o->port_lo + 1),
+                o->port_lo, o->port_hi);
+}
+
+/* The hop's sockets at their peaks: established, accept queue, TIME_WAIT, ports. */
+static void evidence_sockets(FILE *f, const struct run_record *r)
+{
+    const struct observe_result *o = &r->obs;
+    char est[200], q[200], backlog[200], tw[420];
+
+    fmt_ctr(est, sizeof(est), &o->established.peak);
+    fmt_ctr(q, sizeof(q), &o->listen_queue.peak);
+    fmt_ctr(backlog, sizeof(backlog), &o->listen_backlog);
+    fprintf(f, "sockets: established %s, accept queue %s of %s", est, q, backlog);
+    if (r->cfg.ep.kind == ENDPOINT_TCP) {
+        fmt_tw(tw, sizeof(tw), r);
+        fprintf(f, ", TIME_WAIT client / server %s", tw);
+        evidence_ports(f, o);
+    }
+    fputc('\n', f);
+}
+
+static void evidence_memory(FILE *f, const struct run_record *r)
+{
+    const struct observe_result *o = &r->obs;
+    char pss[420], ws[420];
+
+    fmt_bytes_span(pss, sizeof(pss), &o->pss_start, &o->pss_end);
+    fmt_bytes_span(ws, sizeof(ws), &o->ws_start, &o->ws_end);
+    fprintf(f, "memory: server PSS %s", pss);
+    if (o->server_pids > 1) fprintf(f, " (%u processes)", o->server_pids);
+    fprintf(f, ", working set %s\n", ws);
+}
+
+/* A counter's name without its "TcpExt." or "Tcp." prefix. */
+static const char *short_net_name(const char *name)
+{
+    if (strncmp(name, "TcpExt.", 7) == 0) return name + 7;
+    if (strncmp(name, "Tcp.", 4) == 0) return name + 4;
+    return name;
+}
+
+/* The counters that moved, then those that could not be read (once when none could). */
+static void evidence_counters(FILE *f, const struct run_record *r)
+{
+    const struct ctr_val *net = r->obs.net;
+    unsigned moved = 0, na = 0;
+    char v[64];
+
+    fprintf(f, "counters:");
+    for (unsigned i = 0; i < OBS_NET_COUNT; i++) {
+        na += !net[i].ok;
+        if (!net[i].ok || net[i].v == 0) continue;
+        fmt_thousands(v, sizeof(v), (double)net[i].v);
+        fprintf(f, "%s %s +%s", moved++ ? "," : "", short_net_name(observe_net_name(i)), v);
+    }
+    if (na == OBS_NET_COUNT) {
+        fprintf(f, " n/a (%s)\n", net[0].why);
+        return;
+    }
+    if (moved == 0) fprintf(f, " none moved");
+    for (unsigned i = 0; i < OBS_NET_COUNT; i++)
+        if (!net[i].ok)
+            fprintf(f, ", %s n/a (%s)", short_net_name(observe_net_name(i)), net[i].why);
+    fputc('\n', f);
+}
+
+static void evidence_rows(FILE *f, const struct run_record *r, const char *label, int width)
+{
+    fprintf(f, "  %-*s ", width, label);
+    if (!r->observed) {
+        fprintf(f, "n/a (not observed: interrupted before the window opened)\n");
+        return;
+    }
+    evidence_sockets(f, r);
+    fprintf(f, "  %-*s ", width, "");
+    evidence_memory(f, r);
+    fprintf(f, "  %-*s ", width, "");
+    evidence_counters(f, r);
+}
+
+static void evidence_header(FILE *f)
+{
+    fprintf(f, "kernel evidence (sockets: the largest sock_diag sample; counters: what moved over "
+               "the window, network-namespace wide)\n");
+}
+
+void report_kernel_evidence(FILE *f, const struct run_record *recs, size_t n)
+{
+    char label[200];
+    int width = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(label, sizeof(label), "%s %s %zu B", recs[i].cfg.ep.text,
+                         mode_name(&recs[i].cfg), recs[i].cfg.size);
+        if (w > width) width = w;
+    }
+    fputc('\n', f);
+    evidence_header(f);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(label, sizeof(label), "%s %s %zu B", recs[i].cfg.ep.text, mode_name(&recs[i].cfg),
+                 recs[i].cfg.size);
+        evidence_rows(f, &recs[i], label, width);
+    }
+}
+
+/* The lab's evidence for one size: its closed-loop runs, connect then reuse, tcp then unix. */
+static void lab_evidence(FILE *f, const struct run_record *recs, size_t n, size_t size)
+{
+    static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
+    static const char *const transports[] = { "tcp", "unix" };
+    char label[32];
+
+    evidence_header(f);
+    for (size_t m = 0; m < ARRAY_LEN(modes); m++)
+        for (size_t t = 0; t < ARRAY_LEN(transports); t++) {
+            const struct run_record *r = find(recs, n, size, modes[m], transports[t]);
+            if (r == NULL) continue;
+            snprintf(label, sizeof(label), "%s %s", modes[m] == LOAD_CONNECT ? "connect" : "reuse",
+                     transports[t]);
+            evidence_rows(f, r, label, 12);
+        }
+}
+
+void report_sysctls(FILE *f, const struct machine *m)
+{
+    fprintf(f, "sysctl:");
+    for (int i = 0; i < PROBE_SYSCTLS; i++) {
+        const struct probe_sysctl *s = &m->sysctl[i];
+        const char *name = strrchr(s->name, '.') + 1;
+        if (s->why[0] != '\0')
+            fprintf(f, "%s %s n/a (%s)", i ? "," : "", name, s->why);
+        else
+            fprintf(f, "%s %s %s", i ? "," : "", name, s->value);
+    }
+    fputc('\n', f);
+}
+
 static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, size_t size)
 {
     char sz[32];
@@ -387,6 +572,7 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
     lab_rows(f, recs, n, size);
     lab_phase_table(f, find(recs, n, size, LOAD_CONNECT, "tcp"),
                     find(recs, n, size, LOAD_CONNECT, "unix"));
+    lab_evidence(f, recs, n, size);
 }
 
 /* The open-loop run of (size, mode, transport) at 60 % of its maximum, or NULL. */

@@ -57,6 +57,23 @@ check "table: the TIME_WAIT peak is the count, with what the run added" \
     grep -Fq "$(thousands "${twc% *}") (+$(thousands "${twc#* }")) / 0 (+0)" "$out"
 check "table: unix TIME_WAIT n/a with reason" grep -Eq "^unix:.*n/a \(AF_UNIX" "$out"
 
+# --- the kernel evidence in the text: sockets, memory, counters; the sysctls ---
+check "text: the sysctls that shape the result" \
+    grep -Eq "^sysctl: tcp_tw_reuse [0-9]+, ip_local_port_range [0-9]+ [0-9]+, somaxconn " "$out"
+rcheck "evidence: every unreadable sysctl has a reason" "$j" \
+    '.machine.sysctl_unavailable as $u | ($u | type) == "object" and ([.machine.sysctl
+     | to_entries[] | (.value | type) == "string" or ($u[.key] | type) == "string"] | all)'
+check "text: kernel evidence block" grep -q "^kernel evidence (sockets: " "$out"
+check "text: tcp sockets: established, accept queue, TIME_WAIT as in the table, ports and share" \
+    grep -Eq "^  $tcp connect 64 B +sockets: established [0-9,]+, accept queue [0-9,]+ of [0-9,]+, TIME_WAIT client / server $(thousands "${twc% *}") \(\+$(thousands "${twc#* }")\) / 0 \(\+0\), ports held [0-9,]+ \([0-9.]+ % of [0-9]+-[0-9]+\)\$" "$out"
+check "text: unix sockets: established and accept queue" \
+    grep -Eq "^  unix:$sock connect 64 B +sockets: established [0-9,]+, accept queue [0-9,]+ of [0-9,]+\$" "$out"
+check "text: server memory, PSS start -> end, working set n/a and why" \
+    grep -Eq "^ +memory: server PSS [0-9.]+ [KMG]iB -> [0-9.]+ [KMG]iB, working set n/a \(no --server-cgroup given\)\$" "$out"
+ao=$(jq '.runs[0].observed.net_delta["Tcp.ActiveOpens"]' "$j")
+check "text: the counters that moved, as in the evidence" \
+    grep -Eq "^ +counters: .*ActiveOpens \+$(thousands "$ao")(,|\$)" "$out"
+
 # --- with the default warm-up, ΔActiveOpens still matches connects within 1 % ---
 # The counters must be read right at the window's start, before the slow readings
 # (a sock_diag dump of ~14,000 TIME_WAIT sockets, PSS). Run in a private network
@@ -281,6 +298,9 @@ if test_cgroup srv; then
          and .cgroup_working_set_end > 0'
     check "real cgroup alone: server column is a number" \
         grep -Eq "^$cgep +[0-9.]+ +[0-9]+\.[0-9][0-9] " "$T/cgreal.out"
+    check "real cgroup alone: the text shows its working set" \
+        grep -Eq "^ +memory: server PSS n/a \(no --server-pid given\), working set [0-9.]+ [KMG]iB -> [0-9.]+ [KMG]iB\$" \
+        "$T/cgreal.out"
     j=$T/cgpid.json
     hb cgpid run echo "$cgep" -d 1 --warmup 0.2 --server-cgroup "${CG_JOIN##* }" \
         --server-pid "$cgsrv" --json "$j"
@@ -304,6 +324,10 @@ mkdir -p "$lab"
 check "lab: CPU columns" grep -q "client   server     both   system" "$lab/out"
 check "lab: phase table" grep -q "TIME_WAIT peak (+added) client / server" "$lab/out"
 check "lab: says earlier cells' TIME_WAIT is in the peak" grep -q "earlier cells' included" "$lab/out"
+check "lab: kernel evidence under each size's table" test "$(grep -c '^kernel evidence' "$lab/out")" -eq 2
+check "lab: evidence rows per transport" \
+    grep -Eq "^  connect tcp +sockets: established [0-9,]+, accept queue .*TIME_WAIT client / server [0-9,]+ " "$lab/out"
+check "lab: the server's memory in the text" grep -Eq "^ +memory: server PSS [0-9.]+ [KMG]iB -> " "$lab/out"
 # the 128 B cell starts with the 64 B cell's TIME_WAIT sockets: its peak counts them, (+N) not
 tw2=$(jq -r '.runs[] | select(.size == 128 and .transport == "tcp" and .mode == "connect")
     | .observed.sockets.time_wait_client | "\(.start) \(.peak) \(.peak - .start)"' "$lab/l.json")
