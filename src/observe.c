@@ -144,11 +144,12 @@ static struct ctr_val member_cpu(const struct observe *o, unsigned j)
     return c;
 }
 
-/* Σ CPU of the server's processes now (see member_cpu). */
-static struct ctr_val server_cpu(struct observe *o)
+/* Σ CPU of the server's processes now (see member_cpu); *members: how many there were. */
+static struct ctr_val server_cpu(struct observe *o, unsigned *members)
 {
     uint64_t sum = 0;
 
+    *members = 0;
     if (o->cfg.npids == 0) return val_na("%s", "no --server-pid or --server-cgroup given");
     for (unsigned i = 0; i < o->cfg.npids; i++) {
         unsigned n = 0;
@@ -160,6 +161,7 @@ static struct ctr_val server_cpu(struct observe *o)
             if (!c.ok) return c;
             sum += c.v;
         }
+        *members += n;
     }
     return val_ok(sum);
 }
@@ -197,18 +199,22 @@ static struct ctr_val server_pss(struct observe *o)
 }
 
 /*
- * The server's CPU over the window, from the two sums: not ok if a server pid
- * exited or was replaced. A tree can lose CPU time only when a process
- * leaves it unreaped (an orphan adopted by init or a subreaper).
+ * The server's CPU over the window, from the two snapshots: not ok if a
+ * server pid exited or was replaced. A tree's sum may fall by up to two clock
+ * ticks a process read at the end (cutime and cstime are each read floored to
+ * a tick: a worker reaped idle): that is 0 at tick precision. Beyond, a
+ * process left the tree unreaped (an orphan adopted by init or a subreaper).
  */
-static struct ctr_val server_cpu_delta(const struct observe *o, const struct ctr_val *a,
-                                       const struct ctr_val *b, const struct ctr_val *running)
+static struct ctr_val server_cpu_delta(const struct observe *o, const struct obs_snap *s0,
+                                       const struct obs_snap *s1, const struct ctr_val *running)
 {
+    const struct ctr_val *a = &s0->srv_cpu, *b = &s1->srv_cpu;
+
     if (!running->ok) return *running;
-    if (o->cfg.tree && a->ok && b->ok && b->v < a->v)
-        return val_na("%s", "a process left the server's tree with its CPU time (an orphan "
-                            "reparented out of it); use --server-cgroup");
-    return val_delta(a, b);
+    if (!o->cfg.tree || !a->ok || !b->ok || b->v >= a->v) return val_delta(a, b);
+    if (a->v - b->v <= clock_ticks_ns(2 * (uint64_t)s1->srv_members)) return val_ok(0);
+    return val_na("%s", "a process left the server's tree with its CPU time (an orphan "
+                        "reparented out of it); use --server-cgroup");
 }
 
 /* After the first sample: what it saw is the start, and the peak so far. */
@@ -354,7 +360,7 @@ static void snapshot_fast(struct observe *o, struct obs_snap *s)
         free(s->net);
         s->net = NULL;
     }
-    s->srv_cpu = server_cpu(o);
+    s->srv_cpu = server_cpu(o, &s->srv_members);
     snapshot_cgroup(o, &s->cg_cpu, &s->cg_thr);
     s->cpu_ok = procstat_read(&s->cpu) == 0;
 }
@@ -449,7 +455,7 @@ static void fast_deltas(struct observe *o, const struct obs_snap *s1, const stru
     struct observe_result *r = &o->res;
 
     net_deltas(r, s0->net, s1->net);
-    r->server_cpu_ns = server_cpu_delta(o, &s0->srv_cpu, &s1->srv_cpu, running);
+    r->server_cpu_ns = server_cpu_delta(o, s0, s1, running);
     r->cgroup_cpu_ns = val_delta(&s0->cg_cpu, &s1->cg_cpu);
     r->cgroup_throttled_us = val_delta(&s0->cg_thr, &s1->cg_thr);
     r->server_source = o->cfg.npids > 0 ? OBS_SERVER_PIDS : OBS_SERVER_NONE;

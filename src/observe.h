@@ -122,6 +122,7 @@ struct observe_result {
 struct obs_snap {
     struct netstat *net; /* NULL if unreadable */
     struct ctr_val srv_cpu, cg_cpu, cg_thr;
+    unsigned srv_members; /* processes summed in srv_cpu */
     struct cpu_jiffies cpu;
     bool cpu_ok;
 };

@@ -42,6 +42,12 @@ static void burn_cpu(uint64_t ns)
     } while (now - start < ns);
 }
 
+/* In a child: die when the parent does, so a failed test leaves no process behind. */
+static void die_with_parent(void)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
 static void cfg_for(struct observe_cfg *cfg, pid_t pid, bool tree)
 {
     struct hb_err err = { 0 };
@@ -60,6 +66,7 @@ static pid_t fork_sleeper(void)
 
     assert_true(p >= 0);
     if (p == 0) {
+        die_with_parent();
         for (;;)
             pause();
     }
@@ -114,6 +121,7 @@ static pid_t fork_pool(int *go_w, int *done_r)
         char c;
         pid_t k;
 
+        die_with_parent();
         if (read(go[0], &c, 1) != 1) _exit(1);
         k = fork();
         if (k == 0) {
@@ -163,12 +171,84 @@ static void fork_orphan_proof_sleeper(void)
     pid_t p = fork();
 
     if (p == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        die_with_parent();
         if (getppid() == 1) _exit(0);
         for (;;)
             pause();
     }
     if (p < 0) _exit(1);
+}
+
+/*
+ * A parent whose child has burned 15 ms of CPU and then idles; told through
+ * *go_w, the parent kills and reaps it, then says so through *done_r.
+ */
+static pid_t fork_idle_pool(int *go_w, int *done_r)
+{
+    int go[2], done[2], ready[2];
+    pid_t p;
+    char c;
+
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(done), 0);
+    assert_int_equal(pipe(ready), 0);
+    p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        pid_t k;
+
+        die_with_parent();
+        k = fork();
+        if (k == 0) {
+            die_with_parent();
+            burn_cpu(15 * NS_PER_MS);
+            if (write(ready[1], "r", 1) != 1) _exit(1);
+            for (;;)
+                pause();
+        }
+        if (k < 0 || read(go[0], &c, 1) != 1) _exit(1);
+        kill(k, SIGKILL);
+        if (waitpid(k, NULL, 0) != k || write(done[1], "d", 1) != 1) _exit(1);
+        for (;;)
+            pause();
+    }
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    close(ready[1]);
+    close(go[0]);
+    close(done[1]);
+    *go_w = go[1];
+    *done_r = done[0];
+    return p;
+}
+
+/*
+ * The idle child's 15 ms were in the sum at the start as its CPU clock (ns);
+ * at the end they are in its parent's cutime + cstime, read floored to clock
+ * ticks: the sum falls by a few ms. That is 0 at tick precision, not a
+ * process lost from the tree.
+ */
+static void test_tree_idle_child_reaped(void **state)
+{
+    static struct observe o;
+    struct observe_cfg cfg;
+    struct observe_result r;
+    int go, done;
+    char c;
+    pid_t p = fork_idle_pool(&go, &done);
+
+    (void)state;
+    cfg_for(&cfg, p, true);
+    assert_int_equal(observe_begin(&o, &cfg), 0);
+    assert_int_equal(write(go, "g", 1), 1);
+    assert_int_equal(read(done, &c, 1), 1);
+    observe_end(&o, &r);
+    if (!r.server_cpu_ns.ok) fail_msg("server CPU unavailable: %s", r.server_cpu_ns.why);
+    print_message("  tree CPU %.1f ms\n", (double)r.server_cpu_ns.v / 1e6);
+    assert_true(r.server_cpu_ns.v < 2 * clock_ticks_ns(1));
+    close(go);
+    close(done);
+    reap(p);
 }
 
 /* A parent with two sleeping children (they die with it): a tree of 3. */
@@ -182,6 +262,7 @@ static pid_t fork_family(void)
     p = fork();
     assert_true(p >= 0);
     if (p == 0) {
+        die_with_parent();
         close(ready[0]);
         fork_orphan_proof_sleeper();
         fork_orphan_proof_sleeper();
@@ -223,6 +304,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zombie_server),
         cmocka_unit_test(test_tree_counts_reaped_child),
+        cmocka_unit_test(test_tree_idle_child_reaped),
         cmocka_unit_test(test_tree_over_table),
     };
 
