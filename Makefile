@@ -1,7 +1,7 @@
 # hopbench — plain GNU make.
 #   make            ./hopbench (release)          make lab     build and run the default lab
 #   make test       unit + integration tests      make asan    ASan+UBSan build + full suite
-#   make tsan       ThreadSanitizer + full suite  make bench   peer comparisons (bench/)
+#   make tsan       ThreadSanitizer + full suite  make bench   peer comparisons, CPU cross-check
 #   make format | format-check | lint | install | clean
 # V=1 prints commands. CFLAGS/LDFLAGS from the command line are appended.
 
@@ -147,6 +147,7 @@ bench: hopbench $(BENCH_BIN)
 	@sh scripts/deps.sh bench
 	@sh bench/pingpong.sh ./hopbench $(BENCH_BIN)
 	@sh bench/peers.sh ./hopbench
+	@sh bench/cpu_crosscheck.sh ./hopbench 10
 
 FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.c fuzz/*.c)
 format:
