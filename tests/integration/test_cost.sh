@@ -137,6 +137,8 @@ r_pid=$SRV_PID
 j=$T/rst.json
 hb rst run echo "tcp://127.0.0.1:$SRV_PORT" --mode connect -n 1000 --warmup 0 --close rst \
     --json "$j"
+rcheck "no server given: server_source none, server CPU unavailable" "$j" \
+    '.runs[0].observed.cpu | .server_source == "none" and (.server_ns.unavailable | length > 0)'
 check "text: no --server-pid: n/a and why" \
     grep -Fxq "  n/a (no --server-pid or --server-cgroup given): server cpu/op" "$T/rst.out"
 rcheck "rst: no TIME_WAIT on either side" "$j" \

@@ -2,8 +2,10 @@
  * test_observe: the server figures of a window (observe_begin .. observe_end)
  * against real processes this test forks: a server pid that dies and stays a
  * zombie has no CPU figure; a --server-tree counts a child that was born and
- * reaped inside the window (through its parent's cutime + cstime); a tree
- * larger than the table is unavailable with the reason, never cut short.
+ * reaped inside the window (through its parent's cutime + cstime), and one
+ * reaped idle is no loss; a process that leaves the tree unreaped with its
+ * CPU time, and a tree larger than the table, make it unavailable with the
+ * reason.
  * The endpoint is a closed port, so the socket figures are empty; they are
  * tested in test_sockdiag and the integration tests.
  */
@@ -251,6 +253,78 @@ static void test_tree_idle_child_reaped(void **state)
     reap(p);
 }
 
+/*
+ * root -> middle -> leaf, the leaf having burned 50 ms and idling; told
+ * through *go_w, the root kills and reaps the middle, so the leaf (killed by
+ * its parent's death) leaves the tree unreaped, with its CPU time: init reaps
+ * it. Done through *done_r.
+ */
+static pid_t fork_orphaning_tree(int *go_w, int *done_r)
+{
+    int go[2], done[2], ready[2];
+    pid_t root;
+    char c;
+
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(done), 0);
+    assert_int_equal(pipe(ready), 0);
+    root = fork();
+    assert_true(root >= 0);
+    if (root == 0) {
+        pid_t middle;
+
+        die_with_parent();
+        middle = fork();
+        if (middle == 0) {
+            die_with_parent();
+            if (fork() == 0) {
+                die_with_parent();
+                burn_cpu(50 * NS_PER_MS);
+                if (write(ready[1], "r", 1) != 1) _exit(1);
+                for (;;)
+                    pause();
+            }
+            for (;;)
+                pause();
+        }
+        if (middle < 0 || read(go[0], &c, 1) != 1) _exit(1);
+        kill(middle, SIGKILL);
+        if (waitpid(middle, NULL, 0) != middle || write(done[1], "d", 1) != 1) _exit(1);
+        for (;;)
+            pause();
+    }
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    close(ready[1]);
+    close(go[0]);
+    close(done[1]);
+    *go_w = go[1];
+    *done_r = done[0];
+    return root;
+}
+
+static void test_tree_orphan_lost(void **state)
+{
+    static struct observe o;
+    struct observe_cfg cfg;
+    struct observe_result r;
+    int go, done;
+    char c;
+    pid_t p = fork_orphaning_tree(&go, &done);
+
+    (void)state;
+    cfg_for(&cfg, p, true);
+    assert_int_equal(observe_begin(&o, &cfg), 0);
+    assert_int_equal(write(go, "g", 1), 1);
+    assert_int_equal(read(done, &c, 1), 1);
+    observe_end(&o, &r);
+    assert_false(r.server_cpu_ns.ok);
+    assert_non_null(strstr(r.server_cpu_ns.why, "left the server's tree"));
+    close(go);
+    close(done);
+    reap(p);
+}
+
 /* A parent with two sleeping children (they die with it): a tree of 3. */
 static pid_t fork_family(void)
 {
@@ -305,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_zombie_server),
         cmocka_unit_test(test_tree_counts_reaped_child),
         cmocka_unit_test(test_tree_idle_child_reaped),
+        cmocka_unit_test(test_tree_orphan_lost),
         cmocka_unit_test(test_tree_over_table),
     };
 
