@@ -485,7 +485,7 @@ report() {
             ratio(hc, "sockperf", t); r2 = N ? sprintf("%.2f %s", MED, MED * 100 <= max_sp ? "PASS" : "MISS") : "-"
             stats(cpu, hc SUBSEP t); hcpu = N ? us(MED) : "-"
             stats(cpu, "self" SUBSEP t); fc = N ? us(MED) : "-"
-            printf "%-11s %-6s %10s %12s %12s %12s %14s %13s %14s\n", t, (w == 1) ? "epoll" : "block",
+            printf "%-11s %-6s %10s %12s %12s %12s %14s %13s %14s\n", t, hb == "-" ? "-" : (w == 1) ? "epoll" : "block",
                 fl, sp, hb, r1, r2, hcpu, fc
         }
         printf "\nper-rep p50 in us, rep 1..%d (even reps ran in reverse order)\n", reps
