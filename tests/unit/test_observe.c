@@ -107,16 +107,61 @@ static void test_zombie_server(void **state)
 }
 
 /*
- * A parent that, told through *go_w, forks a child that burns BURN_NS of CPU
- * and reaps it, then says so through *done_r; then sleeps until killed.
+ * The pipes a test and its process tree signal each other through: the tree
+ * says `ready` once set up, the test says `go`, the tree says `done`.
  */
-static pid_t fork_pool(int *go_w, int *done_r)
+struct cue {
+    int go[2], done[2], ready[2];
+};
+
+static void cue_open(struct cue *q)
 {
-    int go[2], done[2];
+    assert_int_equal(pipe(q->go), 0);
+    assert_int_equal(pipe(q->done), 0);
+    assert_int_equal(pipe(q->ready), 0);
+}
+
+/* In the test, after the fork: waits for `ready` if asked, keeps only go[1] and done[0]. */
+static void cue_forked(struct cue *q, bool wait_ready)
+{
+    char c;
+
+    if (wait_ready) assert_int_equal(read(q->ready[0], &c, 1), 1);
+    close(q->ready[0]);
+    close(q->ready[1]);
+    close(q->go[0]);
+    close(q->done[1]);
+}
+
+/*
+ * One window over the tree of p: begins, says `go`, waits for `done`, ends;
+ * closes the test's ends of q.
+ */
+static void observe_across(pid_t p, struct cue *q, struct observe_result *r)
+{
+    static struct observe o;
+    struct observe_cfg cfg;
+    char c;
+
+    cfg_for(&cfg, p, true);
+    assert_int_equal(observe_begin(&o, &cfg), 0);
+    assert_int_equal(write(q->go[1], "g", 1), 1);
+    assert_int_equal(read(q->done[0], &c, 1), 1);
+    observe_end(&o, r);
+    close(q->go[1]);
+    close(q->done[0]);
+}
+
+/*
+ * A parent that, told through `go`, forks a child that burns BURN_NS of CPU
+ * and reaps it, then says `done`; then sleeps until killed.
+ */
+static pid_t fork_pool(struct cue *q)
+{
+    int *go = q->go, *done = q->done;
     pid_t p;
 
-    assert_int_equal(pipe(go), 0);
-    assert_int_equal(pipe(done), 0);
+    cue_open(q);
     p = fork();
     assert_true(p >= 0);
     if (p == 0) {
@@ -134,36 +179,24 @@ static pid_t fork_pool(int *go_w, int *done_r)
         for (;;)
             pause();
     }
-    close(go[0]);
-    close(done[1]);
-    *go_w = go[1];
-    *done_r = done[0];
+    cue_forked(q, false);
     return p;
 }
 
 static void test_tree_counts_reaped_child(void **state)
 {
-    static struct observe o;
-    struct observe_cfg cfg;
     struct observe_result r;
-    int go, done;
-    char c;
-    pid_t p = fork_pool(&go, &done);
+    struct cue q;
+    pid_t p = fork_pool(&q);
 
     (void)state;
-    cfg_for(&cfg, p, true);
-    assert_int_equal(observe_begin(&o, &cfg), 0);
-    assert_int_equal(write(go, "g", 1), 1);
-    assert_int_equal(read(done, &c, 1), 1); /* the child was born, burned, exited, was reaped */
-    observe_end(&o, &r);
+    observe_across(p, &q, &r); /* meanwhile the child was born, burned, exited, was reaped */
     if (!r.server_cpu_ns.ok) fail_msg("server CPU unavailable: %s", r.server_cpu_ns.why);
     print_message("  tree CPU %.1f ms for a child that burned %.1f ms\n",
                   (double)r.server_cpu_ns.v / 1e6, (double)BURN_NS / 1e6);
     /* cutime + cstime are in clock ticks: allow one tick each below */
     assert_true(r.server_cpu_ns.v + 2 * clock_ticks_ns(1) >= BURN_NS);
     assert_int_equal(r.server_pids, 1); /* only the parent is left */
-    close(go);
-    close(done);
     reap(p);
 }
 
@@ -183,17 +216,15 @@ static void fork_orphan_proof_sleeper(void)
 
 /*
  * A parent whose child has burned 15 ms of CPU and then idles; told through
- * *go_w, the parent kills and reaps it, then says so through *done_r.
+ * `go`, the parent kills and reaps it, then says `done`.
  */
-static pid_t fork_idle_pool(int *go_w, int *done_r)
+static pid_t fork_idle_pool(struct cue *q)
 {
-    int go[2], done[2], ready[2];
+    int *go = q->go, *done = q->done, *ready = q->ready;
     pid_t p;
     char c;
 
-    assert_int_equal(pipe(go), 0);
-    assert_int_equal(pipe(done), 0);
-    assert_int_equal(pipe(ready), 0);
+    cue_open(q);
     p = fork();
     assert_true(p >= 0);
     if (p == 0) {
@@ -214,13 +245,7 @@ static pid_t fork_idle_pool(int *go_w, int *done_r)
         for (;;)
             pause();
     }
-    assert_int_equal(read(ready[0], &c, 1), 1);
-    close(ready[0]);
-    close(ready[1]);
-    close(go[0]);
-    close(done[1]);
-    *go_w = go[1];
-    *done_r = done[0];
+    cue_forked(q, true);
     return p;
 }
 
@@ -232,42 +257,31 @@ static pid_t fork_idle_pool(int *go_w, int *done_r)
  */
 static void test_tree_idle_child_reaped(void **state)
 {
-    static struct observe o;
-    struct observe_cfg cfg;
     struct observe_result r;
-    int go, done;
-    char c;
-    pid_t p = fork_idle_pool(&go, &done);
+    struct cue q;
+    pid_t p = fork_idle_pool(&q);
 
     (void)state;
-    cfg_for(&cfg, p, true);
-    assert_int_equal(observe_begin(&o, &cfg), 0);
-    assert_int_equal(write(go, "g", 1), 1);
-    assert_int_equal(read(done, &c, 1), 1);
-    observe_end(&o, &r);
+    observe_across(p, &q, &r);
     if (!r.server_cpu_ns.ok) fail_msg("server CPU unavailable: %s", r.server_cpu_ns.why);
     print_message("  tree CPU %.1f ms\n", (double)r.server_cpu_ns.v / 1e6);
     assert_true(r.server_cpu_ns.v < 2 * clock_ticks_ns(1));
-    close(go);
-    close(done);
     reap(p);
 }
 
 /*
  * root -> middle -> leaf, the leaf having burned 50 ms and idling; told
- * through *go_w, the root kills and reaps the middle, so the leaf (killed by
+ * through `go`, the root kills and reaps the middle, so the leaf (killed by
  * its parent's death) leaves the tree unreaped, with its CPU time: init reaps
- * it. Done through *done_r.
+ * it. Then `done`.
  */
-static pid_t fork_orphaning_tree(int *go_w, int *done_r)
+static pid_t fork_orphaning_tree(struct cue *q)
 {
-    int go[2], done[2], ready[2];
+    int *go = q->go, *done = q->done, *ready = q->ready;
     pid_t root;
     char c;
 
-    assert_int_equal(pipe(go), 0);
-    assert_int_equal(pipe(done), 0);
-    assert_int_equal(pipe(ready), 0);
+    cue_open(q);
     root = fork();
     assert_true(root >= 0);
     if (root == 0) {
@@ -293,35 +307,20 @@ static pid_t fork_orphaning_tree(int *go_w, int *done_r)
         for (;;)
             pause();
     }
-    assert_int_equal(read(ready[0], &c, 1), 1);
-    close(ready[0]);
-    close(ready[1]);
-    close(go[0]);
-    close(done[1]);
-    *go_w = go[1];
-    *done_r = done[0];
+    cue_forked(q, true);
     return root;
 }
 
 static void test_tree_orphan_lost(void **state)
 {
-    static struct observe o;
-    struct observe_cfg cfg;
     struct observe_result r;
-    int go, done;
-    char c;
-    pid_t p = fork_orphaning_tree(&go, &done);
+    struct cue q;
+    pid_t p = fork_orphaning_tree(&q);
 
     (void)state;
-    cfg_for(&cfg, p, true);
-    assert_int_equal(observe_begin(&o, &cfg), 0);
-    assert_int_equal(write(go, "g", 1), 1);
-    assert_int_equal(read(done, &c, 1), 1);
-    observe_end(&o, &r);
+    observe_across(p, &q, &r);
     assert_false(r.server_cpu_ns.ok);
     assert_non_null(strstr(r.server_cpu_ns.why, "left the server's tree"));
-    close(go);
-    close(done);
     reap(p);
 }
 
