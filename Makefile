@@ -58,14 +58,19 @@ else
   say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all deps test-deps lab test unit integration asan tsan bench fuzz format format-check lint \
-        install clean FORCE
+.PHONY: all deps test-deps lint-deps lab test unit integration asan tsan bench fuzz format \
+        format-check lint install clean FORCE
 all: hopbench
 
+# scripts/deps.sh installs the Debian packages a purpose needs that are missing; it
+# picks the compiler's package (gcc, or clang and its runtimes) from CC and FLAVOUR.
+DEPS := CC='$(CC)' FLAVOUR='$(FLAVOUR)' sh scripts/deps.sh
 deps:
-	@sh scripts/deps.sh build
+	@$(DEPS) build
 test-deps:
-	@sh scripts/deps.sh test
+	@$(DEPS) test
+lint-deps:
+	@$(DEPS) lint
 
 # Rebuild everything when the flags change (redis .make-settings).
 $(B)/.flags: FORCE | deps
@@ -125,7 +130,7 @@ test: $(UNIT_BIN) $(REPLAY_BIN) $(TOOL_BIN) $(B)/hopbench | test-deps
 # libFuzzer (clang) over each codec, FUZZ_SECONDS each, starting from a copy of
 # the seed corpus so found inputs stay in build/ (add the useful ones by hand).
 fuzz: | deps
-	@sh scripts/deps.sh fuzz
+	@$(DEPS) fuzz
 	@mkdir -p build/fuzz
 	@set -e; for t in $(FUZZ_NAMES); do \
 	  extra=; case $$t in *_server) extra=src/server/$${t%_server}.c;; esac; \
@@ -144,20 +149,20 @@ tsan:
 	$(Q)$(MAKE) --no-print-directory FLAVOUR=tsan test
 
 bench: hopbench $(BENCH_BIN)
-	@sh scripts/deps.sh bench
+	@$(DEPS) bench
 	@sh bench/pingpong.sh ./hopbench $(BENCH_BIN)
 	@sh bench/peers.sh ./hopbench
 	@sh bench/cpu_crosscheck.sh ./hopbench 10
 
 FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.c fuzz/*.c)
-format:
+format: | lint-deps
 	clang-format -i $(FORMAT_FILES)
-format-check:
+format-check: | lint-deps
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
 # cppcheck: missingIncludeSystem is noise (system headers are not given to it).
 # clang-tidy: the checks and the reasons for the disabled ones are in .clang-tidy.
-lint:
+lint: | lint-deps
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc src
 	clang-tidy --quiet $(LIB_SRC) src/main.c -- $(filter-out -MMD -MP,$(BASE_CFLAGS))

@@ -1,24 +1,38 @@
 #!/bin/sh
 # Installs the Debian packages hopbench needs for a purpose, only those missing.
-#   scripts/deps.sh build   compiler, C library headers, make, pkg-config, libjansson-dev
+#   scripts/deps.sh build   the compiler (gcc; clang when CC names clang, with its sanitizer
+#                           runtimes, libclang-rt-14-dev, when FLAVOUR is asan or tsan), C library
+#                           headers, make, pkg-config, libjansson-dev
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, and the real
 #                           servers of tests/integration/test_real.sh: nginx, php8.2-fpm,
 #                           redis-server, redis-tools (redis-cli), libfcgi-bin (cgi-fcgi), curl
 #   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
+#   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
+#                           lint; clang-tidy parses the sources, so it needs the build's headers)
+# CC and FLAVOUR are read from the environment (the Makefile passes its own).
 # Runs apt-get only when something is missing; needs root for that.
 set -eu
-want="gcc libc6-dev make pkg-config libjansson-dev"
+cc=gcc
+case "${CC:-cc}" in
+*clang*)
+    cc=clang
+    case "${FLAVOUR:-release}" in asan | tsan) cc="clang libclang-rt-14-dev" ;; esac
+    ;;
+esac
+want="$cc libc6-dev make pkg-config libjansson-dev"
 real="nginx php8.2-fpm redis-server redis-tools libfcgi-bin curl"
 case "${1:-build}" in
 build) ;;
 test) want="$want libcmocka-dev jq iproute2 procps strace $real" ;;
 bench) want="$want libcmocka-dev jq iproute2 procps strace $real sockperf linux-perf wrk time" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
-*) echo "deps.sh: unknown purpose '$1' (build, test, bench or fuzz)" >&2; exit 64 ;;
+lint) want="$want clang-format cppcheck clang-tidy" ;;
+*) echo "deps.sh: unknown purpose '$1' (build, test, bench, fuzz or lint)" >&2; exit 64 ;;
 esac
 missing=""
 for p in $want; do
+    case " $missing " in *" $p "*) continue ;; esac
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
