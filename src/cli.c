@@ -1,7 +1,8 @@
 /*
  * cli: argv to option structs (see cli.h). Every option of every subcommand
- * is listed in its --help text; a bad value is reported in one line that
- * names the option and the value.
+ * is listed in its --help text (its parser's table and the text are one
+ * struct cli_spec); a bad value is reported in one line that names the option
+ * and the value.
  */
 #include "cli.h"
 
@@ -215,9 +216,83 @@ static const char usage_lab[] =
     "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
     "  -h, --help            this text\n";
 
+static const char usage_compare[] =
+    "usage: hopbench compare OLD.json NEW.json\n"
+    "\n"
+    "Compares two evidence files (from run, lab or merge, or --jsonl files) cell by cell, as\n"
+    "benchstat does. A cell is (proto, endpoint, mode, size, connections, pipeline, and for\n"
+    "an open-loop run its share of the maximum, or else its rate); its runs are its\n"
+    "repetitions, and only valid runs that Ctrl-C did not cut short count. For ops/s, p50,\n"
+    "p99, p99.9 and client CPU per op it prints, for each cell found in both files, the\n"
+    "median of each side with its spread (the larger distance from the median to the min or\n"
+    "the max, in % of the median) and n, then the change of NEW relative to OLD: the ratio\n"
+    "of medians with a bootstrap 95 % interval and a two-sided Mann-Whitney U p-value,\n"
+    "\"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", or \"~ (p=0.31 n=10+10)\" when the difference\n"
+    "is not significant at alpha 0.05 (with fewer than 4 runs per side none can be). Cells\n"
+    "found in one file only are listed as \"only in OLD\" or \"only in NEW\", with their whole\n"
+    "key.\n"
+    "\n"
+    "Exit codes: 0 compared, 1 a file cannot be read or is not hopbench evidence, 2 nothing\n"
+    "comparable (no cell has a valid run in both files), 64 bad usage.\n";
+
+static const char usage_merge[] =
+    "usage: hopbench merge A.json B.json... [-o OUT.json]\n"
+    "\n"
+    "Adds up evidence files (or --jsonl files) from processes or hosts that loaded at the same\n"
+    "time. Runs with the same proto, endpoint, mode, size, pipeline, rep and open-loop share\n"
+    "(or rate) in different files become one run: ops, connects, errors, client CPU,\n"
+    "connections, threads and open-loop rates are summed, the window is the longest of them,\n"
+    "ops/s is ops / window, and the latency histograms (the open loop's service time too) are\n"
+    "added counter by counter (exactly), with every percentile recomputed from the sum. A run\n"
+    "without a counterpart is copied as it is. docs/evidence.md describes every field.\n"
+    "\n"
+    "  -o, --output FILE   write the merged evidence to FILE (atomically) instead of stdout\n"
+    "\n"
+    "Exit codes: 0 merged, 1 a file cannot be read, is not hopbench evidence or holds runs\n"
+    "that cannot be added (another histogram layout, a missing field), 64 bad usage.\n";
+
+/* What main() takes before a subcommand; any other option is the lab's. */
+static const struct option top_longopts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* compare and merge read argv word by word with cli_option: no abbreviations. */
+static const struct option compare_longopts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+static const struct option merge_longopts[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+const struct cli_spec cli_spec_top = { "hopbench", usage_top, "h", top_longopts };
+const struct cli_spec cli_spec_compare = { "compare", usage_compare, "h", compare_longopts };
+const struct cli_spec cli_spec_merge = { "merge", usage_merge, "o:h", merge_longopts };
+
 void cli_usage(FILE *f)
 {
-    fputs(usage_top, f);
+    fputs(cli_spec_top.help, f);
+}
+
+/* Is c one of the spec's short letters (not the ':' of an argument)? */
+static bool is_short(const struct cli_spec *s, int c)
+{
+    return c > 0 && c < 256 && c != ':' && strchr(s->shortopts, c) != NULL;
+}
+
+int cli_option(const struct cli_spec *s, const char *arg)
+{
+    if (arg[0] != '-' || arg[1] == '\0') return 0;
+    for (const struct option *o = s->longopts; o->name != NULL; o++) {
+        if (arg[1] == '-' && strcmp(arg + 2, o->name) == 0) return o->val;
+        if (arg[2] == '\0' && arg[1] == o->val && is_short(s, o->val)) return o->val;
+    }
+    return '?';
 }
 
 int cli_parse_size(const char *s, size_t max, size_t *out)
@@ -737,56 +812,60 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
     return check_remote(o->eps, o->neps, o->allow_remote, err);
 }
 
+static const struct option run_longopts[] = {
+    { "connections", required_argument, NULL, 'c' },
+    { "threads", required_argument, NULL, 't' },
+    { "duration", required_argument, NULL, 'd' },
+    { "count", required_argument, NULL, 'n' },
+    { "mode", required_argument, NULL, OPT_MODE },
+    { "pipeline", required_argument, NULL, OPT_PIPELINE },
+    { "close", required_argument, NULL, OPT_CLOSE },
+    { "server-pid", required_argument, NULL, OPT_SERVER_PID },
+    { "server-tree", no_argument, NULL, OPT_SERVER_TREE },
+    { "server-cgroup", required_argument, NULL, OPT_SERVER_CGROUP },
+    { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
+    { "reps", required_argument, NULL, OPT_REPS },
+    { "order", required_argument, NULL, OPT_ORDER },
+    { "seed", required_argument, NULL, OPT_SEED },
+    { "cooldown", required_argument, NULL, OPT_COOLDOWN },
+    { "jsonl", required_argument, NULL, OPT_JSONL },
+    { "size", required_argument, NULL, OPT_SIZE },
+    { "warmup", required_argument, NULL, OPT_WARMUP },
+    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "pin", required_argument, NULL, OPT_PIN },
+    { "json", required_argument, NULL, OPT_JSON },
+    { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
+    { "method", required_argument, NULL, OPT_METHOD },
+    { "path", required_argument, NULL, OPT_PATH },
+    { "host", required_argument, NULL, OPT_HOST },
+    { "expect-body", required_argument, NULL, OPT_EXPECT_BODY },
+    { "script", required_argument, NULL, OPT_SCRIPT },
+    { "docroot", required_argument, NULL, OPT_DOCROOT },
+    { "query", required_argument, NULL, OPT_QUERY },
+    { "param", required_argument, NULL, OPT_PARAM },
+    { "command", required_argument, NULL, OPT_COMMAND },
+    { "keys", required_argument, NULL, OPT_KEYS },
+    { "value-size", required_argument, NULL, OPT_VALUE_SIZE },
+    { "rate", required_argument, NULL, OPT_RATE },
+    { "arrivals", required_argument, NULL, OPT_ARRIVALS },
+    { "wait", required_argument, NULL, OPT_WAIT },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+const struct cli_spec cli_spec_run = { "run", usage_run, "c:t:d:n:h", run_longopts };
+
 int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err)
 {
-    static const struct option opts[] = {
-        { "connections", required_argument, NULL, 'c' },
-        { "threads", required_argument, NULL, 't' },
-        { "duration", required_argument, NULL, 'd' },
-        { "count", required_argument, NULL, 'n' },
-        { "mode", required_argument, NULL, OPT_MODE },
-        { "pipeline", required_argument, NULL, OPT_PIPELINE },
-        { "close", required_argument, NULL, OPT_CLOSE },
-        { "server-pid", required_argument, NULL, OPT_SERVER_PID },
-        { "server-tree", no_argument, NULL, OPT_SERVER_TREE },
-        { "server-cgroup", required_argument, NULL, OPT_SERVER_CGROUP },
-        { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
-        { "reps", required_argument, NULL, OPT_REPS },
-        { "order", required_argument, NULL, OPT_ORDER },
-        { "seed", required_argument, NULL, OPT_SEED },
-        { "cooldown", required_argument, NULL, OPT_COOLDOWN },
-        { "jsonl", required_argument, NULL, OPT_JSONL },
-        { "size", required_argument, NULL, OPT_SIZE },
-        { "warmup", required_argument, NULL, OPT_WARMUP },
-        { "timeout", required_argument, NULL, OPT_TIMEOUT },
-        { "pin", required_argument, NULL, OPT_PIN },
-        { "json", required_argument, NULL, OPT_JSON },
-        { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
-        { "method", required_argument, NULL, OPT_METHOD },
-        { "path", required_argument, NULL, OPT_PATH },
-        { "host", required_argument, NULL, OPT_HOST },
-        { "expect-body", required_argument, NULL, OPT_EXPECT_BODY },
-        { "script", required_argument, NULL, OPT_SCRIPT },
-        { "docroot", required_argument, NULL, OPT_DOCROOT },
-        { "query", required_argument, NULL, OPT_QUERY },
-        { "param", required_argument, NULL, OPT_PARAM },
-        { "command", required_argument, NULL, OPT_COMMAND },
-        { "keys", required_argument, NULL, OPT_KEYS },
-        { "value-size", required_argument, NULL, OPT_VALUE_SIZE },
-        { "rate", required_argument, NULL, OPT_RATE },
-        { "arrivals", required_argument, NULL, OPT_ARRIVALS },
-        { "wait", required_argument, NULL, OPT_WAIT },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     int c;
 
     run_defaults(o);
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:t:d:n:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, cli_spec_run.shortopts, cli_spec_run.longopts, NULL)) !=
+           -1) {
         if (c == 'h') {
-            fputs(usage_run, out);
+            fputs(cli_spec_run.help, out);
             return CLI_HELP;
         }
         if (c == '?') return bad_option("run", argv, err);
@@ -879,24 +958,27 @@ static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_
     return rc;
 }
 
+static const struct option serve_longopts[] = {
+    { "listen", required_argument, NULL, 'l' },
+    { "backlog", required_argument, NULL, OPT_BACKLOG },
+    { "threads", required_argument, NULL, 't' },
+    { "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
+    { "pin", required_argument, NULL, OPT_PIN },
+    { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
+    { "close-after", required_argument, NULL, OPT_CLOSE_AFTER },
+    { "body-size", required_argument, NULL, OPT_BODY_SIZE },
+    { "delay-us", required_argument, NULL, OPT_DELAY_US },
+    { "stall-every", required_argument, NULL, OPT_STALL_EVERY },
+    { "stall-ms", required_argument, NULL, OPT_STALL_MS },
+    { "wait", required_argument, NULL, OPT_WAIT },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+const struct cli_spec cli_spec_serve = { "serve", usage_serve, "l:t:h", serve_longopts };
+
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err)
 {
-    static const struct option opts[] = {
-        { "listen", required_argument, NULL, 'l' },
-        { "backlog", required_argument, NULL, OPT_BACKLOG },
-        { "threads", required_argument, NULL, 't' },
-        { "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
-        { "pin", required_argument, NULL, OPT_PIN },
-        { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
-        { "close-after", required_argument, NULL, OPT_CLOSE_AFTER },
-        { "body-size", required_argument, NULL, OPT_BODY_SIZE },
-        { "delay-us", required_argument, NULL, OPT_DELAY_US },
-        { "stall-every", required_argument, NULL, OPT_STALL_EVERY },
-        { "stall-ms", required_argument, NULL, OPT_STALL_MS },
-        { "wait", required_argument, NULL, OPT_WAIT },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     int c;
 
     memset(o, 0, sizeof(*o));
@@ -904,9 +986,10 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
     o->socket_mode = 0600;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "l:t:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, cli_spec_serve.shortopts, cli_spec_serve.longopts, NULL)) !=
+           -1) {
         if (c == 'h') {
-            fputs(usage_serve, out);
+            fputs(cli_spec_serve.help, out);
             return CLI_HELP;
         }
         if (c == '?') return bad_option("serve", argv, err);
@@ -1103,42 +1186,46 @@ static void lab_overload_defaults(struct lab_opts *o, bool conns_set, bool dur_s
     o->nsizes = 1;
 }
 
+static const struct option lab_longopts[] = {
+    { "quick", no_argument, NULL, OPT_QUICK },
+    { "duration", required_argument, NULL, 'd' },
+    { "warmup", required_argument, NULL, OPT_WARMUP },
+    { "sizes", required_argument, NULL, OPT_SIZES },
+    { "connections", required_argument, NULL, 'c' },
+    { "threads", required_argument, NULL, 't' },
+    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "pin", required_argument, NULL, OPT_PIN },
+    { "json", required_argument, NULL, OPT_JSON },
+    { "close", required_argument, NULL, OPT_CLOSE },
+    { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
+    { "jsonl", required_argument, NULL, OPT_JSONL },
+    { "reps", required_argument, NULL, OPT_REPS },
+    { "cooldown", required_argument, NULL, OPT_COOLDOWN },
+    { "seed", required_argument, NULL, OPT_SEED },
+    { "proto", required_argument, NULL, OPT_PROTO },
+    { "rates", required_argument, NULL, OPT_RATES },
+    { "backlog", required_argument, NULL, OPT_BACKLOG },
+    { "server-threads", required_argument, NULL, OPT_SERVER_THREADS },
+    { "delay-us", required_argument, NULL, OPT_DELAY_US },
+    { "wait", required_argument, NULL, OPT_WAIT },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+const struct cli_spec cli_spec_lab = { "lab", usage_lab, "d:c:t:h", lab_longopts };
+
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
 {
-    static const struct option opts[] = {
-        { "quick", no_argument, NULL, OPT_QUICK },
-        { "duration", required_argument, NULL, 'd' },
-        { "warmup", required_argument, NULL, OPT_WARMUP },
-        { "sizes", required_argument, NULL, OPT_SIZES },
-        { "connections", required_argument, NULL, 'c' },
-        { "threads", required_argument, NULL, 't' },
-        { "timeout", required_argument, NULL, OPT_TIMEOUT },
-        { "pin", required_argument, NULL, OPT_PIN },
-        { "json", required_argument, NULL, OPT_JSON },
-        { "close", required_argument, NULL, OPT_CLOSE },
-        { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
-        { "jsonl", required_argument, NULL, OPT_JSONL },
-        { "reps", required_argument, NULL, OPT_REPS },
-        { "cooldown", required_argument, NULL, OPT_COOLDOWN },
-        { "seed", required_argument, NULL, OPT_SEED },
-        { "proto", required_argument, NULL, OPT_PROTO },
-        { "rates", required_argument, NULL, OPT_RATES },
-        { "backlog", required_argument, NULL, OPT_BACKLOG },
-        { "server-threads", required_argument, NULL, OPT_SERVER_THREADS },
-        { "delay-us", required_argument, NULL, OPT_DELAY_US },
-        { "wait", required_argument, NULL, OPT_WAIT },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     bool dur_set = false, warm_set = false, conns_set = false;
     int c;
 
     lab_defaults(o);
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "d:c:t:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, cli_spec_lab.shortopts, cli_spec_lab.longopts, NULL)) !=
+           -1) {
         if (c == 'h') {
-            fputs(usage_lab, out);
+            fputs(cli_spec_lab.help, out);
             return CLI_HELP;
         }
         if (c == '?') return bad_option("lab", argv, err);

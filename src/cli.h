@@ -6,6 +6,7 @@
 #ifndef HOPBENCH_CLI_H
 #define HOPBENCH_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -31,6 +32,29 @@ enum hb_exit {
 
 /* cli_parse_* return this when --help was printed. */
 #define CLI_HELP 1
+
+/*
+ * A command line as its parser takes it, and the --help text that describes
+ * it (tests/unit/test_cli.c checks that the text names every option of the
+ * table, with its short letter).
+ */
+struct cli_spec {
+    const char *name;              /* "run", "serve", "lab", "compare", "merge"; "hopbench" */
+    const char *help;              /* what --help prints */
+    const char *shortopts;         /* getopt's optstring: the short letters */
+    const struct option *longopts; /* every option by its long name; a NULL name ends it */
+};
+
+/* The top level (main() before a subcommand: --help, -h, --version) and each subcommand. */
+extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_serve, cli_spec_lab,
+    cli_spec_compare, cli_spec_merge;
+
+/*
+ * For a command line read word by word (main, compare, merge): the val of the
+ * option that arg spells in full ("-o" or "--output"), 0 when arg is not an
+ * option (a word or "-"), '?' when it is an unknown one.
+ */
+int cli_option(const struct cli_spec *s, const char *arg);
 
 struct run_opts {
     const char *proto;

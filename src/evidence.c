@@ -31,41 +31,6 @@
 #define CMP_SEED      1
 #define CMP_COL       24 /* width of the old and new columns */
 
-static const char usage_compare[] =
-    "usage: hopbench compare OLD.json NEW.json\n"
-    "\n"
-    "Compares two evidence files (from run, lab or merge, or --jsonl files) cell by cell, as\n"
-    "benchstat does. A cell is (proto, endpoint, mode, size, connections, pipeline, and for\n"
-    "an open-loop run its share of the maximum, or else its rate); its runs are its\n"
-    "repetitions, and only valid runs that Ctrl-C did not cut short count. For ops/s, p50,\n"
-    "p99, p99.9 and client CPU per op it prints, for each cell found in both files, the\n"
-    "median of each side with its spread (the larger distance from the median to the min or\n"
-    "the max, in % of the median) and n, then the change of NEW relative to OLD: the ratio\n"
-    "of medians with a bootstrap 95 % interval and a two-sided Mann-Whitney U p-value,\n"
-    "\"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", or \"~ (p=0.31 n=10+10)\" when the difference\n"
-    "is not significant at alpha 0.05 (with fewer than 4 runs per side none can be). Cells\n"
-    "found in one file only are listed as \"only in OLD\" or \"only in NEW\", with their whole\n"
-    "key.\n"
-    "\n"
-    "Exit codes: 0 compared, 1 a file cannot be read or is not hopbench evidence, 2 nothing\n"
-    "comparable (no cell has a valid run in both files), 64 bad usage.\n";
-
-static const char usage_merge[] =
-    "usage: hopbench merge A.json B.json... [-o OUT.json]\n"
-    "\n"
-    "Adds up evidence files (or --jsonl files) from processes or hosts that loaded at the same\n"
-    "time. Runs with the same proto, endpoint, mode, size, pipeline, rep and open-loop share\n"
-    "(or rate) in different files become one run: ops, connects, errors, client CPU,\n"
-    "connections, threads and open-loop rates are summed, the window is the longest of them,\n"
-    "ops/s is ops / window, and the latency histograms (the open loop's service time too) are\n"
-    "added counter by counter (exactly), with every percentile recomputed from the sum. A run\n"
-    "without a counterpart is copied as it is. docs/evidence.md describes every field.\n"
-    "\n"
-    "  -o, --output FILE   write the merged evidence to FILE (atomically) instead of stdout\n"
-    "\n"
-    "Exit codes: 0 merged, 1 a file cannot be read, is not hopbench evidence or holds runs\n"
-    "that cannot be added (another histogram layout, a missing field), 64 bad usage.\n";
-
 /* ---- reading ------------------------------------------------------------------------ */
 
 static int check_schema(const char *path, const json_t *doc, struct hb_err *err)
@@ -724,11 +689,6 @@ static void cmp_print(FILE *f, const struct cmp *c)
     free(b);
 }
 
-static bool is_help(const char *a)
-{
-    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
-}
-
 /* One line on stderr about a bad command line; returns -EINVAL. */
 __attribute__((format(printf, 2, 3))) static int usage_fail(const char *cmd, const char *fmt, ...)
 {
@@ -748,13 +708,13 @@ static int compare_args(int argc, char **argv, const char *path[2])
     int n = 0;
 
     for (int i = 1; i < argc; i++) {
-        if (is_help(argv[i])) {
-            fputs(usage_compare, stdout);
+        if (cli_option(&cli_spec_compare, argv[i]) == 'h') {
+            fputs(cli_spec_compare.help, stdout);
             return CLI_HELP;
         }
     }
     for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
+        if (cli_option(&cli_spec_compare, argv[i]) != 0)
             return usage_fail("compare", "unknown option '%s'", argv[i]);
         if (n < 2) path[n] = argv[i];
         n++;
@@ -1243,18 +1203,19 @@ static json_t *merge_doc(const struct merge *m, int argc, char **argv, json_t *r
 static int merge_args(int argc, char **argv, struct merge *m)
 {
     for (int i = 1; i < argc; i++) {
-        if (is_help(argv[i])) {
-            fputs(usage_merge, stdout);
+        if (cli_option(&cli_spec_merge, argv[i]) == 'h') {
+            fputs(cli_spec_merge.help, stdout);
             return CLI_HELP;
         }
     }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+        int c = cli_option(&cli_spec_merge, a);
+        if (c == 'o') {
             if (i + 1 >= argc) return usage_fail("merge", "%s needs a file name", a);
             if (m->out != NULL) return usage_fail("merge", "-o given twice");
             m->out = argv[++i];
-        } else if (a[0] == '-' && a[1] != '\0') {
+        } else if (c != 0) {
             return usage_fail("merge", "unknown option '%s'", a);
         } else {
             m->paths[m->nfiles++] = a;

@@ -525,11 +525,12 @@ int main(int argc, char **argv)
     memcpy(g_argv, argv, (size_t)argc * sizeof(*g_argv));
 
     if (argc == 1 || cmd[0] == '-') {
-        if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        int c = argc == 1 ? 0 : cli_option(&cli_spec_top, cmd);
+        if (c == 'h') {
             cli_usage(stdout);
             return HB_EXIT_OK;
         }
-        if (strcmp(cmd, "--version") == 0) {
+        if (c == 'V') {
             printf("hopbench %s\n", HOPBENCH_VERSION);
             return HB_EXIT_OK;
         }
