@@ -1,8 +1,8 @@
 /*
  * cli: argv to option structs (see cli.h). Every option of every subcommand
- * is listed in its --help text (its parser's table and the text are one
- * struct cli_spec); a bad value is reported in one line that names the option
- * and the value.
+ * is listed in its --help text (tests/unit/test_cli.c checks each text against
+ * its parser's table, struct cli_spec); a bad value is reported in one line
+ * that names the option and the value.
  */
 #include "cli.h"
 
@@ -33,6 +33,8 @@ static const char usage_top[] =
     "          each transport fails under overload\n"
     "  run     loads one or more endpoints in turn under identical settings\n"
     "  serve   runs a built-in reference server until SIGINT or SIGTERM\n"
+    "  compare compares two evidence files cell by cell, as benchstat does\n"
+    "  merge   adds up evidence files from processes or hosts that loaded at the same time\n"
     "\n"
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
@@ -45,7 +47,10 @@ static const char usage_top[] =
     "second one within 250 ms is the same interrupt (timeout(1) signals the process and then\n"
     "its group), one after that aborts at once (what is not yet printed or written is lost;\n"
     "--jsonl lines already written stay whole).\n"
-    "'hopbench SUBCOMMAND --help' describes every option.\n";
+    "'hopbench SUBCOMMAND --help' describes every option.\n"
+    "\n"
+    "  -h, --help            this text (also 'hopbench help')\n"
+    "      --version         the version (also 'hopbench version')\n";
 
 static const char usage_run[] =
     "usage: hopbench run PROTO ENDPOINT [ENDPOINT...] [OPTIONS]\n"
@@ -148,7 +153,7 @@ static const char usage_serve[] =
     "\n"
     "  -l, --listen EP       where to listen; repeat for several endpoints\n"
     "      --backlog N       listen(2) backlog (default 511)\n"
-    "      --threads N       worker threads (default: one per CPU the server may use)\n"
+    "  -t, --threads N       worker threads (default: one per CPU the server may use)\n"
     "      --socket-mode M   permission bits of socket files, octal (default 0600)\n"
     "      --pin P           none | same (the client's CPU) | split (the second half of\n"
     "                        the CPUs) (default none); use the same --pin for run\n"
@@ -232,6 +237,8 @@ static const char usage_compare[] =
     "found in one file only are listed as \"only in OLD\" or \"only in NEW\", with their whole\n"
     "key.\n"
     "\n"
+    "  -h, --help          this text\n"
+    "\n"
     "Exit codes: 0 compared, 1 a file cannot be read or is not hopbench evidence, 2 nothing\n"
     "comparable (no cell has a valid run in both files), 64 bad usage.\n";
 
@@ -247,6 +254,7 @@ static const char usage_merge[] =
     "without a counterpart is copied as it is. docs/evidence.md describes every field.\n"
     "\n"
     "  -o, --output FILE   write the merged evidence to FILE (atomically) instead of stdout\n"
+    "  -h, --help          this text\n"
     "\n"
     "Exit codes: 0 merged, 1 a file cannot be read, is not hopbench evidence or holds runs\n"
     "that cannot be added (another histogram layout, a missing field), 64 bad usage.\n";

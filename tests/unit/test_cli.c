@@ -1,0 +1,294 @@
+/*
+ * test_cli: every option a command line takes is in the --help text that the
+ * command prints. For the top level and each subcommand (run, serve, lab,
+ * compare, merge) it walks the option table the parser uses (struct cli_spec)
+ * and looks in the printed help for a line of each option's own that starts
+ * with "--name", or with "-x, --name" when the option has a short letter. The checker itself is
+ * tested on a help text that lacks an option, so that this test can fail.
+ */
+/* cmocka needs these first, in this order. */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <ctype.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "evidence.h"
+
+static bool name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '-' || c == '_';
+}
+
+/*
+ * Does a line of text start (after spaces) with word, not as a part of a longer
+ * option name ("--json" in "--jsonl")? That is an option's own entry in a help
+ * text; an option only named in another's description is not described.
+ */
+static bool has_entry(const char *text, const char *word)
+{
+    size_t len = strlen(word);
+
+    for (const char *p = strstr(text, word); p != NULL; p = strstr(p + 1, word)) {
+        const char *b = p;
+
+        while (b > text && b[-1] == ' ')
+            b--;
+        if ((b == text || b[-1] == '\n') && !name_char(p[len])) return true;
+    }
+    return false;
+}
+
+static bool is_short(const struct cli_spec *s, int c)
+{
+    return c > 0 && c < 256 && c != ':' && strchr(s->shortopts, c) != NULL;
+}
+
+/* The options of s that text does not describe, each printed; returns their number. */
+static unsigned missing_options(const struct cli_spec *s, const char *text)
+{
+    unsigned missing = 0;
+
+    for (const struct option *o = s->longopts; o->name != NULL; o++) {
+        char want[128];
+
+        if (is_short(s, o->val))
+            snprintf(want, sizeof(want), "-%c, --%s", o->val, o->name);
+        else
+            snprintf(want, sizeof(want), "--%s", o->name);
+        if (!has_entry(text, want)) {
+            print_message("%s --help does not describe '%s'\n", s->name, want);
+            missing++;
+        }
+    }
+    return missing;
+}
+
+/* A short letter of the optstring that no long option has could not be described. */
+static unsigned unnamed_letters(const struct cli_spec *s)
+{
+    unsigned n = 0;
+
+    for (const char *c = s->shortopts; *c != '\0'; c++) {
+        const struct option *o = s->longopts;
+
+        if (*c == ':') continue;
+        while (o->name != NULL && o->val != *c)
+            o++;
+        if (o->name == NULL) {
+            print_message("%s: -%c has no long option in the table\n", s->name, *c);
+            n++;
+        }
+    }
+    return n;
+}
+
+static char *read_all(FILE *f)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    char chunk[4096];
+    size_t n;
+
+    assert_non_null(mem);
+    rewind(f);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        fwrite(chunk, 1, n, mem);
+    fclose(mem);
+    return buf;
+}
+
+/* What main(argc, argv) writes to stdout (file descriptor 1), and its exit code. */
+static char *stdout_of(int (*main_fn)(int, char **), int argc, char **argv, int *rc)
+{
+    FILE *tmp = tmpfile();
+    int saved;
+    char *out;
+
+    assert_non_null(tmp);
+    fflush(stdout);
+    saved = dup(STDOUT_FILENO);
+    assert_true(saved >= 0);
+    assert_true(dup2(fileno(tmp), STDOUT_FILENO) >= 0);
+    *rc = main_fn(argc, argv);
+    fflush(stdout);
+    assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+    close(saved);
+    out = read_all(tmp);
+    fclose(tmp);
+    return out;
+}
+
+/* What "hopbench NAME --help" prints (NAME NULL: "hopbench --help"). */
+static char *printed_help(const char *name)
+{
+    char cmd[16], help[] = "--help";
+    char *argv[] = { cmd, help, NULL };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out;
+    struct hb_err err = { 0 };
+    int rc = CLI_HELP;
+
+    snprintf(cmd, sizeof(cmd), "%s", name != NULL ? name : "hopbench");
+    if (name != NULL && (strcmp(name, "compare") == 0 || strcmp(name, "merge") == 0)) {
+        /* their entry points print to stdout and return an exit code */
+        buf = stdout_of(name[0] == 'c' ? evidence_compare_main : evidence_merge_main, 2, argv, &rc);
+        assert_int_equal(rc, HB_EXIT_OK);
+        return buf;
+    }
+    out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    if (name == NULL) {
+        cli_usage(out);
+    } else if (strcmp(name, "run") == 0) {
+        struct run_opts o;
+        rc = cli_parse_run(2, argv, &o, out, &err);
+    } else if (strcmp(name, "serve") == 0) {
+        struct serve_opts o;
+        rc = cli_parse_serve(2, argv, &o, out, &err);
+    } else {
+        struct lab_opts o;
+        rc = cli_parse_lab(2, argv, &o, out, &err);
+    }
+    fclose(out);
+    assert_int_equal(rc, CLI_HELP);
+    return buf;
+}
+
+/* The help as printed is the spec's, and it describes every option of the spec's table. */
+static void check_spec(const struct cli_spec *s, const char *name)
+{
+    char *text = printed_help(name);
+
+    assert_non_null(text);
+    assert_string_equal(text, s->help);
+    assert_int_equal(missing_options(s, text) + unnamed_letters(s), 0);
+    free(text);
+}
+
+static void test_top(void **state)
+{
+    const struct cli_spec *subs[] = { &cli_spec_lab, &cli_spec_run, &cli_spec_serve,
+                                      &cli_spec_compare, &cli_spec_merge };
+    unsigned missing = 0;
+
+    (void)state;
+    check_spec(&cli_spec_top, NULL);
+    /* each subcommand main() dispatches has a line of its own: "  NAME    what it does" */
+    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+        char want[32];
+        snprintf(want, sizeof(want), "\n  %s ", subs[i]->name);
+        if (strstr(cli_spec_top.help, want) == NULL) {
+            print_message("hopbench --help does not list the subcommand '%s'\n", subs[i]->name);
+            missing++;
+        }
+    }
+    assert_int_equal(missing, 0);
+}
+
+static void test_run(void **state)
+{
+    (void)state;
+    check_spec(&cli_spec_run, "run");
+}
+
+static void test_serve(void **state)
+{
+    (void)state;
+    check_spec(&cli_spec_serve, "serve");
+}
+
+static void test_lab(void **state)
+{
+    (void)state;
+    check_spec(&cli_spec_lab, "lab");
+}
+
+static void test_compare(void **state)
+{
+    (void)state;
+    check_spec(&cli_spec_compare, "compare");
+}
+
+static void test_merge(void **state)
+{
+    (void)state;
+    check_spec(&cli_spec_merge, "merge");
+}
+
+/* The checker finds an option that is missing, one that is only a prefix of another's name,
+ * one only named in the synopsis or another's description, a short letter not given with its
+ * long name, and a short letter without a long option. */
+static void test_checker_fails(void **state)
+{
+    static const struct option opts[] = {
+        { "alpha", required_argument, NULL, 'a' },
+        { "beta", no_argument, NULL, 256 },
+        { "json", required_argument, NULL, 257 },
+        { "gamma", no_argument, NULL, 'g' },
+        { "delta", no_argument, NULL, 258 },
+        { "epsilon", no_argument, NULL, 259 },
+        { NULL, 0, NULL, 0 },
+    };
+    static const struct cli_spec s = {
+        "fake",
+        "usage: fake [--delta]\n"
+        "  -a, --alpha X   the alpha\n"
+        "      --jsonl F   a line per run\n"
+        "      --gamma     -g is not next to it\n"
+        "      --epsilon   beta is not here, --delta is only named\n",
+        "a:gz",
+        opts,
+    };
+
+    (void)state;
+    /* --beta (absent), --json (only --jsonl), -g, --gamma (not together), --delta (named) */
+    assert_int_equal(missing_options(&s, s.help), 4);
+    /* -z has no long option */
+    assert_int_equal(unnamed_letters(&s), 1);
+}
+
+static void test_cli_option(void **state)
+{
+    (void)state;
+    assert_int_equal(cli_option(&cli_spec_merge, "-o"), 'o');
+    assert_int_equal(cli_option(&cli_spec_merge, "--output"), 'o');
+    assert_int_equal(cli_option(&cli_spec_merge, "--help"), 'h');
+    assert_int_equal(cli_option(&cli_spec_merge, "-h"), 'h');
+    assert_int_equal(cli_option(&cli_spec_merge, "--out"), '?'); /* no abbreviations */
+    assert_int_equal(cli_option(&cli_spec_merge, "--output=x"), '?');
+    assert_int_equal(cli_option(&cli_spec_merge, "-oh"), '?');
+    assert_int_equal(cli_option(&cli_spec_merge, "--"), '?');
+    assert_int_equal(cli_option(&cli_spec_merge, "-x"), '?');
+    assert_int_equal(cli_option(&cli_spec_merge, "-"), 0);
+    assert_int_equal(cli_option(&cli_spec_merge, "a.json"), 0);
+    assert_int_equal(cli_option(&cli_spec_compare, "-o"), '?');
+    assert_int_equal(cli_option(&cli_spec_top, "--version"), 'V');
+    assert_int_equal(cli_option(&cli_spec_top, "-V"), '?'); /* not a short letter of it */
+    assert_int_equal(cli_option(&cli_spec_top, "--quick"), '?');
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_top),           cmocka_unit_test(test_run),
+        cmocka_unit_test(test_serve),         cmocka_unit_test(test_lab),
+        cmocka_unit_test(test_compare),       cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_checker_fails), cmocka_unit_test(test_cli_option),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
