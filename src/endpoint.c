@@ -466,17 +466,29 @@ static int clear_stale_socket(const struct endpoint *ep, struct hb_err *err)
 /*
  * Binds a socket file created with opts->mode: the umask is narrowed around
  * bind (process-wide: listeners are set up before worker threads start).
+ * Records the file's device and inode in ep, so that endpoint_unlink removes
+ * this file and no other.
  */
-static int bind_socket_file(int fd, const struct endpoint *ep, unsigned mode, struct hb_err *err)
+static int bind_socket_file(int fd, struct endpoint *ep, unsigned mode, struct hb_err *err)
 {
+    const char *path = unix_addr(ep)->sun_path;
     mode_t old = umask((mode_t)(~mode & 0777));
     int rc = bind_endpoint(fd, ep, err);
+    struct stat st;
 
     umask(old);
+    ep->file_dev = 0;
+    ep->file_ino = 0;
     if (rc < 0) return rc;
-    if (chmod(unix_addr(ep)->sun_path, (mode_t)(mode & 0777)) == -1) {
+    if (lstat(path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+        /* removed or replaced between bind and lstat: nothing of ours to record or remove */
+        return hb_fail(err, -EEXIST, "%s was removed or replaced right after bind", path);
+    }
+    ep->file_dev = st.st_dev;
+    ep->file_ino = st.st_ino;
+    if (chmod(path, (mode_t)(mode & 0777)) == -1) {
         rc = sys_fail(err, "cannot set the mode of", ep);
-        unlink(unix_addr(ep)->sun_path);
+        endpoint_unlink(ep);
     }
     return rc;
 }
@@ -522,9 +534,18 @@ int endpoint_listen(struct endpoint *ep, const struct listen_opts *opts, struct 
     return hb_fail(err, -EINVAL, "endpoint_listen: endpoint was not parsed");
 }
 
-void endpoint_unlink(const struct endpoint *ep)
+bool endpoint_unlink(const struct endpoint *ep)
 {
-    if (ep->kind == ENDPOINT_UNIX) unlink(unix_addr(ep)->sun_path);
+    const char *path = unix_addr(ep)->sun_path;
+    struct stat st;
+
+    if (ep->kind != ENDPOINT_UNIX) return true;
+    if (lstat(path, &st) == -1) return errno == ENOENT;
+    /* (the file could still be swapped between lstat and unlink: no syscall closes that gap) */
+    if (ep->file_ino == 0 || !S_ISSOCK(st.st_mode) || st.st_dev != ep->file_dev ||
+        st.st_ino != ep->file_ino)
+        return false;
+    return unlink(path) == 0 || errno == ENOENT;
 }
 
 int endpoint_probe(const struct endpoint *ep, int timeout_ms)

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/un.h>
 
 #include "util.h"
@@ -32,6 +33,8 @@ struct endpoint {
     struct sockaddr_storage addr;
     socklen_t addr_len; /* exact: for ENDPOINT_ABSTRACT, offsetof(sun_path) + 1 + name length */
     char text[160];     /* canonical form, e.g. "tcp://127.0.0.1:9000", "unix:@name" */
+    dev_t file_dev;     /* ENDPOINT_UNIX after endpoint_listen: the socket file it made */
+    ino_t file_ino;     /* (0: none), which endpoint_unlink checks before removing */
 };
 
 /*
@@ -81,12 +84,20 @@ struct listen_opts {
  * TCP). For a TCP port 0 the kernel's choice is written back into ep. For a
  * socket file: an existing file that is not a socket is never removed (error);
  * an existing socket nobody listens on (stale, left by a crash) is replaced;
- * a live one is an error. The file gets opts->mode. Returns the fd or a
- * negative errno with err->msg set.
+ * a live one is an error. The file gets opts->mode, and its device and inode
+ * are recorded in ep (for endpoint_unlink). Returns the fd or a negative errno
+ * with err->msg set.
  */
 int endpoint_listen(struct endpoint *ep, const struct listen_opts *opts, struct hb_err *err);
 
-/* Removes the socket file of a ENDPOINT_UNIX endpoint (no-op for others). */
-void endpoint_unlink(const struct endpoint *ep);
+/*
+ * Removes the socket file endpoint_listen made for an ENDPOINT_UNIX endpoint,
+ * if the path still holds that very socket (same device and inode): a file
+ * put there since (another server's socket after ours was removed, anything
+ * else) is left alone. Returns true when the path was removed or was already
+ * gone; false when something else is there now, or when ep never got a socket
+ * file of its own. A no-op (true) for other kinds.
+ */
+bool endpoint_unlink(const struct endpoint *ep);
 
 #endif

@@ -9,7 +9,8 @@
  * `struct server_proto`: bytes in, a view of the bytes to send back out.
  *
  * SIGTERM (and SIGINT when asked) stop the server cleanly: workers finish,
- * listeners close and the socket files the server made are removed.
+ * listeners close and the socket files the server made are removed (each
+ * only while its path still holds that socket: endpoint_unlink).
  */
 #ifndef HOPBENCH_SERVER_SERVER_H
 #define HOPBENCH_SERVER_SERVER_H
@@ -124,7 +125,10 @@ int server_open(struct server *s, const struct server_cfg *cfg, struct hb_err *e
  */
 int server_run(struct server *s, struct hb_err *err);
 
-/* Closes the listeners; when `unlink_files`, removes the socket files too. */
+/*
+ * Closes the listeners; when `unlink_files`, removes the socket files too, each
+ * only if its path still holds the socket bound there (endpoint_unlink).
+ */
 void server_close(struct server *s, bool unlink_files);
 
 #endif

@@ -82,6 +82,31 @@ if start_server live1 --listen "unix:$sock" --listen tcp://127.0.0.1:0; then
     check_eq "serve: first server exits 0" 0 "$RC"
 fi
 
+# --- a socket file another server took over is not removed at exit ---------------------
+# A's socket file is removed by hand and B binds the same path: A's exit must leave B's
+# socket alone (it used to remove whatever was at the path).
+
+sock=$T/taken.sock
+if start_server taken_a --listen "unix:$sock"; then
+    a_pid=$SRV_PID a_out=$SRV_OUT
+    rm -f "$sock"
+    if start_server taken_b --listen "unix:$sock"; then
+        b_pid=$SRV_PID b_out=$SRV_OUT
+        b_ino=$(stat -c %i "$sock")
+        stop_server "$a_pid" "$a_out"
+        check_eq "serve: A, its socket file taken over, exits 0 on SIGTERM" 0 "$RC"
+        check_eq "serve: A's exit leaves B's socket file in place" "$b_ino" \
+            "$(stat -c %i "$sock" 2>/dev/null)"
+        expect_rc "serve: B still answers at the path" 0 taken_run \
+            run echo "unix:$sock" -n 100 --warmup 0 --json "$T/taken_run.json"
+        stop_server "$b_pid" "$b_out"
+        check_eq "serve: B exits 0" 0 "$RC"
+        check "serve: B's exit removes its own socket file" test ! -e "$sock"
+    else
+        stop_pid "$a_pid"
+    fi
+fi
+
 # --- loopback only unless --allow-remote -------------------------------------------
 
 expect_rc "serve: tcp://0.0.0.0:0 refused with exit 64" 64 remote \

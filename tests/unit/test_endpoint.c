@@ -532,6 +532,49 @@ static void test_listen_refuses_live(void **state)
     endpoint_unlink(&ep);
 }
 
+/*
+ * endpoint_unlink removes the socket file endpoint_listen made and nothing
+ * else: not another server's socket bound at the path since, not a regular
+ * file, not a path this endpoint never listened on.
+ */
+static void test_unlink_only_its_own(void **state)
+{
+    static const char content[] = "precious data\n";
+    struct endpoint ep, never;
+    struct stat st;
+    int fd, other, f;
+
+    parse_in_dir(&ep, state, "s.sock");
+    fd = listen_or_die(&ep, &opts_0600);
+    assert_int_equal(unlink(ep_path(&ep)), 0);
+    other = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(other >= 0);
+    assert_int_equal(bind(other, (const struct sockaddr *)&ep.addr, ep.addr_len), 0);
+    assert_int_equal(listen(other, 1), 0);
+    assert_false(endpoint_unlink(&ep));
+    assert_int_equal(lstat(ep_path(&ep), &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    never = ep;
+    never.file_dev = 0;
+    never.file_ino = 0;
+    assert_false(endpoint_unlink(&never));
+    assert_int_equal(lstat(ep_path(&ep), &st), 0);
+
+    assert_int_equal(unlink(ep_path(&ep)), 0);
+    f = open(ep_path(&ep), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    assert_true(f >= 0);
+    assert_int_equal(write(f, content, sizeof(content) - 1), (ssize_t)sizeof(content) - 1);
+    close(f);
+    assert_false(endpoint_unlink(&ep));
+    assert_int_equal(lstat(ep_path(&ep), &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+
+    assert_int_equal(unlink(ep_path(&ep)), 0);
+    assert_true(endpoint_unlink(&ep)); /* already gone */
+    close(other);
+    close(fd);
+}
+
 static void test_listen_tcp_port0(void **state)
 {
     struct sockaddr_in sin = { 0 };
@@ -658,6 +701,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_listen_refuses_regular_file, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_listen_replaces_stale, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_listen_refuses_live, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_unlink_only_its_own, setup_dir, teardown_dir),
         cmocka_unit_test(test_listen_tcp_port0),
         cmocka_unit_test(test_listen_tcp6),
         cmocka_unit_test(test_listen_remote),
