@@ -380,6 +380,7 @@ static int cmd_serve(int argc, char **argv)
     struct hb_err err = { 0 };
     struct server srv;
     struct place pl;
+    sigset_t stop;
     int rc = cli_parse_serve(argc, argv, &o, stdout, &err);
     const int *cpus;
     unsigned ncpus;
@@ -411,6 +412,18 @@ static int cmd_serve(int argc, char **argv)
         .stall_ns = o.stall_ns,
         .block_wait = o.block_wait,
     };
+    /*
+     * SIGINT and SIGTERM are held from before the first socket file exists:
+     * one that comes while we start up (or print, below) waits for server_run's
+     * sigwait and stops the server cleanly, instead of killing it with its
+     * socket files in place. SIGPIPE is ignored for the same reason: a stdout
+     * nobody reads any more makes printf fail with EPIPE, and serving goes on.
+     */
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
     if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
     for (unsigned i = 0; i < o.neps; i++)
         printf("hopbench: listening on %s\n", o.eps[i].text);

@@ -107,6 +107,44 @@ if start_server taken_a --listen "unix:$sock"; then
     fi
 fi
 
+# --- SIGINT or SIGTERM while serve starts up ---------------------------------------------
+# serve's stdout is a FIFO filled to the brim, so it blocks writing its first "listening on"
+# line: its socket is bound, server_run has not begun. The signal sent then must stop it
+# cleanly once the line gets through: exit 0, socket file removed (the default action used
+# to kill it there and leave the file). env --default-signal=INT gives it the SIGINT a
+# terminal's Ctrl-C would find (a script's background job starts with SIGINT ignored).
+
+for sig in INT TERM; do
+    fifo=$T/win_$sig.fifo sock=$T/win_$sig.sock
+    mkfifo "$fifo"
+    exec 3<>"$fifo"
+    dd if=/dev/zero of="$fifo" bs=4096 count=4096 oflag=nonblock 2>/dev/null
+    (cd "$T" && exec env --default-signal=INT "$HOPBENCH" serve echo --listen "unix:$sock") \
+        >"$fifo" 2>"$T/win_$sig.err" 3>&- &
+    win_pid=$!
+    PIDS+=("$win_pid")
+    for ((i = 0; i < 100; i++)); do
+        [ -S "$sock" ] && break
+        sleep 0.05
+    done
+    sleep 0.2
+    check "serve, SIG$sig while blocked printing: socket bound, process waiting" \
+        sh -c "[ -S '$sock' ] && kill -0 $win_pid"
+    kill -"$sig" "$win_pid"
+    sleep 0.2
+    exec 4<"$fifo" 3>&-
+    # to the end (serve's exit closes the last writer), without the filling
+    timeout 10 tr -d '\000' <&4 >"$T/win_$sig.out"
+    exec 4<&-
+    reap "$win_pid" 5
+    check_eq "serve, SIG$sig while starting up: exit 0" 0 "$RC"
+    check "serve, SIG$sig while starting up: socket file removed" test ! -e "$sock"
+    check "serve, SIG$sig while starting up: listened, then stopped" \
+        sh -c "grep -aq '^hopbench: listening on unix:$sock\$' '$T/win_$sig.out' &&
+               grep -aq '^hopbench: stopped: ' '$T/win_$sig.out'"
+    rm -f "$fifo"
+done
+
 # --- loopback only unless --allow-remote -------------------------------------------
 
 expect_rc "serve: tcp://0.0.0.0:0 refused with exit 64" 64 remote \
