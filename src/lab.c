@@ -14,10 +14,12 @@
 #include "stats.h"
 
 /*
- * The child: serve until SIGTERM (Ctrl-C goes to the parent, which ends the
- * run first). It starts with SIGTERM blocked (see lab_start_server), so one
- * sent right after the fork stays pending for server_run's sigwait instead of
- * reaching the parent's inherited handler.
+ * The child: serve until SIGTERM. The terminal's signals (SIGINT, SIGHUP,
+ * SIGQUIT reach the whole process group) are the parent's: it ends the run
+ * first, then stops the child. It starts with the stop signals blocked (see
+ * lab_start_server), so one sent right after the fork stays pending (SIGTERM
+ * for server_run's sigwait, the others to be dropped here) instead of reaching
+ * the parent's inherited handler.
  */
 static void lab_server_child(struct server *srv, pid_t parent)
 {
@@ -26,6 +28,8 @@ static void lab_server_child(struct server *srv, pid_t parent)
 
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(1);
     rc = server_run(srv, &err);
@@ -85,9 +89,7 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
 
     if (rc < 0) return rc;
     sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
+    stop_signal_set(&block);
     fflush(NULL);
     sigprocmask(SIG_BLOCK, &block, &old);
     pid_t pid = fork();
@@ -247,6 +249,17 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
 }
 
 /*
+ * Whether to stop after the current cell: *stop was set (Ctrl-C or another
+ * stop signal), or the progress lines cannot be written any more (their
+ * reader is gone, `hopbench lab | head`: SIGPIPE is ignored, so the write
+ * failed with EPIPE instead of killing the lab with its server and directory).
+ */
+static bool lab_stopping(FILE *progress, const volatile sig_atomic_t *stop)
+{
+    return (stop != NULL && *stop) || ferror(progress);
+}
+
+/*
  * One cell of transport t in the (size, mode) pair: closed loop, then open
  * loop at each --rates share of the ops/s it just measured.
  */
@@ -263,7 +276,7 @@ static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t
     basis = report_ops_per_s(&lab->recs[lab->nrecs - 1]);
     if (basis <= 0 || load_errors_total(&lab->recs[lab->nrecs - 1].res) != 0) return 0;
     for (unsigned i = 0; i < o->nrates && rc == 0; i++) {
-        if (stop != NULL && *stop) break;
+        if (lab_stopping(progress, stop)) break;
         rc = lab_one(lab, s, mode, t, rep, o->rates[i], basis, progress, stop, err);
     }
     return rc;
@@ -284,7 +297,7 @@ int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, 
             if (o->overload && modes[m] == LOAD_REUSE) continue; /* overload: new connections */
             done[0] = done[1] = 0;
             for (unsigned i = 0; i < 2 * o->reps && rc == 0; i++) {
-                if (stop != NULL && *stop) break;
+                if (lab_stopping(progress, stop)) break;
                 if (lab->nrecs > 0 && o->cooldown_ns)
                     sleep_until_ns(now_ns() + o->cooldown_ns, stop);
                 rc = lab_cell(lab, s, modes[m], order[i], done[order[i]]++, progress, stop, err);

@@ -42,8 +42,9 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_m
 
 /*
  * Runs the matrix, printing a progress line per cell to `progress`. Stops
- * after the current cell once *stop is set. Returns 0 or a negative errno
- * with err set (the records measured so far are kept either way).
+ * after the current cell once *stop is set or `progress` has failed (ferror:
+ * its reader is gone). Returns 0 or a negative errno with err set (the
+ * records measured so far are kept either way).
  */
 int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err);
 

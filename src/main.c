@@ -2,11 +2,16 @@
  * main: subcommand dispatch, signals, messages and exit codes. Nothing below
  * this file prints an error or exits.
  *
- * Ctrl-C: the first SIGINT/SIGTERM ends the current run early; the table is
- * printed and the evidence written from what was measured. Another one within
- * SIGNAL_SAME_NS of it is the same interrupt (GNU timeout signals its child and
- * then the child's process group). One after that stops the lab's server,
- * removes its directory and exits at once.
+ * Ctrl-C: the first stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT: util.h)
+ * ends the current run early; the table is printed and the evidence written
+ * from what was measured, and the exit code is 130 whichever signal it was.
+ * Another one within SIGNAL_SAME_NS of it is the same interrupt (GNU timeout
+ * signals its child and then the child's process group). One after that stops
+ * the lab's server, removes its directory and exits at once.
+ *
+ * lab and run ignore SIGPIPE: a stdout whose reader is gone (`| head`) makes
+ * printing fail with EPIPE, and that ends the work as the first signal does
+ * (stopping()), so the lab still cleans up and the evidence is still written.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,7 +33,7 @@
 #include "server/server.h"
 #include "stats.h"
 
-/* The one mutable global: set from the signal handler (STYLE.md §12). */
+/* The one mutable global: set from the signal handler, or by stopping() (STYLE.md §12). */
 static volatile sig_atomic_t g_stop;
 
 /* A second signal this soon after the first is part of the same interrupt, not an abort. */
@@ -75,15 +80,36 @@ static void on_signal(int sig)
     abort_now();
 }
 
+/*
+ * lab and run: every stop signal goes to on_signal, except a SIGHUP that was
+ * ignored from the start (nohup): that one stays ignored. SIGPIPE is ignored.
+ */
 static void install_signals(void)
 {
-    struct sigaction sa;
+    static const int sigs[] = { STOP_SIGNALS };
+    struct sigaction sa, was;
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    for (size_t i = 0; i < ARRAY_LEN(sigs); i++) {
+        if (sigs[i] == SIGHUP && sigaction(SIGHUP, NULL, &was) == 0 && was.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/*
+ * Whether to stop: a stop signal came, or stdout cannot be written any more
+ * (its reader is gone: EPIPE, since SIGPIPE is ignored). The latter counts as
+ * an interrupt from then on: nobody reads the tables, the evidence still
+ * holds what was measured.
+ */
+static bool stopping(void)
+{
+    if (ferror(stdout)) g_stop = 1;
+    return g_stop != 0;
 }
 
 static int fail(const char *what, const struct hb_err *err, int code)
@@ -93,7 +119,7 @@ static int fail(const char *what, const struct hb_err *err, int code)
 }
 
 /*
- * Writes the evidence with SIGINT and SIGTERM held back (only this thread runs
+ * Writes the evidence with the stop signals held back (only this thread runs
  * by now), so an abort cannot leave its temporary file behind: one that comes
  * meanwhile takes effect once the file is in place.
  */
@@ -105,9 +131,7 @@ static int write_evidence(const char *path, const struct report_meta *meta,
     sigset_t held, old;
     int rc;
 
-    sigemptyset(&held);
-    sigaddset(&held, SIGINT);
-    sigaddset(&held, SIGTERM);
+    stop_signal_set(&held);
     pthread_sigmask(SIG_BLOCK, &held, &old);
     rc = report_json_write(path, doc, &err);
     if (rc == 0) printf("evidence: %s\n", path);
@@ -226,7 +250,7 @@ static int run_all(const struct run_opts *o, const struct place *pl, FILE *jsonl
         stats_order_shuffle(o->neps, o->reps, o->seed, order);
     else
         stats_order_abba(o->neps, o->reps, order);
-    for (unsigned i = 0; i < slots && !g_stop && rc == HB_EXIT_OK; i++) {
+    for (unsigned i = 0; i < slots && !stopping() && rc == HB_EXIT_OK; i++) {
         struct run_record *r = &recs[*nrecs];
         if (i > 0 && o->cooldown_ns) sleep_until_ns(now_ns() + o->cooldown_ns, &g_stop);
         if (g_stop) break;
@@ -320,7 +344,7 @@ static int run_report(const struct run_opts *o, struct report_meta *meta,
     if (o->reps > 1) run_summary_print(o, recs, n);
     report_errors(stdout, recs, n);
     report_cut_short(stdout, recs, n);
-    meta->interrupted = g_stop != 0;
+    meta->interrupted = stopping();
     meta->summary = run_summary_json(o, recs, n);
     rc = write_evidence(evidence_path("run", o->json_path, path, sizeof(path)), meta, recs, n);
     json_decref(meta->summary);
@@ -345,6 +369,7 @@ static int cmd_run(int argc, char **argv)
     if (place_init(&pl, o.pin, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
     rc = preflight(&o);
     if (rc != HB_EXIT_OK) return rc;
+    install_signals();
     probe_machine(&m);
     struct report_meta meta = { .command = "run",
                                 .argc = g_argc,
@@ -360,7 +385,6 @@ static int cmd_run(int argc, char **argv)
     }
     print_placement(&pl, o.load.block_wait);
     report_sysctls(stdout, &m);
-    install_signals();
     recs = xcalloc((size_t)o.neps * o.reps, sizeof(*recs));
     run_rc = run_all(&o, &pl, jsonl, recs, &n);
     if (jsonl != NULL) fclose(jsonl);
@@ -514,7 +538,7 @@ static int cmd_lab(int argc, char **argv)
     meta.summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
     report_errors(stdout, lab.recs, lab.nrecs);
     report_cut_short(stdout, lab.recs, lab.nrecs);
-    meta.interrupted = g_stop != 0;
+    meta.interrupted = stopping();
     rc = write_evidence(evidence_path("lab", o.json_path, path, sizeof(path)), &meta, lab.recs,
                         lab.nrecs);
     json_decref(meta.plan);

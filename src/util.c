@@ -25,6 +25,15 @@ int hb_fail(struct hb_err *err, int code, const char *fmt, ...)
     return code;
 }
 
+void stop_signal_set(sigset_t *set)
+{
+    static const int sigs[] = { STOP_SIGNALS };
+
+    sigemptyset(set);
+    for (size_t i = 0; i < ARRAY_LEN(sigs); i++)
+        sigaddset(set, sigs[i]);
+}
+
 void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);

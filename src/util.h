@@ -56,6 +56,15 @@ static inline uint64_t thread_cpu_ns(void)
  */
 bool sleep_until_ns(uint64_t deadline_ns, const volatile sig_atomic_t *stop);
 
+/*
+ * The signals that end a lab's or a run's work early as Ctrl-C does (main.c):
+ * SIGINT, SIGTERM, SIGHUP (the terminal went away) and SIGQUIT.
+ */
+#define STOP_SIGNALS SIGINT, SIGTERM, SIGHUP, SIGQUIT
+
+/* Empties *set and adds STOP_SIGNALS to it. */
+void stop_signal_set(sigset_t *set);
+
 /* Setup-time allocation: prints and exits on OOM. Never use on the hot path. */
 void *xcalloc(size_t n, size_t size);
 void *xmalloc(size_t size);

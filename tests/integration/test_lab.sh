@@ -301,6 +301,71 @@ else
 fi
 [ -n "$ab_spid" ] && kill -CONT "$ab_spid" 2>/dev/null
 
+# --- stdout's reader goes away: hopbench lab | head -n 1 ----------------------------------
+# SIGPIPE is ignored, so the first line written after head exits fails with EPIPE: the lab
+# stops as interrupted, writes the evidence, stops its server and removes its directory.
+# (SIGPIPE used to kill it, and its directory stayed.)
+lab_dirs pipe
+RC=0
+(cd "$T/pipe.cwd" || exit 1
+    TMPDIR=$T/pipe.tmp timeout -k 5 60 "$HOPBENCH" lab --quick --sizes 64 --json "$T/pipe.json" \
+        2>"$T/pipe.err" | head -n 1 >"$T/pipe.out"
+    exit "${PIPESTATUS[0]}") || RC=$?
+check_eq "lab | head -n 1: exit 130" 130 "$RC"
+check "lab | head -n 1: the header got through" grep -q '^hopbench .* lab: echo over ' "$T/pipe.out"
+check "lab | head -n 1: nothing on stderr" test ! -s "$T/pipe.err"
+rcheck "lab | head -n 1: evidence written, interrupted, what was measured whole" "$T/pipe.json" \
+    '.command == "lab" and .interrupted == true and (.runs | length) < 4
+     and all(.runs[]; .ops > 0 and .interrupted == false and errors_zero)'
+check_lab_gone pipe
+
+# --- SIGHUP (the terminal went away) and SIGQUIT end the lab as Ctrl-C does ----------------
+# Sent once the first cell is on disk (--jsonl): exit 130, the evidence holds what was
+# measured, the server and the directory are gone. (Their default actions used to kill the
+# lab with no evidence written, and leave its directory.)
+for sig in HUP QUIT; do
+    name=sig_$sig
+    lab_dirs "$name"
+    spawn_cmd "$name" env -C "$T/$name.cwd" TMPDIR="$T/$name.tmp" "$HOPBENCH" lab --sizes 64 \
+        -d 0.3 --warmup 0.1 --jsonl "$T/$name.jsonl" --json "$T/$name.json"
+    sig_pid=$SPAWNED
+    for ((i = 0; i < 200; i++)); do
+        [ "$(wc -l 2>/dev/null <"$T/$name.jsonl" || echo 0)" -ge 2 ] && break
+        alive "$sig_pid" || break
+        sleep 0.05
+    done
+    kill -"$sig" "$sig_pid"
+    reap "$sig_pid" 10
+    check_eq "lab SIG$sig: exit 130" 130 "$RC"
+    check "lab SIG$sig: table and evidence path printed" \
+        sh -c "grep -q '^64 B echo round trips' '$T/$name.out' &&
+               grep -qx 'evidence: $T/$name.json' '$T/$name.out'"
+    rcheck "lab SIG$sig: evidence interrupted, holding the cells measured" "$T/$name.json" \
+        '.interrupted == true and (.runs | length) >= 1 and (.runs | length) < 4
+         and (.runs[0] | .ops > 0 and .interrupted == false and hist_ok) and all(.runs[]; errors_zero)'
+    check_eq "lab SIG$sig: the JSONL holds the evidence's runs" \
+        "$(jq -c '[.runs[] | [.cell, .rep, .ops]]' "$T/$name.json" 2>&1)" \
+        "$(jq -c -s '[.[] | select(.record == "run") | [.cell, .rep, .ops]]' "$T/$name.jsonl" 2>&1)"
+    check_lab_gone "$name"
+done
+
+# A SIGHUP ignored from the start (nohup) stays ignored: the lab goes on to its end.
+lab_dirs nohup
+spawn_cmd nohup env -C "$T/nohup.cwd" --ignore-signal=HUP TMPDIR="$T/nohup.tmp" "$HOPBENCH" lab \
+    --sizes 64 -d 0.15 --warmup 0.05 --jsonl "$T/nohup.jsonl" --json "$T/nohup.json"
+nohup_pid=$SPAWNED
+for ((i = 0; i < 200; i++)); do
+    [ "$(wc -l 2>/dev/null <"$T/nohup.jsonl" || echo 0)" -ge 2 ] && break
+    alive "$nohup_pid" || break
+    sleep 0.05
+done
+kill -HUP "$nohup_pid"
+reap "$nohup_pid" 10
+check_eq "lab under nohup, SIGHUP: exit 0" 0 "$RC"
+rcheck "lab under nohup, SIGHUP: every cell measured, not interrupted" "$T/nohup.json" \
+    '.interrupted == false and (.runs | length) == 4 and .valid == true'
+check_lab_gone nohup
+
 # --reps: every cell repeated, tcp and unix alternating ABBA, summaries per size and mode.
 mkdir -p "$T/lr.cwd" "$T/lr.tmp"
 (cd "$T/lr.cwd" && TMPDIR="$T/lr.tmp" timeout 60 "$HOPBENCH" lab --sizes 64 --reps 2 -d 0.15 \

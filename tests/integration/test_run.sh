@@ -154,6 +154,22 @@ check "run --json FILE: written there, nothing in the cwd" \
     sh -c "[ -s '$T/wj.json' ] && [ -z \"\$(ls -A '$T/wj')\" ]"
 rcheck "run --warmup 0.0: no warm-up" "$T/wj.json" '.runs[0].warmup_s == 0'
 
+# stdout's reader goes away (head reads the two lines printed before the run, then exits):
+# the table cannot be printed (EPIPE, SIGPIPE being ignored), yet the run measured is in the
+# evidence, and the exit is 130, as for an interrupt. (SIGPIPE used to kill it unwritten.)
+RC=0
+(cd "$T/wj" || exit 1
+    timeout -k 5 60 "$HOPBENCH" run echo "$uds" -d 0.3 --warmup 0.1 --json "$T/rp.json" \
+        2>"$T/rp.err" | head -n 2 >"$T/rp.out"
+    exit "${PIPESTATUS[0]}") || RC=$?
+check_eq "run | head -n 2: exit 130" 130 "$RC"
+check "run | head -n 2: the lines before the run got through" \
+    sh -c "grep -q '^placement: ' '$T/rp.out' && grep -q '^sysctl: ' '$T/rp.out'"
+check "run | head -n 2: nothing on stderr" test ! -s "$T/rp.err"
+rcheck "run | head -n 2: the run measured is in the evidence, which says interrupted" "$T/rp.json" \
+    '.interrupted == true and (.runs | length) == 1
+     and (.runs[0] | .ops > 0 and .valid == true and .interrupted == false and errors_zero)'
+
 # --- pipelining ---------------------------------------------------------------
 
 for tr in tcp unix; do
