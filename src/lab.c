@@ -19,7 +19,7 @@
  * first, then stops the child. It starts with the stop signals blocked (see
  * lab_start_server), so one sent right after the fork stays pending (SIGTERM
  * for server_run's sigwait, the others to be dropped here) instead of reaching
- * the parent's inherited handler.
+ * the parent's inherited handler. SIGPIPE stays ignored, as in the parent.
  */
 static void lab_server_child(struct server *srv, pid_t parent)
 {
@@ -93,14 +93,16 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
     fflush(NULL);
     sigprocmask(SIG_BLOCK, &block, &old);
     pid_t pid = fork();
+    int fork_errno = errno;
     if (pid == 0) lab_server_child(&srv, parent);
+    /* The pid is mirrored before a signal can come: an abort stops this child too. */
+    if (pid > 0) lab_set_pid(lab, pid);
     sigprocmask(SIG_SETMASK, &old, NULL);
     server_close(&srv, false); /* the child holds the listeners now */
     if (pid == -1) {
         endpoint_unlink(&lab->eps[1]);
-        return hb_fail(err, -errno, "cannot start the lab server: %s", strerror(errno));
+        return hb_fail(err, -fork_errno, "cannot start the lab server: %s", strerror(fork_errno));
     }
-    lab_set_pid(lab, pid);
     lab->server_close_after = close_after;
     lab->server_body_size = body_size;
     return 0;

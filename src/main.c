@@ -493,19 +493,30 @@ static int cmd_lab(int argc, char **argv)
     struct machine m;
     char path[64], server[64];
     int rc = cli_parse_lab(argc, argv, &o, stdout, &err);
+    sigset_t held, old;
     bool failed;
     int run_rc;
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
     if (o.pin == PLACE_SPLIT && !o.pin_given && place_allowed_cpus() < 2) o.pin = PLACE_SAME;
-    if (lab_init(&lab, &o, &g_lab_server, &err) < 0) {
+    /*
+     * The handler is in place before the temporary directory exists, and the
+     * stop signals are held until it knows what to clean up: one that comes
+     * meanwhile is the first interrupt once they are let through (the lab then
+     * stops before its first cell, and cleans up), never an abort that cannot
+     * see the directory.
+     */
+    install_signals();
+    stop_signal_set(&held);
+    pthread_sigmask(SIG_BLOCK, &held, &old);
+    rc = lab_init(&lab, &o, &g_lab_server, &err);
+    if (rc == 0) lab_arm_emergency(&lab);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc < 0) {
         lab_release(&lab);
         return fail("lab", &err, HB_EXIT_RUNTIME);
     }
-    /* The handler may clean up only once it knows the paths. */
-    lab_arm_emergency(&lab);
-    install_signals();
     probe_machine(&m);
     lab_header(&lab, &o);
     report_sysctls(stdout, &m);

@@ -301,6 +301,34 @@ else
 fi
 [ -n "$ab_spid" ] && kill -CONT "$ab_spid" 2>/dev/null
 
+# --- Ctrl-C while the lab sets up -----------------------------------------------------------
+# strace holds the lab's fork of its server for 1.5 s, when its directory and socket already
+# exist. A SIGINT then (its default disposition restored, as from a terminal) must not leak
+# them: the handler is in place and the signal held until the lab knows what to clean up,
+# so the lab stops before its first cell, writes the evidence (no runs) and removes its
+# directory. (It used to die there by default action, leaving the directory.)
+lab_dirs setup
+spawn_cmd setup env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    strace -f -qq -o /dev/null -e trace=clone -e inject=clone:delay_exit=1500000:when=1 \
+    env -C "$T/setup.cwd" --default-signal=INT TMPDIR="$T/setup.tmp" "$HOPBENCH" lab \
+    --sizes 64 -d 0.1 --warmup 0.05 --json "$T/setup.json"
+setup_st=$SPAWNED
+for ((i = 0; i < 100; i++)); do
+    compgen -G "$T/setup.tmp/hopbench-lab.*/echo.sock" >/dev/null && break
+    alive "$setup_st" || break
+    sleep 0.05
+done
+setup_pid=$(pgrep -P "$setup_st")
+check "Ctrl-C while setting up: signalled after the socket exists, before the header" \
+    sh -c "[ -n '$setup_pid' ] && [ ! -s '$T/setup.out' ] &&
+           ls '$T/setup.tmp'/hopbench-lab.*/echo.sock >/dev/null 2>&1"
+[ -n "$setup_pid" ] && kill -INT "$setup_pid"
+reap "$setup_st" 10
+check_eq "Ctrl-C while setting up: exit 130" 130 "$RC"
+rcheck "Ctrl-C while setting up: evidence written, interrupted, no runs" "$T/setup.json" \
+    '.interrupted == true and (.runs | length) == 0'
+check_lab_gone setup
+
 # --- stdout's reader goes away: hopbench lab | head -n 1 ----------------------------------
 # SIGPIPE is ignored, so the first line written after head exits fails with EPIPE: the lab
 # stops as interrupted, writes the evidence, stops its server and removes its directory.
