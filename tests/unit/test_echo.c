@@ -31,7 +31,7 @@
 #define STATE_MAX 256
 #define SENTINEL                                                                                   \
     0xea          /* never a pattern byte: (i % 251) * 7 + 13 misses 0x06, 0xea, 0xf1, 0xf8, 0xff */
-#define SAMPLE 97 /* step for sampled offsets in the big sizes */
+#define SAMPLE 97 /* step for the sampled bad bytes of the big mismatch tests */
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -262,11 +262,12 @@ static void test_split_small(void **state)
         split_size(size, 1);
 }
 
+/* The largest lab size too, at every offset: 2^32 bytes compared (1 s; ASan 2 s, TSan 13 s). */
 static void test_split_large(void **state)
 {
     (void)state;
     split_size(4096, 1);
-    split_size(65536, SAMPLE);
+    split_size(65536, 1);
 }
 
 /* ---- 4. pipelined replies ----------------------------------------------- */
