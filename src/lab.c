@@ -117,6 +117,7 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_m
     lab->opts = opts;
     lab->pid_mirror = pid_mirror;
     rc = place_init(&lab->place, opts->pin, err);
+    lab->place.server_source = PLACE_SRC_SET; /* the lab pins its own server (lab_start_server) */
     if (rc == 0) rc = lab_endpoints(lab, err);
     if (rc == 0) rc = lab_start_server(lab, 0, 0, err);
     /* redis cells SET values of each size; the others send the protocol's default request. */

@@ -164,15 +164,24 @@ static int verdict(const struct run_record *recs, size_t n, bool interrupted)
     return HB_EXIT_OK;
 }
 
-/* The two settings a ping-pong's latency depends on most, besides the transport. */
-static void print_placement(const struct place *p, bool block_wait)
+/*
+ * The two settings a ping-pong's latency depends on most, besides the transport.
+ * The server's CPUs say where they come from, as the evidence does; `unseen`
+ * says why CPUs that are only expected were not observed.
+ */
+static void print_placement(const struct place *p, bool block_wait, const char *unseen)
 {
-    char client[128], server[128];
+    char client[128], server[128], from[96] = "";
 
     place_format(p, PLACE_CLIENT, client, sizeof(client));
     place_format(p, PLACE_SERVER, server, sizeof(server));
-    printf("placement: --pin %s (client CPUs %s, server CPUs %s); --wait %s\n", place_name(p->mode),
-           client, server, block_wait ? "block" : "epoll");
+    if (p->server_source == PLACE_SRC_OBSERVED)
+        snprintf(from, sizeof(from), ", observed");
+    else if (p->server_source == PLACE_SRC_EXPECTED)
+        snprintf(from, sizeof(from), " if it runs with --pin %s: not observed, %s",
+                 place_name(p->mode), unseen);
+    printf("placement: --pin %s (client CPUs %s, server CPUs %s%s); --wait %s\n",
+           place_name(p->mode), client, server, from, block_wait ? "block" : "epoll");
 }
 
 /* Fails fast, with one line, when an endpoint has nobody listening. */
@@ -362,6 +371,7 @@ static int cmd_run(int argc, char **argv)
     size_t n = 0;
     FILE *jsonl;
     bool failed;
+    const char *unseen = "no --server-pid";
     int rc = cli_parse_run(argc, argv, &o, stdout, &err), run_rc;
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
@@ -370,6 +380,12 @@ static int cmd_run(int argc, char **argv)
     rc = preflight(&o);
     if (rc != HB_EXIT_OK) return rc;
     install_signals();
+    /* Where the server really runs, when it is named; else what --pin expects (not observed). */
+    if (o.nserver_pids > 0 &&
+        place_observe_server(&pl, o.server_pids, o.nserver_pids, o.server_tree, &err) < 0) {
+        fprintf(stderr, "hopbench run: the server's CPUs were not observed: %s\n", err.msg);
+        unseen = "its threads could not be read";
+    }
     probe_machine(&m);
     struct report_meta meta = { .command = "run",
                                 .argc = g_argc,
@@ -383,7 +399,7 @@ static int cmd_run(int argc, char **argv)
         json_decref(meta.plan);
         return HB_EXIT_RUNTIME;
     }
-    print_placement(&pl, o.load.block_wait);
+    print_placement(&pl, o.load.block_wait, unseen);
     report_sysctls(stdout, &m);
     recs = xcalloc((size_t)o.neps * o.reps, sizeof(*recs));
     run_rc = run_all(&o, &pl, jsonl, recs, &n);
@@ -478,7 +494,7 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
 {
     printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto,
            lab->eps[0].text, lab->eps[1].text, (long)lab->server_pid);
-    print_placement(&lab->place, o->block_wait);
+    print_placement(&lab->place, o->block_wait, NULL);
     printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
            "each\n",
            o->conns, o->threads, (double)o->duration_ns / 1e9, (double)o->warmup_ns / 1e9, o->reps);

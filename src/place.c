@@ -3,10 +3,17 @@
  */
 #include "place.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "counters.h"
+
+/* Processes of one server's tree read for place_observe_server; more are left out. */
+#define PLACE_MAX_TREE 4096
 
 int place_parse(const char *s, enum place_mode *mode)
 {
@@ -100,4 +107,83 @@ void place_format(const struct place *p, enum place_role role, char *buf, size_t
         len += (size_t)w;
         i = j;
     }
+}
+
+const char *place_source_name(enum place_source src)
+{
+    switch (src) {
+    case PLACE_SRC_EXPECTED:
+        return "expected";
+    case PLACE_SRC_SET:
+        return "set";
+    case PLACE_SRC_OBSERVED:
+        return "observed";
+    }
+    return "?";
+}
+
+/*
+ * Adds to *set the CPUs each thread of pid may run on. A thread that exits
+ * meanwhile is skipped. Returns 0, or -ESRCH when pid has no thread left.
+ */
+static int add_threads(pid_t pid, cpu_set_t *set)
+{
+    char path[48];
+    struct dirent *d;
+    unsigned found = 0;
+    DIR *dir;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    dir = opendir(path);
+    if (dir == NULL) return errno == ENOENT ? -ESRCH : -errno;
+    while ((d = readdir(dir)) != NULL) {
+        cpu_set_t one;
+        char *end;
+        long tid = strtol(d->d_name, &end, 10);
+
+        if (d->d_name[0] < '0' || d->d_name[0] > '9' || *end != '\0' || tid <= 0) continue;
+        if (sched_getaffinity((pid_t)tid, sizeof(one), &one) == -1) continue;
+        CPU_OR(set, set, &one);
+        found++;
+    }
+    closedir(dir);
+    return found > 0 ? 0 : -ESRCH;
+}
+
+int place_observe_server(struct place *p, const pid_t *pids, unsigned npids, bool tree,
+                         struct hb_err *err)
+{
+    pid_t *procs = tree ? xcalloc(PLACE_MAX_TREE, sizeof(*procs)) : NULL;
+    cpu_set_t set;
+    int rc = 0;
+
+    CPU_ZERO(&set);
+    for (unsigned i = 0; i < npids && rc == 0; i++) {
+        ssize_t n = 1;
+
+        if (tree) {
+            n = proc_tree(pids[i], procs, PLACE_MAX_TREE);
+            if (n < 0) {
+                rc = hb_fail(err, (int)n, "process tree of pid %d: %s", (int)pids[i],
+                             strerror((int)-n));
+                break;
+            }
+            if (n > PLACE_MAX_TREE) n = PLACE_MAX_TREE;
+        }
+        /* A descendant may exit during the walk; the server pid itself must be there. */
+        for (ssize_t j = 0; j < n && rc == 0; j++) {
+            int got = add_threads(tree ? procs[j] : pids[i], &set);
+            if (got < 0 && j == 0)
+                rc = hb_fail(err, got, "threads of pid %d: %s", (int)pids[i], strerror(-got));
+        }
+    }
+    free(procs);
+    if (rc < 0) return rc;
+    if (npids == 0 || CPU_COUNT(&set) == 0)
+        return hb_fail(err, -ESRCH, "no server thread to read the CPUs of");
+    p->nserver = 0;
+    for (int c = 0; c < CPU_SETSIZE && p->nserver < PLACE_MAX_CPUS; c++)
+        if (CPU_ISSET(c, &set)) p->server[p->nserver++] = c;
+    p->server_source = PLACE_SRC_OBSERVED;
+    return 0;
 }

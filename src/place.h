@@ -11,6 +11,9 @@
 #ifndef HOPBENCH_PLACE_H
 #define HOPBENCH_PLACE_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "util.h"
 
 #define PLACE_MAX_CPUS 1024
@@ -26,12 +29,20 @@ enum place_role {
     PLACE_SERVER,
 };
 
+/* Where the server's CPU list comes from (the evidence's placement.server_cpus_source). */
+enum place_source {
+    PLACE_SRC_EXPECTED = 0, /* run: what `serve --pin` with the same mode would use; not seen */
+    PLACE_SRC_SET,          /* lab: its own server, which hopbench pinned (or left unpinned) */
+    PLACE_SRC_OBSERVED,     /* run --server-pid: read from the server's threads */
+};
+
 struct place {
     enum place_mode mode;
     int client[PLACE_MAX_CPUS];
     unsigned nclient; /* 0 = unpinned */
     int server[PLACE_MAX_CPUS];
-    unsigned nserver; /* 0 = unpinned */
+    unsigned nserver; /* 0 = unpinned (observed: never 0) */
+    enum place_source server_source;
 };
 
 /* Parses "none", "same", "split". Returns 0 or -EINVAL. */
@@ -45,7 +56,19 @@ int place_init(struct place *p, enum place_mode mode, struct hb_err *err);
 /* How many CPUs this process may run on (sched_getaffinity); 0 if unknown. */
 unsigned place_allowed_cpus(void);
 
-/* The CPUs of `role` as a list ("0", "1-3", "all"), for tables and JSON. */
+/* The CPUs of `role` as a list ("0", "1-3", "any"), for tables and JSON. */
 void place_format(const struct place *p, enum place_role role, char *buf, size_t cap);
+
+/* "expected", "set" or "observed". */
+const char *place_source_name(enum place_source src);
+
+/*
+ * Replaces p's server CPUs with those the server really may run on: the union
+ * of sched_getaffinity over every thread of each pid (with `tree`, of every
+ * process of each pid's tree too), and marks them observed. Returns 0, or a
+ * negative errno with err set, p unchanged (a pid that is gone, /proc unreadable).
+ */
+int place_observe_server(struct place *p, const pid_t *pids, unsigned npids, bool tree,
+                         struct hb_err *err);
 
 #endif

@@ -254,8 +254,9 @@ static json_t *place_json(const struct place *p)
 
     place_format(p, PLACE_CLIENT, client, sizeof(client));
     place_format(p, PLACE_SERVER, server, sizeof(server));
-    return json_pack("{s:s, s:s, s:s}", "pin", place_name(p->mode), "client_cpus", client,
-                     "server_cpus", server);
+    return json_pack("{s:s, s:s, s:s, s:s}", "pin", place_name(p->mode), "client_cpus", client,
+                     "server_cpus", server, "server_cpus_source",
+                     place_source_name(p->server_source));
 }
 
 /* What a document and a JSONL header share: schema, tool, command line, machine, placement. */
