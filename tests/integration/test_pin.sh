@@ -1,0 +1,242 @@
+#!/bin/bash
+# --pin same|split for serve and run. The server's threads are pinned where --pin says (read
+# back from /proc/PID/task/*/status), the client's load thread runs on the CPUs run records,
+# and the evidence says where its server_cpus come from: observed from the server's threads
+# with --server-pid (whatever --pin run was given), else what --pin expects.
+# shellcheck disable=SC2016 # $vars in single quotes are jq variables
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# cpus_expand LIST : "0-2,5" as "0 1 2 5".
+cpus_expand() {
+    local part list=""
+    local IFS=,
+    for part in $1; do
+        if [[ $part == *-* ]]; then
+            list+=" $(seq -s ' ' "${part%-*}" "${part#*-}")"
+        else
+            list+=" $part"
+        fi
+    done
+    echo "${list# }"
+}
+
+# cpus_format CPU... : the list as hopbench writes it ("0-2,5"), from ascending CPUs.
+cpus_format() {
+    local fmt="" lo=$1 hi=$1 c
+    shift
+    for c in "$@" ""; do
+        if [ -n "$c" ] && [ "$c" -eq $((hi + 1)) ]; then
+            hi=$c
+            continue
+        fi
+        if [ "$lo" = "$hi" ]; then fmt+=",$lo"; else fmt+=",$lo-$hi"; fi
+        lo=$c hi=$c
+    done
+    echo "${fmt#,}"
+}
+
+# task_cpus PID TID : the CPUs thread TID of PID may run on, expanded.
+task_cpus() {
+    cpus_expand "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/task/$2/status" 2>/dev/null)"
+}
+
+# busiest_thread PID : "TID CPU" of the thread of PID with the most CPU time so far, CPU being
+# the one it last ran on (fields 14, 15 and 39 of /proc/PID/task/TID/stat).
+busiest_thread() {
+    local st tid f
+    for st in /proc/"$1"/task/*/stat; do
+        tid=${st%/stat}
+        tid=${tid##*/}
+        f=$(sed 's/^.*) //' "$st" 2>/dev/null) || continue
+        # shellcheck disable=SC2086 # the fields are words
+        set -- $f
+        echo "$((${12} + ${13})) $tid ${37}"
+    done | sort -n | tail -n 1 | cut -d' ' -f2-
+}
+
+# server_threads_cpus PID WANT THREADS : waits (up to 5 s) until PID has its workers (the server pins
+# itself before it starts them), then prints "TID:CPUS" for every thread whose CPUs are not
+# WANT (nothing when all are), and the thread count on the last line.
+server_threads_cpus() {
+    local pid=$1 want=$2 threads=$3 i d n tasks
+    for ((i = 0; i < 100; i++)); do
+        tasks=(/proc/"$pid"/task/*)
+        n=${#tasks[@]}
+        [ "$n" -ge "$threads" ] && break
+        sleep 0.05
+    done
+    for d in /proc/"$pid"/task/*; do
+        [ "$(task_cpus "$pid" "${d##*/}")" = "$want" ] || echo "${d##*/}:$(task_cpus "$pid" "${d##*/}")"
+    done
+    echo "$n"
+}
+
+read -r -a ALLOWED <<<"$(cpus_expand "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)")"
+NCPU=${#ALLOWED[@]}
+HALF=$((NCPU / 2))
+CLIENT=("${ALLOWED[@]:0:HALF}") # split: the client's half, the server's is the rest
+SERVER=("${ALLOWED[@]:HALF}")
+FIRST=${ALLOWED[0]} # same: both on the first allowed CPU
+echo "# allowed CPUs: ${ALLOWED[*]} (client ${CLIENT[*]}, server ${SERVER[*]})"
+
+# run_watched NAME SERVER-PID RUN-ARGS... : "hopbench run RUN-ARGS..." in the background;
+# after 1 s it notes the busiest thread of the run (its load thread) as CLI_TID/CLI_CPU and of
+# the server as SRV_TID/SRV_CPU (the CPU each last ran on), with the CPUs each may run on
+# (CLI_ALLOWED, SRV_ALLOWED); then it waits for the run (bounded) and sets RC.
+run_watched() {
+    local name=$1 srv=$2 pid
+    shift 2
+    spawn "$name" run "$@"
+    pid=$SPAWNED
+    sleep 1
+    read -r CLI_TID CLI_CPU <<<"$(busiest_thread "$pid")"
+    read -r SRV_TID SRV_CPU <<<"$(busiest_thread "$srv")"
+    CLI_ALLOWED=$(task_cpus "$pid" "$CLI_TID")
+    SRV_ALLOWED=$(task_cpus "$srv" "$SRV_TID")
+    reap "$pid" 20
+}
+
+# in_list CPU LIST... : CPU is one of LIST.
+# shellcheck disable=SC2317 # called through check
+in_list() {
+    local c=$1
+    shift
+    [[ " $* " == *" $c "* ]]
+}
+
+# --- serve --pin split: every server thread on the second half ---------------------------
+
+if [ "$NCPU" -lt 2 ]; then
+    ok "serve/run --pin split # SKIP this process may use one CPU only (${ALLOWED[*]}); split needs 2"
+else
+    start_server split --listen tcp://127.0.0.1:0 --listen "unix:$T/split.sock" \
+        --pin split --threads 3 || done_testing
+    sp_pid=$SRV_PID sp_port=$SRV_PORT
+    check "serve --pin split: says so" grep -q "^hopbench: echo server, 3 threads, pid $sp_pid, pin split," \
+        "$T/split.out"
+    got=$(server_threads_cpus "$sp_pid" "${SERVER[*]}" 4)
+    check_eq "serve --pin split: main thread + 3 workers, every one on CPUs ${SERVER[*]}" 4 "$got"
+    sfmt=$(cpus_format "${SERVER[@]}")
+    cfmt=$(cpus_format "${CLIENT[@]}")
+
+    # run --pin split --server-pid: the client on the first half, the server observed.
+    for ep in "tcp://127.0.0.1:$sp_port" "unix:$T/split.sock"; do
+        tr=${ep%%:*}
+        n="run --pin split --server-pid ($tr)"
+        j=$T/split_obs_$tr.json
+        run_watched "split_obs_$tr" "$sp_pid" echo "$ep" --pin split --server-pid "$sp_pid" \
+            -d 2 --warmup 0.2 --json "$j"
+        check_eq "$n: exit 0" 0 "$RC"
+        rcheck "$n: ops > 0, no errors" "$j" '.runs[0] | .ops > 0 and errors_zero'
+        rcheck "$n: placement split, client $cfmt, server $sfmt observed" "$j" \
+            ".placement == {pin: \"split\", client_cpus: \"$cfmt\", server_cpus: \"$sfmt\",
+                            server_cpus_source: \"observed\"}"
+        check "$n: the placement line says observed" \
+            grep -qx "placement: --pin split (client CPUs $cfmt, server CPUs $sfmt, observed); --wait epoll" \
+            "$T/split_obs_$tr.out"
+        check "$n: the load thread may run on client CPU ${CLIENT[0]} only (got '$CLI_ALLOWED')" \
+            test "$CLI_ALLOWED" = "${CLIENT[0]}"
+        check "$n: the load thread ran on a client CPU (last on ${CLI_CPU:-?})" \
+            in_list "${CLI_CPU:-x}" "${CLIENT[@]}"
+        check "$n: the busiest server thread ran on a server CPU (last on ${SRV_CPU:-?})" \
+            in_list "${SRV_CPU:-x}" "${SERVER[@]}"
+        check "$n: ... and may run on the server CPUs only (got '$SRV_ALLOWED')" \
+            test "$SRV_ALLOWED" = "${SERVER[*]}"
+    done
+
+    # Without --server-pid nothing is observed: what serve --pin split would use, said so.
+    j=$T/split_exp.json
+    expect_rc "run --pin split, no --server-pid: exit 0" 0 split_exp \
+        run echo "tcp://127.0.0.1:$sp_port" --pin split -d 0.3 --warmup 0.1 --json "$j"
+    rcheck "run --pin split, no --server-pid: server $sfmt, expected" "$j" \
+        ".placement == {pin: \"split\", client_cpus: \"$cfmt\", server_cpus: \"$sfmt\",
+                        server_cpus_source: \"expected\"}"
+    check "run --pin split, no --server-pid: the placement line says it was not observed" \
+        grep -qx "placement: --pin split (client CPUs $cfmt, server CPUs $sfmt if it runs with --pin split: not observed, no --server-pid); --wait epoll" \
+        "$T/split_exp.out"
+
+    # run --pin same against the split server: what was observed, not what --pin same implies.
+    j=$T/mismatch.json
+    expect_rc "run --pin same --server-pid of a split server: exit 0" 0 mismatch \
+        run echo "unix:$T/split.sock" --pin same --server-pid "$sp_pid" -d 0.3 --warmup 0.1 --json "$j"
+    rcheck "run --pin same --server-pid of a split server: server_cpus $sfmt observed, not $FIRST" "$j" \
+        ".placement == {pin: \"same\", client_cpus: \"$FIRST\", server_cpus: \"$sfmt\",
+                        server_cpus_source: \"observed\"}"
+fi
+
+# --- serve --pin same: every server thread on the first CPU; run --pin same beside it --------
+
+start_server same --listen tcp://127.0.0.1:0 --listen "unix:$T/same.sock" --pin same --threads 2 ||
+    done_testing
+sm_pid=$SRV_PID sm_port=$SRV_PORT
+check "serve --pin same: says so" grep -q "^hopbench: echo server, 2 threads, pid $sm_pid, pin same," \
+    "$T/same.out"
+got=$(server_threads_cpus "$sm_pid" "$FIRST" 3)
+check_eq "serve --pin same: main thread + 2 workers, every one on CPU $FIRST" 3 "$got"
+
+for ep in "tcp://127.0.0.1:$sm_port" "unix:$T/same.sock"; do
+    tr=${ep%%:*}
+    n="run --pin same --server-pid ($tr)"
+    j=$T/same_obs_$tr.json
+    run_watched "same_obs_$tr" "$sm_pid" echo "$ep" --pin same --server-pid "$sm_pid" \
+        -d 2 --warmup 0.2 --json "$j"
+    check_eq "$n: exit 0" 0 "$RC"
+    rcheck "$n: ops > 0, no errors" "$j" '.runs[0] | .ops > 0 and errors_zero'
+    rcheck "$n: placement same, client and server on $FIRST, observed" "$j" \
+        ".placement == {pin: \"same\", client_cpus: \"$FIRST\", server_cpus: \"$FIRST\",
+                        server_cpus_source: \"observed\"}"
+    check "$n: the load thread may run on CPU $FIRST only (got '$CLI_ALLOWED')" \
+        test "$CLI_ALLOWED" = "$FIRST"
+    check_eq "$n: the load thread ran on CPU $FIRST" "$FIRST" "$CLI_CPU"
+    check_eq "$n: the busiest server thread ran on CPU $FIRST" "$FIRST" "$SRV_CPU"
+done
+
+j=$T/same_exp.json
+expect_rc "run --pin same, no --server-pid: exit 0" 0 same_exp \
+    run echo "unix:$T/same.sock" --pin same -d 0.3 --warmup 0.1 --json "$j"
+rcheck "run --pin same, no --server-pid: server $FIRST, expected" "$j" \
+    ".placement | .server_cpus == \"$FIRST\" and .server_cpus_source == \"expected\""
+check "run --pin same, no --server-pid: the placement line says it was not observed" \
+    grep -qx "placement: --pin same (client CPUs $FIRST, server CPUs $FIRST if it runs with --pin same: not observed, no --server-pid); --wait epoll" \
+    "$T/same_exp.out"
+
+# --- observed is the union over every --server-pid, and an unpinned server is all CPUs -------
+
+allfmt=$(cpus_format "${ALLOWED[@]}")
+start_server none --listen "unix:$T/none.sock" --pin none --threads 2 || done_testing
+nn_pid=$SRV_PID
+got=$(server_threads_cpus "$nn_pid" "${ALLOWED[*]}" 3)
+check_eq "serve --pin none: every thread may run on every allowed CPU" 3 "$got"
+j=$T/none_obs.json
+expect_rc "run --server-pid of an unpinned server: exit 0" 0 none_obs \
+    run echo "unix:$T/none.sock" --server-pid "$nn_pid" -d 0.3 --warmup 0.1 --json "$j"
+rcheck "run --server-pid of an unpinned server: server_cpus $allfmt observed, client any" "$j" \
+    ".placement == {pin: \"none\", client_cpus: \"any\", server_cpus: \"$allfmt\",
+                    server_cpus_source: \"observed\"}"
+check "run --server-pid of an unpinned server: said in the placement line" \
+    grep -qx "placement: --pin none (client CPUs any, server CPUs $allfmt, observed); --wait epoll" \
+    "$T/none_obs.out"
+j=$T/none_exp.json
+expect_rc "run --pin none, no --server-pid: exit 0" 0 none_exp \
+    run echo "unix:$T/none.sock" -d 0.3 --warmup 0.1 --json "$j"
+rcheck "run --pin none, no --server-pid: server any, expected" "$j" \
+    '.placement == {pin: "none", client_cpus: "any", server_cpus: "any", server_cpus_source: "expected"}'
+stop_server "$nn_pid" "$T/none.out"
+
+if [ "$NCPU" -ge 2 ]; then
+    read -r -a both <<<"$(printf '%s\n' "$FIRST" "${SERVER[@]}" | sort -nu | tr '\n' ' ')"
+    union=$(cpus_format "${both[@]}")
+    j=$T/union.json
+    expect_rc "run with two --server-pid (same and split servers): exit 0" 0 union \
+        run echo "unix:$T/same.sock" --server-pid "$sm_pid" --server-pid "$sp_pid" -d 0.3 \
+        --warmup 0.1 --json "$j"
+    rcheck "run with two --server-pid: server_cpus the union, $union, observed" "$j" \
+        ".placement | .server_cpus == \"$union\" and .server_cpus_source == \"observed\""
+    stop_server "$sp_pid" "$T/split.out"
+    check_eq "serve --pin split: exit 0" 0 "$RC"
+fi
+stop_server "$sm_pid" "$T/same.out"
+check_eq "serve --pin same: exit 0" 0 "$RC"
+
+done_testing
