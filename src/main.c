@@ -52,6 +52,7 @@ static volatile pid_t g_lab_server;
 static int g_argc;
 static char **g_argv;
 static uint64_t g_started_unix_s; /* when the invocation started */
+static uint64_t g_started_ns;     /* the same, CLOCK_MONOTONIC: for the evidence's elapsed_s */
 static char g_lab_sock[256];
 static char g_lab_dir[256];
 
@@ -127,9 +128,13 @@ static int write_evidence(const char *path, const struct report_meta *meta,
                           const struct run_record *recs, size_t n)
 {
     struct hb_err err = { 0 };
-    json_t *doc = report_json(meta, recs, n);
+    struct report_meta m = *meta;
+    json_t *doc;
     sigset_t held, old;
     int rc;
+
+    m.elapsed_ns = now_ns() - g_started_ns;
+    doc = report_json(&m, recs, n);
 
     stop_signal_set(&held);
     pthread_sigmask(SIG_BLOCK, &held, &old);
@@ -585,6 +590,7 @@ int main(int argc, char **argv)
     /* Line by line even into a file or pipe: an abort (second Ctrl-C) loses no printed line. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     g_started_unix_s = (uint64_t)time(NULL);
+    g_started_ns = now_ns();
     g_argc = argc;
     g_argv = xcalloc((size_t)argc + 1, sizeof(*g_argv));
     memcpy(g_argv, argv, (size_t)argc * sizeof(*g_argv));

@@ -289,6 +289,7 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
         json_decref(runs);
         return NULL;
     }
+    json_object_set_new(doc, "elapsed_s", json_real((double)meta->elapsed_ns / 1e9));
     json_object_set_new(doc, "interrupted", json_boolean(meta->interrupted));
     json_object_set_new(doc, "valid", json_boolean(valid));
     json_object_set_new(doc, "runs", runs);

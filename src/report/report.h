@@ -39,6 +39,7 @@ struct report_meta {
     const struct place *place;
     const struct machine *machine;
     uint64_t started_unix_s;
+    uint64_t elapsed_ns; /* from the invocation's start to the evidence (not in a JSONL header) */
     bool interrupted;
     const char *server; /* "built-in echo (pid 1234)" or "external" */
     json_t *plan;       /* {reps, order, seed, cooldown_s} or NULL; borrowed */
