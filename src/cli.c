@@ -192,7 +192,7 @@ static const char usage_lab[] =
     "                        the ops/s it measured, e.g. 30%,60%,90% (60 % is the headline):\n"
     "                        latency from the intended send time and service time, p99.9,\n"
     "                        p99.99, max, and whether the rate was achieved\n"
-    "      --quick           shorter cells: about 15 s in all\n"
+    "      --quick           shorter cells: about 13 s in all\n"
     "      --backlog N       the lab server's listen backlog (default 511; overload 4)\n"
     "      --server-threads N  the lab server's worker threads (default: its CPUs; overload 1)\n"
     "      --delay-us D      the lab server's service time per request (default 0;\n"
