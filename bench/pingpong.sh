@@ -35,6 +35,8 @@
 #   HOPBENCH_SKIP=1  skip the hopbench cells (hf, fh, hh, ...b); HOPBENCH must still
 #                    be given but is not run
 #   FLOOR_ITER=N     floor iterations per cell; default: calibrated to ~SECONDS
+#   PLACES="same split"            the placements to run (either or both)
+#   TRANSPORTS="tcp unix socketpair"  the transports whose cells run (sockperf is tcp)
 #
 # All traffic stays on 127.0.0.1 or Unix sockets in a mktemp -d directory.
 # Every process started is killed by PID on exit, INT or TERM, and every wait is
@@ -52,7 +54,7 @@ MAX_SOCKPERF_PCT=110
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-    echo "usage: bench/pingpong.sh HOPBENCH FLOOR [SECONDS]   (env: REPS=3 HOPBENCH_SKIP=1 FLOOR_ITER=N)" >&2
+    echo "usage: bench/pingpong.sh HOPBENCH FLOOR [SECONDS]   (env: REPS=3 HOPBENCH_SKIP=1 FLOOR_ITER=N PLACES=... TRANSPORTS=...)" >&2
     exit 64
 }
 
@@ -65,10 +67,19 @@ SECS=${3:-5}
 REPS=${REPS:-3}
 HOPBENCH_SKIP=${HOPBENCH_SKIP:-0}
 FLOOR_ITER=${FLOOR_ITER:-}
+PLACES=${PLACES:-same split}
+TRANSPORTS=${TRANSPORTS:-tcp unix socketpair}
 is_count "$SECS" || { echo "$PROG: SECONDS must be a positive integer, got '$SECS'" >&2; usage; }
 is_count "$REPS" || { echo "$PROG: REPS must be a positive integer, got '$REPS'" >&2; usage; }
 [ -z "$FLOOR_ITER" ] || is_count "$FLOOR_ITER" || usage
 case "$HOPBENCH_SKIP" in 0 | 1) ;; *) usage ;; esac
+for p in $PLACES; do
+    case "$p" in same | split) ;; *) echo "$PROG: PLACES: unknown placement '$p' (same, split)" >&2; usage ;; esac
+done
+for t in $TRANSPORTS; do
+    case "$t" in tcp | unix | socketpair) ;; *) echo "$PROG: TRANSPORTS: unknown transport '$t' (tcp, unix, socketpair)" >&2; usage ;; esac
+done
+if [ -z "$PLACES" ] || [ -z "$TRANSPORTS" ]; then usage; fi
 
 for tool in sockperf jq ss taskset awk timeout; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found (scripts/deps.sh bench installs it)"
@@ -206,8 +217,8 @@ wait_listening() {
     i=0
     while [ "$i" -lt "$READY_TRIES" ] && kill -0 "$1" 2>/dev/null; do
         if [ "$3" = floor ]; then
-            grep -q "^floor: listening on " "$2" && return 0
-        elif grep -q "^$3: listening on tcp://" "$2" && grep -q "^$3: listening on unix:" "$2"; then
+            grep -qs "^floor: listening on " "$2" && return 0
+        elif grep -qs "^$3: listening on tcp://" "$2" && grep -qs "^$3: listening on unix:" "$2"; then
             return 0
         fi
         sleep 0.05
@@ -501,7 +512,7 @@ report() {
 print_header() {
     echo "pingpong: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), kernel $(uname -r), $(nproc) CPUs," \
         "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-    echo "command: REPS=$REPS HOPBENCH_SKIP=$HOPBENCH_SKIP bench/pingpong.sh $HOPBENCH $FLOOR $SECS"
+    echo "command: REPS=$REPS HOPBENCH_SKIP=$HOPBENCH_SKIP PLACES=\"$PLACES\" TRANSPORTS=\"$TRANSPORTS\" bench/pingpong.sh $HOPBENCH $FLOOR $SECS"
     echo "$(sockperf --version 2>&1 | head -n 1); $("$HOPBENCH" --version 2>/dev/null || echo "hopbench ?")"
     echo "load average at start: $(cut -d ' ' -f 1-3 /proc/loadavg) (anything else running skews every column)"
     echo "targets: hopbench/sockperf <= $MAX_SOCKPERF_PCT%, hopbench/floor <= $MAX_FLOOR_PCT% (p50; informational)"
@@ -516,12 +527,20 @@ CELLS="$CELLS self:unix ff:unix hf:unix fh:unix hh:unix hfb:unix fhb:unix hhb:un
 if [ "$HOPBENCH_SKIP" = 1 ]; then
     CELLS="sockperf:tcp self:tcp ff:tcp self:unix ff:unix self:socketpair"
 fi
+KEPT=""
+for c in $CELLS; do
+    case " $TRANSPORTS " in *" ${c#*:} "*) KEPT="$KEPT $c" ;; esac
+done
+CELLS=$KEPT
 REVERSED=""
 for c in $CELLS; do REVERSED="$c $REVERSED"; done
+FORWARD_PLACES=$PLACES
+BACKWARD_PLACES=""
+for p in $PLACES; do BACKWARD_PLACES="$p $BACKWARD_PLACES"; done
 
 print_header
-for place in same split; do
-    for transport in tcp unix socketpair; do
+for place in $PLACES; do
+    for transport in $TRANSPORTS; do
         iter=$(floor_iterations "$place" "$transport")
         note "calibrated: floor $transport --pin $place: $iter iterations per cell"
     done
@@ -529,7 +548,7 @@ done
 
 rep=1
 while [ "$rep" -le "$REPS" ]; do
-    if [ $((rep % 2)) = 1 ]; then places="same split" cells=$CELLS; else places="split same" cells=$REVERSED; fi
+    if [ $((rep % 2)) = 1 ]; then places=$FORWARD_PLACES cells=$CELLS; else places=$BACKWARD_PLACES cells=$REVERSED; fi
     for place in $places; do
         note "rep $rep/$REPS, placement $place"
         start_servers "$place"
@@ -541,7 +560,7 @@ while [ "$rep" -le "$REPS" ]; do
     rep=$((rep + 1))
 done
 
-for place in same split; do
+for place in $PLACES; do
     report "$place"
 done
 echo
