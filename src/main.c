@@ -14,6 +14,7 @@
  * (stopping()), so the lab still cleans up and the evidence is still written.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -583,10 +584,25 @@ static int cmd_lab(int argc, char **argv)
     return rc;
 }
 
+/*
+ * A closed fd 0, 1 or 2 (`hopbench >&-`) gets /dev/null, so that no file or
+ * socket opened later becomes stdin, stdout or stderr: the --jsonl file would
+ * take fd 1 and the placement lines would go into it.
+ */
+static void open_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        int got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (got >= 0 && got != fd) close(got); /* fds below it are open: cannot happen */
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "lab";
 
+    open_std_fds();
     /* Line by line even into a file or pipe: an abort (second Ctrl-C) loses no printed line. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     g_started_unix_s = (uint64_t)time(NULL);

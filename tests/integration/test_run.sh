@@ -154,6 +154,18 @@ check "run --json FILE: written there, nothing in the cwd" \
     sh -c "[ -s '$T/wj.json' ] && [ -z \"\$(ls -A '$T/wj')\" ]"
 rcheck "run --warmup 0.0: no warm-up" "$T/wj.json" '.runs[0].warmup_s == 0'
 
+# stdout closed (>&-): fd 1 is /dev/null from the start, so the --jsonl file opened later
+# does not become stdout. (It used to: the placement and sysctl lines went into it.)
+RC=0
+(cd "$T/wj" && exec timeout -k 5 60 "$HOPBENCH" run echo "$uds" -d 0.1 --warmup 0.0 \
+    --json "$T/cl.json" --jsonl "$T/cl.jsonl" >&- 2>"$T/cl.err") || RC=$?
+check_eq "run >&- --jsonl: exit 0" 0 "$RC"
+check "run >&- --jsonl: nothing on stderr" test ! -s "$T/cl.err"
+check "run >&- --jsonl: only JSON lines, the header and the run" \
+    jtrue -s 'length == 2 and .[0].record == "header" and (.[1] | has("histogram"))' "$T/cl.jsonl"
+rcheck "run >&-: evidence complete, not interrupted" "$T/cl.json" \
+    '.interrupted == false and (.runs | length) == 1 and .runs[0].ops > 0'
+
 # stdout's reader goes away (head reads the two lines printed before the run, then exits):
 # the table cannot be printed (EPIPE, SIGPIPE being ignored), yet the run measured is in the
 # evidence, and the exit is 130, as for an interrupt. (SIGPIPE used to kill it unwritten.)
