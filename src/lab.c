@@ -252,14 +252,17 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
 }
 
 /*
- * Whether to stop after the current cell: *stop was set (Ctrl-C or another
- * stop signal), or the progress lines cannot be written any more (their
- * reader is gone, `hopbench lab | head`: SIGPIPE is ignored, so the write
- * failed with EPIPE instead of killing the lab with its server and directory).
+ * Whether to stop before the next cell: *stop was set (Ctrl-C or another stop
+ * signal), or the progress lines' reader is gone (`hopbench lab | head`:
+ * SIGPIPE is ignored, so that cannot kill the lab with its server and
+ * directory), which lab->reader_gone then records. Any other write error
+ * (a full disk) does not stop the work.
  */
-static bool lab_stopping(FILE *progress, const volatile sig_atomic_t *stop)
+static bool lab_stopping(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop)
 {
-    return (stop != NULL && *stop) || ferror(progress);
+    if (stop != NULL && *stop) return true;
+    if (fd_reader_gone(fileno(progress))) lab->reader_gone = true;
+    return lab->reader_gone;
 }
 
 /*
@@ -279,7 +282,7 @@ static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t
     basis = report_ops_per_s(&lab->recs[lab->nrecs - 1]);
     if (basis <= 0 || load_errors_total(&lab->recs[lab->nrecs - 1].res) != 0) return 0;
     for (unsigned i = 0; i < o->nrates && rc == 0; i++) {
-        if (lab_stopping(progress, stop)) break;
+        if (lab_stopping(lab, progress, stop)) break;
         rc = lab_one(lab, s, mode, t, rep, o->rates[i], basis, progress, stop, err);
     }
     return rc;
@@ -300,7 +303,7 @@ int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, 
             if (o->overload && modes[m] == LOAD_REUSE) continue; /* overload: new connections */
             done[0] = done[1] = 0;
             for (unsigned i = 0; i < 2 * o->reps && rc == 0; i++) {
-                if (lab_stopping(progress, stop)) break;
+                if (lab_stopping(lab, progress, stop)) break;
                 if (lab->nrecs > 0 && o->cooldown_ns)
                     sleep_until_ns(now_ns() + o->cooldown_ns, stop);
                 rc = lab_cell(lab, s, modes[m], order[i], done[order[i]]++, progress, stop, err);

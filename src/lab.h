@@ -28,6 +28,7 @@ struct lab {
     volatile pid_t *pid_mirror;  /* kept equal to server_pid, for a signal handler; may be NULL */
     struct observe_hook hook;    /* the current cell's outside counters */
     FILE *jsonl;                 /* each finished cell is appended here (--jsonl), or NULL */
+    bool reader_gone;            /* lab_run stopped early: the progress lines' reader is gone */
     struct run_record *recs;
     size_t nrecs;
     size_t cap;
@@ -42,9 +43,9 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_m
 
 /*
  * Runs the matrix, printing a progress line per cell to `progress`. Stops
- * after the current cell once *stop is set or `progress` has failed (ferror:
- * its reader is gone). Returns 0 or a negative errno with err set (the
- * records measured so far are kept either way).
+ * after the current cell once *stop is set or the reader of `progress` is
+ * gone (fd_reader_gone; lab->reader_gone is then set). Returns 0 or a negative
+ * errno with err set (the records measured so far are kept either way).
  */
 int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err);
 

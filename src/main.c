@@ -9,9 +9,12 @@
  * signals its child and then the child's process group). One after that stops
  * the lab's server, removes its directory and exits at once.
  *
- * lab and run ignore SIGPIPE: a stdout whose reader is gone (`| head`) makes
- * printing fail with EPIPE, and that ends the work as the first signal does
- * (stopping()), so the lab still cleans up and the evidence is still written.
+ * lab and run ignore SIGPIPE. A stdout whose reader is gone (`| head`,
+ * fd_reader_gone) ends the work as the first signal does, before the next run
+ * or cell (stopping()), so the lab still cleans up and the evidence is still
+ * written; once every run is done it is no longer an interrupt, nor an error.
+ * Any other stdout write error (a full disk) stops nothing: it is said once on
+ * stderr at the end, and the exit code is 1 unless it was already not 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -103,15 +106,25 @@ static void install_signals(void)
 }
 
 /*
- * Whether to stop: a stop signal came, or stdout cannot be written any more
- * (its reader is gone: EPIPE, since SIGPIPE is ignored). The latter counts as
- * an interrupt from then on: nobody reads the tables, the evidence still
- * holds what was measured.
+ * Whether to stop before the next run: a stop signal came, or stdout's reader
+ * is gone (fd_reader_gone: `hopbench run | head`; SIGPIPE is ignored). The
+ * latter counts as an interrupt from then on, since runs are left undone:
+ * nobody reads the tables, the evidence still holds what was measured. Any
+ * other write error (a full disk) does not stop the work (stdout_failed).
  */
 static bool stopping(void)
 {
-    if (ferror(stdout)) g_stop = 1;
+    if (!g_stop && fd_reader_gone(STDOUT_FILENO)) g_stop = 1;
     return g_stop != 0;
+}
+
+/*
+ * Whether something printed to stdout was lost for another reason than its
+ * reader going away (a full disk, `>/dev/full`): exit 1 once all is done.
+ */
+static bool stdout_failed(void)
+{
+    return (fflush(stdout) != 0 || ferror(stdout)) && !fd_reader_gone(STDOUT_FILENO);
 }
 
 static int fail(const char *what, const struct hb_err *err, int code)
@@ -141,7 +154,8 @@ static int write_evidence(const char *path, const struct report_meta *meta,
     pthread_sigmask(SIG_BLOCK, &held, &old);
     rc = report_json_write(path, doc, &err);
     if (rc == 0) printf("evidence: %s\n", path);
-    fflush(stdout);
+    if (rc == 0 && stdout_failed())
+        fprintf(stderr, "hopbench: stdout could not be written; evidence: %s\n", path);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     json_decref(doc);
     return rc < 0 ? fail(NULL, &err, HB_EXIT_RUNTIME) : HB_EXIT_OK;
@@ -359,7 +373,7 @@ static int run_report(const struct run_opts *o, struct report_meta *meta,
     if (o->reps > 1) run_summary_print(o, recs, n);
     report_errors(stdout, recs, n);
     report_cut_short(stdout, recs, n);
-    meta->interrupted = stopping();
+    meta->interrupted = g_stop != 0; /* not stdout failing now: the runs are done */
     meta->summary = run_summary_json(o, recs, n);
     rc = write_evidence(evidence_path("run", o->json_path, path, sizeof(path)), meta, recs, n);
     json_decref(meta->summary);
@@ -414,6 +428,7 @@ static int cmd_run(int argc, char **argv)
     json_decref(meta.plan);
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
     rc = run_rc != HB_EXIT_OK ? run_rc : verdict(recs, n, g_stop != 0);
+    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
     for (size_t i = 0; i < n; i++)
         load_result_release(&recs[i].res);
     free(recs);
@@ -571,7 +586,7 @@ static int cmd_lab(int argc, char **argv)
     meta.summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
     report_errors(stdout, lab.recs, lab.nrecs);
     report_cut_short(stdout, lab.recs, lab.nrecs);
-    meta.interrupted = stopping();
+    meta.interrupted = g_stop != 0 || lab.reader_gone; /* cut short, not stdout failing now */
     rc = write_evidence(evidence_path("lab", o.json_path, path, sizeof(path)), &meta, lab.recs,
                         lab.nrecs);
     json_decref(meta.plan);
@@ -579,7 +594,8 @@ static int cmd_lab(int argc, char **argv)
     if (run_rc < 0)
         rc = fail("lab", &err, HB_EXIT_RUNTIME);
     else if (rc == HB_EXIT_OK)
-        rc = verdict(lab.recs, lab.nrecs, g_stop != 0);
+        rc = verdict(lab.recs, lab.nrecs, meta.interrupted);
+    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
     lab_release(&lab);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,13 @@ void stop_signal_set(sigset_t *set)
     sigemptyset(set);
     for (size_t i = 0; i < ARRAY_LEN(sigs); i++)
         sigaddset(set, sigs[i]);
+}
+
+bool fd_reader_gone(int fd)
+{
+    struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
 }
 
 void *xcalloc(size_t n, size_t size)

@@ -65,6 +65,13 @@ bool sleep_until_ns(uint64_t deadline_ns, const volatile sig_atomic_t *stop);
 /* Empties *set and adds STOP_SIGNALS to it. */
 void stop_signal_set(sigset_t *set);
 
+/*
+ * Whether nobody can read what is written to fd any more: poll (timeout 0)
+ * reports POLLERR (a pipe or socket whose reader is gone) or POLLHUP (a
+ * terminal that hung up). Other write errors (a full disk) are not this.
+ */
+bool fd_reader_gone(int fd);
+
 /* Setup-time allocation: prints and exits on OOM. Never use on the hot path. */
 void *xcalloc(size_t n, size_t size);
 void *xmalloc(size_t size);

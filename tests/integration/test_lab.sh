@@ -347,6 +347,23 @@ rcheck "lab | head -n 1: evidence written, interrupted, what was measured whole"
      and all(.runs[]; .ops > 0 and .interrupted == false and errors_zero)'
 check_lab_gone pipe
 
+# --- stdout cannot be written, but has a reader: hopbench lab >/dev/full -------------------
+# Only a reader that is gone stops the work: a write error such as ENOSPC does not. Every cell
+# is measured, the evidence is complete (not interrupted), stderr says so once, and the exit
+# is 1. (Any write error used to count as a gone reader: exit 130 after the first cell.)
+lab_dirs full
+RC=0
+(cd "$T/full.cwd" && TMPDIR=$T/full.tmp exec timeout -k 5 60 "$HOPBENCH" lab --quick --sizes 64 \
+    --json "$T/full.json") >/dev/full 2>"$T/full.err" || RC=$?
+check_eq "lab >/dev/full: exit 1" 1 "$RC"
+check "lab >/dev/full: stderr says once that stdout could not be written, and where the evidence is" \
+    sh -c "[ \"\$(cat '$T/full.err')\" = 'hopbench: stdout could not be written; evidence: $T/full.json' ]"
+rcheck "lab >/dev/full: evidence complete, every cell measured, not interrupted" "$T/full.json" \
+    '.command == "lab" and .interrupted == false and (.runs | length) == 4
+     and all(.runs[]; .ops > 0 and .interrupted == false and errors_zero)'
+check "lab >/dev/full: private temporary directory removed" \
+    sh -c "[ -z \"\$(ls -A '$T/full.tmp')\" ]"
+
 # --- SIGHUP (the terminal went away) and SIGQUIT end the lab as Ctrl-C does ----------------
 # Sent once the first cell is on disk (--jsonl): exit 130, the evidence holds what was
 # measured, the server and the directory are gone. (Their default actions used to kill the

@@ -166,21 +166,37 @@ check "run >&- --jsonl: only JSON lines, the header and the run" \
 rcheck "run >&-: evidence complete, not interrupted" "$T/cl.json" \
     '.interrupted == false and (.runs | length) == 1 and .runs[0].ops > 0'
 
-# stdout's reader goes away (head reads the two lines printed before the run, then exits):
-# the table cannot be printed (EPIPE, SIGPIPE being ignored), yet the run measured is in the
-# evidence, and the exit is 130, as for an interrupt. (SIGPIPE used to kill it unwritten.)
+# stdout's reader goes away (head reads the two lines printed before the runs, then exits):
+# SIGPIPE is ignored, and run looks for a gone reader before each run, so it stops early as
+# for an interrupt: the evidence holds the runs measured, says interrupted, and the exit is
+# 130. If head is slow to exit, every run may be done by then: nothing was cut short, so the
+# evidence is not interrupted and the exit is 0 (the tables' reader being gone is no error).
+# Either order must be consistent. (Every run used to be done, and then marked interrupted.)
 RC=0
 (cd "$T/wj" || exit 1
-    timeout -k 5 60 "$HOPBENCH" run echo "$uds" -d 0.3 --warmup 0.1 --json "$T/rp.json" \
-        2>"$T/rp.err" | head -n 2 >"$T/rp.out"
+    timeout -k 5 60 "$HOPBENCH" run echo "$uds" -d 0.3 --warmup 0.1 --reps 4 --cooldown 0 \
+        --json "$T/rp.json" 2>"$T/rp.err" | head -n 2 >"$T/rp.out"
     exit "${PIPESTATUS[0]}") || RC=$?
-check_eq "run | head -n 2: exit 130" 130 "$RC"
+check "run --reps 4 | head -n 2: exit 130 (runs left undone) or 0 (all done) (exit $RC)" \
+    jtrue --argjson rc "$RC" \
+    'if .interrupted then $rc == 130 and (.runs | length) < 4
+     else $rc == 0 and (.runs | length) == 4 end' "$T/rp.json"
 check "run | head -n 2: the lines before the run got through" \
     sh -c "grep -q '^placement: ' '$T/rp.out' && grep -q '^sysctl: ' '$T/rp.out'"
 check "run | head -n 2: nothing on stderr" test ! -s "$T/rp.err"
-rcheck "run | head -n 2: the run measured is in the evidence, which says interrupted" "$T/rp.json" \
-    '.interrupted == true and (.runs | length) == 1
-     and (.runs[0] | .ops > 0 and .valid == true and .interrupted == false and errors_zero)'
+rcheck "run | head -n 2: each run measured is whole" "$T/rp.json" \
+    'all(.runs[]; .ops > 0 and .valid == true and .interrupted == false and errors_zero)'
+
+# stdout has a reader but cannot be written (ENOSPC): that is no interrupt, every run is
+# measured, stderr says it once, and the exit is 1. (It used to stop before the first run.)
+RC=0
+(cd "$T/wj" && exec timeout -k 5 60 "$HOPBENCH" run echo "$uds" -d 0.1 --warmup 0.0 --reps 2 \
+    --cooldown 0 --json "$T/full.json" >/dev/full 2>"$T/full.err") || RC=$?
+check_eq "run >/dev/full: exit 1" 1 "$RC"
+check "run >/dev/full: stderr says once that stdout could not be written" \
+    sh -c "[ \"\$(cat '$T/full.err')\" = 'hopbench: stdout could not be written; evidence: $T/full.json' ]"
+rcheck "run >/dev/full: every run measured, not interrupted" "$T/full.json" \
+    '.interrupted == false and (.runs | length) == 2 and all(.runs[]; .ops > 0 and errors_zero)'
 
 # --- pipelining ---------------------------------------------------------------
 
