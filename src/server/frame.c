@@ -130,8 +130,12 @@ void server_close(struct server *s, bool unlink_files)
     if (s->lfds == NULL) return;
     for (unsigned i = 0; i < s->cfg->neps; i++) {
         if (s->lfds[i] < 0) continue;
-        close(s->lfds[i]);
+        /*
+         * Unlink while the listener is open: it pins its inode, so no socket
+         * bound at the path since can have the device and inode it checks.
+         */
         if (unlink_files) endpoint_unlink(&s->cfg->eps[i]);
+        close(s->lfds[i]);
     }
     free(s->lfds);
     s->lfds = NULL;
