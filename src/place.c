@@ -86,6 +86,22 @@ int place_init(struct place *p, enum place_mode mode, struct hb_err *err)
     return 0;
 }
 
+/*
+ * Ends buf (holding len bytes of whole items) with ",..." once the next item
+ * does not fit, dropping whole items until the mark does: never half a CPU.
+ */
+static void place_format_cut(char *buf, size_t cap, size_t len)
+{
+    static const char mark[] = ",...";
+
+    while (len > 0 && len + sizeof(mark) > cap) {
+        char *comma = strrchr(buf, ',');
+        len = comma != NULL ? (size_t)(comma - buf) : 0;
+        buf[len] = '\0';
+    }
+    snprintf(buf + len, cap - len, "%s", len > 0 ? mark : mark + 1);
+}
+
 void place_format(const struct place *p, enum place_role role, char *buf, size_t cap)
 {
     const int *cpus = role == PLACE_CLIENT ? p->client : p->server;
@@ -97,13 +113,18 @@ void place_format(const struct place *p, enum place_role role, char *buf, size_t
         return;
     }
     buf[0] = '\0';
-    for (unsigned i = 0; i < n && len + 1 < cap; i++) {
+    for (unsigned i = 0; i < n; i++) {
+        char item[32];
         unsigned j = i;
         while (j + 1 < n && cpus[j + 1] == cpus[j] + 1)
             j++;
-        int w = j > i ? snprintf(buf + len, cap - len, "%s%d-%d", i ? "," : "", cpus[i], cpus[j])
-                      : snprintf(buf + len, cap - len, "%s%d", i ? "," : "", cpus[i]);
-        if (w < 0 || (size_t)w >= cap - len) break;
+        int w = j > i ? snprintf(item, sizeof(item), "%s%d-%d", i ? "," : "", cpus[i], cpus[j])
+                      : snprintf(item, sizeof(item), "%s%d", i ? "," : "", cpus[i]);
+        if (w < 0 || len + (size_t)w >= cap) {
+            place_format_cut(buf, cap, len);
+            return;
+        }
+        memcpy(buf + len, item, (size_t)w + 1);
         len += (size_t)w;
         i = j;
     }

@@ -56,7 +56,10 @@ int place_init(struct place *p, enum place_mode mode, struct hb_err *err);
 /* How many CPUs this process may run on (sched_getaffinity); 0 if unknown. */
 unsigned place_allowed_cpus(void);
 
-/* The CPUs of `role` as a list ("0", "1-3", "any"), for tables and JSON. */
+/*
+ * The CPUs of `role` as a list ("0", "1-3", "any"), for tables and JSON. One
+ * that does not fit in cap ends in ",..." after the last whole item.
+ */
 void place_format(const struct place *p, enum place_role role, char *buf, size_t cap);
 
 /* "expected", "set" or "observed". */

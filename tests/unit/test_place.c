@@ -91,6 +91,35 @@ static void test_a_new_place_is_expected(void **state)
     assert_string_equal(server_list(&p), "any");
 }
 
+/* A list too long for the buffer ends after its last whole item, with ",...". */
+static void test_format_cuts_between_items(void **state)
+{
+    static struct place p;
+    char buf[16];
+
+    (void)state;
+    p.nserver = 0;
+    for (int c = 100; c < 140; c += 2) /* 100,102,104,...: no ranges */
+        p.server[p.nserver++] = c;
+    p.client[0] = 7;
+    p.nclient = 1;
+    place_format(&p, PLACE_SERVER, buf, sizeof(buf));
+    assert_string_equal(buf, "100,102,104,...");
+    place_format(&p, PLACE_SERVER, buf, 14); /* "100,102,104" fits, not with ",..."; was "...,1" */
+    assert_string_equal(buf, "100,102,...");
+    place_format(&p, PLACE_SERVER, buf, 5);
+    assert_string_equal(buf, "...");
+    place_format(&p, PLACE_CLIENT, buf, 2); /* exactly fits */
+    assert_string_equal(buf, "7");
+    p.nserver = 3; /* 100,102,104: fits exactly in 12 */
+    place_format(&p, PLACE_SERVER, buf, 12);
+    assert_string_equal(buf, "100,102,104");
+    p.server[1] = 101; /* 100-101,104,106 */
+    p.nserver = 4;
+    place_format(&p, PLACE_SERVER, buf, 12);
+    assert_string_equal(buf, "100-101,...");
+}
+
 struct pinned {
     int cpu;
     int ready[2]; /* the thread writes 0 once pinned, 1 if it could not pin itself */
@@ -287,6 +316,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_source_names_as_in_the_evidence),
         cmocka_unit_test(test_a_new_place_is_expected),
+        cmocka_unit_test(test_format_cuts_between_items),
         cmocka_unit_test(test_observe_the_union_of_threads),
         cmocka_unit_test(test_observe_children_with_tree),
         cmocka_unit_test(test_observe_a_pid_that_is_gone),
