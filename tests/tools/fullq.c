@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     socklen_t len = sizeof(sa);
     struct tcp_info ti;
     socklen_t tlen = sizeof(ti);
-    sigset_t none;
+    sigset_t held, old;
     int fd;
 
     (void)argv;
@@ -43,6 +43,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: fullq\n");
         return 64;
     }
+    /*
+     * TERM and INT are held until sigsuspend lets them in: one that came
+     * between the test of stop and the wait would otherwise be handled there,
+     * and sigsuspend would wait for another that never comes.
+     */
+    sigemptyset(&held);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGINT);
+    sigprocmask(SIG_BLOCK, &held, &old);
     sigaction(SIGTERM, &act, NULL);
     sigaction(SIGINT, &act, NULL);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -54,9 +63,8 @@ int main(int argc, char **argv)
     }
     printf("fullq: listening on tcp://127.0.0.1:%u\n", (unsigned)ntohs(sa.sin_port));
     fflush(stdout);
-    sigemptyset(&none);
     while (!stop)
-        sigsuspend(&none);
+        sigsuspend(&old);
     /* For a listener, tcpi_unacked is its accept queue and tcpi_sacked its backlog. */
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tlen) == 0)
         printf("fullq: queue %u, backlog %u\n", ti.tcpi_unacked, ti.tcpi_sacked);
