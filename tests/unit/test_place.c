@@ -204,6 +204,37 @@ static void test_observe_the_union_of_threads(void **state)
  * own pinned there that does the same. Returns the child's pid; *grandchild
  * gets the grandchild's (0 when none). Both are pinned when this returns.
  */
+/*
+ * Every process spawn_pinned started (with whether it is ours to reap), for
+ * kill_spawned: a teardown, so that a failed assert leaves none behind.
+ */
+static struct {
+    pid_t pid;
+    bool mine;
+} g_spawned[8];
+static unsigned g_nspawned;
+
+static void spawned_add(pid_t pid, bool mine)
+{
+    if (pid > 0 && g_nspawned < sizeof(g_spawned) / sizeof(g_spawned[0])) {
+        g_spawned[g_nspawned].pid = pid;
+        g_spawned[g_nspawned++].mine = mine;
+    }
+}
+
+static int kill_spawned(void **state)
+{
+    int status;
+
+    (void)state;
+    for (unsigned i = 0; i < g_nspawned; i++) {
+        kill(g_spawned[i].pid, SIGKILL);
+        if (g_spawned[i].mine) waitpid(g_spawned[i].pid, &status, 0); /* else init reaps it */
+    }
+    g_nspawned = 0;
+    return 0;
+}
+
 static pid_t spawn_pinned(int cpu, int grandchild_cpu, pid_t *grandchild)
 {
     int p[2];
@@ -212,6 +243,7 @@ static pid_t spawn_pinned(int cpu, int grandchild_cpu, pid_t *grandchild)
 
     assert_int_equal(pipe2(p, O_CLOEXEC), 0);
     child = fork();
+    spawned_add(child, true);
     assert_true(child >= 0);
     if (child == 0) {
         cpu_set_t set;
@@ -236,20 +268,12 @@ static pid_t spawn_pinned(int cpu, int grandchild_cpu, pid_t *grandchild)
     }
     close(p[1]);
     if (grandchild_cpu >= 0) assert_int_equal(read(p[0], &g, sizeof(g)), sizeof(g));
+    spawned_add(g, false);
     /* EOF once both have exec'd (the pipe is close-on-exec): both are pinned by then */
     assert_int_equal(read(p[0], &byte, 1), 0);
     close(p[0]);
     *grandchild = g;
     return child;
-}
-
-static void stop_pid(pid_t pid, bool mine)
-{
-    int status;
-
-    if (pid <= 0) return;
-    kill(pid, SIGKILL);
-    if (mine) assert_int_equal(waitpid(pid, &status, 0), pid);
 }
 
 /* With `tree`, the server's children count too; without, only the pid's own threads. */
@@ -279,10 +303,7 @@ static void test_observe_children_with_tree(void **state)
     assert_int_equal(place_observe_server(&p, both, 2, false, &err), 0);
     assert_int_equal(p.nserver, n > 1 ? 2 : 1);
     assert_int_equal(p.server[0], cpus[0]);
-
-    stop_pid(other, true);
-    stop_pid(child, true);
-    stop_pid(grand, false); /* init reaps it */
+    /* kill_spawned (the teardown) stops them */
 }
 
 /* A pid that is gone: an error, and the expected list left as it was. */
@@ -318,7 +339,7 @@ int main(void)
         cmocka_unit_test(test_a_new_place_is_expected),
         cmocka_unit_test(test_format_cuts_between_items),
         cmocka_unit_test(test_observe_the_union_of_threads),
-        cmocka_unit_test(test_observe_children_with_tree),
+        cmocka_unit_test_teardown(test_observe_children_with_tree, kill_spawned),
         cmocka_unit_test(test_observe_a_pid_that_is_gone),
     };
 
