@@ -278,6 +278,15 @@ cg_spawn() {
         exec "$@"' sh "$@"
 }
 
+# strace_usable child|attach : strace is installed and may trace its own child here (ptrace is
+# not denied by Yama or seccomp); with "attach", may also attach to another process (strace -p:
+# Yama's ptrace_scope 0, or root). Tests that need it report "ok NAME # SKIP ..." otherwise.
+strace_usable() {
+    strace -o /dev/null true >/dev/null 2>&1 || return 1
+    [ "$1" != attach ] || [ "$(id -u)" = 0 ] ||
+        [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ]
+}
+
 cleanup() {
     local pid i d
     trap - EXIT INT TERM
