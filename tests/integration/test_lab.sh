@@ -334,8 +334,8 @@ else
 fi
 
 # --- stdout's reader goes away: hopbench lab | head -n 1 ----------------------------------
-# SIGPIPE is ignored, so the first line written after head exits fails with EPIPE: the lab
-# stops as interrupted, writes the evidence, stops its server and removes its directory.
+# SIGPIPE is ignored, and the lab looks for a gone reader (POLLERR on fd 1) before each cell:
+# it stops as interrupted, writes the evidence, stops its server and removes its directory.
 # (SIGPIPE used to kill it, and its directory stayed.)
 lab_dirs pipe
 RC=0
