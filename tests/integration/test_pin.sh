@@ -162,7 +162,7 @@ else
     # Without --server-pid nothing is observed: what serve --pin split would use, said so.
     j=$T/split_exp.json
     expect_rc "run --pin split, no --server-pid: exit 0" 0 split_exp \
-        run echo "tcp://127.0.0.1:$sp_port" --pin split -d 0.3 --warmup 0.1 --json "$j"
+        run echo "tcp://127.0.0.1:$sp_port" --pin split -n 300 --warmup 0 --json "$j"
     rcheck "run --pin split, no --server-pid: server $sfmt, expected" "$j" \
         ".placement == {pin: \"split\", client_cpus: \"$cfmt\", server_cpus: \"$sfmt\",
                         server_cpus_source: \"expected\"}"
@@ -173,7 +173,7 @@ else
     # run --pin same against the split server: what was observed, not what --pin same implies.
     j=$T/mismatch.json
     expect_rc "run --pin same --server-pid of a split server: exit 0" 0 mismatch \
-        run echo "unix:$T/split.sock" --pin same --server-pid "$sp_pid" -d 0.3 --warmup 0.1 --json "$j"
+        run echo "unix:$T/split.sock" --pin same --server-pid "$sp_pid" -n 300 --warmup 0 --json "$j"
     rcheck "run --pin same --server-pid of a split server: server_cpus $sfmt observed, not $FIRST" "$j" \
         ".placement == {pin: \"same\", client_cpus: \"$FIRST\", server_cpus: \"$sfmt\",
                         server_cpus_source: \"observed\"}"
@@ -208,7 +208,7 @@ done
 
 j=$T/same_exp.json
 expect_rc "run --pin same, no --server-pid: exit 0" 0 same_exp \
-    run echo "unix:$T/same.sock" --pin same -d 0.3 --warmup 0.1 --json "$j"
+    run echo "unix:$T/same.sock" --pin same -n 300 --warmup 0 --json "$j"
 rcheck "run --pin same, no --server-pid: server $FIRST, expected" "$j" \
     ".placement | .server_cpus == \"$FIRST\" and .server_cpus_source == \"expected\""
 check "run --pin same, no --server-pid: the placement line says it was not observed" \
@@ -224,7 +224,7 @@ got=$(server_threads_cpus "$nn_pid" "${ALLOWED[*]}" 3)
 check_threads "serve --pin none: every thread may run on every allowed CPU" 3 "$got"
 j=$T/none_obs.json
 expect_rc "run --server-pid of an unpinned server: exit 0" 0 none_obs \
-    run echo "unix:$T/none.sock" --server-pid "$nn_pid" -d 0.3 --warmup 0.1 --json "$j"
+    run echo "unix:$T/none.sock" --server-pid "$nn_pid" -n 300 --warmup 0 --json "$j"
 rcheck "run --server-pid of an unpinned server: server_cpus $allfmt observed, client any" "$j" \
     ".placement == {pin: \"none\", client_cpus: \"any\", server_cpus: \"$allfmt\",
                     server_cpus_source: \"observed\"}"
@@ -233,7 +233,7 @@ check "run --server-pid of an unpinned server: said in the placement line" \
     "$T/none_obs.out"
 j=$T/none_exp.json
 expect_rc "run --pin none, no --server-pid: exit 0" 0 none_exp \
-    run echo "unix:$T/none.sock" -d 0.3 --warmup 0.1 --json "$j"
+    run echo "unix:$T/none.sock" -n 300 --warmup 0 --json "$j"
 rcheck "run --pin none, no --server-pid: server any, expected" "$j" \
     '.placement == {pin: "none", client_cpus: "any", server_cpus: "any", server_cpus_source: "expected"}'
 stop_server "$nn_pid" "$T/none.out"
@@ -243,8 +243,8 @@ if [ "$NCPU" -ge 2 ]; then
     union=$(cpus_format "${both[@]}")
     j=$T/union.json
     expect_rc "run with two --server-pid (same and split servers): exit 0" 0 union \
-        run echo "unix:$T/same.sock" --server-pid "$sm_pid" --server-pid "$sp_pid" -d 0.3 \
-        --warmup 0.1 --json "$j"
+        run echo "unix:$T/same.sock" --server-pid "$sm_pid" --server-pid "$sp_pid" -n 300 \
+        --warmup 0 --json "$j"
     rcheck "run with two --server-pid: server_cpus the union, $union, observed" "$j" \
         ".placement | .server_cpus == \"$union\" and .server_cpus_source == \"observed\""
     stop_server "$sp_pid" "$T/split.out"
