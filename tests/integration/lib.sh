@@ -367,3 +367,17 @@ rcheck() {
 table_rows() {
     grep -Ec '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' "$1"
 }
+
+# no_hopbench_in DIR : no running hopbench process has DIR as its working directory
+# (each lab runs in its own cwd, and its forked server child inherits it).
+# shellcheck disable=SC2317 # called through check
+no_hopbench_in() {
+    local p
+    for p in $(pgrep -x hopbench); do
+        if [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$1" ]; then
+            echo "# left behind: pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline")"
+            return 1
+        fi
+    done
+    return 0
+}

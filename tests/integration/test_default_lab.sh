@@ -41,20 +41,6 @@ size_table() {
         "$T/$1.out"
 }
 
-# no_hopbench_in DIR : no running hopbench process works in DIR (the lab's server child
-# inherits the lab's cwd).
-# shellcheck disable=SC2317 # called through check
-no_hopbench_in() {
-    local p
-    for p in $(pgrep -x hopbench); do
-        if [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$1" ]; then
-            echo "# left behind: pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline")"
-            return 1
-        fi
-    done
-    return 0
-}
-
 # check_default_lab NAME MIN_S MAX_S DURATION_S WARMUP_S [ARGS...] : everything a user relies
 # on, for "hopbench ARGS...".
 check_default_lab() {

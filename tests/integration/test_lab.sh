@@ -26,20 +26,6 @@ lab_server_pid() {
     sed -n 's/^hopbench .* lab: echo over .*; server pid \([0-9][0-9]*\)$/\1/p' "$T/$1.out" | head -n 1
 }
 
-# no_hopbench_in DIR : no running hopbench process has DIR as its working directory
-# (each lab runs in its own cwd, and its forked server child inherits it).
-# shellcheck disable=SC2317 # called through check
-no_hopbench_in() {
-    local p
-    for p in $(pgrep -x hopbench); do
-        if [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$1" ]; then
-            echo "# left behind: pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline")"
-            return 1
-        fi
-    done
-    return 0
-}
-
 # check_lab_gone NAME
 check_lab_gone() {
     local name=$1 spid
