@@ -119,6 +119,40 @@ in_list() {
     [[ " $* " == *" $c "* ]]
 }
 
+# observed_runs PIN SRV_PID PORT SOCK CFMT SFMT "CLIENT CPUS" "SERVER CPUS": run --pin PIN
+# --server-pid over tcp and unix against a server pinned to SERVER CPUS; the evidence and the
+# placement line say what was observed, the load thread may run on the first client CPU only and
+# ran on a client CPU, the busiest server thread ran on a server CPU and may run on those only.
+observed_runs() {
+    local pin=$1 srv=$2 port=$3 sock=$4 cfmt=$5 sfmt=$6 ep tr n j
+    local -a cl sl
+    read -r -a cl <<<"$7"
+    read -r -a sl <<<"$8"
+    for ep in "tcp://127.0.0.1:$port" "unix:$sock"; do
+        tr=${ep%%:*}
+        n="run --pin $pin --server-pid ($tr)"
+        j=$T/${pin}_obs_$tr.json
+        run_watched "${pin}_obs_$tr" "$srv" echo "$ep" --pin "$pin" --server-pid "$srv" \
+            -d 2 --warmup 0.2 --json "$j"
+        check_eq "$n: exit 0" 0 "$RC"
+        rcheck "$n: ops > 0, no errors" "$j" '.runs[0] | .ops > 0 and errors_zero'
+        rcheck "$n: placement $pin, client $cfmt, server $sfmt observed" "$j" \
+            ".placement == {pin: \"$pin\", client_cpus: \"$cfmt\", server_cpus: \"$sfmt\",
+                            server_cpus_source: \"observed\"}"
+        check "$n: the placement line says observed" \
+            grep -qx "placement: --pin $pin (client CPUs $cfmt, server CPUs $sfmt, observed); --wait epoll" \
+            "$T/${pin}_obs_$tr.out"
+        check "$n: the load thread may run on client CPU ${cl[0]} only (got '$CLI_ALLOWED')" \
+            test "$CLI_ALLOWED" = "${cl[0]}"
+        check "$n: the load thread ran on a client CPU (last on ${CLI_CPU:-?})" \
+            in_list "${CLI_CPU:-x}" "${cl[@]}"
+        check "$n: the busiest server thread ran on a server CPU (last on ${SRV_CPU:-?})" \
+            in_list "${SRV_CPU:-x}" "${sl[@]}"
+        check "$n: ... and may run on the server CPUs only (got '$SRV_ALLOWED')" \
+            test "$SRV_ALLOWED" = "${sl[*]}"
+    done
+}
+
 # --- serve --pin split: every server thread on the second half ---------------------------
 
 if [ "$NCPU" -lt 2 ]; then
@@ -135,29 +169,7 @@ else
     cfmt=$(cpus_format "${CLIENT[@]}")
 
     # run --pin split --server-pid: the client on the first half, the server observed.
-    for ep in "tcp://127.0.0.1:$sp_port" "unix:$T/split.sock"; do
-        tr=${ep%%:*}
-        n="run --pin split --server-pid ($tr)"
-        j=$T/split_obs_$tr.json
-        run_watched "split_obs_$tr" "$sp_pid" echo "$ep" --pin split --server-pid "$sp_pid" \
-            -d 2 --warmup 0.2 --json "$j"
-        check_eq "$n: exit 0" 0 "$RC"
-        rcheck "$n: ops > 0, no errors" "$j" '.runs[0] | .ops > 0 and errors_zero'
-        rcheck "$n: placement split, client $cfmt, server $sfmt observed" "$j" \
-            ".placement == {pin: \"split\", client_cpus: \"$cfmt\", server_cpus: \"$sfmt\",
-                            server_cpus_source: \"observed\"}"
-        check "$n: the placement line says observed" \
-            grep -qx "placement: --pin split (client CPUs $cfmt, server CPUs $sfmt, observed); --wait epoll" \
-            "$T/split_obs_$tr.out"
-        check "$n: the load thread may run on client CPU ${CLIENT[0]} only (got '$CLI_ALLOWED')" \
-            test "$CLI_ALLOWED" = "${CLIENT[0]}"
-        check "$n: the load thread ran on a client CPU (last on ${CLI_CPU:-?})" \
-            in_list "${CLI_CPU:-x}" "${CLIENT[@]}"
-        check "$n: the busiest server thread ran on a server CPU (last on ${SRV_CPU:-?})" \
-            in_list "${SRV_CPU:-x}" "${SERVER[@]}"
-        check "$n: ... and may run on the server CPUs only (got '$SRV_ALLOWED')" \
-            test "$SRV_ALLOWED" = "${SERVER[*]}"
-    done
+    observed_runs split "$sp_pid" "$sp_port" "$T/split.sock" "$cfmt" "$sfmt" "${CLIENT[*]}" "${SERVER[*]}"
 
     # Without --server-pid nothing is observed: what serve --pin split would use, said so.
     j=$T/split_exp.json
@@ -189,22 +201,7 @@ check "serve --pin same: says so" grep -q "^hopbench: echo server, 2 threads, pi
 got=$(server_threads_cpus "$sm_pid" "$FIRST" 3)
 check_threads "serve --pin same: main thread + 2 workers, every one on CPU $FIRST" 3 "$got"
 
-for ep in "tcp://127.0.0.1:$sm_port" "unix:$T/same.sock"; do
-    tr=${ep%%:*}
-    n="run --pin same --server-pid ($tr)"
-    j=$T/same_obs_$tr.json
-    run_watched "same_obs_$tr" "$sm_pid" echo "$ep" --pin same --server-pid "$sm_pid" \
-        -d 2 --warmup 0.2 --json "$j"
-    check_eq "$n: exit 0" 0 "$RC"
-    rcheck "$n: ops > 0, no errors" "$j" '.runs[0] | .ops > 0 and errors_zero'
-    rcheck "$n: placement same, client and server on $FIRST, observed" "$j" \
-        ".placement == {pin: \"same\", client_cpus: \"$FIRST\", server_cpus: \"$FIRST\",
-                        server_cpus_source: \"observed\"}"
-    check "$n: the load thread may run on CPU $FIRST only (got '$CLI_ALLOWED')" \
-        test "$CLI_ALLOWED" = "$FIRST"
-    check_eq "$n: the load thread ran on CPU $FIRST" "$FIRST" "$CLI_CPU"
-    check_eq "$n: the busiest server thread ran on CPU $FIRST" "$FIRST" "$SRV_CPU"
-done
+observed_runs same "$sm_pid" "$sm_port" "$T/same.sock" "$FIRST" "$FIRST" "$FIRST" "$FIRST"
 
 j=$T/same_exp.json
 expect_rc "run --pin same, no --server-pid: exit 0" 0 same_exp \
