@@ -168,8 +168,9 @@ int outfile_open(struct outfile *o, const char *path, enum outfile_mode mode, st
     rc = classify(o, &kind, &st_mode, err);
     if (rc < 0) return rc;
     if (mode == OUTFILE_REPLACE && kind == KIND_REPLACE) {
-        o->fd = tmp_create(o, S_ISREG(st_mode) ? st_mode : 0, err);
-        return o->fd < 0 ? o->fd : 0;
+        rc = tmp_create(o, S_ISREG(st_mode) ? st_mode : 0, err);
+        o->fd = rc < 0 ? -1 : rc;
+        return rc < 0 ? rc : 0;
     }
     /* in place: appended to, never created (but by APPEND), truncated or replaced */
     o->target[0] = '\0';

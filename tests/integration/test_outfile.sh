@@ -169,6 +169,10 @@ check_eq "missing directory: refused before any run" 0 "$(table_rows "$T/nodir.o
 run_json jl_dir "--jsonl onto a directory" 1 --jsonl "$T/adir"
 one_line "--jsonl directory: one line" "$T/jl_dir.err" \
     "^hopbench run: --jsonl: cannot write $T/adir: it is a directory\$"
+expect_rc "lab --json onto a directory: exit 1" 1 lab_dir lab --quick --json "$T/adir"
+one_line "lab directory: one line, before the lab starts" "$T/lab_dir.err" \
+    "^hopbench lab: cannot write $T/adir: it is a directory\$"
+check_eq "lab directory: nothing printed (no server, no cell)" 0 "$(wc -c <"$T/lab_dir.out")"
 expect_rc "merge -o onto a directory: exit 1" 1 mdir merge "$T/a.json" "$T/b.json" -o "$T/adir"
 one_line "merge -o directory: one line" "$T/mdir.err" \
     "^hopbench merge: cannot write $T/adir: it is a directory\$"
