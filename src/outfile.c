@@ -1,10 +1,12 @@
 /*
  * outfile: output files written without ever replacing what is not the
- * user's regular file (the rules are in outfile.h). A path is classified with
- * stat(2), which follows every link as the kernel does (/proc's links to open
- * files included); only a regular file or a missing one has its links
- * followed here, by readlink, to find the directory its replacement must be
- * made in.
+ * user's regular file (the rules are in outfile.h). A path's symbolic links
+ * are followed here, one readlink at a time, to find the name a replacement
+ * is renamed over (and so the directory its temporary file must be made in),
+ * and whether the path leads into /proc, to an open file. Only an absolute
+ * /proc path is seen as one (/dev/stdout, /dev/fd/N, /proc/self/fd/N). What
+ * the path leads to is then classified with stat(2), which follows the links
+ * as the kernel does.
  */
 #include "outfile.h"
 
