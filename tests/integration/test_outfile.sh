@@ -81,6 +81,15 @@ if mknod "$T/dev_null" c 1 3 2>/dev/null && mknod "$T/dev_full" c 1 7 2>/dev/nul
         -o "$T/dev_null"
     check_eq "merge -o null device node: still the same character device" \
         "character special file 1:3" "$(node_kind "$T/dev_null")"
+    # A block device is never written (nor even opened): refused before any run.
+    if mknod "$T/dev_blk" b 7 250 2>/dev/null; then
+        run_json blk "--json onto a block device node" 1 --json "$T/dev_blk"
+        one_line "block device node: one line" "$T/blk.err" \
+            "^hopbench run: cannot write $T/dev_blk: it is a block device \(never written\)\$"
+        check_eq "block device node: refused before any run" 0 "$(table_rows "$T/blk.out")"
+        check_eq "block device node: still the same block device" "block special file 7:fa" \
+            "$(node_kind "$T/dev_blk")"
+    fi
     check "no temporary file left beside the device nodes" no_tmp "$T"
 else
     ok "device nodes # SKIP mknod not permitted here"
