@@ -30,6 +30,7 @@
 #include "evidence.h"
 #include "lab.h"
 #include "load.h"
+#include "outfile.h"
 #include "place.h"
 #include "probe.h"
 #include "report/report.h"
@@ -136,9 +137,11 @@ static int fail(const char *what, const struct hb_err *err, int code)
 /*
  * Writes the evidence with the stop signals held back (only this thread runs
  * by now), so an abort cannot leave its temporary file behind: one that comes
- * meanwhile takes effect once the file is in place.
+ * meanwhile takes effect once the file is in place. When it cannot be written
+ * (a full disk), the one line says so and that the tables printed before it
+ * are what remains; the exit code is then 1.
  */
-static int write_evidence(const char *path, const struct report_meta *meta,
+static int write_evidence(const char *cmd, const char *path, const struct report_meta *meta,
                           const struct run_record *recs, size_t n)
 {
     struct hb_err err = { 0 };
@@ -158,7 +161,24 @@ static int write_evidence(const char *path, const struct report_meta *meta,
         fprintf(stderr, "hopbench: stdout could not be written; evidence: %s\n", path);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     json_decref(doc);
-    return rc < 0 ? fail(NULL, &err, HB_EXIT_RUNTIME) : HB_EXIT_OK;
+    if (rc == 0) return HB_EXIT_OK;
+    fprintf(stderr,
+            "hopbench %s: %s; the evidence was not saved (the tables above show the runs)\n", cmd,
+            err.msg);
+    return HB_EXIT_RUNTIME;
+}
+
+/*
+ * Before any work: whether the evidence can be written to path, so that a
+ * directory or a read-only place is said at once, not after the runs.
+ */
+static int check_evidence(const char *cmd, const char *path)
+{
+    struct hb_err err = { 0 };
+
+    if (outfile_check(path, OUTFILE_REPLACE, &err) == 0) return HB_EXIT_OK;
+    fprintf(stderr, "hopbench %s: %s\n", cmd, err.msg);
+    return HB_EXIT_RUNTIME;
 }
 
 /*
@@ -338,32 +358,47 @@ static void run_summary_print(const struct run_opts *o, const struct run_record 
 }
 
 /*
- * Opens --jsonl FILE for appending (NULL when not asked for) and writes this
- * invocation's header line. *failed tells a failure, after one line on stderr.
+ * Opens --jsonl FILE for appending through out (OUTFILE_APPEND: a device or
+ * FIFO is appended to in place, never replaced) and writes this invocation's
+ * header line. Returns the stream, NULL when not asked for; *failed tells a
+ * failure, after one line on stderr.
  */
 static FILE *open_jsonl(const char *cmd, const char *path, const struct report_meta *meta,
-                        bool *failed)
+                        struct outfile *out, bool *failed)
 {
-    FILE *f;
+    struct hb_err err = { 0 };
+    FILE *f = NULL;
 
     *failed = false;
     if (path == NULL) return NULL;
-    f = fopen(path, "ae");
-    if (f == NULL) {
-        fprintf(stderr, "hopbench %s: cannot open --jsonl %s: %s\n", cmd, path, strerror(errno));
-    } else if (report_jsonl_header(f, meta) < 0) {
+    if (outfile_open(out, path, OUTFILE_APPEND, &err) < 0) {
+        fprintf(stderr, "hopbench %s: --jsonl: %s\n", cmd, err.msg);
+        *failed = true;
+        return NULL;
+    }
+    f = outfile_stream(out);
+    if (f == NULL || report_jsonl_header(f, meta) < 0) {
         fprintf(stderr, "hopbench %s: cannot write --jsonl %s\n", cmd, path);
-        fclose(f);
+        outfile_abort(out);
         f = NULL;
     }
     *failed = f == NULL;
     return f;
 }
 
-static int run_report(const struct run_opts *o, struct report_meta *meta,
+/* Closes the --jsonl file; HB_EXIT_RUNTIME after one line if that fails. */
+static int close_jsonl(const char *cmd, struct outfile *out)
+{
+    struct hb_err err = { 0 };
+
+    if (outfile_commit(out, &err) == 0) return HB_EXIT_OK;
+    fprintf(stderr, "hopbench %s: --jsonl: %s\n", cmd, err.msg);
+    return HB_EXIT_RUNTIME;
+}
+
+static int run_report(const struct run_opts *o, const char *json_path, struct report_meta *meta,
                       const struct run_record *recs, size_t n)
 {
-    char path[64];
     int rc;
 
     report_run_table(stdout, recs, n);
@@ -375,7 +410,7 @@ static int run_report(const struct run_opts *o, struct report_meta *meta,
     report_cut_short(stdout, recs, n);
     meta->interrupted = g_stop != 0; /* not stdout failing now: the runs are done */
     meta->summary = run_summary_json(o, recs, n);
-    rc = write_evidence(evidence_path("run", o->json_path, path, sizeof(path)), meta, recs, n);
+    rc = write_evidence("run", json_path, meta, recs, n);
     json_decref(meta->summary);
     meta->summary = NULL;
     return rc;
@@ -389,15 +424,19 @@ static int cmd_run(int argc, char **argv)
     struct machine m;
     struct place pl;
     size_t n = 0;
+    struct outfile jsonl_out;
     FILE *jsonl;
     bool failed;
-    const char *unseen = "no --server-pid";
+    const char *unseen = "no --server-pid", *json_path;
+    char path[64];
     int rc = cli_parse_run(argc, argv, &o, stdout, &err), run_rc;
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
     if (place_init(&pl, o.pin, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
-    rc = preflight(&o);
+    json_path = evidence_path("run", o.json_path, path, sizeof(path));
+    rc = check_evidence("run", json_path);
+    if (rc == HB_EXIT_OK) rc = preflight(&o);
     if (rc != HB_EXIT_OK) return rc;
     install_signals();
     /* Where the server really runs, when it is named; else what --pin expects (not observed). */
@@ -414,7 +453,7 @@ static int cmd_run(int argc, char **argv)
                                 .machine = &m,
                                 .started_unix_s = g_started_unix_s,
                                 .plan = plan_json(o.reps, o.order_random, o.seed, o.cooldown_ns) };
-    jsonl = open_jsonl("run", o.jsonl_path, &meta, &failed);
+    jsonl = open_jsonl("run", o.jsonl_path, &meta, &jsonl_out, &failed);
     if (failed) {
         json_decref(meta.plan);
         return HB_EXIT_RUNTIME;
@@ -423,8 +462,9 @@ static int cmd_run(int argc, char **argv)
     report_sysctls(stdout, &m);
     recs = xcalloc((size_t)o.neps * o.reps, sizeof(*recs));
     run_rc = run_all(&o, &pl, jsonl, recs, &n);
-    if (jsonl != NULL) fclose(jsonl);
-    rc = run_report(&o, &meta, recs, n);
+    if (jsonl != NULL && close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
+        run_rc = HB_EXIT_RUNTIME;
+    rc = run_report(&o, json_path, &meta, recs, n);
     json_decref(meta.plan);
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
     rc = run_rc != HB_EXIT_OK ? run_rc : verdict(recs, n, g_stop != 0);
@@ -530,12 +570,16 @@ static int cmd_lab(int argc, char **argv)
     struct machine m;
     char path[64], server[64];
     int rc = cli_parse_lab(argc, argv, &o, stdout, &err);
+    const char *json_path;
+    struct outfile jsonl_out;
     sigset_t held, old;
     bool failed;
     int run_rc;
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
+    json_path = evidence_path("lab", o.json_path, path, sizeof(path));
+    if (check_evidence("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
     if (o.pin == PLACE_SPLIT && !o.pin_given && place_allowed_cpus() < 2) o.pin = PLACE_SAME;
     /*
      * The handler is in place before the temporary directory exists, and the
@@ -566,14 +610,14 @@ static int cmd_lab(int argc, char **argv)
                                 .started_unix_s = g_started_unix_s,
                                 .server = server,
                                 .plan = plan_json(o.reps, false, o.seed, o.cooldown_ns) };
-    lab.jsonl = open_jsonl("lab", o.jsonl_path, &meta, &failed);
+    lab.jsonl = open_jsonl("lab", o.jsonl_path, &meta, &jsonl_out, &failed);
     if (failed) {
         json_decref(meta.plan);
         lab_release(&lab);
         return HB_EXIT_RUNTIME;
     }
     run_rc = lab_run(&lab, stdout, &g_stop, &err);
-    if (lab.jsonl != NULL) fclose(lab.jsonl);
+    failed = lab.jsonl != NULL && close_jsonl("lab", &jsonl_out) != HB_EXIT_OK;
     lab.jsonl = NULL;
     /* the server may have been restarted (--close server): the last one's pid */
     snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto, (long)lab.server_pid);
@@ -587,12 +631,13 @@ static int cmd_lab(int argc, char **argv)
     report_errors(stdout, lab.recs, lab.nrecs);
     report_cut_short(stdout, lab.recs, lab.nrecs);
     meta.interrupted = g_stop != 0 || lab.reader_gone; /* cut short, not stdout failing now */
-    rc = write_evidence(evidence_path("lab", o.json_path, path, sizeof(path)), &meta, lab.recs,
-                        lab.nrecs);
+    rc = write_evidence("lab", json_path, &meta, lab.recs, lab.nrecs);
     json_decref(meta.plan);
     json_decref(meta.summary);
     if (run_rc < 0)
         rc = fail("lab", &err, HB_EXIT_RUNTIME);
+    else if (rc == HB_EXIT_OK && failed)
+        rc = HB_EXIT_RUNTIME;
     else if (rc == HB_EXIT_OK)
         rc = verdict(lab.recs, lab.nrecs, meta.interrupted);
     if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;

@@ -6,10 +6,14 @@
 #include "report/report.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "outfile.h"
 
 double report_ops_per_s(const struct run_record *r)
 {
@@ -355,20 +359,23 @@ int report_jsonl_append(FILE *f, const struct run_record *r)
 
 int report_json_write(const char *path, json_t *doc, struct hb_err *err)
 {
-    char tmp[4096];
-    int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    char *text = json_dumps(doc, JSON_INDENT(1) | JSON_COMPACT);
+    struct outfile out;
+    sigset_t held, old;
+    int rc;
 
-    if (n < 0 || (size_t)n >= sizeof(tmp))
-        return hb_fail(err, -ENAMETOOLONG, "evidence path is too long: %s", path);
-    if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_COMPACT) != 0) {
-        int e = errno ? errno : EIO;
-        unlink(tmp);
-        return hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+    if (text == NULL) return hb_fail(err, -ENOMEM, "cannot write %s: out of memory", path);
+    /* no stop signal between the temporary file's creation and its rename or removal */
+    stop_signal_set(&held);
+    pthread_sigmask(SIG_BLOCK, &held, &old);
+    rc = outfile_open(&out, path, OUTFILE_REPLACE, err);
+    if (rc == 0) {
+        rc = outfile_write(&out, text, strlen(text), err);
+        if (rc == 0) rc = outfile_write(&out, "\n", 1, err);
+        if (rc == 0) rc = outfile_commit(&out, err);
+        outfile_abort(&out);
     }
-    if (rename(tmp, path) == -1) {
-        int e = errno;
-        unlink(tmp);
-        return hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
-    }
-    return 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    free(text);
+    return rc;
 }

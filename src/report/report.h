@@ -110,7 +110,11 @@ int report_jsonl_header(FILE *f, const struct report_meta *meta);
 /* Appends r as one line {"record": "run", ...the run record} with one write(2). 0 or -EIO. */
 int report_jsonl_append(FILE *f, const struct run_record *r);
 
-/* Writes doc to path atomically (temporary file + rename). Returns 0 or a negative errno. */
+/*
+ * Writes doc to path through outfile (OUTFILE_REPLACE: a regular file is
+ * replaced atomically, a device or FIFO written in place), with the stop
+ * signals held meanwhile. Returns 0 or a negative errno with err set.
+ */
 int report_json_write(const char *path, json_t *doc, struct hb_err *err);
 
 /* min, p50, p90, p95, p99, p999, p9999, max, mean of h, in ns. */

@@ -1,0 +1,248 @@
+#!/bin/bash
+# Output files (--json, --jsonl, merge -o) never replace what is not the user's
+# regular file: a device node or a FIFO is written in place and stays what it
+# was, a symbolic link stays a link and its target gets the document, a
+# directory is refused before any run, and a read-only or full file system
+# gives one line, exit 1, no temporary file left and the old file untouched.
+# shellcheck disable=SC2016 # $vars in single quotes are jq variables
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_server srv --listen tcp://127.0.0.1:0 || done_testing
+tcp=tcp://127.0.0.1:$SRV_PORT
+
+# run_json OUT NAME WANT-RC OPTIONS... : a short bounded run with OPTIONS (--json,
+# --jsonl); its stdout and stderr in $T/OUT.out and $T/OUT.err.
+run_json() {
+    local out=$1 name=$2 want=$3
+    shift 3
+    expect_rc "$name: exit $want" "$want" "$out" run echo "$tcp" -n 200 --warmup 0 "$@"
+}
+
+# node_kind PATH : "character special file 1:3", "fifo", "symbolic link", ...
+node_kind() {
+    stat -c '%F %t:%T' "$1" 2>/dev/null | sed 's/ 0:0$//'
+}
+
+# no_tmp DIR : no temporary file (NAME.tmp.PID.N) is left in DIR.
+# shellcheck disable=SC2317 # called through check
+no_tmp() {
+    [ -z "$(find "$1" -maxdepth 1 -name '*.tmp.*' -print -quit)" ]
+}
+
+# doc_ok NAME FILE COMMAND : FILE is one whole evidence document of COMMAND.
+doc_ok() {
+    jcheck "$1" "$2" '.schema == "hopbench.evidence/1" and .command == "'"$3"'"
+                      and (.runs | length) >= 1'
+}
+
+# wait_fifo_reader PID : until PID waits in open(2) for a FIFO's writer (bounded, 5 s).
+wait_fifo_reader() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        [ "$(cat "/proc/$1/wchan" 2>/dev/null)" = wait_for_partner ] && return 0
+        sleep 0.05
+    done
+}
+
+# A regular file, for merge -o below.
+run_json reg "regular file" 0 --json "$T/a.json"
+doc_ok "regular file: the document" "$T/a.json" run
+cp "$T/a.json" "$T/b.json"
+
+# --- character devices --------------------------------------------------------------
+
+if mknod "$T/dev_null" c 1 3 2>/dev/null && mknod "$T/dev_full" c 1 7 2>/dev/null; then
+    run_json null "--json onto a null device node" 0 --json "$T/dev_null"
+    check_eq "null device node: still the same character device" \
+        "character special file 1:3" "$(node_kind "$T/dev_null")"
+    check "null device node: evidence line printed" grep -qx "evidence: $T/dev_null" \
+        "$T/null.out"
+
+    # /dev/full answers every write with ENOSPC: the write went to the device itself.
+    run_json full_dev "--json onto a full device node" 1 --json "$T/dev_full"
+    one_line "full device node: one line on stderr" "$T/full_dev.err" \
+        "^hopbench run: cannot write $T/dev_full: No space left on device; the evidence was not saved"
+    check_eq "full device node: still the same character device" \
+        "character special file 1:7" "$(node_kind "$T/dev_full")"
+    check_eq "full device node: the run's table is still printed" 1 \
+        "$(table_rows "$T/full_dev.out")"
+
+    run_json jl_null "--jsonl onto a null device node" 0 --json "$T/j0.json" --jsonl "$T/dev_null"
+    check_eq "--jsonl null device node: still the same character device" \
+        "character special file 1:3" "$(node_kind "$T/dev_null")"
+    run_json jl_full "--jsonl onto a full device node" 1 --json "$T/j1.json" --jsonl "$T/dev_full"
+    one_line "--jsonl full device node: one line" "$T/jl_full.err" \
+        "^hopbench run: cannot write --jsonl $T/dev_full\$"
+    check_eq "--jsonl full device node: still the same character device" \
+        "character special file 1:7" "$(node_kind "$T/dev_full")"
+
+    expect_rc "merge -o onto a null device node: exit 0" 0 mnull merge "$T/a.json" "$T/b.json" \
+        -o "$T/dev_null"
+    check_eq "merge -o null device node: still the same character device" \
+        "character special file 1:3" "$(node_kind "$T/dev_null")"
+    # A block device is never written (nor even opened): refused before any run.
+    if mknod "$T/dev_blk" b 7 250 2>/dev/null; then
+        run_json blk "--json onto a block device node" 1 --json "$T/dev_blk"
+        one_line "block device node: one line" "$T/blk.err" \
+            "^hopbench run: cannot write $T/dev_blk: it is a block device \(never written\)\$"
+        check_eq "block device node: refused before any run" 0 "$(table_rows "$T/blk.out")"
+        check_eq "block device node: still the same block device" "block special file 7:fa" \
+            "$(node_kind "$T/dev_blk")"
+    fi
+    check "no temporary file left beside the device nodes" no_tmp "$T"
+else
+    ok "device nodes # SKIP mknod not permitted here"
+fi
+
+# --- FIFOs ---------------------------------------------------------------------------
+
+mkfifo "$T/fifo"
+spawn_cmd fifo_cat cat "$T/fifo"
+cat_pid=$SPAWNED
+wait_fifo_reader "$cat_pid"
+run_json fifo "--json onto a FIFO with a reader" 0 --json "$T/fifo"
+reap "$cat_pid" 5
+check_eq "FIFO: the reader ended (end of file after the document)" 0 "$RC"
+doc_ok "FIFO: the reader received the whole document" "$T/fifo_cat.out" run
+check_eq "FIFO: still a FIFO" "fifo" "$(node_kind "$T/fifo")"
+
+run_json fifo_none "--json onto a FIFO without a reader" 1 --json "$T/fifo"
+one_line "FIFO without a reader: one line" "$T/fifo_none.err" \
+    "^hopbench run: cannot write $T/fifo: no process has the FIFO open for reading; the evidence was not saved"
+check_eq "FIFO without a reader: the table is still printed" 1 \
+    "$(table_rows "$T/fifo_none.out")"
+check_eq "FIFO without a reader: still a FIFO" "fifo" "$(node_kind "$T/fifo")"
+
+spawn_cmd fifo_jl cat "$T/fifo"
+cat_pid=$SPAWNED
+wait_fifo_reader "$cat_pid"
+run_json jl_fifo "--jsonl onto a FIFO with a reader" 0 --json "$T/j2.json" --jsonl "$T/fifo"
+reap "$cat_pid" 5
+check "--jsonl FIFO: the reader received the header and the run line" \
+    jtrue -s '(length == 2) and .[0].record == "header" and .[1].record == "run"' \
+    "$T/fifo_jl.out"
+check_eq "--jsonl FIFO: still a FIFO" "fifo" "$(node_kind "$T/fifo")"
+
+# --- symbolic links ------------------------------------------------------------------
+
+mkdir "$T/sub"
+echo old >"$T/sub/real.json"
+chmod 640 "$T/sub/real.json"
+ln -s sub/real.json "$T/link"
+ln -s link "$T/link2" # a chain: link2 -> link -> sub/real.json
+run_json link "--json onto a symlink" 0 --json "$T/link2"
+check_eq "symlink: still a link, to the same name" "symbolic link sub/real.json link" \
+    "$(node_kind "$T/link") $(readlink "$T/link") $(readlink "$T/link2")"
+doc_ok "symlink: its target holds the document" "$T/sub/real.json" run
+check_eq "symlink: the target keeps its mode" 640 "$(stat -c %a "$T/sub/real.json")"
+check "symlink: no temporary file left in the link's or the target's directory" \
+    sh -c "! find '$T' -name '*.tmp.*' | grep -q ."
+
+ln -s sub/new.json "$T/dangling"
+run_json dangling "--json onto a dangling symlink" 0 --json "$T/dangling"
+check_eq "dangling symlink: still a link" "symbolic link" "$(node_kind "$T/dangling")"
+doc_ok "dangling symlink: its target was created with the document" "$T/sub/new.json" run
+
+ln -s sub/lines.jsonl "$T/jlink"
+run_json jl_link1 "--jsonl onto a symlink" 0 --json "$T/j3.json" --jsonl "$T/jlink"
+run_json jl_link2 "--jsonl onto a symlink, again" 0 --json "$T/j4.json" --jsonl "$T/jlink"
+check_eq "--jsonl symlink: still a link" "symbolic link" "$(node_kind "$T/jlink")"
+check_eq "--jsonl symlink: the target has both invocations' lines" 4 \
+    "$(wc -l <"$T/sub/lines.jsonl")"
+
+expect_rc "merge -o onto a symlink: exit 0" 0 mlink merge "$T/a.json" "$T/b.json" -o "$T/link"
+check_eq "merge -o symlink: still a link" "symbolic link" "$(node_kind "$T/link")"
+doc_ok "merge -o symlink: its target holds the merged document" "$T/sub/real.json" merge
+
+# --- /dev/stdout: the document lands where stdout stands ------------------------------
+
+run_json stdout "--json /dev/stdout into a file" 0 --json /dev/stdout
+out="$T/stdout.out"
+check_eq "/dev/stdout: the table is kept" 1 "$(table_rows "$out")"
+check "/dev/stdout: the document follows the table" \
+    jtrue -e '.command == "run"' <(sed -n '/^{$/,/^}$/p' "$out")
+check "/dev/stdout: the evidence line comes last" sh -c "tail -n 1 '$out' | grep -qx 'evidence: /dev/stdout'"
+
+# --- refused before any run: a directory, a missing one --------------------------------
+
+mkdir "$T/adir"
+run_json dir "--json onto a directory" 1 --json "$T/adir"
+one_line "directory: one line" "$T/dir.err" \
+    "^hopbench run: cannot write $T/adir: it is a directory\$"
+check_eq "directory: refused before any run" 0 "$(table_rows "$T/dir.out")"
+run_json nodir "--json into a missing directory" 1 --json "$T/nodir/x.json"
+one_line "missing directory: one line" "$T/nodir.err" \
+    "^hopbench run: cannot write $T/nodir/x.json: No such file or directory\$"
+check_eq "missing directory: refused before any run" 0 "$(table_rows "$T/nodir.out")"
+run_json jl_dir "--jsonl onto a directory" 1 --jsonl "$T/adir"
+one_line "--jsonl directory: one line" "$T/jl_dir.err" \
+    "^hopbench run: --jsonl: cannot write $T/adir: it is a directory\$"
+expect_rc "lab --json onto a directory: exit 1" 1 lab_dir lab --quick --json "$T/adir"
+one_line "lab directory: one line, before the lab starts" "$T/lab_dir.err" \
+    "^hopbench lab: cannot write $T/adir: it is a directory\$"
+check_eq "lab directory: nothing printed (no server, no cell)" 0 "$(wc -c <"$T/lab_dir.out")"
+expect_rc "merge -o onto a directory: exit 1" 1 mdir merge "$T/a.json" "$T/b.json" -o "$T/adir"
+one_line "merge -o directory: one line" "$T/mdir.err" \
+    "^hopbench merge: cannot write $T/adir: it is a directory\$"
+check "directory: still an empty directory" sh -c "[ -d '$T/adir' ] && [ -z \"\$(ls -A '$T/adir')\" ]"
+
+# --- read-only and full file systems: a tiny tmpfs in a private mount namespace ---------
+
+# in_tmpfs NAME OPTIONS SCRIPT : runs SCRIPT (sh) in a new mount namespace with a tmpfs
+# (mount OPTIONS) on $T/NAME holding a file x.json that says "old"; SCRIPT sees $M (the
+# mount point) and $HB (hopbench). After SCRIPT: $T/NAME.after is x.json's content and
+# $T/NAME.ls the files left there. The mount ends with the namespace. 1 if impossible here.
+in_tmpfs() {
+    local name=$1 opts=$2 script=$3
+    mkdir -p "$T/$name"
+    M=$T/$name HB=$HOPBENCH TD=$T timeout -k 5 60 unshare -m --propagation private sh -c '
+        mount -t tmpfs -o size=8k tmpfs "$M" || exit 99
+        echo old >"$M/x.json"
+        mount -o "remount,$1" "$M" || exit 99
+        cd "$TD" && eval "$2"
+        cat "$M/x.json" >"$M.after"
+        ls -A "$M" >"$M.ls"' sh "$opts" "$script"
+    [ $? -ne 99 ]
+}
+
+if unshare -m --propagation private true 2>/dev/null; then
+    # run_in NAME OPTIONS : a run whose --json is x.json in the tmpfs; RC in $T/NAME.rc.
+    run_in() {
+        in_tmpfs "$1" "$2" '"$HB" run echo '"$tcp"' -n 200 --warmup 0 --json "$M/x.json" \
+            >"$M.out" 2>"$M.err"; echo $? >"$M.rc"'
+    }
+    if run_in fs_ro ro; then
+        check_eq "read-only file system: exit 1" 1 "$(cat "$T/fs_ro.rc")"
+        one_line "read-only file system: one line" "$T/fs_ro.err" \
+            "^hopbench run: cannot write $T/fs_ro/x.json: Read-only file system\$"
+        check_eq "read-only file system: refused before any run" 0 "$(table_rows "$T/fs_ro.out")"
+        check_eq "read-only file system: the old file untouched" old "$(cat "$T/fs_ro.after")"
+        check_eq "read-only file system: nothing else left there" x.json "$(cat "$T/fs_ro.ls")"
+    else
+        ok "read-only file system # SKIP cannot mount a tmpfs in a mount namespace here"
+    fi
+    if run_in fs_full rw; then
+        check_eq "full file system: exit 1" 1 "$(cat "$T/fs_full.rc")"
+        one_line "full file system: one line" "$T/fs_full.err" \
+            "^hopbench run: cannot write $T/fs_full/x.json: No space left on device; the evidence was not saved"
+        check_eq "full file system: the run's table is still printed" 1 \
+            "$(table_rows "$T/fs_full.out")"
+        check_eq "full file system: the old file untouched" old "$(cat "$T/fs_full.after")"
+        check_eq "full file system: no temporary file left" x.json "$(cat "$T/fs_full.ls")"
+    fi
+    if in_tmpfs fs_mfull rw '"$HB" merge a.json b.json -o "$M/x.json" >"$M.out" 2>"$M.err"
+                          echo $? >"$M.rc"'; then
+        check_eq "merge -o on a full file system: exit 1" 1 "$(cat "$T/fs_mfull.rc")"
+        one_line "merge -o full file system: one line" "$T/fs_mfull.err" \
+            "^hopbench merge: cannot write $T/fs_mfull/x.json: No space left on device\$"
+        check_eq "merge -o full file system: the old file untouched" old "$(cat "$T/fs_mfull.after")"
+        check_eq "merge -o full file system: no temporary file left" x.json \
+            "$(cat "$T/fs_mfull.ls")"
+    fi
+else
+    ok "read-only and full file systems # SKIP no private mount namespace (unshare -m) here"
+fi
+
+stop_server "$SRV_PID" "$SRV_OUT"
+done_testing
