@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cli.h"
 #include "evidence.h"
 #include "lab.h"
@@ -202,6 +203,45 @@ static void print_placement(const struct place *p, bool block_wait, const char *
                  place_name(p->mode), unseen);
     printf("placement: --pin %s (client CPUs %s, server CPUs %s%s); --wait %s\n",
            place_name(p->mode), client, server, from, block_wait ? "block" : "epoll");
+}
+
+/*
+ * Refuses at once, with one line, a plan whose fds (`load` besides those open
+ * now, budget_fds) the hard open-files limit cannot hold, or whose memory
+ * (`mem` bytes) is more than is available; raises the soft open-files limit
+ * when that is enough. HB_EXIT_OK or HB_EXIT_LIMITS.
+ */
+static int check_budget(const char *cmd, uint64_t load, size_t mem)
+{
+    struct hb_err err = { 0 };
+    struct budget_mem m;
+    int open = budget_fds_open();
+
+    /* Unknown (no /proc): the standard three, whatever else may be open. */
+    if (budget_fds_ensure(budget_fds(open > 0 ? (uint64_t)open : 3, load), &err) < 0)
+        return fail(cmd, &err, HB_EXIT_LIMITS);
+    budget_mem_read("/proc/meminfo", &m);
+    if (budget_mem_check(mem, &m, &err) < 0) return fail(cmd, &err, HB_EXIT_LIMITS);
+    return HB_EXIT_OK;
+}
+
+/*
+ * run's need: every endpoint's runs have the same load; with --rate N% its
+ * closed-loop maximum is measured first with the same connections and
+ * buffers, and each run then keeps an open loop's service histogram too.
+ */
+static int run_budget(const struct run_opts *o)
+{
+    struct load_cfg c = o->load;
+    size_t records = (size_t)o->neps * o->reps, need;
+
+    c.codec = codec_find(o->proto);
+    if (o->rate_share > 0) c.rate = 1;
+    need = load_mem_need(&c);
+    need = need > SIZE_MAX - (records - 1) * load_result_mem(&c)
+               ? SIZE_MAX
+               : need + (records - 1) * load_result_mem(&c);
+    return check_budget("run", load_fd_need(&c), need);
 }
 
 /* Fails fast, with one line, when an endpoint has nobody listening. */
@@ -397,7 +437,8 @@ static int cmd_run(int argc, char **argv)
     if (rc == CLI_HELP) return HB_EXIT_OK;
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
     if (place_init(&pl, o.pin, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
-    rc = preflight(&o);
+    rc = run_budget(&o);
+    if (rc == HB_EXIT_OK) rc = preflight(&o);
     if (rc != HB_EXIT_OK) return rc;
     install_signals();
     /* Where the server really runs, when it is named; else what --pin expects (not observed). */
@@ -537,6 +578,8 @@ static int cmd_lab(int argc, char **argv)
     if (rc == CLI_HELP) return HB_EXIT_OK;
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
     if (o.pin == PLACE_SPLIT && !o.pin_given && place_allowed_cpus() < 2) o.pin = PLACE_SAME;
+    rc = check_budget("lab", lab_fd_need(&o), lab_mem_need(&o));
+    if (rc != HB_EXIT_OK) return rc;
     /*
      * The handler is in place before the temporary directory exists, and the
      * stop signals are held until it knows what to clean up: one that comes
