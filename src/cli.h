@@ -92,6 +92,7 @@ struct serve_opts {
     int backlog;
     unsigned threads; /* 0: one per CPU the server may use */
     unsigned socket_mode;
+    bool socket_mode_given; /* --socket-mode was on the command line */
     bool allow_remote;
     enum place_mode pin;
     uint64_t close_after; /* 0: never close first */

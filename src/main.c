@@ -527,8 +527,15 @@ static int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
-    for (unsigned i = 0; i < o.neps; i++)
+    for (unsigned i = 0; i < o.neps; i++) {
         printf("hopbench: listening on %s\n", o.eps[i].text);
+        /* Nothing guards it: the kernel checks no permission on an abstract name. */
+        if (o.eps[i].kind == ENDPOINT_ABSTRACT)
+            fprintf(stderr,
+                    "hopbench serve: warning: %s is an abstract socket: it has no permissions, "
+                    "any local user (any process in this network namespace) can connect to it\n",
+                    o.eps[i].text);
+    }
     /* Every listener is up (server_open): scripts wait for this line (serve --help, README). */
     printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o.proto, cfg.threads,
            (long)getpid(), place_name(o.pin), o.block_wait ? "block" : "epoll");
