@@ -84,9 +84,7 @@ int budget_mem_check(uint64_t need, const struct budget_mem *m, struct hb_err *e
     if ((!m->meminfo_ok && !m->cgroup_ok) || need <= avail) return 0;
     bytes_format(needs, sizeof(needs), need);
     bytes_format(has, sizeof(has), avail);
-    return hb_fail(err, -ENOMEM,
-                   "needs %s of memory for its buffers (size x pipeline x connections), %s is "
-                   "available (%s)",
-                   needs, has,
-                   cg ? "under the limit of its memory cgroup" : "MemAvailable in /proc/meminfo");
+    return hb_fail(
+        err, -ENOMEM, "needs %s of memory for its buffers and histograms, %s is available (%s)",
+        needs, has, cg ? "under the limit of its memory cgroup" : "MemAvailable in /proc/meminfo");
 }

@@ -116,7 +116,7 @@ fi
 mem_refused() {
     check_eq "$1: exit 71" 71 "$RC"
     one_line "$1: one line on stderr" "$T/$2.err" \
-        '^hopbench run: needs [0-9.]+ GiB of memory for its buffers .*, [0-9.]+ [KMG]iB is available \('
+        '^hopbench run: needs [0-9.]+ GiB of memory for its buffers and histograms, [0-9.]+ [KMG]iB is available \('
     check "$1: nothing run (no stdout)" test ! -s "$T/$2.out"
 }
 
