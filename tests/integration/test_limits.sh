@@ -101,7 +101,8 @@ else
 
     # The lab's server is its own child: it has the raised limit too, or its accepts fail. Both
     # limits are read from /proc while the lab runs; the cells must see no error of any kind (a
-    # cell of 0.3 s may complete no op on a loaded box: that alone is exit 2, and no error).
+    # cell of 0.3 s with 100 connections may complete no op in its window on a loaded box: that
+    # alone is exit 2, and no error).
     spawn_cmd raise_lab bash -c 'ulimit -Sn 64 && exec "$0" "$@"' "$HOPBENCH" lab --quick \
         --sizes 64 -c 100 -d 0.3 --warmup 0.1 --json "$T/raise_lab.json"
     lab_pid=$SPAWNED srv_pid=
@@ -119,9 +120,8 @@ else
         test "${lab_soft:-0}" = "${srv_soft:-x}"
     check "lab -c 100 under a soft limit of 64: exit 0, or 2 for a cell with no op only" \
         test "$RC" = 0 -o \( "$RC" = 2 -a -s "$T/raise_lab.json" \)
-    rcheck "lab -c 100: 4 cells of 100 connections, ops, no error of any kind" "$T/raise_lab.json" \
-        '(.runs | length) == 4 and all(.runs[]; .connections == 100 and errors_zero)
-         and (.runs | map(.ops) | add) > 0'
+    rcheck "lab -c 100: 4 cells of 100 connections, no error of any kind" "$T/raise_lab.json" \
+        '(.runs | length) == 4 and all(.runs[]; .connections == 100 and errors_zero)'
 fi
 
 # --- fds that run out anyway: counted as fds ----------------------------------------------
