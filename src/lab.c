@@ -178,7 +178,7 @@ size_t lab_mem_need(const struct lab_opts *o)
 {
     struct lab lab = { .opts = o }; /* only the options and the requests are used */
     struct load_cfg c;
-    size_t most = 0, result = 0, kept;
+    size_t most = 0;
 
     lab_codec_opts(&lab);
     for (unsigned s = 0; s < o->nsizes; s++) {
@@ -186,14 +186,12 @@ size_t lab_mem_need(const struct lab_opts *o)
             size_t need;
             lab_cell_cfg(&lab, &c, &lab.eps[0], o->sizes[s], (enum load_mode)m, NULL);
             c.rate = o->nrates > 0 ? 1 : 0; /* open-loop cells keep a service histogram too */
-            need = load_mem_need(&c);
+            /* the records of the other runs stay until the end */
+            need = load_mem_need(&c, lab_records(o) - 1);
             if (need > most) most = need;
-            if (load_result_mem(&c) > result) result = load_result_mem(&c);
         }
     }
-    /* The records' histograms stay until the end; the largest cell's result is one of them. */
-    kept = (lab_records(o) - 1) * result;
-    return most > SIZE_MAX - kept ? SIZE_MAX : most + kept;
+    return most;
 }
 
 uint64_t lab_fd_need(const struct lab_opts *o)

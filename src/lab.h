@@ -42,8 +42,8 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_m
              struct hb_err *err);
 
 /*
- * The most memory a cell of the lab's load allocates (load_mem_need), plus
- * the histograms of every record it keeps; SIZE_MAX when that overflows.
+ * The most memory a cell of the lab's load allocates while the histograms of
+ * every other record are kept (load_mem_need); SIZE_MAX when that overflows.
  */
 size_t lab_mem_need(const struct lab_opts *o);
 

@@ -168,7 +168,7 @@ static size_t load_hists_bytes(const struct load_cfg *cfg)
     return (1 + PHASES + (cfg->rate > 0)) * sizeof(struct hist);
 }
 
-size_t load_mem_need(const struct load_cfg *cfg)
+size_t load_mem_need(const struct load_cfg *cfg, size_t kept)
 {
     struct worker_layout lo = worker_layout_of(cfg);
     size_t per_conn = sat_add(sat_add(lo.rbuf, lo.wbuf), lo.state);
@@ -178,6 +178,7 @@ size_t load_mem_need(const struct load_cfg *cfg)
 
     if (cfg->rate > 0) conn_bytes = sat_add(conn_bytes, sizeof(struct sendq_node *));
     total = sat_add(total, sat_mul(cfg->threads, per_thread));
+    total = sat_add(total, sat_mul(kept, load_hists_bytes(cfg)));
     return sat_add(total, sat_mul(cfg->conns, conn_bytes));
 }
 

@@ -147,10 +147,11 @@ bool load_result_valid(const struct load_result *r);
  * out: per thread its request copies (fixed codecs: size × pipeline), codec
  * state and histograms; per connection its receive buffer (16 to 64 KiB),
  * its request buffer (codecs that are not fixed: size × pipeline), codec
- * state and struct conn; and the result's histograms. SIZE_MAX when it
+ * state and struct conn; the result's histograms, and those of `kept` more
+ * results held meanwhile (the records of earlier runs). SIZE_MAX when it
  * does not fit a size_t. Pure: cfg's codec is asked only for max_request.
  */
-size_t load_mem_need(const struct load_cfg *cfg);
+size_t load_mem_need(const struct load_cfg *cfg, size_t kept);
 
 /* The memory the histograms of one load_result of cfg take (kept until it is released). */
 size_t load_result_mem(const struct load_cfg *cfg);

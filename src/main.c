@@ -233,15 +233,11 @@ static int check_budget(const char *cmd, uint64_t load, size_t mem)
 static int run_budget(const struct run_opts *o)
 {
     struct load_cfg c = o->load;
-    size_t records = (size_t)o->neps * o->reps, need;
+    size_t records = (size_t)o->neps * o->reps;
 
     c.codec = codec_find(o->proto);
     if (o->rate_share > 0) c.rate = 1;
-    need = load_mem_need(&c);
-    need = need > SIZE_MAX - (records - 1) * load_result_mem(&c)
-               ? SIZE_MAX
-               : need + (records - 1) * load_result_mem(&c);
-    return check_budget("run", load_fd_need(&c), need);
+    return check_budget("run", load_fd_need(&c), load_mem_need(&c, records - 1));
 }
 
 /* Fails fast, with one line, when an endpoint has nobody listening. */

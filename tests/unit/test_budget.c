@@ -127,20 +127,20 @@ static void test_mem_fixed(void **state)
     struct load_cfg one = cfg_of("echo", 64 * MIB, 200, 1, 1),
                     two = cfg_of("echo", 64 * MIB, 200, 2, 2);
     size_t copies = 200 * 64 * MIB, hists = 2 * (1 + PHASES) * sizeof(struct hist);
-    size_t need = load_mem_need(&one);
+    size_t need = load_mem_need(&one, 0);
 
     (void)state;
     assert_true(need >= copies + 64 * 1024 + hists);
     assert_true(need < copies + 64 * 1024 + hists + 64 * 1024); /* + structs and codec state */
     /* a second thread copies the requests again */
-    assert_true(load_mem_need(&two) - need >= copies);
+    assert_true(load_mem_need(&two, 0) - need >= copies);
     /* two connections on one thread share the copies: one more receive buffer */
     two.threads = 1;
-    assert_true(load_mem_need(&two) - need >= 64 * 1024);
-    assert_true(load_mem_need(&two) - need < copies);
+    assert_true(load_mem_need(&two, 0) - need >= 64 * 1024);
+    assert_true(load_mem_need(&two, 0) - need < copies);
     /* small requests: the receive buffer's floor is 16 KiB */
     one = cfg_of("echo", 64, 1, 1, 1);
-    assert_true(load_mem_need(&one) >= 64 + 16 * 1024 + hists);
+    assert_true(load_mem_need(&one, 0) >= 64 + 16 * 1024 + hists);
 }
 
 /* A codec that encodes per connection (redis SET): each connection has its own request buffer. */
@@ -149,7 +149,7 @@ static void test_mem_per_conn(void **state)
     struct load_cfg one = cfg_of("redis", MIB, 100, 1, 1), three = cfg_of("redis", MIB, 100, 3, 1);
 
     (void)state;
-    assert_true(load_mem_need(&three) - load_mem_need(&one) >= 2 * (100 * MIB + 64 * 1024));
+    assert_true(load_mem_need(&three, 0) - load_mem_need(&one, 0) >= 2 * (100 * MIB + 64 * 1024));
 }
 
 /* Open loop: a service histogram per thread and per result, a heap slot per connection. */
@@ -159,9 +159,11 @@ static void test_mem_open_loop(void **state)
 
     (void)state;
     open.rate = 1000;
-    assert_true(load_mem_need(&open) - load_mem_need(&closed) ==
+    assert_true(load_mem_need(&open, 0) - load_mem_need(&closed, 0) ==
                 2 * sizeof(struct hist) + 10 * sizeof(void *));
     assert_true(load_result_mem(&open) - load_result_mem(&closed) == sizeof(struct hist));
+    /* the records of earlier runs: their histograms stay */
+    assert_true(load_mem_need(&open, 3) - load_mem_need(&open, 0) == 3 * load_result_mem(&open));
 }
 
 /* A plan too large for a size_t says so instead of wrapping round to a small number. */
@@ -170,7 +172,7 @@ static void test_mem_saturates(void **state)
     struct load_cfg c = cfg_of("echo", 64 * MIB, 1024, 1u << 31, 1u << 31);
 
     (void)state;
-    assert_true(load_mem_need(&c) == SIZE_MAX);
+    assert_true(load_mem_need(&c, 0) == SIZE_MAX);
 }
 
 static void test_mem_check(void **state)
