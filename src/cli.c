@@ -42,7 +42,9 @@ static const char usage_top[] =
     "\n"
     "Exit codes: 0 valid results, 1 runtime failure (also: stdout could not be written, as\n"
     "to a full disk; the work goes on), 2 invalid results (a run saw errors; compare: nothing\n"
-    "comparable), 64 bad usage, 130 interrupted (what was measured is still printed and written).\n"
+    "comparable), 64 bad usage, 71 the plan needs more file descriptors or memory than the\n"
+    "limits give (refused before anything runs; ulimit -n raises the first), 130 interrupted\n"
+    "(what was measured is still printed and written).\n"
     "lab and run: Ctrl-C (SIGINT; SIGTERM, SIGHUP and SIGQUIT alike) ends the current run\n"
     "early and writes what was measured; a second one within 250 ms is the same interrupt\n"
     "(timeout(1) signals the process and then its group), one after that aborts at once (what\n"
@@ -159,7 +161,9 @@ static const char usage_serve[] =
     "  -l, --listen EP       where to listen; repeat for several endpoints\n"
     "      --backlog N       listen(2) backlog (default 511)\n"
     "  -t, --threads N       worker threads (default: one per CPU the server may use)\n"
-    "      --socket-mode M   permission bits of socket files, octal (default 0600)\n"
+    "      --socket-mode M   permission bits of socket files, octal (default 0600); not\n"
+    "                        for unix:@name: an abstract socket has no permissions, any\n"
+    "                        local user can connect to it (a warning says so on stderr)\n"
     "      --pin P           none | same (the client's CPU) | split (the second half of\n"
     "                        the CPUs) (default none); use the same --pin for run\n"
     "      --allow-remote    allow a non-loopback TCP address\n"
@@ -930,6 +934,7 @@ static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_
             rc = hb_fail(err, -EINVAL,
                          "--socket-mode: '%s' is not octal permission bits (e.g. 0600)", val);
         o->socket_mode = (unsigned)m;
+        o->socket_mode_given = true;
         break;
     }
     case OPT_PIN:
@@ -1021,6 +1026,13 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
     if (o->neps == 0) return hb_fail(err, -EINVAL, "serve: give at least one --listen ENDPOINT");
     if ((o->stall_every > 0) != (o->stall_ns > 0))
         return hb_fail(err, -EINVAL, "serve: give --stall-every and --stall-ms together");
+    for (unsigned i = 0; i < o->neps && o->socket_mode_given; i++)
+        if (o->eps[i].kind == ENDPOINT_ABSTRACT)
+            return hb_fail(err, -EINVAL,
+                           "serve: --socket-mode cannot apply to %s: an abstract socket has no "
+                           "file, so no permissions, and any local user can connect to it (use "
+                           "unix:/path for a socket with permissions)",
+                           o->eps[i].text);
     return check_remote(o->eps, o->neps, o->allow_remote, err);
 }
 

@@ -21,6 +21,7 @@ enum hb_exit {
     HB_EXIT_RUNTIME = 1, /* could not run: nothing listening, no threads, cannot write evidence */
     HB_EXIT_INVALID = 2, /* ran, but a run saw errors: its results are not valid */
     HB_EXIT_USAGE = 64,  /* bad command line (EX_USAGE) */
+    HB_EXIT_LIMITS = 71, /* the plan needs more fds or memory than the limits give (EX_OSERR) */
     HB_EXIT_INTERRUPTED = 130, /* Ctrl-C: what was measured was still written */
 };
 
@@ -91,6 +92,7 @@ struct serve_opts {
     int backlog;
     unsigned threads; /* 0: one per CPU the server may use */
     unsigned socket_mode;
+    bool socket_mode_given; /* --socket-mode was on the command line */
     bool allow_remote;
     enum place_mode pin;
     uint64_t close_after; /* 0: never close first */

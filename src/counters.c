@@ -589,21 +589,47 @@ ssize_t proc_tree(pid_t pid, pid_t *out, size_t cap)
     return rc != 0 ? rc : (ssize_t)w.n;
 }
 
-int smaps_rollup_parse(const char *text, uint64_t *pss_bytes)
+/* The "Key:  N kB" line of text (smaps_rollup, meminfo) in bytes; 0, -ENOENT or -EINVAL. */
+static int kb_line_get(const char *text, const char *key, uint64_t *bytes)
 {
     const char *p = text;
+    size_t klen = strlen(key);
     uint64_t kb;
 
-    while (*p != '\0' && strncmp(p, "Pss:", 4) != 0)
+    while (*p != '\0' && strncmp(p, key, klen) != 0)
         p = next_line(p);
     if (*p == '\0') return -ENOENT;
-    p = parse_dec(skip_blanks(p + 4), &kb, NULL);
+    p = parse_dec(skip_blanks(p + klen), &kb, NULL);
     if (p == NULL) return -EINVAL;
     p = skip_blanks(p);
     if (strncmp(p, "kB", 2) != 0 || !is_eol(*skip_blanks(p + 2)) || kb > UINT64_MAX / 1024)
         return -EINVAL;
-    *pss_bytes = kb * 1024;
+    *bytes = kb * 1024;
     return 0;
+}
+
+int smaps_rollup_parse(const char *text, uint64_t *pss_bytes)
+{
+    return kb_line_get(text, "Pss:", pss_bytes);
+}
+
+int meminfo_parse(const char *text, const char *key, uint64_t *bytes)
+{
+    char k[64];
+
+    if (snprintf(k, sizeof(k), "%s:", key) >= (int)sizeof(k)) return -ENAMETOOLONG;
+    return kb_line_get(text, k, bytes);
+}
+
+int meminfo_read(const char *path, const char *key, uint64_t *bytes)
+{
+    int rc = 0;
+    char *text = read_text(path, &rc);
+
+    if (text == NULL) return rc;
+    rc = meminfo_parse(text, key, bytes);
+    free(text);
+    return rc;
 }
 
 struct ctr_val proc_pss_bytes(pid_t pid)
@@ -1046,6 +1072,110 @@ struct ctr_val cgroup_working_set_pid(pid_t pid)
     if (rc == 0) return cgroup_working_set(dir);
     val_fail(&r, "pid %d: memory or v2 cgroup: %s", (int)pid, strerror_r(-rc, buf, sizeof(buf)));
     return r;
+}
+
+/* ---- cgroups: memory left under a limit ---------------------------------------------------- */
+
+/* v1 writes "no limit" as LONG_MAX rounded down to a page (9223372036854771712). */
+#define CGROUP_V1_NO_LIMIT (1ULL << 62)
+
+/* A limit file (memory.max: "max" or bytes). 1 with *v set, 0 for "max", or a negative errno. */
+static int limit_file_read(const char *path, uint64_t *v)
+{
+    int rc = 0;
+    char *text = read_text(path, &rc);
+    const char *p, *end;
+
+    if (text == NULL) return rc;
+    p = skip_blanks(text);
+    if (strncmp(p, "max", 3) == 0) {
+        end = p + 3;
+        rc = 0;
+    } else {
+        end = parse_dec(p, v, NULL);
+        rc = 1;
+    }
+    if (end == NULL || !is_eol(*skip_blanks(end)) || *next_line(end) != '\0') rc = -EINVAL;
+    free(text);
+    return rc;
+}
+
+/* limit − working set of dir, clamped at 0; a negative errno when the working set is unknown. */
+static int room_under(const char *dir, uint64_t limit, uint64_t *room)
+{
+    struct ctr_val ws = cgroup_working_set(dir);
+
+    if (!ws.ok) return -EINVAL;
+    *room = delta0(ws.v, limit);
+    return 0;
+}
+
+/* v1: the lower of memory.limit_in_bytes and memory.stat's hierarchical_memory_limit. */
+static int mem_room_v1(const char *dir, uint64_t *room)
+{
+    char path[PATH_CAP];
+    uint64_t limit = 0, hier;
+    char *text;
+    int rc = path_join(path, sizeof(path), dir, "memory.limit_in_bytes");
+
+    if (rc == 0) rc = read_u64_file(path, &limit);
+    if (rc != 0) return rc;
+    if (path_join(path, sizeof(path), dir, "memory.stat") != 0) return -ENAMETOOLONG;
+    text = read_text(path, &rc);
+    if (text == NULL) return rc;
+    if (cgroup_keyed_get(text, "hierarchical_memory_limit", &hier) == 0 && hier < limit)
+        limit = hier;
+    free(text);
+    if (limit >= CGROUP_V1_NO_LIMIT) return 0;
+    rc = room_under(dir, limit, room);
+    return rc < 0 ? rc : 1;
+}
+
+/*
+ * v2: the lowest room over dir and its ancestors, up to the root (the last
+ * directory with cgroup.controllers); one without memory.max (the root, or
+ * where the memory controller is not enabled) sets no limit.
+ */
+static int mem_room_v2(const char *dir, uint64_t *room)
+{
+    char cur[PATH_CAP], path[PATH_CAP];
+    int found = 0;
+
+    if (str_copy(cur, sizeof(cur), dir) < 0) return -ENAMETOOLONG;
+    while (cgroup_version(cur) == 2) {
+        uint64_t limit = 0, r;
+        char *slash;
+        int rc = path_join(path, sizeof(path), cur, "memory.max");
+
+        if (rc == 0) rc = limit_file_read(path, &limit);
+        if (rc < 0 && rc != -ENOENT) return rc;
+        if (rc == 1) {
+            if (room_under(cur, limit, &r) < 0) return -EINVAL;
+            if (!found || r < *room) *room = r;
+            found = 1;
+        }
+        slash = strrchr(cur, '/');
+        if (slash == NULL || slash == cur) break;
+        *slash = '\0';
+    }
+    return found;
+}
+
+int cgroup_mem_room(const char *dir, uint64_t *room)
+{
+    int ver = cgroup_version(dir);
+
+    if (ver < 0) return ver;
+    return ver == 2 ? mem_room_v2(dir, room) : mem_room_v1(dir, room);
+}
+
+int cgroup_mem_room_pid(pid_t pid, uint64_t *room)
+{
+    char dir[PATH_CAP];
+    int rc = cgroup_pid_dir(pid, "memory", dir, sizeof(dir));
+
+    if (rc == -ENOENT) rc = cgroup_pid_dir(pid, "", dir, sizeof(dir));
+    return rc < 0 ? rc : cgroup_mem_room(dir, room);
 }
 
 /* ---- cgroups: --server-cgroup on either version -------------------------------------------- */

@@ -192,6 +192,16 @@ ssize_t proc_tree(pid_t pid, pid_t *out, size_t cap);
 int smaps_rollup_parse(const char *text, uint64_t *pss_bytes);
 
 /*
+ * Finds the "KEY: N kB" line of /proc/meminfo text (key "MemAvailable") and
+ * sets *bytes. Returns 0, -ENOENT if there is no such line, -EINVAL if it is
+ * malformed or overflows, -ENAMETOOLONG for a key longer than 62 bytes.
+ */
+int meminfo_parse(const char *text, const char *key, uint64_t *bytes);
+
+/* meminfo_parse on the file at path ("/proc/meminfo"); or the read's negative errno. */
+int meminfo_read(const char *path, const char *key, uint64_t *bytes);
+
+/*
  * Proportional set size of pid (0: the caller) in bytes, from
  * /proc/PID/smaps_rollup (kernel ≥ 4.14; needs ptrace-read access). This
  * walks the page tables: call it at the start and end of a run, not while
@@ -289,6 +299,21 @@ struct ctr_val cgroup_working_set(const char *dir);
 
 /* cgroup_working_set of pid's (0: the caller's) v1 memory cgroup if mounted, else its v2 cgroup. */
 struct ctr_val cgroup_working_set_pid(pid_t pid);
+
+/*
+ * Memory left under the memory limit of cgroup directory dir: the limit less
+ * the working set (cgroup_working_set: the kernel reclaims inactive file
+ * pages before it fails an allocation), clamped at 0. v2: the lowest room of
+ * dir and of each parent directory that has memory.max ("max" is no limit).
+ * v1: memory.limit_in_bytes, or memory.stat's hierarchical_memory_limit (the
+ * lowest limit up the hierarchy) when lower; 2^62 or more is v1's "no limit".
+ * Returns 1 with *room set when a limit applies, 0 when none does, or a
+ * negative errno (a file missing, unreadable or malformed).
+ */
+int cgroup_mem_room(const char *dir, uint64_t *room);
+
+/* cgroup_mem_room of pid's (0: the caller's) v1 memory cgroup if mounted, else its v2 cgroup. */
+int cgroup_mem_room_pid(pid_t pid, uint64_t *room);
 
 /*
  * The CPU figures of cgroup directory dir as --server-cgroup names it, on

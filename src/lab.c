@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "server/server.h"
 #include "stats.h"
 
@@ -108,6 +109,21 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
     return 0;
 }
 
+/* redis cells SET values of each size; the others send the protocol's default request. */
+static void lab_codec_opts(struct lab *lab)
+{
+    if (strcmp(lab->opts->proto, "redis") == 0) {
+        lab->codec.redis_cmd = REDIS_SET;
+        lab->codec.keys = 1000;
+    }
+}
+
+/* Every run the lab may make: sizes × modes × transports × reps × (closed + each rate). */
+static size_t lab_records(const struct lab_opts *o)
+{
+    return (size_t)o->nsizes * 4 * o->reps * (1 + o->nrates);
+}
+
 int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_mirror,
              struct hb_err *err)
 {
@@ -120,12 +136,8 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_m
     lab->place.server_source = PLACE_SRC_SET; /* the lab pins its own server (lab_start_server) */
     if (rc == 0) rc = lab_endpoints(lab, err);
     if (rc == 0) rc = lab_start_server(lab, 0, 0, err);
-    /* redis cells SET values of each size; the others send the protocol's default request. */
-    if (strcmp(opts->proto, "redis") == 0) {
-        lab->codec.redis_cmd = REDIS_SET;
-        lab->codec.keys = 1000;
-    }
-    lab->cap = (size_t)opts->nsizes * 4 * opts->reps * (1 + opts->nrates);
+    lab_codec_opts(lab);
+    lab->cap = lab_records(opts);
     lab->recs = xcalloc(lab->cap, sizeof(*lab->recs));
     return rc;
 }
@@ -160,6 +172,35 @@ static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct
         .ncpus = lab->place.nclient,
         .stop = stop,
     };
+}
+
+size_t lab_mem_need(const struct lab_opts *o)
+{
+    struct lab lab = { .opts = o }; /* only the options and the requests are used */
+    struct load_cfg c;
+    size_t most = 0;
+
+    lab_codec_opts(&lab);
+    for (unsigned s = 0; s < o->nsizes; s++) {
+        for (int m = LOAD_REUSE; m <= LOAD_CONNECT; m++) {
+            size_t need;
+            lab_cell_cfg(&lab, &c, &lab.eps[0], o->sizes[s], (enum load_mode)m, NULL);
+            c.rate = o->nrates > 0 ? 1 : 0; /* open-loop cells keep a service histogram too */
+            /* the records of the other runs stay until the end */
+            need = load_mem_need(&c, lab_records(o) - 1);
+            if (need > most) most = need;
+        }
+    }
+    return most;
+}
+
+uint64_t lab_fd_need(const struct lab_opts *o)
+{
+    unsigned threads = o->server_threads ? o->server_threads : place_allowed_cpus();
+    uint64_t client = (uint64_t)o->conns + o->threads;
+    uint64_t server = budget_server_fds(o->conns, threads ? threads : 1, 2);
+
+    return client > server ? client : server;
 }
 
 /* The cell's outside counters: the child server's CPU and memory, the hop's sockets. */

@@ -42,6 +42,19 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_m
              struct hb_err *err);
 
 /*
+ * The most memory a cell of the lab's load allocates while the histograms of
+ * every other record are kept (load_mem_need); SIZE_MAX when that overflows.
+ */
+size_t lab_mem_need(const struct lab_opts *o);
+
+/*
+ * The fds the lab's client (load_fd_need of a cell) or its server child
+ * (budget_server_fds: it is forked with the client's limit) needs, the
+ * larger, besides those open when it starts and BUDGET_FD_SPARE.
+ */
+uint64_t lab_fd_need(const struct lab_opts *o);
+
+/*
  * Runs the matrix, printing a progress line per cell to `progress`. Stops
  * after the current cell once *stop is set or the reader of `progress` is
  * gone (fd_reader_gone; lab->reader_gone is then set). Returns 0 or a negative

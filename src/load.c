@@ -34,12 +34,19 @@ struct worker {
 };
 
 static const char *const op_err_names[OP_ERR_KINDS] = {
-    [OP_ERR_REFUSED] = "refused",      [OP_ERR_RESET] = "reset",
-    [OP_ERR_TIMEOUT] = "timeout",      [OP_ERR_ADDRNOTAVAIL] = "addrnotavail",
-    [OP_ERR_AGAIN] = "eagain",         [OP_ERR_SHORT] = "short",
-    [OP_ERR_WRONG] = "wrong",          [OP_ERR_UNEXPECTED] = "unexpected",
-    [OP_ERR_TOOBIG] = "too_big",       [OP_ERR_STATUS] = "status",
-    [OP_ERR_ERRREPLY] = "error_reply", [OP_ERR_BODY] = "body",
+    [OP_ERR_REFUSED] = "refused",
+    [OP_ERR_RESET] = "reset",
+    [OP_ERR_TIMEOUT] = "timeout",
+    [OP_ERR_ADDRNOTAVAIL] = "addrnotavail",
+    [OP_ERR_AGAIN] = "eagain",
+    [OP_ERR_SHORT] = "short",
+    [OP_ERR_WRONG] = "wrong",
+    [OP_ERR_UNEXPECTED] = "unexpected",
+    [OP_ERR_TOOBIG] = "too_big",
+    [OP_ERR_STATUS] = "status",
+    [OP_ERR_ERRREPLY] = "error_reply",
+    [OP_ERR_BODY] = "body",
+    [OP_ERR_FDS] = "fds",
     [OP_ERR_OTHER] = "other",
 };
 
@@ -84,6 +91,9 @@ enum op_err op_err_from_errno(int err)
         return OP_ERR_ADDRNOTAVAIL;
     case EAGAIN:
         return OP_ERR_AGAIN;
+    case EMFILE:
+    case ENFILE:
+        return OP_ERR_FDS;
     default:
         return OP_ERR_OTHER;
     }
@@ -103,9 +113,20 @@ bool load_result_valid(const struct load_result *r)
     return load_errors_total(r) == 0 && r->ops > 0;
 }
 
+/* a + b, a × b and n rounded up to a multiple of `to`, each SIZE_MAX when it would not fit. */
+static size_t sat_add(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+static size_t sat_mul(size_t a, size_t b)
+{
+    return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
 static size_t round_up(size_t n, size_t to)
 {
-    return (n + to - 1) / to * to;
+    return n > SIZE_MAX - (to - 1) ? SIZE_MAX : (n + to - 1) / to * to;
 }
 
 /* Per-thread memory: the shared request copies, then per connection rbuf, wbuf, codec state. */
@@ -116,11 +137,22 @@ struct worker_layout {
     size_t state; /* codec state, rounded up */
 };
 
-static struct worker_layout worker_layout_of(const struct load_cfg *cfg, size_t one)
+/* What the codec is told about the requests (worker_setup adds a fixed codec's request bytes). */
+static struct codec_cfg worker_codec_cfg(const struct load_cfg *cfg)
+{
+    static const struct codec_opts defaults = { 0 };
+
+    return (struct codec_cfg){ .size = cfg->size,
+                               .keep_alive = cfg->mode == LOAD_REUSE,
+                               .opts = cfg->opts != NULL ? cfg->opts : &defaults };
+}
+
+static struct worker_layout worker_layout_of(const struct load_cfg *cfg)
 {
     const struct codec_ops *codec = cfg->codec;
+    struct codec_cfg cc = worker_codec_cfg(cfg);
     struct worker_layout lo = { .state = round_up(codec->state_size, 16) };
-    size_t batch = one * cfg->pipeline;
+    size_t batch = sat_mul(codec->max_request(&cc), cfg->pipeline);
 
     lo.rbuf = batch < 16384 ? 16384 : batch > 65536 ? 65536 : round_up(batch, 64);
     if (codec->fixed)
@@ -128,6 +160,36 @@ static struct worker_layout worker_layout_of(const struct load_cfg *cfg, size_t 
     else
         lo.wbuf = round_up(batch, 64);
     return lo;
+}
+
+/* The histograms of one thread, or of one result: latency, phases, open loop's service. */
+static size_t load_hists_bytes(const struct load_cfg *cfg)
+{
+    return (1 + PHASES + (cfg->rate > 0)) * sizeof(struct hist);
+}
+
+size_t load_mem_need(const struct load_cfg *cfg, size_t kept)
+{
+    struct worker_layout lo = worker_layout_of(cfg);
+    size_t per_conn = sat_add(sat_add(lo.rbuf, lo.wbuf), lo.state);
+    size_t conn_bytes = sat_add(per_conn, sizeof(struct conn));
+    size_t per_thread = sat_add(sat_add(lo.reqs, lo.state), load_hists_bytes(cfg));
+    size_t total = sat_add(sat_mul(cfg->threads, sizeof(struct worker)), load_hists_bytes(cfg));
+
+    if (cfg->rate > 0) conn_bytes = sat_add(conn_bytes, sizeof(struct sendq_node *));
+    total = sat_add(total, sat_mul(cfg->threads, per_thread));
+    total = sat_add(total, sat_mul(kept, load_hists_bytes(cfg)));
+    return sat_add(total, sat_mul(cfg->conns, conn_bytes));
+}
+
+size_t load_result_mem(const struct load_cfg *cfg)
+{
+    return load_hists_bytes(cfg);
+}
+
+unsigned long long load_fd_need(const struct load_cfg *cfg)
+{
+    return (unsigned long long)cfg->conns + cfg->threads;
 }
 
 /* The longest a blocking wait may last; also how long a Ctrl-C may wait to be seen. */
@@ -155,14 +217,11 @@ static uint64_t worker_block_ns(const struct worker *w)
 /* Allocates everything the thread's loop will use; nothing is allocated after this. */
 static int worker_setup(struct worker *w)
 {
-    static const struct codec_opts defaults = { 0 };
     const struct load_cfg *cfg = w->cfg;
     const struct codec_ops *codec = cfg->codec;
     struct conn_ctx *ctx = &w->ctx;
-    struct codec_cfg cc = { .size = cfg->size,
-                            .keep_alive = cfg->mode == LOAD_REUSE,
-                            .opts = cfg->opts != NULL ? cfg->opts : &defaults };
-    struct worker_layout lo = worker_layout_of(cfg, codec->max_request(&cc));
+    struct codec_cfg cc = worker_codec_cfg(cfg);
+    struct worker_layout lo = worker_layout_of(cfg);
     size_t per_conn = lo.rbuf + lo.wbuf + lo.state;
     uint8_t *scratch;
     int rc;

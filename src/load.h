@@ -55,6 +55,7 @@ enum op_err {
     OP_ERR_STATUS,       /* a well-formed reply with a status outside 2xx (http, fcgi) */
     OP_ERR_ERRREPLY,     /* a protocol error reply: RESP "-ERR", FastCGI protocolStatus != 0 */
     OP_ERR_BODY,         /* a well-formed reply whose body is not --expect-body */
+    OP_ERR_FDS,          /* EMFILE, ENFILE: out of file descriptors (process or system limit) */
     OP_ERR_OTHER,        /* any other errno */
     OP_ERR_KINDS
 };
@@ -140,6 +141,23 @@ uint64_t load_errors_total(const struct load_result *r);
 
 /* A run counts only if it saw no error and completed at least one op. */
 bool load_result_valid(const struct load_result *r);
+
+/*
+ * The memory a load_run of cfg allocates, in bytes, as worker_setup lays it
+ * out: per thread its request copies (fixed codecs: size × pipeline), codec
+ * state and histograms; per connection its receive buffer (16 to 64 KiB),
+ * its request buffer (codecs that are not fixed: size × pipeline), codec
+ * state and struct conn; the result's histograms, and those of `kept` more
+ * results held meanwhile (the records of earlier runs). SIZE_MAX when it
+ * does not fit a size_t. Pure: cfg's codec is asked only for max_request.
+ */
+size_t load_mem_need(const struct load_cfg *cfg, size_t kept);
+
+/* The memory the histograms of one load_result of cfg take (kept until it is released). */
+size_t load_result_mem(const struct load_cfg *cfg);
+
+/* The fds a load_run of cfg holds at once: one socket per connection, one epoll per thread. */
+unsigned long long load_fd_need(const struct load_cfg *cfg);
 
 /*
  * Runs one load. Fills res (caller-owned; release with load_result_release).

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cli.h"
 #include "evidence.h"
 #include "lab.h"
@@ -222,6 +223,41 @@ static void print_placement(const struct place *p, bool block_wait, const char *
                  place_name(p->mode), unseen);
     printf("placement: --pin %s (client CPUs %s, server CPUs %s%s); --wait %s\n",
            place_name(p->mode), client, server, from, block_wait ? "block" : "epoll");
+}
+
+/*
+ * Refuses at once, with one line, a plan whose fds (`load` besides those open
+ * now, budget_fds) the hard open-files limit cannot hold, or whose memory
+ * (`mem` bytes) is more than is available; raises the soft open-files limit
+ * when that is enough. HB_EXIT_OK or HB_EXIT_LIMITS.
+ */
+static int check_budget(const char *cmd, uint64_t load, size_t mem)
+{
+    struct hb_err err = { 0 };
+    struct budget_mem m;
+    int open = budget_fds_open();
+
+    /* Unknown (no /proc): the standard three, whatever else may be open. */
+    if (budget_fds_ensure(budget_fds(open > 0 ? (uint64_t)open : 3, load), &err) < 0)
+        return fail(cmd, &err, HB_EXIT_LIMITS);
+    budget_mem_read("/proc/meminfo", &m);
+    if (budget_mem_check(mem, &m, &err) < 0) return fail(cmd, &err, HB_EXIT_LIMITS);
+    return HB_EXIT_OK;
+}
+
+/*
+ * run's need: every endpoint's runs have the same load; with --rate N% its
+ * closed-loop maximum is measured first with the same connections and
+ * buffers, and each run then keeps an open loop's service histogram too.
+ */
+static int run_budget(const struct run_opts *o)
+{
+    struct load_cfg c = o->load;
+    size_t records = (size_t)o->neps * o->reps;
+
+    c.codec = codec_find(o->proto);
+    if (o->rate_share > 0) c.rate = 1;
+    return check_budget("run", load_fd_need(&c), load_mem_need(&c, records - 1));
 }
 
 /* Fails fast, with one line, when an endpoint has nobody listening. */
@@ -436,6 +472,7 @@ static int cmd_run(int argc, char **argv)
     if (place_init(&pl, o.pin, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
     json_path = evidence_path("run", o.json_path, path, sizeof(path));
     rc = check_evidence("run", json_path);
+    if (rc == HB_EXIT_OK) rc = run_budget(&o);
     if (rc == HB_EXIT_OK) rc = preflight(&o);
     if (rc != HB_EXIT_OK) return rc;
     install_signals();
@@ -526,8 +563,15 @@ static int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
-    for (unsigned i = 0; i < o.neps; i++)
+    for (unsigned i = 0; i < o.neps; i++) {
         printf("hopbench: listening on %s\n", o.eps[i].text);
+        /* Nothing guards it: the kernel checks no permission on an abstract name. */
+        if (o.eps[i].kind == ENDPOINT_ABSTRACT)
+            fprintf(stderr,
+                    "hopbench serve: warning: %s is an abstract socket: it has no permissions, "
+                    "any local user (any process in this network namespace) can connect to it\n",
+                    o.eps[i].text);
+    }
     /* Every listener is up (server_open): scripts wait for this line (serve --help, README). */
     printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o.proto, cfg.threads,
            (long)getpid(), place_name(o.pin), o.block_wait ? "block" : "epoll");
@@ -581,6 +625,8 @@ static int cmd_lab(int argc, char **argv)
     json_path = evidence_path("lab", o.json_path, path, sizeof(path));
     if (check_evidence("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
     if (o.pin == PLACE_SPLIT && !o.pin_given && place_allowed_cpus() < 2) o.pin = PLACE_SAME;
+    rc = check_budget("lab", lab_fd_need(&o), lab_mem_need(&o));
+    if (rc != HB_EXIT_OK) return rc;
     /*
      * The handler is in place before the temporary directory exists, and the
      * stop signals are held until it knows what to clean up: one that comes

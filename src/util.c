@@ -58,6 +58,18 @@ void *xmalloc(size_t size)
     return xcalloc(1, size);
 }
 
+void bytes_format(char *buf, size_t cap, uint64_t bytes)
+{
+    double b = (double)bytes;
+
+    if (b >= 1024.0 * 1024 * 1024)
+        snprintf(buf, cap, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024.0 * 1024)
+        snprintf(buf, cap, "%.1f MiB", b / (1024.0 * 1024));
+    else
+        snprintf(buf, cap, "%.0f KiB", b / 1024.0);
+}
+
 int str_copy(char *dst, size_t cap, const char *src)
 {
     size_t len = strlen(src);

@@ -76,6 +76,9 @@ bool fd_reader_gone(int fd);
 void *xcalloc(size_t n, size_t size);
 void *xmalloc(size_t size);
 
+/* "812 KiB", "1.2 MiB", "12.5 GiB": bytes for a reader (KiB, MiB, GiB; one decimal above KiB). */
+void bytes_format(char *buf, size_t cap, uint64_t bytes);
+
 /* Copies src into dst[cap]; returns 0, or -ENAMETOOLONG if it does not fit (dst is then ""). */
 int str_copy(char *dst, size_t cap, const char *src);
 

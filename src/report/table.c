@@ -384,16 +384,10 @@ static void fmt_ctr(char *buf, size_t cap, const struct ctr_val *v)
 /* "812 KiB", "1.2 MiB", or "n/a (why)". */
 static void fmt_bytes(char *buf, size_t cap, const struct ctr_val *v)
 {
-    double b = (double)v->v;
-
     if (!v->ok)
         snprintf(buf, cap, "n/a (%s)", v->why);
-    else if (b >= 1024.0 * 1024 * 1024)
-        snprintf(buf, cap, "%.1f GiB", b / (1024.0 * 1024 * 1024));
-    else if (b >= 1024.0 * 1024)
-        snprintf(buf, cap, "%.1f MiB", b / (1024.0 * 1024));
     else
-        snprintf(buf, cap, "%.0f KiB", b / 1024.0);
+        bytes_format(buf, cap, v->v);
 }
 
 /* "start -> end", or one "n/a (why)" when both are n/a for the same reason. */

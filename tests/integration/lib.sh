@@ -352,7 +352,7 @@ def lat_ok: .latency_ns as $l
   and $l.p95 <= $l.p99 and $l.p99 <= $l.p999 and $l.p999 <= $l.p9999
   and le_edge($l.p99; $l.max) and le_edge($l.p9999; $l.max)
   and $l.min <= $l.mean and le_edge($l.mean; $l.max);
-def error_kinds: ["refused","reset","timeout","addrnotavail","eagain","short","wrong","unexpected","too_big","status","error_reply","body","other"];
+def error_kinds: ["refused","reset","timeout","addrnotavail","eagain","short","wrong","unexpected","too_big","status","error_reply","body","fds","other"];
 def errors_zero: (.errors | keys | sort) == (error_kinds | sort) and all(.errors[]; . == 0)
   and .errors_total == 0;
 def errors_sum: (.errors | add) == .errors_total;

@@ -438,6 +438,62 @@ static void test_cgroup_v1_fixture(void **state)
     assert_non_null(strstr(ws.why, "memory.usage_in_bytes"));
 }
 
+/* MemAvailable from a captured /proc/meminfo; the "KEY: N kB" lines, malformed ones refused. */
+static void test_meminfo_fixture(void **state)
+{
+    char *text = slurp("proc/meminfo");
+    uint64_t v = 0, want = 0;
+    const char *line;
+
+    (void)state;
+    line = strstr(text, "MemAvailable:");
+    assert_non_null(line);
+    assert_int_equal(sscanf(line, "MemAvailable: %" SCNu64, &want), 1);
+    assert_int_equal(meminfo_parse(text, "MemAvailable", &v), 0);
+    assert_true(v == want * 1024); /* the file's own figure, in bytes */
+    assert_int_equal(meminfo_read(fixture("proc/meminfo"), "MemAvailable", &v), 0);
+    assert_true(v == want * 1024);
+    assert_int_equal(meminfo_parse(text, "MemNone", &v), -ENOENT);
+    assert_int_equal(meminfo_parse("MemAvailable: 12 MB\n", "MemAvailable", &v), -EINVAL);
+    assert_int_equal(meminfo_parse("MemAvailable: x kB\n", "MemAvailable", &v), -EINVAL);
+    assert_int_equal(meminfo_parse("MemAvailable: 18014398509481984 kB\n", "MemAvailable", &v),
+                     -EINVAL); /* 2^54 kB overflows bytes */
+    assert_int_equal(meminfo_read(fixture("proc/none"), "MemAvailable", &v), -ENOENT);
+    free(text);
+}
+
+/* Room under a memory limit: limit less the working set, the lowest up the hierarchy. */
+static void test_cgroup_mem_room(void **state)
+{
+    uint64_t room = 0;
+
+    (void)state;
+    /* v1: usage 10 MiB, total_inactive_file 3 MiB; limit 16 MiB, hierarchical 12 MiB */
+    assert_int_equal(cgroup_mem_room(fixture("cgroup-v1/memory"), &room), 1);
+    assert_true(room == 12582912 - (10485760 - 3145728));
+    assert_int_equal(cgroup_mem_room(fixture("cgroup-v1/unlimited"), &room), 0);
+    assert_int_equal(cgroup_mem_room(fixture("cgroup-v1/cpu"), &room), -ENOENT);
+    /* v2: job has no limit of its own; its parent's 64 MiB less 32 - 4 MiB applies */
+    assert_int_equal(cgroup_mem_room(fixture("cgroup-v2/limited/job"), &room), 1);
+    assert_true(room == 67108864 - (33554432 - 4194304));
+    assert_int_equal(cgroup_mem_room(fixture("cgroup-v2/limited"), &room), 1);
+    assert_true(room == 67108864 - (33554432 - 4194304));
+    assert_int_equal(cgroup_mem_room(fixture("cgroup-v2/app"), &room), 0); /* no memory.max */
+    assert_int_equal(cgroup_mem_room(fixture("cgroup-v2/badmax"), &room), -EINVAL);
+    assert_int_equal(cgroup_mem_room(fixture("cgroup-v2/none"), &room), -ENOENT);
+}
+
+/* This process's cgroup: a room that is a plausible number, or no limit; never an error. */
+static void test_cgroup_mem_room_live(void **state)
+{
+    uint64_t room = 0;
+    int rc = cgroup_mem_room_pid(0, &room);
+
+    (void)state;
+    if (rc == -ENOENT) skip(); /* no memory cgroup mounted here */
+    assert_true(rc == 0 || rc == 1);
+}
+
 static void test_cgroup_v2_fixture(void **state)
 {
     struct cgroup_cpu c;
@@ -964,6 +1020,9 @@ int main(void)
         cmocka_unit_test(test_cgroup_resolve),
         cmocka_unit_test(test_cgroup_v1_fixture),
         cmocka_unit_test(test_cgroup_v2_fixture),
+        cmocka_unit_test(test_meminfo_fixture),
+        cmocka_unit_test(test_cgroup_mem_room),
+        cmocka_unit_test(test_cgroup_mem_room_live),
         cmocka_unit_test(test_cgroup_v1_sibling),
         cmocka_unit_test(test_cgroup_any_v1_fixture),
         cmocka_unit_test(test_proc_stat_fixture),
