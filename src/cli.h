@@ -88,8 +88,9 @@ struct serve_opts {
     const char *proto;
     struct endpoint eps[CLI_MAX_ENDPOINTS];
     unsigned neps;
-    int backlog;
-    unsigned threads; /* 0: one per CPU the server may use */
+    int backlog;        /* 0: net.core.somaxconn */
+    unsigned max_conns; /* 0: from the fd limit (server_open) */
+    unsigned threads;   /* 0: one per CPU the server may use */
     unsigned socket_mode;
     bool allow_remote;
     enum place_mode pin;
