@@ -111,6 +111,7 @@ nofd_case() { # NAME SERVE-ARGS... ; sets F (the flood's JSON)
     jcheck "$name: after the flood, no error" "$T/$name-after.json" \
         '.runs[0] | .errors_total == 0 and .ops > 0'
     stop_server "$srv" "$T/$name.out"
+    check_eq "$name: the server exits 0 after SIGTERM" 0 "$RC"
 }
 
 nofd_case maxconns
@@ -170,6 +171,7 @@ elif PROTO=http start_server mem --listen tcp://127.0.0.1:0; then
     check "memory: RSS after they closed ($after kB) <= baseline + one page each ($after_bound kB)" \
         test "$after" -le "$after_bound"
     stop_server "$SRV_PID" "$SRV_OUT"
+    check_eq "memory: the server exits 0 after SIGTERM" 0 "$RC"
 fi
 
 # --- an oversized head: 431 and a close ----------------------------------------------
