@@ -489,8 +489,10 @@ static int cmd_serve(int argc, char **argv)
     if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
     for (unsigned i = 0; i < o.neps; i++)
         printf("hopbench: listening on %s\n", o.eps[i].text);
-    printf("hopbench: limits: backlog %d, fd limit %llu, max conns %u, %zu B per connection\n",
-           srv.backlog, (unsigned long long)srv.nofile, srv.max_conns, srv.conn_bytes);
+    printf("hopbench: limits: backlog %d, fd limit %llu, max conns %u, %zu B per connection, "
+           "%zu B kept per thread\n",
+           srv.backlog, (unsigned long long)srv.nofile, srv.max_conns, srv.conn_bytes,
+           SERVER_WARM_BYTES);
     /* Every listener is up (server_open): scripts wait for this line (serve --help, README). */
     printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o.proto, cfg.threads,
            (long)getpid(), place_name(o.pin), o.block_wait ? "block" : "epoll");

@@ -6,9 +6,12 @@
  * processed until the reply is sent. That gives back-pressure for free: a
  * client that stops reading stops being read. Each slot's buffers and
  * protocol state come from its chunk's one mapping, made once, each slot on
- * its own pages: a connection that used more than its first pages gives them
- * back to the kernel when it closes (MADV_DONTNEED), so the memory a burst of
- * large or abusive requests touched does not stay with the server.
+ * its own pages. A slot freed after its connection wrote past its first page
+ * keeps those pages only while the worker's free slots keep at most
+ * SERVER_WARM_BYTES so; otherwise they go back to the kernel (MADV_DONTNEED).
+ * So connect-per-request load with large messages reuses warm slots, and the
+ * memory a burst of large or abusive requests touched does not stay with the
+ * server. The free list is LIFO: a warm slot is the next one used.
  *
  * Limits: at most max_conns connections are open at once (one more is
  * accepted and closed at once); a request larger than the protocol's buffer
@@ -86,7 +89,8 @@ struct srv_conn {
     unsigned answered;   /* requests answered on this connection, up to 2: 2 = a kept one */
     unsigned skip;       /* requests to serve from the loop before waiting again */
     unsigned backoff;    /* the last skip after a timed-out wait; 0 after a wait that was not */
-    size_t touched;      /* bytes of the slot (from buf) this connection may have written */
+    size_t touched;      /* bytes of the slot (from buf) that may be resident: written by this
+                          * connection or, on a reused warm slot, by an earlier one */
     uint8_t *buf;        /* in_cap bytes, then obuf and state: the slot, `stride` bytes */
 };
 
@@ -111,8 +115,9 @@ struct srv_worker {
     size_t in_cap;   /* the protocol's buffer sizes */
     size_t out_cap;
     size_t state_size;
-    size_t stride; /* bytes per slot, whole pages */
-    int spare_fd;  /* kept open to be closed when accept() runs out of fds; -1 if lost */
+    size_t stride;     /* bytes per slot, whole pages */
+    size_t warm_bytes; /* sum of `touched` over free slots kept warm (<= SERVER_WARM_BYTES) */
+    int spare_fd;      /* kept open to be closed when accept() runs out of fds; -1 if lost */
     struct server_stats stats;
     bool stop;
     pthread_t tid;
@@ -263,11 +268,18 @@ static void srv_conn_put(struct srv_conn *c)
     __atomic_sub_fetch(&w->s->open_conns, 1, __ATOMIC_RELAXED);
     /*
      * A connection that wrote past its first page (a large request or reply)
-     * gives the slot's pages back: a burst of them must not leave the server
-     * that much bigger. Small ones skip the syscall; their pages are reused.
+     * stays warm for the next one within SERVER_WARM_BYTES, else gives the
+     * slot's pages back: a burst of them must not leave the server that much
+     * bigger. Small ones skip the syscall; their few pages are reused.
      */
-    if (c->touched > SRV_PAGE) madvise(c->buf, w->stride, MADV_DONTNEED);
-    c->touched = 0;
+    if (c->touched > SRV_PAGE) {
+        if (w->warm_bytes + c->touched <= SERVER_WARM_BYTES) {
+            w->warm_bytes += c->touched;
+        } else {
+            madvise(c->buf, w->stride, MADV_DONTNEED);
+            c->touched = 0;
+        }
+    }
     c->next_free = w->free_list;
     w->free_list = c;
 }
@@ -290,6 +302,7 @@ static void srv_accept_one(struct srv_worker *w, int cfd)
         w->stats.errors++;
         return;
     }
+    if (c->touched > SRV_PAGE) w->warm_bytes -= c->touched; /* a warm slot, in use again */
     c->w = w;
     c->lfd = (struct loop_fd){ .fn = srv_conn_on_event, .data = c, .fd = cfd };
     c->io.out = NULL;
@@ -297,7 +310,6 @@ static void srv_accept_one(struct srv_worker *w, int cfd)
     c->sent = 0;
     c->want_out = c->pending = c->closing = c->hup = c->blocking = false;
     c->answered = c->skip = c->backoff = 0;
-    c->touched = 0;
     if (c->io.state != NULL) memset(c->io.state, 0, w->state_size);
     /* TCP_NODELAY is inherited from the listener (endpoint_listen sets it). */
     w->nconns++;

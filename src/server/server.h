@@ -23,6 +23,12 @@
 #include "util.h"
 
 #define SERVER_BUF ((size_t)16 * 1024) /* receive buffer per connection */
+/*
+ * Per worker: the pages that closed connections wrote past their slots' first
+ * page are kept for the next connections up to this many bytes, and given back
+ * to the kernel beyond it.
+ */
+#define SERVER_WARM_BYTES ((size_t)1024 * 1024)
 
 struct server_cfg;
 
