@@ -51,7 +51,6 @@
 #include "loop.h"
 
 #define SLOTS_PER_CHUNK 64
-#define SRV_PAGE        ((size_t)4096) /* slots are laid out in whole pages of this size */
 /*
  * fds the server needs besides its connections, per worker (the epoll fd and
  * the spare) and in all (stdio, the stop eventfd, what libc and a lab keep
@@ -115,6 +114,7 @@ struct srv_worker {
     size_t in_cap;   /* the protocol's buffer sizes */
     size_t out_cap;
     size_t state_size;
+    size_t page;       /* the page size */
     size_t stride;     /* bytes per slot, whole pages */
     size_t warm_bytes; /* sum of `touched` over free slots kept warm (<= SERVER_WARM_BYTES) */
     int spare_fd;      /* kept open to be closed when accept() runs out of fds; -1 if lost */
@@ -143,12 +143,20 @@ static size_t srv_in_cap(const struct server_proto *p)
     return p->in_cap ? p->in_cap : SERVER_BUF;
 }
 
+static size_t srv_page(void)
+{
+    long n = sysconf(_SC_PAGESIZE);
+
+    return n > 0 ? (size_t)n : 4096;
+}
+
 /* A slot's bytes: buf, obuf and state, in whole pages so that each can be given back alone. */
 static size_t srv_stride(const struct server_proto *p)
 {
     size_t n = srv_round16(srv_in_cap(p)) + srv_round16(p->out_cap) + srv_round16(p->conn_size);
+    size_t page = srv_page();
 
-    return (n + SRV_PAGE - 1) & ~(SRV_PAGE - 1);
+    return (n + page - 1) / page * page;
 }
 
 /*
@@ -272,7 +280,7 @@ static void srv_conn_put(struct srv_conn *c)
      * slot's pages back: a burst of them must not leave the server that much
      * bigger. Small ones skip the syscall; their few pages are reused.
      */
-    if (c->touched > SRV_PAGE) {
+    if (c->touched > w->page) {
         if (w->warm_bytes + c->touched <= SERVER_WARM_BYTES) {
             w->warm_bytes += c->touched;
         } else {
@@ -302,7 +310,7 @@ static void srv_accept_one(struct srv_worker *w, int cfd)
         w->stats.errors++;
         return;
     }
-    if (c->touched > SRV_PAGE) w->warm_bytes -= c->touched; /* a warm slot, in use again */
+    if (c->touched > w->page) w->warm_bytes -= c->touched; /* a warm slot, in use again */
     c->w = w;
     c->lfd = (struct loop_fd){ .fn = srv_conn_on_event, .data = c, .fd = cfd };
     c->io.out = NULL;
@@ -625,6 +633,7 @@ static int srv_worker_setup(struct srv_worker *w, int stop_fd)
     w->in_cap = srv_in_cap(s->cfg->proto);
     w->out_cap = s->cfg->proto->out_cap;
     w->state_size = srv_round16(s->cfg->proto->conn_size);
+    w->page = srv_page();
     w->stride = srv_stride(s->cfg->proto);
     w->spare_fd = srv_open_spare();
     w->listeners = xcalloc(s->cfg->neps, sizeof(*w->listeners));
