@@ -157,9 +157,19 @@ static const char usage_serve[] =
     "Prints 'hopbench: listening on ENDPOINT' per listener (a TCP port 0 is replaced by\n"
     "the port the kernel chose), then, once every listener is up, 'hopbench: PROTO server,\n"
     "N threads, pid PID, ...': a script can wait for that line before it starts a client.\n"
+    "Before that, 'hopbench: limits: ...' gives the backlog, the fd limit (the soft\n"
+    "RLIMIT_NOFILE, raised to the hard limit at start), --max-conns, and the most buffer\n"
+    "memory one connection can hold (given back when it closes, but for what each thread\n"
+    "keeps for reuse). A connection over --max-conns, or one that finds the server out\n"
+    "of fds, is accepted and closed at once; a request larger than the protocol's limit\n"
+    "gets its error reply (http 431, redis -ERR) and a close. The 'stopped:' line at\n"
+    "exit counts both kinds of refused connections.\n"
     "\n"
     "  -l, --listen EP       where to listen; repeat for several endpoints\n"
-    "      --backlog N       listen(2) backlog (default 511)\n"
+    "      --backlog N       listen(2) backlog (default: net.core.somaxconn, the kernel's\n"
+    "                        cap for TCP and Unix sockets alike)\n"
+    "      --max-conns N     connections open at once (default: the fd limit less the fds\n"
+    "                        the server needs for itself)\n"
     "  -t, --threads N       worker threads (default: one per CPU the server may use)\n"
     "      --socket-mode M   permission bits of socket files, octal (default 0600); not\n"
     "                        for unix:@name: an abstract socket has no permissions, any\n"
@@ -198,7 +208,8 @@ static const char usage_lab[] =
     "                        latency from the intended send time and service time, p99.9,\n"
     "                        p99.99, max, and whether the rate was achieved\n"
     "      --quick           shorter cells: about 13 s in all\n"
-    "      --backlog N       the lab server's listen backlog (default 511; overload 4)\n"
+    "      --backlog N       the lab server's listen backlog (default net.core.somaxconn;\n"
+    "                        overload 4)\n"
     "      --server-threads N  the lab server's worker threads (default: its CPUs; overload 1)\n"
     "      --delay-us D      the lab server's service time per request (default 0;\n"
     "                        overload 5000)\n"
@@ -454,6 +465,7 @@ enum {
     OPT_RATE,
     OPT_ARRIVALS,
     OPT_WAIT,
+    OPT_MAX_CONNS,
     OPT_RATES,
     OPT_DELAY_US,
     OPT_STALL_EVERY,
@@ -970,6 +982,10 @@ static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_
     case OPT_WAIT:
         rc = opt_wait(val, &o->block_wait, err);
         break;
+    case OPT_MAX_CONNS:
+        rc = opt_uint("--max-conns", val, 1, 1 << 30, &v, err);
+        o->max_conns = (unsigned)v;
+        break;
     default:
         rc = -EINVAL;
     }
@@ -989,6 +1005,7 @@ static const struct option serve_longopts[] = {
     { "stall-every", required_argument, NULL, OPT_STALL_EVERY },
     { "stall-ms", required_argument, NULL, OPT_STALL_MS },
     { "wait", required_argument, NULL, OPT_WAIT },
+    { "max-conns", required_argument, NULL, OPT_MAX_CONNS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -1000,7 +1017,6 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
     int c;
 
     memset(o, 0, sizeof(*o));
-    o->backlog = 511;
     o->socket_mode = 0600;
     optind = 0;
     opterr = 0;

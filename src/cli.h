@@ -89,8 +89,9 @@ struct serve_opts {
     const char *proto;
     struct endpoint eps[CLI_MAX_ENDPOINTS];
     unsigned neps;
-    int backlog;
-    unsigned threads; /* 0: one per CPU the server may use */
+    int backlog;        /* 0: net.core.somaxconn */
+    unsigned max_conns; /* 0: from the fd limit (server_open) */
+    unsigned threads;   /* 0: one per CPU the server may use */
     unsigned socket_mode;
     bool socket_mode_given; /* --socket-mode was on the command line */
     bool allow_remote;

@@ -381,6 +381,23 @@ static int bind_endpoint(int fd, const struct endpoint *ep, struct hb_err *err)
     return sys_fail(err, "cannot bind", ep);
 }
 
+int endpoint_default_backlog(void)
+{
+    FILE *f = fopen("/proc/sys/net/core/somaxconn", "re");
+    int n = 0;
+
+    if (f != NULL) {
+        if (fscanf(f, "%d", &n) != 1) n = 0;
+        fclose(f);
+    }
+    return n > 0 ? n : SOMAXCONN;
+}
+
+static int backlog_of(const struct listen_opts *opts)
+{
+    return opts->backlog > 0 ? opts->backlog : endpoint_default_backlog();
+}
+
 /* After binding port 0: reads back the port the kernel chose into ep. */
 static int fetch_port(int fd, struct endpoint *ep, struct hb_err *err)
 {
@@ -413,7 +430,7 @@ static int listen_tcp(struct endpoint *ep, const struct listen_opts *opts, struc
     if (rc < 0) goto fail;
     rc = bind_endpoint(fd, ep, err);
     if (rc < 0) goto fail;
-    if (listen(fd, opts->backlog) == -1) {
+    if (listen(fd, backlog_of(opts)) == -1) {
         rc = sys_fail(err, "cannot listen on", ep);
         goto fail;
     }
@@ -511,7 +528,7 @@ static int listen_unix(struct endpoint *ep, const struct listen_opts *opts, stru
     else
         rc = bind_endpoint(fd, ep, err);
     if (rc < 0) goto fail;
-    if (listen(fd, opts->backlog) == -1) {
+    if (listen(fd, backlog_of(opts)) == -1) {
         rc = sys_fail(err, "cannot listen on", ep);
         endpoint_unlink(ep);
         goto fail;

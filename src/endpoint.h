@@ -74,10 +74,18 @@ int endpoint_connect(const struct endpoint *ep, bool *in_progress);
 int endpoint_probe(const struct endpoint *ep, int timeout_ms);
 
 struct listen_opts {
-    int backlog;       /* listen(2) backlog */
+    int backlog;       /* listen(2) backlog; 0 = endpoint_default_backlog() */
     unsigned mode;     /* permission bits of a socket file, e.g. 0600 */
     bool allow_remote; /* allow binding a non-loopback TCP address */
 };
+
+/*
+ * The listen(2) backlog a server gets when it asks for none: net.core.somaxconn
+ * (read from /proc/sys/net/core/somaxconn), since the kernel caps every backlog
+ * there, AF_UNIX ones included, and a smaller one makes a burst of AF_UNIX
+ * connects fail with EAGAIN. SOMAXCONN when the file cannot be read.
+ */
+int endpoint_default_backlog(void);
 
 /*
  * Creates a listening socket (non-blocking, close-on-exec; SO_REUSEADDR on

@@ -74,7 +74,7 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
         .threads = lab->opts->server_threads ? lab->opts->server_threads
                    : lab->place.nserver      ? lab->place.nserver
                                              : 1,
-        .backlog = lab->opts->server_backlog ? lab->opts->server_backlog : 511,
+        .backlog = lab->opts->server_backlog, /* 0: net.core.somaxconn */
         .delay_ns = lab->opts->server_delay_ns,
         .block_wait = lab->opts->block_wait,
         .mode = 0600,

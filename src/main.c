@@ -538,6 +538,7 @@ static int cmd_serve(int argc, char **argv)
                    : place_allowed_cpus() ? place_allowed_cpus()
                                           : 1,
         .backlog = o.backlog,
+        .max_conns = o.max_conns,
         .mode = o.socket_mode,
         .allow_remote = o.allow_remote,
         .cpus = ncpus ? cpus : NULL,
@@ -572,6 +573,10 @@ static int cmd_serve(int argc, char **argv)
                     "any local user (any process in this network namespace) can connect to it\n",
                     o.eps[i].text);
     }
+    printf("hopbench: limits: backlog %d, fd limit %llu, max conns %u, %zu B per connection, "
+           "%zu B kept per thread\n",
+           srv.backlog, (unsigned long long)srv.nofile, srv.max_conns, srv.conn_bytes,
+           SERVER_WARM_BYTES);
     /* Every listener is up (server_open): scripts wait for this line (serve --help, README). */
     printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o.proto, cfg.threads,
            (long)getpid(), place_name(o.pin), o.block_wait ? "block" : "epoll");
@@ -580,11 +585,13 @@ static int cmd_serve(int argc, char **argv)
     server_close(&srv, true);
     if (rc < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
     printf("hopbench: stopped: %llu connections, %llu bytes in, %llu bytes out, %llu resets, "
-           "%llu errors, %llu requests, %llu bad requests\n",
+           "%llu errors, %llu requests, %llu bad requests, %llu over max conns, "
+           "%llu out of fds\n",
            (unsigned long long)srv.stats.accepted, (unsigned long long)srv.stats.bytes_in,
            (unsigned long long)srv.stats.bytes_out, (unsigned long long)srv.stats.resets,
            (unsigned long long)srv.stats.errors, (unsigned long long)srv.stats.requests,
-           (unsigned long long)srv.stats.bad);
+           (unsigned long long)srv.stats.bad, (unsigned long long)srv.stats.over_max,
+           (unsigned long long)srv.stats.no_fds);
     return HB_EXIT_OK;
 }
 

@@ -5,7 +5,20 @@
  * `buf` (or `obuf`), so nothing is read into `buf` and nothing more is
  * processed until the reply is sent. That gives back-pressure for free: a
  * client that stops reading stops being read. Each slot's buffers and
- * protocol state come from its chunk's one allocation, made once.
+ * protocol state come from its chunk's one mapping, made once, each slot on
+ * its own pages. A slot freed after its connection wrote past its first page
+ * keeps those pages only while the worker's free slots keep at most
+ * SERVER_WARM_BYTES so; otherwise they go back to the kernel (MADV_DONTNEED).
+ * So connect-per-request load with large messages reuses warm slots, and the
+ * memory a burst of large or abusive requests touched does not stay with the
+ * server. The free list is LIFO: a warm slot is the next one used.
+ *
+ * Limits: at most max_conns connections are open at once (one more is
+ * accepted and closed at once); a request larger than the protocol's buffer
+ * closes its connection. Out of fds, accept() fails with EMFILE while the
+ * connection waits in the queue: each worker keeps one spare fd, closes it to
+ * accept that connection, closes the connection at once and reopens the spare
+ * (the client sees its connection closed, not a hang).
  *
  * With --wait block, a worker that serves a single kept connection waits for
  * its next request in a blocking recv() (srv_wait_next), as a blocking server
@@ -18,6 +31,7 @@
 #include "server/server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -28,6 +42,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +51,13 @@
 #include "loop.h"
 
 #define SLOTS_PER_CHUNK 64
+/*
+ * fds the server needs besides its connections, per worker (the epoll fd and
+ * the spare) and in all (stdio, the stop eventfd, what libc and a lab keep
+ * open): the default max_conns leaves them free.
+ */
+#define SRV_FDS_PER_WORKER 2
+#define SRV_FDS_OTHER      32
 
 /*
  * srv_wait_next: a blocking wait's receive timeout, and how long a worker
@@ -65,12 +88,14 @@ struct srv_conn {
     unsigned answered;   /* requests answered on this connection, up to 2: 2 = a kept one */
     unsigned skip;       /* requests to serve from the loop before waiting again */
     unsigned backoff;    /* the last skip after a timed-out wait; 0 after a wait that was not */
-    uint8_t *buf;        /* in_cap bytes */
+    size_t touched;      /* bytes of the slot (from buf) that may be resident: written by this
+                          * connection or, on a reused warm slot, by an earlier one */
+    uint8_t *buf;        /* in_cap bytes, then obuf and state: the slot, `stride` bytes */
 };
 
 struct srv_chunk {
     struct srv_chunk *next;
-    uint8_t *mem; /* every slot's buf, obuf and state */
+    uint8_t *mem; /* every slot's buf, obuf and state: a mapping of stride * SLOTS_PER_CHUNK */
     struct srv_conn slots[SLOTS_PER_CHUNK];
 };
 
@@ -89,6 +114,10 @@ struct srv_worker {
     size_t in_cap;   /* the protocol's buffer sizes */
     size_t out_cap;
     size_t state_size;
+    size_t page;       /* the page size */
+    size_t stride;     /* bytes per slot, whole pages */
+    size_t warm_bytes; /* sum of `touched` over free slots kept warm (<= SERVER_WARM_BYTES) */
+    int spare_fd;      /* kept open to be closed when accept() runs out of fds; -1 if lost */
     struct server_stats stats;
     bool stop;
     pthread_t tid;
@@ -104,6 +133,57 @@ const struct server_proto *server_proto_find(const char *name)
     return NULL;
 }
 
+static size_t srv_round16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+static size_t srv_in_cap(const struct server_proto *p)
+{
+    return p->in_cap ? p->in_cap : SERVER_BUF;
+}
+
+static size_t srv_page(void)
+{
+    long n = sysconf(_SC_PAGESIZE);
+
+    return n > 0 ? (size_t)n : 4096;
+}
+
+/* A slot's bytes: buf, obuf and state, in whole pages so that each can be given back alone. */
+static size_t srv_stride(const struct server_proto *p)
+{
+    size_t n = srv_round16(srv_in_cap(p)) + srv_round16(p->out_cap) + srv_round16(p->conn_size);
+    size_t page = srv_page();
+
+    return (n + page - 1) / page * page;
+}
+
+/*
+ * Raises the soft RLIMIT_NOFILE to the hard limit (a server of many
+ * connections needs an fd each); returns the soft limit in force.
+ */
+static uint64_t srv_raise_nofile(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == -1) return 0;
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit want = { .rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max };
+        if (setrlimit(RLIMIT_NOFILE, &want) == 0) rl.rlim_cur = rl.rlim_max;
+    }
+    return rl.rlim_cur;
+}
+
+/* --max-conns by default: every fd the server does not need for itself. */
+static unsigned srv_default_max_conns(const struct server_cfg *cfg, uint64_t nofile)
+{
+    uint64_t own = SRV_FDS_OTHER + cfg->neps + (uint64_t)cfg->threads * SRV_FDS_PER_WORKER;
+
+    if (nofile <= own) return 1;
+    return nofile - own > UINT_MAX / 2 ? UINT_MAX / 2 : (unsigned)(nofile - own);
+}
+
 int server_open(struct server *s, const struct server_cfg *cfg, struct hb_err *err)
 {
     struct listen_opts lo = { .backlog = cfg->backlog,
@@ -111,6 +191,11 @@ int server_open(struct server *s, const struct server_cfg *cfg, struct hb_err *e
                               .allow_remote = cfg->allow_remote };
 
     *s = (struct server){ .cfg = cfg };
+    s->nofile = srv_raise_nofile();
+    s->max_conns = cfg->max_conns ? cfg->max_conns : srv_default_max_conns(cfg, s->nofile);
+    s->backlog = cfg->backlog > 0 ? cfg->backlog : endpoint_default_backlog();
+    lo.backlog = s->backlog;
+    s->conn_bytes = srv_stride(cfg->proto);
     s->lfds = xcalloc(cfg->neps, sizeof(*s->lfds));
     for (unsigned i = 0; i < cfg->neps; i++)
         s->lfds[i] = -1;
@@ -143,25 +228,24 @@ void server_close(struct server *s, bool unlink_files)
 
 static void srv_conn_on_event(struct loop *l, int fd, void *data, unsigned events);
 
-static size_t srv_round16(size_t n)
-{
-    return (n + 15) & ~(size_t)15;
-}
-
 /* A free connection slot; a new chunk of slots when none is left. NULL on OOM. */
 static struct srv_conn *srv_conn_get(struct srv_worker *w)
 {
     struct srv_conn *c = w->free_list;
 
     if (c == NULL) {
-        size_t per = srv_round16(w->in_cap) + srv_round16(w->out_cap) + w->state_size;
+        size_t per = w->stride;
         struct srv_chunk *ch = calloc(1, sizeof(*ch));
+        void *mem;
         if (ch == NULL) return NULL;
-        ch->mem = malloc(per * SLOTS_PER_CHUNK);
-        if (ch->mem == NULL) {
+        /* Its own mapping, not the heap: pages given back in srv_conn_put stay given back. */
+        mem = mmap(NULL, per * SLOTS_PER_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+        if (mem == MAP_FAILED) {
             free(ch);
             return NULL;
         }
+        ch->mem = mem;
         ch->next = w->chunks;
         w->chunks = ch;
         for (int i = SLOTS_PER_CHUNK - 1; i >= 0; i--) {
@@ -189,19 +273,44 @@ static void srv_conn_put(struct srv_conn *c)
     close(c->lfd.fd);
     c->lfd.fd = -1;
     w->nconns--;
+    __atomic_sub_fetch(&w->s->open_conns, 1, __ATOMIC_RELAXED);
+    /*
+     * A connection that wrote past its first page (a large request or reply)
+     * stays warm for the next one within SERVER_WARM_BYTES, else gives the
+     * slot's pages back: a burst of them must not leave the server that much
+     * bigger. Small ones skip the syscall; their few pages are reused.
+     */
+    if (c->touched > w->page) {
+        if (w->warm_bytes + c->touched <= SERVER_WARM_BYTES) {
+            w->warm_bytes += c->touched;
+        } else {
+            madvise(c->buf, w->stride, MADV_DONTNEED);
+            c->touched = 0;
+        }
+    }
     c->next_free = w->free_list;
     w->free_list = c;
 }
 
 static void srv_accept_one(struct srv_worker *w, int cfd)
 {
-    struct srv_conn *c = srv_conn_get(w);
+    struct srv_conn *c;
 
+    if (__atomic_add_fetch(&w->s->open_conns, 1, __ATOMIC_RELAXED) > w->s->max_conns) {
+        /* over --max-conns: the client sees its connection closed at once, not a wait */
+        __atomic_sub_fetch(&w->s->open_conns, 1, __ATOMIC_RELAXED);
+        close(cfd);
+        w->stats.over_max++;
+        return;
+    }
+    c = srv_conn_get(w);
     if (c == NULL) {
+        __atomic_sub_fetch(&w->s->open_conns, 1, __ATOMIC_RELAXED);
         close(cfd);
         w->stats.errors++;
         return;
     }
+    if (c->touched > w->page) w->warm_bytes -= c->touched; /* a warm slot, in use again */
     c->w = w;
     c->lfd = (struct loop_fd){ .fn = srv_conn_on_event, .data = c, .fd = cfd };
     c->io.out = NULL;
@@ -220,6 +329,38 @@ static void srv_accept_one(struct srv_worker *w, int cfd)
     w->stats.accepted++;
 }
 
+static int srv_open_spare(void)
+{
+    return open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * accept() ran out of fds: closes the spare fd to take the connection at the
+ * head of the queue and close it at once, then reopens the spare. Returns
+ * true when a connection was taken that way. Without a spare (another thread
+ * took the fd it freed) it pauses 1 ms instead: the listener stays readable,
+ * and polling it again at once would spin.
+ */
+static bool srv_refuse_no_fd(struct srv_worker *w, int lfd)
+{
+    int cfd;
+
+    if (w->spare_fd < 0) w->spare_fd = srv_open_spare();
+    if (w->spare_fd < 0) {
+        struct timespec pause = { .tv_sec = 0, .tv_nsec = 1000000 };
+        nanosleep(&pause, NULL);
+        return false;
+    }
+    close(w->spare_fd);
+    cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (cfd != -1) {
+        close(cfd);
+        w->stats.no_fds++;
+    }
+    w->spare_fd = srv_open_spare();
+    return cfd != -1;
+}
+
 static void srv_on_listener(struct loop *l, int fd, void *data, unsigned events)
 {
     struct srv_listener *ls = data;
@@ -228,17 +369,24 @@ static void srv_on_listener(struct loop *l, int fd, void *data, unsigned events)
 
     UNUSED(events);
     UNUSED(ls);
-    for (int i = 0; i < 64; i++) {
+    /*
+     * Drain the accept queue, not just a few from it: an AF_UNIX connect()
+     * finding the queue full fails at once with EAGAIN (TCP only retries its
+     * SYN later), so a burst of connects must not wait for the next wake-up.
+     * Bounded, so one wake-up cannot starve the connections already open.
+     */
+    int most = w->s->backlog < 64 ? 64 : w->s->backlog;
+    for (int i = 0; i < most; i++) {
         int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd == -1) {
-            if (errno == EINTR || errno == ECONNABORTED) continue;
-            if (errno == EAGAIN) return;
-            w->stats.errors++;
-            /* Out of fds: the listener stays readable; pause instead of spinning on it. */
-            if (errno == EMFILE || errno == ENFILE) {
-                struct timespec pause = { .tv_sec = 0, .tv_nsec = 1000000 };
-                nanosleep(&pause, NULL);
+            int e = errno;
+            if (e == EINTR || e == ECONNABORTED) continue;
+            if (e == EAGAIN) return;
+            if (e == EMFILE || e == ENFILE) {
+                if (srv_refuse_no_fd(w, fd)) continue;
+                return;
             }
+            w->stats.errors++;
             return;
         }
         srv_accept_one(w, cfd);
@@ -332,6 +480,11 @@ static void srv_process(struct srv_conn *c)
     if (c->io.answered > 0) srv_hold(w, c->io.answered);
     c->closing |= c->io.close;
     c->consumed = used;
+    if (c->io.out_len > 0 && c->io.obuf != NULL && c->io.out >= c->io.obuf &&
+        c->io.out < c->io.obuf + c->io.ocap) {
+        size_t end = (size_t)(c->io.out - c->buf) + c->io.out_len;
+        if (end > c->touched) c->touched = end;
+    }
     /* Progress with bytes left over: they may hold more whole requests. */
     c->pending = used > 0 && used < c->in_len && !c->closing;
 }
@@ -370,6 +523,7 @@ static int srv_serve(struct srv_conn *c, bool block)
         if (n <= 0) return n == 0 ? 1 : (int)n;
         c->w->stats.bytes_in += (uint64_t)n;
         c->in_len += (size_t)n;
+        if (c->in_len > c->touched) c->touched = c->in_len;
         drained = (size_t)n < want;
         srv_process(c);
     }
@@ -436,6 +590,8 @@ static void srv_conn_on_event(struct loop *l, int fd, void *data, unsigned event
     if (rc == 0) return;
     if (rc == -ECONNRESET || rc == -EPIPE)
         c->w->stats.resets++;
+    else if (rc == -EMSGSIZE)
+        c->w->stats.bad++;
     else if (rc < 0)
         c->w->stats.errors++;
     srv_conn_put(c);
@@ -457,10 +613,12 @@ static void srv_worker_release(struct srv_worker *w)
         next = ch->next;
         for (int i = 0; i < SLOTS_PER_CHUNK; i++)
             if (ch->slots[i].w != NULL && ch->slots[i].lfd.fd >= 0) close(ch->slots[i].lfd.fd);
-        free(ch->mem);
+        munmap(ch->mem, w->stride * SLOTS_PER_CHUNK);
         free(ch);
     }
     w->chunks = NULL;
+    if (w->spare_fd >= 0) close(w->spare_fd);
+    w->spare_fd = -1;
     free(w->listeners);
     loop_release(&w->loop);
 }
@@ -470,10 +628,14 @@ static int srv_worker_setup(struct srv_worker *w, int stop_fd)
     const struct server *s = w->s;
     int rc = loop_init(&w->loop);
 
+    w->spare_fd = -1;
     if (rc < 0) return rc;
-    w->in_cap = s->cfg->proto->in_cap ? s->cfg->proto->in_cap : SERVER_BUF;
+    w->in_cap = srv_in_cap(s->cfg->proto);
     w->out_cap = s->cfg->proto->out_cap;
     w->state_size = srv_round16(s->cfg->proto->conn_size);
+    w->page = srv_page();
+    w->stride = srv_stride(s->cfg->proto);
+    w->spare_fd = srv_open_spare();
     w->listeners = xcalloc(s->cfg->neps, sizeof(*w->listeners));
     w->stop_lfd = (struct loop_fd){ .fn = srv_on_stop, .data = w, .fd = stop_fd };
     rc = loop_add(&w->loop, &w->stop_lfd, EPOLLIN);
@@ -575,6 +737,8 @@ int server_run(struct server *s, struct hb_err *err)
         s->stats.errors += ws[i].stats.errors;
         s->stats.requests += ws[i].stats.requests;
         s->stats.bad += ws[i].stats.bad;
+        s->stats.over_max += ws[i].stats.over_max;
+        s->stats.no_fds += ws[i].stats.no_fds;
         srv_worker_release(&ws[i]);
     }
     if (s->shared != NULL && s->cfg->proto->destroy != NULL) s->cfg->proto->destroy(s->shared);

@@ -23,6 +23,12 @@
 #include "util.h"
 
 #define SERVER_BUF ((size_t)16 * 1024) /* receive buffer per connection */
+/*
+ * Per worker: the pages that closed connections wrote past their slots' first
+ * page are kept for the next connections up to this many bytes, and given back
+ * to the kernel beyond it.
+ */
+#define SERVER_WARM_BYTES ((size_t)1024 * 1024)
 
 struct server_cfg;
 
@@ -74,10 +80,12 @@ struct server_cfg {
     struct endpoint *eps; /* where to listen; TCP port 0 is replaced by the real port */
     unsigned neps;
     unsigned threads;
-    int backlog;
-    unsigned mode;     /* permission bits of socket files */
-    bool allow_remote; /* bind non-loopback TCP addresses */
-    const int *cpus;   /* run the server on these CPUs; NULL = anywhere */
+    int backlog;        /* listen(2) backlog; 0 = net.core.somaxconn (endpoint_default_backlog) */
+    unsigned max_conns; /* connections open at once; 0 = as many as the fd limit leaves room
+                         * for (server_open). One more is accepted and closed at once */
+    unsigned mode;      /* permission bits of socket files */
+    bool allow_remote;  /* bind non-loopback TCP addresses */
+    const int *cpus;    /* run the server on these CPUs; NULL = anywhere */
     unsigned ncpus;
     bool stop_on_sigint;  /* SIGINT stops it too (false: ignored, for a lab's child) */
     uint64_t close_after; /* > 0: the server closes a connection first once it has sent this
@@ -100,21 +108,31 @@ struct server_stats {
                          * load generator closes with a reply unread at the end of a run */
     uint64_t errors;    /* connections ended by any other error */
     uint64_t requests;  /* requests answered (echo: reads answered) */
-    uint64_t bad;       /* requests the protocol part could not parse (connection closed) */
+    uint64_t bad;       /* requests the protocol part could not parse, or larger than its
+                         * buffer (connection closed) */
+    uint64_t over_max;  /* connections closed at accept: max_conns were open */
+    uint64_t no_fds;    /* connections closed at accept: the server was out of fds */
 };
 
 struct server {
     const struct server_cfg *cfg;
-    uint64_t answered; /* requests answered, server-wide (atomic), for stall_every */
-    void *shared;      /* the protocol's shared state (proto->create), or NULL */
-    int *lfds;         /* one listening fd per endpoint, -1 when closed */
+    int backlog;         /* the listen(2) backlog in force */
+    unsigned max_conns;  /* cfg->max_conns, or the default from the fd limit */
+    uint64_t nofile;     /* the soft RLIMIT_NOFILE in force (raised to the hard limit) */
+    size_t conn_bytes;   /* buffer and state bytes a connection can hold at most */
+    unsigned open_conns; /* connections open, server-wide (atomic), for max_conns */
+    uint64_t answered;   /* requests answered, server-wide (atomic), for stall_every */
+    void *shared;        /* the protocol's shared state (proto->create), or NULL */
+    int *lfds;           /* one listening fd per endpoint, -1 when closed */
     struct server_stats stats;
 };
 
 /*
- * Opens every listener (endpoint_listen rules: loopback only unless allowed,
- * 0600 socket files, stale sockets replaced, other files never removed).
- * Returns 0 or a negative errno with err set; nothing stays open on error.
+ * Raises the soft RLIMIT_NOFILE to the hard limit, works out the backlog,
+ * max_conns and conn_bytes (s->...), then opens every listener
+ * (endpoint_listen rules: loopback only unless allowed, 0600 socket files,
+ * stale sockets replaced, other files never removed). Returns 0 or a negative
+ * errno with err set; nothing stays open on error.
  */
 int server_open(struct server *s, const struct server_cfg *cfg, struct hb_err *err);
 
