@@ -353,22 +353,45 @@ int report_jsonl_append(FILE *f, const struct run_record *r)
     return rc;
 }
 
-int report_json_write(const char *path, json_t *doc, struct hb_err *err)
+int report_file_write(const char *path, int (*fill)(FILE *f, void *ctx, struct hb_err *err),
+                      void *ctx, struct hb_err *err)
 {
     char tmp[4096];
     int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    FILE *f;
+    int rc, e;
 
     if (n < 0 || (size_t)n >= sizeof(tmp))
         return hb_fail(err, -ENAMETOOLONG, "evidence path is too long: %s", path);
-    if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_COMPACT) != 0) {
-        int e = errno ? errno : EIO;
-        unlink(tmp);
+    f = fopen(tmp, "we");
+    if (f == NULL) {
+        e = errno;
         return hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
     }
-    if (rename(tmp, path) == -1) {
-        int e = errno;
-        unlink(tmp);
-        return hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+    errno = 0;
+    rc = fill(f, ctx, err);
+    e = rc == -EIO && errno != 0 ? errno : EIO;
+    if (fclose(f) != 0 && rc == 0) {
+        rc = -EIO;
+        e = errno;
     }
-    return 0;
+    if (rc == 0 && rename(tmp, path) == -1) {
+        rc = -EIO;
+        e = errno;
+    }
+    if (rc < 0) unlink(tmp);
+    if (rc == -EIO) return hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+    return rc;
+}
+
+/* report_file_write's writer of a whole document. */
+static int dump_doc(FILE *f, void *doc, struct hb_err *err)
+{
+    UNUSED(err);
+    return json_dumpf(doc, f, JSON_INDENT(1) | JSON_COMPACT) == 0 ? 0 : -EIO;
+}
+
+int report_json_write(const char *path, json_t *doc, struct hb_err *err)
+{
+    return report_file_write(path, dump_doc, doc, err);
 }

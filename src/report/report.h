@@ -110,6 +110,16 @@ int report_jsonl_header(FILE *f, const struct report_meta *meta);
 /* Appends r as one line {"record": "run", ...the run record} with one write(2). 0 or -EIO. */
 int report_jsonl_append(FILE *f, const struct run_record *r);
 
+/*
+ * Writes path atomically: fill(f, ctx, err) writes a temporary file beside
+ * it, which is then renamed to path. fill returns 0, -EIO for a write error
+ * (errno says which; err is set here), or another negative errno with err
+ * set. On failure the temporary file is removed and path left as it was.
+ * Returns 0 or a negative errno, err set.
+ */
+int report_file_write(const char *path, int (*fill)(FILE *f, void *ctx, struct hb_err *err),
+                      void *ctx, struct hb_err *err);
+
 /* Writes doc to path atomically (temporary file + rename). Returns 0 or a negative errno. */
 int report_json_write(const char *path, json_t *doc, struct hb_err *err);
 
