@@ -517,7 +517,7 @@ static int check_record(const json_t *run, struct hb_err *err)
 static void figure_text(char *buf, size_t cap, const json_t *j)
 {
     if (json_is_number(j))
-        snprintf(buf, cap, "%.17g", json_number_value(j));
+        snprintf(buf, cap, "%.10g", json_number_value(j));
     else
         snprintf(buf, cap, "%s", json_kind(j));
 }
@@ -554,7 +554,7 @@ static int check_latency(const json_t *lat, const char *what, struct hb_err *err
         if (v == NULL) continue;
         if (check_rate(lat, what, order[i], err) < 0) return -EINVAL;
         if (prev != NULL && json_number_value(v) < prev_v)
-            return hb_fail(err, -EINVAL, "%s%s is %.17g, below %s%s %.17g: out of order", what,
+            return hb_fail(err, -EINVAL, "%s%s is %.10g, below %s%s %.10g: out of order", what,
                            order[i], json_number_value(v), what, prev, prev_v);
         prev = order[i];
         prev_v = json_number_value(v);
@@ -645,17 +645,17 @@ struct cmp {
     size_t ncells;
 };
 
-/* A valid run must carry every figure compare reads; any run's figures must be possible. */
-static int cmp_check_run(const json_t *run, bool valid, struct hb_err *err)
+/* A valid run must carry every figure compare reads. */
+static int cmp_check_run(const json_t *run, struct hb_err *err)
 {
     double v;
 
-    for (size_t m = 0; valid && m < ARRAY_LEN(metrics); m++)
+    for (size_t m = 0; m < ARRAY_LEN(metrics); m++)
         if (!metric_value(run, &metrics[m], &v))
             return hb_fail(err, -EINVAL, "has no number %s%s%s",
                            metrics[m].obj ? metrics[m].obj : "", metrics[m].obj ? "." : "",
                            metrics[m].key);
-    return check_figures(run, err);
+    return 0;
 }
 
 /* k with its strings copied into memory of its own; -ENOMEM. */
@@ -707,7 +707,8 @@ static int cmp_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
         hb_fail(err, -EINVAL, "lacks endpoint, mode, size, connections or pipeline");
         return cmp_fail(c, idx, " ", err);
     }
-    if (cmp_check_run(run, r.counts, err) < 0) return cmp_fail(c, idx, ": ", err);
+    if (r.counts && cmp_check_run(run, err) < 0) return cmp_fail(c, idx, " ", err);
+    if (check_figures(run, err) < 0) return cmp_fail(c, idx, ": ", err);
     for (size_t m = 0; r.counts && m < ARRAY_LEN(metrics); m++)
         metric_value(run, &metrics[m], &r.v[m]);
     slot = cmp_next(c);
@@ -795,15 +796,17 @@ static void size_text(char *buf, size_t cap, json_int_t size)
  * rate=2000/s". */
 static void cell_label(char *buf, size_t cap, const struct run_key *k)
 {
-    char size[32], rate[48] = "";
+    char size[32], rate[48] = "", raw[512];
 
     size_text(size, sizeof(size), k->size);
     if (k->rate < 0)
         snprintf(rate, sizeof(rate), " rate=%.4g%%", -k->rate * 100);
     else if (k->rate > 0)
         snprintf(rate, sizeof(rate), " rate=%.6g/s", k->rate);
-    snprintf(buf, cap, "%s%s%s %s %s c=%lld p=%lld%s", k->proto, k->proto[0] ? " " : "",
+    snprintf(raw, sizeof(raw), "%s%s%s %s %s c=%lld p=%lld%s", k->proto, k->proto[0] ? " " : "",
              k->endpoint, k->mode, size, (long long)k->connections, (long long)k->pipeline, rate);
+    /* the strings come from a file: escaped, they cannot act on the terminal */
+    text_safe(buf, cap, raw);
 }
 
 /* Columns s takes on a terminal: UTF-8 continuation bytes take none. */
@@ -868,7 +871,7 @@ static void delta_text(char *buf, size_t cap, const double *a, size_t na, const 
 /* One row: the cell, OLD, NEW and the delta. a and b have room for every run of a side. */
 static void cmp_row(FILE *f, const struct cmp_cell *cell, size_t m, int width, double *a, double *b)
 {
-    char label[512], old[64], new[64], delta[96];
+    char label[TEXT_SAFE_CAP], old[64], new[64], delta[96];
     size_t na = cell_values(cell, 0, m, a), nb = cell_values(cell, 1, m, b);
 
     cell_label(label, sizeof(label), cell->key);
@@ -887,7 +890,7 @@ static void cmp_row(FILE *f, const struct cmp_cell *cell, size_t m, int width, d
 static int cmp_label_width(const struct cmp *c)
 {
     int width = 0;
-    char label[512];
+    char label[TEXT_SAFE_CAP];
 
     for (size_t m = 0; m < ARRAY_LEN(metrics); m++)
         if (display_width(metrics[m].label) > width) width = display_width(metrics[m].label);
@@ -920,12 +923,15 @@ static void cmp_side_header(FILE *f, const struct cmp *c, int s)
         runs += c->cells[i].all[s];
         valid += c->cells[i].n[s];
     }
-    fprintf(f, "%s: %s (%zu runs, %zu valid)\n", s == 0 ? "old" : "new", c->path[s], runs, valid);
+    char path[TEXT_SAFE_CAP];
+
+    fprintf(f, "%s: %s (%zu runs, %zu valid)\n", s == 0 ? "old" : "new",
+            text_safe(path, sizeof(path), c->path[s]), runs, valid);
 }
 
 static void cmp_unmatched(FILE *f, const struct cmp *c)
 {
-    char label[512];
+    char label[TEXT_SAFE_CAP];
     bool any = false;
 
     for (size_t i = 0; i < c->ncells; i++) {
@@ -981,13 +987,14 @@ static void cmp_print(FILE *f, const struct cmp *c)
 /* One line on stderr about a bad command line; returns -EINVAL. */
 __attribute__((format(printf, 2, 3))) static int usage_fail(const char *cmd, const char *fmt, ...)
 {
+    char msg[256], shown[TEXT_SAFE_CAP];
     va_list ap;
 
-    fprintf(stderr, "hopbench %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (see hopbench %s --help)\n", cmd);
+    fprintf(stderr, "hopbench %s: %s (see hopbench %s --help)\n", cmd,
+            text_safe(shown, sizeof(shown), msg), cmd);
     return -EINVAL;
 }
 
@@ -1041,7 +1048,8 @@ int evidence_compare_main(int argc, char **argv)
             rc = HB_EXIT_INVALID;
         }
     } else {
-        fprintf(stderr, "hopbench compare: %s\n", err.msg);
+        char msg[TEXT_SAFE_CAP];
+        fprintf(stderr, "hopbench compare: %s\n", text_safe(msg, sizeof(msg), err.msg));
     }
     cmp_release(&c);
     return rc;
@@ -1670,7 +1678,8 @@ static int merge_write(struct merge *m, struct hb_err *err)
 {
     if (m->out != NULL) {
         if (report_file_write(m->out, merge_emit, m, err) < 0) return -EIO;
-        printf("evidence: %s\n", m->out);
+        char shown[TEXT_SAFE_CAP];
+        printf("evidence: %s\n", text_safe(shown, sizeof(shown), m->out));
         return 0;
     }
     if (merge_emit(stdout, m, err) < 0 || fflush(stdout) != 0)
@@ -1707,7 +1716,8 @@ int evidence_merge_main(int argc, char **argv)
     m.paths = xcalloc(argc > 0 ? (size_t)argc : 1, sizeof(*m.paths));
     rc = merge_args(argc, argv, &m);
     if (rc == 0 && merge_run(&m, argc, argv, &err) < 0) {
-        fprintf(stderr, "hopbench merge: %s\n", err.msg);
+        char msg[TEXT_SAFE_CAP];
+        fprintf(stderr, "hopbench merge: %s\n", text_safe(msg, sizeof(msg), err.msg));
         rc = -EIO;
     }
     merge_release(&m);

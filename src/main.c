@@ -129,7 +129,10 @@ static bool stdout_failed(void)
 
 static int fail(const char *what, const struct hb_err *err, int code)
 {
-    fprintf(stderr, "hopbench%s%s: %s\n", what ? " " : "", what ? what : "", err->msg);
+    char msg[TEXT_SAFE_CAP];
+
+    fprintf(stderr, "hopbench%s%s: %s\n", what ? " " : "", what ? what : "",
+            text_safe(msg, sizeof(msg), err->msg));
     return code;
 }
 
@@ -143,6 +146,7 @@ static int write_evidence(const char *path, const struct report_meta *meta,
 {
     struct hb_err err = { 0 };
     struct report_meta m = *meta;
+    char shown[TEXT_SAFE_CAP]; /* path, text_safe */
     json_t *doc;
     sigset_t held, old;
     int rc;
@@ -153,9 +157,10 @@ static int write_evidence(const char *path, const struct report_meta *meta,
     stop_signal_set(&held);
     pthread_sigmask(SIG_BLOCK, &held, &old);
     rc = report_json_write(path, doc, &err);
-    if (rc == 0) printf("evidence: %s\n", path);
+    text_safe(shown, sizeof(shown), path);
+    if (rc == 0) printf("evidence: %s\n", shown);
     if (rc == 0 && stdout_failed())
-        fprintf(stderr, "hopbench: stdout could not be written; evidence: %s\n", path);
+        fprintf(stderr, "hopbench: stdout could not be written; evidence: %s\n", shown);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     json_decref(doc);
     return rc < 0 ? fail(NULL, &err, HB_EXIT_RUNTIME) : HB_EXIT_OK;
@@ -210,7 +215,9 @@ static int preflight(const struct run_opts *o)
     for (unsigned i = 0; i < o->neps; i++) {
         int rc = endpoint_probe(&o->eps[i], (int)(o->load.timeout_ns / NS_PER_MS));
         if (rc < 0) {
-            fprintf(stderr, "hopbench run: cannot connect to %s: %s\n", o->eps[i].text,
+            char ep[TEXT_SAFE_CAP];
+            fprintf(stderr, "hopbench run: cannot connect to %s: %s\n",
+                    text_safe(ep, sizeof(ep), o->eps[i].text),
                     rc == -ETIMEDOUT ? "no answer within --timeout" : strerror(-rc));
             return HB_EXIT_RUNTIME;
         }
@@ -287,7 +294,9 @@ static int run_all(const struct run_opts *o, const struct place *pl, FILE *jsonl
         if (r->res.lat == NULL) break;
         (*nrecs)++;
         if (jsonl != NULL && report_jsonl_append(jsonl, r) < 0) {
-            fprintf(stderr, "hopbench run: cannot write --jsonl %s\n", o->jsonl_path);
+            char path[TEXT_SAFE_CAP];
+            fprintf(stderr, "hopbench run: cannot write --jsonl %s\n",
+                    text_safe(path, sizeof(path), o->jsonl_path));
             rc = HB_EXIT_RUNTIME;
         }
     }
@@ -344,15 +353,17 @@ static void run_summary_print(const struct run_opts *o, const struct run_record 
 static FILE *open_jsonl(const char *cmd, const char *path, const struct report_meta *meta,
                         bool *failed)
 {
+    char shown[TEXT_SAFE_CAP]; /* path, text_safe */
     FILE *f;
 
     *failed = false;
     if (path == NULL) return NULL;
+    text_safe(shown, sizeof(shown), path);
     f = fopen(path, "ae");
     if (f == NULL) {
-        fprintf(stderr, "hopbench %s: cannot open --jsonl %s: %s\n", cmd, path, strerror(errno));
+        fprintf(stderr, "hopbench %s: cannot open --jsonl %s: %s\n", cmd, shown, strerror(errno));
     } else if (report_jsonl_header(f, meta) < 0) {
-        fprintf(stderr, "hopbench %s: cannot write --jsonl %s\n", cmd, path);
+        fprintf(stderr, "hopbench %s: cannot write --jsonl %s\n", cmd, shown);
         fclose(f);
         f = NULL;
     }
@@ -403,7 +414,9 @@ static int cmd_run(int argc, char **argv)
     /* Where the server really runs, when it is named; else what --pin expects (not observed). */
     if (o.nserver_pids > 0 &&
         place_observe_server(&pl, o.server_pids, o.nserver_pids, o.server_tree, &err) < 0) {
-        fprintf(stderr, "hopbench run: the server's CPUs were not observed: %s\n", err.msg);
+        char msg[TEXT_SAFE_CAP];
+        fprintf(stderr, "hopbench run: the server's CPUs were not observed: %s\n",
+                text_safe(msg, sizeof(msg), err.msg));
         unseen = "its threads could not be read";
     }
     probe_machine(&m);
@@ -486,8 +499,10 @@ static int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
-    for (unsigned i = 0; i < o.neps; i++)
-        printf("hopbench: listening on %s\n", o.eps[i].text);
+    for (unsigned i = 0; i < o.neps; i++) {
+        char ep[TEXT_SAFE_CAP];
+        printf("hopbench: listening on %s\n", text_safe(ep, sizeof(ep), o.eps[i].text));
+    }
     /* Every listener is up (server_open): scripts wait for this line (serve --help, README). */
     printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o.proto, cfg.threads,
            (long)getpid(), place_name(o.pin), o.block_wait ? "block" : "epoll");
@@ -513,8 +528,11 @@ static void lab_arm_emergency(const struct lab *lab)
 
 static void lab_header(const struct lab *lab, const struct lab_opts *o)
 {
+    char tcp[TEXT_SAFE_CAP], unix_ep[TEXT_SAFE_CAP];
+
     printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto,
-           lab->eps[0].text, lab->eps[1].text, (long)lab->server_pid);
+           text_safe(tcp, sizeof(tcp), lab->eps[0].text),
+           text_safe(unix_ep, sizeof(unix_ep), lab->eps[1].text), (long)lab->server_pid);
     print_placement(&lab->place, o->block_wait, NULL);
     printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
            "each\n",
@@ -617,6 +635,7 @@ static void open_std_fds(void)
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "lab";
+    char shown[TEXT_SAFE_CAP]; /* cmd, text_safe */
 
     open_std_fds();
     /* Line by line even into a file or pipe: an abort (second Ctrl-C) loses no printed line. */
@@ -652,6 +671,6 @@ int main(int argc, char **argv)
         return HB_EXIT_OK;
     }
     fprintf(stderr, "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, help)\n",
-            cmd);
+            text_safe(shown, sizeof(shown), cmd));
     return HB_EXIT_USAGE;
 }
