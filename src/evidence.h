@@ -8,9 +8,12 @@
  * - `hopbench merge A.json B.json... [-o OUT.json]`: runs of the same cell and
  *   rep from several processes or hosts added into one run, histograms exactly.
  *
- * Files are read with jansson and checked for the schema; a run's histogram is
- * turned back into a struct hist only when it must be added to another.
- * Both entry points print their own messages and return an exit code.
+ * Files (at most EVIDENCE_MAX_BYTES) are read with jansson a run at a time
+ * and checked for the schema, every run for figures no run can have; a run's
+ * histogram is kept as [index, count] pairs and turned back into a struct
+ * hist only when it must be added to another. Both entry points print their
+ * own messages (strings from files escaped with text_safe) and return an
+ * exit code.
  */
 #ifndef HOPBENCH_EVIDENCE_H
 #define HOPBENCH_EVIDENCE_H
