@@ -120,17 +120,6 @@ static bool is_record(const json_t *o, const char *want)
     return json_is_string(r) && strcmp(json_string_value(r), want) == 0;
 }
 
-/* A --jsonl file: its first line is a header record. */
-static bool is_jsonl(const char *buf, size_t len)
-{
-    const char *nl = memchr(buf, '\n', len);
-    json_t *first = json_loadb(buf, nl != NULL ? (size_t)(nl - buf) : len, 0, NULL);
-    bool yes = is_record(first, "header");
-
-    json_decref(first);
-    return yes;
-}
-
 /* Where the runs of a file go, one at a time, as they are read. */
 struct run_sink {
     const char *path;
@@ -197,13 +186,232 @@ static int read_jsonl(struct run_sink *sink, const char *buf, size_t len, struct
     return 0;
 }
 
-/* A JSON document: its tree is whole, but each run is freed once the reader has had it. */
-static int read_document(struct run_sink *sink, char *buf, size_t len, struct hb_err *err)
+/* ---- a document, a run at a time ----------------------------------------------------- */
+
+static const char *skip_ws(const char *p, const char *end)
 {
-    json_error_t jerr;
-    json_t *doc = json_loadb(buf, len, 0, &jerr), *runs;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* Past the JSON string that starts at p (its opening quote); NULL if it does not end. */
+static const char *skip_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/*
+ * Past the JSON value that starts at p: a string, an object or an array (to
+ * its matching bracket) or a scalar (to the next separator); NULL if it does
+ * not end. Only its extent is found: jansson checks what is inside.
+ */
+static const char *skip_value(const char *p, const char *end)
+{
+    size_t depth = 0;
+
+    if (p >= end) return NULL;
+    if (*p == '"') return skip_string(p, end);
+    if (*p != '{' && *p != '[') {
+        const char *start = p;
+        while (p < end && *p != '\0' && strchr(",]} \t\r\n", *p) == NULL)
+            p++;
+        return p > start ? p : NULL;
+    }
+    for (; p < end; p++) {
+        if (*p == '"') {
+            p = skip_string(p, end);
+            if (p == NULL) return NULL;
+            p--;
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if ((*p == '}' || *p == ']') && --depth == 0) {
+            return p + 1;
+        }
+    }
+    return NULL;
+}
+
+/* A member of an object's text: its key (quotes included) and its value. */
+struct member {
+    const char *key, *key_end, *val, *val_end;
+};
+
+/* The member "key": value that starts at p into m; false when the text is not one. */
+static bool scan_member(const char *p, const char *end, struct member *m)
+{
+    m->key = p;
+    m->key_end = skip_string(p, end);
+    if (m->key_end == NULL) return false;
+    p = skip_ws(m->key_end, end);
+    if (p == end || *p != ':') return false;
+    m->val = skip_ws(p + 1, end);
+    m->val_end = skip_value(m->val, end);
+    return m->val_end != NULL;
+}
+
+/*
+ * Splits the text of a document {"key": value, ...} into its members but
+ * "runs", as the text of an object (*head, the caller frees it), and the
+ * extent of its "runs" array. False when the text is not plainly that (a key
+ * with an escape, two "runs", "runs" not an array, text after the end):
+ * jansson then reads it whole and says what is wrong.
+ */
+static bool split_document(const char *buf, size_t len, char **head, const char **runs,
+                           const char **runs_end)
+{
+    const char *end = buf + len, *p = skip_ws(buf, end);
+    char *h = xmalloc(len + 3);
+    size_t hlen = 0;
+
+    *runs = NULL;
+    if (p == end || *p != '{') goto no;
+    h[hlen++] = '{';
+    for (p = skip_ws(p + 1, end); p < end && *p == '"';) {
+        struct member m;
+        if (!scan_member(p, end, &m) || memchr(m.key, '\\', (size_t)(m.key_end - m.key)) != NULL)
+            goto no;
+        if (m.key_end - m.key == 6 && memcmp(m.key, "\"runs\"", 6) == 0) {
+            if (*runs != NULL || *m.val != '[') goto no;
+            *runs = m.val;
+            *runs_end = m.val_end;
+        } else {
+            if (hlen > 1) h[hlen++] = ',';
+            memcpy(h + hlen, m.key, (size_t)(m.val_end - m.key));
+            hlen += (size_t)(m.val_end - m.key);
+        }
+        p = skip_ws(m.val_end, end);
+        if (p < end && *p == ',')
+            p = skip_ws(p + 1, end);
+        else
+            break;
+    }
+    if (p == end || *p != '}' || skip_ws(p + 1, end) != end || *runs == NULL) goto no;
+    h[hlen++] = '}';
+    h[hlen] = '\0';
+    *head = h;
+    return true;
+no:
+    free(h);
+    return false;
+}
+
+/*
+ * A --jsonl file: its first line is an object whose "record" is "header".
+ * Only that member is parsed: the first line of a compact document is the
+ * whole document.
+ */
+static bool is_jsonl(const char *buf, size_t len)
+{
+    const char *nl = memchr(buf, '\n', len);
+    const char *end = nl != NULL ? nl : buf + len, *p = skip_ws(buf, end);
+
+    if (p == end || *p != '{') return false;
+    for (p = skip_ws(p + 1, end); p < end && *p == '"';) {
+        struct member m;
+        if (!scan_member(p, end, &m)) return false;
+        if (m.key_end - m.key == 8 && memcmp(m.key, "\"record\"", 8) == 0) {
+            json_t *v = json_loadb(m.val, (size_t)(m.val_end - m.val), JSON_DECODE_ANY, NULL);
+            bool yes = json_is_string(v) && strcmp(json_string_value(v), "header") == 0;
+            json_decref(v);
+            return yes;
+        }
+        p = skip_ws(m.val_end, end);
+        if (p == end || *p != ',') return false;
+        p = skip_ws(p + 1, end);
+    }
+    return false;
+}
+
+/* A run jansson refused: err names the file, and the line and column in it. */
+static int run_not_json(const struct run_sink *sink, const char *buf, const char *at,
+                        const char *why, struct hb_err *err)
+{
+    size_t line = 1;
+    const char *bol = buf;
+
+    for (const char *q = buf; q < at; q++)
+        if (*q == '\n') {
+            line++;
+            bol = q + 1;
+        }
+    return hb_fail(err, -EINVAL, "%s: not JSON: %s (line %zu, column %zu)", sink->path, why, line,
+                   (size_t)(at - bol) + 1);
+}
+
+/* The elements of the runs array [p, end), each parsed by itself and handed over. */
+static int read_runs_array(struct run_sink *sink, const char *buf, const char *p, const char *end,
+                           struct hb_err *err)
+{
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == ']') return 0;
+    for (;;) {
+        const char *v_end = skip_value(p, end);
+        json_error_t jerr;
+        json_t *run =
+            v_end != NULL ? json_loadb(p, (size_t)(v_end - p), JSON_DECODE_ANY, &jerr) : NULL;
+        int rc;
+        if (run == NULL)
+            return run_not_json(sink, buf, v_end != NULL ? p + jerr.position : p,
+                                v_end != NULL ? jerr.text : "a run does not end", err);
+        rc = sink_run(sink, run, err);
+        json_decref(run);
+        if (rc < 0) return rc;
+        p = skip_ws(v_end, end);
+        if (p < end && *p == ',') {
+            p = skip_ws(p + 1, end);
+            continue;
+        }
+        if (p < end && *p == ']') return 0;
+        return run_not_json(sink, buf, p, "',' or ']' expected after a run", err);
+    }
+}
+
+/* The fields of the document but its runs, from their text, checked for our schema. */
+static int read_head(struct run_sink *sink, const char *text, struct hb_err *err)
+{
+    json_t *head = json_loads(text, 0, NULL);
     int rc;
 
+    if (head == NULL) return -EAGAIN;
+    json_object_set_new(head, "runs", json_array());
+    rc = check_schema(sink->path, head, err);
+    json_object_del(head, "runs");
+    if (rc < 0) {
+        json_decref(head);
+        return rc;
+    }
+    sink->head = head;
+    return 0;
+}
+
+/*
+ * A JSON document. Plainly laid out (as the writer lays it out), its runs
+ * are parsed one at a time from its text; else jansson reads it whole, which
+ * says what is wrong when it is not JSON, and each run is freed once handed
+ * over.
+ */
+static int read_document(struct run_sink *sink, char *buf, size_t len, struct hb_err *err)
+{
+    const char *runs_at = NULL, *runs_end = NULL;
+    json_error_t jerr;
+    json_t *doc, *runs;
+    char *head;
+    int rc;
+
+    if (split_document(buf, len, &head, &runs_at, &runs_end)) {
+        rc = read_head(sink, head, err);
+        free(head);
+        if (rc == 0) return read_runs_array(sink, buf, runs_at, runs_end, err);
+        if (rc != -EAGAIN) return rc;
+    }
+    doc = json_loadb(buf, len, 0, &jerr);
     if (doc == NULL)
         return hb_fail(err, -EINVAL, "%s: not JSON: %s (line %d, column %d)", sink->path, jerr.text,
                        jerr.line, jerr.column);

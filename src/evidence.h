@@ -63,7 +63,9 @@ struct evidence_reader {
  * Reads the evidence file at path (at most EVIDENCE_MAX_BYTES), handing its
  * runs to reader as they are read, so that no more than one run's JSON need
  * be held: a --jsonl file (its first line a header record) is parsed line by
- * line; a document is parsed whole, and each run freed once handed over.
+ * line; a document's runs are found in its text and parsed one at a time (one
+ * laid out otherwise, or not JSON, is parsed whole, each run freed once
+ * handed over).
  * *head becomes the document's other fields (the first header's, for JSONL,
  * without "record"), owned by the caller. Checks that a document is a JSON
  * object whose "schema" is REPORT_SCHEMA with a "runs" array, and that every

@@ -268,6 +268,56 @@ static void test_load_checks_schema(void **state)
     assert_null(doc);
 }
 
+/*
+ * A document read a run at a time is the document jansson reads whole,
+ * however it is laid out; one that is not JSON is refused with the line and
+ * column of the fault.
+ */
+static void assert_same_doc(const char *text)
+{
+    const char *path = temp_file(text);
+    struct hb_err err = { 0 };
+    json_t *doc = NULL, *whole = json_loads(text, 0, NULL);
+
+    assert_non_null(whole);
+    if (evidence_load(path, &doc, &err) != 0) fail_msg("refused: %s", err.msg);
+    if (!json_equal(doc, whole)) fail_msg("read differently: %s", text);
+    json_decref(doc);
+    json_decref(whole);
+    unlink(path);
+}
+
+static void test_read_document_layouts(void **state)
+{
+    const char *bad[] = {
+        "{\"schema\": \"" REPORT_SCHEMA "\", \"runs\": [{\"a\": 1}, {\"b\": ]}",
+        "{\"schema\": \"" REPORT_SCHEMA "\", \"runs\": [{\"a\": 1} {\"b\": 2}]}",
+        "{\"schema\": \"" REPORT_SCHEMA "\", \"runs\": [{\"a\": 1}]} x",
+        "{\"schema\": \"" REPORT_SCHEMA "\", \"runs\": [{\"a\": \"1}]}",
+    };
+    struct hb_err err = { 0 };
+    json_t *doc;
+
+    (void)state;
+    assert_same_doc("{\"schema\":\"" REPORT_SCHEMA
+                    "\",\"runs\":[{\"a\":1},{\"b\":[2,{\"c\":\"]}\"}]}]}");
+    assert_same_doc("{\n \"schema\": \"" REPORT_SCHEMA "\",\n \"runs\": [\n  {\"a\": 1},\n  2, "
+                    "null, \"x\", -1.5e3, true\n ],\n \"after\": {\"d\": [1]}\n}\n");
+    assert_same_doc("{\"runs\": [], \"schema\": \"" REPORT_SCHEMA "\", \"x\": \"\\\"runs\\\"\"}");
+    /* layouts read whole: an escaped key, two "runs" */
+    assert_same_doc("{\"sch\\u0065ma\": \"" REPORT_SCHEMA "\", \"runs\": [{\"a\": 1}]}");
+    assert_same_doc("{\"schema\": \"" REPORT_SCHEMA "\", \"runs\": 1, \"runs\": [{\"a\": 1}]}");
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        const char *path = temp_file(bad[i]);
+        doc = NULL;
+        assert_int_equal(evidence_load(path, &doc, &err), -EINVAL);
+        assert_null(doc);
+        if (strstr(err.msg, "not JSON") == NULL || strstr(err.msg, "(line 1, column ") == NULL)
+            fail_msg("%s: %s", bad[i], err.msg);
+        unlink(path);
+    }
+}
+
 /* Counts each run evidence_read hands over. */
 static int count_run(void *ctx, size_t idx, json_t *run, struct hb_err *err)
 {
@@ -445,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_refuses_impossible_figures),
         cmocka_unit_test(test_no_nan_from_json),
         cmocka_unit_test(test_text_safe),
+        cmocka_unit_test(test_read_document_layouts),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
