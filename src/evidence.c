@@ -886,9 +886,11 @@ static void key_release(struct run_key *k)
 static struct cmp_run *cmp_next(struct cmp *c)
 {
     if (c->nruns == c->cap) {
-        c->cap = c->cap ? 2 * c->cap : 64;
-        c->runs = realloc(c->runs, c->cap * sizeof(*c->runs));
-        if (c->runs == NULL) return NULL;
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        struct cmp_run *more = realloc(c->runs, cap * sizeof(*more));
+        if (more == NULL) return NULL;
+        c->runs = more;
+        c->cap = cap;
     }
     return &c->runs[c->nruns];
 }
