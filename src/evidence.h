@@ -8,9 +8,12 @@
  * - `hopbench merge A.json B.json... [-o OUT.json]`: runs of the same cell and
  *   rep from several processes or hosts added into one run, histograms exactly.
  *
- * Files are read with jansson and checked for the schema; a run's histogram is
- * turned back into a struct hist only when it must be added to another.
- * Both entry points print their own messages and return an exit code.
+ * Files (at most EVIDENCE_MAX_BYTES) are read with jansson a run at a time
+ * and checked for the schema, every run for figures no run can have; a run's
+ * histogram is kept as [index, count] pairs and turned back into a struct
+ * hist only when it must be added to another. Both entry points print their
+ * own messages (strings from files escaped with text_safe) and return an
+ * exit code.
  */
 #ifndef HOPBENCH_EVIDENCE_H
 #define HOPBENCH_EVIDENCE_H
@@ -39,15 +42,46 @@ int evidence_compare_main(int argc, char **argv);
 int evidence_merge_main(int argc, char **argv);
 
 /*
- * Reads the evidence file at path into *doc (the caller owns it: json_decref).
- * Checks that it is a JSON object whose "schema" is REPORT_SCHEMA and that
- * "runs" is an array. A --jsonl file (its first line a header record) becomes
- * one such document: the first header's fields, and as "runs" the run lines of
- * every invocation in it, each without its "record" key; every header must
- * have our schema. Returns 0, or a negative errno with err naming the file
- * (and the line, for JSONL) and the problem (*doc is then NULL): -errno when
- * it cannot be read (-EISDIR for a directory), -EINVAL when it is not JSON or
- * not evidence.
+ * The largest evidence file compare and merge read: 256 MiB, twenty times a
+ * big lab's. A regular file above it is refused before it is read; a pipe or
+ * device is refused once that much has been read without reaching its end.
+ */
+#define EVIDENCE_MAX_BYTES ((size_t)256 << 20)
+
+/*
+ * What reads the runs of an evidence file, one at a time: run(ctx, idx, run,
+ * err) gets each record of "runs" in order (idx counts from 0), lent for the
+ * call only (json_incref what is kept; it may be changed). It returns 0, or a
+ * negative errno with err set to stop the reading.
+ */
+struct evidence_reader {
+    int (*run)(void *ctx, size_t idx, json_t *run, struct hb_err *err);
+    void *ctx;
+};
+
+/*
+ * Reads the evidence file at path (at most EVIDENCE_MAX_BYTES), handing its
+ * runs to reader as they are read, so that no more than one run's JSON need
+ * be held: a --jsonl file (its first line a header record) is parsed line by
+ * line; a document's runs are found in its text and parsed one at a time (one
+ * laid out otherwise, or not JSON, is parsed whole, each run freed once
+ * handed over).
+ * *head becomes the document's other fields (the first header's, for JSONL,
+ * without "record"), owned by the caller. Checks that a document is a JSON
+ * object whose "schema" is REPORT_SCHEMA with a "runs" array, and that every
+ * JSONL header has our schema. Returns 0, or a negative errno with err naming
+ * the file (and the line, for JSONL) and the problem (*head is then NULL):
+ * -errno when it cannot be read (-EISDIR for a directory, -EFBIG above the
+ * cap), -EINVAL when it is not JSON or not evidence, or what reader returned.
+ */
+int evidence_read(const char *path, const struct evidence_reader *reader, json_t **head,
+                  struct hb_err *err);
+
+/*
+ * Reads the evidence file at path into *doc (the caller owns it: json_decref),
+ * as evidence_read does, with "runs" the array of every run (for JSONL, the
+ * run lines of every invocation, each without its "record" key). Returns what
+ * evidence_read does; *doc is NULL on failure.
  */
 int evidence_load(const char *path, json_t **doc, struct hb_err *err);
 

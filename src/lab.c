@@ -35,7 +35,10 @@ static void lab_server_child(struct server *srv, pid_t parent)
     if (getppid() != parent) _exit(1);
     rc = server_run(srv, &err);
     server_close(srv, true);
-    if (rc < 0) fprintf(stderr, "hopbench: lab server: %s\n", err.msg);
+    if (rc < 0) {
+        char msg[TEXT_SAFE_CAP];
+        fprintf(stderr, "hopbench: lab server: %s\n", text_safe(msg, sizeof(msg), err.msg));
+    }
     _exit(rc < 0 ? 1 : 0);
 }
 

@@ -131,7 +131,10 @@ static bool stdout_failed(void)
 
 static int fail(const char *what, const struct hb_err *err, int code)
 {
-    fprintf(stderr, "hopbench%s%s: %s\n", what ? " " : "", what ? what : "", err->msg);
+    char msg[TEXT_SAFE_CAP];
+
+    fprintf(stderr, "hopbench%s%s: %s\n", what ? " " : "", what ? what : "",
+            text_safe(msg, sizeof(msg), err->msg));
     return code;
 }
 
@@ -147,6 +150,7 @@ static int write_evidence(const char *cmd, const char *path, const struct report
 {
     struct hb_err err = { 0 };
     struct report_meta m = *meta;
+    char shown[TEXT_SAFE_CAP]; /* path, text_safe */
     json_t *doc;
     sigset_t held, old;
     int rc;
@@ -157,9 +161,10 @@ static int write_evidence(const char *cmd, const char *path, const struct report
     stop_signal_set(&held);
     pthread_sigmask(SIG_BLOCK, &held, &old);
     rc = report_json_write(path, doc, &err);
-    if (rc == 0) printf("evidence: %s\n", path);
+    text_safe(shown, sizeof(shown), path);
+    if (rc == 0) printf("evidence: %s\n", shown);
     if (rc == 0 && stdout_failed())
-        fprintf(stderr, "hopbench: stdout could not be written; evidence: %s\n", path);
+        fprintf(stderr, "hopbench: stdout could not be written; evidence: %s\n", shown);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     json_decref(doc);
     if (rc == 0) return HB_EXIT_OK;
@@ -266,7 +271,9 @@ static int preflight(const struct run_opts *o)
     for (unsigned i = 0; i < o->neps; i++) {
         int rc = endpoint_probe(&o->eps[i], (int)(o->load.timeout_ns / NS_PER_MS));
         if (rc < 0) {
-            fprintf(stderr, "hopbench run: cannot connect to %s: %s\n", o->eps[i].text,
+            char ep[TEXT_SAFE_CAP];
+            fprintf(stderr, "hopbench run: cannot connect to %s: %s\n",
+                    text_safe(ep, sizeof(ep), o->eps[i].text),
                     rc == -ETIMEDOUT ? "no answer within --timeout" : strerror(-rc));
             return HB_EXIT_RUNTIME;
         }
@@ -343,7 +350,9 @@ static int run_all(const struct run_opts *o, const struct place *pl, FILE *jsonl
         if (r->res.lat == NULL) break;
         (*nrecs)++;
         if (jsonl != NULL && report_jsonl_append(jsonl, r) < 0) {
-            fprintf(stderr, "hopbench run: cannot write --jsonl %s\n", o->jsonl_path);
+            char path[TEXT_SAFE_CAP];
+            fprintf(stderr, "hopbench run: cannot write --jsonl %s\n",
+                    text_safe(path, sizeof(path), o->jsonl_path));
             rc = HB_EXIT_RUNTIME;
         }
     }
@@ -402,19 +411,22 @@ static void run_summary_print(const struct run_opts *o, const struct run_record 
 static FILE *open_jsonl(const char *cmd, const char *path, const struct report_meta *meta,
                         struct outfile *out, bool *failed)
 {
+    char shown[TEXT_SAFE_CAP]; /* path, text_safe */
     struct hb_err err = { 0 };
     FILE *f = NULL;
 
     *failed = false;
     if (path == NULL) return NULL;
+    text_safe(shown, sizeof(shown), path);
     if (outfile_open(out, path, OUTFILE_APPEND, &err) < 0) {
-        fprintf(stderr, "hopbench %s: --jsonl: %s\n", cmd, err.msg);
+        fprintf(stderr, "hopbench %s: --jsonl: %s\n", cmd,
+                text_safe(shown, sizeof(shown), err.msg));
         *failed = true;
         return NULL;
     }
     f = outfile_stream(out);
     if (f == NULL || report_jsonl_header(f, meta) < 0) {
-        fprintf(stderr, "hopbench %s: cannot write --jsonl %s\n", cmd, path);
+        fprintf(stderr, "hopbench %s: cannot write --jsonl %s\n", cmd, shown);
         outfile_abort(out);
         f = NULL;
     }
@@ -479,7 +491,9 @@ static int cmd_run(int argc, char **argv)
     /* Where the server really runs, when it is named; else what --pin expects (not observed). */
     if (o.nserver_pids > 0 &&
         place_observe_server(&pl, o.server_pids, o.nserver_pids, o.server_tree, &err) < 0) {
-        fprintf(stderr, "hopbench run: the server's CPUs were not observed: %s\n", err.msg);
+        char msg[TEXT_SAFE_CAP];
+        fprintf(stderr, "hopbench run: the server's CPUs were not observed: %s\n",
+                text_safe(msg, sizeof(msg), err.msg));
         unseen = "its threads could not be read";
     }
     probe_machine(&m);
@@ -565,13 +579,14 @@ static int cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
     for (unsigned i = 0; i < o.neps; i++) {
-        printf("hopbench: listening on %s\n", o.eps[i].text);
+        char ep[TEXT_SAFE_CAP];
+        printf("hopbench: listening on %s\n", text_safe(ep, sizeof(ep), o.eps[i].text));
         /* Nothing guards it: the kernel checks no permission on an abstract name. */
         if (o.eps[i].kind == ENDPOINT_ABSTRACT)
             fprintf(stderr,
                     "hopbench serve: warning: %s is an abstract socket: it has no permissions, "
                     "any local user (any process in this network namespace) can connect to it\n",
-                    o.eps[i].text);
+                    ep);
     }
     printf("hopbench: limits: backlog %d, fd limit %llu, max conns %u, %zu B per connection, "
            "%zu B kept per thread\n",
@@ -604,8 +619,11 @@ static void lab_arm_emergency(const struct lab *lab)
 
 static void lab_header(const struct lab *lab, const struct lab_opts *o)
 {
+    char tcp[TEXT_SAFE_CAP], unix_ep[TEXT_SAFE_CAP];
+
     printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto,
-           lab->eps[0].text, lab->eps[1].text, (long)lab->server_pid);
+           text_safe(tcp, sizeof(tcp), lab->eps[0].text),
+           text_safe(unix_ep, sizeof(unix_ep), lab->eps[1].text), (long)lab->server_pid);
     print_placement(&lab->place, o->block_wait, NULL);
     printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
            "each\n",
@@ -715,6 +733,7 @@ static void open_std_fds(void)
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "lab";
+    char shown[TEXT_SAFE_CAP]; /* cmd, text_safe */
 
     open_std_fds();
     /* Line by line even into a file or pipe: an abort (second Ctrl-C) loses no printed line. */
@@ -750,6 +769,6 @@ int main(int argc, char **argv)
         return HB_EXIT_OK;
     }
     fprintf(stderr, "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, help)\n",
-            cmd);
+            text_safe(shown, sizeof(shown), cmd));
     return HB_EXIT_USAGE;
 }

@@ -135,3 +135,78 @@ int sock_block_with_timeout(int fd, uint64_t timeout_ns)
     if (fl == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1) return -1;
     return 0;
 }
+
+/* How many bytes of valid UTF-8 start at s that is not a C1 control; 0 if none does. */
+static size_t utf8_len(const unsigned char *s)
+{
+    size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : 2;
+    unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range: no overlong, no surrogate */
+
+    if (s[0] < 0xC2 || s[0] > 0xF4) return 0;
+    if (s[0] == 0xC2) lo = 0xA0; /* U+0080..U+009F are the C1 controls */
+    if (s[0] == 0xE0) lo = 0xA0;
+    if (s[0] == 0xED) hi = 0x9F;
+    if (s[0] == 0xF0) lo = 0x90;
+    if (s[0] == 0xF4) hi = 0x8F;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF) return 0;
+    return n;
+}
+
+/* The escape of byte c, or NULL when it prints as itself. */
+static const char *byte_escape(unsigned char c, char tmp[5])
+{
+    switch (c) {
+    case '\n':
+        return "\\n";
+    case '\r':
+        return "\\r";
+    case '\t':
+        return "\\t";
+    case '\\':
+        return "\\\\";
+    default:
+        break;
+    }
+    if (c >= 0x20 && c < 0x7F) return NULL;
+    snprintf(tmp, 5, "\\x%02x", c);
+    return tmp;
+}
+
+/* What *p prints as: *piece (tmp when escaped) of *plen bytes; returns the bytes of p it takes. */
+static size_t safe_piece(const unsigned char *p, char tmp[5], const char **piece, size_t *plen)
+{
+    size_t n = *p >= 0x80 ? utf8_len(p) : 0;
+    const char *esc = n == 0 ? byte_escape(*p, tmp) : NULL;
+
+    *piece = esc != NULL ? esc : (const char *)p;
+    *plen = esc != NULL ? strlen(esc) : n > 0 ? n : 1;
+    return n > 0 ? n : 1;
+}
+
+const char *text_safe(char *buf, size_t cap, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t need = 0, len = 0, plen;
+    const char *piece;
+    char tmp[5];
+
+    while (*p != '\0') {
+        p += safe_piece(p, tmp, &piece, &plen);
+        need += plen;
+    }
+    for (p = (const unsigned char *)s; *p != '\0';) {
+        size_t step = safe_piece(p, tmp, &piece, &plen);
+        /* when the whole does not fit, room is kept for "..." and the NUL */
+        if (need >= cap && len + plen + 3 >= cap) {
+            memcpy(buf + len, "...", 4);
+            return buf;
+        }
+        memcpy(buf + len, piece, plen);
+        len += plen;
+        p += step;
+    }
+    buf[len] = '\0';
+    return buf;
+}

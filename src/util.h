@@ -79,6 +79,19 @@ void *xmalloc(size_t size);
 /* "812 KiB", "1.2 MiB", "12.5 GiB": bytes for a reader (KiB, MiB, GiB; one decimal above KiB). */
 void bytes_format(char *buf, size_t cap, uint64_t bytes);
 
+/* Room for text_safe of an endpoint or a one-line error: 4 bytes a byte at worst. */
+#define TEXT_SAFE_CAP 1024
+
+/*
+ * s as it may be printed to a terminal, in buf[cap]: UTF-8 is kept, but every
+ * control character (C0, DEL, and C1 encoded as UTF-8), every byte that is not
+ * part of valid UTF-8 and a backslash become a visible escape: \n, \r, \t,
+ * \\, else \xNN per byte. So a string from a file or the command line cannot
+ * move the cursor, clear the screen or forge a line. What does not fit ends
+ * with "..."; cap must be at least 4. Returns buf.
+ */
+const char *text_safe(char *buf, size_t cap, const char *s);
+
 /* Copies src into dst[cap]; returns 0, or -ENAMETOOLONG if it does not fit (dst is then ""). */
 int str_copy(char *dst, size_t cap, const char *src);
 

@@ -357,25 +357,46 @@ int report_jsonl_append(FILE *f, const struct run_record *r)
     return rc;
 }
 
-int report_json_write(const char *path, json_t *doc, struct hb_err *err)
+int report_file_write(const char *path, int (*fill)(FILE *f, void *ctx, struct hb_err *err),
+                      void *ctx, struct hb_err *err)
 {
-    char *text = json_dumps(doc, JSON_INDENT(1) | JSON_COMPACT);
     struct outfile out;
     sigset_t held, old;
     int rc;
 
-    if (text == NULL) return hb_fail(err, -ENOMEM, "cannot write %s: out of memory", path);
     /* no stop signal between the temporary file's creation and its rename or removal */
     stop_signal_set(&held);
     pthread_sigmask(SIG_BLOCK, &held, &old);
     rc = outfile_open(&out, path, OUTFILE_REPLACE, err);
     if (rc == 0) {
-        rc = outfile_write(&out, text, strlen(text), err);
-        if (rc == 0) rc = outfile_write(&out, "\n", 1, err);
+        FILE *f = outfile_stream(&out);
+
+        errno = 0;
+        if (f == NULL) {
+            rc = hb_fail(err, -ENOMEM, "cannot write %s: out of memory", path);
+        } else {
+            rc = fill(f, ctx, err);
+            if (rc == -EIO) {
+                int e = errno != 0 ? errno : EIO;
+                rc = hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+            }
+        }
         if (rc == 0) rc = outfile_commit(&out, err);
         outfile_abort(&out);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    free(text);
     return rc;
+}
+
+/* report_file_write's writer of a whole document, ending in a newline. */
+static int dump_doc(FILE *f, void *doc, struct hb_err *err)
+{
+    UNUSED(err);
+    if (json_dumpf(doc, f, JSON_INDENT(1) | JSON_COMPACT) != 0) return -EIO;
+    return fputc('\n', f) == EOF ? -EIO : 0;
+}
+
+int report_json_write(const char *path, json_t *doc, struct hb_err *err)
+{
+    return report_file_write(path, dump_doc, doc, err);
 }

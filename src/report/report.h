@@ -111,10 +111,17 @@ int report_jsonl_header(FILE *f, const struct report_meta *meta);
 int report_jsonl_append(FILE *f, const struct run_record *r);
 
 /*
- * Writes doc to path through outfile (OUTFILE_REPLACE: a regular file is
- * replaced atomically, a device or FIFO written in place), with the stop
- * signals held meanwhile. Returns 0 or a negative errno with err set.
+ * Writes path through outfile (OUTFILE_REPLACE: a regular file is replaced
+ * atomically, a device or FIFO written in place), with the stop signals held
+ * meanwhile: fill(f, ctx, err) writes the content. fill returns 0, -EIO for a
+ * write error (errno says which; err is set here), or another negative errno
+ * with err set. On failure path is left as it was. Returns 0 or a negative
+ * errno, err set.
  */
+int report_file_write(const char *path, int (*fill)(FILE *f, void *ctx, struct hb_err *err),
+                      void *ctx, struct hb_err *err);
+
+/* Writes doc to path through report_file_write. Returns 0 or a negative errno. */
 int report_json_write(const char *path, json_t *doc, struct hb_err *err);
 
 /* min, p50, p90, p95, p99, p999, p9999, max, mean of h, in ns. */

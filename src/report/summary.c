@@ -136,11 +136,12 @@ static void print_metric(FILE *f, const struct cell_summary *c, unsigned idx, en
 
 void summary_print(FILE *f, const char *title, const struct cell_summary *cells, unsigned ncells)
 {
+    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     fprintf(f, "\n%s: median [min – max] ±SD of the valid runs\n", title);
     for (unsigned i = 0; i < ncells; i++) {
         const struct cell_summary *c = &cells[i];
         if (c->first == NULL) continue;
-        fprintf(f, "%s %s (n=%zu valid of %zu", c->first->cfg.ep.text,
+        fprintf(f, "%s %s (n=%zu valid of %zu", text_safe(ep, sizeof(ep), c->first->cfg.ep.text),
                 c->first->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", c->valid, c->runs);
         if (c->cut > 0) fprintf(f, "; %zu cut short by Ctrl-C", c->cut);
         fputs(")\n", f);

@@ -70,6 +70,7 @@ static void put_vs_first(FILE *f, const struct run_record *recs, size_t n,
 
 void report_run_table(FILE *f, const struct run_record *recs, size_t n)
 {
+    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     /* Widths of labels holding "µ" (2 bytes, 1 column) are one larger. */
     fprintf(f, "%-32s %-7s %9s %12s %10s %10s %10s %10s %10s %7s %8s\n", "endpoint", "mode", "size",
             "ops/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs", "errors", "vs first");
@@ -81,9 +82,9 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
 
         fmt_thousands(ops, sizeof(ops), rate);
         fmt_size(size, sizeof(size), r->cfg.size);
-        fprintf(f, "%-32s %-7s %9s %12s %9.2f %9.2f %9.2f %9.2f %9.2f %7llu", r->cfg.ep.text,
-                mode_name(&r->cfg), size, ops, us(hist_percentile(h, 50)),
-                us(hist_percentile(h, 90)), us(hist_percentile(h, 99)),
+        fprintf(f, "%-32s %-7s %9s %12s %9.2f %9.2f %9.2f %9.2f %9.2f %7llu",
+                text_safe(ep, sizeof(ep), r->cfg.ep.text), mode_name(&r->cfg), size, ops,
+                us(hist_percentile(h, 50)), us(hist_percentile(h, 90)), us(hist_percentile(h, 99)),
                 us(hist_percentile(h, 99.9)), us(h->max),
                 (unsigned long long)load_errors_total(&r->res));
         put_vs_first(f, recs, n, r);
@@ -500,18 +501,21 @@ static void evidence_header(FILE *f)
 
 void report_kernel_evidence(FILE *f, const struct run_record *recs, size_t n)
 {
+    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     char label[200];
     int width = 0;
 
     for (size_t i = 0; i < n; i++) {
-        int w = snprintf(label, sizeof(label), "%s %s %zu B", recs[i].cfg.ep.text,
-                         mode_name(&recs[i].cfg), recs[i].cfg.size);
+        int w = snprintf(label, sizeof(label), "%s %s %zu B",
+                         text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
+                         recs[i].cfg.size);
         if (w > width) width = w;
     }
     fputc('\n', f);
     evidence_header(f);
     for (size_t i = 0; i < n; i++) {
-        snprintf(label, sizeof(label), "%s %s %zu B", recs[i].cfg.ep.text, mode_name(&recs[i].cfg),
+        snprintf(label, sizeof(label), "%s %s %zu B",
+                 text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
                  recs[i].cfg.size);
         evidence_rows(f, &recs[i], label, width);
     }
@@ -669,6 +673,7 @@ static bool run_net(const struct run_record *r, const char *name, uint64_t *v)
 
 void report_errors(FILE *f, const struct run_record *recs, size_t n)
 {
+    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     for (size_t i = 0; i < n; i++) {
         uint64_t drops = 0;
         if (run_net(&recs[i], "Softnet.Dropped", &drops) && drops > 0)
@@ -676,17 +681,18 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
                     "kernel: %s %s %zu B: %llu packets dropped at a full per-CPU backlog "
                     "(softnet_stat, host-wide); a dropped TCP segment waits >= 200 ms for its "
                     "retransmission\n",
-                    recs[i].cfg.ep.text, mode_name(&recs[i].cfg), recs[i].cfg.size,
-                    (unsigned long long)drops);
+                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
+                    recs[i].cfg.size, (unsigned long long)drops);
     }
     for (size_t i = 0; i < n; i++) {
         const struct load_result *res = &recs[i].res;
         if (res->ops == 0 && load_errors_total(res) == 0)
             fprintf(f, "invalid: %s %s %zu B: no op completed in the measured window\n",
-                    recs[i].cfg.ep.text, mode_name(&recs[i].cfg), recs[i].cfg.size);
+                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
+                    recs[i].cfg.size);
         if (load_errors_total(res) == 0) continue;
-        fprintf(f, "errors: %s %s %zu B:", recs[i].cfg.ep.text, mode_name(&recs[i].cfg),
-                recs[i].cfg.size);
+        fprintf(f, "errors: %s %s %zu B:", text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
+                mode_name(&recs[i].cfg), recs[i].cfg.size);
         for (int k = 0; k < OP_ERR_KINDS; k++)
             if (res->errors[k] > 0)
                 fprintf(f, " %s=%llu", op_err_name((enum op_err)k),
@@ -697,13 +703,14 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
 
 void report_cut_short(FILE *f, const struct run_record *recs, size_t n)
 {
+    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     for (size_t i = 0; i < n; i++)
         if (recs[i].res.interrupted)
             fprintf(f,
                     "cut short: %s %s %zu B: Ctrl-C ended it after %.2f s of its window; left out "
                     "of summaries, comparisons and ratios\n",
-                    recs[i].cfg.ep.text, mode_name(&recs[i].cfg), recs[i].cfg.size,
-                    (double)recs[i].res.window_ns / 1e9);
+                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
+                    recs[i].cfg.size, (double)recs[i].res.window_ns / 1e9);
 }
 
 /*
@@ -712,6 +719,7 @@ void report_cut_short(FILE *f, const struct run_record *recs, size_t n)
  */
 void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
 {
+    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     fprintf(f, "\n%-32s %8s %8s %8s %8s %9s %9s %9s %9s   %s\n", "where the time goes (µs)",
             "client", "server", "both", "system", "connect", "ttfb", "response", "close",
             "TIME_WAIT peak (+added) client / server");
@@ -724,10 +732,10 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
         struct cost c = cost_of(r);
         char tw[200];
 
-        cost_notes(&ns, r, r->cfg.ep.text);
-        phase_notes(&ns, r, r->cfg.ep.text);
+        cost_notes(&ns, r, text_safe(ep, sizeof(ep), r->cfg.ep.text));
+        phase_notes(&ns, r, text_safe(ep, sizeof(ep), r->cfg.ep.text));
         ns.nrows++;
-        fprintf(f, "%-32s", r->cfg.ep.text);
+        fprintf(f, "%-32s", text_safe(ep, sizeof(ep), r->cfg.ep.text));
         put_num(f, 8, c.cli);
         put_num(f, 8, c.srv);
         put_num(f, 8, c.sum);
@@ -762,6 +770,7 @@ static void open_loop_lat(FILE *f, const char *what, const struct hist *h)
 
 void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
 {
+    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
         char asked[32], got[32], basis[48] = "";
@@ -772,8 +781,8 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
             snprintf(basis, sizeof(basis), " (%.0f %% of a %.0f ops/s maximum)",
                      r->rate_share * 100, r->rate_basis);
         fprintf(f, "\nopen loop, %s arrivals: %s asked %s ops/s%s, achieved %s (%.1f %%)%s\n",
-                r->cfg.poisson ? "poisson" : "constant", r->cfg.ep.text, asked, basis, got,
-                100.0 * report_ops_per_s(r) / r->cfg.rate,
+                r->cfg.poisson ? "poisson" : "constant", text_safe(ep, sizeof(ep), r->cfg.ep.text),
+                asked, basis, got, 100.0 * report_ops_per_s(r) / r->cfg.rate,
                 report_saturated(r) ? ": SATURATED" : "");
         fprintf(f, "    %-30s %9s %9s %9s %10s %10s\n", "latency (µs)", "p50", "p99", "p99.9",
                 "p99.99", "max");

@@ -3,7 +3,10 @@
  * report_hist_json and read with evidence_hist_add is the same histogram,
  * counter for counter; adding two histograms' JSON equals hist_merge of the
  * originals; a histogram of another layout, or whose counts disagree with its
- * total, is refused; evidence_load checks the schema. Random data comes from a
+ * total, is refused, and so are counts or totals that overflow when added;
+ * evidence_load checks the schema; evidence_read refuses impossible figures
+ * (negative rates, percentiles out of order) naming the file and run; and
+ * text_safe escapes what could act on a terminal. Random data comes from a
  * fixed-seed xorshift so a failure reproduces.
  */
 /* cmocka.h needs these four first, in this order */
@@ -16,6 +19,7 @@
 /* clang-format on */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,7 @@
 #include "evidence.h"
 #include "hist.h"
 #include "report/report.h"
+#include "util.h"
 
 #define SEED 0x9e3779b97f4a7c15ULL
 
@@ -150,6 +155,73 @@ static void test_refuses_other_layouts(void **state)
     json_decref(j);
 }
 
+/* Counts that wrap around 2^64 when added must not pass for a small total. */
+static void test_refuses_wrapping_counts(void **state)
+{
+    /* 2 * (2^63 - 1) + 2 = 2^64: 0 in uint64 arithmetic */
+    json_t *j =
+        json_pack("{s:s, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:[[II][II][II]]}", "unit", "ns",
+                  "lowest", (json_int_t)1, "highest", (json_int_t)HIST_MAX_NS, "significant_digits",
+                  3, "total", (json_int_t)0, "min", (json_int_t)0, "max", (json_int_t)0, "overflow",
+                  (json_int_t)0, "counts", (json_int_t)100, (json_int_t)INT64_MAX, (json_int_t)200,
+                  (json_int_t)INT64_MAX, (json_int_t)300, (json_int_t)2);
+    struct hist *h = hist_new();
+    struct hb_err err = { 0 };
+
+    (void)state;
+    assert_non_null(j);
+    assert_int_equal(evidence_hist_add(h, j, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "overflow"));
+    assert_int_equal(h->total, 0);
+    hist_free(h);
+    json_decref(j);
+}
+
+/* Two histograms whose totals add up past INT64_MAX cannot be merged. */
+static void test_refuses_total_overflow(void **state)
+{
+    struct hist *h = random_hist(1000, SEED), *sum = hist_new();
+    json_t *j;
+    struct hb_err err = { 0 };
+
+    (void)state;
+    /* every value in one counter, as many as a file can say */
+    memset(h->counts, 0, sizeof(h->counts));
+    h->counts[hist_index(h->min)] = (uint64_t)INT64_MAX;
+    h->total = (uint64_t)INT64_MAX;
+    h->max = h->min;
+    h->overflow = 0;
+    j = report_hist_json(h);
+    assert_int_equal(evidence_hist_add(sum, j, &err), 0);
+    assert_int_equal(evidence_hist_add(sum, j, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "overflow"));
+    assert_int_equal(sum->total, (uint64_t)INT64_MAX);
+    hist_free(sum);
+    hist_free(h);
+    json_decref(j);
+}
+
+/* min and max must be in the first and last counters that hold a value. */
+static void test_refuses_min_max_outside_counts(void **state)
+{
+    struct hist *h = hist_new();
+    json_t *j;
+
+    (void)state;
+    assert_non_null(h);
+    hist_record(h, 5000);
+    hist_record(h, 7000);
+    hist_record(h, 90000);
+    j = report_hist_json(h);
+    hist_free(decode(j)); /* as written, it decodes */
+    assert_refused(j, "min", json_integer(2500));
+    assert_refused(j, "min", json_integer(7000));
+    assert_refused(j, "max", json_integer(180000));
+    assert_refused(j, "max", json_integer(7000));
+    hist_free(h);
+    json_decref(j);
+}
+
 /* Writes text to a new temporary file; returns its path (static storage). */
 static const char *temp_file(const char *text)
 {
@@ -196,6 +268,219 @@ static void test_load_checks_schema(void **state)
     assert_null(doc);
 }
 
+/*
+ * A document read a run at a time is the document jansson reads whole,
+ * however it is laid out; one that is not JSON is refused with the line and
+ * column of the fault.
+ */
+static void assert_same_doc(const char *text)
+{
+    const char *path = temp_file(text);
+    struct hb_err err = { 0 };
+    json_t *doc = NULL, *whole = json_loads(text, 0, NULL);
+
+    assert_non_null(whole);
+    if (evidence_load(path, &doc, &err) != 0) fail_msg("refused: %s", err.msg);
+    if (!json_equal(doc, whole)) fail_msg("read differently: %s", text);
+    json_decref(doc);
+    json_decref(whole);
+    unlink(path);
+}
+
+static void test_read_document_layouts(void **state)
+{
+    const char *bad[] = {
+        "{\"schema\": \"" REPORT_SCHEMA "\", \"runs\": [{\"a\": 1}, {\"b\": ]}",
+        "{\"schema\": \"" REPORT_SCHEMA "\", \"runs\": [{\"a\": 1} {\"b\": 2}]}",
+        "{\"schema\": \"" REPORT_SCHEMA "\", \"runs\": [{\"a\": 1}]} x",
+        "{\"schema\": \"" REPORT_SCHEMA "\", \"runs\": [{\"a\": \"1}]}",
+    };
+    struct hb_err err = { 0 };
+    json_t *doc;
+
+    (void)state;
+    assert_same_doc("{\"schema\":\"" REPORT_SCHEMA
+                    "\",\"runs\":[{\"a\":1},{\"b\":[2,{\"c\":\"]}\"}]}]}");
+    assert_same_doc("{\n \"schema\": \"" REPORT_SCHEMA "\",\n \"runs\": [\n  {\"a\": 1},\n  2, "
+                    "null, \"x\", -1.5e3, true\n ],\n \"after\": {\"d\": [1]}\n}\n");
+    assert_same_doc("{\"runs\": [], \"schema\": \"" REPORT_SCHEMA "\", \"x\": \"\\\"runs\\\"\"}");
+    /* layouts read whole: an escaped key, two "runs" */
+    assert_same_doc("{\"sch\\u0065ma\": \"" REPORT_SCHEMA "\", \"runs\": [{\"a\": 1}]}");
+    assert_same_doc("{\"schema\": \"" REPORT_SCHEMA "\", \"runs\": 1, \"runs\": [{\"a\": 1}]}");
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        const char *path = temp_file(bad[i]);
+        doc = NULL;
+        assert_int_equal(evidence_load(path, &doc, &err), -EINVAL);
+        assert_null(doc);
+        if (strstr(err.msg, "not JSON") == NULL || strstr(err.msg, "(line 1, column ") == NULL)
+            fail_msg("%s: %s", bad[i], err.msg);
+        unlink(path);
+    }
+}
+
+/* Counts each run evidence_read hands over. */
+static int count_run(void *ctx, size_t idx, json_t *run, struct hb_err *err)
+{
+    (void)idx;
+    (void)run;
+    (void)err;
+    (*(size_t *)ctx)++;
+    return 0;
+}
+
+/*
+ * evidence_compare_main on argv with stdout dropped and stderr caught in
+ * msg[cap]; returns its exit code.
+ */
+static int compare_caught(char **argv, char *msg, size_t cap)
+{
+    char path[] = "/tmp/test_evidence.err.XXXXXX";
+    int fd = mkstemp(path), saved_out = dup(1), saved_err = dup(2),
+        null = open("/dev/null", O_WRONLY);
+    ssize_t got;
+    int rc;
+
+    assert_true(fd >= 0 && saved_out >= 0 && saved_err >= 0 && null >= 0);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(null, 1);
+    dup2(fd, 2);
+    rc = evidence_compare_main(3, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    got = pread(fd, msg, cap - 1, 0);
+    msg[got > 0 ? got : 0] = '\0';
+    close(fd);
+    close(null);
+    close(saved_out);
+    close(saved_err);
+    unlink(path);
+    return rc;
+}
+
+/* A run record with every figure compare reads; extra is merged in (json_object_update). */
+static char *run_doc(const char *extra)
+{
+    json_t *run =
+        json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:b, s:f, s:f, s:{s:i, s:i, "
+                  "s:i, s:i, s:i, s:i, s:i, s:i, s:f}}",
+                  "endpoint", "tcp://127.0.0.1:1", "mode", "reuse", "size", 64, "connections", 1,
+                  "pipeline", 1, "rep", 0, "valid", 1, "interrupted", 0, "ops_per_s", 1000.0,
+                  "client_cpu_ns_per_op", 2000.0, "latency_ns", "min", 10, "p50", 20, "p90", 30,
+                  "p95", 40, "p99", 50, "p999", 60, "p9999", 70, "max", 80, "mean", 25.0);
+    json_t *change = json_loads(extra, 0, NULL), *doc;
+    char *text;
+
+    assert_non_null(run);
+    assert_non_null(change);
+    json_object_update_recursive(run, change);
+    doc = json_pack("{s:s, s:[o]}", "schema", REPORT_SCHEMA, "runs", run);
+    text = json_dumps(doc, 0);
+    json_decref(change);
+    json_decref(doc);
+    return text;
+}
+
+/*
+ * A document of one run, changed by extra, reads; compare refuses it with
+ * one line naming the file, the run and want (or takes it, want NULL).
+ */
+static void assert_figures(const char *extra, const char *want)
+{
+    char *text = run_doc(extra), msg[512], cmd[] = "compare", path[64];
+    char *argv[] = { cmd, path, path, NULL };
+    size_t n = 0;
+    struct evidence_reader reader = { .run = count_run, .ctx = &n };
+    struct hb_err err = { 0 };
+    json_t *head = NULL;
+
+    snprintf(path, sizeof(path), "%s", temp_file(text));
+    assert_int_equal(evidence_read(path, &reader, &head, &err), 0);
+    assert_int_equal(n, 1);
+    json_decref(head);
+    assert_int_equal(compare_caught(argv, msg, sizeof(msg)), want ? 1 : 0);
+    if (want != NULL) {
+        if (strstr(msg, path) == NULL || strstr(msg, ": run 0: ") == NULL ||
+            strstr(msg, want) == NULL || strchr(msg, '\n') != msg + strlen(msg) - 1)
+            fail_msg("want one line naming %s, run 0 and '%s', got '%s'", path, want, msg);
+    }
+    unlink(path);
+    free(text);
+}
+
+static void test_refuses_impossible_figures(void **state)
+{
+    (void)state;
+    assert_figures("{}", NULL);
+    assert_figures("{\"ops_per_s\": -5}", "ops_per_s is -5, not a number >= 0");
+    assert_figures("{\"ops_per_s\": -0.0}", NULL);
+    assert_figures("{\"ops_per_s\": 1.5e308}", NULL);
+    assert_figures("{\"client_cpu_ns_per_op\": -1e300}",
+                   "client_cpu_ns_per_op is -1e+300, not a number >= 0");
+    assert_figures("{\"latency_ns\": {\"p50\": 5}}",
+                   "latency_ns.p50 is 5, below latency_ns.min 10");
+    assert_figures("{\"latency_ns\": {\"p99\": 35}}",
+                   "latency_ns.p99 is 35, below latency_ns.p95 40");
+    assert_figures("{\"latency_ns\": {\"max\": 65}}",
+                   "latency_ns.max is 65, below latency_ns.p9999");
+    assert_figures("{\"latency_ns\": {\"p9999\": \"70\"}}", "latency_ns.p9999 is a string");
+    assert_figures("{\"latency_ns\": {\"mean\": -1}}", "latency_ns.mean is -1");
+}
+
+/* jansson refuses numbers a double cannot hold, so no NaN or infinity comes in. */
+static void test_no_nan_from_json(void **state)
+{
+    json_error_t jerr;
+
+    (void)state;
+    assert_null(json_loads("[1e999]", 0, &jerr));
+    assert_null(json_loads("[-1e999]", 0, &jerr));
+    assert_null(json_loads("[NaN]", 0, &jerr));
+    assert_null(json_loads("[Infinity]", 0, &jerr));
+}
+
+/* text_safe of in gives want in a buffer of cap bytes. */
+static void assert_safe(const char *in, size_t cap, const char *want)
+{
+    char buf[TEXT_SAFE_CAP];
+
+    assert_true(cap <= sizeof(buf));
+    assert_string_equal(text_safe(buf, cap, in), want);
+    assert_true(strlen(buf) < cap);
+}
+
+static void test_text_safe(void **state)
+{
+    (void)state;
+    assert_safe("tcp://127.0.0.1:9000", 64, "tcp://127.0.0.1:9000");
+    assert_safe("a\x1b[2Jb", 64, "a\\x1b[2Jb");
+    assert_safe("line\nforged\r\t", 64, "line\\nforged\\r\\t");
+    assert_safe("back\\slash", 64, "back\\\\slash");
+    assert_safe("\x7f\x01", 64, "\\x7f\\x01");
+    /* UTF-8 is kept: µ, €, 𝄞 */
+    assert_safe("p50 \xc2\xb5s \xe2\x82\xac \xf0\x9d\x84\x9e", 64,
+                "p50 \xc2\xb5s \xe2\x82\xac \xf0\x9d\x84\x9e");
+    /* C1 controls (CSI as UTF-8 and as a lone byte), overlong, surrogate, cut sequences */
+    assert_safe("\xc2\x9b"
+                "31m",
+                64, "\\xc2\\x9b31m");
+    assert_safe("\x9b"
+                "31m",
+                64, "\\x9b31m");
+    assert_safe("\xc0\xaf", 64, "\\xc0\\xaf");
+    assert_safe("\xed\xa0\x80", 64, "\\xed\\xa0\\x80");
+    assert_safe("\xe2\x82", 64, "\\xe2\\x82");
+    /* what does not fit ends with "...", never with half an escape */
+    assert_safe("abcdefgh", 8, "abcd...");
+    assert_safe("ab\x1b"
+                "cdef",
+                8, "ab...");
+    assert_safe("abc", 4, "abc");
+    assert_safe("", 4, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +489,13 @@ int main(void)
         cmocka_unit_test(test_merge_equals_hist_merge),
         cmocka_unit_test(test_refuses_other_layouts),
         cmocka_unit_test(test_load_checks_schema),
+        cmocka_unit_test(test_refuses_wrapping_counts),
+        cmocka_unit_test(test_refuses_total_overflow),
+        cmocka_unit_test(test_refuses_min_max_outside_counts),
+        cmocka_unit_test(test_refuses_impossible_figures),
+        cmocka_unit_test(test_no_nan_from_json),
+        cmocka_unit_test(test_text_safe),
+        cmocka_unit_test(test_read_document_layouts),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
