@@ -293,7 +293,7 @@ static void worker_loop(struct worker *w)
             cpu0 = thread_cpu_ns();
         }
         if (now >= deadline || w->ctx.active == 0) break;
-        if (cfg->stop != NULL && *cfg->stop) {
+        if (cfg->stop != NULL && atomic_load(cfg->stop)) {
             w->interrupted = true;
             break;
         }

@@ -12,12 +12,12 @@
  * counters and per-thread CPU time are merged when the threads end. Ops that
  * start during the warm-up are done but not recorded. Nothing allocates once
  * the threads run. A run ends at its deadline, after `count` ops, or when
- * *stop becomes non-zero (Ctrl-C); what was measured until then is kept.
+ * *stop is set (Ctrl-C); what was measured until then is kept.
  */
 #ifndef HOPBENCH_LOAD_H
 #define HOPBENCH_LOAD_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -102,7 +102,7 @@ struct load_cfg {
     uint64_t timeout_ns; /* connect or reply slower than this is a timeout */
     const int *cpus;     /* client threads go round-robin on these CPUs; NULL = unpinned */
     unsigned ncpus;
-    const volatile sig_atomic_t *stop; /* set asynchronously to end the run early; may be NULL */
+    const atomic_bool *stop; /* set asynchronously to end the run early; may be NULL */
     /*
      * Called from load_run's own thread (not a load thread) when the measured
      * window begins (begin = true) and after the load threads have ended
