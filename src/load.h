@@ -78,6 +78,19 @@ enum load_phase { PHASE_CONNECT = 0, PHASE_TTFB, PHASE_RESPONSE, PHASE_CLOSE, PH
 /* "connect", "ttfb", "response", "close": the names used in JSON. */
 const char *load_phase_name(enum load_phase p);
 
+/*
+ * The calls of load_cfg.on_window, in this order. With a warm-up, a load
+ * thread's window begins when it finds that LOAD_WINDOW_OPEN has returned (it
+ * runs its warm-up on until then): no op of the window can begin before the
+ * counters read there, however late load_run's thread is woken. Without one,
+ * OPEN and OPENED come before the load threads start.
+ */
+enum load_window {
+    LOAD_WINDOW_OPEN,   /* the window begins: read what must bracket it, quickly */
+    LOAD_WINDOW_OPENED, /* the load threads were let into the window: the slower readings */
+    LOAD_WINDOW_CLOSED, /* the load threads have ended; no socket is closed yet */
+};
+
 struct load_cfg {
     struct endpoint ep;
     const struct codec_ops *codec;
@@ -104,11 +117,10 @@ struct load_cfg {
     unsigned ncpus;
     const atomic_bool *stop; /* set asynchronously to end the run early; may be NULL */
     /*
-     * Called from load_run's own thread (not a load thread) when the measured
-     * window begins (begin = true) and after the load threads have ended
-     * (begin = false), so outside counters cover the same window. May be NULL.
+     * Called from load_run's own thread (not a load thread) at each point of
+     * enum load_window, so outside counters cover the same window. May be NULL.
      */
-    void (*on_window)(void *arg, bool begin);
+    void (*on_window)(void *arg, enum load_window at);
     void *on_window_arg;
 };
 
