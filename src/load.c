@@ -23,8 +23,8 @@ struct worker {
     unsigned first_conn;       /* the number of this thread's first connection in the run */
     uint64_t quota;            /* count mode: this thread's share; else UINT64_MAX */
     uint64_t t0;               /* the run began; the window begins at t0 + warmup */
-    const atomic_bool *opened; /* the window's counters were read (LOAD_WINDOW_OPEN); NULL:
-                                * the window begins at t0 + warmup */
+    const atomic_bool *opened; /* the window's counters were read (LOAD_WINDOW_OPEN); NULL: no
+                                * wait, the window begins at t0 + warmup */
     struct conn_ctx ctx;
     struct conn *conns;
     uint8_t *mem;   /* request copies, receive buffers, codec states */
@@ -197,7 +197,7 @@ static int worker_setup(struct worker *w)
     ctx->codec_cfg = cc;
     ctx->wbuf_cap = lo.wbuf;
     ctx->rbuf_cap = lo.rbuf;
-    /* Until the thread has seen w->opened, every op it begins is warm-up. */
+    /* Until the thread has waited for w->opened, every op it begins is warm-up. */
     ctx->window_start_ns = w->opened != NULL ? UINT64_MAX : w->t0 + cfg->warmup_ns;
     ctx->quota = w->quota;
     ctx->block_ns = worker_block_ns(w);
@@ -250,20 +250,13 @@ static void worker_fire_timers(struct worker *w, uint64_t now)
         conn_begin(conn_of_sendq(sn), now);
 }
 
-/* How often a thread past t0 + warmup looks whether the window was opened (worker_loop). */
-#define WORKER_OPEN_POLL_NS (50 * NS_PER_US)
-
-/*
- * How long the loop may sleep: until the next timer, the window, the deadline;
- * at most 50 ms, and 50 us while the window is due but not yet opened.
- */
+/* How long the loop may sleep: until the next timer, the window, the deadline; at most 50 ms. */
 static uint64_t worker_sleep_ns(const struct worker *w, uint64_t now, uint64_t win,
                                 uint64_t deadline, bool in_window)
 {
     uint64_t until = now + WORKER_BLOCK_MAX_NS;
-    uint64_t open_at = in_window ? UINT64_MAX : win > now ? win : now + WORKER_OPEN_POLL_NS;
-    uint64_t t[5] = { tq_next(&w->ctx.timeouts), tq_next(&w->ctx.retries), deadline, open_at,
-                      sendq_next(&w->ctx.sendq) };
+    uint64_t t[5] = { tq_next(&w->ctx.timeouts), tq_next(&w->ctx.retries), deadline,
+                      in_window ? UINT64_MAX : win, sendq_next(&w->ctx.sendq) };
 
     for (size_t i = 0; i < ARRAY_LEN(t); i++)
         if (t[i] < until) until = t[i];
@@ -288,16 +281,28 @@ static int worker_wait(struct worker *w, uint64_t sleep_ns)
 }
 
 /*
- * With w->opened, the window begins at the first turn of the loop that finds
- * it set (load_run's thread has read the counters that bracket the window;
- * it always sets it, also when the run is stopped first), at t0 + warmup at
- * the earliest; the deadline is unknown until then. Without, at t0 + warmup.
+ * A thread that reached t0 + warmup with w->opened waits there, in 20 us
+ * sleeps, until load_run's thread has read the counters that bracket the
+ * window (it always sets the flag, also when the run is stopped first). It
+ * begins no op meanwhile, so the counters see no connect of the warm-up made
+ * after them nor miss one of the window. The wait is as long as those reads
+ * (well under a millisecond) unless that thread is woken late; replies
+ * arriving meanwhile wait in the socket. Returns when the window begins: now.
  */
+static uint64_t worker_await_window(const struct worker *w)
+{
+    static const struct timespec nap = { .tv_sec = 0, .tv_nsec = 20000 };
+
+    while (!atomic_load(w->opened))
+        clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, NULL);
+    return now_ns();
+}
+
 static void worker_loop(struct worker *w)
 {
     const struct load_cfg *cfg = w->cfg;
     uint64_t win = w->t0 + cfg->warmup_ns;
-    uint64_t deadline = cfg->duration_ns && w->opened == NULL ? win + cfg->duration_ns : UINT64_MAX;
+    uint64_t deadline = cfg->duration_ns ? win + cfg->duration_ns : UINT64_MAX;
     uint64_t now = now_ns(), cpu0 = 0;
     bool in_window = false;
 
@@ -305,9 +310,9 @@ static void worker_loop(struct worker *w)
         conn_begin(&w->conns[i], now);
     for (;;) {
         now = now_ns();
-        if (!in_window && now >= win && (w->opened == NULL || atomic_load(w->opened))) {
+        if (!in_window && now >= win) {
             if (w->opened != NULL) {
-                win = w->ctx.window_start_ns = now;
+                now = win = w->ctx.window_start_ns = worker_await_window(w);
                 if (cfg->duration_ns) deadline = win + cfg->duration_ns;
             }
             in_window = true;
@@ -429,7 +434,7 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     unsigned started = 0;
     bool hooked = false;
     atomic_bool opened = false;
-    bool await = cfg->on_window != NULL && cfg->warmup_ns > 0; /* load threads look at opened */
+    bool await = cfg->on_window != NULL && cfg->warmup_ns > 0; /* load threads wait for opened */
     uint64_t t0;
     int rc = 0;
 

@@ -80,10 +80,11 @@ const char *load_phase_name(enum load_phase p);
 
 /*
  * The calls of load_cfg.on_window, in this order. With a warm-up, a load
- * thread's window begins when it finds that LOAD_WINDOW_OPEN has returned (it
- * runs its warm-up on until then): no op of the window can begin before the
- * counters read there, however late load_run's thread is woken. Without one,
- * OPEN and OPENED come before the load threads start.
+ * thread that reaches the window's start waits until LOAD_WINDOW_OPEN has
+ * returned, and its window begins then: no op of the window can begin before
+ * the counters read there, however late load_run's thread is woken, nor one
+ * of the warm-up after them. Without one, OPEN and OPENED come before the
+ * load threads start.
  */
 enum load_window {
     LOAD_WINDOW_OPEN,   /* the window begins: read what must bracket it, quickly */
