@@ -4,6 +4,8 @@
 #   make tsan       ThreadSanitizer + full suite  make bench   peer comparisons, CPU cross-check
 #   make format | format-check | lint | install | clean
 # V=1 prints commands. CFLAGS/LDFLAGS from the command line are appended.
+# FLAVOUR=asan|tsan builds into build/FLAVOUR/ only: ./hopbench, and so make install,
+# make lab and make bench, are the release build (build/release/hopbench) whatever FLAVOUR is.
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -60,7 +62,11 @@ endif
 
 .PHONY: all deps test-deps lint-deps lab test unit integration asan tsan bench fuzz format \
         format-check lint install clean FORCE
+ifeq ($(FLAVOUR),release)
 all: hopbench
+else
+all: $(B)/hopbench
+endif
 
 # scripts/deps.sh installs the Debian packages a purpose needs that are missing; it
 # picks the compiler's package (gcc, or clang and its runtimes) from CC and FLAVOUR.
@@ -91,8 +97,16 @@ $(B)/hopbench: $(MAIN_OBJ) $(B)/libhopbench.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $^ $(LIBS)
 
-hopbench: $(B)/hopbench
-	$(Q)cp $< $@.tmp && mv -f $@.tmp $@
+# ./hopbench is only ever a copy of the release build: an instrumented flavour
+# (make asan, make tsan, and the tests they run) asks a release make for it. The
+# copy is compared each time, so whatever else was left there is replaced.
+ifeq ($(FLAVOUR),release)
+hopbench: $(B)/hopbench FORCE
+	$(Q)cmp -s $< $@ || { cp $< $@.tmp && mv -f $@.tmp $@; }
+else
+hopbench: FORCE
+	$(Q)$(MAKE) --no-print-directory FLAVOUR=release hopbench
+endif
 
 $(B)/tests/%: tests/unit/%.c $(B)/libhopbench.a $(B)/.flags | test-deps
 	@mkdir -p $(dir $@)

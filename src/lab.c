@@ -64,7 +64,7 @@ static int lab_endpoints(struct lab *lab, struct hb_err *err)
 static void lab_set_pid(struct lab *lab, pid_t pid)
 {
     lab->server_pid = pid;
-    if (lab->pid_mirror != NULL) *lab->pid_mirror = pid;
+    if (lab->pid_mirror != NULL) atomic_store(lab->pid_mirror, pid);
 }
 
 static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_size,
@@ -127,7 +127,7 @@ static size_t lab_records(const struct lab_opts *o)
     return (size_t)o->nsizes * 4 * o->reps * (1 + o->nrates);
 }
 
-int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_mirror,
+int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mirror,
              struct hb_err *err)
 {
     int rc;
@@ -152,7 +152,7 @@ static bool lab_size_is_reply(const struct lab_opts *o)
 }
 
 static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct endpoint *ep,
-                         size_t size, enum load_mode mode, const volatile sig_atomic_t *stop)
+                         size_t size, enum load_mode mode, const atomic_bool *stop)
 {
     const struct lab_opts *o = lab->opts;
 
@@ -269,7 +269,7 @@ static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, str
 
 /* One run, closed loop (share 0) or open loop at share x basis ops/s; kept even if it failed. */
 static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t, unsigned rep,
-                   double share, double basis, FILE *progress, const volatile sig_atomic_t *stop,
+                   double share, double basis, FILE *progress, const atomic_bool *stop,
                    struct hb_err *err)
 {
     const struct lab_opts *o = lab->opts;
@@ -302,9 +302,9 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
  * directory), which lab->reader_gone then records. Any other write error
  * (a full disk) does not stop the work.
  */
-static bool lab_stopping(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop)
+static bool lab_stopping(struct lab *lab, FILE *progress, const atomic_bool *stop)
 {
-    if (stop != NULL && *stop) return true;
+    if (stop != NULL && atomic_load(stop)) return true;
     if (fd_reader_gone(fileno(progress))) lab->reader_gone = true;
     return lab->reader_gone;
 }
@@ -314,7 +314,7 @@ static bool lab_stopping(struct lab *lab, FILE *progress, const volatile sig_ato
  * loop at each --rates share of the ops/s it just measured.
  */
 static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t, unsigned rep,
-                    FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err)
+                    FILE *progress, const atomic_bool *stop, struct hb_err *err)
 {
     const struct lab_opts *o = lab->opts;
     int rc = lab_server_for(lab, o->sizes[s], mode, err);
@@ -332,7 +332,7 @@ static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t
     return rc;
 }
 
-int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err)
+int lab_run(struct lab *lab, FILE *progress, const atomic_bool *stop, struct hb_err *err)
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
     const struct lab_opts *o = lab->opts;

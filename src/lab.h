@@ -8,7 +8,7 @@
 #ifndef HOPBENCH_LAB_H
 #define HOPBENCH_LAB_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -25,7 +25,7 @@ struct lab {
     uint64_t server_close_after; /* the running server's --close-after */
     size_t server_body_size;     /* the running server's --body-size */
     struct codec_opts codec;     /* the requests of every cell */
-    volatile pid_t *pid_mirror;  /* kept equal to server_pid, for a signal handler; may be NULL */
+    _Atomic pid_t *pid_mirror;   /* kept equal to server_pid, for a signal handler; may be NULL */
     struct observe_hook hook;    /* the current cell's outside counters */
     FILE *jsonl;                 /* each finished cell is appended here (--jsonl), or NULL */
     bool reader_gone;            /* lab_run stopped early: the progress lines' reader is gone */
@@ -38,7 +38,7 @@ struct lab {
  * Places the CPUs, makes the directory, opens the listeners and forks the
  * server. *pid_mirror (if not NULL) follows the server's pid as it restarts.
  */
-int lab_init(struct lab *lab, const struct lab_opts *opts, volatile pid_t *pid_mirror,
+int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mirror,
              struct hb_err *err);
 
 /*
@@ -60,7 +60,7 @@ uint64_t lab_fd_need(const struct lab_opts *o);
  * gone (fd_reader_gone; lab->reader_gone is then set). Returns 0 or a negative
  * errno with err set (the records measured so far are kept either way).
  */
-int lab_run(struct lab *lab, FILE *progress, const volatile sig_atomic_t *stop, struct hb_err *err);
+int lab_run(struct lab *lab, FILE *progress, const atomic_bool *stop, struct hb_err *err);
 
 /* Stops the server (SIGTERM, then waits), removes the directory, frees the records. */
 void lab_release(struct lab *lab);

@@ -2,7 +2,8 @@
  * load: threads, the measured window and the merge of per-thread results
  * (see load.h). Each thread allocates its connections, buffers, codec states
  * and histogram once, before its loop starts, and touches no shared state
- * until it ends.
+ * until it ends but two flags it reads: the stop flag and the one that opens
+ * the window (load_run's thread sets it once the window's counters are read).
  */
 #include "load.h"
 
@@ -19,9 +20,11 @@
 struct worker {
     const struct load_cfg *cfg;
     unsigned nconns;
-    unsigned first_conn; /* the number of this thread's first connection in the run */
-    uint64_t quota;      /* count mode: this thread's share; else UINT64_MAX */
-    uint64_t t0;         /* the run began; the window begins at t0 + warmup */
+    unsigned first_conn;       /* the number of this thread's first connection in the run */
+    uint64_t quota;            /* count mode: this thread's share; else UINT64_MAX */
+    uint64_t t0;               /* the run began; the window begins at t0 + warmup */
+    const atomic_bool *opened; /* the window's counters were read (LOAD_WINDOW_OPEN); NULL: no
+                                * wait, the window begins at t0 + warmup */
     struct conn_ctx ctx;
     struct conn *conns;
     uint8_t *mem;   /* request copies, receive buffers, codec states */
@@ -253,7 +256,8 @@ static int worker_setup(struct worker *w)
     ctx->codec_cfg = cc;
     ctx->wbuf_cap = lo.wbuf;
     ctx->rbuf_cap = lo.rbuf;
-    ctx->window_start_ns = w->t0 + cfg->warmup_ns;
+    /* Until the thread has waited for w->opened, every op it begins is warm-up. */
+    ctx->window_start_ns = w->opened != NULL ? UINT64_MAX : w->t0 + cfg->warmup_ns;
     ctx->quota = w->quota;
     ctx->block_ns = worker_block_ns(w);
     tq_init(&ctx->timeouts, cfg->timeout_ns);
@@ -306,12 +310,12 @@ static void worker_fire_timers(struct worker *w, uint64_t now)
 }
 
 /* How long the loop may sleep: until the next timer, the window, the deadline; at most 50 ms. */
-static uint64_t worker_sleep_ns(const struct worker *w, uint64_t now, uint64_t deadline,
-                                bool in_window)
+static uint64_t worker_sleep_ns(const struct worker *w, uint64_t now, uint64_t win,
+                                uint64_t deadline, bool in_window)
 {
     uint64_t until = now + WORKER_BLOCK_MAX_NS;
     uint64_t t[5] = { tq_next(&w->ctx.timeouts), tq_next(&w->ctx.retries), deadline,
-                      in_window ? UINT64_MAX : w->ctx.window_start_ns, sendq_next(&w->ctx.sendq) };
+                      in_window ? UINT64_MAX : win, sendq_next(&w->ctx.sendq) };
 
     for (size_t i = 0; i < ARRAY_LEN(t); i++)
         if (t[i] < until) until = t[i];
@@ -335,10 +339,28 @@ static int worker_wait(struct worker *w, uint64_t sleep_ns)
     return loop_poll(&w->ctx.loop, sleep_ns);
 }
 
+/*
+ * A thread that reached t0 + warmup with w->opened waits there, in 20 us
+ * sleeps, until load_run's thread has read the counters that bracket the
+ * window (it always sets the flag, also when the run is stopped first). It
+ * begins no op meanwhile, so the counters see no connect of the warm-up made
+ * after them nor miss one of the window. The wait is as long as those reads
+ * (well under a millisecond) unless that thread is woken late; replies
+ * arriving meanwhile wait in the socket. Returns when the window begins: now.
+ */
+static uint64_t worker_await_window(const struct worker *w)
+{
+    static const struct timespec nap = { .tv_sec = 0, .tv_nsec = 20000 };
+
+    while (!atomic_load(w->opened))
+        clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, NULL);
+    return now_ns();
+}
+
 static void worker_loop(struct worker *w)
 {
     const struct load_cfg *cfg = w->cfg;
-    uint64_t win = w->ctx.window_start_ns;
+    uint64_t win = w->t0 + cfg->warmup_ns;
     uint64_t deadline = cfg->duration_ns ? win + cfg->duration_ns : UINT64_MAX;
     uint64_t now = now_ns(), cpu0 = 0;
     bool in_window = false;
@@ -348,17 +370,21 @@ static void worker_loop(struct worker *w)
     for (;;) {
         now = now_ns();
         if (!in_window && now >= win) {
+            if (w->opened != NULL) {
+                now = win = w->ctx.window_start_ns = worker_await_window(w);
+                if (cfg->duration_ns) deadline = win + cfg->duration_ns;
+            }
             in_window = true;
             cpu0 = thread_cpu_ns();
         }
         if (now >= deadline || w->ctx.active == 0) break;
-        if (cfg->stop != NULL && *cfg->stop) {
+        if (cfg->stop != NULL && atomic_load(cfg->stop)) {
             w->interrupted = true;
             break;
         }
         worker_fire_timers(w, now);
         if (w->ctx.active == 0) break; /* the last ones may have ended just now */
-        if (worker_wait(w, worker_sleep_ns(w, now, deadline, in_window)) < 0) break;
+        if (worker_wait(w, worker_sleep_ns(w, now, win, deadline, in_window)) < 0) break;
     }
     if (in_window) {
         w->cpu_ns = thread_cpu_ns() - cpu0;
@@ -424,7 +450,8 @@ static uint64_t load_share(uint64_t count, unsigned k, unsigned n)
     return count / n * k + count % n * k / n;
 }
 
-static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0)
+static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0,
+                       const atomic_bool *opened)
 {
     unsigned first = 0;
 
@@ -432,6 +459,7 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
         struct worker *w = &ws[i];
         w->cfg = cfg;
         w->t0 = t0;
+        w->opened = opened;
         w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
         w->first_conn = first;
         first += w->nconns;
@@ -444,15 +472,19 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
     }
 }
 
-/* Sleeps until the window begins (or Ctrl-C), then calls the begin hook. Returns whether it did. */
-static bool window_begin(const struct load_cfg *cfg, uint64_t t0)
+/*
+ * Sleeps until the window begins (or Ctrl-C), calls the OPEN hook, lets the
+ * load threads into the window (*opened, set whatever happened), then calls
+ * the OPENED hook. Returns whether it called them.
+ */
+static bool window_begin(const struct load_cfg *cfg, uint64_t t0, atomic_bool *opened)
 {
-    uint64_t at = t0 + cfg->warmup_ns;
+    bool hooked = sleep_until_ns(t0 + cfg->warmup_ns, cfg->stop);
 
-    if (cfg->on_window == NULL || cfg->warmup_ns == 0) return false;
-    if (!sleep_until_ns(at, cfg->stop)) return false;
-    cfg->on_window(cfg->on_window_arg, true);
-    return true;
+    if (hooked) cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPEN);
+    atomic_store(opened, true);
+    if (hooked) cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPENED);
+    return hooked;
 }
 
 int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err *err)
@@ -460,6 +492,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     struct worker *ws = xcalloc(cfg->threads, sizeof(*ws));
     unsigned started = 0;
     bool hooked = false;
+    atomic_bool opened = false;
+    bool await = cfg->on_window != NULL && cfg->warmup_ns > 0; /* load threads wait for opened */
     uint64_t t0;
     int rc = 0;
 
@@ -476,11 +510,12 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     }
     /* Without a warm-up the window opens with the threads: snapshot before they start. */
     if (cfg->on_window != NULL && cfg->warmup_ns == 0) {
-        cfg->on_window(cfg->on_window_arg, true);
+        cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPEN);
+        cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPENED);
         hooked = true;
     }
     t0 = now_ns();
-    split_work(ws, cfg, t0);
+    split_work(ws, cfg, t0, await ? &opened : NULL);
     for (; started < cfg->threads; started++) {
         rc = worker_start(&ws[started], started);
         if (rc < 0) {
@@ -488,11 +523,12 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
             break;
         }
     }
-    if (rc == 0 && !hooked) hooked = window_begin(cfg, t0);
+    if (await && rc == 0) hooked = window_begin(cfg, t0, &opened);
+    atomic_store(&opened, true); /* also when a thread could not start: none waits on */
     for (unsigned i = 0; i < started; i++)
         pthread_join(ws[i].tid, NULL);
     /* Before any socket closes, so the end-of-window counters see the run as it ended. */
-    if (hooked) cfg->on_window(cfg->on_window_arg, false);
+    if (hooked) cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_CLOSED);
     for (unsigned i = 0; i < started; i++) {
         if (ws[i].rc < 0 && rc == 0)
             rc = hb_fail(err, ws[i].rc, "load thread %u could not run: %s", i, strerror(-ws[i].rc));

@@ -12,12 +12,12 @@
  * counters and per-thread CPU time are merged when the threads end. Ops that
  * start during the warm-up are done but not recorded. Nothing allocates once
  * the threads run. A run ends at its deadline, after `count` ops, or when
- * *stop becomes non-zero (Ctrl-C); what was measured until then is kept.
+ * *stop is set (Ctrl-C); what was measured until then is kept.
  */
 #ifndef HOPBENCH_LOAD_H
 #define HOPBENCH_LOAD_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -79,6 +79,20 @@ enum load_phase { PHASE_CONNECT = 0, PHASE_TTFB, PHASE_RESPONSE, PHASE_CLOSE, PH
 /* "connect", "ttfb", "response", "close": the names used in JSON. */
 const char *load_phase_name(enum load_phase p);
 
+/*
+ * The calls of load_cfg.on_window, in this order. With a warm-up, a load
+ * thread that reaches the window's start waits until LOAD_WINDOW_OPEN has
+ * returned, and its window begins then: no op of the window can begin before
+ * the counters read there, however late load_run's thread is woken, nor one
+ * of the warm-up after them. Without one, OPEN and OPENED come before the
+ * load threads start.
+ */
+enum load_window {
+    LOAD_WINDOW_OPEN,   /* the window begins: read what must bracket it, quickly */
+    LOAD_WINDOW_OPENED, /* the load threads were let into the window: the slower readings */
+    LOAD_WINDOW_CLOSED, /* the load threads have ended; no socket is closed yet */
+};
+
 struct load_cfg {
     struct endpoint ep;
     const struct codec_ops *codec;
@@ -103,13 +117,12 @@ struct load_cfg {
     uint64_t timeout_ns; /* connect or reply slower than this is a timeout */
     const int *cpus;     /* client threads go round-robin on these CPUs; NULL = unpinned */
     unsigned ncpus;
-    const volatile sig_atomic_t *stop; /* set asynchronously to end the run early; may be NULL */
+    const atomic_bool *stop; /* set asynchronously to end the run early; may be NULL */
     /*
-     * Called from load_run's own thread (not a load thread) when the measured
-     * window begins (begin = true) and after the load threads have ended
-     * (begin = false), so outside counters cover the same window. May be NULL.
+     * Called from load_run's own thread (not a load thread) at each point of
+     * enum load_window, so outside counters cover the same window. May be NULL.
      */
-    void (*on_window)(void *arg, bool begin);
+    void (*on_window)(void *arg, enum load_window at);
     void *on_window_arg;
 };
 

@@ -39,8 +39,15 @@
 #include "server/server.h"
 #include "stats.h"
 
-/* The one mutable global: set from the signal handler, or by stopping() (STYLE.md §12). */
-static volatile sig_atomic_t g_stop;
+/*
+ * The stop flag: set from the signal handler, or by stopping(). The handler
+ * runs in whichever thread the kernel picks, a load or sampler thread as well
+ * as this one, and the load threads read the flag while they run: so a
+ * lock-free atomic (which a handler may use), not a volatile sig_atomic_t,
+ * which is only safe within one thread.
+ */
+static atomic_bool g_stop;
+_Static_assert(ATOMIC_BOOL_LOCK_FREE == 2, "the stop flag is set from a signal handler");
 
 /* A second signal this soon after the first is part of the same interrupt, not an abort. */
 #define SIGNAL_SAME_NS (250 * NS_PER_MS)
@@ -51,8 +58,14 @@ static volatile sig_atomic_t g_stop;
  */
 static _Atomic uint64_t g_first_signal_ns;
 
-/* What the second Ctrl-C must clean up, readable from the handler. */
-static volatile pid_t g_lab_server;
+/*
+ * What the second Ctrl-C must clean up, readable from the handler. The server's
+ * pid changes while the lab runs (it restarts the server between cells), so it
+ * is atomic like g_stop; the paths are written once, before any thread starts.
+ */
+static _Atomic pid_t g_lab_server;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2 && sizeof(pid_t) == sizeof(int),
+               "the lab server's pid is read from a signal handler");
 
 /* The command line as typed: getopt_long permutes argv, the evidence must not. */
 static int g_argc;
@@ -65,9 +78,11 @@ static char g_lab_dir[256];
 /* The second Ctrl-C: only async-signal-safe calls. SIGCONT wakes a stopped server to die. */
 static void abort_now(void)
 {
-    if (g_lab_server > 0) {
-        kill(g_lab_server, SIGTERM);
-        kill(g_lab_server, SIGCONT);
+    pid_t server = atomic_load(&g_lab_server);
+
+    if (server > 0) {
+        kill(server, SIGTERM);
+        kill(server, SIGCONT);
     }
     if (g_lab_sock[0]) unlink(g_lab_sock);
     if (g_lab_dir[0]) rmdir(g_lab_dir);
@@ -80,7 +95,7 @@ static void on_signal(int sig)
 
     UNUSED(sig);
     if (atomic_compare_exchange_strong(&g_first_signal_ns, &first, now)) {
-        g_stop = 1;
+        atomic_store(&g_stop, true);
         return;
     }
     if (now < first + SIGNAL_SAME_NS) return;
@@ -116,8 +131,8 @@ static void install_signals(void)
  */
 static bool stopping(void)
 {
-    if (!g_stop && fd_reader_gone(STDOUT_FILENO)) g_stop = 1;
-    return g_stop != 0;
+    if (!atomic_load(&g_stop) && fd_reader_gone(STDOUT_FILENO)) atomic_store(&g_stop, true);
+    return atomic_load(&g_stop);
 }
 
 /*
@@ -316,10 +331,10 @@ static int run_one(const struct run_opts *o, const struct place *pl, unsigned ce
     if (o->rate_share > 0) {
         /* --rate N%: the same load closed-loop first, for its maximum (METHOD.md §2). */
         if (load_max_rate(&r->cfg, o->calibrate_ns, &r->rate_basis, &err) < 0)
-            return g_stop ? HB_EXIT_OK : fail("run", &err, HB_EXIT_RUNTIME);
+            return atomic_load(&g_stop) ? HB_EXIT_OK : fail("run", &err, HB_EXIT_RUNTIME);
         r->rate_share = o->rate_share;
         r->cfg.rate = r->rate_basis * o->rate_share;
-        if (g_stop) return HB_EXIT_OK;
+        if (atomic_load(&g_stop)) return HB_EXIT_OK;
     }
     run_observe(o, r, hook);
     if (load_run(&r->cfg, &r->res, &err) < 0) return fail("run", &err, HB_EXIT_RUNTIME);
@@ -345,7 +360,7 @@ static int run_all(const struct run_opts *o, const struct place *pl, FILE *jsonl
     for (unsigned i = 0; i < slots && !stopping() && rc == HB_EXIT_OK; i++) {
         struct run_record *r = &recs[*nrecs];
         if (i > 0 && o->cooldown_ns) sleep_until_ns(now_ns() + o->cooldown_ns, &g_stop);
-        if (g_stop) break;
+        if (atomic_load(&g_stop)) break;
         rc = run_one(o, pl, order[i], done[order[i]]++, r, &hook);
         if (r->res.lat == NULL) break;
         (*nrecs)++;
@@ -456,7 +471,7 @@ static int run_report(const struct run_opts *o, const char *json_path, struct re
     if (o->reps > 1) run_summary_print(o, recs, n);
     report_errors(stdout, recs, n);
     report_cut_short(stdout, recs, n);
-    meta->interrupted = g_stop != 0; /* not stdout failing now: the runs are done */
+    meta->interrupted = atomic_load(&g_stop); /* not stdout failing now: the runs are done */
     meta->summary = run_summary_json(o, recs, n);
     rc = write_evidence("run", json_path, meta, recs, n);
     json_decref(meta->summary);
@@ -518,7 +533,7 @@ static int cmd_run(int argc, char **argv)
     rc = run_report(&o, json_path, &meta, recs, n);
     json_decref(meta.plan);
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
-    rc = run_rc != HB_EXIT_OK ? run_rc : verdict(recs, n, g_stop != 0);
+    rc = run_rc != HB_EXIT_OK ? run_rc : verdict(recs, n, atomic_load(&g_stop));
     if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
     for (size_t i = 0; i < n; i++)
         load_result_release(&recs[i].res);
@@ -701,7 +716,8 @@ static int cmd_lab(int argc, char **argv)
     meta.summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
     report_errors(stdout, lab.recs, lab.nrecs);
     report_cut_short(stdout, lab.recs, lab.nrecs);
-    meta.interrupted = g_stop != 0 || lab.reader_gone; /* cut short, not stdout failing now */
+    meta.interrupted =
+        atomic_load(&g_stop) || lab.reader_gone; /* cut short, not stdout failing now */
     rc = write_evidence("lab", json_path, &meta, lab.recs, lab.nrecs);
     json_decref(meta.plan);
     json_decref(meta.summary);

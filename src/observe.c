@@ -405,17 +405,24 @@ void observe_baseline(struct observe_cfg *cfg)
 }
 
 /*
- * The fast counters first, right at the window's boundary; then the slow
- * readings (PSS walks page tables, a sock_diag dump walks every socket of the
- * family: milliseconds with many TIME_WAIT sockets). Read first, those would
- * start the counters' interval late, after ops already counted.
+ * The fast counters only, right at the window's boundary: the load threads
+ * wait for them there (LOAD_WINDOW_OPEN). The slow readings (PSS walks page
+ * tables, a sock_diag dump walks every socket of the family: milliseconds
+ * with many TIME_WAIT sockets) come after, in observe_opened, while the load
+ * runs: read here, the threads would idle through them.
  */
-int observe_begin(struct observe *o, const struct observe_cfg *cfg)
+void observe_open(struct observe *o, const struct observe_cfg *cfg)
 {
     memset(o, 0, sizeof(*o));
     o->cfg = *cfg;
     o->stop_fd = -1;
     snapshot_fast(o, &o->snap0);
+}
+
+int observe_opened(struct observe *o)
+{
+    const struct observe_cfg *cfg = &o->cfg;
+
     o->ident = server_identify(o);
     init_result(o);
     o->res.pss_start = o->ident.ok ? server_pss(o) : o->ident;
@@ -427,6 +434,12 @@ int observe_begin(struct observe *o, const struct observe_cfg *cfg)
     if (o->stop_fd == -1) return -errno;
     o->sampling = pthread_create(&o->sampler, NULL, sampler_main, o) == 0;
     return o->sampling ? 0 : -EAGAIN;
+}
+
+int observe_begin(struct observe *o, const struct observe_cfg *cfg)
+{
+    observe_open(o, cfg);
+    return observe_opened(o);
 }
 
 static void stop_sampler(struct observe *o)
@@ -491,14 +504,20 @@ void observe_end(struct observe *o, struct observe_result *res)
     *res = o->res;
 }
 
-void observe_window_hook(void *arg, bool begin)
+void observe_window_hook(void *arg, enum load_window at)
 {
     struct observe_hook *h = arg;
 
-    if (begin) {
-        observe_begin(&h->o, &h->cfg);
+    switch (at) {
+    case LOAD_WINDOW_OPEN:
+        observe_open(&h->o, &h->cfg);
+        return;
+    case LOAD_WINDOW_OPENED:
+        observe_opened(&h->o);
+        return;
+    case LOAD_WINDOW_CLOSED:
+        observe_end(&h->o, h->out);
+        *h->done = true;
         return;
     }
-    observe_end(&h->o, h->out);
-    *h->done = true;
 }

@@ -23,6 +23,7 @@
 
 #include "counters.h"
 #include "endpoint.h"
+#include "load.h"
 
 #define OBS_MAX_PIDS 64   /* server pids given (--server-pid) */
 #define OBS_MAX_TREE 4096 /* processes in the server's trees (--server-tree); beyond: n/a */
@@ -145,7 +146,16 @@ struct observe {
  */
 void observe_baseline(struct observe_cfg *cfg);
 
-/* Takes the start snapshot and starts the sampler. Returns 0 or a negative errno. */
+/* Takes the start snapshot of the counters that must bracket the window tightly. */
+void observe_open(struct observe *o, const struct observe_cfg *cfg);
+
+/*
+ * Then the slower start readings (memory, the first socket sample), and starts
+ * the sampler. Returns 0 or a negative errno.
+ */
+int observe_opened(struct observe *o);
+
+/* observe_open, then observe_opened. Returns 0 or a negative errno. */
 int observe_begin(struct observe *o, const struct observe_cfg *cfg);
 
 /* Stops the sampler, takes the end snapshot and fills res. Releases what begin took. */
@@ -159,8 +169,10 @@ struct observe_hook {
     bool *done;
 };
 
-/* A load_cfg.on_window for arg = struct observe_hook *: begin calls observe_begin, end observe_end.
+/*
+ * A load_cfg.on_window for arg = struct observe_hook *: LOAD_WINDOW_OPEN calls
+ * observe_open, OPENED observe_opened, CLOSED observe_end.
  */
-void observe_window_hook(void *arg, bool begin);
+void observe_window_hook(void *arg, enum load_window at);
 
 #endif

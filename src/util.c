@@ -112,16 +112,16 @@ int parse_seconds(const char *s, double max_s, uint64_t *out_ns)
     return 0;
 }
 
-bool sleep_until_ns(uint64_t deadline_ns, const volatile sig_atomic_t *stop)
+bool sleep_until_ns(uint64_t deadline_ns, const atomic_bool *stop)
 {
     for (uint64_t now = now_ns(); now < deadline_ns; now = now_ns()) {
         uint64_t next = now + 50 * NS_PER_MS < deadline_ns ? now + 50 * NS_PER_MS : deadline_ns;
         struct timespec slice = { .tv_sec = (time_t)(next / NS_PER_S),
                                   .tv_nsec = (long)(next % NS_PER_S) };
-        if (stop != NULL && *stop) return false;
+        if (stop != NULL && atomic_load(stop)) return false;
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &slice, NULL);
     }
-    return stop == NULL || !*stop;
+    return stop == NULL || !atomic_load(stop);
 }
 
 int sock_block_with_timeout(int fd, uint64_t timeout_ns)

@@ -7,6 +7,7 @@
 #define HOPBENCH_UTIL_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,7 +55,7 @@ static inline uint64_t thread_cpu_ns(void)
  * by another thread and never interrupt the sleep: the slices bound the
  * delay. Returns true when the deadline was reached.
  */
-bool sleep_until_ns(uint64_t deadline_ns, const volatile sig_atomic_t *stop);
+bool sleep_until_ns(uint64_t deadline_ns, const atomic_bool *stop);
 
 /*
  * The signals that end a lab's or a run's work early as Ctrl-C does (main.c):
