@@ -651,7 +651,7 @@ static void run_defaults(struct run_opts *o)
     o->seed = 1;
 }
 
-/* Repetitions and their order (issue 5: experiments users can trust). */
+/* Repetitions and their order. */
 static int run_plan_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
 {
     uint64_t v = 0;

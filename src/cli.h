@@ -15,7 +15,7 @@
 #include "load.h"
 #include "place.h"
 
-/* Exit codes (docs/cli.md). */
+/* Exit codes (README.md, "Exit codes", lists them for users). */
 enum hb_exit {
     HB_EXIT_OK = 0,      /* every run valid */
     HB_EXIT_RUNTIME = 1, /* could not run: nothing listening, no threads, cannot write evidence */

@@ -1,8 +1,9 @@
 /*
  * conn: the client connection state machine (see conn.h).
  *
- * Sockets are registered once, edge-triggered for IN|OUT, so no epoll_ctl
- * happens per request in reuse mode. A read that returns less than the buffer
+ * Sockets are registered once, edge-triggered for IN|RDHUP, so no epoll_ctl
+ * happens per request in reuse mode; OUT is added only while a connect is
+ * pending or after a send filled the socket buffer, and kept from then on. A read that returns less than the buffer
  * has drained the socket, so the loop stops there instead of paying another
  * recv() just to see EAGAIN. Nothing here allocates.
  *

@@ -1558,7 +1558,7 @@ static int add_run(json_t *dst, const json_t *src, struct hb_err *err)
     bool interrupted = json_is_true(json_object_get(dst, "interrupted")) ||
                        json_is_true(json_object_get(src, "interrupted"));
 
-    /* Counters that evidence from before the protocols (issue 4) does not have. */
+    /* Counters that evidence written before the protocol codecs existed does not have. */
     static const char *const optional[] = { "requests", "replies", "reconnects", "stderr_replies" };
 
     for (size_t i = 0; i < ARRAY_LEN(sums); i++)

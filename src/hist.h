@@ -1,5 +1,5 @@
 /*
- * hist: a log-linear latency histogram in the HdrHistogram scheme (METHOD.md §1).
+ * hist: a log-linear latency histogram in the HdrHistogram scheme.
  *
  * Values are nanoseconds, lowest discernible 1 ns, highest trackable 60 s, 3
  * significant digits: 2048 sub-buckets, 26 buckets, 27,648 uint64 counters

@@ -31,7 +31,7 @@ enum load_mode {
     LOAD_CONNECT,   /* a new connection for every request (or batch) */
 };
 
-/* Who closes a connect-mode connection first, and so who holds TIME_WAIT (METHOD.md §3). */
+/* Who closes a connect-mode connection first, and so who holds TIME_WAIT */
 enum load_close {
     CLOSE_CLIENT = 0, /* the client closes after the reply: the client holds TIME_WAIT */
     CLOSE_SERVER,     /* the client waits for the server's FIN (read returns 0), then closes */
@@ -67,7 +67,7 @@ const char *op_err_name(enum op_err e);
 enum op_err op_err_from_errno(int err);
 
 /*
- * The phases of an op, each with its own histogram (METHOD.md §3):
+ * The phases of an op, each with its own histogram:
  *   connect   before connect() -> connected (connect mode only)
  *   ttfb      request fully written -> first reply byte (0 when the reply
  *             began before the request was fully written, as with 64 KiB echoes)
@@ -102,7 +102,7 @@ struct load_cfg {
     bool close_auto;               /* --close not given: when the reply says the server closes (http
                                     * "Connection: close", fcgi without KEEP_CONN), wait for its FIN */
     const struct codec_opts *opts; /* the protocol's request options; NULL = defaults */
-    double rate;   /* > 0: open loop, this many ops/s in all (METHOD.md §2); 0: closed */
+    double rate;   /* > 0: open loop, this many ops/s in all; 0: closed */
     bool poisson;  /* open loop: exponential gaps (Poisson arrivals), else constant */
     uint64_t seed; /* open loop with poisson: the arrivals' seed */
     unsigned conns;

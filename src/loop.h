@@ -2,8 +2,9 @@
  * loop: a thin per-thread epoll loop. It knows file descriptors, readiness and
  * time, nothing about protocols or connections.
  *
- * A handler is registered once per fd with edge-triggered IN|OUT (one
- * EPOLL_CTL_ADD, no MOD per request) and is called with the ready events.
+ * A handler is registered once per fd with the events its owner asks for
+ * (the client asks edge-triggered IN|RDHUP: one EPOLL_CTL_ADD, no MOD per
+ * request) and is called with the ready events.
  * Timeouts that share one delay go in a `struct tq`: arming appends to the
  * tail, so the list stays sorted by deadline and arm, disarm and "what has
  * expired" are all O(1). One loop per thread; nothing here is thread-safe.

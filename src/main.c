@@ -329,7 +329,7 @@ static int run_one(const struct run_opts *o, const struct place *pl, unsigned ce
     r->cfg.ncpus = pl->nclient;
     r->cfg.stop = &g_stop;
     if (o->rate_share > 0) {
-        /* --rate N%: the same load closed-loop first, for its maximum (METHOD.md §2). */
+        /* --rate N%: the same load closed-loop first, for its maximum. */
         if (load_max_rate(&r->cfg, o->calibrate_ns, &r->rate_basis, &err) < 0)
             return atomic_load(&g_stop) ? HB_EXIT_OK : fail("run", &err, HB_EXIT_RUNTIME);
         r->rate_share = o->rate_share;

@@ -1,6 +1,6 @@
 /*
  * observe: what happens outside the load threads during a run's measured
- * window (METHOD.md §4-§5). At the window's start and end it snapshots the
+ * window. At the window's start and end it snapshots the
  * server's CPU time (each pid's CPU clock, optionally its whole process tree,
  * or a cgroup's usage), system-wide busy CPU from /proc/stat (softirq
  * included: loopback TCP delivery runs there), the server's memory (summed

@@ -1,5 +1,5 @@
 /*
- * place: where the client threads and the server run (METHOD.md §7).
+ * place: where the client threads and the server run.
  *
  *   none   no pinning: the scheduler decides (and varies run to run)
  *   same   client and server share one CPU: they alternate on one runqueue

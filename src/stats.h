@@ -1,5 +1,5 @@
 /*
- * stats: statistics across repetitions (METHOD.md §6). The unit of analysis is
+ * stats: statistics across repetitions. The unit of analysis is
  * one run: each function takes one value per run, per arm.
  *
  * - stats_summarize: median, min, max, mean and sample SD of one cell.

@@ -1,5 +1,5 @@
 /*
- * summary: statistics across repetitions (METHOD.md §6). The unit of
+ * summary: statistics across repetitions. The unit of
  * analysis is one run. Per cell: median, min-max, SD and n of each metric
  * over its valid runs (invalid runs, and runs Ctrl-C cut short, are shown but
  * left out). Per cell against
