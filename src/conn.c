@@ -3,9 +3,10 @@
  *
  * Sockets are registered once, edge-triggered for IN|RDHUP, so no epoll_ctl
  * happens per request in reuse mode; OUT is added only while a connect is
- * pending or after a send filled the socket buffer, and kept from then on. A read that returns less than the buffer
- * has drained the socket, so the loop stops there instead of paying another
- * recv() just to see EAGAIN. Nothing here allocates.
+ * pending or after a send filled the socket buffer, and kept from then on.
+ * A read that returns less than the buffer has drained the socket, so the
+ * loop stops there instead of paying another recv() just to see EAGAIN.
+ * Nothing here allocates.
  *
  * A thread's only connection in closed-loop reuse mode may instead wait for
  * its reply in a blocking recv() (conn_wait): its socket is then made blocking

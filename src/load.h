@@ -102,7 +102,7 @@ struct load_cfg {
     bool close_auto;               /* --close not given: when the reply says the server closes (http
                                     * "Connection: close", fcgi without KEEP_CONN), wait for its FIN */
     const struct codec_opts *opts; /* the protocol's request options; NULL = defaults */
-    double rate;   /* > 0: open loop, this many ops/s in all; 0: closed */
+    double rate;                   /* > 0: open loop, this many ops/s in all; 0: closed */
     bool poisson;  /* open loop: exponential gaps (Poisson arrivals), else constant */
     uint64_t seed; /* open loop with poisson: the arrivals' seed */
     unsigned conns;
