@@ -15,6 +15,10 @@
  * written; once every run is done it is no longer an interrupt, nor an error.
  * Any other stdout write error (a full disk) stops nothing: it is said once on
  * stderr at the end, and the exit code is 1 unless it was already not 0.
+ *
+ * The lab's server exiting on its own (killed, crashed) ends the current cell
+ * at once (on_child); the tables and evidence hold what was measured, that
+ * cell marked cut short, and one line says how the server ended: exit 1.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +53,7 @@ static volatile sig_atomic_t g_stop;
  */
 static _Atomic uint64_t g_first_signal_ns;
 
-/* What the second Ctrl-C must clean up, readable from the handler. */
+/* What the second Ctrl-C must clean up, readable from the handler (lab.h: pid_mirror). */
 static volatile pid_t g_lab_server;
 
 /* The command line as typed: getopt_long permutes argv, the evidence must not. */
@@ -63,9 +67,11 @@ static char g_lab_dir[256];
 /* The second Ctrl-C: only async-signal-safe calls. SIGCONT wakes a stopped server to die. */
 static void abort_now(void)
 {
-    if (g_lab_server > 0) {
-        kill(g_lab_server, SIGTERM);
-        kill(g_lab_server, SIGCONT);
+    pid_t mirror = g_lab_server, server = mirror < 0 ? -mirror : mirror; /* < 0: being stopped */
+
+    if (server > 0) {
+        kill(server, SIGTERM);
+        kill(server, SIGCONT);
     }
     if (g_lab_sock[0]) unlink(g_lab_sock);
     if (g_lab_dir[0]) rmdir(g_lab_dir);
@@ -78,7 +84,7 @@ static void on_signal(int sig)
 
     UNUSED(sig);
     if (atomic_compare_exchange_strong(&g_first_signal_ns, &first, now)) {
-        g_stop = 1;
+        g_stop = STOP_INTERRUPT;
         return;
     }
     if (now < first + SIGNAL_SAME_NS) return;
@@ -106,6 +112,35 @@ static void install_signals(void)
 }
 
 /*
+ * SIGCHLD in the lab: its server exited. Unless the lab stopped it itself
+ * (g_lab_server is then negative) or a stop signal came first, the current run ends
+ * at once (the load threads check g_stop at least every 50 ms); lab_run then
+ * reaps the server and says how it ended. Nothing else on the hot path. A stop
+ * signal handled at the same time in another thread (timeout(1) signals the
+ * lab, then its process group, the server included) must win: on_signal sets
+ * g_first_signal_ns before g_stop, and this reads it after its own write.
+ */
+static void on_child(int sig)
+{
+    UNUSED(sig);
+    if (g_lab_server <= 0 || g_stop != 0) return;
+    g_stop = STOP_SERVER_EXIT;
+    if (atomic_load(&g_first_signal_ns) != 0) g_stop = STOP_INTERRUPT;
+}
+
+/* SA_RESTART: a write to stdout that the signal interrupts goes on, not fails. */
+static void install_child_watch(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_child;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
+    sigaction(SIGCHLD, &sa, NULL);
+}
+
+/*
  * Whether to stop before the next run: a stop signal came, or stdout's reader
  * is gone (fd_reader_gone: `hopbench run | head`; SIGPIPE is ignored). The
  * latter counts as an interrupt from then on, since runs are left undone:
@@ -114,7 +149,7 @@ static void install_signals(void)
  */
 static bool stopping(void)
 {
-    if (!g_stop && fd_reader_gone(STDOUT_FILENO)) g_stop = 1;
+    if (!g_stop && fd_reader_gone(STDOUT_FILENO)) g_stop = STOP_INTERRUPT;
     return g_stop != 0;
 }
 
@@ -545,6 +580,7 @@ static int cmd_lab(int argc, char **argv)
      * see the directory.
      */
     install_signals();
+    install_child_watch();
     stop_signal_set(&held);
     pthread_sigmask(SIG_BLOCK, &held, &old);
     rc = lab_init(&lab, &o, &g_lab_server, &err);
@@ -586,7 +622,11 @@ static int cmd_lab(int argc, char **argv)
     meta.summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
     report_errors(stdout, lab.recs, lab.nrecs);
     report_cut_short(stdout, lab.recs, lab.nrecs);
-    meta.interrupted = g_stop != 0 || lab.reader_gone; /* cut short, not stdout failing now */
+    /*
+     * Cut short: a stop signal, the reader gone, the server's exit while cells were left (not
+     * one after the last cell: STOP_SERVER_EXIT alone), not stdout failing now.
+     */
+    meta.interrupted = g_stop == STOP_INTERRUPT || lab.reader_gone || lab.server_gone;
     rc = write_evidence(evidence_path("lab", o.json_path, path, sizeof(path)), &meta, lab.recs,
                         lab.nrecs);
     json_decref(meta.plan);

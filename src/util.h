@@ -62,6 +62,14 @@ bool sleep_until_ns(uint64_t deadline_ns, const volatile sig_atomic_t *stop);
  */
 #define STOP_SIGNALS SIGINT, SIGTERM, SIGHUP, SIGQUIT
 
+/*
+ * What set a stop flag (`volatile sig_atomic_t *stop`, read by the load
+ * engine and the lab): any value but 0 ends the current run. STOP_INTERRUPT:
+ * a stop signal or stdout's reader gone; STOP_SERVER_EXIT: the lab's server
+ * exited (SIGCHLD), and nothing had set it before.
+ */
+enum { STOP_INTERRUPT = 1, STOP_SERVER_EXIT = 2 };
+
 /* Empties *set and adds STOP_SIGNALS to it. */
 void stop_signal_set(sigset_t *set);
 
