@@ -142,27 +142,30 @@ for t in $TRANSPORTS; do
     PIDS="$PIDS $!"
 done
 
-fd_count() {
-    find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l
+# The process's fds, one line each: "NUMBER TARGET" (socket:[INODE], a path...).
+fd_list() {
+    find "/proc/$1/fd" -mindepth 1 -maxdepth 1 -printf '%f %l\n' 2>/dev/null
 }
 
 # One line per process: t_s proc pid rss_kib anon_kib fds threads; fails if
 # the process is gone. rss_kib is VmRSS; anon_kib its anonymous part (RssAnon:
 # the heap and stacks, without the pages of the binary and libraries, which
-# come in as code runs for the first time). fds is the least of three counts
-# 0.3 s apart: the client opens a sock_diag socket for each of its socket
-# samples (every 250 ms) and closes it at once, so one count can catch it;
-# a leaked fd is in all three.
+# come in as code runs for the first time). fds counts the fds held, with the
+# same target, through three listings 0.3 s apart: the client opens a
+# sock_diag socket for each of its socket samples (every 250 ms) and closes it
+# when the dump is done, which with many TCP sockets on the machine can take
+# longer than a listing; each time it is a new socket (a new inode), while a
+# leaked fd is the same one in all three.
 sample() { # t name pid
     rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$3/status" 2>/dev/null) || return 1
     anon=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$3/status" 2>/dev/null) || return 1
     thr=$(sed -n 's/^Threads:[[:space:]]*\([0-9]*\)$/\1/p' "/proc/$3/status" 2>/dev/null) || return 1
-    fds=$(fd_count "$3")
-    for _ in 1 2; do
-        sleep 0.3
-        f=$(fd_count "$3")
-        [ "$f" -ge "$fds" ] || fds=$f
-    done
+    l1=$(fd_list "$3")
+    sleep 0.3
+    l2=$(fd_list "$3")
+    sleep 0.3
+    l3=$(fd_list "$3")
+    fds=$(printf '%s\n%s\n%s\n' "$l1" "$l2" "$l3" | awk NF | sort | uniq -c | awk '$1 == 3' | wc -l)
     [ -n "$rss" ] && [ -n "$anon" ] && [ -n "$thr" ] || return 1
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$rss" "$anon" "$fds" "$thr"
 }
