@@ -42,3 +42,16 @@ pick_port() {
     done
     echo "$p"
 }
+
+# stop_pid SIGNAL PID: sends SIGNAL, waits up to STOP_TRIES x 0.1 s (default 50)
+# for the process to exit, then SIGKILL; reaps it. The caller started PID.
+stop_pid() {
+    kill "-$1" "$2" 2>/dev/null || true
+    i=0
+    while kill -0 "$2" 2>/dev/null && [ "$i" -lt "${STOP_TRIES:-50}" ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    kill -KILL "$2" 2>/dev/null || true
+    wait "$2" 2>/dev/null || true
+}

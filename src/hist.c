@@ -11,6 +11,9 @@
 
 #include <string.h>
 
+/* The smallest page size: a larger page is touched more than once. */
+#define HIST_TOUCH_STRIDE 4096
+
 /*
  * Bucket of v, i.e. log2 of the width of its counter's value range. Same
  * formula as hist_index() but without the index arithmetic, so it is valid
@@ -127,11 +130,30 @@ void hist_merge(struct hist *dst, const struct hist *src)
     if (src->max > dst->max) dst->max = src->max;
 }
 
+/*
+ * Writes one byte per page of [p, p + len). The compiler turns malloc followed
+ * by memset(0) into calloc, whose fresh pages (a histogram is above malloc's
+ * mmap threshold) are left unmapped: each would then be faulted in on the hot
+ * path, the first time a value lands in it, and the process would grow for as
+ * long as new latencies keep arriving. volatile keeps the stores, which a
+ * compiler may otherwise drop as writing zero over zero.
+ */
+static void touch_pages(void *p, size_t len)
+{
+    volatile unsigned char *b = p;
+
+    for (size_t i = 0; i < len; i += HIST_TOUCH_STRIDE)
+        b[i] = 0;
+    if (len > 0) b[len - 1] = 0;
+}
+
 struct hist *hist_new(void)
 {
     struct hist *h = malloc(sizeof(*h));
 
-    if (h != NULL) hist_init(h);
+    if (h == NULL) return NULL;
+    hist_init(h);
+    touch_pages(h, sizeof(*h));
     return h;
 }
 

@@ -32,7 +32,10 @@ struct hist {
     uint64_t counts[HIST_COUNTS];
 };
 
-/* Allocates an empty histogram; NULL on OOM. Free it with hist_free. */
+/*
+ * Allocates an empty histogram with every page already in memory, so that
+ * recording never takes a page fault; NULL on OOM. Free it with hist_free.
+ */
 struct hist *hist_new(void);
 
 /* Frees a histogram from hist_new; NULL is fine. */

@@ -4,6 +4,7 @@
 #include "lab.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -152,7 +153,7 @@ static bool lab_size_is_reply(const struct lab_opts *o)
 }
 
 static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct endpoint *ep,
-                         size_t size, enum load_mode mode, const atomic_bool *stop)
+                         size_t size, enum load_mode mode, const atomic_int *stop)
 {
     const struct lab_opts *o = lab->opts;
 
@@ -238,15 +239,89 @@ static void lab_progress(FILE *f, const struct run_record *r)
     fflush(f);
 }
 
+/*
+ * The mirror holds -pid before the SIGTERM: the SIGCHLD of an exit the lab
+ * asked for must not read as the server dying (main.c's on_child), while an
+ * abort meanwhile must still stop it (a frozen server never exits).
+ */
 static void lab_stop_server(struct lab *lab)
 {
+    pid_t pid = lab->server_pid;
     int status;
 
-    if (lab->server_pid <= 0) return;
-    kill(lab->server_pid, SIGTERM);
-    while (waitpid(lab->server_pid, &status, 0) == -1 && errno == EINTR)
+    if (pid <= 0) return;
+    if (lab->pid_mirror != NULL) atomic_store(lab->pid_mirror, -pid);
+    kill(pid, SIGTERM);
+    while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
         ;
     lab_set_pid(lab, 0);
+}
+
+/* How a child ended, from its wait status: "was killed by SIGKILL", "exited with status 3". */
+static void lab_exit_text(char *buf, size_t len, int status)
+{
+    if (WIFSIGNALED(status)) {
+        const char *name = sigabbrev_np(WTERMSIG(status));
+        if (name != NULL)
+            snprintf(buf, len, "was killed by SIG%s%s", name,
+                     WCOREDUMP(status) ? " (core dumped)" : "");
+        else
+            snprintf(buf, len, "was killed by signal %d", WTERMSIG(status));
+    } else {
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+    }
+}
+
+/* "tcp/reuse/64 B", with " open loop at 50 %" for an open-loop run. */
+static void lab_cell_name(char *buf, size_t len, const struct run_record *r)
+{
+    int n = snprintf(buf, len, "%s/%s/%zu B", endpoint_transport(&r->cfg.ep),
+                     r->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", r->cfg.size);
+
+    if (r->rate_share > 0 && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " open loop at %.0f %%", r->rate_share * 100);
+}
+
+/*
+ * Whether the server still runs: 0 if it does (or none is up). Once it has
+ * exited, it is reaped here and the lab must stop: -ECHILD with err naming
+ * its exit and when (during run r, which it cut short, or after the last run
+ * measured), and lab->server_gone set. An exit while a stop signal is being
+ * handled went with that signal (timeout(1) signals the whole process group,
+ * the server included): it is part of the interrupt, 0.
+ */
+static int lab_server_check(struct lab *lab, struct run_record *r, const atomic_int *stop,
+                            struct hb_err *err)
+{
+    pid_t pid = lab->server_pid, got;
+    const struct run_record *last = lab->nrecs > 0 ? &lab->recs[lab->nrecs - 1] : NULL;
+    char how[64], cell[96];
+    int status = 0;
+
+    if (pid <= 0) return 0;
+    do
+        got = waitpid(pid, &status, WNOHANG);
+    while (got == -1 && errno == EINTR);
+    if (got == 0) return 0;
+    if (got == -1)
+        snprintf(how, sizeof(how), "is gone (%s)", strerror(errno));
+    else
+        lab_exit_text(how, sizeof(how), status);
+    lab_set_pid(lab, 0);
+    if (stop != NULL && atomic_load(stop) == STOP_INTERRUPT) return 0;
+    lab->server_gone = true;
+    if (r != NULL && r->res.interrupted) {
+        r->cut_by = "the server's exit";
+        lab_cell_name(cell, sizeof(cell), r);
+        return hb_fail(err, -ECHILD, "the %s server (pid %ld) %s during cell %s", lab->opts->proto,
+                       (long)pid, how, cell);
+    }
+    if (last == NULL)
+        return hb_fail(err, -ECHILD, "the %s server (pid %ld) %s before the first cell",
+                       lab->opts->proto, (long)pid, how);
+    lab_cell_name(cell, sizeof(cell), last);
+    return hb_fail(err, -ECHILD, "the %s server (pid %ld) %s after cell %s", lab->opts->proto,
+                   (long)pid, how, cell);
 }
 
 /*
@@ -269,7 +344,7 @@ static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, str
 
 /* One run, closed loop (share 0) or open loop at share x basis ops/s; kept even if it failed. */
 static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t, unsigned rep,
-                   double share, double basis, FILE *progress, const atomic_bool *stop,
+                   double share, double basis, FILE *progress, const atomic_int *stop,
                    struct hb_err *err)
 {
     const struct lab_opts *o = lab->opts;
@@ -289,10 +364,12 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     rc = load_run(&r->cfg, &r->res, err);
     if (r->res.lat != NULL) lab->nrecs++;
     if (rc < 0) return rc;
+    /* After the run, so that a cell the server's exit cut short is still printed and kept. */
+    rc = lab_server_check(lab, r, stop, err);
     lab_progress(progress, r);
     if (lab->jsonl != NULL && report_jsonl_append(lab->jsonl, r) < 0)
         return hb_fail(err, -EIO, "cannot write the --jsonl file");
-    return 0;
+    return rc;
 }
 
 /*
@@ -302,7 +379,7 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
  * directory), which lab->reader_gone then records. Any other write error
  * (a full disk) does not stop the work.
  */
-static bool lab_stopping(struct lab *lab, FILE *progress, const atomic_bool *stop)
+static bool lab_stopping(struct lab *lab, FILE *progress, const atomic_int *stop)
 {
     if (stop != NULL && atomic_load(stop)) return true;
     if (fd_reader_gone(fileno(progress))) lab->reader_gone = true;
@@ -314,12 +391,13 @@ static bool lab_stopping(struct lab *lab, FILE *progress, const atomic_bool *sto
  * loop at each --rates share of the ops/s it just measured.
  */
 static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t, unsigned rep,
-                    FILE *progress, const atomic_bool *stop, struct hb_err *err)
+                    FILE *progress, const atomic_int *stop, struct hb_err *err)
 {
     const struct lab_opts *o = lab->opts;
-    int rc = lab_server_for(lab, o->sizes[s], mode, err);
+    int rc = lab_server_check(lab, NULL, stop, err);
     double basis;
 
+    if (rc == 0) rc = lab_server_for(lab, o->sizes[s], mode, err);
     if (rc < 0) return rc;
     rc = lab_one(lab, s, mode, t, rep, 0, 0, progress, stop, err);
     if (rc < 0 || o->nrates == 0) return rc;
@@ -332,7 +410,7 @@ static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t
     return rc;
 }
 
-int lab_run(struct lab *lab, FILE *progress, const atomic_bool *stop, struct hb_err *err)
+int lab_run(struct lab *lab, FILE *progress, const atomic_int *stop, struct hb_err *err)
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
     const struct lab_opts *o = lab->opts;
@@ -354,6 +432,8 @@ int lab_run(struct lab *lab, FILE *progress, const atomic_bool *stop, struct hb_
             }
         }
     }
+    /* The server's exit between cells (SIGCHLD set *stop) ends the loops without a cell. */
+    if (rc == 0) rc = lab_server_check(lab, NULL, stop, err);
     free(order);
     return rc;
 }

@@ -3,7 +3,8 @@
  * process, listening on a TCP loopback port and on a Unix socket in a private
  * temporary directory, and measures the matrix sizes x {connect, reuse} x
  * {tcp, unix} under one CPU placement. The server is stopped and the
- * directory removed by lab_release, which every exit path calls.
+ * directory removed by lab_release, which every exit path calls. A server
+ * that exits on its own (killed, crashed) stops the lab (lab_run).
  */
 #ifndef HOPBENCH_LAB_H
 #define HOPBENCH_LAB_H
@@ -25,10 +26,12 @@ struct lab {
     uint64_t server_close_after; /* the running server's --close-after */
     size_t server_body_size;     /* the running server's --body-size */
     struct codec_opts codec;     /* the requests of every cell */
-    _Atomic pid_t *pid_mirror;   /* kept equal to server_pid, for a signal handler; may be NULL */
+    _Atomic pid_t *pid_mirror;   /* server_pid, -server_pid while lab_stop_server stops it, 0 when
+                                    none: for signal handlers; may be NULL */
     struct observe_hook hook;    /* the current cell's outside counters */
     FILE *jsonl;                 /* each finished cell is appended here (--jsonl), or NULL */
     bool reader_gone;            /* lab_run stopped early: the progress lines' reader is gone */
+    bool server_gone;            /* lab_run stopped early: the server exited on its own */
     struct run_record *recs;
     size_t nrecs;
     size_t cap;
@@ -36,7 +39,9 @@ struct lab {
 
 /*
  * Places the CPUs, makes the directory, opens the listeners and forks the
- * server. *pid_mirror (if not NULL) follows the server's pid as it restarts.
+ * server. *pid_mirror (if not NULL) follows the server's pid as it restarts:
+ * the pid while it runs, minus it while the lab stops it (its exit is then
+ * expected), 0 when no server runs.
  */
 int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mirror,
              struct hb_err *err);
@@ -57,10 +62,16 @@ uint64_t lab_fd_need(const struct lab_opts *o);
 /*
  * Runs the matrix, printing a progress line per cell to `progress`. Stops
  * after the current cell once *stop is set or the reader of `progress` is
- * gone (fd_reader_gone; lab->reader_gone is then set). Returns 0 or a negative
+ * gone (fd_reader_gone; lab->reader_gone is then set). The server is checked
+ * (waitpid WNOHANG) before each cell, after each run and at the end; set *stop
+ * to STOP_SERVER_EXIT on its SIGCHLD to end the current run at once. An exit
+ * the lab did not ask for stops the lab: lab->server_gone, -ECHILD and err
+ * naming the exit (signal or status) and the cell, which is kept, marked cut
+ * short (cut_by), if the exit ended it early. Unless *stop is STOP_INTERRUPT:
+ * a server that exits then went with the stop signal. Returns 0 or a negative
  * errno with err set (the records measured so far are kept either way).
  */
-int lab_run(struct lab *lab, FILE *progress, const atomic_bool *stop, struct hb_err *err);
+int lab_run(struct lab *lab, FILE *progress, const atomic_int *stop, struct hb_err *err);
 
 /* Stops the server (SIGTERM, then waits), removes the directory, frees the records. */
 void lab_release(struct lab *lab);

@@ -117,7 +117,7 @@ struct load_cfg {
     uint64_t timeout_ns; /* connect or reply slower than this is a timeout */
     const int *cpus;     /* client threads go round-robin on these CPUs; NULL = unpinned */
     unsigned ncpus;
-    const atomic_bool *stop; /* set asynchronously to end the run early; may be NULL */
+    const atomic_int *stop; /* set asynchronously to end the run early; may be NULL */
     /*
      * Called from load_run's own thread (not a load thread) at each point of
      * enum load_window, so outside counters cover the same window. May be NULL.

@@ -15,6 +15,10 @@
  * written; once every run is done it is no longer an interrupt, nor an error.
  * Any other stdout write error (a full disk) stops nothing: it is said once on
  * stderr at the end, and the exit code is 1 unless it was already not 0.
+ *
+ * The lab's server exiting on its own (killed, crashed) ends the current cell
+ * at once (on_child); the tables and evidence hold what was measured, that
+ * cell marked cut short, and one line says how the server ended: exit 1.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,8 +50,8 @@
  * lock-free atomic (which a handler may use), not a volatile sig_atomic_t,
  * which is only safe within one thread.
  */
-static atomic_bool g_stop;
-_Static_assert(ATOMIC_BOOL_LOCK_FREE == 2, "the stop flag is set from a signal handler");
+static atomic_int g_stop; /* 0, STOP_INTERRUPT or STOP_SERVER_EXIT (util.h) */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
 
 /* A second signal this soon after the first is part of the same interrupt, not an abort. */
 #define SIGNAL_SAME_NS (250 * NS_PER_MS)
@@ -78,7 +82,8 @@ static char g_lab_dir[256];
 /* The second Ctrl-C: only async-signal-safe calls. SIGCONT wakes a stopped server to die. */
 static void abort_now(void)
 {
-    pid_t server = atomic_load(&g_lab_server);
+    pid_t mirror = atomic_load(&g_lab_server);
+    pid_t server = mirror < 0 ? -mirror : mirror; /* < 0: being stopped */
 
     if (server > 0) {
         kill(server, SIGTERM);
@@ -95,7 +100,7 @@ static void on_signal(int sig)
 
     UNUSED(sig);
     if (atomic_compare_exchange_strong(&g_first_signal_ns, &first, now)) {
-        atomic_store(&g_stop, true);
+        atomic_store(&g_stop, STOP_INTERRUPT);
         return;
     }
     if (now < first + SIGNAL_SAME_NS) return;
@@ -123,6 +128,37 @@ static void install_signals(void)
 }
 
 /*
+ * SIGCHLD in the lab: its server exited. Unless the lab stopped it itself
+ * (g_lab_server is then negative) or a stop signal came first, the current run ends
+ * at once (the load threads check g_stop at least every 50 ms); lab_run then
+ * reaps the server and says how it ended. Nothing else on the hot path. A stop
+ * signal handled at the same time in another thread (timeout(1) signals the
+ * lab, then its process group, the server included) must win: on_signal sets
+ * g_first_signal_ns before g_stop, and this reads it after its own write.
+ */
+static void on_child(int sig)
+{
+    UNUSED(sig);
+    int none = 0;
+
+    if (atomic_load(&g_lab_server) <= 0) return;
+    if (!atomic_compare_exchange_strong(&g_stop, &none, STOP_SERVER_EXIT)) return;
+    if (atomic_load(&g_first_signal_ns) != 0) atomic_store(&g_stop, STOP_INTERRUPT);
+}
+
+/* SA_RESTART: a write to stdout that the signal interrupts goes on, not fails. */
+static void install_child_watch(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_child;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
+    sigaction(SIGCHLD, &sa, NULL);
+}
+
+/*
  * Whether to stop before the next run: a stop signal came, or stdout's reader
  * is gone (fd_reader_gone: `hopbench run | head`; SIGPIPE is ignored). The
  * latter counts as an interrupt from then on, since runs are left undone:
@@ -131,8 +167,9 @@ static void install_signals(void)
  */
 static bool stopping(void)
 {
-    if (!atomic_load(&g_stop) && fd_reader_gone(STDOUT_FILENO)) atomic_store(&g_stop, true);
-    return atomic_load(&g_stop);
+    if (atomic_load(&g_stop) == 0 && fd_reader_gone(STDOUT_FILENO))
+        atomic_store(&g_stop, STOP_INTERRUPT);
+    return atomic_load(&g_stop) != 0;
 }
 
 /*
@@ -675,6 +712,7 @@ static int cmd_lab(int argc, char **argv)
      * see the directory.
      */
     install_signals();
+    install_child_watch();
     stop_signal_set(&held);
     pthread_sigmask(SIG_BLOCK, &held, &old);
     rc = lab_init(&lab, &o, &g_lab_server, &err);
@@ -716,8 +754,11 @@ static int cmd_lab(int argc, char **argv)
     meta.summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
     report_errors(stdout, lab.recs, lab.nrecs);
     report_cut_short(stdout, lab.recs, lab.nrecs);
-    meta.interrupted =
-        atomic_load(&g_stop) || lab.reader_gone; /* cut short, not stdout failing now */
+    /*
+     * Cut short: a stop signal, the reader gone, the server's exit while cells were left (not
+     * one after the last cell: STOP_SERVER_EXIT alone), not stdout failing now.
+     */
+    meta.interrupted = atomic_load(&g_stop) == STOP_INTERRUPT || lab.reader_gone || lab.server_gone;
     rc = write_evidence("lab", json_path, &meta, lab.recs, lab.nrecs);
     json_decref(meta.plan);
     json_decref(meta.summary);

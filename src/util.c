@@ -112,7 +112,7 @@ int parse_seconds(const char *s, double max_s, uint64_t *out_ns)
     return 0;
 }
 
-bool sleep_until_ns(uint64_t deadline_ns, const atomic_bool *stop)
+bool sleep_until_ns(uint64_t deadline_ns, const atomic_int *stop)
 {
     for (uint64_t now = now_ns(); now < deadline_ns; now = now_ns()) {
         uint64_t next = now + 50 * NS_PER_MS < deadline_ns ? now + 50 * NS_PER_MS : deadline_ns;

@@ -55,13 +55,21 @@ static inline uint64_t thread_cpu_ns(void)
  * by another thread and never interrupt the sleep: the slices bound the
  * delay. Returns true when the deadline was reached.
  */
-bool sleep_until_ns(uint64_t deadline_ns, const atomic_bool *stop);
+bool sleep_until_ns(uint64_t deadline_ns, const atomic_int *stop);
 
 /*
  * The signals that end a lab's or a run's work early as Ctrl-C does (main.c):
  * SIGINT, SIGTERM, SIGHUP (the terminal went away) and SIGQUIT.
  */
 #define STOP_SIGNALS SIGINT, SIGTERM, SIGHUP, SIGQUIT
+
+/*
+ * What set a stop flag (`atomic_int *stop`, read by the load
+ * engine and the lab): any value but 0 ends the current run. STOP_INTERRUPT:
+ * a stop signal or stdout's reader gone; STOP_SERVER_EXIT: the lab's server
+ * exited (SIGCHLD), and nothing had set it before.
+ */
+enum { STOP_INTERRUPT = 1, STOP_SERVER_EXIT = 2 };
 
 /* Empties *set and adds STOP_SIGNALS to it. */
 void stop_signal_set(sigset_t *set);

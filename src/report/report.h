@@ -29,6 +29,7 @@ struct run_record {
     bool size_is_reply; /* cfg.size is the server's reply body (lab http, fcgi), not the request */
     double rate_share;  /* open loop with --rate N%: N / 100 of rate_basis; 0 = an absolute rate */
     double rate_basis;  /* the closed-loop maximum measured for it, ops/s */
+    const char *cut_by; /* what cut it short (res.interrupted): NULL for Ctrl-C */
 };
 
 /* What the whole invocation was. */
@@ -59,7 +60,10 @@ double report_cpu_ns_per_op(const struct run_record *r);
  */
 bool report_run_counts(const struct run_record *r);
 
-/* A "cut short:" line for each run Ctrl-C ended early; prints nothing when none was. */
+/*
+ * A "cut short:" line for each run that ended early, naming what ended it
+ * (Ctrl-C, or its cut_by); prints nothing when none did.
+ */
 void report_cut_short(FILE *f, const struct run_record *recs, size_t n);
 
 /* The table of `hopbench run`: one row per endpoint, and its ratio to the first. */

@@ -75,7 +75,9 @@ static void summarize_cell(const struct run_record *recs, size_t n, unsigned c, 
         if (recs[i].cell != c) continue;
         if (out->first == NULL) out->first = &recs[i];
         out->runs++;
-        out->cut += recs[i].res.interrupted;
+        if (!recs[i].res.interrupted) continue;
+        out->cut++;
+        out->cut_by = recs[i].cut_by;
     }
     for (int m = 0; m < METRICS; m++) {
         size_t k = collect(recs, n, c, (enum summary_metric)m, x);
@@ -143,7 +145,8 @@ void summary_print(FILE *f, const char *title, const struct cell_summary *cells,
         if (c->first == NULL) continue;
         fprintf(f, "%s %s (n=%zu valid of %zu", text_safe(ep, sizeof(ep), c->first->cfg.ep.text),
                 c->first->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", c->valid, c->runs);
-        if (c->cut > 0) fprintf(f, "; %zu cut short by Ctrl-C", c->cut);
+        if (c->cut > 0)
+            fprintf(f, "; %zu cut short by %s", c->cut, c->cut_by != NULL ? c->cut_by : "Ctrl-C");
         fputs(")\n", f);
         if (c->valid == 0) {
             fprintf(f, "  no valid run: left out of every comparison\n");

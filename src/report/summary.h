@@ -39,7 +39,8 @@ struct cell_summary {
     const struct run_record *first; /* a run of this cell, for its labels */
     size_t runs;                    /* all runs of the cell */
     size_t valid;                   /* runs that count: valid and not cut short */
-    size_t cut;                     /* runs Ctrl-C cut short (left out) */
+    size_t cut;                     /* runs cut short (left out) */
+    const char *cut_by;             /* what cut the last of them short: NULL for Ctrl-C */
     struct stats_summary m[METRICS];
     struct summary_delta vs_first[METRICS]; /* unset for cell 0 */
 };

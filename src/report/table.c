@@ -707,10 +707,11 @@ void report_cut_short(FILE *f, const struct run_record *recs, size_t n)
     for (size_t i = 0; i < n; i++)
         if (recs[i].res.interrupted)
             fprintf(f,
-                    "cut short: %s %s %zu B: Ctrl-C ended it after %.2f s of its window; left out "
+                    "cut short: %s %s %zu B: %s ended it after %.2f s of its window; left out "
                     "of summaries, comparisons and ratios\n",
                     text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
-                    recs[i].cfg.size, (double)recs[i].res.window_ns / 1e9);
+                    recs[i].cfg.size, recs[i].cut_by != NULL ? recs[i].cut_by : "Ctrl-C",
+                    (double)recs[i].res.window_ns / 1e9);
 }
 
 /*

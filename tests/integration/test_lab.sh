@@ -41,6 +41,17 @@ check_lab_gone() {
         sh -c "[ -z \"\$(ls -A '$T/$name.tmp')\" ]"
 }
 
+# wait_jsonl FILE N PID : waits (at most 10 s) until FILE has N lines or PID is gone.
+wait_jsonl() {
+    local i
+    for ((i = 0; i < 200; i++)); do
+        [ "$(wc -l 2>/dev/null <"$1" || echo 0)" -ge "$2" ] && return 0
+        alive "$3" || return 1
+        sleep 0.05
+    done
+    return 1
+}
+
 cpus=$(nproc)
 if [ "$cpus" -ge 2 ]; then want_pin="split"; else want_pin="same"; fi
 
@@ -217,10 +228,7 @@ lab_dirs lc
 spawn_cmd lc env -C "$T/lc.cwd" TMPDIR="$T/lc.tmp" "$HOPBENCH" lab --sizes 64 -d 1.5 --warmup 0.1 \
     --jsonl "$T/lc.jsonl" --json "$T/lc.json"
 lc_pid=$SPAWNED
-for ((i = 0; i < 200; i++)); do
-    [ "$(wc -l 2>/dev/null <"$T/lc.jsonl" || echo 0)" -ge 2 ] && break
-    sleep 0.05
-done
+wait_jsonl "$T/lc.jsonl" 2 "$lc_pid"
 sleep 0.5
 kill -INT "$lc_pid"
 reap "$lc_pid" 10
@@ -261,10 +269,7 @@ lab_dirs ab
 spawn_cmd ab env -C "$T/ab.cwd" TMPDIR="$T/ab.tmp" "$HOPBENCH" lab --sizes 64,4KiB -d 0.4 \
     --warmup 0.1 --jsonl "$T/ab.jsonl" --json "$T/ab.json"
 ab_pid=$SPAWNED
-for ((i = 0; i < 100; i++)); do
-    [ "$(wc -l 2>/dev/null <"$T/ab.jsonl" || echo 0)" -ge 3 ] && break
-    sleep 0.05
-done
+wait_jsonl "$T/ab.jsonl" 3 "$ab_pid"
 ab_spid=$(lab_server_pid ab)
 if [ -n "$ab_spid" ] && alive "$ab_pid"; then
     kill -STOP "$ab_spid"
@@ -364,11 +369,7 @@ for sig in HUP QUIT; do
     spawn_cmd "$name" env -C "$T/$name.cwd" TMPDIR="$T/$name.tmp" "$HOPBENCH" lab --sizes 64 \
         -d 0.3 --warmup 0.1 --jsonl "$T/$name.jsonl" --json "$T/$name.json"
     sig_pid=$SPAWNED
-    for ((i = 0; i < 200; i++)); do
-        [ "$(wc -l 2>/dev/null <"$T/$name.jsonl" || echo 0)" -ge 2 ] && break
-        alive "$sig_pid" || break
-        sleep 0.05
-    done
+    wait_jsonl "$T/$name.jsonl" 2 "$sig_pid"
     kill -"$sig" "$sig_pid"
     reap "$sig_pid" 10
     check_eq "lab SIG$sig: exit 130" 130 "$RC"
@@ -389,17 +390,93 @@ lab_dirs nohup
 spawn_cmd nohup env -C "$T/nohup.cwd" --ignore-signal=HUP TMPDIR="$T/nohup.tmp" "$HOPBENCH" lab \
     --sizes 64 -d 0.15 --warmup 0.05 --jsonl "$T/nohup.jsonl" --json "$T/nohup.json"
 nohup_pid=$SPAWNED
-for ((i = 0; i < 200; i++)); do
-    [ "$(wc -l 2>/dev/null <"$T/nohup.jsonl" || echo 0)" -ge 2 ] && break
-    alive "$nohup_pid" || break
-    sleep 0.05
-done
+wait_jsonl "$T/nohup.jsonl" 2 "$nohup_pid"
 kill -HUP "$nohup_pid"
 reap "$nohup_pid" 10
 check_eq "lab under nohup, SIGHUP: exit 0" 0 "$RC"
 rcheck "lab under nohup, SIGHUP: every cell measured, not interrupted" "$T/nohup.json" \
     '.interrupted == false and (.runs | length) == 4 and .valid == true'
 check_lab_gone nohup
+
+# --- the lab's server exits on its own -----------------------------------------------------
+# The lab watches its server child (SIGCHLD, and waitpid before each cell): killed in the middle
+# of a cell, it ends that cell at once instead of counting refused connections, says how the
+# server ended in one line, writes the evidence (that cell kept, cut short) and exits 1.
+
+# lab_server_exit NAME SIGNAL WANT-ERE LAB-ARGS... : starts the lab with --jsonl, waits until
+# its first cell is on disk and 0.5 s more, sends SIGNAL to the server child, and checks the
+# exit, the one stderr line (WANT-ERE, after "hopbench lab: the echo server (pid N) ") and
+# that the evidence holds the runs finished before. Sets SPID.
+lab_server_exit() {
+    local name=$1 sig=$2 want=$3 j=$T/$1.json pid
+    shift 3
+    lab_dirs "$name"
+    spawn_cmd "$name" env -C "$T/$name.cwd" TMPDIR="$T/$name.tmp" "$HOPBENCH" lab "$@" \
+        --jsonl "$T/$name.jsonl" --json "$j"
+    pid=$SPAWNED
+    wait_jsonl "$T/$name.jsonl" 2 "$pid"
+    sleep 0.5
+    SPID=$(lab_server_pid "$name")
+    if [ -z "$SPID" ] || ! alive "$pid"; then
+        not_ok "$name: lab running with a server" "$(head -c 300 "$T/$name.out" "$T/$name.err")"
+        stop_pid "$pid"
+        return 1
+    fi
+    # The server is the lab's only child: the one the header names.
+    check_eq "$name: the header's server pid is the lab's child" "$SPID" "$(pgrep -P "$pid")"
+    kill "-$sig" "$SPID"
+    reap "$pid" 20
+    check_eq "$name: exit 1" 1 "$RC"
+    one_line "$name: one stderr line naming the server's exit" "$T/$name.err" \
+        "^hopbench lab: the echo server \(pid $SPID\) $want$"
+    check "$name: evidence path printed" grep -qx "evidence: $j" "$T/$name.out"
+    rcheck "$name: evidence interrupted, holding the runs finished before, each whole" "$j" \
+        '.interrupted == true and (.runs | length) >= 1
+         and all(.runs[] | select(.interrupted == false); .valid == true and errors_zero and .ops > 0)'
+    check_eq "$name: the evidence holds the JSONL's runs" \
+        "$(jq -c '[.runs[] | [.cell, .rep, .ops]]' "$j" 2>&1)" \
+        "$(jq -c -s '[.[] | select(.record == "run") | [.cell, .rep, .ops]]' "$T/$name.jsonl" 2>&1)"
+    check_lab_gone "$name"
+}
+
+# Killed (SIGKILL) during a 3 s cell: that cell is the last run, cut short, and named.
+if lab_server_exit skill KILL 'was killed by SIGKILL during cell (tcp|unix)/(connect|reuse)/64 B' \
+    --sizes 64 -d 3 --warmup 0.1; then
+    cell=$(sed -n 's#.* during cell \([a-z]*/[a-z]*\)/64 B$#\1#p' "$T/skill.err")
+    rcheck "SIGKILL: the cell named is the last run, cut short, the others not" "$T/skill.json" \
+        '(.runs | length) >= 2 and (.runs[-1] | "\(.transport)/\(.mode)" == "'"$cell"'"
+         and .interrupted == true and .window_s < 3) and all(.runs[:-1][]; .interrupted == false)'
+    check "SIGKILL: a 'cut short:' line names the server's exit" \
+        grep -Eq "^cut short: .* 64 B: the server's exit ended it after [0-9.]+ s of its window" \
+        "$T/skill.out"
+fi
+
+# SIGTERM: the server shuts down cleanly, so it exits with a status, not by a signal.
+lab_server_exit sterm TERM 'exited with status 0 during cell (tcp|unix)/(connect|reuse)/64 B' \
+    --sizes 64 -d 3 --warmup 0.1
+
+# Between cells (in a 4 s --cooldown): named after the last cell, which is whole.
+if lab_server_exit sgap KILL 'was killed by SIGKILL after cell tcp/connect/64 B' \
+    --sizes 64 -d 0.3 --warmup 0.1 --cooldown 4; then
+    rcheck "between cells: the one cell measured is whole" "$T/sgap.json" \
+        '[.runs[] | [.transport, .mode, .interrupted]] == [["tcp","connect",false]]'
+fi
+
+# A stop signal that reaches the server too (timeout -s TERM signals the lab, then its process
+# group; the server exits on SIGTERM) is an interrupt, not the server dying: exit 130, no line
+# about the server. (Exit 2 if the stopping server failed an op before the load threads saw
+# the stop flag: the cut cell then counts errors, as it always did.)
+lab_dirs stg
+RC=0
+(cd "$T/stg.cwd" && TMPDIR=$T/stg.tmp exec timeout -k 5 --preserve-status -s TERM 2.5 \
+    "$HOPBENCH" lab --sizes 64,4KiB -d 0.3 --warmup 0.1 --json "$T/stg.json") \
+    >"$T/stg.out" 2>"$T/stg.err" || RC=$?
+check "timeout -s TERM: an interrupt (exit 130, or 2 with errors), not 1 (exit $RC)" \
+    test "$RC" = 130 -o "$RC" = 2
+check "timeout -s TERM: no line about the server's exit" \
+    sh -c "! grep -q 'server' '$T/stg.err'"
+rcheck "timeout -s TERM: evidence interrupted" "$T/stg.json" '.interrupted == true'
+check_lab_gone stg
 
 # --reps: every cell repeated, tcp and unix alternating ABBA, summaries per size and mode.
 mkdir -p "$T/lr.cwd" "$T/lr.tmp"

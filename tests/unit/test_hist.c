@@ -18,6 +18,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "hist.h"
 
@@ -314,9 +316,44 @@ static void test_count_at_least(void **state)
     hist_free(h);
 }
 
+/*
+ * hist_new: every page of the histogram is resident before the first value, so
+ * recording takes no page fault and a long run does not grow as new latencies
+ * land in new pages. mincore(2) reads which pages are mapped in; a fresh
+ * calloc'd mapping (what the compiler makes of malloc + memset 0) has none.
+ */
+static void test_new_is_resident(void **state)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    struct hist *h[4];
+
+    (void)state;
+    for (size_t k = 0; k < sizeof(h) / sizeof(h[0]); k++) {
+        uintptr_t lo, hi;
+        size_t pages, missing = 0;
+        unsigned char *vec;
+
+        h[k] = hist_new();
+        assert_non_null(h[k]);
+        lo = (uintptr_t)h[k] & ~(uintptr_t)(page - 1);
+        hi = ((uintptr_t)h[k] + sizeof(*h[k]) + page - 1) & ~(uintptr_t)(page - 1);
+        pages = (hi - lo) / page;
+        vec = calloc(pages, 1);
+        assert_non_null(vec);
+        assert_int_equal(mincore((void *)lo, hi - lo, vec), 0);
+        for (size_t i = 0; i < pages; i++)
+            missing += !(vec[i] & 1);
+        if (missing) fail_msg("histogram %zu: %zu of %zu pages not resident", k, missing, pages);
+        free(vec);
+    }
+    for (size_t k = 0; k < sizeof(h) / sizeof(h[0]); k++)
+        hist_free(h[k]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_new_is_resident),
         cmocka_unit_test(test_index_round_trip),
         cmocka_unit_test(test_percentiles_vs_sort),
         cmocka_unit_test(test_merge),
