@@ -1,0 +1,329 @@
+/*
+ * test_loop: the timeout queue and the epoll loop without the load engine.
+ * The queue is driven with made-up clock values, so expiry is checked at exact
+ * boundaries with no real time involved. The loop is checked only on what does
+ * not depend on timing: a readable pipe reaches its handler with EPOLLIN, a
+ * zero timeout returns at once, a removed fd is no longer reported.
+ */
+/* cmocka.h needs these four first, in this order */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "loop.h"
+
+#define DELAY 1000ULL
+#define NNODE 5
+
+/* Collects every node that has expired by `now`, in the order the queue gives them. */
+static size_t pop_all(struct tq *q, uint64_t now, struct tq_node **out, size_t max)
+{
+    struct tq_node *n;
+    size_t k = 0;
+
+    while ((n = tq_pop_expired(q, now)) != NULL) {
+        assert_true(k < max);
+        assert_false(tq_armed(n));
+        assert_true(n->deadline_ns <= now);
+        out[k++] = n;
+    }
+    return k;
+}
+
+static void test_empty(void **state)
+{
+    struct tq q;
+
+    (void)state;
+    tq_init(&q, DELAY);
+    assert_int_equal(tq_next(&q), UINT64_MAX);
+    assert_null(tq_pop_expired(&q, 0));
+    assert_null(tq_pop_expired(&q, UINT64_MAX));
+}
+
+static void test_arm_and_expire_at_boundary(void **state)
+{
+    struct tq q;
+    struct tq_node n = { 0 };
+
+    (void)state;
+    tq_init(&q, DELAY);
+    assert_false(tq_armed(&n));
+    tq_arm(&q, &n, 500);
+    assert_true(tq_armed(&n));
+    assert_int_equal(n.deadline_ns, 500 + DELAY);
+    assert_int_equal(tq_next(&q), 500 + DELAY);
+
+    /* One nanosecond early: nothing; exactly at the deadline: expired. */
+    assert_null(tq_pop_expired(&q, 500 + DELAY - 1));
+    assert_true(tq_armed(&n));
+    assert_ptr_equal(tq_pop_expired(&q, 500 + DELAY), &n);
+    assert_false(tq_armed(&n));
+    assert_int_equal(tq_next(&q), UINT64_MAX);
+    assert_null(tq_pop_expired(&q, UINT64_MAX));
+}
+
+static void test_expiry_order(void **state)
+{
+    struct tq q;
+    struct tq_node n[NNODE] = { 0 };
+    struct tq_node *out[NNODE];
+
+    (void)state;
+    tq_init(&q, DELAY);
+    for (size_t i = 0; i < NNODE; i++)
+        tq_arm(&q, &n[i], 10 * i);
+    assert_int_equal(tq_next(&q), DELAY);
+
+    /* By the third deadline exactly, the first three have expired, in arm order. */
+    assert_int_equal(pop_all(&q, 20 + DELAY, out, NNODE), 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_ptr_equal(out[i], &n[i]);
+    assert_int_equal(tq_next(&q), 30 + DELAY);
+    assert_true(tq_armed(&n[3]) && tq_armed(&n[4]));
+
+    assert_int_equal(pop_all(&q, UINT64_MAX, out, NNODE), 2);
+    assert_ptr_equal(out[0], &n[3]);
+    assert_ptr_equal(out[1], &n[4]);
+    assert_int_equal(tq_next(&q), UINT64_MAX);
+}
+
+/* Arms NNODE nodes at 0,10,..., disarms n[victim], checks the rest expire in order. */
+static void check_disarm(size_t victim)
+{
+    struct tq q;
+    struct tq_node n[NNODE] = { 0 };
+    struct tq_node *out[NNODE];
+    size_t k = 0;
+
+    tq_init(&q, DELAY);
+    for (size_t i = 0; i < NNODE; i++)
+        tq_arm(&q, &n[i], 10 * i);
+    tq_disarm(&n[victim]);
+    assert_false(tq_armed(&n[victim]));
+    tq_disarm(&n[victim]); /* disarming twice is harmless */
+    assert_int_equal(tq_next(&q), victim == 0 ? 10 + DELAY : DELAY);
+
+    assert_int_equal(pop_all(&q, UINT64_MAX, out, NNODE), NNODE - 1);
+    for (size_t i = 0; i < NNODE; i++)
+        if (i != victim) assert_ptr_equal(out[k++], &n[i]);
+    assert_int_equal(tq_next(&q), UINT64_MAX);
+}
+
+static void test_disarm_head_middle_tail(void **state)
+{
+    (void)state;
+    check_disarm(0);
+    check_disarm(NNODE / 2);
+    check_disarm(NNODE - 1);
+}
+
+static void test_disarm_only_node(void **state)
+{
+    struct tq q;
+    struct tq_node n = { 0 };
+
+    (void)state;
+    tq_init(&q, DELAY);
+    tq_arm(&q, &n, 0);
+    tq_disarm(&n);
+    assert_int_equal(tq_next(&q), UINT64_MAX);
+    assert_null(tq_pop_expired(&q, UINT64_MAX));
+    /* The queue is usable again after going empty. */
+    tq_arm(&q, &n, 7);
+    assert_int_equal(tq_next(&q), 7 + DELAY);
+}
+
+static void test_rearm_moves_to_tail(void **state)
+{
+    struct tq q;
+    struct tq_node n[3] = { 0 };
+    struct tq_node *out[3];
+
+    (void)state;
+    tq_init(&q, DELAY);
+    tq_arm(&q, &n[0], 0);
+    tq_arm(&q, &n[1], 10);
+    tq_arm(&q, &n[2], 20);
+    /* Re-arming the head later pushes its deadline back and puts it last. */
+    tq_arm(&q, &n[0], 30);
+    assert_int_equal(n[0].deadline_ns, 30 + DELAY);
+    assert_int_equal(tq_next(&q), 10 + DELAY);
+
+    assert_null(tq_pop_expired(&q, 10 + DELAY - 1));
+    assert_int_equal(pop_all(&q, 20 + DELAY, out, 3), 2);
+    assert_ptr_equal(out[0], &n[1]);
+    assert_ptr_equal(out[1], &n[2]);
+    assert_int_equal(tq_next(&q), 30 + DELAY);
+    assert_int_equal(pop_all(&q, 30 + DELAY, out, 3), 1);
+    assert_ptr_equal(out[0], &n[0]);
+    assert_int_equal(tq_next(&q), UINT64_MAX);
+}
+
+struct seen {
+    int calls;
+    int fd;
+    unsigned events;
+};
+
+static void record(struct loop *l, int fd, void *data, unsigned events)
+{
+    struct seen *s = data;
+
+    (void)l;
+    s->calls++;
+    s->fd = fd;
+    s->events = events;
+}
+
+struct pipe_loop {
+    struct loop l;
+    int p[2];
+    struct seen seen;
+    struct loop_fd h;
+};
+
+static int pipe_loop_setup(void **state)
+{
+    static struct pipe_loop pl;
+
+    pl = (struct pipe_loop){ .p = { -1, -1 } };
+    if (loop_init(&pl.l) != 0) return -1;
+    if (pipe2(pl.p, O_NONBLOCK | O_CLOEXEC) != 0) {
+        loop_release(&pl.l);
+        return -1;
+    }
+    pl.h = (struct loop_fd){ .fn = record, .data = &pl.seen, .fd = pl.p[0] };
+    *state = &pl;
+    return 0;
+}
+
+static int pipe_loop_teardown(void **state)
+{
+    struct pipe_loop *pl = *state;
+
+    if (pl->p[0] >= 0) close(pl->p[0]);
+    if (pl->p[1] >= 0) close(pl->p[1]);
+    loop_release(&pl->l);
+    return 0;
+}
+
+static void test_poll_zero_returns_at_once(void **state)
+{
+    struct pipe_loop *pl = *state;
+
+    assert_int_equal(loop_add(&pl->l, &pl->h, EPOLLIN), 0);
+    /* Nothing is ready and the wait is 0: returns 0 without calling the handler. */
+    assert_int_equal(loop_poll(&pl->l, 0), 0);
+    assert_int_equal(pl->seen.calls, 0);
+}
+
+static void test_readable_pipe_calls_handler(void **state)
+{
+    struct pipe_loop *pl = *state;
+    char c = 'x';
+
+    assert_int_equal(loop_add(&pl->l, &pl->h, EPOLLIN), 0);
+    assert_int_equal(write(pl->p[1], &c, 1), 1);
+    /* Data is already there, so a forever wait returns as soon as it starts. */
+    assert_int_equal(loop_poll(&pl->l, UINT64_MAX), 1);
+    assert_int_equal(pl->seen.calls, 1);
+    assert_int_equal(pl->seen.fd, pl->p[0]);
+    assert_true(pl->seen.events & EPOLLIN);
+
+    /* Level-triggered and unread: reported again. */
+    assert_int_equal(loop_poll(&pl->l, 0), 1);
+    assert_int_equal(pl->seen.calls, 2);
+
+    /* Drained: no longer ready. */
+    assert_int_equal(read(pl->p[0], &c, 1), 1);
+    assert_int_equal(loop_poll(&pl->l, 0), 0);
+    assert_int_equal(pl->seen.calls, 2);
+}
+
+static void test_edge_triggered_reports_once(void **state)
+{
+    struct pipe_loop *pl = *state;
+    char c = 'x';
+
+    assert_int_equal(loop_add(&pl->l, &pl->h, EPOLLIN | EPOLLET), 0);
+    assert_int_equal(write(pl->p[1], &c, 1), 1);
+    assert_int_equal(loop_poll(&pl->l, 0), 1);
+    /* Unread, but no new edge: not reported again. */
+    assert_int_equal(loop_poll(&pl->l, 0), 0);
+    assert_int_equal(pl->seen.calls, 1);
+    /* New data is a new edge. */
+    assert_int_equal(write(pl->p[1], &c, 1), 1);
+    assert_int_equal(loop_poll(&pl->l, 0), 1);
+    assert_int_equal(pl->seen.calls, 2);
+}
+
+static void test_mod_and_del(void **state)
+{
+    struct pipe_loop *pl = *state;
+    struct seen wseen = { 0 };
+    struct loop_fd w = { .fn = record, .data = &wseen, .fd = pl->p[1] };
+    char c = 'x';
+
+    /* The write end of an empty pipe is writable, but only once asked for. */
+    assert_int_equal(loop_add(&pl->l, &w, 0), 0);
+    assert_int_equal(loop_poll(&pl->l, 0), 0);
+    assert_int_equal(loop_mod(&pl->l, &w, EPOLLOUT), 0);
+    assert_int_equal(loop_poll(&pl->l, 0), 1);
+    assert_int_equal(wseen.fd, pl->p[1]);
+    assert_true(wseen.events & EPOLLOUT);
+
+    assert_int_equal(loop_del(&pl->l, &w), 0);
+    assert_int_equal(loop_poll(&pl->l, 0), 0);
+    assert_int_equal(wseen.calls, 1);
+
+    /* A readable fd that was removed is not reported. */
+    assert_int_equal(loop_add(&pl->l, &pl->h, EPOLLIN), 0);
+    assert_int_equal(loop_del(&pl->l, &pl->h), 0);
+    assert_int_equal(write(pl->p[1], &c, 1), 1);
+    assert_int_equal(loop_poll(&pl->l, 0), 0);
+    assert_int_equal(pl->seen.calls, 0);
+}
+
+static void test_errors_are_negative_errno(void **state)
+{
+    struct pipe_loop *pl = *state;
+    struct loop_fd bad = { .fn = record, .data = &pl->seen, .fd = -1 };
+
+    assert_int_equal(loop_add(&pl->l, &bad, EPOLLIN), -EBADF);
+    /* Modifying or removing an fd that was never added. */
+    assert_int_equal(loop_mod(&pl->l, &pl->h, EPOLLIN), -ENOENT);
+    assert_int_equal(loop_del(&pl->l, &pl->h), -ENOENT);
+    assert_int_equal(loop_add(&pl->l, &pl->h, EPOLLIN), 0);
+    assert_int_equal(loop_add(&pl->l, &pl->h, EPOLLIN), -EEXIST);
+}
+
+#define PIPE_TEST(f) cmocka_unit_test_setup_teardown(f, pipe_loop_setup, pipe_loop_teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_arm_and_expire_at_boundary),
+        cmocka_unit_test(test_expiry_order),
+        cmocka_unit_test(test_disarm_head_middle_tail),
+        cmocka_unit_test(test_disarm_only_node),
+        cmocka_unit_test(test_rearm_moves_to_tail),
+        PIPE_TEST(test_poll_zero_returns_at_once),
+        PIPE_TEST(test_readable_pipe_calls_handler),
+        PIPE_TEST(test_edge_triggered_reports_once),
+        PIPE_TEST(test_mod_and_del),
+        PIPE_TEST(test_errors_are_negative_errno),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
