@@ -133,6 +133,9 @@ static void *responder_main(void *arg)
     return NULL;
 }
 
+/* The responder running, so teardown can stop it and remove its files after a failed assertion. */
+static struct responder *live;
+
 static void responder_start(struct responder *rs, enum behaviour how)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -149,10 +152,12 @@ static void responder_start(struct responder *rs, enum behaviour how)
     assert_int_equal(listen(rs->lfd, 16), 0);
     assert_int_equal(pipe(rs->stop), 0);
     assert_int_equal(pthread_create(&rs->tid, NULL, responder_main, rs), 0);
+    live = rs;
 }
 
 static void responder_stop(struct responder *rs)
 {
+    live = NULL;
     assert_int_equal(write(rs->stop[1], "x", 1), 1);
     assert_int_equal(pthread_join(rs->tid, NULL), 0);
     close(rs->stop[0]);
@@ -344,12 +349,22 @@ static void test_errno_kinds(void **state)
             assert_string_not_equal(op_err_name((enum op_err)a), op_err_name((enum op_err)b));
 }
 
+static int teardown(void **state)
+{
+    (void)state;
+    if (live != NULL) responder_stop(live);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_errno_kinds), cmocka_unit_test(test_count_ops_recorded),
-        cmocka_unit_test(test_short),       cmocka_unit_test(test_wrong),
-        cmocka_unit_test(test_unexpected),  cmocka_unit_test(test_refused),
+        cmocka_unit_test_teardown(test_errno_kinds, teardown),
+        cmocka_unit_test_teardown(test_count_ops_recorded, teardown),
+        cmocka_unit_test_teardown(test_short, teardown),
+        cmocka_unit_test_teardown(test_wrong, teardown),
+        cmocka_unit_test_teardown(test_unexpected, teardown),
+        cmocka_unit_test_teardown(test_refused, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
