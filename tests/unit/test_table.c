@@ -317,6 +317,42 @@ static void test_open_loop_verdict(void **state)
     recs_free(&rs);
 }
 
+/* The lab's unix÷tcp row: the ratios of ops/s and CPU per op, n/a where a side has none. */
+static void test_lab_ratio(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *t, *u;
+    char *out, *l;
+
+    (void)state;
+    t = rec_add(&rs, "tcp://127.0.0.1:9000", 64, 1000, 1000000000, 5000);
+    t->res.client_cpu_ns = 4000000; /* 4 µs per op */
+    u = rec_add(&rs, "unix:/run/a.sock", 64, 2500, 1000000000, 5000);
+    u->res.client_cpu_ns = 5000000; /* 2 µs per op */
+    out = render(report_lab_tables, &rs);
+    assert_has(out, "64 B echo round trips");
+    l = line_with(out, "unix÷tcp");
+    assert_has(l, "       2.50x");
+    assert_has(l, "    0.50x");
+    assert_has(l, "    1.00x"); /* the same latencies */
+    assert_has(l, "     n/a");  /* server cpu/op: not observed */
+    free(l);
+    l = line_with(out, "  reuse    tcp ");
+    assert_has(l, " 1,000 ");
+    assert_has(l, "    4.00");
+    free(l);
+    free(out);
+
+    u->res.interrupted = true;
+    out = render(report_lab_tables, &rs);
+    l = line_with(out, "unix÷tcp");
+    assert_has(l, "(no ratio: a run is invalid or was cut short)");
+    assert_lacks(l, "2.50x");
+    free(l);
+    free(out);
+    recs_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_run_table_no_ratio), cmocka_unit_test(test_errors_lines),
         cmocka_unit_test(test_cut_short),          cmocka_unit_test(test_cost_table_na),
         cmocka_unit_test(test_cost_table_na_rows), cmocka_unit_test(test_open_loop_verdict),
+        cmocka_unit_test(test_lab_ratio),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
