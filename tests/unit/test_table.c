@@ -19,8 +19,9 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "report/summary.h"
 
-#define RECS_MAX 4
+#define RECS_MAX 8
 
 /* Records with their own latency histograms; freed by recs_free. */
 struct recs {
@@ -353,6 +354,57 @@ static void test_lab_ratio(void **state)
     recs_free(&rs);
 }
 
+/*
+ * summary_print across repetitions: the cell's counts (valid of all, cut
+ * short by what), median [min – max] per metric, µs for latencies, and the
+ * comparison to the first cell; a cell without a valid run says so.
+ */
+static void test_summary_print(void **state)
+{
+    static const uint64_t ops[2][3] = { { 1000, 1200, 1100 }, { 2400, 2000, 2200 } };
+    struct recs rs = { 0 };
+    struct cell_summary cells[3];
+    struct run_record *r;
+    char *buf = NULL, want[160];
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    for (unsigned c = 0; c < 2; c++)
+        for (unsigned k = 0; k < 3; k++) {
+            r = rec_add(&rs, c == 0 ? "unix:@a" : "unix:@b", 64, ops[c][k], 1000000000, 5000000);
+            r->cell = c;
+            r->rep = k;
+        }
+    r = rec_add(&rs, "unix:@b", 64, 9000, 1000000000, 5000000);
+    r->cell = 1;
+    r->res.interrupted = true;
+    r->cut_by = "the time budget";
+    r = rec_add(&rs, "unix:@c", 64, 0, 1000000000, 5000000);
+    r->cell = 2;
+    assert_int_equal(summary_compute(rs.r, rs.n, 3, 1, cells), 0);
+    assert_int_equal(cells[1].valid, 3);
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    summary_print(f, "repetitions", cells, 3);
+    assert_int_equal(fclose(f), 0);
+    assert_has(buf, "\nrepetitions: median [min – max] ±SD of the valid runs\n");
+    assert_has(buf, "unix:@a reuse (n=3 valid of 3)\n");
+    assert_has(buf, "unix:@b reuse (n=3 valid of 4; 1 cut short by the time budget)\n");
+    assert_has(buf, "  ops/s              1100  [1000 – 1200]");
+    assert_has(buf, "  ops/s              2200  [2000 – 2400]");
+    snprintf(want, sizeof(want), "  p50 µs     %12.2f",
+             (double)hist_percentile(rs.r[0].res.lat, 50) / 1000.0);
+    assert_has(buf, want);
+    snprintf(want, sizeof(want), "   vs first: %s\n", cells[1].vs_first[METRIC_OPS_PER_S].text);
+    assert_has(buf, want);
+    assert_has(cells[1].vs_first[METRIC_OPS_PER_S].text, "n=3+3");
+    assert_has(buf,
+               "unix:@c reuse (n=0 valid of 1)\n  no valid run: left out of every comparison\n");
+    free(buf);
+    recs_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,7 +412,7 @@ int main(void)
         cmocka_unit_test(test_run_table_no_ratio), cmocka_unit_test(test_errors_lines),
         cmocka_unit_test(test_cut_short),          cmocka_unit_test(test_cost_table_na),
         cmocka_unit_test(test_cost_table_na_rows), cmocka_unit_test(test_open_loop_verdict),
-        cmocka_unit_test(test_lab_ratio),
+        cmocka_unit_test(test_lab_ratio),          cmocka_unit_test(test_summary_print),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
