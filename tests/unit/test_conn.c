@@ -1,0 +1,371 @@
+/*
+ * test_conn: the client connection state machine of conn.c, driven through
+ * load_run (the per-thread context, loop and timers it needs are set up only
+ * there) with the echo codec, against an in-test responder thread on a Unix
+ * socket in a private temp dir. The responder misbehaves on purpose, one way
+ * per test, and each failure must be counted under its kind and nothing
+ * else; and the errno -> kind table. Every assertion is on counts.
+ */
+/* cmocka.h needs these four first, in this order */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "load.h"
+#include "proto/codec.h"
+
+#define REQ_SIZE 64
+
+/* How the responder answers each request of REQ_SIZE bytes. */
+enum behaviour {
+    ECHO,  /* the same bytes back: a correct reply */
+    SHORT, /* half the reply, then close */
+    WRONG, /* REQ_SIZE bytes that are not the request */
+    EXTRA, /* the reply and one byte more, in one send */
+};
+
+struct responder {
+    enum behaviour how;
+    int lfd;     /* the listener */
+    int stop[2]; /* a byte on stop[1] ends the thread */
+    char dir[64];
+    char path[96];
+    pthread_t tid;
+};
+
+/* Reads exactly n bytes; 0 on EOF or error before that. */
+static int read_full(int fd, uint8_t *p, size_t n)
+{
+    size_t off = 0;
+
+    while (off < n) {
+        ssize_t r = recv(fd, p + off, n - off, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return 0;
+        off += (size_t)r;
+    }
+    return 1;
+}
+
+static int write_full(int fd, const uint8_t *p, size_t n)
+{
+    size_t off = 0;
+
+    while (off < n) {
+        ssize_t w = send(fd, p + off, n - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return 0;
+        off += (size_t)w;
+    }
+    return 1;
+}
+
+/* Waits for the client's close, draining what it sends, so our close never discards its bytes. */
+static void drain_to_eof(int fd)
+{
+    uint8_t buf[256];
+
+    while (recv(fd, buf, sizeof(buf), 0) > 0)
+        ;
+}
+
+/* One connection, answered the responder's way until the client closes it. */
+static void serve(const struct responder *rs, int fd)
+{
+    uint8_t req[REQ_SIZE + 1];
+
+    while (read_full(fd, req, REQ_SIZE)) {
+        switch (rs->how) {
+        case ECHO:
+            if (!write_full(fd, req, REQ_SIZE)) return;
+            continue;
+        case SHORT:
+            (void)write_full(fd, req, REQ_SIZE / 2);
+            return;
+        case WRONG:
+            for (size_t i = 0; i < REQ_SIZE; i++)
+                req[i] = (uint8_t)~req[i];
+            (void)write_full(fd, req, REQ_SIZE);
+            break;
+        case EXTRA:
+            req[REQ_SIZE] = 'x';
+            (void)write_full(fd, req, REQ_SIZE + 1);
+            break;
+        }
+        drain_to_eof(fd);
+        return;
+    }
+}
+
+static void *responder_main(void *arg)
+{
+    struct responder *rs = arg;
+
+    for (;;) {
+        struct pollfd p[2] = { { .fd = rs->lfd, .events = POLLIN },
+                               { .fd = rs->stop[0], .events = POLLIN } };
+        int fd;
+
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        if (p[1].revents) break;
+        fd = accept(rs->lfd, NULL, NULL);
+        if (fd < 0) continue;
+        serve(rs, fd);
+        close(fd);
+    }
+    return NULL;
+}
+
+/* The responder running, so teardown can stop it and remove its files after a failed assertion. */
+static struct responder *live;
+
+static void responder_start(struct responder *rs, enum behaviour how)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+    memset(rs, 0, sizeof(*rs));
+    rs->how = how;
+    snprintf(rs->dir, sizeof(rs->dir), "%s", "/tmp/hb-test-conn-XXXXXX");
+    assert_non_null(mkdtemp(rs->dir));
+    snprintf(rs->path, sizeof(rs->path), "%s/s.sock", rs->dir);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", rs->path);
+    rs->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(rs->lfd >= 0);
+    assert_int_equal(bind(rs->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(rs->lfd, 16), 0);
+    assert_int_equal(pipe(rs->stop), 0);
+    assert_int_equal(pthread_create(&rs->tid, NULL, responder_main, rs), 0);
+    live = rs;
+}
+
+static void responder_stop(struct responder *rs)
+{
+    live = NULL;
+    assert_int_equal(write(rs->stop[1], "x", 1), 1);
+    assert_int_equal(pthread_join(rs->tid, NULL), 0);
+    close(rs->stop[0]);
+    close(rs->stop[1]);
+    close(rs->lfd);
+    assert_int_equal(unlink(rs->path), 0);
+    assert_int_equal(rmdir(rs->dir), 0);
+}
+
+/* One connection, one thread, pipeline 1, echo of REQ_SIZE bytes to rs; count or duration. */
+static void cfg_for(struct load_cfg *cfg, const struct responder *rs, enum load_mode mode)
+{
+    char ep[160];
+    struct hb_err err = { 0 };
+
+    memset(cfg, 0, sizeof(*cfg));
+    snprintf(ep, sizeof(ep), "unix:%s", rs->path);
+    assert_int_equal(endpoint_parse(&cfg->ep, ep, &err), 0);
+    cfg->codec = codec_find("echo");
+    assert_non_null(cfg->codec);
+    cfg->size = REQ_SIZE;
+    cfg->mode = mode;
+    cfg->conns = 1;
+    cfg->threads = 1;
+    cfg->pipeline = 1;
+    cfg->timeout_ns = 10 * NS_PER_S; /* far above anything here: no timeout kind */
+}
+
+/* Runs cfg; returns the result (the caller releases it). */
+static void run(const struct load_cfg *cfg, struct load_result *res)
+{
+    struct hb_err err = { 0 };
+
+    memset(res, 0, sizeof(*res));
+    if (load_run(cfg, res, &err) != 0) fail_msg("load_run: %s", err.msg);
+}
+
+/* Asserts every failed op of res was of `kind`, and that there was at least one. */
+static void assert_only_errors_of(const struct load_result *res, enum op_err kind)
+{
+    for (int k = 0; k < OP_ERR_KINDS; k++) {
+        if (k == (int)kind) continue;
+        if (res->errors[k] != 0)
+            fail_msg("%llu errors of kind %s, expected only %s", (unsigned long long)res->errors[k],
+                     op_err_name((enum op_err)k), op_err_name(kind));
+    }
+    assert_true(res->errors[kind] >= 1);
+    assert_int_equal(load_errors_total(res), res->errors[kind]);
+}
+
+/* A count-mode run of 10 completes exactly 10 ops, records each, and sees no error. */
+static void test_count_ops_recorded(void **state)
+{
+    struct responder rs;
+    struct load_cfg cfg;
+    struct load_result res;
+
+    (void)state;
+    responder_start(&rs, ECHO);
+    for (int mode = LOAD_REUSE; mode <= LOAD_CONNECT; mode++) {
+        cfg_for(&cfg, &rs, (enum load_mode)mode);
+        cfg.count = 10;
+        run(&cfg, &res);
+        assert_int_equal(res.ops, 10);
+        assert_int_equal(load_errors_total(&res), 0);
+        assert_non_null(res.lat);
+        assert_int_equal(res.lat->total, 10);
+        assert_int_equal(res.replies, res.requests);
+        assert_true(res.requests >= 10);
+        assert_true(load_result_valid(&res));
+        assert_false(res.interrupted);
+        if (mode == LOAD_CONNECT)
+            assert_int_equal(res.connects, 10); /* a connection per op */
+        else
+            assert_int_equal(res.connects, 1); /* one kept connection */
+        assert_int_equal(res.reconnects, 0);
+        load_result_release(&res);
+    }
+    responder_stop(&rs);
+}
+
+/*
+ * A bounded run (duration) against a responder that misbehaves `how`: only
+ * `kind` is counted. replied: each reply is complete and right before the
+ * fault, so ops are recorded; else no op completes.
+ */
+static void check_failure(enum behaviour how, enum load_mode mode, enum load_close close,
+                          enum op_err kind, bool replied)
+{
+    struct responder rs;
+    struct load_cfg cfg;
+    struct load_result res;
+
+    responder_start(&rs, how);
+    cfg_for(&cfg, &rs, mode);
+    cfg.close = close;
+    cfg.duration_ns = 50 * NS_PER_MS;
+    run(&cfg, &res);
+    assert_only_errors_of(&res, kind);
+    if (replied)
+        assert_true(res.ops >= 1);
+    else
+        assert_int_equal(res.ops, 0);
+    assert_false(load_result_valid(&res));
+    load_result_release(&res);
+    responder_stop(&rs);
+}
+
+/* The server closes mid-reply: short, in both modes. */
+static void test_short(void **state)
+{
+    (void)state;
+    check_failure(SHORT, LOAD_REUSE, CLOSE_CLIENT, OP_ERR_SHORT, false);
+    check_failure(SHORT, LOAD_CONNECT, CLOSE_CLIENT, OP_ERR_SHORT, false);
+}
+
+/* A reply of the right length but not the request: wrong. */
+static void test_wrong(void **state)
+{
+    (void)state;
+    check_failure(WRONG, LOAD_REUSE, CLOSE_CLIENT, OP_ERR_WRONG, false);
+    check_failure(WRONG, LOAD_CONNECT, CLOSE_CLIENT, OP_ERR_WRONG, false);
+}
+
+/*
+ * A byte after the complete reply, when none is due: unexpected. With --close
+ * server the client waits for the FIN after the reply, so whether the extra
+ * byte comes in the reply's read or after it, it is not the next reply. The
+ * reply before it was complete and right, so its op is recorded.
+ */
+static void test_unexpected(void **state)
+{
+    (void)state;
+    check_failure(EXTRA, LOAD_CONNECT, CLOSE_SERVER, OP_ERR_UNEXPECTED, true);
+}
+
+/* Nobody listening at the path: refused, counted per attempt, never a crash. */
+static void test_refused(void **state)
+{
+    struct responder rs;
+    struct load_cfg cfg;
+    struct load_result res;
+
+    (void)state;
+    responder_start(&rs, ECHO);
+    cfg_for(&cfg, &rs, LOAD_REUSE);
+    responder_stop(&rs); /* the path is gone: ENOENT */
+    cfg.duration_ns = 20 * NS_PER_MS;
+    run(&cfg, &res);
+    assert_only_errors_of(&res, OP_ERR_REFUSED);
+    assert_int_equal(res.ops, 0);
+    assert_int_equal(res.connects, 0);
+    load_result_release(&res);
+}
+
+static void test_errno_kinds(void **state)
+{
+    static const struct {
+        int err;
+        enum op_err kind;
+        const char *name;
+    } table[] = {
+        { ECONNREFUSED, OP_ERR_REFUSED, "refused" },
+        { ENOENT, OP_ERR_REFUSED, "refused" },
+        { ECONNRESET, OP_ERR_RESET, "reset" },
+        { EPIPE, OP_ERR_RESET, "reset" },
+        { ECONNABORTED, OP_ERR_RESET, "reset" },
+        { ETIMEDOUT, OP_ERR_TIMEOUT, "timeout" },
+        { EADDRNOTAVAIL, OP_ERR_ADDRNOTAVAIL, "addrnotavail" },
+        { EAGAIN, OP_ERR_AGAIN, "eagain" },
+        { EMFILE, OP_ERR_FDS, "fds" },
+        { ENFILE, OP_ERR_FDS, "fds" },
+        { EACCES, OP_ERR_OTHER, "other" },
+        { EHOSTUNREACH, OP_ERR_OTHER, "other" },
+        { 0, OP_ERR_OTHER, "other" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        enum op_err k = op_err_from_errno(table[i].err);
+        if (k != table[i].kind)
+            fail_msg("errno %d (%s) -> %s, expected %s", table[i].err, strerror(table[i].err),
+                     op_err_name(k), table[i].name);
+        assert_string_equal(op_err_name(k), table[i].name);
+    }
+    /* Every kind has its own name. */
+    for (int a = 0; a < OP_ERR_KINDS; a++)
+        for (int b = a + 1; b < OP_ERR_KINDS; b++)
+            assert_string_not_equal(op_err_name((enum op_err)a), op_err_name((enum op_err)b));
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (live != NULL) responder_stop(live);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_errno_kinds, teardown),
+        cmocka_unit_test_teardown(test_count_ops_recorded, teardown),
+        cmocka_unit_test_teardown(test_short, teardown),
+        cmocka_unit_test_teardown(test_wrong, teardown),
+        cmocka_unit_test_teardown(test_unexpected, teardown),
+        cmocka_unit_test_teardown(test_refused, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,419 @@
+/*
+ * test_table: the terminal tables of report/table.c, written into a memory
+ * stream from small hand-built run records and checked for the exact text a
+ * person reads: thousands separators, sizes, µs latencies, the "vs first"
+ * ratio, the open-loop verdict, n/a with its reason, errors and cut-short
+ * lines.
+ */
+/* cmocka.h needs these four first, in this order */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/summary.h"
+
+#define RECS_MAX 8
+
+/* Records with their own latency histograms; freed by recs_free. */
+struct recs {
+    struct run_record r[RECS_MAX];
+    size_t n;
+};
+
+/* Adds a run of `ops` ops in a window of window_ns, every latency lat_ns, to ep. */
+static struct run_record *rec_add(struct recs *rs, const char *ep, size_t size, uint64_t ops,
+                                  uint64_t window_ns, uint64_t lat_ns)
+{
+    struct run_record *r;
+    struct hb_err err = { 0 };
+
+    assert_true(rs->n < RECS_MAX);
+    r = &rs->r[rs->n];
+    memset(r, 0, sizeof(*r));
+    r->proto = "echo";
+    r->cell = (unsigned)rs->n;
+    assert_int_equal(endpoint_parse(&r->cfg.ep, ep, &err), 0);
+    r->cfg.mode = LOAD_REUSE;
+    r->cfg.size = size;
+    r->res.ops = ops;
+    r->res.window_ns = window_ns;
+    r->res.lat = hist_new();
+    assert_non_null(r->res.lat);
+    for (uint64_t i = 0; i < ops && i < 1000; i++)
+        hist_record(r->res.lat, lat_ns);
+    rs->n++;
+    return r;
+}
+
+static void recs_free(struct recs *rs)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        hist_free(rs->r[i].res.lat);
+        hist_free(rs->r[i].res.service);
+    }
+}
+
+/* The text fn wrote for rs; the caller frees it. */
+static char *render(void (*fn)(FILE *, const struct run_record *, size_t), const struct recs *rs)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    fn(f, rs->r, rs->n);
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(buf);
+    return buf;
+}
+
+static void assert_has(const char *text, const char *want)
+{
+    if (strstr(text, want) == NULL) fail_msg("missing \"%s\" in:\n%s", want, text);
+}
+
+static void assert_lacks(const char *text, const char *unwanted)
+{
+    if (strstr(text, unwanted) != NULL) fail_msg("unexpected \"%s\" in:\n%s", unwanted, text);
+}
+
+/* The line of text that contains key; the caller frees it. */
+static char *line_with(const char *text, const char *key)
+{
+    const char *p = strstr(text, key), *b, *e;
+    char *out;
+
+    if (p == NULL) fail_msg("no line with \"%s\" in:\n%s", key, text);
+    for (b = p; b > text && b[-1] != '\n'; b--)
+        ;
+    e = strchr(p, '\n');
+    if (e == NULL) e = p + strlen(p);
+    out = strndup(b, (size_t)(e - b));
+    assert_non_null(out);
+    return out;
+}
+
+/* ops/s with thousands separators, sizes in B/KiB/MiB, and the ratio to the first endpoint. */
+static void test_run_table_numbers(void **state)
+{
+    struct recs rs = { 0 };
+    char *out, *l0, *l1, *l2;
+
+    (void)state;
+    rec_add(&rs, "unix:/run/a.sock", 100, 1234567, 1000000000, 5000);
+    rec_add(&rs, "tcp://127.0.0.1:9000", 1024, 2469134, 1000000000, 5000);
+    rec_add(&rs, "unix:@b", (size_t)2 * 1024 * 1024, 999, 1000000000, 5000);
+    out = render(report_run_table, &rs);
+    l0 = line_with(out, "unix:/run/a.sock");
+    l1 = line_with(out, "tcp://127.0.0.1:9000");
+    l2 = line_with(out, "unix:@b");
+    assert_has(l0, " 1,234,567 ");
+    assert_has(l0, " 100 B ");
+    assert_has(l0, "1.00x");
+    assert_has(l1, " 2,469,134 ");
+    assert_has(l1, " 1 KiB ");
+    assert_has(l1, "2.00x");
+    assert_has(l2, " 999 ");
+    assert_lacks(l2, ",");
+    assert_has(l2, " 2 MiB ");
+    assert_has(l2, "0.00x");
+    assert_has(out, "ops/s");
+    free(l0);
+    free(l1);
+    free(l2);
+    free(out);
+    recs_free(&rs);
+}
+
+/* Latencies are printed in µs: a run whose every op took 5 ms shows about 5000.00. */
+static void test_run_table_latency_units(void **state)
+{
+    struct recs rs = { 0 };
+    char *out, *l, want[32];
+
+    (void)state;
+    rec_add(&rs, "unix:/run/a.sock", 64, 10, 1000000000, 5000000);
+    out = render(report_run_table, &rs);
+    l = line_with(out, "unix:/run/a.sock");
+    snprintf(want, sizeof(want), " %.2f ", (double)hist_percentile(rs.r[0].res.lat, 50) / 1000.0);
+    assert_has(l, want);
+    assert_has(l, " 500");       /* 5 ms = 5000 µs: the leading digits, whatever the bucket edge */
+    assert_lacks(l, " 5000000"); /* not ns */
+    assert_has(out, "p50 µs");
+    free(l);
+    free(out);
+    recs_free(&rs);
+}
+
+/* A run with errors, or cut short, gets no ratio: "-"; nor does one against such a first run. */
+static void test_run_table_no_ratio(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *bad;
+    char *out, *l0, *l1;
+
+    (void)state;
+    bad = rec_add(&rs, "unix:/run/a.sock", 64, 1000, 1000000000, 5000);
+    bad->res.errors[OP_ERR_RESET] = 2;
+    rec_add(&rs, "unix:@b", 64, 2000, 1000000000, 5000);
+    out = render(report_run_table, &rs);
+    l0 = line_with(out, "unix:/run/a.sock");
+    l1 = line_with(out, "unix:@b");
+    assert_has(l0, "       2        -");
+    assert_true(l0[strlen(l0) - 1] == '-');
+    assert_true(l1[strlen(l1) - 1] == '-');
+    assert_lacks(out, "0x");
+    free(l0);
+    free(l1);
+    free(out);
+    recs_free(&rs);
+}
+
+static void test_errors_lines(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *r;
+    char *out;
+
+    (void)state;
+    r = rec_add(&rs, "unix:/run/a.sock", 64, 100, 1000000000, 5000);
+    r->res.errors[OP_ERR_REFUSED] = 3;
+    r->res.errors[OP_ERR_SHORT] = 1;
+    rec_add(&rs, "unix:@b", 128, 0, 1000000000, 5000);
+    rec_add(&rs, "unix:@c", 256, 10, 1000000000, 5000);
+    out = render(report_errors, &rs);
+    assert_has(out, "errors: unix:/run/a.sock reuse 64 B: refused=3 short=1\n");
+    assert_has(out, "invalid: unix:@b reuse 128 B: no op completed in the measured window\n");
+    assert_lacks(out, "unix:@c");
+    free(out);
+    recs_free(&rs);
+
+    memset(&rs, 0, sizeof(rs));
+    rec_add(&rs, "unix:@c", 256, 10, 1000000000, 5000);
+    out = render(report_errors, &rs);
+    assert_string_equal(out, "");
+    free(out);
+    recs_free(&rs);
+}
+
+static void test_cut_short(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *r;
+    char *out;
+
+    (void)state;
+    rec_add(&rs, "unix:/run/a.sock", 64, 100, 1000000000, 5000);
+    out = render(report_cut_short, &rs);
+    assert_string_equal(out, "");
+    free(out);
+
+    rs.r[0].res.interrupted = true;
+    rs.r[0].res.window_ns = 1500000000;
+    r = rec_add(&rs, "unix:@b", 64, 100, 250000000, 5000);
+    r->res.interrupted = true;
+    r->cut_by = "the time budget";
+    r->cfg.mode = LOAD_CONNECT;
+    out = render(report_cut_short, &rs);
+    assert_has(out, "cut short: unix:/run/a.sock reuse 64 B: Ctrl-C ended it after 1.50 s of its "
+                    "window; left out of summaries, comparisons and ratios\n");
+    assert_has(out, "cut short: unix:@b connect 64 B: the time budget ended it after 0.25 s");
+    free(out);
+    recs_free(&rs);
+}
+
+/* Unobserved CPU and phases a reuse run never goes through are n/a, each with its reason. */
+static void test_cost_table_na(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *r;
+    char *out;
+
+    (void)state;
+    r = rec_add(&rs, "unix:/run/a.sock", 64, 1000, 1000000000, 5000);
+    r->res.client_cpu_ns = 2500000; /* 2.5 µs per op */
+    out = render(report_cost_table, &rs);
+    assert_has(out, "    2.50      n/a      n/a      n/a");
+    assert_has(out, "  n/a (not observed: interrupted before the window opened): server cpu/op, "
+                    "system cpu/op\n");
+    assert_has(out, "  n/a (reuse mode keeps its connections): connect p50, ttfb p50, response "
+                    "p50, close p50\n");
+    free(out);
+    recs_free(&rs);
+}
+
+/* An observed counter that could not be read is n/a with its own reason, and names its row. */
+static void test_cost_table_na_rows(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *r;
+    char *out;
+
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        r = rec_add(&rs,
+                    i == 0   ? "unix:@a"
+                    : i == 1 ? "unix:@b"
+                             : "unix:@c",
+                    64, 1000, 1000000000, 5000);
+        r->observed = true;
+        r->obs.system_busy_ns.ok = true;
+        r->obs.system_busy_ns.v = 4000000; /* 4 µs per op */
+        r->obs.server_cpu_ns.ok = i == 0;
+        r->obs.server_cpu_ns.v = 1000000;
+        if (i > 0)
+            snprintf(r->obs.server_cpu_ns.why, sizeof(r->obs.server_cpu_ns.why),
+                     "pid 4242 exited during the run");
+    }
+    out = render(report_cost_table, &rs);
+    assert_has(out,
+               "  n/a (pid 4242 exited during the run): server cpu/op of unix:@b and 1 more\n");
+    assert_has(out, "    4.00");
+    assert_lacks(out, "system cpu/op");
+    free(out);
+    recs_free(&rs);
+}
+
+/* The open-loop verdict: the rate asked, achieved, its share, SATURATED below 99 %. */
+static void test_open_loop_verdict(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *r;
+    char *out;
+
+    (void)state;
+    r = rec_add(&rs, "unix:@a", 64, 5000, 1000000000, 5000);
+    r->cfg.rate = 10000;
+    r->res.service = hist_new();
+    assert_non_null(r->res.service);
+    r = rec_add(&rs, "unix:@b", 64, 12000, 1000000000, 5000);
+    r->cfg.rate = 12000;
+    r->cfg.poisson = true;
+    r->rate_share = 0.5;
+    r->rate_basis = 24000;
+    r->res.service = hist_new();
+    assert_non_null(r->res.service);
+    rec_add(&rs, "unix:@closed", 64, 5000, 1000000000, 5000); /* closed loop: not shown */
+    out = render(report_open_loop, &rs);
+    assert_has(out, "open loop, constant arrivals: unix:@a asked 10,000 ops/s, achieved 5,000 "
+                    "(50.0 %): SATURATED\n");
+    assert_has(out, "open loop, poisson arrivals: unix:@b asked 12,000 ops/s (50 % of a 24000 "
+                    "ops/s maximum), achieved 12,000 (100.0 %)\n");
+    assert_has(out, "from the intended send time");
+    assert_has(out, "service (from the actual send)");
+    assert_lacks(out, "unix:@closed");
+    assert_true(report_saturated(&rs.r[0]));
+    assert_false(report_saturated(&rs.r[1]));
+    assert_false(report_saturated(&rs.r[2]));
+    free(out);
+    recs_free(&rs);
+}
+
+/* The lab's unix÷tcp row: the ratios of ops/s and CPU per op, n/a where a side has none. */
+static void test_lab_ratio(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *t, *u;
+    char *out, *l;
+
+    (void)state;
+    t = rec_add(&rs, "tcp://127.0.0.1:9000", 64, 1000, 1000000000, 5000);
+    t->res.client_cpu_ns = 4000000; /* 4 µs per op */
+    u = rec_add(&rs, "unix:/run/a.sock", 64, 2500, 1000000000, 5000);
+    u->res.client_cpu_ns = 5000000; /* 2 µs per op */
+    out = render(report_lab_tables, &rs);
+    assert_has(out, "64 B echo round trips");
+    l = line_with(out, "unix÷tcp");
+    assert_has(l, "       2.50x");
+    assert_has(l, "    0.50x");
+    assert_has(l, "    1.00x"); /* the same latencies */
+    assert_has(l, "     n/a");  /* server cpu/op: not observed */
+    free(l);
+    l = line_with(out, "  reuse    tcp ");
+    assert_has(l, " 1,000 ");
+    assert_has(l, "    4.00");
+    free(l);
+    free(out);
+
+    u->res.interrupted = true;
+    out = render(report_lab_tables, &rs);
+    l = line_with(out, "unix÷tcp");
+    assert_has(l, "(no ratio: a run is invalid or was cut short)");
+    assert_lacks(l, "2.50x");
+    free(l);
+    free(out);
+    recs_free(&rs);
+}
+
+/*
+ * summary_print across repetitions: the cell's counts (valid of all, cut
+ * short by what), median [min – max] per metric, µs for latencies, and the
+ * comparison to the first cell; a cell without a valid run says so.
+ */
+static void test_summary_print(void **state)
+{
+    static const uint64_t ops[2][3] = { { 1000, 1200, 1100 }, { 2400, 2000, 2200 } };
+    struct recs rs = { 0 };
+    struct cell_summary cells[3];
+    struct run_record *r;
+    char *buf = NULL, want[160];
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    for (unsigned c = 0; c < 2; c++)
+        for (unsigned k = 0; k < 3; k++) {
+            r = rec_add(&rs, c == 0 ? "unix:@a" : "unix:@b", 64, ops[c][k], 1000000000, 5000000);
+            r->cell = c;
+            r->rep = k;
+        }
+    r = rec_add(&rs, "unix:@b", 64, 9000, 1000000000, 5000000);
+    r->cell = 1;
+    r->res.interrupted = true;
+    r->cut_by = "the time budget";
+    r = rec_add(&rs, "unix:@c", 64, 0, 1000000000, 5000000);
+    r->cell = 2;
+    assert_int_equal(summary_compute(rs.r, rs.n, 3, 1, cells), 0);
+    assert_int_equal(cells[1].valid, 3);
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    summary_print(f, "repetitions", cells, 3);
+    assert_int_equal(fclose(f), 0);
+    assert_has(buf, "\nrepetitions: median [min – max] ±SD of the valid runs\n");
+    assert_has(buf, "unix:@a reuse (n=3 valid of 3)\n");
+    assert_has(buf, "unix:@b reuse (n=3 valid of 4; 1 cut short by the time budget)\n");
+    assert_has(buf, "  ops/s              1100  [1000 – 1200]");
+    assert_has(buf, "  ops/s              2200  [2000 – 2400]");
+    snprintf(want, sizeof(want), "  p50 µs     %12.2f",
+             (double)hist_percentile(rs.r[0].res.lat, 50) / 1000.0);
+    assert_has(buf, want);
+    snprintf(want, sizeof(want), "   vs first: %s\n", cells[1].vs_first[METRIC_OPS_PER_S].text);
+    assert_has(buf, want);
+    assert_has(cells[1].vs_first[METRIC_OPS_PER_S].text, "n=3+3");
+    assert_has(buf,
+               "unix:@c reuse (n=0 valid of 1)\n  no valid run: left out of every comparison\n");
+    free(buf);
+    recs_free(&rs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_table_numbers),  cmocka_unit_test(test_run_table_latency_units),
+        cmocka_unit_test(test_run_table_no_ratio), cmocka_unit_test(test_errors_lines),
+        cmocka_unit_test(test_cut_short),          cmocka_unit_test(test_cost_table_na),
+        cmocka_unit_test(test_cost_table_na_rows), cmocka_unit_test(test_open_loop_verdict),
+        cmocka_unit_test(test_lab_ratio),          cmocka_unit_test(test_summary_print),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
