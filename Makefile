@@ -114,7 +114,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libhopbench.a $(B)/.flags | test-deps
 	$(Q)$(CC) $(FINAL_CFLAGS) -Itests/unit -o $@ $< $(B)/libhopbench.a $(FINAL_LDFLAGS) -lcmocka $(LIBS)
 
 # A fuzz target linked with the plain replay driver: `make test` runs the seed corpus.
-$(B)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $(B)/libhopbench.a $(B)/.flags
+$(B)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c fuzz/server_drive.h $(B)/libhopbench.a $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< fuzz/replay.c $(B)/libhopbench.a $(FINAL_LDFLAGS) $(LIBS)
@@ -148,7 +148,8 @@ fuzz: | deps
 	@mkdir -p build/fuzz
 	@set -e; for t in $(FUZZ_NAMES); do \
 	  extra=; case $$t in *_server) extra=src/server/$${t%_server}.c;; esac; \
-	  clang -std=c11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
+	  clang -std=c11 -D_GNU_SOURCE -Isrc -g -O2 -fsanitize=fuzzer,address,undefined \
+	    -fsanitize-coverage-ignorelist=fuzz/coverage_ignore.txt \
 	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC) $$extra; \
 	  rm -rf build/fuzz/corpus-$$t && cp -r fuzz/corpus/$$t build/fuzz/corpus-$$t; \
 	  echo "  FUZZ   $$t ($(FUZZ_SECONDS) s)"; \
@@ -168,7 +169,7 @@ bench: hopbench $(BENCH_BIN)
 	@sh bench/peers.sh ./hopbench
 	@sh bench/cpu_crosscheck.sh ./hopbench 10
 
-FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.c fuzz/*.c)
+FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.c fuzz/*.[ch])
 format: | lint-deps
 	clang-format -i $(FORMAT_FILES)
 format-check: | lint-deps

@@ -286,9 +286,14 @@ static uint64_t store_count(struct redis_store *st)
     return n;
 }
 
-/* Frees every entry of one stripe. Lock held (or no other thread left). */
+/*
+ * Frees every entry of one stripe. Lock held (or no other thread left). An
+ * empty stripe is left alone: FLUSHALL and teardown of a store with few keys
+ * then skip its thousands of empty buckets.
+ */
 static void stripe_clear(struct redis_store *st, struct redis_stripe *sp)
 {
+    if (sp->count == 0) return;
     for (size_t i = 0; i < sp->nbuckets; i++) {
         for (struct redis_entry *e = sp->buckets[i].head, *next; e != NULL; e = next) {
             next = e->next;
