@@ -33,10 +33,8 @@ TOLERANCE_PCT=5
 ATTACH_TRIES=100 # x 0.05 s: how long perf may take to open its events
 STOP_TRIES=50    # x 0.1 s: how long perf or the server may take to exit
 
-die() {
-    echo "$PROG: $*" >&2
-    exit 1
-}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
     echo "usage: bench/cpu_crosscheck.sh HOPBENCH [SECONDS]   (env: MODE=\"reuse connect pipelined\")" >&2
@@ -58,14 +56,7 @@ PERF=""
 # stop PID: SIGINT (perf prints its counts on it; the server exits on it too),
 # a bounded wait, then SIGKILL; reaps it.
 stop() {
-    kill -INT "$1" 2>/dev/null || true
-    i=0
-    while kill -0 "$1" 2>/dev/null && [ "$i" -lt "$STOP_TRIES" ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
-    kill -KILL "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
+    stop_pid INT "$1"
 }
 
 cleanup() {

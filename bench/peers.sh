@@ -135,14 +135,7 @@ forget() { # VAR PID: removes PID from the list in VAR (PIDS or GROUPS_)
 # SIGTERM, bounded wait, then SIGKILL; reaps the process.
 stop_server() {
     pid=$1
-    kill -TERM "$pid" 2>/dev/null || true
-    i=0
-    while kill -0 "$pid" 2>/dev/null && [ "$i" -lt "$STOP_TRIES" ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    stop_pid TERM "$pid"
     forget PIDS "$pid"
 }
 

@@ -122,14 +122,7 @@ forget_pid() {
 # SIGTERM, bounded wait, then SIGKILL; reaps the process.
 stop_server() {
     pid=$1
-    kill -TERM "$pid" 2>/dev/null || true
-    i=0
-    while kill -0 "$pid" 2>/dev/null && [ "$i" -lt "$STOP_TRIES" ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    stop_pid TERM "$pid"
     forget_pid "$pid"
 }
 
