@@ -39,7 +39,7 @@ FINAL_CFLAGS  := $(BASE_CFLAGS) $(OPT) $(CFLAGS)
 FINAL_LDFLAGS := $(BASE_LDFLAGS) $(LDFLAGS)
 
 B := build/$(FLAVOUR)
-LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c src/proto/*.c src/server/*.c src/report/*.c))
+LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c src/*/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 MAIN_OBJ := $(B)/src/main.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
