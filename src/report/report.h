@@ -9,6 +9,8 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "evidence/hist_json.h"
+#include "evidence/schema.h"
 #include "load.h"
 #include "observe.h"
 #include "place.h"
@@ -16,7 +18,8 @@
 #include "report/record.h"
 #include "util.h"
 
-#define REPORT_SCHEMA "hopbench.evidence/1"
+/* The schema every evidence document and --jsonl header names. */
+#define REPORT_SCHEMA EVIDENCE_SCHEMA
 
 /* What the whole invocation was. */
 struct report_meta {
@@ -97,11 +100,5 @@ int report_file_write(const char *path, int (*fill)(FILE *f, void *ctx, struct h
 
 /* Writes doc to path through report_file_write. Returns 0 or a negative errno. */
 int report_json_write(const char *path, json_t *doc, struct hb_err *err);
-
-/* min, p50, p90, p95, p99, p999, p9999, max, mean of h, in ns. */
-json_t *report_latency_json(const struct hist *h);
-
-/* A histogram as JSON: config, totals and the non-zero counters as [index, count] pairs. */
-json_t *report_hist_json(const struct hist *h);
 
 #endif
