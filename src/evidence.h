@@ -83,7 +83,7 @@ struct evidence_reader {
  * handed over).
  * *head becomes the document's other fields (the first header's, for JSONL,
  * without "record"), owned by the caller. Checks that a document is a JSON
- * object whose "schema" is REPORT_SCHEMA with a "runs" array, and that every
+ * object whose "schema" is EVIDENCE_SCHEMA with a "runs" array, and that every
  * JSONL header has our schema. Returns 0, or a negative errno with err naming
  * the file (and the line, for JSONL) and the problem (*head is then NULL):
  * -errno when it cannot be read (-EISDIR for a directory, -EFBIG above the

@@ -63,18 +63,24 @@ static json_t *errors_json(const struct load_result *res)
     return o;
 }
 
+/* {"unavailable": why}: a figure that could not be had, and why. */
+static json_t *unavailable_json(const char *why)
+{
+    return json_pack("{s:s}", "unavailable", why);
+}
+
 /* A counter: its value, or {"unavailable": why}. Never 0 for unknown. */
 static json_t *ctr_json(const struct ctr_val *v)
 {
     if (v->ok) return json_integer((json_int_t)v->v);
-    return json_pack("{s:s}", "unavailable", v->why);
+    return unavailable_json(v->why);
 }
 
 /* A counter divided by ops (ns per op), or unavailable. */
 static json_t *per_op_json(const struct ctr_val *v, uint64_t ops)
 {
-    if (!v->ok) return json_pack("{s:s}", "unavailable", v->why);
-    if (ops == 0) return json_pack("{s:s}", "unavailable", "no op completed");
+    if (!v->ok) return unavailable_json(v->why);
+    if (ops == 0) return unavailable_json("no op completed");
     return json_real((double)v->v / (double)ops);
 }
 
@@ -109,9 +115,8 @@ static json_t *sockets_json(const struct observe_result *o)
     if (o->client_ports.peak.ok && o->port_hi > o->port_lo)
         share = json_real((double)o->client_ports.peak.v / (double)(o->port_hi - o->port_lo + 1));
     else
-        share = json_pack("{s:s}", "unavailable",
-                          o->client_ports.peak.ok ? "ip_local_port_range unreadable"
-                                                  : o->client_ports.peak.why);
+        share = unavailable_json(o->client_ports.peak.ok ? "ip_local_port_range unreadable"
+                                                         : o->client_ports.peak.why);
     return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[ii], s:o, s:i}", "time_wait_client",
                      gauge_json(&o->tw_client), "time_wait_server", gauge_json(&o->tw_server),
                      "established", gauge_json(&o->established), "client_ports",

@@ -122,14 +122,14 @@ static json_t *cell_json(const struct cell_summary *c, unsigned idx)
     for (int m = 0; m < METRICS; m++) {
         const struct stats_summary *s = &c->m[m];
         json_t *o = c->valid ? json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)s->n,
-                                         "median", s->median, "min", s->min, "max", s->max, "mean",
-                                         s->mean, "sd", s->sd)
+                                         "median", s->median, EV_MIN, s->min, EV_MAX, s->max,
+                                         EV_MEAN, s->mean, "sd", s->sd)
                              : json_pack("{s:I}", "n", (json_int_t)0);
         if (idx > 0) json_object_set_new(o, "vs_first", delta_json(&c->vs_first[m]));
         json_object_set_new(metrics, summary_metric_name((enum summary_metric)m), o);
     }
-    return json_pack("{s:i, s:s, s:I, s:I, s:o}", "cell", (int)idx, "endpoint",
-                     c->first ? c->first->cfg.ep.text : "", "runs", (json_int_t)c->runs, "valid",
+    return json_pack("{s:i, s:s, s:I, s:I, s:o}", EV_CELL, (int)idx, EV_ENDPOINT,
+                     c->first ? c->first->cfg.ep.text : "", EV_RUNS, (json_int_t)c->runs, EV_VALID,
                      (json_int_t)c->valid, "metrics", metrics);
 }
 
@@ -170,9 +170,9 @@ static json_t *lab_pair(FILE *f, const struct run_record *recs, size_t n, size_t
     snprintf(title, sizeof(title), "%zu B %s%s, unix against tcp", recs[first].cfg.size,
              report_mode_name(recs[first].cfg.mode), open);
     summary_print(f, title, cells, 2);
-    return json_pack("{s:I, s:s, s:f, s:o}", "size", (json_int_t)recs[first].cfg.size, "mode",
-                     report_mode_name(recs[first].cfg.mode), "rate_share", recs[first].rate_share,
-                     "summary", summary_json(cells, 2));
+    return json_pack("{s:I, s:s, s:f, s:o}", EV_SIZE, (json_int_t)recs[first].cfg.size, EV_MODE,
+                     report_mode_name(recs[first].cfg.mode), EV_RATE_SHARE, recs[first].rate_share,
+                     EV_SUMMARY, summary_json(cells, 2));
 }
 
 json_t *summary_lab(FILE *f, const struct run_record *recs, size_t n, uint64_t seed)
