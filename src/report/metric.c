@@ -6,11 +6,11 @@
 #include "evidence/schema.h"
 
 static const struct metric_def defs[METRICS] = {
-    [METRIC_OPS_PER_S] = { "ops_per_s", "ops/s", "ops/s", NULL, EV_OPS_PER_S, 1, 0 },
+    [METRIC_OPS_PER_S] = { EV_OPS_PER_S, "ops/s", "ops/s", NULL, EV_OPS_PER_S, 1, 0 },
     [METRIC_P50] = { "p50_ns", "p50 µs", "p50 µs", EV_LATENCY_NS, EV_P50, 1e-3, 2 },
     [METRIC_P99] = { "p99_ns", "p99 µs", "p99 µs", EV_LATENCY_NS, EV_P99, 1e-3, 2 },
     [METRIC_P999] = { "p999_ns", "p99.9 µs", "p99.9 µs", EV_LATENCY_NS, EV_P999, 1e-3, 2 },
-    [METRIC_CPU_PER_OP] = { "client_cpu_ns_per_op", "cpu µs/op", "client cpu µs/op", NULL,
+    [METRIC_CPU_PER_OP] = { EV_CLIENT_CPU_NS_PER_OP, "cpu µs/op", "client cpu µs/op", NULL,
                             EV_CLIENT_CPU_NS_PER_OP, 1e-3, 2 },
 };
 
