@@ -9,7 +9,7 @@
 
 #include "evidence/schema.h"
 
-#define HIST_UNIT "ns"
+#define EV_NS "ns" /* the unit of every value */
 
 /* The layout every histogram of the evidence has: struct hist's. */
 static const struct {
@@ -25,7 +25,7 @@ static json_t *pair_json(size_t idx, uint64_t count)
 /* The histogram object: its layout, p's figures (counters aside) and counts (taken over). */
 static json_t *hist_doc(const struct hist_pairs *p, json_t *counts)
 {
-    json_t *doc = json_pack("{s:s}", EV_UNIT, HIST_UNIT);
+    json_t *doc = json_pack("{s:s}", EV_UNIT, EV_NS);
 
     for (size_t i = 0; doc != NULL && i < ARRAY_LEN(layout); i++)
         json_object_set_new(doc, layout[i].key, json_integer((json_int_t)layout[i].want));
@@ -61,10 +61,11 @@ json_t *report_latency_json(const struct hist *h)
     for (size_t i = 0; o != NULL && i < EV_LATENCY_FIGURES; i++) {
         const struct ev_latency_figure *f = &ev_latency_order[i];
         uint64_t v;
+        /* min and max, first and last, are kept exactly; the rest come from the counters */
         if (f->percentile > 0)
             v = hist_percentile(h, f->percentile);
         else
-            v = strcmp(f->key, EV_MIN) == 0 ? (h->total ? h->min : 0) : h->max;
+            v = i == 0 ? (h->total ? h->min : 0) : h->max;
         json_object_set_new(o, f->key, json_integer((json_int_t)v));
     }
     if (o != NULL) json_object_set_new(o, EV_MEAN, json_real(hist_mean(h)));
@@ -77,7 +78,7 @@ static int hist_layout_ok(const json_t *j, struct hb_err *err)
     const json_t *unit = json_object_get(j, EV_UNIT);
 
     if (!json_is_object(j)) return hb_fail(err, -EINVAL, "no histogram object");
-    if (!json_is_string(unit) || strcmp(json_string_value(unit), HIST_UNIT) != 0)
+    if (!json_is_string(unit) || strcmp(json_string_value(unit), EV_NS) != 0)
         return hb_fail(err, -EINVAL, "histogram layout differs: unit is not \"ns\"");
     for (size_t i = 0; i < ARRAY_LEN(layout); i++) {
         uint64_t v;
