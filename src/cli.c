@@ -244,44 +244,6 @@ static const char usage_lab[] =
     "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
     "  -h, --help            this text\n";
 
-static const char usage_compare[] =
-    "usage: hopbench compare OLD.json NEW.json\n"
-    "\n"
-    "Compares two evidence files (from run, lab or merge, or --jsonl files) cell by cell, as\n"
-    "benchstat does. A cell is (proto, endpoint, mode, size, connections, pipeline, and for\n"
-    "an open-loop run its share of the maximum, or else its rate); its runs are its\n"
-    "repetitions, and only valid runs that Ctrl-C did not cut short count. For ops/s, p50,\n"
-    "p99, p99.9 and client CPU per op it prints, for each cell found in both files, the\n"
-    "median of each side with its spread (the larger distance from the median to the min or\n"
-    "the max, in % of the median) and n, then the change of NEW relative to OLD: the ratio\n"
-    "of medians with a bootstrap 95 % interval and a two-sided Mann-Whitney U p-value,\n"
-    "\"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", or \"~ (p=0.31 n=10+10)\" when the difference\n"
-    "is not significant at alpha 0.05 (with fewer than 4 runs per side none can be). Cells\n"
-    "found in one file only are listed as \"only in OLD\" or \"only in NEW\", with their whole\n"
-    "key.\n"
-    "\n"
-    "  -h, --help          this text\n"
-    "\n"
-    "Exit codes: 0 compared, 1 a file cannot be read or is not hopbench evidence, 2 nothing\n"
-    "comparable (no cell has a valid run in both files), 64 bad usage.\n";
-
-static const char usage_merge[] =
-    "usage: hopbench merge A.json B.json... [-o OUT.json]\n"
-    "\n"
-    "Adds up evidence files (or --jsonl files) from processes or hosts that loaded at the same\n"
-    "time. Runs with the same proto, endpoint, mode, size, pipeline, rep and open-loop share\n"
-    "(or rate) in different files become one run: ops, connects, errors, client CPU,\n"
-    "connections, threads and open-loop rates are summed, the window is the longest of them,\n"
-    "ops/s is ops / window, and the latency histograms (the open loop's service time too) are\n"
-    "added counter by counter (exactly), with every percentile recomputed from the sum. A run\n"
-    "without a counterpart is copied as it is. docs/evidence.md describes every field.\n"
-    "\n"
-    "  -o, --output FILE   write the merged evidence to FILE (atomically) instead of stdout\n"
-    "  -h, --help          this text\n"
-    "\n"
-    "Exit codes: 0 merged, 1 a file cannot be read, is not hopbench evidence or holds runs\n"
-    "that cannot be added (another histogram layout, a missing field), 64 bad usage.\n";
-
 /* What main() takes before a subcommand; any other option is the lab's. */
 static const struct option top_longopts[] = {
     { "help", no_argument, NULL, 'h' },
@@ -289,21 +251,7 @@ static const struct option top_longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-/* compare and merge read argv word by word with cli_option: no abbreviations. */
-static const struct option compare_longopts[] = {
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
-static const struct option merge_longopts[] = {
-    { "output", required_argument, NULL, 'o' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
 const struct cli_spec cli_spec_top = { "hopbench", usage_top, "h", top_longopts };
-const struct cli_spec cli_spec_compare = { "compare", usage_compare, "h", compare_longopts };
-const struct cli_spec cli_spec_merge = { "merge", usage_merge, "o:h", merge_longopts };
 
 void cli_usage(FILE *f)
 {
@@ -1294,4 +1242,119 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
         return hb_fail(err, -EINVAL, "lab: --threads %u is more than --connections %u", o->threads,
                        o->conns);
     return 0;
+}
+
+/* ---- compare, merge ---- */
+
+static const char usage_compare[] =
+    "usage: hopbench compare OLD.json NEW.json\n"
+    "\n"
+    "Compares two evidence files (from run, lab or merge, or --jsonl files) cell by cell, as\n"
+    "benchstat does. A cell is (proto, endpoint, mode, size, connections, pipeline, and for\n"
+    "an open-loop run its share of the maximum, or else its rate); its runs are its\n"
+    "repetitions, and only valid runs that Ctrl-C did not cut short count. For ops/s, p50,\n"
+    "p99, p99.9 and client CPU per op it prints, for each cell found in both files, the\n"
+    "median of each side with its spread (the larger distance from the median to the min or\n"
+    "the max, in % of the median) and n, then the change of NEW relative to OLD: the ratio\n"
+    "of medians with a bootstrap 95 % interval and a two-sided Mann-Whitney U p-value,\n"
+    "\"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", or \"~ (p=0.31 n=10+10)\" when the difference\n"
+    "is not significant at alpha 0.05 (with fewer than 4 runs per side none can be). Cells\n"
+    "found in one file only are listed as \"only in OLD\" or \"only in NEW\", with their whole\n"
+    "key.\n"
+    "\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "Exit codes: 0 compared, 1 a file cannot be read or is not hopbench evidence, 2 nothing\n"
+    "comparable (no cell has a valid run in both files), 64 bad usage.\n";
+
+static const char usage_merge[] =
+    "usage: hopbench merge A.json B.json... [-o OUT.json]\n"
+    "\n"
+    "Adds up evidence files (or --jsonl files) from processes or hosts that loaded at the same\n"
+    "time. Runs with the same proto, endpoint, mode, size, pipeline, rep and open-loop share\n"
+    "(or rate) in different files become one run: ops, connects, errors, client CPU,\n"
+    "connections, threads and open-loop rates are summed, the window is the longest of them,\n"
+    "ops/s is ops / window, and the latency histograms (the open loop's service time too) are\n"
+    "added counter by counter (exactly), with every percentile recomputed from the sum. A run\n"
+    "without a counterpart is copied as it is. docs/evidence.md describes every field.\n"
+    "\n"
+    "  -o, --output FILE   write the merged evidence to FILE (atomically) instead of stdout\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "Exit codes: 0 merged, 1 a file cannot be read, is not hopbench evidence or holds runs\n"
+    "that cannot be added (another histogram layout, a missing field), 64 bad usage.\n";
+
+/* compare and merge read argv word by word with cli_option: no abbreviations. */
+static const struct option compare_longopts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+static const struct option merge_longopts[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+const struct cli_spec cli_spec_compare = { "compare", usage_compare, "h", compare_longopts };
+const struct cli_spec cli_spec_merge = { "merge", usage_merge, "o:h", merge_longopts };
+
+/* Whether --help or -h is one of the words of argv (after argv[0]). */
+static bool asks_help(const struct cli_spec *spec, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (cli_option(spec, argv[i]) == 'h') return true;
+    return false;
+}
+
+int cli_parse_compare(int argc, char **argv, struct compare_opts *o, FILE *out, struct hb_err *err)
+{
+    int n = 0;
+
+    *o = (struct compare_opts){ 0 };
+    if (asks_help(&cli_spec_compare, argc, argv)) {
+        fputs(cli_spec_compare.help, out);
+        return CLI_HELP;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (cli_option(&cli_spec_compare, argv[i]) != 0)
+            return hb_fail(err, -EINVAL, "unknown option '%s'", argv[i]);
+        if (n < 2) o->paths[n] = argv[i];
+        n++;
+    }
+    if (n != 2) return hb_fail(err, -EINVAL, "want OLD.json NEW.json, got %d file(s)", n);
+    return 0;
+}
+
+int cli_parse_merge(int argc, char **argv, struct merge_opts *o, FILE *out, struct hb_err *err)
+{
+    *o = (struct merge_opts){ 0 };
+    if (asks_help(&cli_spec_merge, argc, argv)) {
+        fputs(cli_spec_merge.help, out);
+        return CLI_HELP;
+    }
+    o->paths = xcalloc(argc > 0 ? (size_t)argc : 1, sizeof(*o->paths));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int c = cli_option(&cli_spec_merge, a);
+        if (c == 'o') {
+            if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a file name", a);
+            if (o->out != NULL) return hb_fail(err, -EINVAL, "-o given twice");
+            o->out = argv[++i];
+        } else if (c != 0) {
+            return hb_fail(err, -EINVAL, "unknown option '%s'", a);
+        } else {
+            o->paths[o->npaths++] = a;
+        }
+    }
+    if (o->npaths < 2)
+        return hb_fail(err, -EINVAL, "want two or more evidence files, got %zu", o->npaths);
+    return 0;
+}
+
+void cli_merge_opts_release(struct merge_opts *o)
+{
+    free(o->paths);
+    o->paths = NULL;
+    o->npaths = 0;
 }

@@ -139,6 +139,29 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err);
 
+/* `hopbench compare OLD.json NEW.json` */
+struct compare_opts {
+    const char *paths[2]; /* OLD, NEW */
+};
+
+/* `hopbench merge A.json B.json... [-o OUT.json]` */
+struct merge_opts {
+    const char *
+        *paths; /* the input files, in the order given (allocated: cli_merge_opts_release) */
+    size_t npaths;
+    const char *out; /* -o, --output; NULL: stdout */
+};
+
+/*
+ * Each returns 0, CLI_HELP after printing help to out (--help anywhere on
+ * the line), or -EINVAL with err set (the message names the word at fault,
+ * without the command's name). cli_parse_merge's options own memory, also
+ * on failure: cli_merge_opts_release.
+ */
+int cli_parse_compare(int argc, char **argv, struct compare_opts *o, FILE *out, struct hb_err *err);
+int cli_parse_merge(int argc, char **argv, struct merge_opts *o, FILE *out, struct hb_err *err);
+void cli_merge_opts_release(struct merge_opts *o);
+
 /* The top-level help. */
 void cli_usage(FILE *f);
 

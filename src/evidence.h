@@ -1,45 +1,60 @@
 /*
- * evidence: reading evidence files (docs/evidence.md) back, for the
- * subcommands that work on results after the fact:
+ * evidence: evidence files (docs/evidence.md) read back, for the commands
+ * that work on results after the fact:
  *
- * - `hopbench compare OLD.json NEW.json`: cells matched by (endpoint, mode,
- *   size, connections, pipeline); per metric the median of each side and the
- *   benchstat-style delta (ratio of medians, bootstrap interval, Mann-Whitney p).
- * - `hopbench merge A.json B.json... [-o OUT.json]`: runs of the same cell and
- *   rep from several processes or hosts added into one run, histograms exactly.
+ * - compare (`hopbench compare OLD.json NEW.json`): cells matched by (proto,
+ *   endpoint, mode, size, connections, pipeline, open-loop rate); per metric
+ *   the median of each side and the benchstat-style delta (ratio of medians,
+ *   bootstrap interval, Mann-Whitney p).
+ * - merge (`hopbench merge A.json B.json... [-o OUT.json]`): runs of the same
+ *   cell and rep from several processes or hosts added into one run,
+ *   histograms exactly.
  *
  * Files (at most EVIDENCE_MAX_BYTES) are read with jansson a run at a time
- * and checked for the schema, every run for figures no run can have; a run's
- * histogram is kept as [index, count] pairs and turned back into a struct
- * hist only when it must be added to another. Both entry points print their
- * own messages (strings from files escaped with text_safe) and return an
- * exit code.
+ * and checked for the schema, every run for figures no run can have. The
+ * code is in src/evidence/: read.c (the reading), check.c (run keys and
+ * checks), hist_json.c (histograms encoded and decoded), schema.c (the keys
+ * the writer and the readers share, the document head), compare.c, merge.c.
+ * Nothing here prints an error or picks an exit code: failures come back in
+ * a struct hb_err, whose messages hold strings from files as they are (the
+ * caller escapes them with text_safe).
  */
 #ifndef HOPBENCH_EVIDENCE_H
 #define HOPBENCH_EVIDENCE_H
 
 #include <jansson.h>
+#include <stdio.h>
 
+#include "evidence/hist_json.h"
 #include "hist.h"
 #include "util.h"
 
-/*
- * `hopbench compare`: argv[0] is "compare", then OLD.json NEW.json (or --help).
- * Prints the tables to stdout, a one-line error to stderr. Returns HB_EXIT_OK
- * (also after --help), HB_EXIT_USAGE for a bad command line, HB_EXIT_RUNTIME
- * when a file cannot be read or is not hopbench evidence, HB_EXIT_INVALID
- * when nothing was comparable (no cell has a valid run in both files).
- */
-int evidence_compare_main(int argc, char **argv);
+/* How many cells of a comparison both files have, and how many have a valid run in both. */
+struct evidence_compare_result {
+    size_t matched, comparable;
+};
 
 /*
- * `hopbench merge`: argv[0] is "merge", then two or more evidence files and
- * optionally -o OUT.json (default: the merged document on stdout). Returns
- * HB_EXIT_OK, HB_EXIT_USAGE for a bad command line, HB_EXIT_RUNTIME when a
- * file cannot be read, is not evidence, holds runs that cannot be added (a
- * different histogram layout, a missing field) or the output cannot be written.
+ * Compares the evidence files old_path and new_path: prints the tables to
+ * out (one per metric, then the cells only one file has) and fills *res
+ * (comparable 0: nothing was compared). Returns 0, or a negative errno with
+ * err set when a file cannot be read or is not evidence (nothing printed).
  */
-int evidence_merge_main(int argc, char **argv);
+int evidence_compare(const char *old_path, const char *new_path, FILE *out,
+                     struct evidence_compare_result *res, struct hb_err *err);
+
+/*
+ * Merges the evidence files paths[0 .. npaths-1] and writes the merged
+ * document to out (atomically, through report_file_write), or to stdout when
+ * out is NULL. argv (argc words, argv[0] "merge") goes into the document as
+ * typed. Every output run is built once before anything is written, so a
+ * failure leaves nothing half-written. Returns 0, or a negative errno with err
+ * set: a file cannot be read, is not evidence, holds runs that cannot be added
+ * (another histogram layout, a missing field), or the output cannot be
+ * written.
+ */
+int evidence_merge(const char *const *paths, size_t npaths, const char *out, int argc, char **argv,
+                   struct hb_err *err);
 
 /*
  * The largest evidence file compare and merge read: 256 MiB, twenty times a
@@ -68,7 +83,7 @@ struct evidence_reader {
  * handed over).
  * *head becomes the document's other fields (the first header's, for JSONL,
  * without "record"), owned by the caller. Checks that a document is a JSON
- * object whose "schema" is REPORT_SCHEMA with a "runs" array, and that every
+ * object whose "schema" is EVIDENCE_SCHEMA with a "runs" array, and that every
  * JSONL header has our schema. Returns 0, or a negative errno with err naming
  * the file (and the line, for JSONL) and the problem (*head is then NULL):
  * -errno when it cannot be read (-EISDIR for a directory, -EFBIG above the
@@ -84,15 +99,5 @@ int evidence_read(const char *path, const struct evidence_reader *reader, json_t
  * evidence_read does; *doc is NULL on failure.
  */
 int evidence_load(const char *path, json_t **doc, struct hb_err *err);
-
-/*
- * Adds the histogram JSON j (the "histogram" of a run, as report_hist_json
- * writes it) into dst: counts index by index, total and overflow summed, min
- * and max widened. Decoding is hist_init followed by this. j must have this
- * build's layout (unit "ns", lowest 1, highest HIST_MAX_NS, 3 significant
- * digits), indices below HIST_COUNTS, and counts that add up to total.
- * Returns 0, or -EINVAL with err set; dst may then be partly updated.
- */
-int evidence_hist_add(struct hist *dst, const json_t *j, struct hb_err *err);
 
 #endif

@@ -231,9 +231,8 @@ static void lab_progress(FILE *f, const struct run_record *r)
     if (r->rate_share > 0)
         snprintf(rate, sizeof(rate), " open loop at %.0f %%:", r->rate_share * 100);
     fprintf(f, "  %-7s %-4s %6zu B:%s %10.0f ops/s, p50 %.2f us, p99 %.2f us, %llu errors\n",
-            r->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", endpoint_transport(&r->cfg.ep),
-            r->cfg.size, rate, report_ops_per_s(r),
-            (double)hist_percentile(r->res.lat, 50) / 1000.0,
+            report_mode_name(r->cfg.mode), endpoint_transport(&r->cfg.ep), r->cfg.size, rate,
+            report_ops_per_s(r), (double)hist_percentile(r->res.lat, 50) / 1000.0,
             (double)hist_percentile(r->res.lat, 99) / 1000.0,
             (unsigned long long)load_errors_total(&r->res));
     fflush(f);
@@ -276,7 +275,7 @@ static void lab_exit_text(char *buf, size_t len, int status)
 static void lab_cell_name(char *buf, size_t len, const struct run_record *r)
 {
     int n = snprintf(buf, len, "%s/%s/%zu B", endpoint_transport(&r->cfg.ep),
-                     r->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", r->cfg.size);
+                     report_mode_name(r->cfg.mode), r->cfg.size);
 
     if (r->rate_share > 0 && n > 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, " open loop at %.0f %%", r->rate_share * 100);

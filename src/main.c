@@ -787,6 +787,58 @@ static void open_std_fds(void)
     }
 }
 
+/* A bad command line of compare or merge: one line, pointing at its --help. */
+static int usage_fail(const char *cmd, const struct hb_err *err)
+{
+    char msg[TEXT_SAFE_CAP];
+
+    fprintf(stderr, "hopbench %s: %s (see hopbench %s --help)\n", cmd,
+            text_safe(msg, sizeof(msg), err->msg), cmd);
+    return HB_EXIT_USAGE;
+}
+
+/* `hopbench compare`: argv[0] is "compare". Exit 2 when no cell could be compared. */
+static int cmd_compare(int argc, char **argv)
+{
+    struct compare_opts o;
+    struct evidence_compare_result res;
+    struct hb_err err = { 0 };
+    int rc = cli_parse_compare(argc, argv, &o, stdout, &err);
+
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    if (rc < 0) return usage_fail("compare", &err);
+    if (evidence_compare(o.paths[0], o.paths[1], stdout, &res, &err) < 0)
+        return fail("compare", &err, HB_EXIT_RUNTIME);
+    fflush(stdout);
+    if (res.comparable > 0) return HB_EXIT_OK;
+    fprintf(stderr, "hopbench compare: nothing comparable: %s\n",
+            res.matched == 0 ? "no cell is in both files"
+                             : "no cell has a valid run in both files");
+    return HB_EXIT_INVALID;
+}
+
+/* `hopbench merge`: argv[0] is "merge". */
+static int cmd_merge(int argc, char **argv)
+{
+    struct merge_opts o;
+    struct hb_err err = { 0 };
+    char shown[TEXT_SAFE_CAP]; /* o.out, text_safe */
+    int rc = cli_parse_merge(argc, argv, &o, stdout, &err);
+
+    if (rc == CLI_HELP) {
+        rc = HB_EXIT_OK;
+    } else if (rc < 0) {
+        rc = usage_fail("merge", &err);
+    } else if (evidence_merge(o.paths, o.npaths, o.out, argc, argv, &err) < 0) {
+        rc = fail("merge", &err, HB_EXIT_RUNTIME);
+    } else {
+        if (o.out != NULL) printf("evidence: %s\n", text_safe(shown, sizeof(shown), o.out));
+        rc = HB_EXIT_OK;
+    }
+    cli_merge_opts_release(&o);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "lab";
@@ -816,8 +868,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "lab") == 0) return cmd_lab(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
-    if (strcmp(cmd, "compare") == 0) return evidence_compare_main(argc - 1, argv + 1);
-    if (strcmp(cmd, "merge") == 0) return evidence_merge_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')
             printf("hopbench %s\n", HOPBENCH_VERSION);

@@ -354,6 +354,25 @@ void stats_format_delta(char *buf, size_t cap, double ratio, double lo, double h
              percent(lo, d), d, percent(hi, d), p, na, nb);
 }
 
+void stats_delta(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
+                 struct stats_delta *d)
+{
+    double u = 0;
+
+    memset(d, 0, sizeof(*d));
+    d->na = na;
+    d->nb = nb;
+    if (na == 0 || nb == 0 ||
+        stats_bootstrap_ratio(a, na, b, nb, STATS_BOOTSTRAP, STATS_LEVEL, seed, &d->ratio, &d->lo,
+                              &d->hi) < 0 ||
+        stats_mann_whitney(a, na, b, nb, &u, &d->p) < 0) {
+        snprintf(d->text, sizeof(d->text), "n/a (n=%zu+%zu)", na, nb);
+        return;
+    }
+    d->ok = 1;
+    stats_format_delta(d->text, sizeof(d->text), d->ratio, d->lo, d->hi, d->p, STATS_ALPHA, na, nb);
+}
+
 /* ---- run order ---- */
 
 void stats_order_abba(unsigned arms, unsigned reps, unsigned *out)

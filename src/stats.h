@@ -6,6 +6,7 @@
  * - stats_mann_whitney: two-sided Mann–Whitney U test (benchstat's A/B test).
  * - stats_bootstrap_ratio: percentile-bootstrap interval of median(b)/median(a).
  * - stats_format_delta: the benchstat-style verdict "+28 % [+24 %, +31 %] (p=…)" or "~ (p=…)".
+ * - stats_delta: all three for one A/B pair, as summaries and compare report it.
  * - stats_order_abba / stats_order_shuffle: the order in which to run the arms.
  *
  * Everything here is pure: no I/O, no globals, no clocks. Only
@@ -93,6 +94,29 @@ int stats_bootstrap_ratio(const double *a, size_t na, const double *b, size_t nb
  */
 void stats_format_delta(char *buf, size_t cap, double ratio, double lo, double hi, double p,
                         double alpha, size_t na, size_t nb);
+
+/* The comparison summaries and compare make: alpha, bootstrap rounds and interval level. */
+#define STATS_ALPHA     0.05
+#define STATS_BOOTSTRAP 10000
+#define STATS_LEVEL     0.95
+
+/* One A/B comparison: B (nb values) against A (na values). */
+struct stats_delta {
+    int ok; /* 0 when either arm has no value or a test could not be made */
+    double ratio, lo, hi, p;
+    size_t na, nb;
+    char text[96]; /* the verdict of stats_format_delta, or "n/a (n=0+4)" when not ok */
+};
+
+/*
+ * Compares b against a: the ratio of medians median(b) / median(a) with its
+ * STATS_LEVEL bootstrap interval (STATS_BOOTSTRAP rounds drawn from seed),
+ * the two-sided Mann–Whitney p, and their verdict at STATS_ALPHA. Fills *d;
+ * d->ok is 0 (and d->text "n/a (n=na+nb)") when na or nb is 0 or the data
+ * cannot be compared (a value <= 0 or not finite, or no memory).
+ */
+void stats_delta(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
+                 struct stats_delta *d);
 
 /*
  * ABBA order: writes arms * reps arm indices to out, as reps blocks that each

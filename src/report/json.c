@@ -13,54 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "evidence/hist_json.h"
+#include "evidence/schema.h"
 #include "outfile.h"
-
-double report_ops_per_s(const struct run_record *r)
-{
-    if (r->res.window_ns == 0) return 0;
-    return (double)r->res.ops * 1e9 / (double)r->res.window_ns;
-}
-
-double report_cpu_ns_per_op(const struct run_record *r)
-{
-    if (r->res.ops == 0) return 0;
-    return (double)r->res.client_cpu_ns / (double)r->res.ops;
-}
-
-bool report_run_counts(const struct run_record *r)
-{
-    return load_result_valid(&r->res) && !r->res.interrupted;
-}
 
 /* A string fact, or null when it could not be read. */
 static json_t *fact(const char *s)
 {
     return s[0] != '\0' ? json_string(s) : json_null();
-}
-
-json_t *report_hist_json(const struct hist *h)
-{
-    json_t *counts = json_array();
-
-    for (size_t i = 0; i < HIST_COUNTS; i++)
-        if (h->counts[i] != 0)
-            json_array_append_new(counts,
-                                  json_pack("[II]", (json_int_t)i, (json_int_t)h->counts[i]));
-    return json_pack("{s:s, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:o}", "unit", "ns", "lowest",
-                     (json_int_t)1, "highest", (json_int_t)HIST_MAX_NS, "significant_digits", 3,
-                     "total", (json_int_t)h->total, "min", (json_int_t)(h->total ? h->min : 0),
-                     "max", (json_int_t)h->max, "overflow", (json_int_t)h->overflow, "counts",
-                     counts);
-}
-
-json_t *report_latency_json(const struct hist *h)
-{
-    return json_pack(
-        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "min", (json_int_t)(h->total ? h->min : 0),
-        "p50", (json_int_t)hist_percentile(h, 50), "p90", (json_int_t)hist_percentile(h, 90), "p95",
-        (json_int_t)hist_percentile(h, 95), "p99", (json_int_t)hist_percentile(h, 99), "p999",
-        (json_int_t)hist_percentile(h, 99.9), "p9999", (json_int_t)hist_percentile(h, 99.99), "max",
-        (json_int_t)h->max, "mean", hist_mean(h));
 }
 
 /* Each phase that was measured: its percentiles and whole histogram. */
@@ -72,8 +32,8 @@ static json_t *phases_json(const struct load_result *res)
         const struct hist *h = res->phase[p];
         if (h == NULL || h->total == 0) continue;
         json_object_set_new(o, load_phase_name((enum load_phase)p),
-                            json_pack("{s:o, s:o}", "latency_ns", report_latency_json(h),
-                                      "histogram", report_hist_json(h)));
+                            json_pack("{s:o, s:o}", EV_LATENCY_NS, report_latency_json(h),
+                                      EV_HISTOGRAM, report_hist_json(h)));
     }
     return o;
 }
@@ -103,18 +63,24 @@ static json_t *errors_json(const struct load_result *res)
     return o;
 }
 
+/* {"unavailable": why}: a figure that could not be had, and why. */
+static json_t *unavailable_json(const char *why)
+{
+    return json_pack("{s:s}", "unavailable", why);
+}
+
 /* A counter: its value, or {"unavailable": why}. Never 0 for unknown. */
 static json_t *ctr_json(const struct ctr_val *v)
 {
     if (v->ok) return json_integer((json_int_t)v->v);
-    return json_pack("{s:s}", "unavailable", v->why);
+    return unavailable_json(v->why);
 }
 
 /* A counter divided by ops (ns per op), or unavailable. */
 static json_t *per_op_json(const struct ctr_val *v, uint64_t ops)
 {
-    if (!v->ok) return json_pack("{s:s}", "unavailable", v->why);
-    if (ops == 0) return json_pack("{s:s}", "unavailable", "no op completed");
+    if (!v->ok) return unavailable_json(v->why);
+    if (ops == 0) return unavailable_json("no op completed");
     return json_real((double)v->v / (double)ops);
 }
 
@@ -149,9 +115,8 @@ static json_t *sockets_json(const struct observe_result *o)
     if (o->client_ports.peak.ok && o->port_hi > o->port_lo)
         share = json_real((double)o->client_ports.peak.v / (double)(o->port_hi - o->port_lo + 1));
     else
-        share = json_pack("{s:s}", "unavailable",
-                          o->client_ports.peak.ok ? "ip_local_port_range unreadable"
-                                                  : o->client_ports.peak.why);
+        share = unavailable_json(o->client_ports.peak.ok ? "ip_local_port_range unreadable"
+                                                         : o->client_ports.peak.why);
     return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[ii], s:o, s:i}", "time_wait_client",
                      gauge_json(&o->tw_client), "time_wait_server", gauge_json(&o->tw_server),
                      "established", gauge_json(&o->established), "client_ports",
@@ -182,13 +147,13 @@ static json_t *open_loop_json(const struct run_record *r)
     const struct load_result *res = &r->res;
 
     if (r->cfg.rate <= 0 || res->service == NULL) return json_null();
-    return json_pack(
-        "{s:f, s:s, s:o, s:o, s:f, s:b, s:o, s:o}", "rate", r->cfg.rate, "arrivals",
-        r->cfg.poisson ? "poisson" : "constant", "rate_share",
-        r->rate_share > 0 ? json_real(r->rate_share) : json_null(), "rate_basis_ops_per_s",
-        r->rate_share > 0 ? json_real(r->rate_basis) : json_null(), "achieved_ops_per_s",
-        report_ops_per_s(r), "saturated", report_saturated(r), "service_latency_ns",
-        report_latency_json(res->service), "service_histogram", report_hist_json(res->service));
+    return json_pack("{s:f, s:s, s:o, s:o, s:f, s:b, s:o, s:o}", EV_RATE, r->cfg.rate, EV_ARRIVALS,
+                     r->cfg.poisson ? "poisson" : "constant", EV_RATE_SHARE,
+                     r->rate_share > 0 ? json_real(r->rate_share) : json_null(), EV_RATE_BASIS,
+                     r->rate_share > 0 ? json_real(r->rate_basis) : json_null(),
+                     EV_ACHIEVED_OPS_PER_S, report_ops_per_s(r), EV_SATURATED, report_saturated(r),
+                     EV_SERVICE_LATENCY_NS, report_latency_json(res->service), EV_SERVICE_HISTOGRAM,
+                     report_hist_json(res->service));
 }
 
 json_t *report_run_json(const struct run_record *r)
@@ -201,28 +166,29 @@ json_t *report_run_json(const struct run_record *r)
     json_t *run = json_pack(
         "{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
         "s:o, s:b, s:b, s:f, s:f, s:o, s:o, s:o, s:o}",
-        "cell", (int)r->cell, "rep", (int)r->rep, "proto", r->proto, "endpoint", c->ep.text,
-        "transport", endpoint_transport(&c->ep), "mode",
-        c->mode == LOAD_CONNECT ? "connect" : "reuse", "close", load_close_name(c->close), "size",
-        (json_int_t)c->size, "connections", (int)c->conns, "threads", (int)c->threads, "pipeline",
-        (int)c->pipeline, "warmup_s", (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count,
-        "duration_s", (double)c->duration_ns / 1e9, "timeout_s", (double)c->timeout_ns / 1e9, "ops",
-        (json_int_t)res->ops, "window_s", (double)res->window_ns / 1e9, "connects",
-        (json_int_t)res->connects, "errors_total", (json_int_t)errors, "client_cpu_ns",
-        (json_int_t)res->client_cpu_ns, "errors", errors_json(res), "valid", valid, "interrupted",
-        res->interrupted, "ops_per_s", report_ops_per_s(r), "client_cpu_ns_per_op",
-        report_cpu_ns_per_op(r), "latency_ns", report_latency_json(res->lat), "histogram",
-        report_hist_json(res->lat), "phases", phases_json(res), "observed", observed_json(r));
+        EV_CELL, (int)r->cell, EV_REP, (int)r->rep, EV_PROTO, r->proto, EV_ENDPOINT, c->ep.text,
+        "transport", endpoint_transport(&c->ep), EV_MODE, report_mode_name(c->mode), "close",
+        load_close_name(c->close), EV_SIZE, (json_int_t)c->size, EV_CONNECTIONS, (int)c->conns,
+        EV_THREADS, (int)c->threads, EV_PIPELINE, (int)c->pipeline, "warmup_s",
+        (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count, "duration_s",
+        (double)c->duration_ns / 1e9, "timeout_s", (double)c->timeout_ns / 1e9, EV_OPS,
+        (json_int_t)res->ops, EV_WINDOW_S, (double)res->window_ns / 1e9, EV_CONNECTS,
+        (json_int_t)res->connects, EV_ERRORS_TOTAL, (json_int_t)errors, EV_CLIENT_CPU_NS,
+        (json_int_t)res->client_cpu_ns, EV_ERRORS, errors_json(res), EV_VALID, valid,
+        EV_INTERRUPTED, res->interrupted, EV_OPS_PER_S, report_ops_per_s(r),
+        EV_CLIENT_CPU_NS_PER_OP, report_cpu_ns_per_op(r), EV_LATENCY_NS,
+        report_latency_json(res->lat), EV_HISTOGRAM, report_hist_json(res->lat), EV_PHASES,
+        phases_json(res), EV_OBSERVED, observed_json(r));
 
     if (run == NULL) return NULL;
     json_object_set_new(run, "wait", json_string(c->block_wait ? "block" : "epoll"));
     json_object_set_new(run, "size_of", json_string(r->size_is_reply ? "reply" : "request"));
-    json_object_set_new(run, "requests", json_integer((json_int_t)res->requests));
-    json_object_set_new(run, "replies", json_integer((json_int_t)res->replies));
-    json_object_set_new(run, "reconnects", json_integer((json_int_t)res->reconnects));
-    json_object_set_new(run, "stderr_replies", json_integer((json_int_t)res->stderr_replies));
-    json_object_set_new(run, "status", status_json(res));
-    json_object_set_new(run, "open_loop", open_loop_json(r));
+    json_object_set_new(run, EV_REQUESTS, json_integer((json_int_t)res->requests));
+    json_object_set_new(run, EV_REPLIES, json_integer((json_int_t)res->replies));
+    json_object_set_new(run, EV_RECONNECTS, json_integer((json_int_t)res->reconnects));
+    json_object_set_new(run, EV_STDERR_REPLIES, json_integer((json_int_t)res->stderr_replies));
+    json_object_set_new(run, EV_STATUS, status_json(res));
+    json_object_set_new(run, EV_OPEN_LOOP, open_loop_json(r));
     return run;
 }
 
@@ -266,15 +232,16 @@ static json_t *place_json(const struct place *p)
 /* What a document and a JSONL header share: schema, tool, command line, machine, placement. */
 static json_t *meta_json(const struct report_meta *meta)
 {
-    json_t *argv = json_array();
+    struct evidence_head head = { .command = meta->command,
+                                  .argv = json_array(),
+                                  .started_unix_s = meta->started_unix_s,
+                                  .machine = machine_json(meta->machine),
+                                  .placement = place_json(meta->place),
+                                  .server = json_string(meta->server ? meta->server : "external") };
 
     for (int i = 0; i < meta->argc; i++)
-        json_array_append_new(argv, json_string(meta->argv[i]));
-    return json_pack(
-        "{s:s, s:{s:s, s:s}, s:s, s:o, s:I, s:o, s:o, s:s}", "schema", REPORT_SCHEMA, "tool",
-        "name", "hopbench", "version", HOPBENCH_VERSION, "command", meta->command, "argv", argv,
-        "started_unix_s", (json_int_t)meta->started_unix_s, "machine", machine_json(meta->machine),
-        "placement", place_json(meta->place), "server", meta->server ? meta->server : "external");
+        json_array_append_new(head.argv, json_string(meta->argv[i]));
+    return evidence_head_json(&head);
 }
 
 json_t *report_json(const struct report_meta *meta, const struct run_record *recs, size_t n)
@@ -286,19 +253,19 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
         json_t *run = report_run_json(&recs[i]);
         /* json_pack fails on a string that is not UTF-8 (a unix path may hold any byte). */
         valid &= run != NULL && load_result_valid(&recs[i].res);
-        if (run == NULL) run = json_pack("{s:s}", "error", "this run could not be encoded as JSON");
+        if (run == NULL)
+            run = json_pack("{s:s}", EV_ERROR, "this run could not be encoded as JSON");
         json_array_append_new(runs, run);
     }
     if (doc == NULL) {
         json_decref(runs);
         return NULL;
     }
-    json_object_set_new(doc, "elapsed_s", json_real((double)meta->elapsed_ns / 1e9));
-    json_object_set_new(doc, "interrupted", json_boolean(meta->interrupted));
-    json_object_set_new(doc, "valid", json_boolean(valid));
-    json_object_set_new(doc, "runs", runs);
-    if (meta->plan != NULL) json_object_set(doc, "plan", meta->plan);
-    if (meta->summary != NULL) json_object_set(doc, "summary", meta->summary);
+    json_object_set_new(doc, EV_ELAPSED_S, json_real((double)meta->elapsed_ns / 1e9));
+    evidence_head_verdict(doc, meta->interrupted, valid);
+    json_object_set_new(doc, EV_RUNS, runs);
+    if (meta->plan != NULL) json_object_set(doc, EV_PLAN, meta->plan);
+    if (meta->summary != NULL) json_object_set(doc, EV_SUMMARY, meta->summary);
     return doc;
 }
 
@@ -334,11 +301,11 @@ static int jsonl_write(FILE *f, const json_t *rec)
 
 int report_jsonl_header(FILE *f, const struct report_meta *meta)
 {
-    json_t *rec = json_pack("{s:s}", "record", "header"), *m = meta_json(meta);
+    json_t *rec = json_pack("{s:s}", EV_RECORD, EV_RECORD_HEADER), *m = meta_json(meta);
     int rc = -EIO;
 
     if (rec != NULL && m != NULL && json_object_update(rec, m) == 0) {
-        if (meta->plan != NULL) json_object_set(rec, "plan", meta->plan);
+        if (meta->plan != NULL) json_object_set(rec, EV_PLAN, meta->plan);
         rc = jsonl_write(f, rec);
     }
     json_decref(m);
@@ -348,7 +315,7 @@ int report_jsonl_header(FILE *f, const struct report_meta *meta)
 
 int report_jsonl_append(FILE *f, const struct run_record *r)
 {
-    json_t *rec = json_pack("{s:s}", "record", "run"), *run = report_run_json(r);
+    json_t *rec = json_pack("{s:s}", EV_RECORD, EV_RECORD_RUN), *run = report_run_json(r);
     int rc = -EIO;
 
     if (rec != NULL && run != NULL && json_object_update(rec, run) == 0) rc = jsonl_write(f, rec);

@@ -9,28 +9,17 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "evidence/hist_json.h"
+#include "evidence/schema.h"
 #include "load.h"
 #include "observe.h"
 #include "place.h"
 #include "probe.h"
+#include "report/record.h"
 #include "util.h"
 
-#define REPORT_SCHEMA "hopbench.evidence/1"
-
-/* One measured run: what was asked and what came back. */
-struct run_record {
-    const char *proto;
-    struct load_cfg cfg; /* a copy; cfg.cpus and cfg.stop are not used after the run */
-    struct load_result res;
-    struct observe_result obs; /* valid when observed */
-    bool observed;
-    unsigned cell;      /* which cell (endpoint) of the plan this run measured */
-    unsigned rep;       /* the how-manieth run of that cell, from 0 */
-    bool size_is_reply; /* cfg.size is the server's reply body (lab http, fcgi), not the request */
-    double rate_share;  /* open loop with --rate N%: N / 100 of rate_basis; 0 = an absolute rate */
-    double rate_basis;  /* the closed-loop maximum measured for it, ops/s */
-    const char *cut_by; /* what cut it short (res.interrupted): NULL for Ctrl-C */
-};
+/* The schema every evidence document and --jsonl header names. */
+#define REPORT_SCHEMA EVIDENCE_SCHEMA
 
 /* What the whole invocation was. */
 struct report_meta {
@@ -46,19 +35,6 @@ struct report_meta {
     json_t *plan;       /* {reps, order, seed, cooldown_s} or NULL; borrowed */
     json_t *summary;    /* from summary_json, or NULL; borrowed */
 };
-
-/* ops/s of a run (0 when its window is empty). */
-double report_ops_per_s(const struct run_record *r);
-
-/* Client CPU ns per op (0 when no op). */
-double report_cpu_ns_per_op(const struct run_record *r);
-
-/*
- * Whether r counts in summaries, comparisons and ratios: valid (no error, an
- * op completed) and not cut short by Ctrl-C. A run that does not is still
- * shown, and marked.
- */
-bool report_run_counts(const struct run_record *r);
 
 /*
  * A "cut short:" line for each run that ended early, naming what ended it
@@ -77,9 +53,6 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n);
 
 /* "lab overload": per run, ops/s, connect errors by kind, resets, kernel drops, 1 s stalls. */
 void report_overload(FILE *f, const struct run_record *recs, size_t n);
-
-/* An open-loop run that achieved less than 99 % of the rate asked for. */
-bool report_saturated(const struct run_record *r);
 
 /* The tables of `hopbench lab`: one per size, transports x modes, unix/tcp ratios. */
 void report_lab_tables(FILE *f, const struct run_record *recs, size_t n);
@@ -127,11 +100,5 @@ int report_file_write(const char *path, int (*fill)(FILE *f, void *ctx, struct h
 
 /* Writes doc to path through report_file_write. Returns 0 or a negative errno. */
 int report_json_write(const char *path, json_t *doc, struct hb_err *err);
-
-/* min, p50, p90, p95, p99, p999, p9999, max, mean of h, in ns. */
-json_t *report_latency_json(const struct hist *h);
-
-/* A histogram as JSON: config, totals and the non-zero counters as [index, count] pairs. */
-json_t *report_hist_json(const struct hist *h);
 
 #endif

@@ -7,34 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SUMMARY_ALPHA     0.05
-#define SUMMARY_BOOTSTRAP 10000
-
 const char *summary_metric_name(enum summary_metric m)
 {
-    static const char *const names[METRICS] = { "ops_per_s", "p50_ns", "p99_ns", "p999_ns",
-                                                "client_cpu_ns_per_op" };
-
-    return (unsigned)m < METRICS ? names[m] : "?";
-}
-
-static double metric_of(const struct run_record *r, enum summary_metric m)
-{
-    switch (m) {
-    case METRIC_OPS_PER_S:
-        return report_ops_per_s(r);
-    case METRIC_P50:
-        return (double)hist_percentile(r->res.lat, 50);
-    case METRIC_P99:
-        return (double)hist_percentile(r->res.lat, 99);
-    case METRIC_P999:
-        return (double)hist_percentile(r->res.lat, 99.9);
-    case METRIC_CPU_PER_OP:
-        return report_cpu_ns_per_op(r);
-    case METRICS:
-        break;
-    }
-    return 0;
+    return (unsigned)m < METRICS ? metric_def(m)->name : "?";
 }
 
 /* The valid runs' values of metric m for cell c; returns how many. */
@@ -44,28 +19,9 @@ static size_t collect(const struct run_record *recs, size_t n, unsigned c, enum 
     size_t k = 0;
 
     for (size_t i = 0; i < n; i++)
-        if (recs[i].cell == c && report_run_counts(&recs[i])) out[k++] = metric_of(&recs[i], m);
+        if (recs[i].cell == c && report_run_counts(&recs[i]))
+            out[k++] = metric_of_record(&recs[i], m);
     return k;
-}
-
-static void delta(struct summary_delta *d, const double *a, size_t na, const double *b, size_t nb,
-                  uint64_t seed)
-{
-    double u = 0;
-
-    memset(d, 0, sizeof(*d));
-    d->na = na;
-    d->nb = nb;
-    if (na == 0 || nb == 0 ||
-        stats_bootstrap_ratio(a, na, b, nb, SUMMARY_BOOTSTRAP, 0.95, seed, &d->ratio, &d->lo,
-                              &d->hi) < 0 ||
-        stats_mann_whitney(a, na, b, nb, &u, &d->p) < 0) {
-        snprintf(d->text, sizeof(d->text), "n/a (n=%zu+%zu)", na, nb);
-        return;
-    }
-    d->ok = 1;
-    stats_format_delta(d->text, sizeof(d->text), d->ratio, d->lo, d->hi, d->p, SUMMARY_ALPHA, na,
-                       nb);
 }
 
 static void summarize_cell(const struct run_record *recs, size_t n, unsigned c, uint64_t seed,
@@ -84,7 +40,7 @@ static void summarize_cell(const struct run_record *recs, size_t n, unsigned c, 
         size_t k0 = collect(recs, n, 0, (enum summary_metric)m, x0);
         out->valid = k;
         if (k > 0) stats_summarize(x, k, &out->m[m]);
-        if (c > 0) delta(&out->vs_first[m], x0, k0, x, k, seed + (uint64_t)m);
+        if (c > 0) stats_delta(x0, k0, x, k, seed + (uint64_t)m, &out->vs_first[m]);
     }
 }
 
@@ -107,14 +63,6 @@ int summary_compute(const struct run_record *recs, size_t n, unsigned ncells, ui
     return 0;
 }
 
-static const char *metric_label(enum summary_metric m)
-{
-    static const char *const labels[METRICS] = { "ops/s", "p50 µs", "p99 µs", "p99.9 µs",
-                                                 "cpu µs/op" };
-
-    return (unsigned)m < METRICS ? labels[m] : "?";
-}
-
 /* Latencies and CPU are printed in µs, throughput as is. */
 static double shown(enum summary_metric m, double v)
 {
@@ -127,10 +75,10 @@ static void print_metric(FILE *f, const struct cell_summary *c, unsigned idx, en
     double sd_pct = s->mean > 0 ? 100.0 * s->sd / s->mean : 0;
 
     /* "µs" takes 2 bytes for 1 column: one more byte of width for labels holding it. */
-    int digits = m == METRIC_OPS_PER_S ? 0 : 2;
+    int digits = metric_def(m)->digits;
 
     fprintf(f, "  %-*s %12.*f  [%.*f – %.*f]  ±%.1f %%", m == METRIC_OPS_PER_S ? 10 : 11,
-            metric_label(m), digits, shown(m, s->median), digits, shown(m, s->min), digits,
+            metric_def(m)->label, digits, shown(m, s->median), digits, shown(m, s->min), digits,
             shown(m, s->max), sd_pct);
     if (idx > 0) fprintf(f, "   vs first: %s", c->vs_first[m].text);
     fputc('\n', f);
@@ -144,7 +92,7 @@ void summary_print(FILE *f, const char *title, const struct cell_summary *cells,
         const struct cell_summary *c = &cells[i];
         if (c->first == NULL) continue;
         fprintf(f, "%s %s (n=%zu valid of %zu", text_safe(ep, sizeof(ep), c->first->cfg.ep.text),
-                c->first->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", c->valid, c->runs);
+                report_mode_name(c->first->cfg.mode), c->valid, c->runs);
         if (c->cut > 0)
             fprintf(f, "; %zu cut short by %s", c->cut, c->cut_by != NULL ? c->cut_by : "Ctrl-C");
         fputs(")\n", f);
@@ -157,7 +105,7 @@ void summary_print(FILE *f, const char *title, const struct cell_summary *cells,
     }
 }
 
-static json_t *delta_json(const struct summary_delta *d)
+static json_t *delta_json(const struct stats_delta *d)
 {
     if (!d->ok)
         return json_pack("{s:s, s:I, s:I}", "text", d->text, "n_first", (json_int_t)d->na, "n",
@@ -174,14 +122,14 @@ static json_t *cell_json(const struct cell_summary *c, unsigned idx)
     for (int m = 0; m < METRICS; m++) {
         const struct stats_summary *s = &c->m[m];
         json_t *o = c->valid ? json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)s->n,
-                                         "median", s->median, "min", s->min, "max", s->max, "mean",
-                                         s->mean, "sd", s->sd)
+                                         "median", s->median, EV_MIN, s->min, EV_MAX, s->max,
+                                         EV_MEAN, s->mean, "sd", s->sd)
                              : json_pack("{s:I}", "n", (json_int_t)0);
         if (idx > 0) json_object_set_new(o, "vs_first", delta_json(&c->vs_first[m]));
         json_object_set_new(metrics, summary_metric_name((enum summary_metric)m), o);
     }
-    return json_pack("{s:i, s:s, s:I, s:I, s:o}", "cell", (int)idx, "endpoint",
-                     c->first ? c->first->cfg.ep.text : "", "runs", (json_int_t)c->runs, "valid",
+    return json_pack("{s:i, s:s, s:I, s:I, s:o}", EV_CELL, (int)idx, EV_ENDPOINT,
+                     c->first ? c->first->cfg.ep.text : "", EV_RUNS, (json_int_t)c->runs, EV_VALID,
                      (json_int_t)c->valid, "metrics", metrics);
 }
 
@@ -191,8 +139,8 @@ json_t *summary_json(const struct cell_summary *cells, unsigned ncells)
 
     for (unsigned i = 0; i < ncells; i++)
         json_array_append_new(arr, cell_json(&cells[i], i));
-    return json_pack("{s:f, s:i, s:s, s:o}", "alpha", SUMMARY_ALPHA, "bootstrap_resamples",
-                     SUMMARY_BOOTSTRAP, "test", "Mann-Whitney U, two-sided", "cells", arr);
+    return json_pack("{s:f, s:i, s:s, s:o}", "alpha", STATS_ALPHA, "bootstrap_resamples",
+                     STATS_BOOTSTRAP, "test", "Mann-Whitney U, two-sided", "cells", arr);
 }
 
 static bool same_pair(const struct run_record *a, const struct run_record *b)
@@ -220,11 +168,11 @@ static json_t *lab_pair(FILE *f, const struct run_record *recs, size_t n, size_t
     if (recs[first].rate_share > 0)
         snprintf(open, sizeof(open), " open loop at %.0f %%", recs[first].rate_share * 100);
     snprintf(title, sizeof(title), "%zu B %s%s, unix against tcp", recs[first].cfg.size,
-             recs[first].cfg.mode == LOAD_CONNECT ? "connect" : "reuse", open);
+             report_mode_name(recs[first].cfg.mode), open);
     summary_print(f, title, cells, 2);
-    return json_pack("{s:I, s:s, s:f, s:o}", "size", (json_int_t)recs[first].cfg.size, "mode",
-                     recs[first].cfg.mode == LOAD_CONNECT ? "connect" : "reuse", "rate_share",
-                     recs[first].rate_share, "summary", summary_json(cells, 2));
+    return json_pack("{s:I, s:s, s:f, s:o}", EV_SIZE, (json_int_t)recs[first].cfg.size, EV_MODE,
+                     report_mode_name(recs[first].cfg.mode), EV_RATE_SHARE, recs[first].rate_share,
+                     EV_SUMMARY, summary_json(cells, 2));
 }
 
 json_t *summary_lab(FILE *f, const struct run_record *recs, size_t n, uint64_t seed)

@@ -13,27 +13,12 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "report/metric.h"
 #include "report/report.h"
 #include "stats.h"
 
-enum summary_metric {
-    METRIC_OPS_PER_S = 0,
-    METRIC_P50,
-    METRIC_P99,
-    METRIC_P999,
-    METRIC_CPU_PER_OP,
-    METRICS
-};
-
-/* "ops_per_s", "p50_ns", ...: the names used in JSON. */
+/* "ops_per_s", "p50_ns", ...: the names used in JSON ("?" for a value out of range). */
 const char *summary_metric_name(enum summary_metric m);
-
-struct summary_delta {
-    int ok; /* 0 when either arm has no valid run */
-    double ratio, lo, hi, p;
-    size_t na, nb;
-    char text[96]; /* benchstat-style */
-};
 
 struct cell_summary {
     const struct run_record *first; /* a run of this cell, for its labels */
@@ -42,7 +27,7 @@ struct cell_summary {
     size_t cut;                     /* runs cut short (left out) */
     const char *cut_by;             /* what cut the last of them short: NULL for Ctrl-C */
     struct stats_summary m[METRICS];
-    struct summary_delta vs_first[METRICS]; /* unset for cell 0 */
+    struct stats_delta vs_first[METRICS]; /* unset for cell 0 */
 };
 
 /*

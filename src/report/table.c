@@ -30,23 +30,6 @@ static double us(uint64_t ns)
     return (double)ns / 1000.0;
 }
 
-static const char *mode_name(const struct load_cfg *c)
-{
-    return c->mode == LOAD_CONNECT ? "connect" : "reuse";
-}
-
-static void fmt_size(char *buf, size_t cap, size_t size)
-{
-    const size_t mib = (size_t)1024 * 1024;
-
-    if (size >= mib && size % mib == 0)
-        snprintf(buf, cap, "%zu MiB", size / mib);
-    else if (size >= 1024 && size % 1024 == 0)
-        snprintf(buf, cap, "%zu KiB", size / 1024);
-    else
-        snprintf(buf, cap, "%zu B", size);
-}
-
 /* The first endpoint's run of r's repetition, which r's "vs first" is against; NULL if none. */
 static const struct run_record *first_of_rep(const struct run_record *recs, size_t n,
                                              const struct run_record *r)
@@ -81,9 +64,9 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
         double rate = report_ops_per_s(r);
 
         fmt_thousands(ops, sizeof(ops), rate);
-        fmt_size(size, sizeof(size), r->cfg.size);
+        report_size_text(size, sizeof(size), (long long)r->cfg.size);
         fprintf(f, "%-32s %-7s %9s %12s %9.2f %9.2f %9.2f %9.2f %9.2f %7llu",
-                text_safe(ep, sizeof(ep), r->cfg.ep.text), mode_name(&r->cfg), size, ops,
+                text_safe(ep, sizeof(ep), r->cfg.ep.text), report_mode_name(r->cfg.mode), size, ops,
                 us(hist_percentile(h, 50)), us(hist_percentile(h, 90)), us(hist_percentile(h, 99)),
                 us(hist_percentile(h, 99.9)), us(h->max),
                 (unsigned long long)load_errors_total(&r->res));
@@ -179,28 +162,6 @@ static void phase_notes(struct na_notes *ns, const struct run_record *r, const c
     }
 }
 
-/* CPU per op in µs: client, server, their sum, system-wide; negative = unavailable. */
-struct cost {
-    double cli, srv, sum, sys;
-};
-
-static double per_op_us(const struct ctr_val *v, uint64_t ops, bool observed)
-{
-    if (!observed || !v->ok || ops == 0) return -1;
-    return (double)v->v / (double)ops / 1000.0;
-}
-
-static struct cost cost_of(const struct run_record *r)
-{
-    struct cost c;
-
-    c.cli = r->res.ops ? report_cpu_ns_per_op(r) / 1000.0 : -1;
-    c.srv = per_op_us(&r->obs.server_cpu_ns, r->res.ops, r->observed);
-    c.sys = per_op_us(&r->obs.system_busy_ns, r->res.ops, r->observed);
-    c.sum = c.cli >= 0 && c.srv >= 0 ? c.cli + c.srv : -1;
-    return c;
-}
-
 /* A figure in a column of `width`, or "n/a". */
 static void put_num(FILE *f, int width, double v)
 {
@@ -221,7 +182,7 @@ static void put_ratio(FILE *f, int width, double a, double b)
 static void lab_row(FILE *f, const char *mode, const struct run_record *r)
 {
     const struct hist *h = r->res.lat;
-    struct cost c = cost_of(r);
+    struct report_cost c = report_cost_of(r);
     char ops[32];
 
     fmt_thousands(ops, sizeof(ops), report_ops_per_s(r));
@@ -239,7 +200,7 @@ static void lab_row(FILE *f, const char *mode, const struct run_record *r)
 static void lab_ratio_row(FILE *f, const struct run_record *tcp, const struct run_record *unx)
 {
     const struct hist *ht = tcp->res.lat, *hu = unx->res.lat;
-    struct cost ct = cost_of(tcp), cu = cost_of(unx);
+    struct report_cost ct = report_cost_of(tcp), cu = report_cost_of(unx);
 
     fprintf(f, "  %-8s %-11s", "", "unix÷tcp");
     if (!report_run_counts(tcp) || !report_run_counts(unx)) {
@@ -356,7 +317,7 @@ static void lab_rows(FILE *f, const struct run_record *recs, size_t n, size_t si
     for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
         const struct run_record *t = find(recs, n, size, modes[m], "tcp");
         const struct run_record *u = find(recs, n, size, modes[m], "unix");
-        const char *name = modes[m] == LOAD_CONNECT ? "connect" : "reuse";
+        const char *name = report_mode_name(modes[m]);
         char row[32];
         for (int i = 0; i < 2; i++) {
             const struct run_record *r = i == 0 ? t : u;
@@ -507,15 +468,15 @@ void report_kernel_evidence(FILE *f, const struct run_record *recs, size_t n)
 
     for (size_t i = 0; i < n; i++) {
         int w = snprintf(label, sizeof(label), "%s %s %zu B",
-                         text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
-                         recs[i].cfg.size);
+                         text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
+                         report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         if (w > width) width = w;
     }
     fputc('\n', f);
     evidence_header(f);
     for (size_t i = 0; i < n; i++) {
         snprintf(label, sizeof(label), "%s %s %zu B",
-                 text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
+                 text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), report_mode_name(recs[i].cfg.mode),
                  recs[i].cfg.size);
         evidence_rows(f, &recs[i], label, width);
     }
@@ -533,8 +494,7 @@ static void lab_evidence(FILE *f, const struct run_record *recs, size_t n, size_
         for (size_t t = 0; t < ARRAY_LEN(transports); t++) {
             const struct run_record *r = find(recs, n, size, modes[m], transports[t]);
             if (r == NULL) continue;
-            snprintf(label, sizeof(label), "%s %s", modes[m] == LOAD_CONNECT ? "connect" : "reuse",
-                     transports[t]);
+            snprintf(label, sizeof(label), "%s %s", report_mode_name(modes[m]), transports[t]);
             evidence_rows(f, r, label, 12);
         }
 }
@@ -560,7 +520,7 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
     const struct run_record *any = find(recs, n, size, LOAD_REUSE, "tcp");
 
     if (any == NULL) any = &recs[0];
-    fmt_size(sz, sizeof(sz), size);
+    report_size_text(sz, sizeof(sz), (long long)size);
     fprintf(f,
             "\n%s%s %s round trips (latency µs; CPU µs per op: client, server, both, whole "
             "system)\n",
@@ -598,7 +558,7 @@ static void lab_open_headline(FILE *f, const struct run_record *recs, size_t n, 
         fprintf(f,
                 "  headline, %s at 60 %% of each one's maximum: unix÷tcp p99 %.2fx, p99.9 %.2fx "
                 "(latency from the intended send time)\n",
-                mode_name(&t->cfg),
+                report_mode_name(t->cfg.mode),
                 (double)hist_percentile(u->res.lat, 99) / (double)hist_percentile(t->res.lat, 99),
                 (double)hist_percentile(u->res.lat, 99.9) /
                     (double)hist_percentile(t->res.lat, 99.9));
@@ -616,7 +576,7 @@ static void lab_open_table(FILE *f, const struct run_record *recs, size_t n, siz
         if (r->cfg.size != size || r->cfg.rate <= 0 || r->res.service == NULL || r->rep != 0)
             continue;
         if (!header) {
-            fmt_size(sz, sizeof(sz), size);
+            report_size_text(sz, sizeof(sz), (long long)size);
             fprintf(f,
                     "\n%s open loop (latency µs from the intended send time; service p99 from "
                     "the actual send)\n",
@@ -629,11 +589,11 @@ static void lab_open_table(FILE *f, const struct run_record *recs, size_t n, siz
         fmt_thousands(asked, sizeof(asked), r->cfg.rate);
         fmt_thousands(got, sizeof(got), report_ops_per_s(r));
         fprintf(f, "  %-8s %-5s %4.0f%% %12s %12s %9.2f %9.2f %9.2f %10.2f %10.2f %9.2f%s\n",
-                mode_name(&r->cfg), endpoint_transport(&r->cfg.ep), r->rate_share * 100, asked, got,
-                us(hist_percentile(r->res.lat, 50)), us(hist_percentile(r->res.lat, 99)),
-                us(hist_percentile(r->res.lat, 99.9)), us(hist_percentile(r->res.lat, 99.99)),
-                us(r->res.lat->max), us(hist_percentile(r->res.service, 99)),
-                report_saturated(r) ? " saturated" : "");
+                report_mode_name(r->cfg.mode), endpoint_transport(&r->cfg.ep), r->rate_share * 100,
+                asked, got, us(hist_percentile(r->res.lat, 50)),
+                us(hist_percentile(r->res.lat, 99)), us(hist_percentile(r->res.lat, 99.9)),
+                us(hist_percentile(r->res.lat, 99.99)), us(r->res.lat->max),
+                us(hist_percentile(r->res.service, 99)), report_saturated(r) ? " saturated" : "");
     }
     lab_open_headline(f, recs, n, size);
 }
@@ -681,18 +641,19 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
                     "kernel: %s %s %zu B: %llu packets dropped at a full per-CPU backlog "
                     "(softnet_stat, host-wide); a dropped TCP segment waits >= 200 ms for its "
                     "retransmission\n",
-                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
-                    recs[i].cfg.size, (unsigned long long)drops);
+                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
+                    report_mode_name(recs[i].cfg.mode), recs[i].cfg.size,
+                    (unsigned long long)drops);
     }
     for (size_t i = 0; i < n; i++) {
         const struct load_result *res = &recs[i].res;
         if (res->ops == 0 && load_errors_total(res) == 0)
             fprintf(f, "invalid: %s %s %zu B: no op completed in the measured window\n",
-                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
-                    recs[i].cfg.size);
+                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
+                    report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         if (load_errors_total(res) == 0) continue;
         fprintf(f, "errors: %s %s %zu B:", text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
-                mode_name(&recs[i].cfg), recs[i].cfg.size);
+                report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         for (int k = 0; k < OP_ERR_KINDS; k++)
             if (res->errors[k] > 0)
                 fprintf(f, " %s=%llu", op_err_name((enum op_err)k),
@@ -709,8 +670,9 @@ void report_cut_short(FILE *f, const struct run_record *recs, size_t n)
             fprintf(f,
                     "cut short: %s %s %zu B: %s ended it after %.2f s of its window; left out "
                     "of summaries, comparisons and ratios\n",
-                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), mode_name(&recs[i].cfg),
-                    recs[i].cfg.size, recs[i].cut_by != NULL ? recs[i].cut_by : "Ctrl-C",
+                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
+                    report_mode_name(recs[i].cfg.mode), recs[i].cfg.size,
+                    recs[i].cut_by != NULL ? recs[i].cut_by : "Ctrl-C",
                     (double)recs[i].res.window_ns / 1e9);
 }
 
@@ -730,7 +692,7 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
 
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
-        struct cost c = cost_of(r);
+        struct report_cost c = report_cost_of(r);
         char tw[200];
 
         cost_notes(&ns, r, text_safe(ep, sizeof(ep), r->cfg.ep.text));
@@ -755,11 +717,6 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
             fprintf(f, "server cpu/op: the --server-cgroup's usage (no --server-pid given)\n");
             break;
         }
-}
-
-bool report_saturated(const struct run_record *r)
-{
-    return r->cfg.rate > 0 && report_ops_per_s(r) < 0.99 * r->cfg.rate;
 }
 
 static void open_loop_lat(FILE *f, const char *what, const struct hist *h)

@@ -1,0 +1,184 @@
+/*
+ * check: what identifies a run record of the evidence and whether its
+ * figures are possible ones (see check.h).
+ */
+#include "evidence/check.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "evidence/schema.h"
+
+/* Fills k from run; false when endpoint, mode, size, connections or pipeline is missing. */
+bool evidence_run_key(const json_t *run, struct run_key *k)
+{
+    static const char *const ints[] = { EV_SIZE, EV_CONNECTIONS, EV_PIPELINE };
+    json_int_t *dst[] = { &k->size, &k->connections, &k->pipeline };
+    const json_t *ep = json_object_get(run, EV_ENDPOINT), *mode = json_object_get(run, EV_MODE);
+    const json_t *rep = json_object_get(run, EV_REP);
+
+    if (!json_is_string(ep) || !json_is_string(mode)) return false;
+    k->endpoint = json_string_value(ep);
+    k->mode = json_string_value(mode);
+    for (size_t i = 0; i < ARRAY_LEN(ints); i++) {
+        const json_t *v = json_object_get(run, ints[i]);
+        if (!json_is_integer(v)) return false;
+        *dst[i] = json_integer_value(v);
+    }
+    k->rep = json_is_integer(rep) ? json_integer_value(rep) : -1;
+    /* Runs of different protocols, or closed against open loop, are different cells. An
+     * open-loop run is keyed by its share of the maximum when it has one, else by its rate. */
+    const json_t *proto = json_object_get(run, EV_PROTO),
+                 *open = json_object_get(run, EV_OPEN_LOOP);
+    k->proto = json_is_string(proto) ? json_string_value(proto) : "";
+    k->rate = 0;
+    if (json_is_object(open)) {
+        const json_t *share = json_object_get(open, EV_RATE_SHARE);
+        k->rate = json_is_number(share) ? -json_number_value(share)
+                                        : json_number_value(json_object_get(open, EV_RATE));
+    }
+    return true;
+}
+
+bool evidence_same_cell(const struct run_key *a, const struct run_key *b)
+{
+    return strcmp(a->endpoint, b->endpoint) == 0 && strcmp(a->mode, b->mode) == 0 &&
+           strcmp(a->proto, b->proto) == 0 && a->rate == b->rate && a->size == b->size &&
+           a->connections == b->connections && a->pipeline == b->pipeline;
+}
+
+bool evidence_run_valid(const json_t *run)
+{
+    return json_is_true(json_object_get(run, EV_VALID));
+}
+
+/* compare counts a run that is valid and was not cut short by Ctrl-C. */
+bool evidence_run_counts(const json_t *run)
+{
+    return evidence_run_valid(run) && !json_is_true(json_object_get(run, EV_INTERRUPTED));
+}
+
+/* What the writer puts in place of a run it could not encode: {"error": "..."}. */
+bool evidence_run_placeholder(const json_t *run)
+{
+    return json_is_string(json_object_get(run, EV_ERROR)) && json_object_get(run, EV_OPS) == NULL;
+}
+
+static const char *json_kind(const json_t *j)
+{
+    switch (json_typeof(j)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        break;
+    }
+    return "null";
+}
+
+/* A record of "runs" is an object (one that names no cell is a placeholder, or junk). */
+int evidence_check_record(const json_t *run, struct hb_err *err)
+{
+    if (run == NULL || !json_is_object(run))
+        return hb_fail(err, -EINVAL, "not a run record but %s", run ? json_kind(run) : "nothing");
+    return 0;
+}
+
+/* "1e+30", or what j is when it is not a number. */
+static void figure_text(char *buf, size_t cap, const json_t *j)
+{
+    if (json_is_number(j))
+        snprintf(buf, cap, "%.10g", json_number_value(j));
+    else
+        snprintf(buf, cap, "%s", json_kind(j));
+}
+
+/* o[key], when present, is a rate or a cost: a finite number, not negative. */
+static int check_rate(const json_t *o, const char *what, const char *key, struct hb_err *err)
+{
+    const json_t *v = json_object_get(o, key);
+    char text[64];
+
+    if (v == NULL) return 0;
+    if (json_is_number(v) && isfinite(json_number_value(v)) && json_number_value(v) >= 0) return 0;
+    figure_text(text, sizeof(text), v);
+    return hb_fail(err, -EINVAL, "%s%s is %s, not a number >= 0", what, key, text);
+}
+
+/*
+ * The figures of a latency object (what is its path and a dot), when present,
+ * are numbers >= 0 that run from min up through the percentiles to max.
+ */
+static int check_latency(const json_t *lat, const char *what, struct hb_err *err)
+{
+    const char *prev = NULL;
+    double prev_v = 0;
+
+    if (lat == NULL || json_is_null(lat)) return 0;
+    if (!json_is_object(lat)) return hb_fail(err, -EINVAL, "%s is not an object", what);
+    if (check_rate(lat, what, EV_MEAN, err) < 0) return -EINVAL;
+    for (size_t i = 0; i < EV_LATENCY_FIGURES; i++) {
+        const json_t *v = json_object_get(lat, ev_latency_order[i].key);
+        if (v == NULL) continue;
+        if (check_rate(lat, what, ev_latency_order[i].key, err) < 0) return -EINVAL;
+        if (prev != NULL && json_number_value(v) < prev_v)
+            return hb_fail(err, -EINVAL, "%s%s is %.10g, below %s%s %.10g: out of order", what,
+                           ev_latency_order[i].key, json_number_value(v), what, prev, prev_v);
+        prev = ev_latency_order[i].key;
+        prev_v = json_number_value(v);
+    }
+    return 0;
+}
+
+/*
+ * A run's figures are possible ones: ops/s and CPU per op finite and not
+ * negative, each latency object (the run's, the open loop's service time, each
+ * phase's) in order from min to max.
+ */
+int evidence_check_figures(const json_t *run, struct hb_err *err)
+{
+    const json_t *open = json_object_get(run, EV_OPEN_LOOP);
+    json_t *phases = json_object_get(run, EV_PHASES), *p;
+    const char *name;
+    char what[96];
+
+    if (check_rate(run, "", EV_OPS_PER_S, err) < 0 ||
+        check_rate(run, "", EV_CLIENT_CPU_NS_PER_OP, err) < 0 ||
+        check_latency(json_object_get(run, EV_LATENCY_NS), EV_LATENCY_NS ".", err) < 0)
+        return -EINVAL;
+    if (json_is_object(open) &&
+        (check_rate(open, EV_OPEN_LOOP ".", EV_ACHIEVED_OPS_PER_S, err) < 0 ||
+         check_latency(json_object_get(open, EV_SERVICE_LATENCY_NS),
+                       EV_OPEN_LOOP "." EV_SERVICE_LATENCY_NS ".", err) < 0))
+        return -EINVAL;
+    json_object_foreach(phases, name, p)
+    {
+        snprintf(what, sizeof(what), EV_PHASES ".%.32s." EV_LATENCY_NS ".", name);
+        if (check_latency(json_object_get(p, EV_LATENCY_NS), what, err) < 0) return -EINVAL;
+    }
+    return 0;
+}
+
+int evidence_key_order(const struct run_key *a, const struct run_key *b)
+{
+    int d = strcmp(a->endpoint, b->endpoint);
+
+    if (d == 0) d = strcmp(a->mode, b->mode);
+    if (d == 0) d = strcmp(a->proto, b->proto);
+    if (d == 0) d = (a->rate > b->rate) - (a->rate < b->rate);
+    if (d == 0) d = (a->size > b->size) - (a->size < b->size);
+    if (d == 0) d = (a->connections > b->connections) - (a->connections < b->connections);
+    if (d == 0) d = (a->pipeline > b->pipeline) - (a->pipeline < b->pipeline);
+    return d;
+}

@@ -1,0 +1,55 @@
+/*
+ * check: a run record as compare and merge read it back: the key that names
+ * its cell (and rep), whether it counts, and checks that it is a record with
+ * figures a run can have (rates and costs finite and not negative, each
+ * latency object in order from min to max).
+ */
+#ifndef HOPBENCH_EVIDENCE_CHECK_H
+#define HOPBENCH_EVIDENCE_CHECK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "util.h"
+
+/* What identifies a run: compare matches cells, merge matches cells and reps. */
+struct run_key {
+    const char *endpoint, *mode;
+    const char *proto; /* "" in evidence from before the protocols */
+    json_int_t size, connections, pipeline;
+    json_int_t rep; /* -1 when the record has none */
+    double rate;    /* open loop: the rate asked for; 0 = closed loop */
+};
+
+/*
+ * Fills k from run (its strings point into run); false when endpoint, mode,
+ * size, connections or pipeline is missing.
+ */
+bool evidence_run_key(const json_t *run, struct run_key *k);
+
+/* a and b name the same cell (the rep aside). */
+bool evidence_same_cell(const struct run_key *a, const struct run_key *b);
+
+/* The order of cells: by endpoint, mode, proto, rate, size, connections, pipeline. */
+int evidence_key_order(const struct run_key *a, const struct run_key *b);
+
+/* The run says it is valid. */
+bool evidence_run_valid(const json_t *run);
+
+/* The run counts in a comparison: valid and not cut short by Ctrl-C. */
+bool evidence_run_counts(const json_t *run);
+
+/* What the writer puts in place of a run it could not encode: {"error": "..."}. */
+bool evidence_run_placeholder(const json_t *run);
+
+/* A record of "runs" is an object; else -EINVAL, err saying what it is. */
+int evidence_check_record(const json_t *run, struct hb_err *err);
+
+/*
+ * A run's figures are possible ones: ops/s and CPU per op finite and not
+ * negative, each latency object (the run's, the open loop's service time, each
+ * phase's) in order from min to max. 0, or -EINVAL with err naming the figure.
+ */
+int evidence_check_figures(const json_t *run, struct hb_err *err);
+
+#endif

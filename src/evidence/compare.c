@@ -1,0 +1,387 @@
+/*
+ * compare: two evidence files cell by cell (see evidence.h). Each file is
+ * read a run at a time, keeping of each run only its cell, whether it counts
+ * and its figures; the runs are sorted into cells, and per metric each cell
+ * found in both files gets the median of each side and the change of NEW
+ * against OLD (stats_delta: ratio of medians, bootstrap interval,
+ * Mann-Whitney p).
+ */
+#include "evidence.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evidence/check.h"
+#include "report/metric.h"
+#include "report/record.h"
+#include "stats.h"
+
+#define CMP_SEED 1  /* the bootstrap's: the same files give the same intervals */
+#define CMP_COL  24 /* width of the old and new columns */
+
+static const struct metric_def *mdef(size_t m)
+{
+    return metric_def((enum summary_metric)m);
+}
+
+static bool metric_value(const json_t *run, const struct metric_def *m, double *out)
+{
+    const json_t *o = m->obj != NULL ? json_object_get(run, m->obj) : run;
+    const json_t *v = json_object_get(o, m->key);
+
+    if (!json_is_number(v)) return false;
+    *out = json_number_value(v);
+    return true;
+}
+
+/* What compare keeps of a run: its cell, whether it counts, its figures. */
+struct cmp_run {
+    struct run_key key; /* its strings owned */
+    size_t seq;         /* the order read, over both files */
+    int side;           /* 0: OLD, 1: NEW */
+    bool counts;        /* valid and not cut short */
+    double v[METRICS];
+};
+
+/* A cell: a run of equal keys in the sorted runs, OLD's first, each side in the order read. */
+struct cmp_cell {
+    const struct run_key *key;
+    const struct cmp_run *runs;
+    size_t n[2];   /* the runs that count, in OLD [0] and NEW [1] */
+    size_t all[2]; /* runs of the cell, valid or not */
+    size_t first;  /* seq of its first run: cells are listed in the order first seen */
+};
+
+struct cmp {
+    const char *path[2];
+    int side; /* the file being read */
+    struct cmp_run *runs;
+    size_t nruns, cap;
+    struct cmp_cell *cells;
+    size_t ncells;
+};
+
+/* A valid run must carry every figure compare reads. */
+static int cmp_check_run(const json_t *run, struct hb_err *err)
+{
+    double v;
+
+    for (size_t m = 0; m < METRICS; m++)
+        if (!metric_value(run, mdef(m), &v))
+            return hb_fail(err, -EINVAL, "has no number %s%s%s", mdef(m)->obj ? mdef(m)->obj : "",
+                           mdef(m)->obj ? "." : "", mdef(m)->key);
+    return 0;
+}
+
+/* k with its strings copied into memory of its own; -ENOMEM. */
+static int key_own(struct run_key *k)
+{
+    k->endpoint = strdup(k->endpoint);
+    k->mode = strdup(k->mode);
+    k->proto = strdup(k->proto);
+    return k->endpoint && k->mode && k->proto ? 0 : -ENOMEM;
+}
+
+static void key_release(struct run_key *k)
+{
+    free((void *)(uintptr_t)k->endpoint);
+    free((void *)(uintptr_t)k->mode);
+    free((void *)(uintptr_t)k->proto);
+}
+
+/* The next free cmp_run, the array grown when full. */
+static struct cmp_run *cmp_next(struct cmp *c)
+{
+    if (c->nruns == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        struct cmp_run *more = realloc(c->runs, cap * sizeof(*more));
+        if (more == NULL) return NULL;
+        c->runs = more;
+        c->cap = cap;
+    }
+    return &c->runs[c->nruns];
+}
+
+/* Prefixes err's message with the file and the run; returns -EINVAL. */
+static int cmp_fail(const struct cmp *c, size_t idx, const char *sep, struct hb_err *err)
+{
+    char msg[sizeof(err->msg)];
+
+    memcpy(msg, err->msg, sizeof(msg));
+    return hb_fail(err, -EINVAL, "%s: not valid evidence: run %zu%s%s", c->path[c->side], idx, sep,
+                   msg);
+}
+
+/* The reader of compare: keeps the key, validity and figures of each run of side c->side. */
+static int cmp_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
+{
+    struct cmp *c = ctx;
+    struct cmp_run r = { .seq = c->nruns, .side = c->side, .counts = evidence_run_counts(run) },
+                   *slot;
+
+    if (evidence_check_record(run, err) < 0) return cmp_fail(c, idx, " is ", err);
+    if (evidence_run_placeholder(run)) return 0;
+    if (!evidence_run_key(run, &r.key)) {
+        hb_fail(err, -EINVAL, "lacks endpoint, mode, size, connections or pipeline");
+        return cmp_fail(c, idx, " ", err);
+    }
+    if (r.counts && cmp_check_run(run, err) < 0) return cmp_fail(c, idx, " ", err);
+    if (evidence_check_figures(run, err) < 0) return cmp_fail(c, idx, ": ", err);
+    for (size_t m = 0; r.counts && m < METRICS; m++)
+        metric_value(run, mdef(m), &r.v[m]);
+    slot = cmp_next(c);
+    if (slot == NULL || key_own(&r.key) < 0) {
+        if (slot != NULL) key_release(&r.key);
+        return hb_fail(err, -ENOMEM, "%s: out of memory", c->path[c->side]);
+    }
+    *slot = r;
+    c->nruns++;
+    return 0;
+}
+
+/* By cell, then OLD before NEW, then in the order read. */
+static int run_order(const void *pa, const void *pb)
+{
+    const struct cmp_run *a = pa, *b = pb;
+    int d = evidence_key_order(&a->key, &b->key);
+
+    if (d == 0) d = a->side - b->side;
+    if (d == 0) d = (a->seq > b->seq) - (a->seq < b->seq);
+    return d;
+}
+
+static int cell_order(const void *pa, const void *pb)
+{
+    const struct cmp_cell *a = pa, *b = pb;
+
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+/* Sorts the runs into cells, one pass after a sort, and lists the cells in the order first seen. */
+static void cmp_group(struct cmp *c)
+{
+    qsort(c->runs, c->nruns, sizeof(*c->runs), run_order);
+    c->cells = xcalloc(c->nruns ? c->nruns : 1, sizeof(*c->cells));
+    for (size_t i = 0; i < c->nruns; i++) {
+        const struct cmp_run *r = &c->runs[i];
+        struct cmp_cell *cell = &c->cells[c->ncells - (c->ncells > 0)];
+        if (c->ncells == 0 || !evidence_same_cell(cell->key, &r->key)) {
+            cell = &c->cells[c->ncells++];
+            *cell = (struct cmp_cell){ .key = &r->key, .runs = r, .first = r->seq };
+        }
+        if (r->seq < cell->first) cell->first = r->seq;
+        cell->all[r->side]++;
+        cell->n[r->side] += r->counts;
+    }
+    qsort(c->cells, c->ncells, sizeof(*c->cells), cell_order);
+}
+
+static void cmp_release(struct cmp *c)
+{
+    for (size_t i = 0; i < c->nruns; i++)
+        key_release(&c->runs[i].key);
+    free(c->runs);
+    free(c->cells);
+}
+
+/* The whole key: "echo tcp://127.0.0.1:9000 reuse 64 B c=1 p=1", then " rate=60%" or "
+ * rate=2000/s". */
+static void cell_label(char *buf, size_t cap, const struct run_key *k)
+{
+    char size[32], rate[48] = "", raw[512];
+
+    report_size_text(size, sizeof(size), (long long)k->size);
+    if (k->rate < 0)
+        snprintf(rate, sizeof(rate), " rate=%.4g%%", -k->rate * 100);
+    else if (k->rate > 0)
+        snprintf(rate, sizeof(rate), " rate=%.6g/s", k->rate);
+    snprintf(raw, sizeof(raw), "%s%s%s %s %s c=%lld p=%lld%s", k->proto, k->proto[0] ? " " : "",
+             k->endpoint, k->mode, size, (long long)k->connections, (long long)k->pipeline, rate);
+    /* the strings come from a file: escaped, they cannot act on the terminal */
+    text_safe(buf, cap, raw);
+}
+
+/* Columns s takes on a terminal: UTF-8 continuation bytes take none. */
+static int display_width(const char *s)
+{
+    int w = 0;
+
+    for (; *s != '\0'; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+static void put_padded(FILE *f, const char *s, int width)
+{
+    fputs(s, f);
+    for (int w = display_width(s); w < width; w++)
+        fputc(' ', f);
+}
+
+/* The values of metric m over the runs that count of side s of cell; returns how many. */
+static size_t cell_values(const struct cmp_cell *cell, int s, size_t m, double *out)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < cell->all[0] + cell->all[1]; i++)
+        if (cell->runs[i].side == s && cell->runs[i].counts) out[n++] = cell->runs[i].v[m];
+    return n;
+}
+
+/* "33860 ±4.2 % (n=4)": median, spread (the larger distance to min or max, % of median), n. */
+static void side_text(char *buf, size_t cap, const struct metric_def *m, const double *x, size_t n)
+{
+    struct stats_summary s;
+    double spread;
+
+    if (n == 0 || stats_summarize(x, n, &s) < 0) {
+        snprintf(buf, cap, "no valid run (n=%zu)", n);
+        return;
+    }
+    spread = s.max - s.median > s.median - s.min ? s.max - s.median : s.median - s.min;
+    spread = s.median != 0 ? 100.0 * spread / s.median : 0;
+    snprintf(buf, cap, "%.*f ±%.*f %% (n=%zu)", m->digits, s.median * m->scale, spread < 10 ? 1 : 0,
+             spread, n);
+}
+
+/* One row: the cell, OLD, NEW and the delta. a and b have room for every run of a side. */
+static void cmp_row(FILE *f, const struct cmp_cell *cell, size_t m, int width, double *a, double *b)
+{
+    char label[TEXT_SAFE_CAP], old[64], new[64];
+    size_t na = cell_values(cell, 0, m, a), nb = cell_values(cell, 1, m, b);
+    struct stats_delta delta;
+
+    cell_label(label, sizeof(label), cell->key);
+    side_text(old, sizeof(old), mdef(m), a, na);
+    side_text(new, sizeof(new), mdef(m), b, nb);
+    stats_delta(a, na, b, nb, CMP_SEED, &delta);
+    put_padded(f, label, width);
+    fputs("  ", f);
+    put_padded(f, old, CMP_COL);
+    fputs("  ", f);
+    put_padded(f, new, CMP_COL);
+    fprintf(f, "  %s\n", delta.text);
+}
+
+/* Width of the first column: the longest label of a matched cell, or metric title. */
+static int cmp_label_width(const struct cmp *c)
+{
+    int width = 0;
+    char label[TEXT_SAFE_CAP];
+
+    for (size_t m = 0; m < METRICS; m++)
+        if (display_width(mdef(m)->cmp_label) > width) width = display_width(mdef(m)->cmp_label);
+    for (size_t i = 0; i < c->ncells; i++) {
+        cell_label(label, sizeof(label), c->cells[i].key);
+        if (display_width(label) > width) width = display_width(label);
+    }
+    return width;
+}
+
+static void cmp_metric(FILE *f, const struct cmp *c, size_t m, int width, double *a, double *b)
+{
+    fputc('\n', f);
+    put_padded(f, mdef(m)->cmp_label, width);
+    fputs("  ", f);
+    put_padded(f, "old", CMP_COL);
+    fputs("  ", f);
+    put_padded(f, "new", CMP_COL);
+    fputs("  delta (new vs old)\n", f);
+    for (size_t i = 0; i < c->ncells; i++)
+        if (c->cells[i].all[0] > 0 && c->cells[i].all[1] > 0)
+            cmp_row(f, &c->cells[i], m, width, a, b);
+}
+
+static void cmp_side_header(FILE *f, const struct cmp *c, int s)
+{
+    size_t runs = 0, valid = 0;
+
+    for (size_t i = 0; i < c->ncells; i++) {
+        runs += c->cells[i].all[s];
+        valid += c->cells[i].n[s];
+    }
+    char path[TEXT_SAFE_CAP];
+
+    fprintf(f, "%s: %s (%zu runs, %zu valid)\n", s == 0 ? "old" : "new",
+            text_safe(path, sizeof(path), c->path[s]), runs, valid);
+}
+
+static void cmp_unmatched(FILE *f, const struct cmp *c)
+{
+    char label[TEXT_SAFE_CAP];
+    bool any = false;
+
+    for (size_t i = 0; i < c->ncells; i++) {
+        const struct cmp_cell *cell = &c->cells[i];
+        if (cell->all[0] > 0 && cell->all[1] > 0) continue;
+        if (!any) fputc('\n', f);
+        any = true;
+        cell_label(label, sizeof(label), cell->key);
+        fprintf(f, "only in %s: %s (%zu valid of %zu runs)\n", cell->all[0] ? "OLD" : "NEW", label,
+                cell->n[cell->all[0] ? 0 : 1], cell->all[cell->all[0] ? 0 : 1]);
+    }
+}
+
+/* How many cells both files have. */
+static size_t cmp_matched(const struct cmp *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->ncells; i++)
+        n += c->cells[i].all[0] > 0 && c->cells[i].all[1] > 0;
+    return n;
+}
+
+/* How many cells have a valid run in both files: 0 = nothing was compared. */
+static size_t cmp_comparable(const struct cmp *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->ncells; i++)
+        n += c->cells[i].n[0] > 0 && c->cells[i].n[1] > 0;
+    return n;
+}
+
+static void cmp_print(FILE *f, const struct cmp *c)
+{
+    /* room for the runs of the largest cell */
+    double *a = xcalloc(c->nruns ? c->nruns : 1, sizeof(*a));
+    double *b = xcalloc(c->nruns ? c->nruns : 1, sizeof(*b));
+    int width = cmp_label_width(c);
+
+    cmp_side_header(f, c, 0);
+    cmp_side_header(f, c, 1);
+    fprintf(f, "cell: proto endpoint mode size c=connections p=pipeline [open-loop rate=share of "
+               "the maximum or ops/s]; median ±spread (n valid runs); delta: ratio of medians "
+               "new/old, 95 %% interval, Mann-Whitney p\n");
+    for (size_t m = 0; m < METRICS && cmp_matched(c) > 0; m++)
+        cmp_metric(f, c, m, width, a, b);
+    cmp_unmatched(f, c);
+    free(a);
+    free(b);
+}
+
+int evidence_compare(const char *old_path, const char *new_path, FILE *out,
+                     struct evidence_compare_result *res, struct hb_err *err)
+{
+    struct cmp c = { .path = { old_path, new_path } };
+    int rc = 0;
+
+    *res = (struct evidence_compare_result){ 0 };
+    for (c.side = 0; c.side < 2 && rc == 0; c.side++) {
+        struct evidence_reader reader = { .run = cmp_take, .ctx = &c };
+        json_t *head;
+        rc = evidence_read(c.path[c.side], &reader, &head, err);
+        json_decref(head);
+    }
+    if (rc == 0) {
+        cmp_group(&c);
+        cmp_print(out, &c);
+        res->matched = cmp_matched(&c);
+        res->comparable = cmp_comparable(&c);
+    }
+    cmp_release(&c);
+    return rc;
+}

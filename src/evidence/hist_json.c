@@ -1,0 +1,192 @@
+/*
+ * hist_json: histograms in the evidence, encoded and decoded (see hist_json.h).
+ */
+#include "evidence/hist_json.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evidence/schema.h"
+
+#define EV_NS "ns" /* the unit of every value */
+
+/* The layout every histogram of the evidence has: struct hist's. */
+static const struct {
+    const char *key;
+    uint64_t want;
+} layout[] = { { EV_LOWEST, 1 }, { EV_HIGHEST, HIST_MAX_NS }, { EV_SIGNIFICANT_DIGITS, 3 } };
+
+static json_t *pair_json(size_t idx, uint64_t count)
+{
+    return json_pack("[II]", (json_int_t)idx, (json_int_t)count);
+}
+
+/* The histogram object: its layout, p's figures (counters aside) and counts (taken over). */
+static json_t *hist_doc(const struct hist_pairs *p, json_t *counts)
+{
+    json_t *doc = json_pack("{s:s}", EV_UNIT, EV_NS);
+
+    for (size_t i = 0; doc != NULL && i < ARRAY_LEN(layout); i++)
+        json_object_set_new(doc, layout[i].key, json_integer((json_int_t)layout[i].want));
+    if (doc == NULL || counts == NULL) {
+        json_decref(doc);
+        json_decref(counts);
+        return NULL;
+    }
+    json_object_set_new(doc, EV_TOTAL, json_integer((json_int_t)p->total));
+    json_object_set_new(doc, EV_MIN, json_integer((json_int_t)p->min));
+    json_object_set_new(doc, EV_MAX, json_integer((json_int_t)p->max));
+    json_object_set_new(doc, EV_OVERFLOW, json_integer((json_int_t)p->overflow));
+    json_object_set_new(doc, EV_COUNTS, counts);
+    return doc;
+}
+
+json_t *report_hist_json(const struct hist *h)
+{
+    struct hist_pairs figures = {
+        .total = h->total, .min = h->total ? h->min : 0, .max = h->max, .overflow = h->overflow
+    };
+    json_t *counts = json_array();
+
+    for (size_t i = 0; i < HIST_COUNTS; i++)
+        if (h->counts[i] != 0) json_array_append_new(counts, pair_json(i, h->counts[i]));
+    return hist_doc(&figures, counts);
+}
+
+json_t *report_latency_json(const struct hist *h)
+{
+    json_t *o = json_object();
+
+    for (size_t i = 0; o != NULL && i < EV_LATENCY_FIGURES; i++) {
+        const struct ev_latency_figure *f = &ev_latency_order[i];
+        uint64_t v;
+        /* min and max, first and last, are kept exactly; the rest come from the counters */
+        if (f->percentile > 0)
+            v = hist_percentile(h, f->percentile);
+        else
+            v = i == 0 ? (h->total ? h->min : 0) : h->max;
+        json_object_set_new(o, f->key, json_integer((json_int_t)v));
+    }
+    if (o != NULL) json_object_set_new(o, EV_MEAN, json_real(hist_mean(h)));
+    return o;
+}
+
+/* j has the layout of struct hist, so its counters mean the same values as ours. */
+static int hist_layout_ok(const json_t *j, struct hb_err *err)
+{
+    const json_t *unit = json_object_get(j, EV_UNIT);
+
+    if (!json_is_object(j)) return hb_fail(err, -EINVAL, "no histogram object");
+    if (!json_is_string(unit) || strcmp(json_string_value(unit), EV_NS) != 0)
+        return hb_fail(err, -EINVAL, "histogram layout differs: unit is not \"ns\"");
+    for (size_t i = 0; i < ARRAY_LEN(layout); i++) {
+        uint64_t v;
+        if (evidence_get_u64(j, layout[i].key, &v) < 0 || v != layout[i].want)
+            return hb_fail(err, -EINVAL, "histogram layout differs: %s is not %llu", layout[i].key,
+                           (unsigned long long)layout[i].want);
+    }
+    return 0;
+}
+
+void hist_pairs_release(struct hist_pairs *p)
+{
+    free(p->pairs);
+    *p = (struct hist_pairs){ 0 };
+}
+
+/*
+ * The [index, count] pairs of counts into p->pairs. Each index must be in
+ * range, the counts must add up to total without wrapping past INT64_MAX, and
+ * min and max must fall in the first and last counters that hold a value, as
+ * they do when one histogram recorded them all.
+ */
+static int hist_pairs_counts(struct hist_pairs *p, const json_t *counts, struct hb_err *err)
+{
+    const json_t *pair;
+    size_t i, lo = HIST_COUNTS, hi = 0;
+    json_int_t sum = 0;
+
+    if (!json_is_array(counts)) return hb_fail(err, -EINVAL, "histogram has no \"counts\" array");
+    p->pairs = xcalloc(json_array_size(counts) ? json_array_size(counts) : 1, sizeof(*p->pairs));
+    json_array_foreach(counts, i, pair)
+    {
+        const json_t *ix = json_array_get(pair, 0), *n = json_array_get(pair, 1);
+        if (json_array_size(pair) != 2 || !json_is_integer(ix) || !json_is_integer(n) ||
+            json_integer_value(n) < 0)
+            return hb_fail(err, -EINVAL, "histogram counts[%zu] is not an [index, count] pair", i);
+        if (json_integer_value(ix) < 0 || (uint64_t)json_integer_value(ix) >= HIST_COUNTS)
+            return hb_fail(err, -EINVAL, "histogram counts[%zu]: index %lld is outside 0..%zu", i,
+                           (long long)json_integer_value(ix), (size_t)HIST_COUNTS - 1);
+        if (__builtin_add_overflow(sum, json_integer_value(n), &sum))
+            return hb_fail(err, -EINVAL, "histogram counts overflow when added up (counts[%zu])",
+                           i);
+        p->pairs[p->n++] = (struct hist_pair){ .idx = (uint32_t)json_integer_value(ix),
+                                               .count = (uint64_t)json_integer_value(n) };
+        if (json_integer_value(n) > 0 && (size_t)json_integer_value(ix) < lo)
+            lo = (size_t)json_integer_value(ix);
+        if (json_integer_value(n) > 0 && (size_t)json_integer_value(ix) > hi)
+            hi = (size_t)json_integer_value(ix);
+    }
+    if ((uint64_t)sum != p->total)
+        return hb_fail(err, -EINVAL, "histogram counts add up to %lld, its total is %llu",
+                       (long long)sum, (unsigned long long)p->total);
+    if (sum > 0 && (hist_index(p->min) != lo || hist_index(p->max) != hi))
+        return hb_fail(err, -EINVAL,
+                       "histogram min %llu or max %llu is not in its first or last counter",
+                       (unsigned long long)p->min, (unsigned long long)p->max);
+    return 0;
+}
+
+/* Decodes the histogram JSON j into p (released by the caller, also on failure). */
+int hist_pairs_decode(struct hist_pairs *p, const json_t *j, struct hb_err *err)
+{
+    *p = (struct hist_pairs){ 0 };
+    if (hist_layout_ok(j, err) < 0) return -EINVAL;
+    if (evidence_get_u64(j, EV_TOTAL, &p->total) < 0 || evidence_get_u64(j, EV_MIN, &p->min) < 0 ||
+        evidence_get_u64(j, EV_MAX, &p->max) < 0 ||
+        evidence_get_u64(j, EV_OVERFLOW, &p->overflow) < 0)
+        return hb_fail(err, -EINVAL, "histogram lacks total, min, max or overflow");
+    if (p->max > HIST_MAX_NS || p->overflow > p->total || (p->total > 0 && p->min > p->max))
+        return hb_fail(err, -EINVAL, "histogram min, max or overflow out of range");
+    return hist_pairs_counts(p, json_object_get(j, EV_COUNTS), err);
+}
+
+/* Adds p into dst; the total must stay within INT64_MAX, as a file can hold it. */
+int hist_pairs_add(struct hist *dst, const struct hist_pairs *p, struct hb_err *err)
+{
+    uint64_t total;
+
+    if (__builtin_add_overflow(dst->total, p->total, &total) || total > (uint64_t)INT64_MAX)
+        return hb_fail(err, -EINVAL, "histogram totals overflow when added (%llu + %llu)",
+                       (unsigned long long)dst->total, (unsigned long long)p->total);
+    /* every counter is at most the total, which fits: no counter can wrap */
+    for (size_t i = 0; i < p->n; i++)
+        dst->counts[p->pairs[i].idx] += p->pairs[i].count;
+    dst->total = total;
+    dst->overflow += p->overflow;
+    /* an empty histogram is written with min 0: it must not lower dst's min */
+    if (p->total > 0 && p->min < dst->min) dst->min = p->min;
+    if (p->total > 0 && p->max > dst->max) dst->max = p->max;
+    return 0;
+}
+
+/* p as the writer puts a histogram (report_hist_json), its pairs in their order. */
+json_t *hist_pairs_json(const struct hist_pairs *p)
+{
+    json_t *counts = json_array();
+
+    for (size_t i = 0; i < p->n; i++)
+        json_array_append_new(counts, pair_json(p->pairs[i].idx, p->pairs[i].count));
+    return hist_doc(p, counts);
+}
+
+int evidence_hist_add(struct hist *dst, const json_t *j, struct hb_err *err)
+{
+    struct hist_pairs p;
+    int rc = hist_pairs_decode(&p, j, err);
+
+    if (rc == 0) rc = hist_pairs_add(dst, &p, err);
+    hist_pairs_release(&p);
+    return rc;
+}

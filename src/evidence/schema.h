@@ -1,0 +1,135 @@
+/*
+ * schema: the evidence format (docs/evidence.md) as the writer (report/json.c)
+ * and the readers (compare, merge) both spell it: the schema name, the keys
+ * that are written and read back, the order of a latency object's figures,
+ * and the document's head, built here for run, lab and merge alike. Keys only
+ * the writer puts (the observed figures, the machine's facts) are spelled
+ * once, where they are written.
+ */
+#ifndef HOPBENCH_EVIDENCE_SCHEMA_H
+#define HOPBENCH_EVIDENCE_SCHEMA_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define EVIDENCE_SCHEMA "hopbench.evidence/1"
+
+/* The document (and a --jsonl header). */
+#define EV_SCHEMA         "schema"
+#define EV_TOOL           "tool"
+#define EV_NAME           "name"
+#define EV_VERSION        "version"
+#define EV_COMMAND        "command"
+#define EV_ARGV           "argv"
+#define EV_STARTED_UNIX_S "started_unix_s"
+#define EV_MERGED_FROM    "merged_from"
+#define EV_MACHINE        "machine"
+#define EV_PLACEMENT      "placement"
+#define EV_SERVER         "server"
+#define EV_ELAPSED_S      "elapsed_s"
+#define EV_INTERRUPTED    "interrupted" /* also a run's */
+#define EV_VALID          "valid"       /* also a run's */
+#define EV_RUNS           "runs"
+#define EV_PLAN           "plan"
+#define EV_SUMMARY        "summary"
+
+/* A --jsonl line: {"record": "header", ...} or {"record": "run", ...}. */
+#define EV_RECORD        "record"
+#define EV_RECORD_HEADER "header"
+#define EV_RECORD_RUN    "run"
+
+/* A run record. */
+#define EV_CELL                 "cell"
+#define EV_REP                  "rep"
+#define EV_PROTO                "proto"
+#define EV_ENDPOINT             "endpoint"
+#define EV_MODE                 "mode"
+#define EV_SIZE                 "size"
+#define EV_CONNECTIONS          "connections"
+#define EV_THREADS              "threads"
+#define EV_PIPELINE             "pipeline"
+#define EV_OPS                  "ops"
+#define EV_WINDOW_S             "window_s"
+#define EV_CONNECTS             "connects"
+#define EV_ERRORS_TOTAL         "errors_total"
+#define EV_CLIENT_CPU_NS        "client_cpu_ns"
+#define EV_ERRORS               "errors"
+#define EV_OPS_PER_S            "ops_per_s"
+#define EV_CLIENT_CPU_NS_PER_OP "client_cpu_ns_per_op"
+#define EV_LATENCY_NS           "latency_ns" /* also a phase's */
+#define EV_HISTOGRAM            "histogram"  /* also a phase's */
+#define EV_PHASES               "phases"
+#define EV_OBSERVED             "observed"
+#define EV_REQUESTS             "requests"
+#define EV_REPLIES              "replies"
+#define EV_RECONNECTS           "reconnects"
+#define EV_STDERR_REPLIES       "stderr_replies"
+#define EV_STATUS               "status"
+#define EV_OPEN_LOOP            "open_loop"
+#define EV_MERGED_RUNS          "merged_runs"
+#define EV_ERROR                "error" /* the placeholder of a run that could not be encoded */
+
+/* A run's open_loop. */
+#define EV_RATE               "rate"
+#define EV_ARRIVALS           "arrivals"
+#define EV_RATE_SHARE         "rate_share"
+#define EV_RATE_BASIS         "rate_basis_ops_per_s"
+#define EV_ACHIEVED_OPS_PER_S "achieved_ops_per_s"
+#define EV_SATURATED          "saturated"
+#define EV_SERVICE_LATENCY_NS "service_latency_ns"
+#define EV_SERVICE_HISTOGRAM  "service_histogram"
+
+/* A latency object: min, the percentiles and max (EV_LATENCY_ORDER), and mean. */
+#define EV_MIN  "min" /* also a histogram's */
+#define EV_P50  "p50"
+#define EV_P99  "p99"
+#define EV_P999 "p999"
+#define EV_MAX  "max" /* also a histogram's */
+#define EV_MEAN "mean"
+
+/* A histogram. */
+#define EV_UNIT               "unit"
+#define EV_LOWEST             "lowest"
+#define EV_HIGHEST            "highest"
+#define EV_SIGNIFICANT_DIGITS "significant_digits"
+#define EV_TOTAL              "total"
+#define EV_OVERFLOW           "overflow"
+#define EV_COUNTS             "counts"
+
+/*
+ * The figures of a latency object that never decrease, in order: min, p50,
+ * p90, p95, p99, p999, p9999, max; with the percentile each stands for (0 for
+ * min and max, which the histogram keeps exactly).
+ */
+#define EV_LATENCY_FIGURES 8
+struct ev_latency_figure {
+    const char *key;
+    double percentile;
+};
+extern const struct ev_latency_figure ev_latency_order[EV_LATENCY_FIGURES];
+
+/*
+ * The head of a document: schema, tool, command, argv, started_unix_s,
+ * merged_from (when not NULL), machine, placement, server. The json_t members
+ * are references the builder takes over (NULL for one that could not be
+ * made: the head is then NULL too).
+ */
+struct evidence_head {
+    const char *command; /* "run", "lab", "merge" */
+    json_t *argv;
+    uint64_t started_unix_s;
+    json_t *merged_from; /* the input files of a merge; NULL for run and lab */
+    json_t *machine, *placement, *server;
+};
+
+/* j[key] as a non-negative integer into *out; -EINVAL when absent or not one. */
+int evidence_get_u64(const json_t *j, const char *key, uint64_t *out);
+
+/* The head as a new object (owned by the caller), or NULL. */
+json_t *evidence_head_json(const struct evidence_head *h);
+
+/* Appends a document's verdict after its head: interrupted, then valid. 0 or -ENOMEM. */
+int evidence_head_verdict(json_t *doc, bool interrupted, bool valid);
+
+#endif

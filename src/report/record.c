@@ -1,0 +1,62 @@
+/*
+ * record: the figures every report derives from a run record (see record.h).
+ */
+#include "report/record.h"
+
+#include <stdio.h>
+
+double report_ops_per_s(const struct run_record *r)
+{
+    if (r->res.window_ns == 0) return 0;
+    return (double)r->res.ops * 1e9 / (double)r->res.window_ns;
+}
+
+double report_cpu_ns_per_op(const struct run_record *r)
+{
+    if (r->res.ops == 0) return 0;
+    return (double)r->res.client_cpu_ns / (double)r->res.ops;
+}
+
+bool report_run_counts(const struct run_record *r)
+{
+    return load_result_valid(&r->res) && !r->res.interrupted;
+}
+
+bool report_saturated(const struct run_record *r)
+{
+    return r->cfg.rate > 0 && report_ops_per_s(r) < 0.99 * r->cfg.rate;
+}
+
+static double per_op_us(const struct ctr_val *v, uint64_t ops, bool observed)
+{
+    if (!observed || !v->ok || ops == 0) return -1;
+    return (double)v->v / (double)ops / 1000.0;
+}
+
+struct report_cost report_cost_of(const struct run_record *r)
+{
+    struct report_cost c;
+
+    c.cli = r->res.ops ? report_cpu_ns_per_op(r) / 1000.0 : -1;
+    c.srv = per_op_us(&r->obs.server_cpu_ns, r->res.ops, r->observed);
+    c.sys = per_op_us(&r->obs.system_busy_ns, r->res.ops, r->observed);
+    c.sum = c.cli >= 0 && c.srv >= 0 ? c.cli + c.srv : -1;
+    return c;
+}
+
+const char *report_mode_name(enum load_mode mode)
+{
+    return mode == LOAD_CONNECT ? "connect" : "reuse";
+}
+
+void report_size_text(char *buf, size_t cap, long long size)
+{
+    const long long mib = 1LL << 20;
+
+    if (size > 0 && size % mib == 0)
+        snprintf(buf, cap, "%lld MiB", size / mib);
+    else if (size > 0 && size % 1024 == 0)
+        snprintf(buf, cap, "%lld KiB", size / 1024);
+    else
+        snprintf(buf, cap, "%lld B", size);
+}

@@ -1,0 +1,60 @@
+/*
+ * record: one measured run (struct run_record) and the figures derived from
+ * it that every report shares: ops/s, CPU per op, whether it counts, whether
+ * an open loop kept up, and the names its size and mode are printed by.
+ */
+#ifndef HOPBENCH_REPORT_RECORD_H
+#define HOPBENCH_REPORT_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "load.h"
+#include "observe.h"
+
+/* One measured run: what was asked and what came back. */
+struct run_record {
+    const char *proto;
+    struct load_cfg cfg; /* a copy; cfg.cpus and cfg.stop are not used after the run */
+    struct load_result res;
+    struct observe_result obs; /* valid when observed */
+    bool observed;
+    unsigned cell;      /* which cell (endpoint) of the plan this run measured */
+    unsigned rep;       /* the how-manieth run of that cell, from 0 */
+    bool size_is_reply; /* cfg.size is the server's reply body (lab http, fcgi), not the request */
+    double rate_share;  /* open loop with --rate N%: N / 100 of rate_basis; 0 = an absolute rate */
+    double rate_basis;  /* the closed-loop maximum measured for it, ops/s */
+    const char *cut_by; /* what cut it short (res.interrupted): NULL for Ctrl-C */
+};
+
+/* ops/s of a run (0 when its window is empty). */
+double report_ops_per_s(const struct run_record *r);
+
+/* Client CPU ns per op (0 when no op). */
+double report_cpu_ns_per_op(const struct run_record *r);
+
+/*
+ * Whether r counts in summaries, comparisons and ratios: valid (no error, an
+ * op completed) and not cut short by Ctrl-C. A run that does not is still
+ * shown, and marked.
+ */
+bool report_run_counts(const struct run_record *r);
+
+/* An open-loop run that achieved less than 99 % of the rate asked for. */
+bool report_saturated(const struct run_record *r);
+
+/* CPU per op in µs: client, server, their sum, system-wide; negative = unavailable. */
+struct report_cost {
+    double cli, srv, sum, sys;
+};
+
+/* r's CPU per op; a figure is unavailable when not observed, unreadable or no op completed. */
+struct report_cost report_cost_of(const struct run_record *r);
+
+/* "connect" or "reuse", as tables, summaries and the evidence name a mode. */
+const char *report_mode_name(enum load_mode mode);
+
+/* "64 B", "4 KiB", "1 MiB": a size in the largest unit that divides it (bytes when not > 0). */
+void report_size_text(char *buf, size_t cap, long long size);
+
+#endif
