@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cost.h"
 #include "endpoint.h"
 #include "load.h"
 #include "place.h"
@@ -138,6 +139,16 @@ struct lab_opts {
 int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err);
+
+/* `hopbench cost EVIDENCE`: the plan (--traffic, --price, --app-work, --seed) and the files. */
+struct cost_opts {
+    struct cost_plan plan;
+    const char *evidence_path;
+    const char *json_path; /* --json; NULL: none */
+};
+
+/* Returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
+int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct hb_err *err);
 
 /* The top-level help. */
 void cli_usage(FILE *f);

@@ -629,15 +629,6 @@ int evidence_hist_add(struct hist *dst, const json_t *j, struct hb_err *err)
 
 /* ---- run keys ------------------------------------------------------------------------- */
 
-/* What identifies a run: compare matches cells, merge matches cells and reps. */
-struct run_key {
-    const char *endpoint, *mode;
-    const char *proto; /* "" in evidence from before the protocols */
-    json_int_t size, connections, pipeline;
-    json_int_t rep; /* -1 when the record has none */
-    double rate;    /* open loop: the rate asked for; 0 = closed loop */
-};
-
 /* Fills k from run; false when endpoint, mode, size, connections or pipeline is missing. */
 static bool run_key_of(const json_t *run, struct run_key *k)
 {
@@ -1003,7 +994,7 @@ static void size_text(char *buf, size_t cap, json_int_t size)
 }
 
 /* The whole key: "echo tcp://127.0.0.1:9000 reuse 64 B c=1 p=1", then " rate=60%" or "
- * rate=2000/s". */
+ * rate=2000/s"; no endpoint when it is "". */
 static void cell_label(char *buf, size_t cap, const struct run_key *k)
 {
     char size[32], rate[48] = "", raw[512];
@@ -1013,8 +1004,9 @@ static void cell_label(char *buf, size_t cap, const struct run_key *k)
         snprintf(rate, sizeof(rate), " rate=%.4g%%", -k->rate * 100);
     else if (k->rate > 0)
         snprintf(rate, sizeof(rate), " rate=%.6g/s", k->rate);
-    snprintf(raw, sizeof(raw), "%s%s%s %s %s c=%lld p=%lld%s", k->proto, k->proto[0] ? " " : "",
-             k->endpoint, k->mode, size, (long long)k->connections, (long long)k->pipeline, rate);
+    snprintf(raw, sizeof(raw), "%s%s%s%s%s %s c=%lld p=%lld%s", k->proto, k->proto[0] ? " " : "",
+             k->endpoint, k->endpoint[0] ? " " : "", k->mode, size, (long long)k->connections,
+             (long long)k->pipeline, rate);
     /* the strings come from a file: escaped, they cannot act on the terminal */
     text_safe(buf, cap, raw);
 }
@@ -1933,4 +1925,27 @@ int evidence_merge_main(int argc, char **argv)
     merge_release(&m);
     if (rc == CLI_HELP || rc == 0) return HB_EXIT_OK;
     return rc == -EIO ? HB_EXIT_RUNTIME : HB_EXIT_USAGE;
+}
+
+/* ---- what other readers of evidence share ---------------------------------------------- */
+
+int evidence_run_cell(const json_t *run, struct run_key *k, bool *counts, struct hb_err *err)
+{
+    if (check_record(run, err) < 0) return -EINVAL;
+    if (run_placeholder(run)) return 1;
+    if (!run_key_of(run, k))
+        return hb_fail(err, -EINVAL, "lacks endpoint, mode, size, connections or pipeline");
+    if (check_figures(run, err) < 0) return -EINVAL;
+    *counts = run_counts(run);
+    return 0;
+}
+
+int evidence_key_order(const struct run_key *a, const struct run_key *b)
+{
+    return key_order(a, b);
+}
+
+void evidence_cell_label(char *buf, size_t cap, const struct run_key *k)
+{
+    cell_label(buf, cap, k);
 }

@@ -19,6 +19,7 @@
 #define HOPBENCH_EVIDENCE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "hist.h"
 #include "util.h"
@@ -94,5 +95,36 @@ int evidence_load(const char *path, json_t **doc, struct hb_err *err);
  * Returns 0, or -EINVAL with err set; dst may then be partly updated.
  */
 int evidence_hist_add(struct hist *dst, const json_t *j, struct hb_err *err);
+
+/* What identifies a run: compare matches cells, merge matches cells and reps. */
+struct run_key {
+    const char *endpoint, *mode;
+    const char *proto; /* "" in evidence from before the protocols */
+    json_int_t size, connections, pipeline;
+    json_int_t rep; /* -1 when the record has none */
+    double rate;    /* open loop: the rate asked for; 0 = closed loop */
+};
+
+/*
+ * The cell of one record of "runs", as compare reads it: checks that it is
+ * an object with a cell's key and possible figures, fills *k (its strings
+ * lent from run) and *counts (valid and not cut short, the runs compare
+ * counts). Returns 0; 1 for the placeholder of a run the writer could not
+ * encode (nothing filled); -EINVAL with err set (without the file and run).
+ */
+int evidence_run_cell(const json_t *run, struct run_key *k, bool *counts, struct hb_err *err);
+
+/*
+ * The order compare sorts cells in: by endpoint, mode, proto, open-loop rate,
+ * size, connections, pipeline (not rep). 0 when a and b are the same cell.
+ */
+int evidence_key_order(const struct run_key *a, const struct run_key *b);
+
+/*
+ * The cell as compare names it, "echo tcp://127.0.0.1:9000 reuse 64 B c=1 p=1"
+ * (then " rate=60%" or " rate=2000/s"; no endpoint when it is ""), escaped with
+ * text_safe, into buf (cap bytes, at least TEXT_SAFE_CAP).
+ */
+void evidence_cell_label(char *buf, size_t cap, const struct run_key *k);
 
 #endif
