@@ -7,6 +7,7 @@
 #include "report/saving.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What a CPU figure measures, for the notes under a cell's table. */
@@ -34,7 +35,9 @@ static const char *sig(char *buf, size_t cap, double v, int digits)
     if (isnan(v)) return snprintf(buf, cap, "n/a"), buf;
     if (isinf(v)) return snprintf(buf, cap, "%sinf", v < 0 ? "-" : ""), buf;
     if (v == 0) return snprintf(buf, cap, "0"), buf;
-    d = digits - 1 - (int)floor(log10(fabs(v)));
+    /* the exponent after rounding to `digits`: 9.996 with 3 digits is 10.0, not 10.00 */
+    snprintf(buf, cap, "%.*e", digits - 1, v);
+    d = digits - 1 - (int)floor(log10(fabs(strtod(buf, NULL))));
     d = d < 0 ? 0 : d > 12 ? 12 : d;
     snprintf(buf, cap, "%.*f", d, v);
     return buf;
@@ -73,6 +76,21 @@ static void duration_text(char *buf, size_t cap, struct cost_range s)
     snprintf(buf, cap, "%s %s", num, units[i].name);
 }
 
+/* "$0.024 [$0.017, $0.027]", "-$0.0000048": the sign before the dollar. */
+static void usd_text(char *buf, size_t cap, struct cost_range r)
+{
+    char v[48], lo[48], hi[48];
+
+    sig(v, sizeof(v), fabs(r.v), 2);
+    if (!cost_range_has_interval(r)) {
+        snprintf(buf, cap, "%s$%s", r.v < 0 ? "-" : "", v);
+        return;
+    }
+    snprintf(buf, cap, "%s$%s [%s$%s, %s$%s]", r.v < 0 ? "-" : "", v, r.lo < 0 ? "-" : "",
+             sig(lo, sizeof(lo), fabs(r.lo), 2), r.hi < 0 ? "-" : "",
+             sig(hi, sizeof(hi), fabs(r.hi), 2));
+}
+
 static void put_cell_head(FILE *f, const struct cost_cell *c)
 {
     static const char *const side_name[2] = { "tcp", "unix" };
@@ -82,8 +100,9 @@ static void put_cell_head(FILE *f, const struct cost_cell *c)
     fprintf(f, "\n== %s\n", label);
     for (int s = 0; s < 2; s++) {
         text_safe(ep, sizeof(ep), c->endpoint[s] ? c->endpoint[s] : "none");
-        fprintf(f, "   %-5s %s%s: %zu runs, %zu counted\n", side_name[s], ep,
-                c->mixed[s] ? " and others" : "", c->runs[s], c->counted[s]);
+        fprintf(f, "   %-5s %s%s: %zu run%s, %zu counted\n", side_name[s], ep,
+                c->mixed[s] ? " and others" : "", c->runs[s], c->runs[s] == 1 ? "" : "s",
+                c->counted[s]);
     }
 }
 
@@ -151,8 +170,8 @@ static void put_month(FILE *f, const struct cost_series *ser, const struct cost_
 
         duration_text(cpu_t, sizeof(cpu_t), cpu);
         range_text(share_t, sizeof(share_t), share, 100, 2);
-        range_text(usd_t, sizeof(usd_t), cost_price(share, p->price_usd), 1, 2);
-        fprintf(f, "   %-14s %16.0f %12s   %-30s %-34s $%s\n",
+        usd_text(usd_t, sizeof(usd_t), cost_price(share, p->price_usd));
+        fprintf(f, "   %-14s %16.0f %12s   %-30s %-34s %s\n",
                 text_safe(text, sizeof(text), tr->text), tr->per_month,
                 sig(rps, sizeof(rps), cost_traffic_per_s(tr), 3), cpu_t, share_t, usd_t);
     }
