@@ -1346,12 +1346,14 @@ static const struct option cost_longopts[] = {
 
 static const struct cli_spec cli_spec_cost = { "cost", usage_cost, "h", cost_longopts };
 
+_Static_assert(CLI_MAX_SIZES <= COST_MAX_LIST, "a --traffic list fits the plan");
+
 /* --traffic or --app-work: each item of the list through parse, into the plan. */
 static int cost_list(const char *opt, const char *val, struct cost_plan *p, struct hb_err *err)
 {
     char buf[256], *toks[CLI_MAX_SIZES];
     struct hb_err e = { 0 };
-    unsigned n;
+    unsigned n = 0;
     bool traffic = strcmp(opt, "--traffic") == 0;
 
     if (split_list(opt, val, buf, sizeof(buf), toks, &n, err) < 0) return -EINVAL;
