@@ -130,6 +130,20 @@ hand "jsonl: the connect cell's figures match its run lines" "$c1" "$DATA/single
       | close(.saved_ns.value; side($c; "tcp"; .name) - side($c; "unix"; .name))]
      | length == 6 and all'
 
+# a second tcp endpoint in the reuse cell: the cell is named and skipped, the others computed
+jq '(.runs[] | select(.mode == "reuse" and .size == 64 and .rep == 1 and .transport == "tcp")
+    | .endpoint) = "tcp://127.0.0.1:9001"' "$DATA/reps.json" >"$T/mixed.json"
+expect_rc "two tcp endpoints in a cell: exit 0 (the other cell is computed)" 0 mixed \
+    cost "$T/mixed.json" --json "$T/mixed.cost.json"
+check "two tcp endpoints: the cell is skipped and says why" \
+    grep -q 'skipped: a transport has runs of several endpoints in this cell' "$T/mixed.out"
+jcheck "two tcp endpoints: not compared, no figures; the connect cell is" "$T/mixed.cost.json" \
+    '(.cells[] | select(.mode == "reuse" and .size == 64)
+      | .compared == false and .tcp.several_endpoints and .figures == [])
+     and (.cells[] | select(.mode == "connect") | .compared)'
+jcheck "the --json document names its schema and evidence" "$c" \
+    '.schema == "hopbench.cost/1" and (.evidence | endswith("reps.json")) and .interval_level == 0.95'
+
 # --- what is refused ----------------------------------------------------------------------
 
 expect_rc "only tcp runs: exit 2" 2 tonly cost "$DATA/tcp_only.json"
@@ -203,5 +217,22 @@ check "the --jsonl file gives the same figures as the document" \
     jtrue -n --slurpfile a "$c2" --slurpfile b "$c3" '$a[0].cells == $b[0].cells'
 check "live table: a per-request row per CPU figure" \
     grep -Eq '^ +cpu client\+server +[0-9.]+ +[0-9.]+ +-?[0-9.]+ \[' "$T/lcost.out"
+
+# merged evidence: observed is null after merge, so the client's CPU and latency remain
+expect_rc "merge the live evidence with itself: exit 0" 0 merge merge "$e" "$e" -o "$T/merged.json"
+expect_rc "cost on merged evidence: exit 0" 0 mcost cost "$T/merged.json" --json "$T/merged.cost.json"
+jcheck "merged: client, p50 and mean, with 2 runs a side" "$T/merged.cost.json" \
+    '[.cells[0].figures[] | .name] == ["client", "p50", "mean"] and .cells[0].tcp.counted == 2'
+
+# lab evidence: its own echo server over tcp and unix, connect and reuse
+expect_rc "lab --quick --sizes 64: exit 0" 0 lab lab --quick --sizes 64 --json "$T/lab.json"
+expect_rc "cost on lab evidence: exit 0" 0 labcost cost "$T/lab.json" --json "$T/lab.cost.json"
+jcheck "lab: connect and reuse compared, each with the server's CPU" "$T/lab.cost.json" \
+    '([.cells[] | select(.compared) | .mode] | sort) == ["connect", "reuse"]
+     and all(.cells[]; [.figures[] | .name] | index("server") != null)'
+hand "lab: medians and savings match the evidence's runs" "$T/lab.cost.json" "$T/lab.json" \
+    '[.cells[] | . as $c | .figures[]
+      | close(.saved_ns.value; side($c; "tcp"; .name) - side($c; "unix"; .name))]
+     | length >= 12 and all'
 
 done_testing
