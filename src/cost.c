@@ -52,7 +52,18 @@ int cost_traffic_parse(const char *s, struct cost_traffic *t, struct hb_err *err
                        "'%s' is not a traffic volume (N[k|M|G]/UNIT, e.g. 100k/month, 1M/day, "
                        "40k/s)",
                        s);
-    if (*p == 'k' || *p == 'M' || *p == 'G') mult = *p == 'k' ? 1e3 : *p == 'M' ? 1e6 : 1e9, p++;
+    switch (*p) {
+    case 'k':
+        mult = 1e3;
+        break;
+    case 'M':
+        mult = 1e6;
+        break;
+    case 'G':
+        mult = 1e9;
+        break;
+    }
+    if (mult > 1) p++;
     if (*p != '/')
         return hb_fail(err, -EINVAL, "'%s': after the number comes k, M or G, then /UNIT", s);
     for (size_t i = 0; i < ARRAY_LEN(units); i++) {
@@ -318,7 +329,7 @@ static int side_of(const json_t *run)
 
 int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
 {
-    struct cost_point pts[16];
+    struct cost_point pts[COST_MAX_FIGURES];
     struct run_key k;
     struct cost_cell *c;
     const char *ep;

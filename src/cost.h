@@ -26,12 +26,13 @@
 #include "evidence.h"
 #include "util.h"
 
-#define COST_MONTH_S   (30.0 * 86400.0) /* the month of every monthly figure: 30 days */
-#define COST_MAX_LIST  8                /* items of --traffic and --app-work */
-#define COST_PRICE_USD 25.0             /* default --price, USD per vCPU-month: an assumption */
-#define COST_BOOTSTRAP 10000            /* bootstrap rounds of an interval */
-#define COST_LEVEL     0.95             /* the intervals' confidence level */
-#define COST_NAME_CAP  48
+#define COST_MONTH_S     (30.0 * 86400.0) /* the month of every monthly figure: 30 days */
+#define COST_MAX_LIST    8                /* items of --traffic and --app-work */
+#define COST_PRICE_USD   25.0             /* default --price, USD per vCPU-month: an assumption */
+#define COST_BOOTSTRAP   10000            /* bootstrap rounds of an interval */
+#define COST_LEVEL       0.95             /* the intervals' confidence level */
+#define COST_NAME_CAP    48
+#define COST_MAX_FIGURES 16 /* figures a run can hold: CPU per service, latency */
 
 /* A traffic volume as given ("1M/day") and as requests per 30-day month. */
 struct cost_traffic {

@@ -32,9 +32,10 @@ static const char *sig(char *buf, size_t cap, double v, int digits)
 {
     int d;
 
-    if (isnan(v)) return snprintf(buf, cap, "n/a"), buf;
-    if (isinf(v)) return snprintf(buf, cap, "%sinf", v < 0 ? "-" : ""), buf;
-    if (v == 0) return snprintf(buf, cap, "0"), buf;
+    if (!isfinite(v) || v == 0) {
+        snprintf(buf, cap, "%s", isnan(v) ? "n/a" : v == 0 ? "0" : v < 0 ? "-inf" : "inf");
+        return buf;
+    }
     /* the exponent after rounding to `digits`: 9.996 with 3 digits is 10.0, not 10.00 */
     snprintf(buf, cap, "%.*e", digits - 1, v);
     d = digits - 1 - (int)floor(log10(fabs(strtod(buf, NULL))));
@@ -144,7 +145,7 @@ static void put_per_request(FILE *f, const struct cost_cell *c, const struct cos
                 s.tcp > 0 ? share : "n/a", s.saved.v < 0 ? "  (unix costs more)" : "");
     }
     if (none)
-        fprintf(f, "   %s: one run per transport gives no interval\n",
+        fprintf(f, "   %s: fewer than two runs on a side give no interval\n",
                 any_interval ? "a figure without [ ]" : "no interval");
     for (size_t i = 0; i < ARRAY_LEN(figure_notes); i++)
         if (cost_cell_series(c, figure_notes[i].name) != NULL)
@@ -188,11 +189,11 @@ static void put_month(FILE *f, const struct cost_series *ser, const struct cost_
 /* The saving of each CPU figure as % of all CPU per request with app work added. */
 static void put_dilution(FILE *f, const struct cost_cell *c, const struct cost_plan *p)
 {
-    struct cost_saving s[COST_MAX_LIST];
-    const struct cost_series *ser[COST_MAX_LIST];
+    struct cost_saving s[COST_MAX_FIGURES];
+    const struct cost_series *ser[COST_MAX_FIGURES];
     size_t n = 0;
 
-    for (size_t i = 0; i < c->nseries && n < COST_MAX_LIST; i++)
+    for (size_t i = 0; i < c->nseries && n < COST_MAX_FIGURES; i++)
         if (c->series[i].kind == COST_CPU && saving_of(c, i, p, &s[n])) ser[n++] = &c->series[i];
     if (n == 0) return;
     fprintf(f,
@@ -230,8 +231,9 @@ void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
     fprintf(f,
             "hopbench cost: what a Unix socket saves over TCP loopback, from %s\n"
             "Each figure is the median of a transport's runs that count; saved = tcp - unix\n"
-            "(negative: the Unix socket costs more). [low, high] is a %.0f %% bootstrap interval\n"
-            "(seed %llu); one run per transport gives none. A month is 30 days (%.0f s).\n"
+            "(negative: the Unix socket costs more). [low, high] is the %.0f %% bootstrap\n"
+            "interval of the ratio of medians unix/tcp (seed %llu), carried to each figure;\n"
+            "fewer than two runs on a side give none. A month is 30 days (%.0f s).\n"
             "Price: $%g per vCPU-month%s.\n",
             text_safe(shown, sizeof(shown), path), COST_LEVEL * 100, (unsigned long long)p->seed,
             COST_MONTH_S, p->price_usd,
