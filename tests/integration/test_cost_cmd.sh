@@ -113,6 +113,8 @@ check "table: the month is 30 days, the price is --price's" \
 check "table: \$30 from --price" grep -q 'Price: \$30 per vCPU-month (--price)' "$o"
 check "table: 40k/s saves 40k * 86400 * 30 * 24.5 us = 29.4 days of server CPU, 98 % of a vCPU" \
     grep -Eq '^ +40k/s +103680000000 +40000 +29\.4 \[[0-9.]+, [0-9.]+\] days +98 \[' "$o"
+check "table: each cell is named by compare's key without an endpoint" \
+    grep -qx '== echo reuse 64 B c=1 p=1' "$o"
 check "table: the tcp-only cell is named and skipped" \
     grep -q 'skipped: no run that counts over both tcp and unix' "$o"
 
