@@ -312,7 +312,11 @@ static json_t *cell_json(const struct cost_cell *c, const struct cost_plan *p)
 
     for (size_t i = 0; report_saving_cell_ok(c) && i < c->nseries; i++) {
         struct cost_saving s;
-        if (saving_of(c, i, p, &s)) json_array_append_new(figs, figure_json(&c->series[i], &s, p));
+        if (saving_of(c, i, p, &s) &&
+            json_array_append_new(figs, figure_json(&c->series[i], &s, p)) < 0) {
+            json_decref(figs);
+            return NULL;
+        }
     }
     o = json_pack(
         "{s:s, s:s, s:I, s:I, s:I, s:f, s:{s:s?, s:b, s:I, s:I}, s:{s:s?, s:b, s:I, "
@@ -331,8 +335,13 @@ json_t *report_saving_json(const char *path, const struct cost_set *s, const str
 {
     json_t *cells = json_array();
 
-    for (size_t i = 0; i < s->ncells; i++)
-        json_array_append_new(cells, cell_json(&s->cells[i], p));
+    /* a cell that cannot be encoded (an endpoint that is not UTF-8) fails the whole document */
+    for (size_t i = 0; i < s->ncells; i++) {
+        if (json_array_append_new(cells, cell_json(&s->cells[i], p)) < 0) {
+            json_decref(cells);
+            return NULL;
+        }
+    }
     return json_pack("{s:s, s:s, s:f, s:f, s:b, s:I, s:f, s:o}", "schema", REPORT_SAVING_SCHEMA,
                      "evidence", path, "month_s", COST_MONTH_S, "price_usd_per_vcpu_month",
                      p->price_usd, "price_assumed", !p->price_given, "seed", (json_int_t)p->seed,

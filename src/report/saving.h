@@ -24,7 +24,8 @@ bool report_saving_cell_ok(const struct cost_cell *c);
 void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
                          const struct cost_plan *p);
 
-/* The same figures as JSON (docs/evidence.md, "cost"); NULL when out of memory. */
+/* The same figures as JSON (docs/evidence.md, "hopbench cost"); NULL when a string is not
+ * UTF-8 or memory runs out. */
 json_t *report_saving_json(const char *path, const struct cost_set *s, const struct cost_plan *p);
 
 #endif

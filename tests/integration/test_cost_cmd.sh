@@ -143,6 +143,12 @@ jcheck "two tcp endpoints: not compared, no figures; the connect cell is" "$T/mi
     '(.cells[] | select(.mode == "reuse" and .size == 64)
       | .compared == false and .tcp.several_endpoints and .figures == [])
      and (.cells[] | select(.mode == "connect") | .compared)'
+# an endpoint with an escape sequence in it is printed escaped, as compare prints it
+jq '(.runs[] | select(.transport == "unix") | .endpoint) = "unix:/x\u001b[2J.sock"' \
+    "$DATA/reps.json" >"$T/esc.json"
+expect_rc "an endpoint with ESC in it: exit 0" 0 esc cost "$T/esc.json"
+check "the endpoint is printed with ESC escaped" grep -qF 'unix:/x\x1b[2J.sock: 4 runs' "$T/esc.out"
+check "no raw ESC reaches the terminal" bash -c "! grep -q \$'\\x1b' '$T/esc.out'"
 jcheck "the --json document names its schema and evidence" "$c" \
     '.schema == "hopbench.cost/1" and (.evidence | endswith("reps.json")) and .interval_level == 0.95'
 
