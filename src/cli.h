@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cost.h"
 #include "endpoint.h"
 #include "load.h"
 #include "place.h"
@@ -161,6 +162,15 @@ struct merge_opts {
 int cli_parse_compare(int argc, char **argv, struct compare_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_merge(int argc, char **argv, struct merge_opts *o, FILE *out, struct hb_err *err);
 void cli_merge_opts_release(struct merge_opts *o);
+/* `hopbench cost EVIDENCE`: the plan (--traffic, --price, --app-work, --seed) and the files. */
+struct cost_opts {
+    struct cost_plan plan;
+    const char *evidence_path;
+    const char *json_path; /* --json; NULL: none */
+};
+
+/* Returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
+int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct hb_err *err);
 
 /* The top-level help. */
 void cli_usage(FILE *f);

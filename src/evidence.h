@@ -23,8 +23,10 @@
 #define HOPBENCH_EVIDENCE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
+#include "evidence/check.h"
 #include "evidence/hist_json.h"
 #include "hist.h"
 #include "util.h"
@@ -99,5 +101,12 @@ int evidence_read(const char *path, const struct evidence_reader *reader, json_t
  * evidence_read does; *doc is NULL on failure.
  */
 int evidence_load(const char *path, json_t **doc, struct hb_err *err);
+
+/*
+ * The cell as compare names it, "echo tcp://127.0.0.1:9000 reuse 64 B c=1 p=1"
+ * (then " rate=60%" or " rate=2000/s"; no endpoint when it is ""), escaped with
+ * text_safe, into buf (cap bytes, at least TEXT_SAFE_CAP).
+ */
+void evidence_cell_label(char *buf, size_t cap, const struct run_key *k);
 
 #endif

@@ -32,6 +32,7 @@
 
 #include "budget.h"
 #include "cli.h"
+#include "cost.h"
 #include "evidence.h"
 #include "lab.h"
 #include "load.h"
@@ -39,6 +40,7 @@
 #include "place.h"
 #include "probe.h"
 #include "report/report.h"
+#include "report/saving.h"
 #include "report/summary.h"
 #include "server/server.h"
 #include "stats.h"
@@ -774,6 +776,50 @@ static int cmd_lab(int argc, char **argv)
 }
 
 /*
+ * `hopbench cost EVIDENCE`: reads the evidence, prints what the Unix socket
+ * saves in each cell and, with --json, writes the same figures.
+ */
+static int cmd_cost(int argc, char **argv)
+{
+    struct cost_opts o;
+    struct cost_set set = { 0 };
+    struct hb_err err = { 0 };
+    size_t ok = 0;
+    int rc = cli_parse_cost(argc, argv, &o, stdout, &err);
+
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
+    if (o.json_path != NULL && check_evidence("cost", o.json_path) != HB_EXIT_OK)
+        return HB_EXIT_RUNTIME;
+    if (cost_read(o.evidence_path, &set, &err) < 0) {
+        rc = fail("cost", &err, HB_EXIT_RUNTIME);
+        goto out;
+    }
+    for (size_t i = 0; i < set.ncells; i++)
+        ok += report_saving_cell_ok(&set.cells[i]);
+    if (ok == 0) {
+        hb_fail(&err, -EINVAL, "%s: no cell has a counted run over both tcp and unix",
+                o.evidence_path);
+        rc = fail("cost", &err, HB_EXIT_INVALID);
+        goto out;
+    }
+    report_saving_table(stdout, o.evidence_path, &set, &o.plan);
+    rc = HB_EXIT_OK;
+    if (o.json_path != NULL) {
+        json_t *doc = report_saving_json(o.evidence_path, &set, &o.plan);
+        if (doc == NULL)
+            hb_fail(&err, -EINVAL, "the figures cannot be encoded as JSON (a path not UTF-8?)");
+        if (doc == NULL || report_json_write(o.json_path, doc, &err) < 0)
+            rc = fail("cost", &err, HB_EXIT_RUNTIME);
+        json_decref(doc);
+    }
+    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
+out:
+    cost_set_release(&set);
+    return rc;
+}
+
+/*
  * A closed fd 0, 1 or 2 (`hopbench >&-`) gets /dev/null, so that no file or
  * socket opened later becomes stdin, stdout or stderr: the --jsonl file would
  * take fd 1 and the placement lines would go into it.
@@ -870,6 +916,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
+    if (strcmp(cmd, "cost") == 0) return cmd_cost(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')
             printf("hopbench %s\n", HOPBENCH_VERSION);
@@ -877,7 +924,8 @@ int main(int argc, char **argv)
             cli_usage(stdout);
         return HB_EXIT_OK;
     }
-    fprintf(stderr, "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, help)\n",
+    fprintf(stderr,
+            "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, cost, help)\n",
             text_safe(shown, sizeof(shown), cmd));
     return HB_EXIT_USAGE;
 }

@@ -182,3 +182,14 @@ int evidence_key_order(const struct run_key *a, const struct run_key *b)
     if (d == 0) d = (a->pipeline > b->pipeline) - (a->pipeline < b->pipeline);
     return d;
 }
+
+int evidence_run_cell(const json_t *run, struct run_key *k, bool *counts, struct hb_err *err)
+{
+    if (evidence_check_record(run, err) < 0) return -EINVAL;
+    if (evidence_run_placeholder(run)) return 1;
+    if (!evidence_run_key(run, k))
+        return hb_fail(err, -EINVAL, "lacks endpoint, mode, size, connections or pipeline");
+    if (evidence_check_figures(run, err) < 0) return -EINVAL;
+    *counts = evidence_run_counts(run);
+    return 0;
+}

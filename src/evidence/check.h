@@ -52,4 +52,13 @@ int evidence_check_record(const json_t *run, struct hb_err *err);
  */
 int evidence_check_figures(const json_t *run, struct hb_err *err);
 
+/*
+ * The cell of one record of "runs", as compare reads it: checks that it is
+ * an object with a cell's key and possible figures, fills *k (its strings
+ * lent from run) and *counts (valid and not cut short, the runs compare
+ * counts). Returns 0; 1 for the placeholder of a run the writer could not
+ * encode (nothing filled); -EINVAL with err set (without the file and run).
+ */
+int evidence_run_cell(const json_t *run, struct run_key *k, bool *counts, struct hb_err *err);
+
 #endif

@@ -187,8 +187,8 @@ static void cmp_release(struct cmp *c)
 }
 
 /* The whole key: "echo tcp://127.0.0.1:9000 reuse 64 B c=1 p=1", then " rate=60%" or "
- * rate=2000/s". */
-static void cell_label(char *buf, size_t cap, const struct run_key *k)
+ * rate=2000/s"; no endpoint when it is "". */
+void evidence_cell_label(char *buf, size_t cap, const struct run_key *k)
 {
     char size[32], rate[48] = "", raw[512];
 
@@ -197,8 +197,9 @@ static void cell_label(char *buf, size_t cap, const struct run_key *k)
         snprintf(rate, sizeof(rate), " rate=%.4g%%", -k->rate * 100);
     else if (k->rate > 0)
         snprintf(rate, sizeof(rate), " rate=%.6g/s", k->rate);
-    snprintf(raw, sizeof(raw), "%s%s%s %s %s c=%lld p=%lld%s", k->proto, k->proto[0] ? " " : "",
-             k->endpoint, k->mode, size, (long long)k->connections, (long long)k->pipeline, rate);
+    snprintf(raw, sizeof(raw), "%s%s%s%s%s %s c=%lld p=%lld%s", k->proto, k->proto[0] ? " " : "",
+             k->endpoint, k->endpoint[0] ? " " : "", k->mode, size, (long long)k->connections,
+             (long long)k->pipeline, rate);
     /* the strings come from a file: escaped, they cannot act on the terminal */
     text_safe(buf, cap, raw);
 }
@@ -253,7 +254,7 @@ static void cmp_row(FILE *f, const struct cmp_cell *cell, size_t m, int width, d
     size_t na = cell_values(cell, 0, m, a), nb = cell_values(cell, 1, m, b);
     struct stats_delta delta;
 
-    cell_label(label, sizeof(label), cell->key);
+    evidence_cell_label(label, sizeof(label), cell->key);
     side_text(old, sizeof(old), mdef(m), a, na);
     side_text(new, sizeof(new), mdef(m), b, nb);
     stats_delta(a, na, b, nb, CMP_SEED, &delta);
@@ -274,7 +275,7 @@ static int cmp_label_width(const struct cmp *c)
     for (size_t m = 0; m < METRICS; m++)
         if (display_width(mdef(m)->cmp_label) > width) width = display_width(mdef(m)->cmp_label);
     for (size_t i = 0; i < c->ncells; i++) {
-        cell_label(label, sizeof(label), c->cells[i].key);
+        evidence_cell_label(label, sizeof(label), c->cells[i].key);
         if (display_width(label) > width) width = display_width(label);
     }
     return width;
@@ -318,7 +319,7 @@ static void cmp_unmatched(FILE *f, const struct cmp *c)
         if (cell->all[0] > 0 && cell->all[1] > 0) continue;
         if (!any) fputc('\n', f);
         any = true;
-        cell_label(label, sizeof(label), cell->key);
+        evidence_cell_label(label, sizeof(label), cell->key);
         fprintf(f, "only in %s: %s (%zu valid of %zu runs)\n", cell->all[0] ? "OLD" : "NEW", label,
                 cell->n[cell->all[0] ? 0 : 1], cell->all[cell->all[0] ? 0 : 1]);
     }

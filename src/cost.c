@@ -1,0 +1,409 @@
+/*
+ * cost: the arithmetic of what a Unix socket saves (pure), and the cells of
+ * an evidence file's runs by transport (cost.h).
+ */
+#include "cost.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+/* ---- parsing ------------------------------------------------------------------------- */
+
+/*
+ * A plain decimal number at the start of s: digits with at most one dot ("12",
+ * "0.5", ".5"); no sign, exponent, hex, inf or nan. *end points after it.
+ */
+static int plain_number(const char *s, double *v, const char **end)
+{
+    const char *p = s;
+    size_t digits = 0, dots = 0;
+
+    for (; isdigit((unsigned char)*p) || *p == '.'; p++) {
+        if (*p == '.')
+            dots++;
+        else
+            digits++;
+    }
+    if (digits == 0 || dots > 1) return -EINVAL;
+    *v = strtod(s, NULL); /* reads exactly s .. p: digits and one dot */
+    if (!isfinite(*v)) return -EINVAL;
+    *end = p;
+    return 0;
+}
+
+int cost_traffic_parse(const char *s, struct cost_traffic *t, struct hb_err *err)
+{
+    static const struct {
+        const char *name;
+        double seconds;
+    } units[] = {
+        { "s", 1 }, { "min", 60 }, { "h", 3600 }, { "day", 86400 }, { "month", COST_MONTH_S }
+    };
+    const char *p;
+    double n, mult = 1;
+
+    if (plain_number(s, &n, &p) < 0)
+        return hb_fail(err, -EINVAL,
+                       "'%s' is not a traffic volume (N[k|M|G]/UNIT, e.g. 100k/month, 1M/day, "
+                       "40k/s)",
+                       s);
+    switch (*p) {
+    case 'k':
+        mult = 1e3;
+        break;
+    case 'M':
+        mult = 1e6;
+        break;
+    case 'G':
+        mult = 1e9;
+        break;
+    }
+    if (mult > 1) p++;
+    if (*p != '/')
+        return hb_fail(err, -EINVAL, "'%s': after the number comes k, M or G, then /UNIT", s);
+    for (size_t i = 0; i < ARRAY_LEN(units); i++) {
+        if (strcmp(p + 1, units[i].name) != 0) continue;
+        if (!(n > 0)) return hb_fail(err, -EINVAL, "'%s': the volume must be above 0", s);
+        if (str_copy(t->text, sizeof(t->text), s) < 0)
+            return hb_fail(err, -EINVAL, "'%s' is too long", s);
+        t->per_month = n * mult * (COST_MONTH_S / units[i].seconds);
+        return 0;
+    }
+    return hb_fail(err, -EINVAL, "'%s': unknown unit '%s' (s, min, h, day or month)", s, p + 1);
+}
+
+double cost_traffic_per_s(const struct cost_traffic *t)
+{
+    return t->per_month / COST_MONTH_S;
+}
+
+int cost_app_work_parse(const char *s, double *ns, struct hb_err *err)
+{
+    static const struct {
+        const char *name;
+        double ns;
+    } units[] = { { "ns", 1 }, { "us", 1e3 }, { "µs", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
+    const char *p;
+    double n;
+
+    if (plain_number(s, &n, &p) < 0)
+        return hb_fail(err, -EINVAL, "'%s' is not a time per request (e.g. 500us, 1ms, 0.05s)", s);
+    for (size_t i = 0; i < ARRAY_LEN(units); i++) {
+        if (strcmp(p, units[i].name) != 0) continue;
+        *ns = n * units[i].ns;
+        return 0;
+    }
+    if (*p == '\0') return hb_fail(err, -EINVAL, "'%s' needs a unit (ns, us, ms or s)", s);
+    return hb_fail(err, -EINVAL, "'%s': unknown unit '%s' (ns, us, ms or s)", s, p);
+}
+
+/* ---- the saving and what follows from it -------------------------------------------- */
+
+bool cost_range_has_interval(struct cost_range r)
+{
+    return !isnan(r.lo) && !isnan(r.hi);
+}
+
+struct cost_range cost_range_scale(struct cost_range r, double k)
+{
+    struct cost_range o = { r.v * k, r.lo * k, r.hi * k };
+
+    if (k < 0) {
+        double t = o.lo;
+        o.lo = o.hi;
+        o.hi = t;
+    }
+    return o;
+}
+
+static bool all_positive(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(x[i] > 0)) return false;
+    return true;
+}
+
+static bool all_finite(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return false;
+    return true;
+}
+
+int cost_saving_of(const double *tcp, size_t n_tcp, const double *uds, size_t n_uds, uint64_t seed,
+                   struct cost_saving *out)
+{
+    struct stats_summary a, b;
+    double r, lo, hi;
+    int rc;
+
+    if (n_tcp == 0 || n_uds == 0 || !all_finite(tcp, n_tcp) || !all_finite(uds, n_uds))
+        return -EINVAL;
+    if (stats_summarize(tcp, n_tcp, &a) < 0 || stats_summarize(uds, n_uds, &b) < 0) return -EINVAL;
+    *out = (struct cost_saving){ .tcp = a.median, .uds = b.median, .n_tcp = n_tcp, .n_uds = n_uds };
+    out->saved = (struct cost_range){ a.median - b.median, NAN, NAN };
+    if (n_tcp < 2 || n_uds < 2 || !all_positive(tcp, n_tcp) || !all_positive(uds, n_uds)) return 0;
+    rc = stats_bootstrap_ratio(tcp, n_tcp, uds, n_uds, COST_BOOTSTRAP, COST_LEVEL, seed, &r, &lo,
+                               &hi);
+    if (rc < 0) return rc;
+    /* saved = tcp (1 - r): decreasing in r, so the ratio's high end is the saving's low one */
+    out->saved.lo = a.median * (1 - hi);
+    out->saved.hi = a.median * (1 - lo);
+    return 0;
+}
+
+struct cost_range cost_month_cpu_s(struct cost_range saved_ns, double per_month)
+{
+    return cost_range_scale(saved_ns, per_month / 1e9);
+}
+
+struct cost_range cost_vcpu_share(struct cost_range month_s)
+{
+    return cost_range_scale(month_s, 1 / COST_MONTH_S);
+}
+
+struct cost_range cost_price(struct cost_range share, double usd)
+{
+    return cost_range_scale(share, usd);
+}
+
+/* 1e9 / |ns|: requests per second at which ns per request is one CPU-second per second. */
+static double rate_of(double ns)
+{
+    return ns == 0 ? INFINITY : 1e9 / fabs(ns);
+}
+
+struct cost_range cost_breakeven_rate(struct cost_range saved_ns)
+{
+    struct cost_range o = { rate_of(saved_ns.v), NAN, NAN };
+    double a, b;
+
+    if (!cost_range_has_interval(saved_ns)) return o;
+    a = fabs(saved_ns.lo);
+    b = fabs(saved_ns.hi);
+    o.lo = rate_of(a > b ? a : b);
+    /* an interval that holds 0 (or touches it) does not rule out saving nothing */
+    o.hi = saved_ns.lo <= 0 && saved_ns.hi >= 0 ? INFINITY : rate_of(a < b ? a : b);
+    return o;
+}
+
+struct cost_range cost_diluted(struct cost_range saved_ns, double hop_ns, double app_ns)
+{
+    double total = hop_ns + app_ns;
+
+    if (!(total > 0)) return (struct cost_range){ NAN, NAN, NAN };
+    return cost_range_scale(saved_ns, 1 / total);
+}
+
+/* ---- cells ---------------------------------------------------------------------------- */
+
+/* One figure of one run. */
+struct cost_point {
+    const char *name;
+    enum cost_kind kind;
+    double v;
+};
+
+/* The number at o[key], when there is one. */
+static bool number_at(const json_t *o, const char *key, double *v)
+{
+    const json_t *j = json_object_get(o, key);
+
+    if (!json_is_number(j)) return false;
+    *v = json_number_value(j);
+    return true;
+}
+
+/*
+ * The figures of one run (report/json.c writes them): CPU per request of the
+ * client, the server, their sum, the whole system (/proc/stat busy time,
+ * softirq included) and the server's cgroup when it is measured besides the
+ * server's pids; then latency p50 and mean. A figure the run does not hold
+ * (unavailable, or from an older writer) is left out. Returns how many.
+ */
+static size_t run_points(const json_t *run, struct cost_point *out, size_t cap)
+{
+    static const struct {
+        const char *name, *key;
+    } cpu[] = { { "server", "server_ns_per_op" },
+                { "client+server", "client_plus_server_ns_per_op" },
+                { "system", "system_ns_per_op" },
+                { "server cgroup", "cgroup_ns_per_op" } };
+    const json_t *obs = json_object_get(json_object_get(run, "observed"), "cpu");
+    const json_t *lat = json_object_get(run, "latency_ns");
+    const char *source = json_string_value(json_object_get(obs, "server_source"));
+    size_t n = 0;
+    double v;
+
+    if (n < cap && number_at(run, "client_cpu_ns_per_op", &v))
+        out[n++] = (struct cost_point){ "client", COST_CPU, v };
+    for (size_t i = 0; i < ARRAY_LEN(cpu); i++) {
+        /* a server measured by its cgroup alone: the cgroup figure is the server's */
+        if (strcmp(cpu[i].key, "cgroup_ns_per_op") == 0 && source != NULL &&
+            strcmp(source, "cgroup") == 0)
+            continue;
+        if (n < cap && number_at(obs, cpu[i].key, &v))
+            out[n++] = (struct cost_point){ cpu[i].name, COST_CPU, v };
+    }
+    if (n < cap && number_at(lat, "p50", &v))
+        out[n++] = (struct cost_point){ "p50", COST_LATENCY, v };
+    if (n < cap && number_at(lat, "mean", &v))
+        out[n++] = (struct cost_point){ "mean", COST_LATENCY, v };
+    return n;
+}
+
+/* Grows *p (of *cap elements of size sz) to hold one more than n; -ENOMEM. */
+static int grow(void **p, size_t *cap, size_t n, size_t sz)
+{
+    size_t ncap;
+    void *more;
+
+    if (n < *cap) return 0;
+    ncap = *cap ? 2 * *cap : 8;
+    more = realloc(*p, ncap * sz);
+    if (more == NULL) return -ENOMEM;
+    *p = more;
+    *cap = ncap;
+    return 0;
+}
+
+static struct cost_series *series_get(struct cost_cell *c, const char *name, enum cost_kind kind)
+{
+    struct cost_series *s;
+
+    for (size_t i = 0; i < c->nseries; i++)
+        if (strcmp(c->series[i].name, name) == 0) return &c->series[i];
+    if (grow((void **)&c->series, &c->cap, c->nseries, sizeof(*c->series)) < 0) return NULL;
+    s = &c->series[c->nseries++];
+    *s = (struct cost_series){ .kind = kind };
+    str_copy(s->name, sizeof(s->name), name);
+    return s;
+}
+
+static int series_push(struct cost_series *s, int side, double v)
+{
+    if (grow((void **)&s->v[side], &s->cap[side], s->n[side], sizeof(double)) < 0) return -ENOMEM;
+    s->v[side][s->n[side]++] = v;
+    return 0;
+}
+
+const struct cost_series *cost_cell_series(const struct cost_cell *c, const char *name)
+{
+    for (size_t i = 0; i < c->nseries; i++)
+        if (strcmp(c->series[i].name, name) == 0) return &c->series[i];
+    return NULL;
+}
+
+/* The cell of key k (endpoint ""), added with its strings copied when new; NULL: no memory. */
+static struct cost_cell *cell_get(struct cost_set *s, const struct run_key *k)
+{
+    struct cost_cell *c;
+
+    for (size_t i = 0; i < s->ncells; i++)
+        if (evidence_key_order(&s->cells[i].key, k) == 0) return &s->cells[i];
+    if (grow((void **)&s->cells, &s->cap, s->ncells, sizeof(*s->cells)) < 0) return NULL;
+    c = &s->cells[s->ncells];
+    *c = (struct cost_cell){ .key = *k };
+    c->key.endpoint = strdup("");
+    c->key.mode = strdup(k->mode);
+    c->key.proto = strdup(k->proto);
+    s->ncells++;
+    if (c->key.endpoint && c->key.mode && c->key.proto) return c;
+    return NULL; /* cost_set_release frees what was copied */
+}
+
+static int side_of(const json_t *run)
+{
+    const char *t = json_string_value(json_object_get(run, "transport"));
+
+    if (t == NULL) return -1;
+    if (strcmp(t, "tcp") == 0) return COST_TCP;
+    if (strcmp(t, "unix") == 0) return COST_UDS;
+    return -1;
+}
+
+int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
+{
+    struct cost_point pts[COST_MAX_FIGURES];
+    struct run_key k;
+    struct cost_cell *c;
+    const char *ep;
+    bool counts;
+    size_t n;
+    int rc = evidence_run_cell(run, &k, &counts, err), side;
+
+    if (rc != 0) return rc < 0 ? rc : 0;
+    side = side_of(run);
+    if (side < 0) return 0;
+    ep = k.endpoint;
+    k.endpoint = "";
+    c = cell_get(s, &k);
+    if (c == NULL) return hb_fail(err, -ENOMEM, "out of memory");
+    if (c->endpoint[side] == NULL) {
+        c->endpoint[side] = strdup(ep);
+        if (c->endpoint[side] == NULL) return hb_fail(err, -ENOMEM, "out of memory");
+    } else if (strcmp(c->endpoint[side], ep) != 0) {
+        c->mixed[side] = true;
+    }
+    c->runs[side]++;
+    if (!counts) return 0;
+    c->counted[side]++;
+    n = run_points(run, pts, ARRAY_LEN(pts));
+    for (size_t i = 0; i < n; i++) {
+        struct cost_series *ser = series_get(c, pts[i].name, pts[i].kind);
+        if (ser == NULL || series_push(ser, side, pts[i].v) < 0)
+            return hb_fail(err, -ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+struct cost_reading {
+    struct cost_set *set;
+    const char *path;
+};
+
+static int cost_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
+{
+    struct cost_reading *r = ctx;
+    char msg[sizeof(err->msg)];
+    int rc = cost_set_add(r->set, run, err);
+
+    if (rc != -EINVAL) return rc;
+    memcpy(msg, err->msg, sizeof(msg));
+    return hb_fail(err, -EINVAL, "%s: not valid evidence: run %zu: %s", r->path, idx, msg);
+}
+
+int cost_read(const char *path, struct cost_set *s, struct hb_err *err)
+{
+    struct cost_reading r = { s, path };
+    struct evidence_reader reader = { .run = cost_take, .ctx = &r };
+    json_t *head = NULL;
+    int rc = evidence_read(path, &reader, &head, err);
+
+    json_decref(head);
+    return rc;
+}
+
+void cost_set_release(struct cost_set *s)
+{
+    for (size_t i = 0; i < s->ncells; i++) {
+        struct cost_cell *c = &s->cells[i];
+        for (size_t j = 0; j < c->nseries; j++) {
+            free(c->series[j].v[0]);
+            free(c->series[j].v[1]);
+        }
+        free(c->series);
+        free(c->endpoint[0]);
+        free(c->endpoint[1]);
+        free((void *)(uintptr_t)c->key.endpoint);
+        free((void *)(uintptr_t)c->key.mode);
+        free((void *)(uintptr_t)c->key.proto);
+    }
+    free(s->cells);
+    *s = (struct cost_set){ 0 };
+}

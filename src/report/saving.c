@@ -1,0 +1,349 @@
+/*
+ * report/saving: prints what cost.c computes, per cell: the figures per request
+ * (tcp, unix, saved with its interval), then for each CPU figure what the
+ * saving is worth per month at each traffic volume and the rate that saves a
+ * whole vCPU, then the dilution by application work; or the same as JSON.
+ */
+#include "report/saving.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a CPU figure measures, for the notes under a cell's table. */
+static const struct {
+    const char *name, *what;
+} figure_notes[] = {
+    { "client", "the load generator's threads (hopbench)" },
+    { "server", "the server's processes (--server-pid, --server-cgroup; the lab's own server)" },
+    { "client+server", "the sum of the two" },
+    { "system", "every CPU's busy time on the machine, softirq included (/proc/stat)" },
+    { "server cgroup", "the server's cgroup (--server-cgroup)" },
+};
+
+bool report_saving_cell_ok(const struct cost_cell *c)
+{
+    return c->counted[COST_TCP] > 0 && c->counted[COST_UDS] > 0 && !c->mixed[COST_TCP] &&
+           !c->mixed[COST_UDS];
+}
+
+/* v with `digits` significant digits in fixed notation ("0.000095", "40800"). */
+static const char *sig(char *buf, size_t cap, double v, int digits)
+{
+    int d;
+
+    if (!isfinite(v) || v == 0) {
+        snprintf(buf, cap, "%s", isnan(v) ? "n/a" : v == 0 ? "0" : v < 0 ? "-inf" : "inf");
+        return buf;
+    }
+    /* the exponent after rounding to `digits`: 9.996 with 3 digits is 10.0, not 10.00 */
+    snprintf(buf, cap, "%.*e", digits - 1, v);
+    d = digits - 1 - (int)floor(log10(fabs(strtod(buf, NULL))));
+    d = d < 0 ? 0 : d > 12 ? 12 : d;
+    snprintf(buf, cap, "%.*f", d, v);
+    return buf;
+}
+
+/* "2.45 [2.10, 2.80]" or "2.45" without an interval: r scaled by k, `digits` significant. */
+static void range_text(char *buf, size_t cap, struct cost_range r, double k, int digits)
+{
+    char v[48], lo[48], hi[48];
+
+    r = cost_range_scale(r, k);
+    sig(v, sizeof(v), r.v, digits);
+    if (!cost_range_has_interval(r)) {
+        snprintf(buf, cap, "%s", v);
+        return;
+    }
+    snprintf(buf, cap, "%s [%s, %s]", v, sig(lo, sizeof(lo), r.lo, digits),
+             sig(hi, sizeof(hi), r.hi, digits));
+}
+
+/* CPU seconds as s, min, h or days, chosen by the point figure. */
+static void duration_text(char *buf, size_t cap, struct cost_range s)
+{
+    static const struct {
+        double below, unit;
+        const char *name;
+    } units[] = {
+        { 120, 1, "s" }, { 7200, 60, "min" }, { 172800, 3600, "h" }, { INFINITY, 86400, "days" }
+    };
+    char num[160];
+    size_t i = 0;
+
+    while (!(fabs(s.v) < units[i].below) && i + 1 < ARRAY_LEN(units))
+        i++;
+    range_text(num, sizeof(num), s, 1 / units[i].unit, 3);
+    snprintf(buf, cap, "%s %s", num, units[i].name);
+}
+
+/* "$0.024 [$0.017, $0.027]", "-$0.0000048": the sign before the dollar. */
+static void usd_text(char *buf, size_t cap, struct cost_range r)
+{
+    char v[48], lo[48], hi[48];
+
+    sig(v, sizeof(v), fabs(r.v), 2);
+    if (!cost_range_has_interval(r)) {
+        snprintf(buf, cap, "%s$%s", r.v < 0 ? "-" : "", v);
+        return;
+    }
+    snprintf(buf, cap, "%s$%s [%s$%s, %s$%s]", r.v < 0 ? "-" : "", v, r.lo < 0 ? "-" : "",
+             sig(lo, sizeof(lo), fabs(r.lo), 2), r.hi < 0 ? "-" : "",
+             sig(hi, sizeof(hi), fabs(r.hi), 2));
+}
+
+static void put_cell_head(FILE *f, const struct cost_cell *c)
+{
+    static const char *const side_name[2] = { "tcp", "unix" };
+    char label[TEXT_SAFE_CAP], ep[TEXT_SAFE_CAP];
+
+    evidence_cell_label(label, sizeof(label), &c->key);
+    fprintf(f, "\n== %s\n", label);
+    for (int s = 0; s < 2; s++) {
+        text_safe(ep, sizeof(ep), c->endpoint[s] ? c->endpoint[s] : "none");
+        fprintf(f, "   %-5s %s%s: %zu run%s, %zu counted\n", side_name[s], ep,
+                c->mixed[s] ? " and others" : "", c->runs[s], c->runs[s] == 1 ? "" : "s",
+                c->counted[s]);
+    }
+}
+
+/* The saving of series i of c, seeded per series; false when it cannot be had. */
+static bool saving_of(const struct cost_cell *c, size_t i, const struct cost_plan *p,
+                      struct cost_saving *out)
+{
+    const struct cost_series *s = &c->series[i];
+
+    return s->n[COST_TCP] > 0 && s->n[COST_UDS] > 0 &&
+           cost_saving_of(s->v[COST_TCP], s->n[COST_TCP], s->v[COST_UDS], s->n[COST_UDS],
+                          p->seed + i, out) == 0;
+}
+
+static void put_per_request(FILE *f, const struct cost_cell *c, const struct cost_plan *p)
+{
+    bool any_interval = false, none = false;
+
+    fprintf(f, "\n   %-22s %11s %11s   %-33s %s\n", "per request", "tcp µs", "unix µs",
+            "saved by unix µs [95 % interval]", "saved");
+    for (size_t i = 0; i < c->nseries; i++) {
+        const struct cost_series *ser = &c->series[i];
+        char name[64], saved[160], share[64], pct[48];
+        struct cost_saving s;
+
+        snprintf(name, sizeof(name), "%s %s", ser->kind == COST_CPU ? "cpu" : "latency", ser->name);
+        if (!saving_of(c, i, p, &s)) {
+            fprintf(f, "   %-22s  n/a: not measured over both transports\n", name);
+            continue;
+        }
+        range_text(saved, sizeof(saved), s.saved, 1e-3, 3);
+        if (cost_range_has_interval(s.saved))
+            any_interval = true;
+        else
+            none = true;
+        sig(pct, sizeof(pct), 100 * s.saved.v / s.tcp, 3);
+        snprintf(share, sizeof(share), "%s %%", pct);
+        fprintf(f, "   %-22s %10.2f %10.2f   %-32s %s%s\n", name, s.tcp / 1e3, s.uds / 1e3, saved,
+                s.tcp > 0 ? share : "n/a", s.saved.v < 0 ? "  (unix costs more)" : "");
+    }
+    if (none)
+        fprintf(f, "   %s: fewer than two runs on a side give no interval\n",
+                any_interval ? "a figure without [ ]" : "no interval");
+    for (size_t i = 0; i < ARRAY_LEN(figure_notes); i++)
+        if (cost_cell_series(c, figure_notes[i].name) != NULL)
+            fprintf(f, "   cpu %s: %s\n", figure_notes[i].name, figure_notes[i].what);
+}
+
+/* What one CPU figure's saving is worth per month, and the rate that saves a vCPU. */
+static void put_month(FILE *f, const struct cost_series *ser, const struct cost_saving *s,
+                      const struct cost_plan *p)
+{
+    struct cost_range rate = cost_breakeven_rate(s->saved);
+    char rtext[160], price[48];
+
+    fprintf(f, "\n   cpu %s: saved per month (30 days)\n", ser->name);
+    snprintf(price, sizeof(price), "value at $%g/vCPU-month", p->price_usd);
+    fprintf(f, "   %-14s %16s %12s   %-30s %-34s %s\n", "traffic", "requests/month", "avg req/s",
+            "CPU saved", "share of 1 vCPU %", price);
+    for (size_t t = 0; t < p->ntraffic; t++) {
+        const struct cost_traffic *tr = &p->traffic[t];
+        struct cost_range cpu = cost_month_cpu_s(s->saved, tr->per_month);
+        struct cost_range share = cost_vcpu_share(cpu);
+        char text[TEXT_SAFE_CAP], cpu_t[192], share_t[160], usd_t[160], rps[48];
+
+        duration_text(cpu_t, sizeof(cpu_t), cpu);
+        range_text(share_t, sizeof(share_t), share, 100, 2);
+        usd_text(usd_t, sizeof(usd_t), cost_price(share, p->price_usd));
+        fprintf(f, "   %-14s %16.0f %12s   %-30s %-34s %s\n",
+                text_safe(text, sizeof(text), tr->text), tr->per_month,
+                sig(rps, sizeof(rps), cost_traffic_per_s(tr), 3), cpu_t, share_t, usd_t);
+    }
+    range_text(rtext, sizeof(rtext), rate, 1, 3);
+    if (s->saved.v > 0)
+        fprintf(f, "   one whole vCPU is saved at %s requests/s, sustained\n", rtext);
+    else if (s->saved.v < 0)
+        fprintf(f, "   the Unix socket costs one whole vCPU more at %s requests/s, sustained\n",
+                rtext);
+    else
+        fprintf(f, "   nothing is saved at any rate\n");
+}
+
+/* The saving of each CPU figure as % of all CPU per request with app work added. */
+static void put_dilution(FILE *f, const struct cost_cell *c, const struct cost_plan *p)
+{
+    struct cost_saving s[COST_MAX_FIGURES];
+    const struct cost_series *ser[COST_MAX_FIGURES];
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->nseries && n < COST_MAX_FIGURES; i++)
+        if (c->series[i].kind == COST_CPU && saving_of(c, i, p, &s[n])) ser[n++] = &c->series[i];
+    if (n == 0) return;
+    fprintf(f,
+            "\n   application work per request dilutes the saving (an estimate, not a "
+            "measurement):\n   saved as %% of all CPU per request = saved / (tcp figure + app "
+            "work)\n   %-10s",
+            "app work");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, " %-*s", i + 1 < n ? 30 : 0, ser[i]->name);
+    fputc('\n', f);
+    for (size_t a = 0; a <= p->napp; a++) {
+        double app = a == 0 ? 0 : p->app_ns[a - 1];
+        char head[48];
+
+        if (a == 0)
+            snprintf(head, sizeof(head), "none");
+        else
+            snprintf(head, sizeof(head), "%g ms", app / 1e6);
+        fprintf(f, "   %-10s", head);
+        for (size_t i = 0; i < n; i++) {
+            char text[160], cell[192];
+            range_text(text, sizeof(text), cost_diluted(s[i].saved, s[i].tcp, app), 100, 3);
+            snprintf(cell, sizeof(cell), "%s %%", text);
+            fprintf(f, " %-*s", i + 1 < n ? 30 : 0, cell);
+        }
+        fputc('\n', f);
+    }
+}
+
+void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
+                         const struct cost_plan *p)
+{
+    char shown[TEXT_SAFE_CAP];
+
+    fprintf(f,
+            "hopbench cost: what a Unix socket saves over TCP loopback, from %s\n"
+            "Each figure is the median of a transport's runs that count; saved = tcp - unix\n"
+            "(negative: the Unix socket costs more). [low, high] is the %.0f %% bootstrap\n"
+            "interval of the ratio of medians unix/tcp (seed %llu), carried to each figure;\n"
+            "fewer than two runs on a side give none. A month is 30 days (%.0f s).\n"
+            "Price: $%g per vCPU-month%s.\n",
+            text_safe(shown, sizeof(shown), path), COST_LEVEL * 100, (unsigned long long)p->seed,
+            COST_MONTH_S, p->price_usd,
+            p->price_given ? " (--price)" : ", an assumption (--price sets it)");
+    for (size_t i = 0; i < s->ncells; i++) {
+        const struct cost_cell *c = &s->cells[i];
+        struct cost_saving sv;
+
+        put_cell_head(f, c);
+        if (!report_saving_cell_ok(c)) {
+            fprintf(f, "   %s\n",
+                    c->mixed[0] || c->mixed[1]
+                        ? "skipped: a transport has runs of several endpoints in this cell"
+                        : "skipped: no run that counts over both tcp and unix");
+            continue;
+        }
+        put_per_request(f, c, p);
+        for (size_t j = 0; j < c->nseries; j++)
+            if (c->series[j].kind == COST_CPU && saving_of(c, j, p, &sv))
+                put_month(f, &c->series[j], &sv, p);
+        put_dilution(f, c, p);
+    }
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* {"value": v, "lo": lo, "hi": hi}; lo and hi null without an interval, infinity null too. */
+static json_t *range_json(struct cost_range r)
+{
+    return json_pack("{s:o, s:o, s:o}", "value", num_or_null(r.v), "lo", num_or_null(r.lo), "hi",
+                     num_or_null(r.hi));
+}
+
+static json_t *figure_json(const struct cost_series *ser, const struct cost_saving *s,
+                           const struct cost_plan *p)
+{
+    json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:I, s:I, s:o}", "name", ser->name, "kind",
+                          ser->kind == COST_CPU ? "cpu" : "latency", "tcp_ns", s->tcp, "unix_ns",
+                          s->uds, "n_tcp", (json_int_t)s->n_tcp, "n_unix", (json_int_t)s->n_uds,
+                          "saved_ns", range_json(s->saved));
+    json_t *month, *app;
+
+    if (o == NULL || ser->kind != COST_CPU) return o;
+    month = json_array();
+    app = json_array();
+    for (size_t t = 0; t < p->ntraffic; t++) {
+        struct cost_range cpu = cost_month_cpu_s(s->saved, p->traffic[t].per_month);
+        struct cost_range share = cost_vcpu_share(cpu);
+        json_array_append_new(month, json_pack("{s:s, s:f, s:f, s:o, s:o, s:o}", "traffic",
+                                               p->traffic[t].text, "requests_per_month",
+                                               p->traffic[t].per_month, "requests_per_s",
+                                               cost_traffic_per_s(&p->traffic[t]), "cpu_saved_s",
+                                               range_json(cpu), "vcpu_share", range_json(share),
+                                               "usd", range_json(cost_price(share, p->price_usd))));
+    }
+    for (size_t a = 0; a <= p->napp; a++) {
+        double ns = a == 0 ? 0 : p->app_ns[a - 1];
+        json_array_append_new(app, json_pack("{s:f, s:o}", "app_ns", ns, "saved_share",
+                                             range_json(cost_diluted(s->saved, s->tcp, ns))));
+    }
+    json_object_set_new(o, "per_month", month);
+    json_object_set_new(o, "vcpu_saved_at_requests_per_s",
+                        range_json(cost_breakeven_rate(s->saved)));
+    json_object_set_new(o, "app_work", app);
+    return o;
+}
+
+static json_t *cell_json(const struct cost_cell *c, const struct cost_plan *p)
+{
+    json_t *figs = json_array(), *o;
+
+    for (size_t i = 0; report_saving_cell_ok(c) && i < c->nseries; i++) {
+        struct cost_saving s;
+        if (saving_of(c, i, p, &s) &&
+            json_array_append_new(figs, figure_json(&c->series[i], &s, p)) < 0) {
+            json_decref(figs);
+            return NULL;
+        }
+    }
+    o = json_pack(
+        "{s:s, s:s, s:I, s:I, s:I, s:f, s:{s:s?, s:b, s:I, s:I}, s:{s:s?, s:b, s:I, "
+        "s:I}, s:b, s:o}",
+        "proto", c->key.proto, "mode", c->key.mode, "size", (json_int_t)c->key.size, "connections",
+        (json_int_t)c->key.connections, "pipeline", (json_int_t)c->key.pipeline, "rate",
+        c->key.rate, "tcp", "endpoint", c->endpoint[COST_TCP], "several_endpoints",
+        c->mixed[COST_TCP], "runs", (json_int_t)c->runs[COST_TCP], "counted",
+        (json_int_t)c->counted[COST_TCP], "unix", "endpoint", c->endpoint[COST_UDS],
+        "several_endpoints", c->mixed[COST_UDS], "runs", (json_int_t)c->runs[COST_UDS], "counted",
+        (json_int_t)c->counted[COST_UDS], "compared", report_saving_cell_ok(c), "figures", figs);
+    return o;
+}
+
+json_t *report_saving_json(const char *path, const struct cost_set *s, const struct cost_plan *p)
+{
+    json_t *cells = json_array();
+
+    /* a cell that cannot be encoded (an endpoint that is not UTF-8) fails the whole document */
+    for (size_t i = 0; i < s->ncells; i++) {
+        if (json_array_append_new(cells, cell_json(&s->cells[i], p)) < 0) {
+            json_decref(cells);
+            return NULL;
+        }
+    }
+    return json_pack("{s:s, s:s, s:f, s:f, s:b, s:I, s:f, s:o}", "schema", REPORT_SAVING_SCHEMA,
+                     "evidence", path, "month_s", COST_MONTH_S, "price_usd_per_vcpu_month",
+                     p->price_usd, "price_assumed", !p->price_given, "seed", (json_int_t)p->seed,
+                     "interval_level", COST_LEVEL, "cells", cells);
+}

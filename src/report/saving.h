@@ -1,0 +1,31 @@
+/*
+ * report/saving: the tables and the JSON of `hopbench cost` (cost.h computes,
+ * this prints). Strings from the evidence (endpoints, protocols) are escaped
+ * with text_safe before they reach a terminal.
+ */
+#ifndef HOPBENCH_REPORT_SAVING_H
+#define HOPBENCH_REPORT_SAVING_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "cost.h"
+
+#define REPORT_SAVING_SCHEMA "hopbench.cost/1"
+
+/* The cells that hold runs that count over both transports (one endpoint each). */
+bool report_saving_cell_ok(const struct cost_cell *c);
+
+/*
+ * Prints what the Unix socket saves in each cell of s, from the evidence at
+ * path (named in the heading), with the traffic, price and application work
+ * of p. Cells without counted runs over both transports get one line saying so.
+ */
+void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
+                         const struct cost_plan *p);
+
+/* The same figures as JSON (docs/evidence.md, "hopbench cost"); NULL when a string is not
+ * UTF-8 or memory runs out. */
+json_t *report_saving_json(const char *path, const struct cost_set *s, const struct cost_plan *p);
+
+#endif

@@ -1,0 +1,252 @@
+#!/bin/bash
+# hopbench cost: what the Unix socket saves per request and per month, checked
+# against the same arithmetic done here with jq on fixed evidence
+# (tests/fixtures/cost/), then on evidence a short live run writes; bad input
+# gets one line and its exit code.
+# shellcheck disable=SC2016 # $vars in single quotes are jq variables
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+DATA=$(cd "$(dirname "$0")/../fixtures/cost" && pwd)
+
+# jq: the figures of a run record by the names cost prints, the median, closeness.
+COST_DEFS='
+def fig($n): . as $r | $n | if . == "client" then $r.client_cpu_ns_per_op
+  elif . == "server" then $r.observed.cpu.server_ns_per_op
+  elif . == "client+server" then $r.observed.cpu.client_plus_server_ns_per_op
+  elif . == "system" then $r.observed.cpu.system_ns_per_op
+  elif . == "p50" then $r.latency_ns.p50 elif . == "mean" then $r.latency_ns.mean else null end;
+def med: sort | if length % 2 == 1 then .[length / 2 | floor]
+  else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+def close(a; b): ((a - b) | fabs) <= 1e-9 * ((b | fabs) + 1e-12);
+def counted($c): [$ev[0].runs[] | select(.mode == $c.mode and .size == $c.size
+  and .valid and (.interrupted | not))];
+def side($c; $t; $n): [counted($c)[] | select(.transport == $t) | fig($n)] | med;
+'
+
+# hand NAME COSTJSON EVIDENCE EXPR : EXPR is true with $ev the evidence (for JSONL, its run lines).
+hand() {
+    local name=$1 out=$2 evidence=$3 expr=$4 got ev=$T/ev.$$.json
+    if [[ $evidence == *.jsonl ]]; then
+        jq -s '{runs: [.[] | select(.record == "run")]}' "$evidence" >"$ev"
+    else
+        cp "$evidence" "$ev"
+    fi
+    if jq -e --slurpfile ev "$ev" "$COST_DEFS $expr" "$out" >/dev/null 2>&1; then
+        ok "$name"
+    else
+        got=$(jq -c --slurpfile ev "$ev" "$COST_DEFS $expr" "$out" 2>&1 | head -c 300)
+        not_ok "$name" "jq '$(echo "$expr" | tr -s ' \n' ' ')' gave: $got"
+    fi
+}
+
+# --- fixed evidence: every figure recomputed here ---------------------------------------
+
+c=$T/reps.cost.json
+expect_rc "cost on fixed evidence: exit 0" 0 reps \
+    cost "$DATA/reps.json" --traffic 100k/month,1M/day,40k/s --price 30 --app-work 1ms,10ms \
+    --json "$c"
+jcheck "two cells compared, the tcp-only cell not" "$c" \
+    '[.cells[] | select(.compared)] | length == 2 and
+     ([.[] | .mode] | sort) == ["connect", "reuse"]'
+jcheck "the 4 KiB cell: one tcp run, no unix run, not compared" "$c" \
+    '.cells[] | select(.size == 4096) | .compared == false and .tcp.runs == 1 and .unix.runs == 0'
+jcheck "the invalid unix run is read but not counted" "$c" \
+    '.cells[] | select(.mode == "reuse" and .size == 64) | .unix.runs == 4 and .unix.counted == 3'
+jcheck "price and month as given: 30 USD, not assumed; 2592000 s" "$c" \
+    '.price_usd_per_vcpu_month == 30 and .price_assumed == false and .month_s == 2592000'
+hand "every figure's medians and saving match the evidence's runs" "$c" "$DATA/reps.json" \
+    '[.cells[] | select(.compared) | . as $c | .figures[] |
+      close(.tcp_ns; side($c; "tcp"; .name)) and close(.unix_ns; side($c; "unix"; .name))
+      and close(.saved_ns.value; side($c; "tcp"; .name) - side($c; "unix"; .name))
+      and .n_tcp == ([counted($c)[] | select(.transport == "tcp")] | length)]
+     | length == 12 and all'
+hand "CPU per month, vCPU share and price at 100k/month, 1M/day, 40k/s" "$c" "$DATA/reps.json" \
+    '{"100k/month": 1e5, "1M/day": 3e7, "40k/s": (40000 * 86400 * 30)} as $vol
+     | [.cells[] | select(.compared) | .figures[] | select(.kind == "cpu") | .saved_ns.value as $s
+        | .per_month[] | ($s * $vol[.traffic] / 1e9) as $cpu
+        | close(.requests_per_month; $vol[.traffic]) and close(.cpu_saved_s.value; $cpu)
+          and close(.vcpu_share.value; $cpu / 2592000)
+          and close(.usd.value; $cpu / 2592000 * 30)]
+     | length == 24 and all'
+hand "one vCPU saved at 1e9 / saved req/s; dilution saved / (tcp + app work)" "$c" \
+    "$DATA/reps.json" \
+    '[.cells[] | select(.compared) | .figures[] | select(.kind == "cpu") | . as $f
+      | close(.vcpu_saved_at_requests_per_s.value; 1e9 / (.saved_ns.value | fabs))
+        and ([.app_work[] | .app_ns] == [0, 1e6, 1e7])
+        and all(.app_work[]; close(.saved_share.value; $f.saved_ns.value / ($f.tcp_ns + .app_ns)))]
+     | length == 8 and all'
+jcheck "the study's server figures: 24.5 us saved, 2.45 s per 100k, 40,816 req/s, 2.23 % at 1 ms" \
+    "$c" \
+    '.cells[] | select(.mode == "reuse" and .size == 64) | .figures[] | select(.name == "server")
+     | .saved_ns.value == 24500 and (.per_month[0].cpu_saved_s.value - 2.45 | fabs) < 1e-9
+     and (.vcpu_saved_at_requests_per_s.value | floor) == 40816
+     and (.app_work[1].saved_share.value * 10000 | round) == 223'
+jcheck "unix costs more on the connect cell's server: the saving is negative everywhere" "$c" \
+    '.cells[] | select(.mode == "connect") | .figures[] | select(.name == "server")
+     | .saved_ns.value == -5000 and all(.per_month[]; .cpu_saved_s.value < 0 and .usd.value < 0)
+     and all(.app_work[]; .saved_share.value < 0)'
+jcheck "reps: every figure has an interval around its point, carried linearly" "$c" \
+    '[.cells[] | select(.mode == "reuse" and .size == 64) | .figures[] | .saved_ns as $s
+      | ($s.lo <= $s.value and $s.value <= $s.hi and $s.lo < $s.hi)
+        and (.kind == "latency" or all(.per_month[];
+             ((.cpu_saved_s.lo / .cpu_saved_s.value) - ($s.lo / $s.value) | fabs) < 1e-9
+             and ((.usd.hi / .usd.value) - ($s.hi / $s.value) | fabs) < 1e-9))]
+     | length == 6 and all'
+jcheck "one run per transport: no interval anywhere" "$c" \
+    '[.cells[] | select(.mode == "connect") | .figures[] | .saved_ns.lo, .saved_ns.hi,
+      (.per_month[]? | .usd.lo)] | all(. == null)'
+
+o=$T/reps.out
+check "table: the study's server row, 97.20 72.70 saved 24.5 (25.2 %)" \
+    grep -Eq '^ +cpu server +97\.20 +72\.70 +24\.5 \[[0-9.]+, [0-9.]+\] +25\.2 %$' "$o"
+check "table: one whole vCPU saved at 40816 req/s (server)" \
+    grep -Eq '^ +one whole vCPU is saved at 40816 \[' "$o"
+check "table: the loss is shown as one" \
+    grep -Eq '^ +cpu server +40\.00 +45\.00 +-5\.00 +-12\.5 %  \(unix costs more\)$' "$o"
+check "table: the Unix socket costs one whole vCPU more at 200000 req/s" \
+    grep -q 'the Unix socket costs one whole vCPU more at 200000 requests/s' "$o"
+check "table: one run per transport says there is no interval" \
+    grep -q 'fewer than two runs on a side give no interval' "$o"
+check "table: the month is 30 days, the price is --price's" \
+    grep -q 'A month is 30 days (2592000 s)' "$o"
+check "table: \$30 from --price" grep -q 'Price: \$30 per vCPU-month (--price)' "$o"
+check "table: 40k/s saves 40k * 86400 * 30 * 24.5 us = 29.4 days of server CPU, 98 % of a vCPU" \
+    grep -Eq '^ +40k/s +103680000000 +40000 +29\.4 \[[0-9.]+, [0-9.]+\] days +98 \[' "$o"
+check "table: each cell is named by compare's key without an endpoint" \
+    grep -qx '== echo reuse 64 B c=1 p=1' "$o"
+check "table: the tcp-only cell is named and skipped" \
+    grep -q 'skipped: no run that counts over both tcp and unix' "$o"
+
+expect_rc "cost without --price: exit 0" 0 dflt cost "$DATA/reps.json"
+check "default price: \$25, said to be an assumption" \
+    grep -q 'Price: \$25 per vCPU-month, an assumption' "$T/dflt.out"
+expect_rc "cost again: exit 0" 0 dflt2 cost "$DATA/reps.json"
+check "seeded: the same evidence prints the same, intervals included" \
+    cmp -s "$T/dflt.out" "$T/dflt2.out"
+
+c1=$T/single.cost.json
+expect_rc "cost on a --jsonl file: exit 0" 0 single cost "$DATA/single.jsonl" --json "$c1"
+hand "jsonl: the connect cell's figures match its run lines" "$c1" "$DATA/single.jsonl" \
+    '[.cells[] | . as $c | .figures[]
+      | close(.saved_ns.value; side($c; "tcp"; .name) - side($c; "unix"; .name))]
+     | length == 6 and all'
+
+# a second tcp endpoint in the reuse cell: the cell is named and skipped, the others computed
+jq '(.runs[] | select(.mode == "reuse" and .size == 64 and .rep == 1 and .transport == "tcp")
+    | .endpoint) = "tcp://127.0.0.1:9001"' "$DATA/reps.json" >"$T/mixed.json"
+expect_rc "two tcp endpoints in a cell: exit 0 (the other cell is computed)" 0 mixed \
+    cost "$T/mixed.json" --json "$T/mixed.cost.json"
+check "two tcp endpoints: the cell is skipped and says why" \
+    grep -q 'skipped: a transport has runs of several endpoints in this cell' "$T/mixed.out"
+jcheck "two tcp endpoints: not compared, no figures; the connect cell is" "$T/mixed.cost.json" \
+    '(.cells[] | select(.mode == "reuse" and .size == 64)
+      | .compared == false and .tcp.several_endpoints and .figures == [])
+     and (.cells[] | select(.mode == "connect") | .compared)'
+# an endpoint with an escape sequence in it is printed escaped, as compare prints it
+jq '(.runs[] | select(.transport == "unix") | .endpoint) = "unix:/x\u001b[2J.sock"' \
+    "$DATA/reps.json" >"$T/esc.json"
+expect_rc "an endpoint with ESC in it: exit 0" 0 esc cost "$T/esc.json"
+check "the endpoint is printed with ESC escaped" grep -qF 'unix:/x\x1b[2J.sock: 4 runs' "$T/esc.out"
+check "no raw ESC reaches the terminal" bash -c "! grep -q \$'\\x1b' '$T/esc.out'"
+jcheck "the --json document names its schema and evidence" "$c" \
+    '.schema == "hopbench.cost/1" and (.evidence | endswith("reps.json")) and .interval_level == 0.95'
+
+# --- what is refused ----------------------------------------------------------------------
+
+expect_rc "only tcp runs: exit 2" 2 tonly cost "$DATA/tcp_only.json"
+one_line "only tcp runs: one line" "$T/tonly.err" 'no cell has a counted run over both tcp and unix'
+expect_rc "a missing file: exit 1" 1 missing cost "$T/nothing.json"
+one_line "a missing file: one line" "$T/missing.err" '^hopbench cost: .*nothing\.json'
+echo 'not json' >"$T/junk.json"
+expect_rc "not evidence: exit 1" 1 junk cost "$T/junk.json"
+one_line "not evidence: one line" "$T/junk.err" 'junk\.json'
+expect_rc "a directory: exit 1" 1 dir cost "$T"
+one_line "a directory: one line" "$T/dir.err"
+expect_rc "--json into a directory: exit 1" 1 jdir cost "$DATA/reps.json" --json "$T"
+one_line "--json into a directory: one line" "$T/jdir.err"
+
+bad=(
+    "--traffic 100/week:unknown unit 'week'"
+    "--traffic 100k:then /UNIT"
+    "--traffic 0/s:above 0"
+    "--traffic -5/s:not a traffic volume"
+    "--traffic 1/s,,2/s:empty item"
+    "--price -3:--price"
+    "--price abc:--price"
+    "--price 0:--price"
+    "--app-work 5:needs a unit"
+    "--app-work 1parsec:unknown unit"
+    "--seed x:--seed"
+    "--bogus:unknown option"
+)
+for b in "${bad[@]}"; do
+    args=${b%%:*}
+    want=${b#*:}
+    # shellcheck disable=SC2086 # the option and its value are two words
+    expect_rc "cost $args: exit 64" 64 bad cost "$DATA/reps.json" $args
+    one_line "cost $args: one line naming the problem" "$T/bad.err" "$want"
+done
+expect_rc "no EVIDENCE: exit 64" 64 none cost
+one_line "no EVIDENCE: one line" "$T/none.err" 'missing EVIDENCE'
+expect_rc "two files: exit 64" 64 two cost "$DATA/reps.json" "$DATA/single.jsonl"
+one_line "two files: one line" "$T/two.err" 'unexpected argument'
+expect_rc "cost --help: exit 0" 0 help cost --help
+check "cost --help: the usage" grep -q '^usage: hopbench cost EVIDENCE' "$T/help.out"
+expect_rc "hopbench --help: exit 0" 0 top --help
+check "hopbench --help lists cost" grep -Eq '^  cost +what the Unix socket saves' "$T/top.out"
+
+# --- live evidence: a short run over tcp and unix -------------------------------------------
+
+sock=$T/s.sock
+start_server srv --listen tcp://127.0.0.1:0 --listen "unix:$sock" || done_testing
+e=$T/live.json
+l=$T/live.jsonl
+expect_rc "run tcp and unix, 2 reps: exit 0" 0 live \
+    run echo "tcp://127.0.0.1:$SRV_PORT" "unix:$sock" -n 2000 --warmup 0 --reps 2 \
+    --server-pid "$SRV_PID" --json "$e" --jsonl "$l"
+stop_server "$SRV_PID" "$SRV_OUT"
+c2=$T/live.cost.json
+expect_rc "cost on live evidence: exit 0" 0 lcost cost "$e" --json "$c2"
+jcheck "live: one cell, both endpoints, 2 counted runs each" "$c2" \
+    '(.cells | length) == 1 and .cells[0].compared and .cells[0].tcp.counted == 2
+     and .cells[0].unix.counted == 2 and (.cells[0].unix.endpoint | startswith("unix:"))'
+jcheck "live: client, server, their sum, system, p50 and mean" "$c2" \
+    '[.cells[0].figures[] | .name] == ["client", "server", "client+server", "system", "p50", "mean"]'
+hand "live: medians and savings match the evidence's runs" "$c2" "$e" \
+    '[.cells[0] as $c | .cells[0].figures[] | close(.tcp_ns; side($c; "tcp"; .name))
+      and close(.saved_ns.value; side($c; "tcp"; .name) - side($c; "unix"; .name))]
+     | length == 6 and all'
+# system CPU comes from /proc/stat in 10 ms ticks: a short run may read 0, which has no ratio
+hand "live: an interval around every saving whose values are all above 0, none otherwise" \
+    "$c2" "$e" \
+    '[.cells[0] as $c | .cells[0].figures[] | .name as $n | .saved_ns as $s
+      | if all(counted($c)[]; fig($n) > 0)
+        then $s.lo != null and $s.lo <= $s.value and $s.value <= $s.hi
+        else $s.lo == null and $s.hi == null end]
+     | length == 6 and all'
+c3=$T/live.jsonl.cost.json
+expect_rc "cost on the same run's --jsonl: exit 0" 0 lcostl cost "$l" --json "$c3"
+check "the --jsonl file gives the same figures as the document" \
+    jtrue -n --slurpfile a "$c2" --slurpfile b "$c3" '$a[0].cells == $b[0].cells'
+check "live table: a per-request row per CPU figure" \
+    grep -Eq '^ +cpu client\+server +[0-9.]+ +[0-9.]+ +-?[0-9.]+ \[' "$T/lcost.out"
+
+# merged evidence: observed is null after merge, so the client's CPU and latency remain
+expect_rc "merge the live evidence with itself: exit 0" 0 merge merge "$e" "$e" -o "$T/merged.json"
+expect_rc "cost on merged evidence: exit 0" 0 mcost cost "$T/merged.json" --json "$T/merged.cost.json"
+jcheck "merged: client, p50 and mean, with 2 runs a side" "$T/merged.cost.json" \
+    '[.cells[0].figures[] | .name] == ["client", "p50", "mean"] and .cells[0].tcp.counted == 2'
+
+# lab evidence: its own echo server over tcp and unix, connect and reuse
+expect_rc "lab --quick --sizes 64: exit 0" 0 lab lab --quick --sizes 64 --json "$T/lab.json"
+expect_rc "cost on lab evidence: exit 0" 0 labcost cost "$T/lab.json" --json "$T/lab.cost.json"
+jcheck "lab: connect and reuse compared, each with the server's CPU" "$T/lab.cost.json" \
+    '([.cells[] | select(.compared) | .mode] | sort) == ["connect", "reuse"]
+     and all(.cells[]; [.figures[] | .name] | index("server") != null)'
+hand "lab: medians and savings match the evidence's runs" "$T/lab.cost.json" "$T/lab.json" \
+    '[.cells[] | . as $c | .figures[]
+      | close(.saved_ns.value; side($c; "tcp"; .name) - side($c; "unix"; .name))]
+     | length >= 12 and all'
+
+done_testing

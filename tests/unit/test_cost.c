@@ -1,0 +1,348 @@
+/*
+ * test_cost: the arithmetic of `hopbench cost` against hand computations. The
+ * worked example is the Apache -> PHP-FPM study's: 97.2 us of CPU per request
+ * over TCP, 72.7 us over the socket, so 24.5 us saved; 100,000 requests a
+ * 30-day month save 2.45 s of CPU, 2.45 / 2,592,000 of one vCPU, that times
+ * $25; one vCPU is saved at 1e9 / 24,500 = 40,816 requests/s; with 1 ms of
+ * application work the saving is 24.5 / 1,097.2 = 2.23 % of the CPU.
+ * Then the interval (the bootstrap of the ratio, carried to the saving) and
+ * the grouping of evidence runs into cells by transport.
+ */
+/* cmocka.h needs these four first, in this order */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "cost.h"
+#include "stats.h"
+
+/* |got - want| <= 1e-12 * |want| (or both 0), with a message that shows both. */
+static void check_close(double got, double want, const char *what)
+{
+    if (!(fabs(got - want) <= 1e-12 * fabs(want)))
+        fail_msg("%s: got %.17g, want %.17g", what, got, want);
+}
+
+/* ---- parsing ---- */
+
+static void test_traffic_units(void **state)
+{
+    static const struct {
+        const char *s;
+        double per_month;
+    } cases[] = {
+        { "100k/month", 100e3 },           { "1M/day", 1e6 * 30 },
+        { "40k/s", 40e3 * 86400 * 30 },    { "2.5G/month", 2.5e9 },
+        { "90/min", 90.0 * 60 * 24 * 30 }, { "3/h", 3.0 * 24 * 30 },
+        { ".5k/s", 500.0 * 2592000 },
+    };
+    struct hb_err err = { 0 };
+    struct cost_traffic t;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(cost_traffic_parse(cases[i].s, &t, &err), 0);
+        check_close(t.per_month, cases[i].per_month, cases[i].s);
+        assert_string_equal(t.text, cases[i].s);
+    }
+    assert_int_equal(cost_traffic_parse("40k/s", &t, &err), 0);
+    check_close(cost_traffic_per_s(&t), 40e3, "40k/s per second");
+    assert_int_equal(cost_traffic_parse("100k/month", &t, &err), 0);
+    check_close(cost_traffic_per_s(&t), 100e3 / 2592000, "100k/month per second");
+}
+
+static void test_traffic_bad(void **state)
+{
+    static const char *const bad[] = { "",         "k/s",   "100",    "100/week", "100x/s",
+                                       "-1/s",     "0/s",   "0.0k/s", "1e3/s",    "1..5/s",
+                                       "inf/s",    "nan/s", "100k/",  "100kk/s",  " 1/s",
+                                       "1/s ",     "+1/s",  "0x10/s", "1/S",      "1/months",
+                                       "1m/month", "./s" };
+    struct hb_err err = { 0 };
+    struct cost_traffic t;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err.msg[0] = '\0';
+        if (cost_traffic_parse(bad[i], &t, &err) != -EINVAL) fail_msg("'%s' was accepted", bad[i]);
+        assert_true(strlen(err.msg) > 0);
+        assert_null(strchr(err.msg, '\n'));
+    }
+    assert_int_equal(cost_traffic_parse("1/week", &t, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "unknown unit 'week'"));
+}
+
+static void test_app_work(void **state)
+{
+    static const struct {
+        const char *s;
+        double ns;
+    } cases[] = { { "1ms", 1e6 }, { "10ms", 1e7 },  { "50ms", 5e7 },  { "500us", 5e5 },
+                  { "7µs", 7e3 }, { "0.05s", 5e7 }, { "120ns", 120 }, { "0ms", 0 } };
+    static const char *const bad[] = { "1", "1m", "ms", "-1ms", "1 ms", "1msec", "", "1e3us" };
+    struct hb_err err = { 0 };
+    double ns;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(cost_app_work_parse(cases[i].s, &ns, &err), 0);
+        if (cases[i].ns == 0)
+            assert_true(ns == 0);
+        else
+            check_close(ns, cases[i].ns, cases[i].s);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (cost_app_work_parse(bad[i], &ns, &err) != -EINVAL)
+            fail_msg("'%s' was accepted", bad[i]);
+    assert_int_equal(cost_app_work_parse("5", &ns, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "needs a unit"));
+}
+
+/* ---- the study's example, by hand ---- */
+
+static void test_study_example(void **state)
+{
+    const double tcp[] = { 97200 }, uds[] = { 72700 };
+    struct cost_saving s;
+    struct cost_range cpu, share, usd, rate;
+
+    (void)state;
+    assert_int_equal(cost_saving_of(tcp, 1, uds, 1, 1, &s), 0);
+    check_close(s.tcp, 97200, "tcp median");
+    check_close(s.uds, 72700, "unix median");
+    check_close(s.saved.v, 24500, "saved ns");
+    /* one run per side: no interval */
+    assert_false(cost_range_has_interval(s.saved));
+
+    cpu = cost_month_cpu_s(s.saved, 100e3);
+    check_close(cpu.v, 2.45, "CPU s per month at 100k");
+    check_close(cost_month_cpu_s(s.saved, 100e6).v, 2450, "at 100M: 41 min");
+    share = cost_vcpu_share(cpu);
+    check_close(share.v, 2.45 / 2592000, "share of a vCPU");
+    usd = cost_price(share, 25);
+    check_close(usd.v, 2.45 / 2592000 * 25, "value at $25");
+    assert_false(cost_range_has_interval(usd));
+
+    rate = cost_breakeven_rate(s.saved);
+    check_close(rate.v, 1e9 / 24500, "one vCPU saved at 40,816 req/s");
+    /* and that rate for a month saves exactly one vCPU-month */
+    check_close(cost_vcpu_share(cost_month_cpu_s(s.saved, rate.v * COST_MONTH_S)).v, 1,
+                "break-even is one vCPU");
+
+    check_close(cost_diluted(s.saved, s.tcp, 0).v, 24500.0 / 97200, "no app work: 25 %");
+    check_close(cost_diluted(s.saved, s.tcp, 1e6).v, 24500.0 / 1097200, "1 ms: 2.2 %");
+    check_close(cost_diluted(s.saved, s.tcp, 1e7).v, 24500.0 / 10097200, "10 ms: 0.24 %");
+    check_close(cost_diluted(s.saved, s.tcp, 5e7).v, 24500.0 / 50097200, "50 ms: 0.05 %");
+    assert_true(isnan(cost_diluted(s.saved, 0, 0).v));
+}
+
+/* Where the socket costs more, every figure says so by its sign. */
+static void test_unix_costs_more(void **state)
+{
+    const double tcp[] = { 40000 }, uds[] = { 45000 };
+    struct cost_saving s;
+
+    (void)state;
+    assert_int_equal(cost_saving_of(tcp, 1, uds, 1, 1, &s), 0);
+    check_close(s.saved.v, -5000, "saved");
+    check_close(cost_month_cpu_s(s.saved, 1e6).v, -5, "CPU per month");
+    check_close(cost_price(cost_vcpu_share(cost_month_cpu_s(s.saved, 1e6)), 10).v,
+                -5.0 / 2592000 * 10, "price");
+    check_close(cost_breakeven_rate(s.saved).v, 200000, "costs a vCPU more at 200k req/s");
+    check_close(cost_diluted(s.saved, s.tcp, 0).v, -0.125, "dilution");
+}
+
+static void test_median_of_reps(void **state)
+{
+    const double tcp[] = { 10, 14, 12 }, uds[] = { 9, 8, 7, 100 };
+    struct cost_saving s;
+
+    (void)state;
+    assert_int_equal(cost_saving_of(tcp, 3, uds, 4, 1, &s), 0);
+    check_close(s.tcp, 12, "median of 10 14 12");
+    check_close(s.uds, 8.5, "median of 7 8 9 100");
+    check_close(s.saved.v, 3.5, "saved");
+    assert_int_equal(s.n_tcp, 3);
+    assert_int_equal(s.n_uds, 4);
+}
+
+/* ---- intervals ---- */
+
+static void test_range_scale(void **state)
+{
+    struct cost_range r = { 2, 1, 3 }, o;
+
+    (void)state;
+    o = cost_range_scale(r, 10);
+    assert_true(o.v == 20 && o.lo == 10 && o.hi == 30);
+    o = cost_range_scale(r, -1);
+    assert_true(o.v == -2 && o.lo == -3 && o.hi == -1);
+    o = cost_range_scale((struct cost_range){ 2, NAN, NAN }, 5);
+    assert_true(o.v == 10 && !cost_range_has_interval(o));
+}
+
+/* The interval is the bootstrap of the ratio, carried to tcp (1 - r), and reproducible. */
+static void test_interval_mapping(void **state)
+{
+    const double tcp[] = { 100, 104, 98, 101, 103 }, uds[] = { 80, 83, 79, 85, 81 };
+    struct cost_saving s, again;
+    double r, lo, hi;
+    struct cost_range m, share, usd, dil;
+
+    (void)state;
+    assert_int_equal(cost_saving_of(tcp, 5, uds, 5, 7, &s), 0);
+    assert_int_equal(
+        stats_bootstrap_ratio(tcp, 5, uds, 5, COST_BOOTSTRAP, COST_LEVEL, 7, &r, &lo, &hi), 0);
+    check_close(s.saved.v, 101 - 81, "point");
+    check_close(s.saved.lo, 101 * (1 - hi), "low end from the ratio's high end");
+    check_close(s.saved.hi, 101 * (1 - lo), "high end from the ratio's low end");
+    assert_true(s.saved.lo <= s.saved.v && s.saved.v <= s.saved.hi);
+    assert_true(s.saved.lo < s.saved.hi);
+
+    assert_int_equal(cost_saving_of(tcp, 5, uds, 5, 7, &again), 0);
+    assert_memory_equal(&s.saved, &again.saved, sizeof(s.saved));
+
+    /* every derived figure is the saving times a constant: so are its ends */
+    m = cost_month_cpu_s(s.saved, 3e6);
+    check_close(m.lo, s.saved.lo * 3e6 / 1e9, "month lo");
+    check_close(m.hi, s.saved.hi * 3e6 / 1e9, "month hi");
+    share = cost_vcpu_share(m);
+    usd = cost_price(share, 40);
+    check_close(usd.lo, s.saved.lo * 3e6 / 1e9 / 2592000 * 40, "price lo");
+    check_close(usd.hi, s.saved.hi * 3e6 / 1e9 / 2592000 * 40, "price hi");
+    dil = cost_diluted(s.saved, s.tcp, 1000);
+    check_close(dil.lo, s.saved.lo / 1101, "dilution lo");
+    check_close(dil.hi, s.saved.hi / 1101, "dilution hi");
+}
+
+static void test_no_interval(void **state)
+{
+    const double two[] = { 100, 110 }, one[] = { 80 }, zero[] = { 0, 5 };
+    const double inf[] = { INFINITY };
+    struct cost_saving s;
+
+    (void)state;
+    assert_int_equal(cost_saving_of(two, 2, one, 1, 1, &s), 0);
+    assert_false(cost_range_has_interval(s.saved));
+    check_close(s.saved.v, 25, "saved");
+    /* a ratio needs values > 0: a 0 gives no interval, not a wrong one */
+    assert_int_equal(cost_saving_of(two, 2, zero, 2, 1, &s), 0);
+    assert_false(cost_range_has_interval(s.saved));
+    assert_int_equal(cost_saving_of(two, 0, one, 1, 1, &s), -EINVAL);
+    assert_int_equal(cost_saving_of(inf, 1, one, 1, 1, &s), -EINVAL);
+}
+
+static void test_breakeven_interval(void **state)
+{
+    struct cost_range r;
+
+    (void)state;
+    r = cost_breakeven_rate((struct cost_range){ 20, 10, 40 });
+    check_close(r.v, 5e7, "point");
+    check_close(r.lo, 2.5e7, "the largest saving, the lowest rate");
+    check_close(r.hi, 1e8, "the smallest saving, the highest rate");
+    r = cost_breakeven_rate((struct cost_range){ -20, -40, -10 });
+    check_close(r.lo, 2.5e7, "costs more: lo");
+    check_close(r.hi, 1e8, "costs more: hi");
+    r = cost_breakeven_rate((struct cost_range){ 5, -5, 20 });
+    check_close(r.lo, 5e7, "straddling 0: lo");
+    assert_true(isinf(r.hi));
+    r = cost_breakeven_rate((struct cost_range){ 0, NAN, NAN });
+    assert_true(isinf(r.v) && !cost_range_has_interval(r));
+}
+
+/* ---- cells ---- */
+
+static json_t *run_of(const char *ep, const char *transport, const char *mode, double client,
+                      double server, bool valid)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:b, s:b, s:f, s:{s:f, s:f}, "
+                     "s:{s:{s:s, s:f, s:f, s:f}}}",
+                     "proto", "echo", "endpoint", ep, "transport", transport, "mode", mode, "size",
+                     64, "connections", 1, "pipeline", 1, "valid", valid, "interrupted", 0,
+                     "client_cpu_ns_per_op", client, "latency_ns", "p50", 3 * client, "mean",
+                     4 * client, "observed", "cpu", "server_source", "pids", "server_ns_per_op",
+                     server, "client_plus_server_ns_per_op", client + server, "system_ns_per_op",
+                     2 * server);
+}
+
+static void add(struct cost_set *s, json_t *run)
+{
+    struct hb_err err = { 0 };
+
+    assert_non_null(run);
+    if (cost_set_add(s, run, &err) != 0) fail_msg("cost_set_add: %s", err.msg);
+    json_decref(run);
+}
+
+static void test_cells(void **state)
+{
+    struct cost_set s = { 0 };
+    const struct cost_cell *c;
+    const struct cost_series *ser;
+    struct hb_err err = { 0 };
+    json_t *junk;
+
+    (void)state;
+    add(&s, run_of("tcp://127.0.0.1:1", "tcp", "reuse", 10, 100, true));
+    add(&s, run_of("unix:/a", "unix", "reuse", 8, 70, true));
+    add(&s, run_of("tcp://127.0.0.1:1", "tcp", "reuse", 12, 110, true));
+    add(&s, run_of("unix:/a", "unix", "reuse", 1, 1, false)); /* invalid: does not count */
+    add(&s, run_of("tcp://127.0.0.1:1", "tcp", "connect", 30, 300, true));
+    add(&s, run_of("tcp://127.0.0.1:2", "tcp", "connect", 31, 301, true)); /* a 2nd endpoint */
+    add(&s, json_pack("{s:s}", "error", "this run could not be encoded as JSON"));
+
+    assert_int_equal(s.ncells, 2);
+    c = &s.cells[0];
+    assert_string_equal(c->key.mode, "reuse");
+    assert_string_equal(c->endpoint[COST_TCP], "tcp://127.0.0.1:1");
+    assert_string_equal(c->endpoint[COST_UDS], "unix:/a");
+    assert_int_equal(c->runs[COST_TCP], 2);
+    assert_int_equal(c->runs[COST_UDS], 2);
+    assert_int_equal(c->counted[COST_UDS], 1);
+    assert_false(c->mixed[COST_TCP] || c->mixed[COST_UDS]);
+    ser = cost_cell_series(c, "server");
+    assert_non_null(ser);
+    assert_int_equal(ser->n[COST_TCP], 2);
+    assert_true(ser->v[COST_TCP][0] == 100 && ser->v[COST_TCP][1] == 110);
+    assert_true(ser->n[COST_UDS] == 1 && ser->v[COST_UDS][0] == 70);
+    ser = cost_cell_series(c, "client+server");
+    assert_true(ser != NULL && ser->v[COST_TCP][1] == 122);
+    assert_int_equal(cost_cell_series(c, "system")->kind, COST_CPU);
+    assert_int_equal(cost_cell_series(c, "p50")->kind, COST_LATENCY);
+    assert_null(cost_cell_series(c, "server cgroup")); /* not in these runs */
+    assert_true(s.cells[1].mixed[COST_TCP]);
+    assert_null(s.cells[1].endpoint[COST_UDS]);
+
+    junk = json_string("not a run");
+    assert_int_equal(cost_set_add(&s, junk, &err), -EINVAL);
+    json_decref(junk);
+    junk = json_pack("{s:s}", "endpoint", "tcp://127.0.0.1:1");
+    assert_int_equal(cost_set_add(&s, junk, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "lacks"));
+    json_decref(junk);
+    cost_set_release(&s);
+    assert_int_equal(s.ncells, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_traffic_units),   cmocka_unit_test(test_traffic_bad),
+        cmocka_unit_test(test_app_work),        cmocka_unit_test(test_study_example),
+        cmocka_unit_test(test_unix_costs_more), cmocka_unit_test(test_median_of_reps),
+        cmocka_unit_test(test_range_scale),     cmocka_unit_test(test_interval_mapping),
+        cmocka_unit_test(test_no_interval),     cmocka_unit_test(test_breakeven_interval),
+        cmocka_unit_test(test_cells),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
