@@ -125,6 +125,27 @@ struct load_result {
     struct hist *service;
 };
 
+/* What one load thread measured of the window. */
+struct load_thread_window {
+    uint64_t window_ns; /* the window's start to the thread's end (the deadline at the latest);
+                         * 0 when the thread never reached the window */
+    uint64_t cpu_ns;    /* the thread's CPU time inside the window */
+    bool interrupted;   /* *stop ended the thread's loop */
+};
+
+struct conn_ctx; /* conn.h: one thread's connections and what they counted */
+
+/*
+ * Adds one load thread's tally to res, as load_run does for each thread once
+ * they have all ended: every counter and error kind is summed, so is the CPU
+ * time; the window is the longest of the threads' (they share its start), and
+ * res is interrupted if any thread was. ctx's histograms are added to res's
+ * (which must be allocated: lat and phase[], service when ctx has one and res
+ * too). Pure: no clock, no thread, nothing allocated.
+ */
+void load_result_add(struct load_result *res, const struct conn_ctx *ctx,
+                     const struct load_thread_window *win);
+
 /* Total of result->errors. */
 uint64_t load_errors_total(const struct load_result *r);
 
