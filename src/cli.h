@@ -65,7 +65,7 @@ int cli_option(const struct cli_spec *s, const char *arg);
 struct shared_opts {
     unsigned conns;         /* -c, --connections */
     unsigned threads;       /* -t, --threads */
-    uint64_t duration_ns;   /* -d, --duration: measured time (run: 0 until --count is ruled out) */
+    uint64_t duration_ns;   /* -d, --duration: measured time (run: 0 when not given) */
     uint64_t warmup_ns;     /* --warmup */
     uint64_t timeout_ns;    /* --timeout */
     enum place_mode pin;    /* --pin */
