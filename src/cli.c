@@ -590,24 +590,11 @@ static int opt_wait(const char *val, bool *block, struct hb_err *err)
     return 0;
 }
 
-static void run_defaults(struct run_opts *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->load.conns = 1;
-    o->load.threads = 1;
-    o->load.pipeline = 1;
-    o->load.size = 64;
-    o->load.mode = LOAD_REUSE;
-    o->load.warmup_ns = 1 * NS_PER_S;
-    o->load.timeout_ns = 5 * NS_PER_S;
-    o->pin = PLACE_NONE;
-    o->sample_ns = 250 * NS_PER_MS;
-    o->reps = 1;
-    o->seed = 1;
-}
+/* What shared_option and shared_plan_option return for an option that is not theirs. */
+#define SHARED_NOT_MINE 1
 
-/* Repetitions and their order. */
-static int run_plan_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
+/* Repetitions, for run and lab alike; SHARED_NOT_MINE for another option. */
+static int shared_plan_option(int c, const char *val, struct shared_opts *o, struct hb_err *err)
 {
     uint64_t v = 0;
     int rc = 0;
@@ -617,19 +604,116 @@ static int run_plan_option(int c, const char *val, struct run_opts *o, struct hb
         rc = opt_uint("--reps", val, 1, 1000, &v, err);
         o->reps = (unsigned)v;
         break;
-    case OPT_ORDER:
-        if (strcmp(val, "abba") != 0 && strcmp(val, "random") != 0)
-            return hb_fail(err, -EINVAL, "--order: '%s' is not abba or random", val);
-        o->order_random = val[0] == 'r';
-        break;
     case OPT_SEED:
         rc = opt_uint("--seed", val, 0, CLI_SEED_MAX, &o->seed, err);
         break;
     case OPT_COOLDOWN:
         rc = opt_seconds("--cooldown", val, true, &o->cooldown_ns, err);
         break;
+    default:
+        rc = SHARED_NOT_MINE;
+    }
+    return rc;
+}
+
+/*
+ * The options run and lab share (struct shared_opts): 0, -EINVAL with err
+ * set, or SHARED_NOT_MINE when c is not one of them.
+ */
+static int shared_option(int c, const char *val, struct shared_opts *o, struct hb_err *err)
+{
+    uint64_t v = 0;
+    int rc = 0;
+
+    switch (c) {
+    case 'c':
+        o->conns_given = true;
+        rc = opt_uint("--connections", val, 1, 100000, &v, err);
+        o->conns = (unsigned)v;
+        break;
+    case 't':
+        rc = opt_uint("--threads", val, 1, 1024, &v, err);
+        o->threads = (unsigned)v;
+        break;
+    case 'd':
+        o->duration_given = true;
+        rc = opt_seconds("--duration", val, false, &o->duration_ns, err);
+        break;
+    case OPT_WARMUP:
+        o->warmup_given = true;
+        rc = opt_seconds("--warmup", val, true, &o->warmup_ns, err);
+        break;
+    case OPT_TIMEOUT:
+        rc = opt_seconds("--timeout", val, false, &o->timeout_ns, err);
+        break;
+    case OPT_PIN:
+        o->pin_given = true;
+        rc = opt_pin(val, &o->pin, err);
+        break;
+    case OPT_CLOSE:
+        o->close_given = true;
+        rc = opt_close(val, &o->close, err);
+        break;
+    case OPT_WAIT:
+        rc = opt_wait(val, &o->block_wait, err);
+        break;
+    case OPT_SAMPLE_MS:
+        rc = opt_sample(val, &o->sample_ns, err);
+        break;
+    case OPT_JSON:
+        o->json_path = val;
+        break;
     case OPT_JSONL:
         o->jsonl_path = val;
+        break;
+    default:
+        rc = shared_plan_option(c, val, o, err);
+    }
+    return rc;
+}
+
+static void run_defaults(struct run_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->shared.conns = 1;
+    o->shared.threads = 1;
+    o->shared.warmup_ns = 1 * NS_PER_S;
+    o->shared.timeout_ns = 5 * NS_PER_S;
+    o->shared.pin = PLACE_NONE;
+    o->shared.sample_ns = 250 * NS_PER_MS;
+    o->shared.reps = 1;
+    o->shared.seed = 1;
+    o->load.pipeline = 1;
+    o->load.size = 64;
+    o->load.mode = LOAD_REUSE;
+}
+
+/* The load's share of the shared options, into o->load where each run starts from. */
+static void run_load_from_shared(struct run_opts *o)
+{
+    const struct shared_opts *sh = &o->shared;
+
+    o->load.conns = sh->conns;
+    o->load.threads = sh->threads;
+    o->load.duration_ns = sh->duration_ns;
+    o->load.warmup_ns = sh->warmup_ns;
+    o->load.timeout_ns = sh->timeout_ns;
+    o->load.close = sh->close;
+    o->load.block_wait = sh->block_wait;
+    o->load.seed = sh->seed;
+    o->close_given = sh->close_given;
+}
+
+/* The order of the repetitions. */
+static int run_plan_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
+{
+    int rc = 0;
+
+    switch (c) {
+    case OPT_ORDER:
+        if (strcmp(val, "abba") != 0 && strcmp(val, "random") != 0)
+            return hb_fail(err, -EINVAL, "--order: '%s' is not abba or random", val);
+        o->order_random = val[0] == 'r';
         break;
     default:
         rc = run_proto_option(c, val, o, err);
@@ -641,20 +725,11 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
 {
     struct load_cfg *l = &o->load;
     uint64_t v = 0;
-    int rc = 0;
+    int rc = shared_option(c, val, &o->shared, err);
 
+    if (rc != SHARED_NOT_MINE) return rc;
+    rc = 0;
     switch (c) {
-    case 'c':
-        rc = opt_uint("--connections", val, 1, 100000, &v, err);
-        l->conns = (unsigned)v;
-        break;
-    case 't':
-        rc = opt_uint("--threads", val, 1, 1024, &v, err);
-        l->threads = (unsigned)v;
-        break;
-    case 'd':
-        rc = opt_seconds("--duration", val, false, &l->duration_ns, err);
-        break;
     case 'n':
         rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &l->count, err);
         break;
@@ -670,13 +745,6 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
         rc = opt_uint("--pipeline", val, 1, 1024, &v, err);
         l->pipeline = (unsigned)v;
         break;
-    case OPT_CLOSE:
-        o->close_given = true;
-        rc = opt_close(val, &l->close, err);
-        break;
-    case OPT_WAIT:
-        rc = opt_wait(val, &l->block_wait, err);
-        break;
     case OPT_SERVER_PID:
         if (o->nserver_pids == ARRAY_LEN(o->server_pids))
             return hb_fail(err, -EINVAL, "--server-pid: at most %zu", ARRAY_LEN(o->server_pids));
@@ -689,24 +757,9 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     case OPT_SERVER_CGROUP:
         o->server_cgroup = val;
         break;
-    case OPT_SAMPLE_MS:
-        rc = opt_sample(val, &o->sample_ns, err);
-        break;
     case OPT_SIZE:
         o->size_given = true;
         rc = opt_size("--size", val, &l->size, err);
-        break;
-    case OPT_WARMUP:
-        rc = opt_seconds("--warmup", val, true, &l->warmup_ns, err);
-        break;
-    case OPT_TIMEOUT:
-        rc = opt_seconds("--timeout", val, false, &l->timeout_ns, err);
-        break;
-    case OPT_PIN:
-        rc = opt_pin(val, &o->pin, err);
-        break;
-    case OPT_JSON:
-        o->json_path = val;
         break;
     case OPT_ALLOW_REMOTE:
         o->allow_remote = true;
@@ -855,6 +908,7 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         if (c == '?') return bad_option("run", argv, err);
         if (run_option(c, optarg, o, err) < 0) return -EINVAL;
     }
+    run_load_from_shared(o);
     if (o->load.duration_ns && o->load.count)
         return hb_fail(err, -EINVAL, "run: give --duration or --count, not both");
     if (!o->load.duration_ns && !o->load.count) o->load.duration_ns = 5 * NS_PER_S;
@@ -873,7 +927,6 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         return hb_fail(err, -EINVAL,
                        "run: --wait block is for one kept connection per thread: --mode reuse, "
                        "--pipeline 1, no --rate, -c equal to -t");
-    o->load.seed = o->seed;
     /* The closed-loop maximum for --rate N%: as long as the run, at most 3 s. */
     o->calibrate_ns = o->load.duration_ns && o->load.duration_ns < 3 * NS_PER_S
                           ? o->load.duration_ns
@@ -1056,68 +1109,19 @@ static int parse_rates(const char *val, struct lab_opts *o, struct hb_err *err)
     return 0;
 }
 
-static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set, bool *warm_set,
-                      bool *conns_set, struct hb_err *err)
+static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err *err)
 {
     uint64_t v = 0;
-    int rc = 0;
+    int rc = shared_option(c, val, &o->shared, err);
 
+    if (rc != SHARED_NOT_MINE) return rc;
+    rc = 0;
     switch (c) {
     case OPT_QUICK:
         o->quick = true;
         break;
-    case 'd':
-        *dur_set = true;
-        rc = opt_seconds("--duration", val, false, &o->duration_ns, err);
-        break;
-    case OPT_WARMUP:
-        *warm_set = true;
-        rc = opt_seconds("--warmup", val, true, &o->warmup_ns, err);
-        break;
     case OPT_SIZES:
         rc = parse_sizes(val, o, err);
-        break;
-    case 'c':
-        *conns_set = true;
-        rc = opt_uint("--connections", val, 1, 100000, &v, err);
-        o->conns = (unsigned)v;
-        break;
-    case 't':
-        rc = opt_uint("--threads", val, 1, 1024, &v, err);
-        o->threads = (unsigned)v;
-        break;
-    case OPT_TIMEOUT:
-        rc = opt_seconds("--timeout", val, false, &o->timeout_ns, err);
-        break;
-    case OPT_PIN:
-        o->pin_given = true;
-        rc = opt_pin(val, &o->pin, err);
-        break;
-    case OPT_JSON:
-        o->json_path = val;
-        break;
-    case OPT_CLOSE:
-        o->close_given = true;
-        rc = opt_close(val, &o->close, err);
-        break;
-    case OPT_WAIT:
-        rc = opt_wait(val, &o->block_wait, err);
-        break;
-    case OPT_SAMPLE_MS:
-        rc = opt_sample(val, &o->sample_ns, err);
-        break;
-    case OPT_JSONL:
-        o->jsonl_path = val;
-        break;
-    case OPT_REPS:
-        rc = opt_uint("--reps", val, 1, 1000, &v, err);
-        o->reps = (unsigned)v;
-        break;
-    case OPT_COOLDOWN:
-        rc = opt_seconds("--cooldown", val, true, &o->cooldown_ns, err);
-        break;
-    case OPT_SEED:
-        rc = opt_uint("--seed", val, 0, CLI_SEED_MAX, &o->seed, err);
         break;
     case OPT_RATES:
         rc = parse_rates(val, o, err);
@@ -1149,19 +1153,19 @@ static void lab_defaults(struct lab_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->proto = "echo";
-    o->duration_ns = 3 * NS_PER_S;
-    o->warmup_ns = 1 * NS_PER_S;
-    o->timeout_ns = 5 * NS_PER_S;
-    o->conns = 1;
-    o->threads = 1;
+    o->shared.duration_ns = 3 * NS_PER_S;
+    o->shared.warmup_ns = 1 * NS_PER_S;
+    o->shared.timeout_ns = 5 * NS_PER_S;
+    o->shared.conns = 1;
+    o->shared.threads = 1;
     o->sizes[0] = 64;
     o->sizes[1] = 4096;
     o->sizes[2] = 65536;
     o->nsizes = 3;
-    o->pin = PLACE_SPLIT;
-    o->sample_ns = 250 * NS_PER_MS;
-    o->reps = 1;
-    o->seed = 1;
+    o->shared.pin = PLACE_SPLIT;
+    o->shared.sample_ns = 250 * NS_PER_MS;
+    o->shared.reps = 1;
+    o->shared.seed = 1;
 }
 
 /*
@@ -1169,12 +1173,14 @@ static void lab_defaults(struct lab_opts *o)
  * new connection per request, against a server with a tiny backlog and one
  * slow worker. Options given on the command line win.
  */
-static void lab_overload_defaults(struct lab_opts *o, bool conns_set, bool dur_set, bool warm_set)
+static void lab_overload_defaults(struct lab_opts *o)
 {
+    struct shared_opts *sh = &o->shared;
+
     o->overload = true;
-    if (!conns_set) o->conns = 64;
-    if (!dur_set) o->duration_ns = 3 * NS_PER_S;
-    if (!warm_set) o->warmup_ns = 0;
+    if (!sh->conns_given) sh->conns = 64;
+    if (!sh->duration_given) sh->duration_ns = 3 * NS_PER_S;
+    if (!sh->warmup_given) sh->warmup_ns = 0;
     if (o->server_backlog == 0) o->server_backlog = 4;
     if (o->server_threads == 0) o->server_threads = 1;
     if (o->server_delay_ns == 0) o->server_delay_ns = 5 * NS_PER_MS;
@@ -1212,7 +1218,6 @@ const struct cli_spec cli_spec_lab = { "lab", usage_lab, "d:c:t:h", lab_longopts
 
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
 {
-    bool dur_set = false, warm_set = false, conns_set = false;
     int c;
 
     lab_defaults(o);
@@ -1225,26 +1230,26 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
             return CLI_HELP;
         }
         if (c == '?') return bad_option("lab", argv, err);
-        if (lab_option(c, optarg, o, &dur_set, &warm_set, &conns_set, err) < 0) return -EINVAL;
+        if (lab_option(c, optarg, o, err) < 0) return -EINVAL;
     }
     if (optind < argc && strcmp(argv[optind], "overload") == 0) {
         optind++;
         /* Its cells are fixed: 64 B, connect mode, closed loop. */
-        if (o->sizes_given || o->nrates > 0 || o->block_wait)
+        if (o->sizes_given || o->nrates > 0 || o->shared.block_wait)
             return hb_fail(err, -EINVAL,
                            "lab overload: %s does not apply (its cells are 64 B, "
                            "a new connection each, closed loop)",
                            o->sizes_given  ? "--sizes"
                            : o->nrates > 0 ? "--rates"
                                            : "--wait block");
-        lab_overload_defaults(o, conns_set, dur_set, warm_set);
+        lab_overload_defaults(o);
     }
     if (optind < argc) return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);
-    if (o->quick && !dur_set) o->duration_ns = 750 * NS_PER_MS;
-    if (o->quick && !warm_set) o->warmup_ns = 250 * NS_PER_MS;
-    if (o->threads > o->conns)
-        return hb_fail(err, -EINVAL, "lab: --threads %u is more than --connections %u", o->threads,
-                       o->conns);
+    if (o->quick && !o->shared.duration_given) o->shared.duration_ns = 750 * NS_PER_MS;
+    if (o->quick && !o->shared.warmup_given) o->shared.warmup_ns = 250 * NS_PER_MS;
+    if (o->shared.threads > o->shared.conns)
+        return hb_fail(err, -EINVAL, "lab: --threads %u is more than --connections %u",
+                       o->shared.threads, o->shared.conns);
     return 0;
 }
 

@@ -58,29 +58,51 @@ extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_serve, cli_spe
  */
 int cli_option(const struct cli_spec *s, const char *arg);
 
+/*
+ * The options run and lab share: one parser (shared_option in cli.c) reads
+ * them for both, with the same values and the same messages. Each command
+ * sets its own defaults; run copies the load's into run_opts.load.
+ */
+struct shared_opts {
+    unsigned conns;         /* -c, --connections */
+    unsigned threads;       /* -t, --threads */
+    uint64_t duration_ns;   /* -d, --duration: measured time (run: 0 when not given) */
+    uint64_t warmup_ns;     /* --warmup */
+    uint64_t timeout_ns;    /* --timeout */
+    enum place_mode pin;    /* --pin */
+    enum load_close close;  /* --close */
+    bool block_wait;        /* --wait block (lab: its server too) */
+    uint64_t sample_ns;     /* --sample-ms: sock_diag sampling period during a run */
+    const char *json_path;  /* --json; NULL: hopbench-CMD-DATE-TIME.json in the current directory */
+    const char *jsonl_path; /* --jsonl: one record per finished run */
+    unsigned reps;          /* --reps */
+    uint64_t cooldown_ns;   /* --cooldown: pause between runs */
+    uint64_t seed;          /* --seed */
+    bool conns_given;       /* -c was on the command line ("lab overload" keeps it) */
+    bool duration_given;    /* -d likewise (lab --quick, "lab overload") */
+    bool warmup_given;      /* --warmup likewise */
+    bool pin_given;         /* --pin likewise (the lab's split falls back to same on 1 CPU) */
+    bool close_given;       /* --close likewise (else the protocol's closer closes) */
+};
+
 struct run_opts {
     const char *proto;
     struct endpoint eps[CLI_MAX_ENDPOINTS];
     unsigned neps;
+    struct shared_opts
+        shared;           /* reps: runs per endpoint; seed: the random order and the bootstrap */
     struct load_cfg load; /* every field but ep, cpus and stop */
-    enum place_mode pin;
-    const char *json_path; /* NULL: no evidence file */
     bool allow_remote;
     pid_t server_pids[64]; /* --server-pid */
     unsigned nserver_pids;
     bool server_tree;          /* --server-tree */
     const char *server_cgroup; /* --server-cgroup */
-    uint64_t sample_ns;        /* --sample-ms */
-    unsigned reps;             /* --reps: runs per endpoint */
     bool order_random;         /* --order random (default abba) */
-    uint64_t seed;             /* --seed: the random order and the bootstrap */
-    uint64_t cooldown_ns;      /* --cooldown: pause between runs */
-    const char *jsonl_path;    /* --jsonl: one record per finished run */
     struct codec_opts codec;   /* the protocol's request options (load.opts points here) */
     const char *params[CLI_MAX_PARAMS];
     char expect_body[CLI_MAX_BODY]; /* --expect-body with \n, \r, \t, \\ decoded */
     bool size_given;
-    bool close_given;
+    bool close_given;      /* shared.close_given, where the protocol's checks read it */
     bool arrivals_given;   /* --arrivals was given (it needs --rate) */
     double rate_share;     /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
     uint64_t calibrate_ns; /* how long the closed-loop maximum is measured for --rate N% */
@@ -107,6 +129,8 @@ struct serve_opts {
 
 struct lab_opts {
     const char *proto;           /* echo (default), http, fcgi, redis */
+    struct shared_opts shared;   /* per cell; reps: runs of each cell, tcp and unix in ABBA order;
+                                  * seed: the bootstrap of the summaries */
     double rates[CLI_MAX_SIZES]; /* --rates: open-loop shares of each cell's closed-loop ops/s */
     unsigned nrates;
     bool overload;            /* "lab overload": connect cells only, against a small server */
@@ -114,25 +138,9 @@ struct lab_opts {
     unsigned server_threads;  /* --server-threads; 0 = as --pin places it */
     uint64_t server_delay_ns; /* --delay-us of the lab's server */
     bool quick;
-    uint64_t duration_ns; /* per cell */
-    uint64_t warmup_ns;
-    uint64_t timeout_ns;
-    unsigned conns;
-    unsigned threads;
     size_t sizes[CLI_MAX_SIZES];
     unsigned nsizes;
     bool sizes_given; /* --sizes was on the command line */
-    enum place_mode pin;
-    bool pin_given; /* --pin was on the command line (else split falls back to same on 1 CPU) */
-    enum load_close close;
-    bool close_given;       /* --close was given (else the protocol's closer closes) */
-    bool block_wait;        /* --wait block: the client and the lab's server */
-    uint64_t sample_ns;     /* sock_diag sampling period during a cell */
-    const char *json_path;  /* NULL: hopbench-lab-<time>.json in the current directory */
-    const char *jsonl_path; /* --jsonl: one record per finished cell */
-    unsigned reps;          /* --reps: runs of each cell, tcp and unix in ABBA order */
-    uint64_t cooldown_ns;   /* --cooldown: pause between runs */
-    uint64_t seed;          /* --seed: the bootstrap of the summaries */
 };
 
 /* Each returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */

@@ -23,6 +23,7 @@
 #include "hist.h"
 #include "load.h"
 #include "loop.h"
+#include "operr.h"
 #include "sendq.h"
 
 #define CONN_RETRY_NS (1 * NS_PER_MS) /* back-off before reconnecting after an error */

@@ -80,7 +80,7 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
                                              : 1,
         .backlog = lab->opts->server_backlog, /* 0: net.core.somaxconn */
         .delay_ns = lab->opts->server_delay_ns,
-        .block_wait = lab->opts->block_wait,
+        .block_wait = lab->opts->shared.block_wait,
         .mode = 0600,
         .cpus = lab->place.nserver ? lab->place.server : NULL,
         .ncpus = lab->place.nserver,
@@ -125,7 +125,7 @@ static void lab_codec_opts(struct lab *lab)
 /* Every run the lab may make: sizes × modes × transports × reps × (closed + each rate). */
 static size_t lab_records(const struct lab_opts *o)
 {
-    return (size_t)o->nsizes * 4 * o->reps * (1 + o->nrates);
+    return (size_t)o->nsizes * 4 * o->shared.reps * (1 + o->nrates);
 }
 
 int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mirror,
@@ -136,7 +136,7 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mi
     memset(lab, 0, sizeof(*lab));
     lab->opts = opts;
     lab->pid_mirror = pid_mirror;
-    rc = place_init(&lab->place, opts->pin, err);
+    rc = place_init(&lab->place, opts->shared.pin, err);
     lab->place.server_source = PLACE_SRC_SET; /* the lab pins its own server (lab_start_server) */
     if (rc == 0) rc = lab_endpoints(lab, err);
     if (rc == 0) rc = lab_start_server(lab, 0, 0, err);
@@ -163,15 +163,15 @@ static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct
         .opts = &lab->codec,
         .size = size, /* http, fcgi: a GET, so the size only shapes the server's reply */
         .mode = mode,
-        .close = o->close,
-        .close_auto = !o->close_given,
-        .conns = o->conns,
-        .threads = o->threads,
+        .close = o->shared.close,
+        .close_auto = !o->shared.close_given,
+        .conns = o->shared.conns,
+        .threads = o->shared.threads,
         .pipeline = 1,
-        .block_wait = o->block_wait,
-        .duration_ns = o->duration_ns,
-        .warmup_ns = o->warmup_ns,
-        .timeout_ns = o->timeout_ns,
+        .block_wait = o->shared.block_wait,
+        .duration_ns = o->shared.duration_ns,
+        .warmup_ns = o->shared.warmup_ns,
+        .timeout_ns = o->shared.timeout_ns,
         .cpus = lab->place.nclient ? lab->place.client : NULL,
         .ncpus = lab->place.nclient,
         .stop = stop,
@@ -201,8 +201,8 @@ size_t lab_mem_need(const struct lab_opts *o)
 uint64_t lab_fd_need(const struct lab_opts *o)
 {
     unsigned threads = o->server_threads ? o->server_threads : place_allowed_cpus();
-    uint64_t client = (uint64_t)o->conns + o->threads;
-    uint64_t server = budget_server_fds(o->conns, threads ? threads : 1, 2);
+    uint64_t client = (uint64_t)o->shared.conns + o->shared.threads;
+    uint64_t server = budget_server_fds(o->shared.conns, threads ? threads : 1, 2);
 
     return client > server ? client : server;
 }
@@ -216,7 +216,7 @@ static void lab_cell_observe(struct lab *lab, struct run_record *r)
     h->cfg.ep = r->cfg.ep;
     h->cfg.pids[0] = lab->server_pid;
     h->cfg.npids = 1;
-    h->cfg.sample_ns = lab->opts->sample_ns;
+    h->cfg.sample_ns = lab->opts->shared.sample_ns;
     observe_baseline(&h->cfg);
     h->out = &r->obs;
     h->done = &r->observed;
@@ -331,7 +331,7 @@ static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, str
 {
     const struct lab_opts *o = lab->opts;
     bool echo = strcmp(o->proto, "echo") == 0;
-    uint64_t want = echo && mode == LOAD_CONNECT && o->close == CLOSE_SERVER ? size : 0;
+    uint64_t want = echo && mode == LOAD_CONNECT && o->shared.close == CLOSE_SERVER ? size : 0;
     size_t body = lab_size_is_reply(o) ? size : 0;
 
     if (want == lab->server_close_after && body == lab->server_body_size && lab->server_pid > 0)
@@ -358,7 +358,7 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     r->rate_share = share;
     r->rate_basis = basis;
     r->cfg.rate = share * basis;
-    r->cfg.seed = o->seed;
+    r->cfg.seed = o->shared.seed;
     lab_cell_observe(lab, r);
     rc = load_run(&r->cfg, &r->res, err);
     if (r->res.lat != NULL) lab->nrecs++;
@@ -413,20 +413,20 @@ int lab_run(struct lab *lab, FILE *progress, const atomic_int *stop, struct hb_e
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
     const struct lab_opts *o = lab->opts;
-    unsigned *order = xcalloc(2 * (size_t)o->reps, sizeof(*order));
+    unsigned *order = xcalloc(2 * (size_t)o->shared.reps, sizeof(*order));
     unsigned done[2];
     int rc = 0;
 
     /* Within each (size, mode), tcp and unix alternate A B B A ... so drift cancels. */
-    stats_order_abba(2, o->reps, order);
+    stats_order_abba(2, o->shared.reps, order);
     for (unsigned s = 0; s < o->nsizes && rc == 0; s++) {
         for (size_t m = 0; m < ARRAY_LEN(modes) && rc == 0; m++) {
             if (o->overload && modes[m] == LOAD_REUSE) continue; /* overload: new connections */
             done[0] = done[1] = 0;
-            for (unsigned i = 0; i < 2 * o->reps && rc == 0; i++) {
+            for (unsigned i = 0; i < 2 * o->shared.reps && rc == 0; i++) {
                 if (lab_stopping(lab, progress, stop)) break;
-                if (lab->nrecs > 0 && o->cooldown_ns)
-                    sleep_until_ns(now_ns() + o->cooldown_ns, stop);
+                if (lab->nrecs > 0 && o->shared.cooldown_ns)
+                    sleep_until_ns(now_ns() + o->shared.cooldown_ns, stop);
                 rc = lab_cell(lab, s, modes[m], order[i], done[order[i]]++, progress, stop, err);
             }
         }

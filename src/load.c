@@ -29,28 +29,9 @@ struct worker {
     struct conn *conns;
     uint8_t *mem;   /* request copies, receive buffers, codec states */
     unsigned ninit; /* connections set up (the only ones worker_release touches) */
-    uint64_t window_ns;
-    uint64_t cpu_ns;
-    bool interrupted;
+    struct load_thread_window win;
     int rc; /* 0, or the negative errno that stopped the thread from running */
     pthread_t tid;
-};
-
-static const char *const op_err_names[OP_ERR_KINDS] = {
-    [OP_ERR_REFUSED] = "refused",
-    [OP_ERR_RESET] = "reset",
-    [OP_ERR_TIMEOUT] = "timeout",
-    [OP_ERR_ADDRNOTAVAIL] = "addrnotavail",
-    [OP_ERR_AGAIN] = "eagain",
-    [OP_ERR_SHORT] = "short",
-    [OP_ERR_WRONG] = "wrong",
-    [OP_ERR_UNEXPECTED] = "unexpected",
-    [OP_ERR_TOOBIG] = "too_big",
-    [OP_ERR_STATUS] = "status",
-    [OP_ERR_ERRREPLY] = "error_reply",
-    [OP_ERR_BODY] = "body",
-    [OP_ERR_FDS] = "fds",
-    [OP_ERR_OTHER] = "other",
 };
 
 const char *load_close_name(enum load_close c)
@@ -71,35 +52,6 @@ const char *load_phase_name(enum load_phase p)
     static const char *const names[PHASES] = { "connect", "ttfb", "response", "close" };
 
     return (unsigned)p < PHASES ? names[p] : "?";
-}
-
-const char *op_err_name(enum op_err e)
-{
-    return (unsigned)e < OP_ERR_KINDS ? op_err_names[e] : "?";
-}
-
-enum op_err op_err_from_errno(int err)
-{
-    switch (err) {
-    case ECONNREFUSED:
-    case ENOENT:
-        return OP_ERR_REFUSED;
-    case ECONNRESET:
-    case EPIPE:
-    case ECONNABORTED:
-        return OP_ERR_RESET;
-    case ETIMEDOUT:
-        return OP_ERR_TIMEOUT;
-    case EADDRNOTAVAIL:
-        return OP_ERR_ADDRNOTAVAIL;
-    case EAGAIN:
-        return OP_ERR_AGAIN;
-    case EMFILE:
-    case ENFILE:
-        return OP_ERR_FDS;
-    default:
-        return OP_ERR_OTHER;
-    }
 }
 
 uint64_t load_errors_total(const struct load_result *r)
@@ -379,7 +331,7 @@ static void worker_loop(struct worker *w)
         }
         if (now >= deadline || w->ctx.active == 0) break;
         if (cfg->stop != NULL && atomic_load(cfg->stop)) {
-            w->interrupted = true;
+            w->win.interrupted = true;
             break;
         }
         worker_fire_timers(w, now);
@@ -387,8 +339,8 @@ static void worker_loop(struct worker *w)
         if (worker_wait(w, worker_sleep_ns(w, now, win, deadline, in_window)) < 0) break;
     }
     if (in_window) {
-        w->cpu_ns = thread_cpu_ns() - cpu0;
-        w->window_ns = (now < deadline ? now : deadline) - win;
+        w->win.cpu_ns = thread_cpu_ns() - cpu0;
+        w->win.window_ns = (now < deadline ? now : deadline) - win;
     }
     w->ctx.stopping = true;
 }
@@ -421,10 +373,9 @@ static int worker_start(struct worker *w, unsigned idx)
     return -rc;
 }
 
-static void worker_merge(struct load_result *res, const struct worker *w)
+void load_result_add(struct load_result *res, const struct conn_ctx *ctx,
+                     const struct load_thread_window *win)
 {
-    const struct conn_ctx *ctx = &w->ctx;
-
     res->ops += ctx->ops;
     res->connects += ctx->connects;
     res->requests += ctx->requests;
@@ -435,9 +386,9 @@ static void worker_merge(struct load_result *res, const struct worker *w)
         res->status[k] += ctx->status[k];
     for (int k = 0; k < OP_ERR_KINDS; k++)
         res->errors[k] += ctx->errors[k];
-    res->client_cpu_ns += w->cpu_ns;
-    if (w->window_ns > res->window_ns) res->window_ns = w->window_ns;
-    res->interrupted |= w->interrupted;
+    res->client_cpu_ns += win->cpu_ns;
+    if (win->window_ns > res->window_ns) res->window_ns = win->window_ns;
+    res->interrupted |= win->interrupted;
     if (ctx->lat != NULL) hist_merge(res->lat, ctx->lat);
     if (ctx->service != NULL && res->service != NULL) hist_merge(res->service, ctx->service);
     for (int p = 0; p < PHASES; p++)
@@ -532,7 +483,7 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     for (unsigned i = 0; i < started; i++) {
         if (ws[i].rc < 0 && rc == 0)
             rc = hb_fail(err, ws[i].rc, "load thread %u could not run: %s", i, strerror(-ws[i].rc));
-        worker_merge(res, &ws[i]);
+        load_result_add(res, &ws[i].ctx, &ws[i].win);
         worker_release(&ws[i]);
         hist_free(ws[i].ctx.lat);
         hist_free(ws[i].ctx.service);

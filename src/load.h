@@ -23,6 +23,7 @@
 
 #include "endpoint.h"
 #include "hist.h"
+#include "operr.h"
 #include "proto/codec.h"
 #include "util.h"
 
@@ -40,31 +41,6 @@ enum load_close {
 
 /* "client", "server", "rst": the names used in JSON. */
 const char *load_close_name(enum load_close c);
-
-/* Why an op failed. Every failed op is counted under exactly one kind. */
-enum op_err {
-    OP_ERR_REFUSED = 0,  /* ECONNREFUSED, ENOENT: nobody listening */
-    OP_ERR_RESET,        /* ECONNRESET, EPIPE */
-    OP_ERR_TIMEOUT,      /* connect or reply slower than --timeout */
-    OP_ERR_ADDRNOTAVAIL, /* EADDRNOTAVAIL: out of ephemeral ports */
-    OP_ERR_AGAIN,        /* EAGAIN on AF_UNIX connect: the listener's backlog is full */
-    OP_ERR_SHORT,        /* the server closed before the reply was complete */
-    OP_ERR_WRONG,        /* the reply differs from what the protocol requires */
-    OP_ERR_UNEXPECTED,   /* bytes arrived when no reply was due */
-    OP_ERR_TOOBIG,       /* a reply's header, length or body above the codec's cap */
-    OP_ERR_STATUS,       /* a well-formed reply with a status outside 2xx (http, fcgi) */
-    OP_ERR_ERRREPLY,     /* a protocol error reply: RESP "-ERR", FastCGI protocolStatus != 0 */
-    OP_ERR_BODY,         /* a well-formed reply whose body is not --expect-body */
-    OP_ERR_FDS,          /* EMFILE, ENFILE: out of file descriptors (process or system limit) */
-    OP_ERR_OTHER,        /* any other errno */
-    OP_ERR_KINDS
-};
-
-/* "refused", "reset", ... : the names used in tables and JSON. */
-const char *op_err_name(enum op_err e);
-
-/* Maps a connect/read/write errno to its kind. */
-enum op_err op_err_from_errno(int err);
 
 /*
  * The phases of an op, each with its own histogram:
@@ -148,6 +124,27 @@ struct load_result {
      */
     struct hist *service;
 };
+
+/* What one load thread measured of the window. */
+struct load_thread_window {
+    uint64_t window_ns; /* the window's start to the thread's end (the deadline at the latest);
+                         * 0 when the thread never reached the window */
+    uint64_t cpu_ns;    /* the thread's CPU time inside the window */
+    bool interrupted;   /* *stop ended the thread's loop */
+};
+
+struct conn_ctx; /* conn.h: one thread's connections and what they counted */
+
+/*
+ * Adds one load thread's tally to res, as load_run does for each thread once
+ * they have all ended: every counter and error kind is summed, so is the CPU
+ * time; the window is the longest of the threads' (they share its start), and
+ * res is interrupted if any thread was. ctx's histograms are added to res's
+ * (which must be allocated: lat and phase[], service when ctx has one and res
+ * too). Pure: no clock, no thread, nothing allocated.
+ */
+void load_result_add(struct load_result *res, const struct conn_ctx *ctx,
+                     const struct load_thread_window *win);
 
 /* Total of result->errors. */
 uint64_t load_errors_total(const struct load_result *r);

@@ -11,7 +11,7 @@
  *
  * lab and run ignore SIGPIPE. A stdout whose reader is gone (`| head`,
  * fd_reader_gone) ends the work as the first signal does, before the next run
- * or cell (stopping()), so the lab still cleans up and the evidence is still
+ * or cell (run_all, lab_run), so the lab still cleans up and the evidence is still
  * written; once every run is done it is no longer an interrupt, nor an error.
  * Any other stdout write error (a full disk) stops nothing: it is said once on
  * stderr at the end, and the exit code is 1 unless it was already not 0.
@@ -42,57 +42,62 @@
 #include "report/report.h"
 #include "report/saving.h"
 #include "report/summary.h"
+#include "run.h"
 #include "server/server.h"
-#include "stats.h"
-
-/*
- * The stop flag: set from the signal handler, or by stopping(). The handler
- * runs in whichever thread the kernel picks, a load or sampler thread as well
- * as this one, and the load threads read the flag while they run: so a
- * lock-free atomic (which a handler may use), not a volatile sig_atomic_t,
- * which is only safe within one thread.
- */
-static atomic_int g_stop; /* 0, STOP_INTERRUPT or STOP_SERVER_EXIT (util.h) */
-_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
 
 /* A second signal this soon after the first is part of the same interrupt, not an abort. */
 #define SIGNAL_SAME_NS (250 * NS_PER_MS)
 
-/*
- * When the first signal came (CLOCK_MONOTONIC ns, 0 = none yet): the handler's
- * own memory. Atomic (lock-free), since it may run in two threads at once.
- */
-static _Atomic uint64_t g_first_signal_ns;
-
-/*
- * What the second Ctrl-C must clean up, readable from the handler. The server's
- * pid changes while the lab runs (it restarts the server between cells), so it
- * is atomic like g_stop; the paths are written once, before any thread starts.
- */
-static _Atomic pid_t g_lab_server;
+/* main's mutable state, all of it: the signal handlers' and the invocation's. */
+struct main_state {
+    /*
+     * The stop flag: set from the signal handler, or by run_all once
+     * stdout's reader is gone. The handler runs in whichever thread the
+     * kernel picks, a load or sampler thread as well as this one, and the load
+     * threads read the flag while they run: so a lock-free atomic (which a
+     * handler may use), not a volatile sig_atomic_t, which is only safe within
+     * one thread.
+     */
+    atomic_int stop; /* 0, STOP_INTERRUPT or STOP_SERVER_EXIT (util.h) */
+    /*
+     * When the first signal came (CLOCK_MONOTONIC ns, 0 = none yet): the
+     * handler's own memory. Atomic (lock-free), since it may run in two threads
+     * at once.
+     */
+    _Atomic uint64_t first_signal_ns;
+    /*
+     * What the second Ctrl-C must clean up, readable from the handler. The
+     * server's pid changes while the lab runs (it restarts the server between
+     * cells), so it is atomic like stop; the paths are written once, before
+     * any thread starts.
+     */
+    _Atomic pid_t lab_server;
+    char lab_sock[256];
+    char lab_dir[256];
+    /* The command line as typed: getopt_long permutes argv, the evidence must not. */
+    int argc;
+    char **argv;
+    uint64_t started_unix_s; /* when the invocation started */
+    uint64_t started_ns;     /* the same, CLOCK_MONOTONIC: for the evidence's elapsed_s */
+};
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2 && sizeof(pid_t) == sizeof(int),
                "the lab server's pid is read from a signal handler");
 
-/* The command line as typed: getopt_long permutes argv, the evidence must not. */
-static int g_argc;
-static char **g_argv;
-static uint64_t g_started_unix_s; /* when the invocation started */
-static uint64_t g_started_ns;     /* the same, CLOCK_MONOTONIC: for the evidence's elapsed_s */
-static char g_lab_sock[256];
-static char g_lab_dir[256];
+static struct main_state g_main;
 
 /* The second Ctrl-C: only async-signal-safe calls. SIGCONT wakes a stopped server to die. */
 static void abort_now(void)
 {
-    pid_t mirror = atomic_load(&g_lab_server);
+    pid_t mirror = atomic_load(&g_main.lab_server);
     pid_t server = mirror < 0 ? -mirror : mirror; /* < 0: being stopped */
 
     if (server > 0) {
         kill(server, SIGTERM);
         kill(server, SIGCONT);
     }
-    if (g_lab_sock[0]) unlink(g_lab_sock);
-    if (g_lab_dir[0]) rmdir(g_lab_dir);
+    if (g_main.lab_sock[0]) unlink(g_main.lab_sock);
+    if (g_main.lab_dir[0]) rmdir(g_main.lab_dir);
     _exit(HB_EXIT_INTERRUPTED);
 }
 
@@ -101,8 +106,8 @@ static void on_signal(int sig)
     uint64_t now = now_ns(), first = 0; /* clock_gettime is async-signal-safe */
 
     UNUSED(sig);
-    if (atomic_compare_exchange_strong(&g_first_signal_ns, &first, now)) {
-        atomic_store(&g_stop, STOP_INTERRUPT);
+    if (atomic_compare_exchange_strong(&g_main.first_signal_ns, &first, now)) {
+        atomic_store(&g_main.stop, STOP_INTERRUPT);
         return;
     }
     if (now < first + SIGNAL_SAME_NS) return;
@@ -131,21 +136,21 @@ static void install_signals(void)
 
 /*
  * SIGCHLD in the lab: its server exited. Unless the lab stopped it itself
- * (g_lab_server is then negative) or a stop signal came first, the current run ends
- * at once (the load threads check g_stop at least every 50 ms); lab_run then
+ * (g_main.lab_server is then negative) or a stop signal came first, the current
+ * run ends at once (the load threads check g_main.stop at least every 50 ms); lab_run then
  * reaps the server and says how it ended. Nothing else on the hot path. A stop
  * signal handled at the same time in another thread (timeout(1) signals the
  * lab, then its process group, the server included) must win: on_signal sets
- * g_first_signal_ns before g_stop, and this reads it after its own write.
+ * g_main.first_signal_ns before g_main.stop, and this reads it after its own write.
  */
 static void on_child(int sig)
 {
     UNUSED(sig);
     int none = 0;
 
-    if (atomic_load(&g_lab_server) <= 0) return;
-    if (!atomic_compare_exchange_strong(&g_stop, &none, STOP_SERVER_EXIT)) return;
-    if (atomic_load(&g_first_signal_ns) != 0) atomic_store(&g_stop, STOP_INTERRUPT);
+    if (atomic_load(&g_main.lab_server) <= 0) return;
+    if (!atomic_compare_exchange_strong(&g_main.stop, &none, STOP_SERVER_EXIT)) return;
+    if (atomic_load(&g_main.first_signal_ns) != 0) atomic_store(&g_main.stop, STOP_INTERRUPT);
 }
 
 /* SA_RESTART: a write to stdout that the signal interrupts goes on, not fails. */
@@ -158,20 +163,6 @@ static void install_child_watch(void)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
     sigaction(SIGCHLD, &sa, NULL);
-}
-
-/*
- * Whether to stop before the next run: a stop signal came, or stdout's reader
- * is gone (fd_reader_gone: `hopbench run | head`; SIGPIPE is ignored). The
- * latter counts as an interrupt from then on, since runs are left undone:
- * nobody reads the tables, the evidence still holds what was measured. Any
- * other write error (a full disk) does not stop the work (stdout_failed).
- */
-static bool stopping(void)
-{
-    if (atomic_load(&g_stop) == 0 && fd_reader_gone(STDOUT_FILENO))
-        atomic_store(&g_stop, STOP_INTERRUPT);
-    return atomic_load(&g_stop) != 0;
 }
 
 /*
@@ -209,7 +200,7 @@ static int write_evidence(const char *cmd, const char *path, const struct report
     sigset_t held, old;
     int rc;
 
-    m.elapsed_ns = now_ns() - g_started_ns;
+    m.elapsed_ns = now_ns() - g_main.started_ns;
     doc = report_json(&m, recs, n);
 
     stop_signal_set(&held);
@@ -304,116 +295,6 @@ static int check_budget(const char *cmd, uint64_t load, size_t mem)
     return HB_EXIT_OK;
 }
 
-/*
- * run's need: every endpoint's runs have the same load; with --rate N% its
- * closed-loop maximum is measured first with the same connections and
- * buffers, and each run then keeps an open loop's service histogram too.
- */
-static int run_budget(const struct run_opts *o)
-{
-    struct load_cfg c = o->load;
-    size_t records = (size_t)o->neps * o->reps;
-
-    c.codec = codec_find(o->proto);
-    if (o->rate_share > 0) c.rate = 1;
-    return check_budget("run", load_fd_need(&c), load_mem_need(&c, records - 1));
-}
-
-/* Fails fast, with one line, when an endpoint has nobody listening. */
-static int preflight(const struct run_opts *o)
-{
-    for (unsigned i = 0; i < o->neps; i++) {
-        int rc = endpoint_probe(&o->eps[i], (int)(o->load.timeout_ns / NS_PER_MS));
-        if (rc < 0) {
-            char ep[TEXT_SAFE_CAP];
-            fprintf(stderr, "hopbench run: cannot connect to %s: %s\n",
-                    text_safe(ep, sizeof(ep), o->eps[i].text),
-                    rc == -ETIMEDOUT ? "no answer within --timeout" : strerror(-rc));
-            return HB_EXIT_RUNTIME;
-        }
-    }
-    return HB_EXIT_OK;
-}
-
-/* The outside counters of one run: the servers the user named, the hop's sockets. */
-static void run_observe(const struct run_opts *o, struct run_record *r, struct observe_hook *h)
-{
-    memset(&h->cfg, 0, sizeof(h->cfg));
-    h->cfg.ep = r->cfg.ep;
-    memcpy(h->cfg.pids, o->server_pids, o->nserver_pids * sizeof(pid_t));
-    h->cfg.npids = o->nserver_pids;
-    h->cfg.tree = o->server_tree;
-    h->cfg.cgroup = o->server_cgroup;
-    h->cfg.sample_ns = o->sample_ns;
-    observe_baseline(&h->cfg);
-    h->out = &r->obs;
-    h->done = &r->observed;
-    r->cfg.on_window = observe_window_hook;
-    r->cfg.on_window_arg = h;
-}
-
-/* One run of cell `cell` into r; 0 or HB_EXIT_RUNTIME after printing why. */
-static int run_one(const struct run_opts *o, const struct place *pl, unsigned cell, unsigned rep,
-                   struct run_record *r, struct observe_hook *hook)
-{
-    struct hb_err err = { 0 };
-
-    r->proto = o->proto;
-    r->cell = cell;
-    r->rep = rep;
-    r->cfg = o->load;
-    r->cfg.ep = o->eps[cell];
-    r->cfg.codec = codec_find(o->proto);
-    r->cfg.cpus = pl->nclient ? pl->client : NULL;
-    r->cfg.ncpus = pl->nclient;
-    r->cfg.stop = &g_stop;
-    if (o->rate_share > 0) {
-        /* --rate N%: the same load closed-loop first, for its maximum. */
-        if (load_max_rate(&r->cfg, o->calibrate_ns, &r->rate_basis, &err) < 0)
-            return atomic_load(&g_stop) ? HB_EXIT_OK : fail("run", &err, HB_EXIT_RUNTIME);
-        r->rate_share = o->rate_share;
-        r->cfg.rate = r->rate_basis * o->rate_share;
-        if (atomic_load(&g_stop)) return HB_EXIT_OK;
-    }
-    run_observe(o, r, hook);
-    if (load_run(&r->cfg, &r->res, &err) < 0) return fail("run", &err, HB_EXIT_RUNTIME);
-    return HB_EXIT_OK;
-}
-
-/*
- * Runs every endpoint --reps times in ABBA (or seeded random) order; each run
- * is one record, streamed to --jsonl as soon as it ends.
- */
-static int run_all(const struct run_opts *o, const struct place *pl, FILE *jsonl,
-                   struct run_record *recs, size_t *nrecs)
-{
-    static struct observe_hook hook;
-    unsigned slots = o->neps * o->reps, done[CLI_MAX_ENDPOINTS] = { 0 };
-    unsigned *order = xcalloc(slots, sizeof(*order));
-    int rc = HB_EXIT_OK;
-
-    if (o->order_random)
-        stats_order_shuffle(o->neps, o->reps, o->seed, order);
-    else
-        stats_order_abba(o->neps, o->reps, order);
-    for (unsigned i = 0; i < slots && !stopping() && rc == HB_EXIT_OK; i++) {
-        struct run_record *r = &recs[*nrecs];
-        if (i > 0 && o->cooldown_ns) sleep_until_ns(now_ns() + o->cooldown_ns, &g_stop);
-        if (atomic_load(&g_stop)) break;
-        rc = run_one(o, pl, order[i], done[order[i]]++, r, &hook);
-        if (r->res.lat == NULL) break;
-        (*nrecs)++;
-        if (jsonl != NULL && report_jsonl_append(jsonl, r) < 0) {
-            char path[TEXT_SAFE_CAP];
-            fprintf(stderr, "hopbench run: cannot write --jsonl %s\n",
-                    text_safe(path, sizeof(path), o->jsonl_path));
-            rc = HB_EXIT_RUNTIME;
-        }
-    }
-    free(order);
-    return rc;
-}
-
 /* --json FILE, or hopbench-CMD-DATE-TIME.json in the current directory (in buf). */
 static const char *evidence_path(const char *cmd, const char *given, char *buf, size_t cap)
 {
@@ -433,27 +314,6 @@ static json_t *plan_json(unsigned reps, bool random, uint64_t seed, uint64_t coo
 {
     return json_pack("{s:i, s:s, s:I, s:f}", "reps", (int)reps, "order", random ? "random" : "abba",
                      "seed", (json_int_t)seed, "cooldown_s", (double)cooldown_ns / 1e9);
-}
-
-/* The summary for the evidence, owned by the caller; NULL on OOM. */
-static json_t *run_summary_json(const struct run_opts *o, const struct run_record *recs, size_t n)
-{
-    struct cell_summary *cells = xcalloc(o->neps, sizeof(*cells));
-    json_t *summary = summary_compute(recs, n, o->neps, o->seed, cells) == 0
-                          ? summary_json(cells, o->neps)
-                          : NULL;
-
-    free(cells);
-    return summary;
-}
-
-static void run_summary_print(const struct run_opts *o, const struct run_record *recs, size_t n)
-{
-    struct cell_summary *cells = xcalloc(o->neps, sizeof(*cells));
-
-    if (summary_compute(recs, n, o->neps, o->seed, cells) == 0)
-        summary_print(stdout, "summary over repetitions", cells, o->neps);
-    free(cells);
 }
 
 /*
@@ -498,34 +358,46 @@ static int close_jsonl(const char *cmd, struct outfile *out)
     return HB_EXIT_RUNTIME;
 }
 
-static int run_report(const struct run_opts *o, const char *json_path, struct report_meta *meta,
-                      const struct run_record *recs, size_t n)
+/*
+ * After the runs: the tables, the evidence (its summary over repetitions
+ * included) and the exit code, from run_rc (the runs' own) on.
+ */
+static int run_finish(struct run *run, const char *json_path, struct report_meta *meta, int run_rc)
 {
     int rc;
 
-    report_run_table(stdout, recs, n);
-    report_open_loop(stdout, recs, n);
-    report_cost_table(stdout, recs, n);
-    report_kernel_evidence(stdout, recs, n);
-    if (o->reps > 1) run_summary_print(o, recs, n);
-    report_errors(stdout, recs, n);
-    report_cut_short(stdout, recs, n);
-    meta->interrupted = atomic_load(&g_stop); /* not stdout failing now: the runs are done */
-    meta->summary = run_summary_json(o, recs, n);
-    rc = write_evidence("run", json_path, meta, recs, n);
+    run_report(run, stdout);
+    meta->interrupted = atomic_load(&g_main.stop); /* not stdout failing now: the runs are done */
+    meta->summary = run_summary_json(run);
+    rc = write_evidence("run", json_path, meta, run->recs, run->nrecs);
     json_decref(meta->summary);
     meta->summary = NULL;
+    if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
+    rc = run_rc != HB_EXIT_OK ? run_rc : verdict(run->recs, run->nrecs, atomic_load(&g_main.stop));
+    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
     return rc;
+}
+
+/* Runs the plan (run_all); what went wrong is said at once, before the tables. */
+static int run_plan(struct run *run, FILE *jsonl)
+{
+    struct hb_err err = { 0 };
+    char path[TEXT_SAFE_CAP];
+
+    if (run_all(run, jsonl, stdout, &g_main.stop, &err) == 0) return HB_EXIT_OK;
+    if (err.code != 0) fail("run", &err, HB_EXIT_RUNTIME);
+    if (run->jsonl_failed)
+        fprintf(stderr, "hopbench run: cannot write --jsonl %s\n",
+                text_safe(path, sizeof(path), run->opts->shared.jsonl_path));
+    return HB_EXIT_RUNTIME;
 }
 
 static int cmd_run(int argc, char **argv)
 {
     static struct run_opts o;
-    struct run_record *recs;
+    static struct run run;
     struct hb_err err = { 0 };
     struct machine m;
-    struct place pl;
-    size_t n = 0;
     struct outfile jsonl_out;
     FILE *jsonl;
     bool failed;
@@ -535,16 +407,15 @@ static int cmd_run(int argc, char **argv)
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    if (place_init(&pl, o.pin, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
-    json_path = evidence_path("run", o.json_path, path, sizeof(path));
+    if (run_init(&run, &o, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
+    json_path = evidence_path("run", o.shared.json_path, path, sizeof(path));
     rc = check_evidence("run", json_path);
-    if (rc == HB_EXIT_OK) rc = run_budget(&o);
-    if (rc == HB_EXIT_OK) rc = preflight(&o);
+    if (rc == HB_EXIT_OK) rc = check_budget("run", run_fd_need(&o), run_mem_need(&o));
+    if (rc == HB_EXIT_OK && run_preflight(&o, &err) < 0) rc = fail("run", &err, HB_EXIT_RUNTIME);
     if (rc != HB_EXIT_OK) return rc;
     install_signals();
     /* Where the server really runs, when it is named; else what --pin expects (not observed). */
-    if (o.nserver_pids > 0 &&
-        place_observe_server(&pl, o.server_pids, o.nserver_pids, o.server_tree, &err) < 0) {
+    if (run_place_server(&run, &err) < 0) {
         char msg[TEXT_SAFE_CAP];
         fprintf(stderr, "hopbench run: the server's CPUs were not observed: %s\n",
                 text_safe(msg, sizeof(msg), err.msg));
@@ -552,31 +423,26 @@ static int cmd_run(int argc, char **argv)
     }
     probe_machine(&m);
     struct report_meta meta = { .command = "run",
-                                .argc = g_argc,
-                                .argv = g_argv,
-                                .place = &pl,
+                                .argc = g_main.argc,
+                                .argv = g_main.argv,
+                                .place = &run.place,
                                 .machine = &m,
-                                .started_unix_s = g_started_unix_s,
-                                .plan = plan_json(o.reps, o.order_random, o.seed, o.cooldown_ns) };
-    jsonl = open_jsonl("run", o.jsonl_path, &meta, &jsonl_out, &failed);
+                                .started_unix_s = g_main.started_unix_s,
+                                .plan = plan_json(o.shared.reps, o.order_random, o.shared.seed,
+                                                  o.shared.cooldown_ns) };
+    jsonl = open_jsonl("run", o.shared.jsonl_path, &meta, &jsonl_out, &failed);
     if (failed) {
         json_decref(meta.plan);
         return HB_EXIT_RUNTIME;
     }
-    print_placement(&pl, o.load.block_wait, unseen);
+    print_placement(&run.place, o.load.block_wait, unseen);
     report_sysctls(stdout, &m);
-    recs = xcalloc((size_t)o.neps * o.reps, sizeof(*recs));
-    run_rc = run_all(&o, &pl, jsonl, recs, &n);
+    run_rc = run_plan(&run, jsonl);
     if (jsonl != NULL && close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
         run_rc = HB_EXIT_RUNTIME;
-    rc = run_report(&o, json_path, &meta, recs, n);
+    rc = run_finish(&run, json_path, &meta, run_rc);
     json_decref(meta.plan);
-    if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
-    rc = run_rc != HB_EXIT_OK ? run_rc : verdict(recs, n, atomic_load(&g_stop));
-    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
-    for (size_t i = 0; i < n; i++)
-        load_result_release(&recs[i].res);
-    free(recs);
+    run_release(&run);
     return rc;
 }
 
@@ -666,9 +532,10 @@ static int cmd_serve(int argc, char **argv)
 
 static void lab_arm_emergency(const struct lab *lab)
 {
-    snprintf(g_lab_dir, sizeof(g_lab_dir), "%s", lab->dir);
+    snprintf(g_main.lab_dir, sizeof(g_main.lab_dir), "%s", lab->dir);
     if (lab->eps[1].kind == ENDPOINT_UNIX)
-        snprintf(g_lab_sock, sizeof(g_lab_sock), "%s", lab->eps[1].text + strlen("unix:"));
+        snprintf(g_main.lab_sock, sizeof(g_main.lab_sock), "%s",
+                 lab->eps[1].text + strlen("unix:"));
 }
 
 static void lab_header(const struct lab *lab, const struct lab_opts *o)
@@ -678,10 +545,11 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
     printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto,
            text_safe(tcp, sizeof(tcp), lab->eps[0].text),
            text_safe(unix_ep, sizeof(unix_ep), lab->eps[1].text), (long)lab->server_pid);
-    print_placement(&lab->place, o->block_wait, NULL);
+    print_placement(&lab->place, o->shared.block_wait, NULL);
     printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
            "each\n",
-           o->conns, o->threads, (double)o->duration_ns / 1e9, (double)o->warmup_ns / 1e9, o->reps);
+           o->shared.conns, o->shared.threads, (double)o->shared.duration_ns / 1e9,
+           (double)o->shared.warmup_ns / 1e9, o->shared.reps);
     fflush(stdout);
 }
 
@@ -701,9 +569,10 @@ static int cmd_lab(int argc, char **argv)
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    json_path = evidence_path("lab", o.json_path, path, sizeof(path));
+    json_path = evidence_path("lab", o.shared.json_path, path, sizeof(path));
     if (check_evidence("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
-    if (o.pin == PLACE_SPLIT && !o.pin_given && place_allowed_cpus() < 2) o.pin = PLACE_SAME;
+    if (o.shared.pin == PLACE_SPLIT && !o.shared.pin_given && place_allowed_cpus() < 2)
+        o.shared.pin = PLACE_SAME;
     rc = check_budget("lab", lab_fd_need(&o), lab_mem_need(&o));
     if (rc != HB_EXIT_OK) return rc;
     /*
@@ -717,7 +586,7 @@ static int cmd_lab(int argc, char **argv)
     install_child_watch();
     stop_signal_set(&held);
     pthread_sigmask(SIG_BLOCK, &held, &old);
-    rc = lab_init(&lab, &o, &g_lab_server, &err);
+    rc = lab_init(&lab, &o, &g_main.lab_server, &err);
     if (rc == 0) lab_arm_emergency(&lab);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc < 0) {
@@ -729,38 +598,41 @@ static int cmd_lab(int argc, char **argv)
     report_sysctls(stdout, &m);
     snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto, (long)lab.server_pid);
     struct report_meta meta = { .command = "lab",
-                                .argc = g_argc,
-                                .argv = g_argv,
+                                .argc = g_main.argc,
+                                .argv = g_main.argv,
                                 .place = &lab.place,
                                 .machine = &m,
-                                .started_unix_s = g_started_unix_s,
+                                .started_unix_s = g_main.started_unix_s,
                                 .server = server,
-                                .plan = plan_json(o.reps, false, o.seed, o.cooldown_ns) };
-    lab.jsonl = open_jsonl("lab", o.jsonl_path, &meta, &jsonl_out, &failed);
+                                .plan = plan_json(o.shared.reps, false, o.shared.seed,
+                                                  o.shared.cooldown_ns) };
+    lab.jsonl = open_jsonl("lab", o.shared.jsonl_path, &meta, &jsonl_out, &failed);
     if (failed) {
         json_decref(meta.plan);
         lab_release(&lab);
         return HB_EXIT_RUNTIME;
     }
-    run_rc = lab_run(&lab, stdout, &g_stop, &err);
+    run_rc = lab_run(&lab, stdout, &g_main.stop, &err);
     failed = lab.jsonl != NULL && close_jsonl("lab", &jsonl_out) != HB_EXIT_OK;
     lab.jsonl = NULL;
     /* the server may have been restarted (--close server): the last one's pid */
     snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto, (long)lab.server_pid);
-    if (o.reps > 1)
+    if (o.shared.reps > 1)
         printf("\nThe tables show the first run of each cell; the summaries after them cover all "
                "%u.\n",
-               o.reps);
+               o.shared.reps);
     report_lab_tables(stdout, lab.recs, lab.nrecs);
     if (o.overload) report_overload(stdout, lab.recs, lab.nrecs);
-    meta.summary = o.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.seed) : NULL;
+    meta.summary =
+        o.shared.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.shared.seed) : NULL;
     report_errors(stdout, lab.recs, lab.nrecs);
     report_cut_short(stdout, lab.recs, lab.nrecs);
     /*
      * Cut short: a stop signal, the reader gone, the server's exit while cells were left (not
      * one after the last cell: STOP_SERVER_EXIT alone), not stdout failing now.
      */
-    meta.interrupted = atomic_load(&g_stop) == STOP_INTERRUPT || lab.reader_gone || lab.server_gone;
+    meta.interrupted =
+        atomic_load(&g_main.stop) == STOP_INTERRUPT || lab.reader_gone || lab.server_gone;
     rc = write_evidence("lab", json_path, &meta, lab.recs, lab.nrecs);
     json_decref(meta.plan);
     json_decref(meta.summary);
@@ -893,11 +765,11 @@ int main(int argc, char **argv)
     open_std_fds();
     /* Line by line even into a file or pipe: an abort (second Ctrl-C) loses no printed line. */
     setvbuf(stdout, NULL, _IOLBF, 0);
-    g_started_unix_s = (uint64_t)time(NULL);
-    g_started_ns = now_ns();
-    g_argc = argc;
-    g_argv = xcalloc((size_t)argc + 1, sizeof(*g_argv));
-    memcpy(g_argv, argv, (size_t)argc * sizeof(*g_argv));
+    g_main.started_unix_s = (uint64_t)time(NULL);
+    g_main.started_ns = now_ns();
+    g_main.argc = argc;
+    g_main.argv = xcalloc((size_t)argc + 1, sizeof(*g_main.argv));
+    memcpy(g_main.argv, argv, (size_t)argc * sizeof(*g_main.argv));
 
     if (argc == 1 || cmd[0] == '-') {
         int c = argc == 1 ? 0 : cli_option(&cli_spec_top, cmd);

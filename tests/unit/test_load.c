@@ -1,7 +1,8 @@
 /*
  * test_load: the load engine's pure helpers, without threads or sockets: how
  * an errno becomes an error kind, the names of kinds, phases and close modes
- * (the keys of the JSON), and how a merged result is totalled and judged.
+ * (the keys of the JSON), how the threads' tallies merge into one result
+ * (load_result_add), and how a merged result is totalled and judged.
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "conn.h"
 #include "load.h"
 
 /* Every name is set, not "?", and differs from every other of its set. */
@@ -102,12 +104,163 @@ static void test_errors_total_and_valid(void **state)
     assert_false(load_result_valid(&r));
 }
 
+/* A thread's tally: every counter from base, lat and phases with n values each of v ns. */
+static void tally_init(struct conn_ctx *ctx, uint64_t base, unsigned n, uint64_t v)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->ops = base;
+    ctx->connects = base + 1;
+    ctx->requests = base + 2;
+    ctx->replies = base + 3;
+    ctx->reconnects = base + 4;
+    ctx->stderr_replies = base + 5;
+    for (size_t k = 0; k < 6; k++)
+        ctx->status[k] = base * 10 + k;
+    for (int k = 0; k < OP_ERR_KINDS; k++)
+        ctx->errors[k] = base * 100 + (uint64_t)k;
+    ctx->lat = hist_new();
+    assert_non_null(ctx->lat);
+    for (int p = 0; p < PHASES; p++) {
+        ctx->phase[p] = hist_new();
+        assert_non_null(ctx->phase[p]);
+        for (unsigned i = 0; i < n; i++)
+            hist_record(ctx->phase[p], v * (uint64_t)(p + 1));
+    }
+    for (unsigned i = 0; i < n; i++)
+        hist_record(ctx->lat, v);
+}
+
+static void tally_release(struct conn_ctx *ctx)
+{
+    hist_free(ctx->lat);
+    hist_free(ctx->service);
+    for (int p = 0; p < PHASES; p++)
+        hist_free(ctx->phase[p]);
+}
+
+static void result_init(struct load_result *r, bool open_loop)
+{
+    memset(r, 0, sizeof(*r));
+    r->lat = hist_new();
+    assert_non_null(r->lat);
+    for (int p = 0; p < PHASES; p++) {
+        r->phase[p] = hist_new();
+        assert_non_null(r->phase[p]);
+    }
+    if (open_loop) {
+        r->service = hist_new();
+        assert_non_null(r->service);
+    }
+}
+
+static void result_release(struct load_result *r)
+{
+    hist_free(r->lat);
+    hist_free(r->service);
+    for (int p = 0; p < PHASES; p++)
+        hist_free(r->phase[p]);
+}
+
+/*
+ * Two threads' tallies: counters, error kinds (each kind apart) and CPU time
+ * add up, histograms add value by value, the window is the longer of the two,
+ * and one interrupted thread makes the run interrupted.
+ */
+static void test_merge_adds(void **state)
+{
+    struct conn_ctx a, b;
+    struct load_result r;
+    struct load_thread_window wa = { .window_ns = 900, .cpu_ns = 40, .interrupted = false };
+    struct load_thread_window wb = { .window_ns = 1000, .cpu_ns = 60, .interrupted = true };
+    uint64_t errors = 0;
+
+    (void)state;
+    tally_init(&a, 1, 3, 1000);
+    tally_init(&b, 2, 5, 2000);
+    result_init(&r, false);
+    load_result_add(&r, &a, &wa);
+    assert_false(r.interrupted);
+    assert_int_equal(r.window_ns, 900);
+    load_result_add(&r, &b, &wb);
+
+    assert_int_equal(r.ops, a.ops + b.ops);
+    assert_int_equal(r.connects, a.connects + b.connects);
+    assert_int_equal(r.requests, a.requests + b.requests);
+    assert_int_equal(r.replies, a.replies + b.replies);
+    assert_int_equal(r.reconnects, a.reconnects + b.reconnects);
+    assert_int_equal(r.stderr_replies, a.stderr_replies + b.stderr_replies);
+    for (size_t k = 0; k < 6; k++)
+        assert_int_equal(r.status[k], a.status[k] + b.status[k]);
+    for (int k = 0; k < OP_ERR_KINDS; k++) {
+        assert_int_equal(r.errors[k], a.errors[k] + b.errors[k]);
+        errors += a.errors[k] + b.errors[k];
+    }
+    assert_int_equal(load_errors_total(&r), errors);
+    assert_int_equal(r.client_cpu_ns, 100);
+    assert_int_equal(r.window_ns, 1000);
+    assert_true(r.interrupted);
+
+    /* 3 values of 1 us and 5 of 2 us: the median is 2 us, the lowest 1 us. */
+    assert_int_equal(r.lat->total, 8);
+    assert_int_equal(r.lat->min, 1000);
+    assert_int_equal(r.lat->max, 2000);
+    assert_int_equal(hist_count_at_least(r.lat, 2000), 5);
+    for (int p = 0; p < PHASES; p++) {
+        assert_int_equal(r.phase[p]->total, 8);
+        assert_int_equal(r.phase[p]->max, 2000 * (uint64_t)(p + 1));
+    }
+    assert_null(r.service);
+
+    tally_release(&a);
+    tally_release(&b);
+    result_release(&r);
+}
+
+/*
+ * Open loop: a thread's service histogram is added when the result keeps one;
+ * a thread with no histogram (one that never set up) adds its counters only,
+ * and a shorter window never shortens the merged one.
+ */
+static void test_merge_service_and_missing(void **state)
+{
+    struct conn_ctx a, none;
+    struct load_result r;
+    struct load_thread_window wa = { .window_ns = 500, .cpu_ns = 7 };
+    struct load_thread_window wn = { 0 };
+
+    (void)state;
+    tally_init(&a, 3, 4, 5000);
+    a.service = hist_new();
+    assert_non_null(a.service);
+    for (int i = 0; i < 4; i++)
+        hist_record(a.service, 4000);
+    memset(&none, 0, sizeof(none));
+    none.errors[OP_ERR_REFUSED] = 2;
+    result_init(&r, true);
+
+    load_result_add(&r, &a, &wa);
+    load_result_add(&r, &none, &wn);
+    assert_int_equal(r.service->total, 4);
+    assert_int_equal(r.service->max, 4000);
+    assert_int_equal(r.lat->total, 4);
+    assert_int_equal(r.errors[OP_ERR_REFUSED], a.errors[OP_ERR_REFUSED] + 2);
+    assert_int_equal(r.errors[OP_ERR_RESET], a.errors[OP_ERR_RESET]);
+    assert_int_equal(r.window_ns, 500);
+    assert_int_equal(r.client_cpu_ns, 7);
+    assert_false(r.interrupted);
+
+    tally_release(&a);
+    result_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_errno_kinds),
         cmocka_unit_test(test_errors_total_and_valid),
+        cmocka_unit_test(test_merge_adds),
+        cmocka_unit_test(test_merge_service_and_missing),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,35 @@
+/*
+ * operr: why an op failed. The kinds every failed op is counted under, their
+ * names in tables and JSON, and the errno each comes from. Shared by the
+ * connection state machine (conn.c), which classifies, and the load engine
+ * and reports, which count and name.
+ */
+#ifndef HOPBENCH_OPERR_H
+#define HOPBENCH_OPERR_H
+
+/* Why an op failed. Every failed op is counted under exactly one kind. */
+enum op_err {
+    OP_ERR_REFUSED = 0,  /* ECONNREFUSED, ENOENT: nobody listening */
+    OP_ERR_RESET,        /* ECONNRESET, EPIPE */
+    OP_ERR_TIMEOUT,      /* connect or reply slower than --timeout */
+    OP_ERR_ADDRNOTAVAIL, /* EADDRNOTAVAIL: out of ephemeral ports */
+    OP_ERR_AGAIN,        /* EAGAIN on AF_UNIX connect: the listener's backlog is full */
+    OP_ERR_SHORT,        /* the server closed before the reply was complete */
+    OP_ERR_WRONG,        /* the reply differs from what the protocol requires */
+    OP_ERR_UNEXPECTED,   /* bytes arrived when no reply was due */
+    OP_ERR_TOOBIG,       /* a reply's header, length or body above the codec's cap */
+    OP_ERR_STATUS,       /* a well-formed reply with a status outside 2xx (http, fcgi) */
+    OP_ERR_ERRREPLY,     /* a protocol error reply: RESP "-ERR", FastCGI protocolStatus != 0 */
+    OP_ERR_BODY,         /* a well-formed reply whose body is not --expect-body */
+    OP_ERR_FDS,          /* EMFILE, ENFILE: out of file descriptors (process or system limit) */
+    OP_ERR_OTHER,        /* any other errno */
+    OP_ERR_KINDS
+};
+
+/* "refused", "reset", ... : the names used in tables and JSON; "?" for a value out of range. */
+const char *op_err_name(enum op_err e);
+
+/* Maps a connect/read/write errno to its kind; OP_ERR_OTHER for any errno not listed above. */
+enum op_err op_err_from_errno(int err);
+
+#endif

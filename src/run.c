@@ -1,0 +1,211 @@
+/*
+ * run: the plan of the `run` command, run by run (see run.h).
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "endpoint.h"
+#include "load.h"
+#include "report/summary.h"
+#include "stats.h"
+
+int run_init(struct run *run, const struct run_opts *opts, struct hb_err *err)
+{
+    memset(run, 0, sizeof(*run));
+    run->opts = opts;
+    return place_init(&run->place, opts->shared.pin, err);
+}
+
+/* The load of every run: the endpoints' runs differ only in their endpoint. */
+static struct load_cfg run_need_cfg(const struct run_opts *o)
+{
+    struct load_cfg c = o->load;
+
+    c.codec = codec_find(o->proto);
+    if (o->rate_share > 0) c.rate = 1;
+    return c;
+}
+
+uint64_t run_fd_need(const struct run_opts *o)
+{
+    struct load_cfg c = run_need_cfg(o);
+
+    return load_fd_need(&c);
+}
+
+/*
+ * With --rate N% the closed-loop maximum is measured first with the same
+ * connections and buffers, and each run then keeps a service histogram too.
+ */
+size_t run_mem_need(const struct run_opts *o)
+{
+    struct load_cfg c = run_need_cfg(o);
+    size_t records = (size_t)o->neps * o->shared.reps;
+
+    return load_mem_need(&c, records - 1);
+}
+
+int run_preflight(const struct run_opts *o, struct hb_err *err)
+{
+    for (unsigned i = 0; i < o->neps; i++) {
+        int rc = endpoint_probe(&o->eps[i], (int)(o->load.timeout_ns / NS_PER_MS));
+        if (rc < 0)
+            return hb_fail(err, rc, "cannot connect to %s: %s", o->eps[i].text,
+                           rc == -ETIMEDOUT ? "no answer within --timeout" : strerror(-rc));
+    }
+    return 0;
+}
+
+int run_place_server(struct run *run, struct hb_err *err)
+{
+    const struct run_opts *o = run->opts;
+
+    if (o->nserver_pids == 0) return 0;
+    return place_observe_server(&run->place, o->server_pids, o->nserver_pids, o->server_tree, err);
+}
+
+/* The outside counters of one run: the servers the user named, the hop's sockets. */
+static void run_observe(struct run *run, struct run_record *r)
+{
+    const struct run_opts *o = run->opts;
+    struct observe_hook *h = &run->hook;
+
+    memset(&h->cfg, 0, sizeof(h->cfg));
+    h->cfg.ep = r->cfg.ep;
+    memcpy(h->cfg.pids, o->server_pids, o->nserver_pids * sizeof(pid_t));
+    h->cfg.npids = o->nserver_pids;
+    h->cfg.tree = o->server_tree;
+    h->cfg.cgroup = o->server_cgroup;
+    h->cfg.sample_ns = o->shared.sample_ns;
+    observe_baseline(&h->cfg);
+    h->out = &r->obs;
+    h->done = &r->observed;
+    r->cfg.on_window = observe_window_hook;
+    r->cfg.on_window_arg = h;
+}
+
+/*
+ * One run of cell `cell` into r: 0, or a negative errno with err set. A stop
+ * while --rate N% measures its maximum leaves r without results (res.lat NULL).
+ */
+static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_record *r,
+                   const atomic_int *stop, struct hb_err *err)
+{
+    const struct run_opts *o = run->opts;
+    const struct place *pl = &run->place;
+    int rc;
+
+    r->proto = o->proto;
+    r->cell = cell;
+    r->rep = rep;
+    r->cfg = o->load;
+    r->cfg.ep = o->eps[cell];
+    r->cfg.codec = codec_find(o->proto);
+    r->cfg.cpus = pl->nclient ? pl->client : NULL;
+    r->cfg.ncpus = pl->nclient;
+    r->cfg.stop = stop;
+    if (o->rate_share > 0) {
+        /* --rate N%: the same load closed-loop first, for its maximum. */
+        rc = load_max_rate(&r->cfg, o->calibrate_ns, &r->rate_basis, err);
+        if (rc < 0) return atomic_load(stop) ? 0 : rc;
+        r->rate_share = o->rate_share;
+        r->cfg.rate = r->rate_basis * o->rate_share;
+        if (atomic_load(stop)) return 0;
+    }
+    run_observe(run, r);
+    return load_run(&r->cfg, &r->res, err);
+}
+
+/*
+ * Whether to stop before the next run: *stop is set, or the reader of out is
+ * gone (`hopbench run | head`; SIGPIPE is ignored). The latter counts as an
+ * interrupt from then on, since runs are left undone: nobody reads the
+ * tables, the evidence still holds what was measured. Any other write error
+ * (a full disk) does not stop the work.
+ */
+static bool run_stopping(atomic_int *stop, FILE *out)
+{
+    if (atomic_load(stop) == 0 && fd_reader_gone(fileno(out))) atomic_store(stop, STOP_INTERRUPT);
+    return atomic_load(stop) != 0;
+}
+
+int run_all(struct run *run, FILE *jsonl, FILE *out, atomic_int *stop, struct hb_err *err)
+{
+    const struct run_opts *o = run->opts;
+    unsigned slots = o->neps * o->shared.reps, done[CLI_MAX_ENDPOINTS] = { 0 };
+    unsigned *order = xcalloc(slots, sizeof(*order));
+    int rc = 0;
+
+    run->recs = xcalloc(slots, sizeof(*run->recs));
+    if (o->order_random)
+        stats_order_shuffle(o->neps, o->shared.reps, o->shared.seed, order);
+    else
+        stats_order_abba(o->neps, o->shared.reps, order);
+    for (unsigned i = 0; i < slots && !run_stopping(stop, out) && rc == 0; i++) {
+        struct run_record *r = &run->recs[run->nrecs];
+        if (i > 0 && o->shared.cooldown_ns) sleep_until_ns(now_ns() + o->shared.cooldown_ns, stop);
+        if (atomic_load(stop)) break;
+        rc = run_one(run, order[i], done[order[i]]++, r, stop, err);
+        if (r->res.lat == NULL) break;
+        run->nrecs++;
+        if (jsonl != NULL && report_jsonl_append(jsonl, r) < 0) {
+            run->jsonl_failed = true;
+            if (rc == 0) rc = -EIO;
+        }
+    }
+    free(order);
+    return rc;
+}
+
+/* The summary over repetitions into cells[neps]: 0, or a negative errno (OOM). */
+static int run_summary(const struct run *run, struct cell_summary *cells)
+{
+    const struct run_opts *o = run->opts;
+
+    return summary_compute(run->recs, run->nrecs, o->neps, o->shared.seed, cells);
+}
+
+json_t *run_summary_json(const struct run *run)
+{
+    unsigned ncells = run->opts->neps;
+    struct cell_summary *cells = xcalloc(ncells, sizeof(*cells));
+    json_t *summary = run_summary(run, cells) == 0 ? summary_json(cells, ncells) : NULL;
+
+    free(cells);
+    return summary;
+}
+
+static void run_summary_print(const struct run *run, FILE *out)
+{
+    unsigned ncells = run->opts->neps;
+    struct cell_summary *cells = xcalloc(ncells, sizeof(*cells));
+
+    if (run_summary(run, cells) == 0) summary_print(out, "summary over repetitions", cells, ncells);
+    free(cells);
+}
+
+void run_report(const struct run *run, FILE *out)
+{
+    const struct run_record *recs = run->recs;
+    size_t n = run->nrecs;
+
+    report_run_table(out, recs, n);
+    report_open_loop(out, recs, n);
+    report_cost_table(out, recs, n);
+    report_kernel_evidence(out, recs, n);
+    if (run->opts->shared.reps > 1) run_summary_print(run, out);
+    report_errors(out, recs, n);
+    report_cut_short(out, recs, n);
+}
+
+void run_release(struct run *run)
+{
+    for (size_t i = 0; i < run->nrecs; i++)
+        load_result_release(&run->recs[i].res);
+    free(run->recs);
+    run->recs = NULL;
+    run->nrecs = 0;
+}

@@ -1,0 +1,84 @@
+/*
+ * run: the `run` command's work. It loads each endpoint of the plan --reps
+ * times, in ABBA (or seeded random) order and under identical settings, with
+ * the outside counters (observe.c) around each run's window; each finished
+ * run is a record, appended to --jsonl as soon as it ends. It prints the
+ * tables and the summary over repetitions, but no error, and picks no exit
+ * code: each call returns 0 or a negative errno with a struct hb_err, and
+ * main.c says what went wrong.
+ */
+#ifndef HOPBENCH_RUN_H
+#define HOPBENCH_RUN_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "observe.h"
+#include "place.h"
+#include "report/report.h"
+
+struct run {
+    const struct run_opts *opts;
+    struct place place;
+    struct observe_hook hook; /* the current run's outside counters */
+    struct run_record *recs;  /* one per finished run, in the order they ran */
+    size_t nrecs;
+    bool jsonl_failed; /* run_all stopped: a record could not be appended to --jsonl */
+};
+
+/*
+ * Places the CPUs as --pin asks (place_init). Returns 0, or a negative errno
+ * with err set (the placement cannot be made: a usage error).
+ */
+int run_init(struct run *run, const struct run_opts *opts, struct hb_err *err);
+
+/* The fds one run holds at once (load_fd_need), besides those open when it starts. */
+uint64_t run_fd_need(const struct run_opts *o);
+
+/*
+ * The most memory a run allocates while the histograms of every earlier
+ * record are kept (load_mem_need); with --rate N% each run also keeps an open
+ * loop's service histogram. SIZE_MAX when that overflows.
+ */
+size_t run_mem_need(const struct run_opts *o);
+
+/*
+ * Whether every endpoint has someone listening: 0, or a negative errno with
+ * err naming the first that has not ("cannot connect to ENDPOINT: why").
+ */
+int run_preflight(const struct run_opts *o, struct hb_err *err);
+
+/*
+ * Where the --server-pid processes run: the server's CPUs read from their
+ * threads and marked observed (place_observe_server). 0 when none is named
+ * or they were read; a negative errno with err set when they could not be
+ * (the placement then stays what --pin expects).
+ */
+int run_place_server(struct run *run, struct hb_err *err);
+
+/*
+ * Runs the plan into run->recs, each record appended to jsonl (if not NULL)
+ * as it ends. Stops before the next run once *stop is set, or once the reader
+ * of out (where the tables go) is gone (fd_reader_gone), which then sets
+ * *stop to STOP_INTERRUPT; the current run ends early when *stop is set.
+ * Returns 0 or a negative errno: err is set (err->code not 0) when a run
+ * could not be made (threads, memory), run->jsonl_failed when a record could
+ * not be appended, both when the last run did the one and then the other. The
+ * records so far are kept either way.
+ */
+int run_all(struct run *run, FILE *jsonl, FILE *out, atomic_int *stop, struct hb_err *err);
+
+/* Prints the tables, the summary over repetitions (--reps > 1), the errors and cut runs. */
+void run_report(const struct run *run, FILE *out);
+
+/* The summary over repetitions for the evidence, owned by the caller; NULL on OOM. */
+json_t *run_summary_json(const struct run *run);
+
+/* Frees the records and their histograms. */
+void run_release(struct run *run);
+
+#endif

@@ -1,0 +1,191 @@
+/*
+ * test_cli_opts: the options run and lab share (struct shared_opts) are
+ * parsed once for both: each sets the same field to the same value under
+ * either command, run's load starts from them, and a bad value gets the same
+ * one-line message from both.
+ */
+/* cmocka.h needs these four first, in this order */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_ARGS 12
+
+/* run and lab parsed from the same options; run gets a protocol and an endpoint after them. */
+struct parsed {
+    struct run_opts run;
+    struct lab_opts lab;
+    struct hb_err run_err;
+    struct hb_err lab_err;
+    int run_rc;
+    int lab_rc;
+};
+
+static struct parsed parsed, defaults;
+
+/* The words of a command line, writable as argv is. */
+static char words[MAX_ARGS + 4][64];
+
+static char *word(size_t i, const char *s)
+{
+    assert_true(i < ARRAY_LEN(words) && strlen(s) < sizeof(words[i]));
+    memcpy(words[i], s, strlen(s) + 1);
+    return words[i];
+}
+
+static void parse_both(struct parsed *p, const char *const *opts)
+{
+    char *run_argv[MAX_ARGS + 4], *lab_argv[MAX_ARGS + 2];
+    int n = 0;
+
+    memset(p, 0, sizeof(*p));
+    while (opts[n] != NULL)
+        n++;
+    assert_true(n <= MAX_ARGS);
+    /* getopt_long permutes argv: each command gets a fresh copy */
+    run_argv[0] = word(0, "run");
+    for (int i = 0; i < n; i++)
+        run_argv[1 + i] = word(1 + (size_t)i, opts[i]);
+    run_argv[1 + n] = word(1 + (size_t)n, "echo");
+    run_argv[2 + n] = word(2 + (size_t)n, "tcp://127.0.0.1:9");
+    p->run_rc = cli_parse_run(n + 3, run_argv, &p->run, stdout, &p->run_err);
+    lab_argv[0] = word(0, "lab");
+    for (int i = 0; i < n; i++)
+        lab_argv[1 + i] = word(1 + (size_t)i, opts[i]);
+    p->lab_rc = cli_parse_lab(n + 1, lab_argv, &p->lab, stdout, &p->lab_err);
+}
+
+/* One shared option and the field it sets (a flag of what was given, if any). */
+struct field_case {
+    const char *opts[5]; /* NULL-terminated */
+    size_t offset, size;
+    size_t given; /* offset of its *_given flag; 0 when it has none */
+};
+
+#define FIELD(f) offsetof(struct shared_opts, f), sizeof(((struct shared_opts *)0)->f)
+#define GIVEN(f) offsetof(struct shared_opts, f)
+
+static const struct field_case field_cases[] = {
+    { { "-c", "7" }, FIELD(conns), GIVEN(conns_given) },
+    { { "--connections", "9" }, FIELD(conns), GIVEN(conns_given) },
+    { { "-t", "3", "-c", "6" }, FIELD(threads), 0 },
+    { { "-d", "1.5" }, FIELD(duration_ns), GIVEN(duration_given) },
+    { { "--warmup", "0" }, FIELD(warmup_ns), GIVEN(warmup_given) },
+    { { "--timeout", "0.25" }, FIELD(timeout_ns), 0 },
+    { { "--pin", "same" }, FIELD(pin), GIVEN(pin_given) },
+    { { "--close", "rst" }, FIELD(close), GIVEN(close_given) },
+    { { "--wait", "block" }, FIELD(block_wait), 0 },
+    { { "--sample-ms", "100" }, FIELD(sample_ns), 0 },
+    { { "--json", "x.json" }, FIELD(json_path), 0 },
+    { { "--jsonl", "x.jsonl" }, FIELD(jsonl_path), 0 },
+    { { "--reps", "3" }, FIELD(reps), 0 },
+    { { "--cooldown", "0.5" }, FIELD(cooldown_ns), 0 },
+    { { "--seed", "42" }, FIELD(seed), 0 },
+};
+
+static const unsigned char *field(const struct shared_opts *o, size_t offset)
+{
+    return (const unsigned char *)o + offset;
+}
+
+/* Each option sets its field to the same value under run and lab, and changes it from run's
+ * default. */
+static void test_same_field(void **state)
+{
+    (void)state;
+    parse_both(&defaults, (const char *const[]){ NULL });
+    assert_int_equal(defaults.run_rc, 0);
+    assert_int_equal(defaults.lab_rc, 0);
+    for (size_t i = 0; i < ARRAY_LEN(field_cases); i++) {
+        const struct field_case *c = &field_cases[i];
+        const struct shared_opts *run = &parsed.run.shared, *lab = &parsed.lab.shared;
+
+        parse_both(&parsed, c->opts);
+        assert_int_equal(parsed.run_rc, 0);
+        assert_int_equal(parsed.lab_rc, 0);
+        assert_memory_equal(field(run, c->offset), field(lab, c->offset), c->size);
+        assert_memory_not_equal(field(run, c->offset), field(&defaults.run.shared, c->offset),
+                                c->size);
+        if (c->given != 0) {
+            assert_true(*(const bool *)field(run, c->given));
+            assert_true(*(const bool *)field(lab, c->given));
+            assert_false(*(const bool *)field(&defaults.run.shared, c->given));
+            assert_false(*(const bool *)field(&defaults.lab.shared, c->given));
+        }
+    }
+}
+
+/* run's load starts from the shared options: what each run of the plan is made of. */
+static void test_run_load(void **state)
+{
+    const struct load_cfg *l = &parsed.run.load;
+
+    (void)state;
+    parse_both(&parsed, (const char *const[]){ "-c", "4", "-t", "2", "-d", "2", "--warmup", "0.5",
+                                               "--timeout", "3", NULL });
+    assert_int_equal(parsed.run_rc, 0);
+    assert_int_equal(l->conns, 4);
+    assert_int_equal(l->threads, 2);
+    assert_int_equal(l->duration_ns, 2 * NS_PER_S);
+    assert_int_equal(l->warmup_ns, NS_PER_S / 2);
+    assert_int_equal(l->timeout_ns, 3 * NS_PER_S);
+
+    parse_both(&parsed, (const char *const[]){ "--close", "server", "--mode", "connect", "--seed",
+                                               "7", NULL });
+    assert_int_equal(parsed.run_rc, 0);
+    assert_int_equal(l->close, CLOSE_SERVER);
+    assert_false(l->close_auto); /* --close given: the protocol's closer does not decide */
+    assert_int_equal(l->seed, 7);
+
+    parse_both(&parsed, (const char *const[]){ "--wait", "block", NULL });
+    assert_int_equal(parsed.run_rc, 0);
+    assert_true(l->block_wait);
+    assert_true(parsed.lab.shared.block_wait);
+}
+
+/* A bad value of a shared option: the same error and message from run and lab. */
+static void test_same_message(void **state)
+{
+    static const char *const opts[] = { "-c",          "--threads", "-d",         "--warmup",
+                                        "--timeout",   "--pin",     "--close",    "--wait",
+                                        "--sample-ms", "--reps",    "--cooldown", "--seed" };
+    static const char *const bad[] = { "0", "-1", "abc", "99999999999999999999", "" };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(opts); i++) {
+        for (size_t j = 0; j < ARRAY_LEN(bad); j++) {
+            /* "0" is a valid --warmup, --cooldown, --sample-ms and --seed */
+            parse_both(&parsed, (const char *const[]){ opts[i], bad[j], NULL });
+            assert_int_equal(parsed.run_rc, parsed.lab_rc);
+            assert_string_equal(parsed.run_err.msg, parsed.lab_err.msg);
+            if (parsed.run_rc == 0) continue;
+            assert_int_equal(parsed.run_rc, -EINVAL);
+            assert_non_null(strstr(parsed.run_err.msg, opts[i][1] == '-' ? opts[i] : "--"));
+            assert_non_null(strstr(parsed.run_err.msg, bad[j]));
+        }
+    }
+    /* the same two words as the messages users see */
+    parse_both(&parsed, (const char *const[]){ "--pin", "bogus", NULL });
+    assert_string_equal(parsed.run_err.msg, "--pin: 'bogus' is not one of none, same, split");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_field),
+        cmocka_unit_test(test_run_load),
+        cmocka_unit_test(test_same_message),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,267 @@
+/*
+ * test_load_window: load_run's measured window, against an echo thread on a
+ * Unix socket in a private temporary directory. The window hooks come once
+ * each, in order, and not before the warm-up ends; a run that ends at its
+ * deadline measured exactly its duration; a count is met exactly however the
+ * connections are split over threads; a stop ends the run early, marked
+ * interrupted. Every run is bounded (at most a few seconds).
+ */
+/* cmocka.h needs these four first, in this order */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "load.h"
+
+#define ECHO_MAX_CONNS 8
+
+/* The echo server: one thread polling the listener and every accepted connection. */
+struct echo {
+    char dir[64];
+    char path[96]; /* fits sun_path */
+    int lfd;
+    atomic_bool stop;
+    bool running; /* tid runs echo_main */
+    pthread_t tid;
+};
+
+static void echo_serve(struct pollfd *fds, nfds_t *n, nfds_t i)
+{
+    char buf[4096];
+    ssize_t got = read(fds[i].fd, buf, sizeof(buf));
+
+    /* MSG_NOSIGNAL: a client that closed first is no SIGPIPE for the test process */
+    if (got <= 0 || send(fds[i].fd, buf, (size_t)got, MSG_NOSIGNAL) != got) {
+        close(fds[i].fd);
+        fds[i] = fds[--*n];
+    }
+}
+
+static void *echo_main(void *arg)
+{
+    struct echo *e = arg;
+    struct pollfd fds[1 + ECHO_MAX_CONNS] = { { .fd = e->lfd, .events = POLLIN } };
+    nfds_t n = 1;
+
+    while (!atomic_load(&e->stop)) {
+        if (poll(fds, n, 20) <= 0) continue;
+        for (nfds_t i = n; i-- > 1;)
+            if (fds[i].revents != 0) echo_serve(fds, &n, i);
+        if ((fds[0].revents & POLLIN) != 0) {
+            int fd = accept(e->lfd, NULL, NULL);
+            if (fd >= 0 && n < ARRAY_LEN(fds))
+                fds[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+            else if (fd >= 0)
+                close(fd);
+        }
+    }
+    for (nfds_t i = 1; i < n; i++)
+        close(fds[i].fd);
+    return NULL;
+}
+
+/* Each test's setup: the server's directory and socket, removed by echo_teardown whatever happens.
+ */
+static int echo_setup(void **state)
+{
+    static struct echo echo;
+    struct echo *e = &echo;
+    const char *tmp = getenv("TMPDIR");
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+    memset(e, 0, sizeof(*e));
+    e->lfd = -1;
+    snprintf(e->dir, sizeof(e->dir), "%s/hb-window.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(e->dir));
+    assert_true(strlen(e->dir) + strlen("/echo.sock") < sizeof(e->path));
+    memcpy(e->path, e->dir, strlen(e->dir));
+    memcpy(e->path + strlen(e->dir), "/echo.sock", sizeof("/echo.sock"));
+    memcpy(sa.sun_path, e->path, strlen(e->path) + 1);
+    e->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(e->lfd >= 0);
+    assert_int_equal(bind(e->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(e->lfd, 16), 0);
+    assert_int_equal(pthread_create(&e->tid, NULL, echo_main, e), 0);
+    e->running = true;
+    *state = e;
+    return 0;
+}
+
+/* Stops the server (its thread ends within 20 ms) and removes its socket and directory. */
+static void echo_stop(struct echo *e)
+{
+    if (e->running) {
+        atomic_store(&e->stop, true);
+        pthread_join(e->tid, NULL);
+        e->running = false;
+    }
+    if (e->lfd >= 0) close(e->lfd);
+    e->lfd = -1;
+    unlink(e->path);
+    rmdir(e->dir);
+}
+
+static int echo_teardown(void **state)
+{
+    echo_stop(*state);
+    return 0;
+}
+
+/* What the window hooks saw: the calls in order, when each came. */
+struct hooks {
+    enum load_window at[8];
+    uint64_t when_ns[8];
+    unsigned n;
+    atomic_int *stop_at_opened; /* set to STOP_INTERRUPT at LOAD_WINDOW_OPENED; may be NULL */
+};
+
+static void on_window(void *arg, enum load_window at)
+{
+    struct hooks *h = arg;
+
+    if (h->n < ARRAY_LEN(h->at)) {
+        h->at[h->n] = at;
+        h->when_ns[h->n] = now_ns();
+    }
+    h->n++;
+    if (at == LOAD_WINDOW_OPENED && h->stop_at_opened != NULL)
+        atomic_store(h->stop_at_opened, STOP_INTERRUPT);
+}
+
+static void cfg_init(struct load_cfg *cfg, const struct echo *e, struct hooks *h)
+{
+    struct hb_err err = { 0 };
+    char ep[160];
+
+    memset(cfg, 0, sizeof(*cfg));
+    snprintf(ep, sizeof(ep), "unix:%s", e->path);
+    assert_int_equal(endpoint_parse(&cfg->ep, ep, &err), 0);
+    cfg->codec = codec_find("echo");
+    assert_non_null(cfg->codec);
+    cfg->size = 64;
+    cfg->mode = LOAD_REUSE;
+    cfg->conns = 1;
+    cfg->threads = 1;
+    cfg->pipeline = 1;
+    cfg->timeout_ns = 2 * NS_PER_S;
+    cfg->on_window = on_window;
+    cfg->on_window_arg = h;
+}
+
+static void assert_hook_order(const struct hooks *h)
+{
+    assert_int_equal(h->n, 3);
+    assert_int_equal(h->at[0], LOAD_WINDOW_OPEN);
+    assert_int_equal(h->at[1], LOAD_WINDOW_OPENED);
+    assert_int_equal(h->at[2], LOAD_WINDOW_CLOSED);
+}
+
+/* Every measured op is in the latency histogram once, and no op failed. */
+static void assert_clean(const struct load_result *r)
+{
+    assert_true(r->ops > 0);
+    assert_int_equal(load_errors_total(r), 0);
+    assert_int_equal(r->lat->total, r->ops);
+    assert_true(r->requests >= r->ops); /* the warm-up's requests count too */
+}
+
+static void test_deadline(void **state)
+{
+    struct echo *e = *state;
+    struct hooks h = { 0 };
+    struct load_cfg cfg;
+    struct load_result r;
+    struct hb_err err = { 0 };
+    uint64_t t0;
+
+    cfg_init(&cfg, e, &h);
+    cfg.warmup_ns = 50 * NS_PER_MS;
+    cfg.duration_ns = 150 * NS_PER_MS;
+    t0 = now_ns();
+    assert_int_equal(load_run(&cfg, &r, &err), 0);
+    echo_stop(e);
+
+    assert_hook_order(&h);
+    assert_true(h.when_ns[0] >= t0 + cfg.warmup_ns); /* the window opens after the warm-up */
+    assert_int_equal(r.window_ns, cfg.duration_ns);
+    assert_false(r.interrupted);
+    assert_clean(&r);
+    load_result_release(&r);
+}
+
+/* Count mode, 5 connections over 2 threads: the quota is split and met exactly. */
+static void test_count(void **state)
+{
+    struct echo *e = *state;
+    struct hooks h = { 0 };
+    struct load_cfg cfg;
+    struct load_result r;
+    struct hb_err err = { 0 };
+
+    cfg_init(&cfg, e, &h);
+    cfg.conns = 5;
+    cfg.threads = 2;
+    cfg.count = 301;
+    assert_int_equal(load_run(&cfg, &r, &err), 0);
+    echo_stop(e);
+
+    assert_hook_order(&h); /* without a warm-up, OPEN and OPENED before the threads start */
+    assert_int_equal(r.ops, 301);
+    assert_true(r.window_ns > 0);
+    assert_false(r.interrupted);
+    assert_clean(&r);
+    load_result_release(&r);
+}
+
+/* A stop once the window is open ends a 10 s run early, interrupted, with what it measured. */
+static void test_stop(void **state)
+{
+    struct echo *e = *state;
+    atomic_int stop = 0;
+    struct hooks h = { .stop_at_opened = &stop };
+    struct load_cfg cfg;
+    struct load_result r;
+    struct hb_err err = { 0 };
+    uint64_t t0;
+
+    cfg_init(&cfg, e, &h);
+    cfg.warmup_ns = 20 * NS_PER_MS;
+    cfg.duration_ns = 10 * NS_PER_S;
+    cfg.stop = &stop;
+    t0 = now_ns();
+    assert_int_equal(load_run(&cfg, &r, &err), 0);
+    echo_stop(e);
+
+    assert_hook_order(&h);
+    assert_true(r.interrupted);
+    assert_true(r.window_ns < cfg.duration_ns);
+    assert_true(now_ns() - t0 < 5 * NS_PER_S);
+    assert_int_equal(load_errors_total(&r), 0);
+    assert_int_equal(r.lat->total, r.ops);
+    load_result_release(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_deadline, echo_setup, echo_teardown),
+        cmocka_unit_test_setup_teardown(test_count, echo_setup, echo_teardown),
+        cmocka_unit_test_setup_teardown(test_stop, echo_setup, echo_teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
