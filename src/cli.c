@@ -12,9 +12,8 @@
 #include <string.h>
 
 #include "counters.h"
-#include "proto/codec.h"
 #include "proto/echo.h"
-#include "server/server.h"
+#include "proto/registry.h"
 
 static const char usage_top[] =
     "usage: hopbench [lab] [LAB OPTIONS]\n"
@@ -765,42 +764,21 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     return rc;
 }
 
-/* Options that only some protocols take, and what each protocol makes of --size. */
+/*
+ * Options that only some protocols take, and what the protocol makes of --size
+ * (the registry's entry says both).
+ */
 static int run_check_proto(struct run_opts *o, struct hb_err *err)
 {
-    const struct codec_opts *co = &o->codec;
-    bool http = strcmp(o->proto, "http") == 0, fcgi = strcmp(o->proto, "fcgi") == 0;
-    bool redis = strcmp(o->proto, "redis") == 0;
-    bool post = co->method != NULL && strcmp(co->method, "POST") == 0;
+    struct proto_req req = {
+        .co = &o->codec,
+        .size = &o->load.size,
+        .size_given = o->size_given,
+        .connect = o->load.mode == LOAD_CONNECT,
+        .pipeline = o->load.pipeline,
+    };
 
-    if (!http && !fcgi && (co->method || co->path || co->host))
-        return hb_fail(err, -EINVAL, "run %s: --method, --path and --host are for http and fcgi",
-                       o->proto);
-    if (!fcgi && (co->script || co->docroot || co->query || co->nparams))
-        return hb_fail(err, -EINVAL,
-                       "run %s: --script, --docroot, --query and --param are for fcgi", o->proto);
-    if (!redis && (co->redis_cmd != REDIS_PING || co->keys))
-        return hb_fail(err, -EINVAL, "run %s: --command and --keys are for redis", o->proto);
-    if (redis && co->redis_cmd == REDIS_PING && (co->keys || o->size_given))
-        return hb_fail(err, -EINVAL,
-                       "run redis: --keys and --size/--value-size need --command set or get");
-    if (redis && co->redis_cmd == REDIS_GET && o->size_given)
-        return hb_fail(err, -EINVAL,
-                       "run redis: a GET sends no value; --size/--value-size is for --command set");
-    if (co->expect_body && !http && !fcgi && !(redis && co->redis_cmd == REDIS_GET))
-        return hb_fail(err, -EINVAL,
-                       "run %s: --expect-body is for http, fcgi and redis --command get", o->proto);
-    if ((http || fcgi) && !post) {
-        if (o->size_given)
-            return hb_fail(err, -EINVAL, "run %s: --size is the body of a POST; add --method POST",
-                           o->proto);
-        o->load.size = 0; /* a GET carries no payload */
-    }
-    if ((http || fcgi) && o->load.mode == LOAD_CONNECT && o->load.pipeline > 1)
-        return hb_fail(
-            err, -EINVAL,
-            "run %s: --pipeline needs --mode reuse (connect mode closes after one reply)",
-            o->proto);
+    if (proto_check_run(o->proto, &req, err) < 0) return -EINVAL;
     o->load.close_auto = !o->close_given;
     o->load.opts = &o->codec;
     return 0;
@@ -828,11 +806,12 @@ static int run_check_servers(const struct run_opts *o, struct hb_err *err)
 static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
     if (optind >= argc)
-        return hb_fail(err, -EINVAL, "run: missing PROTO (%s) and ENDPOINT", codec_names());
-    o->proto = argv[optind++];
-    if (codec_find(o->proto) == NULL)
-        return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)", o->proto,
-                       codec_names());
+        return hb_fail(err, -EINVAL, "run: missing PROTO (%s) and ENDPOINT", proto_names());
+    o->proto = proto_find(argv[optind]);
+    if (o->proto == NULL)
+        return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)", argv[optind],
+                       proto_names());
+    optind++;
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "run: missing ENDPOINT (e.g. tcp://127.0.0.1:9000)");
     for (; optind < argc; optind++)
@@ -1013,6 +992,13 @@ static const struct option serve_longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
+/* serve --body-size: the protocols whose server answers with a body of a chosen size. */
+static bool has_reply_body(const struct proto_entry *pe, unsigned unused)
+{
+    (void)unused;
+    return pe->reply_body;
+}
+
 const struct cli_spec cli_spec_serve = { "serve", usage_serve, "l:t:h", serve_longopts };
 
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err)
@@ -1032,13 +1018,17 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
         if (c == '?') return bad_option("serve", argv, err);
         if (serve_option(c, optarg, o, err) < 0) return -EINVAL;
     }
-    if (optind >= argc) return hb_fail(err, -EINVAL, "serve: missing PROTO (%s)", codec_names());
-    o->proto = argv[optind++];
-    if (server_proto_find(o->proto) == NULL)
-        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: %s)", o->proto,
-                       codec_names());
-    if (o->body_size > 0 && strcmp(o->proto, "http") != 0 && strcmp(o->proto, "fcgi") != 0)
-        return hb_fail(err, -EINVAL, "serve %s: --body-size is for http and fcgi", o->proto);
+    if (optind >= argc) return hb_fail(err, -EINVAL, "serve: missing PROTO (%s)", proto_names());
+    o->proto = proto_find(argv[optind]);
+    if (o->proto == NULL)
+        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: %s)", argv[optind],
+                       proto_names());
+    optind++;
+    if (o->body_size > 0 && !o->proto->reply_body) {
+        char names[128];
+        proto_list(names, sizeof(names), has_reply_body, 0, 0);
+        return hb_fail(err, -EINVAL, "serve %s: --body-size is for %s", o->proto->name, names);
+    }
     if (optind < argc)
         return hb_fail(err, -EINVAL, "serve: unexpected argument '%s' (use --listen ENDPOINT)",
                        argv[optind]);
@@ -1183,9 +1173,9 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
         o->server_delay_ns = v * 1000;
         break;
     case OPT_PROTO:
-        if (codec_find(val) == NULL || server_proto_find(val) == NULL)
-            return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, codec_names());
-        o->proto = val;
+        o->proto = proto_find(val);
+        if (o->proto == NULL)
+            return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, proto_names());
         break;
     default:
         rc = -EINVAL;
@@ -1196,7 +1186,7 @@ static int lab_option(int c, const char *val, struct lab_opts *o, bool *dur_set,
 static void lab_defaults(struct lab_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->proto = "echo";
+    o->proto = proto_lab_default();
     o->duration_ns = 3 * NS_PER_S;
     o->warmup_ns = 1 * NS_PER_S;
     o->timeout_ns = 5 * NS_PER_S;

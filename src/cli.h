@@ -15,6 +15,8 @@
 #include "load.h"
 #include "place.h"
 
+struct proto_entry;
+
 /* Exit codes (README.md, "Exit codes", lists them for users). */
 enum hb_exit {
     HB_EXIT_OK = 0,      /* every run valid */
@@ -58,7 +60,7 @@ extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_serve, cli_spe
 int cli_option(const struct cli_spec *s, const char *arg);
 
 struct run_opts {
-    const char *proto;
+    const struct proto_entry *proto;
     struct endpoint eps[CLI_MAX_ENDPOINTS];
     unsigned neps;
     struct load_cfg load; /* every field but ep, cpus and stop */
@@ -86,7 +88,7 @@ struct run_opts {
 };
 
 struct serve_opts {
-    const char *proto;
+    const struct proto_entry *proto;
     struct endpoint eps[CLI_MAX_ENDPOINTS];
     unsigned neps;
     int backlog;        /* 0: net.core.somaxconn */
@@ -105,7 +107,7 @@ struct serve_opts {
 };
 
 struct lab_opts {
-    const char *proto;           /* echo (default), http, fcgi, redis */
+    const struct proto_entry *proto; /* the registry's first (echo) by default */
     double rates[CLI_MAX_SIZES]; /* --rates: open-loop shares of each cell's closed-loop ops/s */
     unsigned nrates;
     bool overload;            /* "lab overload": connect cells only, against a small server */
