@@ -119,7 +119,7 @@ const struct proto_entry *proto_lab_default(void)
 
 const char *proto_names(void)
 {
-    return "echo, http, fcgi, redis";
+    return PROTO_NAMES;
 }
 
 /* Appends s to buf (of cap bytes, holding len), cut short rather than overrun. */
@@ -200,6 +200,13 @@ static const char *opt_item(size_t i, const void *arg)
     for (size_t j = 0; j < ARRAY_LEN(opt_names); j++)
         if (*bits & opt_names[j].bit && k++ == i) return opt_names[j].name;
     return "";
+}
+
+const char *proto_opt_name(unsigned bit)
+{
+    for (size_t i = 0; i < ARRAY_LEN(opt_names); i++)
+        if (opt_names[i].bit == bit) return opt_names[i].name;
+    return NULL;
 }
 
 int proto_refuse(const struct proto_entry *pe, unsigned bit, struct hb_err *err)

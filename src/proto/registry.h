@@ -6,8 +6,8 @@
  * find a protocol here by its name; nothing else branches on a name.
  *
  * Adding a protocol: its codec (proto/), its server part (server/), an entry
- * in registry.c's table and its name in proto_names(); test_registry checks
- * the table and the --help texts against each other.
+ * in registry.c's table and its name and help in the PROTO_* texts below;
+ * test_registry checks the table and the texts against each other.
  */
 #ifndef HOPBENCH_PROTO_REGISTRY_H
 #define HOPBENCH_PROTO_REGISTRY_H
@@ -70,6 +70,30 @@ struct proto_entry {
     struct codec_opts lab_codec; /* the lab's request options */
 };
 
+/*
+ * The --help texts' lists of protocols, in the table's order (test_registry
+ * checks each against the table). They are wrapped and indented to the
+ * columns of the text they stand in.
+ */
+#define PROTO_NAMES           "echo, http, fcgi, redis" /* proto_names() */
+#define PROTO_HELP_NAMES      "echo | http | fcgi | redis"
+#define PROTO_HELP_LAB_OTHERS "http|fcgi|redis" /* lab --proto, but the default */
+/* serve: what each built-in server answers */
+#define PROTO_HELP_SERVE                                                                           \
+    "echo (every byte back), http (200 with a short\n"                                             \
+    "body), fcgi (a FastCGI responder answering 'bench'), redis (PING, ECHO, GET, SET, DEL,\n"     \
+    "DBSIZE, INFO, in memory)"
+#define PROTO_HELP_REPLY_BODY "http, fcgi" /* serve --body-size: the entries with reply_body */
+/* run --size: what the size is the payload of, after "(default 64);" */
+#define PROTO_HELP_RUN_SIZE                                                                        \
+    " echo:\n"                                                                                     \
+    "                        the message; http, fcgi: the POST body; redis: the SET value"
+/* lab --proto: the protocols and what the lab's sizes are for each */
+#define PROTO_HELP_LAB                                                                             \
+    "echo (default), http, fcgi or redis: the built-in server and the\n"                           \
+    "                        client speak it; sizes are the echo message, the http and fcgi\n"     \
+    "                        reply body, the redis SET value"
+
 /* The entry called `name`, or NULL. */
 const struct proto_entry *proto_find(const char *name);
 
@@ -79,7 +103,7 @@ const struct proto_entry *proto_entries(size_t *n);
 /* The lab's protocol unless --proto says otherwise: the table's first. */
 const struct proto_entry *proto_lab_default(void);
 
-/* "echo, http, fcgi, redis": every name in the table's order, for messages. */
+/* PROTO_NAMES: every name in the table's order, for messages. */
 const char *proto_names(void);
 
 /*
@@ -97,6 +121,9 @@ char *proto_list(char *buf, size_t cap, bool (*pick)(const struct proto_entry *p
  * check runs. Returns 0 or -EINVAL with err set.
  */
 int proto_check_run(const struct proto_entry *pe, struct proto_req *req, struct hb_err *err);
+
+/* "--method" for PROTO_OPT_METHOD...; NULL for a bit that is no option. */
+const char *proto_opt_name(unsigned bit);
 
 /* Refuses option `bit` for pe, naming the protocols that take it: -EINVAL with err set. */
 int proto_refuse(const struct proto_entry *pe, unsigned bit, struct hb_err *err);
