@@ -14,9 +14,8 @@
 #include <string.h>
 
 #include "counters.h"
-#include "proto/codec.h"
 #include "proto/echo.h"
-#include "server/server.h"
+#include "proto/registry.h"
 
 static const char usage_top[] =
     "usage: hopbench [lab] [LAB OPTIONS]\n"
@@ -31,7 +30,8 @@ static const char usage_top[] =
     "\n"
     "  lab     the default: starts its own echo server on TCP loopback and on a Unix socket,\n"
     "          measures {tcp, unix} x {connect, reuse} x {64 B, 4 KiB, 64 KiB}, prints one\n"
-    "          table per size and writes the evidence as JSON; --proto http|fcgi|redis runs\n"
+    "          table per size and writes the evidence as JSON; --proto " PROTO_HELP_LAB_OTHERS
+    " runs\n"
     "          it on that protocol, --rates adds open-loop runs, 'lab overload' shows how\n"
     "          each transport fails under overload\n"
     "  run     loads one or more endpoints in turn under identical settings\n"
@@ -42,7 +42,7 @@ static const char usage_top[] =
     "\n"
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
-    "PROTO:    echo | http | fcgi | redis\n"
+    "PROTO:    " PROTO_HELP_NAMES "\n"
     "\n"
     "Exit codes: 0 valid results, 1 runtime failure (also: stdout could not be written, as\n"
     "to a full disk; the work goes on), 2 invalid results (a run saw errors; compare: nothing\n"
@@ -91,8 +91,8 @@ static const char usage_run[] =
     "                        client (default), server (wait for the server's FIN; start the\n"
     "                        built-in server with --close-after SIZE) or rst (SO_LINGER 0:\n"
     "                        an RST, no TIME_WAIT)\n"
-    "      --size BYTES      payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64); echo:\n"
-    "                        the message; http, fcgi: the POST body; redis: the SET value\n"
+    "      --size BYTES      payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64);" PROTO_HELP_RUN_SIZE
+    "\n"
     "      --warmup S        seconds of load before measuring; discarded (default 1, 0 = none)\n"
     "      --timeout S       a connect or reply slower than this is a timeout (default 5)\n"
     "      --pin P           none | same (client and server share one CPU) | split (client on\n"
@@ -155,9 +155,7 @@ static const char usage_serve[] =
     "\n"
     "Runs a built-in reference server until SIGINT or SIGTERM, then removes the socket\n"
     "files it made (a path that no longer holds the socket it bound is left alone: another\n"
-    "server may have taken it over). PROTO: echo (every byte back), http (200 with a short\n"
-    "body), fcgi (a FastCGI responder answering 'bench'), redis (PING, ECHO, GET, SET, DEL,\n"
-    "DBSIZE, INFO, in memory).\n"
+    "server may have taken it over). PROTO: " PROTO_HELP_SERVE ".\n"
     "Prints 'hopbench: listening on ENDPOINT' per listener (a TCP port 0 is replaced by\n"
     "the port the kernel chose), then, once every listener is up, 'hopbench: PROTO server,\n"
     "N threads, pid PID, ...': a script can wait for that line before it starts a client.\n"
@@ -183,7 +181,8 @@ static const char usage_serve[] =
     "      --allow-remote    allow a non-loopback TCP address\n"
     "      --close-after B   close each connection first once B bytes were sent on it (one\n"
     "                        echo of B bytes): the server holds TIME_WAIT (run --close server)\n"
-    "      --body-size B     http, fcgi: answer with a B-byte body instead of the greeting\n"
+    "      --body-size B     " PROTO_HELP_REPLY_BODY
+    ": answer with a B-byte body instead of the greeting\n"
     "      --delay-us D      service time: every reply waits D us in the worker thread that\n"
     "                        made it (with --threads N: at most N / D requests per second;\n"
     "                        echo has no message boundaries: per read)\n"
@@ -207,9 +206,7 @@ static const char usage_lab[] =
     "says how and in which cell, the evidence holds what was measured (that cell marked\n"
     "cut short), and the exit code is 1.\n"
     "\n"
-    "      --proto P         echo (default), http, fcgi or redis: the built-in server and the\n"
-    "                        client speak it; sizes are the echo message, the http and fcgi\n"
-    "                        reply body, the redis SET value\n"
+    "      --proto P         " PROTO_HELP_LAB "\n"
     "      --rates LIST      after each closed-loop cell, open-loop runs at these shares of\n"
     "                        the ops/s it measured, e.g. 30%,60%,90% (60 % is the headline):\n"
     "                        latency from the intended send time and service time, p99.9,\n"
@@ -770,42 +767,21 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     return rc;
 }
 
-/* Options that only some protocols take, and what each protocol makes of --size. */
+/*
+ * Options that only some protocols take, and what the protocol makes of --size
+ * (the registry's entry says both).
+ */
 static int run_check_proto(struct run_opts *o, struct hb_err *err)
 {
-    const struct codec_opts *co = &o->codec;
-    bool http = strcmp(o->proto, "http") == 0, fcgi = strcmp(o->proto, "fcgi") == 0;
-    bool redis = strcmp(o->proto, "redis") == 0;
-    bool post = co->method != NULL && strcmp(co->method, "POST") == 0;
+    struct proto_req req = {
+        .co = &o->codec,
+        .size = &o->load.size,
+        .size_given = o->size_given,
+        .connect = o->load.mode == LOAD_CONNECT,
+        .pipeline = o->load.pipeline,
+    };
 
-    if (!http && !fcgi && (co->method || co->path || co->host))
-        return hb_fail(err, -EINVAL, "run %s: --method, --path and --host are for http and fcgi",
-                       o->proto);
-    if (!fcgi && (co->script || co->docroot || co->query || co->nparams))
-        return hb_fail(err, -EINVAL,
-                       "run %s: --script, --docroot, --query and --param are for fcgi", o->proto);
-    if (!redis && (co->redis_cmd != REDIS_PING || co->keys))
-        return hb_fail(err, -EINVAL, "run %s: --command and --keys are for redis", o->proto);
-    if (redis && co->redis_cmd == REDIS_PING && (co->keys || o->size_given))
-        return hb_fail(err, -EINVAL,
-                       "run redis: --keys and --size/--value-size need --command set or get");
-    if (redis && co->redis_cmd == REDIS_GET && o->size_given)
-        return hb_fail(err, -EINVAL,
-                       "run redis: a GET sends no value; --size/--value-size is for --command set");
-    if (co->expect_body && !http && !fcgi && !(redis && co->redis_cmd == REDIS_GET))
-        return hb_fail(err, -EINVAL,
-                       "run %s: --expect-body is for http, fcgi and redis --command get", o->proto);
-    if ((http || fcgi) && !post) {
-        if (o->size_given)
-            return hb_fail(err, -EINVAL, "run %s: --size is the body of a POST; add --method POST",
-                           o->proto);
-        o->load.size = 0; /* a GET carries no payload */
-    }
-    if ((http || fcgi) && o->load.mode == LOAD_CONNECT && o->load.pipeline > 1)
-        return hb_fail(
-            err, -EINVAL,
-            "run %s: --pipeline needs --mode reuse (connect mode closes after one reply)",
-            o->proto);
+    if (proto_check_run(o->proto, &req, err) < 0) return -EINVAL;
     o->load.close_auto = !o->close_given;
     o->load.opts = &o->codec;
     return 0;
@@ -833,11 +809,12 @@ static int run_check_servers(const struct run_opts *o, struct hb_err *err)
 static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
     if (optind >= argc)
-        return hb_fail(err, -EINVAL, "run: missing PROTO (%s) and ENDPOINT", codec_names());
-    o->proto = argv[optind++];
-    if (codec_find(o->proto) == NULL)
-        return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)", o->proto,
-                       codec_names());
+        return hb_fail(err, -EINVAL, "run: missing PROTO (%s) and ENDPOINT", proto_names());
+    o->proto = proto_find(argv[optind]);
+    if (o->proto == NULL)
+        return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)", argv[optind],
+                       proto_names());
+    optind++;
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "run: missing ENDPOINT (e.g. tcp://127.0.0.1:9000)");
     for (; optind < argc; optind++)
@@ -1018,6 +995,13 @@ static const struct option serve_longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
+/* serve --body-size: the protocols whose server answers with a body of a chosen size. */
+static bool has_reply_body(const struct proto_entry *pe, unsigned unused)
+{
+    (void)unused;
+    return pe->reply_body;
+}
+
 const struct cli_spec cli_spec_serve = { "serve", usage_serve, "l:t:h", serve_longopts };
 
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err)
@@ -1037,13 +1021,17 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
         if (c == '?') return bad_option("serve", argv, err);
         if (serve_option(c, optarg, o, err) < 0) return -EINVAL;
     }
-    if (optind >= argc) return hb_fail(err, -EINVAL, "serve: missing PROTO (%s)", codec_names());
-    o->proto = argv[optind++];
-    if (server_proto_find(o->proto) == NULL)
-        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: %s)", o->proto,
-                       codec_names());
-    if (o->body_size > 0 && strcmp(o->proto, "http") != 0 && strcmp(o->proto, "fcgi") != 0)
-        return hb_fail(err, -EINVAL, "serve %s: --body-size is for http and fcgi", o->proto);
+    if (optind >= argc) return hb_fail(err, -EINVAL, "serve: missing PROTO (%s)", proto_names());
+    o->proto = proto_find(argv[optind]);
+    if (o->proto == NULL)
+        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: %s)", argv[optind],
+                       proto_names());
+    optind++;
+    if (o->body_size > 0 && !o->proto->reply_body) {
+        char names[128];
+        proto_list(names, sizeof(names), has_reply_body, 0, 0);
+        return hb_fail(err, -EINVAL, "serve %s: --body-size is for %s", o->proto->name, names);
+    }
     if (optind < argc)
         return hb_fail(err, -EINVAL, "serve: unexpected argument '%s' (use --listen ENDPOINT)",
                        argv[optind]);
@@ -1139,9 +1127,9 @@ static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err 
         o->server_delay_ns = v * 1000;
         break;
     case OPT_PROTO:
-        if (codec_find(val) == NULL || server_proto_find(val) == NULL)
-            return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, codec_names());
-        o->proto = val;
+        o->proto = proto_find(val);
+        if (o->proto == NULL)
+            return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, proto_names());
         break;
     default:
         rc = -EINVAL;
@@ -1152,7 +1140,7 @@ static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err 
 static void lab_defaults(struct lab_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->proto = "echo";
+    o->proto = proto_lab_default();
     o->shared.duration_ns = 3 * NS_PER_S;
     o->shared.warmup_ns = 1 * NS_PER_S;
     o->shared.timeout_ns = 5 * NS_PER_S;

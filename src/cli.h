@@ -16,6 +16,8 @@
 #include "load.h"
 #include "place.h"
 
+struct proto_entry;
+
 /* Exit codes (README.md, "Exit codes", lists them for users). */
 enum hb_exit {
     HB_EXIT_OK = 0,      /* every run valid */
@@ -86,7 +88,7 @@ struct shared_opts {
 };
 
 struct run_opts {
-    const char *proto;
+    const struct proto_entry *proto;
     struct endpoint eps[CLI_MAX_ENDPOINTS];
     unsigned neps;
     struct shared_opts
@@ -109,7 +111,7 @@ struct run_opts {
 };
 
 struct serve_opts {
-    const char *proto;
+    const struct proto_entry *proto;
     struct endpoint eps[CLI_MAX_ENDPOINTS];
     unsigned neps;
     int backlog;        /* 0: net.core.somaxconn */
@@ -128,7 +130,7 @@ struct serve_opts {
 };
 
 struct lab_opts {
-    const char *proto;           /* echo (default), http, fcgi, redis */
+    const struct proto_entry *proto; /* the registry's first (echo) by default */
     struct shared_opts shared;   /* per cell; reps: runs of each cell, tcp and unix in ABBA order;
                                   * seed: the bootstrap of the summaries */
     double rates[CLI_MAX_SIZES]; /* --rates: open-loop shares of each cell's closed-loop ops/s */

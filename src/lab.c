@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "proto/registry.h"
 #include "server/server.h"
 #include "stats.h"
 
@@ -57,7 +58,7 @@ static int lab_endpoints(struct lab *lab, struct hb_err *err)
         return hb_fail(err, -e, "cannot make a temporary directory: %s", strerror(e));
     }
     if (endpoint_parse(&lab->eps[0], "tcp://127.0.0.1:0", err) < 0) return -EINVAL;
-    snprintf(text, sizeof(text), "unix:%s/%s.sock", lab->dir, lab->opts->proto);
+    snprintf(text, sizeof(text), "unix:%s/%s.sock", lab->dir, lab->opts->proto->name);
     if (endpoint_parse(&lab->eps[1], text, err) < 0) return -EINVAL;
     return 0;
 }
@@ -72,7 +73,7 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
                             struct hb_err *err)
 {
     struct server_cfg cfg = {
-        .proto = server_proto_find(lab->opts->proto),
+        .proto = lab->opts->proto->server,
         .eps = lab->eps,
         .neps = 2,
         .threads = lab->opts->server_threads ? lab->opts->server_threads
@@ -113,13 +114,10 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
     return 0;
 }
 
-/* redis cells SET values of each size; the others send the protocol's default request. */
+/* The requests of every cell: the protocol's entry says (redis SETs values of each size). */
 static void lab_codec_opts(struct lab *lab)
 {
-    if (strcmp(lab->opts->proto, "redis") == 0) {
-        lab->codec.redis_cmd = REDIS_SET;
-        lab->codec.keys = 1000;
-    }
+    lab->codec = lab->opts->proto->lab_codec;
 }
 
 /* Every run the lab may make: sizes × modes × transports × reps × (closed + each rate). */
@@ -146,10 +144,10 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mi
     return rc;
 }
 
-/* http and fcgi: the size is the server's reply body; the request is a bodiless GET. */
+/* Whether a size is the server's reply body (http, fcgi: the request is a bodiless GET). */
 static bool lab_size_is_reply(const struct lab_opts *o)
 {
-    return strcmp(o->proto, "http") == 0 || strcmp(o->proto, "fcgi") == 0;
+    return o->proto->reply_body;
 }
 
 static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct endpoint *ep,
@@ -159,7 +157,7 @@ static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct
 
     *c = (struct load_cfg){
         .ep = *ep,
-        .codec = codec_find(o->proto),
+        .codec = o->proto->codec,
         .opts = &lab->codec,
         .size = size, /* http, fcgi: a GET, so the size only shapes the server's reply */
         .mode = mode,
@@ -312,14 +310,14 @@ static int lab_server_check(struct lab *lab, struct run_record *r, const atomic_
     if (r != NULL && r->res.interrupted) {
         r->cut_by = "the server's exit";
         lab_cell_name(cell, sizeof(cell), r);
-        return hb_fail(err, -ECHILD, "the %s server (pid %ld) %s during cell %s", lab->opts->proto,
-                       (long)pid, how, cell);
+        return hb_fail(err, -ECHILD, "the %s server (pid %ld) %s during cell %s",
+                       lab->opts->proto->name, (long)pid, how, cell);
     }
     if (last == NULL)
         return hb_fail(err, -ECHILD, "the %s server (pid %ld) %s before the first cell",
-                       lab->opts->proto, (long)pid, how);
+                       lab->opts->proto->name, (long)pid, how);
     lab_cell_name(cell, sizeof(cell), last);
-    return hb_fail(err, -ECHILD, "the %s server (pid %ld) %s after cell %s", lab->opts->proto,
+    return hb_fail(err, -ECHILD, "the %s server (pid %ld) %s after cell %s", lab->opts->proto->name,
                    (long)pid, how, cell);
 }
 
@@ -330,8 +328,9 @@ static int lab_server_check(struct lab *lab, struct run_record *r, const atomic_
 static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, struct hb_err *err)
 {
     const struct lab_opts *o = lab->opts;
-    bool echo = strcmp(o->proto, "echo") == 0;
-    uint64_t want = echo && mode == LOAD_CONNECT && o->shared.close == CLOSE_SERVER ? size : 0;
+    uint64_t want =
+        o->proto->close_after_size && mode == LOAD_CONNECT && o->shared.close == CLOSE_SERVER ? size
+                                                                                              : 0;
     size_t body = lab_size_is_reply(o) ? size : 0;
 
     if (want == lab->server_close_after && body == lab->server_body_size && lab->server_pid > 0)
@@ -350,7 +349,7 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     struct run_record *r = &lab->recs[lab->nrecs];
     int rc;
 
-    r->proto = o->proto;
+    r->proto = o->proto->name;
     r->size_is_reply = lab_size_is_reply(o);
     r->cell = (s * 2 + (mode == LOAD_REUSE)) * 2 + t;
     r->rep = rep;

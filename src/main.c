@@ -39,6 +39,7 @@
 #include "outfile.h"
 #include "place.h"
 #include "probe.h"
+#include "proto/registry.h"
 #include "report/report.h"
 #include "report/saving.h"
 #include "report/summary.h"
@@ -464,7 +465,7 @@ static int cmd_serve(int argc, char **argv)
     cpus = o.pin == PLACE_SAME ? pl.client : pl.server;
     ncpus = o.pin == PLACE_SAME ? pl.nclient : pl.nserver;
     struct server_cfg cfg = {
-        .proto = server_proto_find(o.proto),
+        .proto = o.proto->server,
         .eps = o.eps,
         .neps = o.neps,
         .threads = o.threads              ? o.threads
@@ -513,8 +514,8 @@ static int cmd_serve(int argc, char **argv)
            srv.backlog, (unsigned long long)srv.nofile, srv.max_conns, srv.conn_bytes,
            SERVER_WARM_BYTES);
     /* Every listener is up (server_open): scripts wait for this line (serve --help, README). */
-    printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o.proto, cfg.threads,
-           (long)getpid(), place_name(o.pin), o.block_wait ? "block" : "epoll");
+    printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o.proto->name,
+           cfg.threads, (long)getpid(), place_name(o.pin), o.block_wait ? "block" : "epoll");
     fflush(stdout);
     rc = server_run(&srv, &err);
     server_close(&srv, true);
@@ -542,7 +543,7 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
 {
     char tcp[TEXT_SAFE_CAP], unix_ep[TEXT_SAFE_CAP];
 
-    printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto,
+    printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto->name,
            text_safe(tcp, sizeof(tcp), lab->eps[0].text),
            text_safe(unix_ep, sizeof(unix_ep), lab->eps[1].text), (long)lab->server_pid);
     print_placement(&lab->place, o->shared.block_wait, NULL);
@@ -596,7 +597,7 @@ static int cmd_lab(int argc, char **argv)
     probe_machine(&m);
     lab_header(&lab, &o);
     report_sysctls(stdout, &m);
-    snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto, (long)lab.server_pid);
+    snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name, (long)lab.server_pid);
     struct report_meta meta = { .command = "lab",
                                 .argc = g_main.argc,
                                 .argv = g_main.argv,
@@ -616,7 +617,7 @@ static int cmd_lab(int argc, char **argv)
     failed = lab.jsonl != NULL && close_jsonl("lab", &jsonl_out) != HB_EXIT_OK;
     lab.jsonl = NULL;
     /* the server may have been restarted (--close server): the last one's pid */
-    snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto, (long)lab.server_pid);
+    snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name, (long)lab.server_pid);
     if (o.shared.reps > 1)
         printf("\nThe tables show the first run of each cell; the summaries after them cover all "
                "%u.\n",

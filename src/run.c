@@ -9,6 +9,7 @@
 
 #include "endpoint.h"
 #include "load.h"
+#include "proto/registry.h"
 #include "report/summary.h"
 #include "stats.h"
 
@@ -24,7 +25,7 @@ static struct load_cfg run_need_cfg(const struct run_opts *o)
 {
     struct load_cfg c = o->load;
 
-    c.codec = codec_find(o->proto);
+    c.codec = o->proto->codec;
     if (o->rate_share > 0) c.rate = 1;
     return c;
 }
@@ -98,12 +99,12 @@ static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_reco
     const struct place *pl = &run->place;
     int rc;
 
-    r->proto = o->proto;
+    r->proto = o->proto->name;
     r->cell = cell;
     r->rep = rep;
     r->cfg = o->load;
     r->cfg.ep = o->eps[cell];
-    r->cfg.codec = codec_find(o->proto);
+    r->cfg.codec = o->proto->codec;
     r->cfg.cpus = pl->nclient ? pl->client : NULL;
     r->cfg.ncpus = pl->nclient;
     r->cfg.stop = stop;

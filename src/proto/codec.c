@@ -1,26 +1,20 @@
 /*
- * codec: the registry of client codecs.
+ * codec: a client codec by its protocol's name, through the registry.
  */
 #include "proto/codec.h"
 
-#include <string.h>
+#include <stddef.h>
 
-#include "proto/echo.h"
-#include "proto/fcgi.h"
-#include "proto/http.h"
-#include "proto/resp.h"
-
-static const struct codec_ops *const codecs[] = { &echo_codec, &http_codec, &fcgi_codec,
-                                                  &resp_codec };
+#include "proto/registry.h"
 
 const struct codec_ops *codec_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++)
-        if (strcmp(codecs[i]->name, name) == 0) return codecs[i];
-    return NULL;
+    const struct proto_entry *pe = proto_find(name);
+
+    return pe != NULL ? pe->codec : NULL;
 }
 
 const char *codec_names(void)
 {
-    return "echo, http, fcgi, redis";
+    return proto_names();
 }

@@ -93,10 +93,10 @@ struct codec_ops {
     void (*reset)(void *st);
 };
 
-/* The codec called `name`, or NULL. */
+/* The codec of the protocol called `name` in the registry (proto/registry.h), or NULL. */
 const struct codec_ops *codec_find(const char *name);
 
-/* "echo" (and, later, the others), for --help and error messages. */
+/* The registry's protocol names, "echo, http, fcgi, redis" (proto_names). */
 const char *codec_names(void);
 
 static inline const char *codec_err_str(enum codec_err e)

@@ -123,16 +123,6 @@ struct srv_worker {
     pthread_t tid;
 };
 
-const struct server_proto *server_proto_find(const char *name)
-{
-    static const struct server_proto *const protos[] = { &server_echo, &server_http, &server_fcgi,
-                                                         &server_redis };
-
-    for (size_t i = 0; i < ARRAY_LEN(protos); i++)
-        if (strcmp(protos[i]->name, name) == 0) return protos[i];
-    return NULL;
-}
-
 static size_t srv_round16(size_t n)
 {
     return (n + 15) & ~(size_t)15;

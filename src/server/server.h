@@ -70,10 +70,8 @@ struct server_proto {
 
 #define SERVER_PROTO_ERROR SIZE_MAX
 
+/* Each protocol's part; proto/registry.c joins each to its client codec. */
 extern const struct server_proto server_echo, server_http, server_fcgi, server_redis;
-
-/* The built-in server called `name` ("echo"), or NULL. */
-const struct server_proto *server_proto_find(const char *name);
 
 struct server_cfg {
     const struct server_proto *proto;

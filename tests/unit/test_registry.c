@@ -1,0 +1,285 @@
+/*
+ * test_registry: the protocol table (proto/registry.h). Every entry joins a
+ * codec and a server part of its own name; names are unique and found;
+ * proto_names() and the --help texts list exactly the table; an option of
+ * another protocol is refused naming the protocols that take it (checked for
+ * every entry and every option, so a new entry is covered), and the command
+ * line prints the same lines through the registry.
+ */
+/* cmocka needs these first, in this order. */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "proto/registry.h"
+
+/* The request options with only option `bit` given, as the command line would set it. */
+static void give(struct codec_opts *co, unsigned bit)
+{
+    static const char *const params[] = { "A=1" };
+
+    memset(co, 0, sizeof(*co));
+    co->method = bit == PROTO_OPT_METHOD ? "GET" : NULL;
+    co->path = bit == PROTO_OPT_PATH ? "/x" : NULL;
+    co->host = bit == PROTO_OPT_HOST ? "h" : NULL;
+    co->script = bit == PROTO_OPT_SCRIPT ? "/s.php" : NULL;
+    co->docroot = bit == PROTO_OPT_DOCROOT ? "/d" : NULL;
+    co->query = bit == PROTO_OPT_QUERY ? "q=1" : NULL;
+    co->params = bit == PROTO_OPT_PARAM ? params : NULL;
+    co->nparams = bit == PROTO_OPT_PARAM ? 1 : 0;
+    co->redis_cmd = bit == PROTO_OPT_COMMAND ? REDIS_SET : REDIS_PING;
+    co->keys = bit == PROTO_OPT_KEYS ? 2 : 0;
+    co->expect_body = bit == PROTO_OPT_EXPECT_BODY ? "x" : NULL;
+}
+
+static bool takes(const struct proto_entry *pe, unsigned bit)
+{
+    return ((pe->opts | pe->opts_when) & bit) != 0;
+}
+
+static void test_entries(void **state)
+{
+    size_t n = 0;
+    const struct proto_entry *e = proto_entries(&n);
+
+    (void)state;
+    assert_true(n >= 4);
+    assert_ptr_equal(proto_lab_default(), &e[0]);
+    for (size_t i = 0; i < n; i++) {
+        assert_non_null(e[i].codec);
+        assert_non_null(e[i].server);
+        assert_non_null(e[i].server->process);
+        assert_string_equal(e[i].codec->name, e[i].name);
+        assert_string_equal(e[i].server->name, e[i].name);
+        assert_ptr_equal(proto_find(e[i].name), &e[i]);
+        assert_ptr_equal(codec_find(e[i].name), e[i].codec);
+        assert_true((e[i].opts & e[i].opts_when) == 0);
+        assert_true(e[i].opts_when == 0 || (e[i].when != NULL && e[i].check != NULL));
+        for (size_t j = 0; j < i; j++) {
+            assert_string_not_equal(e[i].name, e[j].name);
+            assert_ptr_not_equal(e[i].codec, e[j].codec);
+            assert_ptr_not_equal(e[i].server, e[j].server);
+        }
+    }
+    assert_null(proto_find(""));
+    assert_null(proto_find("ech"));
+    assert_null(proto_find("echo2"));
+    assert_null(proto_find("ECHO"));
+    /* test_every_option walks the option bits up to the first without a name */
+    assert_non_null(proto_opt_name(PROTO_OPT_EXPECT_BODY));
+    assert_null(proto_opt_name(0));
+}
+
+/* proto_names() is the table's names in order, joined by ", ". */
+static void test_names(void **state)
+{
+    size_t n = 0, len = 0;
+    const struct proto_entry *e = proto_entries(&n);
+    char want[256] = "";
+
+    (void)state;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", i ? ", " : "", e[i].name);
+    assert_string_equal(proto_names(), want);
+    assert_string_equal(codec_names(), want);
+}
+
+static bool any(const struct proto_entry *pe, unsigned arg)
+{
+    (void)pe;
+    (void)arg;
+    return true;
+}
+
+static bool first_only(const struct proto_entry *pe, unsigned arg)
+{
+    (void)arg;
+    return pe == proto_lab_default();
+}
+
+static void test_list(void **state)
+{
+    size_t n = 0;
+    const struct proto_entry *e = proto_entries(&n);
+    char buf[256], want[256];
+
+    (void)state;
+    assert_string_equal(proto_list(buf, sizeof(buf), first_only, 0, 0), e[0].name);
+    snprintf(want, sizeof(want), "%s and %s", e[n - 2].name, e[n - 1].name);
+    proto_list(buf, sizeof(buf), any, 0, 0);
+    assert_non_null(strstr(buf, want));
+    assert_int_equal(strlen(buf), strlen(proto_names()) + strlen(" and") - strlen(","));
+    /* a short buffer is cut, never overrun */
+    assert_int_equal(strlen(proto_list(buf, 6, any, 0, 0)), 5);
+}
+
+/*
+ * Each option alone (the bits from 1 up to the first without a name), for
+ * each protocol: refused, naming who takes it, unless this one does.
+ */
+static void test_every_option(void **state)
+{
+    size_t n = 0;
+    const struct proto_entry *e = proto_entries(&n);
+
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        for (unsigned bit = 1; proto_opt_name(bit) != NULL; bit <<= 1) {
+            struct codec_opts co;
+            size_t size = 64;
+            struct proto_req req = { .co = &co, .size = &size, .pipeline = 1 };
+            struct hb_err err = { 0 };
+            char head[64];
+            const char *list;
+            int rc;
+
+            give(&co, bit);
+            rc = proto_check_run(&e[i], &req, &err);
+            list = strstr(err.msg, " for ");
+            if (e[i].opts & bit) {
+                /* its own option: accepted, or refused by its check for another reason */
+                assert_true(rc == 0 || list == NULL);
+                continue;
+            }
+            /* taken only as `when` says: refused as another protocol's option would be */
+            if (e[i].opts_when & bit && rc == 0) continue;
+            assert_int_equal(rc, -EINVAL);
+            snprintf(head, sizeof(head), "run %s: ", e[i].name);
+            assert_int_equal(strncmp(err.msg, head, strlen(head)), 0);
+            assert_non_null(strstr(err.msg, proto_opt_name(bit)));
+            assert_non_null(list);
+            for (size_t j = 0; j < n; j++)
+                assert_int_equal(strstr(list, e[j].name) != NULL, takes(&e[j], bit));
+        }
+    }
+}
+
+/* What `run` prints for a command line (argv without the program), or "" when it parses. */
+static const char *run_error(struct hb_err *err, int argc, char **argv)
+{
+    struct run_opts o;
+
+    memset(err, 0, sizeof(*err));
+    if (cli_parse_run(argc, argv, &o, stdout, err) == 0) return "";
+    return err->msg;
+}
+
+static void test_run_messages(void **state)
+{
+    struct hb_err err;
+    char run[] = "run", echo[] = "echo", redis[] = "redis", http[] = "http", ep[] = "unix:/x";
+    char method[] = "--method", get[] = "GET", keys[] = "--keys", five[] = "5";
+    char body[] = "--expect-body", x[] = "x", size[] = "--size", ten[] = "10";
+    char cmd[] = "--command", gopher[] = "gopher";
+    char *a1[] = { run, echo, ep, method, get, NULL };
+    char *a2[] = { run, echo, ep, keys, five, NULL };
+    char *a3[] = { run, redis, ep, body, x, NULL };
+    char *a4[] = { run, http, ep, size, ten, NULL };
+    char *a5[] = { run, redis, ep, cmd, get, body, x, NULL };
+    char *a6[] = { run, gopher, ep, NULL };
+
+    (void)state;
+    assert_string_equal(run_error(&err, 5, a1),
+                        "run echo: --method, --path and --host are for http and fcgi");
+    assert_string_equal(run_error(&err, 5, a2), "run echo: --command and --keys are for redis");
+    assert_string_equal(run_error(&err, 5, a3),
+                        "run redis: --expect-body is for http, fcgi and redis --command get");
+    assert_string_equal(run_error(&err, 5, a4),
+                        "run http: --size is the body of a POST; add --method POST");
+    memcpy(get, "get", 4);
+    assert_string_equal(run_error(&err, 7, a5), "");
+    assert_string_equal(run_error(&err, 3, a6),
+                        "run: unknown protocol 'gopher' (known: echo, http, fcgi, redis)");
+}
+
+static void test_serve_lab_messages(void **state)
+{
+    struct hb_err err = { 0 };
+    struct serve_opts so;
+    struct lab_opts lo;
+    char serve[] = "serve", echo[] = "echo", http[] = "http", listen[] = "--listen";
+    char ep[] = "unix:/x", bsize[] = "--body-size", ten[] = "10", lab[] = "lab";
+    char proto[] = "--proto", gopher[] = "gopher", redis[] = "redis";
+    char *s1[] = { serve, echo, listen, ep, bsize, ten, NULL };
+    char *s2[] = { serve, http, listen, ep, bsize, ten, NULL };
+    char *l1[] = { lab, proto, gopher, NULL };
+    char *l2[] = { lab, proto, redis, NULL };
+
+    (void)state;
+    assert_int_equal(cli_parse_serve(6, s1, &so, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg, "serve echo: --body-size is for http and fcgi");
+    assert_int_equal(cli_parse_serve(6, s2, &so, stdout, &err), 0);
+    assert_ptr_equal(so.proto, proto_find("http"));
+    assert_int_equal(cli_parse_lab(3, l1, &lo, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg, "--proto: 'gopher' is not one of echo, http, fcgi, redis");
+    assert_int_equal(cli_parse_lab(3, l2, &lo, stdout, &err), 0);
+    assert_ptr_equal(lo.proto, proto_find("redis"));
+    assert_int_equal(lo.proto->lab_codec.redis_cmd, REDIS_SET);
+}
+
+/* The text of the option `opt` in a --help text: its line and the indented lines after it. */
+static void option_text(const char *help, const char *opt, char *out, size_t cap)
+{
+    const char *p = strstr(help, opt), *end;
+
+    assert_non_null(p);
+    end = strstr(p, "\n      --");
+    if (end == NULL) end = p + strlen(p);
+    snprintf(out, cap, "%.*s", (int)(end - p), p);
+}
+
+/* The help texts list exactly the table: a new entry fails here until they name it. */
+static void test_help(void **state)
+{
+    size_t n = 0;
+    const struct proto_entry *e = proto_entries(&n);
+    char want[256] = "PROTO:    ", text[1024];
+    size_t len = strlen(want);
+
+    (void)state;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", i ? " | " : "", e[i].name);
+    snprintf(want + len, sizeof(want) - len, "\n");
+    assert_non_null(strstr(cli_spec_top.help, want));
+    /* the lab's other protocols, the default (the first) aside */
+    len = (size_t)snprintf(want, sizeof(want), "--proto ");
+    for (size_t i = 1; i < n; i++)
+        len +=
+            (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", i > 1 ? "|" : "", e[i].name);
+    snprintf(want + len, sizeof(want) - len, " ");
+    assert_non_null(strstr(cli_spec_top.help, want));
+    option_text(cli_spec_lab.help, "--proto P", text, sizeof(text));
+    for (size_t i = 0; i < n; i++)
+        assert_non_null(strstr(text, e[i].name));
+    option_text(cli_spec_run.help, "--size BYTES", text, sizeof(text));
+    for (size_t i = 0; i < n; i++)
+        assert_non_null(strstr(text, e[i].name));
+    option_text(cli_spec_serve.help, "--body-size B", text, sizeof(text));
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(strstr(text, e[i].name) != NULL, e[i].reply_body);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(want, sizeof(want), " %s (", e[i].name);
+        assert_non_null(strstr(cli_spec_serve.help, want));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_entries),      cmocka_unit_test(test_names),
+        cmocka_unit_test(test_list),         cmocka_unit_test(test_every_option),
+        cmocka_unit_test(test_run_messages), cmocka_unit_test(test_serve_lab_messages),
+        cmocka_unit_test(test_help),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
