@@ -41,6 +41,7 @@
 #include "report/report.h"
 #include "report/summary.h"
 #include "server/server.h"
+#include "stack/stack.h"
 #include "stats.h"
 
 /*
@@ -79,6 +80,13 @@ static uint64_t g_started_ns;     /* the same, CLOCK_MONOTONIC: for the evidence
 static char g_lab_sock[256];
 static char g_lab_dir[256];
 
+/*
+ * stack: every stop signal only sets the stop flag. Its tear-down (the
+ * services stopped, cgroups and files removed) is bounded, and an abort
+ * would leave the services running.
+ */
+static atomic_bool g_no_abort;
+
 /* The second Ctrl-C: only async-signal-safe calls. SIGCONT wakes a stopped server to die. */
 static void abort_now(void)
 {
@@ -103,7 +111,7 @@ static void on_signal(int sig)
         atomic_store(&g_stop, STOP_INTERRUPT);
         return;
     }
-    if (now < first + SIGNAL_SAME_NS) return;
+    if (now < first + SIGNAL_SAME_NS || atomic_load(&g_no_abort)) return;
     abort_now();
 }
 
@@ -773,6 +781,33 @@ static int cmd_lab(int argc, char **argv)
     return rc;
 }
 
+static int cmd_stack(int argc, char **argv)
+{
+    static struct stack_opts o;
+    struct hb_err err = { 0 };
+    enum stack_verdict verdict;
+    int rc = cli_parse_stack(argc, argv, &o, stdout, &err);
+
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
+    if (o.list) {
+        stack_list(stdout);
+        return HB_EXIT_OK;
+    }
+    if (o.jsonl_path != NULL && outfile_check(o.jsonl_path, OUTFILE_APPEND, &err) < 0)
+        return fail("stack", &err, HB_EXIT_RUNTIME);
+    atomic_store(&g_no_abort, true);
+    install_signals();
+    rc = stack_run(&o, stdout, &g_stop, &verdict, &err);
+    if (rc < 0) return fail("stack", &err, HB_EXIT_RUNTIME);
+    if (verdict == STACK_INVALID) {
+        fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors (see above)\n");
+        return HB_EXIT_INVALID;
+    }
+    if (verdict == STACK_INTERRUPTED) return HB_EXIT_INTERRUPTED;
+    return stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
+}
+
 /*
  * A closed fd 0, 1 or 2 (`hopbench >&-`) gets /dev/null, so that no file or
  * socket opened later becomes stdin, stdout or stderr: the --jsonl file would
@@ -818,6 +853,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return evidence_compare_main(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return evidence_merge_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "stack") == 0) return cmd_stack(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')
             printf("hopbench %s\n", HOPBENCH_VERSION);
@@ -825,7 +861,8 @@ int main(int argc, char **argv)
             cli_usage(stdout);
         return HB_EXIT_OK;
     }
-    fprintf(stderr, "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, help)\n",
+    fprintf(stderr,
+            "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, stack, help)\n",
             text_safe(shown, sizeof(shown), cmd));
     return HB_EXIT_USAGE;
 }
