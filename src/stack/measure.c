@@ -124,19 +124,23 @@ static double jnum(const json_t *o, const char *path)
     return json_is_number(o) ? json_number_value(o) : NAN;
 }
 
-/* One run record into its transport's arm. */
+void stack_cell_init(struct stack_cell *cell, const char *label, const char *a, const char *b)
+{
+    memset(cell, 0, sizeof(*cell));
+    snprintf(cell->label, sizeof(cell->label), "%s", label);
+    snprintf(cell->arm[0].transport, sizeof(cell->arm[0].transport), "%s", a);
+    snprintf(cell->arm[1].transport, sizeof(cell->arm[1].transport), "%s", b);
+}
+
+/* One run record into its endpoint's arm. */
 static void cell_add(struct stack_cell *cell, const json_t *run)
 {
-    const char *t = json_string_value(json_object_get(run, "transport"));
-    struct stack_arm *a = NULL;
+    double k = jnum(run, "cell");
+    struct stack_arm *a;
 
-    if (t == NULL) return;
-    for (unsigned i = 0; i < 2 && a == NULL; i++) {
-        if (cell->arm[i].transport[0] == '\0')
-            snprintf(cell->arm[i].transport, sizeof(cell->arm[i].transport), "%s", t);
-        if (strcmp(cell->arm[i].transport, t) == 0) a = &cell->arm[i];
-    }
-    if (a == NULL || a->n == STACK_MAX_REPS) return;
+    if (!(k == 0 || k == 1)) return;
+    a = &cell->arm[(int)k];
+    if (a->n == STACK_MAX_REPS) return;
     a->requests += (unsigned long long)jnum(run, "requests");
     if (!json_is_true(json_object_get(run, "valid")) ||
         json_is_true(json_object_get(run, "interrupted")))
@@ -146,6 +150,7 @@ static void cell_add(struct stack_cell *cell, const json_t *run)
     a->p99_us[a->n] = jnum(run, "latency_ns.p99") / 1e3;
     a->client_us[a->n] = jnum(run, "client_cpu_ns_per_op") / 1e3;
     a->svc_us[a->n] = jnum(run, "observed.cpu.cgroup_ns_per_op") / 1e3;
+    a->pids_us[a->n] = jnum(run, "observed.cpu.server_ns_per_op") / 1e3;
     if (!isnan(a->svc_us[a->n])) a->nsvc++;
     a->n++;
 }
@@ -167,12 +172,6 @@ static int cell_read(struct stack_cell *cell, const char *path, struct hb_err *e
     }
     free(big);
     fclose(f);
-    /* tcp first, whatever order the endpoints were given in */
-    if (strcmp(cell->arm[0].transport, "unix") == 0) {
-        struct stack_arm t = cell->arm[0];
-        cell->arm[0] = cell->arm[1];
-        cell->arm[1] = t;
-    }
     return 0;
 }
 
@@ -287,12 +286,16 @@ static void print_figure(FILE *f, double v, int width, int prec)
         fprintf(f, " %*.*f", width, prec, v);
 }
 
-void stack_table(FILE *f, const char *svc, const struct stack_cell *cells, unsigned n)
+void stack_table(FILE *f, const char *svc, const char *pids, const struct stack_cell *cells,
+                 unsigned n)
 {
-    fprintf(f, "\n%-16s %-9s %11s %9s %9s %12s %12s %5s\n", "cell", "transport", "ops/s", "p50 us",
-            "p99 us", svc, "client", "runs");
-    fprintf(f, "%-16s %-9s %11s %9s %9s %12s %12s\n", "", "", "(median)", "", "", "CPU us/op",
-            "CPU us/op");
+    fprintf(f, "\n%-16s %-9s %11s %9s %9s %12s", "cell", "transport", "ops/s", "p50 us", "p99 us",
+            svc);
+    if (pids) fprintf(f, " %12s", pids);
+    fprintf(f, " %12s %5s\n%-16s %-9s %11s %9s %9s %12s", "client", "runs", "", "", "(median)", "",
+            "", "CPU us/op");
+    if (pids) fprintf(f, " %12s", "CPU us/op");
+    fprintf(f, " %12s\n", "CPU us/op");
     for (unsigned i = 0; i < n; i++) {
         const struct stack_cell *c = &cells[i];
         for (unsigned t = 0; t < 2; t++) {
@@ -302,6 +305,7 @@ void stack_table(FILE *f, const char *svc, const struct stack_cell *cells, unsig
             print_figure(f, median_of(a->p50_us, a->n), 9, 1);
             print_figure(f, median_of(a->p99_us, a->n), 9, 1);
             print_figure(f, a->nsvc == a->n ? median_of(a->svc_us, a->n) : NAN, 12, 2);
+            if (pids) print_figure(f, median_of(a->pids_us, a->n), 12, 2);
             print_figure(f, median_of(a->client_us, a->n), 12, 2);
             fprintf(f, " %5u\n", a->n);
         }

@@ -43,15 +43,23 @@ struct stack_arm {
     double p50_us[STACK_MAX_REPS], p99_us[STACK_MAX_REPS];
     double svc_us[STACK_MAX_REPS];    /* the service's cgroup CPU per op, µs */
     double client_us[STACK_MAX_REPS]; /* the client's CPU per op, µs */
+    double pids_us[STACK_MAX_REPS];   /* the --server-pid processes' CPU per op, µs */
     unsigned nsvc;                    /* runs whose cgroup CPU was available */
     unsigned long long requests;      /* requests sent, warm-up included */
 };
 
-/* One measurement: a label and its two transports (tcp first). */
+/*
+ * One measurement: a label and its two endpoints, in the order given to run
+ * (the evidence's "cell"): arm[i].transport is the stack's own name for the
+ * hop under test ("tcp", "unix"), which the client's endpoint may not be.
+ */
 struct stack_cell {
     char label[48];
     struct stack_arm arm[2];
 };
+
+/* Names the two arms of cell (before stack_measure). */
+void stack_cell_init(struct stack_cell *cell, const char *label, const char *a, const char *b);
 
 /* An argument vector built piece by piece; every string is kept in store. */
 struct stack_args {
@@ -79,12 +87,14 @@ int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cel
                   struct hb_err *err);
 
 /*
- * The table of cells: per transport the median ops/s, p50, p99, the
- * service's and the client's CPU per op, and the unix÷tcp ratio of ops/s
- * and service CPU (bootstrap interval, Mann-Whitney; "~" when not
- * significant).
+ * The table of cells: per transport the median ops/s, p50, p99, the CPU
+ * per op of the service svc (the run's --server-cgroup), of pids (its
+ * --server-pid processes; NULL: no column) and of the client, and the
+ * unix÷tcp ratio of ops/s and of svc's CPU (bootstrap interval,
+ * Mann-Whitney; "~" when not significant).
  */
-void stack_table(FILE *f, const char *svc, const struct stack_cell *cells, unsigned n);
+void stack_table(FILE *f, const char *svc, const char *pids, const struct stack_cell *cells,
+                 unsigned n);
 
 /* --hold: waits for a stop signal (or a service's exit: -ECHILD with err set). */
 int stack_hold(struct stack_ctx *c, struct hb_err *err);

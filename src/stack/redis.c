@@ -121,7 +121,9 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
         for (unsigned j = 0; j < 2 && rc == 0 && !stack_stopping(c); j++) {
             struct stack_cell *cell = &cells[n++];
             struct stack_args a = { .n = 0 };
-            snprintf(cell->label, sizeof(cell->label), "%s pipeline %u", cmds[i], pipes[j]);
+            char label[48];
+            snprintf(label, sizeof(label), "%s pipeline %u", cmds[i], pipes[j]);
+            stack_cell_init(cell, label, "tcp", "unix");
             stack_arg(&a, "hopbench");
             stack_arg(&a, "run");
             stack_arg(&a, "redis");
@@ -143,7 +145,7 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
             if (rc == 0) rc = sup_alive(&c->sup, err);
         }
     }
-    if (n > 0) stack_table(c->out, "redis-server", cells, n);
+    if (n > 0) stack_table(c->out, "redis-server", NULL, cells, n);
     return rc;
 }
 

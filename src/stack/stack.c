@@ -10,9 +10,10 @@
 
 #include "stack/measure.h"
 
-extern const struct stack_def stack_redis;
+extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm;
 
-const struct stack_def *const stack_defs[] = { &stack_redis, NULL };
+const struct stack_def *const stack_defs[] = { &stack_redis, &stack_nginx_fpm, &stack_apache_fpm,
+                                               NULL };
 
 const struct stack_def *stack_find(const char *name)
 {

@@ -12,7 +12,7 @@ stack_tag() {
 
 # stack_pids OUT : the pids the stack printed for its services.
 stack_pids() {
-    sed -n 's/.* pid \([0-9][0-9]*\) .*/\1/p' "$1"
+    grep -Eo ' pid [0-9]+ ' "$1" | tr -dc '0-9\n '
 }
 
 # wait_line FILE ERE SECONDS PID : waits until FILE has a line matching ERE, while PID
