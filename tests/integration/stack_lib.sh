@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers of the test_stack_*.sh scripts (sourced after lib.sh, bash).
 #
 # A stack prints, before it measures, the line of each service ("... pid N ...") and
@@ -40,9 +41,9 @@ stack_nothing_left() {
         alive "$p" && left="$left pid $p"
     done
     for p in $(pgrep -f "$tag"); do left="$left pid $p ($(tr '\0' ' ' <"/proc/$p/cmdline"))"; done
-    for d in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "$tag" 2>/dev/null); do
+    while IFS= read -r d; do
         left="$left cgroup $d"
-    done
+    done < <(find /sys/fs/cgroup -maxdepth 5 -type d -name "$tag" 2>/dev/null)
     [ -e "${TMPDIR:-/tmp}/$tag" ] && left="$left dir ${TMPDIR:-/tmp}/$tag"
     if [ -z "$left" ]; then
         ok "$name: no process, cgroup or file of $tag is left"

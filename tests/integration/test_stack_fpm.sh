@@ -35,7 +35,7 @@ jsum() {
 
 # fpm_status SOCKET : php-fpm's status page of the pool on SOCKET.
 fpm_status() {
-    SCRIPT_NAME=/status SCRIPT_FILENAME=/status REQUEST_METHOD=GET QUERY_STRING= \
+    SCRIPT_NAME=/status SCRIPT_FILENAME=/status REQUEST_METHOD=GET QUERY_STRING='' \
         cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
 }
 
