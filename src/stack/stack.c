@@ -91,6 +91,10 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
     c.stop = stop;
     ctx_defaults(&c, o);
     rc = sup_init(&c.sup, err);
+    if (c.sup.dir[0] != '\0') {
+        fprintf(out, "hopbench stack %s: directory %s\n", d->name, c.sup.dir);
+        fflush(out);
+    }
     if (rc == 0) rc = stack_body(&c, d, err);
     /* Whatever happened, nothing is left: an error here is the error if there was none. */
     if (sup_release(&c.sup, &rel) < 0 && rc == 0) {

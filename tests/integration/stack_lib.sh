@@ -1,14 +1,16 @@
 # shellcheck shell=bash
 # Helpers of the test_stack_*.sh scripts (sourced after lib.sh, bash).
 #
-# A stack prints, before it measures, the line of each service ("... pid N ...") and
-# "cgroup: DIR" (the service's CPU cgroup, DIR = .../hopbench-stack.XXXXXX/SERVICE);
-# its private directory is /tmp/hopbench-stack.XXXXXX (or under $TMPDIR). These
-# helpers read them from the stack's stdout and check that nothing is left.
+# A stack prints first "hopbench stack NAME: directory DIR" (its private directory,
+# DIR = /tmp/hopbench-stack.XXXXXX, or under $TMPDIR; its cgroups are named after it),
+# then, before it measures, the line of each service ("... pid N ...") and "cgroup: DIR"
+# (a service's CPU cgroup). These helpers read them from the stack's stdout and check
+# that nothing is left.
 
 # stack_tag OUT : the run's name, hopbench-stack.XXXXXX, from the stack's stdout ("" if none).
 stack_tag() {
-    sed -n 's|^cgroup: .*/\(hopbench-stack\.[A-Za-z0-9]*\)/.*|\1|p' "$1" | head -n 1
+    sed -n 's|^hopbench stack [a-z-]*: directory .*/\(hopbench-stack\.[A-Za-z0-9]*\)$|\1|p' "$1" |
+        head -n 1
 }
 
 # stack_pids OUT : the pids the stack printed for its services.
@@ -34,7 +36,7 @@ stack_nothing_left() {
     local name=$1 out=$2 tag p left="" d
     tag=$(stack_tag "$out")
     if [ -z "$tag" ]; then
-        not_ok "$name: nothing left" "no cgroup line in $(basename "$out")"
+        not_ok "$name: nothing left" "no directory line in $(basename "$out")"
         return 1
     fi
     for p in $(stack_pids "$out"); do
@@ -44,7 +46,8 @@ stack_nothing_left() {
     while IFS= read -r d; do
         left="$left cgroup $d"
     done < <(find /sys/fs/cgroup -maxdepth 5 -type d -name "$tag" 2>/dev/null)
-    [ -e "${TMPDIR:-/tmp}/$tag" ] && left="$left dir ${TMPDIR:-/tmp}/$tag"
+    d=$(sed -n 's|^hopbench stack [a-z-]*: directory ||p' "$out" | head -n 1)
+    [ -e "$d" ] && left="$left dir $d"
     if [ -z "$left" ]; then
         ok "$name: no process, cgroup or file of $tag is left"
     else

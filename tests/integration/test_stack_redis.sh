@@ -7,6 +7,10 @@
 #     cgroup: the runs' cgroup CPU is at most the cgroup's own cpuacct.usage (read while
 #     held), which agrees with redis-server's own getrusage (INFO used_cpu_*); the table's
 #     figure is the median of the runs' per-op figures
+#   - redis-server missing (hidden in a private mount namespace): one line naming the
+#     apt-get command, exit 1
+#   - Ctrl-C as soon as the private directory exists (the server starting): exit 130,
+#     nothing left
 #   - Ctrl-C while held: exit 0 (the measurement was done), nothing left
 #   - Ctrl-C in the middle of a measurement: exit 130 within seconds, nothing left
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -35,6 +39,31 @@ expect_rc "stack nosuch: exit 64" 64 nosuch stack nosuch
 one_line "stack nosuch: one line" "$T/nosuch.err" "no stack 'nosuch'"
 expect_rc "stack redis --reps 0: exit 64" 64 reps0 stack redis --reps 0
 one_line "stack redis --reps 0: one line" "$T/reps0.err" '--reps'
+
+# --- a missing server: one line naming the apt-get command, exit 1 -----------------------
+# In a private mount namespace /usr/bin/redis-server is hidden under /dev/null (no execute bit).
+
+if unshare -m true 2>/dev/null; then
+    RC=0
+    (cd "$T" && exec timeout -k 5 60 unshare -m sh -c \
+        'mount --bind /dev/null /usr/bin/redis-server && exec "$0" "$@"' \
+        "$HOPBENCH" stack redis --short) >"$T/missing.out" 2>"$T/missing.err" || RC=$?
+    check_eq "missing redis-server: exit 1" 1 "$RC"
+    one_line "missing redis-server: one line naming the apt-get command" "$T/missing.err" \
+        '^hopbench stack: redis-server is not installed .*: apt-get install -y redis-server$'
+else
+    ok "missing redis-server # SKIP unshare -m is not allowed here"
+fi
+
+# --- Ctrl-C while the server starts: exit 130, nothing left --------------------------------
+
+spawn early stack redis --short
+EARLY=$SPAWNED
+wait_line "$T/early.out" '^hopbench stack redis: directory ' 20 "$EARLY"
+kill -INT "$EARLY"
+reap "$EARLY" 20
+check "early: Ctrl-C as it starts: exit 130 (or 0 if it was already done)" test "$RC" = 130 -o "$RC" = 0
+stack_nothing_left "early" "$T/early.out"
 
 # --- a short run, held: counts and CPU against the server's own ---------------------------
 
