@@ -1305,8 +1305,8 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
 
 static const char usage_stack[] =
     "usage: hopbench stack list\n"
-    "       hopbench stack NAME [--short] [--reps N] [-d S] [--warmup S] [-c N] [--jsonl FILE]\n"
-    "                           [--hold]\n"
+    "       hopbench stack NAME [--profile P] [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
+    "                           [--jsonl FILE] [--hold]\n"
     "       hopbench stack NAME --help   what NAME builds, what it measures, how long it takes\n"
     "\n"
     "Builds a stack from Debian's own servers under configurations hopbench writes into a\n"
@@ -1318,6 +1318,7 @@ static const char usage_stack[] =
     "ends the stack early; the tear-down is bounded and is not cut short). A missing server\n"
     "is one line naming the apt-get install command, exit 1. Exit codes as for run.\n"
     "\n"
+    "  --profile P      the stack's configuration profile (its --help names them)\n"
     "  --short          a quick pass (fewer, shorter runs): a check, not a result\n"
     "  --reps N         runs per transport and cell, ABBA order (default: the stack's)\n"
     "  -d, --duration S each run's measured seconds (default: the stack's)\n"
@@ -1333,6 +1334,7 @@ enum {
     OPT_STACK_WARMUP,
     OPT_STACK_JSONL,
     OPT_STACK_HOLD,
+    OPT_STACK_PROFILE,
 };
 
 static const struct option stack_longopts[] = {
@@ -1343,6 +1345,7 @@ static const struct option stack_longopts[] = {
     { "connections", required_argument, NULL, 'c' },
     { "jsonl", required_argument, NULL, OPT_STACK_JSONL },
     { "hold", no_argument, NULL, OPT_STACK_HOLD },
+    { "profile", required_argument, NULL, OPT_STACK_PROFILE },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -1374,6 +1377,9 @@ static int stack_option(int c, const char *val, struct stack_opts *o, struct hb_
         return 0;
     case OPT_STACK_HOLD:
         o->hold = true;
+        return 0;
+    case OPT_STACK_PROFILE:
+        o->profile = val;
         return 0;
     }
     return hb_fail(err, -EINVAL, "stack: unknown option");
@@ -1420,5 +1426,6 @@ int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, stru
     if (stack_find(o->name) == NULL)
         return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)",
                        o->name);
+    if (o->profile != NULL) return stack_profile_check(stack_find(o->name), o->profile, err);
     return 0;
 }

@@ -29,119 +29,247 @@
 #define APACHE_MODS "/usr/lib/apache2/modules"
 #define WORKER_USER "www-data" /* the web servers' and the socket's user when hopbench is root */
 
+/* The study's profiles (stack_opts.profile). */
+enum fpm_profile {
+    FPM_BASELINE = 0, /* stock-like: many modules, dynamic pools, access logs, .htaccess */
+    FPM_OPTIMIZED,    /* minimal modules, fixed pools, no access logs, pm static */
+    FPM_REUSE,        /* optimized + FastCGI connections kept, within pm.max_children */
+};
+
+/* Their names, in the enum's order (the stacks' --profile). */
+static const char *const fpm_profile_names[] = { "baseline", "optimized", "optimized-reuse", NULL };
+
+/* The web server's processes: how many may each keep FastCGI connections (FPM_REUSE). */
+#define WEB_PROCS 2u
+
 /* What differs between the two web servers. */
 struct web {
     const char *name; /* the service's name: "nginx", "apache" */
     const char *binary;
-    int (*conf)(struct stack_ctx *c, const struct web *w, unsigned front[2], unsigned fpm_port,
+    int (*conf)(struct stack_ctx *c, enum fpm_profile p, const unsigned front[2], unsigned fpm_port,
                 const char *sock, struct hb_err *err);
     const char *status; /* its request-count page */
 };
 
-/* The pool size: pm static, twice the CPUs hopbench may use, at least 4. */
-static unsigned fpm_children(void)
+static enum fpm_profile fpm_profile_of(const struct stack_opts *o)
+{
+    for (unsigned i = 0; o->profile != NULL && fpm_profile_names[i] != NULL; i++)
+        if (strcmp(o->profile, fpm_profile_names[i]) == 0) return (enum fpm_profile)i;
+    return FPM_OPTIMIZED;
+}
+
+/* pm.max_children: the stock 5, else pm static with two children per CPU, at least 4. */
+static unsigned fpm_children(enum fpm_profile p)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
 
+    if (p == FPM_BASELINE) return 5;
     return n >= 2 ? (unsigned)n * 2 : 4;
 }
 
-static int fpm_conf(struct stack_ctx *c, unsigned port, const char *sock, struct hb_err *err)
+/*
+ * FastCGI connections the web server keeps per backend, per process (0: none
+ * kept): half the pool in all, so that the bare hop, measured after, finds
+ * free workers while the web server's connections stay open and pin theirs.
+ */
+static unsigned fpm_kept_per_proc(enum fpm_profile p)
 {
-    char conf[4 * PATH_MAX + 2048], owner[256] = "";
+    unsigned n = fpm_children(p) / 2 / WEB_PROCS;
+
+    return p != FPM_REUSE ? 0 : n > 0 ? n : 1;
+}
+
+/* One pool's settings, the same for both pools but for where it listens. */
+static void fpm_pool(const struct stack_ctx *c, enum fpm_profile p, const char *name, char *buf,
+                     size_t cap)
+{
+    if (p == FPM_BASELINE)
+        snprintf(buf, cap,
+                 "pm = dynamic\npm.max_children = 5\npm.start_servers = 2\n"
+                 "pm.min_spare_servers = 1\npm.max_spare_servers = 3\n"
+                 "pm.status_path = /status\nping.path = /ping\n"
+                 "access.log = %s/fpm-access-%s.log\n",
+                 c->sup.dir, name);
+    else
+        snprintf(buf, cap,
+                 "pm = static\npm.max_children = %u\npm.status_path = /status\n"
+                 "ping.path = /ping\nlisten.backlog = 1024\n"
+                 "php_admin_value[opcache.validate_timestamps] = 0\n"
+                 "php_admin_value[realpath_cache_size] = 4096K\n"
+                 "php_admin_flag[expose_php] = off\n",
+                 fpm_children(p));
+}
+
+static int fpm_conf(struct stack_ctx *c, enum fpm_profile p, unsigned port, const char *sock,
+                    struct hb_err *err)
+{
+    char conf[4 * PATH_MAX + 2048], owner[256] = "", tcp[PATH_MAX + 512], ux[PATH_MAX + 512];
     const char *d = c->sup.dir;
-    unsigned kids = fpm_children();
 
     if (geteuid() == 0)
         snprintf(owner, sizeof(owner), "listen.owner = %s\nlisten.group = %s\nlisten.mode = 0660\n",
                  WORKER_USER, WORKER_USER);
-    /* The same pool twice, but for where it listens. */
-    char pool[512];
-    snprintf(pool, sizeof(pool),
-             "pm = static\n"
-             "pm.max_children = %u\n"
-             "pm.status_path = /status\n"
-             "ping.path = /ping\n"
-             "listen.backlog = 1024\n"
-             "php_admin_value[opcache.validate_timestamps] = 0\n"
-             "php_admin_flag[expose_php] = off\n",
-             kids);
+    fpm_pool(c, p, "tcp", tcp, sizeof(tcp));
+    fpm_pool(c, p, "unix", ux, sizeof(ux));
     snprintf(conf, sizeof(conf),
              "[global]\npid = %s/fpm.pid\nerror_log = /proc/self/fd/2\ndaemonize = no\n"
              "[tcp]\nlisten = 127.0.0.1:%u\n%s"
              "[unix]\nlisten = %s\n%s%s",
-             d, port, pool, sock, owner, pool);
+             d, port, tcp, sock, owner, ux);
     return sup_write(&c->sup, "php-fpm.conf", conf, err);
 }
 
-static int nginx_conf(struct stack_ctx *c, const struct web *w, unsigned front[2],
+/* nginx's http{} settings of the profile: Debian's stock nginx.conf, or the lean ones. */
+static void nginx_http(const struct stack_ctx *c, enum fpm_profile p, char *buf, size_t cap)
+{
+    if (p == FPM_BASELINE)
+        snprintf(buf, cap,
+                 "  sendfile on;\n  tcp_nopush on;\n  types_hash_max_size 2048;\n"
+                 "  access_log %s/nginx-access.log;\n  gzip on;\n",
+                 c->sup.dir);
+    else
+        snprintf(buf, cap, "  access_log off;\n  keepalive_requests 1000000;\n");
+}
+
+static int nginx_conf(struct stack_ctx *c, enum fpm_profile p, const unsigned front[2],
                       unsigned fpm_port, const char *sock, struct hb_err *err)
 {
-    char conf[8 * PATH_MAX + 2048], user[64] = "", backend[2][PATH_MAX + 16];
+    char conf[8 * PATH_MAX + 4096], user[64] = "", http[PATH_MAX + 256];
+    char backend[2][PATH_MAX + 16];
+    const char *pass[2] = { backend[0], backend[1] };
     const char *d = c->sup.dir;
     size_t len = 0;
 
-    (void)w;
     if (geteuid() == 0) snprintf(user, sizeof(user), "user %s;\n", WORKER_USER);
     snprintf(backend[0], sizeof(backend[0]), "127.0.0.1:%u", fpm_port);
     snprintf(backend[1], sizeof(backend[1]), "unix:%s", sock);
+    nginx_http(c, p, http, sizeof(http));
     len += (size_t)snprintf(conf + len, sizeof(conf) - len,
-                            "%sdaemon off;\nworker_processes 1;\npid %s/nginx.pid;\n"
+                            "%sdaemon off;\nworker_processes %s;\npid %s/nginx.pid;\n"
                             "error_log stderr warn;\nevents { worker_connections 1024; }\n"
-                            "http {\n  access_log off;\n  keepalive_requests 1000000;\n"
+                            "http {\n%s"
                             "  client_body_temp_path %s/nginx-body;\n"
                             "  proxy_temp_path %s/nginx-proxy;\n"
                             "  fastcgi_temp_path %s/nginx-fastcgi;\n"
                             "  uwsgi_temp_path %s/nginx-uwsgi;\n  scgi_temp_path %s/nginx-scgi;\n",
-                            user, d, d, d, d, d, d);
+                            user, p == FPM_BASELINE ? "auto" : "2", d, http, d, d, d, d, d);
+    for (unsigned i = 0; i < 2; i++) {
+        if (p != FPM_REUSE || len >= sizeof(conf)) continue;
+        /* keepalive: the idle connections each worker keeps; fastcgi_keep_conn asks FPM to */
+        pass[i] = i == 0 ? "fpm0" : "fpm1";
+        len += (size_t)snprintf(conf + len, sizeof(conf) - len,
+                                "  upstream fpm%u {\n    server %s;\n    keepalive %u;\n"
+                                "    keepalive_requests 1000000;\n  }\n",
+                                i, backend[i], fpm_kept_per_proc(p));
+    }
     for (unsigned i = 0; i < 2 && len < sizeof(conf); i++)
         len += (size_t)snprintf(
             conf + len, sizeof(conf) - len,
             "  server {\n    listen 127.0.0.1:%u;\n"
             "    location = /nginx_status { stub_status; }\n"
             "    location = /bench.php {\n      include /etc/nginx/fastcgi_params;\n"
-            "      fastcgi_param SCRIPT_FILENAME %s/www/bench.php;\n"
+            "      fastcgi_param SCRIPT_FILENAME %s/www/bench.php;\n%s"
             "      fastcgi_pass %s;\n    }\n  }\n",
-            front[i], d, backend[i]);
+            front[i], d, p == FPM_REUSE ? "      fastcgi_keep_conn on;\n" : "", pass[i]);
     if (len < sizeof(conf)) snprintf(conf + len, sizeof(conf) - len, "}\n");
     if (len >= sizeof(conf)) return hb_fail(err, -ENAMETOOLONG, "nginx.conf: paths too long");
     return sup_write(&c->sup, "nginx.conf", conf, err);
 }
 
-static int apache_conf(struct stack_ctx *c, const struct web *w, unsigned front[2],
+/* The modules a stock httpd.conf loads (and proxy, rewrite), or the few the lean one needs. */
+static void apache_modules(enum fpm_profile p, char *buf, size_t cap)
+{
+    static const char *const stock[] = {
+        "authn_file",    "authn_core", "authz_host", "authz_groupfile", "authz_user", "authz_core",
+        "access_compat", "auth_basic", "reqtimeout", "filter",          "mime",       "env",
+        "headers",       "setenvif",   "status",     "autoindex",       "dir",        "alias",
+        "rewrite",       "proxy",      "proxy_fcgi", "mpm_event",
+    };
+    static const char *const lean[] = { "authz_core", "proxy",     "proxy_fcgi",
+                                        "status",     "mpm_event", "dir" };
+    const char *const *m = p == FPM_BASELINE ? stock : lean;
+    size_t n = p == FPM_BASELINE ? ARRAY_LEN(stock) : ARRAY_LEN(lean), len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len,
+                                "LoadModule %s_module " APACHE_MODS "/mod_%s.so\n", m[i], m[i]);
+}
+
+/* The profile's pool, keep-alive, logs and overrides. */
+static void apache_tuning(const struct stack_ctx *c, enum fpm_profile p, char *buf, size_t cap)
+{
+    if (p == FPM_BASELINE)
+        snprintf(buf, cap,
+                 "KeepAlive On\nMaxKeepAliveRequests 100\nKeepAliveTimeout 5\n"
+                 "StartServers 2\nMinSpareThreads 25\nMaxSpareThreads 75\nThreadLimit 64\n"
+                 "ThreadsPerChild 25\nMaxRequestWorkers 150\nMaxConnectionsPerChild 0\n"
+                 "LogFormat \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%O \\\"%%{Referer}i\\\" "
+                 "\\\"%%{User-Agent}i\\\"\" combined\n"
+                 "CustomLog %s/apache-access.log combined\nTypesConfig /etc/mime.types\n"
+                 "<Directory %s/www>\n  AllowOverride All\n</Directory>\n",
+                 c->sup.dir, c->sup.dir);
+    else
+        snprintf(buf, cap,
+                 "KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 5\n"
+                 "ServerLimit %u\nStartServers %u\nThreadsPerChild 32\nMaxRequestWorkers %u\n"
+                 "MinSpareThreads 32\nMaxSpareThreads %u\n",
+                 WEB_PROCS, WEB_PROCS, WEB_PROCS * 32, WEB_PROCS * 32 + 32);
+}
+
+/* enablereuse: each process keeps at most max connections to each backend. */
+static void apache_reuse(enum fpm_profile p, unsigned fpm_port, const char *sock, char *buf,
+                         size_t cap)
+{
+    buf[0] = '\0';
+    if (p != FPM_REUSE) return;
+    snprintf(buf, cap,
+             "<Proxy \"fcgi://127.0.0.1:%u\">\n  ProxySet enablereuse=on max=%u\n</Proxy>\n"
+             "<Proxy \"unix:%s|fcgi://localhost\">\n  ProxySet enablereuse=on max=%u\n</Proxy>\n",
+             fpm_port, fpm_kept_per_proc(p), sock, fpm_kept_per_proc(p));
+}
+
+static int apache_conf(struct stack_ctx *c, enum fpm_profile p, const unsigned front[2],
                        unsigned fpm_port, const char *sock, struct hb_err *err)
 {
-    char conf[8 * PATH_MAX + 4096], user[96] = "";
+    char conf[12 * PATH_MAX + 8192], user[96] = "", mods[4096], tuning[2 * PATH_MAX + 1024];
+    char reuse[PATH_MAX + 512];
     const char *d = c->sup.dir;
     int n;
 
-    (void)w;
     if (geteuid() == 0)
         snprintf(user, sizeof(user), "User %s\nGroup %s\n", WORKER_USER, WORKER_USER);
+    apache_modules(p, mods, sizeof(mods));
+    apache_tuning(c, p, tuning, sizeof(tuning));
+    apache_reuse(p, fpm_port, sock, reuse, sizeof(reuse));
     n = snprintf(
         conf, sizeof(conf),
         "ServerRoot %s\nServerName localhost\nPidFile %s/apache.pid\nDefaultRuntimeDir %s\n"
-        "Mutex file:%s default\nErrorLog /proc/self/fd/2\nLogLevel warn\n%s"
-        "LoadModule mpm_event_module " APACHE_MODS "/mod_mpm_event.so\n"
-        "LoadModule authz_core_module " APACHE_MODS "/mod_authz_core.so\n"
-        "LoadModule proxy_module " APACHE_MODS "/mod_proxy.so\n"
-        "LoadModule proxy_fcgi_module " APACHE_MODS "/mod_proxy_fcgi.so\n"
-        "LoadModule status_module " APACHE_MODS "/mod_status.so\n"
-        "Listen 127.0.0.1:%u\nListen 127.0.0.1:%u\n"
-        "KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 5\n"
-        "ServerLimit 2\nStartServers 2\nThreadsPerChild 32\nMaxRequestWorkers 64\n"
-        "MinSpareThreads 32\nMaxSpareThreads 96\nExtendedStatus On\n"
+        "Mutex file:%s default\nErrorLog /proc/self/fd/2\nLogLevel warn\n%s%s"
+        "Listen 127.0.0.1:%u\nListen 127.0.0.1:%u\n%sExtendedStatus On\n"
         "DocumentRoot %s/www\n<Directory />\n  AllowOverride None\n  Require all granted\n"
-        "</Directory>\n<Location /server-status>\n  SetHandler server-status\n</Location>\n"
+        "</Directory>\n<Location /server-status>\n  SetHandler server-status\n</Location>\n%s"
         "<VirtualHost 127.0.0.1:%u>\n  <FilesMatch \"\\.php$\">\n"
         "    SetHandler \"proxy:fcgi://127.0.0.1:%u\"\n  </FilesMatch>\n</VirtualHost>\n"
         "<VirtualHost 127.0.0.1:%u>\n  <FilesMatch \"\\.php$\">\n"
         "    SetHandler \"proxy:unix:%s|fcgi://localhost\"\n  </FilesMatch>\n</VirtualHost>\n",
-        d, d, d, d, user, front[0], front[1], d, front[0], fpm_port, front[1], sock);
+        d, d, d, d, user, mods, front[0], front[1], tuning, d, reuse, front[0], fpm_port, front[1],
+        sock);
     if (n < 0 || (size_t)n >= sizeof(conf))
         return hb_fail(err, -ENAMETOOLONG, "apache2.conf: paths too long");
     return sup_write(&c->sup, "apache2.conf", conf, err);
 }
+
+/*
+ * WordPress's .htaccess, which the baseline profile makes Apache read on every
+ * request; the status page is kept from its catch-all rewrite.
+ */
+static const char wp_htaccess[] = "<IfModule mod_rewrite.c>\nRewriteEngine On\nRewriteBase /\n"
+                                  "RewriteRule ^index\\.php$ - [L]\n"
+                                  "RewriteCond %{REQUEST_URI} !=/server-status\n"
+                                  "RewriteCond %{REQUEST_FILENAME} !-f\n"
+                                  "RewriteCond %{REQUEST_FILENAME} !-d\n"
+                                  "RewriteRule . /index.php [L]\n</IfModule>\n";
 
 static bool in_groups(gid_t g, gid_t gid, const gid_t *groups, int n)
 {
@@ -236,7 +364,7 @@ static int fpm_ports(unsigned front[2], unsigned *fpm, struct hb_err *err)
 }
 
 /* The docroot with bench.php; the private directory searchable by the web server's workers. */
-static int fpm_files(struct stack_ctx *c, struct hb_err *err)
+static int fpm_files(struct stack_ctx *c, enum fpm_profile p, struct hb_err *err)
 {
     char www[PATH_MAX];
 
@@ -245,13 +373,16 @@ static int fpm_files(struct stack_ctx *c, struct hb_err *err)
         return hb_fail(err, -errno, "chmod %s: %s", c->sup.dir, strerror(errno));
     sup_path(&c->sup, "www", www, sizeof(www));
     if (mkdir(www, 0755) == -1) return hb_fail(err, -errno, "mkdir %s: %s", www, strerror(errno));
-    return sup_write(&c->sup, "www/bench.php", "<?php echo \"bench\";\n", err);
+    int rc = sup_write(&c->sup, "www/bench.php", "<?php echo \"bench\";\n", err);
+    if (rc == 0 && p == FPM_BASELINE) rc = sup_write(&c->sup, "www/.htaccess", wp_htaccess, err);
+    return rc;
 }
 
-static int fpm_start(struct stack_ctx *c, unsigned port, const char *sock, struct hb_err *err)
+static int fpm_start(struct stack_ctx *c, enum fpm_profile p, unsigned port, const char *sock,
+                     struct hb_err *err)
 {
     char conf[PATH_MAX];
-    int rc = fpm_conf(c, port, sock, err);
+    int rc = fpm_conf(c, p, port, sock, err);
 
     if (rc < 0) return rc;
     sup_path(&c->sup, "php-fpm.conf", conf, sizeof(conf));
@@ -261,11 +392,11 @@ static int fpm_start(struct stack_ctx *c, unsigned port, const char *sock, struc
     return sup_start(&c->sup, &spec, err);
 }
 
-static int web_start(struct stack_ctx *c, const struct web *w, unsigned front[2], unsigned fpm,
-                     const char *sock, struct hb_err *err)
+static int web_start(struct stack_ctx *c, const struct web *w, enum fpm_profile p,
+                     const unsigned front[2], unsigned fpm, const char *sock, struct hb_err *err)
 {
     char conf[PATH_MAX], prefix[PATH_MAX + 2];
-    int rc = w->conf(c, w, front, fpm, sock, err);
+    int rc = w->conf(c, p, front, fpm, sock, err);
     bool nginx = strcmp(w->name, "nginx") == 0;
 
     if (rc < 0) return rc;
@@ -315,26 +446,33 @@ static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_
 }
 
 /* The set-up checks of the study's pitfalls, one line each; an error when one fails. */
-static int fpm_pitfalls(struct stack_ctx *c, const struct fpm_eps *e, struct hb_err *err)
+static int fpm_pitfalls(struct stack_ctx *c, enum fpm_profile p, const struct fpm_eps *e,
+                        struct hb_err *err)
 {
-    char line[PATH_MAX + 256];
+    char line[PATH_MAX + 256], kept[160];
     const char *user = WORKER_USER;
     struct passwd *me = getpwuid(geteuid());
-    unsigned kids = fpm_children();
+    unsigned kids = fpm_children(p), web = WEB_PROCS * fpm_kept_per_proc(p);
 
     if (geteuid() != 0) user = me ? me->pw_name : "?"; /* not root: the workers are us */
     if (!sock_usable(e->sock, user, line, sizeof(line)))
         return hb_fail(err, -EACCES, "%.240s", line);
     fprintf(c->out, "%s\n", line);
-    if (c->conns > kids)
+    if (web + c->conns > kids)
         return hb_fail(err, -EINVAL,
-                       "the bare FastCGI hop would keep %u connections open, more than "
-                       "pm.max_children %u: the pool would starve (use -c %u or less)",
-                       c->conns, kids, kids);
+                       "the bare FastCGI hop would keep %u connection(s) open besides the web "
+                       "server's %u, more than pm.max_children %u: the pool would starve (use "
+                       "-c %u or less)",
+                       c->conns, web, kids, kids > web ? kids - web : 0);
+    if (web > 0)
+        snprintf(kept, sizeof(kept), "keeps at most %u x %u = %u FastCGI connections per backend",
+                 WEB_PROCS, fpm_kept_per_proc(p), web);
+    else
+        snprintf(kept, sizeof(kept), "opens a FastCGI connection per request (none kept)");
     fprintf(c->out,
-            "check: the web server opens a FastCGI connection per request (none kept); the bare "
-            "hop keeps %u, pm.max_children is %u per pool: no starvation\n",
-            c->conns, kids);
+            "check: the web server %s; the bare hop keeps %u; together within pm.max_children "
+            "%u per pool: no starvation\n",
+            kept, c->conns, kids);
     return 0;
 }
 
@@ -398,11 +536,13 @@ static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fp
 static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *err)
 {
     static struct fpm_eps e;
-    unsigned front[2], port;
+    unsigned front[2] = { 0, 0 }, port = 0;
     int rc = fpm_ports(front, &port, err);
 
+    enum fpm_profile p = fpm_profile_of(c->o);
+
     memset(&e, 0, sizeof(e));
-    if (rc == 0) rc = fpm_files(c, err);
+    if (rc == 0) rc = fpm_files(c, p, err);
     if (rc < 0) return rc;
     sup_path(&c->sup, "fpm.sock", e.sock, sizeof(e.sock));
     sup_path(&c->sup, "www/bench.php", e.script, sizeof(e.script));
@@ -411,8 +551,8 @@ static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *er
         snprintf(e.front[i], sizeof(e.front[i]), "tcp://127.0.0.1:%u", front[i]);
     snprintf(e.fpm[0], sizeof(e.fpm[0]), "tcp://127.0.0.1:%u", port);
     snprintf(e.fpm[1], sizeof(e.fpm[1]), "unix:%s", e.sock);
-    rc = fpm_start(c, port, e.sock, err);
-    if (rc == 0) rc = web_start(c, w, front, port, e.sock, err);
+    rc = fpm_start(c, p, port, e.sock, err);
+    if (rc == 0) rc = web_start(c, w, p, front, port, e.sock, err);
     if (rc == 0) rc = fpm_ready(c, w, &e, err);
     if (rc == -EINTR) {
         c->interrupted = true;
@@ -421,15 +561,16 @@ static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *er
     if (rc < 0) return rc;
     struct sup_svc *web = sup_find(&c->sup, w->name), *fpm = sup_find(&c->sup, "php-fpm");
     fprintf(c->out,
-            "hopbench stack %s-fpm (profile optimized): %s pid %ld on %s (backend tcp) and %s "
-            "(backend unix); php-fpm pid %ld on %s and %s, pm static %u per pool\n"
+            "hopbench stack %s-fpm (profile %s): %s pid %ld on %s (backend tcp) and %s "
+            "(backend unix); php-fpm pid %ld on %s and %s, pm %s %u per pool\n"
             "cgroup: %s\ncgroup: %s\n"
             "runs: tcp and unix %u times each in ABBA order, %.2f s after %.2f s warm-up, "
             "%u connection(s); status: %s\n",
-            w->name, w->name, (long)web->pid, e.front[0], e.front[1], (long)fpm->pid, e.fpm[0],
-            e.fpm[1], fpm_children(), sup_cgroup_cpu(web), sup_cgroup_cpu(fpm), c->reps,
+            w->name, fpm_profile_names[p], w->name, (long)web->pid, e.front[0], e.front[1],
+            (long)fpm->pid, e.fpm[0], e.fpm[1], p == FPM_BASELINE ? "dynamic, at most" : "static",
+            fpm_children(p), sup_cgroup_cpu(web), sup_cgroup_cpu(fpm), c->reps,
             (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, c->conns, w->status);
-    rc = fpm_pitfalls(c, &e, err);
+    rc = fpm_pitfalls(c, p, &e, err);
     if (rc == 0) rc = fpm_measure(c, w, &e, err);
     return rc;
 }
@@ -447,15 +588,23 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     return fpm_stack(c, &web_apache, err);
 }
 
-#define FPM_HELP(WEB, PKG, WHAT)                                                                   \
-    "usage: hopbench stack " WEB "-fpm [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"          \
-    "                              [--jsonl FILE] [--hold]\n"                                      \
+#define FPM_HELP(WEB, WHAT, STOCK, REUSE)                                                          \
+    "usage: hopbench stack " WEB "-fpm [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"   \
+    "                              [-c N] [--jsonl FILE] [--hold]\n"                               \
     "\n"                                                                                           \
-    "Builds (profile optimized): Debian's php8.2-fpm running <?php echo \"bench\"; with two\n"     \
-    "pools, one on its own port on 127.0.0.1 and one on its own Unix socket (pm static,\n"         \
-    "2 children per CPU, no access log, opcache.validate_timestamps=0), behind " WHAT ",\n"        \
-    "one port per backend, a new FastCGI connection per request, no access log; everything\n"      \
-    "in a private temporary directory, each server in its own cgroups under hopbench's.\n"         \
+    "Builds: Debian's php8.2-fpm running <?php echo \"bench\"; with two pools, one on its own\n"   \
+    "port on 127.0.0.1 and one on its own Unix socket, behind " WHAT "\n"                          \
+    "with one port per backend; everything in a private temporary directory, each server\n"        \
+    "in its own cgroups under hopbench's. --profile (default optimized):\n"                        \
+    "  baseline         stock-like: " STOCK ",\n"                                                  \
+    "                   access logs, pm dynamic with at most 5 children, a new FastCGI\n"          \
+    "                   connection per request\n"                                                  \
+    "  optimized        minimal modules, a fixed pool of 2 processes, no access logs, pm static\n" \
+    "                   with 2 children per CPU, opcache.validate_timestamps=0, a new FastCGI\n"   \
+    "                   connection per request\n"                                                  \
+    "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "):\n"                    \
+    "                   the 2 processes keep at most pm.max_children / 2 per backend, so\n"        \
+    "                   that the bare hop's connections find free workers too\n"                   \
     "Checks, one line each: the web server's workers may connect to the socket (else every\n"      \
     "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"       \
     "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"        \
@@ -465,13 +614,14 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     "'bench': a 5xx, a reset or a wrong body fails the gate (exit 2).\n"                           \
     "Takes: 2 measurements x 2 backends x --reps (default 4) x (-d 2 s + --warmup 0.5 s),\n"       \
     "about 45 s; --short about 10 s and is a check, not a result.\n"                               \
-    "Not built yet: the baseline and optimized-reuse profiles.\n"                                  \
     "\n"                                                                                           \
+    "  --profile P      baseline, optimized (default) or optimized-reuse\n"                        \
     "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                              \
     "  --reps N         runs per backend and measurement (default 4; 2 with --short)\n"            \
     "  -d, --duration S each run's measured seconds (default 2)\n"                                 \
     "      --warmup S   each run's discarded start (default 0.5)\n"                                \
-    "  -c, --connections N  connections of each run (default 1; at most pm.max_children)\n"        \
+    "  -c, --connections N  connections of each run (default 1; the bare hop keeps them open:\n"   \
+    "                   at most what pm.max_children leaves)\n"                                    \
     "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"        \
     "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"     \
     "  -h, --help       this text\n"
@@ -481,17 +631,23 @@ static const char *const apache_needs[] = { PHP_FPM, "php8.2-fpm", APACHE, "apac
 
 const struct stack_def stack_nginx_fpm = {
     .name = "nginx-fpm",
-    .summary = "nginx -> php8.2-fpm (optimized), backend tcp vs unix, plus the bare FastCGI hop",
-    .help = FPM_HELP("nginx", "nginx", "nginx"),
+    .summary = "nginx -> php8.2-fpm (3 profiles), backend tcp vs unix, and the bare FastCGI hop",
+    .help = FPM_HELP("nginx", "nginx", "worker_processes auto, gzip",
+                     "upstream keepalive,\n                   fastcgi_keep_conn on"),
     .needs = nginx_needs,
+    .profiles = fpm_profile_names,
     .run = nginx_run,
 };
 
 const struct stack_def stack_apache_fpm = {
     .name = "apache-fpm",
-    .summary = "Apache 2.4 -> php8.2-fpm (optimized), backend tcp vs unix, plus the bare FastCGI "
-               "hop",
-    .help = FPM_HELP("apache", "apache2", "Apache 2.4 (mpm_event, mod_proxy_fcgi)"),
+    .summary = "Apache 2.4 -> php8.2-fpm (3 profiles), backend tcp vs unix, and the bare "
+               "FastCGI hop",
+    .help = FPM_HELP("apache", "Apache 2.4 (mpm_event, mod_proxy_fcgi)",
+                     "22 modules, a dynamic mpm_event pool,\n"
+                     "                   MaxKeepAliveRequests 100, a WordPress .htaccess",
+                     "enablereuse=on max=N"),
     .needs = apache_needs,
+    .profiles = fpm_profile_names,
     .run = apache_run,
 };

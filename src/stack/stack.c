@@ -22,6 +22,23 @@ const struct stack_def *stack_find(const char *name)
     return NULL;
 }
 
+int stack_profile_check(const struct stack_def *d, const char *name, struct hb_err *err)
+{
+    char names[128] = "";
+    size_t len = 0;
+
+    if (d->profiles == NULL)
+        return hb_fail(err, -EINVAL, "stack %s: --profile: this stack has no profiles", d->name);
+    for (unsigned i = 0; d->profiles[i] != NULL; i++) {
+        if (strcmp(d->profiles[i], name) == 0) return 0;
+        if (len < sizeof(names))
+            len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
+                                    d->profiles[i]);
+    }
+    return hb_fail(err, -EINVAL, "stack %s: --profile: '%s' is not one of %s", d->name, name,
+                   names);
+}
+
 void stack_list(FILE *f)
 {
     for (unsigned i = 0; stack_defs[i] != NULL; i++)

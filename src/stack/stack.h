@@ -22,6 +22,7 @@
 /* What the command line asks of a stack (cli_parse_stack fills it). */
 struct stack_opts {
     const char *name;       /* the stack; NULL with list */
+    const char *profile;    /* --profile: one of the stack's profiles; NULL = its default */
     bool list;              /* `hopbench stack list` */
     bool short_mode;        /* --short: a quick pass (tests), not a result */
     unsigned reps;          /* --reps: runs per transport and cell, ABBA; 0 = the stack's */
@@ -46,6 +47,7 @@ struct stack_def {
     const char *summary;      /* one line for `stack list` */
     const char *help;         /* `stack NAME --help`: what it builds, measures, how long it takes */
     const char *const *needs; /* pairs: binary path, Debian package; NULL-terminated */
+    const char *const *profiles; /* its --profile names, NULL-terminated; NULL: none */
     /* Starts the services, measures, prints the table: 0 or a negative errno with err set. */
     int (*run)(struct stack_ctx *c, struct hb_err *err);
 };
@@ -55,6 +57,9 @@ extern const struct stack_def *const stack_defs[];
 
 /* The stack called name, or NULL. */
 const struct stack_def *stack_find(const char *name);
+
+/* 0 when the stack has a profile called name, else -EINVAL with err naming them. */
+int stack_profile_check(const struct stack_def *d, const char *name, struct hb_err *err);
 
 /* One line per stack: its name and summary. */
 void stack_list(FILE *f);
