@@ -18,6 +18,7 @@
 #   - --profile is checked; -c more than the pool leaves (the bare hop keeps its
 #     connections) is refused before measuring, one line, exit 1, nothing left
 #   - every run is valid (2xx, body "bench"); Ctrl-C while held: exit 0, nothing left
+#   - Ctrl-C in the middle of a measurement: exit 130 within seconds, nothing left
 # shellcheck disable=SC2016 # jq programs in single quotes
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -121,5 +122,22 @@ for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
     check_eq "$name: Ctrl-C while held: exit 0" 0 "$RC"
     stack_nothing_left "$name" "$OUT"
 done
+
+# --- Ctrl-C in the middle of a measurement: exit 130, nothing left -------------------------
+
+spawn cut stack apache-fpm -d 5 --reps 2
+CUT=$SPAWNED
+if wait_line "$T/cut.out" '^measuring http keep-alive' 30 "$CUT"; then
+    sleep 1
+    T0=$(now_ms)
+    kill -INT "$CUT"
+    reap "$CUT" 30
+    check_eq "cut: Ctrl-C mid-run: exit 130" 130 "$RC"
+    check "cut: ended within 10 s of Ctrl-C" test $(($(now_ms) - T0)) -lt 10000
+else
+    not_ok "cut: started measuring" "$(tail -c 300 "$T/cut.err" | tr '\n' '|')"
+    stop_pid "$CUT"
+fi
+stack_nothing_left "cut" "$T/cut.out"
 
 done_testing
