@@ -322,15 +322,15 @@ static bool sock_usable(const char *path, const char *name, char *line, size_t c
         *slash = '\0';
         if (stat(dir, &st) == -1 || !may(&w, &st, 1)) {
             snprintf(line, cap,
-                     "the web server's workers (%s) cannot reach %s: no search "
-                     "permission on %s",
+                     "the web server's workers (%s) cannot reach %.200s: no search "
+                     "permission on %.200s",
                      name, path, dir);
             return false;
         }
     }
     if (stat(path, &st) == -1 || !may(&w, &st, 2)) {
         snprintf(line, cap,
-                 "the web server's workers (%s) cannot connect to %s: no write "
+                 "the web server's workers (%s) cannot connect to %.200s: no write "
                  "permission (a 502 \"Permission denied\" for every request)",
                  name, path);
         return false;
@@ -338,7 +338,7 @@ static bool sock_usable(const char *path, const char *name, char *line, size_t c
     struct passwd *o = getpwuid(st.st_uid);
     struct group *g = getgrgid(st.st_gid);
     snprintf(line, cap,
-             "check: the socket %s is %s:%s %04o: the web server's workers (%s) can "
+             "check: the socket %.200s is %s:%s %04o: the web server's workers (%s) can "
              "connect",
              path, o ? o->pw_name : "?", g ? g->gr_name : "?", (unsigned)(st.st_mode & 07777),
              name);

@@ -98,7 +98,7 @@ check "held: runs are valid, 2 per transport and cell" jtrue -s \
 # The runs' windows are within the cgroup's life: their CPU is at most its whole usage,
 # and it is most of it (the windows are 3/4 of each run); the usage is redis-server's own.
 WIN=$(jq -s '[.[] | select(.record == "run") | .observed.cpu.cgroup_ns] | add' "$T/held.jsonl")
-RUSAGE=$(printf '%s\n' "$CPUINFO" | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%d", s * 1e9 }')
+RUSAGE=$(printf '%s\n' "$CPUINFO" | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.0f", s * 1e9 }')
 check "held: runs' cgroup CPU ($WIN ns) <= the cgroup's cpuacct.usage ($USAGE ns)" \
     test "$WIN" -le "$USAGE"
 check "held: runs' cgroup CPU ($WIN ns) >= 40 % of the cgroup's usage ($USAGE ns)" \
