@@ -5,8 +5,8 @@
 #                           headers, make, pkg-config, libjansson-dev
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, and the real
 #                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
-#                           apache2, php8.2-fpm,
-#                           redis-server, redis-tools (redis-cli), libfcgi-bin (cgi-fcgi), curl
+#                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
+#                           libfcgi-bin (cgi-fcgi), curl
 #   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,

@@ -7,7 +7,9 @@
  * from what was measured, and the exit code is 130 whichever signal it was.
  * Another one within SIGNAL_SAME_NS of it is the same interrupt (GNU timeout
  * signals its child and then the child's process group). One after that stops
- * the lab's server, removes its directory and exits at once.
+ * the lab's server, removes its directory and exits at once. In `stack` no
+ * signal aborts: its tear-down (every service stopped, its cgroups and files
+ * removed) is bounded, and an abort would leave the services running.
  *
  * lab and run ignore SIGPIPE. A stdout whose reader is gone (`| head`,
  * fd_reader_gone) ends the work as the first signal does, before the next run
