@@ -431,17 +431,17 @@ struct fpm_eps {
     char docroot[PATH_MAX];
 };
 
+/* Waits for php-fpm's two pools (w NULL) or for the web server's two fronts to answer. */
 static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
                      struct hb_err *err)
 {
-    struct sup_check k[4];
+    struct sup_check k[2];
     int rc = 0;
 
     for (unsigned i = 0; i < 2 && rc == 0; i++)
-        rc = fpm_check(&k[i], "php-fpm", "fcgi", e->fpm[i], e->script, e->docroot, err);
-    for (unsigned i = 0; i < 2 && rc == 0; i++)
-        rc = fpm_check(&k[2 + i], w->name, "http", e->front[i], NULL, NULL, err);
-    if (rc == 0) rc = sup_wait_ready(&c->sup, k, 4, 15 * NS_PER_S, c->stop, err);
+        rc = w == NULL ? fpm_check(&k[i], "php-fpm", "fcgi", e->fpm[i], e->script, e->docroot, err)
+                       : fpm_check(&k[i], w->name, "http", e->front[i], NULL, NULL, err);
+    if (rc == 0) rc = sup_wait_ready(&c->sup, k, 2, 15 * NS_PER_S, c->stop, err);
     return rc;
 }
 
@@ -551,7 +551,10 @@ static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *er
         snprintf(e.front[i], sizeof(e.front[i]), "tcp://127.0.0.1:%u", front[i]);
     snprintf(e.fpm[0], sizeof(e.fpm[0]), "tcp://127.0.0.1:%u", port);
     snprintf(e.fpm[1], sizeof(e.fpm[1]), "unix:%s", e.sock);
+    /* The set-up checks come before the web server: a socket it cannot use is named, not 502s. */
     rc = fpm_start(c, p, port, e.sock, err);
+    if (rc == 0) rc = fpm_ready(c, NULL, &e, err);
+    if (rc == 0) rc = fpm_pitfalls(c, p, &e, err);
     if (rc == 0) rc = web_start(c, w, p, front, port, e.sock, err);
     if (rc == 0) rc = fpm_ready(c, w, &e, err);
     if (rc == -EINTR) {
@@ -570,9 +573,7 @@ static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *er
             (long)fpm->pid, e.fpm[0], e.fpm[1], p == FPM_BASELINE ? "dynamic, at most" : "static",
             fpm_children(p), sup_cgroup_cpu(web), sup_cgroup_cpu(fpm), c->reps,
             (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, c->conns, w->status);
-    rc = fpm_pitfalls(c, p, &e, err);
-    if (rc == 0) rc = fpm_measure(c, w, &e, err);
-    return rc;
+    return fpm_measure(c, w, &e, err);
 }
 
 static const struct web web_nginx = { "nginx", NGINX, nginx_conf, "/nginx_status" };

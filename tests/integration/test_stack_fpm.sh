@@ -15,6 +15,8 @@
 #     optimized-reuse, plus at most the connections the web server kept (and closed)
 #   - optimized-reuse keeps FastCGI connections open (established to php-fpm's TCP port
 #     while held), the other profiles do not (a new connection per request)
+#   - a socket the web server's workers cannot reach is refused before measuring (exit 1,
+#     one line naming the directory), nothing left
 #   - --profile is checked; -c more than the pool leaves (the bare hop keeps its
 #     connections) is refused before measuring, one line, exit 1, nothing left
 #   - every run is valid (2xx, body "bench"); Ctrl-C while held: exit 0, nothing left
@@ -63,6 +65,15 @@ check "starving pool: one line naming pm.max_children" grep -q \
     "$T/starve.err"
 check "starving pool: nothing measured" test "$(grep -c '^measuring' "$T/starve.out")" = 0
 stack_nothing_left "starving pool" "$T/starve.out"
+
+# The socket check can fail: with the private directory under a directory the web server's
+# workers (www-data) cannot search, every request would be a 502: refused before measuring.
+mkdir -m 700 "$T/locked"
+TMPDIR=$T/locked expect_rc "unreachable socket: exit 1" 1 locked stack nginx-fpm --short
+one_line "unreachable socket: one line naming the directory" "$T/locked.err" \
+    "workers \(www-data\) cannot reach .*fpm.sock: no search permission on $T/locked\$"
+check "unreachable socket: nothing measured" test "$(grep -c '^measuring' "$T/locked.out")" = 0
+stack_nothing_left "unreachable socket" "$T/locked.out"
 
 # --- each stack and profile, held ----------------------------------------------------------
 
