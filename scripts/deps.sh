@@ -4,8 +4,9 @@
 #                           runtimes, libclang-rt-14-dev, when FLAVOUR is asan or tsan), C library
 #                           headers, make, pkg-config, libjansson-dev
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, and the real
-#                           servers of tests/integration/test_real.sh: nginx, php8.2-fpm,
-#                           redis-server, redis-tools (redis-cli), libfcgi-bin (cgi-fcgi), curl
+#                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
+#                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
+#                           libfcgi-bin (cgi-fcgi), curl
 #   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
@@ -21,7 +22,7 @@ case "${CC:-cc}" in
     ;;
 esac
 want="$cc libc6-dev make pkg-config libjansson-dev"
-real="nginx php8.2-fpm redis-server redis-tools libfcgi-bin curl"
+real="nginx apache2 php8.2-fpm redis-server redis-tools libfcgi-bin curl"
 case "${1:-build}" in
 build) ;;
 test) want="$want libcmocka-dev jq iproute2 procps strace $real" ;;

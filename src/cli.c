@@ -16,6 +16,9 @@
 #include "counters.h"
 #include "proto/echo.h"
 #include "proto/registry.h"
+#include "server/server.h"
+#include "stack/measure.h"
+#include "stack/stack.h"
 
 static const char usage_top[] =
     "usage: hopbench [lab] [LAB OPTIONS]\n"
@@ -24,6 +27,7 @@ static const char usage_top[] =
     "       hopbench compare OLD.json NEW.json\n"
     "       hopbench merge A.json B.json... [-o OUT.json]\n"
     "       hopbench cost EVIDENCE [--traffic LIST] [--price USD] [--app-work LIST]\n"
+    "       hopbench stack list | NAME [OPTIONS]\n"
     "       hopbench help | --help | --version\n"
     "\n"
     "What does the hop between two services on one host cost: TCP loopback or a Unix socket?\n"
@@ -39,6 +43,8 @@ static const char usage_top[] =
     "  compare compares two evidence files cell by cell, as benchstat does\n"
     "  merge   adds up evidence files from processes or hosts that loaded at the same time\n"
     "  cost    what the Unix socket saves per request and per month, from run or lab evidence\n"
+    "  stack   builds a real stack (redis, nginx-fpm, apache-fpm) from Debian's servers in a\n"
+    "          private directory and cgroups, measures it tcp against unix, removes it\n"
     "\n"
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
@@ -1481,5 +1487,134 @@ int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct
     if (optind < argc)
         return hb_fail(err, -EINVAL, "cost: unexpected argument '%s' (one EVIDENCE file)",
                        argv[optind]);
+    return 0;
+}
+
+/* ---- stack ---------------------------------------------------------------------------------- */
+
+static const char usage_stack[] =
+    "usage: hopbench stack list\n"
+    "       hopbench stack NAME [--profile P] [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
+    "                           [--jsonl FILE] [--hold]\n"
+    "       hopbench stack NAME --help   what NAME builds, what it measures, how long it takes\n"
+    "\n"
+    "Builds a stack from Debian's own servers under configurations hopbench writes into a\n"
+    "private temporary directory (its own ports on 127.0.0.1, its own sockets, pid files and\n"
+    "logs), each service in its own cgroup made for the run under hopbench's own; waits until\n"
+    "every service answers a real request; measures tcp against unix with 'hopbench run'\n"
+    "(reps in ABBA order, every reply checked); prints one table; stops every process and\n"
+    "removes every cgroup and file, on every exit path, Ctrl-C included (each stop signal\n"
+    "ends the stack early; the tear-down is bounded and is not cut short). A missing server\n"
+    "is one line naming the apt-get install command, exit 1. Exit codes as for run.\n"
+    "\n"
+    "  --profile P      the stack's configuration profile (its --help names them)\n"
+    "  --short          a quick pass (fewer, shorter runs): a check, not a result\n"
+    "  --reps N         runs per transport and cell, ABBA order (default: the stack's)\n"
+    "  -d, --duration S each run's measured seconds (default: the stack's)\n"
+    "      --warmup S   each run's discarded start (default: the stack's)\n"
+    "  -c, --connections N  connections of each run (default 1)\n"
+    "      --jsonl FILE append every run's evidence (run --jsonl lines) to FILE\n"
+    "      --hold       after measuring keep the services up until Ctrl-C\n"
+    "  -h, --help       this text, or with NAME the stack's own\n";
+
+enum {
+    OPT_STACK_SHORT = 512,
+    OPT_STACK_REPS,
+    OPT_STACK_WARMUP,
+    OPT_STACK_JSONL,
+    OPT_STACK_HOLD,
+    OPT_STACK_PROFILE,
+};
+
+static const struct option stack_longopts[] = {
+    { "short", no_argument, NULL, OPT_STACK_SHORT },
+    { "reps", required_argument, NULL, OPT_STACK_REPS },
+    { "duration", required_argument, NULL, 'd' },
+    { "warmup", required_argument, NULL, OPT_STACK_WARMUP },
+    { "connections", required_argument, NULL, 'c' },
+    { "jsonl", required_argument, NULL, OPT_STACK_JSONL },
+    { "hold", no_argument, NULL, OPT_STACK_HOLD },
+    { "profile", required_argument, NULL, OPT_STACK_PROFILE },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+const struct cli_spec cli_spec_stack = { "stack", usage_stack, "d:c:h", stack_longopts };
+
+static int stack_option(int c, const char *val, struct stack_opts *o, struct hb_err *err)
+{
+    uint64_t v;
+
+    switch (c) {
+    case OPT_STACK_SHORT:
+        o->short_mode = true;
+        return 0;
+    case OPT_STACK_REPS:
+        if (opt_uint("--reps", val, 1, STACK_MAX_REPS, &v, err) < 0) return -EINVAL;
+        o->reps = (unsigned)v;
+        return 0;
+    case 'd':
+        return opt_seconds("--duration", val, false, &o->duration_ns, err);
+    case OPT_STACK_WARMUP:
+        return opt_seconds("--warmup", val, true, &o->warmup_ns, err);
+    case 'c':
+        if (opt_uint("--connections", val, 1, 10000, &v, err) < 0) return -EINVAL;
+        o->conns = (unsigned)v;
+        return 0;
+    case OPT_STACK_JSONL:
+        o->jsonl_path = val;
+        return 0;
+    case OPT_STACK_HOLD:
+        o->hold = true;
+        return 0;
+    case OPT_STACK_PROFILE:
+        o->profile = val;
+        return 0;
+    }
+    return hb_fail(err, -EINVAL, "stack: unknown option");
+}
+
+/* The stack named first among the words, for its own --help: "stack redis --help". */
+static const struct stack_def *stack_named(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] != '-') return stack_find(argv[i]);
+    return NULL;
+}
+
+int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, struct hb_err *err)
+{
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->warmup_ns = UINT64_MAX;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, cli_spec_stack.shortopts, cli_spec_stack.longopts, NULL)) !=
+           -1) {
+        if (c == 'h') {
+            const struct stack_def *d = stack_named(argc, argv);
+            fputs(d ? d->help : cli_spec_stack.help, out);
+            if (d == NULL) fputs("\nStacks:\n", out);
+            if (d == NULL) stack_list(out);
+            return CLI_HELP;
+        }
+        if (c == '?') return bad_option("stack", argv, err);
+        if (stack_option(c, optarg, o, err) < 0) return -EINVAL;
+    }
+    if (optind >= argc)
+        return hb_fail(err, -EINVAL, "stack: missing NAME ('hopbench stack list' names them)");
+    o->name = argv[optind++];
+    if (optind < argc)
+        return hb_fail(err, -EINVAL, "stack: unexpected argument '%s'", argv[optind]);
+    if (strcmp(o->name, "list") == 0) {
+        o->list = true;
+        o->name = NULL;
+        return 0;
+    }
+    if (stack_find(o->name) == NULL)
+        return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)",
+                       o->name);
+    if (o->profile != NULL) return stack_profile_check(stack_find(o->name), o->profile, err);
     return 0;
 }

@@ -182,6 +182,12 @@ struct cost_opts {
 /* Returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
 int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct hb_err *err);
 
+struct stack_opts;
+extern const struct cli_spec cli_spec_stack;
+
+/* stack: `list`, or a stack's NAME and options; 0, CLI_HELP (a stack's own help) or -EINVAL. */
+int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, struct hb_err *err);
+
 /* The top-level help. */
 void cli_usage(FILE *f);
 

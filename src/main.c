@@ -7,7 +7,9 @@
  * from what was measured, and the exit code is 130 whichever signal it was.
  * Another one within SIGNAL_SAME_NS of it is the same interrupt (GNU timeout
  * signals its child and then the child's process group). One after that stops
- * the lab's server, removes its directory and exits at once.
+ * the lab's server, removes its directory and exits at once. In `stack` no
+ * signal aborts: its tear-down (every service stopped, its cgroups and files
+ * removed) is bounded, and an abort would leave the services running.
  *
  * lab and run ignore SIGPIPE. A stdout whose reader is gone (`| head`,
  * fd_reader_gone) ends the work as the first signal does, before the next run
@@ -45,6 +47,7 @@
 #include "report/summary.h"
 #include "run.h"
 #include "server/server.h"
+#include "stack/stack.h"
 
 /* A second signal this soon after the first is part of the same interrupt, not an abort. */
 #define SIGNAL_SAME_NS (250 * NS_PER_MS)
@@ -73,6 +76,12 @@ struct main_state {
      * any thread starts.
      */
     _Atomic pid_t lab_server;
+    /*
+     * stack: every stop signal only sets the stop flag. Its tear-down (the
+     * services stopped, cgroups and files removed) is bounded, and an abort
+     * would leave the services running.
+     */
+    atomic_bool no_abort;
     char lab_sock[256];
     char lab_dir[256];
     /* The command line as typed: getopt_long permutes argv, the evidence must not. */
@@ -111,7 +120,7 @@ static void on_signal(int sig)
         atomic_store(&g_main.stop, STOP_INTERRUPT);
         return;
     }
-    if (now < first + SIGNAL_SAME_NS) return;
+    if (now < first + SIGNAL_SAME_NS || atomic_load(&g_main.no_abort)) return;
     abort_now();
 }
 
@@ -648,6 +657,33 @@ static int cmd_lab(int argc, char **argv)
     return rc;
 }
 
+static int cmd_stack(int argc, char **argv)
+{
+    static struct stack_opts o;
+    struct hb_err err = { 0 };
+    enum stack_verdict verdict;
+    int rc = cli_parse_stack(argc, argv, &o, stdout, &err);
+
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
+    if (o.list) {
+        stack_list(stdout);
+        return HB_EXIT_OK;
+    }
+    if (o.jsonl_path != NULL && outfile_check(o.jsonl_path, OUTFILE_APPEND, &err) < 0)
+        return fail("stack", &err, HB_EXIT_RUNTIME);
+    atomic_store(&g_main.no_abort, true);
+    install_signals();
+    rc = stack_run(&o, stdout, &g_main.stop, &verdict, &err);
+    if (rc < 0) return fail("stack", &err, HB_EXIT_RUNTIME);
+    if (verdict == STACK_INVALID) {
+        fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors (see above)\n");
+        return HB_EXIT_INVALID;
+    }
+    if (verdict == STACK_INTERRUPTED) return HB_EXIT_INTERRUPTED;
+    return stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
+}
+
 /*
  * `hopbench cost EVIDENCE`: reads the evidence, prints what the Unix socket
  * saves in each cell and, with --json, writes the same figures.
@@ -790,6 +826,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc - 1, argv + 1);
+    if (strcmp(cmd, "stack") == 0) return cmd_stack(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')
             printf("hopbench %s\n", HOPBENCH_VERSION);
@@ -798,7 +835,8 @@ int main(int argc, char **argv)
         return HB_EXIT_OK;
     }
     fprintf(stderr,
-            "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, cost, help)\n",
+            "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, cost, stack, "
+            "help)\n",
             text_safe(shown, sizeof(shown), cmd));
     return HB_EXIT_USAGE;
 }

@@ -1,0 +1,654 @@
+/*
+ * The web server → PHP-FPM stacks, profile "optimized": Debian's php8.2-fpm
+ * running <?php echo "bench"; with two pools, one on its own TCP port on
+ * 127.0.0.1 and one on its own Unix socket (pm static, no access log,
+ * opcache.validate_timestamps=0), behind nginx or Apache 2.4 (mpm_event,
+ * mod_proxy_fcgi) with one port per backend, a new FastCGI connection per
+ * request, no access log. Measured: hopbench http keep-alive load on the web
+ * server (the web server's CPU from its cgroup, FPM's from its process tree),
+ * then hopbench fcgi straight to FPM, the bare hop.
+ *
+ * Before measuring, one line each: the socket's owner and mode let the web
+ * server's workers connect (else every request is a 502 "Permission
+ * denied"), and the FastCGI connections kept open fit pm.max_children.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stack/measure.h"
+#include "stack/stack.h"
+
+#define PHP_FPM     "/usr/sbin/php-fpm8.2"
+#define NGINX       "/usr/sbin/nginx"
+#define APACHE      "/usr/sbin/apache2"
+#define APACHE_MODS "/usr/lib/apache2/modules"
+#define WORKER_USER "www-data" /* the web servers' and the socket's user when hopbench is root */
+
+/* The study's profiles (stack_opts.profile). */
+enum fpm_profile {
+    FPM_BASELINE = 0, /* stock-like: many modules, dynamic pools, access logs, .htaccess */
+    FPM_OPTIMIZED,    /* minimal modules, fixed pools, no access logs, pm static */
+    FPM_REUSE,        /* optimized + FastCGI connections kept, within pm.max_children */
+};
+
+/* Their names, in the enum's order (the stacks' --profile). */
+static const char *const fpm_profile_names[] = { "baseline", "optimized", "optimized-reuse", NULL };
+
+/* The web server's processes: how many may each keep FastCGI connections (FPM_REUSE). */
+#define WEB_PROCS 2u
+
+/* What differs between the two web servers. */
+struct web {
+    const char *name; /* the service's name: "nginx", "apache" */
+    const char *binary;
+    int (*conf)(struct stack_ctx *c, enum fpm_profile p, const unsigned front[2], unsigned fpm_port,
+                const char *sock, struct hb_err *err);
+    const char *status; /* its request-count page */
+};
+
+static enum fpm_profile fpm_profile_of(const struct stack_opts *o)
+{
+    for (unsigned i = 0; o->profile != NULL && fpm_profile_names[i] != NULL; i++)
+        if (strcmp(o->profile, fpm_profile_names[i]) == 0) return (enum fpm_profile)i;
+    return FPM_OPTIMIZED;
+}
+
+/* pm.max_children: the stock 5, else pm static with two children per CPU, at least 4. */
+static unsigned fpm_children(enum fpm_profile p)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (p == FPM_BASELINE) return 5;
+    return n >= 2 ? (unsigned)n * 2 : 4;
+}
+
+/*
+ * FastCGI connections the web server keeps per backend, per process (0: none
+ * kept): half the pool in all, so that the bare hop, measured after, finds
+ * free workers while the web server's connections stay open and pin theirs.
+ */
+static unsigned fpm_kept_per_proc(enum fpm_profile p)
+{
+    unsigned n = fpm_children(p) / 2 / WEB_PROCS;
+
+    return p != FPM_REUSE ? 0 : n > 0 ? n : 1;
+}
+
+/* One pool's settings, the same for both pools but for where it listens. */
+static void fpm_pool(const struct stack_ctx *c, enum fpm_profile p, const char *name, char *buf,
+                     size_t cap)
+{
+    if (p == FPM_BASELINE)
+        snprintf(buf, cap,
+                 "pm = dynamic\npm.max_children = 5\npm.start_servers = 2\n"
+                 "pm.min_spare_servers = 1\npm.max_spare_servers = 3\n"
+                 "pm.status_path = /status\nping.path = /ping\n"
+                 "access.log = %s/fpm-access-%s.log\n",
+                 c->sup.dir, name);
+    else
+        snprintf(buf, cap,
+                 "pm = static\npm.max_children = %u\npm.status_path = /status\n"
+                 "ping.path = /ping\nlisten.backlog = 1024\n"
+                 "php_admin_value[opcache.validate_timestamps] = 0\n"
+                 "php_admin_value[realpath_cache_size] = 4096K\n"
+                 "php_admin_flag[expose_php] = off\n",
+                 fpm_children(p));
+}
+
+static int fpm_conf(struct stack_ctx *c, enum fpm_profile p, unsigned port, const char *sock,
+                    struct hb_err *err)
+{
+    char conf[4 * PATH_MAX + 2048], owner[256] = "", tcp[PATH_MAX + 512], ux[PATH_MAX + 512];
+    const char *d = c->sup.dir;
+
+    if (geteuid() == 0)
+        snprintf(owner, sizeof(owner), "listen.owner = %s\nlisten.group = %s\nlisten.mode = 0660\n",
+                 WORKER_USER, WORKER_USER);
+    fpm_pool(c, p, "tcp", tcp, sizeof(tcp));
+    fpm_pool(c, p, "unix", ux, sizeof(ux));
+    snprintf(conf, sizeof(conf),
+             "[global]\npid = %s/fpm.pid\nerror_log = /proc/self/fd/2\ndaemonize = no\n"
+             "[tcp]\nlisten = 127.0.0.1:%u\n%s"
+             "[unix]\nlisten = %s\n%s%s",
+             d, port, tcp, sock, owner, ux);
+    return sup_write(&c->sup, "php-fpm.conf", conf, err);
+}
+
+/* nginx's http{} settings of the profile: Debian's stock nginx.conf, or the lean ones. */
+static void nginx_http(const struct stack_ctx *c, enum fpm_profile p, char *buf, size_t cap)
+{
+    if (p == FPM_BASELINE)
+        snprintf(buf, cap,
+                 "  sendfile on;\n  tcp_nopush on;\n  types_hash_max_size 2048;\n"
+                 "  access_log %s/nginx-access.log;\n  gzip on;\n",
+                 c->sup.dir);
+    else
+        snprintf(buf, cap, "  access_log off;\n  keepalive_requests 1000000;\n");
+}
+
+static int nginx_conf(struct stack_ctx *c, enum fpm_profile p, const unsigned front[2],
+                      unsigned fpm_port, const char *sock, struct hb_err *err)
+{
+    char conf[8 * PATH_MAX + 4096], user[64] = "", http[PATH_MAX + 256];
+    char backend[2][PATH_MAX + 16];
+    const char *pass[2] = { backend[0], backend[1] };
+    const char *d = c->sup.dir;
+    size_t len = 0;
+
+    if (geteuid() == 0) snprintf(user, sizeof(user), "user %s;\n", WORKER_USER);
+    snprintf(backend[0], sizeof(backend[0]), "127.0.0.1:%u", fpm_port);
+    snprintf(backend[1], sizeof(backend[1]), "unix:%s", sock);
+    nginx_http(c, p, http, sizeof(http));
+    len += (size_t)snprintf(conf + len, sizeof(conf) - len,
+                            "%sdaemon off;\nworker_processes %s;\npid %s/nginx.pid;\n"
+                            "error_log stderr warn;\nevents { worker_connections 1024; }\n"
+                            "http {\n%s"
+                            "  client_body_temp_path %s/nginx-body;\n"
+                            "  proxy_temp_path %s/nginx-proxy;\n"
+                            "  fastcgi_temp_path %s/nginx-fastcgi;\n"
+                            "  uwsgi_temp_path %s/nginx-uwsgi;\n  scgi_temp_path %s/nginx-scgi;\n",
+                            user, p == FPM_BASELINE ? "auto" : "2", d, http, d, d, d, d, d);
+    for (unsigned i = 0; i < 2; i++) {
+        if (p != FPM_REUSE || len >= sizeof(conf)) continue;
+        /* keepalive: the idle connections each worker keeps; fastcgi_keep_conn asks FPM to */
+        pass[i] = i == 0 ? "fpm0" : "fpm1";
+        len += (size_t)snprintf(conf + len, sizeof(conf) - len,
+                                "  upstream fpm%u {\n    server %s;\n    keepalive %u;\n"
+                                "    keepalive_requests 1000000;\n  }\n",
+                                i, backend[i], fpm_kept_per_proc(p));
+    }
+    for (unsigned i = 0; i < 2 && len < sizeof(conf); i++)
+        len += (size_t)snprintf(
+            conf + len, sizeof(conf) - len,
+            "  server {\n    listen 127.0.0.1:%u;\n"
+            "    location = /nginx_status { stub_status; }\n"
+            "    location = /bench.php {\n      include /etc/nginx/fastcgi_params;\n"
+            "      fastcgi_param SCRIPT_FILENAME %s/www/bench.php;\n%s"
+            "      fastcgi_pass %s;\n    }\n  }\n",
+            front[i], d, p == FPM_REUSE ? "      fastcgi_keep_conn on;\n" : "", pass[i]);
+    if (len < sizeof(conf)) snprintf(conf + len, sizeof(conf) - len, "}\n");
+    if (len >= sizeof(conf)) return hb_fail(err, -ENAMETOOLONG, "nginx.conf: paths too long");
+    return sup_write(&c->sup, "nginx.conf", conf, err);
+}
+
+/* The modules a stock httpd.conf loads (and proxy, rewrite), or the few the lean one needs. */
+static void apache_modules(enum fpm_profile p, char *buf, size_t cap)
+{
+    static const char *const stock[] = {
+        "authn_file",    "authn_core", "authz_host", "authz_groupfile", "authz_user", "authz_core",
+        "access_compat", "auth_basic", "reqtimeout", "filter",          "mime",       "env",
+        "headers",       "setenvif",   "status",     "autoindex",       "dir",        "alias",
+        "rewrite",       "proxy",      "proxy_fcgi", "mpm_event",
+    };
+    static const char *const lean[] = { "authz_core", "proxy",     "proxy_fcgi",
+                                        "status",     "mpm_event", "dir" };
+    const char *const *m = p == FPM_BASELINE ? stock : lean;
+    size_t n = p == FPM_BASELINE ? ARRAY_LEN(stock) : ARRAY_LEN(lean), len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len,
+                                "LoadModule %s_module " APACHE_MODS "/mod_%s.so\n", m[i], m[i]);
+}
+
+/* The profile's pool, keep-alive, logs and overrides. */
+static void apache_tuning(const struct stack_ctx *c, enum fpm_profile p, char *buf, size_t cap)
+{
+    if (p == FPM_BASELINE)
+        snprintf(buf, cap,
+                 "KeepAlive On\nMaxKeepAliveRequests 100\nKeepAliveTimeout 5\n"
+                 "StartServers 2\nMinSpareThreads 25\nMaxSpareThreads 75\nThreadLimit 64\n"
+                 "ThreadsPerChild 25\nMaxRequestWorkers 150\nMaxConnectionsPerChild 0\n"
+                 "LogFormat \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%O \\\"%%{Referer}i\\\" "
+                 "\\\"%%{User-Agent}i\\\"\" combined\n"
+                 "CustomLog %s/apache-access.log combined\nTypesConfig /etc/mime.types\n"
+                 "<Directory %s/www>\n  AllowOverride All\n</Directory>\n",
+                 c->sup.dir, c->sup.dir);
+    else
+        snprintf(buf, cap,
+                 "KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 5\n"
+                 "ServerLimit %u\nStartServers %u\nThreadsPerChild 32\nMaxRequestWorkers %u\n"
+                 "MinSpareThreads 32\nMaxSpareThreads %u\n",
+                 WEB_PROCS, WEB_PROCS, WEB_PROCS * 32, WEB_PROCS * 32 + 32);
+}
+
+/* enablereuse: each process keeps at most max connections to each backend. */
+static void apache_reuse(enum fpm_profile p, unsigned fpm_port, const char *sock, char *buf,
+                         size_t cap)
+{
+    buf[0] = '\0';
+    if (p != FPM_REUSE) return;
+    snprintf(buf, cap,
+             "<Proxy \"fcgi://127.0.0.1:%u\">\n  ProxySet enablereuse=on max=%u\n</Proxy>\n"
+             "<Proxy \"unix:%s|fcgi://localhost\">\n  ProxySet enablereuse=on max=%u\n</Proxy>\n",
+             fpm_port, fpm_kept_per_proc(p), sock, fpm_kept_per_proc(p));
+}
+
+static int apache_conf(struct stack_ctx *c, enum fpm_profile p, const unsigned front[2],
+                       unsigned fpm_port, const char *sock, struct hb_err *err)
+{
+    char conf[12 * PATH_MAX + 8192], user[96] = "", mods[4096], tuning[2 * PATH_MAX + 1024];
+    char reuse[PATH_MAX + 512];
+    const char *d = c->sup.dir;
+    int n;
+
+    if (geteuid() == 0)
+        snprintf(user, sizeof(user), "User %s\nGroup %s\n", WORKER_USER, WORKER_USER);
+    apache_modules(p, mods, sizeof(mods));
+    apache_tuning(c, p, tuning, sizeof(tuning));
+    apache_reuse(p, fpm_port, sock, reuse, sizeof(reuse));
+    n = snprintf(
+        conf, sizeof(conf),
+        "ServerRoot %s\nServerName localhost\nPidFile %s/apache.pid\nDefaultRuntimeDir %s\n"
+        "Mutex file:%s default\nErrorLog /proc/self/fd/2\nLogLevel warn\n%s%s"
+        "Listen 127.0.0.1:%u\nListen 127.0.0.1:%u\n%sExtendedStatus On\n"
+        "DocumentRoot %s/www\n<Directory />\n  AllowOverride None\n  Require all granted\n"
+        "</Directory>\n<Location /server-status>\n  SetHandler server-status\n</Location>\n%s"
+        "<VirtualHost 127.0.0.1:%u>\n  <FilesMatch \"\\.php$\">\n"
+        "    SetHandler \"proxy:fcgi://127.0.0.1:%u\"\n  </FilesMatch>\n</VirtualHost>\n"
+        "<VirtualHost 127.0.0.1:%u>\n  <FilesMatch \"\\.php$\">\n"
+        "    SetHandler \"proxy:unix:%s|fcgi://localhost\"\n  </FilesMatch>\n</VirtualHost>\n",
+        d, d, d, d, user, mods, front[0], front[1], tuning, d, reuse, front[0], fpm_port, front[1],
+        sock);
+    if (n < 0 || (size_t)n >= sizeof(conf))
+        return hb_fail(err, -ENAMETOOLONG, "apache2.conf: paths too long");
+    return sup_write(&c->sup, "apache2.conf", conf, err);
+}
+
+/*
+ * WordPress's .htaccess, which the baseline profile makes Apache read on every
+ * request; the status page is kept from its catch-all rewrite.
+ */
+static const char wp_htaccess[] = "<IfModule mod_rewrite.c>\nRewriteEngine On\nRewriteBase /\n"
+                                  "RewriteRule ^index\\.php$ - [L]\n"
+                                  "RewriteCond %{REQUEST_URI} !=/server-status\n"
+                                  "RewriteCond %{REQUEST_FILENAME} !-f\n"
+                                  "RewriteCond %{REQUEST_FILENAME} !-d\n"
+                                  "RewriteRule . /index.php [L]\n</IfModule>\n";
+
+static bool in_groups(gid_t g, gid_t gid, const gid_t *groups, int n)
+{
+    if (g == gid) return true;
+    for (int i = 0; i < n; i++)
+        if (groups[i] == g) return true;
+    return false;
+}
+
+/* The identity the kernel checks a path's permissions against. */
+struct who {
+    uid_t uid;
+    gid_t gid;
+    gid_t groups[64];
+    int ngroups;
+};
+
+/* Whether w has permission bit (1 search, 2 write) on st: user, group or other bits. */
+static bool may(const struct who *w, const struct stat *st, unsigned bit)
+{
+    unsigned mode = (unsigned)st->st_mode;
+
+    if (w->uid == 0) return true;
+    if (st->st_uid == w->uid) return (mode & (bit << 6)) != 0;
+    if (in_groups(st->st_gid, w->gid, w->groups, w->ngroups)) return (mode & (bit << 3)) != 0;
+    return (mode & bit) != 0;
+}
+
+/*
+ * Whether user `name` (the web server's workers) may connect to the socket at
+ * path: search permission on every directory above it and write permission
+ * on the socket. line gets the check's one line either way.
+ */
+static bool sock_usable(const char *path, const char *name, char *line, size_t cap)
+{
+    struct passwd *pw = getpwnam(name);
+    struct who w = { .ngroups = 64 };
+    char dir[PATH_MAX];
+    struct stat st;
+
+    if (pw == NULL) {
+        snprintf(line, cap, "there is no user %s for the web server's workers", name);
+        return false;
+    }
+    w.uid = pw->pw_uid;
+    w.gid = pw->pw_gid;
+    if (getgrouplist(pw->pw_name, w.gid, w.groups, &w.ngroups) == -1) w.ngroups = 0;
+    snprintf(dir, sizeof(dir), "%s", path);
+    for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
+        *slash = '\0';
+        if (stat(dir, &st) == -1 || !may(&w, &st, 1)) {
+            snprintf(line, cap,
+                     "the web server's workers (%s) cannot reach %.200s: no search "
+                     "permission on %.200s",
+                     name, path, dir);
+            return false;
+        }
+    }
+    if (stat(path, &st) == -1 || !may(&w, &st, 2)) {
+        snprintf(line, cap,
+                 "the web server's workers (%s) cannot connect to %.200s: no write "
+                 "permission (a 502 \"Permission denied\" for every request)",
+                 name, path);
+        return false;
+    }
+    struct passwd *o = getpwuid(st.st_uid);
+    struct group *g = getgrgid(st.st_gid);
+    snprintf(line, cap,
+             "check: the socket %.200s is %s:%s %04o: the web server's workers (%s) can "
+             "connect",
+             path, o ? o->pw_name : "?", g ? g->gr_name : "?", (unsigned)(st.st_mode & 07777),
+             name);
+    return true;
+}
+
+/* Three distinct free ports: the two web server fronts and FPM's TCP pool. */
+static int fpm_ports(unsigned front[2], unsigned *fpm, struct hb_err *err)
+{
+    unsigned p[3];
+
+    for (unsigned i = 0; i < 3; i++) {
+        int rc;
+        do {
+            rc = stack_free_port(&p[i], err);
+        } while (rc == 0 && ((i > 0 && p[i] == p[0]) || (i > 1 && p[i] == p[1])));
+        if (rc < 0) return rc;
+    }
+    front[0] = p[0];
+    front[1] = p[1];
+    *fpm = p[2];
+    return 0;
+}
+
+/* The docroot with bench.php; the private directory searchable by the web server's workers. */
+static int fpm_files(struct stack_ctx *c, enum fpm_profile p, struct hb_err *err)
+{
+    char www[PATH_MAX];
+
+    /* 0711: the workers (www-data) may reach the socket and the script, not list the directory */
+    if (chmod(c->sup.dir, 0711) == -1)
+        return hb_fail(err, -errno, "chmod %s: %s", c->sup.dir, strerror(errno));
+    sup_path(&c->sup, "www", www, sizeof(www));
+    if (mkdir(www, 0755) == -1) return hb_fail(err, -errno, "mkdir %s: %s", www, strerror(errno));
+    int rc = sup_write(&c->sup, "www/bench.php", "<?php echo \"bench\";\n", err);
+    if (rc == 0 && p == FPM_BASELINE) rc = sup_write(&c->sup, "www/.htaccess", wp_htaccess, err);
+    return rc;
+}
+
+static int fpm_start(struct stack_ctx *c, enum fpm_profile p, unsigned port, const char *sock,
+                     struct hb_err *err)
+{
+    char conf[PATH_MAX];
+    int rc = fpm_conf(c, p, port, sock, err);
+
+    if (rc < 0) return rc;
+    sup_path(&c->sup, "php-fpm.conf", conf, sizeof(conf));
+    /* -R: as root, the pools may run as root (the web server's workers are www-data) */
+    const char *argv[] = { PHP_FPM, "-y", conf, "-F", geteuid() == 0 ? "-R" : NULL, NULL };
+    struct sup_spec spec = { .name = "php-fpm", .argv = argv };
+    return sup_start(&c->sup, &spec, err);
+}
+
+static int web_start(struct stack_ctx *c, const struct web *w, enum fpm_profile p,
+                     const unsigned front[2], unsigned fpm, const char *sock, struct hb_err *err)
+{
+    char conf[PATH_MAX], prefix[PATH_MAX + 2];
+    int rc = w->conf(c, p, front, fpm, sock, err);
+    bool nginx = strcmp(w->name, "nginx") == 0;
+
+    if (rc < 0) return rc;
+    sup_path(&c->sup, nginx ? "nginx.conf" : "apache2.conf", conf, sizeof(conf));
+    snprintf(prefix, sizeof(prefix), "%s/", c->sup.dir);
+    const char *nginx_argv[] = { NGINX, "-c", conf, "-p", prefix, "-e", "stderr", NULL };
+    const char *apache_argv[] = { APACHE, "-f", conf, "-DFOREGROUND", NULL };
+    struct sup_spec spec = { .name = w->name, .argv = nginx ? nginx_argv : apache_argv };
+    return sup_start(&c->sup, &spec, err);
+}
+
+/* A FastCGI or HTTP request for bench.php that a ready service answers with "bench". */
+static int fpm_check(struct sup_check *k, const char *svc, const char *proto, const char *ep,
+                     const char *script, const char *docroot, struct hb_err *err)
+{
+    memset(k, 0, sizeof(*k));
+    k->svc = svc;
+    k->proto = proto;
+    k->opts.path = "/bench.php";
+    k->opts.script = script;
+    k->opts.docroot = docroot;
+    k->opts.expect_body = "bench";
+    return endpoint_parse(&k->ep, ep, err);
+}
+
+/* The stack's endpoints: the two fronts, FPM's port and socket; script and docroot paths. */
+struct fpm_eps {
+    char front[2][64];
+    char fpm[2][PATH_MAX + 8];
+    char sock[PATH_MAX];
+    char script[PATH_MAX];
+    char docroot[PATH_MAX];
+};
+
+/* Waits for php-fpm's two pools (w NULL) or for the web server's two fronts to answer. */
+static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+                     struct hb_err *err)
+{
+    struct sup_check k[2];
+    int rc = 0;
+
+    for (unsigned i = 0; i < 2 && rc == 0; i++)
+        rc = w == NULL ? fpm_check(&k[i], "php-fpm", "fcgi", e->fpm[i], e->script, e->docroot, err)
+                       : fpm_check(&k[i], w->name, "http", e->front[i], NULL, NULL, err);
+    if (rc == 0) rc = sup_wait_ready(&c->sup, k, 2, 15 * NS_PER_S, c->stop, err);
+    return rc;
+}
+
+/* The set-up checks of the study's pitfalls, one line each; an error when one fails. */
+static int fpm_pitfalls(struct stack_ctx *c, enum fpm_profile p, const struct fpm_eps *e,
+                        struct hb_err *err)
+{
+    char line[PATH_MAX + 256], kept[160];
+    const char *user = WORKER_USER;
+    struct passwd *me = getpwuid(geteuid());
+    unsigned kids = fpm_children(p), web = WEB_PROCS * fpm_kept_per_proc(p);
+
+    if (geteuid() != 0) user = me ? me->pw_name : "?"; /* not root: the workers are us */
+    if (!sock_usable(e->sock, user, line, sizeof(line)))
+        return hb_fail(err, -EACCES, "%.240s", line);
+    fprintf(c->out, "%s\n", line);
+    if (web + c->conns > kids)
+        return hb_fail(err, -EINVAL,
+                       "the bare FastCGI hop would keep %u connection(s) open besides the web "
+                       "server's %u, more than pm.max_children %u: the pool would starve (use "
+                       "-c %u or less)",
+                       c->conns, web, kids, kids > web ? kids - web : 0);
+    if (web > 0)
+        snprintf(kept, sizeof(kept), "keeps at most %u x %u = %u FastCGI connections per backend",
+                 WEB_PROCS, fpm_kept_per_proc(p), web);
+    else
+        snprintf(kept, sizeof(kept), "opens a FastCGI connection per request (none kept)");
+    fprintf(c->out,
+            "check: the web server %s; the bare hop keeps %u; together within pm.max_children "
+            "%u per pool: no starvation\n",
+            kept, c->conns, kids);
+    return 0;
+}
+
+/* The run child's arguments for the http load in front or the fcgi hop alone. */
+static void fpm_args(struct stack_args *a, const struct fpm_eps *e, bool front)
+{
+    stack_arg(a, "hopbench");
+    stack_arg(a, "run");
+    stack_arg(a, front ? "http" : "fcgi");
+    stack_arg(a, "%s", front ? e->front[0] : e->fpm[0]);
+    stack_arg(a, "%s", front ? e->front[1] : e->fpm[1]);
+    stack_arg(a, "--path");
+    stack_arg(a, "/bench.php");
+    stack_arg(a, "--expect-body");
+    stack_arg(a, "bench");
+    if (front) return;
+    stack_arg(a, "--script");
+    stack_arg(a, "%s", e->script);
+    stack_arg(a, "--docroot");
+    stack_arg(a, "%s", e->docroot);
+}
+
+static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+                       struct hb_err *err)
+{
+    struct sup_svc *web = sup_find(&c->sup, w->name), *fpm = sup_find(&c->sup, "php-fpm");
+    struct stack_cell front, hop;
+    struct stack_args a = { .n = 0 };
+    char label[48];
+    int rc = 0;
+
+    snprintf(label, sizeof(label), "%s->fpm", w->name);
+    stack_cell_init(&front, label, "tcp", "unix");
+    stack_cell_init(&hop, "fcgi->fpm", "tcp", "unix");
+    fpm_args(&a, e, true);
+    stack_arg(&a, "--server-cgroup");
+    stack_arg(&a, "%s", sup_cgroup_cpu(web));
+    stack_arg(&a, "--server-pid");
+    stack_arg(&a, "%ld", (long)fpm->pid);
+    stack_arg(&a, "--server-tree");
+    fprintf(c->out, "measuring http keep-alive -> %s -> php-fpm, backend tcp and unix ...\n",
+            w->name);
+    fflush(c->out);
+    rc = stack_measure(c, &a, &front, err);
+    if (rc == 0) rc = sup_alive(&c->sup, err);
+    if (rc == 0 && !stack_stopping(c)) {
+        struct stack_args b = { .n = 0 };
+        fpm_args(&b, e, false);
+        stack_arg(&b, "--server-cgroup");
+        stack_arg(&b, "%s", sup_cgroup_cpu(fpm));
+        fprintf(c->out, "measuring fcgi -> php-fpm (the bare hop), tcp and unix ...\n");
+        fflush(c->out);
+        rc = stack_measure(c, &b, &hop, err);
+        if (rc == 0) rc = sup_alive(&c->sup, err);
+    }
+    if (front.arm[0].n + front.arm[1].n > 0) stack_table(c->out, w->name, "php-fpm", &front, 1);
+    if (hop.arm[0].n + hop.arm[1].n > 0) stack_table(c->out, "php-fpm", NULL, &hop, 1);
+    return rc;
+}
+
+static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+{
+    static struct fpm_eps e;
+    unsigned front[2] = { 0, 0 }, port = 0;
+    int rc = fpm_ports(front, &port, err);
+
+    enum fpm_profile p = fpm_profile_of(c->o);
+
+    memset(&e, 0, sizeof(e));
+    if (rc == 0) rc = fpm_files(c, p, err);
+    if (rc < 0) return rc;
+    sup_path(&c->sup, "fpm.sock", e.sock, sizeof(e.sock));
+    sup_path(&c->sup, "www/bench.php", e.script, sizeof(e.script));
+    sup_path(&c->sup, "www", e.docroot, sizeof(e.docroot));
+    for (unsigned i = 0; i < 2; i++)
+        snprintf(e.front[i], sizeof(e.front[i]), "tcp://127.0.0.1:%u", front[i]);
+    snprintf(e.fpm[0], sizeof(e.fpm[0]), "tcp://127.0.0.1:%u", port);
+    snprintf(e.fpm[1], sizeof(e.fpm[1]), "unix:%s", e.sock);
+    /* The set-up checks come before the web server: a socket it cannot use is named, not 502s. */
+    rc = fpm_start(c, p, port, e.sock, err);
+    if (rc == 0) rc = fpm_ready(c, NULL, &e, err);
+    if (rc == 0) rc = fpm_pitfalls(c, p, &e, err);
+    if (rc == 0) rc = web_start(c, w, p, front, port, e.sock, err);
+    if (rc == 0) rc = fpm_ready(c, w, &e, err);
+    if (rc == -EINTR) {
+        c->interrupted = true;
+        return 0;
+    }
+    if (rc < 0) return rc;
+    struct sup_svc *web = sup_find(&c->sup, w->name), *fpm = sup_find(&c->sup, "php-fpm");
+    fprintf(c->out,
+            "hopbench stack %s-fpm (profile %s): %s pid %ld on %s (backend tcp) and %s "
+            "(backend unix); php-fpm pid %ld on %s and %s, pm %s %u per pool\n"
+            "cgroup: %s\ncgroup: %s\n"
+            "runs: tcp and unix %u times each in ABBA order, %.2f s after %.2f s warm-up, "
+            "%u connection(s); status: %s\n",
+            w->name, fpm_profile_names[p], w->name, (long)web->pid, e.front[0], e.front[1],
+            (long)fpm->pid, e.fpm[0], e.fpm[1], p == FPM_BASELINE ? "dynamic, at most" : "static",
+            fpm_children(p), sup_cgroup_cpu(web), sup_cgroup_cpu(fpm), c->reps,
+            (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, c->conns, w->status);
+    return fpm_measure(c, w, &e, err);
+}
+
+static const struct web web_nginx = { "nginx", NGINX, nginx_conf, "/nginx_status" };
+static const struct web web_apache = { "apache", APACHE, apache_conf, "/server-status?auto" };
+
+static int nginx_run(struct stack_ctx *c, struct hb_err *err)
+{
+    return fpm_stack(c, &web_nginx, err);
+}
+
+static int apache_run(struct stack_ctx *c, struct hb_err *err)
+{
+    return fpm_stack(c, &web_apache, err);
+}
+
+#define FPM_HELP(WEB, WHAT, STOCK, REUSE)                                                          \
+    "usage: hopbench stack " WEB "-fpm [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"   \
+    "                              [-c N] [--jsonl FILE] [--hold]\n"                               \
+    "\n"                                                                                           \
+    "Builds: Debian's php8.2-fpm running <?php echo \"bench\"; with two pools, one on its own\n"   \
+    "port on 127.0.0.1 and one on its own Unix socket, behind " WHAT "\n"                          \
+    "with one port per backend; everything in a private temporary directory, each server\n"        \
+    "in its own cgroups under hopbench's. --profile (default optimized):\n"                        \
+    "  baseline         stock-like: " STOCK ",\n"                                                  \
+    "                   access logs, pm dynamic with at most 5 children, a new FastCGI\n"          \
+    "                   connection per request\n"                                                  \
+    "  optimized        minimal modules, a fixed pool of 2 processes, no access logs, pm static\n" \
+    "                   with 2 children per CPU, opcache.validate_timestamps=0, a new FastCGI\n"   \
+    "                   connection per request\n"                                                  \
+    "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "):\n"                    \
+    "                   the 2 processes keep at most pm.max_children / 2 per backend, so\n"        \
+    "                   that the bare hop's connections find free workers too\n"                   \
+    "Checks, one line each: the web server's workers may connect to the socket (else every\n"      \
+    "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"       \
+    "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"        \
+    "(the web server's CPU per request from its cgroup, php-fpm's from its process tree);\n"       \
+    "then hopbench fcgi straight to php-fpm, tcp against unix (the bare hop; its CPU from\n"       \
+    "its cgroup). Each --reps times in ABBA order. Every reply must be 2xx with the body\n"        \
+    "'bench': a 5xx, a reset or a wrong body fails the gate (exit 2).\n"                           \
+    "Takes: 2 measurements x 2 backends x --reps (default 4) x (-d 2 s + --warmup 0.5 s),\n"       \
+    "about 45 s; --short about 10 s and is a check, not a result.\n"                               \
+    "\n"                                                                                           \
+    "  --profile P      baseline, optimized (default) or optimized-reuse\n"                        \
+    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                              \
+    "  --reps N         runs per backend and measurement (default 4; 2 with --short)\n"            \
+    "  -d, --duration S each run's measured seconds (default 2)\n"                                 \
+    "      --warmup S   each run's discarded start (default 0.5)\n"                                \
+    "  -c, --connections N  connections of each run (default 1; the bare hop keeps them open:\n"   \
+    "                   at most what pm.max_children leaves)\n"                                    \
+    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"        \
+    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"     \
+    "  -h, --help       this text\n"
+
+static const char *const nginx_needs[] = { PHP_FPM, "php8.2-fpm", NGINX, "nginx", NULL };
+static const char *const apache_needs[] = { PHP_FPM, "php8.2-fpm", APACHE, "apache2", NULL };
+
+const struct stack_def stack_nginx_fpm = {
+    .name = "nginx-fpm",
+    .summary = "nginx -> php8.2-fpm (3 profiles), backend tcp vs unix, and the bare FastCGI hop",
+    .help = FPM_HELP("nginx", "nginx", "worker_processes auto, gzip",
+                     "upstream keepalive,\n                   fastcgi_keep_conn on"),
+    .needs = nginx_needs,
+    .profiles = fpm_profile_names,
+    .run = nginx_run,
+};
+
+const struct stack_def stack_apache_fpm = {
+    .name = "apache-fpm",
+    .summary = "Apache 2.4 -> php8.2-fpm (3 profiles), backend tcp vs unix, and the bare "
+               "FastCGI hop",
+    .help = FPM_HELP("apache", "Apache 2.4 (mpm_event, mod_proxy_fcgi)",
+                     "22 modules, a dynamic mpm_event pool,\n"
+                     "                   MaxKeepAliveRequests 100, a WordPress .htaccess",
+                     "enablereuse=on max=N"),
+    .needs = apache_needs,
+    .profiles = fpm_profile_names,
+    .run = apache_run,
+};

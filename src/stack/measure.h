@@ -1,0 +1,105 @@
+/*
+ * measure: what every stack shares. A stack's services run under a struct
+ * sup; each measurement is a `hopbench run` child (this same binary, through
+ * /proc/self/exe) with its evidence in the private directory, read back here
+ * run by run into one cell per measurement, tcp and unix side by side.
+ */
+#ifndef HOPBENCH_STACK_MEASURE_H
+#define HOPBENCH_STACK_MEASURE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "outfile.h"
+#include "stack/stack.h"
+#include "stack/supervisor.h"
+
+#define STACK_MAX_REPS 50
+#define STACK_MAX_ARGS 64
+
+/* A stack being built and measured. */
+struct stack_ctx {
+    const struct stack_opts *o;
+    FILE *out;
+    const atomic_int *stop;
+    struct sup sup;
+    unsigned reps; /* the options, or the stack's defaults */
+    uint64_t duration_ns;
+    uint64_t warmup_ns;
+    unsigned conns;
+    unsigned nchild;      /* run children so far: names their files */
+    struct outfile jsonl; /* --jsonl, when given */
+    bool jsonl_open;
+    bool invalid;     /* a run child exited 2 */
+    bool interrupted; /* a stop signal came before the measurements ended */
+};
+
+/* The runs of one transport within a cell, as the evidence gives them. */
+struct stack_arm {
+    char transport[8];
+    unsigned n;
+    double ops_s[STACK_MAX_REPS];
+    double p50_us[STACK_MAX_REPS], p99_us[STACK_MAX_REPS];
+    double svc_us[STACK_MAX_REPS];    /* the service's cgroup CPU per op, µs */
+    double client_us[STACK_MAX_REPS]; /* the client's CPU per op, µs */
+    double pids_us[STACK_MAX_REPS];   /* the --server-pid processes' CPU per op, µs */
+    unsigned nsvc;                    /* runs whose cgroup CPU was available */
+    unsigned long long requests;      /* requests sent, warm-up included */
+};
+
+/*
+ * One measurement: a label and its two endpoints, in the order given to run
+ * (the evidence's "cell"): arm[i].transport is the stack's own name for the
+ * hop under test ("tcp", "unix"), which the client's endpoint may not be.
+ */
+struct stack_cell {
+    char label[48];
+    struct stack_arm arm[2];
+};
+
+/* Names the two arms of cell (before stack_measure). */
+void stack_cell_init(struct stack_cell *cell, const char *label, const char *a, const char *b);
+
+/* An argument vector built piece by piece; every string is kept in store. */
+struct stack_args {
+    const char *v[STACK_MAX_ARGS + 1];
+    unsigned n;
+    char store[8192];
+    size_t used;
+};
+
+/* Adds one formatted argument (silently dropped when full: stack_measure then refuses). */
+void stack_arg(struct stack_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A free TCP port on 127.0.0.1 below the ephemeral range. Returns 0 or a negative errno. */
+int stack_free_port(unsigned *port, struct hb_err *err);
+
+/*
+ * Runs `hopbench run` with args (PROTO, endpoints, the stack's options)
+ * plus --reps, --order abba, -d, --warmup, -c and private --json/--jsonl
+ * files; its stdout goes to a log in the private directory, its stderr
+ * passes through. Forwards a stop signal (SIGINT) and waits for it. Reads
+ * its runs into cell. An exit 2 marks the stack invalid and its table is
+ * copied to out. Returns 0, or a negative errno with err set.
+ */
+int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
+                  struct hb_err *err);
+
+/*
+ * The table of cells: per transport the median ops/s, p50, p99, the CPU
+ * per op of the service svc (the run's --server-cgroup), of pids (its
+ * --server-pid processes; NULL: no column) and of the client, and the
+ * unix÷tcp ratio of ops/s and of svc's CPU (bootstrap interval,
+ * Mann-Whitney; "~" when not significant).
+ */
+void stack_table(FILE *f, const char *svc, const char *pids, const struct stack_cell *cells,
+                 unsigned n);
+
+/* --hold: waits for a stop signal (or a service's exit: -ECHILD with err set). */
+int stack_hold(struct stack_ctx *c, struct hb_err *err);
+
+/* Whether to stop before the next measurement (a stop signal came). */
+bool stack_stopping(struct stack_ctx *c);
+
+#endif

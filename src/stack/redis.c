@@ -1,0 +1,158 @@
+/*
+ * The redis stack: Debian's redis-server on its own TCP port on 127.0.0.1
+ * and its own Unix socket, nothing saved to disk; SET and GET at pipeline 1
+ * and 16, tcp against unix, with redis-server's CPU per op from its cgroup.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stack/measure.h"
+#include "stack/stack.h"
+
+#define REDIS_SERVER "/usr/bin/redis-server"
+
+static const char redis_help[] =
+    "usage: hopbench stack redis [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
+    "                            [--jsonl FILE] [--hold]\n"
+    "\n"
+    "Builds: Debian's redis-server (package redis-server) under a configuration hopbench\n"
+    "writes into a private temporary directory: its own port on 127.0.0.1 and its own\n"
+    "Unix socket there, no RDB or AOF, its log there; in its own cgroups made for the run\n"
+    "under hopbench's own (each v1 hierarchy, and v2).\n"
+    "Measures: 'hopbench run redis' over tcp and over unix, SET then GET (1000 keys, 64 B\n"
+    "values), at pipeline 1 and at pipeline 16, each transport --reps times in ABBA order;\n"
+    "ops/s, p50, p99, redis-server's CPU per op (its cgroup's usage) and the client's, and\n"
+    "the unix/tcp ratio of ops/s and of redis-server's CPU with a 95 % interval ('~' when\n"
+    "not significant). Every reply is checked; an error fails the gate (exit 2).\n"
+    "Takes: 4 cells x 2 transports x --reps (default 4) x (-d 2 s + --warmup 0.5 s), about\n"
+    "90 s; --short (2 reps of 0.3 s after 0.1 s) about 15 s and is a check, not a result.\n"
+    "\n"
+    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"
+    "  --reps N         runs per transport and cell (default 4; 2 with --short)\n"
+    "  -d, --duration S each run's measured seconds (default 2)\n"
+    "      --warmup S   each run's discarded start (default 0.5)\n"
+    "  -c, --connections N  connections of each run (default 1)\n"
+    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"
+    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"
+    "  -h, --help       this text\n";
+
+static const char *const redis_needs[] = { REDIS_SERVER, "redis-server", NULL };
+
+/* redis.conf: its own port and socket, nothing saved, everything in the private directory. */
+static int redis_conf(struct stack_ctx *c, unsigned port, const char *sock, struct hb_err *err)
+{
+    char conf[3 * PATH_MAX + 512];
+
+    snprintf(conf, sizeof(conf),
+             "bind 127.0.0.1\n"
+             "port %u\n"
+             "unixsocket %s\n"
+             "unixsocketperm 700\n"
+             "daemonize no\n"
+             "supervised no\n"
+             "save \"\"\n"
+             "appendonly no\n"
+             "dir %s\n"
+             "pidfile %s/redis.pid\n"
+             "logfile \"\"\n"
+             "databases 1\n"
+             "protected-mode yes\n",
+             port, sock, c->sup.dir, c->sup.dir);
+    return sup_write(&c->sup, "redis.conf", conf, err);
+}
+
+/* Starts redis-server and waits for its PING on both endpoints. */
+static int redis_start(struct stack_ctx *c, unsigned *port, char *sock, size_t cap,
+                       struct hb_err *err)
+{
+    char conf[PATH_MAX], ep[PATH_MAX + 8];
+    struct sup_check checks[2];
+    int rc = stack_free_port(port, err);
+
+    if (rc == 0 && sup_path(&c->sup, "redis.sock", sock, cap) < 0)
+        rc = hb_fail(err, -ENAMETOOLONG, "path too long");
+    if (rc == 0) rc = redis_conf(c, *port, sock, err);
+    if (rc < 0) return rc;
+    sup_path(&c->sup, "redis.conf", conf, sizeof(conf));
+    const char *argv[] = { REDIS_SERVER, conf, NULL };
+    struct sup_spec spec = { .name = "redis", .argv = argv, .env = NULL };
+    rc = sup_start(&c->sup, &spec, err);
+    if (rc < 0) return rc;
+    memset(checks, 0, sizeof(checks));
+    snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%u", *port);
+    rc = endpoint_parse(&checks[0].ep, ep, err);
+    snprintf(ep, sizeof(ep), "unix:%s", sock);
+    if (rc == 0) rc = endpoint_parse(&checks[1].ep, ep, err);
+    if (rc < 0) return rc;
+    for (unsigned i = 0; i < 2; i++) {
+        checks[i].svc = "redis-server";
+        checks[i].proto = "redis";
+        checks[i].opts.redis_cmd = REDIS_PING;
+    }
+    return sup_wait_ready(&c->sup, checks, 2, 10 * NS_PER_S, c->stop, err);
+}
+
+static int redis_run(struct stack_ctx *c, struct hb_err *err)
+{
+    static const char *const cmds[] = { "set", "get" };
+    static const unsigned pipes[] = { 1, 16 };
+    struct stack_cell cells[4];
+    char sock[PATH_MAX];
+    unsigned port, n = 0;
+    int rc = redis_start(c, &port, sock, sizeof(sock), err);
+
+    if (rc == -EINTR) {
+        c->interrupted = true;
+        return 0;
+    }
+    if (rc < 0) return rc;
+    struct sup_svc *v = sup_find(&c->sup, "redis");
+    fprintf(c->out,
+            "hopbench stack redis: redis-server pid %ld on tcp://127.0.0.1:%u and unix:%s\n"
+            "cgroup: %s\n"
+            "cells: SET, GET x pipeline 1, 16; tcp and unix %u times each in ABBA order, "
+            "%.2f s after %.2f s warm-up, %u connection(s)\n",
+            (long)v->pid, port, sock, sup_cgroup_cpu(v), c->reps, (double)c->duration_ns / 1e9,
+            (double)c->warmup_ns / 1e9, c->conns);
+    fflush(c->out);
+    memset(cells, 0, sizeof(cells));
+    for (unsigned i = 0; i < 2 && rc == 0; i++) {
+        for (unsigned j = 0; j < 2 && rc == 0 && !stack_stopping(c); j++) {
+            struct stack_cell *cell = &cells[n++];
+            struct stack_args a = { .n = 0 };
+            char label[48];
+            snprintf(label, sizeof(label), "%s pipeline %u", cmds[i], pipes[j]);
+            stack_cell_init(cell, label, "tcp", "unix");
+            stack_arg(&a, "hopbench");
+            stack_arg(&a, "run");
+            stack_arg(&a, "redis");
+            stack_arg(&a, "tcp://127.0.0.1:%u", port);
+            stack_arg(&a, "unix:%s", sock);
+            stack_arg(&a, "--command");
+            stack_arg(&a, "%s", cmds[i]);
+            stack_arg(&a, "--keys");
+            stack_arg(&a, "1000");
+            stack_arg(&a, "--pipeline");
+            stack_arg(&a, "%u", pipes[j]);
+            stack_arg(&a, "--server-cgroup");
+            stack_arg(&a, "%s", sup_cgroup_cpu(v));
+            stack_arg(&a, "--server-pid");
+            stack_arg(&a, "%ld", (long)v->pid);
+            fprintf(c->out, "measuring %s ...\n", cell->label);
+            fflush(c->out);
+            rc = stack_measure(c, &a, cell, err);
+            if (rc == 0) rc = sup_alive(&c->sup, err);
+        }
+    }
+    if (n > 0) stack_table(c->out, "redis-server", NULL, cells, n);
+    return rc;
+}
+
+const struct stack_def stack_redis = {
+    .name = "redis",
+    .summary = "redis-server: SET and GET at pipeline 1 and 16, tcp vs unix, its CPU per op",
+    .help = redis_help,
+    .needs = redis_needs,
+    .run = redis_run,
+};

@@ -1,0 +1,126 @@
+/*
+ * stack: the list of stacks and what every one does around its own part:
+ * its servers checked for, the private directory and cgroups made, --jsonl
+ * opened, the stack's run, and everything stopped and removed (stack.h).
+ */
+#include "stack/stack.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "stack/measure.h"
+
+extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm;
+
+const struct stack_def *const stack_defs[] = { &stack_redis, &stack_nginx_fpm, &stack_apache_fpm,
+                                               NULL };
+
+const struct stack_def *stack_find(const char *name)
+{
+    for (unsigned i = 0; stack_defs[i] != NULL; i++)
+        if (strcmp(stack_defs[i]->name, name) == 0) return stack_defs[i];
+    return NULL;
+}
+
+int stack_profile_check(const struct stack_def *d, const char *name, struct hb_err *err)
+{
+    char names[128] = "";
+    size_t len = 0;
+
+    if (d->profiles == NULL)
+        return hb_fail(err, -EINVAL, "stack %s: --profile: this stack has no profiles", d->name);
+    for (unsigned i = 0; d->profiles[i] != NULL; i++) {
+        if (strcmp(d->profiles[i], name) == 0) return 0;
+        if (len < sizeof(names))
+            len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
+                                    d->profiles[i]);
+    }
+    return hb_fail(err, -EINVAL, "stack %s: --profile: '%s' is not one of %s", d->name, name,
+                   names);
+}
+
+void stack_list(FILE *f)
+{
+    for (unsigned i = 0; stack_defs[i] != NULL; i++)
+        fprintf(f, "  %-12s %s\n", stack_defs[i]->name, stack_defs[i]->summary);
+}
+
+/* Every server binary the stack starts is there, or one line naming the package. */
+static int needs_check(const struct stack_def *d, struct hb_err *err)
+{
+    for (unsigned i = 0; d->needs[i] != NULL; i += 2) {
+        int rc = sup_need(d->needs[i], d->needs[i + 1], err);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+/* The options, or the stack's defaults (a quick pass with --short). */
+static void ctx_defaults(struct stack_ctx *c, const struct stack_opts *o)
+{
+    c->reps = o->reps ? o->reps : o->short_mode ? 2 : 4;
+    c->duration_ns = o->duration_ns  ? o->duration_ns
+                     : o->short_mode ? 300 * NS_PER_MS
+                                     : 2 * NS_PER_S;
+    c->warmup_ns = o->warmup_ns != UINT64_MAX ? o->warmup_ns
+                   : o->short_mode            ? 100 * NS_PER_MS
+                                              : 500 * NS_PER_MS;
+    c->conns = o->conns ? o->conns : 1;
+}
+
+/* The stack's own part, between the set-up and the tear-down. */
+static int stack_body(struct stack_ctx *c, const struct stack_def *d, struct hb_err *err)
+{
+    int rc = 0;
+
+    if (c->o->jsonl_path != NULL) {
+        rc = outfile_open(&c->jsonl, c->o->jsonl_path, OUTFILE_APPEND, err);
+        c->jsonl_open = rc == 0;
+    }
+    if (rc == 0) rc = d->run(c, err);
+    if (rc == 0 && c->o->hold && !stack_stopping(c)) rc = stack_hold(c, err);
+    if (c->jsonl_open) {
+        struct hb_err e2 = { 0 };
+        if (outfile_commit(&c->jsonl, &e2) < 0 && rc == 0) {
+            *err = e2;
+            rc = -EIO;
+        }
+        c->jsonl_open = false;
+    }
+    return rc;
+}
+
+int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
+              enum stack_verdict *verdict, struct hb_err *err)
+{
+    static struct stack_ctx c;
+    const struct stack_def *d = stack_find(o->name);
+    struct hb_err rel = { 0 };
+    int rc;
+
+    *verdict = STACK_VALID;
+    if (d == NULL) return hb_fail(err, -EINVAL, "no stack '%s' (hopbench stack list)", o->name);
+    rc = needs_check(d, err);
+    if (rc < 0) return rc;
+    memset(&c, 0, sizeof(c));
+    c.o = o;
+    c.out = out;
+    c.stop = stop;
+    ctx_defaults(&c, o);
+    rc = sup_init(&c.sup, err);
+    if (c.sup.dir[0] != '\0') {
+        fprintf(out, "hopbench stack %s: directory %s\n", d->name, c.sup.dir);
+        fflush(out);
+    }
+    if (rc == 0) rc = stack_body(&c, d, err);
+    /* Whatever happened, nothing is left: an error here is the error if there was none. */
+    if (sup_release(&c.sup, &rel) < 0 && rc == 0) {
+        *err = rel;
+        rc = -EBUSY;
+    }
+    if (c.invalid)
+        *verdict = STACK_INVALID;
+    else if (c.interrupted)
+        *verdict = STACK_INTERRUPTED;
+    return rc;
+}

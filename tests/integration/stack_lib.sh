@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# Helpers of the test_stack_*.sh scripts (sourced after lib.sh, bash).
+#
+# A stack prints first "hopbench stack NAME: directory DIR" (its private directory,
+# DIR = /tmp/hopbench-stack.XXXXXX, or under $TMPDIR; its cgroups are named after it),
+# then, before it measures, the line of each service ("... pid N ...") and "cgroup: DIR"
+# (a service's CPU cgroup). These helpers read them from the stack's stdout and check
+# that nothing is left.
+
+# stack_tag OUT : the run's name, hopbench-stack.XXXXXX, from the stack's stdout ("" if none).
+stack_tag() {
+    sed -n 's|^hopbench stack [a-z-]*: directory .*/\(hopbench-stack\.[A-Za-z0-9]*\)$|\1|p' "$1" |
+        head -n 1
+}
+
+# stack_pids OUT : the pids the stack printed for its services.
+stack_pids() {
+    grep -Eo ' pid [0-9]+ ' "$1" | tr -dc '0-9\n '
+}
+
+# wait_line FILE ERE SECONDS PID : waits until FILE has a line matching ERE, while PID
+# lives; returns 1 when it did not come in time.
+wait_line() {
+    local file=$1 re=$2 steps=$(($3 * 20)) pid=$4 i
+    for ((i = 0; i < steps; i++)); do
+        grep -Eq -- "$re" "$file" 2>/dev/null && return 0
+        alive "$pid" || break
+        sleep 0.05
+    done
+    grep -Eq -- "$re" "$file" 2>/dev/null
+}
+
+# stack_nothing_left NAME OUT : no service process, no cgroup directory and no private
+# directory of the run in OUT is left.
+stack_nothing_left() {
+    local name=$1 out=$2 tag p left="" d
+    tag=$(stack_tag "$out")
+    if [ -z "$tag" ]; then
+        not_ok "$name: nothing left" "no directory line in $(basename "$out")"
+        return 1
+    fi
+    for p in $(stack_pids "$out"); do
+        alive "$p" && left="$left pid $p"
+    done
+    for p in $(pgrep -f "$tag"); do left="$left pid $p ($(tr '\0' ' ' <"/proc/$p/cmdline"))"; done
+    while IFS= read -r d; do
+        left="$left cgroup $d"
+    done < <(find /sys/fs/cgroup -maxdepth 5 -type d -name "$tag" 2>/dev/null)
+    d=$(sed -n 's|^hopbench stack [a-z-]*: directory ||p' "$out" | head -n 1)
+    [ -e "$d" ] && left="$left dir $d"
+    if [ -z "$left" ]; then
+        ok "$name: no process, cgroup or file of $tag is left"
+    else
+        not_ok "$name: nothing left" "left:$left"
+    fi
+}

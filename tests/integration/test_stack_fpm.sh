@@ -1,0 +1,154 @@
+#!/bin/bash
+# stack nginx-fpm and apache-fpm, each profile (baseline, optimized, optimized-reuse), in
+# short mode against the real servers, held after measuring so that their own counters
+# can be read:
+#   - the set-up checks print their lines (socket permissions, kept connections vs pool)
+#   - the web server's own request count (nginx stub_status "requests", Apache
+#     mod_status "Total Accesses") is what the evidence says hopbench sent in front,
+#     plus the two readiness requests (and the status request itself, which one of
+#     them counts before it answers)
+#   - php-fpm's status page ("accepted conn" of the unix pool; php-fpm counts a request as
+#     a worker starts reading it) is the front's unix-backend requests plus the bare hop's
+#     unix requests, plus at most hopbench's own: one per close of the bare hop's kept
+#     connection (one per run: -c 1), the two readiness requests (straight and through the
+#     web server), the bare hop's preflight connect and the status request itself; with
+#     optimized-reuse, plus at most the connections the web server kept (and closed)
+#   - optimized-reuse keeps FastCGI connections open (established to php-fpm's TCP port
+#     while held), the other profiles do not (a new connection per request)
+#   - a socket the web server's workers cannot reach is refused before measuring (exit 1,
+#     one line naming the directory), nothing left
+#   - --profile is checked; -c more than the pool leaves (the bare hop keeps its
+#     connections) is refused before measuring, one line, exit 1, nothing left
+#   - every run is valid (2xx, body "bench"); Ctrl-C while held: exit 0, nothing left
+#   - Ctrl-C in the middle of a measurement: exit 130 within seconds, nothing left
+# shellcheck disable=SC2016 # jq programs in single quotes
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/stack_lib.sh
+. "$(dirname "$0")/stack_lib.sh"
+
+PATH=$PATH:/usr/sbin:/sbin
+for tool in nginx apache2 php-fpm8.2 cgi-fcgi curl; do
+    command -v "$tool" >/dev/null 2>&1 || {
+        not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
+        done_testing
+    }
+done
+
+# jsum FILE CELL FIELD ENDPOINT-INDEX : the sum of FIELD over the runs of the N-th run
+# child (1-based CELL) at endpoint index ENDPOINT-INDEX.
+jsum() {
+    jq -s --argjson k "$2" --arg f "$3" --argjson e "$4" '[foreach .[] as $r (0;
+        if $r.record == "header" then . + 1 else . end;
+        if $r.record == "run" and . == $k and $r.cell == $e then $r[$f] else empty end)] | add' "$1"
+}
+
+# fpm_status SOCKET : php-fpm's status page of the pool on SOCKET.
+fpm_status() {
+    SCRIPT_NAME=/status SCRIPT_FILENAME=/status REQUEST_METHOD=GET QUERY_STRING='' \
+        cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
+}
+
+# --- usage and set-up errors ---------------------------------------------------------------
+
+expect_rc "--profile nope: exit 64" 64 nope stack nginx-fpm --profile nope
+one_line "--profile nope: one line naming the profiles" "$T/nope.err" \
+    "'nope' is not one of baseline, optimized, optimized-reuse"
+expect_rc "redis --profile: exit 64" 64 rprof stack redis --profile optimized
+one_line "redis --profile: one line" "$T/rprof.err" 'has no profiles'
+# The web server's kept connections and the bare hop's must fit the pool: refused before
+# measuring, with one line, and nothing left.
+expect_rc "starving pool: exit 1" 1 starve stack nginx-fpm --profile optimized-reuse --short \
+    -c 64
+check "starving pool: one line naming pm.max_children" grep -q \
+    '^hopbench stack: the bare FastCGI hop would keep 64 connection(s) open .*pm.max_children' \
+    "$T/starve.err"
+check "starving pool: nothing measured" test "$(grep -c '^measuring' "$T/starve.out")" = 0
+stack_nothing_left "starving pool" "$T/starve.out"
+
+# The socket check can fail: with the private directory under a directory the web server's
+# workers (www-data) cannot search, every request would be a 502: refused before measuring.
+mkdir -m 700 "$T/locked"
+TMPDIR=$T/locked expect_rc "unreachable socket: exit 1" 1 locked stack nginx-fpm --short
+one_line "unreachable socket: one line naming the directory" "$T/locked.err" \
+    "workers \(www-data\) cannot reach .*fpm.sock: no search permission on $T/locked\$"
+check "unreachable socket: nothing measured" test "$(grep -c '^measuring' "$T/locked.out")" = 0
+stack_nothing_left "unreachable socket" "$T/locked.out"
+
+# --- each stack and profile, held ----------------------------------------------------------
+
+for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
+    apache-fpm:baseline nginx-fpm:optimized-reuse apache-fpm:optimized-reuse; do
+    stack=${combo%%:*}
+    profile=${combo#*:}
+    web=${stack%-fpm}
+    name=$stack-$profile
+    spawn "$name" stack "$stack" --profile "$profile" --short --hold --jsonl "$T/$name.jsonl"
+    PID=$SPAWNED
+    OUT=$T/$name.out
+    if ! wait_line "$OUT" '^holding: ' 100 "$PID"; then
+        not_ok "$name: measured and holding" "stdout: $(tail -c 600 "$OUT" | tr '\n' '|')" \
+            "stderr: $(tail -c 300 "$T/$name.err" | tr '\n' '|')"
+        stop_pid "$PID"
+        stack_nothing_left "$name" "$OUT"
+        continue
+    fi
+    ok "$name: measured and holding"
+    check "$name: socket permission check line" grep -q "^check: the socket .* can connect" "$OUT"
+    check "$name: kept connections check line" grep -q "^check: .*pm.max_children" "$OUT"
+    check "$name: every run valid" jtrue -s \
+        '[.[] | select(.record == "run")] | length == 8 and all(.[]; .valid and .errors_total == 0)' \
+        "$T/$name.jsonl"
+    FPM_PORT=$(sed -n 's|.* php-fpm pid [0-9]* on tcp://127.0.0.1:\([0-9]*\) and .*|\1|p' "$OUT")
+    FRONT_UNIX=$(sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p' "$OUT")
+    SOCK=$(sed -n 's|.* and unix:\(/[^,]*fpm.sock\), pm .*|\1|p' "$OUT")
+    sent=$(($(jsum "$T/$name.jsonl" 1 requests 0) + $(jsum "$T/$name.jsonl" 1 requests 1)))
+    if [ "$web" = nginx ]; then
+        got=$(curl -s "http://127.0.0.1:$FRONT_UNIX/nginx_status" | sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p')
+    else
+        got=$(curl -s "http://127.0.0.1:$FRONT_UNIX/server-status?auto" | sed -n 's/^Total Accesses: //p')
+    fi
+    check "$name: $web counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
+        test "${got:-0}" -ge $((sent + 2)) -a "${got:-0}" -le $((sent + 3))
+    front_unix=$(jsum "$T/$name.jsonl" 1 requests 1)
+    hop_unix=$(jsum "$T/$name.jsonl" 2 requests 1)
+    accepted=$(fpm_status "$SOCK" | sed -n 's/^accepted conn: *//p')
+    hop_runs=$(jq -s '[.[] | select(.record == "run" and .proto == "fcgi" and .cell == 1)] | length' \
+        "$T/$name.jsonl")
+    lo=$((front_unix + hop_unix))
+    want=$((lo + hop_runs + 4))
+    kept=$(ss -Htn state established "( dport = :$FPM_PORT )" 2>/dev/null | wc -l)
+    if [ "$profile" = optimized-reuse ]; then
+        max=$(sed -n 's/^check: the web server keeps at most .* = \([0-9]*\) FastCGI .*/\1/p' "$OUT")
+        check "$name: the web server keeps FastCGI connections ($kept established to php-fpm, at most ${max:-?})" \
+            test "$kept" -ge 1 -a "$kept" -le "${max:-0}"
+        want=$((want + ${max:-0}))
+    else
+        check_eq "$name: no FastCGI connection kept" 0 "$kept"
+    fi
+    check "$name: php-fpm's unix pool accepted $accepted = $front_unix front + $hop_unix bare-hop requests (+ at most $((want - lo)) of hopbench's own)" \
+        test "${accepted:-0}" -ge "$lo" -a "${accepted:-0}" -le "$want"
+    kill -INT "$PID"
+    reap "$PID" 20
+    check_eq "$name: Ctrl-C while held: exit 0" 0 "$RC"
+    stack_nothing_left "$name" "$OUT"
+done
+
+# --- Ctrl-C in the middle of a measurement: exit 130, nothing left -------------------------
+
+spawn cut stack apache-fpm -d 5 --reps 2
+CUT=$SPAWNED
+if wait_line "$T/cut.out" '^measuring http keep-alive' 30 "$CUT"; then
+    sleep 1
+    T0=$(now_ms)
+    kill -INT "$CUT"
+    reap "$CUT" 30
+    check_eq "cut: Ctrl-C mid-run: exit 130" 130 "$RC"
+    check "cut: ended within 10 s of Ctrl-C" test $(($(now_ms) - T0)) -lt 10000
+else
+    not_ok "cut: started measuring" "$(tail -c 300 "$T/cut.err" | tr '\n' '|')"
+    stop_pid "$CUT"
+fi
+stack_nothing_left "cut" "$T/cut.out"
+
+done_testing

@@ -1,0 +1,137 @@
+#!/bin/bash
+# stack redis: hopbench builds a private redis-server, measures it and removes it.
+#   - list and --help say what it builds, measures and how long it takes; a bad name or
+#     option exits 64 with one line
+#   - --short --hold: the requests the evidence says were sent equal redis-server's own
+#     INFO commandstats (SET and GET calls); redis-server's CPU per op comes from its
+#     cgroup: the runs' cgroup CPU is at most the cgroup's own cpuacct.usage (read while
+#     held), which agrees with redis-server's own getrusage (INFO used_cpu_*); the table's
+#     figure is the median of the runs' per-op figures
+#   - redis-server missing (hidden in a private mount namespace): one line naming the
+#     apt-get command, exit 1
+#   - Ctrl-C as soon as the private directory exists (the server starting): exit 130,
+#     nothing left
+#   - Ctrl-C while held: exit 0 (the measurement was done), nothing left
+#   - Ctrl-C in the middle of a measurement: exit 130 within seconds, nothing left
+# shellcheck disable=SC2016 # jq programs in single quotes
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/stack_lib.sh
+. "$(dirname "$0")/stack_lib.sh"
+
+PATH=$PATH:/usr/sbin:/sbin
+for tool in redis-server redis-cli; do
+    command -v "$tool" >/dev/null 2>&1 || {
+        not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
+        done_testing
+    }
+done
+
+# --- list, help, usage errors -------------------------------------------------------------
+
+expect_rc "stack list: exit 0" 0 list stack list
+check "stack list: names redis" grep -q '^  redis ' "$T/list.out"
+expect_rc "stack redis --help: exit 0" 0 help stack redis --help
+check "stack redis --help: what it builds" grep -q '^Builds: ' "$T/help.out"
+check "stack redis --help: what it measures" grep -q '^Measures: ' "$T/help.out"
+check "stack redis --help: how long it takes" grep -q '^Takes: ' "$T/help.out"
+expect_rc "stack nosuch: exit 64" 64 nosuch stack nosuch
+one_line "stack nosuch: one line" "$T/nosuch.err" "no stack 'nosuch'"
+expect_rc "stack redis --reps 0: exit 64" 64 reps0 stack redis --reps 0
+one_line "stack redis --reps 0: one line" "$T/reps0.err" '--reps'
+
+# --- a missing server: one line naming the apt-get command, exit 1 -----------------------
+# In a private mount namespace /usr/bin/redis-server is hidden under /dev/null (no execute bit).
+
+if unshare -m true 2>/dev/null; then
+    RC=0
+    (cd "$T" && exec timeout -k 5 60 unshare -m sh -c \
+        'mount --bind /dev/null /usr/bin/redis-server && exec "$0" "$@"' \
+        "$HOPBENCH" stack redis --short) >"$T/missing.out" 2>"$T/missing.err" || RC=$?
+    check_eq "missing redis-server: exit 1" 1 "$RC"
+    one_line "missing redis-server: one line naming the apt-get command" "$T/missing.err" \
+        '^hopbench stack: redis-server is not installed .*: apt-get install -y redis-server$'
+else
+    ok "missing redis-server # SKIP unshare -m is not allowed here"
+fi
+
+# --- Ctrl-C while the server starts: exit 130, nothing left --------------------------------
+
+spawn early stack redis --short
+EARLY=$SPAWNED
+wait_line "$T/early.out" '^hopbench stack redis: directory ' 20 "$EARLY"
+kill -INT "$EARLY"
+reap "$EARLY" 20
+check "early: Ctrl-C as it starts: exit 130 (or 0 if it was already done)" test "$RC" = 130 -o "$RC" = 0
+stack_nothing_left "early" "$T/early.out"
+
+# --- a short run, held: counts and CPU against the server's own ---------------------------
+
+spawn held stack redis --short --hold --jsonl "$T/held.jsonl"
+HELD=$SPAWNED
+if ! wait_line "$T/held.out" '^holding: ' 90 "$HELD"; then
+    not_ok "held: measured and holding" "stdout: $(tail -c 600 "$T/held.out" | tr '\n' '|')" \
+        "stderr: $(tail -c 300 "$T/held.err" | tr '\n' '|')"
+    done_testing
+fi
+ok "held: measured and holding"
+SOCK=$(sed -n 's|^hopbench stack redis: .* and unix:\(/.*\.sock\)$|\1|p' "$T/held.out")
+CG=$(sed -n 's/^cgroup: //p' "$T/held.out")
+INFO=$(redis-cli -s "$SOCK" INFO commandstats | tr -d '\r')
+CPUINFO=$(redis-cli -s "$SOCK" INFO cpu | tr -d '\r')
+USAGE=$(cat "$CG/cpuacct.usage" 2>/dev/null || sed -n 's/^usage_usec \([0-9]*\)/\1000/p' "$CG/cpu.stat")
+
+calls() { printf '%s\n' "$INFO" | sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p"; }
+# sent CMD : the requests the runs of --command CMD sent (the header before them names it).
+sent() {
+    jq -s --arg c "$1" '[foreach .[] as $r (null;
+        if $r.record == "header" then ($r.argv | index("--command")) as $i | $r.argv[$i + 1]
+        else . end; if $r.record == "run" and . == $c then $r.requests else empty end)] | add' \
+        "$T/held.jsonl"
+}
+check_eq "held: SET requests sent = redis-server's cmdstat_set calls" "$(sent set)" "$(calls set)"
+check_eq "held: GET requests sent = redis-server's cmdstat_get calls" "$(sent get)" "$(calls get)"
+check "held: runs are valid, 2 per transport and cell" jtrue -s \
+    '[.[] | select(.record == "run")] | length == 16 and all(.[]; .valid and .errors_total == 0)' \
+    "$T/held.jsonl"
+
+# The runs' windows are within the cgroup's life: their CPU is at most its whole usage,
+# and it is most of it (the windows are 3/4 of each run); the usage is redis-server's own.
+WIN=$(jq -s '[.[] | select(.record == "run") | .observed.cpu.cgroup_ns] | add' "$T/held.jsonl")
+RUSAGE=$(printf '%s\n' "$CPUINFO" | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.0f", s * 1e9 }')
+check "held: runs' cgroup CPU ($WIN ns) <= the cgroup's cpuacct.usage ($USAGE ns)" \
+    test "$WIN" -le "$USAGE"
+check "held: runs' cgroup CPU ($WIN ns) >= 40 % of the cgroup's usage ($USAGE ns)" \
+    test "$((WIN * 10))" -ge "$((USAGE * 4))"
+check "held: cgroup usage ($USAGE ns) within 10 % of redis-server's getrusage ($RUSAGE ns)" \
+    test "$((USAGE * 10))" -ge "$((RUSAGE * 9))" -a "$((USAGE * 10))" -le "$((RUSAGE * 11))"
+# The table's redis-server CPU/op of "set pipeline 1" over tcp: the median of its 2 runs.
+WANT=$(jq -s '[.[] | select(.record == "run")][0:4] | map(select(.transport == "tcp")) |
+    map(.observed.cpu.cgroup_ns_per_op / 1000) | (add / length) * 100 | round / 100' "$T/held.jsonl")
+GOT=$(awk '/^set pipeline 1 +tcp/ { print $8 }' "$T/held.out")
+check "held: table's redis-server CPU/op ($GOT) is the runs' median ($WANT)" \
+    awk -v a="$GOT" -v b="$WANT" 'BEGIN { d = a - b; exit !(d < 0.011 && d > -0.011) }'
+
+kill -INT "$HELD"
+reap "$HELD" 20
+check_eq "held: Ctrl-C while held: exit 0" 0 "$RC"
+stack_nothing_left "held" "$T/held.out"
+
+# --- Ctrl-C in the middle of a measurement ------------------------------------------------
+
+spawn cut stack redis -d 5 --reps 2
+CUT=$SPAWNED
+if wait_line "$T/cut.out" '^measuring set pipeline 1' 30 "$CUT"; then
+    sleep 1
+    T0=$(now_ms)
+    kill -INT "$CUT"
+    reap "$CUT" 30
+    check_eq "cut: Ctrl-C mid-run: exit 130" 130 "$RC"
+    check "cut: ended within 10 s of Ctrl-C" test $(($(now_ms) - T0)) -lt 10000
+else
+    not_ok "cut: started measuring" "$(tail -c 300 "$T/cut.err" | tr '\n' '|')"
+    stop_pid "$CUT"
+fi
+stack_nothing_left "cut" "$T/cut.out"
+
+done_testing
