@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
+#include "host/counters.h"
 #include "proto/echo.h"
 #include "proto/registry.h"
 #include "server/server.h"

@@ -13,8 +13,8 @@
 
 #include "cost.h"
 #include "endpoint.h"
-#include "load.h"
-#include "place.h"
+#include "engine/load.h"
+#include "host/place.h"
 
 struct proto_entry;
 

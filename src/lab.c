@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "budget.h"
+#include "host/budget.h"
 #include "proto/registry.h"
 #include "server/server.h"
 #include "stats.h"

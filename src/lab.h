@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #include "cli.h"
-#include "place.h"
+#include "host/place.h"
 #include "report/report.h"
 
 struct lab {

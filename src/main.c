@@ -32,15 +32,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "budget.h"
 #include "cli.h"
 #include "cost.h"
+#include "engine/load.h"
 #include "evidence.h"
+#include "host/budget.h"
+#include "host/place.h"
+#include "host/probe.h"
 #include "lab.h"
-#include "load.h"
 #include "outfile.h"
-#include "place.h"
-#include "probe.h"
 #include "proto/registry.h"
 #include "report/report.h"
 #include "report/saving.h"

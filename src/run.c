@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "endpoint.h"
-#include "load.h"
+#include "engine/load.h"
 #include "proto/registry.h"
 #include "report/summary.h"
 #include "stats.h"

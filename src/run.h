@@ -17,8 +17,8 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "observe.h"
-#include "place.h"
+#include "host/observe.h"
+#include "host/place.h"
 #include "report/report.h"
 
 struct run {

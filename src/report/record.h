@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "load.h"
-#include "observe.h"
+#include "engine/load.h"
+#include "host/observe.h"
 
 /* One measured run: what was asked and what came back. */
 struct run_record {

@@ -9,12 +9,12 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "engine/load.h"
 #include "evidence/hist_json.h"
 #include "evidence/schema.h"
-#include "load.h"
-#include "observe.h"
-#include "place.h"
-#include "probe.h"
+#include "host/observe.h"
+#include "host/place.h"
+#include "host/probe.h"
 #include "report/record.h"
 #include "util.h"
 

@@ -48,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loop.h"
+#include "engine/loop.h"
 
 #define SLOTS_PER_CHUNK 64
 /*

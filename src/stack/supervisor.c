@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "counters.h"
+#include "host/counters.h"
 
 /* The hierarchies a service joins: CPU accounting, memory, and v2 (""). */
 static const char *const sup_ctls[] = { "cpuacct", "cpu", "memory", "" };

@@ -22,8 +22,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "budget.h"
-#include "load.h"
+#include "engine/load.h"
+#include "host/budget.h"
 
 #define MIB ((size_t)1024 * 1024)
 

@@ -25,7 +25,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "load.h"
+#include "engine/load.h"
 #include "proto/codec.h"
 
 #define REQ_SIZE 64

@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "counters.h"
+#include "host/counters.h"
 #include "util.h"
 
 #define N_CONNECTS 20

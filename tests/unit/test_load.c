@@ -16,8 +16,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "conn.h"
-#include "load.h"
+#include "engine/conn.h"
+#include "engine/load.h"
 
 /* Every name is set, not "?", and differs from every other of its set. */
 static void check_names(const char *(*name)(int), int n)

@@ -25,7 +25,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "load.h"
+#include "engine/load.h"
 
 #define ECHO_MAX_CONNS 8
 

@@ -19,7 +19,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "loop.h"
+#include "engine/loop.h"
 
 #define DELAY 1000ULL
 #define NNODE 5

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "observe.h"
+#include "host/observe.h"
 #include "util.h"
 
 #define BURN_NS (60 * NS_PER_MS)

@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "place.h"
+#include "host/place.h"
 
 /* This process's allowed CPUs, ascending; how many. */
 static unsigned allowed(int *cpus, unsigned cap)

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "place.h"
-#include "probe.h"
+#include "host/place.h"
+#include "host/probe.h"
 #include "report/report.h"
 
 static const char *fixture(const char *rel)

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sendq.h"
+#include "engine/sendq.h"
 
 #define N_RANDOM 4096
 #define SEED     0x9e3779b97f4a7c15ULL

@@ -39,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sockdiag.h"
+#include "host/sockdiag.h"
 
 #define N_TCP   3
 #define N_UNIX  2

@@ -2,7 +2,7 @@
  * budget: file descriptors and memory a plan needs, against the process's
  * limits (see budget.h).
  */
-#include "budget.h"
+#include "host/budget.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "counters.h"
+#include "host/counters.h"
 
 uint64_t budget_fds(uint64_t open, uint64_t load)
 {

@@ -22,8 +22,8 @@
 #include <stdint.h>
 
 #include "endpoint.h"
+#include "engine/operr.h"
 #include "hist.h"
-#include "operr.h"
 #include "proto/codec.h"
 #include "util.h"
 

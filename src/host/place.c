@@ -1,7 +1,7 @@
 /*
  * place: client and server CPU sets (see place.h).
  */
-#include "place.h"
+#include "host/place.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
+#include "host/counters.h"
 
 /* Processes of one server's tree read for place_observe_server; more are left out. */
 #define PLACE_MAX_TREE 4096

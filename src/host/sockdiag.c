@@ -6,7 +6,7 @@
  * alignment only, and the casts would drop const. Nothing is allocated per
  * socket except the two inode lists of an AF_UNIX count (capped).
  */
-#include "sockdiag.h"
+#include "host/sockdiag.h"
 
 #include <errno.h>
 #include <linux/inet_diag.h>

@@ -1,7 +1,7 @@
 /*
  * sendq: a binary min-heap of embedded nodes (see sendq.h).
  */
-#include "sendq.h"
+#include "engine/sendq.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -13,7 +13,7 @@
  * once, and every other send() and recv() passes MSG_DONTWAIT, so the event
  * path behaves the same on either kind of socket.
  */
-#include "conn.h"
+#include "engine/conn.h"
 
 #include <errno.h>
 #include <math.h>

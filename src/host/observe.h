@@ -21,9 +21,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "counters.h"
 #include "endpoint.h"
-#include "load.h"
+#include "engine/load.h"
+#include "host/counters.h"
 
 #define OBS_MAX_PIDS 64   /* server pids given (--server-pid) */
 #define OBS_MAX_TREE 4096 /* processes in the server's trees (--server-tree); beyond: n/a */

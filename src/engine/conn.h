@@ -20,11 +20,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/load.h"
+#include "engine/loop.h"
+#include "engine/operr.h"
+#include "engine/sendq.h"
 #include "hist.h"
-#include "load.h"
-#include "loop.h"
-#include "operr.h"
-#include "sendq.h"
 
 #define CONN_RETRY_NS (1 * NS_PER_MS) /* back-off before reconnecting after an error */
 

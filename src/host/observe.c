@@ -1,7 +1,7 @@
 /*
  * observe: snapshots and the sock_diag sampler around a run (see observe.h).
  */
-#include "observe.h"
+#include "host/observe.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -13,8 +13,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "probe.h"
-#include "sockdiag.h"
+#include "host/probe.h"
+#include "host/sockdiag.h"
 
 static const char *const net_names[] = {
 #define X(n) n,

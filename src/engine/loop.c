@@ -2,7 +2,7 @@
  * loop: epoll with nanosecond timeouts (epoll_pwait2, Linux >= 5.11, with a
  * millisecond epoll_wait fallback). See loop.h.
  */
-#include "loop.h"
+#include "engine/loop.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * probe: machine facts (see probe.h).
  */
-#include "probe.h"
+#include "host/probe.h"
 
 #include <errno.h>
 #include <fcntl.h>

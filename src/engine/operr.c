@@ -1,7 +1,7 @@
 /*
  * operr: the kinds of failed ops and their names (see operr.h).
  */
-#include "operr.h"
+#include "engine/operr.h"
 
 #include <errno.h>
 

@@ -8,7 +8,7 @@
  * Left out: caching file descriptors between snapshots (each call reopens;
  * these run before and after a run, not during it), and any sampling loop.
  */
-#include "counters.h"
+#include "host/counters.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
  * until it ends but two flags it reads: the stop flag and the one that opens
  * the window (load_run's thread sets it once the window's counters are read).
  */
-#include "load.h"
+#include "engine/load.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -15,7 +15,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "conn.h"
+#include "engine/conn.h"
 
 struct worker {
     const struct load_cfg *cfg;
