@@ -15,7 +15,7 @@
 
 #include "host/counters.h"
 #include "proto/echo.h"
-#include "proto/registry.h"
+#include "registry.h"
 #include "server/server.h"
 #include "stack/measure.h"
 #include "stack/stack.h"

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "host/budget.h"
-#include "proto/registry.h"
+#include "registry.h"
 #include "server/server.h"
 #include "stats.h"
 

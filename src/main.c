@@ -41,7 +41,7 @@
 #include "host/probe.h"
 #include "lab.h"
 #include "outfile.h"
-#include "proto/registry.h"
+#include "registry.h"
 #include "report/report.h"
 #include "report/saving.h"
 #include "report/summary.h"

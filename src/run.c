@@ -9,7 +9,7 @@
 
 #include "endpoint.h"
 #include "engine/load.h"
-#include "proto/registry.h"
+#include "registry.h"
 #include "report/summary.h"
 #include "stats.h"
 

@@ -93,12 +93,6 @@ struct codec_ops {
     void (*reset)(void *st);
 };
 
-/* The codec of the protocol called `name` in the registry (proto/registry.h), or NULL. */
-const struct codec_ops *codec_find(const char *name);
-
-/* The registry's protocol names, "echo, http, fcgi, redis" (proto_names). */
-const char *codec_names(void);
-
 static inline const char *codec_err_str(enum codec_err e)
 {
     switch (e) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "host/counters.h"
+#include "registry.h"
 
 /* The hierarchies a service joins: CPU accounting, memory, and v2 (""). */
 static const char *const sup_ctls[] = { "cpuacct", "cpu", "memory", "" };

@@ -24,6 +24,7 @@
 
 #include "engine/load.h"
 #include "host/budget.h"
+#include "registry.h"
 
 #define MIB ((size_t)1024 * 1024)
 

@@ -27,6 +27,7 @@
 
 #include "engine/load.h"
 #include "proto/codec.h"
+#include "registry.h"
 
 #define REQ_SIZE 64
 

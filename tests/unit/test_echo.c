@@ -27,6 +27,7 @@
 #include "guard.h"
 #include "proto/codec.h"
 #include "proto/echo.h"
+#include "registry.h"
 
 #define STATE_MAX 256
 #define SENTINEL                                                                                   \

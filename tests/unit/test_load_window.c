@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "engine/load.h"
+#include "registry.h"
 
 #define ECHO_MAX_CONNS 8
 

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "proto/registry.h"
+#include "registry.h"
 
 /* The request options with only option `bit` given, as the command line would set it. */
 static void give(struct codec_opts *co, unsigned bit)

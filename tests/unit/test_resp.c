@@ -28,6 +28,7 @@
 #include "guard.h"
 #include "proto/codec.h"
 #include "proto/resp.h"
+#include "registry.h"
 #include "server/server.h"
 
 #define STATE_MAX 1024

@@ -2,7 +2,7 @@
  * registry: the table of protocols and the checks of `run`'s request options
  * against it (see registry.h).
  */
-#include "proto/registry.h"
+#include "registry.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -247,4 +247,16 @@ int proto_check_run(const struct proto_entry *pe, struct proto_req *req, struct 
         if (given & opt_names[i].bit && !takes(pe, opt_names[i].bit))
             return proto_refuse(pe, opt_names[i].bit, err);
     return pe->check != NULL ? pe->check(pe, req, err) : 0;
+}
+
+const struct codec_ops *codec_find(const char *name)
+{
+    const struct proto_entry *pe = proto_find(name);
+
+    return pe != NULL ? pe->codec : NULL;
+}
+
+const char *codec_names(void)
+{
+    return proto_names();
 }

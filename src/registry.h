@@ -9,8 +9,8 @@
  * in registry.c's table and its name and help in the PROTO_* texts below;
  * test_registry checks the table and the texts against each other.
  */
-#ifndef HOPBENCH_PROTO_REGISTRY_H
-#define HOPBENCH_PROTO_REGISTRY_H
+#ifndef HOPBENCH_REGISTRY_H
+#define HOPBENCH_REGISTRY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -127,5 +127,11 @@ const char *proto_opt_name(unsigned bit);
 
 /* Refuses option `bit` for pe, naming the protocols that take it: -EINVAL with err set. */
 int proto_refuse(const struct proto_entry *pe, unsigned bit, struct hb_err *err);
+
+/* The codec of the protocol called `name`, or NULL. */
+const struct codec_ops *codec_find(const char *name);
+
+/* The protocol names, "echo, http, fcgi, redis" (proto_names). */
+const char *codec_names(void);
 
 #endif
