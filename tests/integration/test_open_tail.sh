@@ -73,7 +73,7 @@ if start_server intr --listen "unix:$T/intr.sock" --threads 1 --stall-every 1500
     s_pid=$SRV_PID s_out=$SRV_OUT
     spawn int_run run echo "unix:$T/intr.sock" "${load[@]}" --json "$T/int.json"
     run_pid=$SPAWNED
-    sleep 2
+    sleep 2.5
     t0=$(now_ms)
     kill -INT "$run_pid"
     reap "$run_pid" 5
