@@ -53,14 +53,20 @@ static void conn_close_fd(struct conn *c)
     c->server_closes = false;
 }
 
-void conn_close(struct conn *c)
+/* c ends: IDLE, off every timer and queue, not active; its socket stays open. */
+static void conn_retire(struct conn *c)
 {
-    conn_close_fd(c);
     tq_disarm(&c->timer);
     sendq_remove(&c->ctx->sendq, &c->sn);
     if (c->live) c->ctx->active--;
     c->live = false;
     c->state = CONN_IDLE;
+}
+
+void conn_close(struct conn *c)
+{
+    conn_close_fd(c);
+    conn_retire(c);
 }
 
 static void conn_fail(struct conn *c, enum op_err kind, uint64_t now)
@@ -246,6 +252,31 @@ static uint64_t conn_gap_ns(struct conn *c)
     return (uint64_t)(-log(1.0 - u) * c->ctx->gap_ns);
 }
 
+uint64_t conn_intended_in(struct conn *c, uint64_t from, uint64_t end)
+{
+    uint64_t n = 0;
+
+    if (from >= end) return 0;
+    if (!c->ctx->cfg->poisson) {
+        uint64_t gap = c->ctx->gap_ns >= 1 ? (uint64_t)c->ctx->gap_ns : 1;
+        return (end - from + gap - 1) / gap;
+    }
+    for (uint64_t at = from; at < end; at += conn_gap_ns(c))
+        n++;
+    return n;
+}
+
+void conn_abandon(struct conn *c)
+{
+    struct conn_ctx *ctx = c->ctx;
+    bool in_flight = c->state == CONN_CONNECTING || c->state == CONN_BUSY;
+
+    if (!c->live) return;
+    /* sn.at is the intended time of the next op not yet taken, whatever c's state. */
+    ctx->errors[OP_ERR_TIMEOUT] += in_flight + conn_intended_in(c, c->sn.at, ctx->end_ns);
+    conn_retire(c);
+}
+
 /*
  * Open loop: waits in ctx->sendq until this op's intended time, then takes
  * it and schedules the next one. Returns true when the op must wait.
@@ -273,6 +304,11 @@ void conn_begin(struct conn *c, uint64_t now)
     tq_disarm(&c->timer); /* the last batch's timeout, if it is still armed */
     if (ctx->stopping) {
         conn_close(c);
+        return;
+    }
+    /* Open loop: the ops intended inside the window are all sent, none after it. */
+    if (ctx->gap_ns > 0 && c->sn.at >= ctx->end_ns) {
+        conn_retire(c);
         return;
     }
     if (conn_wait_turn(c)) return;

@@ -45,6 +45,8 @@ struct conn_ctx {
     uint64_t block_ns;        /* > 0: the thread's one connection may wait for its reply in a
                                * blocking recv() of at most this long (conn_wait); 0: never */
     uint64_t quota;           /* count mode: ops still to begin in the window; else UINT64_MAX */
+    uint64_t end_ns;          /* open loop: the window's end; an op intended at or after it is
+                               * not sent. UINT64_MAX until the window has begun, and in count mode */
     bool stopping;            /* no new op may begin */
     unsigned active;          /* connections not IDLE */
     struct hist *lat;
@@ -139,6 +141,21 @@ int conn_wait(struct conn *c);
 
 /* Closes c's socket, if open, and makes it IDLE. */
 void conn_close(struct conn *c);
+
+/*
+ * Open loop: the ops c was to send at intended times in [from, end), with
+ * c's arrivals (constant gaps, or drawn from c's generator, which this
+ * advances). Pure but for that generator.
+ */
+uint64_t conn_intended_in(struct conn *c, uint64_t from, uint64_t end);
+
+/*
+ * Open loop, the drain's time is up: c's op in flight (connecting or waiting
+ * for its reply) and each op intended before ctx->end_ns that c has not sent
+ * yet are counted as timeouts, and c ends (IDLE, no longer active). Its socket
+ * stays open until conn_close, so the end-of-window counters still see it.
+ */
+void conn_abandon(struct conn *c);
 
 /* The conn that embeds schedule node n. */
 static inline struct conn *conn_of_sendq(struct sendq_node *n)

@@ -211,6 +211,7 @@ static int worker_setup(struct worker *w)
     /* Until the thread has waited for w->opened, every op it begins is warm-up. */
     ctx->window_start_ns = w->opened != NULL ? UINT64_MAX : w->t0 + cfg->warmup_ns;
     ctx->quota = w->quota;
+    ctx->end_ns = UINT64_MAX;
     ctx->block_ns = worker_block_ns(w);
     tq_init(&ctx->timeouts, cfg->timeout_ns);
     tq_init(&ctx->retries, CONN_RETRY_NS);
@@ -261,17 +262,39 @@ static void worker_fire_timers(struct worker *w, uint64_t now)
         conn_begin(conn_of_sendq(sn), now);
 }
 
-/* How long the loop may sleep: until the next timer, the window, the deadline; at most 50 ms. */
+/*
+ * How long the loop may sleep: until the next timer, the window, the deadline
+ * (then the drain's limit); at most 50 ms.
+ */
 static uint64_t worker_sleep_ns(const struct worker *w, uint64_t now, uint64_t win,
-                                uint64_t deadline, bool in_window)
+                                uint64_t deadline, uint64_t limit, bool in_window)
 {
     uint64_t until = now + WORKER_BLOCK_MAX_NS;
-    uint64_t t[5] = { tq_next(&w->ctx.timeouts), tq_next(&w->ctx.retries), deadline,
-                      in_window ? UINT64_MAX : win, sendq_next(&w->ctx.sendq) };
+    uint64_t t[5] = { tq_next(&w->ctx.timeouts), tq_next(&w->ctx.retries),
+                      now < deadline ? deadline : limit, in_window ? UINT64_MAX : win,
+                      sendq_next(&w->ctx.sendq) };
 
     for (size_t i = 0; i < ARRAY_LEN(t); i++)
         if (t[i] < until) until = t[i];
     return until > now ? until - now : 0;
+}
+
+/*
+ * Open loop, past the deadline: the connections still waiting in the sendq
+ * are all due after it (the due ones were just begun), so they end now
+ * rather than when their next intended time comes.
+ */
+static void worker_retire_late(struct worker *w, uint64_t now)
+{
+    for (struct sendq_node *sn; (sn = sendq_pop_due(&w->ctx.sendq, UINT64_MAX)) != NULL;)
+        conn_begin(conn_of_sendq(sn), now);
+}
+
+/* Open loop, the drain's limit reached: what is still unanswered or unsent is a timeout. */
+static void worker_abandon(struct worker *w)
+{
+    for (unsigned i = 0; i < w->nconns; i++)
+        conn_abandon(&w->conns[i]);
 }
 
 /*
@@ -309,13 +332,36 @@ static uint64_t worker_await_window(const struct worker *w)
     return now_ns();
 }
 
+/* a + b, UINT64_MAX when it would not fit. */
+static uint64_t add_ns(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/*
+ * The thread's window: from its start to the loop's end, `now`. A closed loop
+ * ends at the deadline at the latest; an open loop (unless stopped) at the
+ * deadline at the earliest: its window is the intended one, plus the drain.
+ */
+static void worker_end_window(struct worker *w, uint64_t win, uint64_t deadline, uint64_t now)
+{
+    const struct load_cfg *cfg = w->cfg;
+    uint64_t end = now < deadline ? now : deadline;
+
+    if (cfg->rate > 0 && cfg->duration_ns)
+        end = now > deadline || w->win.interrupted ? now : deadline;
+    w->win.window_ns = end - win;
+    w->win.drain_ns = end > deadline ? end - deadline : 0;
+}
+
 static void worker_loop(struct worker *w)
 {
     const struct load_cfg *cfg = w->cfg;
     uint64_t win = w->t0 + cfg->warmup_ns;
     uint64_t deadline = cfg->duration_ns ? win + cfg->duration_ns : UINT64_MAX;
+    uint64_t limit; /* the loop ends here: the deadline, or an open loop's drain's end */
     uint64_t now = now_ns(), cpu0 = 0;
-    bool in_window = false;
+    bool open = cfg->rate > 0, in_window = false;
 
     for (unsigned i = 0; i < w->nconns; i++)
         conn_begin(&w->conns[i], now);
@@ -327,20 +373,24 @@ static void worker_loop(struct worker *w)
                 if (cfg->duration_ns) deadline = win + cfg->duration_ns;
             }
             in_window = true;
+            w->ctx.end_ns = deadline;
             cpu0 = thread_cpu_ns();
         }
-        if (now >= deadline || w->ctx.active == 0) break;
+        limit = open ? add_ns(deadline, cfg->timeout_ns) : deadline;
+        if (now >= limit && open) worker_abandon(w);
+        if (now >= limit || w->ctx.active == 0) break;
         if (cfg->stop != NULL && atomic_load(cfg->stop)) {
             w->win.interrupted = true;
             break;
         }
         worker_fire_timers(w, now);
+        if (open && now >= deadline) worker_retire_late(w, now);
         if (w->ctx.active == 0) break; /* the last ones may have ended just now */
-        if (worker_wait(w, worker_sleep_ns(w, now, win, deadline, in_window)) < 0) break;
+        if (worker_wait(w, worker_sleep_ns(w, now, win, deadline, limit, in_window)) < 0) break;
     }
     if (in_window) {
         w->win.cpu_ns = thread_cpu_ns() - cpu0;
-        w->win.window_ns = (now < deadline ? now : deadline) - win;
+        worker_end_window(w, win, deadline, now);
     }
     w->ctx.stopping = true;
 }
@@ -388,6 +438,7 @@ void load_result_add(struct load_result *res, const struct conn_ctx *ctx,
         res->errors[k] += ctx->errors[k];
     res->client_cpu_ns += win->cpu_ns;
     if (win->window_ns > res->window_ns) res->window_ns = win->window_ns;
+    if (win->drain_ns > res->drain_ns) res->drain_ns = win->drain_ns;
     res->interrupted |= win->interrupted;
     if (ctx->lat != NULL) hist_merge(res->lat, ctx->lat);
     if (ctx->service != NULL && res->service != NULL) hist_merge(res->service, ctx->service);

@@ -12,7 +12,13 @@
  * counters and per-thread CPU time are merged when the threads end. Ops that
  * start during the warm-up are done but not recorded. Nothing allocates once
  * the threads run. A run ends at its deadline, after `count` ops, or when
- * *stop is set (Ctrl-C); what was measured until then is kept.
+ * *stop is set (Ctrl-C); what was measured until then is kept. A closed
+ * loop's ops still in flight at the deadline are dropped. An open loop drains
+ * instead: every op intended before the deadline is sent and its reply
+ * awaited, none intended after it; what is unanswered `timeout` after the
+ * deadline is counted as a timeout (its latency from its intended time is
+ * then above the timeout), so a stall at the window's end is measured, not
+ * cut off.
  */
 #ifndef HOPBENCH_LOAD_H
 #define HOPBENCH_LOAD_H
@@ -113,7 +119,10 @@ struct load_result {
     uint64_t status[6];            /* replies by status class: [1]..[5] = 1xx..5xx, [0] other;
                                     * only for protocols with a status (http, fcgi) */
     uint64_t stderr_replies;       /* fcgi replies that carried FCGI_STDERR output */
-    uint64_t window_ns;            /* length of the measured window */
+    uint64_t window_ns;            /* length of the measured window; open loop: the time the ops
+                                    * intended inside it took, the drain included */
+    uint64_t drain_ns;             /* open loop: the part of window_ns after the intended window
+                                    * (the deadline), spent on ops intended before it; else 0 */
     uint64_t client_cpu_ns;        /* CPU time of the load threads inside the window */
     bool interrupted;              /* *stop ended the run early */
     struct hist *lat;              /* merged op latency (ns); owned, freed by load_result_release */
@@ -127,8 +136,10 @@ struct load_result {
 
 /* What one load thread measured of the window. */
 struct load_thread_window {
-    uint64_t window_ns; /* the window's start to the thread's end (the deadline at the latest);
-                         * 0 when the thread never reached the window */
+    uint64_t window_ns; /* the window's start to the thread's end: the deadline at the latest
+                         * in a closed loop; at the earliest in an open loop (unless stopped),
+                         * which drains after it; 0 when the thread never reached the window */
+    uint64_t drain_ns;  /* open loop: how long after the deadline the thread ended; else 0 */
     uint64_t cpu_ns;    /* the thread's CPU time inside the window */
     bool interrupted;   /* *stop ended the thread's loop */
 };
@@ -138,7 +149,8 @@ struct conn_ctx; /* conn.h: one thread's connections and what they counted */
 /*
  * Adds one load thread's tally to res, as load_run does for each thread once
  * they have all ended: every counter and error kind is summed, so is the CPU
- * time; the window is the longest of the threads' (they share its start), and
+ * time; the window is the longest of the threads' (they share its start), so
+ * is the drain, and
  * res is interrupted if any thread was. ctx's histograms are added to res's
  * (which must be allocated: lat and phase[], service when ctx has one and res
  * too). Pure: no clock, no thread, nothing allocated.

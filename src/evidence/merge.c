@@ -430,7 +430,7 @@ static int merge_hists(struct merge *m, const struct slot *s, json_t *run, struc
 static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struct hb_err *err)
 {
     bool same_share = true, same_arrivals = true, saturated = false;
-    double rate = 0, basis = 0;
+    double rate = 0, basis = 0, drain = 0;
 
     for (size_t i = 0; i < s->nparts; i++) {
         const json_t *o = json_object_get(s->parts[i]->run, EV_OPEN_LOOP);
@@ -447,6 +447,8 @@ static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struc
         same_arrivals &=
             json_equal(json_object_get(o, EV_ARRIVALS), json_object_get(out, EV_ARRIVALS));
         saturated |= json_is_true(json_object_get(o, EV_SATURATED));
+        if (json_number_value(json_object_get(o, "drain_s")) > drain)
+            drain = json_number_value(json_object_get(o, "drain_s"));
     }
     same_share &= json_is_number(json_object_get(out, EV_RATE_SHARE));
     json_object_set_new(out, EV_RATE, json_real(rate));
@@ -454,6 +456,9 @@ static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struc
     if (!same_share) json_object_set_new(out, EV_RATE_SHARE, json_null());
     if (!same_arrivals) json_object_set_new(out, EV_ARRIVALS, json_null());
     json_object_set_new(out, EV_SATURATED, json_boolean(saturated));
+    /* The longest drain, as the merged window is the longest. */
+    if (json_object_get(out, "drain_s") != NULL)
+        json_object_set_new(out, "drain_s", json_real(drain));
     return 0;
 }
 
@@ -461,7 +466,7 @@ static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struc
  * An open-loop run's open_loop: the rates asked for (and their basis) summed,
  * as the ops are; rate_share and arrivals kept when every part agrees, else
  * null; achieved = the merged ops_per_s; saturated if any part was; the
- * service histograms added like the run's. Closed-loop runs keep null.
+ * longest drain; the service histograms added like the run's. Closed-loop runs keep null.
  */
 static int merge_open_loop(struct merge *m, const struct slot *s, json_t *run, struct hb_err *err)
 {

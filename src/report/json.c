@@ -145,15 +145,19 @@ static json_t *observed_json(const struct run_record *r)
 static json_t *open_loop_json(const struct run_record *r)
 {
     const struct load_result *res = &r->res;
+    json_t *o;
 
     if (r->cfg.rate <= 0 || res->service == NULL) return json_null();
-    return json_pack("{s:f, s:s, s:o, s:o, s:f, s:b, s:o, s:o}", EV_RATE, r->cfg.rate, EV_ARRIVALS,
-                     r->cfg.poisson ? "poisson" : "constant", EV_RATE_SHARE,
-                     r->rate_share > 0 ? json_real(r->rate_share) : json_null(), EV_RATE_BASIS,
-                     r->rate_share > 0 ? json_real(r->rate_basis) : json_null(),
-                     EV_ACHIEVED_OPS_PER_S, report_ops_per_s(r), EV_SATURATED, report_saturated(r),
-                     EV_SERVICE_LATENCY_NS, report_latency_json(res->service), EV_SERVICE_HISTOGRAM,
-                     report_hist_json(res->service));
+    o = json_pack("{s:f, s:s, s:o, s:o, s:f, s:b, s:o, s:o}", EV_RATE, r->cfg.rate, EV_ARRIVALS,
+                  r->cfg.poisson ? "poisson" : "constant", EV_RATE_SHARE,
+                  r->rate_share > 0 ? json_real(r->rate_share) : json_null(), EV_RATE_BASIS,
+                  r->rate_share > 0 ? json_real(r->rate_basis) : json_null(), EV_ACHIEVED_OPS_PER_S,
+                  report_ops_per_s(r), EV_SATURATED, report_saturated(r), EV_SERVICE_LATENCY_NS,
+                  report_latency_json(res->service), EV_SERVICE_HISTOGRAM,
+                  report_hist_json(res->service));
+    /* The part of window_s after the intended window, finishing the ops intended inside it. */
+    if (o != NULL) json_object_set_new(o, "drain_s", json_real((double)res->drain_ns / 1e9));
+    return o;
 }
 
 json_t *report_run_json(const struct run_record *r)

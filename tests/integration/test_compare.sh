@@ -160,6 +160,12 @@ jq '.runs[0].open_loop.saturated = false' "$o1" >"$T/o1ok.json"
 jq '.runs[0].open_loop.saturated = true' "$o2" >"$T/o2sat.json"
 expect_rc "merge with one saturated part: exit 0" 0 mos merge "$T/o1ok.json" "$T/o2sat.json" -o "$T/mos.json"
 rcheck "merge open loop: saturated if any part was" "$T/mos.json" '.runs[0].open_loop.saturated == true'
+jq '.runs[0].open_loop.drain_s = 0.25' "$o1" >"$T/o1dr.json"
+jq '.runs[0].open_loop.drain_s = 0.01' "$o2" >"$T/o2dr.json"
+expect_rc "merge parts with different drains: exit 0" 0 mod merge "$T/o2dr.json" "$T/o1dr.json" \
+    -o "$T/mod.json"
+rcheck "merge open loop: the longest drain, as the longest window" "$T/mod.json" \
+    '.runs[0].open_loop.drain_s == 0.25'
 jq '.runs[0].open_loop |= (.rate_share = 0.5 | .rate_basis_ops_per_s = 4000)' "$o1" >"$T/o1s.json"
 jq '.runs[0].open_loop |= (.rate_share = 0.5 | .rate_basis_ops_per_s = 3000)' "$o2" >"$T/o2s.json"
 expect_rc "merge open-loop runs at one share: exit 0" 0 mss merge "$T/o1s.json" "$T/o2s.json" -o "$T/mss.json"

@@ -4,7 +4,10 @@
  * each, in order, and not before the warm-up ends; a run that ends at its
  * deadline measured exactly its duration; a count is met exactly however the
  * connections are split over threads; a stop ends the run early, marked
- * interrupted. Every run is bounded (at most a few seconds).
+ * interrupted. An open loop whose window ends inside a stall of the server
+ * sends and awaits every op intended inside the window, none after it, and
+ * counts what is unanswered `timeout` after the window as timeouts. Every run
+ * is bounded (at most a few seconds).
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -23,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/load.h"
@@ -36,15 +40,28 @@ struct echo {
     char path[96]; /* fits sun_path */
     int lfd;
     atomic_bool stop;
+    unsigned stall_after; /* > 0: after this many reads, the thread sleeps stall_ms once */
+    unsigned stall_ms;
+    unsigned reads;
     bool running; /* tid runs echo_main */
     pthread_t tid;
 };
 
-static void echo_serve(struct pollfd *fds, nfds_t *n, nfds_t i)
+/* After e->stall_after reads (with one request in flight at a time, requests), once. */
+static void echo_stall(struct echo *e)
+{
+    struct timespec ts = { .tv_sec = e->stall_ms / 1000,
+                           .tv_nsec = (long)(e->stall_ms % 1000) * 1000000L };
+
+    if (e->stall_after > 0 && ++e->reads == e->stall_after) nanosleep(&ts, NULL);
+}
+
+static void echo_serve(struct echo *e, struct pollfd *fds, nfds_t *n, nfds_t i)
 {
     char buf[4096];
     ssize_t got = read(fds[i].fd, buf, sizeof(buf));
 
+    if (got > 0) echo_stall(e);
     /* MSG_NOSIGNAL: a client that closed first is no SIGPIPE for the test process */
     if (got <= 0 || send(fds[i].fd, buf, (size_t)got, MSG_NOSIGNAL) != got) {
         close(fds[i].fd);
@@ -61,7 +78,7 @@ static void *echo_main(void *arg)
     while (!atomic_load(&e->stop)) {
         if (poll(fds, n, 20) <= 0) continue;
         for (nfds_t i = n; i-- > 1;)
-            if (fds[i].revents != 0) echo_serve(fds, &n, i);
+            if (fds[i].revents != 0) echo_serve(e, fds, &n, i);
         if ((fds[0].revents & POLLIN) != 0) {
             int fd = accept(e->lfd, NULL, NULL);
             if (fd >= 0 && n < ARRAY_LEN(fds))
@@ -256,12 +273,70 @@ static void test_stop(void **state)
     load_result_release(&r);
 }
 
+/* An open loop of one connection, 1000 ops/s for 200 ms, no warm-up, the server's stall at its
+ * 150th request lasting stall_ms. */
+static void open_run(struct echo *e, unsigned stall_ms, uint64_t timeout_ns, struct load_result *r)
+{
+    struct hooks h = { 0 };
+    struct load_cfg cfg;
+    struct hb_err err = { 0 };
+
+    e->stall_after = 150;
+    e->stall_ms = stall_ms;
+    cfg_init(&cfg, e, &h);
+    cfg.rate = 1000;
+    cfg.duration_ns = 200 * NS_PER_MS;
+    cfg.timeout_ns = timeout_ns;
+    assert_int_equal(load_run(&cfg, r, &err), 0);
+    assert_hook_order(&h);
+    assert_false(r->interrupted);
+    /* The window is the intended one and the drain after it. */
+    assert_int_equal(r->window_ns, cfg.duration_ns + r->drain_ns);
+}
+
+/* The window ends 50 ms into a 150 ms stall: all 200 ops intended inside it answered, no more. */
+static void test_open_drain(void **state)
+{
+    struct echo *e = *state;
+    struct load_result r;
+
+    open_run(e, 150, 2 * NS_PER_S, &r);
+    assert_int_equal(r.ops, 200);
+    assert_int_equal(r.requests, 200);
+    assert_int_equal(r.replies, 200);
+    assert_clean(&r);
+    assert_int_equal(r.service->total, 200);
+    assert_true(r.drain_ns > 0 && r.drain_ns < 2 * NS_PER_S);
+    assert_true(r.lat->max >= 50 * NS_PER_MS); /* the stall is measured, not cut off */
+    load_result_release(&r);
+    echo_stop(e);
+}
+
+/* A stall of 1 s with a 100 ms timeout: what the drain's 100 ms do not answer is a timeout. */
+static void test_open_drain_timeout(void **state)
+{
+    struct echo *e = *state;
+    struct load_result r;
+
+    open_run(e, 1000, 100 * NS_PER_MS, &r);
+    assert_true(r.errors[OP_ERR_TIMEOUT] > 0);
+    assert_int_equal(load_errors_total(&r), r.errors[OP_ERR_TIMEOUT]);
+    assert_int_equal(r.ops + r.errors[OP_ERR_TIMEOUT], 200);
+    assert_int_equal(r.lat->total, r.ops);
+    assert_true(r.requests <= 200);
+    assert_true(r.drain_ns >= 100 * NS_PER_MS && r.drain_ns < 600 * NS_PER_MS);
+    load_result_release(&r);
+    echo_stop(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_deadline, echo_setup, echo_teardown),
         cmocka_unit_test_setup_teardown(test_count, echo_setup, echo_teardown),
         cmocka_unit_test_setup_teardown(test_stop, echo_setup, echo_teardown),
+        cmocka_unit_test_setup_teardown(test_open_drain, echo_setup, echo_teardown),
+        cmocka_unit_test_setup_teardown(test_open_drain_timeout, echo_setup, echo_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
