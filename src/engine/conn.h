@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/load.h"
+#include "engine/loadcfg.h"
 #include "engine/loop.h"
 #include "engine/operr.h"
 #include "engine/sendq.h"

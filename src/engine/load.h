@@ -28,85 +28,11 @@
 #include <stdint.h>
 
 #include "endpoint.h"
+#include "engine/loadcfg.h"
 #include "engine/operr.h"
 #include "hist.h"
 #include "proto/codec.h"
 #include "util.h"
-
-enum load_mode {
-    LOAD_REUSE = 1, /* one connection, many requests */
-    LOAD_CONNECT,   /* a new connection for every request (or batch) */
-};
-
-/* Who closes a connect-mode connection first, and so who holds TIME_WAIT */
-enum load_close {
-    CLOSE_CLIENT = 0, /* the client closes after the reply: the client holds TIME_WAIT */
-    CLOSE_SERVER,     /* the client waits for the server's FIN (read returns 0), then closes */
-    CLOSE_RST,        /* SO_LINGER {1, 0}: close() sends RST, nobody holds TIME_WAIT */
-};
-
-/* "client", "server", "rst": the names used in JSON. */
-const char *load_close_name(enum load_close c);
-
-/*
- * The phases of an op, each with its own histogram:
- *   connect   before connect() -> connected (connect mode only)
- *   ttfb      request fully written -> first reply byte (0 when the reply
- *             began before the request was fully written, as with 64 KiB echoes)
- *   response  request fully written -> last reply byte
- *   close     last reply byte -> close() returned (connect mode only)
- */
-enum load_phase { PHASE_CONNECT = 0, PHASE_TTFB, PHASE_RESPONSE, PHASE_CLOSE, PHASES };
-
-/* "connect", "ttfb", "response", "close": the names used in JSON. */
-const char *load_phase_name(enum load_phase p);
-
-/*
- * The calls of load_cfg.on_window, in this order. With a warm-up, a load
- * thread that reaches the window's start waits until LOAD_WINDOW_OPEN has
- * returned, and its window begins then: no op of the window can begin before
- * the counters read there, however late load_run's thread is woken, nor one
- * of the warm-up after them. Without one, OPEN and OPENED come before the
- * load threads start.
- */
-enum load_window {
-    LOAD_WINDOW_OPEN,   /* the window begins: read what must bracket it, quickly */
-    LOAD_WINDOW_OPENED, /* the load threads were let into the window: the slower readings */
-    LOAD_WINDOW_CLOSED, /* the load threads have ended; no socket is closed yet */
-};
-
-struct load_cfg {
-    struct endpoint ep;
-    const struct codec_ops *codec;
-    size_t size; /* payload bytes per request */
-    enum load_mode mode;
-    enum load_close close;         /* connect mode only */
-    bool close_auto;               /* --close not given: when the reply says the server closes (http
-                                    * "Connection: close", fcgi without KEEP_CONN), wait for its FIN */
-    const struct codec_opts *opts; /* the protocol's request options; NULL = defaults */
-    double rate;                   /* > 0: open loop, this many ops/s in all; 0: closed */
-    bool poisson;  /* open loop: exponential gaps (Poisson arrivals), else constant */
-    uint64_t seed; /* open loop with poisson: the arrivals' seed */
-    unsigned conns;
-    unsigned threads;
-    unsigned pipeline;    /* requests in flight per connection, >= 1 */
-    bool block_wait;      /* --wait block: a thread's one kept connection waits for its reply in a
-                           * blocking recv() instead of epoll_wait() + recv() (closed loop, reuse,
-                           * pipeline 1; any transport); false: always epoll */
-    uint64_t duration_ns; /* measured time after warm-up; 0 when count is set */
-    uint64_t count;       /* ops to measure after warm-up; 0 when duration is set */
-    uint64_t warmup_ns;
-    uint64_t timeout_ns; /* connect or reply slower than this is a timeout */
-    const int *cpus;     /* client threads go round-robin on these CPUs; NULL = unpinned */
-    unsigned ncpus;
-    const atomic_int *stop; /* set asynchronously to end the run early; may be NULL */
-    /*
-     * Called from load_run's own thread (not a load thread) at each point of
-     * enum load_window, so outside counters cover the same window. May be NULL.
-     */
-    void (*on_window)(void *arg, enum load_window at);
-    void *on_window_arg;
-};
 
 struct load_result {
     uint64_t ops;                  /* ops completed and checked inside the measured window */
