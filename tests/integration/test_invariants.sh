@@ -13,7 +13,8 @@
 #                 recording of the op itself is left out. Checked on the count-bound run:
 #                 (latency_ns.mean [+ phases.close.latency_ns.mean]) x ops_per_s /
 #                 connections is within 2 % of 1, for --pipeline 1 (a pipelined batch is
-#                 not in the system whole until its last reply).
+#                 not in the system whole until its last reply); a run outside is run once
+#                 more, which must hold (see little below).
 #   counts        what each run says it sent, `requests` (warm-up included), equals what
 #                 the server counted, exactly: hopbench serve's `stopped:` line (requests;
 #                 echo, which has no message boundaries: bytes in and out = requests x
@@ -30,11 +31,11 @@
 . "$(dirname "$0")/real/servers.sh"
 
 # A duration-bound run with a warm-up (its counts include the warm-up), then a count-bound
-# one without, of about as long: it begins with nothing in flight and ends once every op
+# one without, about twice as long: it begins with nothing in flight and ends once every op
 # it began has ended, so no op is cut at either edge of its window (a duration-bound
 # window cuts up to one per connection at each edge: one stalled op there, on a busy
 # machine, takes its stall out of ops/s but leaves it in the window).
-DUR=0.4
+DUR=0.3
 WARM=0.2
 
 # Little's law on one run record; `occupied` is the mean time one op holds its connection.
@@ -42,32 +43,45 @@ LITTLE='def occupied: .latency_ns.mean
           + (if .mode == "connect" then .phases.close.latency_ns.mean else 0 end);
         def little: occupied * .ops_per_s / 1e9 / .connections;'
 
-# little NAME JSON : the law within 2 %, and the run clean (an error would end ops early).
+# little NAME : the law on the last count-bound run (J, LAST_RUN) within 2 %, the run clean
+# (an error would end ops early). A count-bound run with several connections ends when its
+# last op does, the other connections idle by then: one op stalled there (a busy machine)
+# is in the window but in one connection's ops only, and can move the ratio by a few %. So
+# a run outside 2 % is run once more, and that one must hold (a bias fails both); it sets
+# AGAIN_REQ to the requests of that run (0 if none), for counts kept across runs.
 little() {
-    local ratio
-    ratio=$(jq -r "$LITTLE"' .runs[0] | little * 10000 | round / 10000' "$2" 2>/dev/null)
-    xcheck "$1: Little's law, occupied x ops/s / connections = $ratio (within 2 %)" "$2" \
-        "$LITTLE"' .runs[0] | .pipeline == 1 and .warmup_s == 0 and .count == .ops
-         and .ops >= 1000 and clean and (little - 1 | fabs) <= 0.02'
+    local ratio holds='.runs[0] | .pipeline == 1 and .warmup_s == 0 and .count == .ops
+        and .ops >= 1000 and clean and (little - 1 | fabs) <= 0.02'
+    AGAIN_REQ=0
+    if ! jq -e "$JQ_DEFS $CLEAN $LITTLE $holds" "$J" >/dev/null 2>&1; then
+        ratio=$(jq -r "$LITTLE"' .runs[0] | little * 10000 | round / 10000' "$J" 2>/dev/null)
+        echo "# $1: Little's law gave $ratio; once more"
+        J=${J%.json}_again.json
+        hb again "${LAST_RUN[@]}" --json "$J"
+        AGAIN_REQ=$(jget "$J" '.runs[0].requests // 0')
+    fi
+    ratio=$(jq -r "$LITTLE"' .runs[0] | little * 10000 | round / 10000' "$J" 2>/dev/null)
+    xcheck "$1: Little's law, occupied x ops/s / connections = $ratio (within 2 %)" "$J" \
+        "$LITTLE $holds"
 }
 
 # load NAME OUT EP MODE C KIND ARGS... : one run, KIND window (-d DUR --warmup WARM) or
-# count (-n: the last window run's ops/s x DUR, at least 1000; --warmup 0); sets J to its
-# evidence. Returns 1 (after a not_ok) when it did not exit 0.
+# count (-n: the last window run's ops/s x 2 DUR, at least 1000; --warmup 0); sets J to
+# its evidence and LAST_RUN to its arguments but --json. Returns 1 (after a not_ok) when
+# it did not exit 0.
 load() {
-    local name=$1 out=$2 ep=$3 mode=$4 c=$5 kind=$6 bound
+    local name=$1 out=$2 ep=$3 mode=$4 c=$5 kind=$6
     shift 6
     J=$T/${out}_$kind.json
+    LAST_RUN=(run "$@" "$ep" --mode "$mode" -c "$c")
     if [ "$kind" = window ]; then
-        bound="-d $DUR --warmup $WARM"
+        LAST_RUN+=(-d "$DUR" --warmup "$WARM")
     else
-        bound="-n $COUNT --warmup 0"
+        LAST_RUN+=(-n "$COUNT" --warmup 0)
     fi
-    # shellcheck disable=SC2086 # $bound is two options
-    expect_rc "$name $kind: exit 0" 0 "${out}_$kind" run "$@" "$ep" --mode "$mode" -c "$c" \
-        $bound --json "$J" || return 1
+    expect_rc "$name $kind: exit 0" 0 "${out}_$kind" "${LAST_RUN[@]}" --json "$J" || return 1
     [ "$kind" = window ] &&
-        COUNT=$(jq -r --arg d $DUR '.runs[0].ops_per_s * ($d | tonumber) | floor
+        COUNT=$(jq -r --arg d $DUR '.runs[0].ops_per_s * 2 * ($d | tonumber) | floor
             | if . < 1000 then 1000 else . end' "$J")
     return 0
 }
@@ -92,8 +106,11 @@ for proto in echo http fcgi redis; do
             for kind in $KINDS; do
                 load "$n" "serve_${proto}_${tr}_$mode$c" "$ep" "$mode" "$c" "$kind" "$proto" ||
                     continue
-                [ "$kind" = count ] && little "$n" "$J"
                 sent=$((sent + $(jget "$J" '.runs[0].requests')))
+                if [ "$kind" = count ]; then
+                    little "$n"
+                    sent=$((sent + AGAIN_REQ))
+                fi
             done
         done
     done
@@ -128,13 +145,13 @@ for tr in tcp unix; do
             s0=$(ng_requests)
             load "$n" "ng_${tr}_$mode$c" "$ep" "$mode" "$c" "$kind" http --expect-body $'hello\n' ||
                 continue
-            [ "$kind" = count ] && little "$n" "$J"
             req=$(jget "$J" '.runs[0].requests')
             l1=$(settle $((l0 + req)) nlines "$NG_LOG")
             check_eq "$n $kind: nginx's access log gained .requests lines" "$req" $((l1 - l0))
             s1=$(ng_requests)
             check_eq "$n $kind: stub_status requests grew by .requests + its own read" \
                 $((req + 1)) $((${s1:-0} - ${s0:-0}))
+            [ "$kind" = count ] && little "$n"
         done
     done
 done
@@ -156,7 +173,6 @@ for tr in tcp unix; do
             g0=$(ngrep "$alog" 'GET /ping 200')
             load "$n" "fpm_${tr}_$mode$c" "$ep" "$mode" "$c" "$kind" fcgi --path /ping \
                 --expect-body pong || continue
-            [ "$kind" = count ] && little "$n" "$J"
             req=$(jget "$J" '.runs[0].requests')
             g1=$(settle $((g0 + req)) ngrep "$alog" 'GET /ping 200')
             check_eq "$n $kind: the pool's access log gained .requests /ping lines" "$req" \
@@ -181,6 +197,7 @@ for tr in tcp unix; do
                 check_eq "$n $kind: 'accepted conn' grew by .requests + 1$(
                     [ "$mode" = reuse ] && echo ' + kept connections')" "$want" "$got"
             fi
+            [ "$kind" = count ] && little "$n"
         done
     done
 done
@@ -201,7 +218,6 @@ for tr in tcp unix; do
             t0=$(rd_total $tr)
             p0=$(rd_calls $tr)
             load "$n" "rd_${tr}_$mode$c" "$ep" "$mode" "$c" "$kind" redis --command ping || continue
-            [ "$kind" = count ] && little "$n" "$J"
             req=$(jget "$J" '.runs[0].requests')
             p1=$(rd_calls $tr)
             t1=$(rd_total $tr)
@@ -211,6 +227,7 @@ for tr in tcp unix; do
             # INFO and the two commandstats reads but not itself.
             check_eq "$n $kind: total_commands_processed grew by .requests + 3 INFOs" "$req" \
                 $((${t1:-0} - ${t0:-0} - 3))
+            [ "$kind" = count ] && little "$n"
         done
     done
 done
