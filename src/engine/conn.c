@@ -204,8 +204,10 @@ static void conn_send_batch(struct conn *c)
     c->resend = 0;
     c->t_written = c->t_first = 0;
     now = now_ns();
-    /* A resent batch keeps its first send time: the lost connection is part of its latency. */
-    if (fresh) c->t_sent = now;
+    /* From when the connection took the batch up (encoding it, reopening a kept connection the
+     * server closed), so that the latency is all the time the op holds its connection. A resent
+     * batch keeps it: the lost connection is part of its latency. */
+    if (fresh) c->t_sent = c->t_begin;
     tq_arm(&c->ctx->timeouts, &c->timer, now);
     conn_write(c, now);
 }
@@ -419,7 +421,8 @@ static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
         }
         if (rc == CODEC_DONE) {
             c->mid_reply = false;
-            conn_reply_done(c, &msg, t);
+            /* The op ends once its reply is read and checked, not when the recv returned. */
+            conn_reply_done(c, &msg, now_ns());
         }
     }
     return c->replies == c->batch;

@@ -81,7 +81,7 @@ struct conn {
     uint64_t t_intended;  /* open loop: this op's intended send time */
     uint64_t rng;         /* open loop, poisson: xorshift state */
     uint64_t t_begin;     /* the op began (before connect in connect mode) */
-    uint64_t t_sent;      /* the batch's first write began */
+    uint64_t t_sent;      /* the batch was taken up (t_begin); a resend keeps it */
     uint64_t t_written;   /* the batch's last byte was written (0 until then) */
     uint64_t t_first;     /* the batch's first reply byte arrived (0 until then) */
     uint64_t t_done;      /* the batch's last reply byte arrived */

@@ -357,11 +357,16 @@ static void worker_end_window(struct worker *w, uint64_t win, uint64_t deadline,
 static void worker_loop(struct worker *w)
 {
     const struct load_cfg *cfg = w->cfg;
-    uint64_t win = w->t0 + cfg->warmup_ns;
-    uint64_t deadline = cfg->duration_ns ? win + cfg->duration_ns : UINT64_MAX;
-    uint64_t limit; /* the loop ends here: the deadline, or an open loop's drain's end */
     uint64_t now = now_ns(), cpu0 = 0;
+    uint64_t win = w->t0 + cfg->warmup_ns;
+    uint64_t deadline;
+    uint64_t limit; /* the loop ends here: the deadline, or an open loop's drain's end */
     bool open = cfg->rate > 0, in_window = false;
+
+    /* A closed loop without a warm-up: the window begins when this thread can load, not
+     * before its start and setup, which no op waited for (open loop: on its schedule). */
+    if (w->opened == NULL && cfg->rate <= 0 && win < now) win = w->ctx.window_start_ns = now;
+    deadline = cfg->duration_ns ? win + cfg->duration_ns : UINT64_MAX;
 
     for (unsigned i = 0; i < w->nconns; i++)
         conn_begin(&w->conns[i], now);
