@@ -14,6 +14,7 @@
 #include "endpoint.h"
 #include "load.h"
 #include "place.h"
+#include "service.h"
 
 /* Exit codes (README.md, "Exit codes", lists them for users). */
 enum hb_exit {
@@ -80,9 +81,12 @@ struct run_opts {
     char expect_body[CLI_MAX_BODY]; /* --expect-body with \n, \r, \t, \\ decoded */
     bool size_given;
     bool close_given;
-    bool arrivals_given;   /* --arrivals was given (it needs --rate) */
-    double rate_share;     /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
-    uint64_t calibrate_ns; /* how long the closed-loop maximum is measured for --rate N% */
+    bool arrivals_given;         /* --arrivals was given (it needs --rate) */
+    double rate_share;           /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
+    uint64_t calibrate_ns;       /* how long the closed-loop maximum is measured for --rate N% */
+    struct service_set services; /* --service, --watch */
+    const char *labels[CLI_MAX_ENDPOINTS]; /* --label, in the order of the endpoints */
+    unsigned nlabels;
 };
 
 struct serve_opts {

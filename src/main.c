@@ -39,6 +39,7 @@
 #include "place.h"
 #include "probe.h"
 #include "report/report.h"
+#include "report/services.h"
 #include "report/summary.h"
 #include "server/server.h"
 #include "stats.h"
@@ -343,6 +344,7 @@ static void run_observe(const struct run_opts *o, struct run_record *r, struct o
     h->cfg.tree = o->server_tree;
     h->cfg.cgroup = o->server_cgroup;
     h->cfg.sample_ns = o->sample_ns;
+    h->cfg.set = o->services.n + o->services.nwatch > 0 ? &o->services : NULL;
     observe_baseline(&h->cfg);
     h->out = &r->obs;
     h->done = &r->observed;
@@ -505,6 +507,7 @@ static int run_report(const struct run_opts *o, const char *json_path, struct re
     report_open_loop(stdout, recs, n);
     report_cost_table(stdout, recs, n);
     report_kernel_evidence(stdout, recs, n);
+    report_services(stdout, recs, n, o->neps, o->seed);
     if (o->reps > 1) run_summary_print(o, recs, n);
     report_errors(stdout, recs, n);
     report_cut_short(stdout, recs, n);

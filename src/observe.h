@@ -24,6 +24,7 @@
 #include "counters.h"
 #include "endpoint.h"
 #include "load.h"
+#include "service.h"
 
 #define OBS_MAX_PIDS 64   /* server pids given (--server-pid) */
 #define OBS_MAX_TREE 4096 /* processes in the server's trees (--server-tree); beyond: n/a */
@@ -60,6 +61,16 @@ enum { OBS_NET_COUNT = 0 OBS_NET_NAMES };
 /* The name of net counter i (0 <= i < OBS_NET_COUNT). */
 const char *observe_net_name(unsigned i);
 
+/* The gauges of a hop, in the order of struct obs_hop and observe_cfg.base. */
+enum obs_gauge_index {
+    OBS_TW_CLIENT = 0,
+    OBS_TW_SERVER,
+    OBS_ESTABLISHED,
+    OBS_CLIENT_PORTS,
+    OBS_LISTEN_QUEUE,
+    OBS_GAUGES
+};
+
 struct observe_cfg {
     struct endpoint ep;       /* the endpoint loaded: its port or socket name filters sockets */
     pid_t pids[OBS_MAX_PIDS]; /* server processes (0 of them: no server figures) */
@@ -73,7 +84,11 @@ struct observe_cfg {
      * observe_baseline; without it, the gauges start at the window's start.
      */
     bool have_base;
-    struct ctr_val base[5]; /* tw_client, tw_server, established, client_ports, listen_queue */
+    struct ctr_val base[OBS_GAUGES]; /* tw_client, tw_server, established, client_ports,
+                                      * listen_queue */
+    /* Named services measured apart, and more hops sampled (--service, --watch); or NULL. */
+    const struct service_set *set;
+    struct ctr_val watch_base[SERVICE_MAX_WATCH][OBS_GAUGES]; /* as base, for each watched hop */
 };
 
 /*
@@ -86,6 +101,20 @@ struct obs_gauge {
     struct ctr_val start;
     struct ctr_val peak;
     struct ctr_val end;
+};
+
+/* A watched hop's sockets, as the loaded hop's in struct observe_result. */
+struct obs_hop {
+    struct obs_gauge g[OBS_GAUGES]; /* by enum obs_gauge_index */
+    struct ctr_val listen_backlog;
+};
+
+/* One named service over the window. */
+struct obs_service {
+    struct ctr_val cpu_ns;             /* its CPU: clocks, tree with reaped children, or cgroup */
+    struct ctr_val pss_start, pss_end; /* its processes' PSS summed, bytes */
+    struct ctr_val ws_start, ws_end;   /* a cgroup's working set, bytes */
+    unsigned members;                  /* processes summed for PSS, at the end (else start) */
 };
 
 /* Where the server's CPU figure comes from. */
@@ -115,8 +144,11 @@ struct observe_result {
     struct obs_gauge client_ports; /* TCP client sockets in any state: ephemeral ports held */
     struct obs_gauge listen_queue; /* the listener's accept queue */
     struct ctr_val listen_backlog;
-    unsigned port_lo, port_hi; /* ip_local_port_range, 0 when unreadable */
-    unsigned samples;          /* sock_diag samples taken */
+    unsigned port_lo, port_hi;               /* ip_local_port_range, 0 when unreadable */
+    unsigned samples;                        /* sock_diag samples taken */
+    const struct service_set *set;           /* the services and watched hops below, or NULL */
+    struct obs_service svc[SERVICE_MAX];     /* set->svc[i] */
+    struct obs_hop watch[SERVICE_MAX_WATCH]; /* set->watch[i] */
 };
 
 /* The counters read at the window's boundaries, fast ones only (no dump, no page-table walk). */
@@ -126,14 +158,18 @@ struct obs_snap {
     unsigned srv_members; /* processes summed in srv_cpu */
     struct cpu_jiffies cpu;
     bool cpu_ok;
+    struct ctr_val svc_cpu[SERVICE_MAX]; /* each named service's CPU */
+    unsigned svc_members[SERVICE_MAX];
 };
 
 struct observe {
     struct observe_cfg cfg;
     uint64_t start_ticks[OBS_MAX_PIDS]; /* each server pid's start time: its identity */
     struct ctr_val ident;               /* ok, or why the server pids were not all running */
-    pid_t tree[OBS_MAX_TREE];           /* scratch: one pid's process tree */
-    struct obs_snap snap0;              /* at the window's start */
+    uint64_t svc_ticks[SERVICE_MAX];    /* each pid or tree service's start time */
+    struct ctr_val svc_ident[SERVICE_MAX];
+    pid_t tree[OBS_MAX_TREE]; /* scratch: one pid's process tree */
+    struct obs_snap snap0;    /* at the window's start */
     struct observe_result res;
     pthread_t sampler;
     bool sampling;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "report/services.h"
 
 double report_ops_per_s(const struct run_record *r)
 {
@@ -223,6 +224,10 @@ json_t *report_run_json(const struct run_record *r)
     json_object_set_new(run, "stderr_replies", json_integer((json_int_t)res->stderr_replies));
     json_object_set_new(run, "status", status_json(res));
     json_object_set_new(run, "open_loop", open_loop_json(r));
+    if (report_services_json(run, r) < 0) {
+        json_decref(run);
+        return NULL;
+    }
     return run;
 }
 

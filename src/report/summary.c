@@ -68,6 +68,12 @@ static void delta(struct summary_delta *d, const double *a, size_t na, const dou
                        nb);
 }
 
+void summary_delta(struct summary_delta *d, const double *a, size_t na, const double *b, size_t nb,
+                   uint64_t seed)
+{
+    delta(d, a, na, b, nb, seed);
+}
+
 static void summarize_cell(const struct run_record *recs, size_t n, unsigned c, uint64_t seed,
                            double *x0, double *x, struct cell_summary *out)
 {
@@ -143,7 +149,8 @@ void summary_print(FILE *f, const char *title, const struct cell_summary *cells,
     for (unsigned i = 0; i < ncells; i++) {
         const struct cell_summary *c = &cells[i];
         if (c->first == NULL) continue;
-        fprintf(f, "%s %s (n=%zu valid of %zu", text_safe(ep, sizeof(ep), c->first->cfg.ep.text),
+        fprintf(f, "%s %s (n=%zu valid of %zu",
+                text_safe(ep, sizeof(ep), endpoint_name(&c->first->cfg.ep)),
                 c->first->cfg.mode == LOAD_CONNECT ? "connect" : "reuse", c->valid, c->runs);
         if (c->cut > 0)
             fprintf(f, "; %zu cut short by %s", c->cut, c->cut_by != NULL ? c->cut_by : "Ctrl-C");

@@ -46,6 +46,13 @@ struct cell_summary {
 };
 
 /*
+ * b against a, one value per run each: the ratio of medians b / a with its
+ * bootstrap interval (seeded) and the Mann-Whitney p, as vs_first holds them.
+ */
+void summary_delta(struct summary_delta *d, const double *a, size_t na, const double *b, size_t nb,
+                   uint64_t seed);
+
+/*
  * Summarizes recs (each with its cell index in [0, ncells)) into out[ncells].
  * Bootstrap resampling uses `seed`, so the same evidence gives the same
  * intervals. Returns 0 or a negative errno.
