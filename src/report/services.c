@@ -167,30 +167,41 @@ static void put_bytes(FILE *f, const struct ctr_val *a, const struct ctr_val *b)
     fprintf(f, "%s -> %s", a->ok ? x : "n/a", b->ok ? y : "n/a");
 }
 
-/* Each service's PSS and working set, start -> end of each run. */
-static void memory_lines(FILE *f, const struct run_record *recs, size_t n,
-                         const struct service_set *set, bool reps)
+/* Under title, fn for each observed run: its lines, after its row name. */
+static void each_run(FILE *f, const char *title, const struct run_record *recs, size_t n,
+                     const struct service_set *set, bool reps,
+                     void (*fn)(FILE *f, const struct run_record *r, const char *name,
+                                const struct service_set *set))
 {
-    char name[TEXT_SAFE_CAP + 16], dir[TEXT_SAFE_CAP];
+    char name[TEXT_SAFE_CAP + 16];
 
-    fprintf(f, "memory by service, start -> end of the window:\n");
+    fprintf(f, "%s\n", title);
     for (size_t i = 0; i < n; i++) {
-        const struct run_record *r = &recs[i];
-        if (!r->observed) continue;
-        row_name(name, sizeof(name), r, reps);
-        for (unsigned s = 0; s < set->n; s++) {
-            const struct obs_service *o = &r->obs.svc[s];
-            fprintf(f, "  %s %s (%s %s): PSS ", name, set->svc[s].name,
-                    service_kind_name(set->svc[s].kind),
-                    set->svc[s].kind == SERVICE_CGROUP
-                        ? text_safe(dir, sizeof(dir), set->svc[s].dir)
-                        : (snprintf(dir, sizeof(dir), "%d", (int)set->svc[s].pid), dir));
-            put_bytes(f, &o->pss_start, &o->pss_end);
-            if (o->members > 1) fprintf(f, " (%u processes)", o->members);
-            fprintf(f, ", working set ");
-            put_bytes(f, &o->ws_start, &o->ws_end);
-            fputc('\n', f);
-        }
+        if (!recs[i].observed) continue;
+        row_name(name, sizeof(name), &recs[i], reps);
+        fn(f, &recs[i], name, set);
+    }
+}
+
+/* Each service's PSS and working set, start -> end of the run. */
+static void memory_row(FILE *f, const struct run_record *r, const char *name,
+                       const struct service_set *set)
+{
+    char where[TEXT_SAFE_CAP];
+
+    for (unsigned s = 0; s < set->n; s++) {
+        const struct service_spec *sp = &set->svc[s];
+        const struct obs_service *o = &r->obs.svc[s];
+        if (sp->kind == SERVICE_CGROUP)
+            text_safe(where, sizeof(where), sp->dir);
+        else
+            snprintf(where, sizeof(where), "%d", (int)sp->pid);
+        fprintf(f, "  %s %s (%s %s): PSS ", name, sp->name, service_kind_name(sp->kind), where);
+        put_bytes(f, &o->pss_start, &o->pss_end);
+        if (o->members > 1) fprintf(f, " (%u processes)", o->members);
+        fprintf(f, ", working set ");
+        put_bytes(f, &o->ws_start, &o->ws_end);
+        fputc('\n', f);
     }
 }
 
@@ -206,30 +217,24 @@ static void put_gauge(FILE *f, const char *sep, const char *what, const struct o
         fprintf(f, "%s %s %llu (end n/a)", sep, what, (unsigned long long)g->peak.v);
 }
 
-/* Each watched hop's sockets at their peaks during each run. */
-static void watch_lines(FILE *f, const struct run_record *recs, size_t n,
-                        const struct service_set *set, bool reps)
+/* Each watched hop's sockets at their peaks during the run. */
+static void watch_row(FILE *f, const struct run_record *r, const char *name,
+                      const struct service_set *set)
 {
-    char name[TEXT_SAFE_CAP + 16], hop[TEXT_SAFE_CAP];
+    char hop[TEXT_SAFE_CAP];
 
-    fprintf(f, "watched hops, peak during the window (end):\n");
-    for (size_t i = 0; i < n; i++) {
-        const struct run_record *r = &recs[i];
-        if (!r->observed) continue;
-        row_name(name, sizeof(name), r, reps);
-        for (unsigned w = 0; w < set->nwatch; w++) {
-            const struct obs_hop *h = &r->obs.watch[w];
-            const struct endpoint *ep = &set->watch[w];
-            fprintf(f, "  %s, hop %s:", name, text_safe(hop, sizeof(hop), endpoint_name(ep)));
-            put_gauge(f, "", "established", &h->g[OBS_ESTABLISHED]);
-            put_gauge(f, ",", "accept queue", &h->g[OBS_LISTEN_QUEUE]);
-            if (ep->kind == ENDPOINT_TCP) {
-                put_gauge(f, ",", "TIME_WAIT client", &h->g[OBS_TW_CLIENT]);
-                put_gauge(f, ",", "TIME_WAIT server", &h->g[OBS_TW_SERVER]);
-                put_gauge(f, ",", "ports held", &h->g[OBS_CLIENT_PORTS]);
-            }
-            fputc('\n', f);
+    for (unsigned w = 0; w < set->nwatch; w++) {
+        const struct obs_hop *h = &r->obs.watch[w];
+        const struct endpoint *ep = &set->watch[w];
+        fprintf(f, "  %s, hop %s:", name, text_safe(hop, sizeof(hop), endpoint_name(ep)));
+        put_gauge(f, "", "established", &h->g[OBS_ESTABLISHED]);
+        put_gauge(f, ",", "accept queue", &h->g[OBS_LISTEN_QUEUE]);
+        if (ep->kind == ENDPOINT_TCP) {
+            put_gauge(f, ",", "TIME_WAIT client", &h->g[OBS_TW_CLIENT]);
+            put_gauge(f, ",", "TIME_WAIT server", &h->g[OBS_TW_SERVER]);
+            put_gauge(f, ",", "ports held", &h->g[OBS_CLIENT_PORTS]);
         }
+        fputc('\n', f);
     }
 }
 
@@ -301,9 +306,11 @@ void report_services(FILE *f, const struct run_record *recs, size_t n, unsigned 
         reps |= recs[i].rep > 0;
     if (set->n > 0) {
         cpu_table(f, recs, n, set, reps);
-        memory_lines(f, recs, n, set, reps);
+        each_run(f, "memory by service, start -> end of the window:", recs, n, set, reps,
+                 memory_row);
     }
-    if (set->nwatch > 0) watch_lines(f, recs, n, set, reps);
+    if (set->nwatch > 0)
+        each_run(f, "watched hops, peak during the window (end):", recs, n, set, reps, watch_row);
     if (reps && set->n > 0 && compare_cells(f, recs, n, ncells, set, seed) < 0)
         fprintf(f, "by service over repetitions: out of memory\n");
 }
