@@ -855,7 +855,7 @@ static int run_add_endpoint(struct run_opts *o, const char *arg, struct hb_err *
 
     if (service_label_split(arg, label, sizeof(label), &text, err) < 0) return -EINVAL;
     if (add_endpoint(o->eps, &o->neps, text, err) < 0) return -EINVAL;
-    strcpy(o->eps[o->neps - 1].label, label);
+    snprintf(o->eps[o->neps - 1].label, sizeof(o->eps[0].label), "%s", label);
     return 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <linux/magic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -91,7 +92,7 @@ int service_parse(const char *arg, struct service_spec *out, struct hb_err *err)
     if (v[0] == '\0') return hb_fail(err, -EINVAL, "--service %s: missing the cgroup DIR", arg);
     if (strlen(v) >= sizeof(out->dir))
         return hb_fail(err, -EINVAL, "--service %s: the directory's name is too long", out->name);
-    strcpy(out->dir, v);
+    snprintf(out->dir, sizeof(out->dir), "%s", v);
     return 0;
 }
 
@@ -173,7 +174,7 @@ int service_watch_add(struct service_set *set, const char *arg, struct hb_err *e
     for (unsigned i = 0; i < set->nwatch; i++)
         if (strcmp(set->watch[i].text, ep->text) == 0)
             return hb_fail(err, -EINVAL, "--watch %s: watched twice", arg);
-    strcpy(ep->label, label);
+    snprintf(ep->label, sizeof(ep->label), "%s", label);
     set->nwatch++;
     return 0;
 }
@@ -191,7 +192,7 @@ int service_labels_apply(struct endpoint *eps, unsigned neps, const char *const 
         if (eps[i].label[0] != '\0')
             return hb_fail(err, -EINVAL, "--label %s: %s is labelled '%s' already", labels[i],
                            eps[i].text, eps[i].label);
-        strcpy(eps[i].label, labels[i]);
+        snprintf(eps[i].label, sizeof(eps[i].label), "%s", labels[i]);
     }
     for (unsigned i = 0; i < neps; i++)
         for (unsigned j = 0; j < i; j++)

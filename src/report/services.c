@@ -60,13 +60,12 @@ static bool sum_per_op(const struct run_record *r, unsigned k, double *out, cons
 static bool figure(const struct run_record *r, unsigned k, unsigned m, double *out,
                    const char **why)
 {
+    struct ctr_val client = { .ok = true, .v = r->res.client_cpu_ns };
     const struct ctr_val *v;
 
     *why = "not observed";
     if (!r->observed) return false;
-    if (m == 0)
-        return per_op(&(struct ctr_val){ .ok = true, .v = r->res.client_cpu_ns }, r->res.ops, out,
-                      why);
+    if (m == 0) return per_op(&client, r->res.ops, out, why);
     if (m <= k) return per_op(&r->obs.svc[m - 1].cpu_ns, r->res.ops, out, why);
     if (m == k + 1) return sum_per_op(r, k, out, why);
     if (m == k + 2) return per_op(&r->obs.system_busy_ns, r->res.ops, out, why);
@@ -252,47 +251,62 @@ static size_t collect(const struct run_record *recs, size_t n, unsigned k, unsig
     return got;
 }
 
+/* The first run of cell c, or NULL. */
+static const struct run_record *cell_run(const struct run_record *recs, size_t n, unsigned c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].cell == c) return &recs[i];
+    return NULL;
+}
+
+/* One figure's line: each cell's median, and each cell against the first (a, b: scratch). */
+static void compare_figure(FILE *f, const struct run_record *recs, size_t n, unsigned ncells,
+                           const struct service_set *set, unsigned m, uint64_t seed, double *a,
+                           double *b)
+{
+    size_t na = collect(recs, n, set->n, 0, m, a), any = na;
+    char name[64], ep[TEXT_SAFE_CAP];
+
+    for (unsigned c = 1; c < ncells; c++)
+        any += collect(recs, n, set->n, c, m, b);
+    if (any == 0) return; /* n/a everywhere: the lines above say why */
+    figure_name(name, sizeof(name), set, m);
+    fprintf(f, "  %-24s", name);
+    for (unsigned c = 0; c < ncells; c++) {
+        const struct run_record *first = cell_run(recs, n, c);
+        size_t nb = collect(recs, n, set->n, c, m, b);
+        struct stats_summary st;
+        struct summary_delta d;
+
+        if (first == NULL) continue;
+        text_safe(ep, sizeof(ep), endpoint_name(&first->cfg.ep));
+        if (nb == 0 || stats_summarize(b, nb, &st) < 0)
+            fprintf(f, "  %s n/a", ep);
+        else
+            fprintf(f, "  %s %.2f", ep, shown(set->n, m, st.median));
+        if (c == 0) continue;
+        summary_delta(&d, a, na, b, nb, seed + m);
+        fprintf(f, " vs first: %s", d.text);
+    }
+    fputc('\n', f);
+}
+
 /* Per figure: each cell's median, and each cell against the first. */
 static int compare_cells(FILE *f, const struct run_record *recs, size_t n, unsigned ncells,
                          const struct service_set *set, uint64_t seed)
 {
     double *a = calloc(n, sizeof(*a)), *b = calloc(n, sizeof(*b));
-    char name[64], ep[TEXT_SAFE_CAP];
+    bool ok = a != NULL && b != NULL;
 
-    if (a == NULL || b == NULL) {
-        free(a);
-        free(b);
-        return -ENOMEM;
-    }
-    fprintf(f, "by service over repetitions: median of the valid runs per endpoint, each "
-               "against the first\n");
-    for (unsigned m = 0; m < figures(set->n); m++) {
-        figure_name(name, sizeof(name), set, m);
-        fprintf(f, "  %-24s", name);
-        for (unsigned c = 0; c < ncells; c++) {
-            size_t nb = collect(recs, n, set->n, c, m, b);
-            struct stats_summary s;
-            const struct run_record *first = NULL;
-            for (size_t i = 0; i < n && first == NULL; i++)
-                if (recs[i].cell == c) first = &recs[i];
-            if (first == NULL) continue;
-            text_safe(ep, sizeof(ep), endpoint_name(&first->cfg.ep));
-            if (nb == 0 || stats_summarize(b, nb, &s) < 0)
-                fprintf(f, "  %s n/a", ep);
-            else
-                fprintf(f, "  %s %.2f", ep, shown(set->n, m, s.median));
-            if (c > 0) {
-                struct summary_delta d;
-                size_t na = collect(recs, n, set->n, 0, m, a);
-                summary_delta(&d, a, na, b, nb, seed + m);
-                fprintf(f, " (%s)", d.text);
-            }
-        }
-        fputc('\n', f);
+    if (ok) {
+        fprintf(f, "by service over repetitions: median of the valid runs per endpoint, each "
+                   "against the first\n");
+        for (unsigned m = 0; m < figures(set->n); m++)
+            compare_figure(f, recs, n, ncells, set, m, seed, a, b);
     }
     free(a);
     free(b);
-    return 0;
+    return ok ? 0 : -ENOMEM;
 }
 
 void report_services(FILE *f, const struct run_record *recs, size_t n, unsigned ncells,
