@@ -393,10 +393,12 @@ int report_services_json(json_t *run, const struct run_record *r)
 {
     const struct service_set *set = r->observed ? r->obs.set : NULL;
     unsigned k = set != NULL ? set->n : 0;
-    json_t *svcs, *watch;
+    json_t *svcs, *watch, *observed = json_object_get(run, "observed");
     int rc = 0;
 
     if (r->cfg.ep.label[0] != '\0') rc |= set_new(run, "label", json_string(r->cfg.ep.label));
+    if (!json_is_object(observed)) return rc != 0 ? -ENOMEM : 0;
+    run = observed;
     if (k > 0) {
         svcs = json_array();
         for (unsigned i = 0; i < k; i++)

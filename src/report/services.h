@@ -22,9 +22,10 @@ void report_services(FILE *f, const struct run_record *recs, size_t n, unsigned 
                      uint64_t seed);
 
 /*
- * Adds to a run's evidence object its endpoint's "label", and "services",
- * "services_total" and "watch" when it had services or watched hops. Returns
- * 0, or -ENOMEM when a key could not be set.
+ * Adds to a run's evidence object its endpoint's "label" when it has one, and
+ * to its "observed" object "services" and "services_total" when it had
+ * services, "watch" when it had watched hops. Returns 0, or -ENOMEM when a key
+ * could not be set.
  */
 int report_services_json(json_t *run, const struct run_record *r);
 

@@ -14,6 +14,15 @@ case $TOOLS in
 esac
 TICK_NS=$((1000000000 / $(getconf CLK_TCK)))
 
+# exit0 NAME OUT : the last hb exited 0; else says which run failed and how.
+exit0() {
+    if [ "$RC" = 0 ]; then
+        ok "$1: exit 0"
+    else
+        not_ok "$1: exit 0" "exit $RC; $(grep -E '^(errors|cut short)' "$T/$2.out" | head -c 400 | tr '\n' '|') $(head -c 200 "$T/$2.err")"
+    fi
+}
+
 # --- bad words: one line, exit 64 ---
 gone=$(
     sh -c 'echo $$' &
@@ -104,32 +113,32 @@ hb two run echo "a=tcp://127.0.0.1:$porta" "b=tcp://127.0.0.1:$portb" -d 1 --war
     "${svca[@]}" --service "B=pid:$pb" --json "$j"
 [ -n "${CGS:-}" ] && a1=$(usage_ns)
 b1=$(ticks_ns "$pb")
-check_eq "two services: exit 0" 0 "$RC"
+exit0 "two services" two
 rcheck "two services: each run has both, apart, with kind and source" "$j" \
-    '[.runs[] | .services | map([.name, .kind, (.source | split(" ")[0])])] | unique
+    '[.runs[] | .observed.services | map([.name, .kind, (.source | split(" ")[0])])] | unique
      | length == 1 and (.[0] | .[1] == ["B", "pid", "pid"] and .[0][0] == "A")'
 rcheck "A's CPU counts in a's run, B's in b's (the other idle: under 10 %)" "$j" \
-    '(.runs | map({(.label): (.services | map({(.name): .cpu_ns}) | add)}) | add) as $c
+    '(.runs | map({(.label): (.observed.services | map({(.name): .cpu_ns}) | add)}) | add) as $c
      | $c.a.A > 0 and $c.b.B > 0 and $c.b.A < 0.1 * $c.a.A and $c.a.B < 0.1 * $c.b.B'
 if [ -n "${CGS:-}" ]; then
     rcheck "A's CPU matches its cgroup's $CG_USAGE read by the test (within 3 % + 2 ticks)" "$j" \
-        "([.runs[].services[0].cpu_ns] | add) as \$s | $((a1 - a0)) as \$d
+        "([.runs[].observed.services[0].cpu_ns] | add) as \$s | $((a1 - a0)) as \$d
          | (\$s - \$d | fabs) <= 0.03 * \$d + 2 * $TICK_NS"
 else
     ok "A's CPU matches its cgroup's # SKIP no cgroup of the test's own"
 fi
 rcheck "B's CPU matches its /proc/PID/stat utime + stime read by the test (within 3 % + 2 ticks)" \
-    "$j" "([.runs[].services[1].cpu_ns] | add) as \$s | $((b1 - b0)) as \$d
+    "$j" "([.runs[].observed.services[1].cpu_ns] | add) as \$s | $((b1 - b0)) as \$d
           | (\$s - \$d | fabs) <= 0.03 * \$d + 2 * $TICK_NS"
 rcheck "the sum is client + services, per op" "$j" \
-    'all(.runs[]; .services_total as $t | ($t.client_ns_per_op + ([.services[].cpu_ns_per_op] | add)) as $s
+    'all(.runs[]; .observed.services_total as $t | ($t.client_ns_per_op + ([.observed.services[].cpu_ns_per_op] | add)) as $s
          | ($t.sum_ns_per_op - $s | fabs) <= 1e-6 * $s and $t.client_ns_per_op == .client_cpu_ns_per_op)'
 rcheck "per op is the total over the ops; system is /proc/stat's, softirq included" "$j" \
-    'all(.runs[]; . as $r | all(.services[]; (.cpu_ns_per_op - .cpu_ns / $r.ops | fabs) <= 1e-6 * .cpu_ns_per_op + 1e-9)
-         and .services_total.system_ns_per_op == .observed.cpu.system_ns_per_op)'
+    'all(.runs[]; . as $r | all(.observed.services[]; (.cpu_ns_per_op - .cpu_ns / $r.ops | fabs) <= 1e-6 * .cpu_ns_per_op + 1e-9)
+         and .observed.services_total.system_ns_per_op == .observed.cpu.system_ns_per_op)'
 rcheck "PSS of each service at both ends; a pid's working set unavailable, saying why" "$j" \
-    'all(.runs[].services[]; .pss_start > 0 and .pss_end > 0 and .processes == 1)
-     and all(.runs[].services[1]; .working_set_end.unavailable | test("cgroup"))'
+    'all(.runs[].observed.services[]; .pss_start > 0 and .pss_end > 0 and .processes == 1)
+     and all(.runs[].observed.services[1]; .working_set_end.unavailable | test("cgroup"))'
 rcheck "labels: the evidence keeps the endpoint and adds its label" "$j" \
     '[.runs[] | [.label, (.endpoint | startswith("tcp://127.0.0.1:"))]] == [["a", true], ["b", true]]'
 check "labels: the run table's rows are the labels" \
@@ -149,14 +158,14 @@ check "memory lines name each service and its kind" \
 j=$T/reps.json
 hb reps run echo "tcp=tcp://127.0.0.1:$porta" "unix=unix:$sock" -d 0.25 --warmup 0 --reps 4 \
     "${svca[@]}" --json "$j"
-check_eq "reps: exit 0" 0 "$RC"
+exit0 "reps" reps
 check "reps: the comparison has each figure, unix against tcp with n=4+4" \
     sh -c "grep -Eq '^  A cpu µs/op +tcp [0-9.]+  unix [0-9.]+ vs first: (~|[-+][0-9.]+ % \[[-+][0-9.]+ %, [-+][0-9.]+ %\]) \(p=[0-9.e-]+ n=4\+4\)$' '$T/reps.out' &&
            grep -Eq '^  sum cpu µs/op +tcp [0-9.]+  unix [0-9.]+ vs first: ' '$T/reps.out' &&
            grep -Eq '^  system cpu µs/op +tcp ' '$T/reps.out' && grep -Eq '^  client cpu µs/op +tcp ' '$T/reps.out' &&
            grep -Eq '^  A PSS MiB +tcp [0-9.]+  unix [0-9.]+ vs first: ' '$T/reps.out'"
 # A figure unavailable in every run (a working set where A is no memory cgroup) has no line.
-if jq -e 'all(.runs[].services[0].working_set_end; type == "object")' "$j" >/dev/null; then
+if jq -e 'all(.runs[].observed.services[0].working_set_end; type == "object")' "$j" >/dev/null; then
     check "reps: a figure n/a in every run has no comparison line" \
         sh -c "! grep -q '^  A working set MiB' '$T/reps.out'"
 else
@@ -172,7 +181,7 @@ start_server srvc --listen tcp://127.0.0.1:0 || done_testing
 pc=$SRV_PID
 portc=$SRV_PORT
 hb churn run echo "tcp://127.0.0.1:$portc" --mode connect -n 1500 -c 4 -t 1 --warmup 0 --json "$T/churn.json"
-check_eq "churn on hop C: exit 0" 0 "$RC"
+exit0 "churn on hop C" churn
 spawn_cmd holdc "$TOOLS/hold" "$portc" 3 40 30
 spawn_cmd holdu "$TOOLS/hold" "$sock" 2 40 30
 for ((i = 0; i < 100; i++)); do
@@ -188,30 +197,30 @@ tw_cli1=$(ssc state time-wait "( dport = :$portc )")
 tw_srv1=$(ssc state time-wait "( sport = :$portc )")
 est1=$(ssc state established "( sport = :$portc )")
 held1=$(ssc "( dport = :$portc )")
-check_eq "watch: exit 0" 0 "$RC"
+exit0 "watch" watch
 check "watch: the churn left TIME_WAIT sockets on hop C (ss: $tw_cli1)" test "$tw_cli1" -ge 100
 rcheck "watch: hop C's TIME_WAIT (client side) at the start and end is what ss counts" "$j" \
-    ".runs[0].watch[0].time_wait_client | .start == $tw_cli0 and .end == $tw_cli1 and .peak >= .end"
+    ".runs[0].observed.watch[0].time_wait_client | .start == $tw_cli0 and .end == $tw_cli1 and .peak >= .end"
 rcheck "watch: hop C's TIME_WAIT (server side), established, ports held as ss counts them" "$j" \
-    ".runs[0].watch[0] | .time_wait_server.end == $tw_srv1 and .established.end == $est1
+    ".runs[0].observed.watch[0] | .time_wait_server.end == $tw_srv1 and .established.end == $est1
      and .established.peak == 3 and .client_ports.end == $held1 and .listen_queue.peak == 0
      and (.listen_backlog | type) == \"number\""
 rcheck "watch: labelled, with its endpoint and transport" "$j" \
-    '.runs[0].watch | .[0].label == "c" and .[0].transport == "tcp" and .[1].label == null
+    '.runs[0].observed.watch | .[0].label == "c" and .[0].transport == "tcp" and .[1].label == null
      and .[1].transport == "unix" and (.[1].endpoint | startswith("unix:"))'
 rcheck "watch: the unix hop: the 2 held connections, no TIME_WAIT (AF_UNIX has none)" "$j" \
-    '.runs[0].watch[1] | .established.peak == 2 and .established.end == 2
+    '.runs[0].observed.watch[1] | .established.peak == 2 and .established.end == 2
      and (.time_wait_client.end.unavailable | test("AF_UNIX")) and .listen_queue.end == 0'
 check "watch: the table prints hop C by its label, with ss's counts" \
     grep -Eq "^  tcp://127.0.0.1:$porta, hop c: established 3 \(end 3\), accept queue 0 \(end 0\), TIME_WAIT client [0-9]+ \(end $tw_cli1\), TIME_WAIT server [0-9]+ \(end $tw_srv1\), ports held [0-9]+ \(end $held1\)$" "$T/watch.out"
 check "watch: no per-service table without --service" \
     sh -c "! grep -q '^cpu per request by service' '$T/watch.out'"
 rcheck "watch: no services key without --service, no label key without a label" "$j" \
-    '.runs[0] | has("services") == false and has("label") == false'
+    '.runs[0] | .observed.watch != null and (.observed | has("services")) == false and has("label") == false'
 
 # --- without any of the new options: the output is the same as before ---
 hb plain run echo "tcp://127.0.0.1:$porta" -d 0.2 --warmup 0 --json "$T/plain.json"
-check "plain: no new keys" jtrue '.runs[0] | (has("services") or has("watch") or has("label")) | not' "$T/plain.json"
+check "plain: no new keys" jtrue '.runs[0] | (.observed | has("services") or has("services_total") or has("watch")) or has("label") | not' "$T/plain.json"
 check "plain: the run table's row is the address" grep -Eq "^tcp://127.0.0.1:$porta +reuse " "$T/plain.out"
 check "plain: no per-service lines" sh -c "! grep -Eq '^(cpu per request by service|watched hops|memory by service)' '$T/plain.out'"
 
