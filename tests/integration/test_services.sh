@@ -154,6 +154,20 @@ check "the per-service table: sum = client + A + B (to the rounding)" \
 check "memory lines name each service and its kind" \
     grep -Eq "^  b B \(pid $pb\): PSS [0-9.]+ [KMG]iB -> [0-9.]+ [KMG]iB, working set n/a \(a working set is a cgroup's figure" "$T/two.out"
 
+# --- a service that exits during the run: its figures n/a with the reason, and so is the sum ---
+spawn_cmd brief sleep 0.4
+brief=$SPAWNED
+j=$T/brief.json
+hb brief run echo "tcp://127.0.0.1:$porta" -d 1 --warmup 0 --service "gone=pid:$brief" \
+    "${svca[@]}" --json "$j"
+exit0 "a service that exits" brief
+rcheck "a service that exits: its CPU and the sum unavailable, saying so; the other measured" "$j" \
+    '.runs[0].observed | (.services[0].cpu_ns.unavailable | test("pid [0-9]+ exited during the run"))
+     and (.services_total.sum_ns_per_op.unavailable | test("exited")) and .services[1].cpu_ns > 0'
+check "a service that exits: the table shows n/a and why" \
+    sh -c "grep -Eq '^tcp://127.0.0.1:$porta +[0-9.]+ +n/a +[0-9.]+ +n/a +[0-9.]+$' '$T/brief.out' &&
+           grep -Eq '^  n/a: pid $brief exited during the run' '$T/brief.out'"
+
 # --- with --reps: each figure per endpoint, and unix against tcp with its interval ---
 j=$T/reps.json
 hb reps run echo "tcp=tcp://127.0.0.1:$porta" "unix=unix:$sock" -d 0.25 --warmup 0 --reps 4 \
