@@ -81,11 +81,13 @@ struct run_opts {
     char expect_body[CLI_MAX_BODY]; /* --expect-body with \n, \r, \t, \\ decoded */
     bool size_given;
     bool close_given;
-    bool arrivals_given;         /* --arrivals was given (it needs --rate) */
-    double rate_share;           /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
-    uint64_t calibrate_ns;       /* how long the closed-loop maximum is measured for --rate N% */
-    struct service_set services; /* --service, --watch */
-    const char *labels[CLI_MAX_ENDPOINTS]; /* --label, in the order of the endpoints */
+    bool arrivals_given;   /* --arrivals was given (it needs --rate) */
+    double rate_share;     /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
+    uint64_t calibrate_ns; /* how long the closed-loop maximum is measured for --rate N% */
+    /* --service, --watch */
+    struct service_set services;
+    /* --label, in the order of the endpoints */
+    const char *labels[CLI_MAX_ENDPOINTS];
     unsigned nlabels;
 };
 

@@ -35,9 +35,10 @@ struct endpoint {
     struct sockaddr_storage addr;
     socklen_t addr_len; /* exact: for ENDPOINT_ABSTRACT, offsetof(sun_path) + 1 + name length */
     char text[160];     /* canonical form, e.g. "tcp://127.0.0.1:9000", "unix:@name" */
-    char label[ENDPOINT_LABEL_MAX]; /* a name the user gave it ("front"), or "" */
-    dev_t file_dev; /* ENDPOINT_UNIX after endpoint_listen: the socket file it made */
-    ino_t file_ino; /* (0: none), which endpoint_unlink checks before removing */
+    dev_t file_dev;     /* ENDPOINT_UNIX after endpoint_listen: the socket file it made */
+    ino_t file_ino;     /* (0: none), which endpoint_unlink checks before removing */
+    /* A name the user gave it ("front"), or "". */
+    char label[ENDPOINT_LABEL_MAX];
 };
 
 /*

@@ -7,7 +7,9 @@
  * PSS; a cgroup's working set) and the kernel's TCP counters (/proc/net/netstat
  * and /proc/net/snmp, by name). In between, a sampler thread counts the hop's
  * sockets by state with sock_diag to find peaks (TIME_WAIT, ESTABLISHED, the
- * listener's accept queue).
+ * listener's accept queue). Named services (--service: a pid, a tree or a
+ * cgroup) get the same CPU and memory readings each, apart, and each watched
+ * hop (--watch) the same socket counts, in the same samples.
  *
  * Every figure is a `struct ctr_val`: a value, or "unavailable" with the
  * reason. Nothing unknown is ever reported as 0. The counters are scoped to
@@ -61,7 +63,7 @@ enum { OBS_NET_COUNT = 0 OBS_NET_NAMES };
 /* The name of net counter i (0 <= i < OBS_NET_COUNT). */
 const char *observe_net_name(unsigned i);
 
-/* The gauges of a hop, in the order of struct obs_hop and observe_cfg.base. */
+/* The gauges of a hop, in the order of struct obs_hop and observe_cfg.base (5 of them). */
 enum obs_gauge_index {
     OBS_TW_CLIENT = 0,
     OBS_TW_SERVER,
@@ -84,8 +86,7 @@ struct observe_cfg {
      * observe_baseline; without it, the gauges start at the window's start.
      */
     bool have_base;
-    struct ctr_val base[OBS_GAUGES]; /* tw_client, tw_server, established, client_ports,
-                                      * listen_queue */
+    struct ctr_val base[5]; /* tw_client, tw_server, established, client_ports, listen_queue */
     /* Named services measured apart, and more hops sampled (--service, --watch); or NULL. */
     const struct service_set *set;
     struct ctr_val watch_base[SERVICE_MAX_WATCH][OBS_GAUGES]; /* as base, for each watched hop */
@@ -144,11 +145,12 @@ struct observe_result {
     struct obs_gauge client_ports; /* TCP client sockets in any state: ephemeral ports held */
     struct obs_gauge listen_queue; /* the listener's accept queue */
     struct ctr_val listen_backlog;
-    unsigned port_lo, port_hi;               /* ip_local_port_range, 0 when unreadable */
-    unsigned samples;                        /* sock_diag samples taken */
-    const struct service_set *set;           /* the services and watched hops below, or NULL */
-    struct obs_service svc[SERVICE_MAX];     /* set->svc[i] */
-    struct obs_hop watch[SERVICE_MAX_WATCH]; /* set->watch[i] */
+    unsigned port_lo, port_hi; /* ip_local_port_range, 0 when unreadable */
+    unsigned samples;          /* sock_diag samples taken */
+    /* The services and watched hops (observe_cfg.set, or NULL); svc[i] is set->svc[i]'s. */
+    const struct service_set *set;
+    struct obs_service svc[SERVICE_MAX];
+    struct obs_hop watch[SERVICE_MAX_WATCH];
 };
 
 /* The counters read at the window's boundaries, fast ones only (no dump, no page-table walk). */
@@ -166,14 +168,15 @@ struct observe {
     struct observe_cfg cfg;
     uint64_t start_ticks[OBS_MAX_PIDS]; /* each server pid's start time: its identity */
     struct ctr_val ident;               /* ok, or why the server pids were not all running */
-    uint64_t svc_ticks[SERVICE_MAX];    /* each pid or tree service's start time */
-    struct ctr_val svc_ident[SERVICE_MAX];
-    pid_t tree[OBS_MAX_TREE]; /* scratch: one pid's process tree */
-    struct obs_snap snap0;    /* at the window's start */
+    pid_t tree[OBS_MAX_TREE];           /* scratch: one pid's process tree */
+    struct obs_snap snap0;              /* at the window's start */
     struct observe_result res;
     pthread_t sampler;
     bool sampling;
     int stop_fd; /* eventfd that ends the sampler */
+    /* Each pid or tree service's start time, and whether it ran then (else why not). */
+    uint64_t svc_ticks[SERVICE_MAX];
+    struct ctr_val svc_ident[SERVICE_MAX];
 };
 
 /*
