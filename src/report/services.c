@@ -402,7 +402,7 @@ int report_services_json(json_t *run, const struct run_record *r)
     if (k > 0) {
         svcs = json_array();
         for (unsigned i = 0; i < k; i++)
-            json_array_append_new(svcs, service_json(r, i));
+            rc |= json_array_append_new(svcs, service_json(r, i));
         rc |= set_new(run, "services", svcs);
         rc |= set_new(run, "services_total",
                       json_pack("{s:o, s:o, s:o}", "client_ns_per_op", fig_json(r, 0),
@@ -412,7 +412,7 @@ int report_services_json(json_t *run, const struct run_record *r)
     if (set != NULL && set->nwatch > 0) {
         watch = json_array();
         for (unsigned w = 0; w < set->nwatch; w++)
-            json_array_append_new(watch, watch_json(r, w));
+            rc |= json_array_append_new(watch, watch_json(r, w));
         rc |= set_new(run, "watch", watch);
     }
     return rc != 0 ? -ENOMEM : 0;

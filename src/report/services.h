@@ -25,7 +25,8 @@ void report_services(FILE *f, const struct run_record *recs, size_t n, unsigned 
  * Adds to a run's evidence object its endpoint's "label" when it has one, and
  * to its "observed" object "services" and "services_total" when it had
  * services, "watch" when it had watched hops. Returns 0, or -ENOMEM when a key
- * could not be set.
+ * or an element could not be set (a cgroup directory that is not UTF-8 cannot
+ * be a JSON string): the run is then written as one that could not be encoded.
  */
 int report_services_json(json_t *run, const struct run_record *r);
 
