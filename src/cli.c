@@ -131,6 +131,14 @@ static const char usage_run[] =
     "                        it is the server's CPU; on v1 any controller's directory will do\n"
     "      --sample-ms MS    count the hop's sockets by state (sock_diag) every MS during\n"
     "                        a run, for peaks (default 250; 0 = only at the end)\n"
+    "      --service NAME=KIND:ARG  a named service, measured apart (repeatable): pid:PID,\n"
+    "                        tree:PID (its descendants and reaped children too) or\n"
+    "                        cgroup:DIR (its CPU usage, its processes' PSS, its working set);\n"
+    "                        the table shows client, each service, their sum and the system\n"
+    "      --watch [LABEL=]ENDPOINT  sample that hop's sockets too (a TCP port or a socket\n"
+    "                        path: established, TIME_WAIT by side, accept queue, ports held)\n"
+    "      --label NAME      a name for an endpoint, in the order of the endpoints (or write\n"
+    "                        NAME=ENDPOINT); tables and evidence use it\n"
     "\n"
     "Protocols (echo checks every byte; the others check the reply's framing and status):\n"
     "      --method M        http, fcgi: GET (default) or POST (a --size byte body)\n"
@@ -429,6 +437,9 @@ enum {
     OPT_STALL_EVERY,
     OPT_STALL_MS,
     OPT_SERVER_THREADS,
+    OPT_SERVICE,
+    OPT_WATCH,
+    OPT_LABEL,
 };
 
 /* --rate R (ops/s in all) or --rate N% (of the closed-loop maximum). */
@@ -760,6 +771,17 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     case OPT_SERVER_CGROUP:
         o->server_cgroup = val;
         break;
+    case OPT_SERVICE:
+        rc = service_add(&o->services, val, err);
+        break;
+    case OPT_WATCH:
+        rc = service_watch_add(&o->services, val, err);
+        break;
+    case OPT_LABEL:
+        if (o->nlabels == CLI_MAX_ENDPOINTS)
+            return hb_fail(err, -EINVAL, "--label: at most %d", CLI_MAX_ENDPOINTS);
+        o->labels[o->nlabels++] = val;
+        break;
     case OPT_SIZE:
         o->size_given = true;
         rc = opt_size("--size", val, &l->size, err);
@@ -812,6 +834,18 @@ static int run_check_servers(const struct run_opts *o, struct hb_err *err)
     return 0;
 }
 
+/* An ENDPOINT or LABEL=ENDPOINT word of run. */
+static int run_add_endpoint(struct run_opts *o, const char *arg, struct hb_err *err)
+{
+    char label[ENDPOINT_LABEL_MAX];
+    const char *text;
+
+    if (service_label_split(arg, label, sizeof(label), &text, err) < 0) return -EINVAL;
+    if (add_endpoint(o->eps, &o->neps, text, err) < 0) return -EINVAL;
+    snprintf(o->eps[o->neps - 1].label, sizeof(o->eps[0].label), "%s", label);
+    return 0;
+}
+
 static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
     if (optind >= argc)
@@ -824,7 +858,8 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "run: missing ENDPOINT (e.g. tcp://127.0.0.1:9000)");
     for (; optind < argc; optind++)
-        if (add_endpoint(o->eps, &o->neps, argv[optind], err) < 0) return -EINVAL;
+        if (run_add_endpoint(o, argv[optind], err) < 0) return -EINVAL;
+    if (service_labels_apply(o->eps, o->neps, o->labels, o->nlabels, err) < 0) return -EINVAL;
     for (unsigned i = 0; i < o->neps; i++)
         if (o->eps[i].kind == ENDPOINT_TCP && endpoint_port(&o->eps[i]) == 0)
             return hb_fail(err, -EINVAL, "run: %s: port 0 cannot be connected to", o->eps[i].text);
@@ -844,6 +879,9 @@ static const struct option run_longopts[] = {
     { "server-tree", no_argument, NULL, OPT_SERVER_TREE },
     { "server-cgroup", required_argument, NULL, OPT_SERVER_CGROUP },
     { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
+    { "service", required_argument, NULL, OPT_SERVICE },
+    { "watch", required_argument, NULL, OPT_WATCH },
+    { "label", required_argument, NULL, OPT_LABEL },
     { "reps", required_argument, NULL, OPT_REPS },
     { "order", required_argument, NULL, OPT_ORDER },
     { "seed", required_argument, NULL, OPT_SEED },

@@ -15,6 +15,7 @@
 #include "endpoint.h"
 #include "engine/load.h"
 #include "host/place.h"
+#include "service.h"
 
 struct proto_entry;
 
@@ -108,6 +109,11 @@ struct run_opts {
     bool arrivals_given;   /* --arrivals was given (it needs --rate) */
     double rate_share;     /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
     uint64_t calibrate_ns; /* how long the closed-loop maximum is measured for --rate N% */
+    /* --service, --watch */
+    struct service_set services;
+    /* --label, in the order of the endpoints */
+    const char *labels[CLI_MAX_ENDPOINTS];
+    unsigned nlabels;
 };
 
 struct serve_opts {

@@ -272,6 +272,11 @@ int endpoint_parse(struct endpoint *ep, const char *s, struct hb_err *err)
     return rc;
 }
 
+const char *endpoint_name(const struct endpoint *ep)
+{
+    return ep->label[0] != '\0' ? ep->label : ep->text;
+}
+
 const char *endpoint_transport(const struct endpoint *ep)
 {
     return ep->kind == ENDPOINT_TCP ? "tcp" : "unix";

@@ -22,6 +22,8 @@
 
 #include "util.h"
 
+#define ENDPOINT_LABEL_MAX 32 /* a label, with its NUL */
+
 enum endpoint_kind {
     ENDPOINT_TCP = 1,
     ENDPOINT_UNIX,     /* a path in the file system */
@@ -35,6 +37,8 @@ struct endpoint {
     char text[160];     /* canonical form, e.g. "tcp://127.0.0.1:9000", "unix:@name" */
     dev_t file_dev;     /* ENDPOINT_UNIX after endpoint_listen: the socket file it made */
     ino_t file_ino;     /* (0: none), which endpoint_unlink checks before removing */
+    /* A name the user gave it ("front"), or "". */
+    char label[ENDPOINT_LABEL_MAX];
 };
 
 /*
@@ -42,6 +46,9 @@ struct endpoint {
  * (e.g. "port 70000 is out of range 0..65535 in 'tcp://127.0.0.1:70000'").
  */
 int endpoint_parse(struct endpoint *ep, const char *s, struct hb_err *err);
+
+/* What tables print for ep: its label if it has one, else its text. */
+const char *endpoint_name(const struct endpoint *ep);
 
 /* "tcp", "unix" (path and abstract alike): the transport name used in tables and JSON. */
 const char *endpoint_transport(const struct endpoint *ep);

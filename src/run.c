@@ -10,6 +10,7 @@
 #include "endpoint.h"
 #include "engine/load.h"
 #include "registry.h"
+#include "report/services.h"
 #include "report/summary.h"
 #include "stats.h"
 
@@ -81,6 +82,7 @@ static void run_observe(struct run *run, struct run_record *r)
     h->cfg.tree = o->server_tree;
     h->cfg.cgroup = o->server_cgroup;
     h->cfg.sample_ns = o->shared.sample_ns;
+    h->cfg.set = o->services.n + o->services.nwatch > 0 ? &o->services : NULL;
     observe_baseline(&h->cfg);
     h->out = &r->obs;
     h->done = &r->observed;
@@ -197,6 +199,7 @@ void run_report(const struct run *run, FILE *out)
     report_open_loop(out, recs, n);
     report_cost_table(out, recs, n);
     report_kernel_evidence(out, recs, n);
+    report_services(out, recs, n, run->opts->neps, run->opts->shared.seed);
     if (run->opts->shared.reps > 1) run_summary_print(run, out);
     report_errors(out, recs, n);
     report_cut_short(out, recs, n);

@@ -68,20 +68,35 @@ static struct ctr_val exited_during(pid_t pid)
     return val_na("pid %d exited during the run", (int)pid);
 }
 
+/* Records pid's start time in *ticks; not ok if it is not running now. */
+static struct ctr_val pid_identify(pid_t pid, uint64_t *ticks)
+{
+    struct proc_stat st;
+    int rc = proc_stat_read(pid, &st);
+
+    if (rc == -ESRCH) return val_na("pid %d: no such process", (int)pid);
+    if (rc < 0) return val_na("/proc/%d/stat: %s", (int)pid, strerror(-rc));
+    if (proc_state_exited(st.state)) return val_na("pid %d had exited", (int)pid);
+    *ticks = st.start_ticks;
+    return val_ok(0);
+}
+
 /* Records each server pid's start time; not ok if one is not running now. */
 static struct ctr_val server_identify(struct observe *o)
 {
     for (unsigned i = 0; i < o->cfg.npids; i++) {
-        struct proc_stat st;
-        pid_t pid = o->cfg.pids[i];
-        int rc = proc_stat_read(pid, &st);
-
-        if (rc == -ESRCH) return val_na("pid %d: no such process", (int)pid);
-        if (rc < 0) return val_na("/proc/%d/stat: %s", (int)pid, strerror(-rc));
-        if (proc_state_exited(st.state)) return val_na("pid %d had exited", (int)pid);
-        o->start_ticks[i] = st.start_ticks;
+        struct ctr_val v = pid_identify(o->cfg.pids[i], &o->start_ticks[i]);
+        if (!v.ok) return v;
     }
     return val_ok(0);
+}
+
+/* Whether pid is still the running process that started at ticks. */
+static bool pid_same(pid_t pid, uint64_t ticks)
+{
+    struct proc_stat st;
+
+    return proc_stat_read(pid, &st) == 0 && !proc_state_exited(st.state) && st.start_ticks == ticks;
 }
 
 /*
@@ -92,26 +107,19 @@ static struct ctr_val server_identify(struct observe *o)
 static struct ctr_val server_still_running(const struct observe *o)
 {
     if (!o->ident.ok) return o->ident;
-    for (unsigned i = 0; i < o->cfg.npids; i++) {
-        struct proc_stat st;
-        pid_t pid = o->cfg.pids[i];
-
-        if (proc_stat_read(pid, &st) < 0 || proc_state_exited(st.state) ||
-            st.start_ticks != o->start_ticks[i])
-            return exited_during(pid);
-    }
+    for (unsigned i = 0; i < o->cfg.npids; i++)
+        if (!pid_same(o->cfg.pids[i], o->start_ticks[i])) return exited_during(o->cfg.pids[i]);
     return val_ok(0);
 }
 
-/* The pids to sum for server pid i: itself, or with --server-tree its tree (o->tree). */
-static struct ctr_val server_members(struct observe *o, unsigned i, unsigned *n)
+/* The pids to sum for pid: itself, or with tree its tree (into o->tree). */
+static struct ctr_val pid_members(struct observe *o, pid_t pid, bool tree, unsigned *n)
 {
-    pid_t pid = o->cfg.pids[i];
     unsigned max =
         o->cfg.tree_max > 0 && o->cfg.tree_max < OBS_MAX_TREE ? o->cfg.tree_max : OBS_MAX_TREE;
     ssize_t got;
 
-    if (!o->cfg.tree) {
+    if (!tree) {
         o->tree[0] = pid;
         *n = 1;
         return val_ok(0);
@@ -133,37 +141,44 @@ static struct ctr_val server_members(struct observe *o, unsigned i, unsigned *n)
  * cstime), so a child that exits and is reaped by its parent stays counted.
  * A descendant that is gone adds nothing (its parent's reaped total has it).
  */
-static struct ctr_val member_cpu(const struct observe *o, unsigned j)
+static struct ctr_val member_cpu(const struct observe *o, unsigned j, bool tree)
 {
     struct ctr_val c = proc_cpu_ns(o->tree[j]);
     struct proc_stat st;
 
     if (!c.ok) return j == 0 ? exited_during(o->tree[0]) : val_ok(0);
-    if (o->cfg.tree && proc_stat_read(o->tree[j], &st) == 0)
-        c.v += clock_ticks_ns(st.children_ticks);
+    if (tree && proc_stat_read(o->tree[j], &st) == 0) c.v += clock_ticks_ns(st.children_ticks);
     return c;
 }
 
-/* Σ CPU of the server's processes now (see member_cpu); *members: how many there were. */
-static struct ctr_val server_cpu(struct observe *o, unsigned *members)
+/* Σ CPU of pids (and with tree their trees) now (see member_cpu); *members: how many. */
+static struct ctr_val pids_cpu(struct observe *o, const pid_t *pids, unsigned npids, bool tree,
+                               unsigned *members)
 {
     uint64_t sum = 0;
 
     *members = 0;
-    if (o->cfg.npids == 0) return val_na("%s", "no --server-pid or --server-cgroup given");
-    for (unsigned i = 0; i < o->cfg.npids; i++) {
+    for (unsigned i = 0; i < npids; i++) {
         unsigned n = 0;
-        struct ctr_val v = server_members(o, i, &n);
+        struct ctr_val v = pid_members(o, pids[i], tree, &n);
 
         if (!v.ok) return v;
         for (unsigned j = 0; j < n; j++) {
-            struct ctr_val c = member_cpu(o, j);
+            struct ctr_val c = member_cpu(o, j, tree);
             if (!c.ok) return c;
             sum += c.v;
         }
         *members += n;
     }
     return val_ok(sum);
+}
+
+/* Σ CPU of the server's processes now; *members: how many there were. */
+static struct ctr_val server_cpu(struct observe *o, unsigned *members)
+{
+    *members = 0;
+    if (o->cfg.npids == 0) return val_na("%s", "no --server-pid or --server-cgroup given");
+    return pids_cpu(o, o->cfg.pids, o->cfg.npids, o->cfg.tree, members);
 }
 
 /* Whether descendant pid has exited (gone or a zombie): it has no memory left to count. */
@@ -174,28 +189,45 @@ static bool member_gone(pid_t pid)
     return proc_stat_read(pid, &st) < 0 || proc_state_exited(st.state);
 }
 
+/* Σ PSS of the n processes in o->tree; *summed counts them (one that is gone adds nothing). */
+static struct ctr_val tree_pss(const struct observe *o, unsigned n, bool first_must,
+                               unsigned *summed)
+{
+    uint64_t sum = 0;
+
+    for (unsigned j = 0; j < n; j++) {
+        struct ctr_val m = proc_pss_bytes(o->tree[j]);
+        if (!m.ok && (j > 0 || !first_must) && member_gone(o->tree[j])) continue;
+        if (!m.ok) return m;
+        sum += m.v;
+        (*summed)++;
+    }
+    return val_ok(sum);
+}
+
+/* Σ PSS of pids (and with tree their trees) now; *summed: how many processes. */
+static struct ctr_val pids_pss(struct observe *o, const pid_t *pids, unsigned npids, bool tree,
+                               unsigned *summed)
+{
+    uint64_t sum = 0;
+
+    *summed = 0;
+    for (unsigned i = 0; i < npids; i++) {
+        unsigned n = 0;
+        struct ctr_val v = pid_members(o, pids[i], tree, &n);
+
+        if (v.ok) v = tree_pss(o, n, true, summed);
+        if (!v.ok) return v;
+        sum += v.v;
+    }
+    return val_ok(sum);
+}
+
 /* Σ PSS of the server's processes now; sets res.server_pids to how many were summed. */
 static struct ctr_val server_pss(struct observe *o)
 {
-    uint64_t sum = 0;
-    unsigned summed = 0;
-
     if (o->cfg.npids == 0) return val_na("%s", "no --server-pid given");
-    for (unsigned i = 0; i < o->cfg.npids; i++) {
-        unsigned n = 0;
-        struct ctr_val v = server_members(o, i, &n);
-
-        if (!v.ok) return v;
-        for (unsigned j = 0; j < n; j++) {
-            struct ctr_val m = proc_pss_bytes(o->tree[j]);
-            if (!m.ok && j > 0 && member_gone(o->tree[j])) continue;
-            if (!m.ok) return m;
-            sum += m.v;
-            summed++;
-        }
-    }
-    o->res.server_pids = summed;
-    return val_ok(sum);
+    return pids_pss(o, o->cfg.pids, o->cfg.npids, o->cfg.tree, &o->res.server_pids);
 }
 
 /*
@@ -205,14 +237,12 @@ static struct ctr_val server_pss(struct observe *o)
  * a tick: a worker reaped idle): that is 0 at tick precision. Beyond, a
  * process left the tree unreaped (an orphan adopted by init or a subreaper).
  */
-static struct ctr_val server_cpu_delta(const struct observe *o, const struct obs_snap *s0,
-                                       const struct obs_snap *s1, const struct ctr_val *running)
+static struct ctr_val tree_cpu_delta(bool tree, const struct ctr_val *a, const struct ctr_val *b,
+                                     unsigned members, const struct ctr_val *running)
 {
-    const struct ctr_val *a = &s0->srv_cpu, *b = &s1->srv_cpu;
-
     if (!running->ok) return *running;
-    if (!o->cfg.tree || !a->ok || !b->ok || b->v >= a->v) return val_delta(a, b);
-    if (a->v - b->v <= clock_ticks_ns(2 * (uint64_t)s1->srv_members)) return val_ok(0);
+    if (!tree || !a->ok || !b->ok || b->v >= a->v) return val_delta(a, b);
+    if (a->v - b->v <= clock_ticks_ns(2 * (uint64_t)members)) return val_ok(0);
     return val_na("%s", "a process left the server's tree with its CPU time (an orphan "
                         "reparented out of it); use --server-cgroup");
 }
@@ -231,60 +261,90 @@ static void gauge_set(struct obs_gauge *g, struct ctr_val v)
     g->end = v;
 }
 
-static void sample_tcp(struct observe *o)
+/* A hop's gauges: the loaded hop's (w < 0) or watched hop w's. */
+struct hop_view {
+    const struct endpoint *ep;
+    struct obs_gauge *g[OBS_GAUGES];
+    struct ctr_val *backlog;
+};
+
+static struct hop_view hop_at(struct observe *o, int w)
 {
     struct observe_result *r = &o->res;
+    struct hop_view h;
+
+    if (w < 0) {
+        struct hop_view m = { &o->cfg.ep,
+                              { &r->tw_client, &r->tw_server, &r->established, &r->client_ports,
+                                &r->listen_queue },
+                              &r->listen_backlog };
+        return m;
+    }
+    h.ep = &o->cfg.set->watch[w];
+    for (int i = 0; i < OBS_GAUGES; i++)
+        h.g[i] = &r->watch[w].g[i];
+    h.backlog = &r->watch[w].listen_backlog;
+    return h;
+}
+
+/* The hops sampled: the loaded one and the watched ones. */
+static int hops(const struct observe *o)
+{
+    return 1 + (o->cfg.set != NULL ? (int)o->cfg.set->nwatch : 0);
+}
+
+static void sample_tcp(const struct hop_view *h)
+{
     struct sockdiag_tcp t;
     uint64_t held = 0;
-    int rc = sockdiag_tcp_count(endpoint_port(&o->cfg.ep), o->cfg.ep.addr.ss_family, &t);
+    int rc = sockdiag_tcp_count(endpoint_port(h->ep), h->ep->addr.ss_family, &t);
 
     if (rc < 0) {
         struct ctr_val na = val_na("sock_diag: %s", strerror(-rc));
-        gauge_set(&r->tw_client, na);
-        gauge_set(&r->tw_server, na);
-        gauge_set(&r->established, na);
-        gauge_set(&r->client_ports, na);
-        gauge_set(&r->listen_queue, na);
+        for (int i = 0; i < OBS_GAUGES; i++)
+            gauge_set(h->g[i], na);
         return;
     }
     for (int s = 1; s < SOCKDIAG_TCP_NSTATES; s++)
         held += t.client_state[s];
-    gauge_set(&r->tw_client, val_ok(t.client_state[6])); /* TCP_TIME_WAIT */
-    gauge_set(&r->tw_server, val_ok(t.server_state[6]));
-    gauge_set(&r->established, val_ok(t.server_state[1])); /* TCP_ESTABLISHED */
-    gauge_set(&r->client_ports, val_ok(held));
-    gauge_set(&r->listen_queue,
+    gauge_set(h->g[OBS_TW_CLIENT], val_ok(t.client_state[6])); /* TCP_TIME_WAIT */
+    gauge_set(h->g[OBS_TW_SERVER], val_ok(t.server_state[6]));
+    gauge_set(h->g[OBS_ESTABLISHED], val_ok(t.server_state[1])); /* TCP_ESTABLISHED */
+    gauge_set(h->g[OBS_CLIENT_PORTS], val_ok(held));
+    gauge_set(h->g[OBS_LISTEN_QUEUE],
               t.have_listener ? val_ok(t.listen_rqueue) : val_na("%s", "no listener on this host"));
-    r->listen_backlog =
+    *h->backlog =
         t.have_listener ? val_ok(t.listen_backlog) : val_na("%s", "no listener on this host");
 }
 
-static void sample_unix(struct observe *o)
+static void sample_unix(const struct hop_view *h)
 {
-    struct observe_result *r = &o->res;
     struct sockdiag_unix u;
-    const char *name = o->cfg.ep.text + strlen("unix:");
+    const char *name = h->ep->text + strlen("unix:");
     int rc = sockdiag_unix_count(name, &u);
 
     if (rc < 0) {
         struct ctr_val na = val_na("sock_diag: %s", strerror(-rc));
-        gauge_set(&r->established, na);
-        gauge_set(&r->listen_queue, na);
+        gauge_set(h->g[OBS_ESTABLISHED], na);
+        gauge_set(h->g[OBS_LISTEN_QUEUE], na);
         return;
     }
-    gauge_set(&r->established, val_ok(u.established));
-    gauge_set(&r->listen_queue,
+    gauge_set(h->g[OBS_ESTABLISHED], val_ok(u.established));
+    gauge_set(h->g[OBS_LISTEN_QUEUE],
               u.have_listener ? val_ok(u.listen_rqueue) : val_na("%s", "no listener on this host"));
-    r->listen_backlog =
+    *h->backlog =
         u.have_listener ? val_ok(u.listen_backlog) : val_na("%s", "no listener on this host");
 }
 
 static void sample(struct observe *o)
 {
-    if (o->cfg.ep.kind == ENDPOINT_TCP)
-        sample_tcp(o);
-    else
-        sample_unix(o);
+    for (int w = -1; w + 1 < hops(o); w++) {
+        struct hop_view h = hop_at(o, w);
+        if (h.ep->kind == ENDPOINT_TCP)
+            sample_tcp(&h);
+        else
+            sample_unix(&h);
+    }
     o->res.samples++;
 }
 
@@ -311,21 +371,33 @@ static void read_port_range(struct observe_result *r)
     r->port_lo = r->port_hi = 0;
 }
 
+/* Before any sample: every gauge "not sampled", and what a unix hop has not at all. */
+static void init_hop(const struct hop_view *h)
+{
+    struct ctr_val never = val_na("%s", "not sampled");
+
+    for (int i = 0; i < OBS_GAUGES; i++)
+        h->g[i]->start = h->g[i]->peak = h->g[i]->end = never;
+    *h->backlog = never;
+    if (h->ep->kind != ENDPOINT_TCP) {
+        struct ctr_val tw = val_na("%s", "AF_UNIX has no TIME_WAIT state");
+        struct ctr_val ports = val_na("%s", "AF_UNIX uses no ports");
+        h->g[OBS_TW_CLIENT]->start = h->g[OBS_TW_CLIENT]->peak = h->g[OBS_TW_CLIENT]->end = tw;
+        *h->g[OBS_TW_SERVER] = *h->g[OBS_TW_CLIENT];
+        h->g[OBS_CLIENT_PORTS]->start = h->g[OBS_CLIENT_PORTS]->peak = h->g[OBS_CLIENT_PORTS]->end =
+            ports;
+    }
+}
+
 static void init_result(struct observe *o)
 {
     struct observe_result *r = &o->res;
-    struct ctr_val never = val_na("%s", "not sampled");
 
     memset(r, 0, sizeof(*r));
-    r->tw_client.start = r->tw_client.peak = r->tw_client.end = never;
-    r->tw_server = r->established = r->client_ports = r->listen_queue = r->tw_client;
-    r->listen_backlog = never;
-    if (o->cfg.ep.kind != ENDPOINT_TCP) {
-        struct ctr_val tw = val_na("%s", "AF_UNIX has no TIME_WAIT state");
-        struct ctr_val ports = val_na("%s", "AF_UNIX uses no ports");
-        r->tw_client.start = r->tw_client.peak = r->tw_client.end = tw;
-        r->tw_server = r->tw_client;
-        r->client_ports.start = r->client_ports.peak = r->client_ports.end = ports;
+    r->set = o->cfg.set;
+    for (int w = -1; w + 1 < hops(o); w++) {
+        struct hop_view h = hop_at(o, w);
+        init_hop(&h);
     }
     read_port_range(r);
 }
@@ -346,6 +418,106 @@ static void snapshot_cgroup(const struct observe *o, struct ctr_val *cpu, struct
     *thr = cc.throttled_us;
 }
 
+/* ---- named services (--service) ------------------------------------------------------------ */
+
+static unsigned nservices(const struct observe *o)
+{
+    return o->cfg.set != NULL ? o->cfg.set->n : 0;
+}
+
+/* Service i's CPU now: its pid's clock, its tree's (reaped children included), its cgroup's. */
+static struct ctr_val service_cpu(struct observe *o, unsigned i, unsigned *members)
+{
+    const struct service_spec *sp = &o->cfg.set->svc[i];
+    struct cgroup_cpu cc;
+
+    *members = 0;
+    if (sp->kind != SERVICE_CGROUP)
+        return pids_cpu(o, &sp->pid, 1, sp->kind == SERVICE_TREE, members);
+    if (cgroup_cpu_read_any(sp->dir, NULL, &cc) < 0)
+        return val_na("cannot read cgroup %s", sp->dir);
+    return cc.usage_ns;
+}
+
+/* The processes of cgroup dir (its cgroup.procs) into o->tree; how many, or a negative errno. */
+static ssize_t cgroup_procs(struct observe *o, const char *dir)
+{
+    char path[PATH_MAX + 16];
+    ssize_t n = 0;
+    long pid;
+    FILE *f;
+
+    if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    f = fopen(path, "re");
+    if (f == NULL) return -errno;
+    while (fscanf(f, "%ld", &pid) == 1) {
+        if (n == OBS_MAX_TREE) {
+            n = -E2BIG;
+            break;
+        }
+        o->tree[n++] = (pid_t)pid;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Service i's PSS now, summed over its processes; *members: how many were summed. */
+static struct ctr_val service_pss(struct observe *o, unsigned i, unsigned *members)
+{
+    const struct service_spec *sp = &o->cfg.set->svc[i];
+    ssize_t n;
+
+    *members = 0;
+    if (!o->svc_ident[i].ok) return o->svc_ident[i];
+    if (sp->kind != SERVICE_CGROUP)
+        return pids_pss(o, &sp->pid, 1, sp->kind == SERVICE_TREE, members);
+    n = cgroup_procs(o, sp->dir);
+    if (n == -E2BIG) return val_na("cgroup %s has more than %d processes", sp->dir, OBS_MAX_TREE);
+    if (n < 0) return val_na("%s/cgroup.procs: %s", sp->dir, strerror((int)-n));
+    return tree_pss(o, (unsigned)n, false, members);
+}
+
+static struct ctr_val service_ws(const struct observe *o, unsigned i)
+{
+    const struct service_spec *sp = &o->cfg.set->svc[i];
+
+    if (sp->kind != SERVICE_CGROUP)
+        return val_na("%s", "a working set is a cgroup's figure: name the service cgroup:DIR");
+    return cgroup_working_set_any(sp->dir, NULL);
+}
+
+/* Each pid or tree service's start time: its identity, checked again at the end. */
+static void services_identify(struct observe *o)
+{
+    for (unsigned i = 0; i < nservices(o); i++) {
+        const struct service_spec *sp = &o->cfg.set->svc[i];
+        o->svc_ident[i] =
+            sp->kind == SERVICE_CGROUP ? val_ok(0) : pid_identify(sp->pid, &o->svc_ticks[i]);
+    }
+}
+
+/* Whether service i's pid is still the process it was; a cgroup always is. */
+static struct ctr_val service_running(const struct observe *o, unsigned i)
+{
+    const struct service_spec *sp = &o->cfg.set->svc[i];
+
+    if (!o->svc_ident[i].ok || sp->kind == SERVICE_CGROUP) return o->svc_ident[i];
+    return pid_same(sp->pid, o->svc_ticks[i]) ? val_ok(0) : exited_during(sp->pid);
+}
+
+static void services_memory(struct observe *o, bool end)
+{
+    for (unsigned i = 0; i < nservices(o); i++) {
+        struct obs_service *r = &o->res.svc[i];
+        struct ctr_val running = end ? service_running(o, i) : o->svc_ident[i];
+        struct ctr_val pss = running.ok ? service_pss(o, i, &r->members) : running;
+
+        *(end ? &r->pss_end : &r->pss_start) = pss;
+        *(end ? &r->ws_end : &r->ws_start) = service_ws(o, i);
+    }
+}
+
 /*
  * The counters that must bracket the window tightly, read in the same order
  * at both ends so that each covers an interval as long as the window: the
@@ -363,6 +535,8 @@ static void snapshot_fast(struct observe *o, struct obs_snap *s)
     s->srv_cpu = server_cpu(o, &s->srv_members);
     snapshot_cgroup(o, &s->cg_cpu, &s->cg_thr);
     s->cpu_ok = procstat_read(&s->cpu) == 0;
+    for (unsigned i = 0; i < nservices(o); i++)
+        s->svc_cpu[i] = service_cpu(o, i, &s->svc_members[i]);
 }
 
 static struct ctr_val cgroup_ws(const struct observe *o)
@@ -371,21 +545,19 @@ static struct ctr_val cgroup_ws(const struct observe *o)
     return cgroup_working_set_any(o->cfg.cgroup, NULL);
 }
 
-static struct obs_gauge *gauge_at(struct observe_result *r, int i)
-{
-    struct obs_gauge *g[5] = { &r->tw_client, &r->tw_server, &r->established, &r->client_ports,
-                               &r->listen_queue };
-
-    return g[i];
-}
-
 /* The first sample opens the gauges; a baseline from before the run, if any, is the start. */
-static void open_gauges(struct observe_result *r, const struct observe_cfg *cfg)
+static void open_gauges(struct observe *o)
 {
-    for (int i = 0; i < 5; i++) {
-        struct obs_gauge *g = gauge_at(r, i);
-        gauge_open(g);
-        if (cfg->have_base && cfg->base[i].ok && g->start.ok) g->start = cfg->base[i];
+    const struct observe_cfg *cfg = &o->cfg;
+
+    for (int w = -1; w + 1 < hops(o); w++) {
+        struct hop_view h = hop_at(o, w);
+        const struct ctr_val *base = w < 0 ? cfg->base : cfg->watch_base[w];
+        for (int i = 0; i < OBS_GAUGES; i++) {
+            struct obs_gauge *g = h.g[i];
+            gauge_open(g);
+            if (cfg->have_base && base[i].ok && g->start.ok) g->start = base[i];
+        }
     }
 }
 
@@ -398,8 +570,11 @@ void observe_baseline(struct observe_cfg *cfg)
     o->cfg = *cfg;
     init_result(o);
     sample(o);
-    for (int i = 0; i < 5; i++)
-        cfg->base[i] = gauge_at(&o->res, i)->end;
+    for (int w = -1; w + 1 < hops(o); w++) {
+        struct hop_view h = hop_at(o, w);
+        for (int i = 0; i < OBS_GAUGES; i++)
+            (w < 0 ? cfg->base : cfg->watch_base[w])[i] = h.g[i]->end;
+    }
     cfg->have_base = true;
     free(o);
 }
@@ -427,8 +602,10 @@ int observe_opened(struct observe *o)
     init_result(o);
     o->res.pss_start = o->ident.ok ? server_pss(o) : o->ident;
     o->res.ws_start = cgroup_ws(o);
+    services_identify(o);
+    services_memory(o, false);
     sample(o);
-    open_gauges(&o->res, cfg);
+    open_gauges(o);
     if (cfg->sample_ns == 0) return 0;
     o->stop_fd = eventfd(0, EFD_CLOEXEC);
     if (o->stop_fd == -1) return -errno;
@@ -468,7 +645,8 @@ static void fast_deltas(struct observe *o, const struct obs_snap *s1, const stru
     struct observe_result *r = &o->res;
 
     net_deltas(r, s0->net, s1->net);
-    r->server_cpu_ns = server_cpu_delta(o, s0, s1, running);
+    r->server_cpu_ns =
+        tree_cpu_delta(o->cfg.tree, &s0->srv_cpu, &s1->srv_cpu, s1->srv_members, running);
     r->cgroup_cpu_ns = val_delta(&s0->cg_cpu, &s1->cg_cpu);
     r->cgroup_throttled_us = val_delta(&s0->cg_thr, &s1->cg_thr);
     r->server_source = o->cfg.npids > 0 ? OBS_SERVER_PIDS : OBS_SERVER_NONE;
@@ -476,6 +654,12 @@ static void fast_deltas(struct observe *o, const struct obs_snap *s1, const stru
         /* --server-cgroup alone: the cgroup is the server */
         r->server_cpu_ns = r->cgroup_cpu_ns;
         r->server_source = OBS_SERVER_CGROUP;
+    }
+    for (unsigned i = 0; i < nservices(o); i++) {
+        struct ctr_val run = service_running(o, i);
+        const struct service_spec *sp = &o->cfg.set->svc[i];
+        r->svc[i].cpu_ns = tree_cpu_delta(sp->kind == SERVICE_TREE, &s0->svc_cpu[i],
+                                          &s1->svc_cpu[i], s1->svc_members[i], &run);
     }
     r->system_busy_ns = s0->cpu_ok && s1->cpu_ok ? val_ok(procstat_busy_ns(&s0->cpu, &s1->cpu))
                                                  : val_na("%s", "cannot read /proc/stat");
@@ -501,6 +685,7 @@ void observe_end(struct observe *o, struct observe_result *res)
     sample(o);
     o->res.pss_end = running.ok ? server_pss(o) : running;
     o->res.ws_end = cgroup_ws(o);
+    services_memory(o, true);
     *res = o->res;
 }
 

@@ -7,7 +7,9 @@
  * PSS; a cgroup's working set) and the kernel's TCP counters (/proc/net/netstat
  * and /proc/net/snmp, by name). In between, a sampler thread counts the hop's
  * sockets by state with sock_diag to find peaks (TIME_WAIT, ESTABLISHED, the
- * listener's accept queue).
+ * listener's accept queue). Named services (--service: a pid, a tree or a
+ * cgroup) get the same CPU and memory readings each, apart, and each watched
+ * hop (--watch) the same socket counts, in the same samples.
  *
  * Every figure is a `struct ctr_val`: a value, or "unavailable" with the
  * reason. Nothing unknown is ever reported as 0. The counters are scoped to
@@ -24,6 +26,7 @@
 #include "endpoint.h"
 #include "engine/load.h"
 #include "host/counters.h"
+#include "service.h"
 
 #define OBS_MAX_PIDS 64   /* server pids given (--server-pid) */
 #define OBS_MAX_TREE 4096 /* processes in the server's trees (--server-tree); beyond: n/a */
@@ -60,6 +63,16 @@ enum { OBS_NET_COUNT = 0 OBS_NET_NAMES };
 /* The name of net counter i (0 <= i < OBS_NET_COUNT). */
 const char *observe_net_name(unsigned i);
 
+/* The gauges of a hop, in the order of struct obs_hop and observe_cfg.base (5 of them). */
+enum obs_gauge_index {
+    OBS_TW_CLIENT = 0,
+    OBS_TW_SERVER,
+    OBS_ESTABLISHED,
+    OBS_CLIENT_PORTS,
+    OBS_LISTEN_QUEUE,
+    OBS_GAUGES
+};
+
 struct observe_cfg {
     struct endpoint ep;       /* the endpoint loaded: its port or socket name filters sockets */
     pid_t pids[OBS_MAX_PIDS]; /* server processes (0 of them: no server figures) */
@@ -74,6 +87,9 @@ struct observe_cfg {
      */
     bool have_base;
     struct ctr_val base[5]; /* tw_client, tw_server, established, client_ports, listen_queue */
+    /* Named services measured apart, and more hops sampled (--service, --watch); or NULL. */
+    const struct service_set *set;
+    struct ctr_val watch_base[SERVICE_MAX_WATCH][OBS_GAUGES]; /* as base, for each watched hop */
 };
 
 /*
@@ -86,6 +102,20 @@ struct obs_gauge {
     struct ctr_val start;
     struct ctr_val peak;
     struct ctr_val end;
+};
+
+/* A watched hop's sockets, as the loaded hop's in struct observe_result. */
+struct obs_hop {
+    struct obs_gauge g[OBS_GAUGES]; /* by enum obs_gauge_index */
+    struct ctr_val listen_backlog;
+};
+
+/* One named service over the window. */
+struct obs_service {
+    struct ctr_val cpu_ns;             /* its CPU: clocks, tree with reaped children, or cgroup */
+    struct ctr_val pss_start, pss_end; /* its processes' PSS summed, bytes */
+    struct ctr_val ws_start, ws_end;   /* a cgroup's working set, bytes */
+    unsigned members;                  /* processes summed for PSS, at the end (else start) */
 };
 
 /* Where the server's CPU figure comes from. */
@@ -117,6 +147,10 @@ struct observe_result {
     struct ctr_val listen_backlog;
     unsigned port_lo, port_hi; /* ip_local_port_range, 0 when unreadable */
     unsigned samples;          /* sock_diag samples taken */
+    /* The services and watched hops (observe_cfg.set, or NULL); svc[i] is set->svc[i]'s. */
+    const struct service_set *set;
+    struct obs_service svc[SERVICE_MAX];
+    struct obs_hop watch[SERVICE_MAX_WATCH];
 };
 
 /* The counters read at the window's boundaries, fast ones only (no dump, no page-table walk). */
@@ -126,6 +160,8 @@ struct obs_snap {
     unsigned srv_members; /* processes summed in srv_cpu */
     struct cpu_jiffies cpu;
     bool cpu_ok;
+    struct ctr_val svc_cpu[SERVICE_MAX]; /* each named service's CPU */
+    unsigned svc_members[SERVICE_MAX];
 };
 
 struct observe {
@@ -138,6 +174,9 @@ struct observe {
     pthread_t sampler;
     bool sampling;
     int stop_fd; /* eventfd that ends the sampler */
+    /* Each pid or tree service's start time, and whether it ran then (else why not). */
+    uint64_t svc_ticks[SERVICE_MAX];
+    struct ctr_val svc_ident[SERVICE_MAX];
 };
 
 /*

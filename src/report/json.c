@@ -16,6 +16,7 @@
 #include "evidence/hist_json.h"
 #include "evidence/schema.h"
 #include "outfile.h"
+#include "report/services.h"
 
 /* A string fact, or null when it could not be read. */
 static json_t *fact(const char *s)
@@ -193,6 +194,10 @@ json_t *report_run_json(const struct run_record *r)
     json_object_set_new(run, EV_STDERR_REPLIES, json_integer((json_int_t)res->stderr_replies));
     json_object_set_new(run, EV_STATUS, status_json(res));
     json_object_set_new(run, EV_OPEN_LOOP, open_loop_json(r));
+    if (report_services_json(run, r) < 0) {
+        json_decref(run);
+        return NULL;
+    }
     return run;
 }
 

@@ -91,7 +91,8 @@ void summary_print(FILE *f, const char *title, const struct cell_summary *cells,
     for (unsigned i = 0; i < ncells; i++) {
         const struct cell_summary *c = &cells[i];
         if (c->first == NULL) continue;
-        fprintf(f, "%s %s (n=%zu valid of %zu", text_safe(ep, sizeof(ep), c->first->cfg.ep.text),
+        fprintf(f, "%s %s (n=%zu valid of %zu",
+                text_safe(ep, sizeof(ep), endpoint_name(&c->first->cfg.ep)),
                 report_mode_name(c->first->cfg.mode), c->valid, c->runs);
         if (c->cut > 0)
             fprintf(f, "; %zu cut short by %s", c->cut, c->cut_by != NULL ? c->cut_by : "Ctrl-C");

@@ -66,9 +66,9 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
         fmt_thousands(ops, sizeof(ops), rate);
         report_size_text(size, sizeof(size), (long long)r->cfg.size);
         fprintf(f, "%-32s %-7s %9s %12s %9.2f %9.2f %9.2f %9.2f %9.2f %7llu",
-                text_safe(ep, sizeof(ep), r->cfg.ep.text), report_mode_name(r->cfg.mode), size, ops,
-                us(hist_percentile(h, 50)), us(hist_percentile(h, 90)), us(hist_percentile(h, 99)),
-                us(hist_percentile(h, 99.9)), us(h->max),
+                text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), report_mode_name(r->cfg.mode),
+                size, ops, us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
+                us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)), us(h->max),
                 (unsigned long long)load_errors_total(&r->res));
         put_vs_first(f, recs, n, r);
     }
@@ -468,7 +468,7 @@ void report_kernel_evidence(FILE *f, const struct run_record *recs, size_t n)
 
     for (size_t i = 0; i < n; i++) {
         int w = snprintf(label, sizeof(label), "%s %s %zu B",
-                         text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
+                         text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
                          report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         if (w > width) width = w;
     }
@@ -476,8 +476,8 @@ void report_kernel_evidence(FILE *f, const struct run_record *recs, size_t n)
     evidence_header(f);
     for (size_t i = 0; i < n; i++) {
         snprintf(label, sizeof(label), "%s %s %zu B",
-                 text_safe(ep, sizeof(ep), recs[i].cfg.ep.text), report_mode_name(recs[i].cfg.mode),
-                 recs[i].cfg.size);
+                 text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
+                 report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         evidence_rows(f, &recs[i], label, width);
     }
 }
@@ -641,7 +641,7 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
                     "kernel: %s %s %zu B: %llu packets dropped at a full per-CPU backlog "
                     "(softnet_stat, host-wide); a dropped TCP segment waits >= 200 ms for its "
                     "retransmission\n",
-                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
+                    text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
                     report_mode_name(recs[i].cfg.mode), recs[i].cfg.size,
                     (unsigned long long)drops);
     }
@@ -649,10 +649,11 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
         const struct load_result *res = &recs[i].res;
         if (res->ops == 0 && load_errors_total(res) == 0)
             fprintf(f, "invalid: %s %s %zu B: no op completed in the measured window\n",
-                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
+                    text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
                     report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         if (load_errors_total(res) == 0) continue;
-        fprintf(f, "errors: %s %s %zu B:", text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
+        fprintf(f,
+                "errors: %s %s %zu B:", text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
                 report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         for (int k = 0; k < OP_ERR_KINDS; k++)
             if (res->errors[k] > 0)
@@ -670,7 +671,7 @@ void report_cut_short(FILE *f, const struct run_record *recs, size_t n)
             fprintf(f,
                     "cut short: %s %s %zu B: %s ended it after %.2f s of its window; left out "
                     "of summaries, comparisons and ratios\n",
-                    text_safe(ep, sizeof(ep), recs[i].cfg.ep.text),
+                    text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
                     report_mode_name(recs[i].cfg.mode), recs[i].cfg.size,
                     recs[i].cut_by != NULL ? recs[i].cut_by : "Ctrl-C",
                     (double)recs[i].res.window_ns / 1e9);
@@ -695,10 +696,10 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
         struct report_cost c = report_cost_of(r);
         char tw[200];
 
-        cost_notes(&ns, r, text_safe(ep, sizeof(ep), r->cfg.ep.text));
-        phase_notes(&ns, r, text_safe(ep, sizeof(ep), r->cfg.ep.text));
+        cost_notes(&ns, r, text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)));
+        phase_notes(&ns, r, text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)));
         ns.nrows++;
-        fprintf(f, "%-32s", text_safe(ep, sizeof(ep), r->cfg.ep.text));
+        fprintf(f, "%-32s", text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)));
         put_num(f, 8, c.cli);
         put_num(f, 8, c.srv);
         put_num(f, 8, c.sum);
@@ -739,8 +740,9 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
             snprintf(basis, sizeof(basis), " (%.0f %% of a %.0f ops/s maximum)",
                      r->rate_share * 100, r->rate_basis);
         fprintf(f, "\nopen loop, %s arrivals: %s asked %s ops/s%s, achieved %s (%.1f %%)%s\n",
-                r->cfg.poisson ? "poisson" : "constant", text_safe(ep, sizeof(ep), r->cfg.ep.text),
-                asked, basis, got, 100.0 * report_ops_per_s(r) / r->cfg.rate,
+                r->cfg.poisson ? "poisson" : "constant",
+                text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), asked, basis, got,
+                100.0 * report_ops_per_s(r) / r->cfg.rate,
                 report_saturated(r) ? ": SATURATED" : "");
         fprintf(f, "    %-30s %9s %9s %9s %10s %10s\n", "latency (µs)", "p50", "p99", "p99.9",
                 "p99.99", "max");

@@ -55,9 +55,10 @@ check "the list is in docs/evidence.md (> 300 keys, every line well-formed)" \
 sock=$T/h.sock
 PROTO=http start_server h --listen tcp://127.0.0.1:0 --listen "unix:$sock" || done_testing
 h_pid=$SRV_PID
-expect_rc "run http, connect, --reps 2, --rate 50%: exit 0" 0 run \
-    run http "tcp://127.0.0.1:$SRV_PORT" "unix:$sock" --mode connect --reps 2 --rate 50% \
-    -d 0.2 --warmup 0.05 --json "$T/run.json" --jsonl "$T/run.jsonl"
+expect_rc "run http, connect, --reps 2, --rate 50%, a service, a watched hop: exit 0" 0 run \
+    run http "tcp://127.0.0.1:$SRV_PORT" "u=unix:$sock" --mode connect --reps 2 --rate 50% \
+    -d 0.2 --warmup 0.05 --json "$T/run.json" --jsonl "$T/run.jsonl" \
+    --service "h=pid:$h_pid" --watch "w=unix:$sock"
 stop_pid "$h_pid"
 expect_rc "merge: exit 0" 0 merge merge "$T/run.json" "$T/run.json" -o "$T/merge.json"
 mkdir -p "$T/lab.tmp"
