@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "stack/fpm.h"
@@ -310,18 +311,27 @@ static long time_wait_count(unsigned port)
     return n;
 }
 
-/* Lines of the file at path that contain a (and b, when not NULL). */
-static unsigned long long log_count(const char *path, const char *a, const char *b)
+/* Lines of the file at path, from byte from on, that contain a (and b, when not NULL). */
+static unsigned long long log_count(const char *path, long from, const char *a, const char *b)
 {
     char line[2048];
     FILE *f = fopen(path, "re");
     unsigned long long n = 0;
 
     if (f == NULL) return 0;
-    while (fgets(line, sizeof(line), f) != NULL)
-        if (strstr(line, a) != NULL && (b == NULL || strstr(line, b) != NULL)) n++;
+    if (fseek(f, from, SEEK_SET) == 0)
+        while (fgets(line, sizeof(line), f) != NULL)
+            if (strstr(line, a) != NULL && (b == NULL || strstr(line, b) != NULL)) n++;
     fclose(f);
     return n;
+}
+
+/* The size of the file at path, 0 when there is none. */
+static long file_size(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 ? (long)st.st_size : 0;
 }
 
 /* The front's status log (one status a line) into l: the counts by status, the 5xx, the 504. */
@@ -354,17 +364,20 @@ static void status_read(struct stack_ctx *c, const char *transport, struct case_
                                 k ? ", " : "", code[k], count[k]);
 }
 
-/* What the servers logged about one transport's backend (key: its address or socket path). */
+/*
+ * What the servers logged while one transport was loaded: the web server's
+ * and php-fpm's log lines from the offsets taken before its run (one front
+ * is loaded at a time, and the logs settle after each), its front's status log.
+ */
 static void logs_read(struct stack_ctx *c, const struct web *w, const char *transport,
-                      const char *key, struct case_logs *l)
+                      const long from[2], struct case_logs *l)
 {
     const char *web = sup_find(&c->sup, w->name)->log, *fpm = sup_find(&c->sup, "php-fpm")->log;
-    char pool[32];
-    unsigned long long all = log_count(web, key, NULL), known = 0;
+    unsigned long long all = log_count(web, from[0], "error]", NULL), known = 0;
 
     status_read(c, transport, l);
     for (unsigned i = 0; i < ARRAY_LEN(log_kinds); i++) {
-        unsigned long long k = log_count(web, key, log_kinds[i].text);
+        unsigned long long k = log_count(web, from[0], "error]", log_kinds[i].text);
         /* two texts may name one kind: the first entry of a kind holds the count */
         unsigned j = 0;
         while (strcmp(log_kinds[j].kind, log_kinds[i].kind) != 0)
@@ -373,8 +386,7 @@ static void logs_read(struct stack_ctx *c, const struct web *w, const char *tran
         known += k;
     }
     l->kinds[KIND_OTHER] = all > known ? all - known : 0;
-    snprintf(pool, sizeof(pool), "[pool %s]", transport);
-    l->reached = log_count(fpm, pool, "reached pm.max_children");
+    l->reached = log_count(fpm, from[1], "reached pm.max_children", NULL);
 }
 
 /* The web server's backend errors by kind, "timed out 3, reset 1", or "none". */
@@ -432,6 +444,42 @@ static void case_timing(struct stack_ctx *c, unsigned conns, uint64_t short_ns, 
     if (c->o->duration_ns == 0) c->duration_ns = c->o->short_mode ? short_ns : long_ns;
 }
 
+/* The summed sizes of the web server's log and the two status logs. */
+static long long logs_size(struct stack_ctx *c, const struct web *w)
+{
+    const char *names[] = { "status-tcp.log", "status-unix.log" };
+    char path[PATH_MAX];
+    long long sum = file_size(sup_find(&c->sup, w->name)->log);
+
+    for (unsigned i = 0; i < ARRAY_LEN(names); i++) {
+        sup_path(&c->sup, names[i], path, sizeof(path));
+        sum += file_size(path);
+    }
+    return sum;
+}
+
+/*
+ * Waits until the requests still in the web server have ended and are logged:
+ * those the client left when it stopped are still answered, and a backend
+ * connection the kernel dropped fails only after the web server's timeouts
+ * (connect, then read: twice BACKEND_TIMEOUT), so at least that long, then
+ * until the logs stop growing for 0.5 s, 10 s at most.
+ */
+static void logs_settle(struct stack_ctx *c, const struct web *w)
+{
+    uint64_t t0 = now_ns(), still_since = t0;
+    uint64_t least = t0 + 2 * BACKEND_TIMEOUT * NS_PER_S, end = t0 + 10 * NS_PER_S;
+    long long last = logs_size(c, w);
+
+    while (now_ns() < end && (now_ns() < least || now_ns() < still_since + NS_PER_S / 2) &&
+           !atomic_load(c->stop)) {
+        sleep_until_ns(now_ns() + 50 * NS_PER_MS, c->stop);
+        long long size = logs_size(c, w);
+        if (size != last) still_since = now_ns();
+        last = size;
+    }
+}
+
 /* Measures both transports of a failure case into r, l (index: 0 tcp, 1 unix). */
 static int case_both(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
                      struct case_run r[2], struct case_logs l[2], struct hb_err *err)
@@ -441,9 +489,12 @@ static int case_both(struct stack_ctx *c, const struct web *w, const struct fpm_
     memset(l, 0, 2 * sizeof(*l));
     for (unsigned t = 0; t < 2 && rc == 0 && !stack_stopping(c); t++) {
         long before = time_wait_count(e->fpm_port), after;
+        long from[2] = { file_size(sup_find(&c->sup, w->name)->log),
+                         file_size(sup_find(&c->sup, "php-fpm")->log) };
         rc = case_load(c, w, e, t, &r[t], err);
+        logs_settle(c, w);
         after = time_wait_count(e->fpm_port);
-        logs_read(c, w, t ? "unix" : "tcp", t ? e->sock : e->fpm[0] + strlen("tcp://"), &l[t]);
+        logs_read(c, w, t ? "unix" : "tcp", from, &l[t]);
         l[t].tw_delta = before < 0 || after < 0 ? 0 : after - before;
     }
     return rc;
