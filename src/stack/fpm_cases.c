@@ -468,7 +468,7 @@ static long long logs_size(struct stack_ctx *c, const struct web *w)
 static void logs_settle(struct stack_ctx *c, const struct web *w)
 {
     uint64_t t0 = now_ns(), still_since = t0;
-    uint64_t least = t0 + 2 * BACKEND_TIMEOUT * NS_PER_S, end = t0 + 10 * NS_PER_S;
+    uint64_t least = t0 + (uint64_t)2 * BACKEND_TIMEOUT * NS_PER_S, end = t0 + 10 * NS_PER_S;
     long long last = logs_size(c, w);
 
     while (now_ns() < end && (now_ns() < least || now_ns() < still_since + NS_PER_S / 2) &&

@@ -24,51 +24,7 @@
 # shellcheck source=tests/integration/stack_lib.sh
 . "$(dirname "$0")/stack_lib.sh"
 
-PATH=$PATH:/usr/sbin:/sbin
-for tool in nginx apache2 php-fpm8.2 cgi-fcgi curl; do
-    command -v "$tool" >/dev/null 2>&1 || {
-        not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
-        done_testing
-    }
-done
-
-# all_left NAME OUT : nothing left of any of the stack's directories (one per step).
-all_left() {
-    local name=$1 out=$2 n=0 line
-    while IFS= read -r line; do
-        n=$((n + 1))
-        { echo "$line"; grep ' pid ' "$out"; } >"$out.$n"
-        stack_nothing_left "$name (directory $n)" "$out.$n"
-    done < <(grep '^hopbench stack [a-z-]*: directory ' "$out")
-    [ "$n" -gt 0 ] || not_ok "$name: nothing left" "no directory line"
-}
-
-# held NAME ARGS.. : runs stack ARGS with --hold until it holds; sets PID, OUT, DIR (the
-# last directory). Returns 1 (after stopping it) when it did not get there.
-held() {
-    local name=$1
-    shift
-    spawn "$name" stack "$@" --short --hold --jsonl "$T/$name.jsonl"
-    PID=$SPAWNED
-    OUT=$T/$name.out
-    if ! wait_line "$OUT" '^holding: ' 100 "$PID"; then
-        not_ok "$name: measured and holding" "stdout: $(tail -c 600 "$OUT" | tr '\n' '|')" \
-            "stderr: $(tail -c 300 "$T/$name.err" | tr '\n' '|')"
-        stop_pid "$PID"
-        all_left "$name" "$OUT"
-        return 1
-    fi
-    ok "$name: measured and holding"
-    DIR=$(sed -n 's|^hopbench stack [a-z-]*: directory ||p' "$OUT" | tail -n 1)
-}
-
-# release NAME : Ctrl-C while held: exit 0, nothing left.
-release() {
-    kill -INT "$PID"
-    reap "$PID" 20
-    check_eq "$1: Ctrl-C while held: exit 0" 0 "$RC"
-    all_left "$1" "$OUT"
-}
+fpm_need
 
 # --- usage -----------------------------------------------------------------------------------
 
@@ -103,11 +59,7 @@ for stack in nginx-fpm apache-fpm; do
     # the last step's front (backend unix) against the web server's own count
     FRONT_UNIX=$(grep '^+reuse: ' "$OUT" | sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p')
     sent=$(jq -s '[.[] | select(.record == "run")] | .[-4:] | map(.requests) | add' "$T/$name.jsonl")
-    if [ "$web" = nginx ]; then
-        got=$(curl -s "http://127.0.0.1:$FRONT_UNIX/nginx_status" | sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p')
-    else
-        got=$(curl -s "http://127.0.0.1:$FRONT_UNIX/server-status?auto" | sed -n 's/^Total Accesses: //p')
-    fi
+    got=$(web_requests "$web" "$FRONT_UNIX")
     check "$name: the last step's $web counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
         test "${got:-0}" -ge $((sent + 2)) -a "${got:-0}" -le $((sent + 3))
     release "$name"
@@ -118,9 +70,7 @@ done
 if held pool nginx-fpm --pool 4,8; then
     check "pool: both sizes in the table" \
         test "$(grep -c '^pm static 4 \|^pm static 8 ' "$OUT")" -ge 4
-    procs=$(SCRIPT_NAME=/status SCRIPT_FILENAME=/status REQUEST_METHOD=GET QUERY_STRING='' \
-        cgi-fcgi -bind -connect "$DIR/fpm.sock" 2>/dev/null | tr -d '\r' |
-        sed -n 's/^total processes: *//p')
+    procs=$(fpm_status "$DIR/fpm.sock" | sed -n 's/^total processes: *//p')
     check_eq "pool: php-fpm's own status page of the last step: 8 processes" 8 "$procs"
     release pool
 fi
