@@ -1534,6 +1534,7 @@ static const char usage_stack[] =
     "usage: hopbench stack list\n"
     "       hopbench stack NAME [--profile P] [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
     "                           [--jsonl FILE] [--hold]\n"
+    "                           [--ablation | --pool N,N,.. | --overload | --starve]\n"
     "       hopbench stack NAME --help   what NAME builds, what it measures, how long it takes\n"
     "\n"
     "Builds a stack from Debian's own servers under configurations hopbench writes into a\n"
@@ -1553,6 +1554,12 @@ static const char usage_stack[] =
     "  -c, --connections N  connections of each run (default 1)\n"
     "      --jsonl FILE append every run's evidence (run --jsonl lines) to FILE\n"
     "      --hold       after measuring keep the services up until Ctrl-C\n"
+    "      --ablation   the study's steps from baseline to optimized, one change at a time\n"
+    "      --pool N,N,..  the pool-size sweep: pm static with N children, each N\n"
+    "      --overload   a pool of 4 with listen.backlog 4 under many connections: how each\n"
+    "                   transport fails\n"
+    "      --starve     more kept FastCGI connections than pm.max_children (nginx-fpm)\n"
+    "                   (these four: the fpm stacks; their --help says more)\n"
     "  -h, --help       this text, or with NAME the stack's own\n";
 
 enum {
@@ -1562,6 +1569,10 @@ enum {
     OPT_STACK_JSONL,
     OPT_STACK_HOLD,
     OPT_STACK_PROFILE,
+    OPT_STACK_ABLATION,
+    OPT_STACK_POOL,
+    OPT_STACK_OVERLOAD,
+    OPT_STACK_STARVE,
 };
 
 static const struct option stack_longopts[] = {
@@ -1573,11 +1584,34 @@ static const struct option stack_longopts[] = {
     { "jsonl", required_argument, NULL, OPT_STACK_JSONL },
     { "hold", no_argument, NULL, OPT_STACK_HOLD },
     { "profile", required_argument, NULL, OPT_STACK_PROFILE },
+    { "ablation", no_argument, NULL, OPT_STACK_ABLATION },
+    { "pool", required_argument, NULL, OPT_STACK_POOL },
+    { "overload", no_argument, NULL, OPT_STACK_OVERLOAD },
+    { "starve", no_argument, NULL, OPT_STACK_STARVE },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
 
 const struct cli_spec cli_spec_stack = { "stack", usage_stack, "d:c:h", stack_longopts };
+
+/* --pool N,N,..: pm.max_children values, each 1..1024, at most STACK_MAX_POOL. */
+static int stack_pool_list(const char *val, struct stack_opts *o, struct hb_err *err)
+{
+    char buf[128], *save = NULL;
+    uint64_t v;
+
+    if (strlen(val) >= sizeof(buf)) return hb_fail(err, -EINVAL, "stack: --pool: too long");
+    snprintf(buf, sizeof(buf), "%s", val);
+    o->npool = 0;
+    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+        if (o->npool == STACK_MAX_POOL)
+            return hb_fail(err, -EINVAL, "stack: --pool: at most %d sizes", STACK_MAX_POOL);
+        if (opt_uint("--pool", t, 1, 1024, &v, err) < 0) return -EINVAL;
+        o->pool[o->npool++] = (unsigned)v;
+    }
+    if (o->npool == 0) return hb_fail(err, -EINVAL, "stack: --pool: no size given");
+    return 0;
+}
 
 static int stack_option(int c, const char *val, struct stack_opts *o, struct hb_err *err)
 {
@@ -1608,8 +1642,39 @@ static int stack_option(int c, const char *val, struct stack_opts *o, struct hb_
     case OPT_STACK_PROFILE:
         o->profile = val;
         return 0;
+    case OPT_STACK_ABLATION:
+        o->cases |= STACK_CASE_ABLATION;
+        return 0;
+    case OPT_STACK_POOL:
+        o->cases |= STACK_CASE_POOL;
+        return stack_pool_list(val, o, err);
+    case OPT_STACK_OVERLOAD:
+        o->cases |= STACK_CASE_OVERLOAD;
+        return 0;
+    case OPT_STACK_STARVE:
+        o->cases |= STACK_CASE_STARVE;
+        return 0;
     }
     return hb_fail(err, -EINVAL, "stack: unknown option");
+}
+
+/* At most one of the study's cases, one the stack runs, without --profile (each sets its own). */
+static int stack_cases_check(const struct stack_def *d, const struct stack_opts *o,
+                             struct hb_err *err)
+{
+    if (o->cases == 0) return 0;
+    if ((o->cases & (o->cases - 1)) != 0)
+        return hb_fail(err, -EINVAL,
+                       "stack: --ablation, --pool, --overload and --starve: one at a time");
+    if ((o->cases & d->cases) == 0)
+        return hb_fail(err, -EINVAL, "stack %s: --%s: not a case of this stack", d->name,
+                       o->cases == STACK_CASE_ABLATION   ? "ablation"
+                       : o->cases == STACK_CASE_POOL     ? "pool"
+                       : o->cases == STACK_CASE_OVERLOAD ? "overload"
+                                                         : "starve");
+    if (o->profile != NULL)
+        return hb_fail(err, -EINVAL, "stack %s: --profile: the case sets its own", d->name);
+    return 0;
 }
 
 /* The stack named first among the words, for its own --help: "stack redis --help". */
@@ -1653,6 +1718,7 @@ int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, stru
     if (stack_find(o->name) == NULL)
         return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)",
                        o->name);
+    if (stack_cases_check(stack_find(o->name), o, err) < 0) return -EINVAL;
     if (o->profile != NULL) return stack_profile_check(stack_find(o->name), o->profile, err);
     return 0;
 }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stack/fpm.h"
 #include "stack/measure.h"
 #include "stack/stack.h"
 
@@ -29,27 +30,8 @@
 #define APACHE_MODS "/usr/lib/apache2/modules"
 #define WORKER_USER "www-data" /* the web servers' and the socket's user when hopbench is root */
 
-/* The study's profiles (stack_opts.profile). */
-enum fpm_profile {
-    FPM_BASELINE = 0, /* stock-like: many modules, dynamic pools, access logs, .htaccess */
-    FPM_OPTIMIZED,    /* minimal modules, fixed pools, no access logs, pm static */
-    FPM_REUSE,        /* optimized + FastCGI connections kept, within pm.max_children */
-};
-
 /* Their names, in the enum's order (the stacks' --profile). */
 static const char *const fpm_profile_names[] = { "baseline", "optimized", "optimized-reuse", NULL };
-
-/* The web server's processes: how many may each keep FastCGI connections (FPM_REUSE). */
-#define WEB_PROCS 2u
-
-/* What differs between the two web servers. */
-struct web {
-    const char *name; /* the service's name: "nginx", "apache" */
-    const char *binary;
-    int (*conf)(struct stack_ctx *c, enum fpm_profile p, const unsigned front[2], unsigned fpm_port,
-                const char *sock, struct hb_err *err);
-    const char *status; /* its request-count page */
-};
 
 static enum fpm_profile fpm_profile_of(const struct stack_opts *o)
 {
@@ -67,40 +49,50 @@ static unsigned fpm_children(enum fpm_profile p)
     return n >= 2 ? (unsigned)n * 2 : 4;
 }
 
-/*
- * FastCGI connections the web server keeps per backend, per process (0: none
- * kept): half the pool in all, so that the bare hop, measured after, finds
- * free workers while the web server's connections stay open and pin theirs.
- */
-static unsigned fpm_kept_per_proc(enum fpm_profile p)
+void fpm_knobs_of(enum fpm_profile p, struct fpm_knobs *k)
 {
-    unsigned n = fpm_children(p) / 2 / WEB_PROCS;
+    bool tuned = p != FPM_BASELINE;
 
-    return p != FPM_REUSE ? 0 : n > 0 ? n : 1;
+    memset(k, 0, sizeof(*k));
+    k->fpm_static = k->web_lean = k->php_ini = tuned;
+    k->htaccess = !tuned;
+    k->children = fpm_children(p);
+    k->backlog = tuned ? 1024 : 0;
+    /*
+     * Kept connections: half the pool in all, so that the bare hop, measured
+     * after, finds free workers while the web server's connections pin theirs.
+     */
+    if (p == FPM_REUSE) k->kept = k->children / 2 / WEB_PROCS > 0 ? k->children / 2 / WEB_PROCS : 1;
 }
 
 /* One pool's settings, the same for both pools but for where it listens. */
-static void fpm_pool(const struct stack_ctx *c, enum fpm_profile p, const char *name, char *buf,
-                     size_t cap)
+static void fpm_pool(const struct stack_ctx *c, const struct fpm_knobs *k, const char *name,
+                     char *buf, size_t cap)
 {
-    if (p == FPM_BASELINE)
-        snprintf(buf, cap,
-                 "pm = dynamic\npm.max_children = 5\npm.start_servers = 2\n"
-                 "pm.min_spare_servers = 1\npm.max_spare_servers = 3\n"
-                 "pm.status_path = /status\nping.path = /ping\n"
-                 "access.log = %s/fpm-access-%s.log\n",
-                 c->sup.dir, name);
+    size_t len;
+
+    if (!k->fpm_static)
+        len = (size_t)snprintf(buf, cap,
+                               "pm = dynamic\npm.max_children = %u\npm.start_servers = %u\n"
+                               "pm.min_spare_servers = 1\npm.max_spare_servers = %u\n"
+                               "access.log = %s/fpm-access-%s.log\n",
+                               k->children, k->children < 2 ? k->children : 2,
+                               k->children < 3 ? k->children : 3, c->sup.dir, name);
     else
-        snprintf(buf, cap,
-                 "pm = static\npm.max_children = %u\npm.status_path = /status\n"
-                 "ping.path = /ping\nlisten.backlog = 1024\n"
+        len = (size_t)snprintf(buf, cap, "pm = static\npm.max_children = %u\n", k->children);
+    if (len < cap)
+        len +=
+            (size_t)snprintf(buf + len, cap - len, "pm.status_path = /status\nping.path = /ping\n");
+    if (len < cap && k->backlog > 0)
+        len += (size_t)snprintf(buf + len, cap - len, "listen.backlog = %u\n", k->backlog);
+    if (len < cap && k->php_ini)
+        snprintf(buf + len, cap - len,
                  "php_admin_value[opcache.validate_timestamps] = 0\n"
                  "php_admin_value[realpath_cache_size] = 4096K\n"
-                 "php_admin_flag[expose_php] = off\n",
-                 fpm_children(p));
+                 "php_admin_flag[expose_php] = off\n");
 }
 
-static int fpm_conf(struct stack_ctx *c, enum fpm_profile p, unsigned port, const char *sock,
+static int fpm_conf(struct stack_ctx *c, const struct fpm_knobs *k, unsigned port, const char *sock,
                     struct hb_err *err)
 {
     char conf[4 * PATH_MAX + 2048], owner[256] = "", tcp[PATH_MAX + 512], ux[PATH_MAX + 512];
@@ -109,8 +101,8 @@ static int fpm_conf(struct stack_ctx *c, enum fpm_profile p, unsigned port, cons
     if (geteuid() == 0)
         snprintf(owner, sizeof(owner), "listen.owner = %s\nlisten.group = %s\nlisten.mode = 0660\n",
                  WORKER_USER, WORKER_USER);
-    fpm_pool(c, p, "tcp", tcp, sizeof(tcp));
-    fpm_pool(c, p, "unix", ux, sizeof(ux));
+    fpm_pool(c, k, "tcp", tcp, sizeof(tcp));
+    fpm_pool(c, k, "unix", ux, sizeof(ux));
     snprintf(conf, sizeof(conf),
              "[global]\npid = %s/fpm.pid\nerror_log = /proc/self/fd/2\ndaemonize = no\n"
              "[tcp]\nlisten = 127.0.0.1:%u\n%s"
@@ -119,23 +111,44 @@ static int fpm_conf(struct stack_ctx *c, enum fpm_profile p, unsigned port, cons
     return sup_write(&c->sup, "php-fpm.conf", conf, err);
 }
 
-/* nginx's http{} settings of the profile: Debian's stock nginx.conf, or the lean ones. */
-static void nginx_http(const struct stack_ctx *c, enum fpm_profile p, char *buf, size_t cap)
+/* nginx's http{} settings: Debian's stock nginx.conf, or the lean ones. */
+static void nginx_http(const struct stack_ctx *c, const struct fpm_knobs *k, char *buf, size_t cap)
 {
-    if (p == FPM_BASELINE)
-        snprintf(buf, cap,
-                 "  sendfile on;\n  tcp_nopush on;\n  types_hash_max_size 2048;\n"
-                 "  access_log %s/nginx-access.log;\n  gzip on;\n",
-                 c->sup.dir);
+    size_t len;
+
+    if (!k->web_lean)
+        len = (size_t)snprintf(buf, cap,
+                               "  sendfile on;\n  tcp_nopush on;\n  types_hash_max_size 2048;\n"
+                               "  access_log %s/nginx-access.log;\n  gzip on;\n",
+                               c->sup.dir);
     else
-        snprintf(buf, cap, "  access_log off;\n  keepalive_requests 1000000;\n");
+        len = (size_t)snprintf(buf, cap, "  access_log off;\n  keepalive_requests 1000000;\n");
+    if (len < cap && k->status_log) snprintf(buf + len, cap - len, "  log_format st '$status';\n");
 }
 
-static int nginx_conf(struct stack_ctx *c, enum fpm_profile p, const unsigned front[2],
+/* A front's own lines: its status log, the FastCGI timeouts. */
+static void front_extra(const struct stack_ctx *c, const struct fpm_knobs *k, bool nginx,
+                        const char *transport, char *buf, size_t cap)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    if (k->status_log)
+        len = (size_t)snprintf(buf, cap,
+                               nginx ? "    access_log %s/status-%s.log st;\n"
+                                     : "  CustomLog %s/status-%s.log \"%%>s\"\n",
+                               c->sup.dir, transport);
+    if (len < cap && k->timeout_s > 0 && nginx)
+        snprintf(buf + len, cap - len,
+                 "    fastcgi_connect_timeout %us;\n    fastcgi_read_timeout %us;\n", k->timeout_s,
+                 k->timeout_s);
+}
+
+static int nginx_conf(struct stack_ctx *c, const struct fpm_knobs *k, const unsigned front[2],
                       unsigned fpm_port, const char *sock, struct hb_err *err)
 {
-    char conf[8 * PATH_MAX + 4096], user[64] = "", http[PATH_MAX + 256];
-    char backend[2][PATH_MAX + 16];
+    char conf[10 * PATH_MAX + 4096], user[64] = "", http[PATH_MAX + 256];
+    char backend[2][PATH_MAX + 16], extra[2][PATH_MAX + 128];
     const char *pass[2] = { backend[0], backend[1] };
     const char *d = c->sup.dir;
     size_t len = 0;
@@ -143,7 +156,9 @@ static int nginx_conf(struct stack_ctx *c, enum fpm_profile p, const unsigned fr
     if (geteuid() == 0) snprintf(user, sizeof(user), "user %s;\n", WORKER_USER);
     snprintf(backend[0], sizeof(backend[0]), "127.0.0.1:%u", fpm_port);
     snprintf(backend[1], sizeof(backend[1]), "unix:%s", sock);
-    nginx_http(c, p, http, sizeof(http));
+    nginx_http(c, k, http, sizeof(http));
+    front_extra(c, k, true, "tcp", extra[0], sizeof(extra[0]));
+    front_extra(c, k, true, "unix", extra[1], sizeof(extra[1]));
     len += (size_t)snprintf(conf + len, sizeof(conf) - len,
                             "%sdaemon off;\nworker_processes %s;\npid %s/nginx.pid;\n"
                             "error_log stderr warn;\nevents { worker_connections 1024; }\n"
@@ -152,32 +167,35 @@ static int nginx_conf(struct stack_ctx *c, enum fpm_profile p, const unsigned fr
                             "  proxy_temp_path %s/nginx-proxy;\n"
                             "  fastcgi_temp_path %s/nginx-fastcgi;\n"
                             "  uwsgi_temp_path %s/nginx-uwsgi;\n  scgi_temp_path %s/nginx-scgi;\n",
-                            user, p == FPM_BASELINE ? "auto" : "2", d, http, d, d, d, d, d);
+                            user, k->web_lean ? "2" : "auto", d, http, d, d, d, d, d);
     for (unsigned i = 0; i < 2; i++) {
-        if (p != FPM_REUSE || len >= sizeof(conf)) continue;
+        if (k->kept == 0 || len >= sizeof(conf)) continue;
         /* keepalive: the idle connections each worker keeps; fastcgi_keep_conn asks FPM to */
         pass[i] = i == 0 ? "fpm0" : "fpm1";
         len += (size_t)snprintf(conf + len, sizeof(conf) - len,
                                 "  upstream fpm%u {\n    server %s;\n    keepalive %u;\n"
                                 "    keepalive_requests 1000000;\n  }\n",
-                                i, backend[i], fpm_kept_per_proc(p));
+                                i, backend[i], k->kept);
     }
     for (unsigned i = 0; i < 2 && len < sizeof(conf); i++)
         len += (size_t)snprintf(
             conf + len, sizeof(conf) - len,
-            "  server {\n    listen 127.0.0.1:%u;\n"
+            "  server {\n    listen 127.0.0.1:%u;\n%s"
             "    location = /nginx_status { stub_status; }\n"
             "    location = /bench.php {\n      include /etc/nginx/fastcgi_params;\n"
             "      fastcgi_param SCRIPT_FILENAME %s/www/bench.php;\n%s"
             "      fastcgi_pass %s;\n    }\n  }\n",
-            front[i], d, p == FPM_REUSE ? "      fastcgi_keep_conn on;\n" : "", pass[i]);
+            front[i], extra[i], d, k->kept > 0 ? "      fastcgi_keep_conn on;\n" : "", pass[i]);
     if (len < sizeof(conf)) snprintf(conf + len, sizeof(conf) - len, "}\n");
     if (len >= sizeof(conf)) return hb_fail(err, -ENAMETOOLONG, "nginx.conf: paths too long");
     return sup_write(&c->sup, "nginx.conf", conf, err);
 }
 
-/* The modules a stock httpd.conf loads (and proxy, rewrite), or the few the lean one needs. */
-static void apache_modules(enum fpm_profile p, char *buf, size_t cap)
+/*
+ * The modules a stock httpd.conf loads (and proxy, rewrite), or the few the
+ * lean one needs (and rewrite while an .htaccess is read: it rewrites).
+ */
+static void apache_modules(const struct fpm_knobs *k, char *buf, size_t cap)
 {
     static const char *const stock[] = {
         "authn_file",    "authn_core", "authz_host", "authz_groupfile", "authz_user", "authz_core",
@@ -185,10 +203,10 @@ static void apache_modules(enum fpm_profile p, char *buf, size_t cap)
         "headers",       "setenvif",   "status",     "autoindex",       "dir",        "alias",
         "rewrite",       "proxy",      "proxy_fcgi", "mpm_event",
     };
-    static const char *const lean[] = { "authz_core", "proxy",     "proxy_fcgi",
-                                        "status",     "mpm_event", "dir" };
-    const char *const *m = p == FPM_BASELINE ? stock : lean;
-    size_t n = p == FPM_BASELINE ? ARRAY_LEN(stock) : ARRAY_LEN(lean), len = 0;
+    static const char *const lean[] = { "authz_core", "proxy", "proxy_fcgi", "status",
+                                        "mpm_event",  "dir",   "rewrite" };
+    const char *const *m = k->web_lean ? lean : stock;
+    size_t n = !k->web_lean ? ARRAY_LEN(stock) : ARRAY_LEN(lean) - !k->htaccess, len = 0;
 
     buf[0] = '\0';
     for (size_t i = 0; i < n && len < cap; i++)
@@ -196,52 +214,63 @@ static void apache_modules(enum fpm_profile p, char *buf, size_t cap)
                                 "LoadModule %s_module " APACHE_MODS "/mod_%s.so\n", m[i], m[i]);
 }
 
-/* The profile's pool, keep-alive, logs and overrides. */
-static void apache_tuning(const struct stack_ctx *c, enum fpm_profile p, char *buf, size_t cap)
+/* The pool, keep-alive, logs, overrides and the FastCGI timeout. */
+static void apache_tuning(const struct stack_ctx *c, const struct fpm_knobs *k, char *buf,
+                          size_t cap)
 {
-    if (p == FPM_BASELINE)
-        snprintf(buf, cap,
-                 "KeepAlive On\nMaxKeepAliveRequests 100\nKeepAliveTimeout 5\n"
-                 "StartServers 2\nMinSpareThreads 25\nMaxSpareThreads 75\nThreadLimit 64\n"
-                 "ThreadsPerChild 25\nMaxRequestWorkers 150\nMaxConnectionsPerChild 0\n"
-                 "LogFormat \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%O \\\"%%{Referer}i\\\" "
-                 "\\\"%%{User-Agent}i\\\"\" combined\n"
-                 "CustomLog %s/apache-access.log combined\nTypesConfig /etc/mime.types\n"
-                 "<Directory %s/www>\n  AllowOverride All\n</Directory>\n",
-                 c->sup.dir, c->sup.dir);
+    size_t len;
+
+    if (!k->web_lean)
+        len = (size_t)snprintf(
+            buf, cap,
+            "KeepAlive On\nMaxKeepAliveRequests 100\nKeepAliveTimeout 5\n"
+            "StartServers 2\nMinSpareThreads 25\nMaxSpareThreads 75\nThreadLimit 64\n"
+            "ThreadsPerChild 25\nMaxRequestWorkers 150\nMaxConnectionsPerChild 0\n"
+            "LogFormat \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%O \\\"%%{Referer}i\\\" "
+            "\\\"%%{User-Agent}i\\\"\" combined\n"
+            "CustomLog %s/apache-access.log combined\nTypesConfig /etc/mime.types\n",
+            c->sup.dir);
     else
-        snprintf(buf, cap,
-                 "KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 5\n"
-                 "ServerLimit %u\nStartServers %u\nThreadsPerChild 32\nMaxRequestWorkers %u\n"
-                 "MinSpareThreads 32\nMaxSpareThreads %u\n",
-                 WEB_PROCS, WEB_PROCS, WEB_PROCS * 32, WEB_PROCS * 32 + 32);
+        len = (size_t)snprintf(buf, cap,
+                               "KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 5\n"
+                               "ServerLimit %u\nStartServers %u\nThreadsPerChild 32\n"
+                               "MaxRequestWorkers %u\nMinSpareThreads 32\nMaxSpareThreads %u\n",
+                               WEB_PROCS, WEB_PROCS, WEB_PROCS * 32, WEB_PROCS * 32 + 32);
+    if (len < cap && k->htaccess)
+        len +=
+            (size_t)snprintf(buf + len, cap - len,
+                             "<Directory %s/www>\n  AllowOverride All\n</Directory>\n", c->sup.dir);
+    if (len < cap && k->timeout_s > 0)
+        snprintf(buf + len, cap - len, "ProxyTimeout %u\n", k->timeout_s);
 }
 
 /* enablereuse: each process keeps at most max connections to each backend. */
-static void apache_reuse(enum fpm_profile p, unsigned fpm_port, const char *sock, char *buf,
+static void apache_reuse(const struct fpm_knobs *k, unsigned fpm_port, const char *sock, char *buf,
                          size_t cap)
 {
     buf[0] = '\0';
-    if (p != FPM_REUSE) return;
+    if (k->kept == 0) return;
     snprintf(buf, cap,
              "<Proxy \"fcgi://127.0.0.1:%u\">\n  ProxySet enablereuse=on max=%u\n</Proxy>\n"
              "<Proxy \"unix:%s|fcgi://localhost\">\n  ProxySet enablereuse=on max=%u\n</Proxy>\n",
-             fpm_port, fpm_kept_per_proc(p), sock, fpm_kept_per_proc(p));
+             fpm_port, k->kept, sock, k->kept);
 }
 
-static int apache_conf(struct stack_ctx *c, enum fpm_profile p, const unsigned front[2],
+static int apache_conf(struct stack_ctx *c, const struct fpm_knobs *k, const unsigned front[2],
                        unsigned fpm_port, const char *sock, struct hb_err *err)
 {
     char conf[12 * PATH_MAX + 8192], user[96] = "", mods[4096], tuning[2 * PATH_MAX + 1024];
-    char reuse[PATH_MAX + 512];
+    char reuse[PATH_MAX + 512], extra[2][PATH_MAX + 128];
     const char *d = c->sup.dir;
     int n;
 
     if (geteuid() == 0)
         snprintf(user, sizeof(user), "User %s\nGroup %s\n", WORKER_USER, WORKER_USER);
-    apache_modules(p, mods, sizeof(mods));
-    apache_tuning(c, p, tuning, sizeof(tuning));
-    apache_reuse(p, fpm_port, sock, reuse, sizeof(reuse));
+    apache_modules(k, mods, sizeof(mods));
+    apache_tuning(c, k, tuning, sizeof(tuning));
+    apache_reuse(k, fpm_port, sock, reuse, sizeof(reuse));
+    front_extra(c, k, false, "tcp", extra[0], sizeof(extra[0]));
+    front_extra(c, k, false, "unix", extra[1], sizeof(extra[1]));
     n = snprintf(
         conf, sizeof(conf),
         "ServerRoot %s\nServerName localhost\nPidFile %s/apache.pid\nDefaultRuntimeDir %s\n"
@@ -249,12 +278,12 @@ static int apache_conf(struct stack_ctx *c, enum fpm_profile p, const unsigned f
         "Listen 127.0.0.1:%u\nListen 127.0.0.1:%u\n%sExtendedStatus On\n"
         "DocumentRoot %s/www\n<Directory />\n  AllowOverride None\n  Require all granted\n"
         "</Directory>\n<Location /server-status>\n  SetHandler server-status\n</Location>\n%s"
-        "<VirtualHost 127.0.0.1:%u>\n  <FilesMatch \"\\.php$\">\n"
+        "<VirtualHost 127.0.0.1:%u>\n%s  <FilesMatch \"\\.php$\">\n"
         "    SetHandler \"proxy:fcgi://127.0.0.1:%u\"\n  </FilesMatch>\n</VirtualHost>\n"
-        "<VirtualHost 127.0.0.1:%u>\n  <FilesMatch \"\\.php$\">\n"
+        "<VirtualHost 127.0.0.1:%u>\n%s  <FilesMatch \"\\.php$\">\n"
         "    SetHandler \"proxy:unix:%s|fcgi://localhost\"\n  </FilesMatch>\n</VirtualHost>\n",
-        d, d, d, d, user, mods, front[0], front[1], tuning, d, reuse, front[0], fpm_port, front[1],
-        sock);
+        d, d, d, d, user, mods, front[0], front[1], tuning, d, reuse, front[0], extra[0], fpm_port,
+        front[1], extra[1], sock);
     if (n < 0 || (size_t)n >= sizeof(conf))
         return hb_fail(err, -ENAMETOOLONG, "apache2.conf: paths too long");
     return sup_write(&c->sup, "apache2.conf", conf, err);
@@ -364,7 +393,7 @@ static int fpm_ports(unsigned front[2], unsigned *fpm, struct hb_err *err)
 }
 
 /* The docroot with bench.php; the private directory searchable by the web server's workers. */
-static int fpm_files(struct stack_ctx *c, enum fpm_profile p, struct hb_err *err)
+static int fpm_files(struct stack_ctx *c, const struct fpm_knobs *k, struct hb_err *err)
 {
     char www[PATH_MAX];
 
@@ -374,15 +403,15 @@ static int fpm_files(struct stack_ctx *c, enum fpm_profile p, struct hb_err *err
     sup_path(&c->sup, "www", www, sizeof(www));
     if (mkdir(www, 0755) == -1) return hb_fail(err, -errno, "mkdir %s: %s", www, strerror(errno));
     int rc = sup_write(&c->sup, "www/bench.php", "<?php echo \"bench\";\n", err);
-    if (rc == 0 && p == FPM_BASELINE) rc = sup_write(&c->sup, "www/.htaccess", wp_htaccess, err);
+    if (rc == 0 && k->htaccess) rc = sup_write(&c->sup, "www/.htaccess", wp_htaccess, err);
     return rc;
 }
 
-static int fpm_start(struct stack_ctx *c, enum fpm_profile p, unsigned port, const char *sock,
-                     struct hb_err *err)
+static int fpm_start(struct stack_ctx *c, const struct fpm_knobs *k, unsigned port,
+                     const char *sock, struct hb_err *err)
 {
     char conf[PATH_MAX];
-    int rc = fpm_conf(c, p, port, sock, err);
+    int rc = fpm_conf(c, k, port, sock, err);
 
     if (rc < 0) return rc;
     sup_path(&c->sup, "php-fpm.conf", conf, sizeof(conf));
@@ -392,11 +421,11 @@ static int fpm_start(struct stack_ctx *c, enum fpm_profile p, unsigned port, con
     return sup_start(&c->sup, &spec, err);
 }
 
-static int web_start(struct stack_ctx *c, const struct web *w, enum fpm_profile p,
+static int web_start(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k,
                      const unsigned front[2], unsigned fpm, const char *sock, struct hb_err *err)
 {
     char conf[PATH_MAX], prefix[PATH_MAX + 2];
-    int rc = w->conf(c, p, front, fpm, sock, err);
+    int rc = w->conf(c, k, front, fpm, sock, err);
     bool nginx = strcmp(w->name, "nginx") == 0;
 
     if (rc < 0) return rc;
@@ -422,15 +451,6 @@ static int fpm_check(struct sup_check *k, const char *svc, const char *proto, co
     return endpoint_parse(&k->ep, ep, err);
 }
 
-/* The stack's endpoints: the two fronts, FPM's port and socket; script and docroot paths. */
-struct fpm_eps {
-    char front[2][64];
-    char fpm[2][PATH_MAX + 8];
-    char sock[PATH_MAX];
-    char script[PATH_MAX];
-    char docroot[PATH_MAX];
-};
-
 /* Waits for php-fpm's two pools (w NULL) or for the web server's two fronts to answer. */
 static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
                      struct hb_err *err)
@@ -445,34 +465,46 @@ static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_
     return rc;
 }
 
-/* The set-up checks of the study's pitfalls, one line each; an error when one fails. */
-static int fpm_pitfalls(struct stack_ctx *c, enum fpm_profile p, const struct fpm_eps *e,
-                        struct hb_err *err)
+/*
+ * The set-up checks of the study's pitfalls, one line each; an error when one
+ * fails. bare: the connections the bare hop keeps open besides the web
+ * server's. starve: kept connections beyond the pool are the case measured,
+ * let through with a warning line.
+ */
+static int fpm_pitfalls(struct stack_ctx *c, const struct fpm_knobs *k, const struct fpm_eps *e,
+                        unsigned bare, bool starve, struct hb_err *err)
 {
     char line[PATH_MAX + 256], kept[160];
     const char *user = WORKER_USER;
     struct passwd *me = getpwuid(geteuid());
-    unsigned kids = fpm_children(p), web = WEB_PROCS * fpm_kept_per_proc(p);
+    unsigned kids = k->children, web = WEB_PROCS * k->kept;
 
     if (geteuid() != 0) user = me ? me->pw_name : "?"; /* not root: the workers are us */
     if (!sock_usable(e->sock, user, line, sizeof(line)))
         return hb_fail(err, -EACCES, "%.240s", line);
     fprintf(c->out, "%s\n", line);
-    if (web + c->conns > kids)
+    if (web > kids && starve) {
+        fprintf(c->out,
+                "warning: the starvation case, deliberately: the web server may keep %u x %u = "
+                "%u FastCGI connections per backend for pm.max_children %u\n",
+                WEB_PROCS, k->kept, web, kids);
+        return 0;
+    }
+    if (web + bare > kids)
         return hb_fail(err, -EINVAL,
                        "the bare FastCGI hop would keep %u connection(s) open besides the web "
                        "server's %u, more than pm.max_children %u: the pool would starve (use "
                        "-c %u or less)",
-                       c->conns, web, kids, kids > web ? kids - web : 0);
+                       bare, web, kids, kids > web ? kids - web : 0);
     if (web > 0)
         snprintf(kept, sizeof(kept), "keeps at most %u x %u = %u FastCGI connections per backend",
-                 WEB_PROCS, fpm_kept_per_proc(p), web);
+                 WEB_PROCS, k->kept, web);
     else
         snprintf(kept, sizeof(kept), "opens a FastCGI connection per request (none kept)");
     fprintf(c->out,
             "check: the web server %s; the bare hop keeps %u; together within pm.max_children "
             "%u per pool: no starvation\n",
-            kept, c->conns, kids);
+            kept, bare, kids);
     return 0;
 }
 
@@ -495,10 +527,23 @@ static void fpm_args(struct stack_args *a, const struct fpm_eps *e, bool front)
     stack_arg(a, "%s", e->docroot);
 }
 
+void fpm_front_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+                    struct stack_args *a)
+{
+    struct sup_svc *web = sup_find(&c->sup, w->name), *fpm = sup_find(&c->sup, "php-fpm");
+
+    fpm_args(a, e, true);
+    stack_arg(a, "--server-cgroup");
+    stack_arg(a, "%s", sup_cgroup_cpu(web));
+    stack_arg(a, "--server-pid");
+    stack_arg(a, "%ld", (long)fpm->pid);
+    stack_arg(a, "--server-tree");
+}
+
 static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
                        struct hb_err *err)
 {
-    struct sup_svc *web = sup_find(&c->sup, w->name), *fpm = sup_find(&c->sup, "php-fpm");
+    struct sup_svc *fpm = sup_find(&c->sup, "php-fpm");
     struct stack_cell front, hop;
     struct stack_args a = { .n = 0 };
     char label[48];
@@ -507,12 +552,7 @@ static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fp
     snprintf(label, sizeof(label), "%s->fpm", w->name);
     stack_cell_init(&front, label, "tcp", "unix");
     stack_cell_init(&hop, "fcgi->fpm", "tcp", "unix");
-    fpm_args(&a, e, true);
-    stack_arg(&a, "--server-cgroup");
-    stack_arg(&a, "%s", sup_cgroup_cpu(web));
-    stack_arg(&a, "--server-pid");
-    stack_arg(&a, "%ld", (long)fpm->pid);
-    stack_arg(&a, "--server-tree");
+    fpm_front_args(c, w, e, &a);
     fprintf(c->out, "measuring http keep-alive -> %s -> php-fpm, backend tcp and unix ...\n",
             w->name);
     fflush(c->out);
@@ -533,30 +573,42 @@ static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fp
     return rc;
 }
 
-static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+int fpm_up(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k, bool starve,
+           struct fpm_eps *e, struct hb_err *err)
 {
-    static struct fpm_eps e;
     unsigned front[2] = { 0, 0 }, port = 0;
     int rc = fpm_ports(front, &port, err);
 
-    enum fpm_profile p = fpm_profile_of(c->o);
-
-    memset(&e, 0, sizeof(e));
-    if (rc == 0) rc = fpm_files(c, p, err);
+    memset(e, 0, sizeof(*e));
+    if (rc == 0) rc = fpm_files(c, k, err);
     if (rc < 0) return rc;
-    sup_path(&c->sup, "fpm.sock", e.sock, sizeof(e.sock));
-    sup_path(&c->sup, "www/bench.php", e.script, sizeof(e.script));
-    sup_path(&c->sup, "www", e.docroot, sizeof(e.docroot));
+    e->fpm_port = port;
+    sup_path(&c->sup, "fpm.sock", e->sock, sizeof(e->sock));
+    sup_path(&c->sup, "www/bench.php", e->script, sizeof(e->script));
+    sup_path(&c->sup, "www", e->docroot, sizeof(e->docroot));
     for (unsigned i = 0; i < 2; i++)
-        snprintf(e.front[i], sizeof(e.front[i]), "tcp://127.0.0.1:%u", front[i]);
-    snprintf(e.fpm[0], sizeof(e.fpm[0]), "tcp://127.0.0.1:%u", port);
-    snprintf(e.fpm[1], sizeof(e.fpm[1]), "unix:%s", e.sock);
+        snprintf(e->front[i], sizeof(e->front[i]), "tcp://127.0.0.1:%u", front[i]);
+    snprintf(e->fpm[0], sizeof(e->fpm[0]), "tcp://127.0.0.1:%u", port);
+    snprintf(e->fpm[1], sizeof(e->fpm[1]), "unix:%s", e->sock);
     /* The set-up checks come before the web server: a socket it cannot use is named, not 502s. */
-    rc = fpm_start(c, p, port, e.sock, err);
-    if (rc == 0) rc = fpm_ready(c, NULL, &e, err);
-    if (rc == 0) rc = fpm_pitfalls(c, p, &e, err);
-    if (rc == 0) rc = web_start(c, w, p, front, port, e.sock, err);
-    if (rc == 0) rc = fpm_ready(c, w, &e, err);
+    rc = fpm_start(c, k, port, e->sock, err);
+    if (rc == 0) rc = fpm_ready(c, NULL, e, err);
+    if (rc == 0) rc = fpm_pitfalls(c, k, e, fpm_case_asked(c->o) ? 0 : c->conns, starve, err);
+    if (rc == 0) rc = web_start(c, w, k, front, port, e->sock, err);
+    if (rc == 0) rc = fpm_ready(c, w, e, err);
+    return rc;
+}
+
+static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+{
+    static struct fpm_eps e;
+    enum fpm_profile p = fpm_profile_of(c->o);
+    struct fpm_knobs k;
+    int rc;
+
+    if (fpm_case_asked(c->o)) return fpm_cases(c, w, err);
+    fpm_knobs_of(p, &k);
+    rc = fpm_up(c, w, &k, false, &e, err);
     if (rc == -EINTR) {
         c->interrupted = true;
         return 0;
@@ -570,8 +622,8 @@ static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *er
             "runs: tcp and unix %u times each in ABBA order, %.2f s after %.2f s warm-up, "
             "%u connection(s); status: %s\n",
             w->name, fpm_profile_names[p], w->name, (long)web->pid, e.front[0], e.front[1],
-            (long)fpm->pid, e.fpm[0], e.fpm[1], p == FPM_BASELINE ? "dynamic, at most" : "static",
-            fpm_children(p), sup_cgroup_cpu(web), sup_cgroup_cpu(fpm), c->reps,
+            (long)fpm->pid, e.fpm[0], e.fpm[1], k.fpm_static ? "static" : "dynamic, at most",
+            k.children, sup_cgroup_cpu(web), sup_cgroup_cpu(fpm), c->reps,
             (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, c->conns, w->status);
     return fpm_measure(c, w, &e, err);
 }
@@ -589,42 +641,55 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     return fpm_stack(c, &web_apache, err);
 }
 
-#define FPM_HELP(WEB, WHAT, STOCK, REUSE)                                                          \
-    "usage: hopbench stack " WEB "-fpm [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"   \
-    "                              [-c N] [--jsonl FILE] [--hold]\n"                               \
-    "\n"                                                                                           \
-    "Builds: Debian's php8.2-fpm running <?php echo \"bench\"; with two pools, one on its own\n"   \
-    "port on 127.0.0.1 and one on its own Unix socket, behind " WHAT "\n"                          \
-    "with one port per backend; everything in a private temporary directory, each server\n"        \
-    "in its own cgroups under hopbench's. --profile (default optimized):\n"                        \
-    "  baseline         stock-like: " STOCK ",\n"                                                  \
-    "                   access logs, pm dynamic with at most 5 children, a new FastCGI\n"          \
-    "                   connection per request\n"                                                  \
-    "  optimized        minimal modules, a fixed pool of 2 processes, no access logs, pm static\n" \
-    "                   with 2 children per CPU, opcache.validate_timestamps=0, a new FastCGI\n"   \
-    "                   connection per request\n"                                                  \
-    "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "):\n"                    \
-    "                   the 2 processes keep at most pm.max_children / 2 per backend, so\n"        \
-    "                   that the bare hop's connections find free workers too\n"                   \
-    "Checks, one line each: the web server's workers may connect to the socket (else every\n"      \
-    "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"       \
-    "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"        \
-    "(the web server's CPU per request from its cgroup, php-fpm's from its process tree);\n"       \
-    "then hopbench fcgi straight to php-fpm, tcp against unix (the bare hop; its CPU from\n"       \
-    "its cgroup). Each --reps times in ABBA order. Every reply must be 2xx with the body\n"        \
-    "'bench': a 5xx, a reset or a wrong body fails the gate (exit 2).\n"                           \
-    "Takes: 2 measurements x 2 backends x --reps (default 4) x (-d 2 s + --warmup 0.5 s),\n"       \
-    "about 45 s; --short about 10 s and is a check, not a result.\n"                               \
-    "\n"                                                                                           \
-    "  --profile P      baseline, optimized (default) or optimized-reuse\n"                        \
-    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                              \
-    "  --reps N         runs per backend and measurement (default 4; 2 with --short)\n"            \
-    "  -d, --duration S each run's measured seconds (default 2)\n"                                 \
-    "      --warmup S   each run's discarded start (default 0.5)\n"                                \
-    "  -c, --connections N  connections of each run (default 1; the bare hop keeps them open:\n"   \
-    "                   at most what pm.max_children leaves)\n"                                    \
-    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"        \
-    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"     \
+#define FPM_HELP(WEB, WHAT, STOCK, REUSE, CASES, STEPS, STARVE)                                      \
+    "usage: hopbench stack " WEB "-fpm [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"     \
+    "                              [-c N] [--jsonl FILE] [--hold]\n"                                 \
+    "       hopbench stack " WEB "-fpm --ablation | --pool N,N,.. | --overload" CASES "\n"           \
+    "\n"                                                                                             \
+    "Builds: Debian's php8.2-fpm running <?php echo \"bench\"; with two pools, one on its own\n"     \
+    "port on 127.0.0.1 and one on its own Unix socket, behind " WHAT "\n"                            \
+    "with one port per backend; everything in a private temporary directory, each server\n"          \
+    "in its own cgroups under hopbench's. --profile (default optimized):\n"                          \
+    "  baseline         stock-like: " STOCK ",\n"                                                    \
+    "                   access logs, pm dynamic with at most 5 children, a new FastCGI\n"            \
+    "                   connection per request\n"                                                    \
+    "  optimized        minimal modules, a fixed pool of 2 processes, no access logs, pm static\n"   \
+    "                   with 2 children per CPU, opcache.validate_timestamps=0, a new FastCGI\n"     \
+    "                   connection per request\n"                                                    \
+    "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "):\n"                      \
+    "                   the 2 processes keep at most pm.max_children / 2 per backend, so\n"          \
+    "                   that the bare hop's connections find free workers too\n"                     \
+    "Checks, one line each: the web server's workers may connect to the socket (else every\n"        \
+    "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"         \
+    "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"          \
+    "(the web server's CPU per request from its cgroup, php-fpm's from its process tree);\n"         \
+    "then hopbench fcgi straight to php-fpm, tcp against unix (the bare hop; its CPU from\n"         \
+    "its cgroup). Each --reps times in ABBA order. Every reply must be 2xx with the body\n"          \
+    "'bench': a 5xx, a reset or a wrong body fails the gate (exit 2).\n"                             \
+    "Takes: 2 measurements x 2 backends x --reps (default 4) x (-d 2 s + --warmup 0.5 s),\n"         \
+    "about 45 s; --short about 10 s and is a check, not a result.\n"                                 \
+    "\n"                                                                                             \
+    "The study's cases, instead of a profile (the web server's load only, no bare hop):\n"           \
+    "  --ablation       baseline, then one change added at a time: php-fpm pm static (2 per\n"       \
+    "                   CPU), the lean web server (its modules, fixed pool, no access log)" STEPS    \
+    "                   php.ini (opcache.validate_timestamps=0), FastCGI connections kept;\n"        \
+    "                   each step a fresh stack, tcp against unix; one table, and each step's\n"     \
+    "                   change from the one before (-c default 16, 8 with --short; ~15 s short)\n"   \
+    "  --pool N,N,..    the optimized profile with pm static N, each N (at most 8 sizes)\n"          \
+    "  --overload       pm static 4, listen.backlog 4, 128 connections (64 with --short) for\n"      \
+    "                   5 s (1 s) per transport: how each fails, from the client's errors by\n"      \
+    "                   kind, the web server's status log and error log, php-fpm's log and the\n"    \
+    "                   TIME_WAIT sockets on the backend port; errors do not fail the gate\n" STARVE \
+    "\n"                                                                                             \
+    "  --profile P      baseline, optimized (default) or optimized-reuse\n"                          \
+    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                                \
+    "  --reps N         runs per backend and measurement (default 4; 2 with --short)\n"              \
+    "  -d, --duration S each run's measured seconds (default 2)\n"                                   \
+    "      --warmup S   each run's discarded start (default 0.5)\n"                                  \
+    "  -c, --connections N  connections of each run (default 1; the bare hop keeps them open:\n"     \
+    "                   at most what pm.max_children leaves)\n"                                      \
+    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"          \
+    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"       \
     "  -h, --help       this text\n"
 
 static const char *const nginx_needs[] = { PHP_FPM, "php8.2-fpm", NGINX, "nginx", NULL };
@@ -633,10 +698,16 @@ static const char *const apache_needs[] = { PHP_FPM, "php8.2-fpm", APACHE, "apac
 const struct stack_def stack_nginx_fpm = {
     .name = "nginx-fpm",
     .summary = "nginx -> php8.2-fpm (3 profiles), backend tcp vs unix, and the bare FastCGI hop",
-    .help = FPM_HELP("nginx", "nginx", "worker_processes auto, gzip",
-                     "upstream keepalive,\n                   fastcgi_keep_conn on"),
+    .help = FPM_HELP(
+        "nginx", "nginx", "worker_processes auto, gzip",
+        "upstream keepalive,\n                   fastcgi_keep_conn on", " | --starve", ",\n",
+        "  --starve         fastcgi_keep_conn on with upstream keepalive 8 per worker (16 in\n"
+        "                   all) for pm static 4, 16 connections, 6 s (3 s) per transport:\n"
+        "                   the pool starves; the output names it ('pool starved: ...')\n"
+        "                   with the 504s and timeouts that show it\n"),
     .needs = nginx_needs,
     .profiles = fpm_profile_names,
+    .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD | STACK_CASE_STARVE,
     .run = nginx_run,
 };
 
@@ -647,8 +718,10 @@ const struct stack_def stack_apache_fpm = {
     .help = FPM_HELP("apache", "Apache 2.4 (mpm_event, mod_proxy_fcgi)",
                      "22 modules, a dynamic mpm_event pool,\n"
                      "                   MaxKeepAliveRequests 100, a WordPress .htaccess",
-                     "enablereuse=on max=N"),
+                     "enablereuse=on max=N", "",
+                     ",\n                   AllowOverride None (no .htaccess read),\n", ""),
     .needs = apache_needs,
     .profiles = fpm_profile_names,
+    .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD,
     .run = apache_run,
 };

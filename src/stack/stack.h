@@ -19,6 +19,14 @@
 #include "stack/supervisor.h"
 #include "util.h"
 
+/* The study's cases a stack may run instead of its profile (stack_def.cases). */
+#define STACK_CASE_ABLATION 1u /* --ablation: one change at a time, baseline to optimized */
+#define STACK_CASE_POOL     2u /* --pool N,N,..: the pool-size sweep */
+#define STACK_CASE_OVERLOAD 4u /* --overload: a small pool, a short backlog, many connections */
+#define STACK_CASE_STARVE   8u /* --starve: more kept FastCGI connections than the pool */
+
+#define STACK_MAX_POOL 8
+
 /* What the command line asks of a stack (cli_parse_stack fills it). */
 struct stack_opts {
     const char *name;       /* the stack; NULL with list */
@@ -31,6 +39,9 @@ struct stack_opts {
     unsigned conns;         /* -c; 0 = the stack's */
     const char *jsonl_path; /* --jsonl: every run of every child, appended */
     bool hold;              /* --hold: keep the services up after measuring, until a stop signal */
+    unsigned cases;         /* STACK_CASE_*: the study's cases asked for, one at most */
+    unsigned pool[STACK_MAX_POOL]; /* --pool: the pm.max_children of the sweep */
+    unsigned npool;
 };
 
 /* How the measurement ended, for main's exit code. */
@@ -48,6 +59,7 @@ struct stack_def {
     const char *help;         /* `stack NAME --help`: what it builds, measures, how long it takes */
     const char *const *needs; /* pairs: binary path, Debian package; NULL-terminated */
     const char *const *profiles; /* its --profile names, NULL-terminated; NULL: none */
+    unsigned cases;              /* the STACK_CASE_* it runs; 0: none */
     /* Starts the services, measures, prints the table: 0 or a negative errno with err set. */
     int (*run)(struct stack_ctx *c, struct hb_err *err);
 };

@@ -54,3 +54,71 @@ stack_nothing_left() {
         not_ok "$name: nothing left" "left:$left"
     fi
 }
+
+# fpm_need : the fpm stacks' servers and the tools their tests use are installed (PATH gets
+# /usr/sbin), or the test ends with one failure naming the command that installs them.
+fpm_need() {
+    local tool
+    PATH=$PATH:/usr/sbin:/sbin
+    for tool in nginx apache2 php-fpm8.2 cgi-fcgi curl; do
+        command -v "$tool" >/dev/null 2>&1 || {
+            not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
+            done_testing
+        }
+    done
+}
+
+# web_requests WEB PORT : the requests the web server (nginx or apache) on 127.0.0.1:PORT
+# counted, from its own status page (nginx stub_status, Apache mod_status).
+web_requests() {
+    if [ "$1" = nginx ]; then
+        curl -s "http://127.0.0.1:$2/nginx_status" | sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p'
+    else
+        curl -s "http://127.0.0.1:$2/server-status?auto" | sed -n 's/^Total Accesses: //p'
+    fi
+}
+
+# fpm_status SOCKET : php-fpm's status page of the pool on SOCKET.
+fpm_status() {
+    SCRIPT_NAME=/status SCRIPT_FILENAME=/status REQUEST_METHOD=GET QUERY_STRING='' \
+        cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
+}
+
+# all_left NAME OUT : nothing left of any of the stack's directories (one per step).
+all_left() {
+    local name=$1 out=$2 n=0 line
+    while IFS= read -r line; do
+        n=$((n + 1))
+        { echo "$line"; grep ' pid ' "$out"; } >"$out.$n"
+        stack_nothing_left "$name (directory $n)" "$out.$n"
+    done < <(grep '^hopbench stack [a-z-]*: directory ' "$out")
+    [ "$n" -gt 0 ] || not_ok "$name: nothing left" "no directory line"
+}
+
+# held NAME ARGS.. : runs stack ARGS --short --hold --jsonl $T/NAME.jsonl until it holds; sets PID, OUT, DIR (the
+# last directory). Returns 1 (after stopping it) when it did not get there.
+held() {
+    local name=$1
+    shift
+    spawn "$name" stack "$@" --short --hold --jsonl "$T/$name.jsonl"
+    PID=$SPAWNED
+    OUT=$T/$name.out
+    if ! wait_line "$OUT" '^holding: ' 100 "$PID"; then
+        not_ok "$name: measured and holding" "stdout: $(tail -c 600 "$OUT" | tr '\n' '|')" \
+            "stderr: $(tail -c 300 "$T/$name.err" | tr '\n' '|')"
+        stop_pid "$PID"
+        all_left "$name" "$OUT"
+        return 1
+    fi
+    ok "$name: measured and holding"
+    # shellcheck disable=SC2034 # DIR is the caller's
+    DIR=$(sed -n 's|^hopbench stack [a-z-]*: directory ||p' "$OUT" | tail -n 1)
+}
+
+# release NAME : Ctrl-C while held: exit 0, nothing left.
+release() {
+    kill -INT "$PID"
+    reap "$PID" 20
+    check_eq "$1: Ctrl-C while held: exit 0" 0 "$RC"
+    all_left "$1" "$OUT"
+}

@@ -27,13 +27,7 @@
 # shellcheck source=tests/integration/stack_lib.sh
 . "$(dirname "$0")/stack_lib.sh"
 
-PATH=$PATH:/usr/sbin:/sbin
-for tool in nginx apache2 php-fpm8.2 cgi-fcgi curl; do
-    command -v "$tool" >/dev/null 2>&1 || {
-        not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
-        done_testing
-    }
-done
+fpm_need
 
 # jsum FILE CELL FIELD ENDPOINT-INDEX : the sum of FIELD over the runs of the N-th run
 # child (1-based CELL) at endpoint index ENDPOINT-INDEX.
@@ -41,12 +35,6 @@ jsum() {
     jq -s --argjson k "$2" --arg f "$3" --argjson e "$4" '[foreach .[] as $r (0;
         if $r.record == "header" then . + 1 else . end;
         if $r.record == "run" and . == $k and $r.cell == $e then $r[$f] else empty end)] | add' "$1"
-}
-
-# fpm_status SOCKET : php-fpm's status page of the pool on SOCKET.
-fpm_status() {
-    SCRIPT_NAME=/status SCRIPT_FILENAME=/status REQUEST_METHOD=GET QUERY_STRING='' \
-        cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
 }
 
 # --- usage and set-up errors ---------------------------------------------------------------
@@ -83,17 +71,7 @@ for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
     profile=${combo#*:}
     web=${stack%-fpm}
     name=$stack-$profile
-    spawn "$name" stack "$stack" --profile "$profile" --short --hold --jsonl "$T/$name.jsonl"
-    PID=$SPAWNED
-    OUT=$T/$name.out
-    if ! wait_line "$OUT" '^holding: ' 100 "$PID"; then
-        not_ok "$name: measured and holding" "stdout: $(tail -c 600 "$OUT" | tr '\n' '|')" \
-            "stderr: $(tail -c 300 "$T/$name.err" | tr '\n' '|')"
-        stop_pid "$PID"
-        stack_nothing_left "$name" "$OUT"
-        continue
-    fi
-    ok "$name: measured and holding"
+    held "$name" "$stack" --profile "$profile" || continue
     check "$name: socket permission check line" grep -q "^check: the socket .* can connect" "$OUT"
     check "$name: kept connections check line" grep -q "^check: .*pm.max_children" "$OUT"
     check "$name: every run valid" jtrue -s \
@@ -103,11 +81,7 @@ for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
     FRONT_UNIX=$(sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p' "$OUT")
     SOCK=$(sed -n 's|.* and unix:\(/[^,]*fpm.sock\), pm .*|\1|p' "$OUT")
     sent=$(($(jsum "$T/$name.jsonl" 1 requests 0) + $(jsum "$T/$name.jsonl" 1 requests 1)))
-    if [ "$web" = nginx ]; then
-        got=$(curl -s "http://127.0.0.1:$FRONT_UNIX/nginx_status" | sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p')
-    else
-        got=$(curl -s "http://127.0.0.1:$FRONT_UNIX/server-status?auto" | sed -n 's/^Total Accesses: //p')
-    fi
+    got=$(web_requests "$web" "$FRONT_UNIX")
     check "$name: $web counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
         test "${got:-0}" -ge $((sent + 2)) -a "${got:-0}" -le $((sent + 3))
     front_unix=$(jsum "$T/$name.jsonl" 1 requests 1)
@@ -128,10 +102,7 @@ for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
     fi
     check "$name: php-fpm's unix pool accepted $accepted = $front_unix front + $hop_unix bare-hop requests (+ at most $((want - lo)) of hopbench's own)" \
         test "${accepted:-0}" -ge "$lo" -a "${accepted:-0}" -le "$want"
-    kill -INT "$PID"
-    reap "$PID" 20
-    check_eq "$name: Ctrl-C while held: exit 0" 0 "$RC"
-    stack_nothing_left "$name" "$OUT"
+    release "$name"
 done
 
 # --- Ctrl-C in the middle of a measurement: exit 130, nothing left -------------------------

@@ -1,0 +1,81 @@
+/*
+ * The web server → PHP-FPM stacks' shared part (fpm.c): the settings a
+ * configuration is written from, the services started from them and the
+ * run child's arguments, so that the study's cases (fpm_cases.c: the
+ * ablation, the pool sweep, the overload, the starvation) build the same
+ * stack with one setting changed at a time.
+ */
+#ifndef HOPBENCH_STACK_FPM_H
+#define HOPBENCH_STACK_FPM_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "stack/measure.h"
+
+/* The web server's processes: each may keep FastCGI connections (kept > 0). */
+#define WEB_PROCS 2u
+
+/* The study's profiles (stack_opts.profile). */
+enum fpm_profile {
+    FPM_BASELINE = 0, /* stock-like: many modules, dynamic pools, access logs, .htaccess */
+    FPM_OPTIMIZED,    /* minimal modules, fixed pools, no access logs, pm static */
+    FPM_REUSE,        /* optimized + FastCGI connections kept, within pm.max_children */
+};
+
+/* What a configuration is written from; a profile is one set of them. */
+struct fpm_knobs {
+    bool fpm_static;   /* pm static, no php-fpm access log; else pm dynamic, access log */
+    bool web_lean;     /* minimal modules, a fixed pool, no access log, unlimited keep-alive */
+    bool htaccess;     /* Apache: AllowOverride All and WordPress's .htaccess */
+    bool php_ini;      /* opcache.validate_timestamps=0, a larger realpath cache, expose_php off */
+    unsigned children; /* pm.max_children */
+    unsigned backlog;  /* listen.backlog; 0: php-fpm's default */
+    unsigned kept;     /* FastCGI connections each web server process keeps per backend; 0: none */
+    bool status_log;   /* each front logs every reply's status to status-tcp.log, status-unix.log */
+    unsigned timeout_s; /* the web server's FastCGI connect and read timeout; 0: its default */
+};
+
+/* What differs between the two web servers. */
+struct web {
+    const char *name; /* the service's name: "nginx", "apache" */
+    const char *binary;
+    int (*conf)(struct stack_ctx *c, const struct fpm_knobs *k, const unsigned front[2],
+                unsigned fpm_port, const char *sock, struct hb_err *err);
+    const char *status; /* its request-count page */
+};
+
+/* The stack's endpoints: the two fronts, FPM's port and socket; script and docroot paths. */
+struct fpm_eps {
+    char front[2][64];
+    char fpm[2][PATH_MAX + 8];
+    char sock[PATH_MAX];
+    char script[PATH_MAX];
+    char docroot[PATH_MAX];
+    unsigned fpm_port;
+};
+
+/* The settings of profile p. */
+void fpm_knobs_of(enum fpm_profile p, struct fpm_knobs *k);
+
+/*
+ * Writes the configurations of k into c's private directory, starts php-fpm,
+ * checks the set-up (one line each), starts the web server, waits until all
+ * answer. starve: kept connections beyond pm.max_children are let through
+ * with a warning line instead of refused. Returns 0, -EINTR on a stop
+ * signal, or a negative errno with err set.
+ */
+int fpm_up(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k, bool starve,
+           struct fpm_eps *e, struct hb_err *err);
+
+/* The run child's arguments for the http load on both fronts, with the services' CPU. */
+void fpm_front_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+                    struct stack_args *a);
+
+/* The cases of stack_opts (--ablation, --pool, --overload, --starve); fpm_cases.c. */
+int fpm_cases(struct stack_ctx *c, const struct web *w, struct hb_err *err);
+
+/* Whether o asks for one of the cases. */
+bool fpm_case_asked(const struct stack_opts *o);
+
+#endif

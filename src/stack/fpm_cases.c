@@ -1,0 +1,647 @@
+/*
+ * The study's cases of the web server → PHP-FPM stacks, each instead of a
+ * profile's measurement:
+ *   --ablation  the cumulative steps from baseline to optimized-reuse, one
+ *               change at a time, each a fresh stack measured tcp against unix;
+ *   --pool      the pool-size sweep, pm static with N children;
+ *   --overload  4 workers, listen.backlog 4, many connections: how each
+ *               transport fails, from the client's evidence and the servers'
+ *               own logs (statuses, backend errors, pm.max_children) and the
+ *               TIME_WAIT sockets left on the backend port;
+ *   --starve    nginx keeping more FastCGI connections than pm.max_children:
+ *               the pool starves, and the output says so by name.
+ * In the last two errors are what is measured: they do not fail the gate.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stack/fpm.h"
+#include "stats.h"
+
+#define CASE_MAX_STEPS  8
+#define CLIENT_TIMEOUT  "3" /* the client's --timeout in the failure cases, s */
+#define BACKEND_TIMEOUT 2u  /* the web server's FastCGI timeouts in the failure cases, s */
+
+/* One step of a case: its label and the settings it is built from. */
+struct fpm_step {
+    char label[48];
+    struct fpm_knobs k;
+};
+
+/* What one run of a failure case gave, from its evidence. */
+struct case_run {
+    bool have;
+    double ops_s, p50_ms, p99_ms;
+    unsigned long long requests, s2xx, s5xx, timeouts;
+    char errors[256]; /* the client's errors by kind, "timeout 3, reset 2", or "none" */
+};
+
+/* What the servers' own logs and the kernel say of one transport. */
+struct case_logs {
+    char statuses[160];          /* the front's status log: "200 1234, 502 12" */
+    unsigned long long s5xx;     /* its 5xx lines */
+    unsigned long long s504;     /* its 504 lines */
+    unsigned long long kinds[6]; /* the web server's log lines on this backend, by log_kinds */
+    unsigned long long reached;  /* php-fpm's "server reached pm.max_children" for the pool */
+    long tw_delta;               /* TIME_WAIT sockets on the backend port, after - before */
+};
+
+/* The web server's log lines about its backend, by what failed (the first match names it). */
+static const struct {
+    const char *text;
+    const char *kind;
+} log_kinds[] = {
+    { "Resource temporarily unavailable", "connect EAGAIN (backlog full)" },
+    { "Connection refused", "connect refused" },
+    { "timed out", "timed out" },
+    { "timeout specified has expired", "timed out" },
+    { "Connection reset by peer", "reset" },
+};
+#define KIND_OTHER 5 /* a line on the backend matching none of log_kinds */
+
+bool fpm_case_asked(const struct stack_opts *o)
+{
+    return o->cases != 0;
+}
+
+static double median_of(const double *x, unsigned n)
+{
+    struct stats_summary s;
+
+    return n > 0 && stats_summarize(x, n, &s) == 0 ? s.median : NAN;
+}
+
+/* A fresh private directory and cgroups for the next step; the last step's are removed. */
+static int case_fresh(struct stack_ctx *c, struct hb_err *err)
+{
+    struct hb_err rel = { 0 };
+    int rc;
+
+    if (sup_release(&c->sup, &rel) < 0) {
+        *err = rel;
+        return -EBUSY;
+    }
+    rc = sup_init(&c->sup, err);
+    if (c->sup.dir[0] != '\0')
+        fprintf(c->out, "hopbench stack %s: directory %s\n", c->o->name, c->sup.dir);
+    return rc;
+}
+
+/* Starts the stack of k; one line naming its services. */
+static int case_up(struct stack_ctx *c, const struct web *w, const char *label,
+                   const struct fpm_knobs *k, bool starve, struct fpm_eps *e, struct hb_err *err)
+{
+    int rc = fpm_up(c, w, k, starve, e, err);
+
+    if (rc == -EINTR) c->interrupted = true;
+    if (rc < 0) return rc;
+    fprintf(c->out,
+            "%s: %s pid %ld on %s (backend tcp) and %s (backend unix); php-fpm pid %ld on %s "
+            "and %s, pm %s %u, listen.backlog %u, kept per process %u\n",
+            label, w->name, (long)sup_find(&c->sup, w->name)->pid, e->front[0], e->front[1],
+            (long)sup_find(&c->sup, "php-fpm")->pid, e->fpm[0], e->fpm[1],
+            k->fpm_static ? "static" : "dynamic, at most", k->children, k->backlog, k->kept);
+    fflush(c->out);
+    return 0;
+}
+
+/* The ablation's steps: the study's order, each adding one change to the one before. */
+static unsigned ablation_steps(const struct web *w, struct fpm_step *s)
+{
+    struct fpm_knobs opt, reuse;
+    unsigned n = 0;
+
+    fpm_knobs_of(FPM_OPTIMIZED, &opt);
+    fpm_knobs_of(FPM_REUSE, &reuse);
+    fpm_knobs_of(FPM_BASELINE, &s[n].k);
+    snprintf(s[n++].label, sizeof(s->label), "baseline");
+    s[n].k = s[n - 1].k;
+    s[n].k.fpm_static = true;
+    s[n].k.children = opt.children;
+    s[n].k.backlog = opt.backlog;
+    snprintf(s[n++].label, sizeof(s->label), "+fpm static %u", opt.children);
+    s[n].k = s[n - 1].k;
+    s[n].k.web_lean = true;
+    snprintf(s[n++].label, sizeof(s->label), "+lean %s", w->name);
+    if (strcmp(w->name, "apache") == 0) { /* nginx reads no .htaccess: no such step */
+        s[n].k = s[n - 1].k;
+        s[n].k.htaccess = false;
+        snprintf(s[n++].label, sizeof(s->label), "+no .htaccess");
+    }
+    s[n].k = s[n - 1].k;
+    s[n].k.php_ini = true;
+    snprintf(s[n++].label, sizeof(s->label), "+php.ini");
+    s[n].k = s[n - 1].k;
+    s[n].k.kept = reuse.kept;
+    snprintf(s[n++].label, sizeof(s->label), "+reuse");
+    return n;
+}
+
+/* The median of the services' CPU per op (the web server's cgroup plus php-fpm's tree). */
+static double arm_cpu(const struct stack_arm *a)
+{
+    double sum[STACK_MAX_REPS];
+
+    for (unsigned i = 0; i < a->n; i++)
+        sum[i] = a->svc_us[i] + a->pids_us[i];
+    return median_of(sum, a->n);
+}
+
+static void print_change(FILE *f, double now, double before)
+{
+    if (isnan(now) || isnan(before) || before == 0)
+        fprintf(f, " %8s", "");
+    else
+        fprintf(f, " %+7.1f%%", (now / before - 1) * 100);
+}
+
+/* Each step's change from the one before, per transport: ops/s and the services' CPU per op. */
+static void change_table(FILE *f, const struct stack_cell *cells, unsigned n)
+{
+    fprintf(f,
+            "\nchange from the step before (medians; CPU = web server + php-fpm per op)\n"
+            "%-16s %11s %8s %9s %8s %11s %8s %9s %8s %9s\n",
+            "step", "tcp ops/s", "", "CPU us", "", "unix ops/s", "", "CPU us", "", "unix/tcp");
+    for (unsigned i = 0; i < n; i++) {
+        double ops[2], cpu[2];
+        fprintf(f, "%-16s", cells[i].label);
+        for (unsigned t = 0; t < 2; t++) {
+            ops[t] = median_of(cells[i].arm[t].ops_s, cells[i].arm[t].n);
+            cpu[t] = arm_cpu(&cells[i].arm[t]);
+            fprintf(f, " %11.0f", ops[t]);
+            print_change(f, ops[t],
+                         i ? median_of(cells[i - 1].arm[t].ops_s, cells[i - 1].arm[t].n) : NAN);
+            fprintf(f, " %9.1f", cpu[t]);
+            print_change(f, cpu[t], i ? arm_cpu(&cells[i - 1].arm[t]) : NAN);
+        }
+        print_change(f, ops[1], ops[0]);
+        fprintf(f, "\n");
+    }
+}
+
+/* The connections of the ablation and the sweep: -c, else enough to fill the pool. */
+static unsigned case_conns(const struct stack_ctx *c, unsigned dflt)
+{
+    return c->o->conns ? c->o->conns : dflt;
+}
+
+/* Each step a fresh stack, http keep-alive load on both fronts; one table of them all. */
+static int case_steps(struct stack_ctx *c, const struct web *w, const char *what,
+                      const struct fpm_step *s, unsigned n, struct hb_err *err)
+{
+    static struct stack_cell cells[CASE_MAX_STEPS];
+    static struct fpm_eps e;
+    unsigned done = 0;
+    int rc = 0;
+
+    c->conns = case_conns(c, c->o->short_mode ? 8 : 16);
+    fprintf(c->out,
+            "%s: %u steps, each a fresh stack; http keep-alive load with %u connection(s), "
+            "backend tcp and unix %u times each in ABBA order, %.2f s after %.2f s warm-up\n",
+            what, n, c->conns, c->reps, (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9);
+    for (unsigned i = 0; i < n && rc == 0 && !stack_stopping(c); i++) {
+        struct stack_args a = { .n = 0 };
+        if (i > 0) rc = case_fresh(c, err);
+        if (rc == 0) rc = case_up(c, w, s[i].label, &s[i].k, false, &e, err);
+        if (rc < 0) break;
+        stack_cell_init(&cells[i], s[i].label, "tcp", "unix");
+        fpm_front_args(c, w, &e, &a);
+        fprintf(c->out, "measuring %s ...\n", s[i].label);
+        fflush(c->out);
+        rc = stack_measure(c, &a, &cells[i], err);
+        if (rc == 0) rc = sup_alive(&c->sup, err);
+        done = i + 1;
+    }
+    if (rc == -EINTR) rc = 0;
+    if (done > 0) {
+        stack_table(c->out, w->name, "php-fpm", cells, done);
+        change_table(c->out, cells, done);
+    }
+    return rc;
+}
+
+static int case_ablation(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+{
+    struct fpm_step s[CASE_MAX_STEPS];
+    unsigned n = ablation_steps(w, s);
+
+    return case_steps(c, w, "ablation, baseline to optimized-reuse", s, n, err);
+}
+
+static int case_pool(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+{
+    struct fpm_step s[STACK_MAX_POOL];
+
+    for (unsigned i = 0; i < c->o->npool; i++) {
+        fpm_knobs_of(FPM_OPTIMIZED, &s[i].k);
+        s[i].k.children = c->o->pool[i];
+        snprintf(s[i].label, sizeof(s[i].label), "pm static %u", c->o->pool[i]);
+    }
+    return case_steps(c, w, "pool sweep (profile optimized)", s, c->o->npool, err);
+}
+
+/* The last run record of the run child's evidence (its JSONL file) into r. */
+static int run_read(struct stack_ctx *c, struct case_run *r, struct hb_err *err)
+{
+    char path[PATH_MAX], name[32], *line = NULL;
+    size_t cap = 0;
+    FILE *f;
+
+    memset(r, 0, sizeof(*r));
+    snprintf(name, sizeof(name), "run-%u.jsonl", c->nchild);
+    sup_path(&c->sup, name, path, sizeof(path));
+    f = fopen(path, "re");
+    if (f == NULL) return hb_fail(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    while (getline(&line, &cap, f) > 0) {
+        json_t *rec = json_loads(line, 0, NULL), *errs, *v;
+        const char *kind = json_string_value(json_object_get(rec, "record")), *key;
+        size_t len = 0;
+        if (kind == NULL || strcmp(kind, "run") != 0) {
+            json_decref(rec);
+            continue;
+        }
+        r->have = true;
+        r->ops_s = json_number_value(json_object_get(rec, "ops_per_s"));
+        r->p50_ms =
+            json_number_value(json_object_get(json_object_get(rec, "latency_ns"), "p50")) / 1e6;
+        r->p99_ms =
+            json_number_value(json_object_get(json_object_get(rec, "latency_ns"), "p99")) / 1e6;
+        r->requests = (unsigned long long)json_integer_value(json_object_get(rec, "requests"));
+        r->s2xx = (unsigned long long)json_integer_value(
+            json_object_get(json_object_get(rec, "status"), "2xx"));
+        r->s5xx = (unsigned long long)json_integer_value(
+            json_object_get(json_object_get(rec, "status"), "5xx"));
+        errs = json_object_get(rec, "errors");
+        r->timeouts = (unsigned long long)json_integer_value(json_object_get(errs, "timeout"));
+        r->errors[0] = '\0';
+        json_object_foreach(errs, key, v)
+        {
+            if (json_integer_value(v) == 0 || len >= sizeof(r->errors)) continue;
+            len += (size_t)snprintf(r->errors + len, sizeof(r->errors) - len, "%s%s %lld",
+                                    len ? ", " : "", key, (long long)json_integer_value(v));
+        }
+        if (len == 0) snprintf(r->errors, sizeof(r->errors), "none");
+        json_decref(rec);
+    }
+    free(line);
+    fclose(f);
+    return 0;
+}
+
+/* TIME_WAIT sockets on 127.0.0.1:port, either side (/proc/net/tcp), or -1. */
+static long time_wait_count(unsigned port)
+{
+    char line[512];
+    FILE *f = fopen("/proc/net/tcp", "re");
+    long n = 0;
+
+    if (f == NULL) return -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned lport, rport, st;
+        if (sscanf(line, " %*u: %*x:%x %*x:%x %x", &lport, &rport, &st) != 3) continue;
+        if (st == 0x06 && (lport == port || rport == port)) n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Lines of the file at path, from byte from on, that contain a (and b, when not NULL). */
+static unsigned long long log_count(const char *path, long from, const char *a, const char *b)
+{
+    char line[2048];
+    FILE *f = fopen(path, "re");
+    unsigned long long n = 0;
+
+    if (f == NULL) return 0;
+    if (fseek(f, from, SEEK_SET) == 0)
+        while (fgets(line, sizeof(line), f) != NULL)
+            if (strstr(line, a) != NULL && (b == NULL || strstr(line, b) != NULL)) n++;
+    fclose(f);
+    return n;
+}
+
+/* The size of the file at path, 0 when there is none. */
+static long file_size(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 ? (long)st.st_size : 0;
+}
+
+/* The front's status log (one status a line) into l: the counts by status, the 5xx, the 504. */
+static void status_read(struct stack_ctx *c, const char *transport, struct case_logs *l)
+{
+    char path[PATH_MAX], name[32], line[32];
+    unsigned code[16] = { 0 };
+    unsigned long long count[16] = { 0 };
+    unsigned n = 0;
+    size_t len = 0;
+    FILE *f;
+
+    snprintf(name, sizeof(name), "status-%s.log", transport);
+    sup_path(&c->sup, name, path, sizeof(path));
+    snprintf(l->statuses, sizeof(l->statuses), "none");
+    f = fopen(path, "re");
+    if (f == NULL) return;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned s = (unsigned)strtoul(line, NULL, 10), i = 0;
+        while (i < n && code[i] != s)
+            i++;
+        if (i == n && n < ARRAY_LEN(code)) code[n++] = s;
+        if (i < n) count[i]++;
+        l->s5xx += s >= 500 && s < 600;
+        l->s504 += s == 504;
+    }
+    fclose(f);
+    for (unsigned k = 0; k < n && len < sizeof(l->statuses); k++)
+        len += (size_t)snprintf(l->statuses + len, sizeof(l->statuses) - len, "%s%u %llu",
+                                k ? ", " : "", code[k], count[k]);
+}
+
+/*
+ * What the servers logged while one transport was loaded: the web server's
+ * and php-fpm's log lines from the offsets taken before its run (one front
+ * is loaded at a time, and the logs settle after each), its front's status log.
+ */
+static void logs_read(struct stack_ctx *c, const struct web *w, const char *transport,
+                      const long from[2], struct case_logs *l)
+{
+    const char *web = sup_find(&c->sup, w->name)->log, *fpm = sup_find(&c->sup, "php-fpm")->log;
+    unsigned long long all = log_count(web, from[0], "error]", NULL), known = 0;
+
+    status_read(c, transport, l);
+    for (unsigned i = 0; i < ARRAY_LEN(log_kinds); i++) {
+        unsigned long long k = log_count(web, from[0], "error]", log_kinds[i].text);
+        /* two texts may name one kind: the first entry of a kind holds the count */
+        unsigned j = 0;
+        while (strcmp(log_kinds[j].kind, log_kinds[i].kind) != 0)
+            j++;
+        l->kinds[j] += k;
+        known += k;
+    }
+    l->kinds[KIND_OTHER] = all > known ? all - known : 0;
+    l->reached = log_count(fpm, from[1], "reached pm.max_children", NULL);
+}
+
+/* The web server's backend errors by kind, "timed out 3, reset 1", or "none". */
+static void kinds_text(const struct case_logs *l, char *buf, size_t cap)
+{
+    size_t len = 0;
+
+    snprintf(buf, cap, "none");
+    for (unsigned i = 0; i <= KIND_OTHER && len < cap; i++)
+        if (l->kinds[i] > 0)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s %llu", len ? ", " : "",
+                                    i < KIND_OTHER ? log_kinds[i].kind : "other", l->kinds[i]);
+}
+
+/*
+ * Runs the http load on one front only (a run with errors ends its child, so
+ * each transport has its own), reps 1, with the client's timeout shorter than
+ * the run; errors are what is measured: the gate's verdict is not the stack's.
+ */
+static int case_load(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e, unsigned t,
+                     struct case_run *r, struct hb_err *err)
+{
+    struct stack_args a = { .n = 0 };
+    struct stack_cell cell;
+    bool invalid = c->invalid;
+    int rc;
+
+    stack_arg(&a, "hopbench");
+    stack_arg(&a, "run");
+    stack_arg(&a, "http");
+    stack_arg(&a, "%s", e->front[t]);
+    stack_arg(&a, "--path");
+    stack_arg(&a, "/bench.php");
+    stack_arg(&a, "--expect-body");
+    stack_arg(&a, "bench");
+    stack_arg(&a, "--timeout");
+    stack_arg(&a, CLIENT_TIMEOUT);
+    stack_arg(&a, "--server-cgroup");
+    stack_arg(&a, "%s", sup_cgroup_cpu(sup_find(&c->sup, w->name)));
+    stack_cell_init(&cell, t ? "unix" : "tcp", t ? "unix" : "tcp", "-");
+    fprintf(c->out, "measuring %s, backend %s ...\n", w->name, t ? "unix" : "tcp");
+    fflush(c->out);
+    rc = stack_measure(c, &a, &cell, err);
+    c->invalid = invalid;
+    if (rc == 0) rc = run_read(c, r, err);
+    if (rc == 0) rc = sup_alive(&c->sup, err);
+    return rc;
+}
+
+/* The failure cases' run settings: reps 1, -c and -d of the case unless given. */
+static void case_timing(struct stack_ctx *c, unsigned conns, uint64_t short_ns, uint64_t long_ns)
+{
+    c->reps = 1;
+    c->conns = case_conns(c, conns);
+    if (c->o->duration_ns == 0) c->duration_ns = c->o->short_mode ? short_ns : long_ns;
+}
+
+/* The summed sizes of the web server's log and the two status logs. */
+static long long logs_size(struct stack_ctx *c, const struct web *w)
+{
+    const char *names[] = { "status-tcp.log", "status-unix.log" };
+    char path[PATH_MAX];
+    long long sum = file_size(sup_find(&c->sup, w->name)->log);
+
+    for (unsigned i = 0; i < ARRAY_LEN(names); i++) {
+        sup_path(&c->sup, names[i], path, sizeof(path));
+        sum += file_size(path);
+    }
+    return sum;
+}
+
+/*
+ * Waits until the requests still in the web server have ended and are logged:
+ * those the client left when it stopped are still answered, and a backend
+ * connection the kernel dropped fails only after the web server's timeouts
+ * (connect, then read: twice BACKEND_TIMEOUT), so at least that long, then
+ * until the logs stop growing for 0.5 s, 10 s at most.
+ */
+static void logs_settle(struct stack_ctx *c, const struct web *w)
+{
+    uint64_t t0 = now_ns(), still_since = t0;
+    uint64_t least = t0 + (uint64_t)2 * BACKEND_TIMEOUT * NS_PER_S, end = t0 + 10 * NS_PER_S;
+    long long last = logs_size(c, w);
+
+    while (now_ns() < end && (now_ns() < least || now_ns() < still_since + NS_PER_S / 2) &&
+           !atomic_load(c->stop)) {
+        sleep_until_ns(now_ns() + 50 * NS_PER_MS, c->stop);
+        long long size = logs_size(c, w);
+        if (size != last) still_since = now_ns();
+        last = size;
+    }
+}
+
+/* Measures both transports of a failure case into r, l (index: 0 tcp, 1 unix). */
+static int case_both(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+                     struct case_run r[2], struct case_logs l[2], struct hb_err *err)
+{
+    int rc = 0;
+
+    memset(l, 0, 2 * sizeof(*l));
+    for (unsigned t = 0; t < 2 && rc == 0 && !stack_stopping(c); t++) {
+        long before = time_wait_count(e->fpm_port), after;
+        long from[2] = { file_size(sup_find(&c->sup, w->name)->log),
+                         file_size(sup_find(&c->sup, "php-fpm")->log) };
+        rc = case_load(c, w, e, t, &r[t], err);
+        logs_settle(c, w);
+        after = time_wait_count(e->fpm_port);
+        logs_read(c, w, t ? "unix" : "tcp", from, &l[t]);
+        l[t].tw_delta = before < 0 || after < 0 ? 0 : after - before;
+    }
+    return rc;
+}
+
+/* The failure mode of one transport, named from what was measured. */
+static void failure_mode(const struct case_run *r, const struct case_logs *l, char *buf, size_t cap)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    if (l->kinds[0] > 0)
+        len += (size_t)snprintf(buf + len, cap - len,
+                                "; fast 5xx: connect() to the full backlog fails at once (EAGAIN)");
+    if (len < cap && l->kinds[1] > 0)
+        len += (size_t)snprintf(buf + len, cap - len, "; connect refused");
+    if (len < cap && l->kinds[2] > 0)
+        len += (size_t)snprintf(buf + len, cap - len,
+                                "; stalls: the backend did not answer within %u s (timed out)",
+                                BACKEND_TIMEOUT);
+    if (len < cap && l->kinds[4] > 0)
+        len += (size_t)snprintf(buf + len, cap - len, "; backend connections reset");
+    if (len < cap && r->timeouts > 0)
+        len +=
+            (size_t)snprintf(buf + len, cap - len, "; client timeouts after " CLIENT_TIMEOUT " s");
+    if (len < cap && r->p99_ms >= 900)
+        len += (size_t)snprintf(buf + len, cap - len, "; p99 %.0f ms: stalls of a second or more",
+                                r->p99_ms);
+    if (len < cap && len == 0 && r->s5xx + l->s5xx == 0)
+        snprintf(buf, cap, "; none: every reply 2xx, p99 %.1f ms", r->p99_ms);
+    else if (len == 0)
+        snprintf(buf, cap, "; 5xx without a backend error in the log");
+}
+
+static void case_report(FILE *f, const struct web *w, const struct case_run r[2],
+                        const struct case_logs l[2])
+{
+    for (unsigned t = 0; t < 2; t++) {
+        char kinds[256], mode[512];
+        if (!r[t].have) continue;
+        kinds_text(&l[t], kinds, sizeof(kinds));
+        failure_mode(&r[t], &l[t], mode, sizeof(mode));
+        fprintf(f,
+                "%s:\n  client: %.0f ops/s, p50 %.2f ms, p99 %.2f ms; %llu requests, 2xx %llu, "
+                "5xx %llu; errors: %s\n"
+                "  %s status log: %s (5xx %llu)\n"
+                "  %s log, backend errors: %s\n"
+                "  php-fpm log: server reached pm.max_children %llu time(s)\n"
+                "  TIME_WAIT on the backend port: %+ld\n"
+                "  failure mode: %s\n",
+                t ? "unix" : "tcp", r[t].ops_s, r[t].p50_ms, r[t].p99_ms, r[t].requests, r[t].s2xx,
+                r[t].s5xx, r[t].errors, w->name, l[t].statuses, l[t].s5xx, w->name, kinds,
+                l[t].reached, l[t].tw_delta, mode + 2);
+    }
+}
+
+/*
+ * A failure case: the stack of k (with a status log per front and short
+ * FastCGI timeouts) under the load of c, each transport alone; its report.
+ */
+static int case_failing(struct stack_ctx *c, const struct web *w, const char *label,
+                        struct fpm_knobs *k, bool starve, struct case_run r[2],
+                        struct case_logs l[2], struct hb_err *err)
+{
+    static struct fpm_eps e;
+    int rc;
+
+    k->status_log = true;
+    k->timeout_s = BACKEND_TIMEOUT;
+    memset(r, 0, 2 * sizeof(*r));
+    rc = case_up(c, w, label, k, starve, &e, err);
+    if (rc == -EINTR) return 0;
+    if (rc < 0) return rc;
+    fprintf(c->out,
+            "%s: %u connection(s), %.2f s per transport after %.2f s warm-up; %s's FastCGI "
+            "timeouts %u s, the client's " CLIENT_TIMEOUT " s; errors are the result here, not "
+            "a failed gate\n",
+            label, c->conns, (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, w->name,
+            BACKEND_TIMEOUT);
+    rc = case_both(c, w, &e, r, l, err);
+    fprintf(c->out, "\n");
+    case_report(c->out, w, r, l);
+    return rc;
+}
+
+static int case_overload(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+{
+    struct case_run r[2];
+    struct case_logs l[2];
+    struct fpm_knobs k;
+
+    fpm_knobs_of(FPM_OPTIMIZED, &k);
+    k.children = 4;
+    k.backlog = 4;
+    case_timing(c, c->o->short_mode ? 64 : 128, 1 * NS_PER_S, 5 * NS_PER_S);
+    return case_failing(c, w, "overload", &k, false, r, l, err);
+}
+
+/* The starvation named, or its absence, for one transport. */
+static void starve_line(FILE *f, const struct fpm_knobs *k, const char *t, const struct case_run *r,
+                        const struct case_logs *l)
+{
+    unsigned kept = WEB_PROCS * k->kept;
+
+    if (l->s504 + l->kinds[2] + r->timeouts > 0)
+        fprintf(f,
+                "pool starved: %u kept FastCGI connections for %u workers (backend %s): %llu "
+                "request(s) waited for a worker until nginx's %u s FastCGI timeout (504 in "
+                "nginx's status log: %llu; 'timed out' in its error log: %llu; client timeouts: "
+                "%llu); p99 %.1f ms against p50 %.2f ms\n",
+                kept, k->children, t, l->s504 > l->kinds[2] ? l->s504 : l->kinds[2],
+                BACKEND_TIMEOUT, l->s504, l->kinds[2], r->timeouts, r->p99_ms, r->p50_ms);
+    else
+        fprintf(f,
+                "pool not starved in this run (backend %s): %u kept FastCGI connections for %u "
+                "workers, yet no 504, no timeout; p99 %.1f ms against p50 %.2f ms\n",
+                t, kept, k->children, r->p99_ms, r->p50_ms);
+}
+
+static int case_starve(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+{
+    struct case_run r[2];
+    struct case_logs l[2];
+    struct fpm_knobs k;
+    int rc;
+
+    fpm_knobs_of(FPM_REUSE, &k);
+    k.children = 4;
+    k.kept = 8;
+    case_timing(c, 16, 3 * NS_PER_S, 6 * NS_PER_S);
+    rc = case_failing(c, w, "starve", &k, true, r, l, err);
+    for (unsigned t = 0; t < 2; t++)
+        if (r[t].have) starve_line(c->out, &k, t ? "unix" : "tcp", &r[t], &l[t]);
+    return rc;
+}
+
+int fpm_cases(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+{
+    switch (c->o->cases) {
+    case STACK_CASE_ABLATION:
+        return case_ablation(c, w, err);
+    case STACK_CASE_POOL:
+        return case_pool(c, w, err);
+    case STACK_CASE_OVERLOAD:
+        return case_overload(c, w, err);
+    case STACK_CASE_STARVE:
+        return case_starve(c, w, err);
+    }
+    return hb_fail(err, -EINVAL, "stack: no such case");
+}

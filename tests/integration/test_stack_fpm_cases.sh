@@ -1,0 +1,145 @@
+#!/bin/bash
+# The study's cases of stack nginx-fpm and apache-fpm, each in short mode against the real
+# servers, held after measuring so that the servers' own counters and logs can be read:
+#   - the options: one case at a time, only where the stack has it, not with --profile,
+#     --pool sizes checked (exit 64, one line)
+#   - --ablation: one fresh stack per step (nginx: 5 steps, Apache 6 with AllowOverride
+#     None), each measured tcp and unix; the table and the change table name every step;
+#     every run valid; the last step's request count in front is the web server's own
+#   - --pool 4,8: each size a fresh stack; php-fpm's own status page of the last one says
+#     8 processes; the table names both sizes
+#   - --overload (both stacks): exit 0 whatever fails; per transport the 5xx it prints are
+#     the lines of the front's own status log; the client's 5xx are no more than those (a
+#     reply in flight at the end is logged but not counted); the backend errors it prints
+#     by kind are the web server's own log lines of that kind on that backend; the failure
+#     mode it names follows from those logs (EAGAIN named only with EAGAIN lines, "none"
+#     only without a 5xx)
+#   - --starve (nginx): the warning line before measuring; the output names the
+#     starvation ("pool starved: 16 kept FastCGI connections for 4 workers") and its 504s
+#     are the lines of nginx's status log
+#   - every process, cgroup and directory of every step is gone afterwards
+# shellcheck disable=SC2016 # jq programs in single quotes
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/stack_lib.sh
+. "$(dirname "$0")/stack_lib.sh"
+
+fpm_need
+
+# --- usage -----------------------------------------------------------------------------------
+
+expect_rc "two cases: exit 64" 64 two stack nginx-fpm --ablation --overload
+one_line "two cases: one line" "$T/two.err" 'one at a time'
+expect_rc "apache --starve: exit 64" 64 astarve stack apache-fpm --starve
+one_line "apache --starve: one line" "$T/astarve.err" 'stack apache-fpm: --starve: not a case'
+expect_rc "redis --overload: exit 64" 64 rover stack redis --overload
+expect_rc "--pool 0: exit 64" 64 pool0 stack nginx-fpm --pool 4,0
+expect_rc "--pool x: exit 64" 64 poolx stack nginx-fpm --pool 4,x
+expect_rc "a case with --profile: exit 64" 64 cprof stack nginx-fpm --pool 4 --profile baseline
+one_line "a case with --profile: one line" "$T/cprof.err" 'the case sets its own'
+
+# --- the ablation ----------------------------------------------------------------------------
+
+for stack in nginx-fpm apache-fpm; do
+    web=${stack%-fpm}
+    name=ablation-$web
+    held "$name" "$stack" --ablation || continue
+    steps=5
+    [ "$web" = apache ] && steps=6
+    check_eq "$name: one directory per step" "$steps" \
+        "$(grep -c '^hopbench stack [a-z-]*: directory ' "$OUT")"
+    for label in baseline '+fpm static' "+lean $web" '+php.ini' '+reuse'; do
+        check "$name: '$label' in the table and the change table" \
+            test "$(grep -c -- "^$label" "$OUT")" -ge 2
+    done
+    [ "$web" = apache ] && check "$name: the .htaccess step" grep -q '^+no .htaccess' "$OUT"
+    check "$name: every run valid, 4 per step" jtrue -s --argjson n $((steps * 4)) \
+        '[.[] | select(.record == "run")] | length == $n and all(.[]; .valid and .errors_total == 0)' \
+        "$T/$name.jsonl"
+    # the last step's front (backend unix) against the web server's own count
+    FRONT_UNIX=$(grep '^+reuse: ' "$OUT" | sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p')
+    sent=$(jq -s '[.[] | select(.record == "run")] | .[-4:] | map(.requests) | add' "$T/$name.jsonl")
+    got=$(web_requests "$web" "$FRONT_UNIX")
+    check "$name: the last step's $web counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
+        test "${got:-0}" -ge $((sent + 2)) -a "${got:-0}" -le $((sent + 3))
+    release "$name"
+done
+
+# --- the pool sweep --------------------------------------------------------------------------
+
+if held pool nginx-fpm --pool 4,8; then
+    check "pool: both sizes in the table" \
+        test "$(grep -c '^pm static 4 \|^pm static 8 ' "$OUT")" -ge 4
+    procs=$(fpm_status "$DIR/fpm.sock" | sed -n 's/^total processes: *//p')
+    check_eq "pool: php-fpm's own status page of the last step: 8 processes" 8 "$procs"
+    release pool
+fi
+
+# --- the overload ----------------------------------------------------------------------------
+
+# report_field T FIELD : the value after "FIELD" in transport T's block of the report.
+report_field() {
+    sed -n "/^$1:\$/,/failure mode/p" "$OUT" | sed -n "s/^  $2//p" | head -n 1
+}
+
+# kind_of T KIND : the count of KIND among the backend errors printed for transport T (0 if not).
+kind_of() {
+    report_field "$1" "$web log, backend errors: " | tr ',' '\n' |
+        sed -n "s/^ *$2 \([0-9]*\)\$/\1/p" | grep . || echo 0
+}
+
+for stack in nginx-fpm apache-fpm; do
+    web=${stack%-fpm}
+    name=overload-$web
+    held "$name" "$stack" --overload || continue
+    for t in tcp unix; do
+        log5xx=$(grep -c '^5' "$DIR/status-$t.log")
+        said=$(report_field "$t" "$web status log: " | sed -n 's/.*(5xx \([0-9]*\))$/\1/p')
+        check_eq "$name $t: the 5xx printed are the status log's" "$log5xx" "$said"
+        client=$(jq -s --arg ep "$t" '[.[] | select(.record == "run" and .proto == "http")] |
+            if $ep == "tcp" then .[0] else .[1] end | .status["5xx"] // 0' "$T/$name.jsonl")
+        check "$name $t: the client's 5xx ($client) within the status log's ($log5xx)" \
+            test "$client" -le "$log5xx"
+        mode=$(report_field "$t" "failure mode: ")
+        if echo "$mode" | grep -q EAGAIN; then
+            check "$name $t: '$mode' with EAGAIN lines counted" \
+                test "$(kind_of "$t" 'connect EAGAIN (backlog full)')" -gt 0
+        fi
+        if echo "$mode" | grep -q '^none'; then
+            check_eq "$name $t: '$mode' with no 5xx in the status log" 0 "$log5xx"
+        fi
+        if [ "$log5xx" -gt 0 ]; then
+            check "$name $t: 5xx logged, a failure mode named ($mode)" \
+                test "${mode#none}" = "$mode"
+        fi
+    done
+    # the kinds printed for the two runs are the web server's own error lines of that kind
+    for kind in 'connect EAGAIN (backlog full):Resource temporarily unavailable' \
+        'reset:Connection reset by peer' 'timed out:timed out\|timeout specified has expired'; do
+        label=${kind%%:*}
+        logged=$(grep 'error\]' "$DIR/$web.log" | grep -c "${kind#*:}")
+        check_eq "$name: '$label' printed (tcp + unix) as in $web's log" "$logged" \
+            $(($(kind_of tcp "$label") + $(kind_of unix "$label")))
+    done
+    release "$name"
+done
+
+# --- the starvation --------------------------------------------------------------------------
+
+if held starve nginx-fpm --starve; then
+    check "starve: the warning line before measuring" grep -q \
+        '^warning: the starvation case, deliberately: .* 16 FastCGI connections per backend for pm.max_children 4' \
+        "$OUT"
+    check "starve: the output names it" grep -q \
+        '^pool starved: 16 kept FastCGI connections for 4 workers' "$OUT"
+    for t in tcp unix; do
+        line=$(grep "^pool starved: .*(backend $t)" "$OUT")
+        [ -n "$line" ] || continue
+        said=$(echo "$line" | sed -n "s/.*504 in nginx's status log: \([0-9]*\);.*/\1/p")
+        check_eq "starve $t: the 504s named are nginx's status log's" \
+            "$(grep -c '^504$' "$DIR/status-$t.log")" "$said"
+    done
+    release starve
+fi
+
+done_testing
