@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stack/fpm.h"
 #include "stack/measure.h"
 #include "stack/stack.h"
 
@@ -29,15 +30,7 @@
 #define APACHE_MODS "/usr/lib/apache2/modules"
 #define WORKER_USER "www-data" /* the web servers' and the socket's user when hopbench is root */
 
-/* The study's profiles (stack_opts.profile). */
-enum fpm_profile {
-    FPM_BASELINE = 0, /* stock-like: many modules, dynamic pools, access logs, .htaccess */
-    FPM_OPTIMIZED,    /* minimal modules, fixed pools, no access logs, pm static */
-    FPM_REUSE,        /* optimized + FastCGI connections kept, within pm.max_children */
-};
-
-/* Their names, in the enum's order (the stacks' --profile). */
-static const char *const fpm_profile_names[] = { "baseline", "optimized", "optimized-reuse", NULL };
+const char *const fpm_profile_names[] = { "baseline", "optimized", "optimized-reuse", NULL };
 
 /* The web server's processes: how many may each keep FastCGI connections (FPM_REUSE). */
 #define WEB_PROCS 2u
@@ -51,7 +44,7 @@ struct web {
     const char *status; /* its request-count page */
 };
 
-static enum fpm_profile fpm_profile_of(const struct stack_opts *o)
+enum fpm_profile fpm_profile_of(const struct stack_opts *o)
 {
     for (unsigned i = 0; o->profile != NULL && fpm_profile_names[i] != NULL; i++)
         if (strcmp(o->profile, fpm_profile_names[i]) == 0) return (enum fpm_profile)i;
@@ -59,7 +52,7 @@ static enum fpm_profile fpm_profile_of(const struct stack_opts *o)
 }
 
 /* pm.max_children: the stock 5, else pm static with two children per CPU, at least 4. */
-static unsigned fpm_children(enum fpm_profile p)
+unsigned fpm_children(enum fpm_profile p)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -165,10 +158,10 @@ static int nginx_conf(struct stack_ctx *c, enum fpm_profile p, const unsigned fr
     for (unsigned i = 0; i < 2 && len < sizeof(conf); i++)
         len += (size_t)snprintf(
             conf + len, sizeof(conf) - len,
-            "  server {\n    listen 127.0.0.1:%u;\n"
+            "  server {\n    listen 127.0.0.1:%u;\n    root %s/www;\n"
             "    location = /nginx_status { stub_status; }\n"
-            "    location = /bench.php {\n      include /etc/nginx/fastcgi_params;\n"
-            "      fastcgi_param SCRIPT_FILENAME %s/www/bench.php;\n%s"
+            "    location ~ \\.php$ {\n      include /etc/nginx/fastcgi_params;\n"
+            "      fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n%s"
             "      fastcgi_pass %s;\n    }\n  }\n",
             front[i], d, p == FPM_REUSE ? "      fastcgi_keep_conn on;\n" : "", pass[i]);
     if (len < sizeof(conf)) snprintf(conf + len, sizeof(conf) - len, "}\n");
@@ -422,15 +415,6 @@ static int fpm_check(struct sup_check *k, const char *svc, const char *proto, co
     return endpoint_parse(&k->ep, ep, err);
 }
 
-/* The stack's endpoints: the two fronts, FPM's port and socket; script and docroot paths. */
-struct fpm_eps {
-    char front[2][64];
-    char fpm[2][PATH_MAX + 8];
-    char sock[PATH_MAX];
-    char script[PATH_MAX];
-    char docroot[PATH_MAX];
-};
-
 /* Waits for php-fpm's two pools (w NULL) or for the web server's two fronts to answer. */
 static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
                      struct hb_err *err)
@@ -445,9 +429,12 @@ static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_
     return rc;
 }
 
-/* The set-up checks of the study's pitfalls, one line each; an error when one fails. */
+/*
+ * The set-up checks of the study's pitfalls, one line each; an error when one
+ * fails. bare: the connections the bare hop keeps open (0: no bare hop).
+ */
 static int fpm_pitfalls(struct stack_ctx *c, enum fpm_profile p, const struct fpm_eps *e,
-                        struct hb_err *err)
+                        unsigned bare, struct hb_err *err)
 {
     char line[PATH_MAX + 256], kept[160];
     const char *user = WORKER_USER;
@@ -458,12 +445,12 @@ static int fpm_pitfalls(struct stack_ctx *c, enum fpm_profile p, const struct fp
     if (!sock_usable(e->sock, user, line, sizeof(line)))
         return hb_fail(err, -EACCES, "%.240s", line);
     fprintf(c->out, "%s\n", line);
-    if (web + c->conns > kids)
+    if (web + bare > kids)
         return hb_fail(err, -EINVAL,
                        "the bare FastCGI hop would keep %u connection(s) open besides the web "
                        "server's %u, more than pm.max_children %u: the pool would starve (use "
                        "-c %u or less)",
-                       c->conns, web, kids, kids > web ? kids - web : 0);
+                       bare, web, kids, kids > web ? kids - web : 0);
     if (web > 0)
         snprintf(kept, sizeof(kept), "keeps at most %u x %u = %u FastCGI connections per backend",
                  WEB_PROCS, fpm_kept_per_proc(p), web);
@@ -472,7 +459,7 @@ static int fpm_pitfalls(struct stack_ctx *c, enum fpm_profile p, const struct fp
     fprintf(c->out,
             "check: the web server %s; the bare hop keeps %u; together within pm.max_children "
             "%u per pool: no starvation\n",
-            kept, c->conns, kids);
+            kept, bare, kids);
     return 0;
 }
 
@@ -533,30 +520,37 @@ static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fp
     return rc;
 }
 
-static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+int fpm_build(struct stack_ctx *c, const struct web *w, enum fpm_profile p, unsigned bare,
+              struct fpm_eps *e, struct hb_err *err)
 {
-    static struct fpm_eps e;
     unsigned front[2] = { 0, 0 }, port = 0;
     int rc = fpm_ports(front, &port, err);
 
-    enum fpm_profile p = fpm_profile_of(c->o);
-
-    memset(&e, 0, sizeof(e));
+    memset(e, 0, sizeof(*e));
     if (rc == 0) rc = fpm_files(c, p, err);
     if (rc < 0) return rc;
-    sup_path(&c->sup, "fpm.sock", e.sock, sizeof(e.sock));
-    sup_path(&c->sup, "www/bench.php", e.script, sizeof(e.script));
-    sup_path(&c->sup, "www", e.docroot, sizeof(e.docroot));
+    sup_path(&c->sup, "fpm.sock", e->sock, sizeof(e->sock));
+    sup_path(&c->sup, "www/bench.php", e->script, sizeof(e->script));
+    sup_path(&c->sup, "www", e->docroot, sizeof(e->docroot));
     for (unsigned i = 0; i < 2; i++)
-        snprintf(e.front[i], sizeof(e.front[i]), "tcp://127.0.0.1:%u", front[i]);
-    snprintf(e.fpm[0], sizeof(e.fpm[0]), "tcp://127.0.0.1:%u", port);
-    snprintf(e.fpm[1], sizeof(e.fpm[1]), "unix:%s", e.sock);
+        snprintf(e->front[i], sizeof(e->front[i]), "tcp://127.0.0.1:%u", front[i]);
+    snprintf(e->fpm[0], sizeof(e->fpm[0]), "tcp://127.0.0.1:%u", port);
+    snprintf(e->fpm[1], sizeof(e->fpm[1]), "unix:%s", e->sock);
     /* The set-up checks come before the web server: a socket it cannot use is named, not 502s. */
-    rc = fpm_start(c, p, port, e.sock, err);
-    if (rc == 0) rc = fpm_ready(c, NULL, &e, err);
-    if (rc == 0) rc = fpm_pitfalls(c, p, &e, err);
-    if (rc == 0) rc = web_start(c, w, p, front, port, e.sock, err);
-    if (rc == 0) rc = fpm_ready(c, w, &e, err);
+    rc = fpm_start(c, p, port, e->sock, err);
+    if (rc == 0) rc = fpm_ready(c, NULL, e, err);
+    if (rc == 0) rc = fpm_pitfalls(c, p, e, bare, err);
+    if (rc == 0) rc = web_start(c, w, p, front, port, e->sock, err);
+    if (rc == 0) rc = fpm_ready(c, w, e, err);
+    return rc;
+}
+
+static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+{
+    static struct fpm_eps e;
+    enum fpm_profile p = fpm_profile_of(c->o);
+    int rc = fpm_build(c, w, p, c->conns, &e, err);
+
     if (rc == -EINTR) {
         c->interrupted = true;
         return 0;
@@ -576,7 +570,7 @@ static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *er
     return fpm_measure(c, w, &e, err);
 }
 
-static const struct web web_nginx = { "nginx", NGINX, nginx_conf, "/nginx_status" };
+const struct web web_nginx = { "nginx", NGINX, nginx_conf, "/nginx_status" };
 static const struct web web_apache = { "apache", APACHE, apache_conf, "/server-status?auto" };
 
 static int nginx_run(struct stack_ctx *c, struct hb_err *err)
@@ -627,7 +621,7 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"     \
     "  -h, --help       this text\n"
 
-static const char *const nginx_needs[] = { PHP_FPM, "php8.2-fpm", NGINX, "nginx", NULL };
+const char *const nginx_needs[] = { PHP_FPM, "php8.2-fpm", NGINX, "nginx", NULL };
 static const char *const apache_needs[] = { PHP_FPM, "php8.2-fpm", APACHE, "apache2", NULL };
 
 const struct stack_def stack_nginx_fpm = {
