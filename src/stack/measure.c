@@ -229,15 +229,15 @@ static int jsonl_pass(struct stack_ctx *c, const char *path, struct hb_err *err)
 }
 
 /* The common options of every run child. */
-static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps, const char *json,
-                        const char *jsonl)
+static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps,
+                        uint64_t duration_ns, const char *json, const char *jsonl)
 {
     stack_arg(a, "--reps");
     stack_arg(a, "%u", reps);
     stack_arg(a, "--order");
     stack_arg(a, "abba");
     stack_arg(a, "-d");
-    stack_arg(a, "%.3f", (double)c->duration_ns / 1e9);
+    stack_arg(a, "%.3f", (double)duration_ns / 1e9);
     stack_arg(a, "--warmup");
     stack_arg(a, "%.3f", (double)c->warmup_ns / 1e9);
     stack_arg(a, "-c");
@@ -274,9 +274,10 @@ static void gate_lines(FILE *out, const struct stack_cell *cell)
     }
 }
 
-/* A run child with reps runs; its runs into cell (arm k, or by endpoint when negative). */
+/* A run child with reps runs of duration_ns; its runs into cell (arm k, or by endpoint when
+ * negative). */
 static int measure_child(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
-                         int arm, unsigned reps, struct hb_err *err)
+                         int arm, unsigned reps, uint64_t duration_ns, struct hb_err *err)
 {
     char json[PATH_MAX], jsonl[PATH_MAX], log[PATH_MAX], name[32];
     unsigned k = ++c->nchild;
@@ -288,7 +289,7 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     sup_path(&c->sup, name, jsonl, sizeof(jsonl));
     snprintf(name, sizeof(name), "run-%u.out", k);
     sup_path(&c->sup, name, log, sizeof(log));
-    args_common(c, args, reps, json, jsonl);
+    args_common(c, args, reps, duration_ns, json, jsonl);
     if (args->n >= STACK_MAX_ARGS) return hb_fail(err, -E2BIG, "too many arguments for run");
     pid_t pid = child_spawn(args, log);
     if (pid < 0) return hb_fail(err, pid, "cannot start hopbench run: %s", strerror(-pid));
@@ -319,13 +320,14 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
 int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
                   struct hb_err *err)
 {
-    return measure_child(c, args, cell, -1, c->reps, err);
+    return measure_child(c, args, cell, -1, c->reps, c->duration_ns, err);
 }
 
 int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
-                      unsigned arm, struct hb_err *err)
+                      unsigned arm, uint64_t duration_ns, struct hb_err *err)
 {
-    return measure_child(c, args, cell, arm == 0 ? 0 : 1, 1, err);
+    return measure_child(c, args, cell, arm == 0 ? 0 : 1, 1,
+                         duration_ns ? duration_ns : c->duration_ns, err);
 }
 
 struct costed_reading {

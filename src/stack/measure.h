@@ -106,12 +106,13 @@ int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cel
                   struct hb_err *err);
 
 /*
- * stack_measure with args naming one endpoint, run once (--reps 1): its run
- * goes to cell->arm[arm]. A stack interleaves such children to measure each
- * endpoint under its own settings (an open loop at its own rate).
+ * stack_measure with args naming one endpoint, run once (--reps 1) for
+ * duration_ns (0: the stack's -d): its run goes to cell->arm[arm]. A stack
+ * interleaves such children to measure each endpoint under its own settings
+ * (an open loop at its own rate).
  */
 int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
-                      unsigned arm, struct hb_err *err);
+                      unsigned arm, uint64_t duration_ns, struct hb_err *err);
 
 /*
  * What the saving is worth, at the end of a stack: for each measurement of
