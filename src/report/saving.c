@@ -289,8 +289,8 @@ void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
             range_text(saved, sizeof(saved), sv.saved, 1e-3, 3);
             sig(pct, sizeof(pct), 100 * sv.saved.v / sv.tcp, 3);
             vcpu_rate_text(rate, sizeof(rate), &sv);
-            fprintf(f, "   cpu %s: saved %s µs per request (%s %%); %s\n", c->series[j].name, saved,
-                    sv.tcp > 0 ? pct : "n/a", rate);
+            fprintf(f, "   cpu %s: saved %s µs per request (%s%s); %s\n", c->series[j].name, saved,
+                    sv.tcp > 0 ? pct : "n/a", sv.tcp > 0 ? " %" : "", rate);
         }
     }
 }

@@ -22,12 +22,13 @@
 #include "stack/stack.h"
 #include "stats.h"
 
-#define PHP_CONNS     16u     /* -c of every run unless given: enough to reach the maximum */
-#define PHP_OPEN      0.6     /* the open loop's share of the closed-loop maximum */
-#define PHP_CPU_LOOP  300000u /* cpu.php's iterations: a few ms of PHP */
-#define PHP_CPU_MOD   1000003u
-#define PHP_WORKLOADS 3u
-#define PHP_OPEN_OPS  300.0 /* an open-loop run lasts for at least this many requests */
+#define PHP_CONNS      16u     /* -c of every run unless given: enough to reach the maximum */
+#define PHP_OPEN       0.6     /* the open loop's share of the closed-loop maximum */
+#define PHP_CPU_LOOP   300000u /* cpu.php's iterations: a few ms of PHP */
+#define PHP_CPU_MOD    1000003u
+#define PHP_WORKLOADS  3u
+#define PHP_OPEN_OPS   300.0 /* an open-loop run lasts for at least this many requests, */
+#define PHP_OPEN_MAX_S 10.0  /* unless that takes longer than this */
 
 /* One workload: its name, request target, file under www and the body it answers with. */
 struct php_load {
@@ -101,9 +102,9 @@ static double php_median(const double *x, unsigned n)
  * The open loop of w: each backend at PHP_OPEN of its own closed-loop median,
  * one run per child, the children in ABBA order; a backend without a valid
  * closed-loop run is left out, with a line saying so. A run lasts -d, or
- * longer when -d holds fewer than PHP_OPEN_OPS requests at its rate: the
- * achieved rate is then exact to within 1 % (one request of its window at
- * most) and the saturation flag (below 99 %) means it.
+ * longer when -d holds fewer than PHP_OPEN_OPS requests at its rate (up to
+ * PHP_OPEN_MAX_S): the achieved rate is then exact to within 1 % (one request
+ * of its window at most) and the saturation flag (below 99 %) means it.
  */
 static int php_open(struct stack_ctx *c, const struct fpm_eps *e, struct php_load *w,
                     struct hb_err *err)
@@ -118,6 +119,7 @@ static int php_open(struct stack_ctx *c, const struct fpm_eps *e, struct php_loa
             fprintf(c->out, "%s over %s: no open loop: no valid closed-loop run to take 60 %% of\n",
                     w->name, a->transport);
     }
+    if (!(rate[0] > 0) && !(rate[1] > 0)) return 0;
     fprintf(c->out,
             "measuring %s: open loop at 60 %% of each backend's maximum (%.1f, %.1f ops/s) ...\n",
             w->name, rate[0], rate[1]);
@@ -127,7 +129,7 @@ static int php_open(struct stack_ctx *c, const struct fpm_eps *e, struct php_loa
             unsigned t = k ^ (r & 1); /* tcp unix, unix tcp, ...: ABBA */
             struct stack_args a = { .n = 0 };
             if (!(rate[t] > 0)) continue;
-            double need_s = PHP_OPEN_OPS / rate[t];
+            double need_s = fmin(PHP_OPEN_OPS / rate[t], PHP_OPEN_MAX_S);
             uint64_t d = need_s * 1e9 > (double)c->duration_ns ? (uint64_t)(need_s * 1e9) : 0;
             php_args(c, &a, e, w, t, t + 1);
             stack_arg(&a, "--rate");
@@ -267,15 +269,15 @@ static const char php_help[] =
     "keep-alive load, -c 16 unless given, --reps runs in ABBA order); then an open loop at\n"
     "60 % of that backend's own closed-loop median (one base per endpoint, measured once;\n"
     "--reps runs of one endpoint each, interleaved ABBA, each -d or as long as 300 requests\n"
-    "take at its rate), its latency from each request's intended send time; a run below\n"
-    "99 % of its rate is flagged saturated. Every reply must be 2xx with the workload's\n"
-    "body: any error fails the gate (exit 2) and is named per workload and backend.\n"
+    "take at its rate, at most 10 s), its latency from each request's intended send time;\n"
+    "a run below 99 % of its rate is flagged saturated. Every reply must be 2xx with the\n"
+    "workload's body: any error fails the gate (exit 2), named per workload and backend.\n"
     "Prints median ± SD with n of ops/s and of latency p50, p99 and mean; CPU per request\n"
     "of nginx (its cgroup), php-fpm (its process tree) and the client; then what the Unix\n"
     "socket saves per request and the rate that saves one vCPU ('hopbench cost' on each\n"
     "closed-loop measurement; the open loop is not priced: each backend has its own rate).\n"
     "Takes: 3 workloads x 2 loops x 2 backends x --reps (default 4) x (-d 2 s + --warmup\n"
-    "0.5 s), about 2.5 min; --short (2 reps of 0.3 s after 0.1 s) about 20 s and is a\n"
+    "0.5 s), about 130 s; --short (2 reps of 0.3 s after 0.1 s) about 20 s and is a\n"
     "check, not a result.\n"
     "\n"
     "  --profile P      baseline, optimized (default) or optimized-reuse (as nginx-fpm)\n"
