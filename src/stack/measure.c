@@ -260,12 +260,12 @@ static void log_copy(FILE *out, const char *path)
     fclose(f);
 }
 
-/* One line per arm the gate failed: which runs, how many errors, of which kinds. */
-static void gate_lines(FILE *out, const struct stack_cell *cell)
+/* One line per arm (arm k, or both when negative) the gate failed: runs, errors, their kinds. */
+static void gate_lines(FILE *out, const struct stack_cell *cell, int k)
 {
     for (unsigned t = 0; t < 2; t++) {
         const struct stack_arm *a = &cell->arm[t];
-        if (a->failed == 0) continue;
+        if (a->failed == 0 || (k >= 0 && (unsigned)k != t)) continue;
         fprintf(out,
                 "gate: %s over %s: %u run(s) failed with %llu error(s) (%s): the result is "
                 "invalid\n",
@@ -306,7 +306,7 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     }
     rc = jsonl_pass(c, jsonl, err);
     if (rc == 0 && access(jsonl, R_OK) == 0) rc = cell_read(cell, jsonl, arm, err);
-    if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2) gate_lines(c->out, cell);
+    if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2) gate_lines(c->out, cell, arm);
     if (rc == 0 && arm < 0 && c->ncosted < STACK_MAX_COSTED && access(jsonl, R_OK) == 0) {
         struct stack_costed *m = &c->costed[c->ncosted++];
         snprintf(m->label, sizeof(m->label), "%s", cell->label);
