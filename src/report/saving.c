@@ -152,12 +152,26 @@ static void put_per_request(FILE *f, const struct cost_cell *c, const struct cos
             fprintf(f, "   cpu %s: %s\n", figure_notes[i].name, figure_notes[i].what);
 }
 
+/* The sustained rate at which the saving s adds up to one whole vCPU, as a phrase. */
+static void vcpu_rate_text(char *buf, size_t cap, const struct cost_saving *s)
+{
+    char rtext[160];
+
+    range_text(rtext, sizeof(rtext), cost_breakeven_rate(s->saved), 1, 3);
+    if (s->saved.v > 0)
+        snprintf(buf, cap, "one whole vCPU is saved at %s requests/s, sustained", rtext);
+    else if (s->saved.v < 0)
+        snprintf(buf, cap, "the Unix socket costs one whole vCPU more at %s requests/s, sustained",
+                 rtext);
+    else
+        snprintf(buf, cap, "nothing is saved at any rate");
+}
+
 /* What one CPU figure's saving is worth per month, and the rate that saves a vCPU. */
 static void put_month(FILE *f, const struct cost_series *ser, const struct cost_saving *s,
                       const struct cost_plan *p)
 {
-    struct cost_range rate = cost_breakeven_rate(s->saved);
-    char rtext[160], price[48];
+    char rtext[256], price[48];
 
     fprintf(f, "\n   cpu %s: saved per month (30 days)\n", ser->name);
     snprintf(price, sizeof(price), "value at $%g/vCPU-month", p->price_usd);
@@ -176,14 +190,8 @@ static void put_month(FILE *f, const struct cost_series *ser, const struct cost_
                 text_safe(text, sizeof(text), tr->text), tr->per_month,
                 sig(rps, sizeof(rps), cost_traffic_per_s(tr), 3), cpu_t, share_t, usd_t);
     }
-    range_text(rtext, sizeof(rtext), rate, 1, 3);
-    if (s->saved.v > 0)
-        fprintf(f, "   one whole vCPU is saved at %s requests/s, sustained\n", rtext);
-    else if (s->saved.v < 0)
-        fprintf(f, "   the Unix socket costs one whole vCPU more at %s requests/s, sustained\n",
-                rtext);
-    else
-        fprintf(f, "   nothing is saved at any rate\n");
+    vcpu_rate_text(rtext, sizeof(rtext), s);
+    fprintf(f, "   %s\n", rtext);
 }
 
 /* The saving of each CPU figure as % of all CPU per request with app work added. */
@@ -255,6 +263,35 @@ void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
             if (c->series[j].kind == COST_CPU && saving_of(c, j, p, &sv))
                 put_month(f, &c->series[j], &sv, p);
         put_dilution(f, c, p);
+    }
+}
+
+void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
+                         const struct cost_plan *p)
+{
+    char shown[TEXT_SAFE_CAP], cell[TEXT_SAFE_CAP];
+
+    text_safe(shown, sizeof(shown), label);
+    for (size_t i = 0; i < s->ncells; i++) {
+        const struct cost_cell *c = &s->cells[i];
+        struct cost_saving sv;
+
+        evidence_cell_label(cell, sizeof(cell), &c->key);
+        fprintf(f, "%s%s%s\n", shown, s->ncells > 1 ? ": " : "", s->ncells > 1 ? cell : "");
+        if (!report_saving_cell_ok(c)) {
+            fprintf(f, "   not priced: no run that counts over both tcp and unix%s\n",
+                    c->mixed[0] || c->mixed[1] ? " from one endpoint each" : "");
+            continue;
+        }
+        for (size_t j = 0; j < c->nseries; j++) {
+            char saved[160], pct[48], rate[256];
+            if (c->series[j].kind != COST_CPU || !saving_of(c, j, p, &sv)) continue;
+            range_text(saved, sizeof(saved), sv.saved, 1e-3, 3);
+            sig(pct, sizeof(pct), 100 * sv.saved.v / sv.tcp, 3);
+            vcpu_rate_text(rate, sizeof(rate), &sv);
+            fprintf(f, "   cpu %s: saved %s µs per request (%s%s); %s\n", c->series[j].name, saved,
+                    sv.tcp > 0 ? pct : "n/a", sv.tcp > 0 ? " %" : "", rate);
+        }
     }
 }
 

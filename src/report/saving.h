@@ -24,6 +24,14 @@ bool report_saving_cell_ok(const struct cost_cell *c);
 void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
                          const struct cost_plan *p);
 
+/*
+ * The short form, under label: per cell of s, per CPU figure, the saving per
+ * request with its interval and share, and the rate that saves one whole
+ * vCPU, each printed as report_saving_table prints it.
+ */
+void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
+                         const struct cost_plan *p);
+
 /* The same figures as JSON (docs/evidence.md, "hopbench cost"); NULL when a string is not
  * UTF-8 or memory runs out. */
 json_t *report_saving_json(const char *path, const struct cost_set *s, const struct cost_plan *p);

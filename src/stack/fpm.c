@@ -30,10 +30,9 @@
 #define APACHE_MODS "/usr/lib/apache2/modules"
 #define WORKER_USER "www-data" /* the web servers' and the socket's user when hopbench is root */
 
-/* Their names, in the enum's order (the stacks' --profile). */
-static const char *const fpm_profile_names[] = { "baseline", "optimized", "optimized-reuse", NULL };
+const char *const fpm_profile_names[] = { "baseline", "optimized", "optimized-reuse", NULL };
 
-static enum fpm_profile fpm_profile_of(const struct stack_opts *o)
+enum fpm_profile fpm_profile_of(const struct stack_opts *o)
 {
     for (unsigned i = 0; o->profile != NULL && fpm_profile_names[i] != NULL; i++)
         if (strcmp(o->profile, fpm_profile_names[i]) == 0) return (enum fpm_profile)i;
@@ -41,7 +40,7 @@ static enum fpm_profile fpm_profile_of(const struct stack_opts *o)
 }
 
 /* pm.max_children: the stock 5, else pm static with two children per CPU, at least 4. */
-static unsigned fpm_children(enum fpm_profile p)
+unsigned fpm_children(enum fpm_profile p)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -180,12 +179,12 @@ static int nginx_conf(struct stack_ctx *c, const struct fpm_knobs *k, const unsi
     for (unsigned i = 0; i < 2 && len < sizeof(conf); i++)
         len += (size_t)snprintf(
             conf + len, sizeof(conf) - len,
-            "  server {\n    listen 127.0.0.1:%u;\n%s"
+            "  server {\n    listen 127.0.0.1:%u;\n    root %s/www;\n%s"
             "    location = /nginx_status { stub_status; }\n"
-            "    location = /bench.php {\n      include /etc/nginx/fastcgi_params;\n"
-            "      fastcgi_param SCRIPT_FILENAME %s/www/bench.php;\n%s"
+            "    location ~ \\.php$ {\n      include /etc/nginx/fastcgi_params;\n"
+            "      fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n%s"
             "      fastcgi_pass %s;\n    }\n  }\n",
-            front[i], extra[i], d, k->kept > 0 ? "      fastcgi_keep_conn on;\n" : "", pass[i]);
+            front[i], d, extra[i], k->kept > 0 ? "      fastcgi_keep_conn on;\n" : "", pass[i]);
     if (len < sizeof(conf)) snprintf(conf + len, sizeof(conf) - len, "}\n");
     if (len >= sizeof(conf)) return hb_fail(err, -ENAMETOOLONG, "nginx.conf: paths too long");
     return sup_write(&c->sup, "nginx.conf", conf, err);
@@ -573,8 +572,9 @@ static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fp
     return rc;
 }
 
-int fpm_up(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k, bool starve,
-           struct fpm_eps *e, struct hb_err *err)
+/* fpm_up with the connections the bare hop keeps open besides the web server's. */
+static int fpm_up_bare(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k,
+                       bool starve, unsigned bare, struct fpm_eps *e, struct hb_err *err)
 {
     unsigned front[2] = { 0, 0 }, port = 0;
     int rc = fpm_ports(front, &port, err);
@@ -593,10 +593,25 @@ int fpm_up(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k, 
     /* The set-up checks come before the web server: a socket it cannot use is named, not 502s. */
     rc = fpm_start(c, k, port, e->sock, err);
     if (rc == 0) rc = fpm_ready(c, NULL, e, err);
-    if (rc == 0) rc = fpm_pitfalls(c, k, e, fpm_case_asked(c->o) ? 0 : c->conns, starve, err);
+    if (rc == 0) rc = fpm_pitfalls(c, k, e, bare, starve, err);
     if (rc == 0) rc = web_start(c, w, k, front, port, e->sock, err);
     if (rc == 0) rc = fpm_ready(c, w, e, err);
     return rc;
+}
+
+int fpm_up(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k, bool starve,
+           struct fpm_eps *e, struct hb_err *err)
+{
+    return fpm_up_bare(c, w, k, starve, fpm_case_asked(c->o) ? 0 : c->conns, e, err);
+}
+
+int fpm_build(struct stack_ctx *c, const struct web *w, enum fpm_profile p, unsigned bare,
+              struct fpm_eps *e, struct hb_err *err)
+{
+    struct fpm_knobs k;
+
+    fpm_knobs_of(p, &k);
+    return fpm_up_bare(c, w, &k, false, bare, e, err);
 }
 
 static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *err)
@@ -628,7 +643,7 @@ static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *er
     return fpm_measure(c, w, &e, err);
 }
 
-static const struct web web_nginx = { "nginx", NGINX, nginx_conf, "/nginx_status" };
+const struct web web_nginx = { "nginx", NGINX, nginx_conf, "/nginx_status" };
 static const struct web web_apache = { "apache", APACHE, apache_conf, "/server-status?auto" };
 
 static int nginx_run(struct stack_ctx *c, struct hb_err *err)
@@ -692,7 +707,7 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"       \
     "  -h, --help       this text\n"
 
-static const char *const nginx_needs[] = { PHP_FPM, "php8.2-fpm", NGINX, "nginx", NULL };
+const char *const nginx_needs[] = { PHP_FPM, "php8.2-fpm", NGINX, "nginx", NULL };
 static const char *const apache_needs[] = { PHP_FPM, "php8.2-fpm", APACHE, "apache2", NULL };
 
 const struct stack_def stack_nginx_fpm = {

@@ -1,9 +1,10 @@
 /*
- * The web server → PHP-FPM stacks' shared part (fpm.c): the settings a
+ * The web server -> PHP-FPM stacks' shared part (fpm.c): the settings a
  * configuration is written from, the services started from them and the
  * run child's arguments, so that the study's cases (fpm_cases.c: the
  * ablation, the pool sweep, the overload, the starvation) build the same
- * stack with one setting changed at a time.
+ * stack with one setting changed at a time, and php.c's php-method builds
+ * nginx -> php-fpm from the same parts.
  */
 #ifndef HOPBENCH_STACK_FPM_H
 #define HOPBENCH_STACK_FPM_H
@@ -15,6 +16,7 @@
 
 /* The web server's processes: each may keep FastCGI connections (kept > 0). */
 #define WEB_PROCS 2u
+#include "stack/stack.h"
 
 /* The study's profiles (stack_opts.profile). */
 enum fpm_profile {
@@ -77,5 +79,25 @@ int fpm_cases(struct stack_ctx *c, const struct web *w, struct hb_err *err);
 
 /* Whether o asks for one of the cases. */
 bool fpm_case_asked(const struct stack_opts *o);
+
+/* The profiles' names, in the enum's order (the stacks' --profile), NULL-terminated. */
+extern const char *const fpm_profile_names[];
+
+/* The profile --profile names (FPM_OPTIMIZED without one). */
+enum fpm_profile fpm_profile_of(const struct stack_opts *o);
+
+/* pm.max_children of each pool under profile p. */
+unsigned fpm_children(enum fpm_profile p);
+
+/* nginx in front of php-fpm, and nginx-fpm's server binaries and packages (stack_def.needs). */
+extern const struct web web_nginx;
+extern const char *const nginx_needs[];
+
+/*
+ * fpm_up with profile p's settings, no case: bare is the connections a bare
+ * FastCGI hop will keep open besides the web server's (0 for none).
+ */
+int fpm_build(struct stack_ctx *c, const struct web *w, enum fpm_profile p, unsigned bare,
+              struct fpm_eps *e, struct hb_err *err);
 
 #endif

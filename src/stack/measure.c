@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cost.h"
+#include "report/saving.h"
 #include "stats.h"
 
 /* How long a run child gets to end after the SIGINT it was forwarded. */
@@ -132,22 +134,57 @@ void stack_cell_init(struct stack_cell *cell, const char *label, const char *a, 
     snprintf(cell->arm[1].transport, sizeof(cell->arm[1].transport), "%s", b);
 }
 
-/* One run record into its endpoint's arm. */
-static void cell_add(struct stack_cell *cell, const json_t *run)
+/* Adds each kind the invalid run saw (an error count or a non-2xx status class) to a->kinds. */
+static void arm_kinds(struct stack_arm *a, const json_t *run)
 {
-    double k = jnum(run, "cell");
+    static const char *const objs[] = { "errors", "status" };
+    size_t len = strlen(a->kinds);
+
+    for (unsigned i = 0; i < ARRAY_LEN(objs); i++) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(json_object_get(run, objs[i]), key, v)
+        {
+            char name[40];
+            if (!json_is_integer(v) || json_integer_value(v) == 0 || strcmp(key, "2xx") == 0)
+                continue;
+            snprintf(name, sizeof(name), "%s%s", i ? "status " : "", key);
+            if (strstr(a->kinds, name) != NULL || len + strlen(name) + 3 > sizeof(a->kinds))
+                continue;
+            len += (size_t)snprintf(a->kinds + len, sizeof(a->kinds) - len, "%s%s", len ? ", " : "",
+                                    name);
+        }
+    }
+}
+
+/* One run record into arm k, or into its endpoint's arm when k is negative. */
+static void cell_add(struct stack_cell *cell, const json_t *run, int k)
+{
     struct stack_arm *a;
 
-    if (!(k == 0 || k == 1)) return;
-    a = &cell->arm[(int)k];
+    if (k < 0) {
+        double e = jnum(run, "cell");
+        if (!(e == 0 || e == 1)) return;
+        k = (int)e;
+    }
+    a = &cell->arm[k];
     if (a->n == STACK_MAX_REPS) return;
     a->requests += (unsigned long long)jnum(run, "requests");
+    if (json_is_false(json_object_get(run, "valid"))) {
+        a->failed++;
+        a->errors += (unsigned long long)jnum(run, "errors_total");
+        arm_kinds(a, run);
+    }
     if (!json_is_true(json_object_get(run, "valid")) ||
         json_is_true(json_object_get(run, "interrupted")))
         return; /* counted in requests, left out of the figures */
     a->ops_s[a->n] = jnum(run, "ops_per_s");
     a->p50_us[a->n] = jnum(run, "latency_ns.p50") / 1e3;
     a->p99_us[a->n] = jnum(run, "latency_ns.p99") / 1e3;
+    a->mean_us[a->n] = jnum(run, "latency_ns.mean") / 1e3;
+    a->rate[a->n] = isnan(jnum(run, "open_loop.rate")) ? 0 : jnum(run, "open_loop.rate");
+    if (json_is_true(json_object_get(json_object_get(run, "open_loop"), "saturated")))
+        a->saturated++;
     a->client_us[a->n] = jnum(run, "client_cpu_ns_per_op") / 1e3;
     a->svc_us[a->n] = jnum(run, "observed.cpu.cgroup_ns_per_op") / 1e3;
     a->pids_us[a->n] = jnum(run, "observed.cpu.server_ns_per_op") / 1e3;
@@ -155,8 +192,8 @@ static void cell_add(struct stack_cell *cell, const json_t *run)
     a->n++;
 }
 
-/* The child's JSONL file, run records only, into cell. */
-static int cell_read(struct stack_cell *cell, const char *path, struct hb_err *err)
+/* The child's JSONL file, run records only, into cell (arm k, or by endpoint when negative). */
+static int cell_read(struct stack_cell *cell, const char *path, int k, struct hb_err *err)
 {
     json_error_t jerr;
     FILE *f = fopen(path, "re");
@@ -167,7 +204,7 @@ static int cell_read(struct stack_cell *cell, const char *path, struct hb_err *e
     while (getline(&big, &cap, f) > 0) {
         json_t *rec = json_loads(big, 0, &jerr);
         const char *kind = json_string_value(json_object_get(rec, "record"));
-        if (kind != NULL && strcmp(kind, "run") == 0) cell_add(cell, rec);
+        if (kind != NULL && strcmp(kind, "run") == 0) cell_add(cell, rec, k);
         json_decref(rec);
     }
     free(big);
@@ -192,15 +229,15 @@ static int jsonl_pass(struct stack_ctx *c, const char *path, struct hb_err *err)
 }
 
 /* The common options of every run child. */
-static void args_common(struct stack_ctx *c, struct stack_args *a, const char *json,
-                        const char *jsonl)
+static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps,
+                        uint64_t duration_ns, const char *json, const char *jsonl)
 {
     stack_arg(a, "--reps");
-    stack_arg(a, "%u", c->reps);
+    stack_arg(a, "%u", reps);
     stack_arg(a, "--order");
     stack_arg(a, "abba");
     stack_arg(a, "-d");
-    stack_arg(a, "%.3f", (double)c->duration_ns / 1e9);
+    stack_arg(a, "%.3f", (double)duration_ns / 1e9);
     stack_arg(a, "--warmup");
     stack_arg(a, "%.3f", (double)c->warmup_ns / 1e9);
     stack_arg(a, "-c");
@@ -223,8 +260,24 @@ static void log_copy(FILE *out, const char *path)
     fclose(f);
 }
 
-int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
-                  struct hb_err *err)
+/* One line per arm (arm k, or both when negative) the gate failed: runs, errors, their kinds. */
+static void gate_lines(FILE *out, const struct stack_cell *cell, int k)
+{
+    for (unsigned t = 0; t < 2; t++) {
+        const struct stack_arm *a = &cell->arm[t];
+        if (a->failed == 0 || (k >= 0 && (unsigned)k != t)) continue;
+        fprintf(out,
+                "gate: %s over %s: %u run(s) failed with %llu error(s) (%s): the result is "
+                "invalid\n",
+                cell->label, a->transport, a->failed, a->errors,
+                a->kinds[0] ? a->kinds : "no op completed");
+    }
+}
+
+/* A run child with reps runs of duration_ns; its runs into cell (arm k, or by endpoint when
+ * negative). */
+static int measure_child(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
+                         int arm, unsigned reps, uint64_t duration_ns, struct hb_err *err)
 {
     char json[PATH_MAX], jsonl[PATH_MAX], log[PATH_MAX], name[32];
     unsigned k = ++c->nchild;
@@ -236,7 +289,7 @@ int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cel
     sup_path(&c->sup, name, jsonl, sizeof(jsonl));
     snprintf(name, sizeof(name), "run-%u.out", k);
     sup_path(&c->sup, name, log, sizeof(log));
-    args_common(c, args, json, jsonl);
+    args_common(c, args, reps, duration_ns, json, jsonl);
     if (args->n >= STACK_MAX_ARGS) return hb_fail(err, -E2BIG, "too many arguments for run");
     pid_t pid = child_spawn(args, log);
     if (pid < 0) return hb_fail(err, pid, "cannot start hopbench run: %s", strerror(-pid));
@@ -252,8 +305,86 @@ int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cel
         return hb_fail(err, -ECHILD, "the run of %s ended badly (wait status %d)", cell->label, st);
     }
     rc = jsonl_pass(c, jsonl, err);
-    if (rc == 0 && access(jsonl, R_OK) == 0) rc = cell_read(cell, jsonl, err);
+    if (rc == 0 && access(jsonl, R_OK) == 0) rc = cell_read(cell, jsonl, arm, err);
+    if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2) gate_lines(c->out, cell, arm);
+    if (rc == 0 && arm < 0 && c->ncosted < STACK_MAX_COSTED && access(jsonl, R_OK) == 0) {
+        struct stack_costed *m = &c->costed[c->ncosted++];
+        snprintf(m->label, sizeof(m->label), "%s", cell->label);
+        snprintf(m->jsonl, sizeof(m->jsonl), "%s", jsonl);
+        for (unsigned t = 0; t < 2; t++)
+            snprintf(m->transport[t], sizeof(m->transport[t]), "%s", cell->arm[t].transport);
+    }
     return rc;
+}
+
+int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
+                  struct hb_err *err)
+{
+    return measure_child(c, args, cell, -1, c->reps, c->duration_ns, err);
+}
+
+int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
+                      unsigned arm, uint64_t duration_ns, struct hb_err *err)
+{
+    return measure_child(c, args, cell, arm == 0 ? 0 : 1, 1,
+                         duration_ns ? duration_ns : c->duration_ns, err);
+}
+
+struct costed_reading {
+    struct cost_set *set;
+    const struct stack_costed *m;
+};
+
+/* One run of a measurement into the cost set, its transport the hop under test's. */
+static int costed_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
+{
+    const struct costed_reading *r = ctx;
+    double k = jnum(run, "cell");
+
+    (void)idx;
+    if ((k == 0 || k == 1) &&
+        json_object_set_new(run, "transport", json_string(r->m->transport[(int)k])) < 0)
+        return hb_fail(err, -ENOMEM, "out of memory");
+    return cost_set_add(r->set, run, err);
+}
+
+/* The cost set of measurement m: 0 or a negative errno with err set. */
+static int costed_read(const struct stack_costed *m, struct cost_set *set, struct hb_err *err)
+{
+    struct costed_reading r = { set, m };
+    struct evidence_reader reader = { .run = costed_take, .ctx = &r };
+    json_t *head = NULL;
+    int rc = evidence_read(m->jsonl, &reader, &head, err);
+
+    json_decref(head);
+    return rc;
+}
+
+void stack_cost(struct stack_ctx *c)
+{
+    struct cost_plan plan = { .price_usd = COST_PRICE_USD, .seed = 1 };
+
+    if (c->ncosted == 0) return;
+    fprintf(c->out,
+            "\nWhat the Unix socket saves, per request: 'hopbench cost' on each measurement's "
+            "own runs,\neach run as the transport of the hop under test (saved = tcp - unix, "
+            "medians;\n[95 %% bootstrap interval], seed %llu; the monthly figures: 'hopbench cost' "
+            "on that\nmeasurement's part of --jsonl). Covers:",
+            (unsigned long long)plan.seed);
+    for (unsigned i = 0; i < c->ncosted; i++)
+        fprintf(c->out, "%s %s", i ? "," : "", c->costed[i].label);
+    fprintf(c->out, ".\nFigures: client = hopbench; server = the run's --server-pid processes, "
+                    "server cgroup =\nits --server-cgroup (the tables above name them); system = "
+                    "every CPU of the machine.\n");
+    for (unsigned i = 0; i < c->ncosted; i++) {
+        struct cost_set set = { 0 };
+        struct hb_err e = { 0 };
+        if (costed_read(&c->costed[i], &set, &e) < 0)
+            fprintf(c->out, "%s: cannot be priced: %s\n", c->costed[i].label, e.msg);
+        else
+            report_saving_brief(c->out, c->costed[i].label, &set, &plan);
+        cost_set_release(&set);
+    }
 }
 
 static double median_of(const double *x, unsigned n)

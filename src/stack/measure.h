@@ -15,8 +15,19 @@
 #include "stack/stack.h"
 #include "stack/supervisor.h"
 
-#define STACK_MAX_REPS 50
-#define STACK_MAX_ARGS 64
+#define STACK_MAX_REPS   50
+#define STACK_MAX_ARGS   64
+#define STACK_MAX_COSTED 16 /* measurements of both transports whose saving is priced */
+
+/*
+ * A measurement of both transports in one run child: its label, its JSONL
+ * evidence and the transport of the hop under test at each endpoint index.
+ */
+struct stack_costed {
+    char label[48];
+    char jsonl[PATH_MAX];
+    char transport[2][8];
+};
 
 /* A stack being built and measured. */
 struct stack_ctx {
@@ -33,6 +44,8 @@ struct stack_ctx {
     bool jsonl_open;
     bool invalid;     /* a run child exited 2 */
     bool interrupted; /* a stop signal came before the measurements ended */
+    struct stack_costed costed[STACK_MAX_COSTED]; /* for stack_cost, in the order measured */
+    unsigned ncosted;
 };
 
 /* The runs of one transport within a cell, as the evidence gives them. */
@@ -41,11 +54,17 @@ struct stack_arm {
     unsigned n;
     double ops_s[STACK_MAX_REPS];
     double p50_us[STACK_MAX_REPS], p99_us[STACK_MAX_REPS];
+    double mean_us[STACK_MAX_REPS];   /* the mean latency */
+    double rate[STACK_MAX_REPS];      /* open loop: the rate asked, ops/s; 0 closed loop */
     double svc_us[STACK_MAX_REPS];    /* the service's cgroup CPU per op, µs */
     double client_us[STACK_MAX_REPS]; /* the client's CPU per op, µs */
     double pids_us[STACK_MAX_REPS];   /* the --server-pid processes' CPU per op, µs */
     unsigned nsvc;                    /* runs whose cgroup CPU was available */
     unsigned long long requests;      /* requests sent, warm-up included */
+    unsigned saturated;               /* open-loop runs below 99 % of their rate */
+    unsigned failed;                  /* runs the gate failed (errors, or no op) */
+    unsigned long long errors;        /* their errors */
+    char kinds[96];                   /* their errors' kinds, "status 4xx, reset" */
 };
 
 /*
@@ -85,6 +104,26 @@ int stack_free_port(unsigned *port, struct hb_err *err);
  */
 int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
                   struct hb_err *err);
+
+/*
+ * stack_measure with args naming one endpoint, run once (--reps 1) for
+ * duration_ns (0: the stack's -d): its run goes to cell->arm[arm]. A stack
+ * interleaves such children to measure each endpoint under its own settings
+ * (an open loop at its own rate).
+ */
+int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
+                      unsigned arm, uint64_t duration_ns, struct hb_err *err);
+
+/*
+ * What the saving is worth, at the end of a stack: for each measurement of
+ * both transports in one run child (stack_measure), `hopbench cost` on that
+ * child's own evidence, in short (report_saving_brief). One child each, as
+ * the evidence's cells do not tell apart runs of one endpoint pair that
+ * differ in what they ask (the path, the redis command). Each run is priced
+ * as the transport of the hop under test (the cell's arm): in front of a web
+ * server both of the client's endpoints are TCP and the backend differs.
+ */
+void stack_cost(struct stack_ctx *c);
 
 /*
  * The table of cells: per transport the median ops/s, p50, p99, the CPU

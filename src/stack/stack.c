@@ -10,10 +10,10 @@
 
 #include "stack/measure.h"
 
-extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm;
+extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm, stack_php_method;
 
 const struct stack_def *const stack_defs[] = { &stack_redis, &stack_nginx_fpm, &stack_apache_fpm,
-                                               NULL };
+                                               &stack_php_method, NULL };
 
 const struct stack_def *stack_find(const char *name)
 {
@@ -78,6 +78,7 @@ static int stack_body(struct stack_ctx *c, const struct stack_def *d, struct hb_
         c->jsonl_open = rc == 0;
     }
     if (rc == 0) rc = d->run(c, err);
+    if (rc == 0 && !stack_stopping(c)) stack_cost(c);
     if (rc == 0 && c->o->hold && !stack_stopping(c)) rc = stack_hold(c, err);
     if (c->jsonl_open) {
         struct hb_err e2 = { 0 };

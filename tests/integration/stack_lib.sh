@@ -122,3 +122,25 @@ release() {
     check_eq "$1: Ctrl-C while held: exit 0" 0 "$RC"
     all_left "$1" "$OUT"
 }
+
+# stack_cut ERE STACK-ARGS... : starts `hopbench stack STACK-ARGS...` (output $T/cut.*),
+# sends SIGINT 1 s after a line matching ERE (its measurement has begun): exit 130 within
+# 10 s, nothing left.
+stack_cut() {
+    local re=$1 pid t0
+    shift
+    spawn cut stack "$@"
+    pid=$SPAWNED
+    if wait_line "$T/cut.out" "$re" 30 "$pid"; then
+        sleep 1
+        t0=$(now_ms)
+        kill -INT "$pid"
+        reap "$pid" 30
+        check_eq "cut: Ctrl-C mid-run: exit 130" 130 "$RC"
+        check "cut: ended within 10 s of Ctrl-C" test $(($(now_ms) - t0)) -lt 10000
+    else
+        not_ok "cut: started measuring" "$(tail -c 300 "$T/cut.err" | tr '\n' '|')"
+        stop_pid "$pid"
+    fi
+    stack_nothing_left "cut" "$T/cut.out"
+}

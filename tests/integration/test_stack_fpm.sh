@@ -107,19 +107,6 @@ done
 
 # --- Ctrl-C in the middle of a measurement: exit 130, nothing left -------------------------
 
-spawn cut stack apache-fpm -d 5 --reps 2
-CUT=$SPAWNED
-if wait_line "$T/cut.out" '^measuring http keep-alive' 30 "$CUT"; then
-    sleep 1
-    T0=$(now_ms)
-    kill -INT "$CUT"
-    reap "$CUT" 30
-    check_eq "cut: Ctrl-C mid-run: exit 130" 130 "$RC"
-    check "cut: ended within 10 s of Ctrl-C" test $(($(now_ms) - T0)) -lt 10000
-else
-    not_ok "cut: started measuring" "$(tail -c 300 "$T/cut.err" | tr '\n' '|')"
-    stop_pid "$CUT"
-fi
-stack_nothing_left "cut" "$T/cut.out"
+stack_cut '^measuring http keep-alive' apache-fpm -d 5 --reps 2
 
 done_testing

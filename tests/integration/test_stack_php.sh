@@ -1,0 +1,202 @@
+#!/bin/bash
+# stack php-method in short mode against the real servers (nginx -> php8.2-fpm), held after
+# measuring so that their own counters can be read:
+#   - --help says what it builds, measures and how long it takes; `stack list` names it
+#   - every run is valid: the three workloads (hello.php, the static file, cpu.php) over
+#     both backends, closed loop (one child of both endpoints, --reps runs) then open loop
+#     (one child per run, one endpoint each)
+#   - nginx's own request count (stub_status "requests") is what the evidence says hopbench
+#     sent, plus the two readiness requests (and the status request itself)
+#   - php-fpm's unix pool (its status page, "accepted conn") saw the hello.php and cpu.php
+#     requests through the unix front, plus at most hopbench's own (two readiness requests,
+#     the status request): the static file's thousands never reached it
+#   - each open-loop run asked for 60 % of the closed-loop median of the same endpoint and
+#     workload (computed here from the JSONL), and achieved that rate within 1 % unless
+#     flagged saturated (achieved below 99 %; never above 101 %); at least one run is not
+#   - the cost section names the three workloads, and each of its lines is what `hopbench
+#     cost` prints on that closed-loop measurement's runs from --jsonl (each run's transport
+#     set to its backend's, as the section says it does)
+#   - Ctrl-C while held: exit 0, nothing left (process, cgroup, file)
+#   - the gate: cpu.php removed from the docroot while the static file is measured: its
+#     requests are 404s: exit 2, a gate line naming cpu.php, each backend and the status
+#     class; no open loop for it; the other workloads' runs valid; nothing left
+#   - Ctrl-C in the middle of a measurement: exit 130 within seconds, nothing left
+# shellcheck disable=SC2016 # jq programs in single quotes
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/stack_lib.sh
+. "$(dirname "$0")/stack_lib.sh"
+
+PATH=$PATH:/usr/sbin:/sbin
+for tool in nginx php-fpm8.2 cgi-fcgi curl; do
+    command -v "$tool" >/dev/null 2>&1 || {
+        not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
+        done_testing
+    }
+done
+
+# runs_of JSONL : one object per run record: its child (1-based, counted by header lines),
+# the child's --path, whether the child ran an open loop, and the run's own fields.
+runs_of() {
+    jq -s '[foreach .[] as $r ({k: 0, path: null, open: false};
+        if $r.record == "header" then
+            {k: (.k + 1), path: $r.argv[($r.argv | index("--path")) + 1],
+             open: ($r.argv | index("--rate") != null)}
+        else . end;
+        if $r.record == "run" then
+            {child: .k, path: .path, open: .open, endpoint: $r.endpoint, cell: $r.cell,
+             requests: $r.requests, ops: $r.ops_per_s, valid: $r.valid,
+             errors: $r.errors_total, status4: $r.status["4xx"],
+             rate: $r.open_loop.rate, saturated: $r.open_loop.saturated}
+        else empty end)]' "$1"
+}
+
+# fpm_status SOCKET : php-fpm's status page of the pool on SOCKET.
+fpm_status() {
+    SCRIPT_NAME=/status SCRIPT_FILENAME=/status REQUEST_METHOD=GET QUERY_STRING='' \
+        cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
+}
+
+# --- help and list -------------------------------------------------------------------------
+
+expect_rc "help: exit 0" 0 help stack php-method --help
+check "help: says what it builds, measures and how long it takes" \
+    grep -q "closed-loop maximum" "$T/help.out"
+check "help: the open loop at 60 % of each backend's own maximum" \
+    grep -q "60 % of that backend's own closed-loop median" "$T/help.out"
+check "help: how long" grep -q '^Takes: ' "$T/help.out"
+expect_rc "list: exit 0" 0 list stack list
+check "list: names php-method" grep -q '^  php-method ' "$T/list.out"
+
+# --- held: counts, rates, cost -------------------------------------------------------------
+
+spawn pm stack php-method --short --hold --jsonl "$T/pm.jsonl"
+PID=$SPAWNED
+OUT=$T/pm.out
+if wait_line "$OUT" '^holding: ' 150 "$PID"; then
+    ok "php-method: measured and holding"
+    runs_of "$T/pm.jsonl" >"$T/runs.json"
+    check "php-method: 24 runs (3 workloads x 2 backends x 2 reps x closed, open), all valid" \
+        jtrue 'length == 24 and all(.[]; .valid and .errors == 0)' "$T/runs.json"
+    check "php-method: each workload has its closed and open runs" \
+        jtrue '[group_by(.path)[] | [(map(select(.open | not)) | length),
+            (map(select(.open)) | length)]] == [[4, 4], [4, 4], [4, 4]]' "$T/runs.json"
+    FRONT_UNIX=$(sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p' "$OUT")
+    SOCK=$(sed -n 's|.* and unix:\(/[^,]*fpm.sock\), pm .*|\1|p' "$OUT")
+    sent=$(jq '[.[].requests] | add' "$T/runs.json")
+    got=$(curl -s "http://127.0.0.1:$FRONT_UNIX/nginx_status" |
+        sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p')
+    check "php-method: nginx counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
+        test "${got:-0}" -ge $((sent + 2)) -a "${got:-0}" -le $((sent + 3))
+    php_unix=$(jq --arg ep "tcp://127.0.0.1:$FRONT_UNIX" \
+        '[.[] | select(.endpoint == $ep and .path != "/static.txt") | .requests] | add' \
+        "$T/runs.json")
+    static_unix=$(jq --arg ep "tcp://127.0.0.1:$FRONT_UNIX" \
+        '[.[] | select(.endpoint == $ep and .path == "/static.txt") | .requests] | add' \
+        "$T/runs.json")
+    accepted=$(fpm_status "$SOCK" | sed -n 's/^accepted conn: *//p')
+    check "php-method: php-fpm's unix pool accepted $accepted = $php_unix hello.php and cpu.php requests (+ at most 3 of hopbench's own; the static file's $static_unix never reached it)" \
+        test "${accepted:-0}" -ge "$php_unix" -a "${accepted:-0}" -le $((php_unix + 3)) \
+        -a "${static_unix:-0}" -gt 3
+    # The open loop's rate: 60 % of the median of the same endpoint's and path's closed loop.
+    jq '[group_by([.path, .endpoint])[] |
+            (map(select(.open | not) | .ops) | sort) as $c |
+            (if ($c | length) % 2 == 1 then $c[($c | length - 1) / 2]
+             else ($c[($c | length) / 2 - 1] + $c[($c | length) / 2]) / 2 end) as $m |
+            .[] | select(.open) | . + {want: (0.6 * $m), share: (.ops / .rate)}]' \
+        "$T/runs.json" >"$T/open.json"
+    check "php-method: 12 open-loop runs, each asked 60 % of its endpoint's closed-loop median" \
+        jtrue 'length == 12 and all(.[]; (.rate - .want | fabs) < 0.01)' "$T/open.json"
+    check "php-method: no open-loop run above 101 % of its rate" \
+        jtrue 'all(.[]; .share <= 1.01)' "$T/open.json"
+    check "php-method: every open-loop run below 99 % of its rate is flagged saturated" \
+        jtrue 'all(.[]; .share >= 0.99 or .saturated)' "$T/open.json"
+    within=$(jq '[.[] | select(.share >= 0.99 and .share <= 1.01)] | length' "$T/open.json")
+    check "php-method: $within of 12 open-loop runs achieved their rate within 1 % (at least one)" \
+        test "$within" -ge 1
+    check "php-method: the saturated runs are counted in the table" test \
+        "$(jq '[.[] | select(.saturated)] | length' "$T/open.json")" = \
+        "$(sed -n 's/.*  \([0-9]*\) saturated (below 99 % of the rate).*/\1/p' "$OUT" |
+            awk '{s += $1} END {print s + 0}')"
+    # The cost section: each closed-loop measurement's lines against `hopbench cost` on the
+    # same runs (cut from --jsonl, each run's transport its backend's).
+    check "php-method: the cost section covers the three workloads" \
+        grep -q "^measurement's part of --jsonl). Covers: hello.php, static, cpu.php.$" "$OUT"
+    for child in $(jq '[.[] | select(.open | not) | .child] | unique | .[]' "$T/runs.json"); do
+        path=$(jq -r --argjson k "$child" '[.[] | select(.child == $k)][0].path' "$T/runs.json")
+        label=${path#/}
+        [ "$label" = static.txt ] && label=static
+        jq -nc --argjson k "$child" 'foreach inputs as $r (0;
+            if $r.record == "header" then . + 1 else . end;
+            if . != $k then empty
+            elif $r.record == "run" then $r + {transport: (["tcp", "unix"][$r.cell])}
+            else $r end)' "$T/pm.jsonl" >"$T/child-$child.jsonl"
+        hb "cost-$child" cost "$T/child-$child.jsonl"
+        sed -n "/^$label\$/,/^[^ ]/p" "$OUT" | grep '^   cpu ' >"$T/brief-$child.txt"
+        bad=""
+        while IFS= read -r line; do
+            name=$(sed -n 's/^   cpu \(.*\): saved .*/\1/p' <<<"$line")
+            saved=$(sed -n 's/.*: saved \(.*\) µs per request .*/\1/p' <<<"$line")
+            share=$(sed -n 's/.* µs per request (\(.*\)); .*/\1/p' <<<"$line")
+            phrase=$(sed -n 's/.* µs per request ([^)]*); //p' <<<"$line")
+            grep "^   cpu $name  " "$T/cost-$child.out" | grep -F -- "$saved" |
+                grep -qF -- "$share" || bad="$bad [$name: $saved, $share]"
+            grep -qxF -- "   $phrase" "$T/cost-$child.out" || bad="$bad [$name: $phrase]"
+        done <"$T/brief-$child.txt"
+        n=$(wc -l <"$T/brief-$child.txt")
+        if [ "$RC" = 0 ] && [ "$n" -ge 3 ] && [ -z "$bad" ]; then
+            ok "php-method: $label: the $n cost lines are hopbench cost's on the same runs"
+        else
+            not_ok "php-method: $label: cost lines match hopbench cost" \
+                "cost exit $RC, $n lines, unmatched:$bad"
+        fi
+    done
+    kill -INT "$PID"
+    reap "$PID" 20
+    check_eq "php-method: Ctrl-C while held: exit 0" 0 "$RC"
+else
+    not_ok "php-method: measured and holding" "stdout: $(tail -c 600 "$OUT" | tr '\n' '|')" \
+        "stderr: $(tail -c 300 "$T/pm.err" | tr '\n' '|')"
+    stop_pid "$PID"
+fi
+stack_nothing_left "php-method" "$OUT"
+
+# --- the gate: a workload that fails ------------------------------------------------------
+
+spawn gate stack php-method --short --jsonl "$T/gate.jsonl"
+GATE=$SPAWNED
+if wait_line "$T/gate.out" '^measuring static: closed' 60 "$GATE"; then
+    DIR=$(sed -n 's|^hopbench stack php-method: directory ||p' "$T/gate.out")
+    rm -f "$DIR/www/cpu.php"
+    reap "$GATE" 90
+    check_eq "gate: cpu.php missing: exit 2" 2 "$RC"
+    for backend in tcp unix; do
+        check "gate: named: cpu.php over $backend, status 4xx" grep -q \
+            "^gate: cpu.php over $backend: 2 run(s) failed with [0-9]* error(s) (status, status 4xx): the result is invalid$" \
+            "$T/gate.out"
+        check "gate: no open loop for cpu.php over $backend" grep -q \
+            "^cpu.php over $backend: no open loop: no valid closed-loop run" "$T/gate.out"
+    done
+    check "gate: stderr says the results are invalid" grep -q 'results are invalid' "$T/gate.err"
+    runs_of "$T/gate.jsonl" >"$T/gate-runs.json"
+    if jtrue '(map(select(.path == "/cpu.php")) | length == 4 and
+                all(.[]; (.valid | not) and .status4 > 0)) and
+               (map(select(.path != "/cpu.php")) | length == 16 and all(.[]; .valid))' \
+        "$T/gate-runs.json"; then
+        ok "gate: cpu.php's 4 runs invalid with 4xx, the other workloads' 16 valid"
+    else
+        not_ok "gate: cpu.php's 4 runs invalid with 4xx, the other workloads' 16 valid" \
+            "$(jq -c 'map({path, open, valid, errors, status4})' "$T/gate-runs.json")"
+    fi
+else
+    not_ok "gate: started measuring" "$(tail -c 300 "$T/gate.err" | tr '\n' '|')"
+    stop_pid "$GATE"
+fi
+stack_nothing_left "gate" "$T/gate.out"
+
+# --- Ctrl-C in the middle of a measurement: exit 130, nothing left -------------------------
+
+stack_cut '^measuring hello.php: closed' php-method -d 5 --reps 2
+check "cut: no cost section after Ctrl-C" test "$(grep -c 'What the Unix socket saves' "$T/cut.out")" = 0
+
+done_testing
