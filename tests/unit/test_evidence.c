@@ -298,7 +298,10 @@ static void test_refuses_other_layouts(void **state)
     json_decref(j);
 }
 
-/* A run must lie inside the counters and hold counts of 0 or more that add up without wrapping. */
+/*
+ * A run must lie inside the counters and hold counts of 0 or more that add up
+ * without wrapping; a counter listed twice holds the sum.
+ */
 static void test_refuses_bad_runs(void **state)
 {
     struct hist *empty = hist_new(), *h;
@@ -311,6 +314,14 @@ static void test_refuses_bad_runs(void **state)
     json_object_set_new(edge, "counts", json_pack("[[I[ii]]]", last - 1, 0, 0));
     h = decode(edge);
     assert_int_equal(h->total, 0);
+    /* a counter listed twice, in a run and in a pair, holds the sum */
+    json_object_set_new(edge, "total", json_integer(3));
+    json_object_set_new(edge, "min", json_integer(5));
+    json_object_set_new(edge, "max", json_integer(6));
+    json_object_set_new(edge, "counts", json_pack("[[i[ii]][ii]]", 5, 1, 1, 5, 1));
+    assert_int_equal(evidence_hist_add(h, edge, &err), 0);
+    assert_true(h->total == 3 && h->counts[5] == 2 && h->counts[6] == 1);
+    json_object_set_new(edge, "total", json_integer(0));
     json_object_set_new(edge, "counts", json_pack("[[I[ii]]]", last, 0, 0));
     assert_int_equal(evidence_hist_add(h, edge, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "passes"));
