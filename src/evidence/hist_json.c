@@ -236,7 +236,7 @@ int hist_pairs_add(struct hist *dst, const struct hist_pairs *p, struct hb_err *
     return 0;
 }
 
-/* p as the writer puts a histogram (report_hist_json), its pairs in their order. */
+/* p as the writer puts a histogram (report_hist_json), its pairs in their order, as runs. */
 json_t *hist_pairs_json(const struct hist_pairs *p)
 {
     json_t *counts = json_array();
