@@ -17,9 +17,30 @@ static const struct {
     uint64_t want;
 } layout[] = { { EV_LOWEST, 1 }, { EV_HIGHEST, HIST_MAX_NS }, { EV_SIGNIFICANT_DIGITS, 3 } };
 
-static json_t *pair_json(size_t idx, uint64_t count)
+/*
+ * Zeros between two non-zero counters that a run writes out rather than
+ * starting a new run: a zero costs 2 bytes ("0,"), a new run about 10
+ * ("],[12345,[").
+ */
+#define RUN_MAX_GAP 4
+
+/*
+ * Appends counter idx, holding count, to counts, a list of [start, [count,
+ * ...]] runs of consecutive counters: to the last run when idx follows it
+ * within RUN_MAX_GAP zeros (written out), else as a new run.
+ */
+static int runs_append(json_t *counts, size_t idx, uint64_t count)
 {
-    return json_pack("[II]", (json_int_t)idx, (json_int_t)count);
+    json_t *last = json_array_get(counts, json_array_size(counts) - 1);
+    json_t *run = json_array_get(last, 1);
+    size_t end = (size_t)json_integer_value(json_array_get(last, 0)) + json_array_size(run);
+
+    if (last == NULL || idx < end || idx - end > RUN_MAX_GAP)
+        return json_array_append_new(counts,
+                                     json_pack("[I[I]]", (json_int_t)idx, (json_int_t)count));
+    for (; end < idx; end++)
+        if (json_array_append_new(run, json_integer(0)) < 0) return -1;
+    return json_array_append_new(run, json_integer((json_int_t)count));
 }
 
 /* The histogram object: its layout, p's figures (counters aside) and counts (taken over). */
@@ -49,8 +70,11 @@ json_t *report_hist_json(const struct hist *h)
     };
     json_t *counts = json_array();
 
-    for (size_t i = 0; i < HIST_COUNTS; i++)
-        if (h->counts[i] != 0) json_array_append_new(counts, pair_json(i, h->counts[i]));
+    for (size_t i = 0; counts != NULL && i < HIST_COUNTS; i++)
+        if (h->counts[i] != 0 && runs_append(counts, i, h->counts[i]) < 0) {
+            json_decref(counts);
+            counts = NULL;
+        }
     return hist_doc(&figures, counts);
 }
 
@@ -95,38 +119,79 @@ void hist_pairs_release(struct hist_pairs *p)
     *p = (struct hist_pairs){ 0 };
 }
 
+/* How many counters counts lists: a pair lists one, a run as many as it holds. */
+static size_t counts_listed(const json_t *counts)
+{
+    const json_t *item;
+    size_t i, n = 0;
+
+    json_array_foreach(counts, i, item)
+    {
+        const json_t *c = json_array_get(item, 1);
+        n += json_is_array(c) ? json_array_size(c) : 1;
+    }
+    return n;
+}
+
 /*
- * The [index, count] pairs of counts into p->pairs. Each index must be in
- * range, the counts must add up to total without wrapping past INT64_MAX, and
- * min and max must fall in the first and last counters that hold a value, as
- * they do when one histogram recorded them all.
+ * Adds counts[i], an [index, count] pair or an [index, [count, ...]] run of
+ * the counters from index on, to p->pairs (a run's zeros left out) and to
+ * *sum, and widens [*lo, *hi] to the counters that hold a value.
+ */
+static int counts_item(struct hist_pairs *p, const json_t *item, size_t i, json_int_t *sum,
+                       size_t *lo, size_t *hi, struct hb_err *err)
+{
+    const json_t *ix = json_array_get(item, 0), *c = json_array_get(item, 1);
+    size_t len = json_is_array(c) ? json_array_size(c) : 1, at;
+
+    if (json_array_size(item) != 2 || !json_is_integer(ix) ||
+        !(json_is_integer(c) || json_is_array(c)))
+        return hb_fail(err, -EINVAL,
+                       "histogram counts[%zu] is neither an [index, count] pair nor an "
+                       "[index, [count, ...]] run",
+                       i);
+    if (json_integer_value(ix) < 0 || (uint64_t)json_integer_value(ix) >= HIST_COUNTS)
+        return hb_fail(err, -EINVAL, "histogram counts[%zu]: index %lld is outside 0..%zu", i,
+                       (long long)json_integer_value(ix), (size_t)HIST_COUNTS - 1);
+    at = (size_t)json_integer_value(ix);
+    if (len > HIST_COUNTS - at)
+        return hb_fail(err, -EINVAL,
+                       "histogram counts[%zu]: a run of %zu counters from index %zu passes %zu", i,
+                       len, at, (size_t)HIST_COUNTS - 1);
+    for (size_t k = 0; k < len; k++, at++) {
+        const json_t *n = json_is_array(c) ? json_array_get(c, k) : c;
+        json_int_t v = json_integer_value(n);
+        if (!json_is_integer(n) || v < 0)
+            return hb_fail(err, -EINVAL, "histogram counts[%zu]: count %zu is not 0 or more", i, k);
+        if (__builtin_add_overflow(*sum, v, sum))
+            return hb_fail(err, -EINVAL, "histogram counts overflow when added up (counts[%zu])",
+                           i);
+        if (v == 0 && json_is_array(c)) continue;
+        p->pairs[p->n++] = (struct hist_pair){ .idx = (uint32_t)at, .count = (uint64_t)v };
+        if (v > 0 && at < *lo) *lo = at;
+        if (v > 0 && at > *hi) *hi = at;
+    }
+    return 0;
+}
+
+/*
+ * The counters of counts into p->pairs. Each index must be in range, the
+ * counts must add up to total without wrapping past INT64_MAX, and min and max
+ * must fall in the first and last counters that hold a value, as they do when
+ * one histogram recorded them all.
  */
 static int hist_pairs_counts(struct hist_pairs *p, const json_t *counts, struct hb_err *err)
 {
-    const json_t *pair;
-    size_t i, lo = HIST_COUNTS, hi = 0;
+    const json_t *item;
+    size_t i, lo = HIST_COUNTS, hi = 0, cap;
     json_int_t sum = 0;
 
     if (!json_is_array(counts)) return hb_fail(err, -EINVAL, "histogram has no \"counts\" array");
-    p->pairs = xcalloc(json_array_size(counts) ? json_array_size(counts) : 1, sizeof(*p->pairs));
-    json_array_foreach(counts, i, pair)
+    cap = counts_listed(counts);
+    p->pairs = xcalloc(cap ? cap : 1, sizeof(*p->pairs));
+    json_array_foreach(counts, i, item)
     {
-        const json_t *ix = json_array_get(pair, 0), *n = json_array_get(pair, 1);
-        if (json_array_size(pair) != 2 || !json_is_integer(ix) || !json_is_integer(n) ||
-            json_integer_value(n) < 0)
-            return hb_fail(err, -EINVAL, "histogram counts[%zu] is not an [index, count] pair", i);
-        if (json_integer_value(ix) < 0 || (uint64_t)json_integer_value(ix) >= HIST_COUNTS)
-            return hb_fail(err, -EINVAL, "histogram counts[%zu]: index %lld is outside 0..%zu", i,
-                           (long long)json_integer_value(ix), (size_t)HIST_COUNTS - 1);
-        if (__builtin_add_overflow(sum, json_integer_value(n), &sum))
-            return hb_fail(err, -EINVAL, "histogram counts overflow when added up (counts[%zu])",
-                           i);
-        p->pairs[p->n++] = (struct hist_pair){ .idx = (uint32_t)json_integer_value(ix),
-                                               .count = (uint64_t)json_integer_value(n) };
-        if (json_integer_value(n) > 0 && (size_t)json_integer_value(ix) < lo)
-            lo = (size_t)json_integer_value(ix);
-        if (json_integer_value(n) > 0 && (size_t)json_integer_value(ix) > hi)
-            hi = (size_t)json_integer_value(ix);
+        if (counts_item(p, item, i, &sum, &lo, &hi, err) < 0) return -EINVAL;
     }
     if ((uint64_t)sum != p->total)
         return hb_fail(err, -EINVAL, "histogram counts add up to %lld, its total is %llu",
@@ -171,13 +236,16 @@ int hist_pairs_add(struct hist *dst, const struct hist_pairs *p, struct hb_err *
     return 0;
 }
 
-/* p as the writer puts a histogram (report_hist_json), its pairs in their order. */
+/* p as the writer puts a histogram (report_hist_json), its pairs in their order, as runs. */
 json_t *hist_pairs_json(const struct hist_pairs *p)
 {
     json_t *counts = json_array();
 
-    for (size_t i = 0; i < p->n; i++)
-        json_array_append_new(counts, pair_json(p->pairs[i].idx, p->pairs[i].count));
+    for (size_t i = 0; counts != NULL && i < p->n; i++)
+        if (runs_append(counts, p->pairs[i].idx, p->pairs[i].count) < 0) {
+            json_decref(counts);
+            counts = NULL;
+        }
     return hist_doc(p, counts);
 }
 

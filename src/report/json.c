@@ -1,7 +1,8 @@
 /*
  * json: the evidence document, built with jansson (see docs/evidence.md).
- * Every run keeps its whole latency histogram as sparse [index, count] pairs,
- * so runs from threads, processes or hosts can be merged exactly later.
+ * Every run keeps its whole latency histogram, its non-zero counters as runs
+ * of consecutive counters, so runs from threads, processes or hosts can be
+ * merged exactly later; each histogram's counts are written on one line.
  */
 #include "report/report.h"
 
@@ -364,11 +365,60 @@ int report_file_write(const char *path, int (*fill)(FILE *f, void *ctx, struct h
     return rc;
 }
 
+/* A newline and depth spaces. */
+static int dump_break(FILE *f, int depth)
+{
+    return fprintf(f, "\n%*s", depth, "") < 0 ? -EIO : 0;
+}
+
+/*
+ * v as json_dumpf with JSON_INDENT(1) | JSON_COMPACT writes it, a member per
+ * line, but each histogram's counts on one line: one number per line would
+ * make them four fifths of the document.
+ */
+static int dump_indented(FILE *f, json_t *v, int depth)
+{
+    const char *key;
+    json_t *item;
+    size_t i, n = json_is_object(v) ? json_object_size(v) : json_array_size(v);
+    int rc = 0;
+
+    if (n == 0) return json_dumpf(v, f, JSON_ENCODE_ANY | JSON_COMPACT) != 0 ? -EIO : 0;
+    if (fputc(json_is_object(v) ? '{' : '[', f) == EOF) return -EIO;
+    if (json_is_object(v)) {
+        i = 0;
+        json_object_foreach(v, key, item)
+        {
+            json_t *k = json_string(key);
+            if (rc == 0 && i++ > 0 && fputc(',', f) == EOF) rc = -EIO;
+            if (rc == 0) rc = dump_break(f, depth + 1);
+            if (rc == 0 &&
+                (k == NULL || json_dumpf(k, f, JSON_ENCODE_ANY) != 0 || fputc(':', f) == EOF))
+                rc = -EIO;
+            json_decref(k);
+            if (rc == 0 && strcmp(key, EV_COUNTS) == 0 && json_is_array(item))
+                rc = json_dumpf(item, f, JSON_COMPACT) != 0 ? -EIO : 0;
+            else if (rc == 0)
+                rc = dump_indented(f, item, depth + 1);
+        }
+    } else {
+        json_array_foreach(v, i, item)
+        {
+            if (rc == 0 && i > 0 && fputc(',', f) == EOF) rc = -EIO;
+            if (rc == 0) rc = dump_break(f, depth + 1);
+            if (rc == 0) rc = dump_indented(f, item, depth + 1);
+        }
+    }
+    if (rc == 0) rc = dump_break(f, depth);
+    if (rc == 0 && fputc(json_is_object(v) ? '}' : ']', f) == EOF) rc = -EIO;
+    return rc;
+}
+
 /* report_file_write's writer of a whole document, ending in a newline. */
 static int dump_doc(FILE *f, void *doc, struct hb_err *err)
 {
     UNUSED(err);
-    if (json_dumpf(doc, f, JSON_INDENT(1) | JSON_COMPACT) != 0) return -EIO;
+    if (dump_indented(f, doc, 0) < 0) return -EIO;
     return fputc('\n', f) == EOF ? -EIO : 0;
 }
 

@@ -329,7 +329,10 @@ done_testing() {
 
 # jq definitions for a run record (the input is one element of .runs).
 #   lo(i), width(i): the lowest value and width of histogram counter i (docs/evidence.md)
-#   hist_ok:   counts sum to total, total == ops, indices ascending, min/max inside the
+#   counters:  a histogram's non-zero counters as [index, count] pairs, ascending as
+#              written, from either encoding of its counts (runs or pairs)
+#   hist_ok:   counts sum to total, total == ops, indices ascending, each run or pair
+#              starts and ends with a non-zero count, min/max inside the
 #              first/last counters, latency min/max agree with the histogram
 #   lat_ok:    p50 > 0 and min <= p50 <= p90 <= p95 <= p99 <= p999 <= p9999, p99 <= max
 #              (a percentile is the upper edge of its counter, so it may pass max by
@@ -340,10 +343,13 @@ JQ_DEFS='
 def lo(i): if i < 1024 then i else ((i % 1024) + 1024) * pow(2; (i / 1024 | floor) - 1) end;
 def width(i): if i < 2048 then 1 else pow(2; (i / 1024 | floor) - 1) end;
 def le_edge(a; b): a <= b or (a - b) <= (b / 1024);
-def hist_ok: . as $r | .histogram as $h | ($h.counts | map(.[0])) as $ix
+def counters: [.counts[] | if (.[1] | type) == "array" then .[0] as $s | .[1] | to_entries[]
+  | [$s + .key, .value] else . end | select(.[1] > 0)];
+def hist_ok: . as $r | .histogram as $h | ($h | counters) as $c | ($c | map(.[0])) as $ix
   | $h.unit == "ns" and $h.lowest == 1 and $h.significant_digits == 3 and $h.overflow == 0
-  and (($h.counts | map(.[1]) | add) // 0) == $h.total and $h.total == $r.ops
-  and all($h.counts[]; .[1] > 0) and $ix == ($ix | unique)
+  and (($c | map(.[1]) | add) // 0) == $h.total and $h.total == $r.ops
+  and all($h.counts[]; .[1] | if type == "array" then .[0] > 0 and .[-1] > 0 else . > 0 end)
+  and $ix == ($ix | unique)
   and $r.latency_ns.min == $h.min and $r.latency_ns.max == $h.max
   and ($h.total == 0 or (lo($ix[0]) <= $h.min and $h.min < lo($ix[0]) + width($ix[0])
        and lo($ix[-1]) <= $h.max and $h.max < lo($ix[-1]) + width($ix[-1])));

@@ -127,7 +127,8 @@ expect_rc "merge a file with itself to stdout: exit 0" 0 twice merge "$a" "$a"
 mcheck "merge with itself: ops and histograms doubled exactly" "$T/twice.out" "$a" "$a" \
     '[.runs[] | .ops] == [$a[0].runs[] | .ops * 2]
      and [.runs[] | .histogram.total] == [$a[0].runs[] | .histogram.total * 2]
-     and [.runs[] | .histogram.counts] == [$a[0].runs[] | .histogram.counts | map([.[0], .[1] * 2])]
+     and [.runs[] | .histogram | counters]
+         == [$a[0].runs[] | .histogram | counters | map([.[0], .[1] * 2])]
      and [.runs[] | .histogram | .min, .max] == [$a[0].runs[] | .histogram | .min, .max]'
 mcheck "merge with itself: phases doubled too" "$T/twice.out" "$a" "$a" \
     '[.runs[] | .phases.ttfb.histogram.total] == [$a[0].runs[] | .phases.ttfb.histogram.total * 2]'

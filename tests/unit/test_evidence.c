@@ -1,8 +1,12 @@
 /*
  * test_evidence: reading evidence back. A histogram written with
  * report_hist_json and read with evidence_hist_add is the same histogram,
- * counter for counter; adding two histograms' JSON equals hist_merge of the
- * originals; a histogram of another layout, or whose counts disagree with its
+ * counter for counter; its counts written as runs of consecutive counters
+ * and as the [index, count] pairs of older evidence (or both in one list)
+ * decode alike, empty, with one counter, the highest, or counts of 2^53, and
+ * runs outside the counters are refused; adding two histograms' JSON equals
+ * hist_merge of the originals; a histogram of another layout, or whose counts
+ * disagree with its
  * total, is refused, and so are counts or totals that overflow when added;
  * evidence_load checks the schema; evidence_read refuses impossible figures
  * (negative rates, percentiles out of order) naming the file and run; and
@@ -123,6 +127,145 @@ static void test_merge_equals_hist_merge(void **state)
     json_decref(jb);
 }
 
+/* h's non-zero counters as [index, count] pairs, as evidence was written before runs. */
+static json_t *pairs_counts(const struct hist *h)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < HIST_COUNTS; i++)
+        if (h->counts[i] != 0)
+            json_array_append_new(a, json_pack("[II]", (json_int_t)i, (json_int_t)h->counts[i]));
+    return a;
+}
+
+/*
+ * j's counts are [index, [count, ...]] runs, each starting and ending with a
+ * non-zero counter, after the run before with a zero counter between, holding
+ * h's counters and adding up to its total: every other counter is zero.
+ */
+static void assert_runs_of(const json_t *j, const struct hist *h)
+{
+    const json_t *item;
+    size_t i, end = 0;
+    uint64_t sum = 0;
+
+    json_array_foreach(json_object_get(j, "counts"), i, item)
+    {
+        const json_t *run = json_array_get(item, 1);
+        size_t at = (size_t)json_integer_value(json_array_get(item, 0)), n = json_array_size(run);
+        assert_true(json_is_array(run) && n > 0 && at + n <= HIST_COUNTS);
+        assert_true(i == 0 || at > end);
+        assert_true(json_integer_value(json_array_get(run, 0)) > 0);
+        assert_true(json_integer_value(json_array_get(run, n - 1)) > 0);
+        for (size_t k = 0; k < n; k++) {
+            assert_int_equal((uint64_t)json_integer_value(json_array_get(run, k)),
+                             h->counts[at + k]);
+            sum += h->counts[at + k];
+        }
+        end = at + n;
+    }
+    assert_int_equal(sum, h->total);
+}
+
+/*
+ * h written as runs, as pairs, and as both in one list (the first run as
+ * pairs) decodes to h; pairs decoded and written again are the runs
+ * report_hist_json writes.
+ */
+static void assert_encodings_alike(const struct hist *h)
+{
+    json_t *runs = report_hist_json(h), *pairs = json_deep_copy(runs), *mixed, *again;
+    json_t *counts = json_object_get(runs, "counts"), *first = json_array_get(counts, 0);
+    json_t *both = json_array();
+    struct hist *a, *b, *c;
+    struct hist_pairs p;
+    struct hb_err err = { 0 };
+    size_t i;
+    json_t *item;
+
+    assert_non_null(runs);
+    assert_runs_of(runs, h);
+    json_object_set_new(pairs, "counts", pairs_counts(h));
+    for (size_t k = 0; k < json_array_size(json_array_get(first, 1)); k++) {
+        json_int_t n = json_integer_value(json_array_get(json_array_get(first, 1), k));
+        if (n > 0)
+            json_array_append_new(
+                both,
+                json_pack("[II]", json_integer_value(json_array_get(first, 0)) + (json_int_t)k, n));
+    }
+    json_array_foreach(counts, i, item)
+    {
+        if (i > 0) json_array_append(both, item);
+    }
+    mixed = json_deep_copy(runs);
+    json_object_set_new(mixed, "counts", both);
+    a = decode(runs);
+    b = decode(pairs);
+    c = decode(mixed);
+    assert_hist_equal(h, a);
+    assert_hist_equal(h, b);
+    assert_hist_equal(h, c);
+    if (hist_pairs_decode(&p, pairs, &err) != 0) fail_msg("refused: %s", err.msg);
+    again = hist_pairs_json(&p);
+    assert_true(json_equal(again, runs));
+    hist_pairs_release(&p);
+    hist_free(a);
+    hist_free(b);
+    hist_free(c);
+    json_decref(again);
+    json_decref(mixed);
+    json_decref(pairs);
+    json_decref(runs);
+}
+
+static void test_runs_and_pairs_decode_alike(void **state)
+{
+    struct hist *spread = random_hist(200000, SEED), *empty = hist_new(), *one = hist_new();
+    struct hist *last = hist_new(), *big = hist_new();
+    const uint64_t c53 = 1ULL << 53;
+
+    (void)state;
+    assert_true(empty != NULL && one != NULL && last != NULL && big != NULL);
+    hist_record(one, 12345);
+    hist_record(last, HIST_MAX_NS); /* the highest counter a value can reach */
+    hist_record(last, 1);
+    /* counts of 2^53, the most a double-based JSON reader keeps exact, side by side */
+    big->counts[hist_index(1000)] = c53;
+    big->counts[hist_index(1001)] = c53 - 1;
+    big->counts[hist_index(HIST_MAX_NS)] = c53;
+    big->total = 3 * c53 - 1;
+    big->min = 1000;
+    big->max = HIST_MAX_NS;
+    assert_encodings_alike(spread);
+    assert_encodings_alike(empty);
+    assert_encodings_alike(one);
+    assert_encodings_alike(last);
+    assert_encodings_alike(big);
+    hist_free(spread);
+    hist_free(empty);
+    hist_free(one);
+    hist_free(last);
+    hist_free(big);
+}
+
+/* Runs take less room than the pairs of the same counters. */
+static void test_runs_smaller_than_pairs(void **state)
+{
+    struct hist *h = random_hist(200000, SEED);
+    json_t *runs = report_hist_json(h), *pairs = pairs_counts(h);
+    char *r = json_dumps(json_object_get(runs, "counts"), JSON_COMPACT);
+    char *q = json_dumps(pairs, JSON_COMPACT);
+
+    (void)state;
+    assert_true(r != NULL && q != NULL);
+    assert_true(strlen(r) < strlen(q));
+    free(r);
+    free(q);
+    json_decref(pairs);
+    json_decref(runs);
+    hist_free(h);
+}
+
 /* j with key set to v must be refused with -EINVAL and a message. */
 static void assert_refused(const json_t *orig, const char *key, json_t *v)
 {
@@ -152,6 +295,47 @@ static void test_refuses_other_layouts(void **state)
     assert_refused(j, "counts", json_pack("[[i]]", 5));
     assert_refused(j, "min", json_string("5"));
     hist_free(h);
+    json_decref(j);
+}
+
+/*
+ * A run must lie inside the counters and hold counts of 0 or more that add up
+ * without wrapping; a counter listed twice holds the sum.
+ */
+static void test_refuses_bad_runs(void **state)
+{
+    struct hist *empty = hist_new(), *h;
+    json_t *j = report_hist_json(empty), *edge = json_deep_copy(j);
+    struct hb_err err = { 0 };
+    const json_int_t last = (json_int_t)HIST_COUNTS - 1;
+
+    (void)state;
+    /* a run may reach the last counter, not pass it */
+    json_object_set_new(edge, "counts", json_pack("[[I[ii]]]", last - 1, 0, 0));
+    h = decode(edge);
+    assert_int_equal(h->total, 0);
+    /* a counter listed twice, in a run and in a pair, holds the sum */
+    json_object_set_new(edge, "total", json_integer(3));
+    json_object_set_new(edge, "min", json_integer(5));
+    json_object_set_new(edge, "max", json_integer(6));
+    json_object_set_new(edge, "counts", json_pack("[[i[ii]][ii]]", 5, 1, 1, 5, 1));
+    assert_int_equal(evidence_hist_add(h, edge, &err), 0);
+    assert_true(h->total == 3 && h->counts[5] == 2 && h->counts[6] == 1);
+    json_object_set_new(edge, "total", json_integer(0));
+    json_object_set_new(edge, "counts", json_pack("[[I[ii]]]", last, 0, 0));
+    assert_int_equal(evidence_hist_add(h, edge, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "passes"));
+    assert_refused(j, "counts", json_pack("[[i[ii]]]", -1, 0, 0));
+    assert_refused(j, "counts", json_pack("[[i[ii]]]", 5, 1, -1));
+    assert_refused(j, "counts", json_pack("[[i[s]]]", 5, "1"));
+    assert_refused(j, "counts", json_pack("[[i[[i]]]]", 5, 0));
+    assert_refused(j, "counts", json_pack("[[i[i]i]]", 5, 0, 0));
+    assert_refused(
+        j, "counts",
+        json_pack("[[i[III]]]", 100, (json_int_t)INT64_MAX, (json_int_t)INT64_MAX, (json_int_t)2));
+    hist_free(h);
+    hist_free(empty);
+    json_decref(edge);
     json_decref(j);
 }
 
@@ -473,6 +657,9 @@ int main(void)
         cmocka_unit_test(test_round_trip_exact),
         cmocka_unit_test(test_round_trip_empty),
         cmocka_unit_test(test_merge_equals_hist_merge),
+        cmocka_unit_test(test_runs_and_pairs_decode_alike),
+        cmocka_unit_test(test_runs_smaller_than_pairs),
+        cmocka_unit_test(test_refuses_bad_runs),
         cmocka_unit_test(test_refuses_other_layouts),
         cmocka_unit_test(test_load_checks_schema),
         cmocka_unit_test(test_refuses_wrapping_counts),
