@@ -177,7 +177,9 @@ format-check: | lint-deps
 
 # cppcheck: missingIncludeSystem is noise (system headers are not given to it).
 # clang-tidy: the checks and the reasons for the disabled ones are in .clang-tidy.
+# include-cycles.sh: no module of src/ includes, through others, one that includes it.
 lint: | lint-deps
+	sh scripts/include-cycles.sh
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc src
 	clang-tidy --quiet $(LIB_SRC) src/main.c -- $(filter-out -MMD -MP,$(BASE_CFLAGS))

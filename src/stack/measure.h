@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "outfile.h"
-#include "stack/stack.h"
+#include "stack/opts.h"
 #include "stack/supervisor.h"
 
 #define STACK_MAX_REPS   50
