@@ -299,8 +299,8 @@ const struct cost_series *cost_cell_series(const struct cost_cell *c, const char
     return NULL;
 }
 
-/* The cell of key k (endpoint and label ""), added with its strings copied when new; NULL: no
- * memory. */
+/* The cell of key k (endpoint "", label its group), added with its strings copied when new; NULL:
+ * no memory. */
 static struct cost_cell *cell_get(struct cost_set *s, const struct run_key *k)
 {
     struct cost_cell *c;
@@ -311,7 +311,7 @@ static struct cost_cell *cell_get(struct cost_set *s, const struct run_key *k)
     c = &s->cells[s->ncells];
     *c = (struct cost_cell){ .key = *k };
     c->key.endpoint = strdup("");
-    c->key.label = strdup("");
+    c->key.label = strdup(k->label);
     c->key.mode = strdup(k->mode);
     c->key.proto = strdup(k->proto);
     s->ncells++;
@@ -348,12 +348,28 @@ static int side_note(struct cost_cell *c, int side, const char *ep, const char *
     return 0;
 }
 
+/*
+ * The group of a run's label, its cell's name (owned; NULL: no memory): NAME
+ * for a label NAME.tcp on a tcp run or NAME.unix on a unix one, as the stacks
+ * label a cell's two arms; "" for any other label and for none, so that such
+ * runs are grouped as unlabelled ones are.
+ */
+static char *label_group(const char *label, int side)
+{
+    const char *suffix = side == COST_TCP ? ".tcp" : ".unix";
+    size_t n = strlen(label), k = strlen(suffix);
+
+    if (n > k && strcmp(label + n - k, suffix) == 0) return strndup(label, n - k);
+    return strdup("");
+}
+
 int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
 {
     struct cost_point pts[COST_MAX_FIGURES];
     struct run_key k;
     struct cost_cell *c;
     const char *ep, *label;
+    char *group;
     bool counts;
     size_t n;
     int rc = evidence_run_cell(run, &k, &counts, err), side;
@@ -363,9 +379,12 @@ int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
     if (side < 0) return 0;
     ep = k.endpoint;
     label = k.label;
+    group = label_group(label, side);
+    if (group == NULL) return hb_fail(err, -ENOMEM, "out of memory");
     k.endpoint = "";
-    k.label = "";
+    k.label = group;
     c = cell_get(s, &k);
+    free(group);
     if (c == NULL || side_note(c, side, ep, label) < 0)
         return hb_fail(err, -ENOMEM, "out of memory");
     c->runs[side]++;

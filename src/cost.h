@@ -8,10 +8,12 @@
  * Two parts. The arithmetic is pure (no I/O, no globals): parsing --traffic
  * and --app-work, the saving of one figure with its interval, and every figure
  * derived from it. The cells are an evidence file's runs grouped as compare
- * groups them (evidence_run_cell, evidence_key_order), with the endpoint and
- * its label left out of the key and the transport (tcp, unix) as the two
- * sides; cost_read fills them through evidence_read. report/saving.c prints
- * them.
+ * groups them (evidence_run_cell, evidence_key_order), with the endpoint left
+ * out of the key and the transport (tcp, unix) as the two sides; a label
+ * NAME.tcp on a tcp run and NAME.unix on a unix one (as the stacks label a
+ * cell's arms) put the two in cell NAME, any other label leaves the run in
+ * the cell of unlabelled ones. cost_read fills them through evidence_read.
+ * report/saving.c prints them.
  *
  * A saving is tcp - unix: positive when the Unix socket costs less, negative
  * when it costs more, and every derived figure keeps that sign.
@@ -125,7 +127,7 @@ struct cost_series {
 };
 
 struct cost_cell {
-    struct run_key key; /* endpoint and label "": the cell spans both transports; strings owned */
+    struct run_key key; /* endpoint "", label NAME or "": spans both transports; strings owned */
     char *endpoint[2];  /* the first endpoint seen on each side, owned; NULL for none */
     char *label[2];     /* the label of the first run of each side, owned; NULL for none */
     /*

@@ -339,16 +339,16 @@ static json_t *cell_json(const struct cost_cell *c, const struct cost_plan *p)
         }
     }
     o = json_pack(
-        "{s:s, s:s, s:I, s:I, s:I, s:f, s:{s:s?, s:s?, s:b, s:I, s:I}, s:{s:s?, s:s?, s:b, "
-        "s:I, s:I}, s:b, s:o}",
-        "proto", c->key.proto, "mode", c->key.mode, "size", (json_int_t)c->key.size, "connections",
-        (json_int_t)c->key.connections, "pipeline", (json_int_t)c->key.pipeline, "rate",
-        c->key.rate, "tcp", "endpoint", c->endpoint[COST_TCP], "label", c->label[COST_TCP],
-        "several_endpoints", c->mixed[COST_TCP], "runs", (json_int_t)c->runs[COST_TCP], "counted",
-        (json_int_t)c->counted[COST_TCP], "unix", "endpoint", c->endpoint[COST_UDS], "label",
-        c->label[COST_UDS], "several_endpoints", c->mixed[COST_UDS], "runs",
-        (json_int_t)c->runs[COST_UDS], "counted", (json_int_t)c->counted[COST_UDS], "compared",
-        report_saving_cell_ok(c), "figures", figs);
+        "{s:s, s:s?, s:s, s:I, s:I, s:I, s:f, s:{s:s?, s:s?, s:b, s:I, s:I}, s:{s:s?, s:s?, "
+        "s:b, s:I, s:I}, s:b, s:o}",
+        "proto", c->key.proto, "label", c->key.label[0] != '\0' ? c->key.label : NULL, "mode",
+        c->key.mode, "size", (json_int_t)c->key.size, "connections", (json_int_t)c->key.connections,
+        "pipeline", (json_int_t)c->key.pipeline, "rate", c->key.rate, "tcp", "endpoint",
+        c->endpoint[COST_TCP], "label", c->label[COST_TCP], "several_endpoints", c->mixed[COST_TCP],
+        "runs", (json_int_t)c->runs[COST_TCP], "counted", (json_int_t)c->counted[COST_TCP], "unix",
+        "endpoint", c->endpoint[COST_UDS], "label", c->label[COST_UDS], "several_endpoints",
+        c->mixed[COST_UDS], "runs", (json_int_t)c->runs[COST_UDS], "counted",
+        (json_int_t)c->counted[COST_UDS], "compared", report_saving_cell_ok(c), "figures", figs);
     return o;
 }
 

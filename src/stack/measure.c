@@ -4,6 +4,7 @@
  */
 #include "stack/measure.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "endpoint.h"
 #include "stats.h"
 
 /* How long a run child gets to end after the SIGINT it was forwarded. */
@@ -211,6 +213,31 @@ static void args_common(struct stack_ctx *c, struct stack_args *a, const char *j
     stack_arg(a, "%s", jsonl);
 }
 
+/*
+ * The label of arm i of cell, "set-pipeline-1.tcp": the cell's label (a space
+ * as '-', what a label cannot hold left out, from its first letter or digit)
+ * and the arm's name, numbered when both arms have the same. The same from one
+ * stack run to the next, so compare matches their runs whatever free port and
+ * socket path each had.
+ */
+static void arm_label(char *buf, size_t cap, const struct stack_cell *cell, unsigned i)
+{
+    const char *arm = cell->arm[i].transport;
+    bool same = strcmp(cell->arm[0].transport, cell->arm[1].transport) == 0;
+    size_t n = 0, room = cap - strlen(arm) - 4; /* '.', the number, the NUL */
+
+    for (const char *p = cell->label; *p != '\0' && n < room; p++) {
+        char ch = *p;
+        if (ch == ' ') ch = '-';
+        if (isalnum((unsigned char)ch) || (n > 0 && strchr("-_.", ch) != NULL)) buf[n++] = ch;
+    }
+    if (n == 0)
+        snprintf(buf, cap, "%s", arm);
+    else
+        snprintf(buf + n, cap - n, ".%s", arm);
+    if (same) snprintf(buf + strlen(buf), cap - strlen(buf), "%u", i + 1);
+}
+
 /* Copies the child's log (its tables: which errors the gate saw) to out. */
 static void log_copy(FILE *out, const char *path)
 {
@@ -237,6 +264,12 @@ int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cel
     snprintf(name, sizeof(name), "run-%u.out", k);
     sup_path(&c->sup, name, log, sizeof(log));
     args_common(c, args, json, jsonl);
+    for (unsigned i = 0; i < 2; i++) {
+        char label[ENDPOINT_LABEL_MAX];
+        arm_label(label, sizeof(label), cell, i);
+        stack_arg(args, "--label");
+        stack_arg(args, "%s", label);
+    }
     if (args->n >= STACK_MAX_ARGS) return hb_fail(err, -E2BIG, "too many arguments for run");
     pid_t pid = child_spawn(args, log);
     if (pid < 0) return hb_fail(err, pid, "cannot start hopbench run: %s", strerror(-pid));
