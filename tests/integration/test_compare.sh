@@ -1,7 +1,9 @@
 #!/bin/bash
 # compare and merge: evidence files read back. compare matches cells and
 # prints benchstat-style deltas; merge adds up runs of the same cell and rep
-# from processes that loaded one server at the same time, histograms exactly.
+# from processes that loaded one server at the same time, histograms exactly. Both place
+# a labelled run by its label: two runs on other ports and socket paths, labelled the same,
+# match; unlabelled ones do not.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -1,8 +1,9 @@
 #!/bin/bash
 # hopbench cost: what the Unix socket saves per request and per month, checked
 # against the same arithmetic done here with jq on fixed evidence
-# (tests/fixtures/cost/), then on evidence a short live run writes; bad input
-# gets one line and its exit code.
+# (tests/fixtures/cost/), then on evidence a short live run writes; labelled
+# runs name their sides (and NAME.tcp / NAME.unix their cell); bad input gets
+# one line and its exit code.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -7,6 +7,9 @@
 #     cgroup: the runs' cgroup CPU is at most the cgroup's own cpuacct.usage (read while
 #     held), which agrees with redis-server's own getrusage (INFO used_cpu_*); the table's
 #     figure is the median of the runs' per-op figures
+#   - a second --short run, on its own port and socket path, compares with the first cell by
+#     cell: every endpoint is labelled by its cell and arm (set-pipeline-1.tcp); cost
+#     computes each SET/GET and pipeline cell
 #   - redis-server missing (hidden in a private mount namespace): one line naming the
 #     apt-get command, exit 1
 #   - Ctrl-C as soon as the private directory exists (the server starting): exit 130,
