@@ -299,8 +299,10 @@ const struct cost_series *cost_cell_series(const struct cost_cell *c, const char
     return NULL;
 }
 
-/* The cell of key k (endpoint "", label its group), added with its strings copied when new; NULL:
- * no memory. */
+/*
+ * The cell of key k (endpoint "", label its group), added with its strings
+ * copied when new; NULL: no memory.
+ */
 static struct cost_cell *cell_get(struct cost_set *s, const struct run_key *k)
 {
     struct cost_cell *c;

@@ -131,8 +131,8 @@ struct cost_cell {
     char *endpoint[2];  /* the first endpoint seen on each side, owned; NULL for none */
     char *label[2];     /* the label of the first run of each side, owned; NULL for none */
     /*
-     * A side holds runs of more than one place: of two labels, of a labelled
-     * and an unlabelled endpoint, or (without labels) of two endpoints. Runs
+     * A side holds runs of more than one place: of two labels, labelled and
+     * unlabelled runs, or (without labels) of two endpoints. Runs
      * of one label on several endpoints (each invocation its own free port)
      * are one place: the label names the hop.
      */

@@ -357,11 +357,9 @@ static void cmp_print(FILE *f, const struct cmp *c)
 
     cmp_side_header(f, c, 0);
     cmp_side_header(f, c, 1);
-    fprintf(
-        f,
-        "cell: proto endpoint (or its label) mode size c=connections p=pipeline [open-loop rate=share of "
-        "the maximum or ops/s]; median ±spread (n valid runs); delta: ratio of medians "
-        "new/old, 95 %% interval, Mann-Whitney p\n");
+    fprintf(f, "cell: proto endpoint (or its label) mode size c=connections p=pipeline "
+               "[open-loop rate=share of the maximum or ops/s]; median ±spread (n valid runs); "
+               "delta: ratio of medians new/old, 95 %% interval, Mann-Whitney p\n");
     for (size_t m = 0; m < METRICS && cmp_matched(c) > 0; m++)
         cmp_metric(f, c, m, width, a, b);
     cmp_unmatched(f, c);
