@@ -299,7 +299,10 @@ const struct cost_series *cost_cell_series(const struct cost_cell *c, const char
     return NULL;
 }
 
-/* The cell of key k (endpoint ""), added with its strings copied when new; NULL: no memory. */
+/*
+ * The cell of key k (endpoint "", label its group), added with its strings
+ * copied when new; NULL: no memory.
+ */
 static struct cost_cell *cell_get(struct cost_set *s, const struct run_key *k)
 {
     struct cost_cell *c;
@@ -310,10 +313,11 @@ static struct cost_cell *cell_get(struct cost_set *s, const struct run_key *k)
     c = &s->cells[s->ncells];
     *c = (struct cost_cell){ .key = *k };
     c->key.endpoint = strdup("");
+    c->key.label = strdup(k->label);
     c->key.mode = strdup(k->mode);
     c->key.proto = strdup(k->proto);
     s->ncells++;
-    if (c->key.endpoint && c->key.mode && c->key.proto) return c;
+    if (c->key.endpoint && c->key.label && c->key.mode && c->key.proto) return c;
     return NULL; /* cost_set_release frees what was copied */
 }
 
@@ -327,12 +331,47 @@ static int side_of(const json_t *run)
     return -1;
 }
 
+/*
+ * Notes where a run of c's side went: its endpoint and label ("" for none).
+ * The first run names the side; a later one of another place mixes it (see
+ * struct cost_cell). -ENOMEM.
+ */
+static int side_note(struct cost_cell *c, int side, const char *ep, const char *label)
+{
+    if (c->endpoint[side] == NULL) {
+        c->endpoint[side] = strdup(ep);
+        c->label[side] = label[0] != '\0' ? strdup(label) : NULL;
+        return c->endpoint[side] && (label[0] == '\0' || c->label[side]) ? 0 : -ENOMEM;
+    }
+    if (strcmp(c->label[side] ? c->label[side] : "", label) != 0 ||
+        (label[0] == '\0' && strcmp(c->endpoint[side], ep) != 0))
+        c->mixed[side] = true;
+    if (strcmp(c->endpoint[side], ep) != 0) c->several_endpoints[side] = true;
+    return 0;
+}
+
+/*
+ * The group of a run's label, its cell's name (owned; NULL: no memory): NAME
+ * for a label NAME.tcp on a tcp run or NAME.unix on a unix one, as the stacks
+ * label a cell's two arms; "" for any other label and for none, so that such
+ * runs are grouped as unlabelled ones are.
+ */
+static char *label_group(const char *label, int side)
+{
+    const char *suffix = side == COST_TCP ? ".tcp" : ".unix";
+    size_t n = strlen(label), k = strlen(suffix);
+
+    if (n > k && strcmp(label + n - k, suffix) == 0) return strndup(label, n - k);
+    return strdup("");
+}
+
 int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
 {
     struct cost_point pts[COST_MAX_FIGURES];
     struct run_key k;
     struct cost_cell *c;
-    const char *ep;
+    const char *ep, *label;
+    char *group;
     bool counts;
     size_t n;
     int rc = evidence_run_cell(run, &k, &counts, err), side;
@@ -341,15 +380,15 @@ int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
     side = side_of(run);
     if (side < 0) return 0;
     ep = k.endpoint;
+    label = k.label;
+    group = label_group(label, side);
+    if (group == NULL) return hb_fail(err, -ENOMEM, "out of memory");
     k.endpoint = "";
+    k.label = group;
     c = cell_get(s, &k);
-    if (c == NULL) return hb_fail(err, -ENOMEM, "out of memory");
-    if (c->endpoint[side] == NULL) {
-        c->endpoint[side] = strdup(ep);
-        if (c->endpoint[side] == NULL) return hb_fail(err, -ENOMEM, "out of memory");
-    } else if (strcmp(c->endpoint[side], ep) != 0) {
-        c->mixed[side] = true;
-    }
+    free(group);
+    if (c == NULL || side_note(c, side, ep, label) < 0)
+        return hb_fail(err, -ENOMEM, "out of memory");
     c->runs[side]++;
     if (!counts) return 0;
     c->counted[side]++;
@@ -398,9 +437,12 @@ void cost_set_release(struct cost_set *s)
             free(c->series[j].v[1]);
         }
         free(c->series);
-        free(c->endpoint[0]);
-        free(c->endpoint[1]);
+        for (int side = 0; side < 2; side++) {
+            free(c->endpoint[side]);
+            free(c->label[side]);
+        }
         free((void *)(uintptr_t)c->key.endpoint);
+        free((void *)(uintptr_t)c->key.label);
         free((void *)(uintptr_t)c->key.mode);
         free((void *)(uintptr_t)c->key.proto);
     }

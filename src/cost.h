@@ -9,8 +9,11 @@
  * and --app-work, the saving of one figure with its interval, and every figure
  * derived from it. The cells are an evidence file's runs grouped as compare
  * groups them (evidence_run_cell, evidence_key_order), with the endpoint left
- * out of the key and the transport (tcp, unix) as the two sides; cost_read
- * fills them through evidence_read. report/saving.c prints them.
+ * out of the key and the transport (tcp, unix) as the two sides; a label
+ * NAME.tcp on a tcp run and NAME.unix on a unix one (as the stacks label a
+ * cell's arms) put the two in cell NAME, any other label leaves the run in
+ * the cell of unlabelled ones. cost_read fills them through evidence_read.
+ * report/saving.c prints them.
  *
  * A saving is tcp - unix: positive when the Unix socket costs less, negative
  * when it costs more, and every derived figure keeps that sign.
@@ -124,11 +127,19 @@ struct cost_series {
 };
 
 struct cost_cell {
-    struct run_key key; /* endpoint "": the cell spans both transports; strings owned */
+    struct run_key key; /* endpoint "", label NAME or "": spans both transports; strings owned */
     char *endpoint[2];  /* the first endpoint seen on each side, owned; NULL for none */
-    bool mixed[2];      /* a side holds runs of more than one endpoint */
-    size_t runs[2];     /* runs of each side */
-    size_t counted[2];  /* the runs that count (valid, not cut short) */
+    char *label[2];     /* the label of the first run of each side, owned; NULL for none */
+    /*
+     * A side holds runs of more than one place: of two labels, labelled and
+     * unlabelled runs, or (without labels) of two endpoints. Runs
+     * of one label on several endpoints (each invocation its own free port)
+     * are one place: the label names the hop.
+     */
+    bool mixed[2];
+    bool several_endpoints[2]; /* a side's runs were on more than one endpoint */
+    size_t runs[2];            /* runs of each side */
+    size_t counted[2];         /* the runs that count (valid, not cut short) */
     struct cost_series *series;
     size_t nseries, cap;
 };

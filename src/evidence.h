@@ -3,12 +3,13 @@
  * that work on results after the fact:
  *
  * - compare (`hopbench compare OLD.json NEW.json`): cells matched by (proto,
- *   endpoint, mode, size, connections, pipeline, open-loop rate); per metric
- *   the median of each side and the benchstat-style delta (ratio of medians,
- *   bootstrap interval, Mann-Whitney p).
+ *   endpoint, or its label when it has one, mode, size, connections,
+ *   pipeline, open-loop rate); per metric the median of each side and the
+ *   benchstat-style delta (ratio of medians, bootstrap interval, Mann-Whitney
+ *   p).
  * - merge (`hopbench merge A.json B.json... [-o OUT.json]`): runs of the same
- *   cell and rep from several processes or hosts added into one run,
- *   histograms exactly.
+ *   cell and rep (by label too) from several processes or hosts added into
+ *   one run, histograms exactly.
  *
  * Files (at most EVIDENCE_MAX_BYTES) are read with jansson a run at a time
  * and checked for the schema, every run for figures no run can have. The
@@ -104,8 +105,9 @@ int evidence_load(const char *path, json_t **doc, struct hb_err *err);
 
 /*
  * The cell as compare names it, "echo tcp://127.0.0.1:9000 reuse 64 B c=1 p=1"
- * (then " rate=60%" or " rate=2000/s"; no endpoint when it is ""), escaped with
- * text_safe, into buf (cap bytes, at least TEXT_SAFE_CAP).
+ * (then " rate=60%" or " rate=2000/s"; the label in place of the endpoint when
+ * the run has one, "echo backend.tcp reuse ..."; neither when both are ""),
+ * escaped with text_safe, into buf (cap bytes, at least TEXT_SAFE_CAP).
  */
 void evidence_cell_label(char *buf, size_t cap, const struct run_key *k);
 

@@ -17,11 +17,12 @@ bool evidence_run_key(const json_t *run, struct run_key *k)
     static const char *const ints[] = { EV_SIZE, EV_CONNECTIONS, EV_PIPELINE };
     json_int_t *dst[] = { &k->size, &k->connections, &k->pipeline };
     const json_t *ep = json_object_get(run, EV_ENDPOINT), *mode = json_object_get(run, EV_MODE);
-    const json_t *rep = json_object_get(run, EV_REP);
+    const json_t *rep = json_object_get(run, EV_REP), *label = json_object_get(run, EV_LABEL);
 
     if (!json_is_string(ep) || !json_is_string(mode)) return false;
     k->endpoint = json_string_value(ep);
     k->mode = json_string_value(mode);
+    k->label = json_is_string(label) ? json_string_value(label) : "";
     for (size_t i = 0; i < ARRAY_LEN(ints); i++) {
         const json_t *v = json_object_get(run, ints[i]);
         if (!json_is_integer(v)) return false;
@@ -44,9 +45,7 @@ bool evidence_run_key(const json_t *run, struct run_key *k)
 
 bool evidence_same_cell(const struct run_key *a, const struct run_key *b)
 {
-    return strcmp(a->endpoint, b->endpoint) == 0 && strcmp(a->mode, b->mode) == 0 &&
-           strcmp(a->proto, b->proto) == 0 && a->rate == b->rate && a->size == b->size &&
-           a->connections == b->connections && a->pipeline == b->pipeline;
+    return evidence_key_order(a, b) == 0;
 }
 
 bool evidence_run_valid(const json_t *run)
@@ -170,10 +169,17 @@ int evidence_check_figures(const json_t *run, struct hb_err *err)
     return 0;
 }
 
+/* Where a run went: its label when it has one, else its endpoint's address. */
+static const char *key_place(const struct run_key *k)
+{
+    return k->label[0] != '\0' ? k->label : k->endpoint;
+}
+
 int evidence_key_order(const struct run_key *a, const struct run_key *b)
 {
-    int d = strcmp(a->endpoint, b->endpoint);
+    int d = (a->label[0] != '\0') - (b->label[0] != '\0');
 
+    if (d == 0) d = strcmp(key_place(a), key_place(b));
     if (d == 0) d = strcmp(a->mode, b->mode);
     if (d == 0) d = strcmp(a->proto, b->proto);
     if (d == 0) d = (a->rate > b->rate) - (a->rate < b->rate);

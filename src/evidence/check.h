@@ -12,9 +12,15 @@
 
 #include "util.h"
 
-/* What identifies a run: compare matches cells, merge matches cells and reps. */
+/*
+ * What identifies a run: compare matches cells, merge matches cells and reps.
+ * A run whose endpoint has a label is placed by its label, not its address:
+ * the label names the hop, the address (a free port, a temporary socket path)
+ * may change from one invocation to the next.
+ */
 struct run_key {
     const char *endpoint, *mode;
+    const char *label; /* "" when the endpoint has none */
     const char *proto; /* "" in evidence from before the protocols */
     json_int_t size, connections, pipeline;
     json_int_t rep; /* -1 when the record has none */
@@ -22,15 +28,21 @@ struct run_key {
 };
 
 /*
- * Fills k from run (its strings point into run); false when endpoint, mode,
- * size, connections or pipeline is missing.
+ * Fills k from run (its strings point into run; label "" when the run has no
+ * string "label"); false when endpoint, mode, size, connections or pipeline is
+ * missing.
  */
 bool evidence_run_key(const json_t *run, struct run_key *k);
 
-/* a and b name the same cell (the rep aside). */
+/* a and b name the same cell (the rep aside): evidence_key_order is 0. */
 bool evidence_same_cell(const struct run_key *a, const struct run_key *b);
 
-/* The order of cells: by endpoint, mode, proto, rate, size, connections, pipeline. */
+/*
+ * The order of cells: unlabelled before labelled runs, then by label (or, for
+ * runs without one, endpoint), mode, proto, rate, size, connections, pipeline.
+ * Two labelled runs with the same label are in one place whatever their
+ * endpoints; a labelled and an unlabelled run never are.
+ */
 int evidence_key_order(const struct run_key *a, const struct run_key *b);
 
 /* The run says it is valid. */

@@ -81,7 +81,8 @@ static int key_own(struct run_key *k)
     k->endpoint = strdup(k->endpoint);
     k->mode = strdup(k->mode);
     k->proto = strdup(k->proto);
-    return k->endpoint && k->mode && k->proto ? 0 : -ENOMEM;
+    k->label = strdup(k->label);
+    return k->endpoint && k->mode && k->proto && k->label ? 0 : -ENOMEM;
 }
 
 static void key_release(struct run_key *k)
@@ -89,6 +90,7 @@ static void key_release(struct run_key *k)
     free((void *)(uintptr_t)k->endpoint);
     free((void *)(uintptr_t)k->mode);
     free((void *)(uintptr_t)k->proto);
+    free((void *)(uintptr_t)k->label);
 }
 
 /* The next free cmp_run, the array grown when full. */
@@ -187,9 +189,10 @@ static void cmp_release(struct cmp *c)
 }
 
 /* The whole key: "echo tcp://127.0.0.1:9000 reuse 64 B c=1 p=1", then " rate=60%" or "
- * rate=2000/s"; no endpoint when it is "". */
+ * rate=2000/s"; the label in place of the endpoint when there is one, nothing when both are "". */
 void evidence_cell_label(char *buf, size_t cap, const struct run_key *k)
 {
+    const char *place = k->label[0] != '\0' ? k->label : k->endpoint;
     char size[32], rate[48] = "", raw[512];
 
     report_size_text(size, sizeof(size), (long long)k->size);
@@ -198,7 +201,7 @@ void evidence_cell_label(char *buf, size_t cap, const struct run_key *k)
     else if (k->rate > 0)
         snprintf(rate, sizeof(rate), " rate=%.6g/s", k->rate);
     snprintf(raw, sizeof(raw), "%s%s%s%s%s %s c=%lld p=%lld%s", k->proto, k->proto[0] ? " " : "",
-             k->endpoint, k->endpoint[0] ? " " : "", k->mode, size, (long long)k->connections,
+             place, place[0] ? " " : "", k->mode, size, (long long)k->connections,
              (long long)k->pipeline, rate);
     /* the strings come from a file: escaped, they cannot act on the terminal */
     text_safe(buf, cap, raw);
@@ -354,9 +357,9 @@ static void cmp_print(FILE *f, const struct cmp *c)
 
     cmp_side_header(f, c, 0);
     cmp_side_header(f, c, 1);
-    fprintf(f, "cell: proto endpoint mode size c=connections p=pipeline [open-loop rate=share of "
-               "the maximum or ops/s]; median ±spread (n valid runs); delta: ratio of medians "
-               "new/old, 95 %% interval, Mann-Whitney p\n");
+    fprintf(f, "cell: proto endpoint (or its label) mode size c=connections p=pipeline "
+               "[open-loop rate=share of the maximum or ops/s]; median ±spread (n valid runs); "
+               "delta: ratio of medians new/old, 95 %% interval, Mann-Whitney p\n");
     for (size_t m = 0; m < METRICS && cmp_matched(c) > 0; m++)
         cmp_metric(f, c, m, width, a, b);
     cmp_unmatched(f, c);

@@ -44,6 +44,7 @@
 #define EV_REP                  "rep"
 #define EV_PROTO                "proto"
 #define EV_ENDPOINT             "endpoint"
+#define EV_LABEL                "label" /* the endpoint's, when it has one */
 #define EV_MODE                 "mode"
 #define EV_SIZE                 "size"
 #define EV_CONNECTIONS          "connections"

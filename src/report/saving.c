@@ -92,18 +92,36 @@ static void usd_text(char *buf, size_t cap, struct cost_range r)
              sig(hi, sizeof(hi), fabs(r.hi), 2));
 }
 
+/*
+ * What a side's runs were on: "tcp://127.0.0.1:9000", or by its label with
+ * the address after it, "backend.tcp (tcp://127.0.0.1:9000)"; " and others"
+ * where the side holds more than one.
+ */
+static void side_place(char *buf, size_t cap, const struct cost_cell *c, int s)
+{
+    const char *more = " and others", *ep = c->endpoint[s] ? c->endpoint[s] : "none";
+    char raw[TEXT_SAFE_CAP];
+
+    if (c->label[s] != NULL)
+        snprintf(raw, sizeof(raw), "%s%s (%s%s)", c->label[s], c->mixed[s] ? more : "", ep,
+                 c->several_endpoints[s] ? more : "");
+    else
+        snprintf(raw, sizeof(raw), "%s%s", ep, c->mixed[s] ? more : "");
+    /* labels and endpoints come from a file: escaped, they cannot act on the terminal */
+    text_safe(buf, cap, raw);
+}
+
 static void put_cell_head(FILE *f, const struct cost_cell *c)
 {
     static const char *const side_name[2] = { "tcp", "unix" };
-    char label[TEXT_SAFE_CAP], ep[TEXT_SAFE_CAP];
+    char label[TEXT_SAFE_CAP], place[TEXT_SAFE_CAP];
 
     evidence_cell_label(label, sizeof(label), &c->key);
     fprintf(f, "\n== %s\n", label);
     for (int s = 0; s < 2; s++) {
-        text_safe(ep, sizeof(ep), c->endpoint[s] ? c->endpoint[s] : "none");
-        fprintf(f, "   %-5s %s%s: %zu run%s, %zu counted\n", side_name[s], ep,
-                c->mixed[s] ? " and others" : "", c->runs[s], c->runs[s] == 1 ? "" : "s",
-                c->counted[s]);
+        side_place(place, sizeof(place), c, s);
+        fprintf(f, "   %-5s %s: %zu run%s, %zu counted\n", side_name[s], place, c->runs[s],
+                c->runs[s] == 1 ? "" : "s", c->counted[s]);
     }
 }
 
@@ -252,10 +270,12 @@ void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
 
         put_cell_head(f, c);
         if (!report_saving_cell_ok(c)) {
-            fprintf(f, "   %s\n",
-                    c->mixed[0] || c->mixed[1]
-                        ? "skipped: a transport has runs of several endpoints in this cell"
-                        : "skipped: no run that counts over both tcp and unix");
+            if (c->mixed[0] || c->mixed[1])
+                fprintf(f, "   skipped: a transport has runs of several %s in this cell\n",
+                        c->label[0] || c->label[1] ? "labels (or labelled and unlabelled runs)"
+                                                   : "endpoints");
+            else
+                fprintf(f, "   skipped: no run that counts over both tcp and unix\n");
             continue;
         }
         put_per_request(f, c, p);
@@ -356,14 +376,15 @@ static json_t *cell_json(const struct cost_cell *c, const struct cost_plan *p)
         }
     }
     o = json_pack(
-        "{s:s, s:s, s:I, s:I, s:I, s:f, s:{s:s?, s:b, s:I, s:I}, s:{s:s?, s:b, s:I, "
-        "s:I}, s:b, s:o}",
-        "proto", c->key.proto, "mode", c->key.mode, "size", (json_int_t)c->key.size, "connections",
-        (json_int_t)c->key.connections, "pipeline", (json_int_t)c->key.pipeline, "rate",
-        c->key.rate, "tcp", "endpoint", c->endpoint[COST_TCP], "several_endpoints",
-        c->mixed[COST_TCP], "runs", (json_int_t)c->runs[COST_TCP], "counted",
-        (json_int_t)c->counted[COST_TCP], "unix", "endpoint", c->endpoint[COST_UDS],
-        "several_endpoints", c->mixed[COST_UDS], "runs", (json_int_t)c->runs[COST_UDS], "counted",
+        "{s:s, s:s?, s:s, s:I, s:I, s:I, s:f, s:{s:s?, s:s?, s:b, s:I, s:I}, s:{s:s?, s:s?, "
+        "s:b, s:I, s:I}, s:b, s:o}",
+        "proto", c->key.proto, "label", c->key.label[0] != '\0' ? c->key.label : NULL, "mode",
+        c->key.mode, "size", (json_int_t)c->key.size, "connections", (json_int_t)c->key.connections,
+        "pipeline", (json_int_t)c->key.pipeline, "rate", c->key.rate, "tcp", "endpoint",
+        c->endpoint[COST_TCP], "label", c->label[COST_TCP], "several_endpoints", c->mixed[COST_TCP],
+        "runs", (json_int_t)c->runs[COST_TCP], "counted", (json_int_t)c->counted[COST_TCP], "unix",
+        "endpoint", c->endpoint[COST_UDS], "label", c->label[COST_UDS], "several_endpoints",
+        c->mixed[COST_UDS], "runs", (json_int_t)c->runs[COST_UDS], "counted",
         (json_int_t)c->counted[COST_UDS], "compared", report_saving_cell_ok(c), "figures", figs);
     return o;
 }

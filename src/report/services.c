@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evidence/schema.h"
 #include "report/summary.h"
 #include "service.h"
 
@@ -396,7 +397,7 @@ int report_services_json(json_t *run, const struct run_record *r)
     json_t *svcs, *watch, *observed = json_object_get(run, "observed");
     int rc = 0;
 
-    if (r->cfg.ep.label[0] != '\0') rc |= set_new(run, "label", json_string(r->cfg.ep.label));
+    if (r->cfg.ep.label[0] != '\0') rc |= set_new(run, EV_LABEL, json_string(r->cfg.ep.label));
     if (!json_is_object(observed)) return rc != 0 ? -ENOMEM : 0;
     run = observed;
     if (k > 0) {

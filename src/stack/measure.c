@@ -4,6 +4,7 @@
  */
 #include "stack/measure.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "cost.h"
+#include "endpoint.h"
 #include "report/saving.h"
 #include "stats.h"
 
@@ -248,6 +250,31 @@ static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps
     stack_arg(a, "%s", jsonl);
 }
 
+/*
+ * The label of arm i of cell, "set-pipeline-1.tcp": the cell's label (a space
+ * as '-', what a label cannot hold left out, from its first letter or digit)
+ * and the arm's name, numbered when both arms have the same. The same from one
+ * stack run to the next, so compare matches their runs whatever free port and
+ * socket path each had.
+ */
+static void arm_label(char *buf, size_t cap, const struct stack_cell *cell, unsigned i)
+{
+    const char *arm = cell->arm[i].transport;
+    bool same = strcmp(cell->arm[0].transport, cell->arm[1].transport) == 0;
+    size_t n = 0, room = cap - strlen(arm) - 4; /* '.', the number, the NUL */
+
+    for (const char *p = cell->label; *p != '\0' && n < room; p++) {
+        char ch = *p;
+        if (ch == ' ') ch = '-';
+        if (isalnum((unsigned char)ch) || (n > 0 && strchr("-_.", ch) != NULL)) buf[n++] = ch;
+    }
+    if (n == 0)
+        snprintf(buf, cap, "%s", arm);
+    else
+        snprintf(buf + n, cap - n, ".%s", arm);
+    if (same) snprintf(buf + strlen(buf), cap - strlen(buf), "%u", i + 1);
+}
+
 /* Copies the child's log (its tables: which errors the gate saw) to out. */
 static void log_copy(FILE *out, const char *path)
 {
@@ -290,6 +317,13 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     snprintf(name, sizeof(name), "run-%u.out", k);
     sup_path(&c->sup, name, log, sizeof(log));
     args_common(c, args, reps, duration_ns, json, jsonl);
+    /* each endpoint its label: both arms, or the one arm this child loads */
+    for (unsigned i = arm < 0 ? 0 : (unsigned)arm; i < (arm < 0 ? 2u : (unsigned)arm + 1); i++) {
+        char label[ENDPOINT_LABEL_MAX];
+        arm_label(label, sizeof(label), cell, i);
+        stack_arg(args, "--label");
+        stack_arg(args, "%s", label);
+    }
     if (args->n >= STACK_MAX_ARGS) return hb_fail(err, -E2BIG, "too many arguments for run");
     pid_t pid = child_spawn(args, log);
     if (pid < 0) return hb_fail(err, pid, "cannot start hopbench run: %s", strerror(-pid));

@@ -96,11 +96,12 @@ int stack_free_port(unsigned *port, struct hb_err *err);
 
 /*
  * Runs `hopbench run` with args (PROTO, endpoints, the stack's options)
- * plus --reps, --order abba, -d, --warmup, -c and private --json/--jsonl
- * files; its stdout goes to a log in the private directory, its stderr
- * passes through. Forwards a stop signal (SIGINT) and waits for it. Reads
- * its runs into cell. An exit 2 marks the stack invalid and its table is
- * copied to out. Returns 0, or a negative errno with err set.
+ * plus --reps, --order abba, -d, --warmup, -c, private --json/--jsonl files
+ * and a --label per endpoint named after the cell and its arm
+ * ("set-pipeline-1.tcp", "apache-fpm.unix"), the same in every stack run; its stdout goes to a log
+ * in the private directory, its stderr passes through. Forwards a stop signal (SIGINT) and waits
+ * for it. Reads its runs into cell. An exit 2 marks the stack invalid and its table is copied to
+ * out. Returns 0, or a negative errno with err set.
  */
 int stack_measure(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
                   struct hb_err *err);

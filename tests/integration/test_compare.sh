@@ -1,7 +1,9 @@
 #!/bin/bash
 # compare and merge: evidence files read back. compare matches cells and
 # prints benchstat-style deltas; merge adds up runs of the same cell and rep
-# from processes that loaded one server at the same time, histograms exactly.
+# from processes that loaded one server at the same time, histograms exactly. Both place
+# a labelled run by its label: two runs on other ports and socket paths, labelled the same,
+# match; unlabelled ones do not.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -246,5 +248,70 @@ expect_rc "merge -o without a file: exit 64" 64 mo merge "$a" "$b" -o
 expect_rc "merge --help: exit 0" 0 mhelp merge --help
 check "merge --help: usage printed" grep -q '^usage: hopbench merge A.json B.json' "$T/mhelp.out"
 
+# --- labels -------------------------------------------------------------------------
+# Two invocations, each against its own server on its own free port and socket path (as two
+# `hopbench stack` runs are): labelled the same, their runs match cell by cell; unlabelled,
+# they do not, as before.
+
+start_server d --listen tcp://127.0.0.1:0 --listen "unix:$T/d.sock" || done_testing
+d_pid=$SRV_PID
+d_tcp=tcp://127.0.0.1:$SRV_PORT
+start_server e --listen tcp://127.0.0.1:0 --listen "unix:$T/e.sock" || done_testing
+e_pid=$SRV_PID
+e_tcp=tcp://127.0.0.1:$SRV_PORT
+check "two servers on two ports" test "$d_tcp" != "$e_tcp"
+l1=$T/l1.json
+l2=$T/l2.json
+expect_rc "labelled run on the first server (NAME=ENDPOINT): exit 0" 0 l1 \
+    run echo "hop=$d_tcp" "hop.unix=unix:$T/d.sock" --reps 2 -d 0.2 --warmup 0.05 --json "$l1"
+expect_rc "labelled run on the second server (--label): exit 0" 0 l2 \
+    run echo "$e_tcp" "unix:$T/e.sock" --label hop --label hop.unix --reps 2 -d 0.2 --warmup 0.05 \
+    --json "$l2"
+jcheck "the evidence holds each run's label and its own address" "$l2" \
+    "[.runs[] | [.label, .endpoint]] | unique == [[\"hop\", \"$e_tcp\"], [\"hop.unix\", \"unix:$T/e.sock\"]]"
+expect_rc "compare labelled runs on other ports and socket paths: exit 0" 0 clab compare "$l1" "$l2"
+check_eq "compare labelled: both cells in each metric's table (n=2+2)" 10 \
+    "$(grep -c 'n=2+2)$' "$T/clab.out")"
+check "compare labelled: the cells are named by label" \
+    sh -c "grep -Eq '^echo hop reuse 64 B c=1 p=1 +[0-9]' '$T/clab.out' &&
+           grep -Eq '^echo hop\.unix reuse 64 B c=1 p=1 +[0-9]' '$T/clab.out'"
+check "compare labelled: no address in the tables, no cell in one file only" \
+    sh -c "! grep -Eq '127\.0\.0\.1|\.sock|^only in' '$T/clab.out'"
+
+u1=$T/u1.json
+u2=$T/u2.json
+expect_rc "unlabelled run on the first server: exit 0" 0 u1 \
+    run echo "$d_tcp" --reps 2 -d 0.2 --warmup 0.05 --json "$u1"
+expect_rc "unlabelled run on the second server: exit 0" 0 u2 \
+    run echo "$e_tcp" --reps 2 -d 0.2 --warmup 0.05 --json "$u2"
+expect_rc "compare unlabelled runs on two ports: exit 2 (nothing comparable)" 2 cunl compare "$u1" "$u2"
+check "compare unlabelled: each cell named by its address, in one file only" \
+    sh -c "grep -qx 'only in OLD: echo $d_tcp reuse 64 B c=1 p=1 (2 valid of 2 runs)' '$T/cunl.out' &&
+           grep -qx 'only in NEW: echo $e_tcp reuse 64 B c=1 p=1 (2 valid of 2 runs)' '$T/cunl.out'"
+expect_rc "compare a labelled and an unlabelled run of one endpoint: exit 2" 2 cmix \
+    compare "$u1" "$l1"
+check "compare labelled against unlabelled: apart" \
+    sh -c "grep -q '^only in OLD: echo $d_tcp reuse' '$T/cmix.out' &&
+           grep -q '^only in NEW: echo hop reuse' '$T/cmix.out'"
+jq '.runs[].label = "x\u001b[2J"' "$l1" >"$T/lesc1.json"
+jq '.runs[].label = "x\u001b[2J"' "$l2" >"$T/lesc2.json"
+expect_rc "compare runs whose label holds an escape: exit 0" 0 clesc compare "$T/lesc1.json" \
+    "$T/lesc2.json"
+check "compare: a label from a file is printed escaped" \
+    sh -c "grep -Fq 'echo x\\x1b[2J reuse 64 B' '$T/clesc.out' && ! grep -q \"\$(printf '\\033')\" '$T/clesc.out'"
+
+# merge: one label names one hop, whatever address each process had.
+expect_rc "merge labelled runs of two addresses: exit 0" 0 mlab merge "$l1" "$l2" -o "$T/mlab.json"
+mcheck "merge labelled: each label and rep merged from both files" "$T/mlab.json" "$l1" "$l2" \
+    '(.runs | length) == 4 and all(.runs[]; .merged_runs == 2)
+     and ([.runs[] | . as $r | ([$a[0].runs[], $b[0].runs[]]
+           | map(select(.label == $r.label and .rep == $r.rep) | .ops) | add) == $r.ops] | all)
+     and ([.runs[] | .label] | sort) == ["hop", "hop", "hop.unix", "hop.unix"]'
+expect_rc "merge unlabelled runs of two addresses: exit 0" 0 munl merge "$u1" "$u2" -o "$T/munl.json"
+rcheck "merge unlabelled: two addresses stay apart, as before" "$T/munl.json" \
+    '(.runs | length) == 4 and all(.runs[]; has("merged_runs") | not)'
+
+stop_pid "$d_pid"
+stop_pid "$e_pid"
 stop_pid "$c_pid"
 done_testing

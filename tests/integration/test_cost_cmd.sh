@@ -1,8 +1,9 @@
 #!/bin/bash
 # hopbench cost: what the Unix socket saves per request and per month, checked
 # against the same arithmetic done here with jq on fixed evidence
-# (tests/fixtures/cost/), then on evidence a short live run writes; bad input
-# gets one line and its exit code.
+# (tests/fixtures/cost/), then on evidence a short live run writes; labelled
+# runs name their sides (and NAME.tcp / NAME.unix their cell); bad input gets
+# one line and its exit code.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -143,6 +144,50 @@ jcheck "two tcp endpoints: not compared, no figures; the connect cell is" "$T/mi
     '(.cells[] | select(.mode == "reuse" and .size == 64)
       | .compared == false and .tcp.several_endpoints and .figures == [])
      and (.cells[] | select(.mode == "connect") | .compared)'
+# Labelled runs: each side is named by its label, and runs of one label on two addresses (two
+# invocations, each with its own free port and socket path, appended to one --jsonl) are one
+# side, computed as if they had had one address. NAME.tcp and NAME.unix (as the stacks label
+# a cell's arms) are the two sides of cell NAME.
+jq '.runs[] |= (.label = "front." + .transport
+                | if .rep >= 2 then .endpoint |= sub("9000$"; "9001") | .endpoint |= sub("fixture"; "other")
+                  else . end)' "$DATA/reps.json" >"$T/labelled.json"
+expect_rc "labelled runs on two addresses: exit 0" 0 lab1 \
+    cost "$T/labelled.json" --traffic 100k/month,1M/day,40k/s --price 30 --app-work 1ms,10ms \
+    --json "$T/labelled.cost.json"
+check "labelled: the cell named NAME, each side by its label, then its address" \
+    sh -c "grep -qx '== echo front reuse 64 B c=1 p=1' '$T/lab1.out' &&
+           grep -Eq '^   tcp   front\.tcp \(tcp://127\.0\.0\.1:9000 and others\): [0-9]+ runs' '$T/lab1.out' &&
+           grep -Eq '^   unix  front\.unix \(unix:/run/fixture\.sock and others\): [0-9]+ runs' '$T/lab1.out'"
+jcheck "labelled: the --json cell and sides carry the labels; two addresses, one side" \
+    "$T/labelled.cost.json" \
+    '(.cells[] | select(.mode == "reuse" and .size == 64)
+      | .compared and .label == "front" and .tcp.label == "front.tcp" and .unix.label == "front.unix"
+        and (.tcp.several_endpoints | not) and (.unix.several_endpoints | not))'
+check "labelled: the same figures as the same runs on one address" \
+    jtrue -n --slurpfile a "$c" --slurpfile b "$T/labelled.cost.json" \
+    '[$a[0].cells[] | select(.mode == "reuse" and .size == 64) | .figures]
+     == [$b[0].cells[] | select(.mode == "reuse" and .size == 64) | .figures]
+     and ([$b[0].cells[] | select(.compared)] | length) == 2'
+# other labels ("a" on tcp, "u" on unix): the cell is grouped as unlabelled runs are
+jq '.runs[] |= (.label = (if .transport == "tcp" then "a" else "u" end)
+                | if .rep >= 2 then .endpoint |= sub("9000$"; "9001") else . end)' \
+    "$DATA/reps.json" >"$T/plain-labels.json"
+expect_rc "runs labelled a and u: exit 0" 0 lab3 cost "$T/plain-labels.json" \
+    --json "$T/plain-labels.cost.json"
+check "labelled a and u: one cell, its sides named a and u" \
+    sh -c "grep -qx '== echo reuse 64 B c=1 p=1' '$T/lab3.out' &&
+           grep -Eq '^   tcp   a \(tcp://127\.0\.0\.1:9000 and others\): ' '$T/lab3.out' &&
+           grep -Eq '^   unix  u \(unix:/run/fixture\.sock\): ' '$T/lab3.out'"
+jcheck "labelled a and u: compared, the cell without a label" "$T/plain-labels.cost.json" \
+    '.cells[] | select(.mode == "reuse" and .size == 64) | .compared and .label == null'
+jq '(.runs[] | select(.mode == "reuse" and .size == 64 and .rep == 1 and .transport == "tcp")
+    | .label) = "b"' "$T/plain-labels.json" >"$T/twolabels.json"
+expect_rc "two labels on the tcp side of a cell: exit 0" 0 lab2 \
+    cost "$T/twolabels.json" --json "$T/twolabels.cost.json"
+check "two labels on a side: the cell is skipped and says why" \
+    grep -q 'skipped: a transport has runs of several labels' "$T/lab2.out"
+jcheck "two labels on a side: not compared" "$T/twolabels.cost.json" \
+    '.cells[] | select(.mode == "reuse" and .size == 64) | .compared == false and .tcp.several_endpoints'
 # an endpoint with an escape sequence in it is printed escaped, as compare prints it
 jq '(.runs[] | select(.transport == "unix") | .endpoint) = "unix:/x\u001b[2J.sock"' \
     "$DATA/reps.json" >"$T/esc.json"

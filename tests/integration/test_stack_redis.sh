@@ -7,6 +7,9 @@
 #     cgroup: the runs' cgroup CPU is at most the cgroup's own cpuacct.usage (read while
 #     held), which agrees with redis-server's own getrusage (INFO used_cpu_*); the table's
 #     figure is the median of the runs' per-op figures
+#   - a second --short run, on its own port and socket path, compares with the first cell by
+#     cell: every endpoint is labelled by its cell and arm (set-pipeline-1.tcp); cost
+#     computes each SET/GET and pipeline cell
 #   - redis-server missing (hidden in a private mount namespace): one line naming the
 #     apt-get command, exit 1
 #   - Ctrl-C as soon as the private directory exists (the server starting): exit 130,
@@ -122,6 +125,34 @@ kill -INT "$HELD"
 reap "$HELD" 20
 check_eq "held: Ctrl-C while held: exit 0" 0 "$RC"
 stack_nothing_left "held" "$T/held.out"
+
+# --- two stack runs compared: each endpoint labelled by its cell and arm ------------------
+# The second run has its own free port and socket path; the labels match its runs to the
+# first's cell by cell, and keep SET and GET apart.
+
+expect_rc "second: stack redis --short --jsonl: exit 0" 0 second \
+    stack redis --short --jsonl "$T/second.jsonl"
+stack_nothing_left "second" "$T/second.out"
+check "second: another port and socket path than the first" jtrue -n \
+    --slurpfile a "$T/held.jsonl" --slurpfile b "$T/second.jsonl" \
+    '[$a[], $b[] | select(.record == "run") | .endpoint] | unique | length == 4'
+check "held: 8 labels, one per cell and transport, each naming its transport" jtrue -s \
+    '[.[] | select(.record == "run") | [.label, .transport]] | unique
+     | length == 8 and all(.[]; .[0] as $l | .[1] as $t
+       | ($l | test("^(set|get)-pipeline-(1|16)\\.(tcp|unix)$")) and ($l | endswith("." + $t)))' \
+    "$T/held.jsonl"
+expect_rc "compare the two stack runs: exit 0" 0 cstack compare "$T/held.jsonl" "$T/second.jsonl"
+check_eq "compare the two stack runs: 8 cells matched in each of 5 metrics (n=2+2)" 40 \
+    "$(grep -c 'n=2+2)$' "$T/cstack.out")"
+check "compare the two stack runs: no cell in one file only" \
+    sh -c "! grep -q '^only in' '$T/cstack.out'"
+check "compare the two stack runs: cells named by label" \
+    grep -Eq '^redis set-pipeline-16\.unix [a-z]+ .* p=16 ' "$T/cstack.out"
+expect_rc "cost on a stack run: exit 0" 0 sc cost "$T/second.jsonl" --json "$T/second.cost.json"
+jcheck "cost on a stack run: one cell per SET/GET and pipeline, tcp against unix" \
+    "$T/second.cost.json" \
+    '([.cells[] | select(.compared) | .label] | sort)
+     == ["get-pipeline-1", "get-pipeline-16", "set-pipeline-1", "set-pipeline-16"]'
 
 # --- Ctrl-C in the middle of a measurement ------------------------------------------------
 

@@ -283,6 +283,60 @@ static void add(struct cost_set *s, json_t *run)
     json_decref(run);
 }
 
+/* run_of with a label. */
+static json_t *labelled(const char *label, const char *ep, const char *transport, double client)
+{
+    json_t *run = run_of(ep, transport, "reuse", client, 10 * client, true);
+
+    json_object_set_new(run, "label", json_string(label));
+    return run;
+}
+
+/*
+ * NAME.tcp and NAME.unix make the cell NAME, whatever the addresses; other
+ * labels leave a run in the unlabelled cell, where two of them on a side mix it.
+ */
+static void test_cells_by_label(void **state)
+{
+    struct cost_set s = { 0 };
+    const struct cost_cell *c;
+
+    (void)state;
+    add(&s, labelled("set.tcp", "tcp://127.0.0.1:1", "tcp", 10));
+    add(&s, labelled("set.unix", "unix:/a", "unix", 8));
+    add(&s, labelled("get.tcp", "tcp://127.0.0.1:1", "tcp", 20));
+    add(&s, labelled("get.unix", "unix:/a", "unix", 16));
+    add(&s, labelled("set.tcp", "tcp://127.0.0.1:2", "tcp", 11)); /* a second invocation */
+    add(&s, labelled("set.unix", "unix:/b", "unix", 9));
+    add(&s, labelled("front", "tcp://127.0.0.1:1", "tcp", 5));
+    add(&s, labelled("back", "unix:/a", "unix", 4));
+    add(&s, labelled("other", "tcp://127.0.0.1:1", "tcp", 6));
+    add(&s, labelled("set.unix", "tcp://127.0.0.1:3", "tcp", 7)); /* not its transport */
+
+    assert_int_equal(s.ncells, 3);
+    c = &s.cells[0];
+    assert_string_equal(c->key.label, "set");
+    assert_string_equal(c->key.endpoint, "");
+    assert_string_equal(c->label[COST_TCP], "set.tcp");
+    assert_string_equal(c->label[COST_UDS], "set.unix");
+    assert_true(c->runs[COST_TCP] == 2 && c->runs[COST_UDS] == 2);
+    assert_false(c->mixed[COST_TCP] || c->mixed[COST_UDS]);
+    assert_true(c->several_endpoints[COST_TCP] && c->several_endpoints[COST_UDS]);
+    assert_int_equal(cost_cell_series(c, "client")->n[COST_TCP], 2);
+    c = &s.cells[1];
+    assert_string_equal(c->key.label, "get");
+    assert_true(c->runs[COST_TCP] == 1 && c->runs[COST_UDS] == 1);
+    assert_false(c->several_endpoints[COST_TCP]);
+    c = &s.cells[2];
+    assert_string_equal(c->key.label, "");
+    assert_string_equal(c->label[COST_TCP], "front");
+    assert_string_equal(c->label[COST_UDS], "back");
+    assert_true(c->runs[COST_TCP] == 3 && c->runs[COST_UDS] == 1);
+    assert_true(c->mixed[COST_TCP]);
+    assert_false(c->mixed[COST_UDS]);
+    cost_set_release(&s);
+}
+
 static void test_cells(void **state)
 {
     struct cost_set s = { 0 };
@@ -341,7 +395,7 @@ int main(void)
         cmocka_unit_test(test_unix_costs_more), cmocka_unit_test(test_median_of_reps),
         cmocka_unit_test(test_range_scale),     cmocka_unit_test(test_interval_mapping),
         cmocka_unit_test(test_no_interval),     cmocka_unit_test(test_breakeven_interval),
-        cmocka_unit_test(test_cells),
+        cmocka_unit_test(test_cells),           cmocka_unit_test(test_cells_by_label),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

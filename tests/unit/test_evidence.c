@@ -10,7 +10,8 @@
  * total, is refused, and so are counts or totals that overflow when added;
  * evidence_load checks the schema; evidence_read refuses impossible figures
  * (negative rates, percentiles out of order) naming the file and run; and
- * text_safe escapes what could act on a terminal. Random data comes from a
+ * text_safe escapes what could act on a terminal; runs are keyed by their
+ * label, when they have one, instead of their address. Random data comes from a
  * fixed-seed xorshift so a failure reproduces.
  */
 /* cmocka.h needs these four first, in this order */
@@ -651,6 +652,70 @@ static void test_text_safe(void **state)
     assert_safe("", 4, "");
 }
 
+/* A closed-loop echo cell on endpoint ep with label ("" for none). */
+static struct run_key key_of(const char *ep, const char *label)
+{
+    return (struct run_key){ .endpoint = ep,
+                             .label = label,
+                             .mode = "reuse",
+                             .proto = "echo",
+                             .size = 64,
+                             .connections = 1,
+                             .pipeline = 1,
+                             .rep = -1 };
+}
+
+/* The order is a total one on these keys: antisymmetric, 0 exactly for the same cell. */
+static void assert_order(struct run_key a, struct run_key b, int want)
+{
+    int d = evidence_key_order(&a, &b), back = evidence_key_order(&b, &a);
+
+    assert_int_equal((d > 0) - (d < 0), want);
+    assert_int_equal((back > 0) - (back < 0), -want);
+    assert_true(evidence_same_cell(&a, &b) == (want == 0));
+}
+
+static void test_key_order_labels(void **state)
+{
+    (void)state;
+    const char *p1 = "tcp://127.0.0.1:10001", *p2 = "tcp://127.0.0.1:20002";
+    char text[TEXT_SAFE_CAP];
+    struct run_key k;
+
+    /* one label on two ports (two invocations, each its own free port): one cell */
+    assert_order(key_of(p1, "backend.tcp"), key_of(p2, "backend.tcp"), 0);
+    assert_order(key_of("unix:/tmp/a/fpm.sock", "u"), key_of("unix:/tmp/b/fpm.sock", "u"), 0);
+    /* without labels, as before: the endpoint places the run */
+    assert_order(key_of(p1, ""), key_of(p2, ""), -1);
+    assert_order(key_of(p1, ""), key_of(p1, ""), 0);
+    /* two labels on one endpoint are two cells, ordered by label */
+    assert_order(key_of(p2, "a"), key_of(p1, "b"), -1);
+    /* a labelled run never shares a cell with an unlabelled one: unlabelled first */
+    assert_order(key_of(p1, ""), key_of(p1, "a"), -1);
+    assert_order(key_of(p2, ""), key_of(p1, "a"), -1);
+    /* the rest of the key still counts under a label */
+    k = key_of(p2, "backend.tcp");
+    k.pipeline = 16;
+    assert_order(key_of(p1, "backend.tcp"), k, -1);
+
+    /* read from a run record: "label" when it is a string, else "" */
+    json_t *run = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:s}", "endpoint", p1, "mode", "reuse",
+                            "proto", "echo", "size", (json_int_t)64, "connections", (json_int_t)1,
+                            "pipeline", (json_int_t)1, "label", "backend.tcp");
+    assert_non_null(run);
+    assert_true(evidence_run_key(run, &k));
+    assert_string_equal(k.label, "backend.tcp");
+    assert_string_equal(k.endpoint, p1);
+    evidence_cell_label(text, sizeof(text), &k);
+    assert_string_equal(text, "echo backend.tcp reuse 64 B c=1 p=1");
+    json_object_set_new(run, "label", json_null());
+    assert_true(evidence_run_key(run, &k));
+    assert_string_equal(k.label, "");
+    evidence_cell_label(text, sizeof(text), &k);
+    assert_string_equal(text, "echo tcp://127.0.0.1:10001 reuse 64 B c=1 p=1");
+    json_decref(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -669,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_no_nan_from_json),
         cmocka_unit_test(test_text_safe),
         cmocka_unit_test(test_read_document_layouts),
+        cmocka_unit_test(test_key_order_labels),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
