@@ -235,7 +235,7 @@ expect_rc "merge a file with the writer's placeholder for a run: exit 0" 0 mph m
 rcheck "merge: the placeholder is copied as it is" "$T/mph.out" \
     '(.runs | length) == 5 and ([.runs[] | select(.error)] | length) == 1'
 expect_rc "compare a file with the placeholder: exit 0" 0 cph compare "$T/ph.json" "$b"
-check_eq "compare: the placeholder is skipped (n=3+4)" 5 "$(grep -c 'n=3+4)$' "$T/cph.out")"
+check_eq "compare: the placeholder is skipped (n=3+4)" 6 "$(grep -c 'n=3+4)$' "$T/cph.out")"
 expect_rc "compare runs that are not records: exit 1" 1 cjunk compare "$a" "$T/junk.json"
 one_line "compare junk: one line naming file and run" "$T/cjunk.err" \
     'junk\.json: not valid evidence: run 0 is not a run record but a number$'

@@ -47,7 +47,7 @@ check "--jsonl appended: two headers, 8 + 4 runs" \
     jtrue -s '(map(select(.record == "header")) | length) == 2 and .[9].record == "header"
       and (map(select(.record == "run")) | length) == 12' "$T/abba.jsonl"
 expect_rc "compare reads a JSONL: exit 0" 0 cj compare "$j" "$T/abba.jsonl"
-check_eq "compare JSONL: every run of both invocations (n=4+6 per metric and cell)" 10 \
+check_eq "compare JSONL: every run of both invocations (n=4+6 per metric and cell)" 12 \
     "$(grep -c 'n=4+6)$' "$T/cj.out")"
 check "compare JSONL: the header names the file and its 12 runs" \
     grep -q "^new: $T/abba.jsonl (12 runs, 12 valid)" "$T/cj.out"
@@ -140,7 +140,7 @@ check_eq "--reps with invalid runs: their rows show '-' for vs first" 2 \
 check_eq "--reps with invalid runs: an errors line per invalid run" 2 \
     "$(grep -c "^errors: $stall reuse 64 B: timeout=" "$T/inv.out")"
 expect_rc "compare with invalid runs: exit 0" 0 cinv compare "$T/inv.json" "$T/inv.json"
-check_eq "compare: the invalid runs dropped (cell 1: n=2+2, cell 0: n=4+4)" "5 5" \
+check_eq "compare: the invalid runs dropped (cell 1: n=2+2, cell 0: n=4+4)" "6 6" \
     "$(grep -c "^echo $stall .*n=2+2)$" "$T/cinv.out") $(grep -c "^echo $tcp .*n=4+4)$" "$T/cinv.out")"
 check "compare: the side's header counts 6 valid of 8" \
     grep -q "^old: $T/inv.json (8 runs, 6 valid)" "$T/cinv.out"
@@ -172,7 +172,7 @@ check "a run cut short: no 'invalid' verdict" sh -c "! grep -q 'results are inva
 check "a run cut short: its row shows '-' for vs first" grep -Eq "^$uds +reuse .* -$" "$T/cut.out"
 jq '.runs[0].interrupted = true' "$j" >"$T/abba-cut.json"
 expect_rc "compare with a run cut short: exit 0" 0 ccut compare "$j" "$T/abba-cut.json"
-check_eq "compare: the run cut short is left out (n=4+3)" 5 "$(grep -c 'n=4+3)$' "$T/ccut.out")"
+check_eq "compare: the run cut short is left out (n=4+3)" 6 "$(grep -c 'n=4+3)$' "$T/ccut.out")"
 check "compare: the side's header counts it out" \
     grep -q "^new: $T/abba-cut.json (8 runs, 7 valid)" "$T/ccut.out"
 
