@@ -72,6 +72,17 @@ one_line "compare JSONL unknown record: one line naming file and line" "$T/cbad3
     'bad3\.jsonl: line 4: not hopbench JSONL'
 check "table: summary printed" grep -q "^summary over repetitions" "$T/abba.out"
 check "table: comparison printed" grep -Eq "vs first: (~|[+-][0-9])" "$T/abba.out"
+# Each figure, the mean latency beside p50 included, against the first endpoint: the ratio of
+# medians with its interval whether or not it is significant ("~" before it when not).
+check_eq "table: every figure's change with its interval, n=4+4" 6 "$(grep -Ec \
+    '^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) .*   vs first: (~ )?[+-][0-9.]+ % \[[+-][0-9.]+ %, [+-][0-9.]+ %\] \(p=[0-9.e-]+ n=4\+4\)$' \
+    "$T/abba.out")"
+check "table: the mean latency right after p50" \
+    sh -c "grep -A1 '^  p50 µs ' '$T/abba.out' | grep -q '^  mean µs '"
+rcheck "summary: the mean latency per cell, the median of the runs' means" "$j" \
+    '.summary.cells[1].metrics.mean_ns.median as $got
+     | [.runs[] | select(.cell == 1) | .latency_ns.mean] | sort | ((.[1] + .[2]) / 2) as $m
+     | ($got - $m | fabs) <= 1e-6 * $m'
 
 hb rnd1 run echo "$tcp" "$uds" -d 0.1 --warmup 0 --reps 3 --order random --seed 7 --json "$T/rnd1.json"
 hb rnd2 run echo "$tcp" "$uds" -d 0.1 --warmup 0 --reps 3 --order random --seed 7 --json "$T/rnd2.json"
