@@ -218,7 +218,8 @@ static const char usage_lab[] =
     "sizes, each cell 5 runs of 0.6 s with tcp and unix in ABBA order, prints one table per\n"
     "size (each cell's median run) with the unix/tcp ratios, then per size and mode each\n"
     "unix/tcp ratio of medians with its 95 % interval (\"~\" before it when not\n"
-    "significant), and writes the evidence as JSON. Stops the server and removes its directory on every exit, Ctrl-C included.\n"
+    "significant), and writes the evidence as JSON. Stops the server and removes its\n"
+    "directory on every exit, Ctrl-C included.\n"
     "If the server exits on its own (killed, crashed), the lab stops at once: one line\n"
     "says how and in which cell, the evidence holds what was measured (that cell marked\n"
     "cut short), and the exit code is 1.\n"
@@ -1230,9 +1231,10 @@ static void lab_overload_defaults(struct lab_opts *o)
 /*
  * The default lab gives a verdict per cell, not one shot: LAB_VERDICT_REPS
  * short runs of each transport in ABBA order, so each unix÷tcp ratio comes
- * with its interval and p, in about the time one 3 s run per cell after a 1 s
- * warm-up took. Each run warms up briefly: the run before it, of the same size
- * and mode, left the machine warm, so its warm-up only covers its new
+ * with its interval and p, all 12 cells in about 50 s (45 s of runs and
+ * warm-ups, the rest each run's start and the tables). Each run warms up only
+ * briefly: all but the first run of a size and mode follow one of the same
+ * size and mode, so the machine is warm and the warm-up covers the new
  * connection and the switch of transport. -d, --reps, --quick and "lab
  * overload" keep their own meaning: -d alone is one run per cell of that
  * length after 1 s, --reps alone runs of 3 s.
@@ -1332,9 +1334,8 @@ static const char usage_compare[] =
     "the ratio of medians with a bootstrap 95 % interval and a two-sided Mann-Whitney U\n"
     "p-value, \"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", with \"~ \" before it,\n"
     "\"~ +9 % [-4 %, +20 %] (p=0.31 n=10+10)\", when the difference is not significant at\n"
-    "alpha 0.05 (with fewer than 4 runs per side none can be). Cells\n"
-    "found in one file only are listed as \"only in OLD\" or \"only in NEW\", with their whole\n"
-    "key.\n"
+    "alpha 0.05 (with fewer than 4 runs per side none can be). Cells found in one file only\n"
+    "are listed as \"only in OLD\" or \"only in NEW\", with their whole key.\n"
     "\n"
     "  -h, --help          this text\n"
     "\n"
