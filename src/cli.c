@@ -33,9 +33,9 @@ static const char usage_top[] =
     "What does the hop between two services on one host cost: TCP loopback or a Unix socket?\n"
     "\n"
     "  lab     the default: starts its own echo server on TCP loopback and on a Unix socket,\n"
-    "          measures {tcp, unix} x {connect, reuse} x {64 B, 4 KiB, 64 KiB}, prints one\n"
-    "          table per size and writes the evidence as JSON; --proto " PROTO_HELP_LAB_OTHERS
-    " runs\n"
+    "          measures {tcp, unix} x {connect, reuse} x {64 B, 4 KiB, 64 KiB}, each cell 5\n"
+    "          times, prints one table per size, each unix/tcp ratio with its interval, and\n"
+    "          writes the evidence as JSON; --proto " PROTO_HELP_LAB_OTHERS " runs\n"
     "          it on that protocol, --rates adds open-loop runs, 'lab overload' shows how\n"
     "          each transport fails under overload\n"
     "  run     loads one or more endpoints in turn under identical settings\n"
@@ -116,7 +116,8 @@ static const char usage_run[] =
     "      --reps N          runs per endpoint (default 1); the summary gives median, min-max,\n"
     "                        SD and n per endpoint, and each endpoint against the first: ratio\n"
     "                        of medians with a bootstrap 95 % interval and a Mann-Whitney p\n"
-    "                        (\"~\" when not significant; n >= 4 per side can reach p < 0.05)\n"
+    "                        (\"~\" before it when not significant; n >= 4 per side can\n"
+    "                        reach p < 0.05)\n"
     "      --order O         abba (default: A B B A ... cancels linear drift) or random\n"
     "      --seed N          seed of the random order, of poisson arrivals and of the bootstrap\n"
     "                        (default 1; at most 2^53-1, which every JSON reader keeps exact)\n"
@@ -215,8 +216,11 @@ static const char usage_lab[] =
     "\n"
     "Starts a built-in echo server (a child process) on a TCP loopback port and on a Unix\n"
     "socket in a private temporary directory, measures {tcp, unix} x {connect, reuse} x\n"
-    "sizes, prints one table per size with the unix/tcp ratios, and writes the evidence\n"
-    "as JSON. Stops the server and removes its directory on every exit, Ctrl-C included.\n"
+    "sizes, each cell 5 runs of 0.6 s with tcp and unix in ABBA order, prints one table per\n"
+    "size (each cell's median run) with the unix/tcp ratios, then per size and mode each\n"
+    "unix/tcp ratio of medians with its 95 % interval (\"~\" before it when not\n"
+    "significant), and writes the evidence as JSON. Stops the server and removes its\n"
+    "directory on every exit, Ctrl-C included.\n"
     "If the server exits on its own (killed, crashed), the lab stops at once: one line\n"
     "says how and in which cell, the evidence holds what was measured (that cell marked\n"
     "cut short), and the exit code is 1.\n"
@@ -226,7 +230,7 @@ static const char usage_lab[] =
     "                        the ops/s it measured, e.g. 30%,60%,90% (60 % is the headline):\n"
     "                        latency from the intended send time and service time, p99.9,\n"
     "                        p99.99, max, and whether the rate was achieved\n"
-    "      --quick           shorter cells: about 13 s in all\n"
+    "      --quick           one short run per cell (0.75 s), no verdicts: about 13 s in all\n"
     "      --backlog N       the lab server's listen backlog (default net.core.somaxconn;\n"
     "                        overload 4)\n"
     "      --server-threads N  the lab server's worker threads (default: its CPUs; overload 1)\n"
@@ -237,8 +241,10 @@ static const char usage_lab[] =
     "transport it prints ops/s, connect errors by kind (AF_UNIX: eagain; TCP: SYNs dropped,\n"
     "so ListenOverflows and TCPSynRetrans grow and ops wait out 1 s retransmits), resets and\n"
     "the ops that took 1 s or more.\n"
-    "  -d, --duration S      measured seconds per cell (default 3; --quick 0.75)\n"
-    "      --warmup S        discarded seconds before each cell (default 1; --quick 0.25)\n"
+    "  -d, --duration S      measured seconds per run (default 0.6, each cell 5 runs; with\n"
+    "                        -d and no --reps one run per cell; --reps alone 3; --quick 0.75)\n"
+    "      --warmup S        discarded seconds before each run (default 0.15; with -d or --reps\n"
+    "                        1; --quick 0.25)\n"
     "      --sizes LIST      payload sizes, e.g. 64,4KiB,64KiB (the default)\n"
     "  -c, --connections N   connections per cell (default 1: sequential round trips)\n"
     "  -t, --threads N       load threads (default 1)\n"
@@ -253,7 +259,8 @@ static const char usage_lab[] =
     "                        each written whole at once\n"
     "      --reps N          run every cell N times, tcp and unix in ABBA order; then print\n"
     "                        per size and mode the medians and unix against tcp with a\n"
-    "                        bootstrap 95 % interval and a Mann-Whitney p (default 1)\n"
+    "                        bootstrap 95 % interval and a Mann-Whitney p (default 5; with\n"
+    "                        -d, --quick or overload 1)\n"
     "      --cooldown S      pause between runs (default 0)\n"
     "      --seed N          seed of the bootstrap (default 1; at most 2^53-1, which every\n"
     "                        JSON reader keeps exact)\n"
@@ -618,6 +625,7 @@ static int shared_plan_option(int c, const char *val, struct shared_opts *o, str
     case OPT_REPS:
         rc = opt_uint("--reps", val, 1, 1000, &v, err);
         o->reps = (unsigned)v;
+        o->reps_given = true;
         break;
     case OPT_SEED:
         rc = opt_uint("--seed", val, 0, CLI_SEED_MAX, &o->seed, err);
@@ -1221,6 +1229,31 @@ static void lab_overload_defaults(struct lab_opts *o)
     o->nsizes = 1;
 }
 
+/*
+ * The default lab gives a verdict per cell, not one shot: LAB_VERDICT_REPS
+ * short runs of each transport in ABBA order, so each unix÷tcp ratio comes
+ * with its interval and p, all 12 cells in about 50 s (45 s of runs and
+ * warm-ups, the rest each run's start and the tables). Each run warms up only
+ * briefly: all but the first run of a size and mode follow one of the same
+ * size and mode, so the machine is warm and the warm-up covers the new
+ * connection and the switch of transport. -d, --reps, --quick and "lab
+ * overload" keep their own meaning: -d alone is one run per cell of that
+ * length after 1 s, --reps alone runs of 3 s.
+ */
+#define LAB_VERDICT_REPS      5
+#define LAB_VERDICT_RUN_NS    (600 * NS_PER_MS)
+#define LAB_VERDICT_WARMUP_NS (150 * NS_PER_MS)
+
+static void lab_verdict_defaults(struct lab_opts *o)
+{
+    struct shared_opts *sh = &o->shared;
+
+    if (o->quick || o->overload || sh->duration_given || sh->reps_given) return;
+    sh->reps = LAB_VERDICT_REPS;
+    sh->duration_ns = LAB_VERDICT_RUN_NS;
+    if (!sh->warmup_given) sh->warmup_ns = LAB_VERDICT_WARMUP_NS;
+}
+
 static const struct option lab_longopts[] = {
     { "quick", no_argument, NULL, OPT_QUICK },
     { "duration", required_argument, NULL, 'd' },
@@ -1280,6 +1313,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
     if (optind < argc) return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);
     if (o->quick && !o->shared.duration_given) o->shared.duration_ns = 750 * NS_PER_MS;
     if (o->quick && !o->shared.warmup_given) o->shared.warmup_ns = 250 * NS_PER_MS;
+    lab_verdict_defaults(o);
     if (o->shared.threads > o->shared.conns)
         return hb_fail(err, -EINVAL, "lab: --threads %u is more than --connections %u",
                        o->shared.threads, o->shared.conns);
@@ -1295,14 +1329,14 @@ static const char usage_compare[] =
     "benchstat does. A cell is (proto, endpoint, mode, size, connections, pipeline, and for\n"
     "an open-loop run its share of the maximum, or else its rate); its runs are its\n"
     "repetitions, and only valid runs that Ctrl-C did not cut short count. For ops/s, p50,\n"
-    "p99, p99.9 and client CPU per op it prints, for each cell found in both files, the\n"
-    "median of each side with its spread (the larger distance from the median to the min or\n"
-    "the max, in % of the median) and n, then the change of NEW relative to OLD: the ratio\n"
-    "of medians with a bootstrap 95 % interval and a two-sided Mann-Whitney U p-value,\n"
-    "\"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", or \"~ (p=0.31 n=10+10)\" when the difference\n"
-    "is not significant at alpha 0.05 (with fewer than 4 runs per side none can be). Cells\n"
-    "found in one file only are listed as \"only in OLD\" or \"only in NEW\", with their whole\n"
-    "key.\n"
+    "mean latency, p99, p99.9 and client CPU per op it prints, for each cell found in both\n"
+    "files, the median of each side with its spread (the larger distance from the median to\n"
+    "the min or the max, in % of the median) and n, then the change of NEW relative to OLD:\n"
+    "the ratio of medians with a bootstrap 95 % interval and a two-sided Mann-Whitney U\n"
+    "p-value, \"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", with \"~ \" before it,\n"
+    "\"~ +9 % [-4 %, +20 %] (p=0.31 n=10+10)\", when the difference is not significant at\n"
+    "alpha 0.05 (with fewer than 4 runs per side none can be). Cells found in one file only\n"
+    "are listed as \"only in OLD\" or \"only in NEW\", with their whole key.\n"
     "\n"
     "  -h, --help          this text\n"
     "\n"

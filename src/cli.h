@@ -84,6 +84,7 @@ struct shared_opts {
     bool conns_given;       /* -c was on the command line ("lab overload" keeps it) */
     bool duration_given;    /* -d likewise (lab --quick, "lab overload") */
     bool warmup_given;      /* --warmup likewise */
+    bool reps_given;        /* --reps likewise (the default lab's reps) */
     bool pin_given;         /* --pin likewise (the lab's split falls back to same on 1 CPU) */
     bool close_given;       /* --close likewise (else the protocol's closer closes) */
 };

@@ -628,8 +628,8 @@ static int cmd_lab(int argc, char **argv)
     /* the server may have been restarted (--close server): the last one's pid */
     snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name, (long)lab.server_pid);
     if (o.shared.reps > 1)
-        printf("\nThe tables show the first run of each cell; the summaries after them cover all "
-               "%u.\n",
+        printf("\nThe tables show each cell's run of median ops/s; the summaries after them cover "
+               "all %u runs.\n",
                o.shared.reps);
     report_lab_tables(stdout, lab.recs, lab.nrecs);
     if (o.overload) report_overload(stdout, lab.recs, lab.nrecs);

@@ -338,20 +338,27 @@ static double percent(double ratio, int decimals)
     return v == 0 ? 0 : v;
 }
 
+bool stats_significant(double ratio, double lo, double hi, double p, double alpha)
+{
+    return isfinite(ratio) && isfinite(lo) && isfinite(hi) && p < alpha && (lo > 1 || hi < 1);
+}
+
 void stats_format_delta(char *buf, size_t cap, double ratio, double lo, double hi, double p,
                         double alpha, size_t na, size_t nb)
 {
     int finite = isfinite(ratio) && isfinite(lo) && isfinite(hi);
+    const char *mark = stats_significant(ratio, lo, hi, p, alpha) ? "" : "~ ";
     int d;
 
     if (cap == 0) return;
-    if (!(finite && p < alpha && (lo > 1 || hi < 1))) {
+    if (!finite) {
         snprintf(buf, cap, "~ (p=%.2g n=%zu+%zu)", p, na, nb);
         return;
     }
+    /* The ratio and its interval are shown either way: "~" only says they do not decide. */
     d = fabs(ratio - 1) < 0.1 ? 1 : 0;
-    snprintf(buf, cap, "%+.*f %% [%+.*f %%, %+.*f %%] (p=%.2g n=%zu+%zu)", d, percent(ratio, d), d,
-             percent(lo, d), d, percent(hi, d), p, na, nb);
+    snprintf(buf, cap, "%s%+.*f %% [%+.*f %%, %+.*f %%] (p=%.2g n=%zu+%zu)", mark, d,
+             percent(ratio, d), d, percent(lo, d), d, percent(hi, d), p, na, nb);
 }
 
 void stats_delta(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
@@ -370,6 +377,7 @@ void stats_delta(const double *a, size_t na, const double *b, size_t nb, uint64_
         return;
     }
     d->ok = 1;
+    d->significant = stats_significant(d->ratio, d->lo, d->hi, d->p, STATS_ALPHA);
     stats_format_delta(d->text, sizeof(d->text), d->ratio, d->lo, d->hi, d->p, STATS_ALPHA, na, nb);
 }
 

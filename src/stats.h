@@ -5,7 +5,8 @@
  * - stats_summarize: median, min, max, mean and sample SD of one cell.
  * - stats_mann_whitney: two-sided Mann–Whitney U test (benchstat's A/B test).
  * - stats_bootstrap_ratio: percentile-bootstrap interval of median(b)/median(a).
- * - stats_format_delta: the benchstat-style verdict "+28 % [+24 %, +31 %] (p=…)" or "~ (p=…)".
+ * - stats_format_delta: the benchstat-style verdict "+28 % [+24 %, +31 %] (p=…)", "~" before
+ *   it when not significant.
  * - stats_delta: all three for one A/B pair, as summaries and compare report it.
  * - stats_order_abba / stats_order_shuffle: the order in which to run the arms.
  *
@@ -21,6 +22,7 @@
 #ifndef HOPBENCH_STATS_H
 #define HOPBENCH_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,14 +84,21 @@ int stats_bootstrap_ratio(const double *a, size_t na, const double *b, size_t nb
                           double *lo, double *hi);
 
 /*
+ * Whether an A/B pair is a significant difference: p < alpha and the interval
+ * [lo, hi] of the ratio excludes 1 (all three finite).
+ */
+bool stats_significant(double ratio, double lo, double hi, double p, double alpha);
+
+/*
  * Writes the verdict for one A/B pair into buf (at most cap bytes, always
- * NUL-terminated when cap > 0, silently truncated). When p < alpha and the
- * interval [lo, hi] excludes 1 it is the change of B relative to A with its
- * interval, in percent, e.g. ratio 1.28 in [1.24, 1.31] with p = 0.002:
+ * NUL-terminated when cap > 0, silently truncated): the change of B relative
+ * to A with its interval, in percent, e.g. ratio 1.28 in [1.24, 1.31] with
+ * p = 0.002:
  *     "+28 % [+24 %, +31 %] (p=0.002 n=10+10)"
+ * When the pair is not significant (stats_significant) the same figures follow "~ ":
+ *     "~ +28 % [-3 %, +60 %] (p=0.31 n=10+10)"
  * Percentages have one decimal when |ratio - 1| < 0.1 ("+5.0 %"), none otherwise.
- * Otherwise (not significant, interval containing 1, or a non-finite input) it is
- *     "~ (p=0.31 n=10+10)"
+ * A non-finite ratio or bound has no figures to show: "~ (p=0.31 n=10+10)".
  * p is printed with two significant digits. Nothing is written when cap == 0.
  */
 void stats_format_delta(char *buf, size_t cap, double ratio, double lo, double hi, double p,
@@ -102,7 +111,8 @@ void stats_format_delta(char *buf, size_t cap, double ratio, double lo, double h
 
 /* One A/B comparison: B (nb values) against A (na values). */
 struct stats_delta {
-    int ok; /* 0 when either arm has no value or a test could not be made */
+    int ok;           /* 0 when either arm has no value or a test could not be made */
+    bool significant; /* stats_significant at STATS_ALPHA (false when not ok) */
     double ratio, lo, hi, p;
     size_t na, nb;
     char text[96]; /* the verdict of stats_format_delta, or "n/a (n=0+4)" when not ok */

@@ -1,6 +1,6 @@
 /*
  * metric: the figures of a run that repetitions are summarized and compared
- * by (ops/s, p50, p99, p99.9, client CPU per op), listed once for the run
+ * by (ops/s, p50, mean latency, p99, p99.9, client CPU per op), listed once for the run
  * summary, the lab's summaries and compare: their names in JSON, their
  * labels, where a run record of the evidence holds them, how they are shown,
  * and their value in a struct run_record.
@@ -13,6 +13,7 @@
 enum summary_metric {
     METRIC_OPS_PER_S = 0,
     METRIC_P50,
+    METRIC_MEAN,
     METRIC_P99,
     METRIC_P999,
     METRIC_CPU_PER_OP,

@@ -112,7 +112,7 @@ static json_t *delta_json(const struct stats_delta *d)
         return json_pack("{s:s, s:I, s:I}", "text", d->text, "n_first", (json_int_t)d->na, "n",
                          (json_int_t)d->nb);
     return json_pack("{s:f, s:f, s:f, s:f, s:b, s:I, s:I, s:s}", "ratio", d->ratio, "ci_lo", d->lo,
-                     "ci_hi", d->hi, "p", d->p, "significant", d->text[0] != '~', "n_first",
+                     "ci_hi", d->hi, "p", d->p, "significant", d->significant, "n_first",
                      (json_int_t)d->na, "n", (json_int_t)d->nb, "text", d->text);
 }
 

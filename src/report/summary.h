@@ -5,7 +5,7 @@
  * left out). Per cell against
  * the first: the ratio of medians with a bootstrap 95 % interval and a
  * two-sided Mann-Whitney U p-value, printed the way benchstat prints them:
- * "+28 % [+24 %, +31 %] (p=0.002 n=10+10)", or "~ (p=0.31 n=10+10)".
+ * "+28 % [+24 %, +31 %] (p=0.002 n=10+10)", or "~ +9 % [-4 %, +20 %] (p=0.31 n=10+10)".
  */
 #ifndef HOPBENCH_REPORT_SUMMARY_H
 #define HOPBENCH_REPORT_SUMMARY_H

@@ -280,14 +280,44 @@ static void phase_row(FILE *f, const struct run_record *r)
     fprintf(f, "   %s\n", tw);
 }
 
+/* Whether r is a closed-loop run of (size, mode, transport); counted: one that counts. */
+static bool closed_run_of(const struct run_record *r, size_t size, enum load_mode mode,
+                          const char *transport, bool counted)
+{
+    return r->cfg.size == size && r->cfg.mode == mode && r->cfg.rate == 0 &&
+           strcmp(endpoint_transport(&r->cfg.ep), transport) == 0 &&
+           (!counted || report_run_counts(r));
+}
+
+/*
+ * The closed-loop run of (size, mode, transport) the tables show: of the runs
+ * that count, the one of median ops/s (the lower middle one of an even
+ * number, ties in run order), so that each row is one real run, typical of
+ * its cell; with one run, that run. The first run when none counts.
+ */
 static const struct run_record *find(const struct run_record *recs, size_t n, size_t size,
                                      enum load_mode mode, const char *transport)
 {
-    for (size_t i = 0; i < n; i++)
-        if (recs[i].cfg.size == size && recs[i].cfg.mode == mode && recs[i].cfg.rate == 0 &&
-            strcmp(endpoint_transport(&recs[i].cfg.ep), transport) == 0)
-            return &recs[i];
-    return NULL;
+    const struct run_record *first = NULL;
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (!closed_run_of(&recs[i], size, mode, transport, false)) continue;
+        if (first == NULL) first = &recs[i];
+        k += report_run_counts(&recs[i]);
+    }
+    for (size_t i = 0; i < n && k > 0; i++) {
+        size_t below = 0;
+        double v = report_ops_per_s(&recs[i]);
+        if (!closed_run_of(&recs[i], size, mode, transport, true)) continue;
+        for (size_t j = 0; j < n; j++) {
+            double w = report_ops_per_s(&recs[j]);
+            below += closed_run_of(&recs[j], size, mode, transport, true) &&
+                     (w < v || (w == v && j < i));
+        }
+        if (below == (k - 1) / 2) return &recs[i];
+    }
+    return first;
 }
 
 static void lab_phase_table(FILE *f, const struct run_record *t, const struct run_record *u)

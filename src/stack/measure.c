@@ -428,7 +428,8 @@ static double median_of(const double *x, unsigned n)
     return stats_summarize(x, n, &s) == 0 ? s.median : NAN;
 }
 
-/* The unix÷tcp verdict of one figure ("~ (p=.. n=..)"), or "-" when it cannot be had. */
+/* The unix÷tcp verdict of one figure ("x1.03 ~ +3 % [-2 %, +9 %] (p=.. n=..)"), or "-" when it
+ * cannot be had. */
 static void verdict_of(const double *a, unsigned na, const double *b, unsigned nb, char *buf,
                        size_t cap)
 {

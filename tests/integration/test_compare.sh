@@ -31,17 +31,21 @@ expect_rc "run --reps 4 (old): exit 0" 0 a run echo "$tcp" --reps 4 -d 0.2 --war
 expect_rc "run --reps 4 (new): exit 0" 0 b run echo "$tcp" --reps 4 -d 0.2 --warmup 0.05 --json "$b"
 
 expect_rc "compare a file with itself: exit 0" 0 self compare "$a" "$a"
-check_eq "compare with itself: a row per metric, n=4+4" 5 "$(grep -c 'n=4+4)$' "$T/self.out")"
-check_eq "compare with itself: ~ everywhere" "" "$(grep 'n=4+4)$' "$T/self.out" | grep -v '  ~ (p=')"
+# Not significant: "~", then the ratio of medians with its interval all the same.
+NS_RE='  ~ [+-][0-9.]+ % \[[+-][0-9.]+ %, [+-][0-9.]+ %\] \(p='
+check_eq "compare with itself: a row per metric, n=4+4" 6 "$(grep -c 'n=4+4)$' "$T/self.out")"
+check_eq "compare with itself: ~ and the ratio with its interval everywhere" "" \
+    "$(grep 'n=4+4)$' "$T/self.out" | grep -Ev "$NS_RE")"
 
 expect_rc "compare two runs of one endpoint: exit 0" 0 ab compare "$a" "$b"
 check "compare: the cell is listed" \
     grep -Eq "^echo $tcp reuse 64 B c=1 p=1 +[0-9]+ ±[0-9.]+ % \(n=4\) +[0-9]+ ±[0-9.]+ % \(n=4\) +(~|[+-][0-9])" \
     "$T/ab.out"
-check_eq "compare: n=4+4 in each metric's table" 5 "$(grep -c 'n=4+4)$' "$T/ab.out")"
+check_eq "compare: n=4+4 in each metric's table" 6 "$(grep -c 'n=4+4)$' "$T/ab.out")"
 check "compare: every metric has a table" \
     sh -c "grep -q '^ops/s ' '$T/ab.out' && grep -q '^p50 µs ' '$T/ab.out' &&
-           grep -q '^p99.9 µs ' '$T/ab.out' && grep -q '^client cpu µs/op ' '$T/ab.out'"
+           grep -q '^mean µs ' '$T/ab.out' && grep -q '^p99.9 µs ' '$T/ab.out' &&
+           grep -q '^client cpu µs/op ' '$T/ab.out'"
 
 # Nothing comparable: exit 2 with one line on stderr, the tables' headers still printed.
 jq '.runs = []' "$a" >"$T/noruns.json"
@@ -117,8 +121,8 @@ mcheck "merge: errors and client CPU summed" "$m" "$p1" "$p2" \
         and (map(.errors_total) | add) == $r.errors_total] | all) and all(.runs[]; errors_sum)'
 check "merge -o: prints where the evidence is" grep -q "^evidence: $m\$" "$T/merge.out"
 expect_rc "compare accepts the merged file" 0 cm compare "$m" "$m"
-check_eq "compare merged with itself: ~ with n=2+2" "5 0" \
-    "$(grep -c 'n=2+2)$' "$T/cm.out") $(grep 'n=2+2)$' "$T/cm.out" | grep -vc '  ~ (p=')"
+check_eq "compare merged with itself: ~ with n=2+2" "6 0" \
+    "$(grep -c 'n=2+2)$' "$T/cm.out") $(grep 'n=2+2)$' "$T/cm.out" | grep -Evc "$NS_RE")"
 expect_rc "compare a run with the merge (no cell in both): exit 2" 2 am compare "$p1" "$m"
 one_line "compare with no cell in both: one line on stderr" "$T/am.err" \
     '^hopbench compare: nothing comparable: no cell is in both files$'
@@ -234,7 +238,7 @@ expect_rc "merge a file with the writer's placeholder for a run: exit 0" 0 mph m
 rcheck "merge: the placeholder is copied as it is" "$T/mph.out" \
     '(.runs | length) == 5 and ([.runs[] | select(.error)] | length) == 1'
 expect_rc "compare a file with the placeholder: exit 0" 0 cph compare "$T/ph.json" "$b"
-check_eq "compare: the placeholder is skipped (n=3+4)" 5 "$(grep -c 'n=3+4)$' "$T/cph.out")"
+check_eq "compare: the placeholder is skipped (n=3+4)" 6 "$(grep -c 'n=3+4)$' "$T/cph.out")"
 expect_rc "compare runs that are not records: exit 1" 1 cjunk compare "$a" "$T/junk.json"
 one_line "compare junk: one line naming file and run" "$T/cjunk.err" \
     'junk\.json: not valid evidence: run 0 is not a run record but a number$'

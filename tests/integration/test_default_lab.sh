@@ -1,19 +1,21 @@
 #!/bin/bash
 # Bare `hopbench`, as a user types it: the default lab, {tcp, unix} x {connect, reuse} x
-# {64 B, 4 KiB, 64 KiB}, in a fresh working directory and with a private TMPDIR. Its
-# tables, its evidence (written to the cwd, the path printed), the cleanup, and the wall
-# time README gives: "about 50 s in all" (and "--quick ... about 13 s").
+# {64 B, 4 KiB, 64 KiB}, each cell 5 runs with tcp and unix in ABBA order, in a fresh working
+# directory and with a private TMPDIR. Its tables (each cell's run of median ops/s), its
+# verdicts (each unix/tcp ratio with its interval), its evidence (written to the cwd, the
+# path printed), the cleanup, and the wall time README gives: "about 50 s in all" (and
+# "--quick ... about 13 s", one run per cell and no verdicts).
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-# README's figures, and the bounds that keep them honest. A cell is 3 s after a 1 s warm-up
-# (--quick: 0.75 s after 0.25 s), 12 cells, so the cells alone take 48 s (12 s); what the lab
-# adds (the server, each cell's start and counters, the tables) must keep the whole "about"
-# README's figure. Measured on the 2-vCPU VM: 49.0 s and 12.7 s (release), 49.5 s and 13.1 s
-# (ASan), 14.0 s for --quick under TSan. So: at most 60 s for "about 50 s", 16 s for
-# "about 13 s".
-LAB_MIN_S=48
+# README's figures, and the bounds that keep them honest. A run is 0.6 s after a 0.15 s
+# warm-up, 5 per cell, 12 cells (--quick: one run of 0.75 s after 0.25 s), so the runs alone
+# take 45 s (12 s); what the lab adds (the server, each run's start and counters, the tables,
+# the summaries) must keep the whole "about" README's figure. Measured on the 2-vCPU VM: the
+# default lab at 50.9 s, --quick at 12.7 s (release), 13.1 s (ASan), 14.0 s (TSan). So: at
+# most 60 s for "about 50 s", 16 s for "about 13 s".
+LAB_MIN_S=45
 LAB_MAX_S=60
 QUICK_MIN_S=12
 QUICK_MAX_S=16
@@ -41,11 +43,11 @@ size_table() {
         "$T/$1.out"
 }
 
-# check_default_lab NAME MIN_S MAX_S DURATION_S WARMUP_S [ARGS...] : everything a user relies
-# on, for "hopbench ARGS...".
+# check_default_lab NAME MIN_S MAX_S DURATION_S WARMUP_S REPS [ARGS...] : everything a user
+# relies on, for "hopbench ARGS...".
 check_default_lab() {
-    local name=$1 min_s=$2 max_s=$3 dur=$4 warm=$5 n f j spid title tab wall_s
-    shift 5
+    local name=$1 min_s=$2 max_s=$3 dur=$4 warm=$5 reps=$6 n f j spid title tab wall_s
+    shift 6
     wall_s=$(awk -v ms="$WALL_MS" 'BEGIN { printf "%.1f", ms / 1000 }')
     check_eq "$name: exit 0" 0 "$RC"
     [ "$RC" = 0 ] || sed 's/^/# /' "$T/$name.err" | head -n 20
@@ -72,6 +74,28 @@ check_default_lab() {
         check_eq "$name: $title table: every row shows 0 errors" 4 "$n"
     done
 
+    # The verdicts: with several runs per cell, per size and mode unix against tcp, each
+    # figure's ratio of medians with its interval and p, "~" before it when not significant.
+    if [ "$reps" -gt 1 ]; then
+        check "$name: the tables say which run they show" grep -qx \
+            "The tables show each cell's run of median ops/s; the summaries after them cover all $reps runs." \
+            "$T/$name.out"
+        n=$(grep -Ec '^[0-9]+ B (connect|reuse), unix against tcp: median \[min – max\] ±SD of the valid runs$' \
+            "$T/$name.out")
+        check_eq "$name: a summary per size and mode" 6 "$n"
+        n=$(grep -Ec "^(tcp://127\.0\.0\.1:[0-9]+|unix:.*) (connect|reuse) \(n=$reps valid of $reps\)$" \
+            "$T/$name.out")
+        check_eq "$name: each summary has tcp and unix, every run valid" 12 "$n"
+        n=$(grep -c '^  mean µs ' "$T/$name.out")
+        check_eq "$name: the mean latency in each summary, tcp and unix" 12 "$n"
+        n=$(grep -Ec "^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) +[0-9.]+  \[[0-9.]+ – [0-9.]+\]  ±[0-9.]+ %   vs first: (~ )?[+-][0-9.]+ % \[[+-][0-9.]+ %, [+-][0-9.]+ %\] \(p=[0-9.e-]+ n=$reps\+$reps\)$" \
+            "$T/$name.out")
+        check_eq "$name: every figure's unix/tcp ratio with its interval (6 figures x 6)" 36 "$n"
+    else
+        check "$name: one run per cell, no summaries" \
+            sh -c "! grep -q 'unix against tcp' '$T/$name.out'"
+    fi
+
     # The evidence: written to the cwd, the path printed relative to it.
     f=$(sed -n 's/^evidence: //p' "$T/$name.out")
     j=$T/$name.cwd/$f
@@ -87,10 +111,39 @@ check_default_lab() {
     rcheck "$name: a lab document, valid, not interrupted" "$j" \
         '.schema == "hopbench.evidence/1" and .command == "lab" and .valid == true
          and .interrupted == false'
-    rcheck "$name: 12 runs, each transport x mode x size once" "$j" \
-        '(.runs | length) == 12 and ([.runs[] | [.transport, .mode, .size]] | sort) ==
+    rcheck "$name: $((12 * reps)) runs, each transport x mode x size $reps times, reps 0..$((reps - 1))" "$j" \
+        "$reps"' as $reps | (.runs | length) == 12 * $reps and ([.runs[] | [.transport, .mode, .size, .rep]] | sort) ==
          ([["tcp","unix"][] as $t | ["connect","reuse"][] as $m | [64,4096,65536][] as $s
-           | [$t,$m,$s]] | sort)'
+           | range($reps) as $r | [$t,$m,$s,$r]] | sort)'
+    # ABBA: within each size and mode, in the order run, tcp unix unix tcp tcp unix ...
+    rcheck "$name: tcp and unix in ABBA order within each size and mode" "$j" \
+        "$reps"' as $reps | [range(2 * $reps) as $i | if ($i % 4 == 0 or $i % 4 == 3) then "tcp" else "unix" end]
+         as $abba
+         | [.runs | group_by([.size, .mode])[] | map(.transport) == $abba] | length == 6 and all'
+    rcheck "$name: the verdicts in the evidence, as printed" "$j" \
+        "$reps"' as $reps | if $reps == 1 then .summary == null else
+         (.summary | length) == 6 and all(.summary[]; .rate_share == 0
+          and (.summary.cells | length) == 2 and all(.summary.cells[]; .runs == $reps and .valid == $reps)
+          and all(.summary.cells[1].metrics[].vs_first; .n == $reps and .n_first == $reps
+                  and .ci_lo <= .ratio and .ratio <= .ci_hi
+                  and .significant == (.text | startswith("~ ") | not))) end'
+    # Each table row is a real run, the one of its cell's median ops/s.
+    if [ "$reps" -gt 1 ]; then
+        for title in "64 B:64" "4 KiB:4096" "64 KiB:65536"; do
+            tab=$(size_table "$name" "${title%%:*}")
+            for mode in connect reuse; do
+                for tr in tcp unix; do
+                    n=$(printf '%s\n' "$tab" | awk -v m="$mode" -v t="$tr" \
+                        '$1 == m && $2 == t && $3 ~ /^[0-9,]+$/ { gsub(",", "", $3); print $3 }')
+                    check_eq "$name: ${title%%:*} $mode $tr row: the run of median ops/s" \
+                        "$(jq -r --argjson s "${title#*:}" --arg m "$mode" --arg t "$tr" \
+                            '.summary[] | select(.size == $s and .mode == $m) | .summary.cells[]
+                             | select(.endpoint | startswith($t)) | .metrics.ops_per_s.median | round' "$j")" \
+                        "$n"
+                done
+            done
+        done
+    fi
     rcheck "$name: every run valid, with zero errors, measured cleanly" "$j" \
         'all(.runs[]; .valid == true and .interrupted == false and errors_zero and .ops > 0
              and hist_ok and lat_ok and .proto == "echo" and .size_of == "request")'
@@ -133,10 +186,10 @@ check_default_lab() {
 
 # The whole default lab: a user types `hopbench` and nothing else.
 lab_as_user default
-check_default_lab default "$LAB_MIN_S" "$LAB_MAX_S" 3 1
+check_default_lab default "$LAB_MIN_S" "$LAB_MAX_S" 0.6 0.15 5
 
-# `hopbench --quick`, the same matrix with shorter cells.
+# `hopbench --quick`, the same matrix with one shorter run per cell.
 lab_as_user quick --quick
-check_default_lab quick "$QUICK_MIN_S" "$QUICK_MAX_S" 0.75 0.25 --quick
+check_default_lab quick "$QUICK_MIN_S" "$QUICK_MAX_S" 0.75 0.25 1 --quick
 
 done_testing

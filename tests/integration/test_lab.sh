@@ -489,5 +489,12 @@ rcheck "lab --reps 2: 8 runs, ABBA within each mode" "$T/lr.json" \
 rcheck "lab --reps 2: a summary per size and mode, unix against tcp" "$T/lr.json" \
     '(.summary | length) == 2 and all(.summary[]; .summary.cells[1].metrics.ops_per_s.vs_first.n == 2)'
 check "lab --reps 2: summaries printed" grep -q "unix against tcp: median" "$T/lr.out"
+check "lab --reps 2: the tables say which run they show" grep -qx \
+    "The tables show each cell's run of median ops/s; the summaries after them cover all 2 runs." \
+    "$T/lr.out"
+# 2 + 2 runs can never be significant: "~", and still each ratio of medians with its interval.
+check_eq "lab --reps 2: every figure's ratio with its interval, '~' (2 modes x 6 figures)" 12 \
+    "$(grep -Ec '^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) .*   vs first: ~ [+-][0-9.]+ % \[[+-][0-9.]+ %, [+-][0-9.]+ %\] \(p=[0-9.e-]+ n=2\+2\)$' \
+        "$T/lr.out")"
 
 done_testing

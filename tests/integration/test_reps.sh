@@ -47,7 +47,7 @@ check "--jsonl appended: two headers, 8 + 4 runs" \
     jtrue -s '(map(select(.record == "header")) | length) == 2 and .[9].record == "header"
       and (map(select(.record == "run")) | length) == 12' "$T/abba.jsonl"
 expect_rc "compare reads a JSONL: exit 0" 0 cj compare "$j" "$T/abba.jsonl"
-check_eq "compare JSONL: every run of both invocations (n=4+6 per metric and cell)" 10 \
+check_eq "compare JSONL: every run of both invocations (n=4+6 per metric and cell)" 12 \
     "$(grep -c 'n=4+6)$' "$T/cj.out")"
 check "compare JSONL: the header names the file and its 12 runs" \
     grep -q "^new: $T/abba.jsonl (12 runs, 12 valid)" "$T/cj.out"
@@ -72,6 +72,17 @@ one_line "compare JSONL unknown record: one line naming file and line" "$T/cbad3
     'bad3\.jsonl: line 4: not hopbench JSONL'
 check "table: summary printed" grep -q "^summary over repetitions" "$T/abba.out"
 check "table: comparison printed" grep -Eq "vs first: (~|[+-][0-9])" "$T/abba.out"
+# Each figure, the mean latency beside p50 included, against the first endpoint: the ratio of
+# medians with its interval whether or not it is significant ("~" before it when not).
+check_eq "table: every figure's change with its interval, n=4+4" 6 "$(grep -Ec \
+    '^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) .*   vs first: (~ )?[+-][0-9.]+ % \[[+-][0-9.]+ %, [+-][0-9.]+ %\] \(p=[0-9.e-]+ n=4\+4\)$' \
+    "$T/abba.out")"
+check "table: the mean latency right after p50" \
+    sh -c "grep -A1 '^  p50 µs ' '$T/abba.out' | grep -q '^  mean µs '"
+rcheck "summary: the mean latency per cell, the median of the runs' means" "$j" \
+    '.summary.cells[1].metrics.mean_ns.median as $got
+     | [.runs[] | select(.cell == 1) | .latency_ns.mean] | sort | ((.[1] + .[2]) / 2) as $m
+     | ($got - $m | fabs) <= 1e-6 * $m'
 
 hb rnd1 run echo "$tcp" "$uds" -d 0.1 --warmup 0 --reps 3 --order random --seed 7 --json "$T/rnd1.json"
 hb rnd2 run echo "$tcp" "$uds" -d 0.1 --warmup 0 --reps 3 --order random --seed 7 --json "$T/rnd2.json"
@@ -140,7 +151,7 @@ check_eq "--reps with invalid runs: their rows show '-' for vs first" 2 \
 check_eq "--reps with invalid runs: an errors line per invalid run" 2 \
     "$(grep -c "^errors: $stall reuse 64 B: timeout=" "$T/inv.out")"
 expect_rc "compare with invalid runs: exit 0" 0 cinv compare "$T/inv.json" "$T/inv.json"
-check_eq "compare: the invalid runs dropped (cell 1: n=2+2, cell 0: n=4+4)" "5 5" \
+check_eq "compare: the invalid runs dropped (cell 1: n=2+2, cell 0: n=4+4)" "6 6" \
     "$(grep -c "^echo $stall .*n=2+2)$" "$T/cinv.out") $(grep -c "^echo $tcp .*n=4+4)$" "$T/cinv.out")"
 check "compare: the side's header counts 6 valid of 8" \
     grep -q "^old: $T/inv.json (8 runs, 6 valid)" "$T/cinv.out"
@@ -172,7 +183,7 @@ check "a run cut short: no 'invalid' verdict" sh -c "! grep -q 'results are inva
 check "a run cut short: its row shows '-' for vs first" grep -Eq "^$uds +reuse .* -$" "$T/cut.out"
 jq '.runs[0].interrupted = true' "$j" >"$T/abba-cut.json"
 expect_rc "compare with a run cut short: exit 0" 0 ccut compare "$j" "$T/abba-cut.json"
-check_eq "compare: the run cut short is left out (n=4+3)" 5 "$(grep -c 'n=4+3)$' "$T/ccut.out")"
+check_eq "compare: the run cut short is left out (n=4+3)" 6 "$(grep -c 'n=4+3)$' "$T/ccut.out")"
 check "compare: the side's header counts it out" \
     grep -q "^new: $T/abba-cut.json (8 runs, 7 valid)" "$T/ccut.out"
 

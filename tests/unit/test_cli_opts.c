@@ -88,10 +88,63 @@ static const struct field_case field_cases[] = {
     { { "--sample-ms", "100" }, FIELD(sample_ns), 0 },
     { { "--json", "x.json" }, FIELD(json_path), 0 },
     { { "--jsonl", "x.jsonl" }, FIELD(jsonl_path), 0 },
-    { { "--reps", "3" }, FIELD(reps), 0 },
+    { { "--reps", "3" }, FIELD(reps), GIVEN(reps_given) },
     { { "--cooldown", "0.5" }, FIELD(cooldown_ns), 0 },
     { { "--seed", "42" }, FIELD(seed), 0 },
 };
+
+/* The lab alone parsed from opts (NULL-terminated); returns cli_parse_lab's result. */
+static int parse_lab(const char *const *opts, struct lab_opts *o)
+{
+    char *argv[MAX_ARGS + 2];
+    struct hb_err err = { 0 };
+    int n = 0;
+
+    argv[0] = word(0, "lab");
+    while (opts[n] != NULL) {
+        assert_true(n < MAX_ARGS);
+        argv[1 + n] = word(1 + (size_t)n, opts[n]);
+        n++;
+    }
+    return cli_parse_lab(n + 1, argv, o, stdout, &err);
+}
+
+/* What one lab command line makes of the runs: reps per cell, measured and warm-up ms. */
+struct lab_case {
+    const char *opts[5];
+    unsigned reps;
+    uint64_t duration_ms, warmup_ms;
+};
+
+/*
+ * The default lab gives verdicts (5 runs of 0.6 s after 0.15 s per cell); -d, --reps,
+ * --quick and overload keep their own meaning, and --warmup alone only sets the warm-up.
+ */
+static void test_lab_defaults(void **state)
+{
+    static const struct lab_case cases[] = {
+        { { NULL }, 5, 600, 150 },
+        { { "--warmup", "0.5" }, 5, 600, 500 },
+        { { "--sizes", "64" }, 5, 600, 150 },
+        { { "-d", "2" }, 1, 2000, 1000 },
+        { { "-d", "2", "--warmup", "0" }, 1, 2000, 0 },
+        { { "--reps", "3" }, 3, 3000, 1000 },
+        { { "--reps", "4", "-d", "0.5" }, 4, 500, 1000 },
+        { { "--quick" }, 1, 750, 250 },
+        { { "--quick", "--reps", "3" }, 3, 750, 250 },
+        { { "overload" }, 1, 3000, 0 },
+    };
+    static struct lab_opts o;
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        const struct lab_case *c = &cases[i];
+        assert_int_equal(parse_lab(c->opts, &o), 0);
+        assert_int_equal(o.shared.reps, c->reps);
+        assert_int_equal(o.shared.duration_ns, c->duration_ms * NS_PER_MS);
+        assert_int_equal(o.shared.warmup_ns, c->warmup_ms * NS_PER_MS);
+    }
+}
 
 static const unsigned char *field(const struct shared_opts *o, size_t offset)
 {
@@ -185,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_same_field),
         cmocka_unit_test(test_run_load),
         cmocka_unit_test(test_same_message),
+        cmocka_unit_test(test_lab_defaults),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

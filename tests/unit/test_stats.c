@@ -563,21 +563,63 @@ static void test_format_not_significant(void **state)
     char buf[128];
 
     (void)state;
+    /* the ratio and its interval stay, "~" before them */
     stats_format_delta(buf, sizeof(buf), 1.28, 1.24, 1.31, 0.31, 0.05, 10, 10);
-    assert_string_equal(buf, "~ (p=0.31 n=10+10)");
+    assert_string_equal(buf, "~ +28 % [+24 %, +31 %] (p=0.31 n=10+10)");
     /* p == alpha is not below alpha */
     stats_format_delta(buf, sizeof(buf), 1.28, 1.24, 1.31, 0.05, 0.05, 10, 10);
-    assert_string_equal(buf, "~ (p=0.05 n=10+10)");
+    assert_string_equal(buf, "~ +28 % [+24 %, +31 %] (p=0.05 n=10+10)");
     /* p < alpha but the interval contains 1 */
     stats_format_delta(buf, sizeof(buf), 1.1, 0.98, 1.2, 0.04, 0.05, 10, 10);
-    assert_string_equal(buf, "~ (p=0.04 n=10+10)");
+    assert_string_equal(buf, "~ +10 % [-2 %, +20 %] (p=0.04 n=10+10)");
     stats_format_delta(buf, sizeof(buf), 0.9, 0.8, 1.0, 0.04, 0.05, 10, 10);
-    assert_string_equal(buf, "~ (p=0.04 n=10+10)");
-    /* 3 vs 3 can never be significant */
+    assert_string_equal(buf, "~ -10.0 % [-20.0 %, +0.0 %] (p=0.04 n=10+10)");
+    /* 3 vs 3 can never be significant, yet its figures are shown: ratio 3, interval [2, 4] */
     stats_format_delta(buf, sizeof(buf), 3, 2, 4, 0.1, 0.05, 3, 3);
-    assert_string_equal(buf, "~ (p=0.1 n=3+3)");
+    assert_string_equal(buf, "~ +200 % [+100 %, +300 %] (p=0.1 n=3+3)");
+    /* a small effect keeps its decimal with "~" too */
+    stats_format_delta(buf, sizeof(buf), 0.97, 0.9, 1.04, 0.4, 0.05, 3, 3);
+    assert_string_equal(buf, "~ -3.0 % [-10.0 %, +4.0 %] (p=0.4 n=3+3)");
+    /* one run per side: the interval is the ratio itself */
+    stats_format_delta(buf, sizeof(buf), 0.64, 0.64, 0.64, 1, 0.05, 1, 1);
+    assert_string_equal(buf, "~ -36 % [-36 %, -36 %] (p=1 n=1+1)");
+    /* a non-finite figure has nothing to show */
     stats_format_delta(buf, sizeof(buf), NAN, 1.2, 1.3, 0.001, 0.05, 10, 10);
     assert_string_equal(buf, "~ (p=0.001 n=10+10)");
+    stats_format_delta(buf, sizeof(buf), 1.2, 1.1, INFINITY, 0.001, 0.05, 10, 10);
+    assert_string_equal(buf, "~ (p=0.001 n=10+10)");
+}
+
+static void test_significant(void **state)
+{
+    (void)state;
+    assert_true(stats_significant(1.28, 1.24, 1.31, 0.002, 0.05));
+    assert_true(stats_significant(0.8, 0.75, 0.86, 0.0001, 0.05));
+    assert_false(stats_significant(1.28, 1.24, 1.31, 0.05, 0.05)); /* p not below alpha */
+    assert_false(stats_significant(1.1, 0.98, 1.2, 0.04, 0.05));   /* interval holds 1 */
+    assert_false(stats_significant(0.9, 0.8, 1.0, 0.04, 0.05));    /* its bound is 1 */
+    assert_false(stats_significant(NAN, 1.2, 1.3, 0.001, 0.05));
+    assert_false(stats_significant(1.2, 1.1, INFINITY, 0.001, 0.05));
+}
+
+/* stats_delta's flag and text agree: "~" exactly when it is not significant. */
+static void test_delta_significant(void **state)
+{
+    const double a[] = { 100, 102, 98, 101, 99 };
+    const double b[] = { 128, 130, 126, 129, 127 };
+    const double c[] = { 99, 103, 100, 97, 101 };
+    struct stats_delta d;
+
+    (void)state;
+    stats_delta(a, 5, b, 5, 1, &d);
+    assert_true(d.ok && d.significant);
+    assert_true(d.text[0] == '+');
+    stats_delta(a, 5, c, 5, 1, &d);
+    assert_true(d.ok && !d.significant);
+    assert_true(strncmp(d.text, "~ ", 2) == 0 && strchr(d.text, '[') != NULL);
+    stats_delta(a, 3, b, 3, 1, &d); /* 3 + 3 runs: never significant, figures still shown */
+    assert_true(d.ok && !d.significant);
+    assert_true(strncmp(d.text, "~ +", 3) == 0 && strstr(d.text, "n=3+3)") != NULL);
 }
 
 static void test_format_truncates(void **state)
@@ -589,7 +631,7 @@ static void test_format_truncates(void **state)
     stats_format_delta(buf, 0, 1.28, 1.24, 1.31, 0.002, 0.05, 10, 10);
     assert_true(buf[0] == 'x'); /* cap 0: nothing written */
     stats_format_delta(buf, 5, 1.28, 1.24, 1.31, 0.31, 0.05, 10, 10);
-    assert_string_equal(buf, "~ (p");
+    assert_string_equal(buf, "~ +2");
     assert_true(buf[5] == 'x');
 }
 
@@ -683,6 +725,8 @@ int main(void)
         cmocka_unit_test(test_bootstrap_invalid),
         cmocka_unit_test(test_format_significant),
         cmocka_unit_test(test_format_not_significant),
+        cmocka_unit_test(test_significant),
+        cmocka_unit_test(test_delta_significant),
         cmocka_unit_test(test_format_truncates),
         cmocka_unit_test(test_order_abba),
         cmocka_unit_test(test_order_shuffle),

@@ -399,6 +399,17 @@ static void test_summary_print(void **state)
     snprintf(want, sizeof(want), "   vs first: %s\n", cells[1].vs_first[METRIC_OPS_PER_S].text);
     assert_has(buf, want);
     assert_has(cells[1].vs_first[METRIC_OPS_PER_S].text, "n=3+3");
+    /* the mean latency beside p50, with its own comparison */
+    snprintf(want, sizeof(want), "  p50 µs     %12.2f",
+             (double)hist_percentile(rs.r[0].res.lat, 50) / 1000.0);
+    assert_has(buf, want);
+    snprintf(want, sizeof(want), "\n  mean µs    %12.2f", hist_mean(rs.r[0].res.lat) / 1000.0);
+    assert_has(buf, want);
+    snprintf(want, sizeof(want), "   vs first: %s\n", cells[1].vs_first[METRIC_MEAN].text);
+    assert_has(buf, want);
+    /* 3 + 3 runs are never significant, yet the ratio and its interval are shown */
+    assert_true(strncmp(cells[1].vs_first[METRIC_OPS_PER_S].text, "~ +", 3) == 0);
+    assert_has(cells[1].vs_first[METRIC_OPS_PER_S].text, "%, +");
     assert_has(buf,
                "unix:@c reuse (n=0 valid of 1)\n  no valid run: left out of every comparison\n");
     free(buf);
