@@ -187,6 +187,7 @@ static void run_summary_print(const struct run *run, FILE *out)
     struct cell_summary *cells = xcalloc(ncells, sizeof(*cells));
 
     if (run_summary(run, cells) == 0) summary_print(out, "summary over repetitions", cells, ncells);
+    report_noisy_count(out, run->recs, run->nrecs);
     free(cells);
 }
 
