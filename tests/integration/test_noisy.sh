@@ -1,7 +1,7 @@
 #!/bin/bash
 # A run knows when the machine was not its own: observed.other_cpu holds the CPU of the window
 # that neither hopbench nor the named server used (and the steal), consistent with /proc/stat
-# read by this test around the run; with a CPU burner of the test's own running, the run is
+# read by this test around the run; an unnamed server's CPU is other, a service's is not; with a CPU burner of the test's own running, the run is
 # flagged noisy (in the evidence, with one line of the text) and other holds the burner's CPU,
 # read from its /proc/PID/stat; --noisy-threshold moves the line; a summary over repetitions
 # and the lab's verdicts say how many of their runs were noisy. This machine is shared, so no
@@ -108,6 +108,21 @@ rcheck "other of the window <= other around it (busy - hopbench's CPU - the serv
 echo "# quiet: other $(jq '.runs[0].observed.other_cpu.other_ns' "$j") ns in the window, $around_other ns around it"
 check "quiet: a noisy: line if and only if the evidence says noisy, with its figures" \
     noisy_lines_match "$T/quiet.out" "$j"
+
+# --- what is named: nothing (the server's CPU is then other), or a service ---
+j=$T/unnamed.json
+hb unnamed run echo "$ep" -d 0.3 --warmup 0 --json "$j"
+exit0 "no server named" unnamed
+rcheck "no server named: named 0, other is busy less hopbench's process (the server's CPU in it)" \
+    "$j" '.runs[0].observed | .cpu.server_source == "none" and .other_cpu.named_ns == 0
+     and .other_cpu.other_ns == ([0, .cpu.system_busy_ns - .other_cpu.client_process_ns] | max)'
+j=$T/svc.json
+hb svc run echo "$ep" -d 0.3 --warmup 0 --service "srv=pid:$SRV_PID" --json "$j"
+exit0 "a service" svc
+rcheck "a service: named is its CPU, subtracted as a server's" "$j" \
+    '.runs[0].observed | .services[0].cpu_ns > 0 and .other_cpu.named_ns == .services[0].cpu_ns
+     and .other_cpu.other_ns == ([0, .cpu.system_busy_ns - .other_cpu.client_process_ns
+                                  - .other_cpu.named_ns] | max)'
 
 # --- with a CPU burner of the test's own: noisy, and other holds the burner's CPU ---
 # timeout bounds it; its child, the shell that spins, is the burner whose CPU is read.
