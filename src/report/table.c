@@ -657,8 +657,8 @@ static void noisy_lines(FILE *f, const struct run_record *recs, size_t n)
     for (size_t i = 0; i < n; i++) {
         const struct obs_other *x = &recs[i].obs.other;
         double s = (double)x->window_ns / 1e9;
-        double busy = (x->other_ns.ok ? (double)x->other_ns.v / 1e9 : 0) +
-                      (x->steal_ns.ok ? (double)x->steal_ns.v / 1e9 : 0);
+        double steal = x->steal_ns.ok ? (double)x->steal_ns.v / 1e9 : 0;
+        double taken = (x->other_ns.ok ? (double)x->other_ns.v / 1e9 : 0) + steal;
 
         if (!recs[i].observed || !x->noisy) continue;
         if (reps) snprintf(rep, sizeof(rep), " #%u", recs[i].rep + 1);
@@ -667,9 +667,9 @@ static void noisy_lines(FILE *f, const struct run_record *recs, size_t n)
                 "noisy: %s %s %zu B%s: other processes %s CPU-s + steal %.3f s in a %.2f s "
                 "window: %.2f CPU (%.1f %% of %u CPUs), above %.2f CPU; the run still counts\n",
                 text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
-                report_mode_name(recs[i].cfg.mode), recs[i].cfg.size, rep, other,
-                x->steal_ns.ok ? (double)x->steal_ns.v / 1e9 : 0.0, s, busy / s,
-                x->cpus ? 100.0 * busy / (s * x->cpus) : 0.0, x->cpus, x->threshold_cpus);
+                report_mode_name(recs[i].cfg.mode), recs[i].cfg.size, rep, other, steal, s,
+                taken / s, x->cpus ? 100.0 * taken / (s * x->cpus) : 0.0, x->cpus,
+                x->threshold_cpus);
     }
 }
 
