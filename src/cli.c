@@ -133,6 +133,8 @@ static const char usage_run[] =
     "                        it is the server's CPU; on v1 any controller's directory will do\n"
     "      --sample-ms MS    count the hop's sockets by state (sock_diag) every MS during\n"
     "                        a run, for peaks (default 250; 0 = only at the end)\n"
+    "      --noisy-threshold CPUS  flag a run noisy when other processes' CPU plus steal\n"
+    "                        averaged more than CPUS over its window (default 0.1)\n"
     "      --service NAME=KIND:ARG  a named service, measured apart (repeatable): pid:PID,\n"
     "                        tree:PID (its descendants and reaped children too) or\n"
     "                        cgroup:DIR (its CPU usage, its processes' PSS, its working set);\n"
@@ -255,6 +257,8 @@ static const char usage_lab[] =
     "                        the reuse cells with -c equal to -t (see 'hopbench run --help');\n"
     "                        both transports alike\n"
     "      --sample-ms MS    sock_diag sampling period for socket peaks (default 250)\n"
+    "      --noisy-threshold CPUS  flag a run noisy when other processes' CPU plus steal\n"
+    "                        averaged more than CPUS over its window (default 0.1)\n"
     "      --jsonl FILE      append a header line, then one JSON line per finished cell,\n"
     "                        each written whole at once\n"
     "      --reps N          run every cell N times, tcp and unix in ABBA order; then print\n"
@@ -418,6 +422,7 @@ enum {
     OPT_SERVER_TREE,
     OPT_SERVER_CGROUP,
     OPT_SAMPLE_MS,
+    OPT_NOISY_THRESHOLD,
     OPT_REPS,
     OPT_ORDER,
     OPT_SEED,
@@ -591,6 +596,22 @@ static int opt_sample(const char *val, uint64_t *ns, struct hb_err *err)
     return rc;
 }
 
+/* --noisy-threshold: CPUs, more than 0 and at most 4096 (0.1: a tenth of one CPU). */
+static int opt_noisy(const char *val, double *cpus, struct hb_err *err)
+{
+    char *end = NULL;
+    double v;
+
+    errno = 0;
+    v = strtod(val, &end);
+    if (end == val || *end != '\0' || errno != 0 || !(v > 0) || v > 4096)
+        return hb_fail(err, -EINVAL,
+                       "--noisy-threshold: '%s' is not a number of CPUs in (0, 4096] (e.g. 0.1)",
+                       val);
+    *cpus = v;
+    return 0;
+}
+
 static int opt_close(const char *val, enum load_close *c, struct hb_err *err)
 {
     if (strcmp(val, "client") == 0)
@@ -682,6 +703,9 @@ static int shared_option(int c, const char *val, struct shared_opts *o, struct h
         break;
     case OPT_SAMPLE_MS:
         rc = opt_sample(val, &o->sample_ns, err);
+        break;
+    case OPT_NOISY_THRESHOLD:
+        rc = opt_noisy(val, &o->noisy_cpus, err);
         break;
     case OPT_JSON:
         o->json_path = val;
@@ -888,6 +912,7 @@ static const struct option run_longopts[] = {
     { "server-tree", no_argument, NULL, OPT_SERVER_TREE },
     { "server-cgroup", required_argument, NULL, OPT_SERVER_CGROUP },
     { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
+    { "noisy-threshold", required_argument, NULL, OPT_NOISY_THRESHOLD },
     { "service", required_argument, NULL, OPT_SERVICE },
     { "watch", required_argument, NULL, OPT_WATCH },
     { "label", required_argument, NULL, OPT_LABEL },
@@ -1266,6 +1291,7 @@ static const struct option lab_longopts[] = {
     { "json", required_argument, NULL, OPT_JSON },
     { "close", required_argument, NULL, OPT_CLOSE },
     { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
+    { "noisy-threshold", required_argument, NULL, OPT_NOISY_THRESHOLD },
     { "jsonl", required_argument, NULL, OPT_JSONL },
     { "reps", required_argument, NULL, OPT_REPS },
     { "cooldown", required_argument, NULL, OPT_COOLDOWN },

@@ -76,6 +76,7 @@ struct shared_opts {
     enum load_close close;  /* --close */
     bool block_wait;        /* --wait block (lab: its server too) */
     uint64_t sample_ns;     /* --sample-ms: sock_diag sampling period during a run */
+    double noisy_cpus;      /* --noisy-threshold, in CPUs; 0: the default (OBS_NOISY_CPUS) */
     const char *json_path;  /* --json; NULL: hopbench-CMD-DATE-TIME.json in the current directory */
     const char *jsonl_path; /* --jsonl: one record per finished run */
     unsigned reps;          /* --reps */

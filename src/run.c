@@ -82,6 +82,7 @@ static void run_observe(struct run *run, struct run_record *r)
     h->cfg.tree = o->server_tree;
     h->cfg.cgroup = o->server_cgroup;
     h->cfg.sample_ns = o->shared.sample_ns;
+    h->cfg.noisy_cpus = o->shared.noisy_cpus;
     h->cfg.set = o->services.n + o->services.nwatch > 0 ? &o->services : NULL;
     observe_baseline(&h->cfg);
     h->out = &r->obs;
@@ -187,6 +188,7 @@ static void run_summary_print(const struct run *run, FILE *out)
     struct cell_summary *cells = xcalloc(ncells, sizeof(*cells));
 
     if (run_summary(run, cells) == 0) summary_print(out, "summary over repetitions", cells, ncells);
+    report_noisy_count(out, run->recs, run->nrecs);
     free(cells);
 }
 

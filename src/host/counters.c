@@ -423,6 +423,11 @@ uint64_t procstat_busy_ns(const struct cpu_jiffies *a, const struct cpu_jiffies 
                           delta0(a->softirq, b->softirq));
 }
 
+uint64_t procstat_steal_ns(const struct cpu_jiffies *a, const struct cpu_jiffies *b)
+{
+    return clock_ticks_ns(delta0(a->steal, b->steal));
+}
+
 /* ---- processes ----------------------------------------------------------------------------- */
 
 /* "/proc/PID/name", or "/proc/self/name" for pid 0. */

@@ -132,6 +132,13 @@ int procstat_read(struct cpu_jiffies *out);
  */
 uint64_t procstat_busy_ns(const struct cpu_jiffies *a, const struct cpu_jiffies *b);
 
+/*
+ * Steal time between samples a and b, in ns: Δsteal * 1e9 / sysconf(_SC_CLK_TCK),
+ * the time a virtual machine's CPUs were ready but the hypervisor ran something
+ * else (0 on bare metal). Clamped at 0 like procstat_busy_ns.
+ */
+uint64_t procstat_steal_ns(const struct cpu_jiffies *a, const struct cpu_jiffies *b);
+
 /* USER_HZ clock ticks (sysconf(_SC_CLK_TCK), /proc's unit of CPU time) in ns. */
 uint64_t clock_ticks_ns(uint64_t ticks);
 

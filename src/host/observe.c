@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "host/probe.h"
 #include "host/sockdiag.h"
+#include "util.h"
 
 static const char *const net_names[] = {
 #define X(n) n,
@@ -534,7 +536,9 @@ static void snapshot_fast(struct observe *o, struct obs_snap *s)
     }
     s->srv_cpu = server_cpu(o, &s->srv_members);
     snapshot_cgroup(o, &s->cg_cpu, &s->cg_thr);
+    s->self_cpu = proc_cpu_ns(0);
     s->cpu_ok = procstat_read(&s->cpu) == 0;
+    s->cpu_at_ns = now_ns();
     for (unsigned i = 0; i < nservices(o); i++)
         s->svc_cpu[i] = service_cpu(o, i, &s->svc_members[i]);
 }
@@ -665,6 +669,75 @@ static void fast_deltas(struct observe *o, const struct obs_snap *s1, const stru
                                                  : val_na("%s", "cannot read /proc/stat");
 }
 
+/* ---- other processes' CPU ------------------------------------------------------------------ */
+
+/* busy − self − named, or unavailable with the reason of the first that is. */
+static struct ctr_val other_of(const struct obs_other *o)
+{
+    uint64_t mine;
+
+    if (!o->busy_ns.ok) return o->busy_ns;
+    if (!o->self_ns.ok) return val_na("hopbench's own CPU: %s", o->self_ns.why);
+    if (!o->named_ns.ok) return o->named_ns;
+    /* busy is counted in whole ticks, the clocks exactly: the difference may dip below 0 */
+    mine = o->self_ns.v + o->named_ns.v;
+    return val_ok(o->busy_ns.v > mine ? o->busy_ns.v - mine : 0);
+}
+
+void observe_other_compute(struct obs_other *o)
+{
+    uint64_t known;
+
+    o->other_ns = other_of(o);
+    known = (o->other_ns.ok ? o->other_ns.v : 0) + (o->steal_ns.ok ? o->steal_ns.v : 0);
+    o->noisy = o->window_ns > 0 && (double)known > o->threshold_cpus * (double)o->window_ns;
+    o->decided = o->noisy || (o->other_ns.ok && o->steal_ns.ok && o->window_ns > 0);
+}
+
+/* Σ CPU of the named processes over the window: the server's when named, each service's. */
+static struct ctr_val named_cpu(const struct observe *o)
+{
+    const struct observe_result *r = &o->res;
+    uint64_t sum = 0;
+
+    if (r->server_source != OBS_SERVER_NONE) {
+        if (!r->server_cpu_ns.ok) return val_na("the server's CPU: %s", r->server_cpu_ns.why);
+        sum += r->server_cpu_ns.v;
+    }
+    for (unsigned i = 0; i < nservices(o); i++) {
+        if (!r->svc[i].cpu_ns.ok)
+            return val_na("%s's CPU: %s", o->cfg.set->svc[i].name, r->svc[i].cpu_ns.why);
+        sum += r->svc[i].cpu_ns.v;
+    }
+    return val_ok(sum);
+}
+
+/* How many CPUs this process may run on; 0 when unknown. */
+static unsigned cpus_allowed(void)
+{
+    cpu_set_t set;
+
+    return sched_getaffinity(0, sizeof(set), &set) == 0 ? (unsigned)CPU_COUNT(&set) : 0;
+}
+
+/* The other processes' CPU and the steal of the window, once the named ones' are known. */
+static void other_deltas(struct observe *o, const struct obs_snap *s1)
+{
+    const struct obs_snap *s0 = &o->snap0;
+    struct obs_other *x = &o->res.other;
+    bool cpu_ok = s0->cpu_ok && s1->cpu_ok;
+
+    x->busy_ns = o->res.system_busy_ns;
+    x->self_ns = val_delta(&s0->self_cpu, &s1->self_cpu);
+    x->named_ns = named_cpu(o);
+    x->steal_ns = cpu_ok ? val_ok(procstat_steal_ns(&s0->cpu, &s1->cpu))
+                         : val_na("%s", "cannot read /proc/stat");
+    x->window_ns = s1->cpu_at_ns > s0->cpu_at_ns ? s1->cpu_at_ns - s0->cpu_at_ns : 0;
+    x->cpus = cpus_allowed();
+    x->threshold_cpus = o->cfg.noisy_cpus > 0 ? o->cfg.noisy_cpus : OBS_NOISY_CPUS;
+    observe_other_compute(x);
+}
+
 /*
  * The fast counters first, as the load threads have just stopped (the sampler
  * may be in the middle of a dump: it is stopped after them); then whether the
@@ -679,6 +752,7 @@ void observe_end(struct observe *o, struct observe_result *res)
     running = server_still_running(o);
     stop_sampler(o);
     fast_deltas(o, &s1, &running);
+    other_deltas(o, &s1);
     free(s1.net);
     free(o->snap0.net);
     o->snap0.net = NULL;

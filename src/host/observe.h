@@ -11,6 +11,10 @@
  * cgroup) get the same CPU and memory readings each, apart, and each watched
  * hop (--watch) the same socket counts, in the same samples.
  *
+ * What of the machine's busy CPU was neither hopbench's own process nor a
+ * named one (the server, the services) is other processes' work; with the
+ * hypervisor's steal it makes a run noisy above a threshold (struct obs_other).
+ *
  * Every figure is a `struct ctr_val`: a value, or "unavailable" with the
  * reason. Nothing unknown is ever reported as 0. The counters are scoped to
  * the network namespace: other TCP traffic in it shows up in the deltas.
@@ -28,8 +32,9 @@
 #include "host/counters.h"
 #include "service.h"
 
-#define OBS_MAX_PIDS 64   /* server pids given (--server-pid) */
-#define OBS_MAX_TREE 4096 /* processes in the server's trees (--server-tree); beyond: n/a */
+#define OBS_MAX_PIDS   64   /* server pids given (--server-pid) */
+#define OBS_MAX_TREE   4096 /* processes in the server's trees (--server-tree); beyond: n/a */
+#define OBS_NOISY_CPUS 0.1  /* other CPU + steal, in CPUs, above which a run is noisy by default */
 
 /* Kernel counters kept for every run, as deltas over the window. */
 /* clang-format off */
@@ -90,6 +95,7 @@ struct observe_cfg {
     /* Named services measured apart, and more hops sampled (--service, --watch); or NULL. */
     const struct service_set *set;
     struct ctr_val watch_base[SERVICE_MAX_WATCH][OBS_GAUGES]; /* as base, for each watched hop */
+    double noisy_cpus; /* --noisy-threshold, in CPUs; 0: OBS_NOISY_CPUS */
 };
 
 /*
@@ -118,6 +124,38 @@ struct obs_service {
     unsigned members;                  /* processes summed for PSS, at the end (else start) */
 };
 
+/*
+ * The window's CPU that was not the run's. Of /proc/stat's busy time (softirq
+ * and irq included), what neither hopbench's own process (every thread: the
+ * load, the sampler, the main thread) nor the named processes (the server
+ * when named, each service) used is other processes'; steal is a virtual
+ * machine's time that the hypervisor gave to something else. Both compete
+ * with the run for the CPUs, so a run is noisy when, averaged over the
+ * window, other + steal pass threshold_cpus.
+ */
+struct obs_other {
+    struct ctr_val
+        busy_ns; /* /proc/stat non-idle, steal left out (observe_result.system_busy_ns) */
+    struct ctr_val self_ns;  /* hopbench's own process, all its threads */
+    struct ctr_val named_ns; /* the server's (when named) and every service's, summed */
+    struct ctr_val other_ns; /* busy − self − named; 0 when that is below 0 (tick rounding) */
+    struct ctr_val steal_ns; /* /proc/stat steal */
+    uint64_t window_ns;      /* between the two /proc/stat reads */
+    unsigned cpus;           /* CPUs hopbench may run on (sched_getaffinity); 0 unknown */
+    double threshold_cpus;   /* other + steal over the window above this many CPUs: noisy */
+    bool decided; /* noisy is known: false when a part is missing and the rest is under */
+    bool noisy;
+};
+
+/*
+ * Fills o->other_ns, o->decided and o->noisy from its other fields. other is
+ * unavailable, with the reason, when busy, self or named is. noisy: the known
+ * parts of other + steal are more than threshold_cpus × window_ns (so steal
+ * alone can decide it); decided: noisy, or other and steal both known and a
+ * window to divide by.
+ */
+void observe_other_compute(struct obs_other *o);
+
 /* Where the server's CPU figure comes from. */
 enum obs_server_source {
     OBS_SERVER_NONE = 0, /* neither --server-pid nor --server-cgroup */
@@ -134,6 +172,7 @@ struct observe_result {
     struct ctr_val cgroup_cpu_ns; /* the cgroup's usage */
     struct ctr_val cgroup_throttled_us;
     struct ctr_val system_busy_ns;     /* all CPUs, non-idle, softirq included */
+    struct obs_other other;            /* the CPU of the window that was not the run's */
     struct ctr_val pss_start, pss_end; /* summed over the server pids, bytes */
     struct ctr_val ws_start, ws_end;   /* cgroup working set, bytes */
     unsigned server_pids;              /* processes summed for PSS, at the end (else start) */
@@ -160,6 +199,8 @@ struct obs_snap {
     unsigned srv_members; /* processes summed in srv_cpu */
     struct cpu_jiffies cpu;
     bool cpu_ok;
+    struct ctr_val self_cpu;             /* hopbench's own process, read next to /proc/stat */
+    uint64_t cpu_at_ns;                  /* when /proc/stat was read */
     struct ctr_val svc_cpu[SERVICE_MAX]; /* each named service's CPU */
     unsigned svc_members[SERVICE_MAX];
 };

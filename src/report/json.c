@@ -127,6 +127,26 @@ static json_t *sockets_json(const struct observe_result *o)
                      (int)o->port_hi, "port_share_peak", share, "samples", (int)o->samples);
 }
 
+/* A share of the window's CPU time (window × CPUs allowed), or unavailable. */
+static json_t *share_json(const struct ctr_val *v, const struct obs_other *x)
+{
+    if (!v->ok) return unavailable_json(v->why);
+    if (x->window_ns == 0 || x->cpus == 0) return unavailable_json("no window or CPU count");
+    return json_real((double)v->v / ((double)x->window_ns * x->cpus));
+}
+
+/* Other processes' CPU and steal over the window, and whether that made the run noisy. */
+static json_t *other_json(const struct obs_other *x)
+{
+    return json_pack("{s:o, s:o, s:o, s:o, s:I, s:i, s:o, s:o, s:f, s:o}", "client_process_ns",
+                     ctr_json(&x->self_ns), "named_ns", ctr_json(&x->named_ns), "other_ns",
+                     ctr_json(&x->other_ns), "steal_ns", ctr_json(&x->steal_ns), "window_ns",
+                     (json_int_t)x->window_ns, "cpus_allowed", (int)x->cpus, "other_share",
+                     share_json(&x->other_ns, x), "steal_share", share_json(&x->steal_ns, x),
+                     "threshold_cpus", x->threshold_cpus, "noisy",
+                     x->decided ? json_boolean(x->noisy) : json_null());
+}
+
 static json_t *observed_json(const struct run_record *r)
 {
     const struct observe_result *o = &r->obs;
@@ -136,11 +156,12 @@ static json_t *observed_json(const struct run_record *r)
     net = json_object();
     for (unsigned i = 0; i < OBS_NET_COUNT; i++)
         json_object_set_new(net, observe_net_name(i), ctr_json(&o->net[i]));
-    return json_pack("{s:o, s:{s:i, s:o, s:o, s:o, s:o}, s:o, s:o}", "cpu", cpu_json(r), "memory",
-                     "server_pids", (int)o->server_pids, "server_pss_start",
-                     ctr_json(&o->pss_start), "server_pss_end", ctr_json(&o->pss_end),
-                     "cgroup_working_set_start", ctr_json(&o->ws_start), "cgroup_working_set_end",
-                     ctr_json(&o->ws_end), "net_delta", net, "sockets", sockets_json(o));
+    return json_pack("{s:o, s:o, s:{s:i, s:o, s:o, s:o, s:o}, s:o, s:o}", "cpu", cpu_json(r),
+                     "other_cpu", other_json(&o->other), "memory", "server_pids",
+                     (int)o->server_pids, "server_pss_start", ctr_json(&o->pss_start),
+                     "server_pss_end", ctr_json(&o->pss_end), "cgroup_working_set_start",
+                     ctr_json(&o->ws_start), "cgroup_working_set_end", ctr_json(&o->ws_end),
+                     "net_delta", net, "sockets", sockets_json(o));
 }
 
 /* The open-loop figures: asked and achieved rates; latency_ns is from the intended time. */

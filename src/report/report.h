@@ -68,8 +68,18 @@ void report_kernel_evidence(FILE *f, const struct run_record *recs, size_t n);
 /* One line: the sysctls that shape loopback TCP, n/a with the reason when unreadable. */
 void report_sysctls(FILE *f, const struct machine *m);
 
-/* The "errors:" lines for runs that had any; prints nothing when all were clean. */
+/*
+ * The lines that qualify runs: "noisy:" for each run other processes' CPU or
+ * steal disturbed (struct obs_other), "kernel:" for packets dropped, "invalid:"
+ * and "errors:" for runs that had errors; prints nothing when all were clean.
+ */
 void report_errors(FILE *f, const struct run_record *recs, size_t n);
+
+/*
+ * One line: how many of the runs were noisy ("  3 of 10 runs noisy ..."),
+ * and how many could not be told; printed beside a summary of those runs.
+ */
+void report_noisy_count(FILE *f, const struct run_record *recs, size_t n);
 
 /* The evidence document (see docs/evidence.md). The caller owns the result (json_decref). */
 json_t *report_json(const struct report_meta *meta, const struct run_record *recs, size_t n);

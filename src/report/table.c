@@ -661,9 +661,69 @@ static bool run_net(const struct run_record *r, const char *name, uint64_t *v)
     return false;
 }
 
+/* CPU-seconds with three decimals, or "n/a". */
+static void fmt_cpu_s(char *buf, size_t cap, const struct ctr_val *v)
+{
+    if (v->ok)
+        snprintf(buf, cap, "%.3f", (double)v->v / 1e9);
+    else
+        snprintf(buf, cap, "n/a");
+}
+
+/* Whether any of the runs is a repetition past the first: then a run's line says which one. */
+static bool any_rep(const struct run_record *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].rep > 0) return true;
+    return false;
+}
+
+/* A "noisy:" line for each run that other processes' CPU or steal disturbed. */
+static void noisy_lines(FILE *f, const struct run_record *recs, size_t n)
+{
+    char ep[TEXT_SAFE_CAP], rep[16] = "", other[48]; /* the endpoint, text_safe */
+    bool reps = any_rep(recs, n);
+
+    for (size_t i = 0; i < n; i++) {
+        const struct obs_other *x = &recs[i].obs.other;
+        double s = (double)x->window_ns / 1e9;
+        double steal = x->steal_ns.ok ? (double)x->steal_ns.v / 1e9 : 0;
+        double taken = (x->other_ns.ok ? (double)x->other_ns.v / 1e9 : 0) + steal;
+
+        if (!recs[i].observed || !x->noisy) continue;
+        if (reps) snprintf(rep, sizeof(rep), " #%u", recs[i].rep + 1);
+        fmt_cpu_s(other, sizeof(other), &x->other_ns);
+        fprintf(f,
+                "noisy: %s %s %zu B%s: other processes %s CPU-s + steal %.3f s in a %.2f s "
+                "window: %.2f CPU (%.1f %% of %u CPUs), above %.2f CPU; the run still counts\n",
+                text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
+                report_mode_name(recs[i].cfg.mode), recs[i].cfg.size, rep, other, steal, s,
+                taken / s, x->cpus ? 100.0 * taken / (s * x->cpus) : 0.0, x->cpus,
+                x->threshold_cpus);
+    }
+}
+
+void report_noisy_count(FILE *f, const struct run_record *recs, size_t n)
+{
+    size_t noisy = 0, unknown = 0;
+    double threshold = OBS_NOISY_CPUS;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct obs_other *x = &recs[i].obs.other;
+        if (recs[i].observed) threshold = x->threshold_cpus;
+        noisy += recs[i].observed && x->noisy;
+        unknown += !recs[i].observed || !x->decided;
+    }
+    fprintf(f, "  %zu of %zu runs noisy (other processes' CPU + steal above %.2f CPU)", noisy, n,
+            threshold);
+    if (unknown > 0) fprintf(f, ", %zu not known", unknown);
+    fprintf(f, "%s\n", noisy > 0 ? "; noisy runs still count" : "");
+}
+
 void report_errors(FILE *f, const struct run_record *recs, size_t n)
 {
     char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
+    noisy_lines(f, recs, n);
     for (size_t i = 0; i < n; i++) {
         uint64_t drops = 0;
         if (run_net(&recs[i], "Softnet.Dropped", &drops) && drops > 0)

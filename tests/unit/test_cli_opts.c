@@ -86,6 +86,7 @@ static const struct field_case field_cases[] = {
     { { "--close", "rst" }, FIELD(close), GIVEN(close_given) },
     { { "--wait", "block" }, FIELD(block_wait), 0 },
     { { "--sample-ms", "100" }, FIELD(sample_ns), 0 },
+    { { "--noisy-threshold", "0.25" }, FIELD(noisy_cpus), 0 },
     { { "--json", "x.json" }, FIELD(json_path), 0 },
     { { "--jsonl", "x.jsonl" }, FIELD(jsonl_path), 0 },
     { { "--reps", "3" }, FIELD(reps), GIVEN(reps_given) },
@@ -209,9 +210,19 @@ static void test_run_load(void **state)
 /* A bad value of a shared option: the same error and message from run and lab. */
 static void test_same_message(void **state)
 {
-    static const char *const opts[] = { "-c",          "--threads", "-d",         "--warmup",
-                                        "--timeout",   "--pin",     "--close",    "--wait",
-                                        "--sample-ms", "--reps",    "--cooldown", "--seed" };
+    static const char *const opts[] = { "-c",
+                                        "--threads",
+                                        "-d",
+                                        "--warmup",
+                                        "--timeout",
+                                        "--pin",
+                                        "--close",
+                                        "--wait",
+                                        "--sample-ms",
+                                        "--reps",
+                                        "--cooldown",
+                                        "--seed",
+                                        "--noisy-threshold" };
     static const char *const bad[] = { "0", "-1", "abc", "99999999999999999999", "" };
 
     (void)state;
@@ -230,6 +241,10 @@ static void test_same_message(void **state)
     /* the same two words as the messages users see */
     parse_both(&parsed, (const char *const[]){ "--pin", "bogus", NULL });
     assert_string_equal(parsed.run_err.msg, "--pin: 'bogus' is not one of none, same, split");
+    parse_both(&parsed, (const char *const[]){ "--noisy-threshold", "5000", NULL });
+    assert_string_equal(
+        parsed.run_err.msg,
+        "--noisy-threshold: '5000' is not a number of CPUs in (0, 4096] (e.g. 0.1)");
 }
 
 int main(void)

@@ -301,6 +301,8 @@ static void test_procstat_fixture(void **state)
     b.steal += 50;   /* nor steal: another guest's time */
     assert_int_equal(procstat_busy_ns(&a, &b), 5 * NS_PER_S / (uint64_t)tck);
     assert_int_equal(procstat_busy_ns(&b, &a), 0); /* swapped: clamped, no wrap */
+    assert_int_equal(procstat_steal_ns(&a, &b), 50 * NS_PER_S / (uint64_t)tck);
+    assert_int_equal(procstat_steal_ns(&b, &a), 0);
     assert_int_equal(procstat_parse("cpu  1 2 3 4 5 6 7 8\n", &b), 0); /* no guest columns */
     assert_int_equal(b.steal, 8);
     assert_int_equal(procstat_parse("cpu 1 2 3 4 5 6 7\n", &b), -EINVAL);

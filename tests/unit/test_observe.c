@@ -6,6 +6,9 @@
  * reaped idle is no loss; a process that leaves the tree unreaped with its
  * CPU time, and a tree larger than the table, make it unavailable with the
  * reason.
+ * Other processes' CPU (struct obs_other): the computation from its parts,
+ * case by case; and in a live window, the CPU this process burns is its own,
+ * never "other", and a server pid that dies makes other unavailable.
  * The endpoint is a closed port, so the socket figures are empty; they are
  * tested in test_sockdiag and the integration tests.
  */
@@ -103,6 +106,8 @@ static void test_zombie_server(void **state)
     assert_false(r.pss_end.ok);
     assert_string_equal(r.pss_end.why, want);
     assert_true(r.pss_start.ok);
+    assert_false(r.other.other_ns.ok); /* the server's CPU is a part of it */
+    assert_non_null(strstr(r.other.other_ns.why, want));
     assert_int_equal(waitpid(p, NULL, 0), p);
 }
 
@@ -372,6 +377,140 @@ static void test_tree_over_table(void **state)
     reap(p); /* its children die with it (PR_SET_PDEATHSIG) */
 }
 
+/* ---- other processes' CPU ------------------------------------------------------------------ */
+
+static struct ctr_val ok_ns(uint64_t v)
+{
+    struct ctr_val c = { .ok = true, .v = v };
+
+    return c;
+}
+
+static struct ctr_val na(const char *why)
+{
+    struct ctr_val c = { .ok = false };
+
+    snprintf(c.why, sizeof(c.why), "%s", why);
+    return c;
+}
+
+/* One case: the parts in, other (or its reason) and the verdict out; times in ms. */
+struct other_case {
+    const char *name;
+    struct ctr_val busy, self, named, steal;
+    uint64_t window;
+    double threshold;
+    bool other_ok;
+    uint64_t other;  /* other_ok */
+    const char *why; /* !other_ok: a part of the reason */
+    bool decided, noisy;
+};
+
+static void test_other_compute(void **state)
+{
+    const struct other_case cases[] = {
+        { "busy less the run's own", ok_ns(1000), ok_ns(300), ok_ns(200), ok_ns(0), 1000, 0.1, true,
+          500, NULL, true, true },
+        { "quiet: 50 ms of 1 s is under 0.1 CPU", ok_ns(550), ok_ns(300), ok_ns(200), ok_ns(0),
+          1000, 0.1, true, 50, NULL, true, false },
+        { "exactly at the threshold is not above it", ok_ns(600), ok_ns(300), ok_ns(200), ok_ns(0),
+          1000, 0.1, true, 100, NULL, true, false },
+        { "other + steal pass it together", ok_ns(560), ok_ns(300), ok_ns(200), ok_ns(60), 1000,
+          0.1, true, 60, NULL, true, true },
+        { "a higher threshold", ok_ns(1000), ok_ns(300), ok_ns(200), ok_ns(0), 1000, 0.6, true, 500,
+          NULL, true, false },
+        { "tick rounding below 0 is 0", ok_ns(480), ok_ns(300), ok_ns(200), ok_ns(0), 1000, 0.1,
+          true, 0, NULL, true, false },
+        { "busy unknown: other unknown, undecided", na("cannot read /proc/stat"), ok_ns(300),
+          ok_ns(200), ok_ns(0), 1000, 0.1, false, 0, "cannot read /proc/stat", false, false },
+        { "own CPU unknown", ok_ns(1000), na("EPERM"), ok_ns(200), ok_ns(0), 1000, 0.1, false, 0,
+          "hopbench's own CPU: EPERM", false, false },
+        { "a named one unknown", ok_ns(1000), ok_ns(300), na("the server's CPU: pid 7 exited"),
+          ok_ns(0), 1000, 0.1, false, 0, "pid 7 exited", false, false },
+        { "steal alone decides it", ok_ns(1000), ok_ns(300), na("x"), ok_ns(150), 1000, 0.1, false,
+          0, "x", true, true },
+        { "no window: undecided", ok_ns(1000), ok_ns(300), ok_ns(200), ok_ns(0), 0, 0.1, true, 500,
+          NULL, false, false },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct other_case *c = &cases[i];
+        struct obs_other o = { .busy_ns = c->busy,
+                               .self_ns = c->self,
+                               .named_ns = c->named,
+                               .steal_ns = c->steal,
+                               .window_ns = c->window * NS_PER_MS,
+                               .threshold_cpus = c->threshold };
+
+        o.busy_ns.v *= NS_PER_MS;
+        o.self_ns.v *= NS_PER_MS;
+        o.named_ns.v *= NS_PER_MS;
+        o.steal_ns.v *= NS_PER_MS;
+        observe_other_compute(&o);
+        if (o.other_ns.ok != c->other_ok || o.decided != c->decided || o.noisy != c->noisy)
+            fail_msg("%s: other ok %d (%s), decided %d, noisy %d", c->name, o.other_ns.ok,
+                     o.other_ns.why, o.decided, o.noisy);
+        if (c->other_ok && o.other_ns.v != c->other * NS_PER_MS)
+            fail_msg("%s: other %llu ns", c->name, (unsigned long long)o.other_ns.v);
+        if (!c->other_ok && strstr(o.other_ns.why, c->why) == NULL)
+            fail_msg("%s: why '%s'", c->name, o.other_ns.why);
+    }
+}
+
+/*
+ * A live window over a named server that burns CPU while this process burns
+ * its own: both are the run's, so other is what /proc/stat's busy time has
+ * beyond them (at least 0), and never counts them; the default threshold.
+ */
+static void test_other_live(void **state)
+{
+    static struct observe o;
+    struct observe_cfg cfg;
+    struct observe_result r;
+    struct cue q;
+    pid_t p;
+    char c;
+
+    (void)state;
+    cue_open(&q);
+    p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        die_with_parent();
+        if (read(q.go[0], &c, 1) != 1) _exit(1);
+        burn_cpu(BURN_NS);
+        if (write(q.done[1], "d", 1) != 1) _exit(1);
+        for (;;)
+            pause();
+    }
+    cue_forked(&q, false);
+    cfg_for(&cfg, p, false);
+    assert_int_equal(observe_begin(&o, &cfg), 0);
+    assert_int_equal(write(q.go[1], "g", 1), 1);
+    burn_cpu(BURN_NS);
+    assert_int_equal(read(q.done[0], &c, 1), 1);
+    observe_end(&o, &r);
+    close(q.go[1]);
+    close(q.done[0]);
+    reap(p);
+    if (!r.other.other_ns.ok) fail_msg("other unavailable: %s", r.other.other_ns.why);
+    assert_true(r.other.self_ns.ok && r.other.self_ns.v >= BURN_NS);
+    assert_true(r.other.named_ns.ok && r.other.named_ns.v == r.server_cpu_ns.v);
+    assert_true(r.other.named_ns.v >= BURN_NS);
+    assert_true(r.other.busy_ns.ok && r.other.busy_ns.v == r.system_busy_ns.v);
+    if (r.other.busy_ns.v > r.other.self_ns.v + r.other.named_ns.v)
+        assert_int_equal(r.other.other_ns.v,
+                         r.other.busy_ns.v - r.other.self_ns.v - r.other.named_ns.v);
+    else
+        assert_int_equal(r.other.other_ns.v, 0);
+    assert_true(r.other.steal_ns.ok);
+    assert_true(r.other.window_ns >= BURN_NS);
+    assert_true(r.other.cpus >= 1);
+    assert_true(r.other.threshold_cpus == OBS_NOISY_CPUS);
+    assert_true(r.other.decided);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +519,8 @@ int main(void)
         cmocka_unit_test(test_tree_idle_child_reaped),
         cmocka_unit_test(test_tree_orphan_lost),
         cmocka_unit_test(test_tree_over_table),
+        cmocka_unit_test(test_other_compute),
+        cmocka_unit_test(test_other_live),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,8 +2,8 @@
  * test_table: the terminal tables of report/table.c, written into a memory
  * stream from small hand-built run records and checked for the exact text a
  * person reads: thousands separators, sizes, µs latencies, the "vs first"
- * ratio, the open-loop verdict, n/a with its reason, errors and cut-short
- * lines.
+ * ratio, the open-loop verdict, n/a with its reason, errors, noisy and
+ * cut-short lines.
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -202,6 +202,56 @@ static void test_errors_lines(void **state)
     out = render(report_errors, &rs);
     assert_string_equal(out, "");
     free(out);
+    recs_free(&rs);
+}
+
+/* r observed, with other processes' CPU and steal over a window (ms), and its verdict. */
+static void rec_other(struct run_record *r, uint64_t other_ms, uint64_t steal_ms,
+                      uint64_t window_ms)
+{
+    struct obs_other *x = &r->obs.other;
+
+    r->observed = true;
+    x->busy_ns.ok = x->self_ns.ok = x->named_ns.ok = x->steal_ns.ok = true;
+    x->busy_ns.v = other_ms * NS_PER_MS;
+    x->steal_ns.v = steal_ms * NS_PER_MS;
+    x->window_ns = window_ms * NS_PER_MS;
+    x->cpus = 2;
+    x->threshold_cpus = 0.1;
+    observe_other_compute(x);
+}
+
+/*
+ * A noisy run gets one line naming it (and its repetition) with its figures;
+ * a quiet one none; beside a summary, how many of its runs were noisy and how
+ * many could not be told.
+ */
+static void test_noisy_lines(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *r;
+    char *out;
+
+    (void)state;
+    rec_other(rec_add(&rs, "unix:@a", 64, 100, NS_PER_S, 5000), 50, 0, 1000);
+    r = rec_add(&rs, "unix:@a", 64, 100, NS_PER_S, 5000);
+    r->rep = 1;
+    rec_other(r, 400, 100, 1000);
+    rec_add(&rs, "unix:@a", 64, 100, NS_PER_S, 5000)->rep = 2; /* not observed */
+    out = render(report_errors, &rs);
+    assert_string_equal(out, "noisy: unix:@a reuse 64 B #2: other processes 0.400 CPU-s + steal "
+                             "0.100 s in a 1.00 s window: 0.50 CPU (25.0 % of 2 CPUs), above "
+                             "0.10 CPU; the run still counts\n");
+    free(out);
+    out = render(report_noisy_count, &rs);
+    assert_string_equal(out, "  1 of 3 runs noisy (other processes' CPU + steal above 0.10 CPU), "
+                             "1 not known; noisy runs still count\n");
+    free(out);
+    rs.n = 1;
+    out = render(report_noisy_count, &rs);
+    assert_string_equal(out, "  0 of 1 runs noisy (other processes' CPU + steal above 0.10 CPU)\n");
+    free(out);
+    rs.n = 3;
     recs_free(&rs);
 }
 
@@ -424,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_cut_short),          cmocka_unit_test(test_cost_table_na),
         cmocka_unit_test(test_cost_table_na_rows), cmocka_unit_test(test_open_loop_verdict),
         cmocka_unit_test(test_lab_ratio),          cmocka_unit_test(test_summary_print),
+        cmocka_unit_test(test_noisy_lines),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
