@@ -429,7 +429,7 @@ static int case_load(struct stack_ctx *c, const struct web *w, const struct fpm_
     stack_cell_init(&cell, t ? "unix" : "tcp", t ? "unix" : "tcp", "-");
     fprintf(c->out, "measuring %s, backend %s ...\n", w->name, t ? "unix" : "tcp");
     fflush(c->out);
-    rc = stack_measure(c, &a, &cell, err);
+    rc = stack_measure_one(c, &a, &cell, 0, 0, err); /* one endpoint: its one label */
     c->invalid = invalid;
     if (rc == 0) rc = run_read(c, r, err);
     if (rc == 0) rc = sup_alive(&c->sup, err);

@@ -274,7 +274,7 @@ expect_rc "labelled run on the second server (--label): exit 0" 0 l2 \
 jcheck "the evidence holds each run's label and its own address" "$l2" \
     "[.runs[] | [.label, .endpoint]] | unique == [[\"hop\", \"$e_tcp\"], [\"hop.unix\", \"unix:$T/e.sock\"]]"
 expect_rc "compare labelled runs on other ports and socket paths: exit 0" 0 clab compare "$l1" "$l2"
-check_eq "compare labelled: both cells in each metric's table (n=2+2)" 10 \
+check_eq "compare labelled: both cells in each metric's table (n=2+2)" 12 \
     "$(grep -c 'n=2+2)$' "$T/clab.out")"
 check "compare labelled: the cells are named by label" \
     sh -c "grep -Eq '^echo hop reuse 64 B c=1 p=1 +[0-9]' '$T/clab.out' &&

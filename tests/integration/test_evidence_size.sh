@@ -57,11 +57,11 @@ done
 
 # --- a lab's evidence ---------------------------------------------------------------
 
-# One size of the default lab's three, each cell its default 3 s (the warm-up, discarded,
-# shortened): the histograms are as wide as a default lab's, so three times this document
-# bounds a default lab's evidence.
+# One size of the default lab's three, each cell one 3-s run (the warm-up, discarded,
+# shortened): three times this document bounds a lab of 12 such runs. (The default lab runs
+# each cell 5 x 0.6 s: 60 runs, about 2 MB; docs/evidence.md.)
 lab=$T/lab.json
-expect_rc "lab, one size, 3 s cells: exit 0" 0 lab lab --sizes 64 --warmup 0.2 --json "$lab"
+expect_rc "lab, one size, 3 s cells: exit 0" 0 lab lab --sizes 64 -d 3 --warmup 0.2 --json "$lab"
 bytes=$(wc -c <"$lab")
 hists=$(jq '[.runs[] | .histogram, (.phases[] | .histogram)] | length' "$lab")
 check_eq "lab: four cells, 16 histograms (5 a connect run, 3 a reuse run)" "4 16" "$(jq '.runs | length' "$lab") $hists"
