@@ -142,7 +142,7 @@ check "held: 8 labels, one per cell and transport, each naming its transport" jt
        | ($l | test("^(set|get)-pipeline-(1|16)\\.(tcp|unix)$")) and ($l | endswith("." + $t)))' \
     "$T/held.jsonl"
 expect_rc "compare the two stack runs: exit 0" 0 cstack compare "$T/held.jsonl" "$T/second.jsonl"
-check_eq "compare the two stack runs: 8 cells matched in each of 5 metrics (n=2+2)" 40 \
+check_eq "compare the two stack runs: 8 cells matched in each of 6 metrics (n=2+2)" 48 \
     "$(grep -c 'n=2+2)$' "$T/cstack.out")"
 check "compare the two stack runs: no cell in one file only" \
     sh -c "! grep -q '^only in' '$T/cstack.out'"
