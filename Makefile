@@ -184,9 +184,15 @@ lint: | lint-deps
 	  --suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc src
 	clang-tidy --quiet $(LIB_SRC) src/main.c -- $(filter-out -MMD -MP,$(BASE_CFLAGS))
 
+# The binary, its manual page (with this build's version) and its bash completion.
 install: hopbench
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0755 hopbench $(DESTDIR)$(PREFIX)/bin/hopbench
+	sed 's/@VERSION@/$(VERSION)/' docs/hopbench.1 >$(DESTDIR)$(PREFIX)/share/man/man1/hopbench.1
+	chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man1/hopbench.1
+	install -m 0644 scripts/hopbench.bash-completion \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/hopbench
 
 clean:
 	rm -rf build hopbench

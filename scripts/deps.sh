@@ -6,7 +6,7 @@
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, and the real
 #                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
 #                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
-#                           libfcgi-bin (cgi-fcgi), curl
+#                           libfcgi-bin (cgi-fcgi), curl; groff-base and man-db (the man page test)
 #   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
@@ -23,10 +23,11 @@ case "${CC:-cc}" in
 esac
 want="$cc libc6-dev make pkg-config libjansson-dev"
 real="nginx apache2 php8.2-fpm redis-server redis-tools libfcgi-bin curl"
+manual="groff-base man-db"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace $real" ;;
-bench) want="$want libcmocka-dev jq iproute2 procps strace $real sockperf linux-perf wrk time" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace $real $manual" ;;
+bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual sockperf linux-perf wrk time" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 lint) want="$want clang-format cppcheck clang-tidy" ;;
 *) echo "deps.sh: unknown purpose '$1' (build, test, bench, fuzz or lint)" >&2; exit 64 ;;

@@ -38,6 +38,20 @@ if "$tmp/dest/opt/hb/bin/hopbench" --version | grep -q '^hopbench '; then
 else
     not_ok "installed binary prints its version"
 fi
+man1=$tmp/dest/opt/hb/share/man/man1/hopbench.1
+if [ -f "$man1" ] && ! grep -q '@VERSION@' "$man1" &&
+    grep -q "\"hopbench $("$tmp/dest/opt/hb/bin/hopbench" --version | cut -d' ' -f2)\"" "$man1" &&
+    MANWIDTH=80 man -l "$man1" 2>/dev/null | grep -q '^SYNOPSIS'; then
+    ok "install puts the man page, with the binary's version, where man finds it"
+else
+    not_ok "install puts the man page, with the binary's version # $(grep -m1 '^\.TH' "$man1" 2>&1)"
+fi
+if bash --norc -c ". '$tmp/dest/opt/hb/share/bash-completion/completions/hopbench' && complete -p hopbench" |
+    grep -q -- '-F _hopbench'; then
+    ok "install puts the bash completion where bash-completion loads it"
+else
+    not_ok "install puts the bash completion where bash-completion loads it"
+fi
 release_build "the installed binary is the release build" \
     "$tmp/dest/opt/hb/bin/hopbench"
 release_build "./hopbench is the release build" ./hopbench
