@@ -6,18 +6,10 @@
 #   options that section describes are exactly those `hopbench NAME --help` defines;
 # - the completion, sourced into bash, offers the subcommands, a subcommand's options,
 #   the protocols and the stacks the binary itself lists, and a file after --json.
-set -u
-HOPBENCH=${HOPBENCH:-build/release/hopbench}
+. "$(dirname "$0")/lib.sh"
 MAN=docs/hopbench.1
 COMPLETION=scripts/hopbench.bash-completion
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-nfail=0
-ok() { echo "ok $*"; }
-not_ok() {
-    echo "not ok $*"
-    nfail=$((nfail + 1))
-}
+tmp=$T
 
 # The long options a --help text defines (its option lines, not mentions in prose).
 help_options() {
@@ -121,4 +113,4 @@ touch "$tmp/evidence-a.json"
 expect_complete "a file after --json" "hopbench run echo unix:/x --json $tmp/evid" "$tmp/evidence-a.json"
 expect_complete "evidence files for compare" "hopbench compare $tmp/evi" "$tmp/evidence-a.json"
 
-exit $((nfail > 0))
+done_testing
