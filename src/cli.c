@@ -110,6 +110,8 @@ static const char usage_run[] =
     "      --jsonl FILE      also append to FILE a header line (schema, version, command line,\n"
     "                        machine), then one JSON line per finished run, each written\n"
     "                        whole at once, so a crash or Ctrl-C loses nothing measured\n"
+    "      --csv FILE        also write one CSV row per run (cell keys and figures, for\n"
+    "                        spreadsheets; docs/csv.md lists the columns)\n"
     "      --allow-remote    allow a non-loopback TCP address\n"
     "\n"
     "Repetitions (the unit of analysis is one run):\n"
@@ -261,6 +263,7 @@ static const char usage_lab[] =
     "                        averaged more than CPUS over its window (default 0.1)\n"
     "      --jsonl FILE      append a header line, then one JSON line per finished cell,\n"
     "                        each written whole at once\n"
+    "      --csv FILE        also write one CSV row per run (docs/csv.md lists the columns)\n"
     "      --reps N          run every cell N times, tcp and unix in ABBA order; then print\n"
     "                        per size and mode the medians and unix against tcp with a\n"
     "                        bootstrap 95 % interval and a Mann-Whitney p (default 5; with\n"
@@ -428,6 +431,7 @@ enum {
     OPT_SEED,
     OPT_COOLDOWN,
     OPT_JSONL,
+    OPT_CSV,
     OPT_METHOD,
     OPT_PATH,
     OPT_HOST,
@@ -713,6 +717,9 @@ static int shared_option(int c, const char *val, struct shared_opts *o, struct h
     case OPT_JSONL:
         o->jsonl_path = val;
         break;
+    case OPT_CSV:
+        o->csv_path = val;
+        break;
     default:
         rc = shared_plan_option(c, val, o, err);
     }
@@ -921,6 +928,7 @@ static const struct option run_longopts[] = {
     { "seed", required_argument, NULL, OPT_SEED },
     { "cooldown", required_argument, NULL, OPT_COOLDOWN },
     { "jsonl", required_argument, NULL, OPT_JSONL },
+    { "csv", required_argument, NULL, OPT_CSV },
     { "size", required_argument, NULL, OPT_SIZE },
     { "warmup", required_argument, NULL, OPT_WARMUP },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -1293,6 +1301,7 @@ static const struct option lab_longopts[] = {
     { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
     { "noisy-threshold", required_argument, NULL, OPT_NOISY_THRESHOLD },
     { "jsonl", required_argument, NULL, OPT_JSONL },
+    { "csv", required_argument, NULL, OPT_CSV },
     { "reps", required_argument, NULL, OPT_REPS },
     { "cooldown", required_argument, NULL, OPT_COOLDOWN },
     { "seed", required_argument, NULL, OPT_SEED },

@@ -79,6 +79,7 @@ struct shared_opts {
     double noisy_cpus;      /* --noisy-threshold, in CPUs; 0: the default (OBS_NOISY_CPUS) */
     const char *json_path;  /* --json; NULL: hopbench-CMD-DATE-TIME.json in the current directory */
     const char *jsonl_path; /* --jsonl: one record per finished run */
+    const char *csv_path;   /* --csv: one row per run, written with the evidence; NULL: none */
     unsigned reps;          /* --reps */
     uint64_t cooldown_ns;   /* --cooldown: pause between runs */
     uint64_t seed;          /* --seed */

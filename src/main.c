@@ -42,6 +42,7 @@
 #include "lab.h"
 #include "outfile.h"
 #include "registry.h"
+#include "report/csv.h"
 #include "report/report.h"
 #include "report/saving.h"
 #include "report/summary.h"
@@ -194,14 +195,33 @@ static int fail(const char *what, const struct hb_err *err, int code)
 }
 
 /*
+ * --csv: the evidence document's runs as CSV rows, their source column the
+ * evidence's path. Returns 0, or -EIO once the one line has said why not.
+ */
+static int write_csv(const char *cmd, const char *csv_path, const char *evidence, json_t *doc)
+{
+    struct hb_err err = { 0 };
+    struct csv_source src = { evidence, json_object_get(doc, EV_RUNS) };
+    char shown[TEXT_SAFE_CAP];
+
+    if (doc != NULL && report_csv_write(csv_path, &src, 1, &err) == 0) {
+        printf("csv: %s\n", text_safe(shown, sizeof(shown), csv_path));
+        return 0;
+    }
+    fprintf(stderr, "hopbench %s: --csv: %s\n", cmd,
+            text_safe(shown, sizeof(shown), doc == NULL ? "out of memory" : err.msg));
+    return -EIO;
+}
+
+/*
  * Writes the evidence with the stop signals held back (only this thread runs
  * by now), so an abort cannot leave its temporary file behind: one that comes
  * meanwhile takes effect once the file is in place. When it cannot be written
  * (a full disk), the one line says so and that the tables printed before it
  * are what remains; the exit code is then 1.
  */
-static int write_evidence(const char *cmd, const char *path, const struct report_meta *meta,
-                          const struct run_record *recs, size_t n)
+static int write_evidence(const char *cmd, const char *path, const char *csv_path,
+                          const struct report_meta *meta, const struct run_record *recs, size_t n)
 {
     struct hb_err err = { 0 };
     struct report_meta m = *meta;
@@ -221,6 +241,10 @@ static int write_evidence(const char *cmd, const char *path, const struct report
     if (rc == 0 && stdout_failed())
         fprintf(stderr, "hopbench: stdout could not be written; evidence: %s\n", shown);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0 && csv_path != NULL && write_csv(cmd, csv_path, path, doc) < 0) {
+        json_decref(doc);
+        return HB_EXIT_RUNTIME; /* write_csv said why */
+    }
     json_decref(doc);
     if (rc == 0) return HB_EXIT_OK;
     fprintf(stderr,
@@ -372,14 +396,15 @@ static int close_jsonl(const char *cmd, struct outfile *out)
  * After the runs: the tables, the evidence (its summary over repetitions
  * included) and the exit code, from run_rc (the runs' own) on.
  */
-static int run_finish(struct run *run, const char *json_path, struct report_meta *meta, int run_rc)
+static int run_finish(struct run *run, const char *json_path, const char *csv_path,
+                      struct report_meta *meta, int run_rc)
 {
     int rc;
 
     run_report(run, stdout);
     meta->interrupted = atomic_load(&g_main.stop); /* not stdout failing now: the runs are done */
     meta->summary = run_summary_json(run);
-    rc = write_evidence("run", json_path, meta, run->recs, run->nrecs);
+    rc = write_evidence("run", json_path, csv_path, meta, run->recs, run->nrecs);
     json_decref(meta->summary);
     meta->summary = NULL;
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
@@ -420,6 +445,8 @@ static int cmd_run(int argc, char **argv)
     if (run_init(&run, &o, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
     json_path = evidence_path("run", o.shared.json_path, path, sizeof(path));
     rc = check_evidence("run", json_path);
+    if (rc == HB_EXIT_OK && o.shared.csv_path != NULL)
+        rc = check_evidence("run", o.shared.csv_path);
     if (rc == HB_EXIT_OK) rc = check_budget("run", run_fd_need(&o), run_mem_need(&o));
     if (rc == HB_EXIT_OK && run_preflight(&o, &err) < 0) rc = fail("run", &err, HB_EXIT_RUNTIME);
     if (rc != HB_EXIT_OK) return rc;
@@ -450,7 +477,7 @@ static int cmd_run(int argc, char **argv)
     run_rc = run_plan(&run, jsonl);
     if (jsonl != NULL && close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
         run_rc = HB_EXIT_RUNTIME;
-    rc = run_finish(&run, json_path, &meta, run_rc);
+    rc = run_finish(&run, json_path, o.shared.csv_path, &meta, run_rc);
     json_decref(meta.plan);
     run_release(&run);
     return rc;
@@ -581,6 +608,8 @@ static int cmd_lab(int argc, char **argv)
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
     json_path = evidence_path("lab", o.shared.json_path, path, sizeof(path));
     if (check_evidence("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
+    if (o.shared.csv_path != NULL && check_evidence("lab", o.shared.csv_path) != HB_EXIT_OK)
+        return HB_EXIT_RUNTIME;
     if (o.shared.pin == PLACE_SPLIT && !o.shared.pin_given && place_allowed_cpus() < 2)
         o.shared.pin = PLACE_SAME;
     rc = check_budget("lab", lab_fd_need(&o), lab_mem_need(&o));
@@ -643,7 +672,7 @@ static int cmd_lab(int argc, char **argv)
      */
     meta.interrupted =
         atomic_load(&g_main.stop) == STOP_INTERRUPT || lab.reader_gone || lab.server_gone;
-    rc = write_evidence("lab", json_path, &meta, lab.recs, lab.nrecs);
+    rc = write_evidence("lab", json_path, o.shared.csv_path, &meta, lab.recs, lab.nrecs);
     json_decref(meta.plan);
     json_decref(meta.summary);
     if (run_rc < 0)

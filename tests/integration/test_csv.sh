@@ -1,0 +1,73 @@
+#!/bin/bash
+# --csv on run and lab: one row per run of the evidence written beside it, in the
+# same order, with the evidence's own figures (ops, ops/s, p99, the named service's
+# CPU per op), the endpoint's label, and an empty field for a figure the run does
+# not have; a --csv path that cannot be written is refused before any run, exit 1.
+# shellcheck disable=SC2016 # $vars in single quotes are jq variables
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_server srv --listen tcp://127.0.0.1:0 --listen "unix:$T/s.sock" || done_testing
+tcp=tcp://127.0.0.1:$SRV_PORT
+
+# csv_col FILE NAME : the column NAME of every data row of FILE (no quoted fields here).
+csv_col() {
+    tr -d '\r' <"$1" | awk -F, -v want="$2" '
+        NR == 1 { for (i = 1; i <= NF; i++) if ($i == want) c = i; next }
+        c { print $c }'
+}
+
+# same_col NAME CSV JSON CSV-COLUMN JQ-PATH : the column equals the runs' figures, in order.
+same_col() {
+    local name=$1 csv=$2 json=$3 col=$4 path=$5 a b
+    a=$(csv_col "$csv" "$col")
+    b=$(jq -r ".runs[] | $path // \"\"" "$json")
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then
+        ok "$name"
+    else
+        not_ok "$name" "csv: $(echo $a) evidence: $(echo $b)"
+    fi
+}
+
+# same_num NAME CSV JSON CSV-COLUMN JQ-PATH : equal as numbers (a real's text may differ).
+same_num() {
+    local name=$1 csv=$2 json=$3 col=$4 path=$5 bad
+    bad=$(paste -d' ' <(csv_col "$csv" "$col") <(jq -r ".runs[] | $path" "$json") |
+        awk '$1 == "" || $2 == "" || ($1 - $2) * ($1 - $2) > ($2 * 1e-12) ^ 2 { n++ } END { print n + 0 }')
+    check_eq "$name" 0 "$bad"
+}
+
+expect_rc "run --csv: exit 0" 0 run run echo "$tcp" "unix:$T/s.sock" --label tcp-a --label uds \
+    -d 0.2 --warmup 0 --reps 2 --json "$T/run.json" --csv "$T/run.csv" \
+    --service "srv=pid:$SRV_PID"
+check "run --csv: says where the CSV is" grep -qx "csv: $T/run.csv" "$T/run.out"
+nruns=$(jq '.runs | length' "$T/run.json")
+check_eq "run --csv: one row per run, and a header" $((nruns + 1)) "$(wc -l <"$T/run.csv")"
+check "run --csv: CRLF line ends" test "$(grep -c $'\r$' "$T/run.csv")" -eq $((nruns + 1))
+same_col "run --csv: ops are the evidence's" "$T/run.csv" "$T/run.json" ops .ops
+same_col "run --csv: labels are the evidence's" "$T/run.csv" "$T/run.json" label .label
+same_col "run --csv: transports" "$T/run.csv" "$T/run.json" transport .transport
+same_num "run --csv: ops/s equal the evidence's" "$T/run.csv" "$T/run.json" ops_per_s .ops_per_s
+same_num "run --csv: p99 equals the evidence's" "$T/run.csv" "$T/run.json" latency_p99_ns \
+    .latency_ns.p99
+same_num "run --csv: the service's CPU per op is the evidence's" "$T/run.csv" "$T/run.json" \
+    service_srv_cpu_ns_per_op '.observed.services[0].cpu_ns_per_op'
+check_eq "run --csv: a closed loop's rate fields are there and empty" "$nruns 0" \
+    "$(csv_col "$T/run.csv" rate | awk 'NF { n++ } END { print NR, n + 0 }')"
+check_eq "run --csv: every row has the header's field count" 1 \
+    "$(tr -d '\r' <"$T/run.csv" | awk -F, '{ print NF }' | sort -u | wc -l)"
+
+mkdir "$T/adir"
+expect_rc "run --csv DIR: refused, exit 1" 1 dir run echo "$tcp" -n 10 --json "$T/d.json" \
+    --csv "$T/adir"
+one_line "run --csv DIR: one line" "$T/dir.err" 'csv|adir'
+check "run --csv DIR: refused before any run (no evidence)" test ! -e "$T/d.json"
+
+expect_rc "lab --quick --csv: exit 0" 0 lab lab --quick --sizes 64 --json "$T/lab.json" \
+    --csv "$T/lab.csv"
+nlab=$(jq '.runs | length' "$T/lab.json")
+check_eq "lab --csv: one row per run, and a header" $((nlab + 1)) "$(wc -l <"$T/lab.csv")"
+same_col "lab --csv: ops are the evidence's" "$T/lab.csv" "$T/lab.json" ops .ops
+same_col "lab --csv: modes" "$T/lab.csv" "$T/lab.json" mode .mode
+
+done_testing

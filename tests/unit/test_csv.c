@@ -1,0 +1,197 @@
+/*
+ * test_csv: the CSV writer (report/csv.c). One row per run with every
+ * source's name; fields that hold a comma, quote or line break quoted
+ * (RFC 4180), a leading = + - @ defused; a figure a run lacks or has as
+ * {"unavailable": ...} an empty field; the columns only some runs have (error
+ * kinds, phases, services) present in every row; a write error reported.
+ */
+/* cmocka.h needs these four first, in this order */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/csv.h"
+
+/* The CSV of the sources, in a malloc'd string. */
+static char *csv_of(const struct csv_source *src, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    assert_int_equal(report_csv(f, src, n), 0);
+    assert_int_equal(fclose(f), 0);
+    return buf;
+}
+
+/* Field number col (0-based) of line number row (0 = the header), unquoted fields only. */
+static void field(const char *csv, int row, int col, char *out, size_t cap)
+{
+    const char *p = csv;
+    size_t len;
+
+    for (int r = 0; r < row; r++) {
+        p = strstr(p, "\r\n");
+        assert_non_null(p);
+        p += 2;
+    }
+    for (int c = 0; c < col; c++) {
+        p = strpbrk(p, ",\r");
+        assert_true(p != NULL && *p == ',');
+        p++;
+    }
+    len = strcspn(p, ",\r");
+    assert_true(len < cap);
+    memcpy(out, p, len);
+    out[len] = '\0';
+}
+
+/* The 0-based number of the header's column name, or -1. */
+static int column(const char *csv, const char *name)
+{
+    char f[128];
+    size_t header = (size_t)(strstr(csv, "\r\n") - csv);
+    int n = 0;
+
+    for (const char *p = csv; p < csv + header; p++)
+        n += *p == ',';
+    for (int c = 0; c <= n; c++) {
+        field(csv, 0, c, f, sizeof(f));
+        if (strcmp(f, name) == 0) return c;
+    }
+    return -1;
+}
+
+static int count_lines(const char *csv)
+{
+    int n = 0;
+
+    for (const char *p = csv; (p = strstr(p, "\r\n")) != NULL; p += 2)
+        n++;
+    return n;
+}
+
+/* Row row's field in the column named name is want. */
+static void expect_field(const char *csv, int row, const char *name, const char *want)
+{
+    char f[128];
+    int col = column(csv, name);
+
+    assert_true(col >= 0);
+    field(csv, row, col, f, sizeof(f));
+    assert_string_equal(f, want);
+}
+
+static json_t *runs_of(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+
+    assert_non_null(j);
+    return j;
+}
+
+static void test_rows_and_figures(void **state)
+{
+    json_t *a =
+        runs_of("[{\"cell\":0,\"rep\":0,\"proto\":\"echo\",\"endpoint\":\"tcp://127.0.0.1:1\","
+                "\"transport\":\"tcp\",\"ops\":1000,\"ops_per_s\":0.3,\"valid\":true,"
+                "\"latency_ns\":{\"p50\":5971,\"mean\":12789.5},"
+                "\"observed\":{\"cpu\":{\"server_ns_per_op\":{\"unavailable\":\"no\"}}}},"
+                "{\"cell\":1,\"rep\":0,\"proto\":\"echo\",\"transport\":\"unix\","
+                "\"ops\":7,\"valid\":false}]");
+    struct csv_source src = { "a.json", a };
+    char *csv = csv_of(&src, 1);
+
+    (void)state;
+    assert_int_equal(count_lines(csv), 3);
+    assert_int_equal(column(csv, "source"), 0);
+    expect_field(csv, 1, "source", "a.json");
+    expect_field(csv, 1, "ops", "1000");
+    expect_field(csv, 2, "ops", "7");
+    expect_field(csv, 1, "ops_per_s", "0.3"); /* the shortest form that reads back the same */
+    expect_field(csv, 1, "latency_mean_ns", "12789.5");
+    expect_field(csv, 1, "valid", "true");
+    expect_field(csv, 2, "valid", "false");
+    /* unavailable, and missing: empty */
+    expect_field(csv, 1, "server_cpu_ns_per_op", "");
+    expect_field(csv, 2, "latency_p50_ns", "");
+    free(csv);
+    json_decref(a);
+}
+
+static void test_quoting(void **state)
+{
+    json_t *a =
+        runs_of("[{\"proto\":\"echo\",\"label\":\"=1+1\",\"endpoint\":\"unix:/a,b\\\"c\"}]");
+    struct csv_source src = { "x", a };
+    char *csv = csv_of(&src, 1);
+
+    (void)state;
+    assert_non_null(strstr(csv, ",'=1+1,"));
+    assert_non_null(strstr(csv, ",\"unix:/a,b\"\"c\","));
+    free(csv);
+    json_decref(a);
+}
+
+/* Error kinds, phases and services some runs lack: a column each, empty where absent. */
+static void test_extra_columns(void **state)
+{
+    json_t *a = runs_of("[{\"errors\":{\"reset\":2},\"phases\":{\"connect\":{\"latency_ns\":"
+                        "{\"p50\":11,\"p99\":13}}}}]");
+    json_t *b = runs_of("[{\"errors\":{\"timeout\":4},\"observed\":{\"services\":"
+                        "[{\"name\":\"fpm\",\"cpu_ns_per_op\":900,\"pss_end\":4096}]}}]");
+    struct csv_source src[] = { { "a", a }, { "b", b } };
+    char *csv = csv_of(src, 2);
+
+    (void)state;
+    assert_int_equal(count_lines(csv), 3);
+    assert_true(column(csv, "errors_reset") > 0);
+    assert_true(column(csv, "errors_timeout") > column(csv, "errors_reset"));
+    expect_field(csv, 1, "errors_reset", "2");
+    expect_field(csv, 1, "errors_timeout", "");
+    expect_field(csv, 2, "errors_timeout", "4");
+    expect_field(csv, 1, "phase_connect_p99_ns", "13");
+    expect_field(csv, 2, "phase_connect_p50_ns", "");
+    expect_field(csv, 2, "service_fpm_cpu_ns_per_op", "900");
+    expect_field(csv, 2, "service_fpm_working_set_end", "");
+    expect_field(csv, 1, "service_fpm_pss_end", "");
+    expect_field(csv, 2, "source", "b");
+    free(csv);
+    json_decref(a);
+    json_decref(b);
+}
+
+static void test_write_error(void **state)
+{
+    json_t *a = runs_of("[{\"ops\":1}]");
+    struct csv_source src = { "a", a };
+    FILE *f = fopen("/dev/full", "w");
+
+    (void)state;
+    if (f == NULL) skip();
+    assert_int_equal(report_csv(f, &src, 1), -EIO);
+    fclose(f);
+    json_decref(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rows_and_figures),
+        cmocka_unit_test(test_quoting),
+        cmocka_unit_test(test_extra_columns),
+        cmocka_unit_test(test_write_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
