@@ -112,6 +112,9 @@ static const char usage_run[] =
     "                        whole at once, so a crash or Ctrl-C loses nothing measured\n"
     "      --csv FILE        also write one CSV row per run (cell keys and figures, for\n"
     "                        spreadsheets; docs/csv.md lists the columns)\n"
+    "  -q, --quiet           no live progress line (drawn on stderr only when it is a\n"
+    "                        terminal: endpoint, rep k/n, seconds, ops/s and errors so\n"
+    "                        far, the time left)\n"
     "      --allow-remote    allow a non-loopback TCP address\n"
     "\n"
     "Repetitions (the unit of analysis is one run):\n"
@@ -264,6 +267,9 @@ static const char usage_lab[] =
     "      --jsonl FILE      append a header line, then one JSON line per finished cell,\n"
     "                        each written whole at once\n"
     "      --csv FILE        also write one CSV row per run (docs/csv.md lists the columns)\n"
+    "  -q, --quiet           no live progress line (drawn on stderr only when it is a\n"
+    "                        terminal: cell, rep k/n, seconds, ops/s and errors so far,\n"
+    "                        the time left for the whole lab)\n"
     "      --reps N          run every cell N times, tcp and unix in ABBA order; then print\n"
     "                        per size and mode the medians and unix against tcp with a\n"
     "                        bootstrap 95 % interval and a Mann-Whitney p (default 5; with\n"
@@ -674,6 +680,9 @@ static int shared_option(int c, const char *val, struct shared_opts *o, struct h
     int rc = 0;
 
     switch (c) {
+    case 'q':
+        o->quiet = true;
+        break;
     case 'c':
         o->conns_given = true;
         rc = opt_uint("--connections", val, 1, 100000, &v, err);
@@ -929,6 +938,7 @@ static const struct option run_longopts[] = {
     { "cooldown", required_argument, NULL, OPT_COOLDOWN },
     { "jsonl", required_argument, NULL, OPT_JSONL },
     { "csv", required_argument, NULL, OPT_CSV },
+    { "quiet", no_argument, NULL, 'q' },
     { "size", required_argument, NULL, OPT_SIZE },
     { "warmup", required_argument, NULL, OPT_WARMUP },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -953,7 +963,7 @@ static const struct option run_longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-const struct cli_spec cli_spec_run = { "run", usage_run, "c:t:d:n:h", run_longopts };
+const struct cli_spec cli_spec_run = { "run", usage_run, "c:t:d:n:qh", run_longopts };
 
 int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err)
 {
@@ -1302,6 +1312,7 @@ static const struct option lab_longopts[] = {
     { "noisy-threshold", required_argument, NULL, OPT_NOISY_THRESHOLD },
     { "jsonl", required_argument, NULL, OPT_JSONL },
     { "csv", required_argument, NULL, OPT_CSV },
+    { "quiet", no_argument, NULL, 'q' },
     { "reps", required_argument, NULL, OPT_REPS },
     { "cooldown", required_argument, NULL, OPT_COOLDOWN },
     { "seed", required_argument, NULL, OPT_SEED },
@@ -1315,7 +1326,7 @@ static const struct option lab_longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-const struct cli_spec cli_spec_lab = { "lab", usage_lab, "d:c:t:h", lab_longopts };
+const struct cli_spec cli_spec_lab = { "lab", usage_lab, "d:c:t:qh", lab_longopts };
 
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
 {

@@ -80,6 +80,7 @@ struct shared_opts {
     const char *json_path;  /* --json; NULL: hopbench-CMD-DATE-TIME.json in the current directory */
     const char *jsonl_path; /* --jsonl: one record per finished run */
     const char *csv_path;   /* --csv: one row per run, written with the evidence; NULL: none */
+    bool quiet;             /* -q, --quiet: no live progress line on a terminal */
     unsigned reps;          /* --reps */
     uint64_t cooldown_ns;   /* --cooldown: pause between runs */
     uint64_t seed;          /* --seed */

@@ -126,6 +126,16 @@ static size_t lab_records(const struct lab_opts *o)
     return (size_t)o->nsizes * 4 * o->shared.reps * (1 + o->nrates);
 }
 
+unsigned lab_planned_runs(const struct lab_opts *o)
+{
+    return o->nsizes * (o->overload ? 2 : 4) * o->shared.reps * (1 + o->nrates);
+}
+
+uint64_t lab_planned_ns(const struct lab_opts *o)
+{
+    return o->shared.warmup_ns + o->shared.duration_ns + o->shared.cooldown_ns;
+}
+
 int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mirror,
              struct hb_err *err)
 {
@@ -360,7 +370,16 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     r->cfg.rate = share * basis;
     r->cfg.seed = o->shared.seed;
     lab_cell_observe(lab, r);
+    if (lab->progress != NULL) {
+        char what[PROGRESS_WHAT_CAP], size[32];
+
+        report_size_text(size, sizeof(size), (long long)o->sizes[s]);
+        snprintf(what, sizeof(what), "%s %s %s %s", o->proto->name, size, report_mode_name(mode),
+                 t == 0 ? "tcp" : "unix");
+        progress_run_begin(lab->progress, what, rep + 1, o->shared.reps, &r->cfg);
+    }
     rc = load_run(&r->cfg, &r->res, err);
+    if (lab->progress != NULL) progress_run_end(lab->progress, &r->cfg);
     if (r->res.lat != NULL) lab->nrecs++;
     if (rc < 0) return rc;
     /* After the run, so that a cell the server's exit cut short is still printed and kept. */

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "host/place.h"
+#include "progress.h"
 #include "report/report.h"
 
 struct lab {
@@ -32,10 +33,15 @@ struct lab {
     FILE *jsonl;                 /* each finished cell is appended here (--jsonl), or NULL */
     bool reader_gone;            /* lab_run stopped early: the progress lines' reader is gone */
     bool server_gone;            /* lab_run stopped early: the server exited on its own */
+    struct progress *progress;   /* the live line, or NULL */
     struct run_record *recs;
     size_t nrecs;
     size_t cap;
 };
+
+/* How many runs lab_run makes, and how long each takes as planned. */
+unsigned lab_planned_runs(const struct lab_opts *o);
+uint64_t lab_planned_ns(const struct lab_opts *o);
 
 /*
  * Places the CPUs, makes the directory, opens the listeners and forks the

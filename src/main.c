@@ -41,6 +41,7 @@
 #include "host/probe.h"
 #include "lab.h"
 #include "outfile.h"
+#include "progress.h"
 #include "registry.h"
 #include "report/csv.h"
 #include "report/report.h"
@@ -431,6 +432,7 @@ static int cmd_run(int argc, char **argv)
 {
     static struct run_opts o;
     static struct run run;
+    static struct progress progress;
     struct hb_err err = { 0 };
     struct machine m;
     struct outfile jsonl_out;
@@ -474,7 +476,13 @@ static int cmd_run(int argc, char **argv)
     }
     print_placement(&run.place, o.load.block_wait, unseen);
     report_sysctls(stdout, &m);
+    /* Without a terminal (or with --quiet) there is no line and no thread. */
+    progress_start(&progress, STDERR_FILENO, !o.shared.quiet, run_planned_runs(&o),
+                   run_planned_ns(&o));
+    run.progress = &progress;
     run_rc = run_plan(&run, jsonl);
+    progress_stop(&progress);
+    run.progress = NULL;
     if (jsonl != NULL && close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
         run_rc = HB_EXIT_RUNTIME;
     rc = run_finish(&run, json_path, o.shared.csv_path, &meta, run_rc);
@@ -594,6 +602,7 @@ static int cmd_lab(int argc, char **argv)
 {
     static struct lab_opts o;
     static struct lab lab;
+    static struct progress progress;
     struct hb_err err = { 0 };
     struct machine m;
     char path[64], server[64];
@@ -651,7 +660,12 @@ static int cmd_lab(int argc, char **argv)
         lab_release(&lab);
         return HB_EXIT_RUNTIME;
     }
+    progress_start(&progress, STDERR_FILENO, !o.shared.quiet, lab_planned_runs(&o),
+                   lab_planned_ns(&o));
+    lab.progress = &progress;
     run_rc = lab_run(&lab, stdout, &g_main.stop, &err);
+    progress_stop(&progress);
+    lab.progress = NULL;
     failed = lab.jsonl != NULL && close_jsonl("lab", &jsonl_out) != HB_EXIT_OK;
     lab.jsonl = NULL;
     /* the server may have been restarted (--close server): the last one's pid */

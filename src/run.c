@@ -120,7 +120,28 @@ static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_reco
         if (atomic_load(stop)) return 0;
     }
     run_observe(run, r);
-    return load_run(&r->cfg, &r->res, err);
+    if (run->progress != NULL) {
+        char what[PROGRESS_WHAT_CAP];
+
+        snprintf(what, sizeof(what), "%s %s", o->proto->name,
+                 o->labels[cell] != NULL ? o->labels[cell] : r->cfg.ep.text);
+        progress_run_begin(run->progress, what, rep + 1, o->shared.reps, &r->cfg);
+    }
+    rc = load_run(&r->cfg, &r->res, err);
+    if (run->progress != NULL) progress_run_end(run->progress, &r->cfg);
+    return rc;
+}
+
+unsigned run_planned_runs(const struct run_opts *o)
+{
+    return o->neps * o->shared.reps;
+}
+
+uint64_t run_planned_ns(const struct run_opts *o)
+{
+    if (o->load.duration_ns == 0) return 0;
+    return o->load.warmup_ns + o->load.duration_ns + o->shared.cooldown_ns +
+           (o->rate_share > 0 ? o->calibrate_ns : 0);
 }
 
 /*

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "host/observe.h"
 #include "host/place.h"
+#include "progress.h"
 #include "report/report.h"
 
 struct run {
@@ -27,8 +28,13 @@ struct run {
     struct observe_hook hook; /* the current run's outside counters */
     struct run_record *recs;  /* one per finished run, in the order they ran */
     size_t nrecs;
-    bool jsonl_failed; /* run_all stopped: a record could not be appended to --jsonl */
+    bool jsonl_failed;         /* run_all stopped: a record could not be appended to --jsonl */
+    struct progress *progress; /* the live line, or NULL */
 };
+
+/* How many runs run_all makes, and how long each takes as planned (0: a count, not a time). */
+unsigned run_planned_runs(const struct run_opts *o);
+uint64_t run_planned_ns(const struct run_opts *o);
 
 /*
  * Places the CPUs as --pin asks (place_init). Returns 0, or a negative errno

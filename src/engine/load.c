@@ -30,7 +30,8 @@ struct worker {
     uint8_t *mem;   /* request copies, receive buffers, codec states */
     unsigned ninit; /* connections set up (the only ones worker_release touches) */
     struct load_thread_window win;
-    int rc; /* 0, or the negative errno that stopped the thread from running */
+    struct load_live *live; /* this thread's entry of cfg->live, or NULL */
+    int rc;                 /* 0, or the negative errno that stopped the thread from running */
     pthread_t tid;
 };
 
@@ -354,10 +355,24 @@ static void worker_end_window(struct worker *w, uint64_t win, uint64_t deadline,
     w->win.drain_ns = end > deadline ? end - deadline : 0;
 }
 
+/* How often a thread tells its progress (a line is redrawn at most 10 times a second). */
+#define PUBLISH_NS (50 * NS_PER_MS)
+
+/* What the thread has done so far, for whoever draws a progress line. */
+static void worker_publish(const struct worker *w)
+{
+    uint64_t errors = 0;
+
+    for (size_t i = 0; i < ARRAY_LEN(w->ctx.errors); i++)
+        errors += w->ctx.errors[i];
+    atomic_store_explicit(&w->live->ops, w->ctx.ops, memory_order_relaxed);
+    atomic_store_explicit(&w->live->errors, errors, memory_order_relaxed);
+}
+
 static void worker_loop(struct worker *w)
 {
     const struct load_cfg *cfg = w->cfg;
-    uint64_t now = now_ns(), cpu0 = 0;
+    uint64_t now = now_ns(), cpu0 = 0, published = 0;
     uint64_t win = w->t0 + cfg->warmup_ns;
     uint64_t deadline;
     uint64_t limit; /* the loop ends here: the deadline, or an open loop's drain's end */
@@ -392,7 +407,12 @@ static void worker_loop(struct worker *w)
         if (open && now >= deadline) worker_retire_late(w, now);
         if (w->ctx.active == 0) break; /* the last ones may have ended just now */
         if (worker_wait(w, worker_sleep_ns(w, now, win, deadline, limit, in_window)) < 0) break;
+        if (w->live != NULL && now >= published + PUBLISH_NS) {
+            worker_publish(w);
+            published = now;
+        }
     }
+    if (w->live != NULL) worker_publish(w);
     if (in_window) {
         w->win.cpu_ns = thread_cpu_ns() - cpu0;
         worker_end_window(w, win, deadline, now);
@@ -469,6 +489,7 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
         w->opened = opened;
         w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
         w->first_conn = first;
+        w->live = cfg->live != NULL ? &cfg->live[i] : NULL;
         first += w->nconns;
         w->quota = UINT64_MAX;
         /* The count in proportion to the thread's connections (so an open-loop rate, which is

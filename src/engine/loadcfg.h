@@ -55,6 +55,17 @@ enum load_window {
     LOAD_WINDOW_CLOSED, /* the load threads have ended; no socket is closed yet */
 };
 
+/*
+ * What one load thread has done so far, for a live progress line: its
+ * measured ops and its errors, stored by the thread (relaxed) once per turn
+ * of its loop, read by anyone. One cache line each, so the threads never
+ * share one.
+ */
+struct load_live {
+    _Alignas(64) _Atomic uint64_t ops;
+    _Atomic uint64_t errors;
+};
+
 struct load_cfg {
     struct endpoint ep;
     const struct codec_ops *codec;
@@ -86,6 +97,7 @@ struct load_cfg {
      */
     void (*on_window)(void *arg, enum load_window at);
     void *on_window_arg;
+    struct load_live *live; /* threads entries, kept up to date during the run; NULL: none */
 };
 
 #endif
