@@ -21,7 +21,7 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -MMD -MP -Isrc \
                -DHOPBENCH_VERSION='"$(VERSION)"'
 BASE_LDFLAGS := -pthread
-LIBS := -ljansson -lm
+LIBS := -ljansson -lcrypto -lm
 
 ifeq ($(FLAVOUR),release)
   OPT := -O2 -g
@@ -150,7 +150,7 @@ fuzz: | deps
 	  extra=; case $$t in *_server) extra=src/server/$${t%_server}.c;; esac; \
 	  clang -std=c11 -D_GNU_SOURCE -Isrc -g -O2 -fsanitize=fuzzer,address,undefined \
 	    -fsanitize-coverage-ignorelist=fuzz/coverage_ignore.txt \
-	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC) $$extra; \
+	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC) $$extra -lcrypto; \
 	  rm -rf build/fuzz/corpus-$$t && cp -r fuzz/corpus/$$t build/fuzz/corpus-$$t; \
 	  echo "  FUZZ   $$t ($(FUZZ_SECONDS) s)"; \
 	  build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \

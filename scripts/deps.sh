@@ -2,7 +2,8 @@
 # Installs the Debian packages hopbench needs for a purpose, only those missing.
 #   scripts/deps.sh build   the compiler (gcc; clang when CC names clang, with its sanitizer
 #                           runtimes, libclang-rt-14-dev, when FLAVOUR is asan or tsan), C library
-#                           headers, make, pkg-config, libjansson-dev
+#                           headers, make, pkg-config, libjansson-dev, libssl-dev (libcrypto: the
+#                           database protocols' password hashing)
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, and the real
 #                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
 #                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
@@ -21,7 +22,7 @@ case "${CC:-cc}" in
     case "${FLAVOUR:-release}" in asan | tsan) cc="clang libclang-rt-14-dev" ;; esac
     ;;
 esac
-want="$cc libc6-dev make pkg-config libjansson-dev"
+want="$cc libc6-dev make pkg-config libjansson-dev libssl-dev"
 real="nginx apache2 php8.2-fpm redis-server redis-tools libfcgi-bin curl"
 manual="groff-base man-db"
 case "${1:-build}" in

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 static void conn_on_event(struct loop *l, int fd, void *data, unsigned events);
+static enum op_err conn_codec_err(enum codec_err e);
+static void conn_bye(struct conn *c);
 
 void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbuf,
                void *codec_state, unsigned index)
@@ -65,6 +67,7 @@ static void conn_retire(struct conn *c)
 
 void conn_close(struct conn *c)
 {
+    if (c->state != CONN_CONNECTING && c->state != CONN_SETUP) conn_bye(c);
     conn_close_fd(c);
     conn_retire(c);
 }
@@ -212,6 +215,106 @@ static void conn_send_batch(struct conn *c)
     conn_write(c, now);
 }
 
+/* The session is ready: the connect phase ends here, and the batch goes out. */
+static void conn_session_ready(struct conn *c, uint64_t now)
+{
+    conn_record_phase(c, PHASE_CONNECT, c->t_begin, now);
+    conn_send_batch(c);
+}
+
+/*
+ * One step of the codec's session set-up: src (NULL first, right after the
+ * connect) in, and what the codec answers written out. Returns 0 while the
+ * set-up goes on or once the batch was sent, -1 after conn_fail.
+ */
+static int conn_setup_step(struct conn *c, const uint8_t *src, size_t len, uint64_t now)
+{
+    const struct codec_ops *codec = c->ctx->cfg->codec;
+
+    do {
+        struct codec_msg msg = { 0 };
+        size_t used = 0, out_len = 0;
+        enum codec_rc rc = codec->setup(c->codec_state, src, len, &used, c->wbuf, &out_len, &msg);
+
+        if (rc == CODEC_ERROR) {
+            conn_fail(c, msg.error_reply ? OP_ERR_ERRREPLY : conn_codec_err(msg.err), now);
+            return -1;
+        }
+        if (rc == CODEC_DONE && used < len) { /* the server spoke before it was asked */
+            conn_fail(c, OP_ERR_UNEXPECTED, now);
+            return -1;
+        }
+        c->setup_done = rc == CODEC_DONE;
+        if (out_len > 0) {
+            c->wr_base = 0;
+            c->wr_off = 0;
+            c->wr_len = out_len;
+            if (conn_write(c, now) != 0) return -1;
+        }
+        if (src != NULL) src += used;
+        len -= used;
+    } while (len > 0 && c->wr_off == c->wr_len); /* more to read once the answer is out */
+    if (len > 0) { /* the server went on before our answer could be written */
+        conn_fail(c, OP_ERR_UNEXPECTED, now);
+        return -1;
+    }
+    if (c->setup_done && c->wr_off == c->wr_len) conn_session_ready(c, now_ns());
+    return 0;
+}
+
+/* Connected: the codec's session set-up first, when it has one, else the batch at once. */
+static void conn_connected(struct conn *c, uint64_t now)
+{
+    if (c->ctx->cfg->codec->setup == NULL) {
+        conn_session_ready(c, now);
+        return;
+    }
+    c->state = CONN_SETUP;
+    c->setup_done = false;
+    c->wr_off = c->wr_len = 0;
+    tq_arm(&c->ctx->timeouts, &c->timer, now); /* the set-up is bounded by --timeout too */
+    conn_setup_step(c, NULL, 0, now);
+}
+
+/* An event while the session is set up: write what is pending, read what the server says. */
+static void conn_setup_event(struct conn *c, unsigned events, uint64_t now)
+{
+    if ((events & EPOLLOUT) && c->wr_off < c->wr_len) {
+        if (conn_write(c, now) != 0) return;
+        if (c->setup_done && c->wr_off == c->wr_len) {
+            conn_session_ready(c, now_ns());
+            return;
+        }
+    }
+    if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))) return;
+    while (c->state == CONN_SETUP) {
+        ssize_t n = recv(c->lfd.fd, c->rbuf, c->ctx->rbuf_cap, MSG_DONTWAIT);
+
+        if (n > 0) {
+            if (conn_setup_step(c, c->rbuf, (size_t)n, now_ns()) < 0) return;
+            continue;
+        }
+        if (n == 0) {
+            conn_fail(c, OP_ERR_SHORT, now_ns()); /* closed before the session was ready */
+            return;
+        }
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN) conn_fail(c, op_err_from_errno(errno), now_ns());
+        return;
+    }
+}
+
+/* A codec with a session says goodbye before a client-side close (best effort). */
+static void conn_bye(struct conn *c)
+{
+    const struct codec_ops *codec = c->ctx->cfg->codec;
+    size_t n;
+
+    if (codec->bye == NULL || c->lfd.fd < 0 || c->ctx->wbuf_cap == 0) return;
+    n = codec->bye(c->codec_state, c->wbuf, c->ctx->wbuf_cap);
+    if (n > 0) (void)send(c->lfd.fd, c->wbuf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static void conn_open(struct conn *c, uint64_t now)
 {
     struct conn_ctx *ctx = c->ctx;
@@ -237,8 +340,7 @@ static void conn_open(struct conn *c, uint64_t now)
         return;
     }
     if (c->in_window) ctx->connects++;
-    conn_record_phase(c, PHASE_CONNECT, c->t_begin, now_ns());
-    conn_send_batch(c);
+    conn_connected(c, now_ns());
 }
 
 /* Open loop, poisson: an exponential gap with mean ctx->gap_ns (xorshift64*, seeded per conn). */
@@ -507,8 +609,7 @@ static void conn_on_connected(struct conn *c, unsigned events, uint64_t now)
         return;
     }
     if (c->in_window) c->ctx->connects++;
-    conn_record_phase(c, PHASE_CONNECT, c->t_begin, now);
-    conn_send_batch(c);
+    conn_connected(c, now);
 }
 
 /* Closes a connect-mode connection and begins the next op. */
@@ -562,6 +663,7 @@ static void conn_finish_batch(struct conn *c)
         conn_begin(c, c->t_done);
         return;
     }
+    conn_bye(c);
     if (cfg->close == CLOSE_SERVER || (cfg->close_auto && c->server_closes)) {
         c->state = CONN_CLOSING;
         conn_await_fin(c);
@@ -584,6 +686,10 @@ static void conn_on_event(struct loop *l, int fd, void *data, unsigned events)
     }
     if (c->state == CONN_CLOSING) {
         conn_await_fin(c);
+        return;
+    }
+    if (c->state == CONN_SETUP) {
+        conn_setup_event(c, events, now);
         return;
     }
     if (c->state != CONN_BUSY) return;

@@ -65,6 +65,7 @@ struct conn_ctx {
 enum conn_state {
     CONN_IDLE = 0,
     CONN_CONNECTING,
+    CONN_SETUP, /* connected; the codec's session set-up (a database's login) runs */
     CONN_BUSY,
     CONN_CLOSING, /* reply complete; waiting for the server's FIN (--close server) */
     CONN_RETRY,
@@ -98,6 +99,7 @@ struct conn {
     bool mid_reply;       /* bytes of a reply not yet complete have been parsed */
     bool reopen;          /* the server closed this kept connection after the last batch */
     bool live;            /* counted in ctx->active */
+    bool setup_done;      /* CONN_SETUP: the session is ready once its last bytes are written */
     bool want_out;        /* EPOLLOUT is registered: only while a connect or a write is pending,
                            * since AF_UNIX wakes a writer with EPOLLOUT each time the peer reads */
     bool blocking;        /* the socket is blocking with SO_RCVTIMEO = ctx->block_ns (conn_wait);

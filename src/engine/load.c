@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "engine/conn.h"
@@ -115,6 +116,9 @@ static struct worker_layout worker_layout_of(const struct load_cfg *cfg)
         lo.reqs = round_up(batch, 64);
     else
         lo.wbuf = round_up(batch, 64);
+    /* A session's set-up writes its messages into the connection's own buffer. */
+    if (codec->setup != NULL && lo.wbuf < codec->setup_cap)
+        lo.wbuf = round_up(codec->setup_cap, 64);
     return lo;
 }
 
@@ -183,6 +187,9 @@ static int worker_setup(struct worker *w)
     int rc;
 
     ctx->loop.epfd = -1; /* so worker_release never closes fd 0 after an early failure */
+    /* Per-thread randomness for session nonces (a database's SCRAM); none is no error. */
+    if (getrandom(&cc.seed, sizeof(cc.seed), GRND_NONBLOCK) != (ssize_t)sizeof(cc.seed))
+        cc.seed = now_ns() ^ (uintptr_t)w;
     w->mem = calloc(1, lo.reqs + lo.state + (size_t)w->nconns * per_conn);
     w->conns = calloc(w->nconns, sizeof(*w->conns));
     ctx->lat = hist_new();

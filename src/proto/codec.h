@@ -49,6 +49,11 @@ struct codec_opts {
     unsigned nparams;
     enum codec_redis_cmd redis_cmd; /* resp: PING, SET or GET (default PING) */
     uint64_t keys;                  /* resp: keys cycle through key:0 .. key:(keys-1); 0 = 1 */
+    const char *sql;                /* pg: the SQL each request sends (default "SELECT 1") */
+    const char *user;               /* pg: who logs in (default "postgres") */
+    const char *password;           /* pg: NULL = none (the server must not ask for one) */
+    const char *database;           /* pg: NULL = the user's name */
+    bool extended;                  /* pg: extended query protocol (Parse/Bind/Execute/Sync) */
 };
 
 struct codec_cfg {
@@ -57,6 +62,7 @@ struct codec_cfg {
     size_t request_len;
     bool keep_alive;               /* reuse mode: ask the server to keep the connection open */
     unsigned conn_index;           /* this connection's number, to spread keys across connections */
+    uint64_t seed;                 /* random per connection: authentication nonces (0 in tests) */
     const struct codec_opts *opts; /* never NULL */
 };
 
@@ -91,6 +97,23 @@ struct codec_ops {
     enum codec_rc (*eof)(void *st, struct codec_msg *msg);
     /* Forgets a partial reply: the next byte fed begins a new one. */
     void (*reset)(void *st);
+    /*
+     * A session's set-up after each connect (a database's start-up and
+     * authentication); NULL when a connection is ready at once. Called first
+     * with len 0 (src may be NULL) right after the connect, then with each run
+     * of bytes the server sends. Each call may write up to setup_cap bytes to
+     * out (*out_len, 0 when none) for the caller to send. NEED_MORE: send
+     * them and feed more (when *used < len, call again with the rest once
+     * they are sent: each answer comes from one call, however the bytes
+     * arrive); DONE: the session is ready (send them first); ERROR: msg says
+     * why (error_reply for a refusal such as a wrong password). Bytes after
+     * DONE are a protocol error.
+     */
+    enum codec_rc (*setup)(void *st, const uint8_t *src, size_t len, size_t *used, uint8_t *out,
+                           size_t *out_len, struct codec_msg *msg);
+    size_t setup_cap;
+    /* The bytes that end a session politely before the client closes (may be NULL). */
+    size_t (*bye)(void *st, uint8_t *dst, size_t cap);
 };
 
 static inline const char *codec_err_str(enum codec_err e)

@@ -1,0 +1,51 @@
+/*
+ * pg: the PostgreSQL frontend/backend protocol 3.0, client side (name "pg").
+ *
+ * Session set-up (codec_ops.setup, after every connect): a StartupMessage
+ * (user, database, application_name "hopbench"), then the authentication
+ * the server asks for: none (trust), a cleartext password, MD5
+ * ("md5" + hex(md5(hex(md5(password + user)) + salt))) or SCRAM-SHA-256
+ * (RFC 5802/7677, without channel binding: client-first "n,,n=,r=NONCE",
+ * the proof from PBKDF2-HMAC-SHA256 over the server's salt and iteration
+ * count, and the server's signature checked in its final message). Hashing
+ * is libcrypto's. ParameterStatus, BackendKeyData and notices are skipped;
+ * ReadyForQuery ends the set-up. An ErrorResponse (a wrong password, an
+ * unknown database) is ERROR with msg->error_reply set; a method this codec
+ * does not speak (GSS, SSPI, Kerberos), a server nonce that does not extend
+ * ours or a server signature that does not match is ERROR / MISMATCH.
+ *
+ * Requests: the simple query protocol, Query ('Q') with opts->sql (default
+ * "SELECT 1"); or with opts->extended the extended protocol, Parse (the
+ * unnamed statement), Bind, Execute and Sync in one request, so that many
+ * can be in flight on one connection (pipelining) and each reply ends at
+ * its own ReadyForQuery. The bytes are the same for every request, but the
+ * codec is not `fixed`: each connection needs its own buffer for the set-up.
+ *
+ * Replies run to ReadyForQuery ('Z'): RowDescription, DataRow, the
+ * Parse/Bind completions, CommandComplete, EmptyQueryResponse, NoData,
+ * notices, notifications and ParameterStatus are skipped by length (a DataRow
+ * is never copied); an ErrorResponse makes the reply DONE with
+ * msg->error_reply. With opts->expect_body the first column of the reply's
+ * first DataRow must equal it (a NULL, another length or a reply without a
+ * row is CODEC_ERR_BODY). A message type the protocol does not define after
+ * start-up, a length below 4, or a ReadyForQuery whose length is not 5 is
+ * MISMATCH; a message longer than PG_MAX_MESSAGE, or a set-up message longer
+ * than PG_MAX_AUTH, is TOO_BIG. feed() gives the same verdict however the
+ * bytes are split. eof() is ERROR / MISMATCH. bye() writes Terminate ('X').
+ */
+#ifndef HOPBENCH_PROTO_PG_H
+#define HOPBENCH_PROTO_PG_H
+
+#include "proto/codec.h"
+
+#define PG_MAX_MESSAGE  ((uint32_t)1 << 30) /* the server's own limit on a message */
+#define PG_MAX_AUTH     1024u               /* an authentication request's body */
+#define PG_MAX_NAME     63u                 /* user and database (NAMEDATALEN - 1) */
+#define PG_MAX_PASSWORD 256u
+#define PG_SETUP_CAP    1024u /* the most bytes one set-up step writes */
+#define PG_DEFAULT_SQL  "SELECT 1"
+#define PG_DEFAULT_USER "postgres"
+
+extern const struct codec_ops pg_codec;
+
+#endif
