@@ -101,6 +101,7 @@ static struct codec_cfg worker_codec_cfg(const struct load_cfg *cfg)
 
     return (struct codec_cfg){ .size = cfg->size,
                                .keep_alive = cfg->mode == LOAD_REUSE,
+                               .local = cfg->ep.kind != ENDPOINT_TCP,
                                .opts = cfg->opts != NULL ? cfg->opts : &defaults };
 }
 

@@ -49,11 +49,12 @@ struct codec_opts {
     unsigned nparams;
     enum codec_redis_cmd redis_cmd; /* resp: PING, SET or GET (default PING) */
     uint64_t keys;                  /* resp: keys cycle through key:0 .. key:(keys-1); 0 = 1 */
-    const char *sql;                /* pg: the SQL each request sends (default "SELECT 1") */
-    const char *user;               /* pg: who logs in (default "postgres") */
-    const char *password;           /* pg: NULL = none (the server must not ask for one) */
-    const char *database;           /* pg: NULL = the user's name */
+    const char *sql;                /* pg, mysql: the SQL each request sends (default "SELECT 1") */
+    const char *user;               /* pg, mysql: who logs in (default "postgres", "root") */
+    const char *password;           /* pg, mysql: NULL = none (the server must not ask for one) */
+    const char *database;           /* pg: NULL = the user's name; mysql: NULL = none */
     bool extended;                  /* pg: extended query protocol (Parse/Bind/Execute/Sync) */
+    bool ping;                      /* mysql: COM_PING instead of a query */
 };
 
 struct codec_cfg {
@@ -63,6 +64,7 @@ struct codec_cfg {
     bool keep_alive;               /* reuse mode: ask the server to keep the connection open */
     unsigned conn_index;           /* this connection's number, to spread keys across connections */
     uint64_t seed;                 /* random per connection: authentication nonces (0 in tests) */
+    bool local;                    /* the transport is a Unix socket: a password may go in clear */
     const struct codec_opts *opts; /* never NULL */
 };
 
