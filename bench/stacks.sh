@@ -72,7 +72,9 @@ sample_time_wait() {
 # p50 us, p99 us, errors, client CPU us per op, the --server-pid tree's (php-fpm's, or
 # redis-server's) and the --server-cgroup's (the web server's; php-fpm's for the bare hop), the
 # run's TcpExt.TW delta (TIME_WAIT sockets the whole machine entered over the run) and the share
-# of the machine's CPUs other processes used in the run's window.
+# of the machine's CPUs other processes used in the run's window (the evidence's other_ns counts
+# the --server-cgroup's CPU as other processes' when it is not the --server-pid tree's: it is
+# taken out here).
 runs_tsv() {
     jq -r 'def us: (. // 0) / 1000 | . * 100 | round / 100;
         select(.record == "run") | [(.label // .endpoint), .rep,
@@ -80,7 +82,9 @@ runs_tsv() {
         (.latency_ns.p50 | us), (.latency_ns.p99 | us), .errors_total,
         (.observed.cpu.client_ns_per_op | us), (.observed.cpu.server_ns_per_op | us),
         (.observed.cpu.cgroup_ns_per_op | us), (.observed.net_delta["TcpExt.TW"] // ""),
-        ((.observed.other_cpu.other_share // 0) * 100 | round / 100)] | @tsv' "$1"
+        (.observed as $o | if $o.other_cpu.window_ns == null then "" else
+            ($o.other_cpu.other_ns - ([($o.cpu.cgroup_ns // 0) - ($o.cpu.server_ns // 0), 0] | max))
+            / ($o.other_cpu.window_ns * $o.other_cpu.cpus_allowed) * 100 | round / 100 end)] | @tsv' "$1"
 }
 
 # awk functions for the summaries: the median of a[1..n]; a bootstrap resample's median of group
