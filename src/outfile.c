@@ -150,7 +150,7 @@ static int open_in_place(const char *path, int flags)
          sscanf(target, "/proc/thread-self/fd/%u%c", &fd, &end) == 1) &&
         fd <= INT_MAX && fcntl((int)fd, F_GETFD) != -1)
         return fcntl((int)fd, F_DUPFD_CLOEXEC, 3);
-    got = open(path, flags | O_NONBLOCK);
+    got = open(path, flags | O_NONBLOCK, 0666); /* a new --jsonl file: 0666 less the umask */
     if (got != -1 && fcntl(got, F_SETFL, flags & O_APPEND) == -1) {
         close(got);
         return -1;

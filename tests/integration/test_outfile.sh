@@ -244,5 +244,12 @@ else
     ok "read-only and full file systems # SKIP no private mount namespace (unshare -m) here"
 fi
 
+# A new file (--jsonl creates it in place, --json by rename) gets 0666 less the umask,
+# like any file a program makes; with umask 027 that is 0640.
+(umask 027 && run_json new_mode "new --jsonl and --json files" 0 --json "$T/new.json" \
+    --jsonl "$T/new.jsonl")
+check_eq "a new --jsonl file: mode 0666 less the umask (027)" 640 "$(stat -c %a "$T/new.jsonl")"
+check_eq "a new --json file: mode 0666 less the umask (027)" 640 "$(stat -c %a "$T/new.json")"
+
 stop_server "$SRV_PID" "$SRV_OUT"
 done_testing
