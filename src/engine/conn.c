@@ -24,6 +24,7 @@
 static void conn_on_event(struct loop *l, int fd, void *data, unsigned events);
 static enum op_err conn_codec_err(enum codec_err e);
 static void conn_bye(struct conn *c);
+static void conn_setup_event(struct conn *c, unsigned events, uint64_t now);
 
 void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbuf,
                void *codec_state, unsigned index)
@@ -273,7 +274,10 @@ static void conn_connected(struct conn *c, uint64_t now)
     c->setup_done = false;
     c->wr_off = c->wr_len = 0;
     tq_arm(&c->ctx->timeouts, &c->timer, now); /* the set-up is bounded by --timeout too */
-    conn_setup_step(c, NULL, 0, now);
+    if (conn_setup_step(c, NULL, 0, now) < 0 || c->state != CONN_SETUP) return;
+    /* A server that speaks first (MySQL's greeting) may have done so already: the edge that
+     * said so came with the connect's and is spent, so read now (EAGAIN when nothing came). */
+    conn_setup_event(c, EPOLLIN, now);
 }
 
 /* An event while the session is set up: write what is pending, read what the server says. */
