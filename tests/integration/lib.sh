@@ -194,6 +194,24 @@ stop_pid() {
     reap "$pid" 3
 }
 
+# free_port : sets PORT to a loopback TCP port nobody listens on, below the ephemeral
+# range (so connect-mode runs cannot take it) and unlike the ones taken before.
+TAKEN=" "
+free_port() {
+    local p i
+    for ((i = 0; i < 500; i++)); do
+        p=$((20000 + RANDOM % 12000))
+        case $TAKEN in *" $p "*) continue ;; esac
+        if [ -z "$(ss -Hltn "( sport = :$p )" 2>/dev/null)" ]; then
+            TAKEN="$TAKEN$p "
+            PORT=$p
+            return 0
+        fi
+    done
+    not_ok "setup: free port" "no free port found in 20000-31999"
+    done_testing
+}
+
 # start_server NAME SERVE-ARGS... : "$HOPBENCH serve SERVE-ARGS..." in the background
 # (stdout $T/NAME.out, stderr $T/NAME.err). Waits up to 5 s for one "listening on"
 # line per --listen/-l argument. PROTO (env) is the protocol, echo by default. Sets SRV_PID, SRV_PORT (the first TCP port, if any)

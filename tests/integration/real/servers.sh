@@ -55,24 +55,6 @@ settle() {
     "$@"
 }
 
-# free_port : sets PORT to a loopback TCP port nobody listens on, below the ephemeral
-# range (so connect-mode runs cannot take it) and unlike the ones taken before.
-TAKEN=" "
-free_port() {
-    local p i
-    for ((i = 0; i < 500; i++)); do
-        p=$((20000 + RANDOM % 12000))
-        case $TAKEN in *" $p "*) continue ;; esac
-        if [ -z "$(ss -Hltn "( sport = :$p )" 2>/dev/null)" ]; then
-            TAKEN="$TAKEN$p "
-            PORT=$p
-            return 0
-        fi
-    done
-    not_ok "setup: free port" "no free port found in 20000-31999"
-    done_testing
-}
-
 # render TEMPLATE DEST PORT : the template with @T@ and @PORT@ filled in.
 render() {
     sed -e "s|@T@|$T|g" -e "s|@PORT@|$3|g" "$REAL/$1" >"$2"
