@@ -61,7 +61,7 @@ else
 endif
 
 .PHONY: all deps test-deps lint-deps lab test unit integration asan tsan bench fuzz format \
-        format-check lint install clean FORCE
+        format-check lint install clean static image FORCE
 ifeq ($(FLAVOUR),release)
 all: hopbench
 else
@@ -129,6 +129,27 @@ $(B)/bench/floor: bench/floor.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< $(FINAL_LDFLAGS)
+
+# A static hopbench (the release objects, linked with -static) for images on an empty base.
+# glibc warns that the stack commands' user and group look-ups (getpwnam...) need its
+# shared NSS modules at run time: in an empty image they find no user, and the stacks,
+# which need Debian's servers, do not run there anyway.
+build/static/hopbench: $(MAIN_OBJ) $(B)/libhopbench.a
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) -static $(FINAL_LDFLAGS) -o $@ $^ $(LIBS) 2>$@.ld || { cat $@.ld; exit 1; }
+static: build/static/hopbench
+
+# The container image localhost/hopbench:VERSION, built locally from deploy/Containerfile
+# (the static binary, an empty /tmp and /out on an empty base), never pulled; podman (Debian's,
+# runc runtime) with CONTAINERS_CONF and PODMAN_FLAGS (e.g. --root DIR) from the
+# environment. scripts/deps.sh image installs podman.
+IMAGE ?= localhost/hopbench:$(VERSION)
+image: build/static/hopbench
+	@$(DEPS) image
+	@rm -rf build/image && mkdir -p build/image/tmp build/image/out && chmod 1777 build/image/tmp
+	@cp build/static/hopbench build/image/hopbench
+	podman $(PODMAN_FLAGS) build -q -f deploy/Containerfile -t $(IMAGE) build/image
 
 lab: hopbench
 	./hopbench lab

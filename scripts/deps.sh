@@ -7,9 +7,11 @@
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, and the real
 #                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
 #                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
-#                           libfcgi-bin (cgi-fcgi), curl; groff-base and man-db (the man page test)
+#                           libfcgi-bin (cgi-fcgi), curl; groff-base and man-db (the man page test);
+#                           podman, runc, catatonit (the image and pod test)
 #   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
+#   scripts/deps.sh image   podman, runc and catatonit (make image; the container tests)
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
 #                           lint; clang-tidy parses the sources, so it needs the build's headers)
 # CC and FLAVOUR are read from the environment (the Makefile passes its own).
@@ -25,13 +27,15 @@ esac
 want="$cc libc6-dev make pkg-config libjansson-dev libssl-dev"
 real="nginx apache2 php8.2-fpm redis-server redis-tools libfcgi-bin curl"
 manual="groff-base man-db"
+container="podman runc catatonit"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace $real $manual" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace $real $manual $container" ;;
 bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual sockperf linux-perf wrk time" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
+image) want="$container" ;;
 lint) want="$want clang-format cppcheck clang-tidy" ;;
-*) echo "deps.sh: unknown purpose '$1' (build, test, bench, fuzz or lint)" >&2; exit 64 ;;
+*) echo "deps.sh: unknown purpose '$1' (build, test, bench, fuzz, image or lint)" >&2; exit 64 ;;
 esac
 missing=""
 for p in $want; do

@@ -116,6 +116,9 @@ static const char usage_run[] =
     "                        terminal: endpoint, rep k/n, seconds, ops/s and errors so\n"
     "                        far, the time left)\n"
     "      --allow-remote    allow a non-loopback TCP address\n"
+    "      --wait-ready S    an endpoint that refuses (or whose socket file is not there\n"
+    "                        yet) is asked again every 50 ms for up to S seconds before\n"
+    "                        the runs, as when the server starts beside it (a pod)\n"
     "\n"
     "Repetitions (the unit of analysis is one run):\n"
     "      --reps N          runs per endpoint (default 1); the summary gives median, min-max,\n"
@@ -421,6 +424,7 @@ enum {
     OPT_PIN,
     OPT_JSON,
     OPT_ALLOW_REMOTE,
+    OPT_WAIT_READY,
     OPT_BACKLOG,
     OPT_SOCKET_MODE,
     OPT_QUICK,
@@ -835,6 +839,9 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
         o->size_given = true;
         rc = opt_size("--size", val, &l->size, err);
         break;
+    case OPT_WAIT_READY:
+        rc = opt_seconds("--wait-ready", val, true, &o->wait_ready_ns, err);
+        break;
     case OPT_ALLOW_REMOTE:
         o->allow_remote = true;
         break;
@@ -945,6 +952,7 @@ static const struct option run_longopts[] = {
     { "pin", required_argument, NULL, OPT_PIN },
     { "json", required_argument, NULL, OPT_JSON },
     { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
+    { "wait-ready", required_argument, NULL, OPT_WAIT_READY },
     { "method", required_argument, NULL, OPT_METHOD },
     { "path", required_argument, NULL, OPT_PATH },
     { "host", required_argument, NULL, OPT_HOST },

@@ -109,10 +109,11 @@ struct run_opts {
     const char *params[CLI_MAX_PARAMS];
     char expect_body[CLI_MAX_BODY]; /* --expect-body with \n, \r, \t, \\ decoded */
     bool size_given;
-    bool close_given;      /* shared.close_given, where the protocol's checks read it */
-    bool arrivals_given;   /* --arrivals was given (it needs --rate) */
-    double rate_share;     /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
-    uint64_t calibrate_ns; /* how long the closed-loop maximum is measured for --rate N% */
+    bool close_given;       /* shared.close_given, where the protocol's checks read it */
+    bool arrivals_given;    /* --arrivals was given (it needs --rate) */
+    double rate_share;      /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
+    uint64_t wait_ready_ns; /* --wait-ready: how long a refused endpoint is asked again */
+    uint64_t calibrate_ns;  /* how long the closed-loop maximum is measured for --rate N% */
     /* --service, --watch */
     struct service_set services;
     /* --label, in the order of the endpoints */

@@ -450,7 +450,8 @@ static int cmd_run(int argc, char **argv)
     if (rc == HB_EXIT_OK && o.shared.csv_path != NULL)
         rc = check_evidence("run", o.shared.csv_path);
     if (rc == HB_EXIT_OK) rc = check_budget("run", run_fd_need(&o), run_mem_need(&o));
-    if (rc == HB_EXIT_OK && run_preflight(&o, &err) < 0) rc = fail("run", &err, HB_EXIT_RUNTIME);
+    if (rc == HB_EXIT_OK && run_preflight(&o, &g_main.stop, &err) < 0)
+        rc = fail("run", &err, HB_EXIT_RUNTIME);
     if (rc != HB_EXIT_OK) return rc;
     install_signals();
     /* Where the server really runs, when it is named; else what --pin expects (not observed). */

@@ -50,13 +50,23 @@ size_t run_mem_need(const struct run_opts *o)
     return load_mem_need(&c, records - 1);
 }
 
-int run_preflight(const struct run_opts *o, struct hb_err *err)
+int run_preflight(const struct run_opts *o, const atomic_int *stop, struct hb_err *err)
 {
+    uint64_t until = now_ns() + o->wait_ready_ns;
+
     for (unsigned i = 0; i < o->neps; i++) {
-        int rc = endpoint_probe(&o->eps[i], (int)(o->load.timeout_ns / NS_PER_MS));
+        int rc;
+
+        /* --wait-ready: a server still starting (refused, or its socket file not there yet)
+         * is asked again every 50 ms until the time is up */
+        while ((rc = endpoint_probe(&o->eps[i], (int)(o->load.timeout_ns / NS_PER_MS))) < 0 &&
+               (rc == -ECONNREFUSED || rc == -ENOENT) && now_ns() < until &&
+               (stop == NULL || !atomic_load(stop)))
+            sleep_until_ns(now_ns() + 50 * NS_PER_MS, stop);
         if (rc < 0)
-            return hb_fail(err, rc, "cannot connect to %s: %s", o->eps[i].text,
-                           rc == -ETIMEDOUT ? "no answer within --timeout" : strerror(-rc));
+            return hb_fail(err, rc, "cannot connect to %s: %s%s", o->eps[i].text,
+                           rc == -ETIMEDOUT ? "no answer within --timeout" : strerror(-rc),
+                           o->wait_ready_ns > 0 && rc != -ETIMEDOUT ? " (after --wait-ready)" : "");
     }
     return 0;
 }

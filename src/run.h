@@ -56,7 +56,7 @@ size_t run_mem_need(const struct run_opts *o);
  * Whether every endpoint has someone listening: 0, or a negative errno with
  * err naming the first that has not ("cannot connect to ENDPOINT: why").
  */
-int run_preflight(const struct run_opts *o, struct hb_err *err);
+int run_preflight(const struct run_opts *o, const atomic_int *stop, struct hb_err *err);
 
 /*
  * Where the --server-pid processes run: the server's CPUs read from their
