@@ -526,23 +526,29 @@ static void fpm_args(struct stack_args *a, const struct fpm_eps *e, bool front)
     stack_arg(a, "%s", e->docroot);
 }
 
+void fpm_observe_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+                      struct stack_args *a)
+{
+    const char *const names[] = { w->name, "php-fpm", NULL };
+
+    stack_services(c, a, names);
+    stack_arg(a, "--watch");
+    stack_arg(a, "backend-tcp=%s", e->fpm[0]);
+    stack_arg(a, "--watch");
+    stack_arg(a, "backend-unix=%s", e->fpm[1]);
+}
+
 void fpm_front_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
                     struct stack_args *a)
 {
-    struct sup_svc *web = sup_find(&c->sup, w->name), *fpm = sup_find(&c->sup, "php-fpm");
-
     fpm_args(a, e, true);
-    stack_arg(a, "--server-cgroup");
-    stack_arg(a, "%s", sup_cgroup_cpu(web));
-    stack_arg(a, "--server-pid");
-    stack_arg(a, "%ld", (long)fpm->pid);
-    stack_arg(a, "--server-tree");
+    fpm_observe_args(c, w, e, a);
 }
 
 static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
                        struct hb_err *err)
 {
-    struct sup_svc *fpm = sup_find(&c->sup, "php-fpm");
+    static const char *const bare[] = { "php-fpm", NULL };
     struct stack_cell front, hop;
     struct stack_args a = { .n = 0 };
     char label[48];
@@ -560,15 +566,14 @@ static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fp
     if (rc == 0 && !stack_stopping(c)) {
         struct stack_args b = { .n = 0 };
         fpm_args(&b, e, false);
-        stack_arg(&b, "--server-cgroup");
-        stack_arg(&b, "%s", sup_cgroup_cpu(fpm));
+        stack_services(c, &b, bare);
         fprintf(c->out, "measuring fcgi -> php-fpm (the bare hop), tcp and unix ...\n");
         fflush(c->out);
         rc = stack_measure(c, &b, &hop, err);
         if (rc == 0) rc = sup_alive(&c->sup, err);
     }
-    if (front.arm[0].n + front.arm[1].n > 0) stack_table(c->out, w->name, "php-fpm", &front, 1);
-    if (hop.arm[0].n + hop.arm[1].n > 0) stack_table(c->out, "php-fpm", NULL, &hop, 1);
+    if (front.arm[0].n + front.arm[1].n > 0) stack_table(c->out, &front, 1);
+    if (hop.arm[0].n + hop.arm[1].n > 0) stack_table(c->out, &hop, 1);
     return rc;
 }
 

@@ -143,16 +143,6 @@ static unsigned ablation_steps(const struct web *w, struct fpm_step *s)
     return n;
 }
 
-/* The median of the services' CPU per op (the web server's cgroup plus php-fpm's tree). */
-static double arm_cpu(const struct stack_arm *a)
-{
-    double sum[STACK_MAX_REPS];
-
-    for (unsigned i = 0; i < a->n; i++)
-        sum[i] = a->svc_us[i] + a->pids_us[i];
-    return median_of(sum, a->n);
-}
-
 static void print_change(FILE *f, double now, double before)
 {
     if (isnan(now) || isnan(before) || before == 0)
@@ -173,12 +163,13 @@ static void change_table(FILE *f, const struct stack_cell *cells, unsigned n)
         fprintf(f, "%-16s", cells[i].label);
         for (unsigned t = 0; t < 2; t++) {
             ops[t] = median_of(cells[i].arm[t].ops_s, cells[i].arm[t].n);
-            cpu[t] = arm_cpu(&cells[i].arm[t]);
+            cpu[t] = stack_services_cpu(&cells[i], &cells[i].arm[t]);
             fprintf(f, " %11.0f", ops[t]);
             print_change(f, ops[t],
                          i ? median_of(cells[i - 1].arm[t].ops_s, cells[i - 1].arm[t].n) : NAN);
             fprintf(f, " %9.1f", cpu[t]);
-            print_change(f, cpu[t], i ? arm_cpu(&cells[i - 1].arm[t]) : NAN);
+            print_change(f, cpu[t],
+                         i ? stack_services_cpu(&cells[i - 1], &cells[i - 1].arm[t]) : NAN);
         }
         print_change(f, ops[1], ops[0]);
         fprintf(f, "\n");
@@ -220,7 +211,7 @@ static int case_steps(struct stack_ctx *c, const struct web *w, const char *what
     }
     if (rc == -EINTR) rc = 0;
     if (done > 0) {
-        stack_table(c->out, w->name, "php-fpm", cells, done);
+        stack_table(c->out, cells, done);
         change_table(c->out, cells, done);
     }
     return rc;
@@ -406,8 +397,8 @@ static void kinds_text(const struct case_logs *l, char *buf, size_t cap)
  * each transport has its own), reps 1, with the client's timeout shorter than
  * the run; errors are what is measured: the gate's verdict is not the stack's.
  */
-static int case_load(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e, unsigned t,
-                     struct case_run *r, struct hb_err *err)
+static int case_load(struct stack_ctx *c, const struct web *w, const char *label,
+                     const struct fpm_eps *e, unsigned t, struct case_run *r, struct hb_err *err)
 {
     struct stack_args a = { .n = 0 };
     struct stack_cell cell;
@@ -424,12 +415,12 @@ static int case_load(struct stack_ctx *c, const struct web *w, const struct fpm_
     stack_arg(&a, "bench");
     stack_arg(&a, "--timeout");
     stack_arg(&a, CLIENT_TIMEOUT);
-    stack_arg(&a, "--server-cgroup");
-    stack_arg(&a, "%s", sup_cgroup_cpu(sup_find(&c->sup, w->name)));
-    stack_cell_init(&cell, t ? "unix" : "tcp", t ? "unix" : "tcp", "-");
+    fpm_observe_args(c, w, e, &a);
+    /* the case's cell, both arms named: this child loads arm t, labelled "overload.unix" */
+    stack_cell_init(&cell, label, "tcp", "unix");
     fprintf(c->out, "measuring %s, backend %s ...\n", w->name, t ? "unix" : "tcp");
     fflush(c->out);
-    rc = stack_measure_one(c, &a, &cell, 0, 0, err); /* one endpoint: its one label */
+    rc = stack_measure_one(c, &a, &cell, t, 0, err);
     c->invalid = invalid;
     if (rc == 0) rc = run_read(c, r, err);
     if (rc == 0) rc = sup_alive(&c->sup, err);
@@ -481,8 +472,9 @@ static void logs_settle(struct stack_ctx *c, const struct web *w)
 }
 
 /* Measures both transports of a failure case into r, l (index: 0 tcp, 1 unix). */
-static int case_both(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
-                     struct case_run r[2], struct case_logs l[2], struct hb_err *err)
+static int case_both(struct stack_ctx *c, const struct web *w, const char *label,
+                     const struct fpm_eps *e, struct case_run r[2], struct case_logs l[2],
+                     struct hb_err *err)
 {
     int rc = 0;
 
@@ -491,7 +483,7 @@ static int case_both(struct stack_ctx *c, const struct web *w, const struct fpm_
         long before = time_wait_count(e->fpm_port), after;
         long from[2] = { file_size(sup_find(&c->sup, w->name)->log),
                          file_size(sup_find(&c->sup, "php-fpm")->log) };
-        rc = case_load(c, w, e, t, &r[t], err);
+        rc = case_load(c, w, label, e, t, &r[t], err);
         logs_settle(c, w);
         after = time_wait_count(e->fpm_port);
         logs_read(c, w, t ? "unix" : "tcp", from, &l[t]);
@@ -574,7 +566,7 @@ static int case_failing(struct stack_ctx *c, const struct web *w, const char *la
             "a failed gate\n",
             label, c->conns, (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, w->name,
             BACKEND_TIMEOUT);
-    rc = case_both(c, w, &e, r, l, err);
+    rc = case_both(c, w, label, &e, r, l, err);
     fprintf(c->out, "\n");
     case_report(c->out, w, r, l);
     return rc;

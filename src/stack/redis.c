@@ -97,6 +97,7 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
 {
     static const char *const cmds[] = { "set", "get" };
     static const unsigned pipes[] = { 1, 16 };
+    static const char *const names[] = { "redis", NULL };
     struct stack_cell cells[4];
     char sock[PATH_MAX];
     unsigned port, n = 0;
@@ -135,17 +136,14 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
             stack_arg(&a, "1000");
             stack_arg(&a, "--pipeline");
             stack_arg(&a, "%u", pipes[j]);
-            stack_arg(&a, "--server-cgroup");
-            stack_arg(&a, "%s", sup_cgroup_cpu(v));
-            stack_arg(&a, "--server-pid");
-            stack_arg(&a, "%ld", (long)v->pid);
+            stack_services(c, &a, names);
             fprintf(c->out, "measuring %s ...\n", cell->label);
             fflush(c->out);
             rc = stack_measure(c, &a, cell, err);
             if (rc == 0) rc = sup_alive(&c->sup, err);
         }
     }
-    if (n > 0) stack_table(c->out, "redis-server", NULL, cells, n);
+    if (n > 0) stack_table(c->out, cells, n);
     return rc;
 }
 
