@@ -267,7 +267,7 @@ static const char php_help[] =
     "a run below 99 % of its rate is flagged saturated. Every reply must be 2xx with the\n"
     "workload's body: any error fails the gate (exit 2), named per workload and backend.\n"
     "Prints median ± SD with n of ops/s and of latency p50, p99 and mean; CPU per request\n"
-    "of nginx (its cgroup), php-fpm (its process tree) and the client; then what the Unix\n"
+    "of nginx and php-fpm (each its cgroup) and the client; then what the Unix\n"
     "socket saves per request and the rate that saves one vCPU ('hopbench cost' on each\n"
     "closed-loop measurement; the open loop is not priced: each backend has its own rate).\n"
     "Takes: 3 workloads x 2 loops x 2 backends x --reps (default 4) x (-d 2 s + --warmup\n"

@@ -1,7 +1,8 @@
 /*
  * The redis stack: Debian's redis-server on its own TCP port on 127.0.0.1
  * and its own Unix socket, nothing saved to disk; SET and GET at pipeline 1
- * and 16, tcp against unix, with redis-server's CPU per op from its cgroup.
+ * and 16, tcp against unix, with redis-server measured as the service redis
+ * (its cgroup: CPU per op, PSS, working set).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,9 +23,10 @@ static const char redis_help[] =
     "under hopbench's own (each v1 hierarchy, and v2).\n"
     "Measures: 'hopbench run redis' over tcp and over unix, SET then GET (1000 keys, 64 B\n"
     "values), at pipeline 1 and at pipeline 16, each transport --reps times in ABBA order;\n"
-    "ops/s, p50, p99, redis-server's CPU per op (its cgroup's usage) and the client's, and\n"
-    "the unix/tcp ratio of ops/s and of redis-server's CPU with a 95 % interval ('~' when\n"
-    "not significant). Every reply is checked; an error fails the gate (exit 2).\n"
+    "per cell, for tcp, unix and unix/tcp (a 95 % interval, '~' when not significant):\n"
+    "ops/s, p50, p99, CPU per op of the client, of redis-server (the service redis, its\n"
+    "cgroup's usage), their sum and the system; redis-server's PSS and working set;\n"
+    "TIME_WAIT per side. Every reply is checked; an error fails the gate (exit 2).\n"
     "Takes: 4 cells x 2 transports x --reps (default 4) x (-d 2 s + --warmup 0.5 s), about\n"
     "90 s; --short (2 reps of 0.3 s after 0.1 s) about 15 s and is a check, not a result.\n"
     "\n"
