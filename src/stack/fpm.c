@@ -549,19 +549,19 @@ static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fp
                        struct hb_err *err)
 {
     static const char *const bare[] = { "php-fpm", NULL };
-    struct stack_cell front, hop;
+    struct stack_cell cells[2]; /* in front of the web server, the bare hop */
     struct stack_args a = { .n = 0 };
     char label[48];
     int rc = 0;
 
     snprintf(label, sizeof(label), "%s->fpm", w->name);
-    stack_cell_init(&front, label, "tcp", "unix");
-    stack_cell_init(&hop, "fcgi->fpm", "tcp", "unix");
+    stack_cell_init(&cells[0], label, "tcp", "unix");
+    stack_cell_init(&cells[1], "fcgi->fpm", "tcp", "unix");
     fpm_front_args(c, w, e, &a);
     fprintf(c->out, "measuring http keep-alive -> %s -> php-fpm, backend tcp and unix ...\n",
             w->name);
     fflush(c->out);
-    rc = stack_measure(c, &a, &front, err);
+    rc = stack_measure(c, &a, &cells[0], err);
     if (rc == 0) rc = sup_alive(&c->sup, err);
     if (rc == 0 && !stack_stopping(c)) {
         struct stack_args b = { .n = 0 };
@@ -569,11 +569,10 @@ static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fp
         stack_services(c, &b, bare);
         fprintf(c->out, "measuring fcgi -> php-fpm (the bare hop), tcp and unix ...\n");
         fflush(c->out);
-        rc = stack_measure(c, &b, &hop, err);
+        rc = stack_measure(c, &b, &cells[1], err);
         if (rc == 0) rc = sup_alive(&c->sup, err);
     }
-    if (front.arm[0].n + front.arm[1].n > 0) stack_table(c->out, &front, 1);
-    if (hop.arm[0].n + hop.arm[1].n > 0) stack_table(c->out, &hop, 1);
+    stack_table(c->out, cells, 2);
     return rc;
 }
 

@@ -574,12 +574,17 @@ static void cell_block(FILE *f, const struct stack_cell *c)
 
 void stack_table(FILE *f, const struct stack_cell *cells, unsigned n)
 {
+    unsigned runs = 0;
+
+    for (unsigned i = 0; i < n; i++)
+        runs += cells[i].arm[0].n + cells[i].arm[1].n;
+    if (runs == 0) return;
     fprintf(f, "\nmedians of the valid runs; CPU per request: client = hopbench, each service "
                "its cgroup,\nsum = client + services, system = every CPU's busy time (softirq "
                "included); memory at\nthe end of each run; TIME_WAIT and connections: peaks "
                "over the run (a Unix socket has no\nTIME_WAIT: 0)\n");
     for (unsigned i = 0; i < n; i++)
-        cell_block(f, &cells[i]);
+        if (cells[i].arm[0].n + cells[i].arm[1].n > 0) cell_block(f, &cells[i]);
 }
 
 double stack_services_cpu(const struct stack_cell *cell, const struct stack_arm *a)

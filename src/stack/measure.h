@@ -164,7 +164,7 @@ void stack_services(struct stack_ctx *c, struct stack_args *a, const char *const
  * of the client, of each service, their sum and the system (softirq
  * included); each service's PSS and working set; TIME_WAIT on each side of
  * the front hop and, when watched, of the backend hop, and its established
- * connections.
+ * connections. A cell without a run is left out; nothing without any.
  */
 void stack_table(FILE *f, const struct stack_cell *cells, unsigned n);
 
