@@ -204,7 +204,7 @@ struct cost_range cost_diluted(struct cost_range saved_ns, double hop_ns, double
 
 /* One figure of one run. */
 struct cost_point {
-    const char *name;
+    char name[COST_NAME_CAP];
     enum cost_kind kind;
     double v;
 };
@@ -219,12 +219,58 @@ static bool number_at(const json_t *o, const char *key, double *v)
     return true;
 }
 
+/* Appends a figure to out (of cap) unless full; n is how many it holds. */
+static void point_add(struct cost_point *out, size_t cap, size_t *n, const char *name,
+                      enum cost_kind kind, double v)
+{
+    if (*n == cap) return;
+    out[*n].kind = kind;
+    out[*n].v = v;
+    snprintf(out[*n].name, sizeof(out[*n].name), "%s", name);
+    (*n)++;
+}
+
+/* Whether name is one of the figures cost names itself (a service of that name is prefixed). */
+static bool own_figure(const char *name)
+{
+    static const char *const own[] = { "client",        "server", "client+server",
+                                       "system",        "p50",    "mean",
+                                       "server cgroup", "sum",    "client+services" };
+
+    for (size_t i = 0; i < ARRAY_LEN(own); i++)
+        if (strcmp(name, own[i]) == 0) return true;
+    return false;
+}
+
+/*
+ * Each named service's CPU per request (observed.services, `run --service`),
+ * a series named after it ("php-fpm"; "service NAME" when the name is one of
+ * cost's own), and their sum with the client's ("client+services").
+ */
+static void service_points(const json_t *obs, struct cost_point *out, size_t cap, size_t *n)
+{
+    const json_t *svcs = json_object_get(obs, "services");
+    char name[COST_NAME_CAP];
+    double v;
+
+    for (size_t i = 0; i < json_array_size(svcs); i++) {
+        const json_t *sv = json_array_get(svcs, i);
+        const char *svc = json_string_value(json_object_get(sv, "name"));
+        if (svc == NULL || !number_at(sv, "cpu_ns_per_op", &v)) continue;
+        snprintf(name, sizeof(name), "%s%s", own_figure(svc) ? "service " : "", svc);
+        point_add(out, cap, n, name, COST_CPU, v);
+    }
+    if (number_at(json_object_get(obs, "services_total"), "sum_ns_per_op", &v))
+        point_add(out, cap, n, "client+services", COST_CPU, v);
+}
+
 /*
  * The figures of one run (report/json.c writes them): CPU per request of the
  * client, the server, their sum, the whole system (/proc/stat busy time,
  * softirq included) and the server's cgroup when it is measured besides the
- * server's pids; then latency p50 and mean. A figure the run does not hold
- * (unavailable, or from an older writer) is left out. Returns how many.
+ * server's pids; each named service's and their sum with the client's; then
+ * latency p50 and mean. A figure the run does not hold (unavailable, or from
+ * an older writer) is left out. Returns how many.
  */
 static size_t run_points(const json_t *run, struct cost_point *out, size_t cap)
 {
@@ -234,26 +280,24 @@ static size_t run_points(const json_t *run, struct cost_point *out, size_t cap)
                 { "client+server", "client_plus_server_ns_per_op" },
                 { "system", "system_ns_per_op" },
                 { "server cgroup", "cgroup_ns_per_op" } };
-    const json_t *obs = json_object_get(json_object_get(run, "observed"), "cpu");
+    const json_t *observed = json_object_get(run, "observed");
+    const json_t *obs = json_object_get(observed, "cpu");
     const json_t *lat = json_object_get(run, "latency_ns");
     const char *source = json_string_value(json_object_get(obs, "server_source"));
     size_t n = 0;
     double v;
 
-    if (n < cap && number_at(run, "client_cpu_ns_per_op", &v))
-        out[n++] = (struct cost_point){ "client", COST_CPU, v };
+    if (number_at(run, "client_cpu_ns_per_op", &v)) point_add(out, cap, &n, "client", COST_CPU, v);
     for (size_t i = 0; i < ARRAY_LEN(cpu); i++) {
         /* a server measured by its cgroup alone: the cgroup figure is the server's */
         if (strcmp(cpu[i].key, "cgroup_ns_per_op") == 0 && source != NULL &&
             strcmp(source, "cgroup") == 0)
             continue;
-        if (n < cap && number_at(obs, cpu[i].key, &v))
-            out[n++] = (struct cost_point){ cpu[i].name, COST_CPU, v };
+        if (number_at(obs, cpu[i].key, &v)) point_add(out, cap, &n, cpu[i].name, COST_CPU, v);
     }
-    if (n < cap && number_at(lat, "p50", &v))
-        out[n++] = (struct cost_point){ "p50", COST_LATENCY, v };
-    if (n < cap && number_at(lat, "mean", &v))
-        out[n++] = (struct cost_point){ "mean", COST_LATENCY, v };
+    service_points(observed, out, cap, &n);
+    if (number_at(lat, "p50", &v)) point_add(out, cap, &n, "p50", COST_LATENCY, v);
+    if (number_at(lat, "mean", &v)) point_add(out, cap, &n, "mean", COST_LATENCY, v);
     return n;
 }
 
@@ -321,10 +365,31 @@ static struct cost_cell *cell_get(struct cost_set *s, const struct run_key *k)
     return NULL; /* cost_set_release frees what was copied */
 }
 
-static int side_of(const json_t *run)
+/* The side a label NAME.tcp or NAME.unix names, or -1 for any other label. */
+static int label_side(const char *label)
+{
+    static const char *const suffix[2] = { ".tcp", ".unix" };
+    size_t n = strlen(label);
+
+    for (int side = 0; side < 2; side++) {
+        size_t k = strlen(suffix[side]);
+        if (n > k && strcmp(label + n - k, suffix[side]) == 0) return side;
+    }
+    return -1;
+}
+
+/*
+ * The run's side: the one its label names (NAME.tcp, NAME.unix: the transport
+ * of the hop under test, which a stack puts behind a web server while the
+ * client's endpoints are both TCP), else its endpoint's transport; -1 for
+ * neither tcp nor unix.
+ */
+static int side_of(const json_t *run, const char *label)
 {
     const char *t = json_string_value(json_object_get(run, "transport"));
+    int side = label_side(label);
 
+    if (side >= 0) return side;
     if (t == NULL) return -1;
     if (strcmp(t, "tcp") == 0) return COST_TCP;
     if (strcmp(t, "unix") == 0) return COST_UDS;
@@ -352,17 +417,16 @@ static int side_note(struct cost_cell *c, int side, const char *ep, const char *
 
 /*
  * The group of a run's label, its cell's name (owned; NULL: no memory): NAME
- * for a label NAME.tcp on a tcp run or NAME.unix on a unix one, as the stacks
- * label a cell's two arms; "" for any other label and for none, so that such
- * runs are grouped as unlabelled ones are.
+ * for a label NAME.tcp or NAME.unix, as the stacks label a cell's two arms;
+ * "" for any other label and for none, so that such runs are grouped as
+ * unlabelled ones are.
  */
-static char *label_group(const char *label, int side)
+static char *label_group(const char *label)
 {
-    const char *suffix = side == COST_TCP ? ".tcp" : ".unix";
-    size_t n = strlen(label), k = strlen(suffix);
+    int side = label_side(label);
 
-    if (n > k && strcmp(label + n - k, suffix) == 0) return strndup(label, n - k);
-    return strdup("");
+    if (side < 0) return strdup("");
+    return strndup(label, strlen(label) - (side == COST_TCP ? 4 : 5));
 }
 
 int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
@@ -377,11 +441,11 @@ int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
     int rc = evidence_run_cell(run, &k, &counts, err), side;
 
     if (rc != 0) return rc < 0 ? rc : 0;
-    side = side_of(run);
-    if (side < 0) return 0;
     ep = k.endpoint;
     label = k.label;
-    group = label_group(label, side);
+    side = side_of(run, label);
+    if (side < 0) return 0;
+    group = label_group(label);
     if (group == NULL) return hb_fail(err, -ENOMEM, "out of memory");
     k.endpoint = "";
     k.label = group;

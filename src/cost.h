@@ -9,11 +9,13 @@
  * and --app-work, the saving of one figure with its interval, and every figure
  * derived from it. The cells are an evidence file's runs grouped as compare
  * groups them (evidence_run_cell, evidence_key_order), with the endpoint left
- * out of the key and the transport (tcp, unix) as the two sides; a label
- * NAME.tcp on a tcp run and NAME.unix on a unix one (as the stacks label a
- * cell's arms) put the two in cell NAME, any other label leaves the run in
- * the cell of unlabelled ones. cost_read fills them through evidence_read.
- * report/saving.c prints them.
+ * out of the key and the transport (tcp, unix) as the two sides. A label
+ * NAME.tcp or NAME.unix (as the stacks label a cell's arms) puts the run in
+ * cell NAME on the side it names, whatever the client's endpoint: it is the
+ * transport of the hop under test (behind a web server both of the client's
+ * endpoints are TCP and the backend differs). Any other label leaves the run
+ * in the cell of unlabelled ones, on its endpoint's transport. cost_read fills them through
+ * evidence_read. report/saving.c prints them.
  *
  * A saving is tcp - unix: positive when the Unix socket costs less, negative
  * when it costs more, and every derived figure keeps that sign.
@@ -35,7 +37,7 @@
 #define COST_BOOTSTRAP   10000            /* bootstrap rounds of an interval */
 #define COST_LEVEL       0.95             /* the intervals' confidence level */
 #define COST_NAME_CAP    48
-#define COST_MAX_FIGURES 16 /* figures a run can hold: CPU per service, latency */
+#define COST_MAX_FIGURES 24 /* figures a run can hold: CPU per service, latency */
 
 /* A traffic volume as given ("1M/day") and as requests per 30-day month. */
 struct cost_traffic {
@@ -120,7 +122,7 @@ enum cost_kind { COST_CPU, COST_LATENCY };
 
 /* One figure's values per run, by transport. */
 struct cost_series {
-    char name[COST_NAME_CAP]; /* "client", "server", "client+server", "system", "p50"... */
+    char name[COST_NAME_CAP]; /* "client", "server", "system", a --service's name, "p50"... */
     enum cost_kind kind;
     double *v[2];
     size_t n[2], cap[2];

@@ -1186,14 +1186,41 @@ int cgroup_mem_room_pid(pid_t pid, uint64_t *room)
 /* ---- cgroups: --server-cgroup on either version -------------------------------------------- */
 
 /*
+ * The directory, in the hierarchy of v1 controller, of the cgroup a process
+ * of dir is in: the first pid of dir/cgroup.procs, through cgroup_pid_dir.
+ * -ENOENT for a cgroup without a process.
+ */
+static int v1_member_dir(const char *dir, const char *controller, char *buf, size_t cap)
+{
+    char path[PATH_CAP];
+    char *procs;
+    long pid;
+    int rc = 0;
+
+    if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    procs = read_text(path, &rc);
+    if (procs == NULL) return rc;
+    pid = strtol(procs, NULL, 10);
+    free(procs);
+    return pid > 0 ? cgroup_pid_dir((pid_t)pid, controller, buf, cap) : -ENOENT;
+}
+
+/*
  * The directory of v1 controller for the cgroup of dir into buf: dir made
  * absolute, then cgroup_v1_sibling_resolve over mountinfo (NULL: read it).
+ * Reading the live system (mountinfo NULL), when that directory does not
+ * exist, the hierarchies do not nest alike (a process put in one under a
+ * path the others lack): the directory of the cgroup dir's first process is
+ * in there instead.
  */
 static int v1_sibling(const char *dir, const char *mountinfo, const char *controller, char *buf,
                       size_t cap)
 {
     char abs[PATH_CAP];
     char *own = NULL;
+    struct stat st;
+    bool live = mountinfo == NULL;
     int rc = 0;
 
     if (realpath(dir, abs) == NULL) return neg_errno();
@@ -1201,6 +1228,8 @@ static int v1_sibling(const char *dir, const char *mountinfo, const char *contro
         return rc;
     rc = cgroup_v1_sibling_resolve(abs, mountinfo, controller, buf, cap);
     free(own);
+    if (live && (rc == -ENOENT || (rc == 0 && stat(buf, &st) != 0)))
+        rc = v1_member_dir(abs, controller, buf, cap);
     return rc;
 }
 

@@ -335,7 +335,9 @@ int cgroup_cpu_read_any(const char *dir, const char *mountinfo_text, struct cgro
 /*
  * cgroup_working_set(dir), or on cgroup v1 when dir has no memory files, that
  * of the same cgroup's directory in the memory hierarchy (a v1 cpuacct
- * directory gives the working set too). mountinfo_text as above.
+ * directory gives the working set too). mountinfo_text as above; when it is
+ * NULL and the hierarchies do not nest alike (no such directory there), the
+ * memory cgroup of dir's first process.
  */
 struct ctr_val cgroup_working_set_any(const char *dir, const char *mountinfo_text);
 

@@ -19,7 +19,16 @@ static const struct {
     { "client+server", "the sum of the two" },
     { "system", "every CPU's busy time on the machine, softirq included (/proc/stat)" },
     { "server cgroup", "the server's cgroup (--server-cgroup)" },
+    { "client+services", "the client and every --service together" },
 };
+
+/* Whether series s is one of figure_notes'. */
+static bool noted(const struct cost_series *s)
+{
+    for (size_t i = 0; i < ARRAY_LEN(figure_notes); i++)
+        if (strcmp(s->name, figure_notes[i].name) == 0) return true;
+    return false;
+}
 
 bool report_saving_cell_ok(const struct cost_cell *c)
 {
@@ -168,6 +177,9 @@ static void put_per_request(FILE *f, const struct cost_cell *c, const struct cos
     for (size_t i = 0; i < ARRAY_LEN(figure_notes); i++)
         if (cost_cell_series(c, figure_notes[i].name) != NULL)
             fprintf(f, "   cpu %s: %s\n", figure_notes[i].name, figure_notes[i].what);
+    for (size_t i = 0; i < c->nseries; i++)
+        if (c->series[i].kind == COST_CPU && !noted(&c->series[i]))
+            fprintf(f, "   cpu %s: a named service (--service)\n", c->series[i].name);
 }
 
 /* The sustained rate at which the saving s adds up to one whole vCPU, as a phrase. */

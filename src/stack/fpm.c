@@ -5,8 +5,8 @@
  * opcache.validate_timestamps=0), behind nginx or Apache 2.4 (mpm_event,
  * mod_proxy_fcgi) with one port per backend, a new FastCGI connection per
  * request, no access log. Measured: hopbench http keep-alive load on the web
- * server (the web server's CPU from its cgroup, FPM's from its process tree),
- * then hopbench fcgi straight to FPM, the bare hop.
+ * server (each service by name from its own cgroup, the web server -> FPM hop
+ * watched), then hopbench fcgi straight to FPM, the bare hop.
  *
  * Before measuring, one line each: the socket's owner and mode let the web
  * server's workers connect (else every request is a 502 "Permission
@@ -526,49 +526,53 @@ static void fpm_args(struct stack_args *a, const struct fpm_eps *e, bool front)
     stack_arg(a, "%s", e->docroot);
 }
 
+void fpm_observe_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+                      struct stack_args *a)
+{
+    const char *const names[] = { w->name, "php-fpm", NULL };
+
+    stack_services(c, a, names);
+    stack_arg(a, "--watch");
+    stack_arg(a, "backend-tcp=%s", e->fpm[0]);
+    stack_arg(a, "--watch");
+    stack_arg(a, "backend-unix=%s", e->fpm[1]);
+}
+
 void fpm_front_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
                     struct stack_args *a)
 {
-    struct sup_svc *web = sup_find(&c->sup, w->name), *fpm = sup_find(&c->sup, "php-fpm");
-
     fpm_args(a, e, true);
-    stack_arg(a, "--server-cgroup");
-    stack_arg(a, "%s", sup_cgroup_cpu(web));
-    stack_arg(a, "--server-pid");
-    stack_arg(a, "%ld", (long)fpm->pid);
-    stack_arg(a, "--server-tree");
+    fpm_observe_args(c, w, e, a);
 }
 
 static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
                        struct hb_err *err)
 {
-    struct sup_svc *fpm = sup_find(&c->sup, "php-fpm");
-    struct stack_cell front, hop;
+    static const char *const bare[] = { "php-fpm", NULL };
+    struct stack_cell cells[2]; /* in front of the web server, the bare hop */
     struct stack_args a = { .n = 0 };
     char label[48];
     int rc = 0;
 
     snprintf(label, sizeof(label), "%s->fpm", w->name);
-    stack_cell_init(&front, label, "tcp", "unix");
-    stack_cell_init(&hop, "fcgi->fpm", "tcp", "unix");
+    stack_cell_init(&cells[0], label, "tcp", "unix");
+    stack_cell_init(&cells[1], "fcgi->fpm", "tcp", "unix");
     fpm_front_args(c, w, e, &a);
     fprintf(c->out, "measuring http keep-alive -> %s -> php-fpm, backend tcp and unix ...\n",
             w->name);
     fflush(c->out);
-    rc = stack_measure(c, &a, &front, err);
+    rc = stack_measure(c, &a, &cells[0], err);
     if (rc == 0) rc = sup_alive(&c->sup, err);
     if (rc == 0 && !stack_stopping(c)) {
         struct stack_args b = { .n = 0 };
         fpm_args(&b, e, false);
-        stack_arg(&b, "--server-cgroup");
-        stack_arg(&b, "%s", sup_cgroup_cpu(fpm));
+        stack_services(c, &b, bare);
         fprintf(c->out, "measuring fcgi -> php-fpm (the bare hop), tcp and unix ...\n");
         fflush(c->out);
-        rc = stack_measure(c, &b, &hop, err);
+        rc = stack_measure(c, &b, &cells[1], err);
         if (rc == 0) rc = sup_alive(&c->sup, err);
     }
-    if (front.arm[0].n + front.arm[1].n > 0) stack_table(c->out, w->name, "php-fpm", &front, 1);
-    if (hop.arm[0].n + hop.arm[1].n > 0) stack_table(c->out, "php-fpm", NULL, &hop, 1);
+    stack_table(c->out, cells, 2);
     return rc;
 }
 
@@ -656,55 +660,61 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     return fpm_stack(c, &web_apache, err);
 }
 
-#define FPM_HELP(WEB, WHAT, STOCK, REUSE, CASES, STEPS, STARVE)                                      \
-    "usage: hopbench stack " WEB "-fpm [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"     \
-    "                              [-c N] [--jsonl FILE] [--hold]\n"                                 \
-    "       hopbench stack " WEB "-fpm --ablation | --pool N,N,.. | --overload" CASES "\n"           \
-    "\n"                                                                                             \
-    "Builds: Debian's php8.2-fpm running <?php echo \"bench\"; with two pools, one on its own\n"     \
-    "port on 127.0.0.1 and one on its own Unix socket, behind " WHAT "\n"                            \
-    "with one port per backend; everything in a private temporary directory, each server\n"          \
-    "in its own cgroups under hopbench's. --profile (default optimized):\n"                          \
-    "  baseline         stock-like: " STOCK ",\n"                                                    \
-    "                   access logs, pm dynamic with at most 5 children, a new FastCGI\n"            \
-    "                   connection per request\n"                                                    \
-    "  optimized        minimal modules, a fixed pool of 2 processes, no access logs, pm static\n"   \
-    "                   with 2 children per CPU, opcache.validate_timestamps=0, a new FastCGI\n"     \
-    "                   connection per request\n"                                                    \
-    "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "):\n"                      \
-    "                   the 2 processes keep at most pm.max_children / 2 per backend, so\n"          \
-    "                   that the bare hop's connections find free workers too\n"                     \
-    "Checks, one line each: the web server's workers may connect to the socket (else every\n"        \
-    "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"         \
-    "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"          \
-    "(the web server's CPU per request from its cgroup, php-fpm's from its process tree);\n"         \
-    "then hopbench fcgi straight to php-fpm, tcp against unix (the bare hop; its CPU from\n"         \
-    "its cgroup). Each --reps times in ABBA order. Every reply must be 2xx with the body\n"          \
-    "'bench': a 5xx, a reset or a wrong body fails the gate (exit 2).\n"                             \
-    "Takes: 2 measurements x 2 backends x --reps (default 4) x (-d 2 s + --warmup 0.5 s),\n"         \
-    "about 45 s; --short about 10 s and is a check, not a result.\n"                                 \
-    "\n"                                                                                             \
-    "The study's cases, instead of a profile (the web server's load only, no bare hop):\n"           \
-    "  --ablation       baseline, then one change added at a time: php-fpm pm static (2 per\n"       \
-    "                   CPU), the lean web server (its modules, fixed pool, no access log)" STEPS    \
-    "                   php.ini (opcache.validate_timestamps=0), FastCGI connections kept;\n"        \
-    "                   each step a fresh stack, tcp against unix; one table, and each step's\n"     \
-    "                   change from the one before (-c default 16, 8 with --short; ~15 s short)\n"   \
-    "  --pool N,N,..    the optimized profile with pm static N, each N (at most 8 sizes)\n"          \
-    "  --overload       pm static 4, listen.backlog 4, 128 connections (64 with --short) for\n"      \
-    "                   5 s (1 s) per transport: how each fails, from the client's errors by\n"      \
-    "                   kind, the web server's status log and error log, php-fpm's log and the\n"    \
-    "                   TIME_WAIT sockets on the backend port; errors do not fail the gate\n" STARVE \
-    "\n"                                                                                             \
-    "  --profile P      baseline, optimized (default) or optimized-reuse\n"                          \
-    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                                \
-    "  --reps N         runs per backend and measurement (default 4; 2 with --short)\n"              \
-    "  -d, --duration S each run's measured seconds (default 2)\n"                                   \
-    "      --warmup S   each run's discarded start (default 0.5)\n"                                  \
-    "  -c, --connections N  connections of each run (default 1; the bare hop keeps them open:\n"     \
-    "                   at most what pm.max_children leaves)\n"                                      \
-    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"          \
-    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"       \
+#define FPM_HELP(WEB, WHAT, STOCK, REUSE, CASES, STEPS, STARVE)                                    \
+    "usage: hopbench stack " WEB "-fpm [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"   \
+    "                              [-c N] [--jsonl FILE] [--hold]\n"                               \
+    "       hopbench stack " WEB "-fpm --ablation | --pool N,N,.. | --overload" CASES "\n"         \
+    "\n"                                                                                           \
+    "Builds: Debian's php8.2-fpm running <?php echo \"bench\"; with two pools, one on its own\n"   \
+    "port on 127.0.0.1 and one on its own Unix socket, behind " WHAT "\n"                          \
+    "with one port per backend; everything in a private temporary directory, each server\n"        \
+    "in its own cgroups under hopbench's. --profile (default optimized):\n"                        \
+    "  baseline         stock-like: " STOCK ",\n"                                                  \
+    "                   access logs, pm dynamic with at most 5 children, a new FastCGI\n"          \
+    "                   connection per request\n"                                                  \
+    "  optimized        minimal modules, a fixed pool of 2 processes, no access logs, pm static\n" \
+    "                   with 2 children per CPU, opcache.validate_timestamps=0, a new FastCGI\n"   \
+    "                   connection per request\n"                                                  \
+    "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "):\n"                    \
+    "                   the 2 processes keep at most pm.max_children / 2 per backend, so\n"        \
+    "                   that the bare hop's connections find free workers too\n"                   \
+    "Checks, one line each: the web server's workers may connect to the socket (else every\n"      \
+    "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"       \
+    "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"        \
+    "(the web server and php-fpm each measured by name from its own cgroup, the web server\n"      \
+    "-> php-fpm hop watched); then hopbench fcgi straight to php-fpm, tcp against unix (the\n"     \
+    "bare hop). Each --reps times in ABBA order. Every reply must be 2xx with the body\n"          \
+    "'bench': a 5xx, a reset or a wrong body fails the gate (exit 2). Per measurement, for\n"      \
+    "tcp, unix and unix/tcp (95 % interval, '~' when not significant): ops/s, p50, p99; CPU\n"     \
+    "us per request of the client, each service, their sum and the system (softirq\n"              \
+    "included); each service's PSS and working set; TIME_WAIT per side of the front hop\n"         \
+    "and of the backend hop, and the backend's established connections.\n"                         \
+    "Takes: 2 measurements x 2 backends x --reps (default 4) x (-d 2 s + --warmup 0.5 s),\n"       \
+    "about 45 s; --short about 10 s and is a check, not a result.\n"                               \
+    "\n"                                                                                           \
+    "The study's cases, instead of a profile (the web server's load only, no bare hop):\n"         \
+    "  --ablation       baseline, then one change added at a time: php-fpm pm static (2 per\n"     \
+    "                   CPU), the lean web server (its modules, fixed pool, no access log)" STEPS  \
+    "                   php.ini (opcache.validate_timestamps=0), FastCGI connections kept;\n"      \
+    "                   each step a fresh stack, tcp against unix; one table, and each step's\n"   \
+    "                   change from the one before (-c default 16, 8 with --short; ~15 s short)\n" \
+    "  --pool N,N,..    the optimized profile with pm static N, each N (at most 8 sizes)\n"        \
+    "  --overload       pm static 4, listen.backlog 4, 128 connections (64 with --short) for\n"    \
+    "                   5 s (1 s) per transport: how each fails, from the client's errors by\n"    \
+    "                   kind, the web server's status log and error log, php-fpm's log, its\n"     \
+    "                   status page's listen queue per pool (listen queue, max listen queue,\n"    \
+    "                   listen queue len) beside the kernel's ListenOverflows (TCP) and the\n"     \
+    "                   backend's accept queue, and the TIME_WAIT sockets on the backend port;\n"  \
+    "                   errors do not fail the gate\n" STARVE "\n"                                 \
+    "  --profile P      baseline, optimized (default) or optimized-reuse\n"                        \
+    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                              \
+    "  --reps N         runs per backend and measurement (default 4; 2 with --short)\n"            \
+    "  -d, --duration S each run's measured seconds (default 2)\n"                                 \
+    "      --warmup S   each run's discarded start (default 0.5)\n"                                \
+    "  -c, --connections N  connections of each run (default 1; the bare hop keeps them open:\n"   \
+    "                   at most what pm.max_children leaves)\n"                                    \
+    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"        \
+    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"     \
     "  -h, --help       this text\n"
 
 const char *const nginx_needs[] = { PHP_FPM, "php8.2-fpm", NGINX, "nginx", NULL };

@@ -70,7 +70,15 @@ void fpm_knobs_of(enum fpm_profile p, struct fpm_knobs *k);
 int fpm_up(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k, bool starve,
            struct fpm_eps *e, struct hb_err *err);
 
-/* The run child's arguments for the http load on both fronts, with the services' CPU. */
+/*
+ * The run child's arguments that measure the stack: --service for the web
+ * server and php-fpm (each its cgroup), --watch for both backend hops
+ * (backend-tcp, backend-unix: web server -> php-fpm).
+ */
+void fpm_observe_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+                      struct stack_args *a);
+
+/* The run child's arguments for the http load on both fronts, with fpm_observe_args. */
 void fpm_front_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
                     struct stack_args *a);
 

@@ -39,7 +39,19 @@ struct case_run {
     bool have;
     double ops_s, p50_ms, p99_ms;
     unsigned long long requests, s2xx, s5xx, timeouts;
-    char errors[256]; /* the client's errors by kind, "timeout 3, reset 2", or "none" */
+    char errors[256];   /* the client's errors by kind, "timeout 3, reset 2", or "none" */
+    double overflows;   /* the kernel's TcpExt.ListenOverflows over the run (all TCP); NAN: n/a */
+    double drops;       /* TcpExt.ListenDrops likewise */
+    double accept_peak; /* the backend socket's accept queue at its peak (sock_diag); NAN: n/a */
+};
+
+/* php-fpm's own listen-queue figures of one pool, from its status page. */
+struct fpm_lq {
+    bool ok;
+    long long queue; /* "listen queue": connections waiting now */
+    long long max;   /* "max listen queue": the most that waited since the pool started */
+    long long len;   /* "listen queue len": the socket's backlog */
+    char why[sizeof(((struct hb_err *)0)->msg) + 16]; /* when not ok */
 };
 
 /* What the servers' own logs and the kernel say of one transport. */
@@ -50,6 +62,7 @@ struct case_logs {
     unsigned long long kinds[6]; /* the web server's log lines on this backend, by log_kinds */
     unsigned long long reached;  /* php-fpm's "server reached pm.max_children" for the pool */
     long tw_delta;               /* TIME_WAIT sockets on the backend port, after - before */
+    struct fpm_lq lq;            /* php-fpm's status page of the pool, after the run */
 };
 
 /* The web server's log lines about its backend, by what failed (the first match names it). */
@@ -143,16 +156,6 @@ static unsigned ablation_steps(const struct web *w, struct fpm_step *s)
     return n;
 }
 
-/* The median of the services' CPU per op (the web server's cgroup plus php-fpm's tree). */
-static double arm_cpu(const struct stack_arm *a)
-{
-    double sum[STACK_MAX_REPS];
-
-    for (unsigned i = 0; i < a->n; i++)
-        sum[i] = a->svc_us[i] + a->pids_us[i];
-    return median_of(sum, a->n);
-}
-
 static void print_change(FILE *f, double now, double before)
 {
     if (isnan(now) || isnan(before) || before == 0)
@@ -173,12 +176,13 @@ static void change_table(FILE *f, const struct stack_cell *cells, unsigned n)
         fprintf(f, "%-16s", cells[i].label);
         for (unsigned t = 0; t < 2; t++) {
             ops[t] = median_of(cells[i].arm[t].ops_s, cells[i].arm[t].n);
-            cpu[t] = arm_cpu(&cells[i].arm[t]);
+            cpu[t] = stack_services_cpu(&cells[i], &cells[i].arm[t]);
             fprintf(f, " %11.0f", ops[t]);
             print_change(f, ops[t],
                          i ? median_of(cells[i - 1].arm[t].ops_s, cells[i - 1].arm[t].n) : NAN);
             fprintf(f, " %9.1f", cpu[t]);
-            print_change(f, cpu[t], i ? arm_cpu(&cells[i - 1].arm[t]) : NAN);
+            print_change(f, cpu[t],
+                         i ? stack_services_cpu(&cells[i - 1], &cells[i - 1].arm[t]) : NAN);
         }
         print_change(f, ops[1], ops[0]);
         fprintf(f, "\n");
@@ -220,7 +224,7 @@ static int case_steps(struct stack_ctx *c, const struct web *w, const char *what
     }
     if (rc == -EINTR) rc = 0;
     if (done > 0) {
-        stack_table(c->out, w->name, "php-fpm", cells, done);
+        stack_table(c->out, cells, done);
         change_table(c->out, cells, done);
     }
     return rc;
@@ -246,8 +250,35 @@ static int case_pool(struct stack_ctx *c, const struct web *w, struct hb_err *er
     return case_steps(c, w, "pool sweep (profile optimized)", s, c->o->npool, err);
 }
 
-/* The last run record of the run child's evidence (its JSONL file) into r. */
-static int run_read(struct stack_ctx *c, struct case_run *r, struct hb_err *err)
+/* A number of the evidence, or NAN (absent, or {"unavailable": why}). */
+static double num_or_nan(const json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/*
+ * The kernel's view of the run: its listen-queue counters over the window,
+ * and the accept queue's peak on the watched backend hop of transport t.
+ */
+static void run_kernel(struct case_run *r, const json_t *rec, unsigned t)
+{
+    const json_t *obs = json_object_get(rec, "observed"), *watch = json_object_get(obs, "watch");
+    const json_t *net = json_object_get(obs, "net_delta");
+
+    r->overflows = num_or_nan(json_object_get(net, "TcpExt.ListenOverflows"));
+    r->drops = num_or_nan(json_object_get(net, "TcpExt.ListenDrops"));
+    r->accept_peak = NAN;
+    for (size_t i = 0; i < json_array_size(watch); i++) {
+        const json_t *w = json_array_get(watch, i);
+        const char *wt = json_string_value(json_object_get(w, "transport"));
+        if (wt != NULL && strcmp(wt, t ? "unix" : "tcp") == 0)
+            r->accept_peak =
+                num_or_nan(json_object_get(json_object_get(w, "listen_queue"), "peak"));
+    }
+}
+
+/* The last run record of the run child's evidence (its JSONL file) into r; t: its backend. */
+static int run_read(struct stack_ctx *c, struct case_run *r, unsigned t, struct hb_err *err)
 {
     char path[PATH_MAX], name[32], *line = NULL;
     size_t cap = 0;
@@ -287,6 +318,7 @@ static int run_read(struct stack_ctx *c, struct case_run *r, struct hb_err *err)
                                     len ? ", " : "", key, (long long)json_integer_value(v));
         }
         if (len == 0) snprintf(r->errors, sizeof(r->errors), "none");
+        run_kernel(r, rec, t);
         json_decref(rec);
     }
     free(line);
@@ -406,8 +438,8 @@ static void kinds_text(const struct case_logs *l, char *buf, size_t cap)
  * each transport has its own), reps 1, with the client's timeout shorter than
  * the run; errors are what is measured: the gate's verdict is not the stack's.
  */
-static int case_load(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e, unsigned t,
-                     struct case_run *r, struct hb_err *err)
+static int case_load(struct stack_ctx *c, const struct web *w, const char *label,
+                     const struct fpm_eps *e, unsigned t, struct case_run *r, struct hb_err *err)
 {
     struct stack_args a = { .n = 0 };
     struct stack_cell cell;
@@ -424,14 +456,14 @@ static int case_load(struct stack_ctx *c, const struct web *w, const struct fpm_
     stack_arg(&a, "bench");
     stack_arg(&a, "--timeout");
     stack_arg(&a, CLIENT_TIMEOUT);
-    stack_arg(&a, "--server-cgroup");
-    stack_arg(&a, "%s", sup_cgroup_cpu(sup_find(&c->sup, w->name)));
-    stack_cell_init(&cell, t ? "unix" : "tcp", t ? "unix" : "tcp", "-");
+    fpm_observe_args(c, w, e, &a);
+    /* the case's cell, both arms named: this child loads arm t, labelled "overload.unix" */
+    stack_cell_init(&cell, label, "tcp", "unix");
     fprintf(c->out, "measuring %s, backend %s ...\n", w->name, t ? "unix" : "tcp");
     fflush(c->out);
-    rc = stack_measure_one(c, &a, &cell, 0, 0, err); /* one endpoint: its one label */
+    rc = stack_measure_one(c, &a, &cell, t, 0, err);
     c->invalid = invalid;
-    if (rc == 0) rc = run_read(c, r, err);
+    if (rc == 0) rc = run_read(c, r, t, err);
     if (rc == 0) rc = sup_alive(&c->sup, err);
     return rc;
 }
@@ -480,9 +512,43 @@ static void logs_settle(struct stack_ctx *c, const struct web *w)
     }
 }
 
+/* The number after "NAME:" at the start of a line of text, or -1. */
+static long long status_field(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = text; p != NULL && *p != '\0';
+         p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && p[n] == ':') return strtoll(p + n + 1, NULL, 10);
+    return -1;
+}
+
+/* php-fpm's status page of the pool of transport t: its listen-queue figures into q. */
+static void fpm_lq_read(const struct fpm_eps *e, unsigned t, struct fpm_lq *q)
+{
+    struct sup_check chk = { .svc = "php-fpm", .proto = "fcgi" };
+    struct hb_err err = { 0 };
+    char page[4096];
+
+    memset(q, 0, sizeof(*q));
+    chk.opts.path = "/status";
+    chk.opts.script = "/status";
+    if (endpoint_parse(&chk.ep, e->fpm[t], &err) < 0) {
+        snprintf(q->why, sizeof(q->why), "%s", err.msg);
+        return;
+    }
+    if (sup_fcgi_get(&chk, 2 * NS_PER_S, page, sizeof(page), q->why, sizeof(q->why)) < 0) return;
+    q->queue = status_field(page, "listen queue");
+    q->max = status_field(page, "max listen queue");
+    q->len = status_field(page, "listen queue len");
+    q->ok = q->queue >= 0 && q->max >= 0 && q->len >= 0;
+    if (!q->ok) snprintf(q->why, sizeof(q->why), "no listen queue on its status page");
+}
+
 /* Measures both transports of a failure case into r, l (index: 0 tcp, 1 unix). */
-static int case_both(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
-                     struct case_run r[2], struct case_logs l[2], struct hb_err *err)
+static int case_both(struct stack_ctx *c, const struct web *w, const char *label,
+                     const struct fpm_eps *e, struct case_run r[2], struct case_logs l[2],
+                     struct hb_err *err)
 {
     int rc = 0;
 
@@ -491,10 +557,11 @@ static int case_both(struct stack_ctx *c, const struct web *w, const struct fpm_
         long before = time_wait_count(e->fpm_port), after;
         long from[2] = { file_size(sup_find(&c->sup, w->name)->log),
                          file_size(sup_find(&c->sup, "php-fpm")->log) };
-        rc = case_load(c, w, e, t, &r[t], err);
+        rc = case_load(c, w, label, e, t, &r[t], err);
         logs_settle(c, w);
         after = time_wait_count(e->fpm_port);
         logs_read(c, w, t ? "unix" : "tcp", from, &l[t]);
+        fpm_lq_read(e, t, &l[t].lq);
         l[t].tw_delta = before < 0 || after < 0 ? 0 : after - before;
     }
     return rc;
@@ -529,6 +596,47 @@ static void failure_mode(const struct case_run *r, const struct case_logs *l, ch
         snprintf(buf, cap, "; 5xx without a backend error in the log");
 }
 
+/* A kernel figure of the run, "+12" or "n/a". */
+static const char *kernel_text(char *buf, size_t cap, double v, bool delta)
+{
+    if (isnan(v))
+        snprintf(buf, cap, "n/a");
+    else
+        snprintf(buf, cap, delta ? "%+.0f" : "%.0f", v);
+    return buf;
+}
+
+/*
+ * How the backlog of one transport's pool fared: php-fpm's own status page
+ * (its listen queue now, at its most since the pool started, its length) and
+ * the kernel's counters over the run.
+ */
+static void queue_report(FILE *f, unsigned t, const struct case_run *r, const struct fpm_lq *q)
+{
+    char a[32], b[32], c[32];
+
+    if (q->ok)
+        fprintf(f,
+                "  php-fpm status page (pool %s): listen queue %lld, max listen queue %lld, "
+                "listen queue len %lld%s\n",
+                t ? "unix" : "tcp", q->queue, q->max, q->len,
+                q->len > 0 && q->max >= q->len ? " (the queue was full)" : "");
+    else
+        fprintf(f, "  php-fpm status page (pool %s): n/a (%s)\n", t ? "unix" : "tcp", q->why);
+    kernel_text(c, sizeof(c), r->accept_peak, false);
+    if (t == 0)
+        fprintf(f,
+                "  kernel: ListenOverflows %s, ListenDrops %s over the run (TCP, the whole "
+                "machine); backend accept queue peak %s (sock_diag)\n",
+                kernel_text(a, sizeof(a), r->overflows, true),
+                kernel_text(b, sizeof(b), r->drops, true), c);
+    else
+        fprintf(f,
+                "  kernel: backend accept queue peak %s (sock_diag); ListenOverflows counts TCP "
+                "only\n",
+                c);
+}
+
 static void case_report(FILE *f, const struct web *w, const struct case_run r[2],
                         const struct case_logs l[2])
 {
@@ -542,12 +650,13 @@ static void case_report(FILE *f, const struct web *w, const struct case_run r[2]
                 "5xx %llu; errors: %s\n"
                 "  %s status log: %s (5xx %llu)\n"
                 "  %s log, backend errors: %s\n"
-                "  php-fpm log: server reached pm.max_children %llu time(s)\n"
-                "  TIME_WAIT on the backend port: %+ld\n"
-                "  failure mode: %s\n",
+                "  php-fpm log: server reached pm.max_children %llu time(s)\n",
                 t ? "unix" : "tcp", r[t].ops_s, r[t].p50_ms, r[t].p99_ms, r[t].requests, r[t].s2xx,
                 r[t].s5xx, r[t].errors, w->name, l[t].statuses, l[t].s5xx, w->name, kinds,
-                l[t].reached, l[t].tw_delta, mode + 2);
+                l[t].reached);
+        queue_report(f, t, &r[t], &l[t].lq);
+        fprintf(f, "  TIME_WAIT on the backend port: %+ld\n  failure mode: %s\n", l[t].tw_delta,
+                mode + 2);
     }
 }
 
@@ -574,7 +683,7 @@ static int case_failing(struct stack_ctx *c, const struct web *w, const char *la
             "a failed gate\n",
             label, c->conns, (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, w->name,
             BACKEND_TIMEOUT);
-    rc = case_both(c, w, &e, r, l, err);
+    rc = case_both(c, w, label, &e, r, l, err);
     fprintf(c->out, "\n");
     case_report(c->out, w, r, l);
     return rc;

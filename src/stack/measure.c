@@ -159,6 +159,82 @@ static void arm_kinds(struct stack_arm *a, const json_t *run)
     }
 }
 
+/* A byte count of the evidence in MiB, or NAN. */
+static double mib(const json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) / (1024.0 * 1024.0) : NAN;
+}
+
+/*
+ * The run's services (observed.services, in the child's --service order) into
+ * its arm: each one's CPU per op, PSS and working set; their sum with the
+ * client's and the system's CPU per op. The cell takes the names of the first
+ * run that has them.
+ */
+static void cell_services(struct stack_cell *cell, struct stack_arm *a, const json_t *run)
+{
+    const json_t *obs = json_object_get(run, "observed");
+    const json_t *svcs = json_object_get(obs, "services");
+    size_t n = json_array_size(svcs);
+    unsigned r = a->n;
+
+    if (cell->nsvc == 0)
+        for (size_t i = 0; i < n && i < STACK_MAX_SVC; i++) {
+            const char *name = json_string_value(json_object_get(json_array_get(svcs, i), "name"));
+            snprintf(cell->svc[i], sizeof(cell->svc[i]), "%s", name ? name : "?");
+            cell->nsvc = (unsigned)i + 1;
+        }
+    for (unsigned i = 0; i < STACK_MAX_SVC; i++) {
+        const json_t *s = json_array_get(svcs, i);
+        a->svc_us[i][r] = jnum(s, "cpu_ns_per_op") / 1e3;
+        a->pss_mib[i][r] = mib(json_object_get(s, "pss_end"));
+        a->ws_mib[i][r] = mib(json_object_get(s, "working_set_end"));
+    }
+    a->sum_us[r] = jnum(obs, "services_total.sum_ns_per_op") / 1e3;
+    a->system_us[r] = jnum(obs, "cpu.system_ns_per_op") / 1e3;
+}
+
+/*
+ * The peak of gauge what (time_wait_client, established...) of a hop's
+ * sockets; 0 for a TIME_WAIT of a Unix socket (it has no such state).
+ */
+static double hop_peak(const json_t *hop, const char *what, bool unix_hop)
+{
+    char path[64];
+
+    if (unix_hop && strncmp(what, "time_wait", 9) == 0) return 0;
+    snprintf(path, sizeof(path), "%s.peak", what);
+    return jnum(hop, path);
+}
+
+/*
+ * The socket figures of the run into its arm: the front hop's TIME_WAIT (the
+ * endpoint loaded), and the watched hop of the arm's transport (the backend).
+ */
+static void cell_hops(struct stack_cell *cell, struct stack_arm *a, const json_t *run)
+{
+    const json_t *obs = json_object_get(run, "observed"), *watch = json_object_get(obs, "watch");
+    const json_t *front = json_object_get(obs, "sockets"), *back = NULL;
+    const char *t = json_string_value(json_object_get(run, "transport"));
+    bool unix_front = t != NULL && strcmp(t, "unix") == 0;
+    unsigned r = a->n;
+
+    for (size_t i = 0; i < json_array_size(watch) && back == NULL; i++) {
+        const char *wt = json_string_value(json_object_get(json_array_get(watch, i), "transport"));
+        if (wt != NULL && strcmp(wt, a->transport) == 0) back = json_array_get(watch, i);
+    }
+    a->hop[STACK_TW_FRONT_CLIENT][r] = hop_peak(front, "time_wait_client", unix_front);
+    a->hop[STACK_TW_FRONT_SERVER][r] = hop_peak(front, "time_wait_server", unix_front);
+    for (unsigned k = STACK_TW_BACK_CLIENT; k <= STACK_EST_BACK; k++)
+        a->hop[k][r] = NAN;
+    if (back == NULL) return;
+    cell->backend = true;
+    bool unix_back = strcmp(a->transport, "unix") == 0;
+    a->hop[STACK_TW_BACK_CLIENT][r] = hop_peak(back, "time_wait_client", unix_back);
+    a->hop[STACK_TW_BACK_SERVER][r] = hop_peak(back, "time_wait_server", unix_back);
+    a->hop[STACK_EST_BACK][r] = hop_peak(back, "established", unix_back);
+}
+
 /* One run record into arm k, or into its endpoint's arm when k is negative. */
 static void cell_add(struct stack_cell *cell, const json_t *run, int k)
 {
@@ -188,9 +264,8 @@ static void cell_add(struct stack_cell *cell, const json_t *run, int k)
     if (json_is_true(json_object_get(json_object_get(run, "open_loop"), "saturated")))
         a->saturated++;
     a->client_us[a->n] = jnum(run, "client_cpu_ns_per_op") / 1e3;
-    a->svc_us[a->n] = jnum(run, "observed.cpu.cgroup_ns_per_op") / 1e3;
-    a->pids_us[a->n] = jnum(run, "observed.cpu.server_ns_per_op") / 1e3;
-    if (!isnan(a->svc_us[a->n])) a->nsvc++;
+    cell_services(cell, a, run);
+    cell_hops(cell, a, run);
     a->n++;
 }
 
@@ -345,8 +420,6 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
         struct stack_costed *m = &c->costed[c->ncosted++];
         snprintf(m->label, sizeof(m->label), "%s", cell->label);
         snprintf(m->jsonl, sizeof(m->jsonl), "%s", jsonl);
-        for (unsigned t = 0; t < 2; t++)
-            snprintf(m->transport[t], sizeof(m->transport[t]), "%s", cell->arm[t].transport);
     }
     return rc;
 }
@@ -364,36 +437,6 @@ int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack
                          duration_ns ? duration_ns : c->duration_ns, err);
 }
 
-struct costed_reading {
-    struct cost_set *set;
-    const struct stack_costed *m;
-};
-
-/* One run of a measurement into the cost set, its transport the hop under test's. */
-static int costed_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
-{
-    const struct costed_reading *r = ctx;
-    double k = jnum(run, "cell");
-
-    (void)idx;
-    if ((k == 0 || k == 1) &&
-        json_object_set_new(run, "transport", json_string(r->m->transport[(int)k])) < 0)
-        return hb_fail(err, -ENOMEM, "out of memory");
-    return cost_set_add(r->set, run, err);
-}
-
-/* The cost set of measurement m: 0 or a negative errno with err set. */
-static int costed_read(const struct stack_costed *m, struct cost_set *set, struct hb_err *err)
-{
-    struct costed_reading r = { set, m };
-    struct evidence_reader reader = { .run = costed_take, .ctx = &r };
-    json_t *head = NULL;
-    int rc = evidence_read(m->jsonl, &reader, &head, err);
-
-    json_decref(head);
-    return rc;
-}
-
 void stack_cost(struct stack_ctx *c)
 {
     struct cost_plan plan = { .price_usd = COST_PRICE_USD, .seed = 1 };
@@ -401,19 +444,18 @@ void stack_cost(struct stack_ctx *c)
     if (c->ncosted == 0) return;
     fprintf(c->out,
             "\nWhat the Unix socket saves, per request: 'hopbench cost' on each measurement's "
-            "own runs,\neach run as the transport of the hop under test (saved = tcp - unix, "
-            "medians;\n[95 %% bootstrap interval], seed %llu; the monthly figures: 'hopbench cost' "
-            "on that\nmeasurement's part of --jsonl). Covers:",
+            "own runs,\neach run on the side its label names, the transport of the hop under "
+            "test (saved =\ntcp - unix, medians; [95 %% bootstrap interval], seed %llu; the "
+            "monthly figures: 'hopbench\ncost' on that measurement's part of --jsonl). Covers:",
             (unsigned long long)plan.seed);
     for (unsigned i = 0; i < c->ncosted; i++)
         fprintf(c->out, "%s %s", i ? "," : "", c->costed[i].label);
-    fprintf(c->out, ".\nFigures: client = hopbench; server = the run's --server-pid processes, "
-                    "server cgroup =\nits --server-cgroup (the tables above name them); system = "
-                    "every CPU of the machine.\n");
+    fprintf(c->out, ".\nFigures: client = hopbench; each service by its name (its cgroup); "
+                    "client+services = their\nsum; system = every CPU of the machine.\n");
     for (unsigned i = 0; i < c->ncosted; i++) {
         struct cost_set set = { 0 };
         struct hb_err e = { 0 };
-        if (costed_read(&c->costed[i], &set, &e) < 0)
+        if (cost_read(c->costed[i].jsonl, &set, &e) < 0)
             fprintf(c->out, "%s: cannot be priced: %s\n", c->costed[i].label, e.msg);
         else
             report_saving_brief(c->out, c->costed[i].label, &set, &plan);
@@ -421,26 +463,43 @@ void stack_cost(struct stack_ctx *c)
     }
 }
 
-static double median_of(const double *x, unsigned n)
+/* The finite values of x[0 .. n - 1] into out; how many. */
+static unsigned finite_of(const double *x, unsigned n, double *out)
 {
-    struct stats_summary s;
+    unsigned k = 0;
 
-    return stats_summarize(x, n, &s) == 0 ? s.median : NAN;
+    for (unsigned i = 0; i < n; i++)
+        if (isfinite(x[i])) out[k++] = x[i];
+    return k;
 }
 
-/* The unix÷tcp verdict of one figure ("x1.03 ~ +3 % [-2 %, +9 %] (p=.. n=..)"), or "-" when it
- * cannot be had. */
+/* The median of the finite values of x, or NAN when there is none. */
+static double median_of(const double *x, unsigned n)
+{
+    double v[STACK_MAX_REPS];
+    struct stats_summary s;
+    unsigned k = finite_of(x, n, v);
+
+    return k > 0 && stats_summarize(v, k, &s) == 0 ? s.median : NAN;
+}
+
+/*
+ * The unix÷tcp verdict of one figure ("x1.03 ~ +3 % [-2 %, +9 %] (p=.. n=..)")
+ * over each side's finite values, or "-" when it cannot be had (fewer than
+ * two runs a side, or a ratio of zeros).
+ */
 static void verdict_of(const double *a, unsigned na, const double *b, unsigned nb, char *buf,
                        size_t cap)
 {
-    double ratio, lo, hi, u, p;
+    double x[STACK_MAX_REPS], y[STACK_MAX_REPS], ratio, lo, hi, u, p;
+    unsigned nx = finite_of(a, na, x), ny = finite_of(b, nb, y);
+    char delta[80];
 
     snprintf(buf, cap, "-");
-    if (na < 2 || nb < 2) return;
-    if (stats_bootstrap_ratio(a, na, b, nb, 2000, 0.95, 1, &ratio, &lo, &hi) < 0) return;
-    if (stats_mann_whitney(a, na, b, nb, &u, &p) < 0) return;
-    char delta[80];
-    stats_format_delta(delta, sizeof(delta), ratio, lo, hi, p, 0.05, na, nb);
+    if (nx < 2 || ny < 2) return;
+    if (stats_bootstrap_ratio(x, nx, y, ny, 2000, 0.95, 1, &ratio, &lo, &hi) < 0) return;
+    if (!isfinite(ratio) || stats_mann_whitney(x, nx, y, ny, &u, &p) < 0) return;
+    stats_format_delta(delta, sizeof(delta), ratio, lo, hi, p, 0.05, nx, ny);
     snprintf(buf, cap, "x%.2f %s", ratio, delta);
 }
 
@@ -452,37 +511,101 @@ static void print_figure(FILE *f, double v, int width, int prec)
         fprintf(f, " %*.*f", width, prec, v);
 }
 
-void stack_table(FILE *f, const char *svc, const char *pids, const struct stack_cell *cells,
-                 unsigned n)
+/* One figure's row: each transport's median and the verdict; none when neither has a value. */
+static void figure_row(FILE *f, const struct stack_cell *c, const char *name, const double *tcp,
+                       const double *ux, int prec)
 {
-    fprintf(f, "\n%-16s %-9s %11s %9s %9s %12s", "cell", "transport", "ops/s", "p50 us", "p99 us",
-            svc);
-    if (pids) fprintf(f, " %12s", pids);
-    fprintf(f, " %12s %5s\n%-16s %-9s %11s %9s %9s %12s", "client", "runs", "", "", "(median)", "",
-            "", "CPU us/op");
-    if (pids) fprintf(f, " %12s", "CPU us/op");
-    fprintf(f, " %12s\n", "CPU us/op");
-    for (unsigned i = 0; i < n; i++) {
-        const struct stack_cell *c = &cells[i];
-        for (unsigned t = 0; t < 2; t++) {
-            const struct stack_arm *a = &c->arm[t];
-            fprintf(f, "%-16s %-9s", t == 0 ? c->label : "", a->transport);
-            print_figure(f, median_of(a->ops_s, a->n), 11, 0);
-            print_figure(f, median_of(a->p50_us, a->n), 9, 1);
-            print_figure(f, median_of(a->p99_us, a->n), 9, 1);
-            print_figure(f, a->nsvc == a->n ? median_of(a->svc_us, a->n) : NAN, 12, 2);
-            if (pids) print_figure(f, median_of(a->pids_us, a->n), 12, 2);
-            print_figure(f, median_of(a->client_us, a->n), 12, 2);
-            fprintf(f, " %5u\n", a->n);
-        }
-        char ops[96], cpu[96];
-        const struct stack_arm *tcp = &c->arm[0], *ux = &c->arm[1];
-        verdict_of(tcp->ops_s, tcp->n, ux->ops_s, ux->n, ops, sizeof(ops));
-        if (tcp->nsvc == tcp->n && ux->nsvc == ux->n)
-            verdict_of(tcp->svc_us, tcp->n, ux->svc_us, ux->n, cpu, sizeof(cpu));
-        else
-            snprintf(cpu, sizeof(cpu), "-");
-        fprintf(f, "%-16s unix/tcp  ops/s %s; %s CPU/op %s\n", "", ops, svc, cpu);
+    double mt = median_of(tcp, c->arm[0].n), mu = median_of(ux, c->arm[1].n);
+    char verdict[96];
+
+    if (isnan(mt) && isnan(mu)) return;
+    verdict_of(tcp, c->arm[0].n, ux, c->arm[1].n, verdict, sizeof(verdict));
+    fprintf(f, "  %-30s", name);
+    print_figure(f, mt, 11, prec);
+    print_figure(f, mu, 11, prec);
+    fprintf(f, "  %s\n", verdict);
+}
+
+/* A figure each service has. */
+enum svc_fig { SVC_CPU, SVC_PSS, SVC_WS };
+
+static const double *svc_values(const struct stack_arm *a, enum svc_fig w, unsigned k)
+{
+    return w == SVC_CPU ? a->svc_us[k] : w == SVC_PSS ? a->pss_mib[k] : a->ws_mib[k];
+}
+
+/* The rows of figure w of each service, named "what NAME". */
+static void service_rows(FILE *f, const struct stack_cell *c, const char *what, enum svc_fig w,
+                         int prec)
+{
+    char name[64];
+
+    for (unsigned k = 0; k < c->nsvc; k++) {
+        snprintf(name, sizeof(name), "%s %s", what, c->svc[k]);
+        figure_row(f, c, name, svc_values(&c->arm[0], w, k), svc_values(&c->arm[1], w, k), prec);
+    }
+}
+
+static void cell_block(FILE *f, const struct stack_cell *c)
+{
+    static const char *const hop_names[STACK_HOP_FIGS] = {
+        "TIME_WAIT front, client side",  "TIME_WAIT front, server side",
+        "TIME_WAIT backend, web server", "TIME_WAIT backend, FPM side",
+        "established backend",
+    };
+    const struct stack_arm *t = &c->arm[0], *u = &c->arm[1];
+
+    fprintf(f, "\n%-32s %11s %11s  %s\n", c->label, t->transport, u->transport,
+            "unix/tcp (95 % interval; ~ not significant)");
+    fprintf(f, "  %-30s %11u %11u\n", "runs", t->n, u->n);
+    figure_row(f, c, "ops/s", t->ops_s, u->ops_s, 0);
+    figure_row(f, c, "latency p50 us", t->p50_us, u->p50_us, 1);
+    figure_row(f, c, "latency p99 us", t->p99_us, u->p99_us, 1);
+    figure_row(f, c, "CPU us/req client", t->client_us, u->client_us, 2);
+    service_rows(f, c, "CPU us/req", SVC_CPU, 2);
+    figure_row(f, c, "CPU us/req sum", t->sum_us, u->sum_us, 2);
+    figure_row(f, c, "CPU us/req system", t->system_us, u->system_us, 2);
+    service_rows(f, c, "PSS MiB", SVC_PSS, 1);
+    service_rows(f, c, "working set MiB", SVC_WS, 1);
+    for (unsigned k = 0; k < STACK_HOP_FIGS; k++)
+        if (k < STACK_TW_BACK_CLIENT || c->backend)
+            figure_row(f, c, hop_names[k], t->hop[k], u->hop[k], 0);
+}
+
+void stack_table(FILE *f, const struct stack_cell *cells, unsigned n)
+{
+    unsigned runs = 0;
+
+    for (unsigned i = 0; i < n; i++)
+        runs += cells[i].arm[0].n + cells[i].arm[1].n;
+    if (runs == 0) return;
+    fprintf(f, "\nmedians of the valid runs; CPU per request: client = hopbench, each service "
+               "its cgroup,\nsum = client + services, system = every CPU's busy time (softirq "
+               "included); memory at\nthe end of each run; TIME_WAIT and connections: peaks "
+               "over the run (a Unix socket has no\nTIME_WAIT: 0)\n");
+    for (unsigned i = 0; i < n; i++)
+        if (cells[i].arm[0].n + cells[i].arm[1].n > 0) cell_block(f, &cells[i]);
+}
+
+double stack_services_cpu(const struct stack_cell *cell, const struct stack_arm *a)
+{
+    double sum[STACK_MAX_REPS];
+
+    for (unsigned r = 0; r < a->n; r++) {
+        sum[r] = cell->nsvc > 0 ? 0 : NAN;
+        for (unsigned k = 0; k < cell->nsvc; k++)
+            sum[r] += a->svc_us[k][r];
+    }
+    return median_of(sum, a->n);
+}
+
+void stack_services(struct stack_ctx *c, struct stack_args *a, const char *const *names)
+{
+    for (unsigned i = 0; names[i] != NULL; i++) {
+        const struct sup_svc *v = sup_find(&c->sup, names[i]);
+        if (v == NULL) continue;
+        stack_arg(a, "--service");
+        stack_arg(a, "%s=cgroup:%s", names[i], sup_cgroup_cpu(v));
     }
 }
 

@@ -19,14 +19,10 @@
 #define STACK_MAX_ARGS   64
 #define STACK_MAX_COSTED 16 /* measurements of both transports whose saving is priced */
 
-/*
- * A measurement of both transports in one run child: its label, its JSONL
- * evidence and the transport of the hop under test at each endpoint index.
- */
+/* A measurement of both transports in one run child: its label and its JSONL evidence. */
 struct stack_costed {
     char label[48];
     char jsonl[PATH_MAX];
-    char transport[2][8];
 };
 
 /* A stack being built and measured. */
@@ -48,7 +44,27 @@ struct stack_ctx {
     unsigned ncosted;
 };
 
-/* The runs of one transport within a cell, as the evidence gives them. */
+#define STACK_MAX_SVC 4 /* named services of a run child the table shows */
+
+/*
+ * The socket figures of a run, peaks over its window: the hop the client
+ * loads (front) and the watched hop behind it of the arm's transport
+ * (backend; the stacks watch their web server -> FPM hop). A Unix socket has
+ * no TIME_WAIT state: 0 there.
+ */
+enum stack_hop_fig {
+    STACK_TW_FRONT_CLIENT = 0, /* TIME_WAIT on the client's side of the front hop */
+    STACK_TW_FRONT_SERVER,
+    STACK_TW_BACK_CLIENT, /* the web server's side of the backend hop */
+    STACK_TW_BACK_SERVER, /* FPM's side */
+    STACK_EST_BACK,       /* established connections on the backend hop */
+    STACK_HOP_FIGS
+};
+
+/*
+ * The runs of one transport within a cell, as the evidence gives them. A
+ * figure a run does not hold is NAN.
+ */
 struct stack_arm {
     char transport[8];
     unsigned n;
@@ -56,24 +72,31 @@ struct stack_arm {
     double p50_us[STACK_MAX_REPS], p99_us[STACK_MAX_REPS];
     double mean_us[STACK_MAX_REPS];   /* the mean latency */
     double rate[STACK_MAX_REPS];      /* open loop: the rate asked, ops/s; 0 closed loop */
-    double svc_us[STACK_MAX_REPS];    /* the service's cgroup CPU per op, µs */
     double client_us[STACK_MAX_REPS]; /* the client's CPU per op, µs */
-    double pids_us[STACK_MAX_REPS];   /* the --server-pid processes' CPU per op, µs */
-    unsigned nsvc;                    /* runs whose cgroup CPU was available */
-    unsigned long long requests;      /* requests sent, warm-up included */
-    unsigned saturated;               /* open-loop runs below 99 % of their rate */
-    unsigned failed;                  /* runs the gate failed (errors, or no op) */
-    unsigned long long errors;        /* their errors */
-    char kinds[96];                   /* their errors' kinds, "status 4xx, reset" */
+    double sum_us[STACK_MAX_REPS];    /* client + every service, CPU per op, µs */
+    double system_us[STACK_MAX_REPS]; /* every CPU's busy time (softirq included) per op, µs */
+    double svc_us[STACK_MAX_SVC][STACK_MAX_REPS];  /* each service's CPU per op, µs */
+    double pss_mib[STACK_MAX_SVC][STACK_MAX_REPS]; /* each service's PSS at the end, MiB */
+    double ws_mib[STACK_MAX_SVC][STACK_MAX_REPS];  /* its cgroup's working set at the end, MiB */
+    double hop[STACK_HOP_FIGS][STACK_MAX_REPS];
+    unsigned long long requests; /* requests sent, warm-up included */
+    unsigned saturated;          /* open-loop runs below 99 % of their rate */
+    unsigned failed;             /* runs the gate failed (errors, or no op) */
+    unsigned long long errors;   /* their errors */
+    char kinds[96];              /* their errors' kinds, "status 4xx, reset" */
 };
 
 /*
  * One measurement: a label and its two endpoints, in the order given to run
  * (the evidence's "cell"): arm[i].transport is the stack's own name for the
  * hop under test ("tcp", "unix"), which the client's endpoint may not be.
+ * svc: the run child's --service names, in its order (from the evidence).
  */
 struct stack_cell {
     char label[48];
+    char svc[STACK_MAX_SVC][32];
+    unsigned nsvc;
+    bool backend; /* the runs watched a backend hop */
     struct stack_arm arm[2];
 };
 
@@ -120,21 +143,33 @@ int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack
  * both transports in one run child (stack_measure), `hopbench cost` on that
  * child's own evidence, in short (report_saving_brief). One child each, as
  * the evidence's cells do not tell apart runs of one endpoint pair that
- * differ in what they ask (the path, the redis command). Each run is priced
- * as the transport of the hop under test (the cell's arm): in front of a web
- * server both of the client's endpoints are TCP and the backend differs.
+ * differ in what they ask (the path, the redis command). Each run is on the
+ * side its label names (NAME.tcp, NAME.unix: the cell's arm, the hop under
+ * test): in front of a web server both of the client's endpoints are TCP and
+ * the backend differs.
  */
 void stack_cost(struct stack_ctx *c);
 
 /*
- * The table of cells: per transport the median ops/s, p50, p99, the CPU
- * per op of the service svc (the run's --server-cgroup), of pids (its
- * --server-pid processes; NULL: no column) and of the client, and the
- * unix÷tcp ratio of ops/s and of svc's CPU (bootstrap interval,
- * Mann-Whitney; "~" when not significant).
+ * Adds --service NAME=cgroup:DIR for each of the stack's services named in
+ * names (NULL-terminated; the cgroup is the one made for it), so that the run
+ * child measures each apart: its CPU, PSS and working set.
  */
-void stack_table(FILE *f, const char *svc, const char *pids, const struct stack_cell *cells,
-                 unsigned n);
+void stack_services(struct stack_ctx *c, struct stack_args *a, const char *const *names);
+
+/*
+ * The table of cells, one block each: per figure the median of each
+ * transport's runs and the unix÷tcp verdict (ratio, bootstrap interval,
+ * Mann-Whitney; "~" when not significant): ops/s, p50, p99; CPU per request
+ * of the client, of each service, their sum and the system (softirq
+ * included); each service's PSS and working set; TIME_WAIT on each side of
+ * the front hop and, when watched, of the backend hop, and its established
+ * connections. A cell without a run is left out; nothing without any.
+ */
+void stack_table(FILE *f, const struct stack_cell *cells, unsigned n);
+
+/* The median over arm a's runs of the CPU per op of cell's services together, µs (NAN: none). */
+double stack_services_cpu(const struct stack_cell *cell, const struct stack_arm *a);
 
 /* --hold: waits for a stop signal (or a service's exit: -ECHILD with err set). */
 int stack_hold(struct stack_ctx *c, struct hb_err *err);

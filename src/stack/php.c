@@ -72,8 +72,6 @@ static int php_files(struct stack_ctx *c, struct php_load *w, struct hb_err *err
 static void php_args(struct stack_ctx *c, struct stack_args *a, const struct fpm_eps *e,
                      const struct php_load *w, unsigned from, unsigned to)
 {
-    struct sup_svc *web = sup_find(&c->sup, "nginx"), *fpm = sup_find(&c->sup, "php-fpm");
-
     stack_arg(a, "hopbench");
     stack_arg(a, "run");
     stack_arg(a, "http");
@@ -83,11 +81,7 @@ static void php_args(struct stack_ctx *c, struct stack_args *a, const struct fpm
     stack_arg(a, "%s", w->path);
     stack_arg(a, "--expect-body");
     stack_arg(a, "%s", w->body);
-    stack_arg(a, "--server-cgroup");
-    stack_arg(a, "%s", sup_cgroup_cpu(web));
-    stack_arg(a, "--server-pid");
-    stack_arg(a, "%ld", (long)fpm->pid);
-    stack_arg(a, "--server-tree");
+    fpm_observe_args(c, &web_nginx, e, a);
 }
 
 /* The median of an arm's figure, or NAN without a run. */
@@ -212,7 +206,7 @@ static void php_tables(struct stack_ctx *c, const struct php_load *w, unsigned n
     for (unsigned i = 0; i < n; i++)
         closed[i] = w[i].closed;
     fprintf(f, "\nClosed loop, CPU per request (the static file never reaches php-fpm: a control)");
-    stack_table(f, "nginx", "php-fpm", closed, n);
+    stack_table(f, closed, n);
     fprintf(f, "\nThe open loop is not priced below: each backend ran at its own rate.\n");
 }
 
@@ -273,7 +267,7 @@ static const char php_help[] =
     "a run below 99 % of its rate is flagged saturated. Every reply must be 2xx with the\n"
     "workload's body: any error fails the gate (exit 2), named per workload and backend.\n"
     "Prints median ± SD with n of ops/s and of latency p50, p99 and mean; CPU per request\n"
-    "of nginx (its cgroup), php-fpm (its process tree) and the client; then what the Unix\n"
+    "of nginx and php-fpm (each its cgroup) and the client; then what the Unix\n"
     "socket saves per request and the rate that saves one vCPU ('hopbench cost' on each\n"
     "closed-loop measurement; the open loop is not priced: each backend has its own rate).\n"
     "Takes: 3 workloads x 2 loops x 2 backends x --reps (default 4) x (-d 2 s + --warmup\n"

@@ -1,7 +1,8 @@
 /*
  * The redis stack: Debian's redis-server on its own TCP port on 127.0.0.1
  * and its own Unix socket, nothing saved to disk; SET and GET at pipeline 1
- * and 16, tcp against unix, with redis-server's CPU per op from its cgroup.
+ * and 16, tcp against unix, with redis-server measured as the service redis
+ * (its cgroup: CPU per op, PSS, working set).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,9 +23,10 @@ static const char redis_help[] =
     "under hopbench's own (each v1 hierarchy, and v2).\n"
     "Measures: 'hopbench run redis' over tcp and over unix, SET then GET (1000 keys, 64 B\n"
     "values), at pipeline 1 and at pipeline 16, each transport --reps times in ABBA order;\n"
-    "ops/s, p50, p99, redis-server's CPU per op (its cgroup's usage) and the client's, and\n"
-    "the unix/tcp ratio of ops/s and of redis-server's CPU with a 95 % interval ('~' when\n"
-    "not significant). Every reply is checked; an error fails the gate (exit 2).\n"
+    "per cell, for tcp, unix and unix/tcp (a 95 % interval, '~' when not significant):\n"
+    "ops/s, p50, p99, CPU per op of the client, of redis-server (the service redis, its\n"
+    "cgroup's usage), their sum and the system; redis-server's PSS and working set;\n"
+    "TIME_WAIT per side. Every reply is checked; an error fails the gate (exit 2).\n"
     "Takes: 4 cells x 2 transports x --reps (default 4) x (-d 2 s + --warmup 0.5 s), about\n"
     "90 s; --short (2 reps of 0.3 s after 0.1 s) about 15 s and is a check, not a result.\n"
     "\n"
@@ -97,6 +99,7 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
 {
     static const char *const cmds[] = { "set", "get" };
     static const unsigned pipes[] = { 1, 16 };
+    static const char *const names[] = { "redis", NULL };
     struct stack_cell cells[4];
     char sock[PATH_MAX];
     unsigned port, n = 0;
@@ -135,17 +138,14 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
             stack_arg(&a, "1000");
             stack_arg(&a, "--pipeline");
             stack_arg(&a, "%u", pipes[j]);
-            stack_arg(&a, "--server-cgroup");
-            stack_arg(&a, "%s", sup_cgroup_cpu(v));
-            stack_arg(&a, "--server-pid");
-            stack_arg(&a, "%ld", (long)v->pid);
+            stack_services(c, &a, names);
             fprintf(c->out, "measuring %s ...\n", cell->label);
             fflush(c->out);
             rc = stack_measure(c, &a, cell, err);
             if (rc == 0) rc = sup_alive(&c->sup, err);
         }
     }
-    if (n > 0) stack_table(c->out, "redis-server", NULL, cells, n);
+    if (n > 0) stack_table(c->out, cells, n);
     return rc;
 }
 

@@ -478,6 +478,83 @@ int sup_ask(const struct sup_check *c, uint64_t timeout_ns, char *why, size_t ca
     return rc;
 }
 
+/*
+ * The FastCGI records in buf[0 .. len - 1]: STDOUT content appended to out
+ * (*olen of cap, the rest dropped); 1 when an END_REQUEST came, 0 when more
+ * is needed; *used the whole records consumed.
+ */
+static int fcgi_records(const uint8_t *buf, size_t len, size_t *used, char *out, size_t cap,
+                        size_t *olen)
+{
+    size_t off = 0;
+
+    while (len - off >= 8) {
+        size_t clen = (size_t)buf[off + 4] << 8 | buf[off + 5], plen = buf[off + 6];
+        uint8_t type = buf[off + 1];
+        if (len - off < 8 + clen + plen) break;
+        if (type == 6) /* FCGI_STDOUT */
+            for (size_t i = 0; i < clen && *olen + 1 < cap; i++)
+                out[(*olen)++] = (char)buf[off + 8 + i];
+        off += 8 + clen + plen;
+        if (type == 3) { /* FCGI_END_REQUEST */
+            *used = off;
+            return 1;
+        }
+    }
+    *used = off;
+    return 0;
+}
+
+int sup_fcgi_get(const struct sup_check *c, uint64_t timeout_ns, char *out, size_t cap, char *why,
+                 size_t whycap)
+{
+    const struct codec_ops *ops = codec_find("fcgi");
+    struct codec_cfg cfg = { .opts = &c->opts };
+    uint64_t deadline = now_ns() + timeout_ns;
+    uint8_t buf[16384], *req = NULL;
+    size_t have = 0, olen = 0, need;
+    bool pending = false;
+    void *st = NULL;
+    int fd, rc = 0, done = 0;
+
+    out[0] = '\0';
+    fd = endpoint_connect(&c->ep, &pending);
+    if (fd < 0) {
+        snprintf(why, whycap, "connect: %s", strerror(-fd));
+        return fd;
+    }
+    st = xcalloc(1, ops->state_size);
+    need = ops->max_request(&cfg);
+    req = xcalloc(1, need);
+    ops->init(st, &cfg);
+    size_t len = ops->encode(st, req, need);
+    if (pending) rc = wait_fd(fd, POLLOUT, deadline);
+    if (rc == 0) rc = len == 0 ? -EINVAL : send_all(fd, req, len, deadline);
+    while (rc == 0 && !done) {
+        ssize_t got = recv(fd, buf + have, sizeof(buf) - have, 0);
+        size_t used = 0;
+        if (got == -1 && (errno == EAGAIN || errno == EINTR)) {
+            rc = wait_fd(fd, POLLIN, deadline);
+            continue;
+        }
+        if (got <= 0) {
+            rc = got == 0 ? -ECONNRESET : -errno;
+            break;
+        }
+        have += (size_t)got;
+        done = fcgi_records(buf, have, &used, out, cap, &olen);
+        memmove(buf, buf + used, have - used);
+        have -= used;
+        if (!done && have == sizeof(buf)) rc = -E2BIG; /* a record larger than buf */
+    }
+    if (rc < 0) snprintf(why, whycap, "%s", rc == -ETIMEDOUT ? "no reply in time" : strerror(-rc));
+    out[olen] = '\0';
+    free(req);
+    free(st);
+    close(fd);
+    return rc;
+}
+
 /* Waits for one check to be answered before deadline. */
 static int wait_one(struct sup *s, const struct sup_check *c, uint64_t deadline,
                     const atomic_int *stop, struct hb_err *err)

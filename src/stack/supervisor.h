@@ -117,6 +117,15 @@ int sup_wait_ready(struct sup *s, const struct sup_check *checks, unsigned n, ui
  */
 int sup_ask(const struct sup_check *c, uint64_t timeout_ns, char *why, size_t cap);
 
+/*
+ * A FastCGI request of check c (its opts: the path, the script) on a new
+ * connection within timeout_ns; the reply's FCGI_STDOUT (CGI headers, then
+ * the body) into out, NUL-terminated, cut at cap. For a status page: php-fpm's
+ * pm.status_path. Returns 0 or a negative errno with why set.
+ */
+int sup_fcgi_get(const struct sup_check *c, uint64_t timeout_ns, char *out, size_t cap, char *why,
+                 size_t whycap);
+
 /* Whether every service is still running; else -ECHILD with err naming it and its log's last line.
  */
 int sup_alive(struct sup *s, struct hb_err *err);

@@ -188,6 +188,42 @@ check "two labels on a side: the cell is skipped and says why" \
     grep -q 'skipped: a transport has runs of several labels' "$T/lab2.out"
 jcheck "two labels on a side: not compared" "$T/twolabels.cost.json" \
     '.cells[] | select(.mode == "reuse" and .size == 64) | .compared == false and .tcp.several_endpoints'
+# A stack's evidence: the front measurement of a real `stack apache-fpm --short` run (its
+# histograms, phases, other CPU and network counters left out). Both of the client's
+# endpoints are TCP; the backend differs, and the labels apache-fpm.tcp and apache-fpm.unix
+# name the sides. Each --service (apache, php-fpm) is a figure, their sum with the client's
+# another; every figure recomputed here from the runs by label.
+SF=$DATA/stack-apache-fpm.jsonl
+expect_rc "cost on a stack's front evidence: exit 0" 0 stackfront cost "$SF" --traffic 1M/day \
+    --json "$T/stackfront.cost.json"
+jcheck "stack front: the cell apache-fpm is compared, two runs a side, the unix side on TCP" \
+    "$T/stackfront.cost.json" \
+    '.cells[] | select(.label == "apache-fpm") | .compared and .tcp.runs == 2 and .unix.runs == 2
+     and .tcp.label == "apache-fpm.tcp" and .unix.label == "apache-fpm.unix"
+     and (.unix.endpoint | startswith("tcp://"))'
+STACK_DEFS='
+def sfig($n): if $n == "client" then .client_cpu_ns_per_op
+  elif $n == "system" then .observed.cpu.system_ns_per_op
+  elif $n == "client+services" then .observed.services_total.sum_ns_per_op
+  elif $n == "p50" then .latency_ns.p50 elif $n == "mean" then .latency_ns.mean
+  else [.observed.services[] | select(.name == $n) | .cpu_ns_per_op][0] end;
+def lside($l; $n): [$ev[0].runs[] | select(.label == $l and .valid) | sfig($n)] | med;
+'
+hand "stack front: each figure's medians and saving are the runs' by label" \
+    "$T/stackfront.cost.json" "$SF" "$STACK_DEFS"'
+    [.cells[] | select(.label == "apache-fpm") | .figures[]
+      | close(.tcp_ns; lside("apache-fpm.tcp"; .name))
+        and close(.unix_ns; lside("apache-fpm.unix"; .name))
+        and close(.saved_ns.value; lside("apache-fpm.tcp"; .name) - lside("apache-fpm.unix"; .name))]
+    | length == 7 and all'
+hand "stack front: the services apache and php-fpm priced, at 1M/day their CPU per month" \
+    "$T/stackfront.cost.json" "$SF" "$STACK_DEFS"'
+    [.cells[] | select(.label == "apache-fpm") | .figures[]
+      | select(.name == "apache" or .name == "php-fpm" or .name == "client+services")
+      | (lside("apache-fpm.tcp"; .name) - lside("apache-fpm.unix"; .name)) as $s
+      | close(.per_month[0].cpu_saved_s.value; $s * 3e7 / 1e9)
+        and close(.vcpu_saved_at_requests_per_s.value; 1e9 / ($s | fabs))]
+    | length == 3 and all'
 # an endpoint with an escape sequence in it is printed escaped, as compare prints it
 jq '(.runs[] | select(.transport == "unix") | .endpoint) = "unix:/x\u001b[2J.sock"' \
     "$DATA/reps.json" >"$T/esc.json"

@@ -15,6 +15,14 @@
 #     optimized-reuse, plus at most the connections the web server kept (and closed)
 #   - optimized-reuse keeps FastCGI connections open (established to php-fpm's TCP port
 #     while held), the other profiles do not (a new connection per request)
+#   - each service is measured by name from its own cgroup (run --service WEB=cgroup:DIR,
+#     php-fpm=cgroup:DIR; the bare hop php-fpm alone): the runs' CPU of each is at most that
+#     cgroup's own cpuacct.usage read while held, and most of it; the table's rows per
+#     service are the runs' medians
+#   - the backend hop is watched (--watch backend-tcp=FPM's port, backend-unix=its socket):
+#     with a new FastCGI connection per request the tcp backend holds TIME_WAIT sockets in
+#     every run, the table's backend TIME_WAIT over unix is 0; the front's keep-alive
+#     connections leave none while measured
 #   - a socket the web server's workers cannot reach is refused before measuring (exit 1,
 #     one line naming the directory), nothing left
 #   - --profile is checked; -c more than the pool leaves (the bare hop keeps its
@@ -36,6 +44,21 @@ jsum() {
         if $r.record == "header" then . + 1 else . end;
         if $r.record == "run" and . == $k and $r.cell == $e then $r[$f] else empty end)] | add' "$1"
 }
+
+# fpm_row CELL NAME : the tcp and unix figures of row NAME in the table block of CELL.
+fpm_row() {
+    sed -n "/^$1 /,/^\$/p" "$OUT" | grep -F -- "  $2 " | head -n 1 |
+        sed "s|^  $2 *||" | awk '{ print $1, $2 }'
+}
+
+# fpm_mean NAME LABEL JQ : the mean of JQ over the runs labelled LABEL (2 runs: their median).
+fpm_mean() {
+    jq -s --arg l "$2" "[.[] | select(.record == \"run\" and .label == \$l) | $3] | add / length" \
+        "$T/$1.jsonl"
+}
+
+# close A B ULP : |A - B| <= ULP (the table rounds).
+close() { awk -v a="$1" -v b="$2" -v u="$3" 'BEGIN { d = a - b; exit !(d <= u && d >= -u) }'; }
 
 # --- usage and set-up errors ---------------------------------------------------------------
 
@@ -102,6 +125,46 @@ for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
     fi
     check "$name: php-fpm's unix pool accepted $accepted = $front_unix front + $hop_unix bare-hop requests (+ at most $((want - lo)) of hopbench's own)" \
         test "${accepted:-0}" -ge "$lo" -a "${accepted:-0}" -le "$want"
+    # each service from its own cgroup, against the cgroup's own reading
+    CG_WEB=$(sed -n 's/^cgroup: //p' "$OUT" | sed -n 1p)
+    CG_FPM=$(sed -n 's/^cgroup: //p' "$OUT" | sed -n 2p)
+    check "$name: the front runs measure $web and php-fpm from their cgroups, the bare hop php-fpm" \
+        jtrue -s --arg w "$web" --arg cw "cgroup $CG_WEB" --arg cf "cgroup $CG_FPM" \
+        '[.[] | select(.record == "run")] |
+         all(.[] | select(.proto == "http") | .observed.services;
+             map([.name, .source]) == [[$w, $cw], ["php-fpm", $cf]]) and
+         all(.[] | select(.proto == "fcgi") | .observed.services;
+             map([.name, .source]) == [["php-fpm", $cf]])' "$T/$name.jsonl"
+    for svc in "$web:$CG_WEB" "php-fpm:$CG_FPM"; do
+        sname=${svc%%:*}
+        usage=$(cat "${svc#*:}/cpuacct.usage" 2>/dev/null ||
+            sed -n 's/^usage_usec \([0-9]*\)/\1000/p' "${svc#*:}/cpu.stat")
+        win=$(jq -s --arg n "$sname" '[.[] | select(.record == "run") | .observed.services[] |
+            select(.name == $n) | .cpu_ns] | add' "$T/$name.jsonl")
+        check "$name: the runs' CPU of $sname ($win ns) <= its cgroup's own usage ($usage ns)" \
+            test "${win:-0}" -gt 0 -a "${win:-0}" -le "${usage:-0}"
+        check "$name: the runs' CPU of $sname ($win ns) >= 30 % of its cgroup's usage ($usage ns)" \
+            test "$((${win:-0} * 10))" -ge "$((${usage:-0} * 3))"
+        row=$(fpm_row "$web->fpm" "CPU us/req $sname")
+        wt=$(fpm_mean "$name" "$stack.tcp" ".observed.services[] | select(.name == \"$sname\") | .cpu_ns_per_op / 1000")
+        check "$name: the table's CPU us/req $sname over tcp (${row% *}) is the runs' median ($wt)" \
+            close "${row% *}" "$wt" 0.011
+    done
+    check "$name: the front runs watch the backend hop, both transports" \
+        jtrue -s --arg t "tcp://127.0.0.1:$FPM_PORT" --arg u "unix:$SOCK" \
+        '[.[] | select(.record == "run" and .proto == "http") | .observed.watch |
+          map([.label, .endpoint])] | length == 4 and
+         all(.[]; . == [["backend-tcp", $t], ["backend-unix", $u]])' "$T/$name.jsonl"
+    if [ "$profile" != optimized-reuse ]; then
+        check "$name: a connection per request: every tcp-backend run held TIME_WAIT sockets on it" \
+            jtrue -s --arg l "$stack.tcp" '[.[] | select(.record == "run" and .label == $l) |
+            .observed.watch[0] | .time_wait_client.peak + .time_wait_server.peak] |
+            length == 2 and all(. > 0)' "$T/$name.jsonl"
+        tw=$(fpm_row "$web->fpm" "TIME_WAIT backend, FPM side")
+        tw2=$(fpm_row "$web->fpm" "TIME_WAIT backend, web server")
+        check "$name: the table's backend TIME_WAIT over tcp (${tw% *} + ${tw2% *}) > 0, over unix 0" \
+            test "$((${tw% *} + ${tw2% *}))" -gt 0 -a "${tw#* }" = 0 -a "${tw2#* }" = 0
+    fi
     release "$name"
 done
 

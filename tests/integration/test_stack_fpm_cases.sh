@@ -14,6 +14,9 @@
 #     by kind are the web server's own log lines of that kind on that backend; the failure
 #     mode it names follows from those logs (EAGAIN named only with EAGAIN lines, "none"
 #     only without a 5xx)
+#     php-fpm's listen queue printed per pool (max listen queue, listen queue len) is its
+#     own status page's, read again while held; the kernel's ListenOverflows printed for
+#     tcp is the run's evidence's
 #   - --starve (nginx): the warning line before measuring; the output names the
 #     starvation ("pool starved: 16 kept FastCGI connections for 4 workers") and its 504s
 #     are the lines of nginx's status log
@@ -113,6 +116,20 @@ for stack in nginx-fpm apache-fpm; do
                 test "${mode#none}" = "$mode"
         fi
     done
+    # php-fpm's own listen-queue figures, as its status page says them while held
+    port=$(sed -n 's|^overload: .* php-fpm pid [0-9]* on tcp://\(127.0.0.1:[0-9]*\) and .*|\1|p' "$OUT")
+    for t in tcp unix; do
+        if [ "$t" = tcp ]; then page=$(fpm_status "$port"); else page=$(fpm_status "$DIR/fpm.sock"); fi
+        max=$(printf '%s\n' "$page" | sed -n 's/^max listen queue: *//p')
+        len=$(printf '%s\n' "$page" | sed -n 's/^listen queue len: *//p')
+        said=$(report_field "$t" "php-fpm status page (pool $t): ")
+        check "$name $t: php-fpm's max listen queue $max and listen queue len $len as printed ($said)" \
+            sh -c "printf '%s' '$said' | grep -q '^listen queue [0-9]*, max listen queue ${max:-x}, listen queue len ${len:-x}'"
+    done
+    ovf=$(jq -s '[.[] | select(.record == "run" and .label == "overload.tcp")][0] |
+        .observed.net_delta["TcpExt.ListenOverflows"]' "$T/$name.jsonl")
+    check "$name tcp: the kernel's ListenOverflows printed is the run's (+$ovf)" \
+        sh -c "printf '%s' '$(report_field tcp "kernel: ")' | grep -q '^ListenOverflows +$ovf,'"
     # the kinds printed for the two runs are the web server's own error lines of that kind
     for kind in 'connect EAGAIN (backlog full):Resource temporarily unavailable' \
         'reset:Connection reset by peer' 'timed out:timed out\|timeout specified has expired'; do

@@ -14,8 +14,8 @@
 #     workload (computed here from the JSONL), and achieved that rate within 1 % unless
 #     flagged saturated (achieved below 99 %; never above 101 %); at least one run is not
 #   - the cost section names the three workloads, and each of its lines is what `hopbench
-#     cost` prints on that closed-loop measurement's runs from --jsonl (each run's transport
-#     set to its backend's, as the section says it does)
+#     cost` prints on that closed-loop measurement's runs from --jsonl as they are (the
+#     labels hello-php.tcp, hello-php.unix name each run's backend, both fronts being TCP)
 #   - Ctrl-C while held: exit 0, nothing left (process, cgroup, file)
 #   - the gate: cpu.php removed from the docroot while the static file is measured: its
 #     requests are 404s: exit 2, a gate line naming cpu.php, each backend and the status
@@ -119,9 +119,9 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
         "$(sed -n 's/.*  \([0-9]*\) saturated (below 99 % of the rate).*/\1/p' "$OUT" |
             awk '{s += $1} END {print s + 0}')"
     # The cost section: each closed-loop measurement's lines against `hopbench cost` on the
-    # same runs (cut from --jsonl, each run's transport its backend's).
+    # same runs (cut from --jsonl as they are: their labels name their backends).
     check "php-method: the cost section covers the three workloads" \
-        grep -q "^measurement's part of --jsonl). Covers: hello.php, static, cpu.php.$" "$OUT"
+        grep -q "^cost' on that measurement's part of --jsonl). Covers: hello.php, static, cpu.php.$" "$OUT"
     for child in $(jq '[.[] | select(.open | not) | .child] | unique | .[]' "$T/runs.json"); do
         path=$(jq -r --argjson k "$child" '[.[] | select(.child == $k)][0].path' "$T/runs.json")
         label=${path#/}
@@ -129,7 +129,6 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
         jq -nc --argjson k "$child" 'foreach inputs as $r (0;
             if $r.record == "header" then . + 1 else . end;
             if . != $k then empty
-            elif $r.record == "run" then $r + {transport: (["tcp", "unix"][$r.cell])}
             else $r end)' "$T/pm.jsonl" >"$T/child-$child.jsonl"
         hb "cost-$child" cost "$T/child-$child.jsonl"
         sed -n "/^$label\$/,/^[^ ]/p" "$OUT" | grep '^   cpu ' >"$T/brief-$child.txt"

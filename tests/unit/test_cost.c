@@ -293,8 +293,10 @@ static json_t *labelled(const char *label, const char *ep, const char *transport
 }
 
 /*
- * NAME.tcp and NAME.unix make the cell NAME, whatever the addresses; other
- * labels leave a run in the unlabelled cell, where two of them on a side mix it.
+ * NAME.tcp and NAME.unix make the cell NAME, whatever the addresses, and name
+ * the side whatever the client's endpoint (a stack's web server in front: both
+ * TCP, the backend differs); other labels leave a run in the unlabelled cell
+ * on its endpoint's transport, where two of them on a side mix it.
  */
 static void test_cells_by_label(void **state)
 {
@@ -311,7 +313,7 @@ static void test_cells_by_label(void **state)
     add(&s, labelled("front", "tcp://127.0.0.1:1", "tcp", 5));
     add(&s, labelled("back", "unix:/a", "unix", 4));
     add(&s, labelled("other", "tcp://127.0.0.1:1", "tcp", 6));
-    add(&s, labelled("set.unix", "tcp://127.0.0.1:3", "tcp", 7)); /* not its transport */
+    add(&s, labelled("set.unix", "tcp://127.0.0.1:3", "tcp", 7)); /* a unix backend behind tcp */
 
     assert_int_equal(s.ncells, 3);
     c = &s.cells[0];
@@ -319,10 +321,12 @@ static void test_cells_by_label(void **state)
     assert_string_equal(c->key.endpoint, "");
     assert_string_equal(c->label[COST_TCP], "set.tcp");
     assert_string_equal(c->label[COST_UDS], "set.unix");
-    assert_true(c->runs[COST_TCP] == 2 && c->runs[COST_UDS] == 2);
+    assert_true(c->runs[COST_TCP] == 2 && c->runs[COST_UDS] == 3);
     assert_false(c->mixed[COST_TCP] || c->mixed[COST_UDS]);
     assert_true(c->several_endpoints[COST_TCP] && c->several_endpoints[COST_UDS]);
     assert_int_equal(cost_cell_series(c, "client")->n[COST_TCP], 2);
+    assert_int_equal(cost_cell_series(c, "client")->n[COST_UDS], 3);
+    assert_true(cost_cell_series(c, "client")->v[COST_UDS][2] == 7);
     c = &s.cells[1];
     assert_string_equal(c->key.label, "get");
     assert_true(c->runs[COST_TCP] == 1 && c->runs[COST_UDS] == 1);
@@ -331,9 +335,53 @@ static void test_cells_by_label(void **state)
     assert_string_equal(c->key.label, "");
     assert_string_equal(c->label[COST_TCP], "front");
     assert_string_equal(c->label[COST_UDS], "back");
-    assert_true(c->runs[COST_TCP] == 3 && c->runs[COST_UDS] == 1);
+    assert_true(c->runs[COST_TCP] == 2 && c->runs[COST_UDS] == 1);
     assert_true(c->mixed[COST_TCP]);
     assert_false(c->mixed[COST_UDS]);
+    cost_set_release(&s);
+}
+
+/* run_of with --service figures: web (3x client), server (a name of cost's own), their sum. */
+static json_t *with_services(const char *label, const char *transport, double client)
+{
+    json_t *run = labelled(label, "tcp://127.0.0.1:1", transport, client);
+    json_t *obs = json_object_get(run, "observed");
+
+    json_object_set_new(obs, "services",
+                        json_pack("[{s:s, s:f}, {s:s, s:f}, {s:s, s:{s:s}}]", "name", "web",
+                                  "cpu_ns_per_op", 3 * client, "name", "server", "cpu_ns_per_op",
+                                  5 * client, "name", "gone", "cpu_ns_per_op", "unavailable",
+                                  "exited"));
+    json_object_set_new(obs, "services_total", json_pack("{s:f}", "sum_ns_per_op", 9 * client));
+    return run;
+}
+
+/* Each --service is a series of its own, named after it; a name of cost's own is prefixed. */
+static void test_service_series(void **state)
+{
+    struct cost_set s = { 0 };
+    const struct cost_cell *c;
+    const struct cost_series *web, *srv, *sum;
+
+    (void)state;
+    add(&s, with_services("front.tcp", "tcp", 10));
+    add(&s, with_services("front.unix", "tcp", 8));
+    assert_int_equal(s.ncells, 1);
+    c = &s.cells[0];
+    web = cost_cell_series(c, "web");
+    srv = cost_cell_series(c, "service server");
+    sum = cost_cell_series(c, "client+services");
+    assert_non_null(web);
+    assert_non_null(srv);
+    assert_non_null(sum);
+    assert_null(cost_cell_series(c, "gone"));
+    assert_true(web->kind == COST_CPU && web->n[COST_TCP] == 1 && web->n[COST_UDS] == 1);
+    check_close(web->v[COST_TCP][0], 30, "web tcp");
+    check_close(web->v[COST_UDS][0], 24, "web unix");
+    check_close(srv->v[COST_UDS][0], 40, "service server unix");
+    check_close(sum->v[COST_TCP][0], 90, "client+services tcp");
+    /* the --server-pid figure keeps its own name */
+    check_close(cost_cell_series(c, "server")->v[COST_TCP][0], 100, "server tcp");
     cost_set_release(&s);
 }
 
@@ -396,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_range_scale),     cmocka_unit_test(test_interval_mapping),
         cmocka_unit_test(test_no_interval),     cmocka_unit_test(test_breakeven_interval),
         cmocka_unit_test(test_cells),           cmocka_unit_test(test_cells_by_label),
+        cmocka_unit_test(test_service_series),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
