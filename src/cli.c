@@ -234,6 +234,9 @@ static const char usage_lab[] =
     "the ops that took 1 s or more.\n"
     "  -d, --duration S      measured seconds per run (default 0.6, each cell 5 runs; with\n"
     "                        -d and no --reps one run per cell; --reps alone 3; --quick 0.75)\n"
+    "  -n, --count N         measure N ops per run instead of a duration\n"
+    "      --pipeline P      requests in flight per connection in the reuse cells (default\n"
+    "                        1; connect cells send one per connection); not with --rates\n"
     "      --warmup S        discarded seconds before each run (default 0.15; with -d or --reps\n"
     "                        1; --quick 0.25)\n"
     "      --sizes LIST      payload sizes, e.g. 64,4KiB,64KiB (the default)\n"
@@ -1139,6 +1142,13 @@ static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err 
         if (o->proto == NULL)
             return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, proto_names());
         break;
+    case OPT_PIPELINE:
+        rc = opt_uint("--pipeline", val, 1, 1024, &v, err);
+        o->pipeline = (unsigned)v;
+        break;
+    case 'n':
+        rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &o->count, err);
+        break;
     default:
         rc = -EINVAL;
     }
@@ -1162,6 +1172,7 @@ static void lab_defaults(struct lab_opts *o)
     o->shared.sample_ns = 250 * NS_PER_MS;
     o->shared.reps = 1;
     o->shared.seed = 1;
+    o->pipeline = 1;
 }
 
 /*
@@ -1232,11 +1243,27 @@ static const struct option lab_longopts[] = {
     { "server-threads", required_argument, NULL, OPT_SERVER_THREADS },
     { "delay-us", required_argument, NULL, OPT_DELAY_US },
     { "wait", required_argument, NULL, OPT_WAIT },
+    { "pipeline", required_argument, NULL, OPT_PIPELINE },
+    { "count", required_argument, NULL, 'n' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
 
-const struct cli_spec cli_spec_lab = { "lab", usage_lab, "d:c:t:h", lab_longopts };
+const struct cli_spec cli_spec_lab = { "lab", usage_lab, "d:c:t:n:h", lab_longopts };
+
+/* -n and --pipeline against the rest, as run checks them; -n replaces the duration. */
+static int lab_check_load(struct lab_opts *o, struct hb_err *err)
+{
+    if (o->count > 0 && o->shared.duration_given)
+        return hb_fail(err, -EINVAL, "lab: give --duration or --count, not both");
+    if (o->pipeline > 1 && o->nrates > 0)
+        return hb_fail(err, -EINVAL, "lab: --rates sends one request at a time; drop --pipeline");
+    if (o->pipeline > 1 && o->shared.block_wait)
+        return hb_fail(err, -EINVAL,
+                       "lab: --wait block is for one request at a time; drop --pipeline");
+    if (o->count > 0) o->shared.duration_ns = 0;
+    return 0;
+}
 
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
 {
@@ -1257,13 +1284,14 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
     if (optind < argc && strcmp(argv[optind], "overload") == 0) {
         optind++;
         /* Its cells are fixed: 64 B, connect mode, closed loop. */
-        if (o->sizes_given || o->nrates > 0 || o->shared.block_wait)
+        if (o->sizes_given || o->nrates > 0 || o->shared.block_wait || o->pipeline > 1)
             return hb_fail(err, -EINVAL,
                            "lab overload: %s does not apply (its cells are 64 B, "
                            "a new connection each, closed loop)",
-                           o->sizes_given  ? "--sizes"
-                           : o->nrates > 0 ? "--rates"
-                                           : "--wait block");
+                           o->sizes_given         ? "--sizes"
+                           : o->nrates > 0        ? "--rates"
+                           : o->shared.block_wait ? "--wait block"
+                                                  : "--pipeline");
         lab_overload_defaults(o);
     }
     if (optind < argc) return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);
@@ -1273,7 +1301,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
     if (o->shared.threads > o->shared.conns)
         return hb_fail(err, -EINVAL, "lab: --threads %u is more than --connections %u",
                        o->shared.threads, o->shared.conns);
-    return 0;
+    return lab_check_load(o, err);
 }
 
 /* ---- compare, merge ---- */

@@ -99,17 +99,96 @@ static int parse_param(const char *val, const struct proto_args *a, struct hb_er
     return 0;
 }
 
+/* "ping", "set" or "get" (the first len bytes of s) as its command: 0, or -1. */
+static int redis_cmd_word(const char *s, size_t len, enum codec_redis_cmd *cmd)
+{
+    static const char *const words[] = {
+        [REDIS_PING] = "ping", [REDIS_SET] = "set", [REDIS_GET] = "get"
+    };
+
+    for (size_t i = 0; i < ARRAY_LEN(words); i++)
+        if (strlen(words[i]) == len && strncmp(s, words[i], len) == 0) {
+            *cmd = (enum codec_redis_cmd)i;
+            return 0;
+        }
+    return -1;
+}
+
+/*
+ * The commands of a mix in turn, `weights[i]` of command cmds[i] in each
+ * period: each next one the command furthest behind its share (a smooth
+ * weighted round robin), the first given on a tie, so set,get alternates
+ * from SET and set:1,get:9 spreads its SET among the GETs.
+ */
+static void redis_mix_build(struct codec_opts *co, const enum codec_redis_cmd *cmds,
+                            const unsigned *weights, size_t n, unsigned total)
+{
+    int cur[3] = { 0 };
+
+    for (unsigned k = 0; k < total; k++) {
+        size_t best = 0;
+        for (size_t i = 0; i < n; i++) {
+            cur[i] += (int)weights[i];
+            if (cur[i] > cur[best]) best = i;
+        }
+        cur[best] -= (int)total;
+        co->redis_mix[k] = (uint8_t)cmds[best];
+    }
+    co->redis_mix_len = total;
+}
+
+/*
+ * --command C: ping, set or get; or several in turn, "set,get", each perhaps
+ * with its share, "set:1,get:9" (the shares' sum at most CODEC_REDIS_MIX_MAX).
+ */
 static int parse_command(const char *val, const struct proto_args *a, struct hb_err *err)
 {
-    if (strcmp(val, "ping") == 0)
-        a->co->redis_cmd = REDIS_PING;
-    else if (strcmp(val, "set") == 0)
-        a->co->redis_cmd = REDIS_SET;
-    else if (strcmp(val, "get") == 0)
-        a->co->redis_cmd = REDIS_GET;
-    else
-        return hb_fail(err, -EINVAL, "--command: '%s' is not ping, set or get", val);
+    enum codec_redis_cmd cmds[3];
+    unsigned weights[3], total = 0;
+    size_t n = 0;
+    const char *p = val;
+
+    if (strpbrk(val, ",:") == NULL) {
+        if (redis_cmd_word(val, strlen(val), &cmds[0]) < 0)
+            return hb_fail(err, -EINVAL, "--command: '%s' is not ping, set or get", val);
+        a->co->redis_cmd = cmds[0];
+        a->co->redis_mix_len = 0;
+        return 0;
+    }
+    for (;;) {
+        size_t len = strcspn(p, ",:");
+        uint64_t w = 1;
+        char num[8];
+
+        if (n == ARRAY_LEN(cmds) || redis_cmd_word(p, len, &cmds[n]) < 0) goto bad;
+        for (size_t i = 0; i < n; i++)
+            if (cmds[i] == cmds[n]) goto bad;
+        p += len;
+        if (*p == ':') {
+            len = strcspn(++p, ",");
+            if (len == 0 || len >= sizeof(num)) goto bad;
+            memcpy(num, p, len);
+            num[len] = '\0';
+            if (parse_u64(num, 1, CODEC_REDIS_MIX_MAX, &w) < 0) goto bad;
+            p += len;
+        }
+        weights[n++] = (unsigned)w;
+        total += (unsigned)w;
+        if (*p == '\0') break;
+        p++; /* the ',' */
+    }
+    if (total > CODEC_REDIS_MIX_MAX)
+        return hb_fail(err, -EINVAL, "--command: the shares of '%s' add up to more than %d", val,
+                       CODEC_REDIS_MIX_MAX);
+    a->co->redis_cmd = cmds[0];
+    a->co->redis_mix_len = 0;
+    if (n > 1) redis_mix_build(a->co, cmds, weights, n, total);
     return 0;
+bad:
+    return hb_fail(err, -EINVAL,
+                   "--command: '%s' is not ping, set and get in turn, each once and perhaps with "
+                   "its share (e.g. set,get or set:1,get:9)",
+                   val);
 }
 
 static int parse_keys(const char *val, const struct proto_args *a, struct hb_err *err)
@@ -159,7 +238,15 @@ static const struct proto_option opt_param = {
     parse_param,
 };
 static const struct proto_option opt_command = {
-    PROTO_OPT_COMMAND, "--command", "C", "redis: ping (default), set or get", parse_command,
+    PROTO_OPT_COMMAND,
+    "--command",
+    "C",
+    "redis: ping (default), set or get; or several in turn, each" HELP_INDENT
+    "once: set,get alternates, set:1,get:9 sends 1 SET in 10. Before" HELP_INDENT
+    "each run of a mix with GETs, every key is SET once (--size bytes)," HELP_INDENT
+    "so each GET must return a value of --size bytes (else an error of" HELP_INDENT
+    "kind 'body'); the size column is that value's size",
+    parse_command,
 };
 static const struct proto_option opt_keys = {
     PROTO_OPT_KEYS,
@@ -202,22 +289,46 @@ static int check_get_post(const struct proto_entry *pe, struct proto_req *req, s
     return 0;
 }
 
-/* redis: a PING has no key and no value, a GET no value; only a GET has a body to expect. */
+/* Does the request options' redis mix send cmd? */
+static bool redis_mix_has(const struct codec_opts *co, enum codec_redis_cmd cmd)
+{
+    return co->redis_mix_len > 0 && memchr(co->redis_mix, (int)cmd, co->redis_mix_len) != NULL;
+}
+
+/*
+ * redis: a PING has no key and no value, a GET no value; only a GET has a
+ * body to expect. In a mix the size is the value its SETs write and its GETs
+ * read back. A lone GET's size is what --expect-body says its value is.
+ */
 static int check_redis(const struct proto_entry *pe, struct proto_req *req, struct hb_err *err)
 {
     const struct codec_opts *co = req->co;
+    bool mix = co->redis_mix_len > 0;
 
-    if (co->redis_cmd == REDIS_PING && (co->keys || req->size_given))
+    if (!mix && co->redis_cmd == REDIS_PING && (co->keys || req->size_given))
         return hb_fail(err, -EINVAL,
                        "run %s: --keys and --size/--value-size need --command set or get",
                        pe->name);
-    if (co->redis_cmd == REDIS_GET && req->size_given)
+    if (!mix && co->redis_cmd == REDIS_GET && req->size_given)
         return hb_fail(err, -EINVAL,
                        "run %s: a GET sends no value; --size/--value-size is for --command set",
                        pe->name);
-    if (co->expect_body && co->redis_cmd != REDIS_GET)
+    if (co->expect_body && (mix || co->redis_cmd != REDIS_GET))
         return proto_refuse(pe, PROTO_OPT_EXPECT_BODY, err);
+    if (!mix && co->redis_cmd == REDIS_GET)
+        *req->size = co->expect_body != NULL ? strlen(co->expect_body) : 0;
     return 0;
+}
+
+/* redis: a mix that GETs first SETs each of its keys once, so every GET finds a value. */
+static uint64_t prepare_redis(const struct codec_opts *co, struct codec_opts *pre)
+{
+    if (!redis_mix_has(co, REDIS_GET)) return 0;
+    *pre = *co;
+    pre->redis_cmd = REDIS_SET;
+    pre->redis_mix_len = 0;
+    pre->expect_body = NULL;
+    return co->keys > 0 ? co->keys : 1;
 }
 
 static const struct proto_entry entries[] = {
@@ -255,6 +366,7 @@ static const struct proto_entry entries[] = {
         .opts_when = PROTO_OPT_EXPECT_BODY,
         .when = "--command get",
         .check = check_redis,
+        .prepare = prepare_redis,
         /* the lab SETs values of each size over a thousand keys */
         .lab_codec = { .redis_cmd = REDIS_SET, .keys = 1000 },
     },
@@ -424,7 +536,7 @@ static unsigned opts_given(const struct codec_opts *co)
     bits |= co->docroot ? PROTO_OPT_DOCROOT : 0;
     bits |= co->query ? PROTO_OPT_QUERY : 0;
     bits |= co->nparams ? PROTO_OPT_PARAM : 0;
-    bits |= co->redis_cmd != REDIS_PING ? PROTO_OPT_COMMAND : 0;
+    bits |= co->redis_cmd != REDIS_PING || co->redis_mix_len > 0 ? PROTO_OPT_COMMAND : 0;
     bits |= co->keys ? PROTO_OPT_KEYS : 0;
     bits |= co->expect_body ? PROTO_OPT_EXPECT_BODY : 0;
     return bits;

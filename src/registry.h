@@ -90,6 +90,13 @@ struct proto_entry {
     /* What else `run` requires of the options together; NULL: nothing. 0 or -EINVAL. */
     int (*check)(const struct proto_entry *pe, struct proto_req *req, struct hb_err *err);
     /*
+     * Requests `run` makes before each run, not measured (redis: a mix that
+     * GETs SETs its keys first): fills *pre with their options and returns
+     * how many, sent in turn over one connection from its first key; 0 (or
+     * NULL): none.
+     */
+    uint64_t (*prepare)(const struct codec_opts *co, struct codec_opts *pre);
+    /*
      * The server answers with a body of a chosen size (serve --body-size), and
      * the lab's sizes are that reply body: its requests are bodiless GETs.
      * Otherwise a size is the request's payload (echo message, SET value).

@@ -393,6 +393,85 @@ static void test_option_hooks(void **state)
                         "run redis: --script, --docroot, --query and --param are for fcgi");
 }
 
+/* The commands of a mix, as letters: "SGG". */
+static void mix_text(const struct codec_opts *co, char *out)
+{
+    for (unsigned i = 0; i < co->redis_mix_len; i++)
+        out[i] = co->redis_mix[i] == REDIS_SET ? 'S' : co->redis_mix[i] == REDIS_GET ? 'G' : 'P';
+    out[co->redis_mix_len] = '\0';
+}
+
+/* run redis --command VAL [extra...]: what cli_parse_run returns. */
+static int run_redis(struct run_opts *o, struct hb_err *err, const char *val, const char *x1,
+                     const char *x2)
+{
+    char run[] = "run", redis[] = "redis", ep[] = "unix:/x", cmd[] = "--command", v[64], a[64],
+         b[64];
+    char *argv[] = { run, redis, ep, cmd, v, a, b, NULL };
+
+    snprintf(v, sizeof(v), "%s", val);
+    snprintf(a, sizeof(a), "%s", x1 != NULL ? x1 : "");
+    snprintf(b, sizeof(b), "%s", x2 != NULL ? x2 : "");
+    memset(err, 0, sizeof(*err));
+    return cli_parse_run(x1 != NULL ? 7 : 5, argv, o, stdout, err);
+}
+
+static void test_redis_command(void **state)
+{
+    static const char *const bad[] = { "set,set", "set,foo",   "set:0,get",   "set,",
+                                       ",get",    "set:x,get", "set:1:2,get", "set,get,ping,set" };
+    const struct proto_entry *redis = proto_find("redis");
+    struct run_opts o;
+    struct hb_err err;
+    struct codec_opts pre;
+    char text[CODEC_REDIS_MIX_MAX + 1];
+    unsigned gets = 0;
+
+    (void)state;
+    assert_int_equal(run_redis(&o, &err, "set,get", "--size", "100"), 0);
+    mix_text(&o.codec, text);
+    assert_string_equal(text, "SG");
+    assert_int_equal(o.load.size, 100);
+    /* a mix that GETs fills its keys first: SET each once */
+    assert_int_equal(redis->prepare(&o.codec, &pre), 1);
+    assert_int_equal(pre.redis_cmd, REDIS_SET);
+    assert_int_equal(pre.redis_mix_len, 0);
+    assert_int_equal(run_redis(&o, &err, "get,ping", "--keys", "40"), 0);
+    mix_text(&o.codec, text);
+    assert_string_equal(text, "GP");
+    assert_int_equal(redis->prepare(&o.codec, &pre), 40);
+    assert_int_equal(pre.keys, 40);
+    assert_int_equal(run_redis(&o, &err, "set:1,get:9", NULL, NULL), 0);
+    assert_int_equal(o.codec.redis_mix_len, 10);
+    for (unsigned i = 0; i < 10; i++)
+        gets += o.codec.redis_mix[i] == REDIS_GET;
+    assert_int_equal(gets, 9);
+    assert_int_equal(run_redis(&o, &err, "set:2,ping:1", NULL, NULL), 0);
+    mix_text(&o.codec, text);
+    assert_int_equal(strlen(text), 3);
+    assert_int_equal(redis->prepare(&o.codec, &pre), 0); /* no GET: nothing before */
+    /* one command is that command alone; a lone GET's size is the value it expects */
+    assert_int_equal(run_redis(&o, &err, "get", NULL, NULL), 0);
+    assert_int_equal(o.codec.redis_mix_len, 0);
+    assert_int_equal(o.codec.redis_cmd, REDIS_GET);
+    assert_int_equal(o.load.size, 0);
+    assert_int_equal(run_redis(&o, &err, "get", "--expect-body", "xxxxx"), 0);
+    assert_int_equal(o.load.size, 5);
+    /* refused: --expect-body in a mix, shares above the period, words that are no mix */
+    assert_int_equal(run_redis(&o, &err, "set,get", "--expect-body", "x"), -EINVAL);
+    assert_string_equal(err.msg,
+                        "run redis: --expect-body is for http, fcgi and redis --command get");
+    assert_int_equal(run_redis(&o, &err, "set:60,get:41", NULL, NULL), -EINVAL);
+    assert_string_equal(err.msg,
+                        "--command: the shares of 'set:60,get:41' add up to more than 100");
+    assert_int_equal(run_redis(&o, &err, "put", NULL, NULL), -EINVAL);
+    assert_string_equal(err.msg, "--command: 'put' is not ping, set or get");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(run_redis(&o, &err, bad[i], NULL, NULL), -EINVAL);
+        assert_non_null(strstr(err.msg, "is not ping, set and get in turn"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,7 +479,7 @@ int main(void)
         cmocka_unit_test(test_list),         cmocka_unit_test(test_every_option),
         cmocka_unit_test(test_run_messages), cmocka_unit_test(test_serve_lab_messages),
         cmocka_unit_test(test_help),         cmocka_unit_test(test_options),
-        cmocka_unit_test(test_option_hooks),
+        cmocka_unit_test(test_option_hooks), cmocka_unit_test(test_redis_command),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
