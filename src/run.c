@@ -240,6 +240,7 @@ void run_report(const struct run *run, FILE *out)
     size_t n = run->nrecs;
 
     report_run_table(out, recs, n);
+    report_kinds(out, recs, n);
     report_open_loop(out, recs, n);
     report_cost_table(out, recs, n);
     report_kernel_evidence(out, recs, n);

@@ -8,6 +8,7 @@
 #     redis-server's INFO commandstats counts exactly prepared + SET replies as SET
 #     calls and the GET replies as GET calls; redis-server holds --keys keys of --size
 #     bytes
+#   - the text gives each mix's replies by command and the requests before it
 #   - the size column is the value's size: the mix's --size, a lone GET's
 #     --expect-body length (0 when it checks nothing)
 #   - a mix that repeats a command, or with --expect-body: exit 64, one line
@@ -48,6 +49,9 @@ done
 mix_run "built-in set:1,get:9" b_ratio "unix:$T/srv.sock" 200 4096 --command set:1,get:9
 rcheck "built-in set:1,get:9: one SET in ten" "$T/b_ratio.json" \
     '.runs[0].replies_by_kind | .SET == 200 and .GET == 1800'
+check "built-in set:1,get:9: the text gives the replies by command and the SETs before" grep -q \
+    ": replies SET 200, GET 1,800 (warm-up included); 200 requests before the run" \
+    "$T/b_ratio.out"
 stop_server "$SRV_PID" "$SRV_OUT"
 
 # --- a private redis-server: its own directory, a Unix socket, no TCP ----------------
