@@ -1,7 +1,8 @@
 /*
  * fuzz_resp: the RESP2 codec against arbitrary replies. Byte 0 picks the
- * command (bits 0-1; 3 is PING too), the expected GET body (bits 2-3: none,
- * "", "hello", "PONG") and the key count (bits 4-7); byte 1 picks a split
+ * command (bits 0-1; 3 is a mix of SET, GET and PING in turn, whose GETs want
+ * a value of the size), the expected GET body (bits 2-3: none, "", "hello",
+ * "PONG") and the key count (bits 4-7); byte 1 picks a split
  * point; the rest is the reply stream. Checks what codec.h promises: *used
  * never exceeds the input, and the verdicts (DONEs, error replies, the error,
  * its offset and where it stopped the stream, then eof) are the same fed
@@ -90,6 +91,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size < 2 || resp_codec.state_size > sizeof(st1)) return 0;
     opts.redis_cmd = (data[0] & 3) == 1 ? REDIS_SET : (data[0] & 3) == 2 ? REDIS_GET : REDIS_PING;
+    if ((data[0] & 3) == 3) {
+        static const uint8_t mix[] = { REDIS_SET, REDIS_GET, REDIS_GET, REDIS_PING };
+        memcpy(opts.redis_mix, mix, sizeof(mix));
+        opts.redis_mix_len = sizeof(mix);
+    }
     opts.expect_body = bodies[(data[0] >> 2) & 3];
     opts.keys = (uint64_t)(data[0] >> 4) * 997;
     cfg.size = (size_t)(data[0] >> 4) * 17;

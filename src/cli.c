@@ -68,7 +68,7 @@ static const char usage_top[] =
     "  -h, --help            this text (also 'hopbench help')\n"
     "      --version         the version (also 'hopbench version')\n";
 
-static const char usage_run[] =
+static const char usage_run_head[] =
     "usage: hopbench run PROTO ENDPOINT [ENDPOINT...] [OPTIONS]\n"
     "\n"
     "Loads each ENDPOINT in turn with identical settings and prints a row per endpoint\n"
@@ -152,21 +152,10 @@ static const char usage_run[] =
     "      --label NAME      a name for an endpoint, in the order of the endpoints (or write\n"
     "                        NAME=ENDPOINT); tables and evidence use it\n"
     "\n"
-    "Protocols (echo checks every byte; the others check the reply's framing and status):\n"
-    "      --method M        http, fcgi: GET (default) or POST (a --size byte body)\n"
-    "      --path P          http: the request target (default /); fcgi: SCRIPT_NAME and\n"
-    "                        REQUEST_URI (default /bench; php-fpm's ping.path, e.g. /ping,\n"
-    "                        runs no PHP)\n"
-    "      --host H          http: the Host header (default localhost)\n"
-    "      --expect-body T   http, fcgi, redis --command get: the body must be T (\\n, \\r,\n"
-    "                        \\t and \\\\ are decoded); else an error of kind 'body'\n"
-    "      --script FILE     fcgi: SCRIPT_FILENAME (default DOCROOT + PATH)\n"
-    "      --docroot DIR     fcgi: DOCUMENT_ROOT (default /var/www/html)\n"
-    "      --query QS        fcgi: QUERY_STRING (default empty)\n"
-    "      --param NAME=VAL  fcgi: one more parameter; repeat for several\n"
-    "      --command C       redis: ping (default), set or get\n"
-    "      --keys N          redis: keys key:0 .. key:N-1, each connection from its own\n"
-    "                        offset (default 1)\n"
+    "Protocols (echo checks every byte; the others check the reply's framing and status):\n";
+
+/* After the registry's protocol options (run_spec_build). */
+static const char usage_run_tail[] =
     "      --value-size B    redis: the SET value (the same as --size)\n"
     "A non-2xx status (http, fcgi's Status:) counts as an error of kind 'status', a RESP error\n"
     "or a FastCGI protocolStatus other than REQUEST_COMPLETE as 'error_reply'. A kept\n"
@@ -253,6 +242,9 @@ static const char usage_lab[] =
     "the ops that took 1 s or more.\n"
     "  -d, --duration S      measured seconds per run (default 0.6, each cell 5 runs; with\n"
     "                        -d and no --reps one run per cell; --reps alone 3; --quick 0.75)\n"
+    "  -n, --count N         measure N ops per run instead of a duration\n"
+    "      --pipeline P      requests in flight per connection in the reuse cells (default\n"
+    "                        1; connect cells send one per connection); not with --rates\n"
     "      --warmup S        discarded seconds before each run (default 0.15; with -d or --reps\n"
     "                        1; --quick 0.25)\n"
     "      --sizes LIST      payload sizes, e.g. 64,4KiB,64KiB (the default)\n"
@@ -343,17 +335,6 @@ int cli_parse_size(const char *s, size_t max, size_t *out)
     return -EINVAL;
 }
 
-static int opt_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out,
-                    struct hb_err *err)
-{
-    int rc = parse_u64(val, min, max, out);
-
-    if (rc < 0)
-        return hb_fail(err, -EINVAL, "%s: '%s' is not a whole number in %llu..%llu", opt, val,
-                       (unsigned long long)min, (unsigned long long)max);
-    return 0;
-}
-
 /* Seconds > 0 (or == 0 when zero_ok), at most a day. */
 static int opt_seconds(const char *opt, const char *val, bool zero_ok, uint64_t *out,
                        struct hb_err *err)
@@ -442,16 +423,6 @@ enum {
     OPT_COOLDOWN,
     OPT_JSONL,
     OPT_CSV,
-    OPT_METHOD,
-    OPT_PATH,
-    OPT_HOST,
-    OPT_EXPECT_BODY,
-    OPT_SCRIPT,
-    OPT_DOCROOT,
-    OPT_QUERY,
-    OPT_PARAM,
-    OPT_COMMAND,
-    OPT_KEYS,
     OPT_VALUE_SIZE,
     OPT_BODY_SIZE,
     OPT_PROTO,
@@ -468,6 +439,9 @@ enum {
     OPT_WATCH,
     OPT_LABEL,
 };
+
+/* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_at index. */
+enum { OPT_PROTO_FIRST = 1024 };
 
 /* --rate R (ops/s in all) or --rate N% (of the closed-loop maximum). */
 static int opt_rate(const char *val, double *rate, double *share, struct hb_err *err)
@@ -495,93 +469,26 @@ bad:
                    val);
 }
 
-/* --expect-body: the text with \n, \r, \t and \\ decoded, so a shell user can write "hello\n". */
-static int opt_body(const char *val, char *dst, size_t cap, struct hb_err *err)
-{
-    size_t n = 0;
-
-    for (const char *p = val; *p != '\0'; p++) {
-        char ch = *p;
-        if (ch == '\\' && p[1] != '\0') {
-            p++;
-            ch = *p;
-            if (ch == 'n') ch = '\n';
-            if (ch == 'r') ch = '\r';
-            if (ch == 't') ch = '\t';
-        }
-        if (n + 1 >= cap)
-            return hb_fail(err, -EINVAL, "--expect-body: longer than %zu bytes", cap - 1);
-        dst[n++] = ch;
-    }
-    dst[n] = '\0';
-    return 0;
-}
-
-/* Options that shape the protocol's requests (http, fcgi, redis). */
+/*
+ * Options that shape the protocol's requests: the registry's, each parsed by
+ * its hook (proto_check_run refuses it later if the protocol chosen does not
+ * take it), and the payload and the open loop.
+ */
 static int run_proto_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
 {
-    struct codec_opts *co = &o->codec;
-    uint64_t v = 0;
+    const struct proto_option *po =
+        c >= OPT_PROTO_FIRST ? proto_option_at((size_t)(c - OPT_PROTO_FIRST)) : NULL;
+    struct proto_args args = {
+        .co = &o->codec,
+        .params = o->params,
+        .params_cap = ARRAY_LEN(o->params),
+        .body = o->expect_body,
+        .body_cap = sizeof(o->expect_body),
+    };
     int rc = 0;
 
+    if (po != NULL) return po->parse(val, &args, err);
     switch (c) {
-    case OPT_METHOD:
-        if (strcmp(val, "GET") != 0 && strcmp(val, "POST") != 0)
-            return hb_fail(err, -EINVAL, "--method: '%s' is not GET or POST", val);
-        co->method = val;
-        break;
-    case OPT_PATH:
-        if (val[0] != '/') return hb_fail(err, -EINVAL, "--path: '%s' does not start with /", val);
-        if (strpbrk(val, " \r\n") != NULL)
-            return hb_fail(err, -EINVAL, "--path: '%s' holds a space or line break", val);
-        co->path = val;
-        break;
-    case OPT_HOST:
-        if (val[0] == '\0' || strpbrk(val, " \r\n") != NULL)
-            return hb_fail(err, -EINVAL, "--host: '%s' is not a host name", val);
-        co->host = val;
-        break;
-    case OPT_EXPECT_BODY:
-        rc = opt_body(val, o->expect_body, sizeof(o->expect_body), err);
-        co->expect_body = o->expect_body;
-        break;
-    case OPT_SCRIPT:
-        if (val[0] != '/')
-            return hb_fail(err, -EINVAL, "--script: '%s' is not an absolute path", val);
-        co->script = val;
-        break;
-    case OPT_DOCROOT:
-        if (val[0] != '/')
-            return hb_fail(err, -EINVAL, "--docroot: '%s' is not an absolute path", val);
-        co->docroot = val;
-        break;
-    case OPT_QUERY:
-        co->query = val;
-        break;
-    case OPT_PARAM: {
-        const char *eq = strchr(val, '=');
-        if (eq == NULL || eq == val)
-            return hb_fail(err, -EINVAL, "--param: '%s' is not NAME=VALUE", val);
-        if (co->nparams == CLI_MAX_PARAMS)
-            return hb_fail(err, -EINVAL, "--param: at most %d", CLI_MAX_PARAMS);
-        o->params[co->nparams++] = val;
-        co->params = o->params;
-        break;
-    }
-    case OPT_COMMAND:
-        if (strcmp(val, "ping") == 0)
-            co->redis_cmd = REDIS_PING;
-        else if (strcmp(val, "set") == 0)
-            co->redis_cmd = REDIS_SET;
-        else if (strcmp(val, "get") == 0)
-            co->redis_cmd = REDIS_GET;
-        else
-            rc = hb_fail(err, -EINVAL, "--command: '%s' is not ping, set or get", val);
-        break;
-    case OPT_KEYS:
-        rc = opt_uint("--keys", val, 1, 1000000000, &v, err);
-        co->keys = v;
-        break;
     case OPT_VALUE_SIZE:
         o->size_given = true;
         rc = opt_size("--value-size", val, &o->load.size, err);
@@ -953,16 +860,6 @@ static const struct option run_longopts[] = {
     { "json", required_argument, NULL, OPT_JSON },
     { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
     { "wait-ready", required_argument, NULL, OPT_WAIT_READY },
-    { "method", required_argument, NULL, OPT_METHOD },
-    { "path", required_argument, NULL, OPT_PATH },
-    { "host", required_argument, NULL, OPT_HOST },
-    { "expect-body", required_argument, NULL, OPT_EXPECT_BODY },
-    { "script", required_argument, NULL, OPT_SCRIPT },
-    { "docroot", required_argument, NULL, OPT_DOCROOT },
-    { "query", required_argument, NULL, OPT_QUERY },
-    { "param", required_argument, NULL, OPT_PARAM },
-    { "command", required_argument, NULL, OPT_COMMAND },
-    { "keys", required_argument, NULL, OPT_KEYS },
     { "value-size", required_argument, NULL, OPT_VALUE_SIZE },
     { "rate", required_argument, NULL, OPT_RATE },
     { "arrivals", required_argument, NULL, OPT_ARRIVALS },
@@ -971,7 +868,43 @@ static const struct option run_longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-const struct cli_spec cli_spec_run = { "run", usage_run, "c:t:d:n:qh", run_longopts };
+/*
+ * run's --help text and option table: the fixed ones with the registry's
+ * protocol options put in, built once before main (run_spec_build) so that
+ * cli_spec_run is the constant the other specs are. Room for 32 protocol
+ * options, one per proto_opt bit.
+ */
+static char run_help[sizeof(usage_run_head) + sizeof(usage_run_tail) + 8192];
+static struct option run_table[ARRAY_LEN(run_longopts) + 32];
+
+const struct cli_spec cli_spec_run = { "run", run_help, "c:t:d:n:qh", run_table };
+
+/* Appends to buf (of cap bytes, holding *len) one option's --help entry, as the fixed ones are. */
+static void help_option(char *buf, size_t cap, size_t *len, const struct proto_option *po)
+{
+    int head = (int)(strlen(po->name) + 1 + strlen(po->arg));
+    int n = snprintf(buf + *len, cap - *len, "      %s %s%*s%s\n", po->name, po->arg,
+                     head <= 16 ? 18 - head : 2, "", po->help);
+
+    if (n > 0) *len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
+}
+
+__attribute__((constructor)) static void run_spec_build(void)
+{
+    const struct proto_option *po;
+    size_t len = 0, n = 0;
+
+    len = (size_t)snprintf(run_help, sizeof(run_help), "%s", usage_run_head);
+    for (size_t i = 0; (po = proto_option_at(i)) != NULL; i++)
+        help_option(run_help, sizeof(run_help), &len, po);
+    snprintf(run_help + len, sizeof(run_help) - len, "%s", usage_run_tail);
+    for (; run_longopts[n].name != NULL; n++)
+        run_table[n] = run_longopts[n];
+    for (size_t i = 0; (po = proto_option_at(i)) != NULL && n + 1 < ARRAY_LEN(run_table); i++)
+        run_table[n++] =
+            (struct option){ po->name + 2, required_argument, NULL, OPT_PROTO_FIRST + (int)i };
+    run_table[n] = (struct option){ NULL, 0, NULL, 0 };
+}
 
 int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err)
 {
@@ -1235,6 +1168,13 @@ static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err 
         if (o->proto == NULL)
             return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, proto_names());
         break;
+    case OPT_PIPELINE:
+        rc = opt_uint("--pipeline", val, 1, 1024, &v, err);
+        o->pipeline = (unsigned)v;
+        break;
+    case 'n':
+        rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &o->count, err);
+        break;
     default:
         rc = -EINVAL;
     }
@@ -1258,6 +1198,7 @@ static void lab_defaults(struct lab_opts *o)
     o->shared.sample_ns = 250 * NS_PER_MS;
     o->shared.reps = 1;
     o->shared.seed = 1;
+    o->pipeline = 1;
 }
 
 /*
@@ -1330,11 +1271,27 @@ static const struct option lab_longopts[] = {
     { "server-threads", required_argument, NULL, OPT_SERVER_THREADS },
     { "delay-us", required_argument, NULL, OPT_DELAY_US },
     { "wait", required_argument, NULL, OPT_WAIT },
+    { "pipeline", required_argument, NULL, OPT_PIPELINE },
+    { "count", required_argument, NULL, 'n' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
 
-const struct cli_spec cli_spec_lab = { "lab", usage_lab, "d:c:t:qh", lab_longopts };
+const struct cli_spec cli_spec_lab = { "lab", usage_lab, "d:c:t:n:qh", lab_longopts };
+
+/* -n and --pipeline against the rest, as run checks them; -n replaces the duration. */
+static int lab_check_load(struct lab_opts *o, struct hb_err *err)
+{
+    if (o->count > 0 && o->shared.duration_given)
+        return hb_fail(err, -EINVAL, "lab: give --duration or --count, not both");
+    if (o->pipeline > 1 && o->nrates > 0)
+        return hb_fail(err, -EINVAL, "lab: --rates sends one request at a time; drop --pipeline");
+    if (o->pipeline > 1 && o->shared.block_wait)
+        return hb_fail(err, -EINVAL,
+                       "lab: --wait block is for one request at a time; drop --pipeline");
+    if (o->count > 0) o->shared.duration_ns = 0;
+    return 0;
+}
 
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
 {
@@ -1355,13 +1312,14 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
     if (optind < argc && strcmp(argv[optind], "overload") == 0) {
         optind++;
         /* Its cells are fixed: 64 B, connect mode, closed loop. */
-        if (o->sizes_given || o->nrates > 0 || o->shared.block_wait)
+        if (o->sizes_given || o->nrates > 0 || o->shared.block_wait || o->pipeline > 1)
             return hb_fail(err, -EINVAL,
                            "lab overload: %s does not apply (its cells are 64 B, "
                            "a new connection each, closed loop)",
-                           o->sizes_given  ? "--sizes"
-                           : o->nrates > 0 ? "--rates"
-                                           : "--wait block");
+                           o->sizes_given         ? "--sizes"
+                           : o->nrates > 0        ? "--rates"
+                           : o->shared.block_wait ? "--wait block"
+                                                  : "--pipeline");
         lab_overload_defaults(o);
     }
     if (optind < argc) return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);
@@ -1371,7 +1329,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
     if (o->shared.threads > o->shared.conns)
         return hb_fail(err, -EINVAL, "lab: --threads %u is more than --connections %u",
                        o->shared.threads, o->shared.conns);
-    return 0;
+    return lab_check_load(o, err);
 }
 
 /* ---- compare, merge ---- */

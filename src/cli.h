@@ -153,7 +153,9 @@ struct lab_opts {
     bool quick;
     size_t sizes[CLI_MAX_SIZES];
     unsigned nsizes;
-    bool sizes_given; /* --sizes was on the command line */
+    bool sizes_given;  /* --sizes was on the command line */
+    unsigned pipeline; /* --pipeline: requests in flight per connection in the reuse cells */
+    uint64_t count;    /* -n: ops per run instead of a duration; 0 = the duration */
 };
 
 /* Each returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */

@@ -13,16 +13,261 @@
 #include "proto/http.h"
 #include "proto/resp.h"
 
-/* The options of enum proto_opt, in the order they are checked and named. */
-static const struct {
-    unsigned bit;
-    const char *name;
-} opt_names[] = {
-    { PROTO_OPT_METHOD, "--method" },   { PROTO_OPT_PATH, "--path" },
-    { PROTO_OPT_HOST, "--host" },       { PROTO_OPT_SCRIPT, "--script" },
-    { PROTO_OPT_DOCROOT, "--docroot" }, { PROTO_OPT_QUERY, "--query" },
-    { PROTO_OPT_PARAM, "--param" },     { PROTO_OPT_COMMAND, "--command" },
-    { PROTO_OPT_KEYS, "--keys" },       { PROTO_OPT_EXPECT_BODY, "--expect-body" },
+static int parse_method(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    if (strcmp(val, "GET") != 0 && strcmp(val, "POST") != 0)
+        return hb_fail(err, -EINVAL, "--method: '%s' is not GET or POST", val);
+    a->co->method = val;
+    return 0;
+}
+
+static int parse_path(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    if (val[0] != '/') return hb_fail(err, -EINVAL, "--path: '%s' does not start with /", val);
+    if (strpbrk(val, " \r\n") != NULL)
+        return hb_fail(err, -EINVAL, "--path: '%s' holds a space or line break", val);
+    a->co->path = val;
+    return 0;
+}
+
+static int parse_host(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    if (val[0] == '\0' || strpbrk(val, " \r\n") != NULL)
+        return hb_fail(err, -EINVAL, "--host: '%s' is not a host name", val);
+    a->co->host = val;
+    return 0;
+}
+
+/* --expect-body: the text with \n, \r, \t and \\ decoded, so a shell user can write "hello\n". */
+static int parse_expect_body(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    size_t n = 0;
+
+    for (const char *p = val; *p != '\0'; p++) {
+        char ch = *p;
+        if (ch == '\\' && p[1] != '\0') {
+            p++;
+            ch = *p;
+            if (ch == 'n') ch = '\n';
+            if (ch == 'r') ch = '\r';
+            if (ch == 't') ch = '\t';
+        }
+        if (n + 1 >= a->body_cap)
+            return hb_fail(err, -EINVAL, "--expect-body: longer than %zu bytes", a->body_cap - 1);
+        a->body[n++] = ch;
+    }
+    a->body[n] = '\0';
+    a->co->expect_body = a->body;
+    return 0;
+}
+
+/* An absolute path, for the option called `name`. */
+static int absolute(const char *name, const char *val, const char **dst, struct hb_err *err)
+{
+    if (val[0] != '/') return hb_fail(err, -EINVAL, "%s: '%s' is not an absolute path", name, val);
+    *dst = val;
+    return 0;
+}
+
+static int parse_script(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    return absolute("--script", val, &a->co->script, err);
+}
+
+static int parse_docroot(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    return absolute("--docroot", val, &a->co->docroot, err);
+}
+
+static int parse_query(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    (void)err;
+    a->co->query = val;
+    return 0;
+}
+
+static int parse_param(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    const char *eq = strchr(val, '=');
+
+    if (eq == NULL || eq == val)
+        return hb_fail(err, -EINVAL, "--param: '%s' is not NAME=VALUE", val);
+    if (a->co->nparams == a->params_cap)
+        return hb_fail(err, -EINVAL, "--param: at most %u", a->params_cap);
+    a->params[a->co->nparams++] = val;
+    a->co->params = a->params;
+    return 0;
+}
+
+/* "ping", "set" or "get" (the first len bytes of s) as its command: 0, or -1. */
+static int redis_cmd_word(const char *s, size_t len, enum codec_redis_cmd *cmd)
+{
+    static const char *const words[] = {
+        [REDIS_PING] = "ping", [REDIS_SET] = "set", [REDIS_GET] = "get"
+    };
+
+    for (size_t i = 0; i < ARRAY_LEN(words); i++)
+        if (strlen(words[i]) == len && strncmp(s, words[i], len) == 0) {
+            *cmd = (enum codec_redis_cmd)i;
+            return 0;
+        }
+    return -1;
+}
+
+/*
+ * The commands of a mix in turn, `weights[i]` of command cmds[i] in each
+ * period: each next one the command furthest behind its share (a smooth
+ * weighted round robin), the first given on a tie, so set,get alternates
+ * from SET and set:1,get:9 spreads its SET among the GETs.
+ */
+static void redis_mix_build(struct codec_opts *co, const enum codec_redis_cmd *cmds,
+                            const unsigned *weights, size_t n, unsigned total)
+{
+    int cur[3] = { 0 };
+
+    for (unsigned k = 0; k < total; k++) {
+        size_t best = 0;
+        for (size_t i = 0; i < n; i++) {
+            cur[i] += (int)weights[i];
+            if (cur[i] > cur[best]) best = i;
+        }
+        cur[best] -= (int)total;
+        co->redis_mix[k] = (uint8_t)cmds[best];
+    }
+    co->redis_mix_len = total;
+}
+
+/*
+ * --command C: ping, set or get; or several in turn, "set,get", each perhaps
+ * with its share, "set:1,get:9" (the shares' sum at most CODEC_REDIS_MIX_MAX).
+ */
+static int parse_command(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    enum codec_redis_cmd cmds[3];
+    unsigned weights[3], total = 0;
+    size_t n = 0;
+    const char *p = val;
+
+    if (strpbrk(val, ",:") == NULL) {
+        if (redis_cmd_word(val, strlen(val), &cmds[0]) < 0)
+            return hb_fail(err, -EINVAL, "--command: '%s' is not ping, set or get", val);
+        a->co->redis_cmd = cmds[0];
+        a->co->redis_mix_len = 0;
+        return 0;
+    }
+    for (;;) {
+        size_t len = strcspn(p, ",:");
+        uint64_t w = 1;
+        char num[8];
+
+        if (n == ARRAY_LEN(cmds) || redis_cmd_word(p, len, &cmds[n]) < 0) goto bad;
+        for (size_t i = 0; i < n; i++)
+            if (cmds[i] == cmds[n]) goto bad;
+        p += len;
+        if (*p == ':') {
+            len = strcspn(++p, ",");
+            if (len == 0 || len >= sizeof(num)) goto bad;
+            memcpy(num, p, len);
+            num[len] = '\0';
+            if (parse_u64(num, 1, CODEC_REDIS_MIX_MAX, &w) < 0) goto bad;
+            p += len;
+        }
+        weights[n++] = (unsigned)w;
+        total += (unsigned)w;
+        if (*p == '\0') break;
+        p++; /* the ',' */
+    }
+    if (total > CODEC_REDIS_MIX_MAX)
+        return hb_fail(err, -EINVAL, "--command: the shares of '%s' add up to more than %d", val,
+                       CODEC_REDIS_MIX_MAX);
+    a->co->redis_cmd = cmds[0];
+    a->co->redis_mix_len = 0;
+    if (n > 1) redis_mix_build(a->co, cmds, weights, n, total);
+    return 0;
+bad:
+    return hb_fail(err, -EINVAL,
+                   "--command: '%s' is not ping, set and get in turn, each once and perhaps with "
+                   "its share (e.g. set,get or set:1,get:9)",
+                   val);
+}
+
+static int parse_keys(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    return opt_uint("--keys", val, 1, 1000000000, &a->co->keys, err);
+}
+
+/* Continuation lines of an option's help begin at column 24. */
+#define HELP_INDENT "\n                        "
+
+static const struct proto_option opt_method = {
+    PROTO_OPT_METHOD, "--method", "M", "http, fcgi: GET (default) or POST (a --size byte body)",
+    parse_method,
+};
+static const struct proto_option opt_path = {
+    PROTO_OPT_PATH,
+    "--path",
+    "P",
+    "http: the request target (default /); fcgi: SCRIPT_NAME and" HELP_INDENT
+    "REQUEST_URI (default /bench; php-fpm's ping.path, e.g. /ping," HELP_INDENT "runs no PHP)",
+    parse_path,
+};
+static const struct proto_option opt_host = {
+    PROTO_OPT_HOST, "--host", "H", "http: the Host header (default localhost)", parse_host,
+};
+static const struct proto_option opt_expect_body = {
+    PROTO_OPT_EXPECT_BODY,
+    "--expect-body",
+    "T",
+    "http, fcgi, redis --command get: the body must be T (\\n, \\r," HELP_INDENT
+    "\\t and \\\\ are decoded); else an error of kind 'body'",
+    parse_expect_body,
+};
+static const struct proto_option opt_script = {
+    PROTO_OPT_SCRIPT, "--script", "FILE", "fcgi: SCRIPT_FILENAME (default DOCROOT + PATH)",
+    parse_script,
+};
+static const struct proto_option opt_docroot = {
+    PROTO_OPT_DOCROOT, "--docroot", "DIR", "fcgi: DOCUMENT_ROOT (default /var/www/html)",
+    parse_docroot,
+};
+static const struct proto_option opt_query = {
+    PROTO_OPT_QUERY, "--query", "QS", "fcgi: QUERY_STRING (default empty)", parse_query,
+};
+static const struct proto_option opt_param = {
+    PROTO_OPT_PARAM, "--param", "NAME=VAL", "fcgi: one more parameter; repeat for several",
+    parse_param,
+};
+static const struct proto_option opt_command = {
+    PROTO_OPT_COMMAND,
+    "--command",
+    "C",
+    "redis: ping (default), set or get; or several in turn, each" HELP_INDENT
+    "once: set,get alternates, set:1,get:9 sends 1 SET in 10. Before" HELP_INDENT
+    "each run of a mix with GETs, every key is SET once (--size bytes)," HELP_INDENT
+    "so each GET must return a value of --size bytes (else an error of" HELP_INDENT
+    "kind 'body'); the size column is that value's size",
+    parse_command,
+};
+static const struct proto_option opt_keys = {
+    PROTO_OPT_KEYS,
+    "--keys",
+    "N",
+    "redis: keys key:0 .. key:N-1, each connection from its own" HELP_INDENT "offset (default 1)",
+    parse_keys,
+};
+
+static const struct proto_option *const http_options[] = {
+    &opt_method, &opt_path, &opt_host, &opt_expect_body, NULL,
+};
+static const struct proto_option *const fcgi_options[] = {
+    &opt_method, &opt_path,  &opt_host, &opt_expect_body, &opt_script, &opt_docroot,
+    &opt_query,  &opt_param, NULL,
+};
+static const struct proto_option *const redis_options[] = {
+    &opt_command,
+    &opt_keys,
+    &opt_expect_body,
+    NULL,
 };
 
 /* http and fcgi: a GET carries no payload, and a connect-mode request asks for a close. */
@@ -44,22 +289,46 @@ static int check_get_post(const struct proto_entry *pe, struct proto_req *req, s
     return 0;
 }
 
-/* redis: a PING has no key and no value, a GET no value; only a GET has a body to expect. */
+/* Does the request options' redis mix send cmd? */
+static bool redis_mix_has(const struct codec_opts *co, enum codec_redis_cmd cmd)
+{
+    return co->redis_mix_len > 0 && memchr(co->redis_mix, (int)cmd, co->redis_mix_len) != NULL;
+}
+
+/*
+ * redis: a PING has no key and no value, a GET no value; only a GET has a
+ * body to expect. In a mix the size is the value its SETs write and its GETs
+ * read back. A lone GET's size is what --expect-body says its value is.
+ */
 static int check_redis(const struct proto_entry *pe, struct proto_req *req, struct hb_err *err)
 {
     const struct codec_opts *co = req->co;
+    bool mix = co->redis_mix_len > 0;
 
-    if (co->redis_cmd == REDIS_PING && (co->keys || req->size_given))
+    if (!mix && co->redis_cmd == REDIS_PING && (co->keys || req->size_given))
         return hb_fail(err, -EINVAL,
                        "run %s: --keys and --size/--value-size need --command set or get",
                        pe->name);
-    if (co->redis_cmd == REDIS_GET && req->size_given)
+    if (!mix && co->redis_cmd == REDIS_GET && req->size_given)
         return hb_fail(err, -EINVAL,
                        "run %s: a GET sends no value; --size/--value-size is for --command set",
                        pe->name);
-    if (co->expect_body && co->redis_cmd != REDIS_GET)
+    if (co->expect_body && (mix || co->redis_cmd != REDIS_GET))
         return proto_refuse(pe, PROTO_OPT_EXPECT_BODY, err);
+    if (!mix && co->redis_cmd == REDIS_GET)
+        *req->size = co->expect_body != NULL ? strlen(co->expect_body) : 0;
     return 0;
+}
+
+/* redis: a mix that GETs first SETs each of its keys once, so every GET finds a value. */
+static uint64_t prepare_redis(const struct codec_opts *co, struct codec_opts *pre)
+{
+    if (!redis_mix_has(co, REDIS_GET)) return 0;
+    *pre = *co;
+    pre->redis_cmd = REDIS_SET;
+    pre->redis_mix_len = 0;
+    pre->expect_body = NULL;
+    return co->keys > 0 ? co->keys : 1;
 }
 
 static const struct proto_entry entries[] = {
@@ -74,6 +343,7 @@ static const struct proto_entry entries[] = {
         .codec = &http_codec,
         .server = &server_http,
         .opts = PROTO_OPT_METHOD | PROTO_OPT_PATH | PROTO_OPT_HOST | PROTO_OPT_EXPECT_BODY,
+        .options = http_options,
         .check = check_get_post,
         .reply_body = true,
     },
@@ -83,6 +353,7 @@ static const struct proto_entry entries[] = {
         .server = &server_fcgi,
         .opts = PROTO_OPT_METHOD | PROTO_OPT_PATH | PROTO_OPT_HOST | PROTO_OPT_SCRIPT |
                 PROTO_OPT_DOCROOT | PROTO_OPT_QUERY | PROTO_OPT_PARAM | PROTO_OPT_EXPECT_BODY,
+        .options = fcgi_options,
         .check = check_get_post,
         .reply_body = true,
     },
@@ -91,9 +362,11 @@ static const struct proto_entry entries[] = {
         .codec = &resp_codec,
         .server = &server_redis,
         .opts = PROTO_OPT_COMMAND | PROTO_OPT_KEYS,
+        .options = redis_options,
         .opts_when = PROTO_OPT_EXPECT_BODY,
         .when = "--command get",
         .check = check_redis,
+        .prepare = prepare_redis,
         /* the lab SETs values of each size over a thousand keys */
         .lab_codec = { .redis_cmd = REDIS_SET, .keys = 1000 },
     },
@@ -178,35 +451,65 @@ static bool takes(const struct proto_entry *pe, unsigned bits)
     return ((pe->opts | pe->opts_when) & bits) == bits;
 }
 
+/* Does an entry before entries[e] list option o? */
+static bool proto_option_seen(const struct proto_option *o, size_t e)
+{
+    for (size_t j = 0; j < e; j++)
+        for (const struct proto_option *const *p = entries[j].options; p != NULL && *p != NULL; p++)
+            if (*p == o) return true;
+    return false;
+}
+
+/*
+ * The i-th option of the entries, each once, in their order; NULL past the
+ * last. An option is counted where it first appears.
+ */
+const struct proto_option *proto_option_at(size_t i)
+{
+    size_t k = 0;
+
+    for (size_t e = 0; e < ARRAY_LEN(entries); e++) {
+        for (const struct proto_option *const *o = entries[e].options; o != NULL && *o != NULL;
+             o++) {
+            if (proto_option_seen(*o, e)) continue;
+            if (k++ == i) return *o;
+        }
+    }
+    return NULL;
+}
+
+const char *proto_opt_name(unsigned bit)
+{
+    const struct proto_option *o;
+
+    for (size_t i = 0; (o = proto_option_at(i)) != NULL; i++)
+        if (bit != 0 && o->bit == bit) return o->name;
+    return NULL;
+}
+
 /* The options that the same protocols take as `bit`: they are named together. */
 static unsigned opt_class(unsigned bit)
 {
     unsigned class = 0;
 
-    for (size_t i = 0; i < ARRAY_LEN(opt_names); i++) {
-        bool same = true;
+    for (unsigned b = 1; b != 0; b <<= 1) {
+        bool same = proto_opt_name(b) != NULL;
         for (size_t e = 0; e < ARRAY_LEN(entries) && same; e++)
-            same = takes(&entries[e], bit) == takes(&entries[e], opt_names[i].bit);
-        if (same) class |= opt_names[i].bit;
+            same = takes(&entries[e], bit) == takes(&entries[e], b);
+        if (same) class |= b;
     }
     return class;
 }
 
+/* The name of the i-th option of the bits *arg, in the order of the bits. */
 static const char *opt_item(size_t i, const void *arg)
 {
     const unsigned *bits = arg;
     size_t k = 0;
 
-    for (size_t j = 0; j < ARRAY_LEN(opt_names); j++)
-        if (*bits & opt_names[j].bit && k++ == i) return opt_names[j].name;
+    for (unsigned b = 1; b != 0; b <<= 1)
+        if (*bits & b && k++ == i) return proto_opt_name(b);
     return "";
-}
-
-const char *proto_opt_name(unsigned bit)
-{
-    for (size_t i = 0; i < ARRAY_LEN(opt_names); i++)
-        if (opt_names[i].bit == bit) return opt_names[i].name;
-    return NULL;
 }
 
 int proto_refuse(const struct proto_entry *pe, unsigned bit, struct hb_err *err)
@@ -233,7 +536,7 @@ static unsigned opts_given(const struct codec_opts *co)
     bits |= co->docroot ? PROTO_OPT_DOCROOT : 0;
     bits |= co->query ? PROTO_OPT_QUERY : 0;
     bits |= co->nparams ? PROTO_OPT_PARAM : 0;
-    bits |= co->redis_cmd != REDIS_PING ? PROTO_OPT_COMMAND : 0;
+    bits |= co->redis_cmd != REDIS_PING || co->redis_mix_len > 0 ? PROTO_OPT_COMMAND : 0;
     bits |= co->keys ? PROTO_OPT_KEYS : 0;
     bits |= co->expect_body ? PROTO_OPT_EXPECT_BODY : 0;
     return bits;
@@ -243,9 +546,8 @@ int proto_check_run(const struct proto_entry *pe, struct proto_req *req, struct 
 {
     unsigned given = opts_given(req->co);
 
-    for (size_t i = 0; i < ARRAY_LEN(opt_names); i++)
-        if (given & opt_names[i].bit && !takes(pe, opt_names[i].bit))
-            return proto_refuse(pe, opt_names[i].bit, err);
+    for (unsigned b = 1; b != 0; b <<= 1)
+        if (given & b && !takes(pe, b)) return proto_refuse(pe, b, err);
     return pe->check != NULL ? pe->check(pe, req, err) : 0;
 }
 

@@ -5,9 +5,13 @@
  * lab's requests are. The command line, `serve`, the lab and the evidence
  * find a protocol here by its name; nothing else branches on a name.
  *
- * Adding a protocol: its codec (proto/), its server part (server/), an entry
- * in registry.c's table and its name and help in the PROTO_* texts below;
- * test_registry checks the table and the texts against each other.
+ * Adding a protocol: its codec (proto/) with its fields in struct codec_opts,
+ * its server part (server/), an entry in registry.c's table with its options
+ * (struct proto_option: name, help and the hook that parses it; a new option
+ * also gets a proto_opt bit and a line in registry.c's opts_given), and its
+ * name and help in the PROTO_* texts below. The command line builds `run`'s
+ * options and their --help lines from the entries; test_registry checks the
+ * table and the texts against each other.
  */
 #ifndef HOPBENCH_REGISTRY_H
 #define HOPBENCH_REGISTRY_H
@@ -33,6 +37,34 @@ enum proto_opt {
     PROTO_OPT_EXPECT_BODY = 1u << 9,
 };
 
+/*
+ * Where an option's hook writes: the request options and the room behind the
+ * strings they point to (the command line's own).
+ */
+struct proto_args {
+    struct codec_opts *co;
+    const char **params; /* --param: room for params_cap */
+    unsigned params_cap;
+    char *body; /* --expect-body, decoded: room for body_cap bytes */
+    size_t body_cap;
+};
+
+/*
+ * A request option of `run` that some protocols take. An entry lists the
+ * options it takes; protocols that take the same option share it (its name
+ * means one thing), so its hook parses the value whichever protocol is
+ * chosen, and proto_check_run refuses it for the others.
+ */
+struct proto_option {
+    unsigned bit;     /* its enum proto_opt bit */
+    const char *name; /* "--method" */
+    const char *arg;  /* "M": the value's name in --help */
+    /* The --help text beside it; lines after the first indented to column 24. */
+    const char *help;
+    /* Checks val and fills its part of a->co: 0, or -EINVAL with err set. */
+    int (*parse)(const char *val, const struct proto_args *a, struct hb_err *err);
+};
+
 /* What `run`'s command line asks of a protocol, for its entry's check. */
 struct proto_req {
     struct codec_opts *co; /* the request options as given */
@@ -47,6 +79,8 @@ struct proto_entry {
     const struct codec_ops *codec;     /* the client */
     const struct server_proto *server; /* the built-in server (serve, the lab's child) */
     unsigned opts;                     /* the proto_opt bits `run` accepts */
+    /* The options it takes (bits of opts or opts_when), in --help order; NULL ends it. */
+    const struct proto_option *const *options;
     /*
      * Bits `run` accepts only as `when` says (redis: --expect-body with
      * --command get); `check` refuses the rest with proto_refuse.
@@ -55,6 +89,13 @@ struct proto_entry {
     const char *when;
     /* What else `run` requires of the options together; NULL: nothing. 0 or -EINVAL. */
     int (*check)(const struct proto_entry *pe, struct proto_req *req, struct hb_err *err);
+    /*
+     * Requests `run` makes before each run, not measured (redis: a mix that
+     * GETs SETs its keys first): fills *pre with their options and returns
+     * how many, sent in turn over one connection from its first key; 0 (or
+     * NULL): none.
+     */
+    uint64_t (*prepare)(const struct codec_opts *co, struct codec_opts *pre);
     /*
      * The server answers with a body of a chosen size (serve --body-size), and
      * the lab's sizes are that reply body: its requests are bodiless GETs.
@@ -121,6 +162,12 @@ char *proto_list(char *buf, size_t cap, bool (*pick)(const struct proto_entry *p
  * check runs. Returns 0 or -EINVAL with err set.
  */
 int proto_check_run(const struct proto_entry *pe, struct proto_req *req, struct hb_err *err);
+
+/*
+ * The i-th of the options the entries take, each once, in the order the
+ * entries list them (run --help's order); NULL past the last.
+ */
+const struct proto_option *proto_option_at(size_t i);
 
 /* "--method" for PROTO_OPT_METHOD...; NULL for a bit that is no option. */
 const char *proto_opt_name(unsigned bit);

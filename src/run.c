@@ -102,6 +102,46 @@ static void run_observe(struct run *run, struct run_record *r)
 }
 
 /*
+ * The requests the protocol makes before a run (redis: a mix's GETs read
+ * keys SET first), over one connection, not measured: 0, or a negative errno
+ * with err set when the load could not run or one of them failed. A stop
+ * ends it early; the run then stops too.
+ */
+static int run_prepare(const struct run_opts *o, struct run_record *r, struct hb_err *err)
+{
+    struct codec_opts pre;
+    uint64_t n = o->proto->prepare != NULL ? o->proto->prepare(&o->codec, &pre) : 0;
+    struct load_cfg c = r->cfg;
+    struct load_result res = { 0 };
+    uint64_t failed;
+    int rc;
+
+    if (n == 0) return 0;
+    c.opts = &pre;
+    c.mode = LOAD_REUSE;
+    c.conns = 1;
+    c.threads = 1;
+    c.pipeline = n < 64 ? (unsigned)n : 64; /* one key each, in turn from the first */
+    c.count = n;
+    c.duration_ns = 0;
+    c.warmup_ns = 0;
+    c.rate = 0;
+    c.poisson = false;
+    c.block_wait = false;
+    c.on_window = NULL;
+    rc = load_run(&c, &res, err);
+    if (rc < 0) return rc;
+    failed = load_errors_total(&res);
+    if (failed > 0 && !res.interrupted)
+        rc = hb_fail(err, -EIO, "run %s: %s: %llu of the %llu requests before the run failed",
+                     o->proto->name, endpoint_name(&c.ep), (unsigned long long)failed,
+                     (unsigned long long)n);
+    r->prepared = res.requests;
+    load_result_release(&res);
+    return rc;
+}
+
+/*
  * One run of cell `cell` into r: 0, or a negative errno with err set. A stop
  * while --rate N% measures its maximum leaves r without results (res.lat NULL).
  */
@@ -121,6 +161,8 @@ static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_reco
     r->cfg.cpus = pl->nclient ? pl->client : NULL;
     r->cfg.ncpus = pl->nclient;
     r->cfg.stop = stop;
+    rc = run_prepare(o, r, err);
+    if (rc < 0 || atomic_load(stop)) return rc;
     if (o->rate_share > 0) {
         /* --rate N%: the same load closed-loop first, for its maximum. */
         rc = load_max_rate(&r->cfg, o->calibrate_ns, &r->rate_basis, err);
@@ -229,6 +271,7 @@ void run_report(const struct run *run, FILE *out)
     size_t n = run->nrecs;
 
     report_run_table(out, recs, n);
+    report_kinds(out, recs, n);
     report_open_loop(out, recs, n);
     report_cost_table(out, recs, n);
     report_kernel_evidence(out, recs, n);

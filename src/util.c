@@ -97,6 +97,17 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
     return 0;
 }
 
+int opt_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out,
+             struct hb_err *err)
+{
+    int rc = parse_u64(val, min, max, out);
+
+    if (rc < 0)
+        return hb_fail(err, -EINVAL, "%s: '%s' is not a whole number in %llu..%llu", opt, val,
+                       (unsigned long long)min, (unsigned long long)max);
+    return 0;
+}
+
 int parse_seconds(const char *s, double max_s, uint64_t *out_ns)
 {
     char *end = NULL;

@@ -117,6 +117,13 @@ int sock_block_with_timeout(int fd, uint64_t timeout_ns);
  */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/*
+ * parse_u64 for the value of option `opt`: 0, or -EINVAL with err saying
+ * "OPT: 'VAL' is not a whole number in MIN..MAX".
+ */
+int opt_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out,
+             struct hb_err *err);
+
 /* Parses seconds as a decimal ("2", "0.25"), > 0 and <= max_s, into ns. Returns 0 or
  * -EINVAL/-ERANGE. */
 int parse_seconds(const char *s, double max_s, uint64_t *out_ns);

@@ -471,6 +471,7 @@ static void conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_
 
     c->replies++;
     ctx->replies++;
+    ctx->replies_kind[msg->kind < CODEC_KINDS ? msg->kind : 0]++;
     c->reconnected = false; /* progress since: a later loss may reconnect again */
     c->server_closes |= msg->closes;
     if (msg->stderr_bytes > 0) ctx->stderr_replies++;

@@ -56,6 +56,7 @@ struct conn_ctx {
     uint64_t connects;
     uint64_t requests;
     uint64_t replies;
+    uint64_t replies_kind[CODEC_KINDS]; /* replies by the kind of request they answered */
     uint64_t reconnects;
     uint64_t status[6];
     uint64_t stderr_replies;

@@ -463,6 +463,8 @@ void load_result_add(struct load_result *res, const struct conn_ctx *ctx,
     res->connects += ctx->connects;
     res->requests += ctx->requests;
     res->replies += ctx->replies;
+    for (size_t k = 0; k < CODEC_KINDS; k++)
+        res->replies_kind[k] += ctx->replies_kind[k];
     res->reconnects += ctx->reconnects;
     res->stderr_replies += ctx->stderr_replies;
     for (size_t k = 0; k < ARRAY_LEN(res->status); k++)

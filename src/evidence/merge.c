@@ -315,7 +315,7 @@ static int add_run(json_t *dst, const json_t *src, struct hb_err *err)
 
     /* Counters that evidence written before the protocol codecs existed does not have. */
     static const char *const optional[] = { EV_REQUESTS, EV_REPLIES, EV_RECONNECTS,
-                                            EV_STDERR_REPLIES };
+                                            EV_STDERR_REPLIES, EV_PREPARED };
 
     for (size_t i = 0; i < ARRAY_LEN(sums); i++)
         if (add_int(dst, src, sums[i], err) < 0) return -EINVAL;
@@ -329,6 +329,7 @@ static int add_run(json_t *dst, const json_t *src, struct hb_err *err)
     }
     if (add_counts(dst, src, EV_ERRORS, true, err) < 0) return -EINVAL;
     if (add_counts(dst, src, EV_STATUS, false, err) < 0) return -EINVAL;
+    if (add_counts(dst, src, EV_REPLIES_BY_KIND, false, err) < 0) return -EINVAL;
     if (!json_is_number(wa) || !json_is_number(wb))
         return hb_fail(err, -EINVAL, "\"" EV_WINDOW_S "\" is missing or not a number");
     if (json_number_value(wb) > json_number_value(wa))

@@ -64,6 +64,8 @@
 #define EV_OBSERVED             "observed"
 #define EV_REQUESTS             "requests"
 #define EV_REPLIES              "replies"
+#define EV_REPLIES_BY_KIND      "replies_by_kind" /* protocols that tell requests apart */
+#define EV_PREPARED             "prepared"        /* requests before the run, when any */
 #define EV_RECONNECTS           "reconnects"
 #define EV_STDERR_REPLIES       "stderr_replies"
 #define EV_STATUS               "status"

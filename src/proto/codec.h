@@ -32,6 +32,12 @@ enum codec_err {
 /* Redis commands the resp codec sends. */
 enum codec_redis_cmd { REDIS_PING = 0, REDIS_SET, REDIS_GET };
 
+/* The longest period of a redis mix (--command set:1,get:99). */
+#define CODEC_REDIS_MIX_MAX 100
+
+/* The kinds of request a codec tells its replies apart by (codec_msg.kind). */
+#define CODEC_KINDS 4
+
 /*
  * What the command line says about the requests. Strings are NUL-terminated
  * and outlive every codec state; NULL means "the codec's default".
@@ -55,6 +61,13 @@ struct codec_opts {
     const char *database;           /* pg: NULL = the user's name; mysql: NULL = none */
     bool extended;                  /* pg: extended query protocol (Parse/Bind/Execute/Sync) */
     bool ping;                      /* mysql: COM_PING instead of a query */
+    /*
+     * resp: several commands in turn, request n sending redis_mix[n % len]
+     * (enum codec_redis_cmd values); len 0: redis_cmd alone. A mix's GET
+     * wants a value of the size given (its keys were SET before the run).
+     */
+    uint8_t redis_mix[CODEC_REDIS_MIX_MAX];
+    unsigned redis_mix_len;
 };
 
 struct codec_cfg {
@@ -78,12 +91,19 @@ struct codec_msg {
     bool error_reply;      /* a protocol-level error: a RESP "-ERR", a FastCGI END_REQUEST
                             * whose protocolStatus is not REQUEST_COMPLETE */
     uint32_t stderr_bytes; /* fcgi: FCGI_STDERR bytes in this reply */
+    unsigned kind; /* the kind of request it answered (codec_ops.kind_names), < CODEC_KINDS */
 };
 
 struct codec_ops {
     const char *name;
     size_t state_size; /* bytes of per-connection state the caller provides */
     bool fixed;        /* every request is the same bytes: encode once, send many times */
+    /*
+     * The kinds of request, by codec_msg.kind, for counting replies by kind
+     * (resp: "PING", "SET", "GET"); at most CODEC_KINDS, NULL-terminated.
+     * NULL: one kind, not told apart.
+     */
+    const char *const *kind_names;
     size_t (*max_request)(const struct codec_cfg *cfg); /* bytes one request needs */
     void (*init)(void *st, const struct codec_cfg *cfg);
     /* Writes the next request into dst; returns its length, or 0 if cap is too small. */

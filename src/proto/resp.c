@@ -25,8 +25,12 @@ enum resp_pstate {
 };
 
 struct resp_state {
-    /* request side, fixed at init but for the key */
-    enum codec_redis_cmd cmd;
+    /* request side, fixed at init but for the key and the count */
+    enum codec_redis_cmd single; /* the command, unless a mix gives them in turn */
+    const uint8_t *mix;          /* opts->redis_mix: request n is mix[n % mix_len] */
+    unsigned mix_len;
+    uint64_t sent;     /* requests encoded */
+    uint64_t answered; /* replies complete, and requests given up by reset() */
     uint64_t keys;
     uint64_t key; /* the number of the next request's key */
     char key_dig[KEY_DIGITS_MAX];
@@ -34,10 +38,14 @@ struct resp_state {
     size_t size;    /* SET value bytes */
     char size_hdr[SIZE_HDR_MAX];
     size_t size_hdr_len; /* "$<size>\r\n" */
-    const char *want;    /* PING, SET: the simple string wanted ("PONG", "OK") */
-    size_t want_len;
-    const char *expect; /* GET: the value wanted, NULL when not checked */
+    const char *expect;  /* GET: the value wanted, NULL when not checked */
     size_t expect_len;
+    size_t get_len; /* GET: the value's length wanted (a mix's GET: size); SIZE_MAX: any */
+
+    /* the reply being read: what answers request number `answered` */
+    enum codec_redis_cmd cmd;
+    const char *want; /* PING, SET: the simple string wanted ("PONG", "OK") */
+    size_t want_len;
 
     /* reply side */
     enum resp_pstate ps;
@@ -144,9 +152,20 @@ static uint64_t cfg_keys(const struct codec_opts *o)
     return o->keys == 0 ? 1 : o->keys;
 }
 
-static enum codec_redis_cmd cfg_cmd(const struct codec_opts *o)
+static enum codec_redis_cmd valid_cmd(unsigned cmd)
 {
-    return o->redis_cmd == REDIS_SET || o->redis_cmd == REDIS_GET ? o->redis_cmd : REDIS_PING;
+    return cmd == REDIS_SET || cmd == REDIS_GET ? (enum codec_redis_cmd)cmd : REDIS_PING;
+}
+
+static unsigned cfg_mix_len(const struct codec_opts *o)
+{
+    return o->redis_mix_len <= CODEC_REDIS_MIX_MAX ? o->redis_mix_len : CODEC_REDIS_MIX_MAX;
+}
+
+/* The command of request number n. */
+static enum codec_redis_cmd cmd_of(const struct resp_state *s, uint64_t n)
+{
+    return s->mix_len > 0 ? valid_cmd(s->mix[n % s->mix_len]) : s->single;
 }
 
 /* "$<k>\r\nkey:<n>\r\n" for a key of `digits` digits. */
@@ -169,9 +188,15 @@ static size_t request_len(enum codec_redis_cmd cmd, size_t key_digits, size_t si
 static size_t resp_max_request(const struct codec_cfg *cfg)
 {
     const struct codec_opts *o = cfg->opts != NULL ? cfg->opts : &no_opts;
-
     /* The last key has the most digits. */
-    return request_len(cfg_cmd(o), dec_len(cfg_keys(o) - 1), cfg->size);
+    size_t digits = dec_len(cfg_keys(o) - 1), most = 0;
+
+    if (cfg_mix_len(o) == 0) return request_len(valid_cmd(o->redis_cmd), digits, cfg->size);
+    for (unsigned i = 0; i < cfg_mix_len(o); i++) {
+        size_t n = request_len(valid_cmd(o->redis_mix[i]), digits, cfg->size);
+        if (n > most) most = n;
+    }
+    return most;
 }
 
 static void parse_reset(struct resp_state *s);
@@ -182,7 +207,9 @@ static void resp_init(void *st, const struct codec_cfg *cfg)
     struct resp_state *s = st;
 
     memset(s, 0, sizeof(*s));
-    s->cmd = cfg_cmd(o);
+    s->single = valid_cmd(o->redis_cmd);
+    s->mix = o->redis_mix;
+    s->mix_len = cfg_mix_len(o);
     s->keys = cfg_keys(o);
     s->key = start_key(s->keys, cfg->conn_index);
     s->key_len = u64_dec(s->key_dig, s->key);
@@ -191,12 +218,11 @@ static void resp_init(void *st, const struct codec_cfg *cfg)
     s->size_hdr_len = 1 + u64_dec(s->size_hdr + 1, s->size);
     memcpy(s->size_hdr + s->size_hdr_len, "\r\n", 2);
     s->size_hdr_len += 2;
-    if (s->cmd == REDIS_PING) s->want = "PONG";
-    if (s->cmd == REDIS_SET) s->want = "OK";
-    s->want_len = s->want != NULL ? strlen(s->want) : 0;
-    if (s->cmd == REDIS_GET && o->expect_body != NULL) {
+    s->get_len = s->mix_len > 0 ? cfg->size : SIZE_MAX;
+    if (s->mix_len == 0 && s->single == REDIS_GET && o->expect_body != NULL) {
         s->expect = o->expect_body;
         s->expect_len = strlen(o->expect_body);
+        s->get_len = s->expect_len;
     }
     parse_reset(s);
 }
@@ -246,15 +272,17 @@ static uint8_t *put_key_arg(uint8_t *p, const struct resp_state *s)
 static size_t resp_encode(void *st, uint8_t *dst, size_t cap)
 {
     struct resp_state *s = st;
-    size_t n = request_len(s->cmd, s->key_len, s->size);
+    enum codec_redis_cmd cmd = cmd_of(s, s->sent);
+    size_t n = request_len(cmd, s->key_len, s->size);
     uint8_t *p = dst;
 
     if (n > cap) return 0;
-    if (s->cmd == REDIS_PING) {
+    s->sent++;
+    if (cmd == REDIS_PING) {
         memcpy(dst, ping_req, LIT_LEN(ping_req));
         return n;
     }
-    if (s->cmd == REDIS_GET) {
+    if (cmd == REDIS_GET) {
         p = put(p, get_prefix, LIT_LEN(get_prefix));
         p = put_key_arg(p, s);
     } else {
@@ -270,8 +298,12 @@ static size_t resp_encode(void *st, uint8_t *dst, size_t cap)
 
 /* ---- replies ------------------------------------------------------------ */
 
+/* Ready to read the next reply: it answers request number `answered`. */
 static void parse_reset(struct resp_state *s)
 {
+    s->cmd = cmd_of(s, s->answered);
+    s->want = s->cmd == REDIS_PING ? "PONG" : s->cmd == REDIS_SET ? "OK" : NULL;
+    s->want_len = s->cmd == REDIS_PING ? 4 : s->cmd == REDIS_SET ? 2 : 0;
     s->ps = RESP_P_TYPE;
     s->err_reply = false;
     s->compare = false;
@@ -281,9 +313,13 @@ static void parse_reset(struct resp_state *s)
     s->verdict_off = 0;
 }
 
+/* The requests sent and not answered are given up: the next reply answers the next one sent. */
 static void resp_reset(void *st)
 {
-    parse_reset(st);
+    struct resp_state *s = st;
+
+    s->answered = s->sent;
+    parse_reset(s);
 }
 
 /* Records a departure from the wanted reply; only the first one counts. */
@@ -388,13 +424,16 @@ static enum codec_err on_num(struct resp_state *s, uint8_t c)
     return CODEC_ERR_NONE;
 }
 
-/* A $ line ended: at depth 0 with expect_body, judge its length and say whether to compare. */
+/*
+ * A $ line ended: at depth 0, a GET's value of a wanted length (a mix's, or
+ * expect_body's) has it; say whether to compare its bytes with expect_body.
+ */
 static void judge_bulk(struct resp_state *s)
 {
-    bool judged = s->depth == 0 && s->expect != NULL;
+    bool judged = s->depth == 0 && s->cmd == REDIS_GET && s->get_len != SIZE_MAX;
 
-    if (judged && (s->neg || s->num != s->expect_len)) depart(s, CODEC_ERR_BODY, s->line_start + 1);
-    s->compare = judged && s->verdict == CODEC_ERR_NONE;
+    if (judged && (s->neg || s->num != s->get_len)) depart(s, CODEC_ERR_BODY, s->line_start + 1);
+    s->compare = judged && s->expect != NULL && s->verdict == CODEC_ERR_NONE;
 }
 
 /*
@@ -489,11 +528,13 @@ static enum codec_rc finish(struct resp_state *s, size_t used_n, size_t *used,
     enum codec_err v = s->verdict;
     size_t at = s->verdict_off;
     bool err_reply = s->err_reply;
+    enum codec_redis_cmd cmd = s->cmd;
 
     *used = used_n;
+    s->answered++;
     parse_reset(s);
     if (v != CODEC_ERR_NONE) return fail(msg, v, at);
-    *msg = (struct codec_msg){ .error_reply = err_reply };
+    *msg = (struct codec_msg){ .error_reply = err_reply, .kind = (unsigned)cmd };
     return CODEC_DONE;
 }
 
@@ -538,8 +579,11 @@ static enum codec_rc resp_eof(void *st, struct codec_msg *msg)
     return fail(msg, CODEC_ERR_MISMATCH, s->off);
 }
 
+static const char *const resp_kinds[] = { "PING", "SET", "GET", NULL };
+
 const struct codec_ops resp_codec = {
     .name = "redis",
+    .kind_names = resp_kinds,
     .state_size = sizeof(struct resp_state),
     .fixed = false,
     .max_request = resp_max_request,

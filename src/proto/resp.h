@@ -5,8 +5,10 @@
  *   PING  *1\r\n$4\r\nPING\r\n
  *   SET   *3\r\n$3\r\nSET\r\n$<k>\r\nkey:<n>\r\n$<size>\r\n<size x RESP_VALUE_BYTE>\r\n
  *   GET   *2\r\n$3\r\nGET\r\n$<k>\r\nkey:<n>\r\n
+ * With opts->redis_mix, request number i (per codec state) sends
+ * redis_mix[i % redis_mix_len] instead: SET, GET and PING in turn.
  * <n> cycles through 0 .. keys-1 (opts->keys; 0 means 1), one step per
- * request, per codec state. Connection i (cfg->conn_index) starts at key
+ * SET or GET, per codec state. Connection i (cfg->conn_index) starts at key
  * (i * stride) mod keys, where stride is the first integer from
  * floor(0.618 * keys) up that is coprime to keys (1 when keys <= 2; keys 10
  * gives 0 7 4 1 8 5 2 9 6 3): up to `keys` connections start at distinct
@@ -22,7 +24,10 @@
  *   - PING wants +PONG, SET wants +OK, GET wants a bulk string or null;
  *     anything else, once the reply is complete, is CODEC_ERROR / MISMATCH;
  *   - GET with opts->expect_body: the bulk must equal it, else CODEC_ERR_BODY
- *     (a null or a bulk of another length: err_off 1, at the length).
+ *     (a null or a bulk of another length: err_off 1, at the length);
+ *   - a mix's GET: the bulk must be cfg->size bytes long, likewise.
+ * Replies answer the requests in the order they were encoded; msg->kind
+ * says which command a DONE reply answered (enum codec_redis_cmd).
  * A judged reply's err_off is where it first departs from the wanted one, and
  * *used covers the whole reply (it was well-formed). Framing errors are
  * reported at the bad byte with *used up to it: a type byte that is none of
@@ -37,7 +42,9 @@
  * large GET reply costs O(1) per feed call beyond its header.
  *
  * eof() is always CODEC_ERROR / MISMATCH, err_off = bytes of the cut reply
- * (0 between replies). reset() forgets a partial reply; the key cycle goes on.
+ * (0 between replies). reset() forgets a partial reply and the requests
+ * encoded but not answered (the next reply answers the next request
+ * encoded); the key cycle goes on.
  */
 #ifndef HOPBENCH_PROTO_RESP_H
 #define HOPBENCH_PROTO_RESP_H

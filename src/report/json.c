@@ -55,6 +55,17 @@ static json_t *status_json(const struct load_result *res)
     return o;
 }
 
+/* Replies by the kind of request they answered, by the codec's names: {"PING": 0, "SET": n...}. */
+static json_t *kinds_json(const struct codec_ops *codec, const struct load_result *res)
+{
+    json_t *o = json_object();
+
+    for (size_t k = 0; k < CODEC_KINDS && codec->kind_names[k] != NULL; k++)
+        json_object_set_new(o, codec->kind_names[k],
+                            json_integer((json_int_t)res->replies_kind[k]));
+    return o;
+}
+
 static json_t *errors_json(const struct load_result *res)
 {
     json_t *o = json_object();
@@ -212,6 +223,10 @@ json_t *report_run_json(const struct run_record *r)
     json_object_set_new(run, "size_of", json_string(r->size_is_reply ? "reply" : "request"));
     json_object_set_new(run, EV_REQUESTS, json_integer((json_int_t)res->requests));
     json_object_set_new(run, EV_REPLIES, json_integer((json_int_t)res->replies));
+    if (c->codec != NULL && c->codec->kind_names != NULL)
+        json_object_set_new(run, EV_REPLIES_BY_KIND, kinds_json(c->codec, res));
+    if (r->prepared > 0)
+        json_object_set_new(run, EV_PREPARED, json_integer((json_int_t)r->prepared));
     json_object_set_new(run, EV_RECONNECTS, json_integer((json_int_t)res->reconnects));
     json_object_set_new(run, EV_STDERR_REPLIES, json_integer((json_int_t)res->stderr_replies));
     json_object_set_new(run, EV_STATUS, status_json(res));

@@ -25,6 +25,8 @@ struct run_record {
     double rate_share;  /* open loop with --rate N%: N / 100 of rate_basis; 0 = an absolute rate */
     double rate_basis;  /* the closed-loop maximum measured for it, ops/s */
     const char *cut_by; /* what cut it short (res.interrupted): NULL for Ctrl-C */
+    /* Requests made before the run, not measured (redis: the SETs that fill a mix's keys). */
+    uint64_t prepared;
 };
 
 /* ops/s of a run (0 when its window is empty). */

@@ -45,6 +45,12 @@ void report_cut_short(FILE *f, const struct run_record *recs, size_t n);
 /* The table of `hopbench run`: one row per endpoint, and its ratio to the first. */
 void report_run_table(FILE *f, const struct run_record *recs, size_t n);
 
+/*
+ * For each run that sent several kinds of request (a redis mix) or made
+ * requests before it: a line with its replies by kind and those requests.
+ */
+void report_kinds(FILE *f, const struct run_record *recs, size_t n);
+
 /* Where the time goes: CPU per op (client, server, system), phase medians, TIME_WAIT peaks. */
 void report_cost_table(FILE *f, const struct run_record *recs, size_t n);
 

@@ -841,6 +841,38 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
     }
 }
 
+void report_kinds(FILE *f, const struct run_record *recs, size_t n)
+{
+    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
+    bool first = true;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct run_record *r = &recs[i];
+        const char *const *names = r->cfg.codec != NULL ? r->cfg.codec->kind_names : NULL;
+        const char *sep = " ";
+        unsigned kinds = 0;
+
+        for (size_t k = 0; names != NULL && k < CODEC_KINDS && names[k] != NULL; k++)
+            kinds += r->res.replies_kind[k] > 0;
+        if (kinds < 2 && r->prepared == 0) continue;
+        fprintf(f, "%s%s: replies", first ? "\n" : "",
+                text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)));
+        first = false;
+        for (size_t k = 0; names != NULL && k < CODEC_KINDS && names[k] != NULL; k++) {
+            char num[32];
+            if (r->res.replies_kind[k] == 0) continue;
+            fmt_thousands(num, sizeof(num), (double)r->res.replies_kind[k]);
+            fprintf(f, "%s%s %s", sep, names[k], num);
+            sep = ", ";
+        }
+        fprintf(f, " (warm-up included)");
+        if (r->prepared > 0)
+            fprintf(f, "; %llu requests before the run (not measured)",
+                    (unsigned long long)r->prepared);
+        fputc('\n', f);
+    }
+}
+
 static void overload_ctr(FILE *f, const struct run_record *r, const char *name, struct na_notes *ns)
 {
     uint64_t v = 0;

@@ -136,6 +136,19 @@ one_line() {
     ok "$name"
 }
 
+# need_tools TOOL... : each is installed (PATH gets /usr/sbin), or the test ends with one
+# failure naming the command that installs them.
+need_tools() {
+    local tool
+    PATH=$PATH:/usr/sbin:/sbin
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null 2>&1 || {
+            not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
+            done_testing
+        }
+    done
+}
+
 # --- processes ------------------------------------------------------------------
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }

@@ -1,8 +1,8 @@
 #!/bin/bash
 # docs/evidence.md lists every key of the evidence ("Every key, as a list"). This checks the
 # list against what the tool really writes, both ways: every key of a run's, a lab's and a
-# merge's document and of a --jsonl file is listed, and every listed key is written by one
-# of them. So the documentation and the code cannot drift apart.
+# merge's document, of a --jsonl file and of a merged redis mix is listed, and every listed
+# key is written by one of them. So the documentation and the code cannot drift apart.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +61,15 @@ expect_rc "run http, connect, --reps 2, --rate 50%, a service, a watched hop: ex
     --service "h=pid:$h_pid" --watch "w=unix:$sock"
 stop_pid "$h_pid"
 expect_rc "merge: exit 0" 0 merge merge "$T/run.json" "$T/run.json" -o "$T/merge.json"
+# redis: a mix with GETs (replies by kind, the SETs before the run), merged with itself
+PROTO=redis start_server r --listen "unix:$T/r.sock" || done_testing
+expect_rc "run redis --command set,get: exit 0" 0 redis run redis "unix:$T/r.sock" \
+    --command set,get --keys 10 -n 200 --warmup 0 --json "$T/redis1.json"
+stop_pid "$SRV_PID"
+expect_rc "merge redis: exit 0" 0 rmerge merge "$T/redis1.json" "$T/redis1.json" \
+    -o "$T/redis.json"
+rcheck "merge redis: replies by kind and the SETs before the run are summed" "$T/redis.json" \
+    '.runs[0] | .replies_by_kind == {"PING": 0, "SET": 200, "GET": 200} and .prepared == 20'
 mkdir -p "$T/lab.tmp"
 RC=0
 (cd "$T" && TMPDIR=$T/lab.tmp exec timeout -k 5 60 "$HOPBENCH" lab --sizes 64 -d 0.2 \
@@ -86,13 +95,13 @@ undocumented() {
         esac
     done
 }
-for f in run lab merge jsonl; do
+for f in run lab merge jsonl redis; do
     check_eq "every key $f writes is in docs/evidence.md" "" "$(undocumented "$T/$f.json" | tr '\n' ' ')"
 done
 
 # --- listed => written ------------------------------------------------------------------
 
-for f in run lab merge jsonl; do
+for f in run lab merge jsonl redis; do
     jq -r "$LEAVES" "$T/$f.json" | sed 's/?$//'
 done | sort -u >"$T/written"
 missing=$(comm -23 "$T/documented" "$T/written")

@@ -25,13 +25,7 @@
 # shellcheck source=tests/integration/stack_lib.sh
 . "$(dirname "$0")/stack_lib.sh"
 
-PATH=$PATH:/usr/sbin:/sbin
-for tool in redis-server redis-cli; do
-    command -v "$tool" >/dev/null 2>&1 || {
-        not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
-        done_testing
-    }
-done
+need_tools redis-server redis-cli
 
 # --- list, help, usage errors -------------------------------------------------------------
 

@@ -117,6 +117,8 @@ static void tally_init(struct conn_ctx *ctx, uint64_t base, unsigned n, uint64_t
     ctx->stderr_replies = base + 5;
     for (size_t k = 0; k < 6; k++)
         ctx->status[k] = base * 10 + k;
+    for (size_t k = 0; k < CODEC_KINDS; k++)
+        ctx->replies_kind[k] = base * 1000 + k;
     for (int k = 0; k < OP_ERR_KINDS; k++)
         ctx->errors[k] = base * 100 + (uint64_t)k;
     ctx->lat = hist_new();
@@ -196,6 +198,8 @@ static void test_merge_adds(void **state)
     assert_int_equal(r.stderr_replies, a.stderr_replies + b.stderr_replies);
     for (size_t k = 0; k < 6; k++)
         assert_int_equal(r.status[k], a.status[k] + b.status[k]);
+    for (size_t k = 0; k < CODEC_KINDS; k++)
+        assert_int_equal(r.replies_kind[k], a.replies_kind[k] + b.replies_kind[k]);
     for (int k = 0; k < OP_ERR_KINDS; k++) {
         assert_int_equal(r.errors[k], a.errors[k] + b.errors[k]);
         errors += a.errors[k] + b.errors[k];

@@ -4,7 +4,9 @@
  * proto_names() and the --help texts list exactly the table; an option of
  * another protocol is refused naming the protocols that take it (checked for
  * every entry and every option, so a new entry is covered), and the command
- * line prints the same lines through the registry.
+ * line prints the same lines through the registry; every option an entry
+ * lists is in run's option table and --help, parsed by its hook, and refused
+ * for a protocol that does not take it.
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -272,13 +274,212 @@ static void test_help(void **state)
     }
 }
 
+/* A value each option's hook accepts; an option missing here fails test_options. */
+static const char *valid_value(const char *name)
+{
+    static const char *const values[][2] = {
+        { "--method", "POST" },   { "--path", "/x" },   { "--host", "h" },
+        { "--expect-body", "x" }, { "--script", "/s" }, { "--docroot", "/d" },
+        { "--query", "q=1" },     { "--param", "A=1" }, { "--command", "get" },
+        { "--keys", "7" },
+    };
+
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+        if (strcmp(values[i][0], name) == 0) return values[i][1];
+    return NULL;
+}
+
+/* Does the entry list option po? */
+static bool lists(const struct proto_entry *pe, const struct proto_option *po)
+{
+    for (const struct proto_option *const *o = pe->options; o != NULL && *o != NULL; o++)
+        if (*o == po) return true;
+    return false;
+}
+
+/*
+ * Each entry's options are its opts bits; run's table and --help carry every
+ * option of the registry; on the command line each is parsed by its hook for
+ * a protocol that takes it and refused, naming who does, for one that does not.
+ */
+static void test_options(void **state)
+{
+    size_t n = 0, nopts = 0;
+    const struct proto_entry *e = proto_entries(&n);
+    const struct proto_option *po;
+
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        unsigned bits = 0;
+        for (const struct proto_option *const *o = e[i].options; o != NULL && *o != NULL; o++)
+            bits |= (*o)->bit;
+        assert_int_equal(bits, e[i].opts | e[i].opts_when);
+    }
+    for (; (po = proto_option_at(nopts)) != NULL; nopts++) {
+        char want[64], run[] = "run", ep[] = "unix:/x", name[32], val[32], proto[16];
+        char *argv[] = { run, proto, ep, name, val, NULL };
+        bool some = false;
+
+        assert_int_equal(__builtin_popcount(po->bit), 1);
+        assert_string_equal(proto_opt_name(po->bit), po->name);
+        assert_non_null(po->parse);
+        assert_non_null(valid_value(po->name));
+        /* found through the registry: run's table and its --help */
+        assert_int_equal(strncmp(po->name, "--", 2), 0);
+        assert_true(cli_option(&cli_spec_run, po->name) >= 256);
+        snprintf(want, sizeof(want), "\n      %s %s ", po->name, po->arg);
+        assert_non_null(strstr(cli_spec_run.help, want));
+        snprintf(name, sizeof(name), "%s", po->name);
+        snprintf(val, sizeof(val), "%s", valid_value(po->name));
+        for (size_t i = 0; i < n; i++) {
+            struct run_opts o;
+            struct hb_err err = { 0 };
+            int rc;
+
+            snprintf(proto, sizeof(proto), "%s", e[i].name);
+            rc = cli_parse_run(5, argv, &o, stdout, &err);
+            if (e[i].opts & po->bit) {
+                /* its own: parsed, or refused by the entry's check for another reason */
+                assert_true(rc == 0 || strstr(err.msg, " for ") == NULL);
+                some = true;
+            } else if (!lists(&e[i], po)) {
+                snprintf(want, sizeof(want), "run %s: ", e[i].name);
+                assert_int_equal(rc, -EINVAL);
+                assert_int_equal(strncmp(err.msg, want, strlen(want)), 0);
+                assert_non_null(strstr(err.msg, po->name));
+                assert_non_null(strstr(err.msg, " for "));
+            }
+        }
+        assert_true(some);
+        /* one option per bit */
+        for (size_t j = 0; j < nopts; j++)
+            assert_int_not_equal(proto_option_at(j)->bit, po->bit);
+    }
+    assert_true(nopts > 0);
+}
+
+/* What each hook wrote, through the command line; a bad value is refused by the hook. */
+static void test_option_hooks(void **state)
+{
+    struct run_opts o;
+    struct hb_err err = { 0 };
+    char run[] = "run", fcgi[] = "fcgi", redis[] = "redis", ep[] = "unix:/x";
+    char param[] = "--param", a1[] = "A=1", b2[] = "B=2", body[] = "--expect-body";
+    char text[] = "a\\nb", keys[] = "--keys", seven[] = "7", zero[] = "0", cmd[] = "--command";
+    char get[] = "get", nope[] = "A";
+    char *f1[] = { run, fcgi, ep, param, a1, param, b2, body, text, NULL };
+    char *r1[] = { run, redis, ep, keys, seven, cmd, get, NULL };
+    char *r2[] = { run, redis, ep, keys, zero, NULL };
+    char *f2[] = { run, fcgi, ep, param, nope, NULL };
+    char *r3[] = { run, redis, ep, param, a1, NULL };
+
+    (void)state;
+    assert_int_equal(cli_parse_run(9, f1, &o, stdout, &err), 0);
+    assert_int_equal(o.codec.nparams, 2);
+    assert_string_equal(o.codec.params[0], "A=1");
+    assert_string_equal(o.codec.params[1], "B=2");
+    assert_string_equal(o.codec.expect_body, "a\nb");
+    assert_ptr_equal(o.load.opts, &o.codec);
+    assert_int_equal(cli_parse_run(7, r1, &o, stdout, &err), 0);
+    assert_int_equal(o.codec.keys, 7);
+    assert_int_equal(o.codec.redis_cmd, REDIS_GET);
+    assert_int_equal(cli_parse_run(5, r2, &o, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg, "--keys: '0' is not a whole number in 1..1000000000");
+    assert_int_equal(cli_parse_run(5, f2, &o, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg, "--param: 'A' is not NAME=VALUE");
+    /* another protocol's option: the value is good, the protocol does not take it */
+    assert_int_equal(cli_parse_run(5, r3, &o, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg,
+                        "run redis: --script, --docroot, --query and --param are for fcgi");
+}
+
+/* The commands of a mix, as letters: "SGG". */
+static void mix_text(const struct codec_opts *co, char *out)
+{
+    for (unsigned i = 0; i < co->redis_mix_len; i++)
+        out[i] = co->redis_mix[i] == REDIS_SET ? 'S' : co->redis_mix[i] == REDIS_GET ? 'G' : 'P';
+    out[co->redis_mix_len] = '\0';
+}
+
+/* run redis --command VAL [extra...]: what cli_parse_run returns. */
+static int run_redis(struct run_opts *o, struct hb_err *err, const char *val, const char *x1,
+                     const char *x2)
+{
+    char run[] = "run", redis[] = "redis", ep[] = "unix:/x", cmd[] = "--command", v[64], a[64],
+         b[64];
+    char *argv[] = { run, redis, ep, cmd, v, a, b, NULL };
+
+    snprintf(v, sizeof(v), "%s", val);
+    snprintf(a, sizeof(a), "%s", x1 != NULL ? x1 : "");
+    snprintf(b, sizeof(b), "%s", x2 != NULL ? x2 : "");
+    memset(err, 0, sizeof(*err));
+    return cli_parse_run(x1 != NULL ? 7 : 5, argv, o, stdout, err);
+}
+
+static void test_redis_command(void **state)
+{
+    static const char *const bad[] = { "set,set", "set,foo",   "set:0,get",   "set,",
+                                       ",get",    "set:x,get", "set:1:2,get", "set,get,ping,set" };
+    const struct proto_entry *redis = proto_find("redis");
+    struct run_opts o;
+    struct hb_err err;
+    struct codec_opts pre;
+    char text[CODEC_REDIS_MIX_MAX + 1];
+    unsigned gets = 0;
+
+    (void)state;
+    assert_int_equal(run_redis(&o, &err, "set,get", "--size", "100"), 0);
+    mix_text(&o.codec, text);
+    assert_string_equal(text, "SG");
+    assert_int_equal(o.load.size, 100);
+    /* a mix that GETs fills its keys first: SET each once */
+    assert_int_equal(redis->prepare(&o.codec, &pre), 1);
+    assert_int_equal(pre.redis_cmd, REDIS_SET);
+    assert_int_equal(pre.redis_mix_len, 0);
+    assert_int_equal(run_redis(&o, &err, "get,ping", "--keys", "40"), 0);
+    mix_text(&o.codec, text);
+    assert_string_equal(text, "GP");
+    assert_int_equal(redis->prepare(&o.codec, &pre), 40);
+    assert_int_equal(pre.keys, 40);
+    assert_int_equal(run_redis(&o, &err, "set:1,get:9", NULL, NULL), 0);
+    assert_int_equal(o.codec.redis_mix_len, 10);
+    for (unsigned i = 0; i < 10; i++)
+        gets += o.codec.redis_mix[i] == REDIS_GET;
+    assert_int_equal(gets, 9);
+    assert_int_equal(run_redis(&o, &err, "set:2,ping:1", NULL, NULL), 0);
+    mix_text(&o.codec, text);
+    assert_int_equal(strlen(text), 3);
+    assert_int_equal(redis->prepare(&o.codec, &pre), 0); /* no GET: nothing before */
+    /* one command is that command alone; a lone GET's size is the value it expects */
+    assert_int_equal(run_redis(&o, &err, "get", NULL, NULL), 0);
+    assert_int_equal(o.codec.redis_mix_len, 0);
+    assert_int_equal(o.codec.redis_cmd, REDIS_GET);
+    assert_int_equal(o.load.size, 0);
+    assert_int_equal(run_redis(&o, &err, "get", "--expect-body", "xxxxx"), 0);
+    assert_int_equal(o.load.size, 5);
+    /* refused: --expect-body in a mix, shares above the period, words that are no mix */
+    assert_int_equal(run_redis(&o, &err, "set,get", "--expect-body", "x"), -EINVAL);
+    assert_string_equal(err.msg,
+                        "run redis: --expect-body is for http, fcgi and redis --command get");
+    assert_int_equal(run_redis(&o, &err, "set:60,get:41", NULL, NULL), -EINVAL);
+    assert_string_equal(err.msg,
+                        "--command: the shares of 'set:60,get:41' add up to more than 100");
+    assert_int_equal(run_redis(&o, &err, "put", NULL, NULL), -EINVAL);
+    assert_string_equal(err.msg, "--command: 'put' is not ping, set or get");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(run_redis(&o, &err, bad[i], NULL, NULL), -EINVAL);
+        assert_non_null(strstr(err.msg, "is not ping, set and get in turn"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_entries),      cmocka_unit_test(test_names),
         cmocka_unit_test(test_list),         cmocka_unit_test(test_every_option),
         cmocka_unit_test(test_run_messages), cmocka_unit_test(test_serve_lab_messages),
-        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_help),         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_option_hooks), cmocka_unit_test(test_redis_command),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1384,6 +1384,131 @@ static void test_server_threads(void **state)
     server_redis.destroy(shared);
 }
 
+/* ---- 5. a mix of commands ------------------------------------------------ */
+
+/* A codec sending the commands of `mix` in turn, values of `size` bytes over `keys` keys. */
+static void ctx_init_mix(struct rctx *c, const char *mix, size_t size, uint64_t keys)
+{
+    c->opts = (struct codec_opts){ .keys = keys, .redis_mix_len = (unsigned)strlen(mix) };
+    for (size_t i = 0; mix[i] != '\0'; i++)
+        c->opts.redis_mix[i] = (uint8_t)(mix[i] == 'S'   ? REDIS_SET
+                                         : mix[i] == 'G' ? REDIS_GET
+                                                         : REDIS_PING);
+    c->cfg = (struct codec_cfg){ .size = size, .opts = &c->opts };
+    resp_codec.init(c->st, &c->cfg);
+}
+
+/* One whole reply fed at once: its verdict, kind and error. */
+static enum codec_rc feed_str(struct rctx *c, const char *rep, struct codec_msg *msg)
+{
+    size_t used = 0;
+    enum codec_rc rc = resp_codec.feed(c->st, (const uint8_t *)rep, strlen(rep), &used, msg);
+
+    if (rc == CODEC_DONE) assert_int_equal(used, strlen(rep));
+    return rc;
+}
+
+static void test_mix_encode(void **state)
+{
+    static const enum codec_redis_cmd want[] = { S, G, G, P };
+    uint8_t got[256], exp[256];
+    struct rctx c;
+
+    (void)state;
+    ctx_init_mix(&c, "SGGP", 7, 3);
+    /* the SET's value is the longest request */
+    assert_int_equal(resp_codec.max_request(&c.cfg), expected_req(S, 2, 7, exp));
+    /* a PING has no key: the keys go on with the next SET or GET */
+    for (unsigned i = 0, k = 0; i < 12; i++) {
+        size_t n = encode_one(&c, got);
+        size_t m = expected_req(want[i % 4], k % 3, 7, exp);
+
+        assert_int_equal(n, m);
+        assert_memory_equal(got, exp, n);
+        k += want[i % 4] != P;
+    }
+}
+
+static void test_mix_replies(void **state)
+{
+    struct rctx c;
+    struct codec_msg msg;
+    uint8_t req[256];
+
+    (void)state;
+    /* replies are judged by the command each answers, in order, and say which it was */
+    ctx_init_mix(&c, "SGP", 5, 2);
+    assert_int_equal(feed_str(&c, "+OK\r\n", &msg), CODEC_DONE);
+    assert_int_equal(msg.kind, REDIS_SET);
+    assert_int_equal(feed_str(&c, "$5\r\nxxxxx\r\n", &msg), CODEC_DONE);
+    assert_int_equal(msg.kind, REDIS_GET);
+    assert_int_equal(feed_str(&c, "+PONG\r\n", &msg), CODEC_DONE);
+    assert_int_equal(msg.kind, REDIS_PING);
+    /* the next is a SET again: a PONG, or a value, is not its reply */
+    assert_int_equal(feed_str(&c, "$5\r\nxxxxx\r\n", &msg), CODEC_ERROR);
+    assert_int_equal(msg.err, CODEC_ERR_MISMATCH);
+    /* a GET of a mix wants a value of the size: a null or another length is a body error */
+    ctx_init_mix(&c, "G", 5, 2);
+    assert_int_equal(feed_str(&c, "$-1\r\n", &msg), CODEC_ERROR);
+    assert_int_equal(msg.err, CODEC_ERR_BODY);
+    assert_int_equal(msg.err_off, 1);
+    assert_int_equal(feed_str(&c, "$4\r\nxxxx\r\n", &msg), CODEC_ERROR);
+    assert_int_equal(msg.err, CODEC_ERR_BODY);
+    assert_int_equal(feed_str(&c, "$5\r\nabcde\r\n", &msg), CODEC_DONE);
+    /* reset gives up the requests sent and not answered: the next reply answers the next one */
+    ctx_init_mix(&c, "SG", 5, 2);
+    encode_one(&c, req); /* SET */
+    encode_one(&c, req); /* GET */
+    assert_int_equal(feed_str(&c, "+OK\r\n", &msg), CODEC_DONE);
+    resp_codec.reset(c.st);
+    encode_one(&c, req); /* SET */
+    assert_memory_equal(req, "*3\r\n$3\r\nSET\r\n", 13);
+    assert_int_equal(feed_str(&c, "+OK\r\n", &msg), CODEC_DONE);
+    assert_int_equal(msg.kind, REDIS_SET);
+}
+
+/*
+ * Against the built-in server: the keys SET first, then a pipelined mix whose
+ * GETs all return the value, counted by kind as the mix says.
+ */
+static void test_mix_server(void **state)
+{
+    void *shared = store_new();
+    struct srv s;
+    struct rctx c, rd;
+    size_t max, len = 0, off = 0;
+    unsigned kinds[CODEC_KINDS] = { 0 };
+    uint8_t *req;
+
+    (void)state;
+    srv_open(&s, shared, server_redis.out_cap);
+    ctx_init(&c, S, 100, 10, 0, NULL);
+    roundtrip(&s, &c, 10);
+    ctx_init_mix(&c, "SGGGG", 100, 10);
+    rd = c;
+    resp_codec.init(rd.st, &rd.cfg);
+    max = resp_codec.max_request(&c.cfg);
+    req = malloc(max * 50);
+    assert_non_null(req);
+    for (unsigned i = 0; i < 50; i++)
+        len += resp_codec.encode(c.st, req + len, max);
+    assert_int_equal(srv_serve(&s, req, len), len);
+    while (off < s.sent_len) {
+        struct codec_msg msg;
+        size_t used;
+
+        assert_int_equal(resp_codec.feed(rd.st, s.sent + off, s.sent_len - off, &used, &msg),
+                         CODEC_DONE);
+        kinds[msg.kind]++;
+        off += used;
+    }
+    assert_int_equal(kinds[REDIS_SET], 10);
+    assert_int_equal(kinds[REDIS_GET], 40);
+    free(req);
+    srv_close(&s);
+    server_redis.destroy(shared);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1408,6 +1533,9 @@ int main(void)
         cmocka_unit_test(test_server_small_obuf),
         cmocka_unit_test(test_server_many_keys),
         cmocka_unit_test(test_server_threads),
+        cmocka_unit_test(test_mix_encode),
+        cmocka_unit_test(test_mix_replies),
+        cmocka_unit_test(test_mix_server),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
