@@ -7,7 +7,8 @@
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, and the real
 #                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
 #                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
-#                           libfcgi-bin (cgi-fcgi), curl; groff-base and man-db (the man page test);
+#                           libfcgi-bin (cgi-fcgi), curl, postgresql, mariadb-server and
+#                           mariadb-client (test_db.sh); groff-base and man-db (the man page test);
 #                           podman, runc, catatonit (the image and pod test)
 #   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
@@ -25,7 +26,7 @@ case "${CC:-cc}" in
     ;;
 esac
 want="$cc libc6-dev make pkg-config libjansson-dev libssl-dev"
-real="nginx apache2 php8.2-fpm redis-server redis-tools libfcgi-bin curl"
+real="nginx apache2 php8.2-fpm redis-server redis-tools libfcgi-bin curl postgresql mariadb-server mariadb-client"
 manual="groff-base man-db"
 container="podman runc catatonit"
 case "${1:-build}" in

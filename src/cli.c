@@ -882,8 +882,9 @@ const struct cli_spec cli_spec_run = { "run", run_help, "c:t:d:n:qh", run_table 
 /* Appends to buf (of cap bytes, holding *len) one option's --help entry, as the fixed ones are. */
 static void help_option(char *buf, size_t cap, size_t *len, const struct proto_option *po)
 {
-    int head = (int)(strlen(po->name) + 1 + strlen(po->arg));
-    int n = snprintf(buf + *len, cap - *len, "      %s %s%*s%s\n", po->name, po->arg,
+    const char *arg = po->arg != NULL ? po->arg : "";
+    int head = (int)(strlen(po->name) + (*arg != '\0') + strlen(arg));
+    int n = snprintf(buf + *len, cap - *len, "      %s%s%s%*s%s\n", po->name, *arg ? " " : "", arg,
                      head <= 16 ? 18 - head : 2, "", po->help);
 
     if (n > 0) *len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
@@ -902,7 +903,8 @@ __attribute__((constructor)) static void run_spec_build(void)
         run_table[n] = run_longopts[n];
     for (size_t i = 0; (po = proto_option_at(i)) != NULL && n + 1 < ARRAY_LEN(run_table); i++)
         run_table[n++] =
-            (struct option){ po->name + 2, required_argument, NULL, OPT_PROTO_FIRST + (int)i };
+            (struct option){ po->name + 2, po->arg != NULL ? required_argument : no_argument, NULL,
+                             OPT_PROTO_FIRST + (int)i };
     run_table[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
@@ -1063,6 +1065,11 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
     if (o->proto == NULL)
         return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: %s)", argv[optind],
                        proto_names());
+    if (o->proto->server == NULL)
+        return hb_fail(err, -EINVAL,
+                       "serve: %s has no built-in server; run %s against a real one "
+                       "(hopbench run %s ENDPOINT)",
+                       o->proto->name, o->proto->name, o->proto->name);
     optind++;
     if (o->body_size > 0 && !o->proto->reply_body) {
         char names[128];
@@ -1167,6 +1174,11 @@ static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err 
         o->proto = proto_find(val);
         if (o->proto == NULL)
             return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, proto_names());
+        if (o->proto->server == NULL)
+            return hb_fail(err, -EINVAL,
+                           "--proto: %s has no built-in server for the lab; measure a real one "
+                           "with hopbench run %s ENDPOINT",
+                           o->proto->name, o->proto->name);
         break;
     case OPT_PIPELINE:
         rc = opt_uint("--pipeline", val, 1, 1024, &v, err);

@@ -838,6 +838,44 @@ static int cmd_merge(int argc, char **argv)
     return rc;
 }
 
+/*
+ * A password on the command line (--password VAL, --password=VAL) is hidden
+ * from other users' ps and from the evidence: the parser gets a copy, the
+ * process's own argument memory (/proc/PID/cmdline) is overwritten with 'x',
+ * and the command line the evidence keeps (shown) says "(hidden)".
+ */
+static char *copy_of(const char *s)
+{
+    size_t n = strlen(s) + 1;
+
+    return memcpy(xcalloc(n, 1), s, n);
+}
+
+static void hide_secrets(int argc, char **argv, char **shown)
+{
+    static const char opt[] = "--password";
+    static char hidden[] = "(hidden)", hidden_eq[] = "--password=(hidden)";
+
+    for (int i = 1; i < argc; i++) {
+        char *val = NULL;
+
+        if (strcmp(argv[i], "--") == 0) break;
+        if (strcmp(argv[i], opt) == 0 && i + 1 < argc) {
+            val = argv[++i];
+            shown[i] = hidden;
+        } else if (strncmp(argv[i], opt, sizeof(opt) - 1) == 0 && argv[i][sizeof(opt) - 1] == '=') {
+            val = argv[i] + sizeof(opt);
+            shown[i] = hidden_eq;
+            argv[i] = copy_of(argv[i]);
+            memset(val, 'x', strlen(val));
+            continue;
+        }
+        if (val == NULL) continue;
+        argv[i] = copy_of(val);
+        memset(val, 'x', strlen(val));
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "lab";
@@ -851,6 +889,7 @@ int main(int argc, char **argv)
     g_main.argc = argc;
     g_main.argv = xcalloc((size_t)argc + 1, sizeof(*g_main.argv));
     memcpy(g_main.argv, argv, (size_t)argc * sizeof(*g_main.argv));
+    hide_secrets(argc, argv, g_main.argv);
 
     if (argc == 1 || cmd[0] == '-') {
         int c = argc == 1 ? 0 : cli_option(&cli_spec_top, cmd);

@@ -6,11 +6,14 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proto/echo.h"
 #include "proto/fcgi.h"
 #include "proto/http.h"
+#include "proto/mysql.h"
+#include "proto/pg.h"
 #include "proto/resp.h"
 
 static int parse_method(const char *val, const struct proto_args *a, struct hb_err *err)
@@ -256,6 +259,130 @@ static const struct proto_option opt_keys = {
     parse_keys,
 };
 
+/* ---- the databases: pg, mysql ---- */
+
+static int parse_sql(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    if (val[0] == '\0') return hb_fail(err, -EINVAL, "--sql: empty");
+    a->co->sql = val;
+    return 0;
+}
+
+/* A user or database name: 1 to 63 bytes (PostgreSQL's limit, below MySQL's), no NUL. */
+static int db_name(const char *opt, const char *val, const char **out, struct hb_err *err)
+{
+    if (val[0] == '\0' || strlen(val) > PG_MAX_NAME)
+        return hb_fail(err, -EINVAL, "%s: '%s' is not 1 to %u bytes", opt, val, PG_MAX_NAME);
+    *out = val;
+    return 0;
+}
+
+static int parse_user(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    return db_name("--user", val, &a->co->user, err);
+}
+
+static int parse_database(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    return db_name("--database", val, &a->co->database, err);
+}
+
+static int password_ok(const char *opt, const char *pw, struct hb_err *err)
+{
+    if (strlen(pw) > PG_MAX_PASSWORD)
+        return hb_fail(err, -EINVAL, "%s: longer than %u bytes", opt, PG_MAX_PASSWORD);
+    return 0;
+}
+
+static int parse_password(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    a->co->password = val;
+    return password_ok("--password", val, err);
+}
+
+/*
+ * --password-file: its first line (without the line end) is the password,
+ * kept for the whole process (it is the run's); the file's name is what the
+ * evidence's command line shows.
+ */
+static int parse_password_file(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    char *pw = xcalloc(PG_MAX_PASSWORD + 2, 1);
+    FILE *f = fopen(val, "r");
+    size_t n;
+
+    if (f == NULL) {
+        free(pw);
+        return hb_fail(err, -errno, "--password-file: cannot read %s: %s", val, strerror(errno));
+    }
+    n = fread(pw, 1, PG_MAX_PASSWORD + 1, f);
+    fclose(f);
+    pw[strcspn(pw, "\r\n")] = '\0';
+    if (n > PG_MAX_PASSWORD && strlen(pw) > PG_MAX_PASSWORD) {
+        free(pw);
+        return hb_fail(err, -EINVAL, "--password-file: longer than %u bytes", PG_MAX_PASSWORD);
+    }
+    a->co->password = pw;
+    return 0;
+}
+
+static int parse_extended(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    (void)val;
+    (void)err;
+    a->co->extended = true;
+    return 0;
+}
+
+static int parse_ping(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    (void)val;
+    (void)err;
+    a->co->ping = true;
+    return 0;
+}
+
+static const struct proto_option opt_sql = {
+    PROTO_OPT_SQL, "--sql", "Q", "pg, mysql: the SQL of every request (default SELECT 1)",
+    parse_sql,
+};
+static const struct proto_option opt_user = {
+    PROTO_OPT_USER, "--user", "U", "pg, mysql: who logs in (default postgres; root)", parse_user,
+};
+static const struct proto_option opt_password = {
+    PROTO_OPT_PASSWORD,
+    "--password",
+    "P",
+    "pg, mysql: the password (hidden from ps and the evidence;" HELP_INDENT
+    "or --password-file, or HOPBENCH_PASSWORD in the environment)",
+    parse_password,
+};
+static const struct proto_option opt_password_file = {
+    PROTO_OPT_PASSWORD_FILE,
+    "--password-file",
+    "FILE",
+    "pg, mysql: the password is FILE's first line",
+    parse_password_file,
+};
+static const struct proto_option opt_database = {
+    PROTO_OPT_DATABASE,
+    "--database",
+    "D",
+    "pg, mysql: the database (default: pg the user's name; mysql none)",
+    parse_database,
+};
+static const struct proto_option opt_extended = {
+    PROTO_OPT_EXTENDED,
+    "--extended",
+    NULL,
+    "pg: the extended query protocol (Parse, Bind, Execute, Sync per" HELP_INDENT
+    "request), as pgbench -M extended",
+    parse_extended,
+};
+static const struct proto_option opt_ping = {
+    PROTO_OPT_PING, "--ping", NULL, "mysql: COM_PING instead of a query", parse_ping,
+};
+
 static const struct proto_option *const http_options[] = {
     &opt_method, &opt_path, &opt_host, &opt_expect_body, NULL,
 };
@@ -268,6 +395,14 @@ static const struct proto_option *const redis_options[] = {
     &opt_keys,
     &opt_expect_body,
     NULL,
+};
+static const struct proto_option *const pg_options[] = {
+    &opt_sql,      &opt_user,     &opt_password,    &opt_password_file,
+    &opt_database, &opt_extended, &opt_expect_body, NULL,
+};
+static const struct proto_option *const mysql_options[] = {
+    &opt_sql,      &opt_user, &opt_password,    &opt_password_file,
+    &opt_database, &opt_ping, &opt_expect_body, NULL,
 };
 
 /* http and fcgi: a GET carries no payload, and a connect-mode request asks for a close. */
@@ -320,6 +455,36 @@ static int check_redis(const struct proto_entry *pe, struct proto_req *req, stru
     return 0;
 }
 
+/*
+ * pg, mysql: a query has no payload of a chosen size; the password comes from
+ * --password, --password-file or HOPBENCH_PASSWORD; MySQL answers one
+ * command at a time (its replies are numbered from the request's), and a
+ * new connection per query cannot pipeline.
+ */
+static int check_db(const struct proto_entry *pe, struct proto_req *req, struct hb_err *err)
+{
+    struct codec_opts *co = req->co;
+    const char *env = getenv("HOPBENCH_PASSWORD");
+
+    if (req->size_given)
+        return hb_fail(err, -EINVAL, "run %s: a query has no payload; --size does not apply",
+                       pe->name);
+    *req->size = 0;
+    if (co->password == NULL && env != NULL && env[0] != '\0') {
+        if (password_ok("HOPBENCH_PASSWORD", env, err) < 0) return -EINVAL;
+        co->password = env;
+    }
+    if (req->pipeline > 1 && (req->connect || pe->codec == &mysql_codec))
+        return hb_fail(err, -EINVAL, "run %s: --pipeline needs %s", pe->name,
+                       pe->codec == &mysql_codec ? "a protocol that pipelines (pg)"
+                                                 : "--mode reuse");
+    if (co->ping && co->sql != NULL)
+        return hb_fail(err, -EINVAL, "run %s: --ping sends no query; drop --sql", pe->name);
+    if (co->ping && co->expect_body != NULL)
+        return hb_fail(err, -EINVAL, "run %s: --ping has no row to expect", pe->name);
+    return 0;
+}
+
 /* redis: a mix that GETs first SETs each of its keys once, so every GET finds a value. */
 static uint64_t prepare_redis(const struct codec_opts *co, struct codec_opts *pre)
 {
@@ -369,6 +534,22 @@ static const struct proto_entry entries[] = {
         .prepare = prepare_redis,
         /* the lab SETs values of each size over a thousand keys */
         .lab_codec = { .redis_cmd = REDIS_SET, .keys = 1000 },
+    },
+    {
+        .name = "pg",
+        .codec = &pg_codec,
+        .opts = PROTO_OPT_SQL | PROTO_OPT_USER | PROTO_OPT_PASSWORD | PROTO_OPT_PASSWORD_FILE |
+                PROTO_OPT_DATABASE | PROTO_OPT_EXTENDED | PROTO_OPT_EXPECT_BODY,
+        .options = pg_options,
+        .check = check_db,
+    },
+    {
+        .name = "mysql",
+        .codec = &mysql_codec,
+        .opts = PROTO_OPT_SQL | PROTO_OPT_USER | PROTO_OPT_PASSWORD | PROTO_OPT_PASSWORD_FILE |
+                PROTO_OPT_DATABASE | PROTO_OPT_PING | PROTO_OPT_EXPECT_BODY,
+        .options = mysql_options,
+        .check = check_db,
     },
 };
 
@@ -539,6 +720,12 @@ static unsigned opts_given(const struct codec_opts *co)
     bits |= co->redis_cmd != REDIS_PING || co->redis_mix_len > 0 ? PROTO_OPT_COMMAND : 0;
     bits |= co->keys ? PROTO_OPT_KEYS : 0;
     bits |= co->expect_body ? PROTO_OPT_EXPECT_BODY : 0;
+    bits |= co->sql ? PROTO_OPT_SQL : 0;
+    bits |= co->user ? PROTO_OPT_USER : 0;
+    bits |= co->password ? PROTO_OPT_PASSWORD : 0; /* --password-file fills it too */
+    bits |= co->database ? PROTO_OPT_DATABASE : 0;
+    bits |= co->extended ? PROTO_OPT_EXTENDED : 0;
+    bits |= co->ping ? PROTO_OPT_PING : 0;
     return bits;
 }
 

@@ -35,6 +35,13 @@ enum proto_opt {
     PROTO_OPT_COMMAND = 1u << 7,
     PROTO_OPT_KEYS = 1u << 8,
     PROTO_OPT_EXPECT_BODY = 1u << 9,
+    PROTO_OPT_SQL = 1u << 10,
+    PROTO_OPT_USER = 1u << 11,
+    PROTO_OPT_PASSWORD = 1u << 12,
+    PROTO_OPT_PASSWORD_FILE = 1u << 13,
+    PROTO_OPT_DATABASE = 1u << 14,
+    PROTO_OPT_EXTENDED = 1u << 15,
+    PROTO_OPT_PING = 1u << 16,
 };
 
 /*
@@ -58,7 +65,7 @@ struct proto_args {
 struct proto_option {
     unsigned bit;     /* its enum proto_opt bit */
     const char *name; /* "--method" */
-    const char *arg;  /* "M": the value's name in --help */
+    const char *arg;  /* "M": the value's name in --help; NULL: a flag, with no value */
     /* The --help text beside it; lines after the first indented to column 24. */
     const char *help;
     /* Checks val and fills its part of a->co: 0, or -EINVAL with err set. */
@@ -116,8 +123,8 @@ struct proto_entry {
  * checks each against the table). They are wrapped and indented to the
  * columns of the text they stand in.
  */
-#define PROTO_NAMES           "echo, http, fcgi, redis" /* proto_names() */
-#define PROTO_HELP_NAMES      "echo | http | fcgi | redis"
+#define PROTO_NAMES           "echo, http, fcgi, redis, pg, mysql" /* proto_names() */
+#define PROTO_HELP_NAMES      "echo | http | fcgi | redis | pg | mysql"
 #define PROTO_HELP_LAB_OTHERS "http|fcgi|redis" /* lab --proto, but the default */
 /* serve: what each built-in server answers */
 #define PROTO_HELP_SERVE                                                                           \
@@ -128,7 +135,8 @@ struct proto_entry {
 /* run --size: what the size is the payload of, after "(default 64);" */
 #define PROTO_HELP_RUN_SIZE                                                                        \
     " echo:\n"                                                                                     \
-    "                        the message; http, fcgi: the POST body; redis: the SET value"
+    "                        the message; http, fcgi: the POST body; redis: the SET value;\n"      \
+    "                        pg, mysql: none (a query has no payload)"
 /* lab --proto: the protocols and what the lab's sizes are for each */
 #define PROTO_HELP_LAB                                                                             \
     "echo (default), http, fcgi or redis: the built-in server and the\n"                           \
