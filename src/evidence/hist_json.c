@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evidence/counts_code.h"
 #include "evidence/schema.h"
 
 #define EV_NS "ns" /* the unit of every value */
@@ -17,65 +18,42 @@ static const struct {
     uint64_t want;
 } layout[] = { { EV_LOWEST, 1 }, { EV_HIGHEST, HIST_MAX_NS }, { EV_SIGNIFICANT_DIGITS, 3 } };
 
-/*
- * Zeros between two non-zero counters that a run writes out rather than
- * starting a new run: a zero costs 2 bytes ("0,"), a new run about 10
- * ("],[12345,[").
- */
-#define RUN_MAX_GAP 4
-
-/*
- * Appends counter idx, holding count, to counts, a list of [start, [count,
- * ...]] runs of consecutive counters: to the last run when idx follows it
- * within RUN_MAX_GAP zeros (written out), else as a new run.
- */
-static int runs_append(json_t *counts, size_t idx, uint64_t count)
-{
-    json_t *last = json_array_get(counts, json_array_size(counts) - 1);
-    json_t *run = json_array_get(last, 1);
-    size_t end = (size_t)json_integer_value(json_array_get(last, 0)) + json_array_size(run);
-
-    if (last == NULL || idx < end || idx - end > RUN_MAX_GAP)
-        return json_array_append_new(counts,
-                                     json_pack("[I[I]]", (json_int_t)idx, (json_int_t)count));
-    for (; end < idx; end++)
-        if (json_array_append_new(run, json_integer(0)) < 0) return -1;
-    return json_array_append_new(run, json_integer((json_int_t)count));
-}
-
-/* The histogram object: its layout, p's figures (counters aside) and counts (taken over). */
-static json_t *hist_doc(const struct hist_pairs *p, json_t *counts)
+json_t *hist_pairs_json(const struct hist_pairs *p)
 {
     json_t *doc = json_pack("{s:s}", EV_UNIT, EV_NS);
+    char *counts;
 
     for (size_t i = 0; doc != NULL && i < ARRAY_LEN(layout); i++)
         json_object_set_new(doc, layout[i].key, json_integer((json_int_t)layout[i].want));
-    if (doc == NULL || counts == NULL) {
-        json_decref(doc);
-        json_decref(counts);
-        return NULL;
-    }
+    if (doc == NULL) return NULL;
     json_object_set_new(doc, EV_TOTAL, json_integer((json_int_t)p->total));
     json_object_set_new(doc, EV_MIN, json_integer((json_int_t)p->min));
     json_object_set_new(doc, EV_MAX, json_integer((json_int_t)p->max));
     json_object_set_new(doc, EV_OVERFLOW, json_integer((json_int_t)p->overflow));
-    json_object_set_new(doc, EV_COUNTS, counts);
+    json_object_set_new(doc, EV_COUNTS_ENCODING, json_string(COUNTS_ENCODING));
+    counts = counts_encode(p->pairs, p->n);
+    json_object_set_new(doc, EV_COUNTS, json_string(counts));
+    free(counts);
     return doc;
 }
 
 json_t *report_hist_json(const struct hist *h)
 {
-    struct hist_pairs figures = {
+    struct hist_pairs p = {
         .total = h->total, .min = h->total ? h->min : 0, .max = h->max, .overflow = h->overflow
     };
-    json_t *counts = json_array();
+    size_t n = 0;
+    json_t *doc;
 
-    for (size_t i = 0; counts != NULL && i < HIST_COUNTS; i++)
-        if (h->counts[i] != 0 && runs_append(counts, i, h->counts[i]) < 0) {
-            json_decref(counts);
-            counts = NULL;
-        }
-    return hist_doc(&figures, counts);
+    for (size_t i = 0; i < HIST_COUNTS; i++)
+        n += h->counts[i] != 0;
+    p.pairs = xcalloc(n ? n : 1, sizeof(*p.pairs));
+    for (size_t i = 0; i < HIST_COUNTS; i++)
+        if (h->counts[i] != 0)
+            p.pairs[p.n++] = (struct hist_pair){ .idx = (uint32_t)i, .count = h->counts[i] };
+    doc = hist_pairs_json(&p);
+    hist_pairs_release(&p);
+    return doc;
 }
 
 json_t *report_latency_json(const struct hist *h)
@@ -135,11 +113,10 @@ static size_t counts_listed(const json_t *counts)
 
 /*
  * Adds counts[i], an [index, count] pair or an [index, [count, ...]] run of
- * the counters from index on, to p->pairs (a run's zeros left out) and to
- * *sum, and widens [*lo, *hi] to the counters that hold a value.
+ * the counters from index on, to p->pairs (zeros left out) and to *sum.
  */
 static int counts_item(struct hist_pairs *p, const json_t *item, size_t i, json_int_t *sum,
-                       size_t *lo, size_t *hi, struct hb_err *err)
+                       struct hb_err *err)
 {
     const json_t *ix = json_array_get(item, 0), *c = json_array_get(item, 1);
     size_t len = json_is_array(c) ? json_array_size(c) : 1, at;
@@ -166,24 +143,51 @@ static int counts_item(struct hist_pairs *p, const json_t *item, size_t i, json_
         if (__builtin_add_overflow(*sum, v, sum))
             return hb_fail(err, -EINVAL, "histogram counts overflow when added up (counts[%zu])",
                            i);
-        if (v == 0 && json_is_array(c)) continue;
-        p->pairs[p->n++] = (struct hist_pair){ .idx = (uint32_t)at, .count = (uint64_t)v };
-        if (v > 0 && at < *lo) *lo = at;
-        if (v > 0 && at > *hi) *hi = at;
+        if (v > 0)
+            p->pairs[p->n++] = (struct hist_pair){ .idx = (uint32_t)at, .count = (uint64_t)v };
     }
     return 0;
 }
 
+static int pair_order(const void *a, const void *b)
+{
+    uint32_t x = ((const struct hist_pair *)a)->idx, y = ((const struct hist_pair *)b)->idx;
+
+    return (x > y) - (x < y);
+}
+
 /*
- * The counters of counts into p->pairs. Each index must be in range, the
- * counts must add up to total without wrapping past INT64_MAX, and min and max
- * must fall in the first and last counters that hold a value, as they do when
- * one histogram recorded them all.
+ * p's pairs in ascending order of index, one per counter: a list in any order,
+ * or naming a counter twice (which then holds the sum), comes out as the
+ * encoded string does. The sum fits: all counts add up within the total.
  */
-static int hist_pairs_counts(struct hist_pairs *p, const json_t *counts, struct hb_err *err)
+static void pairs_normalise(struct hist_pairs *p)
+{
+    size_t out = 0;
+
+    for (size_t i = 1; i < p->n; i++)
+        if (p->pairs[i].idx <= p->pairs[i - 1].idx) {
+            qsort(p->pairs, p->n, sizeof(*p->pairs), pair_order);
+            break;
+        }
+    for (size_t i = 0; i < p->n; i++) {
+        if (out > 0 && p->pairs[out - 1].idx == p->pairs[i].idx)
+            p->pairs[out - 1].count += p->pairs[i].count;
+        else
+            p->pairs[out++] = p->pairs[i];
+    }
+    p->n = out;
+}
+
+/*
+ * counts in one of the JSON forms (runs or pairs) into p->pairs. Each index
+ * must be in range and the counts must add up to total without wrapping past
+ * INT64_MAX.
+ */
+static int pairs_from_list(struct hist_pairs *p, const json_t *counts, struct hb_err *err)
 {
     const json_t *item;
-    size_t i, lo = HIST_COUNTS, hi = 0, cap;
+    size_t i, cap;
     json_int_t sum = 0;
 
     if (!json_is_array(counts)) return hb_fail(err, -EINVAL, "histogram has no \"counts\" array");
@@ -191,12 +195,64 @@ static int hist_pairs_counts(struct hist_pairs *p, const json_t *counts, struct 
     p->pairs = xcalloc(cap ? cap : 1, sizeof(*p->pairs));
     json_array_foreach(counts, i, item)
     {
-        if (counts_item(p, item, i, &sum, &lo, &hi, err) < 0) return -EINVAL;
+        if (counts_item(p, item, i, &sum, err) < 0) return -EINVAL;
     }
     if ((uint64_t)sum != p->total)
         return hb_fail(err, -EINVAL, "histogram counts add up to %lld, its total is %llu",
                        (long long)sum, (unsigned long long)p->total);
-    if (sum > 0 && (hist_index(p->min) != lo || hist_index(p->max) != hi))
+    pairs_normalise(p);
+    return 0;
+}
+
+/*
+ * counts, an encoded string, into p->pairs: read once to check it and count
+ * its counters, then again into pairs of exactly that number.
+ */
+static int pairs_from_string(struct hist_pairs *p, const json_t *counts, struct hb_err *err)
+{
+    struct counts_reader r;
+    struct hist_pair pair;
+    size_t n = 0;
+    int rc;
+
+    if (!json_is_string(counts))
+        return hb_fail(err, -EINVAL, "histogram \"counts\" is not a string (%s)", COUNTS_ENCODING);
+    if (counts_reader_init(&r, json_string_value(counts), json_string_length(counts), p->total,
+                           err) < 0)
+        return -EINVAL;
+    while ((rc = counts_reader_next(&r, &pair, err)) == 1)
+        n++;
+    if (rc < 0) return -EINVAL;
+    p->pairs = xcalloc(n ? n : 1, sizeof(*p->pairs));
+    counts_reader_init(&r, json_string_value(counts), json_string_length(counts), p->total, err);
+    while (p->n < n && counts_reader_next(&r, &p->pairs[p->n], err) == 1)
+        p->n++;
+    return 0;
+}
+
+/*
+ * The counters of j into p->pairs, as the JSON lists of counts_encoding-less
+ * evidence or as the string its counts_encoding names; min and max must fall
+ * in the first and last counters that hold a value, as they do when one
+ * histogram recorded them all.
+ */
+static int hist_pairs_counts(struct hist_pairs *p, const json_t *j, struct hb_err *err)
+{
+    const json_t *enc = json_object_get(j, EV_COUNTS_ENCODING),
+                 *counts = json_object_get(j, EV_COUNTS);
+    int rc;
+
+    if (enc == NULL)
+        rc = pairs_from_list(p, counts, err);
+    else if (!json_is_string(enc) || strcmp(json_string_value(enc), COUNTS_ENCODING) != 0)
+        rc = hb_fail(err, -EINVAL,
+                     "histogram " EV_COUNTS_ENCODING " is not \"%s\", the one this build reads",
+                     COUNTS_ENCODING);
+    else
+        rc = pairs_from_string(p, counts, err);
+    if (rc < 0) return rc;
+    if (p->n > 0 &&
+        (hist_index(p->min) != p->pairs[0].idx || hist_index(p->max) != p->pairs[p->n - 1].idx))
         return hb_fail(err, -EINVAL,
                        "histogram min %llu or max %llu is not in its first or last counter",
                        (unsigned long long)p->min, (unsigned long long)p->max);
@@ -214,7 +270,7 @@ int hist_pairs_decode(struct hist_pairs *p, const json_t *j, struct hb_err *err)
         return hb_fail(err, -EINVAL, "histogram lacks total, min, max or overflow");
     if (p->max > HIST_MAX_NS || p->overflow > p->total || (p->total > 0 && p->min > p->max))
         return hb_fail(err, -EINVAL, "histogram min, max or overflow out of range");
-    return hist_pairs_counts(p, json_object_get(j, EV_COUNTS), err);
+    return hist_pairs_counts(p, j, err);
 }
 
 /* Adds p into dst; the total must stay within INT64_MAX, as a file can hold it. */
@@ -234,19 +290,6 @@ int hist_pairs_add(struct hist *dst, const struct hist_pairs *p, struct hb_err *
     if (p->total > 0 && p->min < dst->min) dst->min = p->min;
     if (p->total > 0 && p->max > dst->max) dst->max = p->max;
     return 0;
-}
-
-/* p as the writer puts a histogram (report_hist_json), its pairs in their order, as runs. */
-json_t *hist_pairs_json(const struct hist_pairs *p)
-{
-    json_t *counts = json_array();
-
-    for (size_t i = 0; counts != NULL && i < p->n; i++)
-        if (runs_append(counts, p->pairs[i].idx, p->pairs[i].count) < 0) {
-            json_decref(counts);
-            counts = NULL;
-        }
-    return hist_doc(p, counts);
 }
 
 int evidence_hist_add(struct hist *dst, const json_t *j, struct hb_err *err)

@@ -1,9 +1,9 @@
 /*
  * merge: runs of the same cell and rep from several evidence files added into
  * one run (see evidence.h). Each file is read a run at a time; a run is kept
- * as its record with its histograms taken out as [index, count] pairs, which
- * take about the room of their text (pairs) or at most eight times it (runs,
- * 2 bytes a count at the least). The raw counters and histograms are
+ * as its record with its histograms taken out as [index, count] pairs, 16
+ * bytes a non-zero counter, and never more than one per counter of the
+ * layout (hist_json.h). The raw counters and histograms are
  * added and every figure derived again from the sums, so a merged run is
  * what one process would have written for all the load. Every sum is checked
  * for overflow. Runs are grouped into output runs by sorting on their key.
@@ -30,8 +30,8 @@ struct phase_hist {
 
 /*
  * One run of one input file, as merge keeps it: the record with its
- * histograms taken out and held as pairs, which take at most eight times the
- * room of their text where jansson's tree of them took some twenty times more.
+ * histograms taken out and held as pairs, a non-zero counter each, where
+ * jansson's tree of a list of them took some twenty times their text.
  */
 struct part {
     json_t *run;
