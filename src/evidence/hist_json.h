@@ -5,8 +5,8 @@
  * the encoding counts_code.h names, and its latency figures; decoding checks
  * that layout, takes that string and the JSON lists of older evidence (runs
  * [start, [count, ...]] and [index, count] pairs) alike, and keeps the
- * non-zero counters as pairs (struct hist_pairs) until they are added into a
- * struct hist or written again.
+ * counters encoded (struct hist_coded) until they are added into a struct
+ * hist or written again.
  */
 #ifndef HOPBENCH_EVIDENCE_HIST_JSON_H
 #define HOPBENCH_EVIDENCE_HIST_JSON_H
@@ -41,30 +41,28 @@ json_t *report_hist_json(const struct hist *h);
 int evidence_hist_add(struct hist *dst, const json_t *j, struct hb_err *err);
 
 /*
- * A decoded histogram: its non-zero counters as [index, count] pairs, one per
- * counter in ascending order of index, and the figures beside them. Pairs
- * take 16 bytes a counter: the JSON lists took about as much text or more,
- * the encoded string at least a third of a character (2 bits).
+ * A decoded histogram: its figures and its counters, checked and written
+ * again as counts_encode writes them (whatever form they were read in), so a
+ * merge holds each in about the room its text took (less for lists).
  */
-struct hist_pairs {
+struct hist_coded {
     uint64_t total, min, max, overflow; /* min as written: 0 when empty */
-    struct hist_pair *pairs;
-    size_t n;
+    char *counts;                       /* counts_encode's string: "" when empty */
 };
 
 /*
- * Decodes the histogram JSON j into p, checked as evidence_hist_add says, and
+ * Decodes the histogram JSON j into c, checked as evidence_hist_add says, and
  * min and max in the first and last counters that hold a value. Returns 0 or
- * -EINVAL with err set; p is released by the caller, also on failure.
+ * -EINVAL with err set; c is released by the caller, also on failure.
  */
-int hist_pairs_decode(struct hist_pairs *p, const json_t *j, struct hb_err *err);
+int hist_coded_decode(struct hist_coded *c, const json_t *j, struct hb_err *err);
 
-/* Adds p into dst; the total must stay within INT64_MAX, as a file can hold it. 0 or -EINVAL. */
-int hist_pairs_add(struct hist *dst, const struct hist_pairs *p, struct hb_err *err);
+/* Adds c into dst; the total must stay within INT64_MAX, as a file can hold it. 0 or -EINVAL. */
+int hist_coded_add(struct hist *dst, const struct hist_coded *c, struct hb_err *err);
 
-/* p as report_hist_json writes a histogram. */
-json_t *hist_pairs_json(const struct hist_pairs *p);
+/* c as report_hist_json writes a histogram. */
+json_t *hist_coded_json(const struct hist_coded *c);
 
-void hist_pairs_release(struct hist_pairs *p);
+void hist_coded_release(struct hist_coded *c);
 
 #endif

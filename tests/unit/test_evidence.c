@@ -189,7 +189,7 @@ static void assert_encodings_alike(const struct hist *h)
     json_t *counts = json_object_get(runs, "counts"), *first = json_array_get(counts, 0);
     json_t *both = json_array();
     struct hist *a, *b, *c, *d;
-    struct hist_pairs p;
+    struct hist_coded p;
     struct hb_err err = { 0 };
 
     assert_non_null(enc);
@@ -214,11 +214,11 @@ static void assert_encodings_alike(const struct hist *h)
     assert_hist_equal(h, c);
     assert_hist_equal(h, d);
     for (int k = 0; k < 3; k++) {
-        if (hist_pairs_decode(&p, k == 0 ? runs : k == 1 ? pairs : mixed, &err) != 0)
+        if (hist_coded_decode(&p, k == 0 ? runs : k == 1 ? pairs : mixed, &err) != 0)
             fail_msg("refused: %s", err.msg);
-        again = hist_pairs_json(&p);
+        again = hist_coded_json(&p);
         assert_true(json_equal(again, enc));
-        hist_pairs_release(&p);
+        hist_coded_release(&p);
         json_decref(again);
     }
     hist_free(a);
