@@ -168,7 +168,8 @@ fuzz: | deps
 	@$(DEPS) fuzz
 	@mkdir -p build/fuzz
 	@set -e; for t in $(FUZZ_NAMES); do \
-	  extra=; case $$t in *_server) extra=src/server/$${t%_server}.c;; esac; \
+	  extra=; case $$t in *_server) extra=src/server/$${t%_server}.c;; \
+	    counts) extra="src/evidence/counts_code.c src/util.c";; esac; \
 	  clang -std=c11 -D_GNU_SOURCE -Isrc -g -O2 -fsanitize=fuzzer,address,undefined \
 	    -fsanitize-coverage-ignorelist=fuzz/coverage_ignore.txt \
 	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC) $$extra -lcrypto; \

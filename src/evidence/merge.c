@@ -1,12 +1,13 @@
 /*
  * merge: runs of the same cell and rep from several evidence files added into
  * one run (see evidence.h). Each file is read a run at a time; a run is kept
- * as its record with its histograms taken out as [index, count] pairs, which
- * take about the room of their text (pairs) or at most eight times it (runs,
- * 2 bytes a count at the least). The raw counters and histograms are
- * added and every figure derived again from the sums, so a merged run is
- * what one process would have written for all the load. Every sum is checked
- * for overflow. Runs are grouped into output runs by sorting on their key.
+ * as its record with its histograms taken out, checked and encoded again
+ * (struct hist_coded): as much room as their text takes for the strings
+ * hopbench writes, less for lists, at most three times it for any string
+ * (a short escape read, the longer Rice code written). The raw counters and
+ * histograms are added and every figure derived again from the sums, so a
+ * merged run is what one process would have written for all the load. Every
+ * sum is checked for overflow. Runs are grouped into output runs by sorting on their key.
  */
 #include "evidence.h"
 
@@ -25,18 +26,18 @@
 /* A phase's histogram, by the phase's name (a key of the run's "phases"). */
 struct phase_hist {
     const char *name;
-    struct hist_pairs h;
+    struct hist_coded h;
 };
 
 /*
  * One run of one input file, as merge keeps it: the record with its
- * histograms taken out and held as pairs, which take at most eight times the
- * room of their text where jansson's tree of them took some twenty times more.
+ * histograms taken out and held encoded, where jansson's tree of a list of
+ * them took some twenty times their text.
  */
 struct part {
     json_t *run;
     bool hists; /* false for the writer's placeholder: nothing was taken out */
-    struct hist_pairs hist, service;
+    struct hist_coded hist, service;
     bool has_service;
     struct phase_hist *phases;
     size_t nphases;
@@ -77,10 +78,10 @@ static int part_fail(struct hb_err *err, const struct merge *m, const struct par
 
 static void part_release(struct part *p)
 {
-    hist_pairs_release(&p->hist);
-    hist_pairs_release(&p->service);
+    hist_coded_release(&p->hist);
+    hist_coded_release(&p->service);
     for (size_t i = 0; i < p->nphases; i++)
-        hist_pairs_release(&p->phases[i].h);
+        hist_coded_release(&p->phases[i].h);
     free(p->phases);
     json_decref(p->run);
 }
@@ -91,10 +92,10 @@ static void part_release(struct part *p)
  * ops). `what` names it in err: the run's own "histogram" goes unnamed (its
  * messages say "histogram" already).
  */
-static int take_hist(struct hist_pairs *h, json_t *holder, const char *key, const char *what,
+static int take_hist(struct hist_coded *h, json_t *holder, const char *key, const char *what,
                      uint64_t total, struct hb_err *err)
 {
-    if (hist_pairs_decode(h, json_object_get(holder, key), err) < 0) {
+    if (hist_coded_decode(h, json_object_get(holder, key), err) < 0) {
         char msg[sizeof(err->msg)];
         memcpy(msg, err->msg, sizeof(msg));
         return strcmp(what, EV_HISTOGRAM) != 0 ? hb_fail(err, -EINVAL, "%s: %s", what, msg)
@@ -164,7 +165,7 @@ static int take_run(struct part *p, json_t *run, struct hb_err *err)
     return take_phases(p, json_object_get(run, EV_PHASES), err);
 }
 
-/* The reader of merge: every record checked and kept, its histograms as pairs. */
+/* The reader of merge: every record checked and kept, its histograms encoded. */
 static int merge_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
 {
     struct merge *m = ctx;
@@ -355,7 +356,7 @@ static void derive_rates(json_t *run)
 enum hist_at { HIST_RUN, HIST_PHASE, HIST_SERVICE };
 
 /* The histogram at `at` of part p, or NULL when it has none there. */
-static const struct hist_pairs *part_hist(const struct part *p, enum hist_at at, const char *phase)
+static const struct hist_coded *part_hist(const struct part *p, enum hist_at at, const char *phase)
 {
     switch (at) {
     case HIST_PHASE:
@@ -380,10 +381,10 @@ static json_t *merged_hist(struct merge *m, const struct slot *s, enum hist_at a
 {
     hist_init(m->h);
     for (size_t i = 0; i < s->nparts; i++) {
-        const struct hist_pairs *h = part_hist(s->parts[i], at, phase);
+        const struct hist_coded *h = part_hist(s->parts[i], at, phase);
         if (h == NULL && optional) continue;
         if (h == NULL) hb_fail(err, -EINVAL, "no histogram object");
-        if (h == NULL || hist_pairs_add(m->h, h, err) < 0) {
+        if (h == NULL || hist_coded_add(m->h, h, err) < 0) {
             part_fail(err, m, s->parts[i]);
             return NULL;
         }
@@ -493,13 +494,13 @@ static json_t *part_restore(const struct part *p)
     if (!p->hists) return json_incref(p->run);
     run = json_deep_copy(p->run);
     phases = json_object_get(run, EV_PHASES);
-    json_object_set_new(run, EV_HISTOGRAM, hist_pairs_json(&p->hist));
+    json_object_set_new(run, EV_HISTOGRAM, hist_coded_json(&p->hist));
     if (p->has_service)
         json_object_set_new(json_object_get(run, EV_OPEN_LOOP), EV_SERVICE_HISTOGRAM,
-                            hist_pairs_json(&p->service));
+                            hist_coded_json(&p->service));
     for (size_t i = 0; i < p->nphases; i++)
         json_object_set_new(json_object_get(phases, p->phases[i].name), EV_HISTOGRAM,
-                            hist_pairs_json(&p->phases[i].h));
+                            hist_coded_json(&p->phases[i].h));
     return run;
 }
 

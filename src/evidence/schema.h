@@ -99,6 +99,7 @@
 #define EV_TOTAL              "total"
 #define EV_OVERFLOW           "overflow"
 #define EV_COUNTS             "counts"
+#define EV_COUNTS_ENCODING    "counts_encoding"
 
 /*
  * The figures of a latency object that never decrease, in order: min, p50,

@@ -1,8 +1,8 @@
 /*
  * json: the evidence document, built with jansson (see docs/evidence.md).
- * Every run keeps its whole latency histogram, its non-zero counters as runs
- * of consecutive counters, so runs from threads, processes or hosts can be
- * merged exactly later; each histogram's counts are written on one line.
+ * Every run keeps its whole latency histogram, its non-zero counters encoded
+ * as one string (evidence/counts_code.h), so runs from threads, processes or
+ * hosts can be merged exactly later; each histogram's counts are one line.
  */
 #include "report/report.h"
 
@@ -409,8 +409,8 @@ static int dump_break(FILE *f, int depth)
 
 /*
  * v as json_dumpf with JSON_INDENT(1) | JSON_COMPACT writes it, a member per
- * line, but each histogram's counts on one line: one number per line would
- * make them four fifths of the document.
+ * line, but each histogram's counts on one line, should they be a list: one
+ * number per line would make them four fifths of the document.
  */
 static int dump_indented(FILE *f, json_t *v, int depth)
 {

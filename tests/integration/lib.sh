@@ -361,9 +361,11 @@ done_testing() {
 # jq definitions for a run record (the input is one element of .runs).
 #   lo(i), width(i): the lowest value and width of histogram counter i (docs/evidence.md)
 #   counters:  a histogram's non-zero counters as [index, count] pairs, ascending as
-#              written, from either encoding of its counts (runs or pairs)
+#              written, from any encoding of its counts: the gamma-rice/1 string
+#              (decoded here, apart from hopbench's decoder: gr_decode) or the lists of
+#              older evidence (runs or pairs)
 #   hist_ok:   counts sum to total, total == ops, indices ascending, each run or pair
-#              starts and ends with a non-zero count, min/max inside the
+#              of a list starts and ends with a non-zero count, min/max inside the
 #              first/last counters, latency min/max agree with the histogram
 #   lat_ok:    p50 > 0 and min <= p50 <= p90 <= p95 <= p99 <= p999 <= p9999, p99 <= max
 #              (a percentile is the upper edge of its counter, so it may pass max by
@@ -374,12 +376,31 @@ JQ_DEFS='
 def lo(i): if i < 1024 then i else ((i % 1024) + 1024) * pow(2; (i / 1024 | floor) - 1) end;
 def width(i): if i < 2048 then 1 else pow(2; (i / 1024 | floor) - 1) end;
 def le_edge(a; b): a <= b or (a - b) <= (b / 1024);
-def counters: [.counts[] | if (.[1] | type) == "array" then .[0] as $s | .[1] | to_entries[]
-  | [$s + .key, .value] else . end | select(.[1] > 0)];
+def b64bits: [explode[] | if . >= 97 then . - 71 elif . >= 65 then . - 65 elif . >= 48 then . + 4
+  elif . == 43 then 62 elif . == 47 then 63 else empty end | . as $d | (32, 16, 8, 4, 2, 1)
+  | ($d / . | floor) % 2];
+def bitlen: if . < 1 then 0 else 1 + (. / 2 | floor | bitlen) end;
+def bits_at($b; $from; $n): reduce $b[$from:$from + $n][] as $x (0; . * 2 + $x);
+def gr_gamma($b; $i): (first(range($i; $b | length) as $j | select($b[$j] == 1) | $j)
+  // ($b | length)) as $o | ($o - $i) as $z | [bits_at($b; $o; $z + 1), $o + $z + 1];
+def gr_step: .b as $b | gr_gamma($b; .i) as [$step, $i] | ((.t / 8 | floor) | bitlen) as $k
+  | (first(range(0; 16) as $q | select($b[$i + $q] != 1) | $q) // 16) as $q
+  | (if $q == 16 then gr_gamma($b; $i + 16)
+     else [$q * pow(2; $k) + bits_at($b; $i + $q + 1; $k) + 1, $i + $q + 1 + $k] end) as [$c, $next]
+  | {b: $b, i: $next, left: (.left - $c), prev: (.prev + $step), c: $c,
+     t: (.t - (.t / 4 | floor) + ([$c - 1, 4294967296] | min))};
+def gr_decode($total): [{b: b64bits, i: 0, left: $total, prev: -1, t: 0}
+  | recurse(if .left > 0 and .i < (.b | length) then gr_step else empty end)
+  | select(.c) | [.prev, .c]];
+def counters: if .counts_encoding == "gamma-rice/1" then .total as $t | .counts | gr_decode($t)
+  elif has("counts_encoding") then error("unknown counts_encoding \(.counts_encoding)")
+  else [.counts[] | if (.[1] | type) == "array" then .[0] as $s | .[1] | to_entries[]
+  | [$s + .key, .value] else . end | select(.[1] > 0)] end;
 def hist_ok: . as $r | .histogram as $h | ($h | counters) as $c | ($c | map(.[0])) as $ix
   | $h.unit == "ns" and $h.lowest == 1 and $h.significant_digits == 3 and $h.overflow == 0
   and (($c | map(.[1]) | add) // 0) == $h.total and $h.total == $r.ops
-  and all($h.counts[]; .[1] | if type == "array" then .[0] > 0 and .[-1] > 0 else . > 0 end)
+  and ($h.counts | type == "string" or
+       all(.[]; .[1] | if type == "array" then .[0] > 0 and .[-1] > 0 else . > 0 end))
   and $ix == ($ix | unique)
   and $r.latency_ns.min == $h.min and $r.latency_ns.max == $h.max
   and ($h.total == 0 or (lo($ix[0]) <= $h.min and $h.min < lo($ix[0]) + width($ix[0])

@@ -216,14 +216,25 @@ jq '.runs = [{}]' "$a" >"$T/empty-run.json"
 expect_rc "merge an empty record: exit 1" 1 mempty merge "$T/empty-run.json" "$a"
 one_line "merge an empty record: one line naming file and run" "$T/mempty.err" \
     'empty-run\.json: run 0: lacks endpoint, mode, size, connections, pipeline or rep'
-jq '.runs[2].histogram |= (.total = 0 | .counts = [] | .min = 0 | .max = 0)' "$a" >"$T/nohist.json"
+jq '.runs[2].histogram |= (.total = 0 | .counts = "" | .min = 0 | .max = 0)' "$a" >"$T/nohist.json"
 expect_rc "merge a run whose histogram is not its ops: exit 1" 1 mnohist merge "$b" "$T/nohist.json"
 one_line "merge histogram.total != ops: one line naming file and run" "$T/mnohist.err" \
     'nohist\.json: run 2: histogram\.total is 0, but ops is [1-9][0-9]*$'
-jq '.runs[0].histogram.counts[0][0] = 99999999' "$a" >"$T/index.json"
+# The counts as older evidence lists them, and as a string: one counter past the last index
+# (a step of 27649 from -1, then a count of 1).
+jq '.runs[0].histogram |= (del(.counts_encoding) | .counts = [[99999999, .total]])' "$a" \
+    >"$T/index.json"
 expect_rc "merge a histogram index out of range: exit 1" 1 mindex merge "$a" "$T/index.json"
 one_line "merge index out of range: one line saying so" "$T/mindex.err" \
     'index\.json: run 0: histogram counts\[0\]: index 99999999 is outside 0\.\.27647$'
+jq '.runs[0].histogram.counts = "AANgCA=="' "$a" >"$T/index2.json"
+expect_rc "merge an encoded histogram index out of range: exit 1" 1 mindex2 merge "$a" "$T/index2.json"
+one_line "merge encoded index out of range: one line saying so" "$T/mindex2.err" \
+    'index2\.json: run 0: histogram counts: counter 0: index outside 0\.\.27647$'
+jq '.runs[0].histogram.counts_encoding = "gamma-rice/9"' "$a" >"$T/enc.json"
+expect_rc "merge a histogram of an unknown encoding: exit 1" 1 menc merge "$a" "$T/enc.json"
+one_line "merge unknown encoding: one line naming it" "$T/menc.err" \
+    'enc\.json: run 0: histogram counts_encoding is not "gamma-rice/1", the one this build reads$'
 jq '.runs[0].open_loop.service_histogram.total += 1' "$o1" >"$T/svc.json"
 expect_rc "merge an open-loop run whose service histogram is not its ops: exit 1" 1 msvc \
     merge "$T/svc.json" "$o2"

@@ -1,10 +1,11 @@
 #!/bin/bash
-# Evidence stays small and lossless: histogram counts are written as runs of
-# consecutive counters, each histogram's on one line, and a lab's evidence is
-# well under 1 MB; evidence written with [index, count] pairs
-# (tests/fixtures/evidence: two files of the same cells, closed and open loop,
-# connect mode, written before the runs encoding) is still read, and compare
-# and merge give the same output on it as on the same runs written as runs.
+# Evidence stays small and lossless: each histogram's counters are written as
+# one gamma-rice/1 string (docs/evidence.md), decoded here by lib.sh's own jq
+# decoder, and a lab's evidence is well under 1 MB; evidence written with the
+# JSON lists of older builds ([index, count] pairs: tests/fixtures/evidence, two
+# files of the same cells, closed and open loop, connect mode; runs [start,
+# [count, ...]]: fresh runs rewritten here) is still read, and compare and merge
+# give the same output on it as on the same runs written as strings.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -20,6 +21,25 @@ in_dir() {
     echo "$rc" >"$dir/$out.rc"
 }
 
+# same_both_ways NAME OLD NEW A B : compare and merge of files A and B, run in directory
+# OLD (the lists an older build wrote) and in NEW (the same runs as strings), exit 0 and
+# print the same; the merges (as NAME.out in NEW) differ only in the second they started.
+same_both_ways() {
+    local name=$1 old=$2 new=$3 a=$4 b=$5 d
+    for d in "$old" "$new"; do
+        in_dir "$d" "c-$name" compare "$a" "$b"
+        in_dir "$d" "m-$name" merge "$a" "$b"
+    done
+    check_eq "$name: compare and merge exit 0 on both encodings" "0 0 0 0" \
+        "$(cat "$old/c-$name.rc" "$old/m-$name.rc" "$new/c-$name.rc" "$new/m-$name.rc" |
+            tr '\n' ' ' | sed 's/ $//')"
+    check "$name: compare prints the same on lists and on strings" \
+        cmp "$old/c-$name.out" "$new/c-$name.out"
+    check "$name: merge writes the same on lists and on strings (but the second it started)" \
+        cmp <(grep -v '^ *"started_unix_s":' "$old/m-$name.out") \
+        <(grep -v '^ *"started_unix_s":' "$new/m-$name.out")
+}
+
 # --- the old encoding, read as before ----------------------------------------------
 
 mkdir -p "$T/old" "$T/new"
@@ -30,7 +50,7 @@ for k in closed open; do
         jq '.runs = []' "$FX/pairs-$x-$k.json" >"$T/none.json"
         expect_rc "$k $x: re-encoding the pairs fixture: exit 0" 0 "re-$x-$k" \
             merge "$T/old/$x-$k.json" "$T/none.json" -o "$T/new/$x-$k.json"
-        check "$k $x: the runs hold every counter the pairs did, histograms and phases" \
+        check "$k $x: the strings hold every counter the pairs did, histograms and phases" \
             jtrue --slurpfile old "$T/old/$x-$k.json" "$JQ_DEFS"'
             def hists: [.histogram, (.phases[] | .histogram), (.open_loop.service_histogram // empty)]
               | map(counters);
@@ -38,36 +58,70 @@ for k in closed open; do
     done
     jcheck "$k: the fixture is written with [index, count] pairs" "$T/old/a-$k.json" \
         '[.runs[] | .histogram.counts[] | .[1] | type] | unique == ["number"]'
-    jcheck "$k: the re-encoded file is written with runs" "$T/new/a-$k.json" \
-        '[.runs[] | .histogram.counts[] | .[1] | type] | unique == ["array"]'
-    for d in old new; do
-        in_dir "$T/$d" "c-$k" compare "a-$k.json" "b-$k.json"
-        in_dir "$T/$d" "m-$k" merge "a-$k.json" "b-$k.json"
-    done
-    check_eq "$k: compare and merge exit 0 on both encodings" "0 0 0 0" \
-        "$(cat "$T/old/c-$k.rc" "$T/old/m-$k.rc" "$T/new/c-$k.rc" "$T/new/m-$k.rc" | tr '\n' ' ' |
-            sed 's/ $//')"
-    check "$k: compare prints the same on pairs and on runs" cmp "$T/old/c-$k.out" "$T/new/c-$k.out"
-    check "$k: merge writes the same on pairs and on runs (but the second it started)" \
-        cmp <(grep -v '^ *"started_unix_s":' "$T/old/m-$k.out") \
-        <(grep -v '^ *"started_unix_s":' "$T/new/m-$k.out")
+    jcheck "$k: the re-encoded file is written with strings" "$T/new/a-$k.json" \
+        '[.runs[] | .histogram, (.phases[] | .histogram), (.open_loop.service_histogram // empty)
+          | [.counts_encoding, (.counts | type)]] | unique == [["gamma-rice/1", "string"]]'
+    same_both_ways "$k" "$T/old" "$T/new" "a-$k.json" "b-$k.json"
     rcheck "$k: the merge adds up both files' ops" "$T/new/m-$k.out" \
         '(.runs | length) == 2 and all(.runs[]; .merged_runs == 2 and .ops == 400 and hist_ok)'
 done
 
+# --- fresh runs, written as strings and as runs ----------------------------------------
+
+# Two files of the same cells, each with every kind of histogram (an open loop's service
+# histogram, the four phases of connect mode, the two of reuse mode); then the same files
+# passed through jq as they are (str/: jq writes some numbers otherwise, 5 for 5.0, and
+# merge copies them) and with every histogram's counts rewritten as the runs an older build
+# wrote (runs/).
+start_server f --listen tcp://127.0.0.1:0 --listen "unix:$T/f.sock" || done_testing
+ep=(echo "tcp://127.0.0.1:$SRV_PORT" "unix:$T/f.sock")
+mkdir -p "$T/raw" "$T/str" "$T/runs"
+for x in a b; do
+    expect_rc "fresh $x: connect, open loop: exit 0" 0 "fc-$x" run "${ep[@]}" --mode connect \
+        -n 300 --rate 2000 --warmup 0.05 --json "$T/raw/c-$x.json"
+    expect_rc "fresh $x: reuse, closed loop, 3 reps: exit 0" 0 "fr-$x" run "${ep[@]}" --reps 3 \
+        -d 0.2 --warmup 0.05 --json "$T/raw/r-$x.json"
+done
+for f in "$T"/raw/*.json; do
+    jq . "$f" >"$T/str/$(basename "$f")"
+    jq "$JQ_DEFS"'
+        def as_runs: reduce .[] as [$i, $c] ([];
+            if length > 0 and .[-1][0] + (.[-1][1] | length) == $i then .[-1][1] += [$c]
+            else . + [[$i, [$c]]] end);
+        def listed: .counts = (counters | as_runs) | del(.counts_encoding);
+        .runs[] |= (.histogram |= listed | .phases[] |= (.histogram |= listed)
+                    | if .open_loop then .open_loop.service_histogram |= listed else . end)' \
+        "$f" >"$T/runs/$(basename "$f")"
+done
+jcheck "fresh: the rewritten file has runs, no counts_encoding" "$T/runs/c-a.json" \
+    '[.runs[] | .histogram, (.phases[] | .histogram), .open_loop.service_histogram
+      | [has("counts_encoding"), (.counts[0][1] | type)]] | unique == [[false, "array"]]'
+rcheck "fresh: every histogram's strings decode to its total, phases and service too" \
+    "$T/str/c-a.json" 'all(.runs[]; hist_ok and all(.phases[], .open_loop; .histogram // .service_histogram
+        | (counters | map(.[1]) | add) == .total) and (.phases | length) == 4)'
+for k in c r; do
+    same_both_ways "fresh-$k" "$T/runs" "$T/str" "$k-a.json" "$k-b.json"
+    rcheck "fresh $k: the merge's histograms hold both files' ops" "$T/str/m-fresh-$k.out" \
+        'all(.runs[]; .merged_runs == 2 and hist_ok)'
+done
+check "fresh: the documents with strings take less than half the room of those with runs" \
+    test $((2 * $(jq -c . "$T"/str/*.json | wc -c))) -lt "$(jq -c . "$T"/runs/*.json | wc -c)"
+
 # --- a lab's evidence ---------------------------------------------------------------
 
-# One size of the default lab's three, each cell one 3-s run (the warm-up, discarded,
-# shortened): three times this document bounds a lab of 12 such runs. (The default lab runs
-# each cell 5 x 0.6 s: 60 runs, about 2 MB; docs/evidence.md.)
+# One size of the default lab's three, its defaults otherwise (each cell 5 x 0.6 s): the
+# 64 B cells, the fastest, have the most ops and so the most counters, and three times this
+# document bounds the default lab's (docs/evidence.md gives that lab's real size).
 lab=$T/lab.json
-expect_rc "lab, one size, 3 s cells: exit 0" 0 lab lab --sizes 64 -d 3 --warmup 0.2 --json "$lab"
+expect_rc "lab, one size: exit 0" 0 lab lab --sizes 64 --json "$lab"
 bytes=$(wc -c <"$lab")
 hists=$(jq '[.runs[] | .histogram, (.phases[] | .histogram)] | length' "$lab")
-check_eq "lab: four cells, 16 histograms (5 a connect run, 3 a reuse run)" "4 16" "$(jq '.runs | length' "$lab") $hists"
+check_eq "lab: 20 runs, 80 histograms (5 a connect run, 3 a reuse run)" "20 80" \
+    "$(jq '.runs | length' "$lab") $hists"
 check "lab: three times the document is under 1 MB ($bytes bytes)" test $((3 * bytes)) -lt 1000000
-check_eq "lab: each histogram's counts on one line" "$hists" "$(grep -c '^ *"counts":\[.*\],*$' "$lab")"
-check_eq "lab: the rest of the document one member per line" 4 \
+check_eq "lab: each histogram's counts one string on one line" "$hists" \
+    "$(grep -c '^ *"counts":"[A-Za-z0-9+/]*=*",*$' "$lab")"
+check_eq "lab: the rest of the document one member per line" 20 \
     "$(grep -c '^ *"ops":[0-9]*,$' "$lab")"
 rcheck "lab: every run's histogram adds up to its ops" "$lab" 'all(.runs[]; hist_ok)'
 

@@ -190,14 +190,15 @@ check "directory: still an empty directory" sh -c "[ -d '$T/adir' ] && [ -z \"\$
 # --- read-only and full file systems: a tiny tmpfs in a private mount namespace ---------
 
 # in_tmpfs NAME OPTIONS SCRIPT : runs SCRIPT (sh) in a new mount namespace with a tmpfs
-# (mount OPTIONS) on $T/NAME holding a file x.json that says "old"; SCRIPT sees $M (the
+# (mount OPTIONS) of one page on $T/NAME holding a file x.json that says "old", which
+# fills it, so that any write after it finds no room however small; SCRIPT sees $M (the
 # mount point) and $HB (hopbench). After SCRIPT: $T/NAME.after is x.json's content and
 # $T/NAME.ls the files left there. The mount ends with the namespace. 1 if impossible here.
 in_tmpfs() {
     local name=$1 opts=$2 script=$3
     mkdir -p "$T/$name"
     M=$T/$name HB=$HOPBENCH TD=$T timeout -k 5 60 unshare -m --propagation private sh -c '
-        mount -t tmpfs -o size=8k tmpfs "$M" || exit 99
+        mount -t tmpfs -o size=4k tmpfs "$M" || exit 99
         echo old >"$M/x.json"
         mount -o "remount,$1" "$M" || exit 99
         cd "$TD" && eval "$2"

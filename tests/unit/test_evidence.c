@@ -1,10 +1,14 @@
 /*
  * test_evidence: reading evidence back. A histogram written with
  * report_hist_json and read with evidence_hist_add is the same histogram,
- * counter for counter; its counts written as runs of consecutive counters
- * and as the [index, count] pairs of older evidence (or both in one list)
- * decode alike, empty, with one counter, the highest, or counts of 2^53, and
- * runs outside the counters are refused; adding two histograms' JSON equals
+ * counter for counter; its counts written as the gamma-rice/1 string, as
+ * the runs of consecutive counters and as the [index, count] pairs of older
+ * evidence (or both in one list, in any order) decode alike, empty, with one
+ * counter, the highest, or counts of 2^53, and the lists decoded are written
+ * again as the same string; the string is shorter than runs, runs than
+ * pairs; an unknown counts_encoding, or counts of the other form than it
+ * names, is refused, and runs outside the counters are; adding two
+ * histograms' JSON equals
  * hist_merge of the originals; a histogram of another layout, or whose counts
  * disagree with its
  * total, is refused, and so are counts or totals that overflow when added;
@@ -140,53 +144,57 @@ static json_t *pairs_counts(const struct hist *h)
 }
 
 /*
- * j's counts are [index, [count, ...]] runs, each starting and ending with a
- * non-zero counter, after the run before with a zero counter between, holding
- * h's counters and adding up to its total: every other counter is zero.
+ * h's non-zero counters as [index, [count, ...]] runs of consecutive
+ * counters, as evidence was written before counts_encoding, with a zero
+ * inside a run where one counter is empty between two that are not.
  */
-static void assert_runs_of(const json_t *j, const struct hist *h)
+static json_t *runs_counts(const struct hist *h)
 {
-    const json_t *item;
-    size_t i, end = 0;
-    uint64_t sum = 0;
+    json_t *a = json_array(), *run = NULL; /* run: borrowed from a */
+    size_t end = 0;                        /* one past run's last counter */
 
-    json_array_foreach(json_object_get(j, "counts"), i, item)
-    {
-        const json_t *run = json_array_get(item, 1);
-        size_t at = (size_t)json_integer_value(json_array_get(item, 0)), n = json_array_size(run);
-        assert_true(json_is_array(run) && n > 0 && at + n <= HIST_COUNTS);
-        assert_true(i == 0 || at > end);
-        assert_true(json_integer_value(json_array_get(run, 0)) > 0);
-        assert_true(json_integer_value(json_array_get(run, n - 1)) > 0);
-        for (size_t k = 0; k < n; k++) {
-            assert_int_equal((uint64_t)json_integer_value(json_array_get(run, k)),
-                             h->counts[at + k]);
-            sum += h->counts[at + k];
+    for (size_t i = 0; i < HIST_COUNTS; i++) {
+        if (h->counts[i] == 0) continue;
+        if (run != NULL && i == end + 1) {
+            json_array_append_new(run, json_integer(0));
+        } else if (run == NULL || i != end) {
+            run = json_array();
+            json_array_append_new(a, json_pack("[Io]", (json_int_t)i, run));
         }
-        end = at + n;
+        json_array_append_new(run, json_integer((json_int_t)h->counts[i]));
+        end = i + 1;
     }
-    assert_int_equal(sum, h->total);
+    return a;
+}
+
+/* The histogram JSON j with its counts as the JSON list counts, as older evidence has them. */
+static json_t *listed(const json_t *j, json_t *counts)
+{
+    json_t *old = json_deep_copy(j);
+
+    json_object_del(old, "counts_encoding");
+    json_object_set_new(old, "counts", counts);
+    return old;
 }
 
 /*
- * h written as runs, as pairs, and as both in one list (the first run as
- * pairs) decodes to h; pairs decoded and written again are the runs
- * report_hist_json writes.
+ * h written as the string, as runs, as pairs, and as both in one list (the
+ * first run as pairs, the rest in reverse order) decodes to h; pairs and runs
+ * decoded and written again are the string report_hist_json writes.
  */
 static void assert_encodings_alike(const struct hist *h)
 {
-    json_t *runs = report_hist_json(h), *pairs = json_deep_copy(runs), *mixed, *again;
+    json_t *enc = report_hist_json(h), *runs = listed(enc, runs_counts(h));
+    json_t *pairs = listed(enc, pairs_counts(h)), *mixed, *again;
     json_t *counts = json_object_get(runs, "counts"), *first = json_array_get(counts, 0);
     json_t *both = json_array();
-    struct hist *a, *b, *c;
-    struct hist_pairs p;
+    struct hist *a, *b, *c, *d;
+    struct hist_coded p;
     struct hb_err err = { 0 };
-    size_t i;
-    json_t *item;
 
-    assert_non_null(runs);
-    assert_runs_of(runs, h);
-    json_object_set_new(pairs, "counts", pairs_counts(h));
+    assert_non_null(enc);
+    assert_string_equal(json_string_value(json_object_get(enc, "counts_encoding")), "gamma-rice/1");
+    assert_true(json_is_string(json_object_get(enc, "counts")));
     for (size_t k = 0; k < json_array_size(json_array_get(first, 1)); k++) {
         json_int_t n = json_integer_value(json_array_get(json_array_get(first, 1), k));
         if (n > 0)
@@ -194,32 +202,36 @@ static void assert_encodings_alike(const struct hist *h)
                 both,
                 json_pack("[II]", json_integer_value(json_array_get(first, 0)) + (json_int_t)k, n));
     }
-    json_array_foreach(counts, i, item)
-    {
-        if (i > 0) json_array_append(both, item);
-    }
-    mixed = json_deep_copy(runs);
-    json_object_set_new(mixed, "counts", both);
-    a = decode(runs);
-    b = decode(pairs);
-    c = decode(mixed);
+    for (size_t i = json_array_size(counts); i-- > 1;)
+        json_array_append(both, json_array_get(counts, i));
+    mixed = listed(enc, both);
+    a = decode(enc);
+    b = decode(runs);
+    c = decode(pairs);
+    d = decode(mixed);
     assert_hist_equal(h, a);
     assert_hist_equal(h, b);
     assert_hist_equal(h, c);
-    if (hist_pairs_decode(&p, pairs, &err) != 0) fail_msg("refused: %s", err.msg);
-    again = hist_pairs_json(&p);
-    assert_true(json_equal(again, runs));
-    hist_pairs_release(&p);
+    assert_hist_equal(h, d);
+    for (int k = 0; k < 3; k++) {
+        if (hist_coded_decode(&p, k == 0 ? runs : k == 1 ? pairs : mixed, &err) != 0)
+            fail_msg("refused: %s", err.msg);
+        again = hist_coded_json(&p);
+        assert_true(json_equal(again, enc));
+        hist_coded_release(&p);
+        json_decref(again);
+    }
     hist_free(a);
     hist_free(b);
     hist_free(c);
-    json_decref(again);
+    hist_free(d);
     json_decref(mixed);
     json_decref(pairs);
     json_decref(runs);
+    json_decref(enc);
 }
 
-static void test_runs_and_pairs_decode_alike(void **state)
+static void test_encodings_decode_alike(void **state)
 {
     struct hist *spread = random_hist(200000, SEED), *empty = hist_new(), *one = hist_new();
     struct hist *last = hist_new(), *big = hist_new();
@@ -249,21 +261,26 @@ static void test_runs_and_pairs_decode_alike(void **state)
     hist_free(big);
 }
 
-/* Runs take less room than the pairs of the same counters. */
-static void test_runs_smaller_than_pairs(void **state)
+/*
+ * The string takes less room than runs, which take less than pairs, for a
+ * histogram of 200,000 values spread over every bucket.
+ */
+static void test_string_smaller_than_lists(void **state)
 {
     struct hist *h = random_hist(200000, SEED);
-    json_t *runs = report_hist_json(h), *pairs = pairs_counts(h);
-    char *r = json_dumps(json_object_get(runs, "counts"), JSON_COMPACT);
-    char *q = json_dumps(pairs, JSON_COMPACT);
+    json_t *enc = report_hist_json(h), *runs = runs_counts(h), *pairs = pairs_counts(h);
+    char *r = json_dumps(runs, JSON_COMPACT), *q = json_dumps(pairs, JSON_COMPACT);
+    size_t e = json_string_length(json_object_get(enc, "counts"));
 
     (void)state;
     assert_true(r != NULL && q != NULL);
+    assert_true(e < strlen(r));
     assert_true(strlen(r) < strlen(q));
     free(r);
     free(q);
     json_decref(pairs);
     json_decref(runs);
+    json_decref(enc);
     hist_free(h);
 }
 
@@ -284,7 +301,7 @@ static void assert_refused(const json_t *orig, const char *key, json_t *v)
 static void test_refuses_other_layouts(void **state)
 {
     struct hist *h = random_hist(1000, SEED);
-    json_t *j = report_hist_json(h);
+    json_t *j = report_hist_json(h), *old = listed(j, pairs_counts(h));
 
     (void)state;
     assert_refused(j, "significant_digits", json_integer(2));
@@ -292,10 +309,17 @@ static void test_refuses_other_layouts(void **state)
     assert_refused(j, "lowest", json_integer(1000));
     assert_refused(j, "unit", json_string("us"));
     assert_refused(j, "total", json_integer((json_int_t)h->total + 1));
-    assert_refused(j, "counts", json_pack("[[ii]]", (int)HIST_COUNTS, 1000));
-    assert_refused(j, "counts", json_pack("[[i]]", 5));
+    assert_refused(old, "counts", json_pack("[[ii]]", (int)HIST_COUNTS, 1000));
+    assert_refused(old, "counts", json_pack("[[i]]", 5));
     assert_refused(j, "min", json_string("5"));
+    /* an encoding this build does not know, a string without its name, a list with it */
+    assert_refused(j, "counts_encoding", json_string("gamma-rice/2"));
+    assert_refused(j, "counts_encoding", json_integer(1));
+    assert_refused(old, "counts", json_string("gA=="));
+    assert_refused(j, "counts", json_pack("[[ii]]", 5, 1));
+    assert_refused(j, "counts", json_string("not base64"));
     hist_free(h);
+    json_decref(old);
     json_decref(j);
 }
 
@@ -306,7 +330,8 @@ static void test_refuses_other_layouts(void **state)
 static void test_refuses_bad_runs(void **state)
 {
     struct hist *empty = hist_new(), *h;
-    json_t *j = report_hist_json(empty), *edge = json_deep_copy(j);
+    json_t *enc = report_hist_json(empty), *j = listed(enc, json_array()),
+           *edge = json_deep_copy(j);
     struct hb_err err = { 0 };
     const json_int_t last = (json_int_t)HIST_COUNTS - 1;
 
@@ -338,6 +363,7 @@ static void test_refuses_bad_runs(void **state)
     hist_free(empty);
     json_decref(edge);
     json_decref(j);
+    json_decref(enc);
 }
 
 /* Counts that wrap around 2^64 when added must not pass for a small total. */
@@ -722,8 +748,8 @@ int main(void)
         cmocka_unit_test(test_round_trip_exact),
         cmocka_unit_test(test_round_trip_empty),
         cmocka_unit_test(test_merge_equals_hist_merge),
-        cmocka_unit_test(test_runs_and_pairs_decode_alike),
-        cmocka_unit_test(test_runs_smaller_than_pairs),
+        cmocka_unit_test(test_encodings_decode_alike),
+        cmocka_unit_test(test_string_smaller_than_lists),
         cmocka_unit_test(test_refuses_bad_runs),
         cmocka_unit_test(test_refuses_other_layouts),
         cmocka_unit_test(test_load_checks_schema),

@@ -190,16 +190,16 @@ static struct hist *spread_hist(void)
 static void assert_round_trip(const struct hist *h)
 {
     struct hist *back = hist_new();
-    struct hist_pairs p;
+    struct hist_coded p;
     struct hb_err err = { 0 };
     json_t *j = report_hist_json(h), *again, *lat, *lat_back;
 
     assert_non_null(back);
     assert_non_null(j);
-    if (hist_pairs_decode(&p, j, &err) != 0) fail_msg("refused: %s", err.msg);
-    again = hist_pairs_json(&p);
+    if (hist_coded_decode(&p, j, &err) != 0) fail_msg("refused: %s", err.msg);
+    again = hist_coded_json(&p);
     assert_true(json_equal(j, again));
-    assert_int_equal(hist_pairs_add(back, &p, &err), 0);
+    assert_int_equal(hist_coded_add(back, &p, &err), 0);
     assert_int_equal(back->total, h->total);
     assert_int_equal(back->overflow, h->overflow);
     assert_int_equal(back->max, h->max);
@@ -212,7 +212,7 @@ static void assert_round_trip(const struct hist *h)
     json_decref(lat_back);
     json_decref(again);
     json_decref(j);
-    hist_pairs_release(&p);
+    hist_coded_release(&p);
     hist_free(back);
 }
 
