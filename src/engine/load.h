@@ -42,6 +42,10 @@ struct load_result {
     uint64_t replies;              /* complete replies parsed, warm-up included */
     uint64_t reconnects;           /* a kept connection the server closed, reopened (warm-up
                                     * included); not an error */
+    uint64_t retried;              /* requests sent again on a reopened connection (--retry once;
+                                    * warm-up included); not errors */
+    uint64_t connect_retries;      /* AF_UNIX connects tried again after EAGAIN, a full backlog
+                                    * (warm-up included); not errors */
     uint64_t status[6];            /* replies by status class: [1]..[5] = 1xx..5xx, [0] other;
                                     * only for protocols with a status (http, fcgi) */
     uint64_t stderr_replies;       /* fcgi replies that carried FCGI_STDERR output */
