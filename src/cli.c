@@ -159,10 +159,18 @@ static const char usage_run_tail[] =
     "      --value-size B    redis: the SET value (the same as --size)\n"
     "A non-2xx status (http, fcgi's Status:) counts as an error of kind 'status', a RESP error\n"
     "or a FastCGI protocolStatus other than REQUEST_COMPLETE as 'error_reply'. A kept\n"
-    "connection the server closes (nginx's keepalive_requests) is reopened and counted under\n"
-    "'reconnects', not as an error. In connect mode a server that says it closes (http\n"
-    "Connection: close, fcgi without KEEP_CONN) is waited for, so it holds TIME_WAIT, unless\n"
-    "--close is given.\n"
+    "connection the server closes (nginx's keepalive_requests, a keep-alive timeout) is\n"
+    "reopened and counted under 'reconnects', not as an error; a connection a reply said it\n"
+    "closes likewise. In connect mode a server that says it closes (http Connection: close,\n"
+    "fcgi without KEEP_CONN) is waited for, so it holds TIME_WAIT, unless --close is given.\n"
+    "      --retry R         once (default): the requests a kept connection left unanswered\n"
+    "                        when the server closed it (EOF, reset) are sent again, once,\n"
+    "                        on a new connection: 'retried' in the table, not errors; none:\n"
+    "                        each such close fails its op (short or reset), as wrk counts it\n"
+    "An AF_UNIX connect that finds the listener's backlog full (EAGAIN) waits, as a blocking\n"
+    "connect would and as TCP retransmits its SYN: it is tried again every 1 ms, the op stays\n"
+    "in its connect phase (the wait is in its latency), the retries are counted apart\n"
+    "('connect retries'), and it fails, as a timeout, only --timeout after its first attempt.\n"
     "  -h, --help            this text\n";
 
 static const char usage_serve[] =
@@ -237,9 +245,10 @@ static const char usage_lab[] =
     "                        overload 5000)\n"
     "'lab overload' reproduces an overload test: 64 connections, each op a new connection,\n"
     "3 s per transport, against one worker with a 4-slot backlog busy 5 ms per request; per\n"
-    "transport it prints ops/s, connect errors by kind (AF_UNIX: eagain; TCP: SYNs dropped,\n"
-    "so ListenOverflows and TCPSynRetrans grow and ops wait out 1 s retransmits), resets and\n"
-    "the ops that took 1 s or more.\n"
+    "transport it prints ops/s, the connect phase's p99, errors by kind, how connects to the\n"
+    "full backlog were retried (TCP: SYNs dropped, so ListenOverflows and TCPSynRetrans grow\n"
+    "and ops wait out 1 s retransmits; AF_UNIX: EAGAIN, tried again every 1 ms) and the ops\n"
+    "that took 1 s or more. A connect that waits is slow, not an error, until --timeout.\n"
     "  -d, --duration S      measured seconds per run (default 0.6, each cell 5 runs; with\n"
     "                        -d and no --reps one run per cell; --reps alone 3; --quick 0.75)\n"
     "  -n, --count N         measure N ops per run instead of a duration\n"
@@ -438,6 +447,7 @@ enum {
     OPT_SERVICE,
     OPT_WATCH,
     OPT_LABEL,
+    OPT_RETRY,
 };
 
 /* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_at index. */
@@ -752,6 +762,14 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     case OPT_ALLOW_REMOTE:
         o->allow_remote = true;
         break;
+    case OPT_RETRY:
+        if (strcmp(val, "once") == 0)
+            l->retry = RETRY_ONCE;
+        else if (strcmp(val, "none") == 0)
+            l->retry = RETRY_NONE;
+        else
+            rc = hb_fail(err, -EINVAL, "--retry: '%s' is not once or none", val);
+        break;
     default:
         rc = run_plan_option(c, val, o, err);
     }
@@ -864,6 +882,7 @@ static const struct option run_longopts[] = {
     { "rate", required_argument, NULL, OPT_RATE },
     { "arrivals", required_argument, NULL, OPT_ARRIVALS },
     { "wait", required_argument, NULL, OPT_WAIT },
+    { "retry", required_argument, NULL, OPT_RETRY },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };

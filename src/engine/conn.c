@@ -131,7 +131,8 @@ static void conn_open(struct conn *c, uint64_t now);
  * A kept connection ended (EOF, reset, EPIPE) before any byte of this batch's
  * next reply: the server closed it while idle (keepalive_timeout) or after
  * its last allowed request. Reopens and sends the unanswered requests once;
- * returns false (the caller counts an error) when that does not apply.
+ * returns false (the caller counts an error) when that does not apply, or
+ * with --retry none, which counts such a close as wrk does: an error.
  */
 static bool conn_lost(struct conn *c, int err, uint64_t now)
 {
@@ -139,6 +140,7 @@ static bool conn_lost(struct conn *c, int err, uint64_t now)
     bool gone = err == 0 || err == ECONNRESET || err == EPIPE;
 
     if (!gone || ctx->cfg->mode != LOAD_REUSE || ctx->stopping) return false;
+    if (ctx->cfg->retry == RETRY_NONE) return false;
     if (!(c->used || c->server_closes) || c->reconnected || c->mid_reply) return false;
     ctx->reconnects++;
     c->t_begin = now;
@@ -146,6 +148,7 @@ static bool conn_lost(struct conn *c, int err, uint64_t now)
     if (ctx->cfg->codec->reset != NULL) ctx->cfg->codec->reset(c->codec_state);
     c->reconnected = true;
     c->resend = c->batch - c->replies;
+    ctx->retried += c->resend;
     tq_disarm(&c->timer);
     conn_open(c, now);
     return true;
@@ -319,6 +322,25 @@ static void conn_bye(struct conn *c)
     if (n > 0) (void)send(c->lfd.fd, c->wbuf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/*
+ * An AF_UNIX connect found the listener's backlog full (EAGAIN). A blocking
+ * connect() would sleep until there is room, and TCP retransmits its SYN
+ * instead of failing: so the op waits too, in its connect phase, and tries
+ * again after CONN_RETRY_NS; only --timeout after its first attempt
+ * (t_begin) is it an error, a timeout.
+ */
+static void conn_backlog_wait(struct conn *c, uint64_t now)
+{
+    struct conn_ctx *ctx = c->ctx;
+
+    if (now > c->t_begin && now - c->t_begin >= ctx->cfg->timeout_ns) {
+        conn_fail(c, OP_ERR_TIMEOUT, now);
+        return;
+    }
+    c->state = CONN_BACKLOG;
+    tq_arm(&ctx->retries, &c->timer, now);
+}
+
 static void conn_open(struct conn *c, uint64_t now)
 {
     struct conn_ctx *ctx = c->ctx;
@@ -326,6 +348,10 @@ static void conn_open(struct conn *c, uint64_t now)
     int fd = endpoint_connect(&ctx->cfg->ep, &in_progress);
     int rc;
 
+    if (fd == -EAGAIN && ctx->cfg->ep.kind != ENDPOINT_TCP) {
+        conn_backlog_wait(c, now);
+        return;
+    }
     if (fd < 0) {
         conn_fail(c, op_err_from_errno(-fd), now);
         return;
@@ -377,7 +403,8 @@ uint64_t conn_intended_in(struct conn *c, uint64_t from, uint64_t end)
 void conn_abandon(struct conn *c)
 {
     struct conn_ctx *ctx = c->ctx;
-    bool in_flight = c->state == CONN_CONNECTING || c->state == CONN_BUSY;
+    bool in_flight =
+        c->state == CONN_CONNECTING || c->state == CONN_BACKLOG || c->state == CONN_BUSY;
 
     if (!c->live) return;
     /* sn.at is the intended time of the next op not yet taken, whatever c's state. */
@@ -436,10 +463,14 @@ void conn_begin(struct conn *c, uint64_t now)
 
 void conn_on_timer(struct conn *c, uint64_t now)
 {
-    if (c->state == CONN_RETRY)
+    if (c->state == CONN_RETRY) {
         conn_begin(c, now);
-    else if (c->state != CONN_IDLE)
+    } else if (c->state == CONN_BACKLOG) {
+        c->ctx->connect_retries++;
+        conn_open(c, now);
+    } else if (c->state != CONN_IDLE) {
         conn_fail(c, OP_ERR_TIMEOUT, now);
+    }
 }
 
 /* The kind of error a codec verdict counts as. */

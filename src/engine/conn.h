@@ -2,17 +2,24 @@
  * conn: the client connection state machine of the load engine.
  *
  *   IDLE ─begin─► CONNECTING ─► BUSY (batch written, replies parsed) ─► begin next
- *                     │              │
- *                     └──── error ───┴──► RETRY (1 ms) ─► begin
+ *                  │   ▲  │             │
+ *           EAGAIN ▼   │  └─── error ───┴──► RETRY (1 ms) ─► begin
+ *              BACKLOG (1 ms, until --timeout)
  *
  * In reuse mode a connection stays open across batches; in connect mode it
- * is opened before and closed (client first) after every batch. A kept
- * connection the server closes (a reply saying so, or EOF before any byte of
- * the next reply) is reopened and the unanswered requests sent again: that
- * is counted as a reconnect, not an error. The
- * connection owns its bytes: it reads into its buffer and hands them to the
- * codec; the loop never parses. An op's latency runs from the connect (connect
- * mode) or from the batch's first write (reuse mode) to the reply's last byte.
+ * is opened before and closed (client first) after every batch. An AF_UNIX
+ * connect that finds the listener's backlog full (EAGAIN) waits in BACKLOG
+ * and tries again every millisecond, as a blocking connect() waits for room
+ * and TCP retransmits its SYN: the op stays in its connect phase, the retries
+ * are counted apart (connect_retries), and only --timeout after the first
+ * attempt is it an error (a timeout). A kept connection the server closes (a
+ * reply saying so, or EOF before any byte of the next reply) is reopened and,
+ * with --retry once, the unanswered requests sent again: that is counted as a
+ * reconnect (and the requests as retried), not an error; with --retry none the
+ * op fails. The connection owns its bytes: it reads into its buffer and hands
+ * them to the codec; the loop never parses. An op's latency runs from the
+ * first connect (connect mode) or from the batch's first write (reuse mode)
+ * to the reply's last byte.
  */
 #ifndef HOPBENCH_CONN_H
 #define HOPBENCH_CONN_H
@@ -26,7 +33,9 @@
 #include "engine/sendq.h"
 #include "hist.h"
 
-#define CONN_RETRY_NS (1 * NS_PER_MS) /* back-off before reconnecting after an error */
+#define CONN_RETRY_NS                                                                              \
+    (1 * NS_PER_MS) /* back-off before reconnecting after an error, and between                    \
+                     * connects to a full AF_UNIX backlog */
 
 /* What the connections of one thread share. Owned by that thread alone. */
 struct conn_ctx {
@@ -58,6 +67,8 @@ struct conn_ctx {
     uint64_t replies;
     uint64_t replies_kind[CODEC_KINDS]; /* replies by the kind of request they answered */
     uint64_t reconnects;
+    uint64_t retried;         /* requests sent again on a reopened connection (--retry once) */
+    uint64_t connect_retries; /* AF_UNIX connects tried again after EAGAIN (a full backlog) */
     uint64_t status[6];
     uint64_t stderr_replies;
     uint64_t errors[OP_ERR_KINDS];
@@ -70,19 +81,21 @@ enum conn_state {
     CONN_BUSY,
     CONN_CLOSING, /* reply complete; waiting for the server's FIN (--close server) */
     CONN_RETRY,
-    CONN_WAIT, /* open loop: in ctx->sendq until the next intended send time */
+    CONN_WAIT,    /* open loop: in ctx->sendq until the next intended send time */
+    CONN_BACKLOG, /* an AF_UNIX connect found the backlog full: in ctx->retries until the next
+                   * attempt; the op is in its connect phase, no socket is open */
 };
 
 struct conn {
     struct loop_fd lfd; /* lfd.fd is -1 while closed */
     struct conn_ctx *ctx;
     enum conn_state state;
-    struct tq_node
-        timer; /* in ctx->timeouts while CONNECTING/BUSY/CLOSING, ctx->retries while RETRY */
+    struct tq_node timer; /* in ctx->timeouts while CONNECTING/BUSY/CLOSING, ctx->retries while
+                           * RETRY or BACKLOG */
     struct sendq_node sn; /* open loop: sn.at = the next op's intended send time */
     uint64_t t_intended;  /* open loop: this op's intended send time */
     uint64_t rng;         /* open loop, poisson: xorshift state */
-    uint64_t t_begin;     /* the op began (before connect in connect mode) */
+    uint64_t t_begin;     /* the op began (before the first connect in connect mode) */
     uint64_t t_sent;      /* the batch was taken up (t_begin); a resend keeps it */
     uint64_t t_written;   /* the batch's last byte was written (0 until then) */
     uint64_t t_first;     /* the batch's first reply byte arrived (0 until then) */
@@ -121,7 +134,10 @@ void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbu
 /* Begins the next op: connects if needed and writes the batch; may go IDLE. */
 void conn_begin(struct conn *c, uint64_t now);
 
-/* Handles an expired timer: a timeout while CONNECTING/BUSY, the end of a back-off while RETRY. */
+/*
+ * Handles an expired timer: a timeout while CONNECTING/BUSY/CLOSING, the end of
+ * a back-off while RETRY, the next connect attempt while BACKLOG.
+ */
 void conn_on_timer(struct conn *c, uint64_t now);
 
 /*
@@ -153,8 +169,8 @@ void conn_close(struct conn *c);
 uint64_t conn_intended_in(struct conn *c, uint64_t from, uint64_t end);
 
 /*
- * Open loop, the drain's time is up: c's op in flight (connecting or waiting
- * for its reply) and each op intended before ctx->end_ns that c has not sent
+ * Open loop, the drain's time is up: c's op in flight (connecting, waiting
+ * for backlog room or for its reply) and each op intended before ctx->end_ns that c has not sent
  * yet are counted as timeouts, and c ends (IDLE, no longer active). Its socket
  * stays open until conn_close, so the end-of-window counters still see it.
  */

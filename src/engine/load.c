@@ -49,6 +49,17 @@ const char *load_close_name(enum load_close c)
     return "?";
 }
 
+const char *load_retry_name(enum load_retry r)
+{
+    switch (r) {
+    case RETRY_ONCE:
+        return "once";
+    case RETRY_NONE:
+        return "none";
+    }
+    return "?";
+}
+
 const char *load_phase_name(enum load_phase p)
 {
     static const char *const names[PHASES] = { "connect", "ttfb", "response", "close" };
@@ -466,6 +477,8 @@ void load_result_add(struct load_result *res, const struct conn_ctx *ctx,
     for (size_t k = 0; k < CODEC_KINDS; k++)
         res->replies_kind[k] += ctx->replies_kind[k];
     res->reconnects += ctx->reconnects;
+    res->retried += ctx->retried;
+    res->connect_retries += ctx->connect_retries;
     res->stderr_replies += ctx->stderr_replies;
     for (size_t k = 0; k < ARRAY_LEN(res->status); k++)
         res->status[k] += ctx->status[k];

@@ -29,8 +29,21 @@ enum load_close {
 const char *load_close_name(enum load_close c);
 
 /*
+ * What a kept connection the server closed before any byte of the next reply
+ * (EOF, reset, EPIPE) does to the requests it left unanswered.
+ */
+enum load_retry {
+    RETRY_ONCE = 0, /* reopen and send them again, once per batch: a reconnect, not an error */
+    RETRY_NONE,     /* the op fails (short or reset), as wrk counts such a close */
+};
+
+/* "once", "none": the names used on the command line and in JSON. */
+const char *load_retry_name(enum load_retry r);
+
+/*
  * The phases of an op, each with its own histogram:
- *   connect   before connect() -> connected (connect mode only)
+ *   connect   before the first connect() -> connected (connect mode only); an
+ *             AF_UNIX connect that found the backlog full waits in it
  *   ttfb      request fully written -> first reply byte (0 when the reply
  *             began before the request was fully written, as with 64 KiB echoes)
  *   response  request fully written -> last reply byte
@@ -72,6 +85,7 @@ struct load_cfg {
     size_t size; /* payload bytes per request */
     enum load_mode mode;
     enum load_close close;         /* connect mode only */
+    enum load_retry retry;         /* reuse mode: a kept connection the server closed */
     bool close_auto;               /* --close not given: when the reply says the server closes (http
                                     * "Connection: close", fcgi without KEEP_CONN), wait for its FIN */
     const struct codec_opts *opts; /* the protocol's request options; NULL = defaults */

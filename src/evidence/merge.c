@@ -314,9 +314,10 @@ static int add_run(json_t *dst, const json_t *src, struct hb_err *err)
     bool interrupted = json_is_true(json_object_get(dst, EV_INTERRUPTED)) ||
                        json_is_true(json_object_get(src, EV_INTERRUPTED));
 
-    /* Counters that evidence written before the protocol codecs existed does not have. */
-    static const char *const optional[] = { EV_REQUESTS, EV_REPLIES, EV_RECONNECTS,
-                                            EV_STDERR_REPLIES, EV_PREPARED };
+    /* Counters that evidence from older versions may lack. */
+    static const char *const optional[] = { EV_REQUESTS,       EV_REPLIES, EV_RECONNECTS,
+                                            EV_STDERR_REPLIES, EV_PREPARED, EV_RETRIED,
+                                            EV_CONNECT_RETRIES };
 
     for (size_t i = 0; i < ARRAY_LEN(sums); i++)
         if (add_int(dst, src, sums[i], err) < 0) return -EINVAL;

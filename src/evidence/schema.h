@@ -67,6 +67,9 @@
 #define EV_REPLIES_BY_KIND      "replies_by_kind" /* protocols that tell requests apart */
 #define EV_PREPARED             "prepared"        /* requests before the run, when any */
 #define EV_RECONNECTS           "reconnects"
+#define EV_RETRIED              "retried"
+#define EV_CONNECT_RETRIES      "connect_retries"
+#define EV_RETRY                "retry"
 #define EV_STDERR_REPLIES       "stderr_replies"
 #define EV_STATUS               "status"
 #define EV_OPEN_LOOP            "open_loop"

@@ -228,6 +228,9 @@ json_t *report_run_json(const struct run_record *r)
     if (r->prepared > 0)
         json_object_set_new(run, EV_PREPARED, json_integer((json_int_t)r->prepared));
     json_object_set_new(run, EV_RECONNECTS, json_integer((json_int_t)res->reconnects));
+    json_object_set_new(run, EV_RETRIED, json_integer((json_int_t)res->retried));
+    json_object_set_new(run, EV_RETRY, json_string(load_retry_name(c->retry)));
+    json_object_set_new(run, EV_CONNECT_RETRIES, json_integer((json_int_t)res->connect_retries));
     json_object_set_new(run, EV_STDERR_REPLIES, json_integer((json_int_t)res->stderr_replies));
     json_object_set_new(run, EV_STATUS, status_json(res));
     json_object_set_new(run, EV_OPEN_LOOP, open_loop_json(r));

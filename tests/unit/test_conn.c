@@ -25,6 +25,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "engine/conn.h"
 #include "engine/load.h"
 #include "proto/codec.h"
 #include "registry.h"
@@ -37,12 +38,14 @@ enum behaviour {
     SHORT, /* half the reply, then close */
     WRONG, /* REQ_SIZE bytes that are not the request */
     EXTRA, /* the reply and one byte more, in one send */
+    ONCE,  /* one correct reply on each connection, then close it */
 };
 
 struct responder {
     enum behaviour how;
-    int lfd;     /* the listener */
-    int stop[2]; /* a byte on stop[1] ends the thread */
+    unsigned delay_ms; /* the thread waits this long before it accepts anything */
+    int lfd;           /* the listener */
+    int stop[2];       /* a byte on stop[1] ends the thread */
     char dir[64];
     char path[96];
     pthread_t tid;
@@ -97,6 +100,9 @@ static void serve(const struct responder *rs, int fd)
         case SHORT:
             (void)write_full(fd, req, REQ_SIZE / 2);
             return;
+        case ONCE:
+            (void)write_full(fd, req, REQ_SIZE);
+            return;
         case WRONG:
             for (size_t i = 0; i < REQ_SIZE; i++)
                 req[i] = (uint8_t)~req[i];
@@ -116,6 +122,10 @@ static void *responder_main(void *arg)
 {
     struct responder *rs = arg;
 
+    if (rs->delay_ms > 0) {
+        struct pollfd stop = { .fd = rs->stop[0], .events = POLLIN };
+        if (poll(&stop, 1, (int)rs->delay_ms) != 0) return NULL; /* stopped, or poll failed */
+    }
     for (;;) {
         struct pollfd p[2] = { { .fd = rs->lfd, .events = POLLIN },
                                { .fd = rs->stop[0], .events = POLLIN } };
@@ -137,12 +147,19 @@ static void *responder_main(void *arg)
 /* The responder running, so teardown can stop it and remove its files after a failed assertion. */
 static struct responder *live;
 
-static void responder_start(struct responder *rs, enum behaviour how)
+/*
+ * Listens with `backlog` at a path in a new temp dir; `fill` connections are
+ * made and closed at once, so they wait in the accept queue; the thread
+ * begins accepting after delay_ms.
+ */
+static void responder_start_with(struct responder *rs, enum behaviour how, int backlog,
+                                 unsigned fill, unsigned delay_ms)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
     memset(rs, 0, sizeof(*rs));
     rs->how = how;
+    rs->delay_ms = delay_ms;
     snprintf(rs->dir, sizeof(rs->dir), "%s", "/tmp/hb-test-conn-XXXXXX");
     assert_non_null(mkdtemp(rs->dir));
     snprintf(rs->path, sizeof(rs->path), "%s/s.sock", rs->dir);
@@ -150,10 +167,21 @@ static void responder_start(struct responder *rs, enum behaviour how)
     rs->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(rs->lfd >= 0);
     assert_int_equal(bind(rs->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(listen(rs->lfd, 16), 0);
+    assert_int_equal(listen(rs->lfd, backlog), 0);
+    for (unsigned i = 0; i < fill; i++) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(fd >= 0);
+        assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        close(fd);
+    }
     assert_int_equal(pipe(rs->stop), 0);
     assert_int_equal(pthread_create(&rs->tid, NULL, responder_main, rs), 0);
     live = rs;
+}
+
+static void responder_start(struct responder *rs, enum behaviour how)
+{
+    responder_start_with(rs, how, 16, 0, 0);
 }
 
 static void responder_stop(struct responder *rs)
@@ -314,6 +342,97 @@ static void test_refused(void **state)
     load_result_release(&res);
 }
 
+/*
+ * A listener whose backlog is full (listen(0) holds one connection, made
+ * before the run) and that accepts only after 30 ms: the AF_UNIX connect
+ * fails with EAGAIN until then. The op waits in its connect phase, tried
+ * again every millisecond: one op, no error, the retries counted, and the
+ * wait in the connect phase and in the op's latency.
+ */
+static void test_backlog_full_waits(void **state)
+{
+    struct responder rs;
+    struct load_cfg cfg;
+    struct load_result res;
+
+    (void)state;
+    responder_start_with(&rs, ECHO, 0, 1, 30);
+    cfg_for(&cfg, &rs, LOAD_CONNECT);
+    cfg.count = 1;
+    run(&cfg, &res);
+    assert_int_equal(load_errors_total(&res), 0);
+    assert_int_equal(res.ops, 1);
+    assert_int_equal(res.connects, 1);
+    assert_true(res.connect_retries >= 1);
+    /* Each retry comes CONN_RETRY_NS after the last attempt, so the connect took that at least. */
+    assert_true(res.phase[PHASE_CONNECT]->max >= res.connect_retries * CONN_RETRY_NS);
+    assert_true(res.lat->max >= res.phase[PHASE_CONNECT]->max);
+    load_result_release(&res);
+    responder_stop(&rs);
+}
+
+/*
+ * The same full backlog never drained: the op is a timeout, only once
+ * --timeout (40 ms) has passed since its first attempt, and the attempts in
+ * between are retries, not errors.
+ */
+static void test_backlog_full_times_out(void **state)
+{
+    struct responder rs;
+    struct load_cfg cfg;
+    struct load_result res;
+
+    (void)state;
+    responder_start_with(&rs, ECHO, 0, 1, 60000);
+    cfg_for(&cfg, &rs, LOAD_CONNECT);
+    cfg.count = 1;
+    cfg.timeout_ns = 40 * NS_PER_MS;
+    run(&cfg, &res);
+    assert_only_errors_of(&res, OP_ERR_TIMEOUT);
+    assert_int_equal(res.errors[OP_ERR_TIMEOUT], 1);
+    assert_int_equal(res.ops, 0);
+    assert_true(res.window_ns >= cfg.timeout_ns);
+    assert_true(res.connect_retries >= 1);
+    assert_true(res.connect_retries <= cfg.timeout_ns / CONN_RETRY_NS);
+    load_result_release(&res);
+    responder_stop(&rs);
+}
+
+/*
+ * A server that closes each kept connection after one reply. --retry once:
+ * every request after the first on a connection is sent again on a new one,
+ * so 4 ops complete with 3 reconnects and 3 retried requests, no error.
+ * --retry none: each of those closes fails its op instead (ops 1 and 3
+ * complete on fresh connections, 2 and 4 fail), as wrk counts them.
+ */
+static void test_retry_once_or_none(void **state)
+{
+    struct responder rs;
+    struct load_cfg cfg;
+    struct load_result res;
+
+    (void)state;
+    responder_start(&rs, ONCE);
+    cfg_for(&cfg, &rs, LOAD_REUSE);
+    cfg.count = 4;
+    run(&cfg, &res);
+    assert_int_equal(load_errors_total(&res), 0);
+    assert_int_equal(res.ops, 4);
+    assert_int_equal(res.reconnects, 3);
+    assert_int_equal(res.retried, 3);
+    load_result_release(&res);
+
+    cfg.retry = RETRY_NONE;
+    run(&cfg, &res);
+    assert_int_equal(res.ops, 2);
+    assert_int_equal(load_errors_total(&res), 2);
+    assert_int_equal(res.errors[OP_ERR_SHORT] + res.errors[OP_ERR_RESET], 2);
+    assert_int_equal(res.reconnects, 0);
+    assert_int_equal(res.retried, 0);
+    load_result_release(&res);
+    responder_stop(&rs);
+}
+
 static void test_errno_kinds(void **state)
 {
     static const struct {
@@ -366,6 +485,9 @@ int main(void)
         cmocka_unit_test_teardown(test_wrong, teardown),
         cmocka_unit_test_teardown(test_unexpected, teardown),
         cmocka_unit_test_teardown(test_refused, teardown),
+        cmocka_unit_test_teardown(test_backlog_full_waits, teardown),
+        cmocka_unit_test_teardown(test_backlog_full_times_out, teardown),
+        cmocka_unit_test_teardown(test_retry_once_or_none, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,6 +115,8 @@ static void tally_init(struct conn_ctx *ctx, uint64_t base, unsigned n, uint64_t
     ctx->replies = base + 3;
     ctx->reconnects = base + 4;
     ctx->stderr_replies = base + 5;
+    ctx->retried = base + 6;
+    ctx->connect_retries = base + 7;
     for (size_t k = 0; k < 6; k++)
         ctx->status[k] = base * 10 + k;
     for (size_t k = 0; k < CODEC_KINDS; k++)
@@ -196,6 +198,8 @@ static void test_merge_adds(void **state)
     assert_int_equal(r.replies, a.replies + b.replies);
     assert_int_equal(r.reconnects, a.reconnects + b.reconnects);
     assert_int_equal(r.stderr_replies, a.stderr_replies + b.stderr_replies);
+    assert_int_equal(r.retried, a.retried + b.retried);
+    assert_int_equal(r.connect_retries, a.connect_retries + b.connect_retries);
     for (size_t k = 0; k < 6; k++)
         assert_int_equal(r.status[k], a.status[k] + b.status[k]);
     for (size_t k = 0; k < CODEC_KINDS; k++)
