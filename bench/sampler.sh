@@ -19,7 +19,10 @@
 # op (.client_cpu_ns_per_op); the whole process's CPU per op over the window, every
 # thread, the sampler's included (.observed.other_cpu.client_process_ns / .ops); the
 # samples taken; other processes' share of the machine (.observed.other_cpu.
-# other_share: what else ran). Printed per binary and case: each figure's default/off
+# other_share: what else ran); the CPU of the threads other than the load's over the
+# window (client_process_ns - client_cpu_ns: the main thread and the sampler), whose
+# default - off difference is what the sampler's samples between the window's ends
+# cost, also per extra sample. Printed per binary and case: each figure's default/off
 # ratio as the median of the per-pair ratios [min-max] and its spread (max − min),
 # and the `off` runs' own spread ((max − min) / median of their ops/s): a ratio within
 # that of 1.00 is not told apart from noise.
@@ -106,7 +109,8 @@ run_one() {
     jq -er --arg b "$1" --arg c "$3" --arg p "$4" --arg a "$5" \
         '.runs[0] | [$b, $c, $p, $a, .ops_per_s, .client_cpu_ns_per_op,
           (.observed.other_cpu.client_process_ns / .ops), .observed.sockets.samples,
-          (.observed.other_cpu.other_share | numbers // -1)] | @tsv' \
+          (.observed.other_cpu.other_share | numbers // -1),
+          ((.observed.other_cpu.client_process_ns - .client_cpu_ns) / 1e6)] | @tsv' \
         "$out.json" >>"$TMP/rows" || die "no figures in $out.json"
     note "$3 pair $4 bin $1 $5: $(tail -n 1 "$TMP/rows" | cut -f5-)"
 }
@@ -145,7 +149,7 @@ while [ "$p" -le "$PAIRS" ]; do
     p=$((p + 1))
 done
 echo "# load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# runs: binary case pair arm ops/s load-CPU/op-ns process-CPU/op-ns samples other-share"
+echo "# runs: binary case pair arm ops/s load-CPU/op-ns process-CPU/op-ns samples other-share outside-load-CPU-ms"
 sort -t "$(printf '\t')" -k1,1n -k2,2 -k3,3n -k4,4 "$TMP/rows" | sed 's/^/#   /'
 
 # Per binary and case: per-pair ratios default/off, then their median [min-max] and spread.
@@ -163,14 +167,15 @@ function row(name, a, n,    m) {
     k = $1 SUBSEP $2
     if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
     v[k, $3, $4, "ops"] = $5; v[k, $3, $4, "load"] = $6; v[k, $3, $4, "proc"] = $7
-    v[k, $3, $4, "samples"] = $8; v[k, $3, $4, "other"] = $9
+    v[k, $3, $4, "samples"] = $8; v[k, $3, $4, "other"] = $9; v[k, $3, $4, "outside"] = $10
     if ($3 > np[k]) np[k] = $3
 }
 END {
     printf "\nratios default/off: median of the per-pair ratios [min-max], spread = max - min\n"
     for (x = 1; x <= nk; x++) {
         k = keys[x]; split(k, kb, SUBSEP); n = 0
-        delete r1; delete r2; delete r3; delete offops; delete d1; delete o1; delete sd; delete ot
+        delete r1; delete r2; delete r3; delete offops; delete d1; delete sd; delete ot; delete xs; delete xp
+        m2 = 0
         for (p = 1; p <= np[k]; p++) {
             if (!((k, p, "default", "ops") in v) || !((k, p, "off", "ops") in v)) continue
             n++
@@ -179,6 +184,9 @@ END {
             r3[n] = v[k, p, "default", "proc"] / v[k, p, "off", "proc"]
             offops[n] = v[k, p, "off", "ops"]; d1[n] = v[k, p, "default", "ops"]
             sd[n] = v[k, p, "default", "samples"]; ot[n] = v[k, p, "off", "other"] + v[k, p, "default", "other"]
+            xs[n] = v[k, p, "default", "outside"] - v[k, p, "off", "outside"]
+            extra = v[k, p, "default", "samples"] - v[k, p, "off", "samples"]
+            if (extra > 0) xp[++m2] = xs[n] / extra
         }
         if (n == 0) continue
         printf "\nbinary %s, %s (%d pairs)\n", kb[1], kb[2], n
@@ -191,5 +199,9 @@ END {
         printf "  off ops/s       median %.0f [%.0f-%.0f]  own spread (max-min)/median %.4f\n", m, lo, hi, (hi - lo) / m
         t = 0; for (i = 1; i <= n; i++) t += ot[i]
         printf "  default samples median %d; other processes, mean share of the machine %.3f\n", median(sd, n), t / (2 * n)
+        m = median(xs, n); minmax(xs, n)
+        printf "  CPU outside the load threads, default - off: median %.1f ms a run [%.1f-%.1f]", m, lo, hi
+        if (m2 > 0) { m = median(xp, m2); minmax(xp, m2); printf "; per extra sample %.2f ms [%.2f-%.2f]", m, lo, hi }
+        printf "\n"
     }
 }'

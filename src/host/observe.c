@@ -229,8 +229,7 @@ static struct ctr_val tree_pss(const struct observe *o, unsigned n, bool first_m
     return val_ok(sum);
 }
 
-/* Σ PSS of a pid's n processes in o->tree: the pid itself must be readable, a descendant may be
- * gone. */
+/* Σ PSS of a pid's n processes in o->tree: the pid must be readable, a descendant may be gone. */
 static struct ctr_val pid_tree_pss(const struct observe *o, unsigned n, bool tree, unsigned *summed)
 {
     (void)tree;

@@ -46,11 +46,15 @@
  * op) and on a watched hop (a proxy may open a connection to its back end per
  * request, whatever the loaded hop does): OBS_SAMPLE_CHURN_NS. With kept
  * connections every connection is open before the window begins and the
- * counts move only when one is reopened: OBS_SAMPLE_KEPT_NS. Each sample walks
- * the kernel's TCP hash table (milliseconds of CPU on a big one).
+ * counts move only when one is reopened: OBS_SAMPLE_KEPT_NS, so a window
+ * shorter than 10 s is sampled only at its two ends (as with --sample-ms 0), and
+ * a longer one still sees the TIME_WAIT sockets of its reconnects, which last
+ * 60 s, in several samples. Each sample walks the kernel's whole TCP hash
+ * table: milliseconds of CPU (bench/sampler.sh), which at a short period
+ * would be a measurable share of a light client's own CPU.
  */
 #define OBS_SAMPLE_CHURN_NS (250 * NS_PER_MS)
-#define OBS_SAMPLE_KEPT_NS  (1000 * NS_PER_MS)
+#define OBS_SAMPLE_KEPT_NS  (10000 * NS_PER_MS)
 
 /* Kernel counters kept for every run, as deltas over the window. */
 /* clang-format off */

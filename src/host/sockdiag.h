@@ -12,7 +12,7 @@
  * them, however few sockets there are: milliseconds of CPU on a big table
  * (bench/RESULTS.md, "The socket sampler"). An AF_UNIX dump cannot be filtered by name: O(#unix
  * sockets) messages. Sample from a thread that is not measured, at a low rate (observe.c: at idle
- * priority, every 250 ms or 1 s).
+ * priority, every 250 ms or 10 s).
  * Works unprivileged. A dump is not atomic: a socket that changes state while
  * it runs can be missed or seen twice, so counts are a close snapshot, not a
  * ledger. Not for the hot path. Thread-safe: calls share no state.
