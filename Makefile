@@ -190,6 +190,7 @@ bench: hopbench $(BENCH_BIN)
 	@sh bench/pingpong.sh ./hopbench $(BENCH_BIN)
 	@sh bench/peers.sh ./hopbench
 	@sh bench/cpu_crosscheck.sh ./hopbench 10
+	@sh bench/sampler.sh ./hopbench
 
 FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.c fuzz/*.[ch])
 format: | lint-deps

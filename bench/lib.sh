@@ -55,3 +55,21 @@ stop_pid() {
     kill -KILL "$2" 2>/dev/null || true
     wait "$2" 2>/dev/null || true
 }
+
+# private_tmp NAME: makes $TMP, a new directory for this run, and sets $PIDS empty. On
+# exit every PID then in $PIDS is stopped (stop_pid TERM) and $TMP removed; INT and TERM
+# exit 130 and 143 through the same.
+private_tmp() {
+    PIDS=""
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+    trap private_tmp_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+private_tmp_cleanup() {
+    for pid in $PIDS; do
+        stop_pid TERM "$pid"
+    done
+    rm -rf "$TMP"
+}

@@ -61,17 +61,7 @@ for tool in wrk redis-benchmark redis-server redis-cli nginx jq ss timeout awk; 
 done
 [ -x "$HOPBENCH" ] || die "hopbench binary not executable: $HOPBENCH"
 
-PIDS=""
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/littles.XXXXXX")
-cleanup() {
-    for pid in $PIDS; do
-        stop_pid TERM "$pid"
-    done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+private_tmp littles
 
 # ---- servers ----------------------------------------------------------------
 

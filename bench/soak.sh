@@ -152,7 +152,7 @@ fd_list() {
 # the heap and stacks, without the pages of the binary and libraries, which
 # come in as code runs for the first time). fds counts the fds held, with the
 # same target, through three listings 0.3 s apart: the client opens a
-# sock_diag socket for each of its socket samples (every 250 ms) and closes it
+# sock_diag socket for each of its socket samples (every 10 s) and closes it
 # when the dump is done, which with many TCP sockets on the machine can take
 # longer than a listing; each time it is a new socket (a new inode), while a
 # leaked fd is the same one in all three.

@@ -140,7 +140,8 @@ static const char usage_run_head[] =
     "                        usage_usec, v1 cpuacct.usage), throttling and working set; alone,\n"
     "                        it is the server's CPU; on v1 any controller's directory will do\n"
     "      --sample-ms MS    count the hop's sockets by state (sock_diag) every MS during\n"
-    "                        a run, for peaks (default 250; 0 = only at the end)\n"
+    "                        a run, for peaks (default 250 with --mode connect or --watch,\n"
+    "                        else 10000; 0 = only at the window's ends)\n"
     "      --noisy-threshold CPUS  flag a run noisy when other processes' CPU plus steal\n"
     "                        averaged more than CPUS over its window (default 0.1)\n"
     "      --service NAME=KIND:ARG  a named service, measured apart (repeatable): pid:PID,\n"
@@ -265,7 +266,8 @@ static const char usage_lab[] =
     "      --wait W          epoll (default) or block: how the client and the server wait in\n"
     "                        the reuse cells with -c equal to -t (see 'hopbench run --help');\n"
     "                        both transports alike\n"
-    "      --sample-ms MS    sock_diag sampling period for socket peaks (default 250)\n"
+    "      --sample-ms MS    sock_diag sampling period for socket peaks (default 250 in\n"
+    "                        connect cells, 10000 in reuse cells)\n"
     "      --noisy-threshold CPUS  flag a run noisy when other processes' CPU plus steal\n"
     "                        averaged more than CPUS over its window (default 0.1)\n"
     "      --jsonl FILE      append a header line, then one JSON line per finished cell,\n"
@@ -636,6 +638,7 @@ static int shared_option(int c, const char *val, struct shared_opts *o, struct h
         rc = opt_wait(val, &o->block_wait, err);
         break;
     case OPT_SAMPLE_MS:
+        o->sample_given = true;
         rc = opt_sample(val, &o->sample_ns, err);
         break;
     case OPT_NOISY_THRESHOLD:
@@ -664,7 +667,6 @@ static void run_defaults(struct run_opts *o)
     o->shared.warmup_ns = 1 * NS_PER_S;
     o->shared.timeout_ns = 5 * NS_PER_S;
     o->shared.pin = PLACE_NONE;
-    o->shared.sample_ns = 250 * NS_PER_MS;
     o->shared.reps = 1;
     o->shared.seed = 1;
     o->load.pipeline = 1;
@@ -1226,7 +1228,6 @@ static void lab_defaults(struct lab_opts *o)
     o->sizes[2] = 65536;
     o->nsizes = 3;
     o->shared.pin = PLACE_SPLIT;
-    o->shared.sample_ns = 250 * NS_PER_MS;
     o->shared.reps = 1;
     o->shared.seed = 1;
     o->pipeline = 1;

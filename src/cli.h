@@ -75,7 +75,7 @@ struct shared_opts {
     enum place_mode pin;    /* --pin */
     enum load_close close;  /* --close */
     bool block_wait;        /* --wait block (lab: its server too) */
-    uint64_t sample_ns;     /* --sample-ms: sock_diag sampling period during a run */
+    uint64_t sample_ns;     /* --sample-ms: sock_diag sampling period during a run, if given */
     double noisy_cpus;      /* --noisy-threshold, in CPUs; 0: the default (OBS_NOISY_CPUS) */
     const char *json_path;  /* --json; NULL: hopbench-CMD-DATE-TIME.json in the current directory */
     const char *jsonl_path; /* --jsonl: one record per finished run */
@@ -90,6 +90,7 @@ struct shared_opts {
     bool reps_given;        /* --reps likewise (the default lab's reps) */
     bool pin_given;         /* --pin likewise (the lab's split falls back to same on 1 CPU) */
     bool close_given;       /* --close likewise (else the protocol's closer closes) */
+    bool sample_given;      /* --sample-ms likewise (else observe_default_period) */
 };
 
 struct run_opts {

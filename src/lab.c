@@ -225,8 +225,9 @@ static void lab_cell_observe(struct lab *lab, struct run_record *r)
     h->cfg.ep = r->cfg.ep;
     h->cfg.pids[0] = lab->server_pid;
     h->cfg.npids = 1;
-    h->cfg.sample_ns = lab->opts->shared.sample_ns;
     h->cfg.noisy_cpus = lab->opts->shared.noisy_cpus;
+    observe_set_sampler(&h->cfg, lab->opts->shared.sample_given, lab->opts->shared.sample_ns,
+                        r->cfg.mode, &lab->place);
     observe_baseline(&h->cfg);
     h->out = &r->obs;
     h->done = &r->observed;

@@ -91,9 +91,10 @@ static void run_observe(struct run *run, struct run_record *r)
     h->cfg.npids = o->nserver_pids;
     h->cfg.tree = o->server_tree;
     h->cfg.cgroup = o->server_cgroup;
-    h->cfg.sample_ns = o->shared.sample_ns;
     h->cfg.noisy_cpus = o->shared.noisy_cpus;
     h->cfg.set = o->services.n + o->services.nwatch > 0 ? &o->services : NULL;
+    observe_set_sampler(&h->cfg, o->shared.sample_given, o->shared.sample_ns, r->cfg.mode,
+                        &run->place);
     observe_baseline(&h->cfg);
     h->out = &r->obs;
     h->done = &r->observed;

@@ -153,26 +153,48 @@ static struct ctr_val member_cpu(const struct observe *o, unsigned j, bool tree)
     return c;
 }
 
-/* Σ CPU of pids (and with tree their trees) now (see member_cpu); *members: how many. */
-static struct ctr_val pids_cpu(struct observe *o, const pid_t *pids, unsigned npids, bool tree,
-                               unsigned *members)
+/*
+ * Σ over pids of what `members` sums of each pid's processes (itself, or with
+ * tree its tree, listed in o->tree); *counted: the processes it counted.
+ */
+static struct ctr_val pids_sum(struct observe *o, const pid_t *pids, unsigned npids, bool tree,
+                               struct ctr_val (*members)(const struct observe *o, unsigned n,
+                                                         bool tree, unsigned *counted),
+                               unsigned *counted)
 {
     uint64_t sum = 0;
 
-    *members = 0;
+    *counted = 0;
     for (unsigned i = 0; i < npids; i++) {
         unsigned n = 0;
         struct ctr_val v = pid_members(o, pids[i], tree, &n);
 
+        if (v.ok) v = members(o, n, tree, counted);
         if (!v.ok) return v;
-        for (unsigned j = 0; j < n; j++) {
-            struct ctr_val c = member_cpu(o, j, tree);
-            if (!c.ok) return c;
-            sum += c.v;
-        }
-        *members += n;
+        sum += v.v;
     }
     return val_ok(sum);
+}
+
+/* Σ CPU of the n processes in o->tree (see member_cpu); each counts, gone or not. */
+static struct ctr_val tree_cpu(const struct observe *o, unsigned n, bool tree, unsigned *counted)
+{
+    uint64_t sum = 0;
+
+    for (unsigned j = 0; j < n; j++) {
+        struct ctr_val c = member_cpu(o, j, tree);
+        if (!c.ok) return c;
+        sum += c.v;
+    }
+    *counted += n;
+    return val_ok(sum);
+}
+
+/* Σ CPU of pids (and with tree their trees) now; *members: how many processes. */
+static struct ctr_val pids_cpu(struct observe *o, const pid_t *pids, unsigned npids, bool tree,
+                               unsigned *members)
+{
+    return pids_sum(o, pids, npids, tree, tree_cpu, members);
 }
 
 /* Σ CPU of the server's processes now; *members: how many there were. */
@@ -207,22 +229,18 @@ static struct ctr_val tree_pss(const struct observe *o, unsigned n, bool first_m
     return val_ok(sum);
 }
 
+/* Σ PSS of a pid's n processes in o->tree: the pid must be readable, a descendant may be gone. */
+static struct ctr_val pid_tree_pss(const struct observe *o, unsigned n, bool tree, unsigned *summed)
+{
+    (void)tree;
+    return tree_pss(o, n, true, summed);
+}
+
 /* Σ PSS of pids (and with tree their trees) now; *summed: how many processes. */
 static struct ctr_val pids_pss(struct observe *o, const pid_t *pids, unsigned npids, bool tree,
                                unsigned *summed)
 {
-    uint64_t sum = 0;
-
-    *summed = 0;
-    for (unsigned i = 0; i < npids; i++) {
-        unsigned n = 0;
-        struct ctr_val v = pid_members(o, pids[i], tree, &n);
-
-        if (v.ok) v = tree_pss(o, n, true, summed);
-        if (!v.ok) return v;
-        sum += v.v;
-    }
-    return val_ok(sum);
+    return pids_sum(o, pids, npids, tree, pid_tree_pss, summed);
 }
 
 /* Σ PSS of the server's processes now; sets res.server_pids to how many were summed. */
@@ -350,17 +368,46 @@ static void sample(struct observe *o)
     o->res.samples++;
 }
 
+/*
+ * Out of the way of what is measured: on a CPU that neither the load threads
+ * nor the server are pinned to, if there is one, and at idle priority, so it
+ * runs only when a CPU has nothing else to run and never preempts them. Where
+ * SCHED_IDLE is refused, nice 19.
+ */
+static void sampler_step_aside(const struct observe_cfg *cfg)
+{
+    struct sched_param idle = { .sched_priority = 0 };
+
+    if (cfg->nsampler_cpus > 0)
+        pthread_setaffinity_np(pthread_self(), sizeof(cfg->sampler_cpus), &cfg->sampler_cpus);
+    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) != 0)
+        setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+}
+
 static void *sampler_main(void *arg)
 {
     struct observe *o = arg;
     struct pollfd pfd = { .fd = o->stop_fd, .events = POLLIN };
     int ms = (int)(o->cfg.sample_ns / 1000000);
 
-    /* Out of the way of what is measured: the lowest priority. */
-    setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+    sampler_step_aside(&o->cfg);
     while (poll(&pfd, 1, ms > 0 ? ms : 1) == 0)
         sample(o);
     return NULL;
+}
+
+uint64_t observe_default_period(enum load_mode mode, bool watching)
+{
+    return mode == LOAD_CONNECT || watching ? OBS_SAMPLE_CHURN_NS : OBS_SAMPLE_KEPT_NS;
+}
+
+void observe_set_sampler(struct observe_cfg *cfg, bool given, uint64_t given_ns,
+                         enum load_mode mode, const struct place *pl)
+{
+    bool watching = cfg->set != NULL && cfg->set->nwatch > 0;
+
+    cfg->sample_ns = given ? given_ns : observe_default_period(mode, watching);
+    cfg->nsampler_cpus = place_spare_now(pl, &cfg->sampler_cpus);
 }
 
 static void read_port_range(struct observe_result *r)
@@ -397,6 +444,7 @@ static void init_result(struct observe *o)
 
     memset(r, 0, sizeof(*r));
     r->set = o->cfg.set;
+    r->sample_ns = o->cfg.sample_ns;
     for (int w = -1; w + 1 < hops(o); w++) {
         struct hop_view h = hop_at(o, w);
         init_hop(&h);

@@ -23,6 +23,7 @@
 #define HOPBENCH_OBSERVE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -30,11 +31,30 @@
 #include "endpoint.h"
 #include "engine/load.h"
 #include "host/counters.h"
+#include "host/place.h"
 #include "service.h"
 
 #define OBS_MAX_PIDS   64   /* server pids given (--server-pid) */
 #define OBS_MAX_TREE   4096 /* processes in the server's trees (--server-tree); beyond: n/a */
 #define OBS_NOISY_CPUS 0.1  /* other CPU + steal, in CPUs, above which a run is noisy by default */
+
+/*
+ * The sampling period without --sample-ms (observe_default_period). The
+ * samples between the window's two ends are there for the peaks, which only
+ * they can see where the hop's sockets come and go during the window: in
+ * connect mode (TIME_WAIT, established and the accept queue move with every
+ * op) and on a watched hop (a proxy may open a connection to its back end per
+ * request, whatever the loaded hop does): OBS_SAMPLE_CHURN_NS. With kept
+ * connections every connection is open before the window begins and the
+ * counts move only when one is reopened: OBS_SAMPLE_KEPT_NS, so a window
+ * shorter than 10 s is sampled only at its two ends (as with --sample-ms 0), and
+ * a longer one still sees the TIME_WAIT sockets of its reconnects, which last
+ * 60 s, in several samples. Each sample walks the kernel's whole TCP hash
+ * table: milliseconds of CPU (bench/sampler.sh), which at a short period
+ * would be a measurable share of a light client's own CPU.
+ */
+#define OBS_SAMPLE_CHURN_NS (250 * NS_PER_MS)
+#define OBS_SAMPLE_KEPT_NS  (10000 * NS_PER_MS)
 
 /* Kernel counters kept for every run, as deltas over the window. */
 /* clang-format off */
@@ -86,6 +106,13 @@ struct observe_cfg {
     unsigned tree_max;  /* the most processes in one tree (0: OBS_MAX_TREE); beyond: n/a */
     const char *cgroup; /* a server cgroup directory (v1 or v2), or NULL */
     uint64_t sample_ns; /* sock_diag sampling period; 0 = only at the end */
+    /*
+     * CPUs for the sampler thread, away from the load threads and the server
+     * (place_spare_now); none: wherever the scheduler puts it. It runs at idle
+     * priority (SCHED_IDLE) either way.
+     */
+    cpu_set_t sampler_cpus;
+    unsigned nsampler_cpus;
     /*
      * The hop's sockets before the run (and its warm-up) began, from
      * observe_baseline; without it, the gauges start at the window's start.
@@ -186,6 +213,7 @@ struct observe_result {
     struct ctr_val listen_backlog;
     unsigned port_lo, port_hi; /* ip_local_port_range, 0 when unreadable */
     unsigned samples;          /* sock_diag samples taken */
+    uint64_t sample_ns;        /* the period they were taken at (observe_cfg.sample_ns) */
     /* The services and watched hops (observe_cfg.set, or NULL); svc[i] is set->svc[i]'s. */
     const struct service_set *set;
     struct obs_service svc[SERVICE_MAX];
@@ -219,6 +247,17 @@ struct observe {
     uint64_t svc_ticks[SERVICE_MAX];
     struct ctr_val svc_ident[SERVICE_MAX];
 };
+
+/* OBS_SAMPLE_CHURN_NS for connect mode or with watched hops, else OBS_SAMPLE_KEPT_NS. */
+uint64_t observe_default_period(enum load_mode mode, bool watching);
+
+/*
+ * The sampler of cfg (whose set is filled in): its period, given_ns when
+ * --sample-ms was given, else observe_default_period for mode and cfg's
+ * watched hops; its CPUs, the spare ones of pl (place_spare_now).
+ */
+void observe_set_sampler(struct observe_cfg *cfg, bool given, uint64_t given_ns,
+                         enum load_mode mode, const struct place *pl);
 
 /*
  * Counts the hop's sockets now into cfg->base, so a run's gauges start before

@@ -130,6 +130,29 @@ void place_format(const struct place *p, enum place_role role, char *buf, size_t
     }
 }
 
+unsigned place_spare_cpus(const struct place *p, const cpu_set_t *allowed, cpu_set_t *spare)
+{
+    CPU_ZERO(spare);
+    if (p->nclient == 0 || p->nserver == 0) return 0;
+    *spare = *allowed;
+    for (unsigned i = 0; i < p->nclient; i++)
+        CPU_CLR(p->client[i], spare);
+    for (unsigned i = 0; i < p->nserver; i++)
+        CPU_CLR(p->server[i], spare);
+    return (unsigned)CPU_COUNT(spare);
+}
+
+unsigned place_spare_now(const struct place *p, cpu_set_t *spare)
+{
+    cpu_set_t set;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == -1) {
+        CPU_ZERO(spare);
+        return 0;
+    }
+    return place_spare_cpus(p, &set, spare);
+}
+
 const char *place_source_name(enum place_source src)
 {
     switch (src) {

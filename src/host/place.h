@@ -11,6 +11,7 @@
 #ifndef HOPBENCH_PLACE_H
 #define HOPBENCH_PLACE_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -61,6 +62,17 @@ unsigned place_allowed_cpus(void);
  * that does not fit in cap ends in ",..." after the last whole item.
  */
 void place_format(const struct place *p, enum place_role role, char *buf, size_t cap);
+
+/*
+ * The CPUs of `allowed` that neither the client nor the server of p is pinned
+ * to, into *spare: where a helper thread (the socket sampler) can run without
+ * taking CPU time from either. Returns how many; 0 when none is left, or when
+ * the client or the server is unpinned (it may run on any CPU). Pure.
+ */
+unsigned place_spare_cpus(const struct place *p, const cpu_set_t *allowed, cpu_set_t *spare);
+
+/* place_spare_cpus of this process's allowed CPUs (sched_getaffinity); 0 if unreadable. */
+unsigned place_spare_now(const struct place *p, cpu_set_t *spare);
 
 /* "expected", "set" or "observed". */
 const char *place_source_name(enum place_source src);

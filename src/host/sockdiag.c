@@ -26,7 +26,7 @@
 
 /* 32 KiB: the kernel sizes each dump datagram to the reader's buffer, up to this. */
 #define DIAG_BUF_LEN ((size_t)32 * 1024)
-#define DIAG_REQ_MAX 64
+#define DIAG_REQ_MAX 128
 #define SUN_PATH_MAX sizeof(((struct sockaddr_un){ 0 }).sun_path)
 /* TCP states 1..11 only: the kernel then leaves out TCP_BOUND_INACTIVE (13). */
 #define TCP_STATE_SET (((1u << SOCKDIAG_TCP_NSTATES) - 1) & ~1u)
@@ -170,8 +170,10 @@ static int tcp_on_msg(const uint8_t *body, size_t len, void *ctx)
 
     if (len < sizeof(m)) return -EPROTO;
     memcpy(&m, body, sizeof(m));
+    out->dumped++;
     sport = ntohs(m.id.idiag_sport);
     dport = ntohs(m.id.idiag_dport);
+    /* The kernel's filter already did this; a kernel that refused it sent every socket. */
     if (sport != scan->port && dport != scan->port) return 0;
     /* Only states 1..11 were asked for; request sockets come back as SYN_RECV. */
     if (m.idiag_state < 1 || m.idiag_state >= SOCKDIAG_TCP_NSTATES) return 0;
@@ -191,16 +193,59 @@ static int tcp_on_msg(const uint8_t *body, size_t len, void *ctx)
     return 0;
 }
 
-static int tcp_dump(int family, struct tcp_scan *scan)
+/* Five ops of the port filter below: 20 bytes of bytecode. */
+#define PORT_BC_OPS 5
+
+/*
+ * A dump request that carries a filter (INET_DIAG_REQ_BYTECODE) for "local
+ * port == port or remote port == port". The kernel runs it on every socket
+ * its walk finds and builds a message only for those it accepts, so a host
+ * with many sockets on other ports costs the walk of its hash tables but no
+ * messages. How the kernel runs it (inet_diag_bc_run): an op whose test holds
+ * moves on by `yes` bytes, else by `no`; ending exactly at the end accepts,
+ * past it rejects (a JMP always moves by `no`). A port test is two ops, the
+ * second holding the port (host order) in its `no`. The kernel's check of the
+ * program also wants every op on the chain of `yes` moves from the start.
+ */
+static size_t tcp_port_req(uint8_t *buf, int family, unsigned port)
 {
     struct inet_diag_req_v2 req = {
         .sdiag_family = (uint8_t)family,
         .sdiag_protocol = IPPROTO_TCP,
         .idiag_states = TCP_STATE_SET,
     };
-    struct diag_sink sink = { .on_msg = tcp_on_msg, .ctx = scan };
+    const struct inet_diag_bc_op bc[PORT_BC_OPS] = {
+        { INET_DIAG_BC_S_EQ, 8, 12 },   /* 0: local port == port? yes: on to 8; no: to 12 */
+        { 0, 0, (unsigned short)port }, /* 4 */
+        { INET_DIAG_BC_JMP, 4, 12 },    /* 8: always `no`: to 20, the end: accept */
+        { INET_DIAG_BC_D_EQ, 8, 12 },   /* 12: remote port == port? yes: to 20; no: to 24, reject */
+        { 0, 0, (unsigned short)port }, /* 16 */
+    };
+    struct nlattr nla = { .nla_len = (uint16_t)(NLA_HDRLEN + sizeof(bc)),
+                          .nla_type = INET_DIAG_REQ_BYTECODE };
+    size_t off = NLMSG_ALIGN(sizeof(req));
 
-    return diag_dump(&req, sizeof(req), &sink);
+    memcpy(buf, &req, sizeof(req));
+    memcpy(buf + off, &nla, sizeof(nla));
+    memcpy(buf + off + NLA_HDRLEN, bc, sizeof(bc));
+    return off + nla.nla_len;
+}
+
+static int tcp_dump(int family, struct tcp_scan *scan)
+{
+    uint8_t req[DIAG_REQ_MAX] = { 0 };
+    size_t len = tcp_port_req(req, family, scan->port);
+    struct diag_sink sink = { .on_msg = tcp_on_msg, .ctx = scan };
+    uint64_t before = scan->out->dumped;
+    int rc = diag_dump(req, len, &sink);
+
+    /*
+     * A kernel whose bytecode check does not know S_EQ/D_EQ refuses the whole
+     * request before dumping anything: ask again without the filter.
+     */
+    if (rc == -EINVAL && scan->out->dumped == before)
+        rc = diag_dump(req, sizeof(struct inet_diag_req_v2), &sink);
+    return rc;
 }
 
 int sockdiag_tcp_count(unsigned port, int family, struct sockdiag_tcp *out)

@@ -6,11 +6,13 @@
  * build-up with connect-per-request), and how deep each listener's accept
  * queue is right now (TCP and AF_UNIX alike).
  *
- * Cost: every call opens a netlink socket and dumps every socket of the
- * family in the caller's network namespace (two dumps for TCP: IPv4, IPv6).
- * That is O(#sockets) messages: 30 k TIME_WAIT sockets are 30 k messages
- * (about 25 ms here with 60 k). Sample from a thread that is not measured,
- * at a low rate (observe.c defaults to every 250 ms, at nice 19).
+ * Cost: every call opens a netlink socket and asks for one dump per address
+ * family. A TCP dump carries a port filter, so the kernel sends a message only
+ * for the hop's sockets, but it still walks its whole TCP hash table to find
+ * them, however few sockets there are: milliseconds of CPU on a big table
+ * (bench/RESULTS.md, "The socket sampler"). An AF_UNIX dump cannot be filtered by name: O(#unix
+ * sockets) messages. Sample from a thread that is not measured, at a low rate (observe.c: at idle
+ * priority, every 250 ms or 10 s).
  * Works unprivileged. A dump is not atomic: a socket that changes state while
  * it runs can be missed or seen twice, so counts are a close snapshot, not a
  * ledger. Not for the hot path. Thread-safe: calls share no state.
@@ -41,13 +43,17 @@ struct sockdiag_tcp {
     bool have_listener;                          /* a LISTEN socket has local port `port` */
     uint32_t listen_rqueue;  /* accept queue length now (idiag_rqueue), summed over listeners */
     uint32_t listen_backlog; /* listen(2) backlog (idiag_wqueue), summed over listeners */
+    uint64_t dumped;         /* sockets the kernel sent: `total` when it applied the port
+                              * filter, every socket of the family when it refused it */
 };
 
 /*
  * Fills *out for port 1..65535 of address family `family`: AF_INET,
  * AF_INET6, or AF_UNSPEC for both. Each family is one walk of the kernel's
  * whole TCP hash table (milliseconds on a big table), so ask for the one the
- * hop uses. Only states 1..11 are asked for, so a socket
+ * hop uses. The kernel filters by port (INET_DIAG_REQ_BYTECODE, S_EQ/D_EQ);
+ * a kernel that refuses that filter is asked again without it and the port
+ * is matched here, with the same counts. Only states 1..11 are asked for, so a socket
  * that is bound but neither listening nor connected (TCP_BOUND_INACTIVE,
  * reported by kernels since about 6.7 when asked for) is not counted. A kernel
  * without IPv6 counts IPv4 only. A connection the kernel completed but nobody

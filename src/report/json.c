@@ -130,12 +130,13 @@ static json_t *sockets_json(const struct observe_result *o)
     else
         share = unavailable_json(o->client_ports.peak.ok ? "ip_local_port_range unreadable"
                                                          : o->client_ports.peak.why);
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[ii], s:o, s:i}", "time_wait_client",
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[ii], s:o, s:i, s:I}", "time_wait_client",
                      gauge_json(&o->tw_client), "time_wait_server", gauge_json(&o->tw_server),
                      "established", gauge_json(&o->established), "client_ports",
                      gauge_json(&o->client_ports), "listen_queue", gauge_json(&o->listen_queue),
                      "listen_backlog", ctr_json(&o->listen_backlog), "port_range", (int)o->port_lo,
-                     (int)o->port_hi, "port_share_peak", share, "samples", (int)o->samples);
+                     (int)o->port_hi, "port_share_peak", share, "samples", (int)o->samples,
+                     "sample_ms", (json_int_t)(o->sample_ns / NS_PER_MS));
 }
 
 /* A share of the window's CPU time (window × CPUs allowed), or unavailable. */

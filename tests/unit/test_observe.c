@@ -9,8 +9,10 @@
  * Other processes' CPU (struct obs_other): the computation from its parts,
  * case by case; and in a live window, the CPU this process burns is its own,
  * never "other", and a server pid that dies makes other unavailable.
- * The endpoint is a closed port, so the socket figures are empty; they are
- * tested in test_sockdiag and the integration tests.
+ * Those use a closed port, so their socket figures are empty. The sampler:
+ * its default period by mode; with another hop's sockets on the host it counts
+ * only the loaded hop's, from a thread at SCHED_IDLE on the CPUs it was given.
+ * The counts themselves are tested in test_sockdiag and the integration tests.
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -21,10 +23,14 @@
 #include <cmocka.h>
 /* clang-format on */
 
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -511,6 +517,137 @@ static void test_other_live(void **state)
     assert_true(r.other.decided);
 }
 
+/* The default period: short where sockets come and go in the window, long with kept ones. */
+static void test_default_period(void **state)
+{
+    struct observe_cfg cfg;
+    struct service_set set;
+    struct place pl = { .mode = PLACE_NONE };
+
+    (void)state;
+    assert_true(OBS_SAMPLE_KEPT_NS > OBS_SAMPLE_CHURN_NS);
+    assert_int_equal(observe_default_period(LOAD_CONNECT, false), OBS_SAMPLE_CHURN_NS);
+    assert_int_equal(observe_default_period(LOAD_REUSE, false), OBS_SAMPLE_KEPT_NS);
+    assert_int_equal(observe_default_period(LOAD_REUSE, true), OBS_SAMPLE_CHURN_NS);
+
+    memset(&cfg, 0, sizeof(cfg));
+    observe_set_sampler(&cfg, false, 0, LOAD_REUSE, &pl);
+    assert_int_equal(cfg.sample_ns, OBS_SAMPLE_KEPT_NS);
+    assert_int_equal(cfg.nsampler_cpus, 0); /* unpinned: no CPU is known to be free */
+    memset(&set, 0, sizeof(set));
+    set.nwatch = 1;
+    cfg.set = &set;
+    observe_set_sampler(&cfg, false, 0, LOAD_REUSE, &pl);
+    assert_int_equal(cfg.sample_ns, OBS_SAMPLE_CHURN_NS);
+    observe_set_sampler(&cfg, true, 0, LOAD_CONNECT, &pl); /* given, even 0, wins */
+    assert_int_equal(cfg.sample_ns, 0);
+    observe_set_sampler(&cfg, true, 40 * NS_PER_MS, LOAD_REUSE, &pl);
+    assert_int_equal(cfg.sample_ns, 40 * NS_PER_MS);
+}
+
+/* A loopback listener and n connections to it, accepted. */
+struct tcp_hop {
+    int listener;
+    int c[3], a[3];
+    unsigned n, port;
+};
+
+static void tcp_hop_open(struct tcp_hop *h, unsigned n)
+{
+    struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(in);
+
+    assert_true(n <= 3);
+    h->n = n;
+    h->listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_int_not_equal(h->listener, -1);
+    assert_int_equal(bind(h->listener, (struct sockaddr *)&in, sizeof(in)), 0);
+    assert_int_equal(listen(h->listener, 8), 0);
+    assert_int_equal(getsockname(h->listener, (struct sockaddr *)&in, &len), 0);
+    h->port = ntohs(in.sin_port);
+    for (unsigned i = 0; i < n; i++) {
+        h->c[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_not_equal(h->c[i], -1);
+        assert_int_equal(connect(h->c[i], (struct sockaddr *)&in, sizeof(in)), 0);
+        h->a[i] = accept4(h->listener, NULL, NULL, SOCK_CLOEXEC);
+        assert_int_not_equal(h->a[i], -1);
+    }
+}
+
+static void tcp_hop_close(struct tcp_hop *h)
+{
+    for (unsigned i = 0; i < h->n; i++) {
+        close(h->c[i]);
+        close(h->a[i]);
+    }
+    close(h->listener);
+}
+
+/* Polls up to 2 s until the sampler thread is at SCHED_IDLE on exactly the CPUs in want. */
+static bool sampler_aside(pthread_t t, const cpu_set_t *want)
+{
+    for (int waited = 0; waited < 2000; waited += 5) {
+        struct sched_param sp;
+        cpu_set_t got;
+        int policy = -1;
+
+        if (pthread_getschedparam(t, &policy, &sp) == 0 && policy == SCHED_IDLE &&
+            pthread_getaffinity_np(t, sizeof(got), &got) == 0 && CPU_EQUAL(&got, want))
+            return true;
+        nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000000L }, NULL);
+    }
+    return false;
+}
+
+/*
+ * The sampler, with another hop's sockets on the host: it counts the loaded
+ * hop's established connections and client ports, not the other's, and runs
+ * at idle priority on the CPUs it was given.
+ */
+static void test_sampler_counts_its_hop(void **state)
+{
+    static struct observe o;
+    struct observe_cfg cfg;
+    struct observe_result r;
+    struct tcp_hop mine, other;
+    struct hb_err err = { 0 };
+    cpu_set_t allowed;
+    int last = -1;
+
+    (void)state;
+    tcp_hop_open(&mine, 2);
+    tcp_hop_open(&other, 3);
+    memset(&cfg, 0, sizeof(cfg));
+    assert_int_equal(endpoint_parse(&cfg.ep, "tcp://127.0.0.1:1", &err), 0);
+    endpoint_set_port(&cfg.ep, mine.port);
+    cfg.sample_ns = 5 * NS_PER_MS;
+    assert_int_equal(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed)) last = c;
+    CPU_ZERO(&cfg.sampler_cpus);
+    CPU_SET(last, &cfg.sampler_cpus);
+    cfg.nsampler_cpus = 1;
+
+    assert_int_equal(observe_begin(&o, &cfg), 0);
+    assert_true(o.sampling);
+    assert_true(sampler_aside(o.sampler, &cfg.sampler_cpus));
+    observe_end(&o, &r);
+    tcp_hop_close(&mine);
+    tcp_hop_close(&other);
+
+    assert_true(r.samples >= 2);
+    assert_int_equal(r.sample_ns, 5 * NS_PER_MS);
+    assert_true(r.established.start.ok && r.established.peak.ok && r.established.end.ok);
+    assert_int_equal(r.established.start.v, 2);
+    assert_int_equal(r.established.peak.v, 2);
+    assert_int_equal(r.established.end.v, 2);
+    /* Client ports: its 2 connections, and any TIME_WAIT an earlier user of the port left. */
+    assert_true(r.client_ports.end.ok && r.tw_client.end.ok);
+    assert_int_equal(r.client_ports.end.v - r.tw_client.end.v, 2);
+    assert_true(r.listen_queue.peak.ok);
+    assert_int_equal(r.listen_queue.peak.v, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -521,6 +658,8 @@ int main(void)
         cmocka_unit_test(test_tree_over_table),
         cmocka_unit_test(test_other_compute),
         cmocka_unit_test(test_other_live),
+        cmocka_unit_test(test_default_period),
+        cmocka_unit_test(test_sampler_counts_its_hop),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * them from the server's threads (the union of each thread's affinity, with
  * `tree` of its descendants' too) and marks them observed; a pid that is gone
  * leaves the expected list as it was. The threads and processes observed here
- * are this test's own, pinned on purpose.
+ * are this test's own, pinned on purpose. The spare CPUs (for the sampler)
+ * are the allowed ones neither side is pinned to.
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -92,6 +93,55 @@ static void test_a_new_place_is_expected(void **state)
 }
 
 /* A list too long for the buffer ends after its last whole item, with ",...". */
+static cpu_set_t cpus_of(const int *cpus, unsigned n)
+{
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    for (unsigned i = 0; i < n; i++)
+        CPU_SET(cpus[i], &set);
+    return set;
+}
+
+/* The spare CPUs are the allowed ones that neither side is pinned to; unpinned: none known. */
+static void test_spare_cpus(void **state)
+{
+    const int three[] = { 0, 1, 2 }, five[] = { 0, 1, 2, 3, 5 };
+    cpu_set_t allowed = cpus_of(three, 3), spare;
+    struct place p = {
+        .mode = PLACE_SAME, .client = { 0 }, .nclient = 1, .server = { 0 }, .nserver = 1
+    };
+
+    (void)state;
+    assert_int_equal(place_spare_cpus(&p, &allowed, &spare), 2);
+    assert_false(CPU_ISSET(0, &spare));
+    assert_true(CPU_ISSET(1, &spare) && CPU_ISSET(2, &spare));
+
+    p.mode = PLACE_SPLIT;
+    p.server[0] = 1;
+    assert_int_equal(place_spare_cpus(&p, &allowed, &spare), 1);
+    assert_true(CPU_ISSET(2, &spare));
+
+    allowed = cpus_of(three, 2); /* a 2-CPU split leaves nothing */
+    assert_int_equal(place_spare_cpus(&p, &allowed, &spare), 0);
+    assert_int_equal(CPU_COUNT(&spare), 0);
+
+    allowed = cpus_of(five, 5); /* client 0-1, server 2-3: 5 is spare, 4 not allowed */
+    p.client[1] = 1;
+    p.nclient = 2;
+    p.server[0] = 2;
+    p.server[1] = 3;
+    p.nserver = 2;
+    assert_int_equal(place_spare_cpus(&p, &allowed, &spare), 1);
+    assert_true(CPU_ISSET(5, &spare));
+
+    p.nserver = 0; /* a server that may run anywhere leaves no CPU known to be free */
+    assert_int_equal(place_spare_cpus(&p, &allowed, &spare), 0);
+    p.nserver = 2;
+    p.nclient = 0;
+    assert_int_equal(place_spare_cpus(&p, &allowed, &spare), 0);
+}
+
 static void test_format_cuts_between_items(void **state)
 {
     static struct place p;
@@ -338,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_source_names_as_in_the_evidence),
         cmocka_unit_test(test_a_new_place_is_expected),
         cmocka_unit_test(test_format_cuts_between_items),
+        cmocka_unit_test(test_spare_cpus),
         cmocka_unit_test(test_observe_the_union_of_threads),
         cmocka_unit_test_teardown(test_observe_children_with_tree, kill_spawned),
         cmocka_unit_test(test_observe_a_pid_that_is_gone),

@@ -320,6 +320,61 @@ static void test_tcp_ipv6(void **state)
     hop_close(&h);
 }
 
+/* Closes client i of h first, then its server socket once the client is in FIN_WAIT2. */
+static void close_client_first(struct hop *h, unsigned port, size_t i)
+{
+    struct sockdiag_tcp t;
+
+    close_all(&h->c[i], 1);
+    t = tcp_wait_state(port, TCP_FIN_WAIT2, 1);
+    assert_int_equal(t.state[TCP_FIN_WAIT2], 1);
+    close_all(&h->a[i], 1);
+    t = tcp_wait_state(port, TCP_TIME_WAIT, 1);
+    assert_true(t.client_state[TCP_TIME_WAIT] >= 1);
+}
+
+/* A hop of n connections, one of them closed by its client (a TIME_WAIT): its exact counts. */
+static void assert_hop_counts(unsigned port, size_t n)
+{
+    struct sockdiag_tcp t = tcp_count(port);
+
+    assert_true(t.have_listener);
+    assert_int_equal(t.state[TCP_LISTEN], 1);
+    assert_int_equal(t.server_state[TCP_ESTABLISHED], n - 1);
+    assert_int_equal(t.client_state[TCP_ESTABLISHED], n - 1);
+    assert_true(t.client_state[TCP_TIME_WAIT] >= 1);
+    assert_int_equal(t.server_state[TCP_TIME_WAIT], 0);
+    assert_int_equal(t.total - t.state[TCP_TIME_WAIT], 1 + 2 * (n - 1));
+    /* The kernel sent the hop's sockets and no other: the port filter ran there. */
+    assert_int_equal(t.dumped, t.total);
+}
+
+/*
+ * Two hops side by side, each with a listener, established pairs and a
+ * client's TIME_WAIT: each port counts exactly its own, and the kernel sends
+ * nothing of the other (dumped == total), so sockets on other ports cost no
+ * messages.
+ */
+static void test_tcp_other_port(void **state)
+{
+    struct hop a, b;
+    unsigned pa = tcp_listen_loopback(&a, AF_INET);
+    unsigned pb = tcp_listen_loopback(&b, AF_INET);
+
+    (void)state;
+    assert_int_not_equal(pa, pb);
+    hop_connect(&a, 2);
+    hop_accept(&a);
+    hop_connect(&b, N_TCP);
+    hop_accept(&b);
+    close_client_first(&a, pa, 0);
+    close_client_first(&b, pb, 0);
+    assert_hop_counts(pa, 2);
+    assert_hop_counts(pb, N_TCP);
+    hop_close(&a);
+    hop_close(&b);
+}
+
 /* ---- AF_UNIX ---- */
 
 struct unix_hop {
@@ -508,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_tcp_time_wait_client_first),
         cmocka_unit_test(test_tcp_time_wait_server_first),
         cmocka_unit_test(test_tcp_ipv6),
+        cmocka_unit_test(test_tcp_other_port),
         cmocka_unit_test(test_unix_path),
         cmocka_unit_test(test_unix_abstract),
         cmocka_unit_test(test_unix_unknown_name),
