@@ -110,7 +110,10 @@ struct run_opts {
     bool close_given;      /* shared.close_given, where the protocol's checks read it */
     bool arrivals_given;   /* --arrivals was given (it needs --rate) */
     double rate_share;     /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
-    uint64_t calibrate_ns; /* how long the closed-loop maximum is measured for --rate N% */
+    uint64_t calibrate_ns; /* how long each closed-loop probe of --rate N% measures */
+    /* --rate-base: ops/s the share is of, one for every endpoint or one per endpoint */
+    double rate_bases[CLI_MAX_ENDPOINTS];
+    unsigned nrate_bases;
     /* --service, --watch */
     struct service_set services;
     /* --label, in the order of the endpoints */

@@ -243,12 +243,14 @@ static int check_evidence(const char *cmd, const char *path)
 }
 
 /*
- * The exit code for finished runs: 2 if a run saw errors, or (when not
- * interrupted) completed no op; else 130 if interrupted; else 0.
+ * The exit code for finished runs: 2 if a run saw errors, or an open-loop
+ * run not cut short was saturated, or (when not interrupted) a run completed
+ * no op; else 130 if interrupted; else 0.
  */
 static int verdict(const struct run_record *recs, size_t n, bool interrupted)
 {
     bool empty = false;
+    size_t saturated = 0;
 
     for (size_t i = 0; i < n; i++) {
         if (load_errors_total(&recs[i].res) != 0) {
@@ -256,6 +258,14 @@ static int verdict(const struct run_record *recs, size_t n, bool interrupted)
             return HB_EXIT_INVALID;
         }
         empty |= recs[i].res.ops == 0;
+        saturated += report_saturated_invalid(&recs[i]);
+    }
+    if (saturated > 0) {
+        fprintf(stderr,
+                "hopbench: results are invalid: %zu open-loop run%s saturated (below 99 %% of "
+                "the rate; see above)\n",
+                saturated, saturated == 1 ? "" : "s");
+        return HB_EXIT_INVALID;
     }
     if (interrupted) return HB_EXIT_INTERRUPTED;
     if (empty) {

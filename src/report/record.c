@@ -17,14 +17,24 @@ double report_cpu_ns_per_op(const struct run_record *r)
     return (double)r->res.client_cpu_ns / (double)r->res.ops;
 }
 
-bool report_run_counts(const struct run_record *r)
-{
-    return load_result_valid(&r->res) && !r->res.interrupted;
-}
-
 bool report_saturated(const struct run_record *r)
 {
     return r->cfg.rate > 0 && report_ops_per_s(r) < 0.99 * r->cfg.rate;
+}
+
+bool report_saturated_invalid(const struct run_record *r)
+{
+    return report_saturated(r) && !r->res.interrupted;
+}
+
+bool report_run_valid(const struct run_record *r)
+{
+    return load_result_valid(&r->res) && !report_saturated_invalid(r);
+}
+
+bool report_run_counts(const struct run_record *r)
+{
+    return report_run_valid(r) && !r->res.interrupted;
 }
 
 static double per_op_us(const struct ctr_val *v, uint64_t ops, bool observed)

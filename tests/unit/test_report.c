@@ -96,9 +96,17 @@ static void test_saturated(void **state)
     (void)state;
     assert_false(report_saturated(&r)); /* closed loop: nothing was asked */
     r.cfg.rate = 1000;
-    assert_true(report_saturated(&r)); /* 98 % of the rate */
+    assert_true(report_saturated(&r));  /* 98 % of the rate */
+    assert_false(report_run_valid(&r)); /* saturated: invalid, like a run with errors */
+    assert_false(report_run_counts(&r));
+    r.res.interrupted = true;
+    assert_true(report_run_valid(&r)); /* cut short: left out as such, not as saturated */
+    assert_false(report_saturated_invalid(&r));
+    r.res.interrupted = false;
     r.res.ops = 995;
     assert_false(report_saturated(&r)); /* 99.5 % */
+    assert_true(report_run_valid(&r));
+    assert_true(report_run_counts(&r));
 }
 
 static void test_cost(void **state)
