@@ -431,7 +431,7 @@ static int merge_hists(struct merge *m, const struct slot *s, json_t *run, struc
 static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struct hb_err *err)
 {
     bool same_share = true, same_arrivals = true, same_from = true, saturated = false;
-    double rate = 0, basis = 0, drain = 0;
+    double rate = 0, basis = 0, drain = 0, intended = 0;
 
     for (size_t i = 0; i < s->nparts; i++) {
         const json_t *o = json_object_get(s->parts[i]->run, EV_OPEN_LOOP);
@@ -443,6 +443,7 @@ static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struc
         }
         rate += json_number_value(r);
         basis += json_is_number(b) ? json_number_value(b) : 0;
+        intended += json_number_value(json_object_get(o, EV_INTENDED_OPS_PER_S));
         same_share &=
             json_equal(json_object_get(o, EV_RATE_SHARE), json_object_get(out, EV_RATE_SHARE));
         same_arrivals &=
@@ -455,6 +456,8 @@ static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struc
     }
     same_share &= json_is_number(json_object_get(out, EV_RATE_SHARE));
     json_object_set_new(out, EV_RATE, json_real(rate));
+    if (json_object_get(out, EV_INTENDED_OPS_PER_S) != NULL)
+        json_object_set_new(out, EV_INTENDED_OPS_PER_S, json_real(intended));
     json_object_set_new(out, EV_RATE_BASIS, same_share ? json_real(basis) : json_null());
     if (!same_share) json_object_set_new(out, EV_RATE_SHARE, json_null());
     if (!same_arrivals) json_object_set_new(out, EV_ARRIVALS, json_null());
@@ -471,8 +474,8 @@ static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struc
 }
 
 /*
- * An open-loop run's open_loop: the rates asked for (and their basis) summed,
- * as the ops are; rate_share, arrivals and rate_basis_from kept when every part
+ * An open-loop run's open_loop: the rates asked for and intended (and their
+ * basis) summed, as the ops are; rate_share, arrivals and rate_basis_from kept when every part
  * agrees, else null; rate_basis_probes null for more than one part; achieved = the merged
  * ops_per_s; saturated if any part was; the longest drain; the service histograms added like the
  * run's. Closed-loop runs keep null.

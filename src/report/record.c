@@ -17,9 +17,15 @@ double report_cpu_ns_per_op(const struct run_record *r)
     return (double)r->res.client_cpu_ns / (double)r->res.ops;
 }
 
+double report_rate_intended(const struct run_record *r)
+{
+    if (r->cfg.rate <= 0 || r->cfg.duration_ns == 0 || r->cfg.count != 0) return r->cfg.rate;
+    return (double)(r->res.ops + load_errors_total(&r->res)) * 1e9 / (double)r->cfg.duration_ns;
+}
+
 bool report_saturated(const struct run_record *r)
 {
-    return r->cfg.rate > 0 && report_ops_per_s(r) < 0.99 * r->cfg.rate;
+    return r->cfg.rate > 0 && report_ops_per_s(r) < 0.99 * report_rate_intended(r);
 }
 
 bool report_saturated_invalid(const struct run_record *r)

@@ -61,7 +61,19 @@ bool report_run_valid(const struct run_record *r);
  */
 bool report_run_counts(const struct run_record *r);
 
-/* An open-loop run that achieved less than 99 % of the rate asked for. */
+/*
+ * The rate an open-loop run's schedule asked for over its window, ops/s: in a
+ * duration-bound run every op intended inside the window was answered or
+ * failed, so (ops + errors) / duration, which is the schedule's own count
+ * (for poisson arrivals, not the mean rate); in a count-bound run the rate.
+ */
+double report_rate_intended(const struct run_record *r);
+
+/*
+ * An open-loop run that achieved less than 99 % of the rate intended: ops
+ * over the window, which includes the drain past the intended window's end
+ * (the time the server took to answer what was intended inside it).
+ */
 bool report_saturated(const struct run_record *r);
 
 /* A saturated run that was not cut short: it makes the results invalid. */

@@ -4,8 +4,9 @@
 #    (from each op's intended send time) shows the stall at p99, while a
 #    closed-loop run's p99 hides it (coordinated omission), and the ops
 #    completed match rate x duration within 2 %.
-#  - A rate the server cannot sustain is flagged saturated; --rate N% measures
-#    the closed-loop maximum first; Poisson arrivals keep the mean rate.
+#  - A rate the server cannot sustain is flagged saturated, and invalid (exit 2);
+#    --rate N% measures the closed-loop maximum first; Poisson arrivals keep the
+#    mean rate.
 #  - Overload (a 1-slot backlog, one slow worker, many connections): TCP shows
 #    ListenOverflows and SYN retransmits, AF_UNIX connects fail with EAGAIN.
 # shellcheck source=tests/integration/lib.sh
@@ -46,7 +47,7 @@ if start_server stall --listen "unix:$T/stall.sock" --threads 1 --stall-every 10
 fi
 
 if start_server slow --listen "unix:$T/slow.sock" --threads 1 --delay-us 2000; then
-    expect_rc "a rate the server cannot sustain: exit 0" 0 sat run echo "unix:$T/slow.sock" \
+    expect_rc "a rate the server cannot sustain: exit 2 (saturated: invalid)" 2 sat run echo "unix:$T/slow.sock" \
         --rate 2000 -c 4 -d 1 --warmup 0.2 --json "$T/sat.json"
     rcheck "a rate the server cannot sustain: flagged saturated" "$T/sat.json" \
         '.runs[0] | .open_loop.saturated == true and .open_loop.achieved_ops_per_s < 1000'

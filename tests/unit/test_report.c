@@ -107,6 +107,20 @@ static void test_saturated(void **state)
     assert_false(report_saturated(&r)); /* 99.5 % */
     assert_true(report_run_valid(&r));
     assert_true(report_run_counts(&r));
+
+    /* Duration-bound: against what the schedule intended in the window (ops + errors). */
+    r = record(1578, 1602 * NS_PER_MS, 0); /* a poisson schedule's own 1578 in 1.6 s */
+    r.cfg.rate = 1000;
+    r.cfg.duration_ns = 1600 * NS_PER_MS;
+    assert_true(report_rate_intended(&r) == 1578 * 1000.0 / 1600);
+    assert_false(report_saturated(&r)); /* 98.5 % of the mean rate, 99.9 % of the schedule */
+    r.res.window_ns = 1900 * NS_PER_MS; /* a 300 ms drain past the window */
+    assert_true(report_saturated(&r));
+    r.res.window_ns = 1602 * NS_PER_MS;
+    r.res.errors[OP_ERR_TIMEOUT] = 22; /* each op intended is answered or failed */
+    assert_true(report_rate_intended(&r) == 1000.0);
+    assert_true(report_saturated(&r));
+    assert_false(report_run_valid(&r));
 }
 
 static void test_cost(void **state)
