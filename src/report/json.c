@@ -202,12 +202,13 @@ static json_t *open_loop_json(const struct run_record *r)
                   report_ops_per_s(r), EV_SATURATED, report_saturated(r), EV_SERVICE_LATENCY_NS,
                   report_latency_json(res->service), EV_SERVICE_HISTOGRAM,
                   report_hist_json(res->service));
+    if (o == NULL) return NULL;
     /* The part of window_s after the intended window, finishing the ops intended inside it. */
-    if (o != NULL) json_object_set_new(o, "drain_s", json_real((double)res->drain_ns / 1e9));
-    if (o != NULL)
-        json_object_set_new(o, EV_INTENDED_OPS_PER_S, json_real(report_rate_intended(r)));
-    if (o != NULL) json_object_set_new(o, EV_RATE_BASIS_FROM, basis_from_json(r));
-    if (o != NULL) json_object_set_new(o, EV_RATE_BASIS_PROBES, basis_probes_json(r));
+    json_object_set_new(o, "drain_s", json_real((double)res->drain_ns / 1e9));
+    json_object_set_new(o, EV_INTENDED_OPS_PER_S, json_real(report_rate_intended(r)));
+    json_object_set_new(o, EV_KEPT_OPS_PER_S, json_real(report_rate_kept(r)));
+    json_object_set_new(o, EV_RATE_BASIS_FROM, basis_from_json(r));
+    json_object_set_new(o, EV_RATE_BASIS_PROBES, basis_probes_json(r));
     return o;
 }
 

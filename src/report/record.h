@@ -70,10 +70,14 @@ bool report_run_counts(const struct run_record *r);
 double report_rate_intended(const struct run_record *r);
 
 /*
- * An open-loop run that achieved less than 99 % of the rate intended: ops
- * over the window, which includes the drain past the intended window's end
- * (the time the server took to answer what was intended inside it).
+ * The rate an open-loop run kept up with, ops/s: its ops over its window,
+ * which includes the drain (the time past the intended window's end it took
+ * to answer the ops intended inside it), less the part of the drain the
+ * slowest op's own service time accounts for. 0 for an empty window.
  */
+double report_rate_kept(const struct run_record *r);
+
+/* An open-loop run that kept up with less than 99 % of the rate intended. */
 bool report_saturated(const struct run_record *r);
 
 /* A saturated run that was not cut short: it makes the results invalid. */

@@ -724,11 +724,11 @@ void report_noisy_count(FILE *f, const struct run_record *recs, size_t n)
 static void saturated_line(FILE *f, const struct run_record *r, bool reps)
 {
     char ep[TEXT_SAFE_CAP], rep[16] = ""; /* the endpoint, text_safe */
-    double got = report_ops_per_s(r);
+    double got = report_rate_kept(r);
 
     if (reps) snprintf(rep, sizeof(rep), " #%u", r->rep + 1);
     fprintf(f,
-            "saturated: %s %s %zu B%s: achieved %.0f of %.0f ops/s asked (%.1f %%, below 99 %%): "
+            "saturated: %s %s %zu B%s: kept up with %.0f of %.0f ops/s (%.1f %%, below 99 %%): "
             "invalid, left out of summaries, comparisons and ratios\n",
             text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), report_mode_name(r->cfg.mode),
             r->cfg.size, rep, got, report_rate_intended(r), 100.0 * got / report_rate_intended(r));
@@ -867,10 +867,11 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
                      r->base == NULL  ? "the cell's closed-loop run"
                      : r->base->given ? "--rate-base"
                                       : "the probes' median");
-        fprintf(f, "\nopen loop, %s arrivals: %s asked %s ops/s%s, achieved %s (%.1f %%)%s\n",
+        fprintf(f,
+                "\nopen loop, %s arrivals: %s asked %s ops/s%s, achieved %s (kept up %.1f %%)%s\n",
                 r->cfg.poisson ? "poisson" : "constant",
                 text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), asked, basis, got,
-                100.0 * report_ops_per_s(r) / report_rate_intended(r),
+                100.0 * report_rate_kept(r) / report_rate_intended(r),
                 report_saturated(r) ? ": SATURATED (below 99 %: invalid)" : "");
         fprintf(f, "    %-30s %9s %9s %9s %10s %10s\n", "latency (µs)", "p50", "p99", "p99.9",
                 "p99.99", "max");

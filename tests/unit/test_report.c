@@ -115,7 +115,20 @@ static void test_saturated(void **state)
     assert_true(report_rate_intended(&r) == 1578 * 1000.0 / 1600);
     assert_false(report_saturated(&r)); /* 98.5 % of the mean rate, 99.9 % of the schedule */
     r.res.window_ns = 1900 * NS_PER_MS; /* a 300 ms drain past the window */
+    r.res.drain_ns = 300 * NS_PER_MS;
+    assert_true(report_saturated(&r)); /* without a service histogram: all of it counts */
+    r.res.service = hist_new();
+    assert_non_null(r.res.service);
+    hist_record(r.res.service, 298 * NS_PER_MS); /* the stalled op's own service time */
+    assert_false(report_saturated(&r));          /* only 2 ms of the drain count */
+    hist_free(r.res.service);
+    r.res.service = hist_new();
+    assert_non_null(r.res.service);
+    hist_record(r.res.service, 250 * NS_PER_MS); /* 50 ms of backlog: 3 % */
     assert_true(report_saturated(&r));
+    hist_free(r.res.service);
+    r.res.service = NULL;
+    r.res.drain_ns = 0;
     r.res.window_ns = 1602 * NS_PER_MS;
     r.res.errors[OP_ERR_TIMEOUT] = 22; /* each op intended is answered or failed */
     assert_true(report_rate_intended(&r) == 1000.0);

@@ -355,9 +355,9 @@ static void test_open_loop_verdict(void **state)
     rec_add(&rs, "unix:@closed", 64, 5000, 1000000000, 5000); /* closed loop: not shown */
     out = render(report_open_loop, &rs);
     assert_has(out, "open loop, constant arrivals: unix:@a asked 10,000 ops/s, achieved 5,000 "
-                    "(50.0 %): SATURATED (below 99 %: invalid)\n");
+                    "(kept up 50.0 %): SATURATED (below 99 %: invalid)\n");
     assert_has(out, "open loop, poisson arrivals: unix:@b asked 12,000 ops/s (50 % of 24,000 "
-                    "ops/s, the cell's closed-loop run), achieved 12,000 (100.0 %)\n");
+                    "ops/s, the cell's closed-loop run), achieved 12,000 (kept up 100.0 %)\n");
     assert_has(out, "from the intended send time");
     assert_has(out, "service (from the actual send)");
     assert_lacks(out, "unix:@closed");
@@ -366,7 +366,7 @@ static void test_open_loop_verdict(void **state)
     assert_false(report_saturated(&rs.r[2]));
     free(out);
     out = render(report_errors, &rs);
-    assert_has(out, "saturated: unix:@a reuse 64 B: achieved 5000 of 10000 ops/s asked (50.0 %, "
+    assert_has(out, "saturated: unix:@a reuse 64 B: kept up with 5000 of 10000 ops/s (50.0 %, "
                     "below 99 %): invalid, left out of summaries, comparisons and ratios\n");
     assert_lacks(out, "unix:@b");
     free(out);
