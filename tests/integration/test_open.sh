@@ -100,7 +100,11 @@ fi
 mkdir -p "$T/lr"
 (cd "$T/lr" && TMPDIR="$T/lr" timeout 60 "$HOPBENCH" lab --sizes 64 --rates 30%,60% -d 0.3 \
     --warmup 0.1 --json "$T/lr.json" >"$T/lr.out" 2>"$T/lr.err")
-check_eq "lab --rates 30%,60%: exit 0" 0 "$?"
+RC=$?
+# The lab's base is one short closed-loop run per cell: on a loaded machine an open-loop run
+# may not keep up with its share of it, and is then saturated, which makes the exit 2.
+want=$(jq 'if any(.runs[]; .open_loop.saturated == true) then 2 else 0 end' "$T/lr.json")
+check_eq "lab --rates 30%,60%: exit 0, or 2 when a run was saturated (here $want)" "$want" "$RC"
 rcheck "lab --rates: 4 closed-loop and 8 open-loop runs, each at its share of its cell's max" \
     "$T/lr.json" '(.runs | length) == 12 and ([.runs[] | select(.open_loop == null)] | length) == 4
      and all(.runs[] | select(.open_loop != null); .open_loop.rate_share as $s
