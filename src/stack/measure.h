@@ -61,7 +61,7 @@ struct stack_arm {
     double pids_us[STACK_MAX_REPS];   /* the --server-pid processes' CPU per op, µs */
     unsigned nsvc;                    /* runs whose cgroup CPU was available */
     unsigned long long requests;      /* requests sent, warm-up included */
-    unsigned saturated;               /* open-loop runs below 99 % of their rate */
+    unsigned saturated;               /* open-loop runs below 99 % of their rate (invalid) */
     unsigned failed;                  /* runs the gate failed (errors, or no op) */
     unsigned long long errors;        /* their errors */
     char kinds[96];                   /* their errors' kinds, "status 4xx, reset" */
