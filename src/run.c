@@ -176,14 +176,14 @@ static int run_bases(struct run *run, const unsigned *order, FILE *out, atomic_i
         if (i > 0 && o->shared.cooldown_ns) sleep_until_ns(now_ns() + o->shared.cooldown_ns, stop);
         if (run_stopping(stop, out)) return 0;
         run_cfg(run, e, stop, &c);
-        int rc = load_max_rate(&c, o->calibrate_ns, &run->probes[e * reps + done[e]], err);
+        int rc = load_max_rate(&c, o->calibrate_ns, &run->probes[(size_t)e * reps + done[e]], err);
         if (atomic_load(stop)) return 0;
         if (rc < 0) return rc;
         done[e]++;
     }
     for (unsigned e = 0; e < o->neps; e++) {
         struct rate_base *b = &run->bases[e];
-        b->probes = &run->probes[e * reps];
+        b->probes = &run->probes[(size_t)e * reps];
         b->probe_ns = o->calibrate_ns;
         stats_summarize(b->probes, reps, &b->stat);
         b->ops_per_s = b->stat.median;
