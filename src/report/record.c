@@ -24,17 +24,22 @@ double report_rate_intended(const struct run_record *r)
 }
 
 /*
- * The last ops intended inside the window end their own service time after
- * it even when the server keeps up: that much of the drain (up to the
- * slowest op's service time) is not held against the rate, the rest is
- * backlog the server had not kept up with.
+ * The last ops intended inside the schedule's span (the duration, or count
+ * ops at the rate) end their own service time after it even when the server
+ * keeps up: that much of the window past the span (up to the slowest op's
+ * service time) is not held against the rate, the rest is backlog the server
+ * had not kept up with.
  */
 double report_rate_kept(const struct run_record *r)
 {
     const struct load_result *res = &r->res;
     uint64_t own = res->service != NULL ? res->service->max : 0;
-    uint64_t window = res->window_ns - (res->drain_ns < own ? res->drain_ns : own);
+    uint64_t span = r->cfg.duration_ns, over, window;
 
+    if (r->cfg.count != 0 && r->cfg.rate > 0)
+        span = (uint64_t)((double)r->cfg.count * 1e9 / r->cfg.rate);
+    over = res->window_ns > span ? res->window_ns - span : 0;
+    window = res->window_ns - (over < own ? over : own);
     return window > 0 ? (double)res->ops * 1e9 / (double)window : 0;
 }
 

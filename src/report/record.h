@@ -72,8 +72,9 @@ double report_rate_intended(const struct run_record *r);
 /*
  * The rate an open-loop run kept up with, ops/s: its ops over its window,
  * which includes the drain (the time past the intended window's end it took
- * to answer the ops intended inside it), less the part of the drain the
- * slowest op's own service time accounts for. 0 for an empty window.
+ * to answer the ops intended inside it; in a count-bound run, the time past
+ * count ops at the rate), less the part of it the slowest op's own service
+ * time accounts for. 0 for an empty window.
  */
 double report_rate_kept(const struct run_record *r);
 

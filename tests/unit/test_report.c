@@ -134,6 +134,22 @@ static void test_saturated(void **state)
     assert_true(report_rate_intended(&r) == 1000.0);
     assert_true(report_saturated(&r));
     assert_false(report_run_valid(&r));
+
+    /* Count-bound: 200 ops at 50,000/s span 4 ms; the 1 ms past it is the last op's own. */
+    r = record(200, 5 * NS_PER_MS, 0);
+    r.cfg.rate = 50000;
+    r.cfg.count = 200;
+    r.res.service = hist_new();
+    assert_non_null(r.res.service);
+    hist_record(r.res.service, 2 * NS_PER_MS);
+    assert_true(report_rate_intended(&r) == 50000.0);
+    assert_false(report_saturated(&r));
+    hist_free(r.res.service);
+    r.res.service = hist_new();
+    assert_non_null(r.res.service);
+    hist_record(r.res.service, 100000); /* 0.1 ms: 0.9 ms of backlog, 18 % */
+    assert_true(report_saturated(&r));
+    hist_free(r.res.service);
 }
 
 static void test_cost(void **state)
