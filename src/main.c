@@ -687,7 +687,8 @@ static int cmd_stack(int argc, char **argv)
     rc = stack_run(&o, stdout, &g_main.stop, &verdict, &err);
     if (rc < 0) return fail("stack", &err, HB_EXIT_RUNTIME);
     if (verdict == STACK_INVALID) {
-        fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors (see above)\n");
+        fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors or were "
+                        "saturated (see above)\n");
         return HB_EXIT_INVALID;
     }
     if (verdict == STACK_INTERRUPTED) return HB_EXIT_INTERRUPTED;
