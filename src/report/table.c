@@ -585,6 +585,13 @@ static void lab_open_headline(FILE *f, const struct run_record *recs, size_t n, 
         const struct run_record *t = find_open(recs, n, size, modes[m], "tcp");
         const struct run_record *u = find_open(recs, n, size, modes[m], "unix");
         if (t == NULL || u == NULL) continue;
+        if (!report_run_counts(t) || !report_run_counts(u)) {
+            fprintf(f,
+                    "  headline, %s at 60 %% of each one's maximum: unix÷tcp p99 - (no ratio: a "
+                    "run is invalid, saturated or was cut short)\n",
+                    report_mode_name(t->cfg.mode));
+            continue;
+        }
         fprintf(f,
                 "  headline, %s at 60 %% of each one's maximum: unix÷tcp p99 %.2fx, p99.9 %.2fx "
                 "(latency from the intended send time)\n",

@@ -373,6 +373,36 @@ static void test_open_loop_verdict(void **state)
     recs_free(&rs);
 }
 
+/* The lab's 60 % headline: unix÷tcp of two open-loop runs, none when one is saturated. */
+static void test_lab_headline(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *r;
+    char *out;
+
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        r = rec_add(&rs, i ? "unix:@u" : "tcp://127.0.0.1:9000", 64, 6000, 1000000000,
+                    i ? 10000 : 20000);
+        r->cfg.rate = 6000;
+        r->rate_share = 0.6;
+        r->rate_basis = 10000;
+        r->res.service = hist_new();
+        assert_non_null(r->res.service);
+        hist_record(r->res.service, 1000);
+    }
+    out = render(report_lab_tables, &rs);
+    assert_has(out, "  headline, reuse at 60 % of each one's maximum: unix÷tcp p99 0.50x");
+    free(out);
+    rs.r[1].res.ops = 5000; /* 83 % of its rate: saturated */
+    out = render(report_lab_tables, &rs);
+    assert_has(out, "  headline, reuse at 60 % of each one's maximum: unix÷tcp p99 - (no ratio: a "
+                    "run is invalid, saturated or was cut short)\n");
+    assert_lacks(out, "0.50x");
+    free(out);
+    recs_free(&rs);
+}
+
 /* The base of --rate N%: the probes' median and spread, or the --rate-base given. */
 static void test_rate_base(void **state)
 {
@@ -505,8 +535,9 @@ int main(void)
         cmocka_unit_test(test_run_table_no_ratio), cmocka_unit_test(test_errors_lines),
         cmocka_unit_test(test_cut_short),          cmocka_unit_test(test_cost_table_na),
         cmocka_unit_test(test_cost_table_na_rows), cmocka_unit_test(test_open_loop_verdict),
-        cmocka_unit_test(test_rate_base),          cmocka_unit_test(test_lab_ratio),
-        cmocka_unit_test(test_summary_print),      cmocka_unit_test(test_noisy_lines),
+        cmocka_unit_test(test_rate_base),          cmocka_unit_test(test_lab_headline),
+        cmocka_unit_test(test_lab_ratio),          cmocka_unit_test(test_summary_print),
+        cmocka_unit_test(test_noisy_lines),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
