@@ -52,8 +52,8 @@ static const char usage_top[] =
     "PROTO:    " PROTO_HELP_NAMES "\n"
     "\n"
     "Exit codes: 0 valid results, 1 runtime failure (also: stdout could not be written, as\n"
-    "to a full disk; the work goes on), 2 invalid results (a run saw errors; compare: nothing\n"
-    "comparable), 64 bad usage, 71 the plan needs more file descriptors or memory than the\n"
+    "to a full disk; the work goes on), 2 invalid results (a run saw errors or an open loop\n"
+    "was saturated; compare: nothing comparable), 64 bad usage, 71 the plan needs more file descriptors or memory than the\n"
     "limits give (refused before anything runs; ulimit -n raises the first), 130 interrupted\n"
     "(what was measured is still printed and written).\n"
     "lab and run: Ctrl-C (SIGINT; SIGTERM, SIGHUP and SIGQUIT alike) ends the current run\n"
@@ -83,11 +83,17 @@ static const char usage_run_head[] =
     "                        connection for many requests (default reuse)\n"
     "      --pipeline P      requests in flight per connection (default 1)\n"
     "      --rate R          open loop: R ops/s in all, spread over the connections, each\n"
-    "                        on its own schedule; or N% of the closed-loop maximum, measured\n"
-    "                        first with the same settings (for up to 3 s). Latency counts from\n"
-    "                        each op's intended send time (corrected for coordinated\n"
-    "                        omission); the service time, from the actual send, is shown\n"
-    "                        beside it. A run below 99 % of R is flagged saturated\n"
+    "                        on its own schedule; or N% of each endpoint's closed-loop\n"
+    "                        maximum, measured once per endpoint before the open-loop runs:\n"
+    "                        --reps closed-loop probes of the same settings (each as long as\n"
+    "                        -d, at most 3 s; in the runs' order), whose median is the base.\n"
+    "                        Latency counts from each op's intended send time (corrected for\n"
+    "                        coordinated omission); the service time, from the actual send,\n"
+    "                        is shown beside it. A run below 99 % of its rate is flagged\n"
+    "                        saturated and, like a run with errors, is invalid (exit 2)\n"
+    "      --rate-base B     with --rate N%: take the share of B ops/s instead of probing;\n"
+    "                        one B for every endpoint, or a comma list, one per endpoint in\n"
+    "                        their order (repeatable: the lists are joined)\n"
     "      --arrivals A      open loop: constant (default) or poisson gaps (seeded: --seed)\n"
     "      --wait W          how a thread waits for its replies: epoll (default: epoll_wait,\n"
     "                        then recv) or block (it sleeps in recv: one syscall less per op,\n"
@@ -439,6 +445,7 @@ enum {
     OPT_PROTO,
     OPT_RATE,
     OPT_ARRIVALS,
+    OPT_RATE_BASE,
     OPT_WAIT,
     OPT_MAX_CONNS,
     OPT_RATES,
@@ -482,6 +489,33 @@ bad:
 }
 
 /*
+ * --rate-base B[,B...]: each B in ops/s, appended to o->rate_bases (the
+ * option may be repeated); the count is checked against the endpoints later.
+ */
+static int opt_rate_base(const char *val, struct run_opts *o, struct hb_err *err)
+{
+    const char *p = val;
+
+    for (;;) {
+        char *end = NULL;
+        double v;
+
+        errno = 0;
+        v = strtod(p, &end);
+        if (end == p || errno != 0 || !(v >= 0.001) || v > 1e9 || (*end != ',' && *end != '\0'))
+            return hb_fail(err, -EINVAL,
+                           "--rate-base: '%s' is not a list of rates in ops/s, one per endpoint "
+                           "(e.g. 11317 or 11317,9348)",
+                           val);
+        if (o->nrate_bases == CLI_MAX_ENDPOINTS)
+            return hb_fail(err, -EINVAL, "--rate-base: more than %d bases", CLI_MAX_ENDPOINTS);
+        o->rate_bases[o->nrate_bases++] = v;
+        if (*end == '\0') return 0;
+        p = end + 1;
+    }
+}
+
+/*
  * Options that shape the protocol's requests: the registry's, each parsed by
  * its hook (proto_check_run refuses it later if the protocol chosen does not
  * take it), and the payload and the open loop.
@@ -507,6 +541,9 @@ static int run_proto_option(int c, const char *val, struct run_opts *o, struct h
         break;
     case OPT_RATE:
         rc = opt_rate(val, &o->load.rate, &o->rate_share, err);
+        break;
+    case OPT_RATE_BASE:
+        rc = opt_rate_base(val, o, err);
         break;
     case OPT_ARRIVALS:
         if (strcmp(val, "constant") != 0 && strcmp(val, "poisson") != 0)
@@ -883,6 +920,7 @@ static const struct option run_longopts[] = {
     { "value-size", required_argument, NULL, OPT_VALUE_SIZE },
     { "rate", required_argument, NULL, OPT_RATE },
     { "arrivals", required_argument, NULL, OPT_ARRIVALS },
+    { "rate-base", required_argument, NULL, OPT_RATE_BASE },
     { "wait", required_argument, NULL, OPT_WAIT },
     { "retry", required_argument, NULL, OPT_RETRY },
     { "help", no_argument, NULL, 'h' },
@@ -964,11 +1002,19 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         return hb_fail(err, -EINVAL,
                        "run: --wait block is for one kept connection per thread: --mode reuse, "
                        "--pipeline 1, no --rate, -c equal to -t");
-    /* The closed-loop maximum for --rate N%: as long as the run, at most 3 s. */
+    if (o->nrate_bases > 0 && o->rate_share == 0)
+        return hb_fail(err, -EINVAL, "run: --rate-base needs --rate N%% (the share is of it)");
+    /* Each probe of the closed-loop maximum for --rate N%: as long as the run, at most 3 s. */
     o->calibrate_ns = o->load.duration_ns && o->load.duration_ns < 3 * NS_PER_S
                           ? o->load.duration_ns
                           : 3 * NS_PER_S;
-    return run_positionals(argc, argv, o, err);
+    if (run_positionals(argc, argv, o, err) < 0) return -EINVAL;
+    if (o->nrate_bases > 1 && o->nrate_bases != o->neps)
+        return hb_fail(err, -EINVAL,
+                       "run: --rate-base gives %u bases for %u endpoints: give one for all, or "
+                       "one per endpoint",
+                       o->nrate_bases, o->neps);
+    return 0;
 }
 
 static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_err *err)

@@ -23,7 +23,7 @@ struct proto_entry;
 enum hb_exit {
     HB_EXIT_OK = 0,      /* every run valid */
     HB_EXIT_RUNTIME = 1, /* could not run: nothing listening, no threads, cannot write evidence */
-    HB_EXIT_INVALID = 2, /* ran, but a run saw errors: its results are not valid */
+    HB_EXIT_INVALID = 2, /* ran, but a run saw errors or was saturated: not valid */
     HB_EXIT_USAGE = 64,  /* bad command line (EX_USAGE) */
     HB_EXIT_LIMITS = 71, /* the plan needs more fds or memory than the limits give (EX_OSERR) */
     HB_EXIT_INTERRUPTED = 130, /* Ctrl-C: what was measured was still written */
@@ -115,6 +115,9 @@ struct run_opts {
     double rate_share;      /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
     uint64_t wait_ready_ns; /* --wait-ready: how long a refused endpoint is asked again */
     uint64_t calibrate_ns;  /* how long the closed-loop maximum is measured for --rate N% */
+    /* --rate-base: ops/s the share is of, one for every endpoint or one per endpoint */
+    double rate_bases[CLI_MAX_ENDPOINTS];
+    unsigned nrate_bases;
     /* --service, --watch */
     struct service_set services;
     /* --label, in the order of the endpoints */

@@ -268,12 +268,14 @@ static int check_evidence(const char *cmd, const char *path)
 }
 
 /*
- * The exit code for finished runs: 2 if a run saw errors, or (when not
- * interrupted) completed no op; else 130 if interrupted; else 0.
+ * The exit code for finished runs: 2 if a run saw errors, or an open-loop
+ * run not cut short was saturated, or (when not interrupted) a run completed
+ * no op; else 130 if interrupted; else 0.
  */
 static int verdict(const struct run_record *recs, size_t n, bool interrupted)
 {
     bool empty = false;
+    size_t saturated = 0;
 
     for (size_t i = 0; i < n; i++) {
         if (load_errors_total(&recs[i].res) != 0) {
@@ -281,6 +283,14 @@ static int verdict(const struct run_record *recs, size_t n, bool interrupted)
             return HB_EXIT_INVALID;
         }
         empty |= recs[i].res.ops == 0;
+        saturated += report_saturated_invalid(&recs[i]);
+    }
+    if (saturated > 0) {
+        fprintf(stderr,
+                "hopbench: results are invalid: %zu open-loop run%s saturated (below 99 %% of "
+                "the rate; see above)\n",
+                saturated, saturated == 1 ? "" : "s");
+        return HB_EXIT_INVALID;
     }
     if (interrupted) return HB_EXIT_INTERRUPTED;
     if (empty) {
@@ -721,7 +731,8 @@ static int cmd_stack(int argc, char **argv)
     rc = stack_run(&o, stdout, &g_main.stop, &verdict, &err);
     if (rc < 0) return fail("stack", &err, HB_EXIT_RUNTIME);
     if (verdict == STACK_INVALID) {
-        fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors (see above)\n");
+        fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors or were "
+                        "saturated (see above)\n");
         return HB_EXIT_INVALID;
     }
     if (verdict == STACK_INTERRUPTED) return HB_EXIT_INTERRUPTED;

@@ -142,35 +142,39 @@ static int run_prepare(const struct run_opts *o, struct run_record *r, struct hb
     return rc;
 }
 
-/*
- * One run of cell `cell` into r: 0, or a negative errno with err set. A stop
- * while --rate N% measures its maximum leaves r without results (res.lat NULL).
- */
+/* The load of cell `cell`, as every run and probe of it starts from. */
+static void run_cfg(const struct run *run, unsigned cell, const atomic_int *stop,
+                    struct load_cfg *c)
+{
+    const struct run_opts *o = run->opts;
+    const struct place *pl = &run->place;
+
+    *c = o->load;
+    c->ep = o->eps[cell];
+    c->codec = o->proto->codec;
+    c->cpus = pl->nclient ? pl->client : NULL;
+    c->ncpus = pl->nclient;
+    c->stop = stop;
+}
+
+/* One run of cell `cell` into r (at its share of the cell's base with --rate N%). */
 static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_record *r,
                    const atomic_int *stop, struct hb_err *err)
 {
     const struct run_opts *o = run->opts;
-    const struct place *pl = &run->place;
     int rc;
 
     r->proto = o->proto->name;
     r->cell = cell;
     r->rep = rep;
-    r->cfg = o->load;
-    r->cfg.ep = o->eps[cell];
-    r->cfg.codec = o->proto->codec;
-    r->cfg.cpus = pl->nclient ? pl->client : NULL;
-    r->cfg.ncpus = pl->nclient;
-    r->cfg.stop = stop;
+    run_cfg(run, cell, stop, &r->cfg);
     rc = run_prepare(o, r, err);
     if (rc < 0 || atomic_load(stop)) return rc;
     if (o->rate_share > 0) {
-        /* --rate N%: the same load closed-loop first, for its maximum. */
-        rc = load_max_rate(&r->cfg, o->calibrate_ns, &r->rate_basis, err);
-        if (rc < 0) return atomic_load(stop) ? 0 : rc;
+        r->base = &run->bases[cell];
         r->rate_share = o->rate_share;
+        r->rate_basis = r->base->ops_per_s;
         r->cfg.rate = r->rate_basis * o->rate_share;
-        if (atomic_load(stop)) return 0;
     }
     run_observe(run, r);
     if (run->progress != NULL) {
@@ -210,6 +214,59 @@ static bool run_stopping(atomic_int *stop, FILE *out)
     return atomic_load(stop) != 0;
 }
 
+/* The --rate-base given as each endpoint's base. */
+static void run_bases_given(struct run *run)
+{
+    const struct run_opts *o = run->opts;
+
+    for (unsigned e = 0; e < o->neps; e++) {
+        run->bases[e].ops_per_s = o->rate_bases[o->nrate_bases == 1 ? 0 : e];
+        run->bases[e].given = true;
+    }
+    run->nbases = o->neps;
+}
+
+/*
+ * --rate N%: each endpoint's closed-loop maximum, measured once before any
+ * open-loop run, so that every run of an endpoint takes its share of the
+ * same base: --reps probes per endpoint in the plan's order (order), each a
+ * closed loop of calibrate_ns with the run's settings; the base is their
+ * median. 0 (run->nbases stays 0 when a stop cut the probes short), or a
+ * negative errno with err set (a probe saw errors or completed no op).
+ */
+static int run_bases(struct run *run, const unsigned *order, FILE *out, atomic_int *stop,
+                     struct hb_err *err)
+{
+    const struct run_opts *o = run->opts;
+    unsigned reps = o->shared.reps, done[CLI_MAX_ENDPOINTS] = { 0 };
+    struct load_cfg c;
+
+    if (o->nrate_bases > 0) {
+        run_bases_given(run);
+        return 0;
+    }
+    run->probes = xcalloc((size_t)o->neps * reps, sizeof(*run->probes));
+    for (unsigned i = 0; i < o->neps * reps; i++) {
+        unsigned e = order[i];
+        if (i > 0 && o->shared.cooldown_ns) sleep_until_ns(now_ns() + o->shared.cooldown_ns, stop);
+        if (run_stopping(stop, out)) return 0;
+        run_cfg(run, e, stop, &c);
+        int rc = load_max_rate(&c, o->calibrate_ns, &run->probes[(size_t)e * reps + done[e]], err);
+        if (atomic_load(stop)) return 0;
+        if (rc < 0) return rc;
+        done[e]++;
+    }
+    for (unsigned e = 0; e < o->neps; e++) {
+        struct rate_base *b = &run->bases[e];
+        b->probes = &run->probes[(size_t)e * reps];
+        b->probe_ns = o->calibrate_ns;
+        stats_summarize(b->probes, reps, &b->stat);
+        b->ops_per_s = b->stat.median;
+    }
+    run->nbases = o->neps;
+    return 0;
+}
+
 int run_all(struct run *run, FILE *jsonl, FILE *out, atomic_int *stop, struct hb_err *err)
 {
     const struct run_opts *o = run->opts;
@@ -222,6 +279,7 @@ int run_all(struct run *run, FILE *jsonl, FILE *out, atomic_int *stop, struct hb
         stats_order_shuffle(o->neps, o->shared.reps, o->shared.seed, order);
     else
         stats_order_abba(o->neps, o->shared.reps, order);
+    if (o->rate_share > 0) rc = run_bases(run, order, out, stop, err);
     for (unsigned i = 0; i < slots && !run_stopping(stop, out) && rc == 0; i++) {
         struct run_record *r = &run->recs[run->nrecs];
         if (i > 0 && o->shared.cooldown_ns) sleep_until_ns(now_ns() + o->shared.cooldown_ns, stop);
@@ -273,6 +331,8 @@ void run_report(const struct run *run, FILE *out)
 
     report_run_table(out, recs, n);
     report_kinds(out, recs, n);
+    for (unsigned e = 0; e < run->nbases; e++)
+        report_rate_base(out, &run->opts->eps[e], &run->bases[e], run->opts->rate_share);
     report_open_loop(out, recs, n);
     report_cost_table(out, recs, n);
     report_kernel_evidence(out, recs, n);
@@ -287,6 +347,9 @@ void run_release(struct run *run)
     for (size_t i = 0; i < run->nrecs; i++)
         load_result_release(&run->recs[i].res);
     free(run->recs);
+    free(run->probes);
     run->recs = NULL;
+    run->probes = NULL;
     run->nrecs = 0;
+    run->nbases = 0;
 }

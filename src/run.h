@@ -27,6 +27,10 @@ struct run {
     struct place place;
     struct observe_hook hook; /* the current run's outside counters */
     struct run_record *recs;  /* one per finished run, in the order they ran */
+    /* --rate N%: each endpoint's base, set before the first run (nbases = neps once set) */
+    struct rate_base bases[CLI_MAX_ENDPOINTS];
+    unsigned nbases;
+    double *probes; /* the closed-loop probes' ops/s, --reps per endpoint */
     size_t nrecs;
     bool jsonl_failed;         /* run_all stopped: a record could not be appended to --jsonl */
     struct progress *progress; /* the live line, or NULL */
@@ -68,13 +72,15 @@ int run_place_server(struct run *run, struct hb_err *err);
 
 /*
  * Runs the plan into run->recs, each record appended to jsonl (if not NULL)
- * as it ends. Stops before the next run once *stop is set, or once the reader
- * of out (where the tables go) is gone (fd_reader_gone), which then sets
- * *stop to STOP_INTERRUPT; the current run ends early when *stop is set.
- * Returns 0 or a negative errno: err is set (err->code not 0) when a run
- * could not be made (threads, memory), run->jsonl_failed when a record could
- * not be appended, both when the last run did the one and then the other. The
- * records so far are kept either way.
+ * as it ends. With --rate N%, first each endpoint's base (run->bases): the
+ * --rate-base given, or the median of --reps closed-loop probes per
+ * endpoint, run in the plan's order; a probe with errors or no op ends the
+ * plan there (a negative errno with err set). Stops before the next run once *stop is set, or once
+ * the reader of out (where the tables go) is gone (fd_reader_gone), which then sets *stop to
+ * STOP_INTERRUPT; the current run ends early when *stop is set. Returns 0 or a negative errno: err
+ * is set (err->code not 0) when a run could not be made (threads, memory), run->jsonl_failed when a
+ * record could not be appended, both when the last run did the one and then the other. The records
+ * so far are kept either way.
  */
 int run_all(struct run *run, FILE *jsonl, FILE *out, atomic_int *stop, struct hb_err *err);
 

@@ -433,8 +433,8 @@ static int merge_hists(struct merge *m, const struct slot *s, json_t *run, struc
 /* The open-loop figures of every part, summed or combined into out (a copy of part 0's). */
 static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struct hb_err *err)
 {
-    bool same_share = true, same_arrivals = true, saturated = false;
-    double rate = 0, basis = 0, drain = 0;
+    bool same_share = true, same_arrivals = true, same_from = true, saturated = false;
+    double rate = 0, basis = 0, drain = 0, intended = 0, kept = 0;
 
     for (size_t i = 0; i < s->nparts; i++) {
         const json_t *o = json_object_get(s->parts[i]->run, EV_OPEN_LOOP);
@@ -446,19 +446,32 @@ static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struc
         }
         rate += json_number_value(r);
         basis += json_is_number(b) ? json_number_value(b) : 0;
+        intended += json_number_value(json_object_get(o, EV_INTENDED_OPS_PER_S));
+        kept += json_number_value(json_object_get(o, EV_KEPT_OPS_PER_S));
         same_share &=
             json_equal(json_object_get(o, EV_RATE_SHARE), json_object_get(out, EV_RATE_SHARE));
         same_arrivals &=
             json_equal(json_object_get(o, EV_ARRIVALS), json_object_get(out, EV_ARRIVALS));
+        same_from &= json_equal(json_object_get(o, EV_RATE_BASIS_FROM),
+                                json_object_get(out, EV_RATE_BASIS_FROM));
         saturated |= json_is_true(json_object_get(o, EV_SATURATED));
         if (json_number_value(json_object_get(o, "drain_s")) > drain)
             drain = json_number_value(json_object_get(o, "drain_s"));
     }
     same_share &= json_is_number(json_object_get(out, EV_RATE_SHARE));
     json_object_set_new(out, EV_RATE, json_real(rate));
+    if (json_object_get(out, EV_INTENDED_OPS_PER_S) != NULL)
+        json_object_set_new(out, EV_INTENDED_OPS_PER_S, json_real(intended));
+    if (json_object_get(out, EV_KEPT_OPS_PER_S) != NULL)
+        json_object_set_new(out, EV_KEPT_OPS_PER_S, json_real(kept));
     json_object_set_new(out, EV_RATE_BASIS, same_share ? json_real(basis) : json_null());
     if (!same_share) json_object_set_new(out, EV_RATE_SHARE, json_null());
     if (!same_arrivals) json_object_set_new(out, EV_ARRIVALS, json_null());
+    /* A summed basis is no one endpoint's probes; evidence older than these keys has neither. */
+    if (json_object_get(out, EV_RATE_BASIS_FROM) != NULL && (!same_from || !same_share))
+        json_object_set_new(out, EV_RATE_BASIS_FROM, json_null());
+    if (json_object_get(out, EV_RATE_BASIS_PROBES) != NULL && s->nparts > 1)
+        json_object_set_new(out, EV_RATE_BASIS_PROBES, json_null());
     json_object_set_new(out, EV_SATURATED, json_boolean(saturated));
     /* The longest drain, as the merged window is the longest. */
     if (json_object_get(out, "drain_s") != NULL)
@@ -467,10 +480,11 @@ static int merge_rates(struct merge *m, const struct slot *s, json_t *out, struc
 }
 
 /*
- * An open-loop run's open_loop: the rates asked for (and their basis) summed,
- * as the ops are; rate_share and arrivals kept when every part agrees, else
- * null; achieved = the merged ops_per_s; saturated if any part was; the
- * longest drain; the service histograms added like the run's. Closed-loop runs keep null.
+ * An open-loop run's open_loop: the rates asked for, intended and kept up
+ * with (and their basis) summed, as the ops are; rate_share, arrivals and rate_basis_from kept when
+ * every part agrees, else null; rate_basis_probes null for more than one part; achieved = the
+ * merged ops_per_s; saturated if any part was; the longest drain; the service histograms added like
+ * the run's. Closed-loop runs keep null.
  */
 static int merge_open_loop(struct merge *m, const struct slot *s, json_t *run, struct hb_err *err)
 {

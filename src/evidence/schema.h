@@ -81,7 +81,11 @@
 #define EV_ARRIVALS           "arrivals"
 #define EV_RATE_SHARE         "rate_share"
 #define EV_RATE_BASIS         "rate_basis_ops_per_s"
+#define EV_RATE_BASIS_FROM    "rate_basis_from"   /* "probes", "given" or "cell" */
+#define EV_RATE_BASIS_PROBES  "rate_basis_probes" /* the probes behind "probes", else null */
 #define EV_ACHIEVED_OPS_PER_S "achieved_ops_per_s"
+#define EV_INTENDED_OPS_PER_S "intended_ops_per_s" /* saturated: kept below 99 % of it */
+#define EV_KEPT_OPS_PER_S     "kept_ops_per_s"
 #define EV_SATURATED          "saturated"
 #define EV_SERVICE_LATENCY_NS "service_latency_ns"
 #define EV_SERVICE_HISTOGRAM  "service_histogram"

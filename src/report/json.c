@@ -176,6 +176,30 @@ static json_t *observed_json(const struct run_record *r)
                      "net_delta", net, "sockets", sockets_json(o));
 }
 
+/* Where rate_basis_ops_per_s comes from: null for an absolute rate. */
+static json_t *basis_from_json(const struct run_record *r)
+{
+    if (r->rate_share <= 0) return json_null();
+    if (r->base == NULL) return json_string("cell");
+    return json_string(r->base->given ? "given" : "probes");
+}
+
+/* The closed-loop probes a run's base is the median of: {runs, duration_s, ops_per_s[], ...}. */
+static json_t *basis_probes_json(const struct run_record *r)
+{
+    const struct rate_base *b = r->base;
+    json_t *each;
+
+    if (r->rate_share <= 0 || b == NULL || b->given) return json_null();
+    each = json_array();
+    for (size_t i = 0; i < b->stat.n; i++)
+        json_array_append_new(each, json_real(b->probes[i]));
+    return json_pack("{s:I, s:f, s:o, s:f, s:f, s:f, s:f, s:f}", EV_RUNS, (json_int_t)b->stat.n,
+                     "duration_s", (double)b->probe_ns / 1e9, EV_OPS_PER_S, each, "median",
+                     b->stat.median, EV_MIN, b->stat.min, EV_MAX, b->stat.max, EV_MEAN,
+                     b->stat.mean, "sd", b->stat.sd);
+}
+
 /* The open-loop figures: asked and achieved rates; latency_ns is from the intended time. */
 static json_t *open_loop_json(const struct run_record *r)
 {
@@ -190,8 +214,13 @@ static json_t *open_loop_json(const struct run_record *r)
                   report_ops_per_s(r), EV_SATURATED, report_saturated(r), EV_SERVICE_LATENCY_NS,
                   report_latency_json(res->service), EV_SERVICE_HISTOGRAM,
                   report_hist_json(res->service));
+    if (o == NULL) return NULL;
     /* The part of window_s after the intended window, finishing the ops intended inside it. */
-    if (o != NULL) json_object_set_new(o, "drain_s", json_real((double)res->drain_ns / 1e9));
+    json_object_set_new(o, "drain_s", json_real((double)res->drain_ns / 1e9));
+    json_object_set_new(o, EV_INTENDED_OPS_PER_S, json_real(report_rate_intended(r)));
+    json_object_set_new(o, EV_KEPT_OPS_PER_S, json_real(report_rate_kept(r)));
+    json_object_set_new(o, EV_RATE_BASIS_FROM, basis_from_json(r));
+    json_object_set_new(o, EV_RATE_BASIS_PROBES, basis_probes_json(r));
     return o;
 }
 
@@ -200,7 +229,7 @@ json_t *report_run_json(const struct run_record *r)
     const struct load_cfg *c = &r->cfg;
     const struct load_result *res = &r->res;
     uint64_t errors = load_errors_total(res);
-    bool valid = load_result_valid(res);
+    bool valid = report_run_valid(r);
 
     json_t *run = json_pack(
         "{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
@@ -302,7 +331,7 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
     for (size_t i = 0; i < n; i++) {
         json_t *run = report_run_json(&recs[i]);
         /* json_pack fails on a string that is not UTF-8 (a unix path may hold any byte). */
-        valid &= run != NULL && load_result_valid(&recs[i].res);
+        valid &= run != NULL && report_run_valid(&recs[i]);
         if (run == NULL)
             run = json_pack("{s:s}", EV_ERROR, "this run could not be encoded as JSON");
         json_array_append_new(runs, run);

@@ -17,14 +17,50 @@ double report_cpu_ns_per_op(const struct run_record *r)
     return (double)r->res.client_cpu_ns / (double)r->res.ops;
 }
 
-bool report_run_counts(const struct run_record *r)
+double report_rate_intended(const struct run_record *r)
 {
-    return load_result_valid(&r->res) && !r->res.interrupted;
+    if (r->cfg.rate <= 0 || r->cfg.duration_ns == 0 || r->cfg.count != 0) return r->cfg.rate;
+    return (double)(r->res.ops + load_errors_total(&r->res)) * 1e9 / (double)r->cfg.duration_ns;
+}
+
+/*
+ * The last ops intended inside the schedule's span (the duration, or count
+ * ops at the rate) end their own service time after it even when the server
+ * keeps up: that much of the window past the span (up to the slowest op's
+ * service time) is not held against the rate, the rest is backlog the server
+ * had not kept up with.
+ */
+double report_rate_kept(const struct run_record *r)
+{
+    const struct load_result *res = &r->res;
+    uint64_t own = res->service != NULL ? res->service->max : 0;
+    uint64_t span = r->cfg.duration_ns, over, window;
+
+    if (r->cfg.count != 0 && r->cfg.rate > 0)
+        span = (uint64_t)((double)r->cfg.count * 1e9 / r->cfg.rate);
+    over = res->window_ns > span ? res->window_ns - span : 0;
+    window = res->window_ns - (over < own ? over : own);
+    return window > 0 ? (double)res->ops * 1e9 / (double)window : 0;
 }
 
 bool report_saturated(const struct run_record *r)
 {
-    return r->cfg.rate > 0 && report_ops_per_s(r) < 0.99 * r->cfg.rate;
+    return r->cfg.rate > 0 && report_rate_kept(r) < 0.99 * report_rate_intended(r);
+}
+
+bool report_saturated_invalid(const struct run_record *r)
+{
+    return report_saturated(r) && !r->res.interrupted;
+}
+
+bool report_run_valid(const struct run_record *r)
+{
+    return load_result_valid(&r->res) && !report_saturated_invalid(r);
+}
+
+bool report_run_counts(const struct run_record *r)
+{
+    return report_run_valid(r) && !r->res.interrupted;
 }
 
 static double per_op_us(const struct ctr_val *v, uint64_t ops, bool observed)

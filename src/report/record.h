@@ -11,6 +11,20 @@
 
 #include "engine/load.h"
 #include "host/observe.h"
+#include "stats.h"
+
+/*
+ * What an open loop at --rate N% takes its share of, for one endpoint of
+ * `run`: the median of closed-loop probes of the same load, measured once
+ * before the open-loop runs, or the --rate-base given instead.
+ */
+struct rate_base {
+    double ops_per_s;          /* the base: the probes' median, or --rate-base */
+    bool given;                /* from --rate-base: nothing was probed */
+    const double *probes;      /* each probe's ops/s, in the order they ran; NULL when given */
+    struct stats_summary stat; /* of the probes (n = 0 when given) */
+    uint64_t probe_ns;         /* each probe's measured duration */
+};
 
 /* One measured run: what was asked and what came back. */
 struct run_record {
@@ -24,6 +38,8 @@ struct run_record {
     bool size_is_reply; /* cfg.size is the server's reply body (lab http, fcgi), not the request */
     double rate_share;  /* open loop with --rate N%: N / 100 of rate_basis; 0 = an absolute rate */
     double rate_basis;  /* the closed-loop maximum measured for it, ops/s */
+    /* run --rate N%: where rate_basis comes from; NULL otherwise (the lab's is its cell's run) */
+    const struct rate_base *base;
     const char *cut_by; /* what cut it short (res.interrupted): NULL for Ctrl-C */
     /* Requests made before the run, not measured (redis: the SETs that fill a mix's keys). */
     uint64_t prepared;
@@ -36,14 +52,39 @@ double report_ops_per_s(const struct run_record *r);
 double report_cpu_ns_per_op(const struct run_record *r);
 
 /*
- * Whether r counts in summaries, comparisons and ratios: valid (no error, an
- * op completed) and not cut short by Ctrl-C. A run that does not is still
- * shown, and marked.
+ * Whether r is valid: no error, an op completed, and, for an open loop not
+ * cut short, not saturated (it achieved the rate it was asked for).
+ */
+bool report_run_valid(const struct run_record *r);
+
+/*
+ * Whether r counts in summaries, comparisons and ratios: valid and not cut
+ * short by Ctrl-C. A run that does not is still shown, and marked.
  */
 bool report_run_counts(const struct run_record *r);
 
-/* An open-loop run that achieved less than 99 % of the rate asked for. */
+/*
+ * The rate an open-loop run's schedule asked for over its window, ops/s: in a
+ * duration-bound run every op intended inside the window was answered or
+ * failed, so (ops + errors) / duration, which is the schedule's own count
+ * (for poisson arrivals, not the mean rate); in a count-bound run the rate.
+ */
+double report_rate_intended(const struct run_record *r);
+
+/*
+ * The rate an open-loop run kept up with, ops/s: its ops over its window,
+ * which includes the drain (the time past the intended window's end it took
+ * to answer the ops intended inside it; in a count-bound run, the time past
+ * count ops at the rate), less the part of it the slowest op's own service
+ * time accounts for. 0 for an empty window.
+ */
+double report_rate_kept(const struct run_record *r);
+
+/* An open-loop run that kept up with less than 99 % of the rate intended. */
 bool report_saturated(const struct run_record *r);
+
+/* A saturated run that was not cut short: it makes the results invalid. */
+bool report_saturated_invalid(const struct run_record *r);
 
 /* CPU per op in µs: client, server, their sum, system-wide; negative = unavailable. */
 struct report_cost {

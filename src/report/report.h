@@ -57,6 +57,12 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n);
 /* Open-loop runs: the rate asked and achieved, and both latencies (intended and service). */
 void report_open_loop(FILE *f, const struct run_record *recs, size_t n);
 
+/*
+ * One line: the base endpoint ep's open loop takes `share` of (--rate N%),
+ * with its probes' spread, or that it was given by --rate-base.
+ */
+void report_rate_base(FILE *f, const struct endpoint *ep, const struct rate_base *b, double share);
+
 /* "lab overload": per run, ops/s, connect errors by kind, resets, kernel drops, 1 s stalls. */
 void report_overload(FILE *f, const struct run_record *recs, size_t n);
 
@@ -77,7 +83,8 @@ void report_sysctls(FILE *f, const struct machine *m);
 /*
  * The lines that qualify runs: "noisy:" for each run other processes' CPU or
  * steal disturbed (struct obs_other), "kernel:" for packets dropped, "invalid:"
- * and "errors:" for runs that had errors; prints nothing when all were clean.
+ * and "errors:" for runs that had errors, "saturated:" for open-loop runs
+ * below 99 % of their rate; prints nothing when all were clean.
  */
 void report_errors(FILE *f, const struct run_record *recs, size_t n);
 

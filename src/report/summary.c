@@ -31,6 +31,7 @@ static void summarize_cell(const struct run_record *recs, size_t n, unsigned c, 
         if (recs[i].cell != c) continue;
         if (out->first == NULL) out->first = &recs[i];
         out->runs++;
+        out->saturated += report_saturated_invalid(&recs[i]);
         if (!recs[i].res.interrupted) continue;
         out->cut++;
         out->cut_by = recs[i].cut_by;
@@ -94,6 +95,7 @@ void summary_print(FILE *f, const char *title, const struct cell_summary *cells,
         fprintf(f, "%s %s (n=%zu valid of %zu",
                 text_safe(ep, sizeof(ep), endpoint_name(&c->first->cfg.ep)),
                 report_mode_name(c->first->cfg.mode), c->valid, c->runs);
+        if (c->saturated > 0) fprintf(f, "; %zu saturated (below 99 %% of the rate)", c->saturated);
         if (c->cut > 0)
             fprintf(f, "; %zu cut short by %s", c->cut, c->cut_by != NULL ? c->cut_by : "Ctrl-C");
         fputs(")\n", f);
@@ -129,9 +131,10 @@ static json_t *cell_json(const struct cell_summary *c, unsigned idx)
         if (idx > 0) json_object_set_new(o, "vs_first", delta_json(&c->vs_first[m]));
         json_object_set_new(metrics, summary_metric_name((enum summary_metric)m), o);
     }
-    return json_pack("{s:i, s:s, s:I, s:I, s:o}", EV_CELL, (int)idx, EV_ENDPOINT,
+    return json_pack("{s:i, s:s, s:I, s:I, s:I, s:o}", EV_CELL, (int)idx, EV_ENDPOINT,
                      c->first ? c->first->cfg.ep.text : "", EV_RUNS, (json_int_t)c->runs, EV_VALID,
-                     (json_int_t)c->valid, "metrics", metrics);
+                     (json_int_t)c->valid, EV_SATURATED, (json_int_t)c->saturated, "metrics",
+                     metrics);
 }
 
 json_t *summary_json(const struct cell_summary *cells, unsigned ncells)

@@ -25,6 +25,7 @@ struct cell_summary {
     size_t runs;                    /* all runs of the cell */
     size_t valid;                   /* runs that count: valid and not cut short */
     size_t cut;                     /* runs cut short (left out) */
+    size_t saturated;               /* open-loop runs below 99 % of their rate (left out) */
     const char *cut_by;             /* what cut the last of them short: NULL for Ctrl-C */
     struct stats_summary m[METRICS];
     struct stats_delta vs_first[METRICS]; /* unset for cell 0 */

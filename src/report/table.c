@@ -597,6 +597,13 @@ static void lab_open_headline(FILE *f, const struct run_record *recs, size_t n, 
         const struct run_record *t = find_open(recs, n, size, modes[m], "tcp");
         const struct run_record *u = find_open(recs, n, size, modes[m], "unix");
         if (t == NULL || u == NULL) continue;
+        if (!report_run_counts(t) || !report_run_counts(u)) {
+            fprintf(f,
+                    "  headline, %s at 60 %% of each one's maximum: unix÷tcp p99 - (no ratio: a "
+                    "run is invalid, saturated or was cut short)\n",
+                    report_mode_name(t->cfg.mode));
+            continue;
+        }
         fprintf(f,
                 "  headline, %s at 60 %% of each one's maximum: unix÷tcp p99 %.2fx, p99.9 %.2fx "
                 "(latency from the intended send time)\n",
@@ -762,6 +769,20 @@ static void retry_lines(FILE *f, const struct run_record *recs, size_t n)
     }
 }
 
+/* "saturated: ENDPOINT MODE SIZE [#REP]: achieved ... of ... ops/s asked ...: invalid ..." */
+static void saturated_line(FILE *f, const struct run_record *r, bool reps)
+{
+    char ep[TEXT_SAFE_CAP], rep[16] = ""; /* the endpoint, text_safe */
+    double got = report_rate_kept(r);
+
+    if (reps) snprintf(rep, sizeof(rep), " #%u", r->rep + 1);
+    fprintf(f,
+            "saturated: %s %s %zu B%s: kept up with %.0f of %.0f ops/s (%.1f %%, below 99 %%): "
+            "invalid, left out of summaries, comparisons and ratios\n",
+            text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), report_mode_name(r->cfg.mode),
+            r->cfg.size, rep, got, report_rate_intended(r), 100.0 * got / report_rate_intended(r));
+}
+
 void report_errors(FILE *f, const struct run_record *recs, size_t n)
 {
     char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
@@ -784,6 +805,7 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
             fprintf(f, "invalid: %s %s %zu B: no op completed in the measured window\n",
                     text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
                     report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
+        if (report_saturated_invalid(&recs[i])) saturated_line(f, &recs[i], any_rep(recs, n));
         if (load_errors_total(res) == 0) continue;
         fprintf(f,
                 "errors: %s %s %zu B:", text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
@@ -860,23 +882,47 @@ static void open_loop_lat(FILE *f, const char *what, const struct hist *h)
             us(h->max));
 }
 
+void report_rate_base(FILE *f, const struct endpoint *ep, const struct rate_base *b, double share)
+{
+    char name[TEXT_SAFE_CAP], base[32], rate[32], lo[32], hi[32]; /* name: text_safe */
+    const struct stats_summary *s = &b->stat;
+
+    fmt_thousands(base, sizeof(base), b->ops_per_s);
+    fmt_thousands(rate, sizeof(rate), b->ops_per_s * share);
+    fprintf(f, "rate base: %s %s ops/s", text_safe(name, sizeof(name), endpoint_name(ep)), base);
+    if (b->given) {
+        fprintf(f, " (--rate-base)");
+    } else {
+        fmt_thousands(lo, sizeof(lo), s->min);
+        fmt_thousands(hi, sizeof(hi), s->max);
+        fprintf(f, ", median of %zu closed-loop probe%s of %.2f s [%s – %s] ±%.1f %%", s->n,
+                s->n == 1 ? "" : "s", (double)b->probe_ns / 1e9, lo, hi,
+                s->mean > 0 ? 100.0 * s->sd / s->mean : 0.0);
+    }
+    fprintf(f, "; open loop at %.0f %%: %s ops/s\n", share * 100, rate);
+}
+
 void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
 {
     char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
-        char asked[32], got[32], basis[48] = "";
+        char asked[32], got[32], base[32], basis[96] = "";
         if (r->cfg.rate <= 0 || r->res.service == NULL) continue;
         fmt_thousands(asked, sizeof(asked), r->cfg.rate);
         fmt_thousands(got, sizeof(got), report_ops_per_s(r));
+        fmt_thousands(base, sizeof(base), r->rate_basis);
         if (r->rate_share > 0)
-            snprintf(basis, sizeof(basis), " (%.0f %% of a %.0f ops/s maximum)",
-                     r->rate_share * 100, r->rate_basis);
-        fprintf(f, "\nopen loop, %s arrivals: %s asked %s ops/s%s, achieved %s (%.1f %%)%s\n",
+            snprintf(basis, sizeof(basis), " (%.0f %% of %s ops/s, %s)", r->rate_share * 100, base,
+                     r->base == NULL  ? "the cell's closed-loop run"
+                     : r->base->given ? "--rate-base"
+                                      : "the probes' median");
+        fprintf(f,
+                "\nopen loop, %s arrivals: %s asked %s ops/s%s, achieved %s (kept up %.1f %%)%s\n",
                 r->cfg.poisson ? "poisson" : "constant",
                 text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), asked, basis, got,
-                100.0 * report_ops_per_s(r) / r->cfg.rate,
-                report_saturated(r) ? ": SATURATED" : "");
+                100.0 * report_rate_kept(r) / report_rate_intended(r),
+                report_saturated(r) ? ": SATURATED (below 99 %: invalid)" : "");
         fprintf(f, "    %-30s %9s %9s %9s %10s %10s\n", "latency (µs)", "p50", "p99", "p99.9",
                 "p99.99", "max");
         open_loop_lat(f, "from the intended send time", r->res.lat);

@@ -136,11 +136,19 @@ void stack_cell_init(struct stack_cell *cell, const char *label, const char *a, 
     snprintf(cell->arm[1].transport, sizeof(cell->arm[1].transport), "%s", b);
 }
 
-/* Adds each kind the invalid run saw (an error count or a non-2xx status class) to a->kinds. */
+/*
+ * Adds each kind the invalid run saw (an error count, a non-2xx status class,
+ * or "saturated" for an open loop below 99 % of its rate) to a->kinds.
+ */
 static void arm_kinds(struct stack_arm *a, const json_t *run)
 {
     static const char *const objs[] = { "errors", "status" };
     size_t len = strlen(a->kinds);
+
+    if (json_is_true(json_object_get(json_object_get(run, "open_loop"), "saturated")) &&
+        strstr(a->kinds, "saturated") == NULL && len + 12 < sizeof(a->kinds))
+        len += (size_t)snprintf(a->kinds + len, sizeof(a->kinds) - len, "%ssaturated",
+                                len ? ", " : "");
 
     for (unsigned i = 0; i < ARRAY_LEN(objs); i++) {
         const char *key;
@@ -248,6 +256,8 @@ static void cell_add(struct stack_cell *cell, const json_t *run, int k)
     a = &cell->arm[k];
     if (a->n == STACK_MAX_REPS) return;
     a->requests += (unsigned long long)jnum(run, "requests");
+    if (json_is_true(json_object_get(json_object_get(run, "open_loop"), "saturated")))
+        a->saturated++;
     if (json_is_false(json_object_get(run, "valid"))) {
         a->failed++;
         a->errors += (unsigned long long)jnum(run, "errors_total");
@@ -261,8 +271,6 @@ static void cell_add(struct stack_cell *cell, const json_t *run, int k)
     a->p99_us[a->n] = jnum(run, "latency_ns.p99") / 1e3;
     a->mean_us[a->n] = jnum(run, "latency_ns.mean") / 1e3;
     a->rate[a->n] = isnan(jnum(run, "open_loop.rate")) ? 0 : jnum(run, "open_loop.rate");
-    if (json_is_true(json_object_get(json_object_get(run, "open_loop"), "saturated")))
-        a->saturated++;
     a->client_us[a->n] = jnum(run, "client_cpu_ns_per_op") / 1e3;
     cell_services(cell, a, run);
     cell_hops(cell, a, run);

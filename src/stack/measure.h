@@ -80,7 +80,7 @@ struct stack_arm {
     double ws_mib[STACK_MAX_SVC][STACK_MAX_REPS];  /* its cgroup's working set at the end, MiB */
     double hop[STACK_HOP_FIGS][STACK_MAX_REPS];
     unsigned long long requests; /* requests sent, warm-up included */
-    unsigned saturated;          /* open-loop runs below 99 % of their rate */
+    unsigned saturated;          /* open-loop runs below 99 % of their rate (invalid) */
     unsigned failed;             /* runs the gate failed (errors, or no op) */
     unsigned long long errors;   /* their errors */
     char kinds[96];              /* their errors' kinds, "status 4xx, reset" */

@@ -95,7 +95,11 @@ else
         --json "$T/raise_rate.json" "$EP"
     check "run --rate 50% -c 100 under a soft limit of 64: raised to ${RAISED:-?}" \
         test "${RAISED:-0}" -ge $((100 + 1 + 3 + 16))
-    check_eq "run --rate 50% -c 100 under a soft limit of 64: exit 0" 0 "$RC"
+    # 200 ops over 100 connections last a few ms: a run that did not keep up with its rate
+    # in them is saturated, which alone makes the exit 2.
+    want=$(jq 'if .runs[0].open_loop.saturated == true then 2 else 0 end' "$T/raise_rate.json")
+    check_eq "run --rate 50% -c 100 under a soft limit of 64: exit 0, or 2 when saturated (here $want)" \
+        "$want" "$RC"
     rcheck "run --rate 50% -c 100: 200 ops, no error" "$T/raise_rate.json" \
         '.runs[0] | .connections == 100 and .ops == 200 and errors_zero and .open_loop.rate_share == 0.5'
 

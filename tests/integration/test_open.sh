@@ -4,8 +4,9 @@
 #    (from each op's intended send time) shows the stall at p99, while a
 #    closed-loop run's p99 hides it (coordinated omission), and the ops
 #    completed match rate x duration within 2 %.
-#  - A rate the server cannot sustain is flagged saturated; --rate N% measures
-#    the closed-loop maximum first; Poisson arrivals keep the mean rate.
+#  - A rate the server cannot sustain is flagged saturated, and invalid (exit 2);
+#    --rate N% measures the closed-loop maximum first; Poisson arrivals keep the
+#    mean rate.
 #  - Overload (a 1-slot backlog, one slow worker, many connections): TCP shows
 #    ListenOverflows and SYN retransmits, AF_UNIX connects fail with EAGAIN.
 # shellcheck source=tests/integration/lib.sh
@@ -37,8 +38,10 @@ if start_server stall --listen "unix:$T/stall.sock" --threads 1 --stall-every 10
         --arrivals poisson --seed 7 -c 4 -d 2 --warmup 0.2 --json "$T/po.json"
     rcheck "poisson: the mean rate holds (within 10 %)" "$T/po.json" \
         '.runs[0] | (.ops - 4000 | fabs) <= 400 and .open_loop.arrivals == "poisson"'
-    expect_rc "--rate 50%: exit 0" 0 pct run echo "unix:$T/stall.sock" --rate 50% -d 1 \
-        --warmup 0.2 --json "$T/pct.json"
+    hb pct run echo "unix:$T/stall.sock" --rate 50% -d 1 --warmup 0.2 --json "$T/pct.json"
+    # A window that ends while the server is still catching up a stall's backlog is saturated.
+    want=$(jq 'if .runs[0].open_loop.saturated == true then 2 else 0 end' "$T/pct.json")
+    check_eq "--rate 50%: exit 0, or 2 when saturated (here $want)" "$want" "$RC"
     rcheck "--rate 50%: half the measured closed-loop maximum" "$T/pct.json" \
         '.runs[0].open_loop | .rate_share == 0.5 and .rate_basis_ops_per_s > 0
          and (.rate - .rate_basis_ops_per_s / 2 | fabs) < 1'
@@ -46,7 +49,7 @@ if start_server stall --listen "unix:$T/stall.sock" --threads 1 --stall-every 10
 fi
 
 if start_server slow --listen "unix:$T/slow.sock" --threads 1 --delay-us 2000; then
-    expect_rc "a rate the server cannot sustain: exit 0" 0 sat run echo "unix:$T/slow.sock" \
+    expect_rc "a rate the server cannot sustain: exit 2 (saturated: invalid)" 2 sat run echo "unix:$T/slow.sock" \
         --rate 2000 -c 4 -d 1 --warmup 0.2 --json "$T/sat.json"
     rcheck "a rate the server cannot sustain: flagged saturated" "$T/sat.json" \
         '.runs[0] | .open_loop.saturated == true and .open_loop.achieved_ops_per_s < 1000'
@@ -107,7 +110,11 @@ fi
 mkdir -p "$T/lr"
 (cd "$T/lr" && TMPDIR="$T/lr" timeout 60 "$HOPBENCH" lab --sizes 64 --rates 30%,60% -d 0.3 \
     --warmup 0.1 --json "$T/lr.json" >"$T/lr.out" 2>"$T/lr.err")
-check_eq "lab --rates 30%,60%: exit 0" 0 "$?"
+RC=$?
+# The lab's base is one short closed-loop run per cell: on a loaded machine an open-loop run
+# may not keep up with its share of it, and is then saturated, which makes the exit 2.
+want=$(jq 'if any(.runs[]; .open_loop.saturated == true) then 2 else 0 end' "$T/lr.json")
+check_eq "lab --rates 30%,60%: exit 0, or 2 when a run was saturated (here $want)" "$want" "$RC"
 rcheck "lab --rates: 4 closed-loop and 8 open-loop runs, each at its share of its cell's max" \
     "$T/lr.json" '(.runs | length) == 12 and ([.runs[] | select(.open_loop == null)] | length) == 4
      and all(.runs[] | select(.open_loop != null); .open_loop.rate_share as $s

@@ -6,6 +6,8 @@
 #    (1600), every request written was answered, and the server received exactly 1600
 #    requests (its own byte count), so none intended after the window's end was sent. The
 #    drain is reported as open_loop.drain_s and is part of window_s; the stall is in the max.
+#    The run is not saturated: the drain is the stalled op's own service time, not a backlog
+#    (ops / window_s is below 99 % of the rate, the rate kept up with is not).
 #  - A stall longer than --timeout: what is unanswered --timeout after the window's end
 #    is a timeout, so ops + timeouts = 1600 and the drain lasts about --timeout.
 #  - Poisson arrivals: the same seeded schedule without a warm-up against a server that
@@ -22,6 +24,13 @@ if start_server stall --listen "unix:$T/stall.sock" --threads 1 --stall-every 15
     s_pid=$SRV_PID s_out=$SRV_OUT
     expect_rc "open loop, window ending inside a 300 ms stall: exit 0" 0 c \
         run echo "unix:$T/stall.sock" "${load[@]}" --json "$T/c.json"
+    rcheck "not saturated: the drain past the slowest op's service time is under 1 %" \
+        "$T/c.json" '.runs[0] | .open_loop as $o | $o.saturated == false and .valid
+         and .ops / .window_s < 990 and $o.kept_ops_per_s >= 0.99 * $o.intended_ops_per_s
+         and ($o.kept_ops_per_s - .ops / (.window_s - ([$o.drain_s,
+              $o.service_latency_ns.max / 1e9] | min)) | fabs) < 1e-3'
+    check "the text shows the rate kept up with" \
+        grep -Eq "achieved [0-9,]+ \(kept up (99\.[0-9]|100\.[0-9]) %\)$" "$T/c.out"
     rcheck "every op intended inside the window answered: ops = 1000/s x 1.6 s = 1600" \
         "$T/c.json" '.runs[0] | .ops == 1600 and .histogram.total == 1600 and errors_zero'
     rcheck "every request written was answered, none after the window (requests = 1600)" \
@@ -54,6 +63,9 @@ poisson=(--rate 1000 -c 4 -t 1 -d 1.6 --warmup 0 --arrivals poisson --seed 11)
 if start_server fast --listen "unix:$T/fast.sock" --threads 1; then
     expect_rc "poisson against a server that does not stall: exit 0" 0 pf \
         run echo "unix:$T/fast.sock" "${poisson[@]}" --json "$T/pf.json"
+    rcheck "poisson: saturated is judged against the schedule's own count, not the mean rate" \
+        "$T/pf.json" '.runs[0] | .open_loop.saturated == false and .errors_total == 0
+         and (.open_loop.intended_ops_per_s - .ops / .duration_s | fabs) < 1e-6'
     stop_server "$SRV_PID" "$SRV_OUT"
 fi
 if start_server pstall --listen "unix:$T/pstall.sock" --threads 1 --stall-every 1500 --stall-ms 300; then

@@ -96,9 +96,60 @@ static void test_saturated(void **state)
     (void)state;
     assert_false(report_saturated(&r)); /* closed loop: nothing was asked */
     r.cfg.rate = 1000;
-    assert_true(report_saturated(&r)); /* 98 % of the rate */
+    assert_true(report_saturated(&r));  /* 98 % of the rate */
+    assert_false(report_run_valid(&r)); /* saturated: invalid, like a run with errors */
+    assert_false(report_run_counts(&r));
+    r.res.interrupted = true;
+    assert_true(report_run_valid(&r)); /* cut short: left out as such, not as saturated */
+    assert_false(report_saturated_invalid(&r));
+    r.res.interrupted = false;
     r.res.ops = 995;
     assert_false(report_saturated(&r)); /* 99.5 % */
+    assert_true(report_run_valid(&r));
+    assert_true(report_run_counts(&r));
+
+    /* Duration-bound: against what the schedule intended in the window (ops + errors). */
+    r = record(1578, 1602 * NS_PER_MS, 0); /* a poisson schedule's own 1578 in 1.6 s */
+    r.cfg.rate = 1000;
+    r.cfg.duration_ns = 1600 * NS_PER_MS;
+    assert_true(report_rate_intended(&r) == 1578 * 1000.0 / 1600);
+    assert_false(report_saturated(&r)); /* 98.5 % of the mean rate, 99.9 % of the schedule */
+    r.res.window_ns = 1900 * NS_PER_MS; /* a 300 ms drain past the window */
+    r.res.drain_ns = 300 * NS_PER_MS;
+    assert_true(report_saturated(&r)); /* without a service histogram: all of it counts */
+    r.res.service = hist_new();
+    assert_non_null(r.res.service);
+    hist_record(r.res.service, 298 * NS_PER_MS); /* the stalled op's own service time */
+    assert_false(report_saturated(&r));          /* only 2 ms of the drain count */
+    hist_free(r.res.service);
+    r.res.service = hist_new();
+    assert_non_null(r.res.service);
+    hist_record(r.res.service, 250 * NS_PER_MS); /* 50 ms of backlog: 3 % */
+    assert_true(report_saturated(&r));
+    hist_free(r.res.service);
+    r.res.service = NULL;
+    r.res.drain_ns = 0;
+    r.res.window_ns = 1602 * NS_PER_MS;
+    r.res.errors[OP_ERR_TIMEOUT] = 22; /* each op intended is answered or failed */
+    assert_true(report_rate_intended(&r) == 1000.0);
+    assert_true(report_saturated(&r));
+    assert_false(report_run_valid(&r));
+
+    /* Count-bound: 200 ops at 50,000/s span 4 ms; the 1 ms past it is the last op's own. */
+    r = record(200, 5 * NS_PER_MS, 0);
+    r.cfg.rate = 50000;
+    r.cfg.count = 200;
+    r.res.service = hist_new();
+    assert_non_null(r.res.service);
+    hist_record(r.res.service, 2 * NS_PER_MS);
+    assert_true(report_rate_intended(&r) == 50000.0);
+    assert_false(report_saturated(&r));
+    hist_free(r.res.service);
+    r.res.service = hist_new();
+    assert_non_null(r.res.service);
+    hist_record(r.res.service, 100000); /* 0.1 ms: 0.9 ms of backlog, 18 % */
+    assert_true(report_saturated(&r));
+    hist_free(r.res.service);
 }
 
 static void test_cost(void **state)

@@ -355,9 +355,9 @@ static void test_open_loop_verdict(void **state)
     rec_add(&rs, "unix:@closed", 64, 5000, 1000000000, 5000); /* closed loop: not shown */
     out = render(report_open_loop, &rs);
     assert_has(out, "open loop, constant arrivals: unix:@a asked 10,000 ops/s, achieved 5,000 "
-                    "(50.0 %): SATURATED\n");
-    assert_has(out, "open loop, poisson arrivals: unix:@b asked 12,000 ops/s (50 % of a 24000 "
-                    "ops/s maximum), achieved 12,000 (100.0 %)\n");
+                    "(kept up 50.0 %): SATURATED (below 99 %: invalid)\n");
+    assert_has(out, "open loop, poisson arrivals: unix:@b asked 12,000 ops/s (50 % of 24,000 "
+                    "ops/s, the cell's closed-loop run), achieved 12,000 (kept up 100.0 %)\n");
     assert_has(out, "from the intended send time");
     assert_has(out, "service (from the actual send)");
     assert_lacks(out, "unix:@closed");
@@ -365,7 +365,69 @@ static void test_open_loop_verdict(void **state)
     assert_false(report_saturated(&rs.r[1]));
     assert_false(report_saturated(&rs.r[2]));
     free(out);
+    out = render(report_errors, &rs);
+    assert_has(out, "saturated: unix:@a reuse 64 B: kept up with 5000 of 10000 ops/s (50.0 %, "
+                    "below 99 %): invalid, left out of summaries, comparisons and ratios\n");
+    assert_lacks(out, "unix:@b");
+    free(out);
     recs_free(&rs);
+}
+
+/* The lab's 60 % headline: unix÷tcp of two open-loop runs, none when one is saturated. */
+static void test_lab_headline(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *r;
+    char *out;
+
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        r = rec_add(&rs, i ? "unix:@u" : "tcp://127.0.0.1:9000", 64, 6000, 1000000000,
+                    i ? 10000 : 20000);
+        r->cfg.rate = 6000;
+        r->rate_share = 0.6;
+        r->rate_basis = 10000;
+        r->res.service = hist_new();
+        assert_non_null(r->res.service);
+        hist_record(r->res.service, 1000);
+    }
+    out = render(report_lab_tables, &rs);
+    assert_has(out, "  headline, reuse at 60 % of each one's maximum: unix÷tcp p99 0.50x");
+    free(out);
+    rs.r[1].res.ops = 5000; /* 83 % of its rate: saturated */
+    out = render(report_lab_tables, &rs);
+    assert_has(out, "  headline, reuse at 60 % of each one's maximum: unix÷tcp p99 - (no ratio: a "
+                    "run is invalid, saturated or was cut short)\n");
+    assert_lacks(out, "0.50x");
+    free(out);
+    recs_free(&rs);
+}
+
+/* The base of --rate N%: the probes' median and spread, or the --rate-base given. */
+static void test_rate_base(void **state)
+{
+    static const double probes[] = { 9000, 11000, 10000 };
+    struct rate_base b = { .probes = probes, .probe_ns = 3 * NS_PER_S };
+    struct endpoint ep;
+    struct hb_err err = { 0 };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    (void)state;
+    assert_non_null(f);
+    assert_int_equal(endpoint_parse(&ep, "unix:@a", &err), 0);
+    stats_summarize(probes, 3, &b.stat);
+    b.ops_per_s = b.stat.median;
+    report_rate_base(f, &ep, &b, 0.6);
+    b = (struct rate_base){ .ops_per_s = 2000, .given = true };
+    report_rate_base(f, &ep, &b, 0.5);
+    assert_int_equal(fclose(f), 0);
+    assert_has(buf, "rate base: unix:@a 10,000 ops/s, median of 3 closed-loop probes of 3.00 s "
+                    "[9,000 – 11,000] ±10.0 %; open loop at 60 %: 6,000 ops/s\n");
+    assert_has(buf, "rate base: unix:@a 2,000 ops/s (--rate-base); open loop at 50 %: 1,000 "
+                    "ops/s\n");
+    free(buf);
 }
 
 /* The lab's unix÷tcp row: the ratios of ops/s and CPU per op, n/a where a side has none. */
@@ -473,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_run_table_no_ratio), cmocka_unit_test(test_errors_lines),
         cmocka_unit_test(test_cut_short),          cmocka_unit_test(test_cost_table_na),
         cmocka_unit_test(test_cost_table_na_rows), cmocka_unit_test(test_open_loop_verdict),
+        cmocka_unit_test(test_rate_base),          cmocka_unit_test(test_lab_headline),
         cmocka_unit_test(test_lab_ratio),          cmocka_unit_test(test_summary_print),
         cmocka_unit_test(test_noisy_lines),
     };
