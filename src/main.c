@@ -42,6 +42,7 @@
 #include "lab.h"
 #include "outfile.h"
 #include "registry.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "report/saving.h"
 #include "report/summary.h"
@@ -230,6 +231,25 @@ static int write_evidence(const char *cmd, const char *path, const struct report
 }
 
 /*
+ * --html: the evidence just written to json_path drawn as a report at
+ * html_path (NULL: none), read back as `hopbench report` reads it.
+ */
+static int write_html(const char *cmd, const char *html_path, const char *json_path)
+{
+    struct hb_err err = { 0 };
+    char shown[TEXT_SAFE_CAP]; /* html_path, text_safe */
+
+    if (html_path == NULL) return HB_EXIT_OK;
+    if (report_html_write(html_path, &json_path, 1, &err) < 0) {
+        fail(cmd, &err, HB_EXIT_RUNTIME);
+        fprintf(stderr, "hopbench %s: the report was not written (the evidence was)\n", cmd);
+        return HB_EXIT_RUNTIME;
+    }
+    printf("report: %s\n", text_safe(shown, sizeof(shown), html_path));
+    return HB_EXIT_OK;
+}
+
+/*
  * Before any work: whether the evidence can be written to path, so that a
  * directory or a read-only place is said at once, not after the runs.
  */
@@ -380,6 +400,7 @@ static int run_finish(struct run *run, const char *json_path, struct report_meta
     meta->interrupted = atomic_load(&g_main.stop); /* not stdout failing now: the runs are done */
     meta->summary = run_summary_json(run);
     rc = write_evidence("run", json_path, meta, run->recs, run->nrecs);
+    if (rc == HB_EXIT_OK) rc = write_html("run", run->opts->shared.html_path, json_path);
     json_decref(meta->summary);
     meta->summary = NULL;
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
@@ -420,6 +441,8 @@ static int cmd_run(int argc, char **argv)
     if (run_init(&run, &o, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
     json_path = evidence_path("run", o.shared.json_path, path, sizeof(path));
     rc = check_evidence("run", json_path);
+    if (rc == HB_EXIT_OK && o.shared.html_path != NULL)
+        rc = check_evidence("run", o.shared.html_path);
     if (rc == HB_EXIT_OK) rc = check_budget("run", run_fd_need(&o), run_mem_need(&o));
     if (rc == HB_EXIT_OK && run_preflight(&o, &err) < 0) rc = fail("run", &err, HB_EXIT_RUNTIME);
     if (rc != HB_EXIT_OK) return rc;
@@ -581,6 +604,8 @@ static int cmd_lab(int argc, char **argv)
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
     json_path = evidence_path("lab", o.shared.json_path, path, sizeof(path));
     if (check_evidence("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
+    if (o.shared.html_path != NULL && check_evidence("lab", o.shared.html_path) != HB_EXIT_OK)
+        return HB_EXIT_RUNTIME;
     if (o.shared.pin == PLACE_SPLIT && !o.shared.pin_given && place_allowed_cpus() < 2)
         o.shared.pin = PLACE_SAME;
     rc = check_budget("lab", lab_fd_need(&o), lab_mem_need(&o));
@@ -644,6 +669,7 @@ static int cmd_lab(int argc, char **argv)
     meta.interrupted =
         atomic_load(&g_main.stop) == STOP_INTERRUPT || lab.reader_gone || lab.server_gone;
     rc = write_evidence("lab", json_path, &meta, lab.recs, lab.nrecs);
+    if (rc == HB_EXIT_OK) rc = write_html("lab", o.shared.html_path, json_path);
     json_decref(meta.plan);
     json_decref(meta.summary);
     if (run_rc < 0)
@@ -794,6 +820,28 @@ static int cmd_merge(int argc, char **argv)
     return rc;
 }
 
+/* `hopbench report`: argv[0] is "report". */
+static int cmd_report(int argc, char **argv)
+{
+    struct report_opts o;
+    struct hb_err err = { 0 };
+    char shown[TEXT_SAFE_CAP]; /* o.out, text_safe */
+    int rc = cli_parse_report(argc, argv, &o, stdout, &err);
+
+    if (rc == CLI_HELP) {
+        rc = HB_EXIT_OK;
+    } else if (rc < 0) {
+        rc = usage_fail("report", &err);
+    } else if (report_html_write(o.out, o.paths, o.npaths, &err) < 0) {
+        rc = fail("report", &err, HB_EXIT_RUNTIME);
+    } else {
+        printf("report: %s\n", text_safe(shown, sizeof(shown), o.out));
+        rc = stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
+    }
+    cli_report_opts_release(&o);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "lab";
@@ -825,6 +873,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
+    if (strcmp(cmd, "report") == 0) return cmd_report(argc - 1, argv + 1);
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc - 1, argv + 1);
     if (strcmp(cmd, "stack") == 0) return cmd_stack(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
@@ -835,8 +884,8 @@ int main(int argc, char **argv)
         return HB_EXIT_OK;
     }
     fprintf(stderr,
-            "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, cost, stack, "
-            "help)\n",
+            "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, report, cost, "
+            "stack, help)\n",
             text_safe(shown, sizeof(shown), cmd));
     return HB_EXIT_USAGE;
 }
