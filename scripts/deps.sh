@@ -6,7 +6,8 @@
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, and the real
 #                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
 #                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
-#                           libfcgi-bin (cgi-fcgi), curl
+#                           libfcgi-bin (cgi-fcgi), curl, and chromium and python3 (the HTML
+#                           report opened in a headless browser: test_report.sh)
 #   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
@@ -25,8 +26,8 @@ want="$cc libc6-dev make pkg-config libjansson-dev"
 real="nginx apache2 php8.2-fpm redis-server redis-tools libfcgi-bin curl"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace $real" ;;
-bench) want="$want libcmocka-dev jq iproute2 procps strace $real sockperf linux-perf wrk time" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace $real chromium python3" ;;
+bench) want="$want libcmocka-dev jq iproute2 procps strace $real chromium python3 sockperf linux-perf wrk time" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 lint) want="$want clang-format cppcheck clang-tidy" ;;
 *) echo "deps.sh: unknown purpose '$1' (build, test, bench, fuzz or lint)" >&2; exit 64 ;;
