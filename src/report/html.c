@@ -178,7 +178,10 @@ static void strip_hists(json_t *run)
 
     json_object_del(run, EV_HISTOGRAM);
     json_object_del(json_object_get(run, EV_OPEN_LOOP), EV_SERVICE_HISTOGRAM);
-    json_object_foreach(phases, name, phase) json_object_del(phase, EV_HISTOGRAM);
+    json_object_foreach(phases, name, phase)
+    {
+        json_object_del(phase, EV_HISTOGRAM);
+    }
 }
 
 /* Prefixes err's message with the file and the run; returns -EINVAL. */

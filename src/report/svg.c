@@ -217,14 +217,19 @@ static void axis_ticks(const struct svg_axis *a,
         static const char *const names[] = { "0 %", "90 %", "99 %", "99.9 %", "99.99 %" };
         for (int n = 0; n <= (int)SVG_NINES_MAX; n++)
             tick(f, a, svg_percentile_at(n), names[n], at, far);
-    } else if (a->scale == SVG_LOG) {
-        for (double v = a->lo; v <= a->hi * 1.0001; v *= 10) {
+    } else if (a->scale == SVG_LOG && a->lo > 0) {
+        /* a tick per power of ten, counted in whole decades */
+        int decades = (int)lround(log10(a->hi / a->lo));
+        for (int i = 0; i <= decades && i <= 30; i++) {
+            double v = a->lo * pow(10, i);
             svg_number(label, sizeof(label), v);
             tick(f, a, v, label, at, far);
         }
-    } else if (a->hi > a->lo) {
-        double step = linear_step(a->hi);
-        for (double v = a->lo; v <= a->hi * 1.0001; v += step) {
+    } else if (a->scale == SVG_LINEAR && a->hi > a->lo) {
+        double step = linear_step(a->hi - a->lo);
+        int steps = (int)floor((a->hi - a->lo) / step + 1e-9);
+        for (int i = 0; i <= steps && i <= 100; i++) {
+            double v = a->lo + step * i;
             svg_number(label, sizeof(label), v);
             tick(f, a, v, label, at, far);
         }

@@ -146,5 +146,7 @@ one_line "report of a file that is not evidence: one line" "$T/bad.err" \
     'hopbench report: /etc/hostname: '
 expect_rc "run --html into a directory: exit 1 before any run" 1 dir run echo \
     "tcp://127.0.0.1:1" --html "$T" --json "$T/x.json"
+check "run --html into a directory: the line names it" grep -q "$T" "$T/dir.err"
+check "run --html into a directory: no run, no evidence" test ! -e "$T/x.json"
 
 done_testing
