@@ -174,25 +174,6 @@ void chart_ops(FILE *f, const struct hfile *const *files, size_t n)
 
 /* ---- groups of cells ------------------------------------------------------------------ */
 
-/*
- * The groups of hf's cells (hd_same_group): group[c] is the index of cell c's
- * group's first cell. Returns the array (the caller frees it).
- */
-static size_t *cell_groups(const struct hfile *hf, bool any_rate)
-{
-    size_t *group = xcalloc(hf->ncells ? hf->ncells : 1, sizeof(*group));
-
-    for (size_t c = 0; c < hf->ncells; c++) {
-        group[c] = c;
-        for (size_t g = 0; g < c; g++)
-            if (group[g] == g && hd_same_group(&hf->cells[g], &hf->cells[c], any_rate)) {
-                group[c] = g;
-                break;
-            }
-    }
-    return group;
-}
-
 static void group_heading(FILE *f, const struct hcell *cell, bool any_rate)
 {
     char name[TEXT_SAFE_CAP];
@@ -298,7 +279,7 @@ static void latency_group(FILE *f, const struct hfile *hf, const size_t *group, 
 
 void chart_latency(FILE *f, const struct hfile *hf)
 {
-    size_t *group = cell_groups(hf, false);
+    size_t *group = hd_groups(hf, false);
 
     fputs("<p class=\"muted\">Per cell the histograms of its runs that count, added. An open "
           "loop's latency counts from each request's intended send time; its service time "
@@ -674,7 +655,7 @@ static void rates_group(FILE *f, const struct hfile *hf, const size_t *group, si
 
 void chart_rates(FILE *f, const struct hfile *hf)
 {
-    size_t *group = cell_groups(hf, true);
+    size_t *group = hd_groups(hf, true);
     bool any = false;
 
     for (size_t c = 0; c < hf->ncells; c++)

@@ -141,6 +141,21 @@ void hd_group_name(char *buf, size_t cap, const struct hcell *cell, bool any_rat
     evidence_cell_label(buf, cap, &k);
 }
 
+size_t *hd_groups(const struct hfile *hf, bool any_rate)
+{
+    size_t *group = xcalloc(hf->ncells ? hf->ncells : 1, sizeof(*group));
+
+    for (size_t c = 0; c < hf->ncells; c++) {
+        group[c] = c;
+        for (size_t g = 0; g < c; g++)
+            if (group[g] == g && hd_same_group(&hf->cells[g], &hf->cells[c], any_rate)) {
+                group[c] = g;
+                break;
+            }
+    }
+    return group;
+}
+
 /* ---- reading -------------------------------------------------------------------------- */
 
 /* The cell of key k in hf, a new one (its key lent from run) when there is none. */
@@ -358,6 +373,18 @@ static void machine_section(FILE *f, const struct hfile *hf)
 
 /* ---- the verdicts --------------------------------------------------------------------- */
 
+/* The metric's header cells of a verdicts table. */
+static void metric_heads(FILE *f)
+{
+    fputs("<table class=\"verdicts\"><tr><th>cell</th>", f);
+    for (size_t m = 0; m < METRICS; m++) {
+        fputs("<th>", f);
+        html_text(f, metric_def(m)->label);
+        fputs("</th>", f);
+    }
+    fputs("</tr>\n", f);
+}
+
 /* One summary's table: per cell the median of each metric and, after the first, vs_first. */
 static void summary_table(FILE *f, const json_t *summary)
 {
@@ -366,13 +393,7 @@ static void summary_table(FILE *f, const json_t *summary)
     json_t *cell;
     char num[64];
 
-    fputs("<table class=\"verdicts\"><tr><th>cell</th>", f);
-    for (size_t m = 0; m < METRICS; m++) {
-        fputs("<th>", f);
-        html_text(f, metric_def(m)->label);
-        fputs("</th>", f);
-    }
-    fputs("</tr>\n", f);
+    metric_heads(f);
     json_array_foreach(cells, i, cell)
     {
         const json_t *metrics = json_object_get(cell, "metrics");
@@ -403,6 +424,88 @@ static void summary_table(FILE *f, const json_t *summary)
     fputs("</table>\n", f);
 }
 
+/* A metric's values over the runs of cell that count, into x; how many. */
+static size_t metric_values(const struct hcell *cell, const struct metric_def *d, double *x)
+{
+    size_t n = 0, i;
+    json_t *run;
+
+    json_array_foreach(cell->runs, i, run)
+    {
+        if (evidence_run_counts(run) && hd_number(run, &x[n], d->obj, d->key, NULL)) n++;
+    }
+    return n;
+}
+
+/* One row: per metric the median of cell and, unless it is first, its delta against first. */
+static void computed_row(FILE *f, const struct hcell *first, const struct hcell *cell,
+                         uint64_t seed)
+{
+    size_t cap = json_array_size(first->runs) + json_array_size(cell->runs) + 1;
+    double *a = xcalloc(cap, sizeof(*a)), *b = xcalloc(cap, sizeof(*b));
+    char num[64];
+
+    fputs("<tr><td>", f);
+    html_text(f, hd_place(cell));
+    fputs("</td>", f);
+    for (size_t m = 0; m < METRICS; m++) {
+        const struct metric_def *d = metric_def(m);
+        size_t na = metric_values(first, d, a), nb = metric_values(cell, d, b);
+        struct stats_summary st;
+        struct stats_delta delta;
+        fputs("<td class=\"num\">", f);
+        if (nb > 0 && stats_summarize(b, nb, &st) == 0) {
+            svg_number(num, sizeof(num), st.median * d->scale);
+            html_text(f, num);
+        } else {
+            fputs("no run counts", f);
+        }
+        if (cell != first) {
+            /* as the run's summary draws it: seed + the metric's index */
+            stats_delta(a, na, b, nb, seed + (uint64_t)m, &delta);
+            fputs("<br><span class=\"delta\">", f);
+            html_text(f, delta.text);
+            fputs("</span>", f);
+        }
+        fputs("</td>", f);
+    }
+    fputs("</tr>\n", f);
+    free(a);
+    free(b);
+}
+
+/* A file without a summary: each cell against the first of its group, computed here. */
+static void computed_verdicts(FILE *f, const struct hfile *hf)
+{
+    size_t *group = hd_groups(hf, false);
+    double seed = 1;
+    bool any = false;
+
+    hd_number(hf->head, &seed, EV_PLAN, "seed", NULL);
+    fputs("<p class=\"muted\">This file holds no summary (one run per cell, or a --jsonl file): "
+          "each cell against the first of its chart, computed here as <code>run --reps</code> "
+          "computes its summary.</p>\n",
+          f);
+    for (size_t g = 0; g < hf->ncells; g++) {
+        char name[TEXT_SAFE_CAP];
+        size_t n = 0;
+        for (size_t c = g; c < hf->ncells; c++)
+            n += group[c] == g;
+        if (group[g] != g || n < 2) continue;
+        any = true;
+        hd_group_name(name, sizeof(name), &hf->cells[g], false);
+        fputs("<h4>", f);
+        html_text(f, name);
+        fputs("</h4>\n", f);
+        metric_heads(f);
+        for (size_t c = g; c < hf->ncells; c++)
+            if (group[c] == g) computed_row(f, &hf->cells[g], &hf->cells[c], (uint64_t)seed);
+        fputs("</table>\n", f);
+    }
+    if (!any) fputs("<p class=\"na\">n/a: no cell has another to be compared with</p>\n", f);
+    free(group);
+}
+
 /* The evidence's summary: run's one, or the lab's one per size, mode and rate share. */
 static void verdicts_section(FILE *f, const struct hfile *hf)
 {
@@ -419,9 +522,7 @@ static void verdicts_section(FILE *f, const struct hfile *hf)
         return;
     }
     if (!json_is_array(summary) || json_array_size(summary) == 0) {
-        fputs("<p class=\"na\">n/a: this file holds no summary (one run per cell, or a --jsonl "
-              "file)</p>\n",
-              f);
+        computed_verdicts(f, hf);
         return;
     }
     json_array_foreach(summary, i, part)
@@ -442,19 +543,6 @@ static void verdicts_section(FILE *f, const struct hfile *hf)
         fputs("</h4>\n", f);
         summary_table(f, json_object_get(part, EV_SUMMARY));
     }
-}
-
-/* A metric's values over the runs of cell that count, into x; how many. */
-static size_t metric_values(const struct hcell *cell, const struct metric_def *d, double *x)
-{
-    size_t n = 0, i;
-    json_t *run;
-
-    json_array_foreach(cell->runs, i, run)
-    {
-        if (evidence_run_counts(run) && hd_number(run, &x[n], d->obj, d->key, NULL)) n++;
-    }
-    return n;
 }
 
 /* A cell of files[0] and its match in hf, or NULL. */

@@ -74,6 +74,12 @@ void hd_cell_name(char *buf, size_t cap, const struct hcell *cell);
  */
 bool hd_same_group(const struct hcell *a, const struct hcell *b, bool any_rate);
 
+/*
+ * The groups of hf's cells (hd_same_group): group[c] is the index of the
+ * first cell of cell c's group. Returns the array (the caller frees it).
+ */
+size_t *hd_groups(const struct hfile *hf, bool any_rate);
+
 /* The group's title: the key without the place ("echo reuse 64 B c=1 p=1"), escaped. */
 void hd_group_name(char *buf, size_t cap, const struct hcell *cell, bool any_rate);
 

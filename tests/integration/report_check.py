@@ -7,6 +7,7 @@
                                              (the report's CSS, nothing else): prints
                                              "KIND PAGE WIDTH HEIGHT" per kind
   report_check.py colours PNG [X Y W H]      distinct colours of a screenshot (or a region)
+  report_check.py deltas DOM.html DOC.json   the verdicts a page computed are DOC's summary's
   report_check.py inject EVIDENCE OUT        the evidence with markup in its strings
 
 Results are lines "ok NAME" / "not ok NAME # DETAIL".
@@ -354,6 +355,39 @@ def cmd_colours(path, region):
     print(len(seen), first)
 
 
+class Deltas(HTMLParser):
+    """The texts of the verdicts' delta spans."""
+
+    def __init__(self):
+        super().__init__()
+        self.deltas, self.inside = [], False
+
+    def handle_starttag(self, tag, attrs):
+        self.inside = tag == "span" and dict(attrs).get("class") == "delta"
+        if self.inside:
+            self.deltas.append("")
+
+    def handle_endtag(self, tag):
+        self.inside = False
+
+    def handle_data(self, data):
+        if self.inside:
+            self.deltas[-1] += data
+
+
+def cmd_deltas(dom_path, doc_path):
+    """The verdicts a page computed (a file without a summary) are the document's summary's."""
+    p = Deltas()
+    with open(dom_path) as f:
+        p.feed(f.read())
+    doc = json.load(open(doc_path))
+    want = [m["vs_first"]["text"] for c in doc["summary"]["cells"] for m in c["metrics"].values()
+            if "vs_first" in m]
+    ok("the verdicts computed from the --jsonl file are those of the run's summary (%d)" %
+       len(want), want and sorted(p.deltas) == sorted(want), "page %s, summary %s" %
+       (p.deltas, want))
+
+
 def cmd_inject(path, out):
     doc = json.load(open(path))
     bad = '<img src=x onerror=alert(1)><b id="injected">&amp;</b>'
@@ -372,6 +406,8 @@ def main():
         cmd_split(sys.argv[2], sys.argv[3])
     elif cmd == "colours":
         cmd_colours(sys.argv[2], [int(v) for v in sys.argv[3:7]] if len(sys.argv) > 3 else None)
+    elif cmd == "deltas":
+        cmd_deltas(sys.argv[2], sys.argv[3])
     elif cmd == "inject":
         cmd_inject(sys.argv[2], sys.argv[3])
     sys.exit(1 if failed else 0)
