@@ -187,14 +187,14 @@ static void group_heading(FILE *f, const struct hcell *cell, bool any_rate)
 /* ---- latency percentiles -------------------------------------------------------------- */
 
 /* The value of h at n nines, in µs: the minimum at 0. */
-static double curve_us(const struct hist *h, double nines)
+static double curve_us(const struct hsparse *h, double nines)
 {
     if (nines <= 0) return (double)h->min / 1000;
-    return (double)hist_percentile(h, svg_percentile_at(nines)) / 1000;
+    return (double)hd_percentile(h, svg_percentile_at(nines)) / 1000;
 }
 
-static void curve(FILE *f, const struct hist *h, const struct svg_axis *x, const struct svg_axis *y,
-                  const char *cls, const char *colour)
+static void curve(FILE *f, const struct hsparse *h, const struct svg_axis *x,
+                  const struct svg_axis *y, const char *cls, const char *colour)
 {
     fprintf(f, "<polyline class=\"%s\" stroke=\"%s\" points=\"", cls, colour);
     for (int i = 0; i <= CURVE_STEPS; i++) {
@@ -213,7 +213,7 @@ static void curve_range(const struct hfile *hf, const size_t *group, size_t g, d
     *hi = 0;
     for (size_t c = g; c < hf->ncells; c++) {
         const struct hcell *cell = &hf->cells[c];
-        const struct hist *hs[2] = { cell->lat, cell->svc };
+        const struct hsparse *hs[2] = { cell->lat, cell->svc };
         if (group[c] != g) continue;
         for (int i = 0; i < 2; i++) {
             if (hs[i] == NULL || hs[i]->total == 0) continue;
@@ -224,13 +224,13 @@ static void curve_range(const struct hfile *hf, const size_t *group, size_t g, d
 }
 
 /* A curve's legend: "PLACE intended time, p99 12.3 µs, max 45.6 µs (n runs)". */
-static void curve_legend(FILE *f, double y, const struct hcell *cell, const struct hist *h,
+static void curve_legend(FILE *f, double y, const struct hcell *cell, const struct hsparse *h,
                          const char *what, const char *cls, const char *colour)
 {
     char text[TEXT_SAFE_CAP + 160], place[TEXT_SAFE_CAP], p99[32], max[32];
 
     text_safe(place, sizeof(place), hd_place(cell));
-    svg_number(p99, sizeof(p99), (double)hist_percentile(h, 99) / 1000);
+    svg_number(p99, sizeof(p99), (double)hd_percentile(h, 99) / 1000);
     svg_number(max, sizeof(max), (double)h->max / 1000);
     snprintf(text, sizeof(text), "%s%s: p99 %s µs, max %s µs (%zu run%s)", place, what, p99, max,
              cell->counted, cell->counted == 1 ? "" : "s");
@@ -569,8 +569,8 @@ static size_t rate_points(const struct hfile *hf, const size_t *group, size_t g,
         if (group[d] != g || !hd_open_loop(cell) || cell->lat == NULL) continue;
         if (strcmp(hd_place(cell), hd_place(&hf->cells[c])) != 0) continue;
         if (!hd_median(cell, &rate, why, sizeof(why), EV_OPEN_LOOP, EV_RATE, NULL)) continue;
-        pt[n++] = (struct rate_point){ rate, (double)hist_percentile(cell->lat, 50) / 1000,
-                                       (double)hist_percentile(cell->lat, 99) / 1000 };
+        pt[n++] = (struct rate_point){ rate, (double)hd_percentile(cell->lat, 50) / 1000,
+                                       (double)hd_percentile(cell->lat, 99) / 1000 };
     }
     qsort(pt, n, sizeof(*pt), point_order);
     return n;

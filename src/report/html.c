@@ -176,13 +176,98 @@ static struct hcell *file_cell(struct hfile *hf, const struct run_key *k)
     return c;
 }
 
+static int pair_order(const void *pa, const void *pb)
+{
+    const struct hist_pair *a = pa, *b = pb;
+
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* dst = a + b, both ascending; counters of one index summed. Returns how many. */
+static size_t pairs_merge(struct hist_pair *dst, const struct hist_pair *a, size_t na,
+                          const struct hist_pair *b, size_t nb)
+{
+    size_t i = 0, j = 0, n = 0;
+
+    while (i < na || j < nb) {
+        struct hist_pair p;
+        if (j == nb || (i < na && a[i].idx < b[j].idx)) {
+            p = a[i++];
+        } else if (i == na || b[j].idx < a[i].idx) {
+            p = b[j++];
+        } else {
+            p = (struct hist_pair){ a[i].idx, a[i].count + b[j].count };
+            i++;
+            j++;
+        }
+        if (n > 0 && dst[n - 1].idx == p.idx)
+            dst[n - 1].count += p.count;
+        else
+            dst[n++] = p;
+    }
+    return n;
+}
+
+int hd_sparse_add(struct hsparse *h, const json_t *j, struct hb_err *err)
+{
+    struct hist_pairs in = { 0 };
+    struct hist_pair *merged;
+    int rc = hist_pairs_decode(&in, j, err);
+
+    /* each file's total is at most INT64_MAX: the sum of two stays within uint64 */
+    if (rc == 0 && h->total > (uint64_t)INT64_MAX)
+        rc = hb_fail(err, -EINVAL, "the histograms' totals add up beyond 2^63");
+    if (rc < 0) {
+        hist_pairs_release(&in);
+        return rc;
+    }
+    qsort(in.pairs, in.n, sizeof(*in.pairs), pair_order);
+    merged = calloc(h->n + in.n + 1, sizeof(*merged));
+    if (merged == NULL) {
+        hist_pairs_release(&in);
+        return hb_fail(err, -ENOMEM, "out of memory");
+    }
+    h->n = pairs_merge(merged, h->pairs, h->n, in.pairs, in.n);
+    free(h->pairs);
+    h->pairs = merged;
+    if (in.total > 0) {
+        h->min = h->total == 0 || in.min < h->min ? in.min : h->min;
+        h->max = in.max > h->max ? in.max : h->max;
+    }
+    h->total += in.total;
+    hist_pairs_release(&in);
+    return 0;
+}
+
+uint64_t hd_percentile(const struct hsparse *h, double p)
+{
+    uint64_t rank, seen = 0;
+
+    if (h->total == 0) return 0;
+    rank = hist_percentile_rank(p, h->total);
+    for (size_t i = 0; i < h->n; i++) {
+        seen += h->pairs[i].count;
+        if (seen >= rank) {
+            uint64_t v = hist_highest_equivalent(hist_value_at_index(h->pairs[i].idx));
+            return v < h->max ? v : h->max;
+        }
+    }
+    return h->max;
+}
+
+static void sparse_free(struct hsparse *h)
+{
+    if (h != NULL) free(h->pairs);
+    free(h);
+}
+
 /* Adds the histogram j into *h (allocated at the first one); 0 or -EINVAL/-ENOMEM, err set. */
-static int hist_take(struct hist **h, const json_t *j, struct hb_err *err)
+static int hist_take(struct hsparse **h, const json_t *j, struct hb_err *err)
 {
     if (j == NULL) return 0;
-    if (*h == NULL) *h = hist_new();
+    if (*h == NULL) *h = calloc(1, sizeof(**h));
     if (*h == NULL) return hb_fail(err, -ENOMEM, "out of memory");
-    return evidence_hist_add(*h, j, err);
+    return hd_sparse_add(*h, j, err);
 }
 
 /* Takes the histograms out of a record: the report keeps their sums, not each. */
@@ -239,8 +324,8 @@ static void file_release(struct hfile *hf)
 {
     for (size_t i = 0; i < hf->ncells; i++) {
         json_decref(hf->cells[i].runs);
-        hist_free(hf->cells[i].lat);
-        hist_free(hf->cells[i].svc);
+        sparse_free(hf->cells[i].lat);
+        sparse_free(hf->cells[i].svc);
     }
     free(hf->cells);
     json_decref(hf->head);

@@ -13,15 +13,37 @@
 #include <stdio.h>
 
 #include "evidence/check.h"
+#include "evidence/hist_json.h"
 #include "hist.h"
+#include "util.h"
+
+/*
+ * A latency histogram kept sparse: its non-zero counters, ascending by index,
+ * and the figures beside them. The report holds two per cell, so a file of
+ * thousands of cells takes the room of their counters, not 216 KiB each.
+ */
+struct hsparse {
+    struct hist_pair *pairs;
+    size_t n;
+    uint64_t total, min, max;
+};
+
+/*
+ * Adds the histogram JSON j (checked as evidence_hist_add checks it) into h.
+ * Returns 0, or -EINVAL/-ENOMEM with err set (h then as it was).
+ */
+int hd_sparse_add(struct hsparse *h, const json_t *j, struct hb_err *err);
+
+/* hist_percentile of the same counters: the same value for the same p. */
+uint64_t hd_percentile(const struct hsparse *h, double p);
 
 /* One cell of a file: runs with the same key (compare's cell). */
 struct hcell {
-    struct run_key key; /* its strings lent from runs[0] */
-    json_t *runs;       /* the records, in the order read, without their histograms */
-    struct hist *lat;   /* the runs that count, added; NULL while none does */
-    struct hist *svc;   /* the open loop's service time likewise */
-    size_t counted;     /* runs that count */
+    struct run_key key;  /* its strings lent from runs[0] */
+    json_t *runs;        /* the records, in the order read, without their histograms */
+    struct hsparse *lat; /* the runs that count, added; NULL while none does */
+    struct hsparse *svc; /* the open loop's service time likewise */
+    size_t counted;      /* runs that count */
 };
 
 struct hfile {
