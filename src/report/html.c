@@ -822,7 +822,7 @@ static void invalid_list(FILE *f, const struct hfile *hf)
               f);
 }
 
-static void file_section(FILE *f, const struct hfile *hf, size_t idx, size_t n)
+static void file_section(FILE *f, const struct hfile *hf, size_t idx)
 {
     const struct hfile *self = hf;
     char runs[128];
@@ -842,7 +842,7 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx, size_t n)
     fputs(": ", f);
     html_text(f, runs);
     fputs("</p>\n<h3>ops/s per cell</h3>\n", f);
-    if (n > 1 || hf->ncells > 0) chart_ops(f, &self, 1);
+    chart_ops(f, &self, 1);
     invalid_list(f, hf);
     fputs("<h3>Latency percentiles</h3>\n", f);
     chart_latency(f, hf);
@@ -889,7 +889,7 @@ static int write_page(FILE *f, void *ctx, struct hb_err *err)
         fputs("</section>\n", f);
     }
     for (size_t i = 0; i < p->n; i++)
-        file_section(f, p->files[i], i, p->n);
+        file_section(f, p->files[i], i);
     fputs("</body></html>\n", f);
     return ferror(f) ? -EIO : 0;
 }
