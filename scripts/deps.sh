@@ -9,7 +9,8 @@
 #                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
 #                           libfcgi-bin (cgi-fcgi), curl, postgresql, mariadb-server and
 #                           mariadb-client (test_db.sh); groff-base and man-db (the man page test);
-#                           podman, runc, catatonit (the image and pod test)
+#                           podman, runc, catatonit (the image and pod test); chromium and python3
+#                           (the HTML report opened in a headless browser: test_report.sh)
 #   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
 #   scripts/deps.sh image   podman, runc and catatonit (make image; the container tests)
@@ -31,8 +32,8 @@ manual="groff-base man-db"
 container="podman runc catatonit"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace $real $manual $container" ;;
-bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual sockperf linux-perf wrk time" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace $real $manual $container chromium python3" ;;
+bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 image) want="$container" ;;
 lint) want="$want clang-format cppcheck clang-tidy" ;;

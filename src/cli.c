@@ -16,6 +16,7 @@
 #include "host/counters.h"
 #include "proto/echo.h"
 #include "registry.h"
+#include "report/html.h"
 #include "server/server.h"
 #include "stack/measure.h"
 #include "stack/stack.h"
@@ -26,6 +27,7 @@ static const char usage_top[] =
     "       hopbench serve PROTO --listen ENDPOINT [--listen ENDPOINT...] [OPTIONS]\n"
     "       hopbench compare OLD.json NEW.json\n"
     "       hopbench merge A.json B.json... [-o OUT.json]\n"
+    "       hopbench report EVIDENCE.json... -o REPORT.html\n"
     "       hopbench cost EVIDENCE [--traffic LIST] [--price USD] [--app-work LIST]\n"
     "       hopbench stack list | NAME [OPTIONS]\n"
     "       hopbench help | --help | --version\n"
@@ -42,6 +44,7 @@ static const char usage_top[] =
     "  serve   runs a built-in reference server until SIGINT or SIGTERM\n"
     "  compare compares two evidence files cell by cell, as benchstat does\n"
     "  merge   adds up evidence files from processes or hosts that loaded at the same time\n"
+    "  report  draws evidence files as one self-contained HTML page (SVG charts, no script)\n"
     "  cost    what the Unix socket saves per request and per month, from run or lab evidence\n"
     "  stack   builds a real stack (redis, nginx-fpm, apache-fpm, php-method) from Debian's\n"
     "          servers in a private directory and cgroups, measures it tcp against unix,\n"
@@ -113,6 +116,8 @@ static const char usage_run_head[] =
     "                        start the server with the same --pin\n"
     "      --json FILE       write the evidence (every run, whole histograms) to FILE (default\n"
     "                        hopbench-run-DATE.json here)\n"
+    "      --html FILE       also draw the evidence as an HTML report in FILE (as 'hopbench\n"
+    "                        report' does)\n"
     "      --jsonl FILE      also append to FILE a header line (schema, version, command line,\n"
     "                        machine), then one JSON line per finished run, each written\n"
     "                        whole at once, so a crash or Ctrl-C loses nothing measured\n"
@@ -290,6 +295,8 @@ static const char usage_lab[] =
     "      --seed N          seed of the bootstrap (default 1; at most 2^53-1, which every\n"
     "                        JSON reader keeps exact)\n"
     "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
+    "      --html FILE       also draw the evidence as an HTML report in FILE (as 'hopbench\n"
+    "                        report' does)\n"
     "  -h, --help            this text\n";
 
 /* What main() takes before a subcommand; any other option is the lab's. */
@@ -421,6 +428,7 @@ enum {
     OPT_TIMEOUT,
     OPT_PIN,
     OPT_JSON,
+    OPT_HTML,
     OPT_ALLOW_REMOTE,
     OPT_WAIT_READY,
     OPT_BACKLOG,
@@ -684,6 +692,9 @@ static int shared_option(int c, const char *val, struct shared_opts *o, struct h
     case OPT_JSON:
         o->json_path = val;
         break;
+    case OPT_HTML:
+        o->html_path = val;
+        break;
     case OPT_JSONL:
         o->jsonl_path = val;
         break;
@@ -915,6 +926,7 @@ static const struct option run_longopts[] = {
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
     { "pin", required_argument, NULL, OPT_PIN },
     { "json", required_argument, NULL, OPT_JSON },
+    { "html", required_argument, NULL, OPT_HTML },
     { "allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE },
     { "wait-ready", required_argument, NULL, OPT_WAIT_READY },
     { "value-size", required_argument, NULL, OPT_VALUE_SIZE },
@@ -1334,6 +1346,7 @@ static const struct option lab_longopts[] = {
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
     { "pin", required_argument, NULL, OPT_PIN },
     { "json", required_argument, NULL, OPT_JSON },
+    { "html", required_argument, NULL, OPT_HTML },
     { "close", required_argument, NULL, OPT_CLOSE },
     { "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
     { "noisy-threshold", required_argument, NULL, OPT_NOISY_THRESHOLD },
@@ -1492,6 +1505,35 @@ int cli_parse_compare(int argc, char **argv, struct compare_opts *o, FILE *out, 
     return 0;
 }
 
+/*
+ * The words of a command that takes files and -o FILE (merge, report): the
+ * files into *paths (allocated here: the caller frees it, also on failure),
+ * -o into *out.
+ */
+static int parse_files_out(const struct cli_spec *spec, int argc, char **argv, const char ***paths,
+                           size_t *npaths, const char **out, const char **csv, struct hb_err *err)
+{
+    *paths = xcalloc(argc > 0 ? (size_t)argc : 1, sizeof(**paths));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int c = cli_option(spec, a);
+        if (c == 'o') {
+            if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a file name", a);
+            if (*out != NULL) return hb_fail(err, -EINVAL, "-o given twice");
+            *out = argv[++i];
+        } else if (c == OPT_CSV && csv != NULL) {
+            if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a file name", a);
+            if (*csv != NULL) return hb_fail(err, -EINVAL, "--csv given twice");
+            *csv = argv[++i];
+        } else if (c != 0) {
+            return hb_fail(err, -EINVAL, "unknown option '%s'", a);
+        } else {
+            (*paths)[(*npaths)++] = a;
+        }
+    }
+    return 0;
+}
+
 int cli_parse_merge(int argc, char **argv, struct merge_opts *o, FILE *out, struct hb_err *err)
 {
     *o = (struct merge_opts){ 0 };
@@ -1499,26 +1541,72 @@ int cli_parse_merge(int argc, char **argv, struct merge_opts *o, FILE *out, stru
         fputs(cli_spec_merge.help, out);
         return CLI_HELP;
     }
-    o->paths = xcalloc(argc > 0 ? (size_t)argc : 1, sizeof(*o->paths));
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int c = cli_option(&cli_spec_merge, a);
-        if (c == 'o') {
-            if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a file name", a);
-            if (o->out != NULL) return hb_fail(err, -EINVAL, "-o given twice");
-            o->out = argv[++i];
-        } else if (c != 0) {
-            return hb_fail(err, -EINVAL, "unknown option '%s'", a);
-        } else {
-            o->paths[o->npaths++] = a;
-        }
-    }
+    if (parse_files_out(&cli_spec_merge, argc, argv, &o->paths, &o->npaths, &o->out, NULL, err) < 0)
+        return -EINVAL;
     if (o->npaths < 2)
         return hb_fail(err, -EINVAL, "want two or more evidence files, got %zu", o->npaths);
     return 0;
 }
 
 void cli_merge_opts_release(struct merge_opts *o)
+{
+    free(o->paths);
+    o->paths = NULL;
+    o->npaths = 0;
+}
+
+static const char usage_report[] =
+    "usage: hopbench report EVIDENCE.json... -o REPORT.html\n"
+    "\n"
+    "Draws evidence files (from run, lab or merge, or --jsonl files; up to 16) as one\n"
+    "self-contained HTML page: inline SVG charts and CSS, no script, nothing fetched, so it\n"
+    "opens from a file:// URL or a mail. Per file: ops/s per cell with every rep as a dot\n"
+    "and the median marked; latency percentile curves (0 % to 99.99 % on a nines axis, µs on\n"
+    "a log scale), an open loop's intended and service time both; CPU per op stacked by who\n"
+    "pays (client, server, each service, the rest of the system); connection phases;\n"
+    "latency against the offered rate for open-loop runs; the verdicts with their\n"
+    "intervals; the kernel evidence, the machine, placement, sysctls and command line; n/a\n"
+    "figures with their reasons. With several files (before and after, two hosts), their\n"
+    "cells side by side first, each file against the first as compare prints it.\n"
+    "docs/report.md describes each chart.\n"
+    "\n"
+    "  -o, --output FILE   write the report to FILE (atomically)\n"
+    "      --csv FILE      also (or instead) write one CSV row per run of every file, its\n"
+    "                      source column the file's name (docs/csv.md lists the columns)\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "Exit codes: 0 written, 1 a file cannot be read or is not hopbench evidence, or the\n"
+    "report cannot be written, 64 bad usage.\n";
+
+static const struct option report_longopts[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "csv", required_argument, NULL, OPT_CSV },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+const struct cli_spec cli_spec_report = { "report", usage_report, "o:h", report_longopts };
+
+int cli_parse_report(int argc, char **argv, struct report_opts *o, FILE *out, struct hb_err *err)
+{
+    *o = (struct report_opts){ 0 };
+    if (asks_help(&cli_spec_report, argc, argv)) {
+        fputs(cli_spec_report.help, out);
+        return CLI_HELP;
+    }
+    if (parse_files_out(&cli_spec_report, argc, argv, &o->paths, &o->npaths, &o->out, &o->csv,
+                        err) < 0)
+        return -EINVAL;
+    if (o->npaths == 0) return hb_fail(err, -EINVAL, "want one or more evidence files");
+    if (o->npaths > HTML_MAX_FILES)
+        return hb_fail(err, -EINVAL, "want at most %d evidence files, got %zu", HTML_MAX_FILES,
+                       o->npaths);
+    if (o->out == NULL && o->csv == NULL)
+        return hb_fail(err, -EINVAL, "want -o REPORT.html, --csv FILE.csv or both");
+    return 0;
+}
+
+void cli_report_opts_release(struct report_opts *o)
 {
     free(o->paths);
     o->paths = NULL;

@@ -52,7 +52,7 @@ struct cli_spec {
 
 /* The top level (main() before a subcommand: --help, -h, --version) and each subcommand. */
 extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_serve, cli_spec_lab,
-    cli_spec_compare, cli_spec_merge;
+    cli_spec_compare, cli_spec_merge, cli_spec_report;
 
 /*
  * For a command line read word by word (main, compare, merge): the val of the
@@ -81,6 +81,7 @@ struct shared_opts {
     const char *jsonl_path; /* --jsonl: one record per finished run */
     const char *csv_path;   /* --csv: one row per run, written with the evidence; NULL: none */
     bool quiet;             /* -q, --quiet: no live progress line on a terminal */
+    const char *html_path;  /* --html: the evidence drawn as an HTML report; NULL: none */
     unsigned reps;          /* --reps */
     uint64_t cooldown_ns;   /* --cooldown: pause between runs */
     uint64_t seed;          /* --seed */
@@ -189,6 +190,18 @@ struct merge_opts {
 int cli_parse_compare(int argc, char **argv, struct compare_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_merge(int argc, char **argv, struct merge_opts *o, FILE *out, struct hb_err *err);
 void cli_merge_opts_release(struct merge_opts *o);
+
+/* `hopbench report EVIDENCE... -o REPORT.html` */
+struct report_opts {
+    const char **paths; /* the evidence files, in the order given (cli_report_opts_release) */
+    size_t npaths;
+    const char *out; /* -o, --output: the HTML page, or NULL */
+    const char *csv; /* --csv: one row per run of every file, or NULL */
+};
+
+/* As cli_parse_merge: 0, CLI_HELP or -EINVAL; the options own memory, also on failure. */
+int cli_parse_report(int argc, char **argv, struct report_opts *o, FILE *out, struct hb_err *err);
+void cli_report_opts_release(struct report_opts *o);
 /* `hopbench cost EVIDENCE`: the plan (--traffic, --price, --app-work, --seed) and the files. */
 struct cost_opts {
     struct cost_plan plan;

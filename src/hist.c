@@ -61,8 +61,7 @@ uint64_t hist_highest_equivalent(uint64_t v)
     return lowest_equivalent(v) + ((UINT64_C(1) << bucket_of(v)) - 1);
 }
 
-/* Rank (1-based) of the value at percentile p among total values; total > 0. */
-static uint64_t percentile_rank(double p, uint64_t total)
+uint64_t hist_percentile_rank(double p, uint64_t total)
 {
     uint64_t rank;
 
@@ -81,7 +80,7 @@ uint64_t hist_percentile(const struct hist *h, double p)
     uint64_t rank, seen = 0;
 
     if (h->total == 0) return 0;
-    rank = percentile_rank(p, h->total);
+    rank = hist_percentile_rank(p, h->total);
     for (size_t i = 0; i < HIST_COUNTS; i++) {
         seen += h->counts[i];
         if (seen >= rank) {

@@ -82,6 +82,12 @@ uint64_t hist_highest_equivalent(uint64_t v);
  */
 uint64_t hist_percentile(const struct hist *h, double p);
 
+/*
+ * The rank (1-based) of the value at percentile p among total (> 0) values,
+ * as hist_percentile counts it: round(p/100 * total), at least 1, at most total.
+ */
+uint64_t hist_percentile_rank(double p, uint64_t total);
+
 /* How many recorded values are at least v (to counter precision: whole counters from v's). */
 uint64_t hist_count_at_least(const struct hist *h, uint64_t v);
 

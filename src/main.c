@@ -44,6 +44,7 @@
 #include "progress.h"
 #include "registry.h"
 #include "report/csv.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "report/saving.h"
 #include "report/summary.h"
@@ -255,6 +256,25 @@ static int write_evidence(const char *cmd, const char *path, const char *csv_pat
 }
 
 /*
+ * --html: the evidence just written to json_path drawn as a report at
+ * html_path (NULL: none), read back as `hopbench report` reads it.
+ */
+static int write_html(const char *cmd, const char *html_path, const char *json_path)
+{
+    struct hb_err err = { 0 };
+    char shown[TEXT_SAFE_CAP]; /* html_path, text_safe */
+
+    if (html_path == NULL) return HB_EXIT_OK;
+    if (report_html_write(html_path, &json_path, 1, &err) < 0) {
+        fail(cmd, &err, HB_EXIT_RUNTIME);
+        fprintf(stderr, "hopbench %s: the report was not written (the evidence was)\n", cmd);
+        return HB_EXIT_RUNTIME;
+    }
+    printf("report: %s\n", text_safe(shown, sizeof(shown), html_path));
+    return HB_EXIT_OK;
+}
+
+/*
  * Before any work: whether the evidence can be written to path, so that a
  * directory or a read-only place is said at once, not after the runs.
  */
@@ -416,6 +436,7 @@ static int run_finish(struct run *run, const char *json_path, const char *csv_pa
     meta->interrupted = atomic_load(&g_main.stop); /* not stdout failing now: the runs are done */
     meta->summary = run_summary_json(run);
     rc = write_evidence("run", json_path, csv_path, meta, run->recs, run->nrecs);
+    if (rc == HB_EXIT_OK) rc = write_html("run", run->opts->shared.html_path, json_path);
     json_decref(meta->summary);
     meta->summary = NULL;
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
@@ -459,6 +480,8 @@ static int cmd_run(int argc, char **argv)
     rc = check_evidence("run", json_path);
     if (rc == HB_EXIT_OK && o.shared.csv_path != NULL)
         rc = check_evidence("run", o.shared.csv_path);
+    if (rc == HB_EXIT_OK && o.shared.html_path != NULL)
+        rc = check_evidence("run", o.shared.html_path);
     if (rc == HB_EXIT_OK) rc = check_budget("run", run_fd_need(&o), run_mem_need(&o));
     if (rc == HB_EXIT_OK && run_preflight(&o, &g_main.stop, &err) < 0)
         rc = fail("run", &err, HB_EXIT_RUNTIME);
@@ -630,6 +653,8 @@ static int cmd_lab(int argc, char **argv)
     if (check_evidence("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
     if (o.shared.csv_path != NULL && check_evidence("lab", o.shared.csv_path) != HB_EXIT_OK)
         return HB_EXIT_RUNTIME;
+    if (o.shared.html_path != NULL && check_evidence("lab", o.shared.html_path) != HB_EXIT_OK)
+        return HB_EXIT_RUNTIME;
     if (o.shared.pin == PLACE_SPLIT && !o.shared.pin_given && place_allowed_cpus() < 2)
         o.shared.pin = PLACE_SAME;
     rc = check_budget("lab", lab_fd_need(&o), lab_mem_need(&o));
@@ -698,6 +723,7 @@ static int cmd_lab(int argc, char **argv)
     meta.interrupted =
         atomic_load(&g_main.stop) == STOP_INTERRUPT || lab.reader_gone || lab.server_gone;
     rc = write_evidence("lab", json_path, o.shared.csv_path, &meta, lab.recs, lab.nrecs);
+    if (rc == HB_EXIT_OK) rc = write_html("lab", o.shared.html_path, json_path);
     json_decref(meta.plan);
     json_decref(meta.summary);
     if (run_rc < 0)
@@ -887,6 +913,51 @@ static void hide_secrets(int argc, char **argv, char **shown)
     }
 }
 
+/* report --csv: every run of every file, each file's rows named by its path. */
+static int report_csv_files(const char *csv, const char *const *paths, size_t n, struct hb_err *err)
+{
+    struct csv_source *src = xcalloc(n, sizeof(*src));
+    json_t **docs = xcalloc(n, sizeof(*docs));
+    int rc = 0;
+
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = evidence_load(paths[i], &docs[i], err);
+        if (rc < 0) break;
+        src[i] = (struct csv_source){ paths[i], json_object_get(docs[i], EV_RUNS) };
+    }
+    if (rc == 0) rc = report_csv_write(csv, src, n, err);
+    for (size_t i = 0; i < n; i++)
+        json_decref(docs[i]);
+    free(docs);
+    free(src);
+    return rc;
+}
+
+/* `hopbench report`: argv[0] is "report". */
+static int cmd_report(int argc, char **argv)
+{
+    struct report_opts o;
+    struct hb_err err = { 0 };
+    char shown[TEXT_SAFE_CAP]; /* o.out, text_safe */
+    int rc = cli_parse_report(argc, argv, &o, stdout, &err);
+
+    if (rc == CLI_HELP) {
+        rc = HB_EXIT_OK;
+    } else if (rc < 0) {
+        rc = usage_fail("report", &err);
+    } else if (o.out != NULL && report_html_write(o.out, o.paths, o.npaths, &err) < 0) {
+        rc = fail("report", &err, HB_EXIT_RUNTIME);
+    } else if (o.csv != NULL && report_csv_files(o.csv, o.paths, o.npaths, &err) < 0) {
+        rc = fail("report", &err, HB_EXIT_RUNTIME);
+    } else {
+        if (o.out != NULL) printf("report: %s\n", text_safe(shown, sizeof(shown), o.out));
+        if (o.csv != NULL) printf("csv: %s\n", text_safe(shown, sizeof(shown), o.csv));
+        rc = stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
+    }
+    cli_report_opts_release(&o);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "lab";
@@ -919,6 +990,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
+    if (strcmp(cmd, "report") == 0) return cmd_report(argc - 1, argv + 1);
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc - 1, argv + 1);
     if (strcmp(cmd, "stack") == 0) return cmd_stack(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
@@ -929,8 +1001,8 @@ int main(int argc, char **argv)
         return HB_EXIT_OK;
     }
     fprintf(stderr,
-            "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, cost, stack, "
-            "help)\n",
+            "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, report, cost, "
+            "stack, help)\n",
             text_safe(shown, sizeof(shown), cmd));
     return HB_EXIT_USAGE;
 }

@@ -315,7 +315,7 @@ static int add_run(json_t *dst, const json_t *src, struct hb_err *err)
                        json_is_true(json_object_get(src, EV_INTERRUPTED));
 
     /* Counters that evidence from older versions may lack. */
-    static const char *const optional[] = { EV_REQUESTS,       EV_REPLIES, EV_RECONNECTS,
+    static const char *const optional[] = { EV_REQUESTS,       EV_REPLIES,  EV_RECONNECTS,
                                             EV_STDERR_REPLIES, EV_PREPARED, EV_RETRIED,
                                             EV_CONNECT_RETRIES };
 

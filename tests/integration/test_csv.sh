@@ -70,4 +70,14 @@ check_eq "lab --csv: one row per run, and a header" $((nlab + 1)) "$(wc -l <"$T/
 same_col "lab --csv: ops are the evidence's" "$T/lab.csv" "$T/lab.json" ops .ops
 same_col "lab --csv: modes" "$T/lab.csv" "$T/lab.json" mode .mode
 
+# report --csv: every run of several files, each file's rows named by its path
+expect_rc "report --csv of two files: exit 0" 0 rep report "$T/run.json" "$T/lab.json" \
+    --csv "$T/both.csv"
+check_eq "report --csv: one row per run of both files, and a header" \
+    $((nruns + nlab + 1)) "$(wc -l <"$T/both.csv")"
+check_eq "report --csv: the source column names each file" \
+    "$nruns $T/run.json|$nlab $T/lab.json" \
+    "$(csv_col "$T/both.csv" source | uniq -c | awk '{ print $1, $2 }' | paste -sd'|')"
+expect_rc "report without -o or --csv: exit 64" 64 rep2 report "$T/run.json"
+
 done_testing

@@ -122,6 +122,10 @@ static char *printed_help(const char *name)
         struct merge_opts o;
         rc = cli_parse_merge(2, argv, &o, out, &err);
         cli_merge_opts_release(&o);
+    } else if (strcmp(name, "report") == 0) {
+        struct report_opts o;
+        rc = cli_parse_report(2, argv, &o, out, &err);
+        cli_report_opts_release(&o);
     } else {
         struct lab_opts o;
         rc = cli_parse_lab(2, argv, &o, out, &err);
@@ -144,8 +148,8 @@ static void check_spec(const struct cli_spec *s, const char *name)
 
 static void test_top(void **state)
 {
-    const struct cli_spec *subs[] = { &cli_spec_lab, &cli_spec_run, &cli_spec_serve,
-                                      &cli_spec_compare, &cli_spec_merge };
+    const struct cli_spec *subs[] = { &cli_spec_lab,     &cli_spec_run,   &cli_spec_serve,
+                                      &cli_spec_compare, &cli_spec_merge, &cli_spec_report };
     unsigned missing = 0;
 
     (void)state;
@@ -190,6 +194,12 @@ static void test_merge(void **state)
 {
     (void)state;
     check_spec(&cli_spec_merge, "merge");
+}
+
+static void test_report(void **state)
+{
+    (void)state;
+    check_spec(&cli_spec_report, "report");
 }
 
 /* The checker finds an option that is missing, one that is only a prefix of another's name,
@@ -247,10 +257,11 @@ static void test_cli_option(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_top),           cmocka_unit_test(test_run),
-        cmocka_unit_test(test_serve),         cmocka_unit_test(test_lab),
-        cmocka_unit_test(test_compare),       cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_checker_fails), cmocka_unit_test(test_cli_option),
+        cmocka_unit_test(test_top),        cmocka_unit_test(test_run),
+        cmocka_unit_test(test_serve),      cmocka_unit_test(test_lab),
+        cmocka_unit_test(test_compare),    cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_report),     cmocka_unit_test(test_checker_fails),
+        cmocka_unit_test(test_cli_option),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

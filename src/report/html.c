@@ -1,0 +1,940 @@
+/*
+ * html: the HTML report (see html.h). Each file is read a run at a time
+ * (evidence_read): its runs are grouped into cells as compare groups them,
+ * the histograms of the runs that count added per cell, and the records kept
+ * without their histograms. Then the page: the files side by side, then each
+ * file's charts (charts.c) and tables.
+ */
+#include "report/html.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "evidence.h"
+#include "evidence/hist_json.h"
+#include "evidence/schema.h"
+#include "report/htmldata.h"
+#include "report/metric.h"
+#include "report/report.h"
+#include "report/svg.h"
+#include "stats.h"
+
+#define HTML_SEED                                                                                  \
+    1 /* the bootstrap's, for the deltas between files: the same files, the same text */
+
+/* ---- the figures of a record ---------------------------------------------------------- */
+
+bool hd_number(const json_t *j, double *out, const char *a, const char *b, const char *c)
+{
+    if (a != NULL) j = json_object_get(j, a);
+    if (b != NULL) j = json_object_get(j, b);
+    if (c != NULL) j = json_object_get(j, c);
+    if (!json_is_number(j)) return false;
+    *out = json_number_value(j);
+    return true;
+}
+
+bool hd_figure(const json_t *run, double *out, char *why, size_t cap, const char *a, const char *b,
+               const char *c)
+{
+    const json_t *j = run;
+    const json_t *reason;
+
+    if (a != NULL) j = json_object_get(j, a);
+    if (b != NULL) j = json_object_get(j, b);
+    if (c != NULL) j = json_object_get(j, c);
+    if (json_is_number(j)) {
+        *out = json_number_value(j);
+        return true;
+    }
+    reason = json_object_get(j, "unavailable");
+    snprintf(why, cap, "%s",
+             json_is_string(reason) ? json_string_value(reason) : "not in the evidence");
+    return false;
+}
+
+bool hd_median_by(const struct hcell *cell, hd_figure_fn *fig, const void *arg, double *out,
+                  char *why, size_t cap)
+{
+    size_t n = 0, nruns = json_array_size(cell->runs);
+    double *x = xcalloc(nruns ? nruns : 1, sizeof(*x));
+    struct stats_summary s;
+    bool ok = true;
+
+    snprintf(why, cap, "no run counts");
+    for (size_t i = 0; i < nruns && ok; i++) {
+        const json_t *run = json_array_get(cell->runs, i);
+        if (!evidence_run_counts(run)) continue;
+        ok = fig(run, arg, &x[n], why, cap);
+        n += ok;
+    }
+    ok = ok && n > 0 && stats_summarize(x, n, &s) == 0;
+    if (ok) *out = s.median;
+    free(x);
+    return ok;
+}
+
+/* hd_median's figure: the run's member at the path arg (a NULL-ended list of keys). */
+static bool figure_at(const json_t *run, const void *arg, double *out, char *why, size_t cap)
+{
+    const char *const *path = arg;
+
+    return hd_figure(run, out, why, cap, path[0], path[1], path[2]);
+}
+
+bool hd_median(const struct hcell *cell, double *out, char *why, size_t cap, const char *a,
+               const char *b, const char *c)
+{
+    const char *path[3] = { a, b, c };
+
+    return hd_median_by(cell, figure_at, path, out, why, cap);
+}
+
+const char *hd_place(const struct hcell *cell)
+{
+    return cell->key.label[0] != '\0' ? cell->key.label : cell->key.endpoint;
+}
+
+void hd_cell_name(char *buf, size_t cap, const struct hcell *cell)
+{
+    evidence_cell_label(buf, cap, &cell->key);
+}
+
+bool hd_open_loop(const struct hcell *cell)
+{
+    return cell->key.rate != 0;
+}
+
+/* The part of a label before its last '.' ("set-pipeline-1" of "set-pipeline-1.tcp"). */
+static size_t label_stem(const char *label)
+{
+    const char *dot = strrchr(label, '.');
+
+    return dot != NULL ? (size_t)(dot - label) : 0;
+}
+
+bool hd_same_group(const struct hcell *a, const struct hcell *b, bool any_rate)
+{
+    struct run_key ka = a->key, kb = b->key;
+    size_t sa = label_stem(ka.label), sb = label_stem(kb.label);
+
+    if ((ka.label[0] != '\0') != (kb.label[0] != '\0')) return false;
+    if (sa != sb || strncmp(ka.label, kb.label, sa) != 0) return false;
+    ka.label = kb.label = "";
+    ka.endpoint = kb.endpoint = "";
+    if (any_rate) ka.rate = kb.rate = 0;
+    return evidence_same_cell(&ka, &kb);
+}
+
+void hd_group_name(char *buf, size_t cap, const struct hcell *cell, bool any_rate)
+{
+    struct run_key k = cell->key;
+    char stem[256];
+    size_t n = label_stem(k.label);
+
+    snprintf(stem, sizeof(stem), "%.*s", (int)(n < sizeof(stem) ? n : sizeof(stem) - 1), k.label);
+    k.label = stem;
+    k.endpoint = "";
+    if (any_rate) k.rate = 0;
+    evidence_cell_label(buf, cap, &k);
+}
+
+size_t *hd_groups(const struct hfile *hf, bool any_rate)
+{
+    size_t *group = xcalloc(hf->ncells ? hf->ncells : 1, sizeof(*group));
+
+    for (size_t c = 0; c < hf->ncells; c++) {
+        group[c] = c;
+        for (size_t g = 0; g < c; g++)
+            if (group[g] == g && hd_same_group(&hf->cells[g], &hf->cells[c], any_rate)) {
+                group[c] = g;
+                break;
+            }
+    }
+    return group;
+}
+
+/* ---- reading -------------------------------------------------------------------------- */
+
+/* The cell of key k in hf, a new one (its key lent from run) when there is none. */
+static struct hcell *file_cell(struct hfile *hf, const struct run_key *k)
+{
+    struct hcell *c;
+
+    for (size_t i = 0; i < hf->ncells; i++)
+        if (evidence_same_cell(&hf->cells[i].key, k)) return &hf->cells[i];
+    if (hf->ncells == hf->cap) {
+        hf->cap = hf->cap ? 2 * hf->cap : 16;
+        c = realloc(hf->cells, hf->cap * sizeof(*c));
+        if (c == NULL) return NULL;
+        hf->cells = c;
+    }
+    c = &hf->cells[hf->ncells++];
+    *c = (struct hcell){ .key = *k, .runs = json_array() };
+    return c;
+}
+
+/* dst = a + b, both ascending; counters of one index summed. Returns how many. */
+static size_t pairs_merge(struct hist_pair *dst, const struct hist_pair *a, size_t na,
+                          const struct hist_pair *b, size_t nb)
+{
+    size_t i = 0, j = 0, n = 0;
+
+    while (i < na || j < nb) {
+        struct hist_pair p;
+        if (j == nb || (i < na && a[i].idx < b[j].idx)) {
+            p = a[i++];
+        } else if (i == na || b[j].idx < a[i].idx) {
+            p = b[j++];
+        } else {
+            p = (struct hist_pair){ a[i].idx, a[i].count + b[j].count };
+            i++;
+            j++;
+        }
+        if (n > 0 && dst[n - 1].idx == p.idx)
+            dst[n - 1].count += p.count;
+        else
+            dst[n++] = p;
+    }
+    return n;
+}
+
+/* The counters of an encoded histogram as pairs in index order (*out, *n; the caller frees). */
+static int coded_pairs(const struct hist_coded *c, struct hist_pair **out, size_t *n,
+                       struct hb_err *err)
+{
+    struct counts_reader r;
+    size_t len = strlen(c->counts), cap = len * 8 / 2 + 1;
+    struct hist_pair *pairs;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    if (c->total == 0) return 0;
+    rc = counts_reader_init(&r, c->counts, len, c->total, err);
+    if (rc < 0) return rc;
+    pairs = calloc(cap, sizeof(*pairs));
+    if (pairs == NULL) return hb_fail(err, -ENOMEM, "out of memory");
+    while ((rc = counts_reader_next(&r, &pairs[*n], err)) == 1 && *n + 1 < cap)
+        (*n)++;
+    if (rc < 0) {
+        free(pairs);
+        *n = 0;
+        return rc;
+    }
+    *out = pairs;
+    return 0;
+}
+
+int hd_sparse_add(struct hsparse *h, const json_t *j, struct hb_err *err)
+{
+    struct hist_coded in = { 0 };
+    struct hist_pair *pairs = NULL, *merged;
+    size_t npairs = 0;
+    int rc = hist_coded_decode(&in, j, err);
+
+    /* each file's total is at most INT64_MAX: the sum of two stays within uint64 */
+    if (rc == 0 && h->total > (uint64_t)INT64_MAX)
+        rc = hb_fail(err, -EINVAL, "the histograms' totals add up beyond 2^63");
+    if (rc == 0) rc = coded_pairs(&in, &pairs, &npairs, err);
+    if (rc < 0) {
+        hist_coded_release(&in);
+        return rc;
+    }
+    merged = calloc(h->n + npairs + 1, sizeof(*merged));
+    if (merged == NULL) {
+        free(pairs);
+        hist_coded_release(&in);
+        return hb_fail(err, -ENOMEM, "out of memory");
+    }
+    h->n = pairs_merge(merged, h->pairs, h->n, pairs, npairs);
+    free(h->pairs);
+    free(pairs);
+    h->pairs = merged;
+    if (in.total > 0) {
+        h->min = h->total == 0 || in.min < h->min ? in.min : h->min;
+        h->max = in.max > h->max ? in.max : h->max;
+    }
+    h->total += in.total;
+    hist_coded_release(&in);
+    return 0;
+}
+
+uint64_t hd_percentile(const struct hsparse *h, double p)
+{
+    uint64_t rank, seen = 0;
+
+    if (h->total == 0) return 0;
+    rank = hist_percentile_rank(p, h->total);
+    for (size_t i = 0; i < h->n; i++) {
+        seen += h->pairs[i].count;
+        if (seen >= rank) {
+            uint64_t v = hist_highest_equivalent(hist_value_at_index(h->pairs[i].idx));
+            return v < h->max ? v : h->max;
+        }
+    }
+    return h->max;
+}
+
+static void sparse_free(struct hsparse *h)
+{
+    if (h != NULL) free(h->pairs);
+    free(h);
+}
+
+/* Adds the histogram j into *h (allocated at the first one); 0 or -EINVAL/-ENOMEM, err set. */
+static int hist_take(struct hsparse **h, const json_t *j, struct hb_err *err)
+{
+    if (j == NULL) return 0;
+    if (*h == NULL) *h = calloc(1, sizeof(**h));
+    if (*h == NULL) return hb_fail(err, -ENOMEM, "out of memory");
+    return hd_sparse_add(*h, j, err);
+}
+
+/* Takes the histograms out of a record: the report keeps their sums, not each. */
+static void strip_hists(json_t *run)
+{
+    json_t *phases = json_object_get(run, EV_PHASES), *phase;
+    const char *name;
+
+    json_object_del(run, EV_HISTOGRAM);
+    json_object_del(json_object_get(run, EV_OPEN_LOOP), EV_SERVICE_HISTOGRAM);
+    json_object_foreach(phases, name, phase)
+    {
+        json_object_del(phase, EV_HISTOGRAM);
+    }
+}
+
+/* Prefixes err's message with the file and the run; returns -EINVAL. */
+static int run_fail(const struct hfile *hf, size_t idx, struct hb_err *err)
+{
+    char msg[sizeof(err->msg)];
+
+    memcpy(msg, err->msg, sizeof(msg));
+    return hb_fail(err, -EINVAL, "%s: not valid evidence: run %zu: %s", hf->path, idx, msg);
+}
+
+/* The reader: each record into its cell. */
+static int take_run(void *ctx, size_t idx, json_t *run, struct hb_err *err)
+{
+    struct hfile *hf = ctx;
+    struct run_key k;
+    struct hcell *cell;
+    bool counts;
+    int rc = evidence_run_cell(run, &k, &counts, err);
+
+    if (rc < 0) return run_fail(hf, idx, err);
+    if (rc == 1) return 0;
+    cell = file_cell(hf, &k);
+    if (cell == NULL || json_array_append(cell->runs, run) < 0)
+        return hb_fail(err, -ENOMEM, "%s: out of memory", hf->path);
+    if (counts) {
+        rc = hist_take(&cell->lat, json_object_get(run, EV_HISTOGRAM), err);
+        if (rc == 0)
+            rc = hist_take(
+                &cell->svc,
+                json_object_get(json_object_get(run, EV_OPEN_LOOP), EV_SERVICE_HISTOGRAM), err);
+        if (rc < 0) return run_fail(hf, idx, err);
+        cell->counted++;
+    }
+    strip_hists(run);
+    return 0;
+}
+
+static void file_release(struct hfile *hf)
+{
+    for (size_t i = 0; i < hf->ncells; i++) {
+        json_decref(hf->cells[i].runs);
+        sparse_free(hf->cells[i].lat);
+        sparse_free(hf->cells[i].svc);
+    }
+    free(hf->cells);
+    json_decref(hf->head);
+}
+
+/* ---- the page ------------------------------------------------------------------------- */
+
+static const char page_css[] =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:960px}"
+    "h1{font-size:1.5em}h2{border-bottom:2px solid #ccc;margin-top:2em}"
+    "h3{margin-top:1.5em}table{border-collapse:collapse;margin:.5em 0}"
+    "td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "code{background:#f4f4f4;padding:1px 3px;word-break:break-all}"
+    ".na{color:#a33}.muted{color:#777}"
+    "svg.chart{display:block;margin:.5em 0;background:#fff;border:1px solid #eee}"
+    "svg text{font:11px system-ui,sans-serif;fill:#222}svg text.tick{fill:#555}"
+    "svg text.axis-title{font-size:12px}svg .grid{stroke:#eee}svg .axis{stroke:#888}"
+    "svg .median{stroke-width:3}svg .curve,svg .rate{fill:none;stroke-width:1.8}"
+    "svg .service,svg .p99{stroke-dasharray:5 3}";
+
+/* One row of a two-column table: name, then the value escaped. */
+static void kv_row(FILE *f, const char *name, const char *value)
+{
+    fputs("<tr><th>", f);
+    html_text(f, name);
+    fputs("</th><td>", f);
+    html_text(f, value);
+    fputs("</td></tr>\n", f);
+}
+
+/* A JSON scalar as text: a string as it is, a number, true/false; null or missing "n/a". */
+static void scalar_text(char *buf, size_t cap, const json_t *v)
+{
+    if (json_is_string(v))
+        snprintf(buf, cap, "%s", json_string_value(v));
+    else if (json_is_integer(v))
+        snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(buf, cap, "%g", json_real_value(v));
+    else if (json_is_boolean(v))
+        snprintf(buf, cap, "%s", json_is_true(v) ? "yes" : "no");
+    else
+        snprintf(buf, cap, "n/a");
+}
+
+/* Every scalar member of obj as a row, in the file's order. */
+static void kv_object(FILE *f, const json_t *obj)
+{
+    const char *key;
+    json_t *v;
+    char text[1024];
+
+    json_object_foreach((json_t *)(uintptr_t)obj, key, v)
+    {
+        if (json_is_object(v) || json_is_array(v)) continue;
+        scalar_text(text, sizeof(text), v);
+        kv_row(f, key, text);
+    }
+}
+
+/* The command line as typed, each word escaped, words with a space quoted. */
+static void command_line(FILE *f, const json_t *argv)
+{
+    size_t i;
+    json_t *w;
+
+    fputs("<p>Command line: <code class=\"argv\">", f);
+    json_array_foreach(argv, i, w)
+    {
+        const char *s = json_is_string(w) ? json_string_value(w) : "?";
+        bool quote = s[0] == '\0' || strpbrk(s, " \t'\"") != NULL;
+        if (i > 0) fputc(' ', f);
+        if (quote) fputc('\'', f);
+        html_text(f, s);
+        if (quote) fputc('\'', f);
+    }
+    fputs("</code></p>\n", f);
+}
+
+/* The sysctls with their values, or n/a and why. */
+static void sysctl_table(FILE *f, const json_t *machine)
+{
+    const json_t *sysctl = json_object_get(machine, "sysctl");
+    const json_t *unavailable = json_object_get(machine, "sysctl_unavailable");
+    const char *key;
+    json_t *v;
+    char text[1024];
+
+    fputs("<table class=\"sysctl\"><tr><th>sysctl</th><th>value</th></tr>\n", f);
+    json_object_foreach((json_t *)(uintptr_t)sysctl, key, v)
+    {
+        const json_t *why = json_object_get(unavailable, key);
+        if (json_is_string(v))
+            scalar_text(text, sizeof(text), v);
+        else
+            snprintf(text, sizeof(text), "n/a (%s)",
+                     json_is_string(why) ? json_string_value(why) : "not read");
+        kv_row(f, key, text);
+    }
+    fputs("</table>\n", f);
+}
+
+static void machine_section(FILE *f, const struct hfile *hf)
+{
+    const json_t *head = hf->head;
+    const json_t *tool = json_object_get(head, EV_TOOL);
+    double started;
+    char when[64] = "n/a";
+
+    fputs("<h3>The invocation, the machine, the placement</h3>\n", f);
+    command_line(f, json_object_get(head, EV_ARGV));
+    if (hd_number(head, &started, EV_STARTED_UNIX_S, NULL, NULL)) {
+        time_t t = (time_t)started;
+        struct tm tm;
+        if (gmtime_r(&t, &tm) != NULL) strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+    }
+    fputs("<table class=\"invocation\">\n", f);
+    kv_row(f, "tool", json_string_value(json_object_get(tool, EV_VERSION)));
+    kv_row(f, "started", when);
+    kv_object(f, head);
+    kv_object(f, json_object_get(head, EV_PLAN));
+    fputs("</table>\n<table class=\"machine\">\n", f);
+    kv_object(f, json_object_get(head, EV_MACHINE));
+    fputs("</table>\n<table class=\"placement\">\n", f);
+    kv_object(f, json_object_get(head, EV_PLACEMENT));
+    fputs("</table>\n", f);
+    sysctl_table(f, json_object_get(head, EV_MACHINE));
+}
+
+/* ---- the verdicts --------------------------------------------------------------------- */
+
+/* The metric's header cells of a verdicts table. */
+static void metric_heads(FILE *f)
+{
+    fputs("<table class=\"verdicts\"><tr><th>cell</th>", f);
+    for (size_t m = 0; m < METRICS; m++) {
+        fputs("<th>", f);
+        html_text(f, metric_def(m)->label);
+        fputs("</th>", f);
+    }
+    fputs("</tr>\n", f);
+}
+
+/* One summary's table: per cell the median of each metric and, after the first, vs_first. */
+static void summary_table(FILE *f, const json_t *summary)
+{
+    const json_t *cells = json_object_get(summary, "cells");
+    size_t i;
+    json_t *cell;
+    char num[64];
+
+    metric_heads(f);
+    json_array_foreach(cells, i, cell)
+    {
+        const json_t *metrics = json_object_get(cell, "metrics");
+        fputs("<tr><td>", f);
+        html_text(f, json_string_value(json_object_get(cell, EV_ENDPOINT)));
+        fputs("</td>", f);
+        for (size_t m = 0; m < METRICS; m++) {
+            const struct metric_def *d = metric_def(m);
+            const json_t *mv = json_object_get(metrics, d->name);
+            const json_t *vs = json_object_get(json_object_get(mv, "vs_first"), "text");
+            double med;
+            fputs("<td class=\"num\">", f);
+            if (hd_number(mv, &med, "median", NULL, NULL)) {
+                svg_number(num, sizeof(num), med * d->scale);
+                html_text(f, num);
+            } else {
+                fputs("no run counts", f);
+            }
+            if (json_is_string(vs)) {
+                fputs("<br><span class=\"delta\">", f);
+                html_text(f, json_string_value(vs));
+                fputs("</span>", f);
+            }
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+/* A metric's values over the runs of cell that count, into x; how many. */
+static size_t metric_values(const struct hcell *cell, const struct metric_def *d, double *x)
+{
+    size_t n = 0, i;
+    json_t *run;
+
+    json_array_foreach(cell->runs, i, run)
+    {
+        if (evidence_run_counts(run) && hd_number(run, &x[n], d->obj, d->key, NULL)) n++;
+    }
+    return n;
+}
+
+/* One row: per metric the median of cell and, unless it is first, its delta against first. */
+static void computed_row(FILE *f, const struct hcell *first, const struct hcell *cell,
+                         uint64_t seed)
+{
+    size_t cap = json_array_size(first->runs) + json_array_size(cell->runs) + 1;
+    double *a = xcalloc(cap, sizeof(*a)), *b = xcalloc(cap, sizeof(*b));
+    char num[64];
+
+    fputs("<tr><td>", f);
+    html_text(f, hd_place(cell));
+    fputs("</td>", f);
+    for (size_t m = 0; m < METRICS; m++) {
+        const struct metric_def *d = metric_def(m);
+        size_t na = metric_values(first, d, a), nb = metric_values(cell, d, b);
+        struct stats_summary st;
+        struct stats_delta delta;
+        fputs("<td class=\"num\">", f);
+        if (nb > 0 && stats_summarize(b, nb, &st) == 0) {
+            svg_number(num, sizeof(num), st.median * d->scale);
+            html_text(f, num);
+        } else {
+            fputs("no run counts", f);
+        }
+        if (cell != first) {
+            /* as the run's summary draws it: seed + the metric's index */
+            stats_delta(a, na, b, nb, seed + (uint64_t)m, &delta);
+            fputs("<br><span class=\"delta\">", f);
+            html_text(f, delta.text);
+            fputs("</span>", f);
+        }
+        fputs("</td>", f);
+    }
+    fputs("</tr>\n", f);
+    free(a);
+    free(b);
+}
+
+/* A file without a summary: each cell against the first of its group, computed here. */
+static void computed_verdicts(FILE *f, const struct hfile *hf)
+{
+    size_t *group = hd_groups(hf, false);
+    double seed = 1;
+    bool any = false;
+
+    hd_number(hf->head, &seed, EV_PLAN, "seed", NULL);
+    fputs("<p class=\"muted\">This file holds no summary (one run per cell, or a --jsonl file): "
+          "each cell against the first of its chart, computed here as <code>run --reps</code> "
+          "computes its summary.</p>\n",
+          f);
+    for (size_t g = 0; g < hf->ncells; g++) {
+        char name[TEXT_SAFE_CAP];
+        size_t n = 0;
+        for (size_t c = g; c < hf->ncells; c++)
+            n += group[c] == g;
+        if (group[g] != g || n < 2) continue;
+        any = true;
+        hd_group_name(name, sizeof(name), &hf->cells[g], false);
+        fputs("<h4>", f);
+        html_text(f, name);
+        fputs("</h4>\n", f);
+        metric_heads(f);
+        for (size_t c = g; c < hf->ncells; c++)
+            if (group[c] == g) computed_row(f, &hf->cells[g], &hf->cells[c], (uint64_t)seed);
+        fputs("</table>\n", f);
+    }
+    if (!any) fputs("<p class=\"na\">n/a: no cell has another to be compared with</p>\n", f);
+    free(group);
+}
+
+/* The evidence's summary: run's one, or the lab's one per size, mode and rate share. */
+static void verdicts_section(FILE *f, const struct hfile *hf)
+{
+    const json_t *summary = json_object_get(hf->head, EV_SUMMARY);
+    size_t i;
+    json_t *part;
+
+    fputs("<h3>Verdicts</h3>\n<p class=\"muted\">Each cell against the first of its summary: "
+          "the ratio of medians with its bootstrap 95 % interval and the Mann-Whitney p, as "
+          "the summary printed it (<code>~</code>: not significant).</p>\n",
+          f);
+    if (json_is_object(summary)) {
+        summary_table(f, summary);
+        return;
+    }
+    if (!json_is_array(summary) || json_array_size(summary) == 0) {
+        computed_verdicts(f, hf);
+        return;
+    }
+    json_array_foreach(summary, i, part)
+    {
+        char size[32], head[160];
+        double sz = 0, share = 0;
+        hd_number(part, &sz, EV_SIZE, NULL, NULL);
+        hd_number(part, &share, EV_RATE_SHARE, NULL, NULL);
+        report_size_text(size, sizeof(size), (long long)sz);
+        if (share > 0)
+            snprintf(head, sizeof(head), "%s %s, open loop at %g %% of the maximum", size,
+                     json_string_value(json_object_get(part, EV_MODE)), share * 100);
+        else
+            snprintf(head, sizeof(head), "%s %s", size,
+                     json_string_value(json_object_get(part, EV_MODE)));
+        fputs("<h4>", f);
+        html_text(f, head);
+        fputs("</h4>\n", f);
+        summary_table(f, json_object_get(part, EV_SUMMARY));
+    }
+}
+
+/* A cell of files[0] and its match in hf, or NULL. */
+static const struct hcell *match_cell(const struct hfile *hf, const struct hcell *cell)
+{
+    for (size_t i = 0; i < hf->ncells; i++)
+        if (evidence_same_cell(&hf->cells[i].key, &cell->key)) return &hf->cells[i];
+    return NULL;
+}
+
+/* Each later file against the first, cell by cell, as compare does: one table per metric. */
+static void deltas_section(FILE *f, const struct hfile *const *files, size_t n)
+{
+    const struct hfile *first = files[0];
+    char name[TEXT_SAFE_CAP];
+
+    fputs("<h3>Each file against the first</h3>\n<p class=\"muted\">Cells found in both: the "
+          "ratio of medians (this file over the first) with its bootstrap 95 % interval and the "
+          "Mann-Whitney p, as <code>hopbench compare</code> prints them.</p>\n",
+          f);
+    for (size_t m = 0; m < METRICS; m++) {
+        const struct metric_def *d = metric_def(m);
+        fputs("<table class=\"deltas\"><tr><th>", f);
+        html_text(f, d->cmp_label);
+        fputs("</th>", f);
+        for (size_t k = 1; k < n; k++) {
+            fputs("<th>", f);
+            html_text(f, files[k]->path);
+            fputs("</th>", f);
+        }
+        fputs("</tr>\n", f);
+        for (size_t c = 0; c < first->ncells; c++) {
+            const struct hcell *a = &first->cells[c];
+            size_t cap = json_array_size(a->runs) + 1;
+            double *xa = xcalloc(cap, sizeof(*xa));
+            size_t na = metric_values(a, d, xa);
+            hd_cell_name(name, sizeof(name), a);
+            fputs("<tr><td>", f);
+            html_text(f, name);
+            fputs("</td>", f);
+            for (size_t k = 1; k < n; k++) {
+                const struct hcell *b = match_cell(files[k], a);
+                struct stats_delta delta;
+                double *xb;
+                size_t nb;
+                fputs("<td class=\"num\">", f);
+                if (b == NULL) {
+                    fputs("<span class=\"na\">not in this file</span></td>", f);
+                    continue;
+                }
+                xb = xcalloc(json_array_size(b->runs) + 1, sizeof(*xb));
+                nb = metric_values(b, d, xb);
+                stats_delta(xa, na, xb, nb, HTML_SEED, &delta);
+                html_text(f, delta.text);
+                free(xb);
+                fputs("</td>", f);
+            }
+            fputs("</tr>\n", f);
+            free(xa);
+        }
+        fputs("</table>\n", f);
+    }
+}
+
+/* ---- the kernel evidence -------------------------------------------------------------- */
+
+/* The largest of a gauge's peaks over the cell's runs, or n/a and the first reason. */
+static void gauge_cell(FILE *f, const struct hcell *cell, const char *a, const char *b,
+                       const char *c)
+{
+    double best = -1, v;
+    char why[256] = "not in the evidence", text[320];
+    size_t i;
+    json_t *run;
+
+    json_array_foreach(cell->runs, i, run)
+    {
+        char w[256];
+        if (hd_figure(json_object_get(run, EV_OBSERVED), &v, w, sizeof(w), a, b, c)) {
+            if (v > best) best = v;
+        } else if (best < 0) {
+            memcpy(why, w, sizeof(why));
+        }
+    }
+    if (best >= 0) {
+        svg_number(text, sizeof(text), best);
+        fputs("<td class=\"num\">", f);
+    } else {
+        snprintf(text, sizeof(text), "n/a (%s)", why);
+        fputs("<td class=\"na\">", f);
+    }
+    html_text(f, text);
+    fputs("</td>", f);
+}
+
+/* The kernel counters that moved, summed over the cell's runs. */
+static void net_cell(FILE *f, const struct hcell *cell)
+{
+    json_t *sums = json_object(), *run, *v;
+    const char *key;
+    size_t i;
+    bool any = false;
+
+    json_array_foreach(cell->runs, i, run)
+    {
+        json_t *delta = json_object_get(json_object_get(run, EV_OBSERVED), "net_delta");
+        json_object_foreach(delta, key, v)
+        {
+            double before = 0;
+            if (!json_is_number(v)) continue;
+            hd_number(sums, &before, key, NULL, NULL);
+            json_object_set_new(sums, key, json_real(before + json_number_value(v)));
+        }
+    }
+    fputs("<td>", f);
+    json_object_foreach(sums, key, v)
+    {
+        char num[64];
+        if (json_real_value(v) == 0) continue;
+        svg_number(num, sizeof(num), json_real_value(v));
+        if (any) fputs(", ", f);
+        html_text(f, key);
+        fputc(' ', f);
+        html_text(f, num);
+        any = true;
+    }
+    if (!any) fputs("<span class=\"muted\">none moved</span>", f);
+    fputs("</td>", f);
+    json_decref(sums);
+}
+
+static void kernel_section(FILE *f, const struct hfile *hf)
+{
+    char name[TEXT_SAFE_CAP];
+
+    fputs("<h3>Kernel evidence</h3>\n<p class=\"muted\">Per cell over its runs: the largest "
+          "socket peaks the sampler saw (whole counts, earlier runs' sockets included), the "
+          "server's PSS at the end, and the kernel counters that moved, summed.</p>\n"
+          "<table class=\"kernel\"><tr><th>cell</th><th>TIME_WAIT client</th>"
+          "<th>TIME_WAIT server</th><th>established</th><th>accept queue</th>"
+          "<th>server PSS end (B)</th><th>counters that moved</th></tr>\n",
+          f);
+    for (size_t c = 0; c < hf->ncells; c++) {
+        const struct hcell *cell = &hf->cells[c];
+        hd_cell_name(name, sizeof(name), cell);
+        fputs("<tr><td>", f);
+        html_text(f, name);
+        fputs("</td>", f);
+        gauge_cell(f, cell, "sockets", "time_wait_client", "peak");
+        gauge_cell(f, cell, "sockets", "time_wait_server", "peak");
+        gauge_cell(f, cell, "sockets", "established", "peak");
+        gauge_cell(f, cell, "sockets", "listen_queue", "peak");
+        gauge_cell(f, cell, "memory", "server_pss_end", NULL);
+        net_cell(f, cell);
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+/* The runs that do not count, each with why. */
+static void invalid_list(FILE *f, const struct hfile *hf)
+{
+    char name[TEXT_SAFE_CAP], line[TEXT_SAFE_CAP + 128];
+    bool any = false;
+
+    for (size_t c = 0; c < hf->ncells; c++) {
+        size_t i;
+        json_t *run;
+        hd_cell_name(name, sizeof(name), &hf->cells[c]);
+        json_array_foreach(hf->cells[c].runs, i, run)
+        {
+            double rep = 0, errors = 0;
+            if (evidence_run_counts(run)) continue;
+            hd_number(run, &rep, EV_REP, NULL, NULL);
+            hd_number(run, &errors, EV_ERRORS_TOTAL, NULL, NULL);
+            if (!any) fputs("<ul class=\"invalid\">\n", f);
+            any = true;
+            snprintf(line, sizeof(line), "%s rep %.0f: %s", name, rep,
+                     json_is_true(json_object_get(run, EV_INTERRUPTED)) ? "cut short"
+                     : errors > 0                                       ? "invalid: it saw errors"
+                                  : "invalid: no op completed");
+            if (errors > 0)
+                snprintf(line + strlen(line), sizeof(line) - strlen(line), " (%.0f)", errors);
+            fputs("<li class=\"na\">", f);
+            html_text(f, line);
+            fputs("</li>\n", f);
+        }
+    }
+    if (any)
+        fputs("</ul>\n<p class=\"muted\">These runs are drawn as hollow dots and left out of "
+              "medians, curves and verdicts.</p>\n",
+              f);
+}
+
+static void file_section(FILE *f, const struct hfile *hf, size_t idx)
+{
+    const struct hfile *self = hf;
+    char runs[128];
+    size_t nruns = 0, counted = 0;
+
+    for (size_t c = 0; c < hf->ncells; c++) {
+        nruns += json_array_size(hf->cells[c].runs);
+        counted += hf->cells[c].counted;
+    }
+    fprintf(f, "<section class=\"file\" id=\"file%zu\">\n<h2>", idx);
+    html_text(f, hf->path);
+    fputs("</h2>\n", f);
+    snprintf(runs, sizeof(runs), "%zu runs in %zu cells, %zu of them count", nruns, hf->ncells,
+             counted);
+    fputs("<p class=\"muted\">", f);
+    html_text(f, json_string_value(json_object_get(hf->head, EV_COMMAND)));
+    fputs(": ", f);
+    html_text(f, runs);
+    fputs("</p>\n<h3>ops/s per cell</h3>\n", f);
+    chart_ops(f, &self, 1);
+    invalid_list(f, hf);
+    fputs("<h3>Latency percentiles</h3>\n", f);
+    chart_latency(f, hf);
+    fputs("<h3>CPU per op, by who pays</h3>\n", f);
+    chart_cpu(f, hf);
+    fputs("<h3>Connection phases</h3>\n", f);
+    chart_phases(f, hf);
+    fputs("<h3>Latency against the offered rate</h3>\n", f);
+    chart_rates(f, hf);
+    verdicts_section(f, hf);
+    kernel_section(f, hf);
+    machine_section(f, hf);
+    fputs("</section>\n", f);
+}
+
+struct page {
+    const struct hfile *const *files;
+    size_t n;
+};
+
+/* report_file_write's writer: the whole page. */
+static int write_page(FILE *f, void *ctx, struct hb_err *err)
+{
+    const struct page *p = ctx;
+
+    UNUSED(err);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<link rel=\"icon\" href=\"data:,\">\n<title>hopbench report</title>\n<style>",
+          f);
+    fputs(page_css, f);
+    fputs("</style></head><body>\n<h1>hopbench report</h1>\n<ul class=\"files\">\n", f);
+    for (size_t i = 0; i < p->n; i++) {
+        fprintf(f, "<li><a href=\"#file%zu\">", i);
+        html_text(f, p->files[i]->path);
+        fputs("</a></li>\n", f);
+    }
+    fputs("</ul>\n", f);
+    if (p->n > 1) {
+        fputs("<section class=\"side-by-side\">\n<h2>The files side by side</h2>\n"
+              "<h3>ops/s per cell</h3>\n",
+              f);
+        chart_ops(f, p->files, p->n);
+        deltas_section(f, p->files, p->n);
+        fputs("</section>\n", f);
+    }
+    for (size_t i = 0; i < p->n; i++)
+        file_section(f, p->files[i], i);
+    fputs("</body></html>\n", f);
+    return ferror(f) ? -EIO : 0;
+}
+
+int report_html_write(const char *out, const char *const *paths, size_t npaths, struct hb_err *err)
+{
+    struct hfile files[HTML_MAX_FILES] = { 0 };
+    const struct hfile *ptrs[HTML_MAX_FILES];
+    struct page page = { .files = ptrs, .n = npaths };
+    int rc = 0;
+
+    if (npaths == 0 || npaths > HTML_MAX_FILES)
+        return hb_fail(err, -EINVAL, "want 1 to %d evidence files, got %zu", HTML_MAX_FILES,
+                       npaths);
+    for (size_t i = 0; i < npaths && rc == 0; i++) {
+        struct evidence_reader reader = { .run = take_run, .ctx = &files[i] };
+        files[i].path = paths[i];
+        ptrs[i] = &files[i];
+        rc = evidence_read(paths[i], &reader, &files[i].head, err);
+    }
+    if (rc == 0) rc = report_file_write(out, write_page, &page, err);
+    for (size_t i = 0; i < npaths; i++)
+        file_release(&files[i]);
+    return rc;
+}

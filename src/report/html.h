@@ -1,0 +1,32 @@
+/*
+ * html: `hopbench report` and `--html FILE`: evidence files (documents or
+ * --jsonl files, read back through evidence_read) drawn as one self-contained
+ * HTML page: inline SVG charts and CSS, no script, nothing fetched, so it
+ * opens from a file:// URL or a mail. Per file: ops/s per cell with every
+ * rep and the median, latency percentile curves on a nines axis (the open
+ * loop's intended and service time both), CPU per op stacked by who pays,
+ * connection phases, latency against the offered rate, the verdicts, the
+ * kernel evidence, the machine, placement, sysctls and command line; with
+ * several files, their cells side by side first. Every string from a file
+ * is escaped (html_text); n/a figures carry their reasons.
+ */
+#ifndef HOPBENCH_REPORT_HTML_H
+#define HOPBENCH_REPORT_HTML_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+/* The most evidence files one report takes. */
+#define HTML_MAX_FILES 16
+
+/*
+ * Reads the evidence files paths[0 .. npaths-1] (1 .. HTML_MAX_FILES) and
+ * writes the report to out (atomically, through report_file_write). Returns
+ * 0, or a negative errno with err set: a file cannot be read or is not
+ * evidence (-EINVAL, the message naming the file and the run), or the report
+ * cannot be written. Nothing is written when a file fails.
+ */
+int report_html_write(const char *out, const char *const *paths, size_t npaths, struct hb_err *err);
+
+#endif

@@ -1,0 +1,417 @@
+#!/usr/bin/env python3
+"""Checks of the HTML report for tests/integration/test_report.sh (standard library only).
+
+  report_check.py dom DOM.html EVIDENCE...   the DOM Chromium dumped against the evidence:
+                                             each chart's SVG elements, and its figures
+  report_check.py split REPORT.html DIR      each chart kind's first SVG as a page of its own
+                                             (the report's CSS, nothing else): prints
+                                             "KIND PAGE WIDTH HEIGHT" per kind
+  report_check.py colours PNG [X Y W H]      distinct colours of a screenshot (or a region)
+  report_check.py deltas DOM.html DOC.json   the verdicts a page computed are DOC's summary's
+  report_check.py inject EVIDENCE OUT        the evidence with markup in its strings
+
+Results are lines "ok NAME" / "not ok NAME # DETAIL".
+"""
+import json
+import math
+import os
+import re
+import statistics
+import struct
+import sys
+import zlib
+from html.parser import HTMLParser
+
+KINDS = ["ops", "latency", "cpu", "phases", "rates"]
+failed = 0
+
+
+def ok(name, cond, detail=""):
+    global failed
+    if cond:
+        print("ok " + name)
+    else:
+        failed += 1
+        print("not ok %s # %s" % (name, str(detail)[:400]))
+
+
+# ---- the evidence, as the report groups it -------------------------------------------
+
+
+def load_runs(path):
+    """The runs of a document or a --jsonl file."""
+    with open(path) as f:
+        text = f.read()
+    first = text.split("\n", 1)[0]
+    try:
+        head = json.loads(first)
+    except ValueError:
+        head = None
+    if isinstance(head, dict) and head.get("record") == "header":
+        return [json.loads(l) for l in text.splitlines()[1:] if l.strip() and
+                json.loads(l).get("record") == "run"]
+    return json.loads(text)["runs"]
+
+
+def cell_key(r):
+    ol = r.get("open_loop") or {}
+    rate = 0
+    if ol:
+        rate = -ol["rate_share"] if ol.get("rate_share") else ol.get("rate", 0)
+    return (r.get("label") or "", r["endpoint"] if not r.get("label") else "", r["mode"],
+            r.get("proto", ""), rate, r["size"], r["connections"], r["pipeline"])
+
+
+def counts(r):
+    return r.get("valid") is True and r.get("interrupted") is not True
+
+
+def cells_of(runs):
+    """Cells in the order first seen: key -> runs."""
+    cells = {}
+    for r in runs:
+        if "ops" not in r:
+            continue
+        cells.setdefault(cell_key(r), []).append(r)
+    return cells
+
+
+def number(v):
+    """A number as the page prints it (svg_number)."""
+    if v != v:
+        return "n/a"
+    if abs(v) >= 100 or v == 0:
+        return "{:,.0f}".format(v)
+    return "%.3g" % v
+
+
+def hist_pairs(h):
+    for item in h["counts"]:
+        if isinstance(item[1], list):
+            for i, c in enumerate(item[1]):
+                if c:
+                    yield item[0] + i, c
+        elif item[1]:
+            yield item[0], item[1]
+
+
+def highest_equivalent(idx):
+    if idx < 1024:
+        return idx
+    bucket = (idx >> 10) - 1
+    sub = (idx & 1023) + 1024
+    return (sub << bucket) + (1 << bucket) - 1
+
+
+def merged_percentile(hists, p):
+    """hist_percentile of the histograms added."""
+    counts = {}
+    total, hmax = 0, 0
+    for h in hists:
+        total += h["total"]
+        hmax = max(hmax, h["max"])
+        for i, c in hist_pairs(h):
+            counts[i] = counts.get(i, 0) + c
+    rank = max(1, min(total, int(p / 100.0 * total + 0.5)))
+    seen = 0
+    for i in sorted(counts):
+        seen += counts[i]
+        if seen >= rank:
+            return min(highest_equivalent(i), hmax)
+    return hmax
+
+
+# ---- the DOM -------------------------------------------------------------------------
+
+
+class Dom(HTMLParser):
+    """Per file section: its charts (kind, [(tag, classes, attrs, text)])."""
+
+    def __init__(self):
+        super().__init__()
+        self.sections = []  # [(id, [(kind, elements)])]
+        self.stack = []
+        self.chart = None
+        self.texts = []  # every text node
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        cls = (a.get("class") or "").split()
+        self.tags.append((tag, a))
+        if tag == "section":
+            self.sections.append((a.get("id") or a.get("class"), []))
+        if tag == "svg" and "chart" in cls:
+            kind = [c for c in cls if c != "chart"][0]
+            self.chart = (kind, [])
+            if self.sections:
+                self.sections[-1][1].append(self.chart)
+        if self.chart is not None:
+            self.chart[1].append([tag, cls, a, ""])
+
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self.chart = None
+
+    def handle_data(self, data):
+        self.texts.append(data)
+        if self.chart is not None and self.chart[1]:
+            self.chart[1][-1][3] += data.strip()
+
+
+def elements(chart, tag, cls):
+    return [e for e in chart[1] if e[0] == tag and cls in e[1]]
+
+
+def check_file(sec, path, n):
+    runs = load_runs(path)
+    cells = cells_of(runs)
+    name = os.path.basename(path)
+    charts = {}
+    for kind, els in sec[1]:
+        charts.setdefault(kind, []).append((kind, els))
+    for kind in ["ops", "latency", "cpu", "phases"]:
+        ok("%s: a %s chart" % (name, kind), kind in charts, "kinds: %s" % sorted(charts))
+    open_runs = [r for r in runs if r.get("open_loop")]
+    ok("%s: a rates chart exactly when there are open-loop runs" % name,
+       ("rates" in charts) == bool(open_runs), "%d open-loop runs" % len(open_runs))
+    if "ops" not in charts:
+        return
+    ops = charts["ops"][0]
+    dots = elements(ops, "circle", "rep")
+    want_dots = sum(1 for c in cells.values() for r in c if "ops_per_s" in r)
+    ok("%s: ops chart: one dot per run (%d)" % (name, want_dots), len(dots) == want_dots,
+       "got %d" % len(dots))
+    ok("%s: ops chart: a hollow dot per run that does not count" % name,
+       len([d for d in dots if "bad" in d[1]]) ==
+       sum(1 for c in cells.values() for r in c if not counts(r)))
+    medians = [e[3] for e in elements(ops, "text", "median-val")]
+    want = []
+    for c in cells.values():
+        v = [r["ops_per_s"] for r in c if counts(r)]
+        want.append(number(statistics.median(v)) if v else "no run counts")
+    ok("%s: ops chart: each cell's median ops/s is the evidence's" % name, medians == want,
+       "page %s, evidence %s" % (medians, want))
+    ok("%s: ops chart: a median bar per cell with a run that counts" % name,
+       len(elements(ops, "line", "median")) == len([w for w in want if w != "no run counts"]))
+    # latency: a curve per cell that counts, and a dashed one more per open-loop cell
+    curves = [e for ch in charts.get("latency", []) for e in elements(ch, "polyline", "curve")]
+    want_curves = sum(1 + (1 if c[0].get("open_loop") else 0) for c in cells.values()
+                      if any(counts(r) for r in c))
+    ok("%s: latency: %d curves" % (name, want_curves), len(curves) == want_curves,
+       "got %d" % len(curves))
+    ok("%s: latency: every curve has %d points" % (name, 101),
+       all(len(e[2]["points"].split()) == 101 for e in curves))
+    legends = [e[3] for ch in charts.get("latency", []) for e in elements(ch, "text", "legend")]
+    want_p99 = []
+    for c in cells.values():
+        good = [r for r in c if counts(r)]
+        if not good:
+            continue
+        p99 = merged_percentile([r["histogram"] for r in good], 99)
+        if len(good) == 1:
+            ok("%s: the report's p99 of one run's histogram is the run's latency_ns.p99" % name,
+               p99 == good[0]["latency_ns"]["p99"], "%s vs %s" % (p99, good[0]["latency_ns"]))
+        want_p99.append("p99 %s µs" % number(p99 / 1000))
+        if good[0].get("open_loop"):
+            sp = merged_percentile([r["open_loop"]["service_histogram"] for r in good], 99)
+            want_p99.append("p99 %s µs" % number(sp / 1000))
+    got_p99 = [re.search(r"p99 [0-9.,]+ µs", t).group(0) for t in legends if "p99" in t]
+    ok("%s: latency: each curve's p99 is its runs' histograms added" % name,
+       sorted(got_p99) == sorted(want_p99), "page %s, evidence %s" % (got_p99, want_p99))
+    # CPU: the system figure of each cell
+    if "cpu" in charts:
+        got = [e[3] for e in elements(charts["cpu"][0], "text", "cpu-val")]
+        want = []
+        for c in cells.values():
+            v = [r["observed"]["cpu"]["system_ns_per_op"] for r in c if counts(r)]
+            if v and all(isinstance(x, (int, float)) for x in v):
+                want.append("%s µs" % number(statistics.median(v) / 1000))
+        ok("%s: cpu: each cell's system CPU per op is the evidence's" % name,
+           [g for g in got if "no system" not in g] == want, "page %s, evidence %s" % (got, want))
+        ok("%s: cpu: stacked bars drawn" % name, len(elements(charts["cpu"][0], "rect", "bar")) > 0)
+    if "phases" in charts:
+        got = [e[3] for e in elements(charts["phases"][0], "text", "phase-val")]
+        want = []
+        for c in cells.values():
+            for ph in ["connect", "ttfb", "response", "close"]:
+                v = [r["phases"][ph]["latency_ns"]["p50"] for r in c
+                     if counts(r) and ph in r.get("phases", {})]
+                if v:
+                    want.append(number(statistics.median(v) / 1000))
+        ok("%s: phases: each phase's median p50 is the evidence's" % name, got == want,
+           "page %s, evidence %s" % (got, want))
+    if "rates" in charts:
+        ok("%s: rates: p50 and p99 lines drawn" % name,
+           all(elements(ch, "polyline", "rate") for ch in charts["rates"]))
+
+
+def cmd_dom(dom_path, paths):
+    dom = Dom()
+    with open(dom_path) as f:
+        dom.feed(f.read())
+    files = [s for s in dom.sections if s[0] and str(s[0]).startswith("file")]
+    ok("one section per evidence file", len(files) == len(paths),
+       "%d sections" % len(files))
+    for sec, path in zip(files, paths):
+        check_file(sec, path, len(paths))
+    ok("no script element", not [t for t in dom.tags if t[0] == "script"])
+    ext = [a for t, a in dom.tags for k in ("src", "href") if k in a and
+           not a[k].startswith("#") and not a[k].startswith("data:")]
+    ok("nothing fetched: no src or href but in-page and data: ones", not ext, ext)
+    # the verdicts the evidence's summary printed are on the page
+    text = " ".join(dom.texts)
+    for path in paths:
+        with open(path) as f:
+            try:
+                doc = json.load(f)
+            except ValueError:
+                continue
+        summ = doc.get("summary")
+        parts = summ if isinstance(summ, list) else [{"summary": summ}] if summ else []
+        want = [m["vs_first"]["text"] for p in parts for c in p["summary"]["cells"]
+                for m in c["metrics"].values() if "vs_first" in m]
+        missing = [w for w in want if w not in text]
+        ok("%s: every verdict of the summary is on the page (%d)" % (os.path.basename(path),
+           len(want)), not missing, missing[:3])
+    if len(paths) > 1:
+        sbs = [s for s in dom.sections if s[0] == "side-by-side"]
+        ok("several files: a side-by-side ops chart with a legend per file",
+           sbs and sbs[0][1] and len(elements(sbs[0][1][0], "text", "legend")) == len(paths))
+
+
+# ---- splitting and PNGs ----------------------------------------------------------------
+
+
+def cmd_split(report, out_dir):
+    with open(report) as f:
+        page = f.read()
+    css = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
+    for kind in KINDS:
+        m = re.search(r'<svg class="chart %s".*?</svg>' % kind, page, re.S)
+        if not m:
+            continue
+        w, h = re.search(r'width="(\d+)" height="(\d+)"', m.group(0)).groups()
+        out = os.path.join(out_dir, "chart-%s.html" % kind)
+        with open(out, "w") as f:
+            f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" '
+                    'href="data:,"><style>%s body{margin:0;max-width:none}svg.chart{margin:0}'
+                    '</style></head><body>%s</body></html>' % (css, m.group(0)))
+        print(kind, out, int(w) + 2, int(h) + 2)
+
+
+def png_pixels(path):
+    """(width, height, rows of (r, g, b)) of an 8-bit RGB or RGBA PNG, not interlaced."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, b""
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    assert depth == 8 and ctype in (2, 6) and interlace == 0, "unsupported PNG"
+    bpp = 3 if ctype == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        ft = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if ft == 1:
+                line[i] = (line[i] + a) & 255
+            elif ft == 2:
+                line[i] = (line[i] + b) & 255
+            elif ft == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif ft == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
+
+
+def cmd_colours(path, region):
+    """Prints the distinct colours, then the pixels of the first series' colour (#1f77b4)."""
+    w, h, bpp, rows = png_pixels(path)
+    x, y, rw, rh = region if region else (0, 0, w, h)
+    seen = set()
+    first = 0
+    for row in rows[y:min(h, y + rh)]:
+        for px in range(x, min(w, x + rw)):
+            c = bytes(row[px * bpp:px * bpp + 3])
+            seen.add(c)
+            first += c == b"\x1f\x77\xb4"
+    print(len(seen), first)
+
+
+class Deltas(HTMLParser):
+    """The texts of the verdicts' delta spans."""
+
+    def __init__(self):
+        super().__init__()
+        self.deltas, self.inside = [], False
+
+    def handle_starttag(self, tag, attrs):
+        self.inside = tag == "span" and dict(attrs).get("class") == "delta"
+        if self.inside:
+            self.deltas.append("")
+
+    def handle_endtag(self, tag):
+        self.inside = False
+
+    def handle_data(self, data):
+        if self.inside:
+            self.deltas[-1] += data
+
+
+def cmd_deltas(dom_path, doc_path):
+    """The verdicts a page computed (a file without a summary) are the document's summary's."""
+    p = Deltas()
+    with open(dom_path) as f:
+        p.feed(f.read())
+    doc = json.load(open(doc_path))
+    want = [m["vs_first"]["text"] for c in doc["summary"]["cells"] for m in c["metrics"].values()
+            if "vs_first" in m]
+    ok("the verdicts computed from the --jsonl file are those of the run's summary (%d)" %
+       len(want), want and sorted(p.deltas) == sorted(want), "page %s, summary %s" %
+       (p.deltas, want))
+
+
+def cmd_inject(path, out):
+    doc = json.load(open(path))
+    bad = '<img src=x onerror=alert(1)><b id="injected">&amp;</b>'
+    doc["argv"].append(bad)
+    doc["machine"]["hostname"] = bad
+    for r in doc["runs"]:
+        r["label"] = "lbl" + bad
+    json.dump(doc, open(out, "w"))
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "dom":
+        cmd_dom(sys.argv[2], sys.argv[3:])
+    elif cmd == "split":
+        cmd_split(sys.argv[2], sys.argv[3])
+    elif cmd == "colours":
+        cmd_colours(sys.argv[2], [int(v) for v in sys.argv[3:7]] if len(sys.argv) > 3 else None)
+    elif cmd == "deltas":
+        cmd_deltas(sys.argv[2], sys.argv[3])
+    elif cmd == "inject":
+        cmd_inject(sys.argv[2], sys.argv[3])
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

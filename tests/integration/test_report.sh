@@ -1,0 +1,159 @@
+#!/bin/bash
+# hopbench report and --html: reports drawn from a short real lab (with open-loop rates),
+# a real run against a built-in server, and the fixtures, opened in headless Chromium
+# (Debian's chromium). Checks: each chart's SVG elements in the DOM Chromium dumped, each
+# chart's screenshot not blank, no console error, the figures on the page the evidence's
+# (medians, the p99 of the added histograms, CPU, phases, the summary's verdicts), nothing
+# fetched, markup in the evidence's strings shown as text.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+CHECK="python3 $(cd "$(dirname "$0")" && pwd)/report_check.py"
+FIX=$(cd "$(dirname "$0")/../fixtures/evidence" && pwd)
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROME" ]; then
+    not_ok setup "chromium is not installed (scripts/deps.sh test installs it)"
+    done_testing
+fi
+
+# chrome PREFIX ARGS... : headless Chromium with a private profile in $T, bounded in time
+# (timeout signals the process group, so its helper processes too); stdout to PREFIX.out,
+# stderr (its log, console messages included) to PREFIX.err.
+chrome() {
+    local prefix=$1 prof rc=0
+    shift
+    prof=$(mktemp -d "$T/chrome.XXXXXX")
+    timeout -k 5 90 "$CHROME" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+        --no-first-run --disable-extensions --user-data-dir="$prof" --enable-logging=stderr \
+        --v=0 "$@" >"$prefix.out" 2>"$prefix.err" || rc=$?
+    rm -rf "$prof"
+    return "$rc"
+}
+
+# pycheck ARGS... : runs report_check.py, whose "ok"/"not ok" lines count here.
+pycheck() {
+    local line
+    while IFS= read -r line; do
+        case $line in
+        "ok "*) ok "${line#ok }" ;;
+        "not ok "*)
+            line=${line#not ok }
+            not_ok "${line%% # *}" "${line#* # }"
+            ;;
+        *) echo "# $line" ;;
+        esac
+    done < <($CHECK "$@" 2>&1)
+}
+
+# page_checks NAME REPORT EVIDENCE... : the DOM against the evidence, no console error, and
+# each chart kind's own screenshot not blank.
+page_checks() {
+    local name=$1 report=$2 kind page w h n
+    shift 2
+    if ! chrome "$T/$name-dom" --dump-dom "file://$report"; then
+        not_ok "$name: chromium --dump-dom" "$(head -c 300 "$T/$name-dom.err")"
+        return
+    fi
+    ok "$name: chromium --dump-dom"
+    check_eq "$name: no console message" "" "$(grep ':CONSOLE' "$T/$name-dom.err")"
+    pycheck dom "$T/$name-dom.out" "$@"
+    mkdir -p "$T/$name-charts"
+    $CHECK split "$report" "$T/$name-charts" >"$T/$name-charts.list"
+    while read -r kind page w h; do
+        if ! chrome "$T/$name-$kind" --screenshot="$T/$name-$kind.png" --window-size="$w,$h" \
+            "file://$page"; then
+            not_ok "$name: $kind chart: screenshot" "$(head -c 300 "$T/$name-$kind.err")"
+            continue
+        fi
+        check_eq "$name: $kind chart: no console message" "" \
+            "$(grep ':CONSOLE' "$T/$name-$kind.err")"
+        # white, greys of the axes and text, the series' colours: a drawn chart has many,
+        # and pixels of the first series' own colour
+        read -r n first < <($CHECK colours "$T/$name-$kind.png")
+        if [ "${n:-0}" -ge 8 ] && [ "${first:-0}" -ge 10 ]; then
+            ok "$name: $kind chart: drawn ($n colours, $first pixels of the first series)"
+        else
+            not_ok "$name: $kind chart: drawn" "$n distinct colours, $first pixels of #1f77b4"
+        fi
+        [ -z "${REPORT_SHOTS:-}" ] || cp "$T/$name-$kind.png" "$REPORT_SHOTS/report-$kind.png"
+    done <"$T/$name-charts.list"
+}
+
+# --- the checks can fail: a console error, a blank page -------------------------------
+
+printf '<!DOCTYPE html><meta charset="utf-8"><script>console.error("x")</script>\n' >"$T/ctl.html"
+chrome "$T/ctl" --dump-dom "file://$T/ctl.html"
+check "control: a console error shows in Chromium's log" grep -q ':CONSOLE' "$T/ctl.err"
+printf '<!DOCTYPE html><meta charset="utf-8"><svg width="300" height="200"></svg>\n' \
+    >"$T/blank.html"
+chrome "$T/blank" --screenshot="$T/blank.png" --window-size=300,200 "file://$T/blank.html"
+read -r n first < <($CHECK colours "$T/blank.png")
+check "control: a blank page has fewer than 8 colours ($n) and no series colour ($first)" \
+    test "${n:-99}" -lt 8 -a "${first:-99}" -eq 0
+
+# --- a short real lab with open-loop rates, --html --------------------------------------
+
+lab=$T/lab.json
+# exit 2 when a run saw an error or completed no op (a machine too busy): the report is
+# written all the same, with those runs drawn hollow
+hb lab lab --sizes 64 --reps 2 -d 0.3 --warmup 0.05 --rates 50% --json "$lab" \
+    --html "$T/lab.html"
+check "lab --html: exit 0, or 2 for a run that does not count (exit $RC)" \
+    test "$RC" = 0 -o "$RC" = 2
+check "lab --html: says where the report is" grep -qx "report: $T/lab.html" "$T/lab.out"
+page_checks lab "$T/lab.html" "$lab"
+
+# the same evidence through `hopbench report`: the same page
+expect_rc "report of the lab's evidence: exit 0" 0 rep report "$lab" -o "$T/lab2.html"
+check "report and lab --html write the same page" cmp -s "$T/lab.html" "$T/lab2.html"
+
+# --- a real run against a built-in server, with its --jsonl -----------------------------
+
+if start_server s --listen tcp://127.0.0.1:0 --listen "unix:$T/s.sock"; then
+    hb run run echo "tcp://127.0.0.1:$SRV_PORT" "unix:$T/s.sock" --reps 2 -d 0.3 \
+        --warmup 0.05 --mode connect --server-pid "$SRV_PID" --json "$T/run.json" \
+        --jsonl "$T/run.jsonl" --html "$T/run.html"
+    check "run --html: exit 0, or 2 for a run that does not count (exit $RC)" \
+        test "$RC" = 0 -o "$RC" = 2
+    page_checks run "$T/run.html" "$T/run.json"
+    expect_rc "report of a --jsonl file: exit 0" 0 jl report "$T/run.jsonl" -o "$T/jl.html"
+    page_checks jsonl "$T/jl.html" "$T/run.jsonl"
+    pycheck deltas "$T/jsonl-dom.out" "$T/run.json"
+    stop_server "$SRV_PID" "$SRV_OUT"
+fi
+
+# --- files side by side: the fixtures (histograms as pairs), before and after -----------
+
+expect_rc "report of two files: exit 0" 0 two report "$FIX/pairs-a-open.json" \
+    "$FIX/pairs-b-open.json" -o "$T/two.html"
+page_checks two "$T/two.html" "$FIX/pairs-a-open.json" "$FIX/pairs-b-open.json"
+check "two files: each against the first as compare prints it" \
+    grep -q '~ +0.3 % \[+0.3 %, +0.3 %\] (p=1 n=1+1)' "$T/two.html"
+
+# --- markup in the evidence is text -----------------------------------------------------
+
+$CHECK inject "$FIX/pairs-a-closed.json" "$T/inject.json"
+expect_rc "report of evidence with markup in its strings: exit 0" 0 inj report \
+    "$T/inject.json" -o "$T/inject.html"
+chrome "$T/inject-dom" --dump-dom "file://$T/inject.html"
+check_eq "markup in labels, argv and hostname adds no element" "0" \
+    "$(grep -c '<img\|<b id' "$T/inject-dom.out")"
+check "the markup is in the DOM as text" grep -q '&lt;b id="injected"&gt;' "$T/inject-dom.out"
+check "markup in the evidence is shown as text" \
+    grep -q 'lbl&lt;img src=x onerror=alert(1)&gt;&lt;b id=&quot;injected&quot;&gt;&amp;amp;' \
+    "$T/inject.html"
+
+# --- bad input --------------------------------------------------------------------------
+
+expect_rc "report without -o: exit 64" 64 noo report "$lab"
+expect_rc "report of a file that is not evidence: exit 1" 1 bad report /etc/hostname \
+    -o "$T/bad.html"
+check "report of a file that is not evidence: no page" test ! -e "$T/bad.html"
+one_line "report of a file that is not evidence: one line" "$T/bad.err" \
+    'hopbench report: /etc/hostname: '
+expect_rc "run --html into a directory: exit 1 before any run" 1 dir run echo \
+    "tcp://127.0.0.1:1" --html "$T" --json "$T/x.json"
+check "run --html into a directory: the line names it" grep -q "$T" "$T/dir.err"
+check "run --html into a directory: no run, no evidence" test ! -e "$T/x.json"
+
+done_testing
