@@ -11,7 +11,7 @@
 #                           mariadb-client (test_db.sh); groff-base and man-db (the man page test);
 #                           podman, runc, catatonit (the image and pod test); chromium and python3
 #                           (the HTML report opened in a headless browser: test_report.sh)
-#   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh)
+#   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh), sysbench
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
 #   scripts/deps.sh image   podman, runc and catatonit (make image; the container tests)
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
@@ -33,7 +33,7 @@ container="podman runc catatonit"
 case "${1:-build}" in
 build) ;;
 test) want="$want libcmocka-dev jq iproute2 procps strace $real $manual $container chromium python3" ;;
-bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time" ;;
+bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time sysbench" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 image) want="$container" ;;
 lint) want="$want clang-format cppcheck clang-tidy" ;;

@@ -1,0 +1,226 @@
+#!/bin/sh
+# db_peers.sh: hopbench's pg and mysql clients against the database peers, each pair
+# loading the same private server with the same query: pgbench against PostgreSQL,
+# sysbench against MariaDB.
+#
+#   bench/db_peers.sh HOPBENCH [SECONDS]
+#
+# Servers (private data directories in a mktemp -d directory, started once as their own
+# users, stopped by PID at the end): PostgreSQL (trust on 127.0.0.1 and its socket,
+# fsync off, a pgbench -i database of scale 1) and MariaDB (root without a password over
+# its socket, a sysbench oltp table of 10 000 rows). The query is fixed, so both tools
+# do the same work: SELECT abalance FROM pgbench_accounts WHERE aid = 1 (pgbench -f with
+# that line; -M simple or extended), SELECT c FROM sbtest1 WHERE id = 1 (sysbench's
+# select_random_points would differ; it runs a one-line Lua script with the text
+# protocol, --db-ps-mode=disable).
+#
+# Cases, each rep running both tools on every case, even reps in reverse (ABBA):
+#   pg-simple     pgbench -c 1 -n -M simple -f q.sql -T S   hopbench run pg --sql Q -d S
+#   pg-extended   ... -M extended                           ... --extended
+#   pg-connect    pgbench -C ... (a backend per query)      ... --mode connect
+#   mysql         sysbench (1 thread, the Lua script)       hopbench run mysql --sql Q
+# over the Unix socket (TRANSPORT=tcp for 127.0.0.1). Throughput is each tool's own
+# figure (pgbench's tps, without the initial connection time, or with -C including the
+# reconnections, as hopbench's connect mode counts them; sysbench's queries/s;
+# hopbench's ops/s); client CPU per query is utime+stime of the whole client process
+# (GNU time) over every query it made in its life (pgbench's "number of transactions
+# actually processed", sysbench's total queries, hopbench's .requests). Reported per
+# case: each tool's median [min-max], and hopbench/peer as the median of the per-rep
+# ratios. Targets (informational): ops/s ratio >= 1.0, client CPU per query <= 0.8x.
+#
+#   SECONDS   per run (default 5)      REPS=N (default 5)     TRANSPORT=unix|tcp
+#
+# All traffic stays on 127.0.0.1 or the sockets in the mktemp directory; every server
+# and client is bounded (timeout) and stopped by PID. Needs (scripts/deps.sh bench):
+# postgresql (pgbench), mariadb-server, mariadb-client, sysbench, /usr/bin/time, jq.
+set -eu
+
+PROG=db_peers
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ $# -ge 1 ] && [ $# -le 2 ] || {
+    echo "usage: bench/db_peers.sh HOPBENCH [SECONDS]   (env: REPS=5 TRANSPORT=unix|tcp)" >&2
+    exit 64
+}
+HOPBENCH=$1
+SECS=${2:-5}
+REPS=${REPS:-5}
+TRANSPORT=${TRANSPORT:-unix}
+CASES=${CASES:-pg-simple pg-extended pg-connect mysql}
+for v in "$SECS" "$REPS"; do is_count "$v" || die "not a positive integer: '$v'"; done
+case $TRANSPORT in unix | tcp) ;; *) die "TRANSPORT is unix or tcp" ;; esac
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+for tool in "$PG_BIN/pgbench" "$PG_BIN/initdb" /usr/sbin/mariadbd /usr/bin/time; do
+    [ -x "$tool" ] || die "$tool not found (scripts/deps.sh bench installs it)"
+done
+for tool in sysbench mariadb mariadb-install-db jq runuser timeout; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool not found (scripts/deps.sh bench installs it)"
+done
+[ -x "$HOPBENCH" ] || die "hopbench binary not executable: $HOPBENCH"
+[ "$(id -u)" = 0 ] || die "run as root: the servers run as their own users"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/dbpeers.XXXXXX")
+chmod 711 "$TMP"
+PIDS=""
+cleanup() {
+    for pid in $PIDS; do stop_pid TERM "$pid"; done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---- servers ----------------------------------------------------------------
+
+PG_PORT=$(pick_port 3)
+MY_PORT=$(pick_port 11)
+[ "$MY_PORT" != "$PG_PORT" ] || MY_PORT=$((PG_PORT + 1))
+mkdir -p "$TMP/pg" "$TMP/my"
+chown postgres "$TMP/pg"
+chown mysql "$TMP/my"
+runuser -u postgres -- "$PG_BIN/initdb" -D "$TMP/pg/data" -A trust -U postgres >"$TMP/initdb.log" 2>&1 ||
+    die "initdb failed: $(tail -n 3 "$TMP/initdb.log")"
+printf "listen_addresses = '127.0.0.1'\nport = %s\nunix_socket_directories = '%s'\nfsync = off\n" \
+    "$PG_PORT" "$TMP/pg" >>"$TMP/pg/data/postgresql.conf"
+runuser -u postgres -- "$PG_BIN/postgres" -D "$TMP/pg/data" >"$TMP/pg.log" 2>&1 &
+PIDS="$PIDS $!"
+mariadb-install-db --no-defaults --datadir="$TMP/my/data" --user=mysql \
+    --auth-root-authentication-method=normal --skip-test-db >"$TMP/my.install" 2>&1 ||
+    die "mariadb-install-db failed: $(tail -n 3 "$TMP/my.install")"
+/usr/sbin/mariadbd --no-defaults --datadir="$TMP/my/data" --user=mysql --socket="$TMP/my/sock" \
+    --port="$MY_PORT" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$TMP/my.log" \
+    --innodb-buffer-pool-size=32M >/dev/null 2>&1 &
+PIDS="$PIDS $!"
+i=0
+until [ -S "$TMP/pg/.s.PGSQL.$PG_PORT" ] && [ -S "$TMP/my/sock" ]; do
+    i=$((i + 1))
+    [ "$i" -lt 400 ] || die "the servers did not start: $(tail -n 2 "$TMP/pg.log" "$TMP/my.log")"
+    sleep 0.05
+done
+sleep 0.5
+note "initialising: pgbench -i (scale 1), sysbench oltp prepare (10 000 rows)"
+runuser -u postgres -- "$PG_BIN/pgbench" -h "$TMP/pg" -p "$PG_PORT" -U postgres -i -s 1 -q postgres \
+    >"$TMP/pgbench-init.log" 2>&1 || die "pgbench -i failed: $(tail -n 3 "$TMP/pgbench-init.log")"
+mariadb --no-defaults -S "$TMP/my/sock" -u root -e "CREATE DATABASE sbtest" ||
+    die "CREATE DATABASE failed"
+SB="sysbench --db-driver=mysql --mysql-socket=$TMP/my/sock --mysql-user=root --mysql-db=sbtest"
+# shellcheck disable=SC2086 # SB is a command with its options
+timeout 300 $SB --tables=1 --table-size=10000 oltp_point_select prepare >"$TMP/sb-prepare.log" 2>&1 ||
+    die "sysbench prepare failed: $(tail -n 3 "$TMP/sb-prepare.log")"
+PGQ="SELECT abalance FROM pgbench_accounts WHERE aid = 1"
+MYQ="SELECT c FROM sbtest1 WHERE id = 1"
+printf '%s;\n' "$PGQ" >"$TMP/q.sql"
+chmod 644 "$TMP/q.sql"
+cat >"$TMP/point.lua" <<EOF
+function thread_init()
+    drv = sysbench.sql.driver()
+    con = drv:connect()
+end
+function event()
+    con:query("$MYQ")
+end
+function thread_done()
+    con:disconnect()
+end
+EOF
+
+if [ "$TRANSPORT" = unix ]; then
+    PG_EP=unix:$TMP/pg/.s.PGSQL.$PG_PORT PG_HOST=$TMP/pg
+    MY_EP=unix:$TMP/my/sock SB_CONN="--mysql-socket=$TMP/my/sock"
+else
+    PG_EP=tcp://127.0.0.1:$PG_PORT PG_HOST=127.0.0.1
+    MY_EP=tcp://127.0.0.1:$MY_PORT SB_CONN="--mysql-host=127.0.0.1 --mysql-port=$MY_PORT"
+fi
+
+# ---- one run: sets OPS (per second), CPU_US (client CPU per query, us) ------------------
+
+timed() { # OUT CMD...: the command under GNU time (utime stime in OUT.time), bounded
+    out=$1
+    shift
+    timeout $((SECS * 3 + 60)) /usr/bin/time -f '%U %S' -o "$out.time" "$@" >"$out" 2>"$out.err" ||
+        die "failed: $*: $(tail -n 3 "$out" "$out.err")"
+}
+
+cpu_per() { # TIMEFILE QUERIES: client CPU us per query
+    awk -v q="$2" '{ printf "%.3f", ($1 + $2) * 1e6 / q }' "$1"
+}
+
+peer() { # CASE
+    case $1 in
+    pg-*)
+        mode=simple conn=""
+        [ "$1" = pg-extended ] && mode=extended
+        [ "$1" = pg-connect ] && conn=-C
+        # shellcheck disable=SC2086 # conn is empty or -C
+        timed "$TMP/peer.out" runuser -u postgres -- "$PG_BIN/pgbench" -h "$PG_HOST" -p "$PG_PORT" \
+            -U postgres -n -c 1 -M "$mode" $conn -f "$TMP/q.sql" -T "$SECS" postgres
+        # -C: tps "including reconnection times", as hopbench's connect mode counts them
+        OPS=$(sed -n 's/^tps = \([0-9.]*\) (\(without initial connection time\|including reconnection times\))$/\1/p' \
+            "$TMP/peer.out")
+        q=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$TMP/peer.out")
+        ;;
+    mysql)
+        # shellcheck disable=SC2086 # SB_CONN holds two options over TCP
+        timed "$TMP/peer.out" sysbench --db-driver=mysql $SB_CONN --mysql-user=root \
+            --mysql-db=sbtest --db-ps-mode=disable --threads=1 --time="$SECS" --report-interval=0 \
+            "$TMP/point.lua" run
+        OPS=$(sed -n 's/^ *queries: *[0-9]* *(\([0-9.]*\) per sec\.)$/\1/p' "$TMP/peer.out")
+        q=$(sed -n 's/^ *queries: *\([0-9]*\) .*/\1/p' "$TMP/peer.out")
+        ;;
+    esac
+    [ -n "$OPS" ] && [ -n "$q" ] && [ "$q" -gt 0 ] || die "no figures from the peer: $(tail -n 5 "$TMP/peer.out")"
+    CPU_US=$(cpu_per "$TMP/peer.out.time" "$q")
+}
+
+hop() { # CASE
+    case $1 in
+    pg-simple) set -- pg "$PG_EP" --sql "$PGQ" ;;
+    pg-extended) set -- pg "$PG_EP" --sql "$PGQ" --extended ;;
+    pg-connect) set -- pg "$PG_EP" --sql "$PGQ" --mode connect ;;
+    mysql) set -- mysql "$MY_EP" --user root --database sbtest --sql "$MYQ" ;;
+    esac
+    rm -f "$TMP/hb.json"
+    timed "$TMP/hb.out" "$HOPBENCH" run "$@" -d "$SECS" --warmup 0 -q --json "$TMP/hb.json"
+    OPS=$(json_number "$TMP/hb.json" '.runs[0].ops_per_s')
+    [ "$(json_number "$TMP/hb.json" '.runs[0].errors_total')" = 0 ] || die "hopbench saw errors"
+    CPU_US=$(cpu_per "$TMP/hb.out.time" "$(json_number "$TMP/hb.json" '.requests // .runs[0].requests')")
+}
+
+# ---- the reps ---------------------------------------------------------------------
+
+: >"$TMP/rows"
+rep=1
+while [ "$rep" -le "$REPS" ]; do
+    order=$CASES
+    [ $((rep % 2)) -eq 0 ] && order=$(echo "$CASES" | tr ' ' '\n' | tac | tr '\n' ' ')
+    for c in $order; do
+        for tool in peer hop; do
+            [ $((rep % 2)) -eq 0 ] && tool=$([ $tool = peer ] && echo hop || echo peer)
+            "$tool" "$c"
+            echo "$c $tool $rep $OPS $CPU_US" >>"$TMP/rows"
+            note "rep $rep $c $tool: $OPS ops/s, client $CPU_US us/query"
+        done
+    done
+    rep=$((rep + 1))
+done
+
+echo "db_peers: $REPS reps of ${SECS} s, $TRANSPORT, $(nproc) CPUs, $(date -u +%FT%TZ)"
+printf '%-12s %26s %26s %12s %12s\n' case "peer ops/s [min-max]" "hopbench ops/s [min-max]" \
+    "ops ratio" "cpu ratio"
+for c in $CASES; do
+    awk -v c="$c" '
+        function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+            if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+        $1 == c { ops[$2, $3] = $4; cpu[$2, $3] = $5; if ($3 > n) n = $3 }
+        END {
+            for (r = 1; r <= n; r++) {
+                po[r] = ops["peer", r]; ho[r] = ops["hop", r]
+                ro[r] = ops["hop", r] / ops["peer", r]; rc[r] = cpu["hop", r] / cpu["peer", r]
+            }
+            pm = med(po, n); hm = med(ho, n)
+            printf "%-12s %10.0f [%.0f-%.0f] %10.0f [%.0f-%.0f] %11.2fx %11.2fx\n", c, pm, po[1],
+                po[n], hm, ho[1], ho[n], med(ro, n), med(rc, n)
+        }' "$TMP/rows"
+done
