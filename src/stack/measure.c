@@ -418,8 +418,11 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2) gate_lines(c->out, cell, arm);
     if (rc == 0 && arm < 0 && c->ncosted < STACK_MAX_COSTED && access(jsonl, R_OK) == 0) {
         struct stack_costed *m = &c->costed[c->ncosted++];
+        struct hb_err e = { 0 };
         snprintf(m->label, sizeof(m->label), "%s", cell->label);
-        snprintf(m->jsonl, sizeof(m->jsonl), "%s", jsonl);
+        memset(&m->set, 0, sizeof(m->set));
+        m->read = cost_read(jsonl, &m->set, &e) == 0;
+        if (!m->read) snprintf(m->why, sizeof(m->why), "%s", e.msg);
     }
     return rc;
 }
@@ -453,14 +456,19 @@ void stack_cost(struct stack_ctx *c)
     fprintf(c->out, ".\nFigures: client = hopbench; each service by its name (its cgroup); "
                     "client+services = their\nsum; system = every CPU of the machine.\n");
     for (unsigned i = 0; i < c->ncosted; i++) {
-        struct cost_set set = { 0 };
-        struct hb_err e = { 0 };
-        if (cost_read(c->costed[i].jsonl, &set, &e) < 0)
-            fprintf(c->out, "%s: cannot be priced: %s\n", c->costed[i].label, e.msg);
+        const struct stack_costed *m = &c->costed[i];
+        if (!m->read)
+            fprintf(c->out, "%s: cannot be priced: %s\n", m->label, m->why);
         else
-            report_saving_brief(c->out, c->costed[i].label, &set, &plan);
-        cost_set_release(&set);
+            report_saving_brief(c->out, m->label, &m->set, &plan);
     }
+}
+
+void stack_cost_release(struct stack_ctx *c)
+{
+    for (unsigned i = 0; i < c->ncosted; i++)
+        cost_set_release(&c->costed[i].set);
+    c->ncosted = 0;
 }
 
 /* The finite values of x[0 .. n - 1] into out; how many. */

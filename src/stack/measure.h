@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cost.h"
 #include "outfile.h"
 #include "stack/opts.h"
 #include "stack/supervisor.h"
@@ -19,10 +20,16 @@
 #define STACK_MAX_ARGS   64
 #define STACK_MAX_COSTED 16 /* measurements of both transports whose saving is priced */
 
-/* A measurement of both transports in one run child: its label and its JSONL evidence. */
+/*
+ * A measurement of both transports in one run child: its label and its
+ * evidence, read as soon as the child ends (a case's step removes its
+ * directory, the child's JSONL file with it, before the pricing at the end).
+ */
 struct stack_costed {
     char label[48];
-    char jsonl[PATH_MAX];
+    struct cost_set set;
+    bool read;                                   /* set holds the runs */
+    char why[sizeof(((struct hb_err *)0)->msg)]; /* else why they could not be read */
 };
 
 /* A stack being built and measured. */
@@ -149,6 +156,9 @@ int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack
  * the backend differs.
  */
 void stack_cost(struct stack_ctx *c);
+
+/* Frees the evidence kept for stack_cost. */
+void stack_cost_release(struct stack_ctx *c);
 
 /*
  * Adds --service NAME=cgroup:DIR for each of the stack's services named in

@@ -56,6 +56,12 @@ for stack in nginx-fpm apache-fpm; do
             test "$(grep -c -- "^$label" "$OUT")" -ge 2
     done
     [ "$web" = apache ] && check "$name: the .htaccess step" grep -q '^+no .htaccess' "$OUT"
+    # every step priced, though each step's directory (its evidence) is gone by the end
+    check_eq "$name: no step that cannot be priced" 0 "$(grep -c 'cannot be priced' "$OUT")"
+    measured=$(sed -n 's/^measuring \(.*\) \.\.\.$/\1/p' "$OUT")
+    priced=$(sed -n '/^What the Unix socket saves/,$p' "$OUT" |
+        awk 'prev != "" && /^   cpu [^:]*: saved / { print prev } { prev = ($0 ~ /^ / ? "" : $0) }')
+    check_eq "$name: each step's saving printed, in order" "$measured" "$priced"
     check "$name: every run valid, 4 per step" jtrue -s --argjson n $((steps * 4)) \
         '[.[] | select(.record == "run")] | length == $n and all(.[]; .valid and .errors_total == 0)' \
         "$T/$name.jsonl"
