@@ -13,8 +13,6 @@
  * denied"), and the FastCGI connections kept open fit pm.max_children.
  */
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +21,7 @@
 #include "stack/fpm.h"
 #include "stack/measure.h"
 #include "stack/stack.h"
+#include "stack/users.h"
 
 #define PHP_FPM     "/usr/sbin/php-fpm8.2"
 #define NGINX       "/usr/sbin/nginx"
@@ -299,33 +298,6 @@ static const char wp_htaccess[] = "<IfModule mod_rewrite.c>\nRewriteEngine On\nR
                                   "RewriteCond %{REQUEST_FILENAME} !-d\n"
                                   "RewriteRule . /index.php [L]\n</IfModule>\n";
 
-static bool in_groups(gid_t g, gid_t gid, const gid_t *groups, int n)
-{
-    if (g == gid) return true;
-    for (int i = 0; i < n; i++)
-        if (groups[i] == g) return true;
-    return false;
-}
-
-/* The identity the kernel checks a path's permissions against. */
-struct who {
-    uid_t uid;
-    gid_t gid;
-    gid_t groups[64];
-    int ngroups;
-};
-
-/* Whether w has permission bit (1 search, 2 write) on st: user, group or other bits. */
-static bool may(const struct who *w, const struct stat *st, unsigned bit)
-{
-    unsigned mode = (unsigned)st->st_mode;
-
-    if (w->uid == 0) return true;
-    if (st->st_uid == w->uid) return (mode & (bit << 6)) != 0;
-    if (in_groups(st->st_gid, w->gid, w->groups, w->ngroups)) return (mode & (bit << 3)) != 0;
-    return (mode & bit) != 0;
-}
-
 /*
  * Whether user `name` (the web server's workers) may connect to the socket at
  * path: search permission on every directory above it and write permission
@@ -333,22 +305,18 @@ static bool may(const struct who *w, const struct stat *st, unsigned bit)
  */
 static bool sock_usable(const char *path, const char *name, char *line, size_t cap)
 {
-    struct passwd *pw = getpwnam(name);
-    struct who w = { .ngroups = 64 };
-    char dir[PATH_MAX];
+    struct users_id w;
+    char dir[PATH_MAX], owner[64] = "?", group[64] = "?";
     struct stat st;
 
-    if (pw == NULL) {
+    if (users_lookup(USERS_PASSWD, USERS_GROUP, name, &w) < 0) {
         snprintf(line, cap, "there is no user %s for the web server's workers", name);
         return false;
     }
-    w.uid = pw->pw_uid;
-    w.gid = pw->pw_gid;
-    if (getgrouplist(pw->pw_name, w.gid, w.groups, &w.ngroups) == -1) w.ngroups = 0;
     snprintf(dir, sizeof(dir), "%s", path);
     for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
         *slash = '\0';
-        if (stat(dir, &st) == -1 || !may(&w, &st, 1)) {
+        if (stat(dir, &st) == -1 || !users_may(&w, &st, 1)) {
             snprintf(line, cap,
                      "the web server's workers (%s) cannot reach %.200s: no search "
                      "permission on %.200s",
@@ -356,20 +324,19 @@ static bool sock_usable(const char *path, const char *name, char *line, size_t c
             return false;
         }
     }
-    if (stat(path, &st) == -1 || !may(&w, &st, 2)) {
+    if (stat(path, &st) == -1 || !users_may(&w, &st, 2)) {
         snprintf(line, cap,
                  "the web server's workers (%s) cannot connect to %.200s: no write "
                  "permission (a 502 \"Permission denied\" for every request)",
                  name, path);
         return false;
     }
-    struct passwd *o = getpwuid(st.st_uid);
-    struct group *g = getgrgid(st.st_gid);
+    users_name_of_uid(USERS_PASSWD, st.st_uid, owner, sizeof(owner));
+    users_name_of_gid(USERS_GROUP, st.st_gid, group, sizeof(group));
     snprintf(line, cap,
              "check: the socket %.200s is %s:%s %04o: the web server's workers (%s) can "
              "connect",
-             path, o ? o->pw_name : "?", g ? g->gr_name : "?", (unsigned)(st.st_mode & 07777),
-             name);
+             path, owner, group, (unsigned)(st.st_mode & 07777), name);
     return true;
 }
 
@@ -474,11 +441,12 @@ static int fpm_pitfalls(struct stack_ctx *c, const struct fpm_knobs *k, const st
                         unsigned bare, bool starve, struct hb_err *err)
 {
     char line[PATH_MAX + 256], kept[160];
-    const char *user = WORKER_USER;
-    struct passwd *me = getpwuid(geteuid());
+    char user[64] = WORKER_USER;
     unsigned kids = k->children, web = WEB_PROCS * k->kept;
 
-    if (geteuid() != 0) user = me ? me->pw_name : "?"; /* not root: the workers are us */
+    /* not root: the workers are us */
+    if (geteuid() != 0 && users_name_of_uid(USERS_PASSWD, geteuid(), user, sizeof(user)) < 0)
+        snprintf(user, sizeof(user), "?");
     if (!sock_usable(e->sock, user, line, sizeof(line)))
         return hb_fail(err, -EACCES, "%.240s", line);
     fprintf(c->out, "%s\n", line);
