@@ -23,11 +23,13 @@
 #include "stack/stack.h"
 #include "stack/users.h"
 
-#define PHP_FPM     "/usr/sbin/php-fpm8.2"
-#define NGINX       "/usr/sbin/nginx"
-#define APACHE      "/usr/sbin/apache2"
-#define APACHE_MODS "/usr/lib/apache2/modules"
-#define WORKER_USER "www-data" /* the web servers' and the socket's user when hopbench is root */
+#define APACHE_STOCK_WORKERS 150u  /* the stock MaxRequestWorkers */
+#define NGINX_WORKER_CONNS   1024u /* each nginx worker's worker_connections */
+#define PHP_FPM              "/usr/sbin/php-fpm8.2"
+#define NGINX                "/usr/sbin/nginx"
+#define APACHE               "/usr/sbin/apache2"
+#define APACHE_MODS          "/usr/lib/apache2/modules"
+#define WORKER_USER          "www-data" /* the web servers' and the socket's user when hopbench is root */
 
 const char *const fpm_profile_names[] = { "baseline", "optimized", "optimized-reuse", NULL };
 
@@ -159,13 +161,14 @@ static int nginx_conf(struct stack_ctx *c, const struct fpm_knobs *k, const unsi
     front_extra(c, k, true, "unix", extra[1], sizeof(extra[1]));
     len += (size_t)snprintf(conf + len, sizeof(conf) - len,
                             "%sdaemon off;\nworker_processes %s;\npid %s/nginx.pid;\n"
-                            "error_log stderr warn;\nevents { worker_connections 1024; }\n"
+                            "error_log stderr warn;\nevents { worker_connections %u; }\n"
                             "http {\n%s"
                             "  client_body_temp_path %s/nginx-body;\n"
                             "  proxy_temp_path %s/nginx-proxy;\n"
                             "  fastcgi_temp_path %s/nginx-fastcgi;\n"
                             "  uwsgi_temp_path %s/nginx-uwsgi;\n  scgi_temp_path %s/nginx-scgi;\n",
-                            user, k->web_lean ? "2" : "auto", d, http, d, d, d, d, d);
+                            user, k->web_lean ? "2" : "auto", d, NGINX_WORKER_CONNS, http, d, d, d,
+                            d, d);
     for (unsigned i = 0; i < 2; i++) {
         if (k->kept == 0 || len >= sizeof(conf)) continue;
         /* keepalive: the idle connections each worker keeps; fastcgi_keep_conn asks FPM to */
@@ -212,6 +215,20 @@ static void apache_modules(const struct fpm_knobs *k, char *buf, size_t cap)
                                 "LoadModule %s_module " APACHE_MODS "/mod_%s.so\n", m[i], m[i]);
 }
 
+/* The lean Apache's threads per process: 32, or enough for k->web_workers. */
+static unsigned apache_threads(const struct fpm_knobs *k)
+{
+    unsigned need = (k->web_workers + WEB_PROCS - 1) / WEB_PROCS;
+
+    return need > 32 ? need : 32;
+}
+
+unsigned fpm_front_capacity(const struct web *w, const struct fpm_knobs *k)
+{
+    if (strcmp(w->name, "nginx") == 0) return WEB_PROCS * NGINX_WORKER_CONNS / 2;
+    return k->web_lean ? WEB_PROCS * apache_threads(k) : APACHE_STOCK_WORKERS;
+}
+
 /* The pool, keep-alive, logs, overrides and the FastCGI timeout. */
 static void apache_tuning(const struct stack_ctx *c, const struct fpm_knobs *k, char *buf,
                           size_t cap)
@@ -223,17 +240,19 @@ static void apache_tuning(const struct stack_ctx *c, const struct fpm_knobs *k, 
             buf, cap,
             "KeepAlive On\nMaxKeepAliveRequests 100\nKeepAliveTimeout 5\n"
             "StartServers 2\nMinSpareThreads 25\nMaxSpareThreads 75\nThreadLimit 64\n"
-            "ThreadsPerChild 25\nMaxRequestWorkers 150\nMaxConnectionsPerChild 0\n"
+            "ThreadsPerChild 25\nMaxRequestWorkers %u\nMaxConnectionsPerChild 0\n"
             "LogFormat \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%O \\\"%%{Referer}i\\\" "
             "\\\"%%{User-Agent}i\\\"\" combined\n"
             "CustomLog %s/apache-access.log combined\nTypesConfig /etc/mime.types\n",
-            c->sup.dir);
+            APACHE_STOCK_WORKERS, c->sup.dir);
     else
-        len = (size_t)snprintf(buf, cap,
-                               "KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 5\n"
-                               "ServerLimit %u\nStartServers %u\nThreadsPerChild 32\n"
-                               "MaxRequestWorkers %u\nMinSpareThreads 32\nMaxSpareThreads %u\n",
-                               WEB_PROCS, WEB_PROCS, WEB_PROCS * 32, WEB_PROCS * 32 + 32);
+        len = (size_t)snprintf(
+            buf, cap,
+            "KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 5\n"
+            "ServerLimit %u\nStartServers %u\nThreadLimit %u\nThreadsPerChild %u\n"
+            "MaxRequestWorkers %u\nMinSpareThreads %u\nMaxSpareThreads %u\n",
+            WEB_PROCS, WEB_PROCS, apache_threads(k), apache_threads(k),
+            WEB_PROCS * apache_threads(k), apache_threads(k), (WEB_PROCS + 1) * apache_threads(k));
     if (len < cap && k->htaccess)
         len +=
             (size_t)snprintf(buf + len, cap - len,
@@ -668,11 +687,14 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     "                   change from the one before (-c default 16, 8 with --short; ~15 s short)\n" \
     "  --pool N,N,..    the optimized profile with pm static N, each N (at most 8 sizes)\n"        \
     "  --overload       pm static 4, listen.backlog 4, 128 connections (64 with --short) for\n"    \
-    "                   5 s (1 s) per transport: how each fails, from the client's errors by\n"    \
-    "                   kind, the web server's status log and error log, php-fpm's log, its\n"     \
-    "                   status page's listen queue per pool (listen queue, max listen queue,\n"    \
-    "                   listen queue len) beside the kernel's ListenOverflows (TCP) and the\n"     \
-    "                   backend's accept queue, and the TIME_WAIT sockets on the backend port;\n"  \
+    "                   5 s (1 s) per transport, the web server holding a request for each\n"      \
+    "                   (Apache's workers raised to match) so that the limit is php-fpm's:\n"      \
+    "                   where each transport hit it ('limit hit: ...') and how it fails, from\n"   \
+    "                   the client's errors by kind, the web server's status log and error\n"      \
+    "                   log, php-fpm's log, its status page's listen queue per pool (listen\n"     \
+    "                   queue, max listen queue, listen queue len) beside the kernel's\n"          \
+    "                   ListenOverflows (TCP) and the backend's accept queue, and the\n"           \
+    "                   TIME_WAIT sockets on the backend port;\n"                                  \
     "                   errors do not fail the gate\n" STARVE "\n"                                 \
     "  --profile P      baseline, optimized (default) or optimized-reuse\n"                        \
     "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                              \

@@ -637,8 +637,49 @@ static void queue_report(FILE *f, unsigned t, const struct case_run *r, const st
                 c);
 }
 
-static void case_report(FILE *f, const struct web *w, const struct case_run r[2],
-                        const struct case_logs l[2])
+/*
+ * Where the load met its limit on one transport: php-fpm's backlog (its
+ * status page's max listen queue reached the queue's length, or the backend
+ * socket's accept queue reached listen.backlog), its workers (its log's
+ * "reached pm.max_children"), the backend's errors in the web server's log,
+ * the front's own request slots (fewer than the client's connections).
+ */
+static void limit_line(FILE *f, const struct web *w, const struct fpm_knobs *k, unsigned conns,
+                       const struct case_run *r, const struct case_logs *l)
+{
+    unsigned long long backend = 0;
+    unsigned front = fpm_front_capacity(w, k);
+    const char *sep = "";
+
+    for (unsigned i = 0; i < KIND_OTHER; i++)
+        backend += l->kinds[i];
+    fprintf(f, "  limit hit:");
+    if (l->lq.ok && l->lq.len > 0 && l->lq.max >= l->lq.len) {
+        fprintf(f, " php-fpm's listen backlog (max listen queue %lld of %lld)", l->lq.max,
+                l->lq.len);
+        sep = ";";
+    } else if (k->backlog > 0 && r->accept_peak >= k->backlog) {
+        fprintf(f, " php-fpm's listen backlog (accept queue peak %.0f of %u)", r->accept_peak,
+                k->backlog);
+        sep = ";";
+    }
+    if (l->reached > 0) {
+        fprintf(f, "%s php-fpm's workers (pm.max_children reached %llu time(s))", sep, l->reached);
+        sep = ";";
+    }
+    if (backend > 0) {
+        fprintf(f, "%s php-fpm's pool (%llu backend error(s) in %s's log)", sep, backend, w->name);
+        sep = ";";
+    }
+    if (front < conns) {
+        fprintf(f, "%s %s's own %u request slots for %u connections", sep, w->name, front, conns);
+        sep = ";";
+    }
+    fprintf(f, "%s\n", sep[0] ? "" : " none seen");
+}
+
+static void case_report(FILE *f, const struct web *w, const struct fpm_knobs *k, unsigned conns,
+                        const struct case_run r[2], const struct case_logs l[2])
 {
     for (unsigned t = 0; t < 2; t++) {
         char kinds[256], mode[512];
@@ -655,8 +696,9 @@ static void case_report(FILE *f, const struct web *w, const struct case_run r[2]
                 r[t].s5xx, r[t].errors, w->name, l[t].statuses, l[t].s5xx, w->name, kinds,
                 l[t].reached);
         queue_report(f, t, &r[t], &l[t].lq);
-        fprintf(f, "  TIME_WAIT on the backend port: %+ld\n  failure mode: %s\n", l[t].tw_delta,
-                mode + 2);
+        fprintf(f, "  TIME_WAIT on the backend port: %+ld\n", l[t].tw_delta);
+        limit_line(f, w, k, conns, &r[t], &l[t]);
+        fprintf(f, "  failure mode: %s\n", mode + 2);
     }
 }
 
@@ -683,9 +725,15 @@ static int case_failing(struct stack_ctx *c, const struct web *w, const char *la
             "a failed gate\n",
             label, c->conns, (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, w->name,
             BACKEND_TIMEOUT);
+    fprintf(c->out,
+            "%s: limits: %u client connection(s); %s holds %u request(s) at once%s; php-fpm %u "
+            "worker(s), listen.backlog %u\n",
+            label, c->conns, w->name, fpm_front_capacity(w, k),
+            fpm_front_capacity(w, k) < c->conns ? " (fewer: the front is a limit too)" : "",
+            k->children, k->backlog);
     rc = case_both(c, w, label, &e, r, l, err);
     fprintf(c->out, "\n");
-    case_report(c->out, w, r, l);
+    case_report(c->out, w, k, c->conns, r, l);
     return rc;
 }
 
@@ -699,6 +747,8 @@ static int case_overload(struct stack_ctx *c, const struct web *w, struct hb_err
     k.children = 4;
     k.backlog = 4;
     case_timing(c, c->o->short_mode ? 64 : 128, 1 * NS_PER_S, 5 * NS_PER_S);
+    /* a request slot in front for every connection: the overload is at php-fpm's pool */
+    k.web_workers = c->conns;
     return case_failing(c, w, "overload", &k, false, r, l, err);
 }
 

@@ -8,6 +8,10 @@
 #     every run valid; the last step's request count in front is the web server's own
 #   - --pool 4,8: each size a fresh stack; php-fpm's own status page of the last one says
 #     8 processes; the table names both sizes
+#   - --overload (both stacks): Apache runs a request worker for every connection (its
+#     apache2.conf), as the limits line says, so its client timeouts are not the excess of
+#     connections over its workers; per transport a "limit hit" line that does not name the
+#     front's slots, and names php-fpm's backlog when its status page says it filled
 #   - --overload (both stacks): exit 0 whatever fails; per transport the 5xx it prints are
 #     the lines of the front's own status log; the client's 5xx are no more than those (a
 #     reply in flight at the end is logged but not counted); the backend errors it prints
@@ -122,6 +126,21 @@ for stack in nginx-fpm apache-fpm; do
                 test "${mode#none}" = "$mode"
         fi
     done
+    # a request slot in front for every connection, so that the limit is php-fpm's pool: the
+    # client's timeouts cannot be the excess of connections over the web server's workers
+    conns=$(sed -n 's/^overload: limits: \([0-9]*\) client connection.*/\1/p' "$OUT")
+    if [ "$web" = apache ]; then
+        workers=$(sed -n 's/^MaxRequestWorkers \([0-9]*\)$/\1/p' "$DIR/apache2.conf")
+        check "$name: Apache runs ${workers:-?} request workers for ${conns:-?} connections" \
+            test "${workers:-0}" -ge "${conns:-1}" -a "${conns:-0}" -gt 8
+        check "$name: the limits line says so" \
+            grep -q "^overload: limits: $conns client connection(s); apache holds $workers request(s) at once; php-fpm 4 worker(s), listen.backlog 4\$" "$OUT"
+    fi
+    for t in tcp unix; do
+        hit=$(report_field "$t" "limit hit: ")
+        check "$name $t: where the limit was hit is said ($hit), not the front's slots" \
+            sh -c "[ -n '$hit' ] && ! printf '%s' '$hit' | grep -q 'request slots'"
+    done
     # php-fpm's own listen-queue figures, as its status page says them while held
     port=$(sed -n 's|^overload: .* php-fpm pid [0-9]* on tcp://\(127.0.0.1:[0-9]*\) and .*|\1|p' "$OUT")
     for t in tcp unix; do
@@ -131,6 +150,10 @@ for stack in nginx-fpm apache-fpm; do
         said=$(report_field "$t" "php-fpm status page (pool $t): ")
         check "$name $t: php-fpm's max listen queue $max and listen queue len $len as printed ($said)" \
             sh -c "printf '%s' '$said' | grep -q '^listen queue [0-9]*, max listen queue ${max:-x}, listen queue len ${len:-x}'"
+        if [ "${max:-0}" -ge "${len:-1}" ]; then
+            check "$name $t: the backlog filled (max listen queue $max of $len): the limit hit names it" \
+                sh -c "printf '%s' '$(report_field "$t" "limit hit: ")' | grep -q \"php-fpm's listen backlog (max listen queue $max of $len)\""
+        fi
     done
     ovf=$(jq -s '[.[] | select(.record == "run" and .label == "overload.tcp")][0] |
         .observed.net_delta["TcpExt.ListenOverflows"]' "$T/$name.jsonl")
