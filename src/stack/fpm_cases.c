@@ -124,8 +124,13 @@ static int case_up(struct stack_ctx *c, const struct web *w, const char *label,
     return 0;
 }
 
-/* The ablation's steps: the study's order, each adding one change to the one before. */
-static unsigned ablation_steps(const struct web *w, struct fpm_step *s)
+/*
+ * The ablation's steps: the study's order, each adding one change to the one
+ * before. nginx keeps every FastCGI connection it opens, about one per
+ * client connection (conns; fpm_nginx_kept): its reuse step has a worker for
+ * each, else the pool would starve.
+ */
+static unsigned ablation_steps(const struct web *w, unsigned conns, struct fpm_step *s)
 {
     struct fpm_knobs opt, reuse;
     unsigned n = 0;
@@ -152,8 +157,13 @@ static unsigned ablation_steps(const struct web *w, struct fpm_step *s)
     snprintf(s[n++].label, sizeof(s->label), "+php.ini");
     s[n].k = s[n - 1].k;
     s[n].k.kept = reuse.kept;
-    snprintf(s[n++].label, sizeof(s->label), "+reuse");
-    return n;
+    s[n].k.keep_all = reuse.keep_all;
+    snprintf(s[n].label, sizeof(s->label), "+reuse");
+    if (strcmp(w->name, "nginx") == 0 && s[n].k.children < fpm_nginx_kept(conns)) {
+        s[n].k.children = fpm_nginx_kept(conns);
+        snprintf(s[n].label, sizeof(s->label), "+reuse, pm %u", s[n].k.children);
+    }
+    return n + 1;
 }
 
 static void print_change(FILE *f, double now, double before)
@@ -195,6 +205,12 @@ static unsigned case_conns(const struct stack_ctx *c, unsigned dflt)
     return c->o->conns ? c->o->conns : dflt;
 }
 
+/* The connections of the ablation's and the sweep's steps. */
+static unsigned steps_conns(const struct stack_ctx *c)
+{
+    return case_conns(c, c->o->short_mode ? 8 : 16);
+}
+
 /* Each step a fresh stack, http keep-alive load on both fronts; one table of them all. */
 static int case_steps(struct stack_ctx *c, const struct web *w, const char *what,
                       const struct fpm_step *s, unsigned n, struct hb_err *err)
@@ -204,7 +220,7 @@ static int case_steps(struct stack_ctx *c, const struct web *w, const char *what
     unsigned done = 0;
     int rc = 0;
 
-    c->conns = case_conns(c, c->o->short_mode ? 8 : 16);
+    c->conns = steps_conns(c);
     fprintf(c->out,
             "%s: %u steps, each a fresh stack; http keep-alive load with %u connection(s), "
             "backend tcp and unix %u times each in ABBA order, %.2f s after %.2f s warm-up\n",
@@ -233,7 +249,7 @@ static int case_steps(struct stack_ctx *c, const struct web *w, const char *what
 static int case_ablation(struct stack_ctx *c, const struct web *w, struct hb_err *err)
 {
     struct fpm_step s[CASE_MAX_STEPS];
-    unsigned n = ablation_steps(w, s);
+    unsigned n = ablation_steps(w, steps_conns(c), s);
 
     return case_steps(c, w, "ablation, baseline to optimized-reuse", s, n, err);
 }
@@ -783,6 +799,7 @@ static int case_starve(struct stack_ctx *c, const struct web *w, struct hb_err *
     fpm_knobs_of(FPM_REUSE, &k);
     k.children = 4;
     k.kept = 8;
+    k.keep_all = false;
     case_timing(c, 16, 3 * NS_PER_S, 6 * NS_PER_S);
     rc = case_failing(c, w, "starve", &k, true, r, l, err);
     for (unsigned t = 0; t < 2; t++)

@@ -6,6 +6,9 @@
 #   - --ablation: one fresh stack per step (nginx: 5 steps, Apache 6 with AllowOverride
 #     None), each measured tcp and unix; the table and the change table name every step;
 #     every run valid; the last step's request count in front is the web server's own
+#   - kept connections really kept (nginx keeps one per client connection, its reuse step
+#     with a php-fpm worker for each): the reuse step's tcp-backend runs leave TIME_WAIT for
+#     under 5 % of their requests, the step before for at least a quarter
 #   - --pool 4,8: each size a fresh stack; php-fpm's own status page of the last one says
 #     8 processes; the table names both sizes
 #   - --overload (both stacks): Apache runs a request worker for every connection (its
@@ -60,6 +63,20 @@ for stack in nginx-fpm apache-fpm; do
             test "$(grep -c -- "^$label" "$OUT")" -ge 2
     done
     [ "$web" = apache ] && check "$name: the .htaccess step" grep -q '^+no .htaccess' "$OUT"
+    # kept FastCGI connections are kept: the reuse step's tcp-backend runs leave TIME_WAIT
+    # sockets on the backend for under 5 % of their requests, the step before (a connection
+    # per request) for at least a quarter (loopback's tcp_tw_reuse recycles some: a lower
+    # bound of the connections opened)
+    conns=$(sed -n 's/^ablation.*http keep-alive load with \([0-9]*\) connection.*/\1/p' "$OUT")
+    check "$name: kept connections kept, one per request before" jtrue -s '
+        def tw: .observed.watch[0] | .time_wait_client.peak + .time_wait_server.peak;
+        [.[] | select(.record == "run")] | .[-8:] | map(select(.label | endswith(".tcp"))) |
+        length == 4 and
+        all(.[:2][]; tw >= .requests / 4) and
+        all(.[2:][]; tw < .requests / 20)' \
+        "$T/$name.jsonl"
+    [ "$web" = nginx ] && check "$name: nginx's reuse step has a worker for every kept connection" \
+        grep -q "^+reuse, pm $((conns + 1)): .*pm static $((conns + 1)), listen.backlog 1024, kept per process [0-9]*\$" "$OUT"
     # every step priced, though each step's directory (its evidence) is gone by the end
     check_eq "$name: no step that cannot be priced" 0 "$(grep -c 'cannot be priced' "$OUT")"
     measured=$(sed -n 's/^measuring \(.*\) \.\.\.$/\1/p' "$OUT")
@@ -70,7 +87,7 @@ for stack in nginx-fpm apache-fpm; do
         '[.[] | select(.record == "run")] | length == $n and all(.[]; .valid and .errors_total == 0)' \
         "$T/$name.jsonl"
     # the last step's front (backend unix) against the web server's own count
-    FRONT_UNIX=$(grep '^+reuse: ' "$OUT" | sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p')
+    FRONT_UNIX=$(grep '^+reuse[^:]*: ' "$OUT" | sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p')
     sent=$(jq -s '[.[] | select(.record == "run")] | .[-4:] | map(.requests) | add' "$T/$name.jsonl")
     got=$(web_requests "$web" "$FRONT_UNIX")
     check "$name: the last step's $web counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
