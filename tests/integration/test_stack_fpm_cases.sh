@@ -156,7 +156,7 @@ for stack in nginx-fpm apache-fpm; do
     for t in tcp unix; do
         hit=$(report_field "$t" "limit hit: ")
         check "$name $t: where the limit was hit is said ($hit), not the front's slots" \
-            sh -c "[ -n '$hit' ] && ! printf '%s' '$hit' | grep -q 'request slots'"
+            test -n "$hit" -a "${hit#*request slots}" = "$hit"
     done
     # php-fpm's own listen-queue figures, as its status page says them while held
     port=$(sed -n 's|^overload: .* php-fpm pid [0-9]* on tcp://\(127.0.0.1:[0-9]*\) and .*|\1|p' "$OUT")
@@ -167,9 +167,11 @@ for stack in nginx-fpm apache-fpm; do
         said=$(report_field "$t" "php-fpm status page (pool $t): ")
         check "$name $t: php-fpm's max listen queue $max and listen queue len $len as printed ($said)" \
             sh -c "printf '%s' '$said' | grep -q '^listen queue [0-9]*, max listen queue ${max:-x}, listen queue len ${len:-x}'"
-        if [ "${max:-0}" -ge "${len:-1}" ]; then
+        if [ "${len:-0}" -gt 0 ] && [ "${max:-0}" -ge "$len" ]; then
+            hit=$(report_field "$t" "limit hit: ")
+            named="php-fpm's listen backlog (max listen queue $max of $len)"
             check "$name $t: the backlog filled (max listen queue $max of $len): the limit hit names it" \
-                sh -c "printf '%s' '$(report_field "$t" "limit hit: ")' | grep -q \"php-fpm's listen backlog (max listen queue $max of $len)\""
+                test "${hit#*"$named"}" != "$hit"
         fi
     done
     ovf=$(jq -s '[.[] | select(.record == "run" and .label == "overload.tcp")][0] |
