@@ -691,7 +691,7 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
 
 #define FPM_HELP(WEB, WHAT, STOCK, REUSE, CASES, STEPS, REUSE_STEP, STARVE)                                 \
     "usage: hopbench stack " WEB "-fpm [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"            \
-    "                              [-c N] [--jsonl FILE] [--hold]\n"                                        \
+    "                              [-c N] [--jsonl FILE] [--csv FILE] [-q] [--hold]\n"                      \
     "       hopbench stack " WEB "-fpm --ablation | --pool N,N,.. | --overload" CASES "\n"                  \
     "\n"                                                                                                    \
     "Builds: Debian's php8.2-fpm running <?php echo \"bench\"; with two pools, one on its own\n"            \
@@ -745,6 +745,8 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     "  -c, --connections N  connections of each run (default 1; the bare hop keeps them open:\n"            \
     "                   at most what pm.max_children leaves)\n"                                             \
     "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"                 \
+    "      --csv FILE   one CSV row per run of every measurement (source: the measurement)\n"               \
+    "  -q, --quiet      no live progress line from the runs\n"                                              \
     "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"              \
     "  -h, --help       this text\n"
 

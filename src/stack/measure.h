@@ -7,6 +7,7 @@
 #ifndef HOPBENCH_STACK_MEASURE_H
 #define HOPBENCH_STACK_MEASURE_H
 
+#include <jansson.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -49,6 +50,7 @@ struct stack_ctx {
     bool interrupted; /* a stop signal came before the measurements ended */
     struct stack_costed costed[STACK_MAX_COSTED]; /* for stack_cost, in the order measured */
     unsigned ncosted;
+    json_t *csv; /* --csv: each child's {"source": its measurement, "runs": its document's} */
 };
 
 #define STACK_MAX_SVC 4 /* named services of a run child the table shows */
@@ -159,6 +161,15 @@ void stack_cost(struct stack_ctx *c);
 
 /* Frees the evidence kept for stack_cost. */
 void stack_cost_release(struct stack_ctx *c);
+
+/*
+ * --csv: the runs of every child so far (their --json documents' "runs"),
+ * each row's source the child's measurement ("set-pipeline-1", or
+ * "overload.tcp" for a child that loads one arm), written to o->csv_path.
+ * Returns 0 (also without --csv or without a run), or a negative errno with
+ * err set. Frees them either way.
+ */
+int stack_csv_write(struct stack_ctx *c, struct hb_err *err);
 
 /*
  * Adds --service NAME=cgroup:DIR for each of the stack's services named in

@@ -115,6 +115,11 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
     }
     if (rc == 0) rc = stack_body(&c, d, err);
     stack_cost_release(&c);
+    /* the runs measured, whatever ended the stack */
+    if (stack_csv_write(&c, &rel) < 0 && rc == 0) {
+        *err = rel;
+        rc = -EIO;
+    }
     /* Whatever happened, nothing is left: an error here is the error if there was none. */
     if (sup_release(&c.sup, &rel) < 0 && rc == 0) {
         *err = rel;
