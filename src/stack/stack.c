@@ -79,6 +79,7 @@ static int stack_body(struct stack_ctx *c, const struct stack_def *d, struct hb_
     }
     if (rc == 0) rc = d->run(c, err);
     if (rc == 0 && !stack_stopping(c)) stack_cost(c);
+    if (rc == 0) rc = stack_csv_write(c, err); /* before --hold: the file is there while held */
     if (rc == 0 && c->o->hold && !stack_stopping(c)) rc = stack_hold(c, err);
     if (c->jsonl_open) {
         struct hb_err e2 = { 0 };
@@ -115,7 +116,7 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
     }
     if (rc == 0) rc = stack_body(&c, d, err);
     stack_cost_release(&c);
-    /* the runs measured, whatever ended the stack */
+    /* the runs measured, when an error or a stop came before stack_body wrote them */
     if (stack_csv_write(&c, &rel) < 0 && rc == 0) {
         *err = rel;
         rc = -EIO;
