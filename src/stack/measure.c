@@ -397,19 +397,23 @@ static int csv_keep(struct stack_ctx *c, const char *json, const char *source, s
 int stack_csv_write(struct stack_ctx *c, struct hb_err *err)
 {
     size_t n = json_array_size(c->csv);
-    struct csv_source *src = calloc(n ? n : 1, sizeof(*src));
+    struct csv_source *src = NULL;
     int rc = 0;
 
-    if (src == NULL) rc = hb_fail(err, -ENOMEM, "--csv: out of memory");
-    for (size_t i = 0; rc == 0 && i < n; i++) {
+    if (c->o->csv_path == NULL || n == 0) goto out;
+    src = calloc(n, sizeof(*src));
+    if (src == NULL) {
+        rc = hb_fail(err, -ENOMEM, "--csv: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(c->csv, i);
         src[i].name = json_string_value(json_object_get(e, "source"));
         src[i].runs = json_object_get(e, "runs");
     }
-    if (rc == 0 && c->o->csv_path != NULL && n > 0) {
-        rc = report_csv_write(c->o->csv_path, src, n, err);
-        if (rc == 0) fprintf(c->out, "csv: %s (%zu measurement(s))\n", c->o->csv_path, n);
-    }
+    rc = report_csv_write(c->o->csv_path, src, n, err);
+    if (rc == 0) fprintf(c->out, "csv: %s (%zu measurement(s))\n", c->o->csv_path, n);
+out:
     free(src);
     json_decref(c->csv);
     c->csv = NULL;
