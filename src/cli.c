@@ -1746,7 +1746,7 @@ int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct
 static const char usage_stack[] =
     "usage: hopbench stack list\n"
     "       hopbench stack NAME [--profile P] [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
-    "                           [--jsonl FILE] [--hold]\n"
+    "                           [--jsonl FILE] [--csv FILE] [-q] [--hold]\n"
     "                           [--ablation | --pool N,N,.. | --overload | --starve]\n"
     "       hopbench stack NAME --help   what NAME builds, what it measures, how long it takes\n"
     "\n"
@@ -1769,6 +1769,10 @@ static const char usage_stack[] =
     "      --warmup S   each run's discarded start (default: the stack's)\n"
     "  -c, --connections N  connections of each run (default 1)\n"
     "      --jsonl FILE append every run's evidence (run --jsonl lines) to FILE\n"
+    "      --csv FILE   one CSV row per run of every measurement, in one file (source: the\n"
+    "                   measurement; docs/csv.md lists the columns)\n"
+    "  -q, --quiet      no live progress line from the runs (drawn on stderr only when it\n"
+    "                   is a terminal)\n"
     "      --hold       after measuring keep the services up until Ctrl-C\n"
     "      --ablation   the study's steps from baseline to optimized, one change at a time\n"
     "      --pool N,N,..  the pool-size sweep: pm static with N children, each N\n"
@@ -1789,6 +1793,7 @@ enum {
     OPT_STACK_POOL,
     OPT_STACK_OVERLOAD,
     OPT_STACK_STARVE,
+    OPT_STACK_CSV,
 };
 
 static const struct option stack_longopts[] = {
@@ -1804,11 +1809,13 @@ static const struct option stack_longopts[] = {
     { "pool", required_argument, NULL, OPT_STACK_POOL },
     { "overload", no_argument, NULL, OPT_STACK_OVERLOAD },
     { "starve", no_argument, NULL, OPT_STACK_STARVE },
+    { "csv", required_argument, NULL, OPT_STACK_CSV },
+    { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
 
-const struct cli_spec cli_spec_stack = { "stack", usage_stack, "d:c:h", stack_longopts };
+const struct cli_spec cli_spec_stack = { "stack", usage_stack, "d:c:qh", stack_longopts };
 
 /* --pool N,N,..: pm.max_children values, each 1..1024, at most STACK_MAX_POOL. */
 static int stack_pool_list(const char *val, struct stack_opts *o, struct hb_err *err)
@@ -1854,6 +1861,12 @@ static int stack_option(int c, const char *val, struct stack_opts *o, struct hb_
         return 0;
     case OPT_STACK_HOLD:
         o->hold = true;
+        return 0;
+    case OPT_STACK_CSV:
+        o->csv_path = val;
+        return 0;
+    case 'q':
+        o->quiet = true;
         return 0;
     case OPT_STACK_PROFILE:
         o->profile = val;

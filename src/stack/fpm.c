@@ -13,8 +13,6 @@
  * denied"), and the FastCGI connections kept open fit pm.max_children.
  */
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,12 +21,15 @@
 #include "stack/fpm.h"
 #include "stack/measure.h"
 #include "stack/stack.h"
+#include "stack/users.h"
 
-#define PHP_FPM     "/usr/sbin/php-fpm8.2"
-#define NGINX       "/usr/sbin/nginx"
-#define APACHE      "/usr/sbin/apache2"
-#define APACHE_MODS "/usr/lib/apache2/modules"
-#define WORKER_USER "www-data" /* the web servers' and the socket's user when hopbench is root */
+#define APACHE_STOCK_WORKERS 150u  /* the stock MaxRequestWorkers */
+#define NGINX_WORKER_CONNS   1024u /* each nginx worker's worker_connections */
+#define PHP_FPM              "/usr/sbin/php-fpm8.2"
+#define NGINX                "/usr/sbin/nginx"
+#define APACHE               "/usr/sbin/apache2"
+#define APACHE_MODS          "/usr/lib/apache2/modules"
+#define WORKER_USER          "www-data" /* the web servers' and the socket's user when hopbench is root */
 
 const char *const fpm_profile_names[] = { "baseline", "optimized", "optimized-reuse", NULL };
 
@@ -62,6 +63,7 @@ void fpm_knobs_of(enum fpm_profile p, struct fpm_knobs *k)
      * after, finds free workers while the web server's connections pin theirs.
      */
     if (p == FPM_REUSE) k->kept = k->children / 2 / WEB_PROCS > 0 ? k->children / 2 / WEB_PROCS : 1;
+    k->keep_all = p == FPM_REUSE;
 }
 
 /* One pool's settings, the same for both pools but for where it listens. */
@@ -108,6 +110,46 @@ static int fpm_conf(struct stack_ctx *c, const struct fpm_knobs *k, unsigned por
              "[unix]\nlisten = %s\n%s%s",
              d, port, tcp, sock, owner, ux);
     return sup_write(&c->sup, "php-fpm.conf", conf, err);
+}
+
+/*
+ * nginx's upstream keepalive per worker when it keeps connections: its cache
+ * of idle ones bounds only what it keeps, not what it opens (one for each
+ * request in flight, with no queue), so it holds at least one per client
+ * connection, since a worker may serve them all, and none is closed.
+ */
+static unsigned nginx_keepalive(const struct stack_ctx *c, const struct fpm_knobs *k)
+{
+    return k->keep_all && c->conns > k->kept ? c->conns : k->kept;
+}
+
+/*
+ * The FastCGI connections the web server keeps open per backend at most, and
+ * how that comes (into how): Apache's enablereuse max per process is a hard
+ * bound, as is nginx's keepalive per worker on what it keeps (it opens more,
+ * and closes them) unless keep_all raised it to keep every one it opens.
+ */
+static unsigned web_kept(const struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k,
+                         char *how, size_t cap)
+{
+    unsigned per = nginx_keepalive(c, k);
+
+    how[0] = '\0';
+    if (k->kept == 0) return 0;
+    if (strcmp(w->name, "nginx") != 0 || !k->keep_all) {
+        snprintf(how, cap, "%u x %u", WEB_PROCS, k->kept);
+        return WEB_PROCS * k->kept;
+    }
+    snprintf(how, cap,
+             "one per client connection and one per other worker (keepalive %u per worker "
+             "keeps them all)",
+             per);
+    return WEB_PROCS * per < fpm_nginx_kept(c->conns) ? WEB_PROCS * per : fpm_nginx_kept(c->conns);
+}
+
+unsigned fpm_nginx_kept(unsigned conns)
+{
+    return conns + WEB_PROCS - 1;
 }
 
 /* nginx's http{} settings: Debian's stock nginx.conf, or the lean ones. */
@@ -160,21 +202,23 @@ static int nginx_conf(struct stack_ctx *c, const struct fpm_knobs *k, const unsi
     front_extra(c, k, true, "unix", extra[1], sizeof(extra[1]));
     len += (size_t)snprintf(conf + len, sizeof(conf) - len,
                             "%sdaemon off;\nworker_processes %s;\npid %s/nginx.pid;\n"
-                            "error_log stderr warn;\nevents { worker_connections 1024; }\n"
+                            "error_log stderr warn;\nevents { worker_connections %u; }\n"
                             "http {\n%s"
                             "  client_body_temp_path %s/nginx-body;\n"
                             "  proxy_temp_path %s/nginx-proxy;\n"
                             "  fastcgi_temp_path %s/nginx-fastcgi;\n"
                             "  uwsgi_temp_path %s/nginx-uwsgi;\n  scgi_temp_path %s/nginx-scgi;\n",
-                            user, k->web_lean ? "2" : "auto", d, http, d, d, d, d, d);
+                            user, k->web_lean ? "2" : "auto", d, NGINX_WORKER_CONNS, http, d, d, d,
+                            d, d);
     for (unsigned i = 0; i < 2; i++) {
         if (k->kept == 0 || len >= sizeof(conf)) continue;
         /* keepalive: the idle connections each worker keeps; fastcgi_keep_conn asks FPM to */
         pass[i] = i == 0 ? "fpm0" : "fpm1";
         len += (size_t)snprintf(conf + len, sizeof(conf) - len,
                                 "  upstream fpm%u {\n    server %s;\n    keepalive %u;\n"
-                                "    keepalive_requests 1000000;\n  }\n",
-                                i, backend[i], k->kept);
+                                "    keepalive_requests 1000000;\n    keepalive_timeout 3600s;\n"
+                                "  }\n",
+                                i, backend[i], nginx_keepalive(c, k));
     }
     for (unsigned i = 0; i < 2 && len < sizeof(conf); i++)
         len += (size_t)snprintf(
@@ -213,6 +257,20 @@ static void apache_modules(const struct fpm_knobs *k, char *buf, size_t cap)
                                 "LoadModule %s_module " APACHE_MODS "/mod_%s.so\n", m[i], m[i]);
 }
 
+/* The lean Apache's threads per process: 32, or enough for k->web_workers. */
+static unsigned apache_threads(const struct fpm_knobs *k)
+{
+    unsigned need = (k->web_workers + WEB_PROCS - 1) / WEB_PROCS;
+
+    return need > 32 ? need : 32;
+}
+
+unsigned fpm_front_capacity(const struct web *w, const struct fpm_knobs *k)
+{
+    if (strcmp(w->name, "nginx") == 0) return WEB_PROCS * NGINX_WORKER_CONNS / 2;
+    return k->web_lean ? WEB_PROCS * apache_threads(k) : APACHE_STOCK_WORKERS;
+}
+
 /* The pool, keep-alive, logs, overrides and the FastCGI timeout. */
 static void apache_tuning(const struct stack_ctx *c, const struct fpm_knobs *k, char *buf,
                           size_t cap)
@@ -224,17 +282,19 @@ static void apache_tuning(const struct stack_ctx *c, const struct fpm_knobs *k, 
             buf, cap,
             "KeepAlive On\nMaxKeepAliveRequests 100\nKeepAliveTimeout 5\n"
             "StartServers 2\nMinSpareThreads 25\nMaxSpareThreads 75\nThreadLimit 64\n"
-            "ThreadsPerChild 25\nMaxRequestWorkers 150\nMaxConnectionsPerChild 0\n"
+            "ThreadsPerChild 25\nMaxRequestWorkers %u\nMaxConnectionsPerChild 0\n"
             "LogFormat \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%O \\\"%%{Referer}i\\\" "
             "\\\"%%{User-Agent}i\\\"\" combined\n"
             "CustomLog %s/apache-access.log combined\nTypesConfig /etc/mime.types\n",
-            c->sup.dir);
+            APACHE_STOCK_WORKERS, c->sup.dir);
     else
-        len = (size_t)snprintf(buf, cap,
-                               "KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 5\n"
-                               "ServerLimit %u\nStartServers %u\nThreadsPerChild 32\n"
-                               "MaxRequestWorkers %u\nMinSpareThreads 32\nMaxSpareThreads %u\n",
-                               WEB_PROCS, WEB_PROCS, WEB_PROCS * 32, WEB_PROCS * 32 + 32);
+        len = (size_t)snprintf(
+            buf, cap,
+            "KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 5\n"
+            "ServerLimit %u\nStartServers %u\nThreadLimit %u\nThreadsPerChild %u\n"
+            "MaxRequestWorkers %u\nMinSpareThreads %u\nMaxSpareThreads %u\n",
+            WEB_PROCS, WEB_PROCS, apache_threads(k), apache_threads(k),
+            WEB_PROCS * apache_threads(k), apache_threads(k), (WEB_PROCS + 1) * apache_threads(k));
     if (len < cap && k->htaccess)
         len +=
             (size_t)snprintf(buf + len, cap - len,
@@ -299,33 +359,6 @@ static const char wp_htaccess[] = "<IfModule mod_rewrite.c>\nRewriteEngine On\nR
                                   "RewriteCond %{REQUEST_FILENAME} !-d\n"
                                   "RewriteRule . /index.php [L]\n</IfModule>\n";
 
-static bool in_groups(gid_t g, gid_t gid, const gid_t *groups, int n)
-{
-    if (g == gid) return true;
-    for (int i = 0; i < n; i++)
-        if (groups[i] == g) return true;
-    return false;
-}
-
-/* The identity the kernel checks a path's permissions against. */
-struct who {
-    uid_t uid;
-    gid_t gid;
-    gid_t groups[64];
-    int ngroups;
-};
-
-/* Whether w has permission bit (1 search, 2 write) on st: user, group or other bits. */
-static bool may(const struct who *w, const struct stat *st, unsigned bit)
-{
-    unsigned mode = (unsigned)st->st_mode;
-
-    if (w->uid == 0) return true;
-    if (st->st_uid == w->uid) return (mode & (bit << 6)) != 0;
-    if (in_groups(st->st_gid, w->gid, w->groups, w->ngroups)) return (mode & (bit << 3)) != 0;
-    return (mode & bit) != 0;
-}
-
 /*
  * Whether user `name` (the web server's workers) may connect to the socket at
  * path: search permission on every directory above it and write permission
@@ -333,22 +366,18 @@ static bool may(const struct who *w, const struct stat *st, unsigned bit)
  */
 static bool sock_usable(const char *path, const char *name, char *line, size_t cap)
 {
-    struct passwd *pw = getpwnam(name);
-    struct who w = { .ngroups = 64 };
-    char dir[PATH_MAX];
+    struct users_id w;
+    char dir[PATH_MAX], owner[64] = "?", group[64] = "?";
     struct stat st;
 
-    if (pw == NULL) {
+    if (users_lookup(USERS_PASSWD, USERS_GROUP, name, &w) < 0) {
         snprintf(line, cap, "there is no user %s for the web server's workers", name);
         return false;
     }
-    w.uid = pw->pw_uid;
-    w.gid = pw->pw_gid;
-    if (getgrouplist(pw->pw_name, w.gid, w.groups, &w.ngroups) == -1) w.ngroups = 0;
     snprintf(dir, sizeof(dir), "%s", path);
     for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
         *slash = '\0';
-        if (stat(dir, &st) == -1 || !may(&w, &st, 1)) {
+        if (stat(dir, &st) == -1 || !users_may(&w, &st, 1)) {
             snprintf(line, cap,
                      "the web server's workers (%s) cannot reach %.200s: no search "
                      "permission on %.200s",
@@ -356,20 +385,19 @@ static bool sock_usable(const char *path, const char *name, char *line, size_t c
             return false;
         }
     }
-    if (stat(path, &st) == -1 || !may(&w, &st, 2)) {
+    if (stat(path, &st) == -1 || !users_may(&w, &st, 2)) {
         snprintf(line, cap,
                  "the web server's workers (%s) cannot connect to %.200s: no write "
                  "permission (a 502 \"Permission denied\" for every request)",
                  name, path);
         return false;
     }
-    struct passwd *o = getpwuid(st.st_uid);
-    struct group *g = getgrgid(st.st_gid);
+    users_name_of_uid(USERS_PASSWD, st.st_uid, owner, sizeof(owner));
+    users_name_of_gid(USERS_GROUP, st.st_gid, group, sizeof(group));
     snprintf(line, cap,
              "check: the socket %.200s is %s:%s %04o: the web server's workers (%s) can "
              "connect",
-             path, o ? o->pw_name : "?", g ? g->gr_name : "?", (unsigned)(st.st_mode & 07777),
-             name);
+             path, owner, group, (unsigned)(st.st_mode & 07777), name);
     return true;
 }
 
@@ -470,23 +498,24 @@ static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_
  * server's. starve: kept connections beyond the pool are the case measured,
  * let through with a warning line.
  */
-static int fpm_pitfalls(struct stack_ctx *c, const struct fpm_knobs *k, const struct fpm_eps *e,
-                        unsigned bare, bool starve, struct hb_err *err)
+static int fpm_pitfalls(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k,
+                        const struct fpm_eps *e, unsigned bare, bool starve, struct hb_err *err)
 {
-    char line[PATH_MAX + 256], kept[160];
-    const char *user = WORKER_USER;
-    struct passwd *me = getpwuid(geteuid());
-    unsigned kids = k->children, web = WEB_PROCS * k->kept;
+    char line[PATH_MAX + 256], kept[256], how[160];
+    char user[64] = WORKER_USER;
+    unsigned kids = k->children, web = web_kept(c, w, k, how, sizeof(how));
 
-    if (geteuid() != 0) user = me ? me->pw_name : "?"; /* not root: the workers are us */
+    /* not root: the workers are us */
+    if (geteuid() != 0 && users_name_of_uid(USERS_PASSWD, geteuid(), user, sizeof(user)) < 0)
+        snprintf(user, sizeof(user), "?");
     if (!sock_usable(e->sock, user, line, sizeof(line)))
         return hb_fail(err, -EACCES, "%.240s", line);
     fprintf(c->out, "%s\n", line);
     if (web > kids && starve) {
         fprintf(c->out,
-                "warning: the starvation case, deliberately: the web server may keep %u x %u = "
-                "%u FastCGI connections per backend for pm.max_children %u\n",
-                WEB_PROCS, k->kept, web, kids);
+                "warning: the starvation case, deliberately: the web server may keep %s = %u "
+                "FastCGI connections per backend for pm.max_children %u\n",
+                how, web, kids);
         return 0;
     }
     if (web + bare > kids)
@@ -496,8 +525,8 @@ static int fpm_pitfalls(struct stack_ctx *c, const struct fpm_knobs *k, const st
                        "-c %u or less)",
                        bare, web, kids, kids > web ? kids - web : 0);
     if (web > 0)
-        snprintf(kept, sizeof(kept), "keeps at most %u x %u = %u FastCGI connections per backend",
-                 WEB_PROCS, k->kept, web);
+        snprintf(kept, sizeof(kept), "keeps at most %s = %u FastCGI connections per backend", how,
+                 web);
     else
         snprintf(kept, sizeof(kept), "opens a FastCGI connection per request (none kept)");
     fprintf(c->out,
@@ -597,7 +626,7 @@ static int fpm_up_bare(struct stack_ctx *c, const struct web *w, const struct fp
     /* The set-up checks come before the web server: a socket it cannot use is named, not 502s. */
     rc = fpm_start(c, k, port, e->sock, err);
     if (rc == 0) rc = fpm_ready(c, NULL, e, err);
-    if (rc == 0) rc = fpm_pitfalls(c, k, e, bare, starve, err);
+    if (rc == 0) rc = fpm_pitfalls(c, w, k, e, bare, starve, err);
     if (rc == 0) rc = web_start(c, w, k, front, port, e->sock, err);
     if (rc == 0) rc = fpm_ready(c, w, e, err);
     return rc;
@@ -660,61 +689,65 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     return fpm_stack(c, &web_apache, err);
 }
 
-#define FPM_HELP(WEB, WHAT, STOCK, REUSE, CASES, STEPS, STARVE)                                    \
-    "usage: hopbench stack " WEB "-fpm [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"   \
-    "                              [-c N] [--jsonl FILE] [--hold]\n"                               \
-    "       hopbench stack " WEB "-fpm --ablation | --pool N,N,.. | --overload" CASES "\n"         \
-    "\n"                                                                                           \
-    "Builds: Debian's php8.2-fpm running <?php echo \"bench\"; with two pools, one on its own\n"   \
-    "port on 127.0.0.1 and one on its own Unix socket, behind " WHAT "\n"                          \
-    "with one port per backend; everything in a private temporary directory, each server\n"        \
-    "in its own cgroups under hopbench's. --profile (default optimized):\n"                        \
-    "  baseline         stock-like: " STOCK ",\n"                                                  \
-    "                   access logs, pm dynamic with at most 5 children, a new FastCGI\n"          \
-    "                   connection per request\n"                                                  \
-    "  optimized        minimal modules, a fixed pool of 2 processes, no access logs, pm static\n" \
-    "                   with 2 children per CPU, opcache.validate_timestamps=0, a new FastCGI\n"   \
-    "                   connection per request\n"                                                  \
-    "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "):\n"                    \
-    "                   the 2 processes keep at most pm.max_children / 2 per backend, so\n"        \
-    "                   that the bare hop's connections find free workers too\n"                   \
-    "Checks, one line each: the web server's workers may connect to the socket (else every\n"      \
-    "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"       \
-    "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"        \
-    "(the web server and php-fpm each measured by name from its own cgroup, the web server\n"      \
-    "-> php-fpm hop watched); then hopbench fcgi straight to php-fpm, tcp against unix (the\n"     \
-    "bare hop). Each --reps times in ABBA order. Every reply must be 2xx with the body\n"          \
-    "'bench': a 5xx, a reset or a wrong body fails the gate (exit 2). Per measurement, for\n"      \
-    "tcp, unix and unix/tcp (95 % interval, '~' when not significant): ops/s, p50, p99; CPU\n"     \
-    "us per request of the client, each service, their sum and the system (softirq\n"              \
-    "included); each service's PSS and working set; TIME_WAIT per side of the front hop\n"         \
-    "and of the backend hop, and the backend's established connections.\n"                         \
-    "Takes: 2 measurements x 2 backends x --reps (default 4) x (-d 2 s + --warmup 0.5 s),\n"       \
-    "about 45 s; --short about 10 s and is a check, not a result.\n"                               \
-    "\n"                                                                                           \
-    "The study's cases, instead of a profile (the web server's load only, no bare hop):\n"         \
-    "  --ablation       baseline, then one change added at a time: php-fpm pm static (2 per\n"     \
-    "                   CPU), the lean web server (its modules, fixed pool, no access log)" STEPS  \
-    "                   php.ini (opcache.validate_timestamps=0), FastCGI connections kept;\n"      \
-    "                   each step a fresh stack, tcp against unix; one table, and each step's\n"   \
-    "                   change from the one before (-c default 16, 8 with --short; ~15 s short)\n" \
-    "  --pool N,N,..    the optimized profile with pm static N, each N (at most 8 sizes)\n"        \
-    "  --overload       pm static 4, listen.backlog 4, 128 connections (64 with --short) for\n"    \
-    "                   5 s (1 s) per transport: how each fails, from the client's errors by\n"    \
-    "                   kind, the web server's status log and error log, php-fpm's log, its\n"     \
-    "                   status page's listen queue per pool (listen queue, max listen queue,\n"    \
-    "                   listen queue len) beside the kernel's ListenOverflows (TCP) and the\n"     \
-    "                   backend's accept queue, and the TIME_WAIT sockets on the backend port;\n"  \
-    "                   errors do not fail the gate\n" STARVE "\n"                                 \
-    "  --profile P      baseline, optimized (default) or optimized-reuse\n"                        \
-    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                              \
-    "  --reps N         runs per backend and measurement (default 4; 2 with --short)\n"            \
-    "  -d, --duration S each run's measured seconds (default 2)\n"                                 \
-    "      --warmup S   each run's discarded start (default 0.5)\n"                                \
-    "  -c, --connections N  connections of each run (default 1; the bare hop keeps them open:\n"   \
-    "                   at most what pm.max_children leaves)\n"                                    \
-    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"        \
-    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"     \
+#define FPM_HELP(WEB, WHAT, STOCK, REUSE, CASES, STEPS, REUSE_STEP, STARVE)                                 \
+    "usage: hopbench stack " WEB "-fpm [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"            \
+    "                              [-c N] [--jsonl FILE] [--csv FILE] [-q] [--hold]\n"                      \
+    "       hopbench stack " WEB "-fpm --ablation | --pool N,N,.. | --overload" CASES "\n"                  \
+    "\n"                                                                                                    \
+    "Builds: Debian's php8.2-fpm running <?php echo \"bench\"; with two pools, one on its own\n"            \
+    "port on 127.0.0.1 and one on its own Unix socket, behind " WHAT "\n"                                   \
+    "with one port per backend; everything in a private temporary directory, each server\n"                 \
+    "in its own cgroups under hopbench's. --profile (default optimized):\n"                                 \
+    "  baseline         stock-like: " STOCK ",\n"                                                           \
+    "                   access logs, pm dynamic with at most 5 children, a new FastCGI\n"                   \
+    "                   connection per request\n"                                                           \
+    "  optimized        minimal modules, a fixed pool of 2 processes, no access logs, pm static\n"          \
+    "                   with 2 children per CPU, opcache.validate_timestamps=0, a new FastCGI\n"            \
+    "                   connection per request\n"                                                           \
+    "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "\n"                               \
+    "Checks, one line each: the web server's workers may connect to the socket (else every\n"               \
+    "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"                \
+    "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"                 \
+    "(the web server and php-fpm each measured by name from its own cgroup, the web server\n"               \
+    "-> php-fpm hop watched); then hopbench fcgi straight to php-fpm, tcp against unix (the\n"              \
+    "bare hop). Each --reps times in ABBA order. Every reply must be 2xx with the body\n"                   \
+    "'bench': a 5xx, a reset or a wrong body fails the gate (exit 2). Per measurement, for\n"               \
+    "tcp, unix and unix/tcp (95 % interval, '~' when not significant): ops/s, p50, p99; CPU\n"              \
+    "us per request of the client, each service, their sum and the system (softirq\n"                       \
+    "included); each service's PSS and working set; TIME_WAIT per side of the front hop\n"                  \
+    "and of the backend hop, and the backend's established connections.\n"                                  \
+    "Takes: 2 measurements x 2 backends x --reps (default 4) x (-d 2 s + --warmup 0.5 s),\n"                \
+    "about 45 s; --short about 10 s and is a check, not a result.\n"                                        \
+    "\n"                                                                                                    \
+    "The study's cases, instead of a profile (the web server's load only, no bare hop):\n"                  \
+    "  --ablation       baseline, then one change added at a time: php-fpm pm static (2 per\n"              \
+    "                   CPU), the lean web server (its modules, fixed pool, no access log)" STEPS           \
+    "                   php.ini (opcache.validate_timestamps=0), FastCGI connections kept;\n"               \
+    "                   each step a fresh stack, tcp against unix; one table, and each step's\n"            \
+    "                   change from the one before (-c default 16, 8 with --short; ~15 s short)" REUSE_STEP \
+    "\n"                                                                                                    \
+    "  --pool N,N,..    the optimized profile with pm static N, each N (at most 8 sizes)\n"                 \
+    "  --overload       pm static 4, listen.backlog 4, 128 connections (64 with --short) for\n"             \
+    "                   5 s (1 s) per transport, the web server holding a request for each\n"               \
+    "                   (Apache's workers raised to match) so that the limit is php-fpm's:\n"               \
+    "                   where each transport hit it ('limit hit: ...') and how it fails, from\n"            \
+    "                   the client's errors by kind, the web server's status log and error\n"               \
+    "                   log, php-fpm's log, its status page's listen queue per pool (listen\n"              \
+    "                   queue, max listen queue, listen queue len) beside the kernel's\n"                   \
+    "                   ListenOverflows (TCP) and the backend's accept queue, and the\n"                    \
+    "                   TIME_WAIT sockets on the backend port;\n"                                           \
+    "                   errors do not fail the gate\n" STARVE "\n"                                          \
+    "  --profile P      baseline, optimized (default) or optimized-reuse\n"                                 \
+    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                                       \
+    "  --reps N         runs per backend and measurement (default 4; 2 with --short)\n"                     \
+    "  -d, --duration S each run's measured seconds (default 2)\n"                                          \
+    "      --warmup S   each run's discarded start (default 0.5)\n"                                         \
+    "  -c, --connections N  connections of each run (default 1; the bare hop keeps them open:\n"            \
+    "                   at most what pm.max_children leaves)\n"                                             \
+    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"                 \
+    "      --csv FILE   one CSV row per run of every measurement (source: the measurement)\n"               \
+    "  -q, --quiet      no live progress line from the runs\n"                                              \
+    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"              \
     "  -h, --help       this text\n"
 
 const char *const nginx_needs[] = { PHP_FPM, "php8.2-fpm", NGINX, "nginx", NULL };
@@ -725,7 +758,14 @@ const struct stack_def stack_nginx_fpm = {
     .summary = "nginx -> php8.2-fpm (3 profiles), backend tcp vs unix, and the bare FastCGI hop",
     .help = FPM_HELP(
         "nginx", "nginx", "worker_processes auto, gzip",
-        "upstream keepalive,\n                   fastcgi_keep_conn on", " | --starve", ",\n",
+        "upstream keepalive,\n                   fastcgi_keep_conn on): nginx opens one for each "
+        "request in flight\n                   (it has no queue) and keeps them all (keepalive "
+        "at least -c per\n                   worker, keepalive_requests 1000000, "
+        "keepalive_timeout 1 h): one per\n                   client connection and one per other "
+        "worker (its readiness request),\n                   which with the bare hop's must fit "
+        "pm.max_children",
+        " | --starve", ",\n",
+        ";\n                   its reuse step has pm static -c + 1, a worker for each kept connection",
         "  --starve         fastcgi_keep_conn on with upstream keepalive 8 per worker (16 in\n"
         "                   all) for pm static 4, 16 connections, 6 s (3 s) per transport:\n"
         "                   the pool starves; the output names it ('pool starved: ...')\n"
@@ -743,8 +783,11 @@ const struct stack_def stack_apache_fpm = {
     .help = FPM_HELP("apache", "Apache 2.4 (mpm_event, mod_proxy_fcgi)",
                      "22 modules, a dynamic mpm_event pool,\n"
                      "                   MaxKeepAliveRequests 100, a WordPress .htaccess",
-                     "enablereuse=on max=N", "",
-                     ",\n                   AllowOverride None (no .htaccess read),\n", ""),
+                     "enablereuse=on max=N): the 2\n"
+                     "                   processes keep at most pm.max_children / 2 per backend, "
+                     "so\n                   that the bare hop's connections find free workers "
+                     "too",
+                     "", ",\n                   AllowOverride None (no .htaccess read),\n", "", ""),
     .needs = apache_needs,
     .profiles = fpm_profile_names,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD,

@@ -34,8 +34,10 @@ struct fpm_knobs {
     unsigned children; /* pm.max_children */
     unsigned backlog;  /* listen.backlog; 0: php-fpm's default */
     unsigned kept;     /* FastCGI connections each web server process keeps per backend; 0: none */
+    bool keep_all;     /* nginx: keepalive raised so that it keeps every connection it opens */
     bool status_log;   /* each front logs every reply's status to status-tcp.log, status-unix.log */
-    unsigned timeout_s; /* the web server's FastCGI connect and read timeout; 0: its default */
+    unsigned timeout_s;   /* the web server's FastCGI connect and read timeout; 0: its default */
+    unsigned web_workers; /* lean Apache: at least this many request workers; 0: 2 x 32 */
 };
 
 /* What differs between the two web servers. */
@@ -56,6 +58,21 @@ struct fpm_eps {
     char docroot[PATH_MAX];
     unsigned fpm_port;
 };
+
+/*
+ * The requests web server w can hold at once under k: Apache's request
+ * workers (MaxRequestWorkers), nginx's worker connections (each request holds
+ * two: the client's and the backend's).
+ */
+unsigned fpm_front_capacity(const struct web *w, const struct fpm_knobs *k);
+
+/*
+ * The FastCGI connections nginx keeps open at most per backend when it keeps
+ * them: one per client connection (one request in flight each; nginx opens a
+ * connection per request in flight, and keeps them all), and one more per
+ * worker that served only the readiness request.
+ */
+unsigned fpm_nginx_kept(unsigned conns);
 
 /* The settings of profile p. */
 void fpm_knobs_of(enum fpm_profile p, struct fpm_knobs *k);

@@ -124,8 +124,13 @@ static int case_up(struct stack_ctx *c, const struct web *w, const char *label,
     return 0;
 }
 
-/* The ablation's steps: the study's order, each adding one change to the one before. */
-static unsigned ablation_steps(const struct web *w, struct fpm_step *s)
+/*
+ * The ablation's steps: the study's order, each adding one change to the one
+ * before. nginx keeps every FastCGI connection it opens, about one per
+ * client connection (conns; fpm_nginx_kept): its reuse step has a worker for
+ * each, else the pool would starve.
+ */
+static unsigned ablation_steps(const struct web *w, unsigned conns, struct fpm_step *s)
 {
     struct fpm_knobs opt, reuse;
     unsigned n = 0;
@@ -152,8 +157,13 @@ static unsigned ablation_steps(const struct web *w, struct fpm_step *s)
     snprintf(s[n++].label, sizeof(s->label), "+php.ini");
     s[n].k = s[n - 1].k;
     s[n].k.kept = reuse.kept;
-    snprintf(s[n++].label, sizeof(s->label), "+reuse");
-    return n;
+    s[n].k.keep_all = reuse.keep_all;
+    snprintf(s[n].label, sizeof(s->label), "+reuse");
+    if (strcmp(w->name, "nginx") == 0 && s[n].k.children < fpm_nginx_kept(conns)) {
+        s[n].k.children = fpm_nginx_kept(conns);
+        snprintf(s[n].label, sizeof(s->label), "+reuse, pm %u", s[n].k.children);
+    }
+    return n + 1;
 }
 
 static void print_change(FILE *f, double now, double before)
@@ -195,6 +205,12 @@ static unsigned case_conns(const struct stack_ctx *c, unsigned dflt)
     return c->o->conns ? c->o->conns : dflt;
 }
 
+/* The connections of the ablation's and the sweep's steps. */
+static unsigned steps_conns(const struct stack_ctx *c)
+{
+    return case_conns(c, c->o->short_mode ? 8 : 16);
+}
+
 /* Each step a fresh stack, http keep-alive load on both fronts; one table of them all. */
 static int case_steps(struct stack_ctx *c, const struct web *w, const char *what,
                       const struct fpm_step *s, unsigned n, struct hb_err *err)
@@ -204,7 +220,7 @@ static int case_steps(struct stack_ctx *c, const struct web *w, const char *what
     unsigned done = 0;
     int rc = 0;
 
-    c->conns = case_conns(c, c->o->short_mode ? 8 : 16);
+    c->conns = steps_conns(c);
     fprintf(c->out,
             "%s: %u steps, each a fresh stack; http keep-alive load with %u connection(s), "
             "backend tcp and unix %u times each in ABBA order, %.2f s after %.2f s warm-up\n",
@@ -233,7 +249,7 @@ static int case_steps(struct stack_ctx *c, const struct web *w, const char *what
 static int case_ablation(struct stack_ctx *c, const struct web *w, struct hb_err *err)
 {
     struct fpm_step s[CASE_MAX_STEPS];
-    unsigned n = ablation_steps(w, s);
+    unsigned n = ablation_steps(w, steps_conns(c), s);
 
     return case_steps(c, w, "ablation, baseline to optimized-reuse", s, n, err);
 }
@@ -637,8 +653,49 @@ static void queue_report(FILE *f, unsigned t, const struct case_run *r, const st
                 c);
 }
 
-static void case_report(FILE *f, const struct web *w, const struct case_run r[2],
-                        const struct case_logs l[2])
+/*
+ * Where the load met its limit on one transport: php-fpm's backlog (its
+ * status page's max listen queue reached the queue's length, or the backend
+ * socket's accept queue reached listen.backlog), its workers (its log's
+ * "reached pm.max_children"), the backend's errors in the web server's log,
+ * the front's own request slots (fewer than the client's connections).
+ */
+static void limit_line(FILE *f, const struct web *w, const struct fpm_knobs *k, unsigned conns,
+                       const struct case_run *r, const struct case_logs *l)
+{
+    unsigned long long backend = 0;
+    unsigned front = fpm_front_capacity(w, k);
+    const char *sep = "";
+
+    for (unsigned i = 0; i < KIND_OTHER; i++)
+        backend += l->kinds[i];
+    fprintf(f, "  limit hit:");
+    if (l->lq.ok && l->lq.len > 0 && l->lq.max >= l->lq.len) {
+        fprintf(f, " php-fpm's listen backlog (max listen queue %lld of %lld)", l->lq.max,
+                l->lq.len);
+        sep = ";";
+    } else if (k->backlog > 0 && r->accept_peak >= k->backlog) {
+        fprintf(f, " php-fpm's listen backlog (accept queue peak %.0f of %u)", r->accept_peak,
+                k->backlog);
+        sep = ";";
+    }
+    if (l->reached > 0) {
+        fprintf(f, "%s php-fpm's workers (pm.max_children reached %llu time(s))", sep, l->reached);
+        sep = ";";
+    }
+    if (backend > 0) {
+        fprintf(f, "%s php-fpm's pool (%llu backend error(s) in %s's log)", sep, backend, w->name);
+        sep = ";";
+    }
+    if (front < conns) {
+        fprintf(f, "%s %s's own %u request slots for %u connections", sep, w->name, front, conns);
+        sep = ";";
+    }
+    fprintf(f, "%s\n", sep[0] ? "" : " none seen");
+}
+
+static void case_report(FILE *f, const struct web *w, const struct fpm_knobs *k, unsigned conns,
+                        const struct case_run r[2], const struct case_logs l[2])
 {
     for (unsigned t = 0; t < 2; t++) {
         char kinds[256], mode[512];
@@ -655,8 +712,9 @@ static void case_report(FILE *f, const struct web *w, const struct case_run r[2]
                 r[t].s5xx, r[t].errors, w->name, l[t].statuses, l[t].s5xx, w->name, kinds,
                 l[t].reached);
         queue_report(f, t, &r[t], &l[t].lq);
-        fprintf(f, "  TIME_WAIT on the backend port: %+ld\n  failure mode: %s\n", l[t].tw_delta,
-                mode + 2);
+        fprintf(f, "  TIME_WAIT on the backend port: %+ld\n", l[t].tw_delta);
+        limit_line(f, w, k, conns, &r[t], &l[t]);
+        fprintf(f, "  failure mode: %s\n", mode + 2);
     }
 }
 
@@ -683,9 +741,15 @@ static int case_failing(struct stack_ctx *c, const struct web *w, const char *la
             "a failed gate\n",
             label, c->conns, (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, w->name,
             BACKEND_TIMEOUT);
+    fprintf(c->out,
+            "%s: limits: %u client connection(s); %s holds %u request(s) at once%s; php-fpm %u "
+            "worker(s), listen.backlog %u\n",
+            label, c->conns, w->name, fpm_front_capacity(w, k),
+            fpm_front_capacity(w, k) < c->conns ? " (fewer: the front is a limit too)" : "",
+            k->children, k->backlog);
     rc = case_both(c, w, label, &e, r, l, err);
     fprintf(c->out, "\n");
-    case_report(c->out, w, r, l);
+    case_report(c->out, w, k, c->conns, r, l);
     return rc;
 }
 
@@ -699,6 +763,8 @@ static int case_overload(struct stack_ctx *c, const struct web *w, struct hb_err
     k.children = 4;
     k.backlog = 4;
     case_timing(c, c->o->short_mode ? 64 : 128, 1 * NS_PER_S, 5 * NS_PER_S);
+    /* a request slot in front for every connection: the overload is at php-fpm's pool */
+    k.web_workers = c->conns;
     return case_failing(c, w, "overload", &k, false, r, l, err);
 }
 
@@ -733,6 +799,7 @@ static int case_starve(struct stack_ctx *c, const struct web *w, struct hb_err *
     fpm_knobs_of(FPM_REUSE, &k);
     k.children = 4;
     k.kept = 8;
+    k.keep_all = false;
     case_timing(c, 16, 3 * NS_PER_S, 6 * NS_PER_S);
     rc = case_failing(c, w, "starve", &k, true, r, l, err);
     for (unsigned t = 0; t < 2; t++)

@@ -19,6 +19,7 @@
 
 #include "cost.h"
 #include "endpoint.h"
+#include "report/csv.h"
 #include "report/saving.h"
 #include "stats.h"
 
@@ -317,6 +318,7 @@ static int jsonl_pass(struct stack_ctx *c, const char *path, struct hb_err *err)
 static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps,
                         uint64_t duration_ns, const char *json, const char *jsonl)
 {
+    if (c->o->quiet) stack_arg(a, "--quiet");
     stack_arg(a, "--reps");
     stack_arg(a, "%u", reps);
     stack_arg(a, "--order");
@@ -384,6 +386,48 @@ static void gate_lines(FILE *out, const struct stack_cell *cell, int k)
     }
 }
 
+/* --csv: keeps the child's runs (its --json document's) under source, when it wrote them. */
+static int csv_keep(struct stack_ctx *c, const char *json, const char *source, struct hb_err *err)
+{
+    json_t *doc, *entry;
+
+    if (c->o->csv_path == NULL || access(json, R_OK) != 0) return 0;
+    doc = json_load_file(json, 0, NULL);
+    if (doc == NULL) return hb_fail(err, -EINVAL, "cannot read %s: not JSON", json);
+    if (c->csv == NULL) c->csv = json_array();
+    entry = json_pack("{s:s, s:O}", "source", source, "runs", json_object_get(doc, "runs"));
+    json_decref(doc);
+    if (c->csv == NULL || entry == NULL || json_array_append_new(c->csv, entry) < 0)
+        return hb_fail(err, -ENOMEM, "--csv: out of memory");
+    return 0;
+}
+
+int stack_csv_write(struct stack_ctx *c, struct hb_err *err)
+{
+    size_t n = json_array_size(c->csv);
+    struct csv_source *src = NULL;
+    int rc = 0;
+
+    if (c->o->csv_path == NULL || n == 0) goto out;
+    src = calloc(n, sizeof(*src));
+    if (src == NULL) {
+        rc = hb_fail(err, -ENOMEM, "--csv: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(c->csv, i);
+        src[i].name = json_string_value(json_object_get(e, "source"));
+        src[i].runs = json_object_get(e, "runs");
+    }
+    rc = report_csv_write(c->o->csv_path, src, n, err);
+    if (rc == 0) fprintf(c->out, "csv: %s (%zu measurement(s))\n", c->o->csv_path, n);
+out:
+    free(src);
+    json_decref(c->csv);
+    c->csv = NULL;
+    return rc;
+}
+
 /* A run child with reps runs of duration_ns; its runs into cell (arm k, or by endpoint when
  * negative). */
 static int measure_child(struct stack_ctx *c, struct stack_args *args, struct stack_cell *cell,
@@ -422,12 +466,23 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
         return hb_fail(err, -ECHILD, "the run of %s ended badly (wait status %d)", cell->label, st);
     }
     rc = jsonl_pass(c, jsonl, err);
+    if (rc == 0) {
+        char source[64];
+        if (arm < 0)
+            snprintf(source, sizeof(source), "%s", cell->label);
+        else
+            arm_label(source, sizeof(source), cell, (unsigned)arm);
+        rc = csv_keep(c, json, source, err);
+    }
     if (rc == 0 && access(jsonl, R_OK) == 0) rc = cell_read(cell, jsonl, arm, err);
     if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2) gate_lines(c->out, cell, arm);
     if (rc == 0 && arm < 0 && c->ncosted < STACK_MAX_COSTED && access(jsonl, R_OK) == 0) {
         struct stack_costed *m = &c->costed[c->ncosted++];
+        struct hb_err e = { 0 };
         snprintf(m->label, sizeof(m->label), "%s", cell->label);
-        snprintf(m->jsonl, sizeof(m->jsonl), "%s", jsonl);
+        memset(&m->set, 0, sizeof(m->set));
+        m->read = cost_read(jsonl, &m->set, &e) == 0;
+        if (!m->read) snprintf(m->why, sizeof(m->why), "%s", e.msg);
     }
     return rc;
 }
@@ -461,14 +516,19 @@ void stack_cost(struct stack_ctx *c)
     fprintf(c->out, ".\nFigures: client = hopbench; each service by its name (its cgroup); "
                     "client+services = their\nsum; system = every CPU of the machine.\n");
     for (unsigned i = 0; i < c->ncosted; i++) {
-        struct cost_set set = { 0 };
-        struct hb_err e = { 0 };
-        if (cost_read(c->costed[i].jsonl, &set, &e) < 0)
-            fprintf(c->out, "%s: cannot be priced: %s\n", c->costed[i].label, e.msg);
+        const struct stack_costed *m = &c->costed[i];
+        if (!m->read)
+            fprintf(c->out, "%s: cannot be priced: %s\n", m->label, m->why);
         else
-            report_saving_brief(c->out, c->costed[i].label, &set, &plan);
-        cost_set_release(&set);
+            report_saving_brief(c->out, m->label, &m->set, &plan);
     }
+}
+
+void stack_cost_release(struct stack_ctx *c)
+{
+    for (unsigned i = 0; i < c->ncosted; i++)
+        cost_set_release(&c->costed[i].set);
+    c->ncosted = 0;
 }
 
 /* The finite values of x[0 .. n - 1] into out; how many. */

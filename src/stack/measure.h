@@ -7,10 +7,12 @@
 #ifndef HOPBENCH_STACK_MEASURE_H
 #define HOPBENCH_STACK_MEASURE_H
 
+#include <jansson.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cost.h"
 #include "outfile.h"
 #include "stack/opts.h"
 #include "stack/supervisor.h"
@@ -19,10 +21,16 @@
 #define STACK_MAX_ARGS   64
 #define STACK_MAX_COSTED 16 /* measurements of both transports whose saving is priced */
 
-/* A measurement of both transports in one run child: its label and its JSONL evidence. */
+/*
+ * A measurement of both transports in one run child: its label and its
+ * evidence, read as soon as the child ends (a case's step removes its
+ * directory, the child's JSONL file with it, before the pricing at the end).
+ */
 struct stack_costed {
     char label[48];
-    char jsonl[PATH_MAX];
+    struct cost_set set;
+    bool read;                                   /* set holds the runs */
+    char why[sizeof(((struct hb_err *)0)->msg)]; /* else why they could not be read */
 };
 
 /* A stack being built and measured. */
@@ -42,6 +50,7 @@ struct stack_ctx {
     bool interrupted; /* a stop signal came before the measurements ended */
     struct stack_costed costed[STACK_MAX_COSTED]; /* for stack_cost, in the order measured */
     unsigned ncosted;
+    json_t *csv; /* --csv: each child's {"source": its measurement, "runs": its document's} */
 };
 
 #define STACK_MAX_SVC 4 /* named services of a run child the table shows */
@@ -149,6 +158,18 @@ int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack
  * the backend differs.
  */
 void stack_cost(struct stack_ctx *c);
+
+/* Frees the evidence kept for stack_cost. */
+void stack_cost_release(struct stack_ctx *c);
+
+/*
+ * --csv: the runs of every child so far (their --json documents' "runs"),
+ * each row's source the child's measurement ("set-pipeline-1", or
+ * "overload.tcp" for a child that loads one arm), written to o->csv_path.
+ * Returns 0 (also without --csv or without a run), or a negative errno with
+ * err set. Frees them either way.
+ */
+int stack_csv_write(struct stack_ctx *c, struct hb_err *err);
 
 /*
  * Adds --service NAME=cgroup:DIR for each of the stack's services named in

@@ -29,6 +29,8 @@ struct stack_opts {
     unsigned conns;         /* -c; 0 = the stack's */
     const char *jsonl_path; /* --jsonl: every run of every child, appended */
     bool hold;              /* --hold: keep the services up after measuring, until a stop signal */
+    bool quiet;             /* -q, --quiet: the run children draw no progress line */
+    const char *csv_path;   /* --csv: one CSV row per run of every child, in one file */
     unsigned cases;         /* STACK_CASE_*: the study's cases asked for, one at most */
     unsigned pool[STACK_MAX_POOL]; /* --pool: the pm.max_children of the sweep */
     unsigned npool;

@@ -247,7 +247,7 @@ static int php_run(struct stack_ctx *c, struct hb_err *err)
 
 static const char php_help[] =
     "usage: hopbench stack php-method [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"
-    "                                 [-c N] [--jsonl FILE] [--hold]\n"
+    "                                 [-c N] [--jsonl FILE] [--csv FILE] [-q] [--hold]\n"
     "\n"
     "The PHP image-benchmark method on this machine.\n"
     "Builds: Debian's php8.2-fpm with two pools, one on its own port on 127.0.0.1 and one on\n"
@@ -282,6 +282,8 @@ static const char php_help[] =
     "  -c, --connections N  connections of each run (default 16)\n"
     "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE:\n"
     "                   one header line per run child, then its runs\n"
+    "      --csv FILE   one CSV row per run of every measurement (source: the measurement)\n"
+    "  -q, --quiet      no live progress line from the runs\n"
     "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"
     "  -h, --help       this text\n";
 

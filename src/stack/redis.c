@@ -15,7 +15,7 @@
 
 static const char redis_help[] =
     "usage: hopbench stack redis [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
-    "                            [--jsonl FILE] [--hold]\n"
+    "                            [--jsonl FILE] [--csv FILE] [-q] [--hold]\n"
     "\n"
     "Builds: Debian's redis-server (package redis-server) under a configuration hopbench\n"
     "writes into a private temporary directory: its own port on 127.0.0.1 and its own\n"
@@ -36,6 +36,8 @@ static const char redis_help[] =
     "      --warmup S   each run's discarded start (default 0.5)\n"
     "  -c, --connections N  connections of each run (default 1)\n"
     "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"
+    "      --csv FILE   one CSV row per run of every measurement (source: the measurement)\n"
+    "  -q, --quiet      no live progress line from the runs\n"
     "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"
     "  -h, --help       this text\n";
 

@@ -79,6 +79,7 @@ static int stack_body(struct stack_ctx *c, const struct stack_def *d, struct hb_
     }
     if (rc == 0) rc = d->run(c, err);
     if (rc == 0 && !stack_stopping(c)) stack_cost(c);
+    if (rc == 0) rc = stack_csv_write(c, err); /* before --hold: the file is there while held */
     if (rc == 0 && c->o->hold && !stack_stopping(c)) rc = stack_hold(c, err);
     if (c->jsonl_open) {
         struct hb_err e2 = { 0 };
@@ -114,6 +115,12 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
         fflush(out);
     }
     if (rc == 0) rc = stack_body(&c, d, err);
+    stack_cost_release(&c);
+    /* the runs measured, when an error or a stop came before stack_body wrote them */
+    if (stack_csv_write(&c, &rel) < 0 && rc == 0) {
+        *err = rel;
+        rc = -EIO;
+    }
     /* Whatever happened, nothing is left: an error here is the error if there was none. */
     if (sup_release(&c.sup, &rel) < 0 && rc == 0) {
         *err = rel;

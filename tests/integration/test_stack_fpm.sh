@@ -18,7 +18,9 @@
 #   - each service is measured by name from its own cgroup (run --service WEB=cgroup:DIR,
 #     php-fpm=cgroup:DIR; the bare hop php-fpm alone): the runs' CPU of each is at most that
 #     cgroup's own cpuacct.usage read while held, and most of it; the table's rows per
-#     service are the runs' medians
+#     service are the runs' medians; the noisy-run check leaves them out: each run's
+#     other_cpu.named_ns is their CPU (> 0), other_ns the busy time less hopbench's and
+#     theirs, and only other + steal over the threshold makes a run noisy
 #   - the backend hop is watched (--watch backend-tcp=FPM's port, backend-unix=its socket):
 #     with a new FastCGI connection per request the tcp backend holds TIME_WAIT sockets in
 #     every run, the table's backend TIME_WAIT over unix is 0; the front's keep-alive
@@ -99,6 +101,16 @@ for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
     check "$name: kept connections check line" grep -q "^check: .*pm.max_children" "$OUT"
     check "$name: every run valid" jtrue -s \
         '[.[] | select(.record == "run")] | length == 8 and all(.[]; .valid and .errors_total == 0)' \
+        "$T/$name.jsonl"
+    # other processes' CPU leaves out the stack's own services: named is their sum, other
+    # is the busy time less hopbench's and theirs, and only other + steal makes a run noisy
+    check "$name: each run's other_cpu.named_ns > 0 is its services' CPU, subtracted from other" \
+        jtrue -s '[.[] | select(.record == "run") | .observed] | all(.[];
+            .other_cpu as $o | ([.services[].cpu_ns] | add) as $svc |
+            .cpu.system_busy_ns as $busy |
+            $o.named_ns > 0 and $o.named_ns == $svc and
+            $o.other_ns == ([$busy - $o.client_process_ns - $svc, 0] | max) and
+            $o.noisy == ($o.other_ns + $o.steal_ns > $o.threshold_cpus * $o.window_ns))' \
         "$T/$name.jsonl"
     FPM_PORT=$(sed -n 's|.* php-fpm pid [0-9]* on tcp://127.0.0.1:\([0-9]*\) and .*|\1|p' "$OUT")
     FRONT_UNIX=$(sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p' "$OUT")

@@ -6,8 +6,15 @@
 #   - --ablation: one fresh stack per step (nginx: 5 steps, Apache 6 with AllowOverride
 #     None), each measured tcp and unix; the table and the change table name every step;
 #     every run valid; the last step's request count in front is the web server's own
+#   - kept connections really kept (nginx keeps one per client connection, its reuse step
+#     with a php-fpm worker for each): the reuse step's tcp-backend runs leave TIME_WAIT for
+#     under 5 % of their requests, the step before for at least a quarter
 #   - --pool 4,8: each size a fresh stack; php-fpm's own status page of the last one says
 #     8 processes; the table names both sizes
+#   - --overload (both stacks): Apache runs a request worker for every connection (its
+#     apache2.conf), as the limits line says, so its client timeouts are not the excess of
+#     connections over its workers; per transport a "limit hit" line that does not name the
+#     front's slots, and names php-fpm's backlog when its status page says it filled
 #   - --overload (both stacks): exit 0 whatever fails; per transport the 5xx it prints are
 #     the lines of the front's own status log; the client's 5xx are no more than those (a
 #     reply in flight at the end is logged but not counted); the backend errors it prints
@@ -56,11 +63,31 @@ for stack in nginx-fpm apache-fpm; do
             test "$(grep -c -- "^$label" "$OUT")" -ge 2
     done
     [ "$web" = apache ] && check "$name: the .htaccess step" grep -q '^+no .htaccess' "$OUT"
+    # kept FastCGI connections are kept: the reuse step's tcp-backend runs leave TIME_WAIT
+    # sockets on the backend for under 5 % of their requests, the step before (a connection
+    # per request) for at least a quarter (loopback's tcp_tw_reuse recycles some: a lower
+    # bound of the connections opened)
+    conns=$(sed -n 's/^ablation.*http keep-alive load with \([0-9]*\) connection.*/\1/p' "$OUT")
+    check "$name: kept connections kept, one per request before" jtrue -s '
+        def tw: .observed.watch[0] | .time_wait_client.peak + .time_wait_server.peak;
+        [.[] | select(.record == "run")] | .[-8:] | map(select(.label | endswith(".tcp"))) |
+        length == 4 and
+        all(.[:2][]; tw >= .requests / 4) and
+        all(.[2:][]; tw < .requests / 20)' \
+        "$T/$name.jsonl"
+    [ "$web" = nginx ] && check "$name: nginx's reuse step has a worker for every kept connection" \
+        grep -q "^+reuse, pm $((conns + 1)): .*pm static $((conns + 1)), listen.backlog 1024, kept per process [0-9]*\$" "$OUT"
+    # every step priced, though each step's directory (its evidence) is gone by the end
+    check_eq "$name: no step that cannot be priced" 0 "$(grep -c 'cannot be priced' "$OUT")"
+    measured=$(sed -n 's/^measuring \(.*\) \.\.\.$/\1/p' "$OUT")
+    priced=$(sed -n '/^What the Unix socket saves/,$p' "$OUT" |
+        awk 'prev != "" && /^   cpu [^:]*: saved / { print prev } { prev = ($0 ~ /^ / ? "" : $0) }')
+    check_eq "$name: each step's saving printed, in order" "$measured" "$priced"
     check "$name: every run valid, 4 per step" jtrue -s --argjson n $((steps * 4)) \
         '[.[] | select(.record == "run")] | length == $n and all(.[]; .valid and .errors_total == 0)' \
         "$T/$name.jsonl"
     # the last step's front (backend unix) against the web server's own count
-    FRONT_UNIX=$(grep '^+reuse: ' "$OUT" | sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p')
+    FRONT_UNIX=$(grep '^+reuse[^:]*: ' "$OUT" | sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p')
     sent=$(jq -s '[.[] | select(.record == "run")] | .[-4:] | map(.requests) | add' "$T/$name.jsonl")
     got=$(web_requests "$web" "$FRONT_UNIX")
     check "$name: the last step's $web counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
@@ -116,6 +143,21 @@ for stack in nginx-fpm apache-fpm; do
                 test "${mode#none}" = "$mode"
         fi
     done
+    # a request slot in front for every connection, so that the limit is php-fpm's pool: the
+    # client's timeouts cannot be the excess of connections over the web server's workers
+    conns=$(sed -n 's/^overload: limits: \([0-9]*\) client connection.*/\1/p' "$OUT")
+    if [ "$web" = apache ]; then
+        workers=$(sed -n 's/^MaxRequestWorkers \([0-9]*\)$/\1/p' "$DIR/apache2.conf")
+        check "$name: Apache runs ${workers:-?} request workers for ${conns:-?} connections" \
+            test "${workers:-0}" -ge "${conns:-1}" -a "${conns:-0}" -gt 8
+        check "$name: the limits line says so" \
+            grep -q "^overload: limits: $conns client connection(s); apache holds $workers request(s) at once; php-fpm 4 worker(s), listen.backlog 4\$" "$OUT"
+    fi
+    for t in tcp unix; do
+        hit=$(report_field "$t" "limit hit: ")
+        check "$name $t: where the limit was hit is said ($hit), not the front's slots" \
+            test -n "$hit" -a "${hit#*request slots}" = "$hit"
+    done
     # php-fpm's own listen-queue figures, as its status page says them while held
     port=$(sed -n 's|^overload: .* php-fpm pid [0-9]* on tcp://\(127.0.0.1:[0-9]*\) and .*|\1|p' "$OUT")
     for t in tcp unix; do
@@ -125,6 +167,12 @@ for stack in nginx-fpm apache-fpm; do
         said=$(report_field "$t" "php-fpm status page (pool $t): ")
         check "$name $t: php-fpm's max listen queue $max and listen queue len $len as printed ($said)" \
             sh -c "printf '%s' '$said' | grep -q '^listen queue [0-9]*, max listen queue ${max:-x}, listen queue len ${len:-x}'"
+        if [ "${len:-0}" -gt 0 ] && [ "${max:-0}" -ge "$len" ]; then
+            hit=$(report_field "$t" "limit hit: ")
+            named="php-fpm's listen backlog (max listen queue $max of $len)"
+            check "$name $t: the backlog filled (max listen queue $max of $len): the limit hit names it" \
+                test "${hit#*"$named"}" != "$hit"
+        fi
     done
     ovf=$(jq -s '[.[] | select(.record == "run" and .label == "overload.tcp")][0] |
         .observed.net_delta["TcpExt.ListenOverflows"]' "$T/$name.jsonl")

@@ -12,6 +12,10 @@
 #   - a second --short run, on its own port and socket path, compares with the first cell by
 #     cell: every endpoint is labelled by its cell and arm (set-pipeline-1.tcp); cost
 #     computes each SET/GET and pipeline cell
+#   - --csv: one row per run of every measurement in one file, its source the measurement
+#     (the cell), its label the run's; a --csv path that cannot be written: exit 1 before
+#     anything starts
+#   - on a terminal the run children draw their progress line; with -q/--quiet none
 #   - redis-server missing (hidden in a private mount namespace): one line naming the
 #     apt-get command, exit 1
 #   - Ctrl-C as soon as the private directory exists (the server starting): exit 130,
@@ -167,9 +171,48 @@ stack_nothing_left "held" "$T/held.out"
 # The second run has its own free port and socket path; the labels match its runs to the
 # first's cell by cell, and keep SET and GET apart.
 
-expect_rc "second: stack redis --short --jsonl: exit 0" 0 second \
-    stack redis --short --jsonl "$T/second.jsonl"
+expect_rc "second: stack redis --short --jsonl --csv: exit 0" 0 second \
+    stack redis --short --jsonl "$T/second.jsonl" --csv "$T/second.csv"
 stack_nothing_left "second" "$T/second.out"
+# --csv: every run of every measurement, one row each, in the evidence's order; the source
+# column names the measurement (the cell), the label column the run's endpoint
+check_eq "second --csv: one row per run, a header" \
+    $(($(jq -s '[.[] | select(.record == "run")] | length' "$T/second.jsonl") + 1)) \
+    "$(wc -l <"$T/second.csv")"
+check_eq "second --csv: the source and label of each row are its measurement and run's" \
+    "$(jq -r 'select(.record == "run") | (.label | sub("-"; " "; "g") | sub("\\.(tcp|unix)$"; "")) + "," + .label' "$T/second.jsonl")" \
+    "$(tr -d '\r' <"$T/second.csv" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        { print $col["source"] "," $col["label"] }')"
+check "second --csv: one line on stdout names it" grep -q "^csv: $T/second.csv (4 measurement(s))\$" \
+    "$T/second.out"
+expect_rc "--csv a directory: exit 1" 1 csvdir stack redis --short --csv "$T"
+one_line "--csv a directory: one line" "$T/csvdir.err" 'stack: '
+check "--csv a directory: refused before starting anything" test ! -s "$T/csvdir.out"
+
+# --- the run children's progress line on a terminal, and --quiet -------------------------
+# Under a pseudo-terminal (script(1)) each run child draws its live progress line on the
+# stack's stderr ("\r" ... "ESC[K"); with --quiet (passed on to them) none is drawn.
+
+if command -v script >/dev/null; then
+    for q in "" -q; do
+        name=tty${q:+-quiet}
+        printf '%q ' "$HOPBENCH" stack redis --short --reps 1 ${q:+"$q"} >"$T/$name.cmd"
+        (cd "$T" && timeout -k 5 120 script -qec "stty cols 100 rows 24; $(cat "$T/$name.cmd") >$T/$name.out" \
+            "$T/$name.raw" >/dev/null 2>&1 </dev/null)
+        RC=$?
+        check_eq "$name: exit 0" 0 "$RC"
+        drawn=$(tr '\r' '\n' <"$T/$name.raw" | grep -ac $'\033\\[K')
+        if [ -z "$q" ]; then
+            check "$name: the run children draw their progress line ($drawn drawn)" test "$drawn" -gt 0
+        else
+            check_eq "$name: --quiet: no progress line drawn" 0 "$drawn"
+        fi
+        check_eq "$name: never an escape on stdout" 0 "$(grep -c $'\033' "$T/$name.out")"
+        stack_nothing_left "$name" "$T/$name.out"
+    done
+else
+    not_ok "setup: script(1) (util-linux) installed" "run: sh scripts/deps.sh test"
+fi
 check "second: another port and socket path than the first" jtrue -n \
     --slurpfile a "$T/held.jsonl" --slurpfile b "$T/second.jsonl" \
     '[$a[], $b[] | select(.record == "run") | .endpoint] | unique | length == 4'
