@@ -131,9 +131,9 @@ $(B)/bench/floor: bench/floor.c $(B)/.flags
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< $(FINAL_LDFLAGS)
 
 # A static hopbench (the release objects, linked with -static) for images on an empty base.
-# glibc warns that the stack commands' user and group look-ups (getpwnam...) need its
-# shared NSS modules at run time: in an empty image they find no user, and the stacks,
-# which need Debian's servers, do not run there anyway.
+# The linker's warnings (kept in build/static/hopbench.ld) are glibc's about libcrypto's own
+# dlopen and getaddrinfo, parts of libcrypto hopbench never calls: it only hashes and
+# encrypts. The stacks read /etc/passwd and /etc/group themselves (src/stack/users.c).
 build/static/hopbench: $(MAIN_OBJ) $(B)/libhopbench.a
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
