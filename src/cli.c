@@ -1771,6 +1771,8 @@ static const char usage_stack[] =
     "      --jsonl FILE append every run's evidence (run --jsonl lines) to FILE\n"
     "      --csv FILE   one CSV row per run of every measurement, in one file (source: the\n"
     "                   measurement; docs/csv.md lists the columns)\n"
+    "      --html FILE  every measurement's evidence drawn as one HTML report (as\n"
+    "                   'hopbench report' draws files; the first 16 measurements)\n"
     "  -q, --quiet      no live progress line from the runs (drawn on stderr only when it\n"
     "                   is a terminal)\n"
     "      --hold       after measuring keep the services up until Ctrl-C\n"
@@ -1794,6 +1796,7 @@ enum {
     OPT_STACK_OVERLOAD,
     OPT_STACK_STARVE,
     OPT_STACK_CSV,
+    OPT_STACK_HTML,
 };
 
 static const struct option stack_longopts[] = {
@@ -1810,6 +1813,7 @@ static const struct option stack_longopts[] = {
     { "overload", no_argument, NULL, OPT_STACK_OVERLOAD },
     { "starve", no_argument, NULL, OPT_STACK_STARVE },
     { "csv", required_argument, NULL, OPT_STACK_CSV },
+    { "html", required_argument, NULL, OPT_STACK_HTML },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -1864,6 +1868,9 @@ static int stack_option(int c, const char *val, struct stack_opts *o, struct hb_
         return 0;
     case OPT_STACK_CSV:
         o->csv_path = val;
+        return 0;
+    case OPT_STACK_HTML:
+        o->html_path = val;
         return 0;
     case 'q':
         o->quiet = true;

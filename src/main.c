@@ -752,6 +752,8 @@ static int cmd_stack(int argc, char **argv)
     }
     if (o.jsonl_path != NULL && outfile_check(o.jsonl_path, OUTFILE_APPEND, &err) < 0)
         return fail("stack", &err, HB_EXIT_RUNTIME);
+    if (o.html_path != NULL && check_evidence("stack", o.html_path) != HB_EXIT_OK)
+        return HB_EXIT_RUNTIME;
     if (o.csv_path != NULL && check_evidence("stack", o.csv_path) != HB_EXIT_OK)
         return HB_EXIT_RUNTIME;
     atomic_store(&g_main.no_abort, true);

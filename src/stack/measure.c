@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include "cost.h"
 #include "endpoint.h"
 #include "report/csv.h"
+#include "report/html.h"
 #include "report/saving.h"
 #include "stats.h"
 
@@ -386,20 +388,63 @@ static void gate_lines(FILE *out, const struct stack_cell *cell, int k)
     }
 }
 
-/* --csv: keeps the child's runs (its --json document's) under source, when it wrote them. */
+/*
+ * --csv, --html: keeps the child's --json document under source, when it
+ * wrote one (the child's directory goes before the stack's end).
+ */
 static int csv_keep(struct stack_ctx *c, const char *json, const char *source, struct hb_err *err)
 {
     json_t *doc, *entry;
 
-    if (c->o->csv_path == NULL || access(json, R_OK) != 0) return 0;
+    if ((c->o->csv_path == NULL && c->o->html_path == NULL) || access(json, R_OK) != 0) return 0;
     doc = json_load_file(json, 0, NULL);
     if (doc == NULL) return hb_fail(err, -EINVAL, "cannot read %s: not JSON", json);
     if (c->csv == NULL) c->csv = json_array();
-    entry = json_pack("{s:s, s:O}", "source", source, "runs", json_object_get(doc, "runs"));
-    json_decref(doc);
+    entry = json_pack("{s:s, s:o}", "source", source, "doc", doc);
     if (c->csv == NULL || entry == NULL || json_array_append_new(c->csv, entry) < 0)
         return hb_fail(err, -ENOMEM, "--csv: out of memory");
     return 0;
+}
+
+/*
+ * --html: each kept document written again into the stack's directory, named
+ * by its measurement, and drawn as one report (its first HTML_MAX_FILES).
+ */
+static int stack_html_write(struct stack_ctx *c, struct hb_err *err)
+{
+    size_t n = json_array_size(c->csv), k = n < HTML_MAX_FILES ? n : HTML_MAX_FILES;
+    char(*paths)[PATH_MAX] = calloc(k + 1, sizeof(*paths));
+    const char **ptrs = calloc(k + 1, sizeof(*ptrs));
+    int rc = 0;
+
+    if (paths == NULL || ptrs == NULL) {
+        rc = hb_fail(err, -ENOMEM, "--html: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < k && rc == 0; i++) {
+        const json_t *e = json_array_get(c->csv, i);
+        const char *src = json_string_value(json_object_get(e, "source"));
+        char name[64];
+        size_t j = 0;
+
+        for (; src != NULL && src[j] != '\0' && j + 1 < sizeof(name); j++)
+            name[j] =
+                isalnum((unsigned char)src[j]) || src[j] == '.' || src[j] == '-' ? src[j] : '_';
+        name[j] = '\0';
+        if (snprintf(paths[i], PATH_MAX, "%.3900s/%zu-%s.json", c->sup.dir, i, name) >= PATH_MAX)
+            rc = hb_fail(err, -ENAMETOOLONG, "--html: the stack's directory name is too long");
+        ptrs[i] = paths[i];
+        if (rc == 0 && json_dump_file(json_object_get(e, "doc"), paths[i], JSON_COMPACT) < 0)
+            rc = hb_fail(err, -EIO, "--html: cannot write %s", paths[i]);
+    }
+    if (rc == 0) rc = report_html_write(c->o->html_path, ptrs, k, err);
+    if (rc == 0) fprintf(c->out, "html: %s (%zu of %zu measurement(s))\n", c->o->html_path, k, n);
+    for (size_t i = 0; i < k; i++)
+        if (ptrs[i] != NULL) unlink(ptrs[i]);
+out:
+    free(paths);
+    free(ptrs);
+    return rc;
 }
 
 int stack_csv_write(struct stack_ctx *c, struct hb_err *err)
@@ -408,7 +453,8 @@ int stack_csv_write(struct stack_ctx *c, struct hb_err *err)
     struct csv_source *src = NULL;
     int rc = 0;
 
-    if (c->o->csv_path == NULL || n == 0) goto out;
+    if (n > 0 && c->o->html_path != NULL) rc = stack_html_write(c, err);
+    if (c->o->csv_path == NULL || n == 0 || rc < 0) goto out;
     src = calloc(n, sizeof(*src));
     if (src == NULL) {
         rc = hb_fail(err, -ENOMEM, "--csv: out of memory");
@@ -417,7 +463,7 @@ int stack_csv_write(struct stack_ctx *c, struct hb_err *err)
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(c->csv, i);
         src[i].name = json_string_value(json_object_get(e, "source"));
-        src[i].runs = json_object_get(e, "runs");
+        src[i].runs = json_object_get(json_object_get(e, "doc"), "runs");
     }
     rc = report_csv_write(c->o->csv_path, src, n, err);
     if (rc == 0) fprintf(c->out, "csv: %s (%zu measurement(s))\n", c->o->csv_path, n);

@@ -31,6 +31,7 @@ struct stack_opts {
     bool hold;              /* --hold: keep the services up after measuring, until a stop signal */
     bool quiet;             /* -q, --quiet: the run children draw no progress line */
     const char *csv_path;   /* --csv: one CSV row per run of every child, in one file */
+    const char *html_path;  /* --html: every child's evidence drawn as one HTML report */
     unsigned cases;         /* STACK_CASE_*: the study's cases asked for, one at most */
     unsigned pool[STACK_MAX_POOL]; /* --pool: the pm.max_children of the sweep */
     unsigned npool;

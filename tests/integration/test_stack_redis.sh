@@ -12,6 +12,7 @@
 #   - a second --short run, on its own port and socket path, compares with the first cell by
 #     cell: every endpoint is labelled by its cell and arm (set-pipeline-1.tcp); cost
 #     computes each SET/GET and pipeline cell
+#   - --html: the measurements' evidence drawn as one report, a file section each;
 #   - --csv: one row per run of every measurement in one file, its source the measurement
 #     (the cell), its label the run's; a --csv path that cannot be written: exit 1 before
 #     anything starts
@@ -172,7 +173,7 @@ stack_nothing_left "held" "$T/held.out"
 # first's cell by cell, and keep SET and GET apart.
 
 expect_rc "second: stack redis --short --jsonl --csv: exit 0" 0 second \
-    stack redis --short --jsonl "$T/second.jsonl" --csv "$T/second.csv"
+    stack redis --short --jsonl "$T/second.jsonl" --csv "$T/second.csv" --html "$T/second.html"
 stack_nothing_left "second" "$T/second.out"
 # --csv: every run of every measurement, one row each, in the evidence's order; the source
 # column names the measurement (the cell), the label column the run's endpoint
@@ -185,6 +186,15 @@ check_eq "second --csv: the source and label of each row are its measurement and
         { print $col["source"] "," $col["label"] }')"
 check "second --csv: one line on stdout names it" grep -q "^csv: $T/second.csv (4 measurement(s))\$" \
     "$T/second.out"
+# --html: the measurements' evidence drawn as one report, a section per measurement
+check "second --html: one line on stdout names it" \
+    grep -q "^html: $T/second.html (4 of 4 measurement(s))\$" "$T/second.out"
+check_eq "second --html: a file section per measurement" 4 \
+    "$(grep -o '<section class="file"' "$T/second.html" | wc -l)"
+check "second --html: charts drawn (SVG), no script" \
+    bash -c "grep -q '<svg' '$T/second.html' && ! grep -qi '<script' '$T/second.html'"
+check "second --html: the stack's directory holds no copy afterwards" \
+    bash -c "! ls /tmp/hopbench-stack.*/[0-9]*-*.json 2>/dev/null | grep -q ."
 expect_rc "--csv a directory: exit 1" 1 csvdir stack redis --short --csv "$T"
 one_line "--csv a directory: one line" "$T/csvdir.err" 'stack: '
 check "--csv a directory: refused before starting anything" test ! -s "$T/csvdir.out"
