@@ -116,6 +116,8 @@ static const char usage_run[] =
     "                        terminal: endpoint, rep k/n, seconds, ops/s and errors so\n"
     "                        far, the time left)\n"
     "      --allow-remote    allow a non-loopback TCP address\n"
+    "      --netns M         refused: run loads servers it did not start, which a namespace\n"
+    "                        made for the run could not reach; see 'hopbench lab --netns'\n"
     "\n"
     "Repetitions (the unit of analysis is one run):\n"
     "      --reps N          runs per endpoint (default 1); the summary gives median, min-max,\n"
@@ -278,6 +280,13 @@ static const char usage_lab[] =
     "      --seed N          seed of the bootstrap (default 1; at most 2^53-1, which every\n"
     "                        JSON reader keeps exact)\n"
     "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
+    "      --netns M         same: server and client in one network namespace made for the\n"
+    "                        lab (its own lo; the Unix socket as in a pod's shared volume);\n"
+    "                        other: the server in namespace A, the client in B, joined by a\n"
+    "                        veth pair with addresses only they have, and a third transport\n"
+    "                        tcp-veth (client in B to the server's veth address) beside unix\n"
+    "                        and tcp loopback (both from A, as a sidecar); needs root (exit\n"
+    "                        77 without); the namespaces go when the lab ends\n"
     "  -h, --help            this text\n";
 
 /* What main() takes before a subcommand; any other option is the lab's. */
@@ -463,6 +472,7 @@ enum {
     OPT_SERVICE,
     OPT_WATCH,
     OPT_LABEL,
+    OPT_NETNS,
 };
 
 /* --rate R (ops/s in all) or --rate N% (of the closed-loop maximum). */
@@ -826,6 +836,11 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     case OPT_WATCH:
         rc = service_watch_add(&o->services, val, err);
         break;
+    case OPT_NETNS:
+        return hb_fail(err, -EINVAL,
+                       "--netns: not for run (its servers are outside hopbench, out of a new "
+                       "namespace's reach); use 'hopbench lab --netns %s'",
+                       val);
     case OPT_LABEL:
         if (o->nlabels == CLI_MAX_ENDPOINTS)
             return hb_fail(err, -EINVAL, "--label: at most %d", CLI_MAX_ENDPOINTS);
@@ -959,6 +974,7 @@ static const struct option run_longopts[] = {
     { "rate", required_argument, NULL, OPT_RATE },
     { "arrivals", required_argument, NULL, OPT_ARRIVALS },
     { "wait", required_argument, NULL, OPT_WAIT },
+    { "netns", required_argument, NULL, OPT_NETNS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -1227,6 +1243,10 @@ static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err 
         if (o->proto == NULL)
             return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, proto_names());
         break;
+    case OPT_NETNS:
+        if (netns_parse_mode(val, &o->netns) < 0)
+            return hb_fail(err, -EINVAL, "--netns: '%s' is not one of same, other", val);
+        break;
     default:
         rc = -EINVAL;
     }
@@ -1322,6 +1342,7 @@ static const struct option lab_longopts[] = {
     { "server-threads", required_argument, NULL, OPT_SERVER_THREADS },
     { "delay-us", required_argument, NULL, OPT_DELAY_US },
     { "wait", required_argument, NULL, OPT_WAIT },
+    { "netns", required_argument, NULL, OPT_NETNS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };

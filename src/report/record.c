@@ -17,6 +17,11 @@ double report_cpu_ns_per_op(const struct run_record *r)
     return (double)r->res.client_cpu_ns / (double)r->res.ops;
 }
 
+const char *report_transport(const struct run_record *r)
+{
+    return r->transport != NULL ? r->transport : endpoint_transport(&r->cfg.ep);
+}
+
 bool report_run_counts(const struct run_record *r)
 {
     return load_result_valid(&r->res) && !r->res.interrupted;
