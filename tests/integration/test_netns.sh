@@ -191,6 +191,17 @@ inodes=$(jq -r '[.runs[].netns | .client_ns_inode, .server_ns_inode] | unique | 
 check "other: A and B are gone afterwards" ns_gone $inodes
 check "other: private temporary directory removed" sh -c "[ -z \"\$(ls -A '$T/other.tmp')\" ]"
 
+# --- the keys docs/evidence.md lists for netns, both ways ---------------------------------
+
+DOC=$(cd "$(dirname "$0")/../.." && pwd)/docs/evidence.md
+sed -n '/^```fields-netns$/,/^```$/p' "$DOC" | sed '1d;$d' | sort -u >"$T/netns.documented"
+jq -r '.runs[] | .netns | paths(type == "string" or type == "number" or type == "boolean")
+       | "runs[].netns." + (map(tostring) | join("."))' "$T/same.json" "$T/other.json" |
+    sort -u >"$T/netns.written"
+check "docs/evidence.md lists netns keys" test -s "$T/netns.documented"
+check_eq "every netns key written is listed, every one listed is written" "" \
+    "$(diff "$T/netns.documented" "$T/netns.written" | grep '^[<>]' | tr '\n' ' ')"
+
 # --- every exit path: Ctrl-C and SIGKILL -----------------------------------------------
 
 for sig in INT KILL; do
