@@ -390,7 +390,8 @@ static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, str
 
 /*
  * The run's load from the client's namespace: its threads start there, so
- * their sockets are made there. The veth end in B counts the bytes of a
+ * their sockets are made there, and the outside counters (sock_diag, the
+ * kernel's) are read there, the baseline included. The veth end in B counts the bytes of a
  * tcp-veth run (the warm-up's included), as seen inside B.
  */
 static int lab_load(struct lab *lab, struct run_record *r, unsigned t, struct hb_err *err)
@@ -401,6 +402,7 @@ static int lab_load(struct lab *lab, struct run_record *r, unsigned t, struct hb
     int back, rc = netns_enter(&lab->netns, side);
 
     if (rc < 0) return hb_fail(err, rc, "cannot enter the client's namespace: %s", strerror(-rc));
+    lab_cell_observe(lab, r);
     p->mode = lab->netns.mode;
     p->client = netns_side_name(&lab->netns, side);
     p->server = netns_side_name(&lab->netns, NETNS_A);
@@ -442,7 +444,6 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     r->rate_basis = basis;
     r->cfg.rate = share * basis;
     r->cfg.seed = o->shared.seed;
-    lab_cell_observe(lab, r);
     if (lab->progress != NULL) {
         char what[PROGRESS_WHAT_CAP], size[32];
 

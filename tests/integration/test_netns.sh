@@ -124,6 +124,12 @@ check "same: both ends in the one namespace, not the host's" jtrue --arg host "$
     'all(.runs[]; .netns.mode == "same" and .netns.client == "same" and .netns.server == "same"
          and .netns.client_ns_inode == .netns.server_ns_inode and .netns.veth == null
          and ("net:[\(.netns.client_ns_inode)]" != $host))' "$T/same.json"
+# The kernel counters are the namespace's, which only the lab uses: the connect tcp run's
+# ActiveOpens moved by its connects, give or take the one in flight at each window edge.
+jcheck "same: the kernel counters are the namespace's (ΔActiveOpens = connects ± 2)" \
+    "$T/same.json" \
+    '.runs[] | select(.transport == "tcp" and .mode == "connect") |
+     .connects > 0 and ((.observed.net_delta["Tcp.ActiveOpens"] - .connects) | fabs) <= 2'
 same_ino=$(jq -r '.runs[0].netns.server_ns_inode' "$T/same.json" 2>/dev/null)
 check "same: the namespace is gone afterwards" ns_gone "${same_ino:-0}"
 check "same: private temporary directory removed" \
