@@ -391,8 +391,8 @@ static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, str
 /*
  * The run's load from the client's namespace: its threads start there, so
  * their sockets are made there, and the outside counters (sock_diag, the
- * kernel's) are read there, the baseline included. The veth end in B counts the bytes of a
- * tcp-veth run (the warm-up's included), as seen inside B.
+ * kernel's) are read there, the baseline included. The veth end in B counts
+ * the bytes of a tcp-veth run (the warm-up's included), as seen inside B.
  */
 static int lab_load(struct lab *lab, struct run_record *r, unsigned t, struct hb_err *err)
 {
