@@ -130,6 +130,8 @@ static const char usage_run_head[] =
     "      --wait-ready S    an endpoint that refuses (or whose socket file is not there\n"
     "                        yet) is asked again every 50 ms for up to S seconds before\n"
     "                        the runs, as when the server starts beside it (a pod)\n"
+    "      --netns M         refused: run loads servers it did not start, which a namespace\n"
+    "                        made for the run could not reach; see 'hopbench lab --netns'\n"
     "\n"
     "Repetitions (the unit of analysis is one run):\n"
     "      --reps N          runs per endpoint (default 1); the summary gives median, min-max,\n"
@@ -297,6 +299,13 @@ static const char usage_lab[] =
     "      --json FILE       evidence path (default hopbench-lab-DATE.json here)\n"
     "      --html FILE       also draw the evidence as an HTML report in FILE (as 'hopbench\n"
     "                        report' does)\n"
+    "      --netns M         same: server and client in one network namespace made for the\n"
+    "                        lab (its own lo; the Unix socket as in a pod's shared volume);\n"
+    "                        other: the server in namespace A, the client in B, joined by a\n"
+    "                        veth pair with addresses only they have, and a third transport\n"
+    "                        tcp-veth (client in B to the server's veth address) beside unix\n"
+    "                        and tcp loopback (both from A, as a sidecar); needs root (exit\n"
+    "                        77 without); the namespaces go when the lab ends\n"
     "  -h, --help            this text\n";
 
 /* What main() takes before a subcommand; any other option is the lab's. */
@@ -465,6 +474,7 @@ enum {
     OPT_WATCH,
     OPT_LABEL,
     OPT_RETRY,
+    OPT_NETNS,
 };
 
 /* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_at index. */
@@ -797,6 +807,11 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     case OPT_WATCH:
         rc = service_watch_add(&o->services, val, err);
         break;
+    case OPT_NETNS:
+        return hb_fail(err, -EINVAL,
+                       "--netns: not for run (its servers are outside hopbench, out of a new "
+                       "namespace's reach); use 'hopbench lab --netns %s'",
+                       val);
     case OPT_LABEL:
         if (o->nlabels == CLI_MAX_ENDPOINTS)
             return hb_fail(err, -EINVAL, "--label: at most %d", CLI_MAX_ENDPOINTS);
@@ -935,6 +950,7 @@ static const struct option run_longopts[] = {
     { "rate-base", required_argument, NULL, OPT_RATE_BASE },
     { "wait", required_argument, NULL, OPT_WAIT },
     { "retry", required_argument, NULL, OPT_RETRY },
+    { "netns", required_argument, NULL, OPT_NETNS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -1266,6 +1282,10 @@ static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err 
     case 'n':
         rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &o->count, err);
         break;
+    case OPT_NETNS:
+        if (netns_parse_mode(val, &o->netns) < 0)
+            return hb_fail(err, -EINVAL, "--netns: '%s' is not one of same, other", val);
+        break;
     default:
         rc = -EINVAL;
     }
@@ -1364,6 +1384,7 @@ static const struct option lab_longopts[] = {
     { "wait", required_argument, NULL, OPT_WAIT },
     { "pipeline", required_argument, NULL, OPT_PIPELINE },
     { "count", required_argument, NULL, 'n' },
+    { "netns", required_argument, NULL, OPT_NETNS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };

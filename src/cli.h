@@ -14,6 +14,7 @@
 #include "cost.h"
 #include "endpoint.h"
 #include "engine/load.h"
+#include "host/netns.h"
 #include "host/place.h"
 #include "service.h"
 
@@ -26,6 +27,7 @@ enum hb_exit {
     HB_EXIT_INVALID = 2, /* ran, but a run saw errors or was saturated: not valid */
     HB_EXIT_USAGE = 64,  /* bad command line (EX_USAGE) */
     HB_EXIT_LIMITS = 71, /* the plan needs more fds or memory than the limits give (EX_OSERR) */
+    HB_EXIT_NOPERM = 77, /* --netns without the right to make a namespace (EX_NOPERM) */
     HB_EXIT_INTERRUPTED = 130, /* Ctrl-C: what was measured was still written */
 };
 
@@ -158,9 +160,10 @@ struct lab_opts {
     bool quick;
     size_t sizes[CLI_MAX_SIZES];
     unsigned nsizes;
-    bool sizes_given;  /* --sizes was on the command line */
-    unsigned pipeline; /* --pipeline: requests in flight per connection in the reuse cells */
-    uint64_t count;    /* -n: ops per run instead of a duration; 0 = the duration */
+    bool sizes_given;      /* --sizes was on the command line */
+    unsigned pipeline;     /* --pipeline: requests in flight per connection in the reuse cells */
+    uint64_t count;        /* -n: ops per run instead of a duration; 0 = the duration */
+    enum netns_mode netns; /* --netns: where server and client run (NETNS_NONE: here) */
 };
 
 /* Each returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */

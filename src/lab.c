@@ -60,7 +60,33 @@ static int lab_endpoints(struct lab *lab, struct hb_err *err)
     if (endpoint_parse(&lab->eps[0], "tcp://127.0.0.1:0", err) < 0) return -EINVAL;
     snprintf(text, sizeof(text), "unix:%s/%s.sock", lab->dir, lab->opts->proto->name);
     if (endpoint_parse(&lab->eps[1], text, err) < 0) return -EINVAL;
+    lab->neps = 2;
+    if (lab->netns.mode != NETNS_OTHER) return 0;
+    snprintf(text, sizeof(text), "tcp://%s:0", lab->netns.addr_a);
+    if (endpoint_parse(&lab->eps[2], text, err) < 0) return -EINVAL;
+    lab->neps = 3;
     return 0;
+}
+
+/* The transports of the lab's cells: tcp and unix, and tcp-veth with --netns other. */
+static unsigned lab_transports(const struct lab_opts *o)
+{
+    return o->netns == NETNS_OTHER ? 3 : 2;
+}
+
+/* The name of transport t in tables, progress lines and the evidence. */
+static const char *lab_transport_name(unsigned t)
+{
+    static const char *const names[] = { "tcp", "unix", "tcp-veth" };
+
+    return names[t];
+}
+
+/* Where the client of transport t runs: with --netns other, B for tcp-veth, else A. */
+static enum netns_side lab_client_side(const struct lab *lab, unsigned t)
+{
+    if (lab->netns.mode == NETNS_NONE) return NETNS_HOST;
+    return t == 2 ? NETNS_B : NETNS_A;
 }
 
 static void lab_set_pid(struct lab *lab, pid_t pid)
@@ -75,7 +101,8 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
     struct server_cfg cfg = {
         .proto = lab->opts->proto->server,
         .eps = lab->eps,
-        .neps = 2,
+        .neps = lab->neps,
+        .allow_remote = lab->netns.mode == NETNS_OTHER, /* A's veth address, private to A and B */
         .threads = lab->opts->server_threads ? lab->opts->server_threads
                    : lab->place.nserver      ? lab->place.nserver
                                              : 1,
@@ -91,9 +118,15 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
     };
     struct server srv;
     pid_t parent = getpid();
-    int rc = server_open(&srv, &cfg, err);
+    int rc = netns_enter(&lab->netns, NETNS_A);
 
-    if (rc < 0) return rc;
+    /* The listeners and the child are made in A: both stay there. */
+    if (rc < 0) return hb_fail(err, rc, "cannot enter the server's namespace: %s", strerror(-rc));
+    rc = server_open(&srv, &cfg, err);
+    if (rc < 0) {
+        netns_enter(&lab->netns, NETNS_HOST);
+        return rc;
+    }
     sigset_t block, old;
     stop_signal_set(&block);
     fflush(NULL);
@@ -105,6 +138,9 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
     if (pid > 0) lab_set_pid(lab, pid);
     sigprocmask(SIG_SETMASK, &old, NULL);
     server_close(&srv, false); /* the child holds the listeners now */
+    rc = netns_enter(&lab->netns, NETNS_HOST);
+    if (rc < 0 && pid > 0)
+        return hb_fail(err, rc, "cannot leave the server's namespace: %s", strerror(-rc));
     if (pid == -1) {
         endpoint_unlink(&lab->eps[1]);
         return hb_fail(err, -fork_errno, "cannot start the lab server: %s", strerror(fork_errno));
@@ -123,12 +159,12 @@ static void lab_codec_opts(struct lab *lab)
 /* Every run the lab may make: sizes × modes × transports × reps × (closed + each rate). */
 static size_t lab_records(const struct lab_opts *o)
 {
-    return (size_t)o->nsizes * 4 * o->shared.reps * (1 + o->nrates);
+    return (size_t)o->nsizes * 2 * lab_transports(o) * o->shared.reps * (1 + o->nrates);
 }
 
 unsigned lab_planned_runs(const struct lab_opts *o)
 {
-    return o->nsizes * (o->overload ? 2 : 4) * o->shared.reps * (1 + o->nrates);
+    return o->nsizes * (o->overload ? 1 : 2) * lab_transports(o) * o->shared.reps * (1 + o->nrates);
 }
 
 uint64_t lab_planned_ns(const struct lab_opts *o)
@@ -144,7 +180,8 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mi
     memset(lab, 0, sizeof(*lab));
     lab->opts = opts;
     lab->pid_mirror = pid_mirror;
-    rc = place_init(&lab->place, opts->shared.pin, err);
+    rc = netns_init(&lab->netns, opts->netns, err);
+    if (rc == 0) rc = place_init(&lab->place, opts->shared.pin, err);
     lab->place.server_source = PLACE_SRC_SET; /* the lab pins its own server (lab_start_server) */
     if (rc == 0) rc = lab_endpoints(lab, err);
     if (rc == 0) rc = lab_start_server(lab, 0, 0, err);
@@ -211,7 +248,7 @@ uint64_t lab_fd_need(const struct lab_opts *o)
 {
     unsigned threads = o->server_threads ? o->server_threads : place_allowed_cpus();
     uint64_t client = (uint64_t)o->shared.conns + o->shared.threads;
-    uint64_t server = budget_server_fds(o->shared.conns, threads ? threads : 1, 2);
+    uint64_t server = budget_server_fds(o->shared.conns, threads ? threads : 1, lab_transports(o));
 
     return client > server ? client : server;
 }
@@ -242,7 +279,7 @@ static void lab_progress(FILE *f, const struct run_record *r)
     if (r->rate_share > 0)
         snprintf(rate, sizeof(rate), " open loop at %.0f %%:", r->rate_share * 100);
     fprintf(f, "  %-7s %-4s %6zu B:%s %10.0f ops/s, p50 %.2f us, p99 %.2f us, %llu errors\n",
-            report_mode_name(r->cfg.mode), endpoint_transport(&r->cfg.ep), r->cfg.size, rate,
+            report_mode_name(r->cfg.mode), report_transport(r), r->cfg.size, rate,
             report_ops_per_s(r), (double)hist_percentile(r->res.lat, 50) / 1000.0,
             (double)hist_percentile(r->res.lat, 99) / 1000.0,
             (unsigned long long)load_errors_total(&r->res));
@@ -285,8 +322,8 @@ static void lab_exit_text(char *buf, size_t len, int status)
 /* "tcp/reuse/64 B", with " open loop at 50 %" for an open-loop run. */
 static void lab_cell_name(char *buf, size_t len, const struct run_record *r)
 {
-    int n = snprintf(buf, len, "%s/%s/%zu B", endpoint_transport(&r->cfg.ep),
-                     report_mode_name(r->cfg.mode), r->cfg.size);
+    int n = snprintf(buf, len, "%s/%s/%zu B", report_transport(r), report_mode_name(r->cfg.mode),
+                     r->cfg.size);
 
     if (r->rate_share > 0 && n > 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, " open loop at %.0f %%", r->rate_share * 100);
@@ -353,6 +390,43 @@ static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, str
     return lab_start_server(lab, want, body, err);
 }
 
+/*
+ * The run's load from the client's namespace: its threads start there, so
+ * their sockets are made there, and the outside counters (sock_diag, the
+ * kernel's) are read there, the baseline included. The veth end in B counts
+ * the bytes of a tcp-veth run (the warm-up's included), as seen inside B.
+ */
+static int lab_load(struct lab *lab, struct run_record *r, unsigned t, struct hb_err *err)
+{
+    enum netns_side side = lab_client_side(lab, t);
+    struct record_netns *p = &r->netns;
+    struct netns_veth_bytes before = { 0 }, after = { 0 };
+    int back, rc = netns_enter(&lab->netns, side);
+
+    if (rc < 0) return hb_fail(err, rc, "cannot enter the client's namespace: %s", strerror(-rc));
+    lab_cell_observe(lab, r);
+    p->mode = lab->netns.mode;
+    p->client = netns_side_name(&lab->netns, side);
+    p->server = netns_side_name(&lab->netns, NETNS_A);
+    p->client_ino = (uint64_t)lab->netns.ino[side];
+    p->server_ino = (uint64_t)lab->netns.ino[NETNS_A];
+    if (side == NETNS_B) {
+        snprintf(p->client_addr, sizeof(p->client_addr), "%s", lab->netns.addr_b);
+        snprintf(p->server_addr, sizeof(p->server_addr), "%s", lab->netns.addr_a);
+        p->veth_ok = netns_veth_bytes(&lab->netns, &before) == 0;
+    }
+    rc = load_run(&r->cfg, &r->res, err);
+    if (p->veth_ok) p->veth_ok = netns_veth_bytes(&lab->netns, &after) == 0;
+    if (p->veth_ok) {
+        p->veth.rx = after.rx - before.rx;
+        p->veth.tx = after.tx - before.tx;
+    }
+    back = netns_enter(&lab->netns, NETNS_HOST);
+    if (back < 0 && rc == 0)
+        rc = hb_fail(err, back, "cannot leave the client's namespace: %s", strerror(-back));
+    return rc;
+}
+
 /* One run, closed loop (share 0) or open loop at share x basis ops/s; kept even if it failed. */
 static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t, unsigned rep,
                    double share, double basis, FILE *progress, const atomic_int *stop,
@@ -364,23 +438,23 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
 
     r->proto = o->proto->name;
     r->size_is_reply = lab_size_is_reply(o);
-    r->cell = (s * 2 + (mode == LOAD_REUSE)) * 2 + t;
+    r->cell = (s * 2 + (mode == LOAD_REUSE)) * lab->neps + t;
+    r->transport = t == 2 ? lab_transport_name(t) : NULL; /* the endpoint's name says "tcp" */
     r->rep = rep;
     lab_cell_cfg(lab, &r->cfg, &lab->eps[t], o->sizes[s], mode, stop);
     r->rate_share = share;
     r->rate_basis = basis;
     r->cfg.rate = share * basis;
     r->cfg.seed = o->shared.seed;
-    lab_cell_observe(lab, r);
     if (lab->progress != NULL) {
         char what[PROGRESS_WHAT_CAP], size[32];
 
         report_size_text(size, sizeof(size), (long long)o->sizes[s]);
         snprintf(what, sizeof(what), "%s %s %s %s", o->proto->name, size, report_mode_name(mode),
-                 t == 0 ? "tcp" : "unix");
+                 lab_transport_name(t));
         progress_run_begin(lab->progress, what, rep + 1, o->shared.reps, &r->cfg);
     }
-    rc = load_run(&r->cfg, &r->res, err);
+    rc = lab_load(lab, r, t, err);
     if (lab->progress != NULL) progress_run_end(lab->progress, &r->cfg);
     if (r->res.lat != NULL) lab->nrecs++;
     if (rc < 0) return rc;
@@ -434,17 +508,18 @@ int lab_run(struct lab *lab, FILE *progress, const atomic_int *stop, struct hb_e
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
     const struct lab_opts *o = lab->opts;
-    unsigned *order = xcalloc(2 * (size_t)o->shared.reps, sizeof(*order));
-    unsigned done[2];
+    unsigned nt = lab->neps;
+    unsigned *order = xcalloc(nt * (size_t)o->shared.reps, sizeof(*order));
+    unsigned done[3];
     int rc = 0;
 
-    /* Within each (size, mode), tcp and unix alternate A B B A ... so drift cancels. */
-    stats_order_abba(2, o->shared.reps, order);
+    /* Within each (size, mode), the transports alternate A B B A ... so drift cancels. */
+    stats_order_abba(nt, o->shared.reps, order);
     for (unsigned s = 0; s < o->nsizes && rc == 0; s++) {
         for (size_t m = 0; m < ARRAY_LEN(modes) && rc == 0; m++) {
             if (o->overload && modes[m] == LOAD_REUSE) continue; /* overload: new connections */
-            done[0] = done[1] = 0;
-            for (unsigned i = 0; i < 2 * o->shared.reps && rc == 0; i++) {
+            done[0] = done[1] = done[2] = 0;
+            for (unsigned i = 0; i < nt * o->shared.reps && rc == 0; i++) {
                 if (lab_stopping(lab, progress, stop)) break;
                 if (lab->nrecs > 0 && o->shared.cooldown_ns)
                     sleep_until_ns(now_ns() + o->shared.cooldown_ns, stop);
@@ -467,6 +542,7 @@ void lab_release(struct lab *lab)
         rmdir(lab->dir);
         lab->dir[0] = '\0';
     }
+    netns_release(&lab->netns); /* the server that was in A has exited */
     for (size_t i = 0; i < lab->nrecs; i++)
         load_result_release(&lab->recs[i].res);
     free(lab->recs);

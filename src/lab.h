@@ -5,6 +5,9 @@
  * {tcp, unix} under one CPU placement. The server is stopped and the
  * directory removed by lab_release, which every exit path calls. A server
  * that exits on its own (killed, crashed) stops the lab (lab_run).
+ * With --netns (host/netns.h) the server runs in namespace A and each cell's
+ * client threads in the namespace of its transport: A for unix and tcp, B for
+ * tcp-veth (the third transport, --netns other only) to A's veth address.
  */
 #ifndef HOPBENCH_LAB_H
 #define HOPBENCH_LAB_H
@@ -14,6 +17,7 @@
 #include <sys/types.h>
 
 #include "cli.h"
+#include "host/netns.h"
 #include "host/place.h"
 #include "progress.h"
 #include "report/report.h"
@@ -22,7 +26,9 @@ struct lab {
     const struct lab_opts *opts;
     struct place place;
     char dir[256];               /* private temporary directory, "" when none */
-    struct endpoint eps[2];      /* tcp, unix */
+    struct endpoint eps[3];      /* tcp, unix, and tcp-veth with --netns other */
+    unsigned neps;               /* the transports measured: 2, or 3 with --netns other */
+    struct netns netns;          /* --netns: the namespaces made for the lab */
     pid_t server_pid;            /* 0 when no server runs */
     uint64_t server_close_after; /* the running server's --close-after */
     size_t server_body_size;     /* the running server's --body-size */
@@ -44,10 +50,10 @@ unsigned lab_planned_runs(const struct lab_opts *o);
 uint64_t lab_planned_ns(const struct lab_opts *o);
 
 /*
- * Places the CPUs, makes the directory, opens the listeners and forks the
- * server. *pid_mirror (if not NULL) follows the server's pid as it restarts:
- * the pid while it runs, minus it while the lab stops it (its exit is then
- * expected), 0 when no server runs.
+ * Makes the --netns namespaces (-EPERM when not allowed to), places the CPUs,
+ * makes the directory, opens the listeners and forks the server. *pid_mirror (if not NULL) follows
+ * the server's pid as it restarts: the pid while it runs, minus it while the lab stops it (its exit
+ * is then expected), 0 when no server runs.
  */
 int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mirror,
              struct hb_err *err);
@@ -79,7 +85,10 @@ uint64_t lab_fd_need(const struct lab_opts *o);
  */
 int lab_run(struct lab *lab, FILE *progress, const atomic_int *stop, struct hb_err *err);
 
-/* Stops the server (SIGTERM, then waits), removes the directory, frees the records. */
+/*
+ * Stops the server (SIGTERM, then waits), removes the directory, frees the
+ * records, closes the namespaces (they go once the server has exited).
+ */
 void lab_release(struct lab *lab);
 
 #endif

@@ -617,6 +617,21 @@ static void lab_arm_emergency(const struct lab *lab)
                  lab->eps[1].text + strlen("unix:"));
 }
 
+/* Where --netns put the server and the client; nothing without it. */
+static void lab_netns_header(const struct lab *lab)
+{
+    const struct netns *ns = &lab->netns;
+
+    if (ns->mode == NETNS_SAME)
+        printf("netns: same: server and client in one network namespace made for the lab (its "
+               "own lo)\n");
+    if (ns->mode == NETNS_OTHER)
+        printf("netns: other: server in namespace A (%s %s/%d), client in A for tcp and unix, in "
+               "B (%s %s/%d) for tcp-veth to %s\n",
+               NETNS_IF_A, ns->addr_a, NETNS_PREFIX, NETNS_IF_B, ns->addr_b, NETNS_PREFIX,
+               lab->eps[2].text);
+}
+
 static void lab_header(const struct lab *lab, const struct lab_opts *o)
 {
     char tcp[TEXT_SAFE_CAP], unix_ep[TEXT_SAFE_CAP];
@@ -624,6 +639,7 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
     printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto->name,
            text_safe(tcp, sizeof(tcp), lab->eps[0].text),
            text_safe(unix_ep, sizeof(unix_ep), lab->eps[1].text), (long)lab->server_pid);
+    lab_netns_header(lab);
     print_placement(&lab->place, o->shared.block_wait, NULL);
     printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
            "each\n",
@@ -675,7 +691,8 @@ static int cmd_lab(int argc, char **argv)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc < 0) {
         lab_release(&lab);
-        return fail("lab", &err, HB_EXIT_RUNTIME);
+        return fail("lab", &err,
+                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     }
     probe_machine(&m);
     lab_header(&lab, &o);

@@ -76,6 +76,21 @@
 #define EV_MERGED_RUNS          "merged_runs"
 #define EV_ERROR                "error" /* the placeholder of a run that could not be encoded */
 
+/* A lab run's netns (lab --netns): where each end ran. */
+#define EV_NETNS            "netns"
+#define EV_NETNS_CLIENT     "client"          /* "same", "A" or "B" */
+#define EV_NETNS_SERVER     "server"          /* "same" or "A" */
+#define EV_NETNS_CLIENT_INO "client_ns_inode" /* as /proc/PID/ns/net names it: net:[N] */
+#define EV_NETNS_SERVER_INO "server_ns_inode"
+#define EV_NETNS_VETH       "veth" /* a tcp-veth run's; null for the others */
+#define EV_VETH_CLIENT_IF   "client_if"
+#define EV_VETH_CLIENT_ADDR "client_addr"
+#define EV_VETH_SERVER_IF   "server_if"
+#define EV_VETH_SERVER_ADDR "server_addr"
+#define EV_VETH_PREFIX      "prefix"
+#define EV_VETH_RX_BYTES    "client_rx_bytes" /* what the client's end received over the run */
+#define EV_VETH_TX_BYTES    "client_tx_bytes" /* and sent; null when unreadable */
+
 /* A run's open_loop. */
 #define EV_RATE               "rate"
 #define EV_ARRIVALS           "arrivals"

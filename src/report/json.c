@@ -224,6 +224,29 @@ static json_t *open_loop_json(const struct run_record *r)
     return o;
 }
 
+/* A figure that may be unreadable: the number, or null. */
+static json_t *u64_or_null(bool ok, uint64_t v)
+{
+    return ok ? json_integer((json_int_t)v) : json_null();
+}
+
+/* Where each end of a lab --netns run ran, and for tcp-veth the pair and its bytes. */
+static json_t *netns_json(const struct record_netns *p)
+{
+    json_t *veth = json_null();
+
+    if (p->client_addr[0] != '\0')
+        veth = json_pack("{s:s, s:s, s:s, s:s, s:i, s:o, s:o}", EV_VETH_CLIENT_IF, NETNS_IF_B,
+                         EV_VETH_CLIENT_ADDR, p->client_addr, EV_VETH_SERVER_IF, NETNS_IF_A,
+                         EV_VETH_SERVER_ADDR, p->server_addr, EV_VETH_PREFIX, NETNS_PREFIX,
+                         EV_VETH_RX_BYTES, u64_or_null(p->veth_ok, p->veth.rx), EV_VETH_TX_BYTES,
+                         u64_or_null(p->veth_ok, p->veth.tx));
+    return json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", EV_MODE, netns_mode_name(p->mode),
+                     EV_NETNS_CLIENT, p->client, EV_NETNS_SERVER, p->server, EV_NETNS_CLIENT_INO,
+                     (json_int_t)p->client_ino, EV_NETNS_SERVER_INO, (json_int_t)p->server_ino,
+                     EV_NETNS_VETH, veth);
+}
+
 json_t *report_run_json(const struct run_record *r)
 {
     const struct load_cfg *c = &r->cfg;
@@ -235,7 +258,7 @@ json_t *report_run_json(const struct run_record *r)
         "{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
         "s:o, s:b, s:b, s:f, s:f, s:o, s:o, s:o, s:o}",
         EV_CELL, (int)r->cell, EV_REP, (int)r->rep, EV_PROTO, r->proto, EV_ENDPOINT, c->ep.text,
-        "transport", endpoint_transport(&c->ep), EV_MODE, report_mode_name(c->mode), "close",
+        "transport", report_transport(r), EV_MODE, report_mode_name(c->mode), "close",
         load_close_name(c->close), EV_SIZE, (json_int_t)c->size, EV_CONNECTIONS, (int)c->conns,
         EV_THREADS, (int)c->threads, EV_PIPELINE, (int)c->pipeline, "warmup_s",
         (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count, "duration_s",
@@ -264,6 +287,7 @@ json_t *report_run_json(const struct run_record *r)
     json_object_set_new(run, EV_STDERR_REPLIES, json_integer((json_int_t)res->stderr_replies));
     json_object_set_new(run, EV_STATUS, status_json(res));
     json_object_set_new(run, EV_OPEN_LOOP, open_loop_json(r));
+    if (r->netns.mode != NETNS_NONE) json_object_set_new(run, EV_NETNS, netns_json(&r->netns));
     if (report_services_json(run, r) < 0) {
         json_decref(run);
         return NULL;

@@ -17,6 +17,11 @@ double report_cpu_ns_per_op(const struct run_record *r)
     return (double)r->res.client_cpu_ns / (double)r->res.ops;
 }
 
+const char *report_transport(const struct run_record *r)
+{
+    return r->transport != NULL ? r->transport : endpoint_transport(&r->cfg.ep);
+}
+
 double report_rate_intended(const struct run_record *r)
 {
     if (r->cfg.rate <= 0 || r->cfg.duration_ns == 0 || r->cfg.count != 0) return r->cfg.rate;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "engine/load.h"
+#include "host/netns.h"
 #include "host/observe.h"
 #include "stats.h"
 
@@ -24,6 +25,17 @@ struct rate_base {
     const double *probes;      /* each probe's ops/s, in the order they ran; NULL when given */
     struct stats_summary stat; /* of the probes (n = 0 when given) */
     uint64_t probe_ns;         /* each probe's measured duration */
+};
+
+/* Where each end of a lab run under --netns ran; mode NETNS_NONE when not. */
+struct record_netns {
+    enum netns_mode mode;
+    const char *client, *server;      /* "same", "A", "B" (netns_side_name) */
+    uint64_t client_ino, server_ino;  /* the namespaces' inodes, as /proc/PID/ns/net names them */
+    char client_addr[NETNS_ADDR_CAP]; /* tcp-veth: the veth end in B, else "" */
+    char server_addr[NETNS_ADDR_CAP]; /* tcp-veth: the veth end in A, else "" */
+    bool veth_ok;                     /* veth was read, in B, before and after the run */
+    struct netns_veth_bytes veth;     /* what the veth end in B moved over the run */
 };
 
 /* One measured run: what was asked and what came back. */
@@ -43,7 +55,12 @@ struct run_record {
     const char *cut_by; /* what cut it short (res.interrupted): NULL for Ctrl-C */
     /* Requests made before the run, not measured (redis: the SETs that fill a mix's keys). */
     uint64_t prepared;
+    const char *transport; /* its name where the endpoint's is not enough ("tcp-veth"), or NULL */
+    struct record_netns netns; /* lab --netns: where each end ran */
 };
+
+/* "tcp", "unix" (endpoint_transport), or the lab's r->transport ("tcp-veth"). */
+const char *report_transport(const struct run_record *r);
 
 /* ops/s of a run (0 when its window is empty). */
 double report_ops_per_s(const struct run_record *r);

@@ -153,31 +153,41 @@ static bool same_pair(const struct run_record *a, const struct run_record *b)
            a->rate_share == b->rate_share;
 }
 
-/* One (size, mode) pair of the lab: its records as cells tcp = 0, unix = 1. */
+/* The summary cell of a lab run: tcp = 0, unix = 1, tcp-veth (lab --netns other) = 2. */
+static unsigned lab_cell_of(const struct run_record *r)
+{
+    if (r->transport != NULL) return 2;
+    return strcmp(endpoint_transport(&r->cfg.ep), "tcp") == 0 ? 0 : 1;
+}
+
+/* One (size, mode) pair of the lab: its records as cells tcp = 0, unix = 1 (tcp-veth = 2). */
 static json_t *lab_pair(FILE *f, const struct run_record *recs, size_t n, size_t first,
                         uint64_t seed, struct run_record *tmp)
 {
-    struct cell_summary cells[2];
+    struct cell_summary cells[3];
     char title[96];
+    unsigned ncells = 2;
     size_t k = 0;
 
     for (size_t i = first; i < n; i++) {
         if (!same_pair(&recs[i], &recs[first])) continue;
         tmp[k] = recs[i];
-        tmp[k++].cell = strcmp(endpoint_transport(&recs[i].cfg.ep), "tcp") == 0 ? 0 : 1;
+        tmp[k].cell = lab_cell_of(&recs[i]);
+        if (tmp[k++].cell == 2) ncells = 3;
     }
-    if (summary_compute(tmp, k, 2, seed, cells) < 0) return NULL;
+    if (summary_compute(tmp, k, ncells, seed, cells) < 0) return NULL;
     char open[32] = "";
 
     if (recs[first].rate_share > 0)
         snprintf(open, sizeof(open), " open loop at %.0f %%", recs[first].rate_share * 100);
-    snprintf(title, sizeof(title), "%zu B %s%s, unix against tcp", recs[first].cfg.size,
-             report_mode_name(recs[first].cfg.mode), open);
-    summary_print(f, title, cells, 2);
+    snprintf(title, sizeof(title), "%zu B %s%s, %s against tcp", recs[first].cfg.size,
+             report_mode_name(recs[first].cfg.mode), open,
+             ncells == 3 ? "unix and tcp-veth" : "unix");
+    summary_print(f, title, cells, ncells);
     report_noisy_count(f, tmp, k);
     return json_pack("{s:I, s:s, s:f, s:o}", EV_SIZE, (json_int_t)recs[first].cfg.size, EV_MODE,
                      report_mode_name(recs[first].cfg.mode), EV_RATE_SHARE, recs[first].rate_share,
-                     EV_SUMMARY, summary_json(cells, 2));
+                     EV_SUMMARY, summary_json(cells, ncells));
 }
 
 json_t *summary_lab(FILE *f, const struct run_record *recs, size_t n, uint64_t seed)

@@ -198,7 +198,7 @@ static void lab_row(FILE *f, const char *mode, const struct run_record *r)
     char ops[32];
 
     fmt_thousands(ops, sizeof(ops), report_ops_per_s(r));
-    fprintf(f, "  %-8s %-10s %12s", mode, endpoint_transport(&r->cfg.ep), ops);
+    fprintf(f, "  %-8s %-10s %12s", mode, report_transport(r), ops);
     put_num(f, 9, us(hist_percentile(h, 50)));
     put_num(f, 9, us(hist_percentile(h, 95)));
     put_num(f, 9, us(hist_percentile(h, 99)));
@@ -209,12 +209,13 @@ static void lab_row(FILE *f, const char *mode, const struct run_record *r)
     fprintf(f, " %7llu\n", (unsigned long long)load_errors_total(&r->res));
 }
 
+/* The row of unx (unix, or tcp-veth) against tcp loopback: "unix÷tcp", "veth÷tcp". */
 static void lab_ratio_row(FILE *f, const struct run_record *tcp, const struct run_record *unx)
 {
     const struct hist *ht = tcp->res.lat, *hu = unx->res.lat;
     struct report_cost ct = report_cost_of(tcp), cu = report_cost_of(unx);
 
-    fprintf(f, "  %-8s %-11s", "", "unix÷tcp");
+    fprintf(f, "  %-8s %-11s", "", unx->transport != NULL ? "veth÷tcp" : "unix÷tcp");
     if (!report_run_counts(tcp) || !report_run_counts(unx)) {
         fprintf(f, " %12s   (no ratio: a run is invalid or was cut short)\n", "-");
         return;
@@ -283,7 +284,7 @@ static void phase_row(FILE *f, const struct run_record *r)
 {
     char tw[200];
 
-    fprintf(f, "  %-8s %-10s %12s", "", endpoint_transport(&r->cfg.ep), "");
+    fprintf(f, "  %-8s %-10s %12s", "", report_transport(r), "");
     for (int p = 0; p < PHASES; p++) {
         const struct hist *h = r->res.phase[p];
         put_num(f, 9, h != NULL && h->total ? us(hist_percentile(h, 50)) : -1);
@@ -297,8 +298,7 @@ static bool closed_run_of(const struct run_record *r, size_t size, enum load_mod
                           const char *transport, bool counted)
 {
     return r->cfg.size == size && r->cfg.mode == mode && r->cfg.rate == 0 &&
-           strcmp(endpoint_transport(&r->cfg.ep), transport) == 0 &&
-           (!counted || report_run_counts(r));
+           strcmp(report_transport(r), transport) == 0 && (!counted || report_run_counts(r));
 }
 
 /*
@@ -332,44 +332,57 @@ static const struct run_record *find(const struct run_record *recs, size_t n, si
     return first;
 }
 
-static void lab_phase_table(FILE *f, const struct run_record *t, const struct run_record *u)
-{
-    struct na_notes ns = { 0 };
+/* The transports of the lab's rows: tcp-veth only with lab --netns other. */
+static const char *const lab_transports[] = { "tcp", "unix", "tcp-veth" };
 
-    if (t == NULL && u == NULL) return;
+/* The connect cells' phases of one size, a row per transport measured. */
+static void lab_phase_table(FILE *f, const struct run_record *recs, size_t n, size_t size)
+{
+    const struct run_record *rs[ARRAY_LEN(lab_transports)];
+    struct na_notes ns = { 0 };
+    bool any = false;
+
+    for (size_t t = 0; t < ARRAY_LEN(lab_transports); t++) {
+        rs[t] = find(recs, n, size, LOAD_CONNECT, lab_transports[t]);
+        any = any || rs[t] != NULL;
+    }
+    if (!any) return;
     fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %9s   %s\n", "connect", "phase p50", "µs →",
             "connect", "ttfb", "response", "close", "TIME_WAIT peak (+added) client / server");
-    if (t != NULL) phase_row(f, t);
-    if (u != NULL) phase_row(f, u);
-    for (int i = 0; i < 2; i++) {
-        const struct run_record *r = i == 0 ? t : u;
-        if (r == NULL) continue;
-        phase_notes(&ns, r, endpoint_transport(&r->cfg.ep));
+    for (size_t t = 0; t < ARRAY_LEN(lab_transports); t++)
+        if (rs[t] != NULL) phase_row(f, rs[t]);
+    for (size_t t = 0; t < ARRAY_LEN(lab_transports); t++) {
+        if (rs[t] == NULL) continue;
+        phase_notes(&ns, rs[t], report_transport(rs[t]));
         ns.nrows++;
     }
     na_print(f, &ns);
 }
 
-/* The lab's rows of one size: (connect, reuse) x (tcp, unix), each with a unix÷tcp row. */
+/*
+ * The lab's rows of one size: (connect, reuse) x (tcp, unix), each with a
+ * unix÷tcp row; with lab --netns other a tcp-veth row too, and its veth÷tcp.
+ */
 static void lab_rows(FILE *f, const struct run_record *recs, size_t n, size_t size)
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
     struct na_notes ns = { 0 };
 
     for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
-        const struct run_record *t = find(recs, n, size, modes[m], "tcp");
-        const struct run_record *u = find(recs, n, size, modes[m], "unix");
+        const struct run_record *rs[ARRAY_LEN(lab_transports)];
         const char *name = report_mode_name(modes[m]);
         char row[32];
-        for (int i = 0; i < 2; i++) {
-            const struct run_record *r = i == 0 ? t : u;
+        for (size_t t = 0; t < ARRAY_LEN(lab_transports); t++) {
+            const struct run_record *r = find(recs, n, size, modes[m], lab_transports[t]);
+            rs[t] = r;
             if (r == NULL) continue;
             lab_row(f, name, r);
-            snprintf(row, sizeof(row), "%s %s", name, endpoint_transport(&r->cfg.ep));
+            snprintf(row, sizeof(row), "%s %s", name, report_transport(r));
             cost_notes(&ns, r, row);
             ns.nrows++;
         }
-        if (t != NULL && u != NULL) lab_ratio_row(f, t, u);
+        for (size_t t = 1; t < ARRAY_LEN(lab_transports); t++)
+            if (rs[0] != NULL && rs[t] != NULL) lab_ratio_row(f, rs[0], rs[t]);
     }
     na_print(f, &ns);
 }
@@ -524,19 +537,21 @@ void report_kernel_evidence(FILE *f, const struct run_record *recs, size_t n)
     }
 }
 
-/* The lab's evidence for one size: its closed-loop runs, connect then reuse, tcp then unix. */
+/*
+ * The lab's evidence for one size: its closed-loop runs, connect then reuse,
+ * tcp then unix (then tcp-veth).
+ */
 static void lab_evidence(FILE *f, const struct run_record *recs, size_t n, size_t size)
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
-    static const char *const transports[] = { "tcp", "unix" };
     char label[32];
 
     evidence_header(f);
     for (size_t m = 0; m < ARRAY_LEN(modes); m++)
-        for (size_t t = 0; t < ARRAY_LEN(transports); t++) {
-            const struct run_record *r = find(recs, n, size, modes[m], transports[t]);
+        for (size_t t = 0; t < ARRAY_LEN(lab_transports); t++) {
+            const struct run_record *r = find(recs, n, size, modes[m], lab_transports[t]);
             if (r == NULL) continue;
-            snprintf(label, sizeof(label), "%s %s", report_mode_name(modes[m]), transports[t]);
+            snprintf(label, sizeof(label), "%s %s", report_mode_name(modes[m]), lab_transports[t]);
             evidence_rows(f, r, label, 12);
         }
 }
@@ -570,8 +585,7 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
     fprintf(f, "  %-8s %-10s %12s %9s %9s %9s %8s %8s %8s %8s %7s\n", "mode", "transport", "ops/s",
             "p50", "p95", "p99", "client", "server", "both", "system", "errors");
     lab_rows(f, recs, n, size);
-    lab_phase_table(f, find(recs, n, size, LOAD_CONNECT, "tcp"),
-                    find(recs, n, size, LOAD_CONNECT, "unix"));
+    lab_phase_table(f, recs, n, size);
     lab_evidence(f, recs, n, size);
 }
 
@@ -582,8 +596,7 @@ static const struct run_record *find_open(const struct run_record *recs, size_t 
     for (size_t i = 0; i < n; i++)
         if (recs[i].cfg.size == size && recs[i].cfg.mode == mode && recs[i].rep == 0 &&
             recs[i].rate_share > 0.595 && recs[i].rate_share < 0.605 &&
-            recs[i].res.service != NULL &&
-            strcmp(endpoint_transport(&recs[i].cfg.ep), transport) == 0)
+            recs[i].res.service != NULL && strcmp(report_transport(&recs[i]), transport) == 0)
             return &recs[i];
     return NULL;
 }
@@ -638,11 +651,11 @@ static void lab_open_table(FILE *f, const struct run_record *recs, size_t n, siz
         fmt_thousands(asked, sizeof(asked), r->cfg.rate);
         fmt_thousands(got, sizeof(got), report_ops_per_s(r));
         fprintf(f, "  %-8s %-5s %4.0f%% %12s %12s %9.2f %9.2f %9.2f %10.2f %10.2f %9.2f%s\n",
-                report_mode_name(r->cfg.mode), endpoint_transport(&r->cfg.ep), r->rate_share * 100,
-                asked, got, us(hist_percentile(r->res.lat, 50)),
-                us(hist_percentile(r->res.lat, 99)), us(hist_percentile(r->res.lat, 99.9)),
-                us(hist_percentile(r->res.lat, 99.99)), us(r->res.lat->max),
-                us(hist_percentile(r->res.service, 99)), report_saturated(r) ? " saturated" : "");
+                report_mode_name(r->cfg.mode), report_transport(r), r->rate_share * 100, asked, got,
+                us(hist_percentile(r->res.lat, 50)), us(hist_percentile(r->res.lat, 99)),
+                us(hist_percentile(r->res.lat, 99.9)), us(hist_percentile(r->res.lat, 99.99)),
+                us(r->res.lat->max), us(hist_percentile(r->res.service, 99)),
+                report_saturated(r) ? " saturated" : "");
     }
     lab_open_headline(f, recs, n, size);
 }
@@ -976,7 +989,7 @@ static void overload_ctr(FILE *f, const struct run_record *r, const char *name, 
             na_add(ns, name,
                    r->observed ? r->obs.net[i].why
                                : "not observed: interrupted before the window opened",
-                   endpoint_transport(&r->cfg.ep));
+                   report_transport(r));
 }
 
 void report_overload(FILE *f, const struct run_record *recs, size_t n)
@@ -995,10 +1008,9 @@ void report_overload(FILE *f, const struct run_record *recs, size_t n)
         const struct hist *h = r->res.lat;
         char ops[32];
         fmt_thousands(ops, sizeof(ops), report_ops_per_s(r));
-        fprintf(f, "  %-5s %10s %9.1f %9.1f %9.1f %10.1f %8llu %8llu %8llu",
-                endpoint_transport(&r->cfg.ep), ops, us(hist_percentile(h, 50)) / 1000,
-                us(hist_percentile(h, 99)) / 1000, us(h->max) / 1000,
-                us(hist_percentile(r->res.phase[PHASE_CONNECT], 99)) / 1000,
+        fprintf(f, "  %-5s %10s %9.1f %9.1f %9.1f %10.1f %8llu %8llu %8llu", report_transport(r),
+                ops, us(hist_percentile(h, 50)) / 1000, us(hist_percentile(h, 99)) / 1000,
+                us(h->max) / 1000, us(hist_percentile(r->res.phase[PHASE_CONNECT], 99)) / 1000,
                 (unsigned long long)r->res.errors[OP_ERR_REFUSED],
                 (unsigned long long)r->res.errors[OP_ERR_TIMEOUT],
                 (unsigned long long)r->res.errors[OP_ERR_RESET]);

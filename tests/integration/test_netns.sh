@@ -1,0 +1,236 @@
+#!/bin/bash
+# lab --netns: the lab in network namespaces made for it. same: server and
+# client share one new namespace; other: the server in A, the client in A for
+# unix and tcp and in B for tcp-veth, across a veth pair whose addresses only A
+# and B have. The namespaces are gone after every exit (normal, Ctrl-C,
+# SIGKILL); the host never shows the veth addresses or the lab's listeners;
+# the tcp-veth bytes went over the veth (its own counters, read inside B).
+# shellcheck disable=SC2016 # $vars in single quotes are jq variables
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+host_ns=$(readlink /proc/self/ns/net)
+
+# all_ns : every network namespace a process or thread is in now, one "net:[N]" a line.
+all_ns() {
+    local f
+    for f in /proc/[0-9]*/ns/net /proc/[0-9]*/task/[0-9]*/ns/net; do
+        readlink "$f" 2>/dev/null
+    done | sort -u
+}
+
+# ns_gone INODE... : no hopbench of this script is in any of these namespaces or holds one
+# open (only it can: nothing is mounted, no other process gets an fd). The kernel reuses
+# the lowest free namespace number at once, so another test's new namespace may carry
+# the same number by now: such a process is named, not counted.
+# shellcheck disable=SC2317 # called through check
+ns_gone() {
+    local f i pid exe
+    for i in "$@"; do
+        for f in /proc/[0-9]*/ns/net /proc/[0-9]*/task/[0-9]*/ns/net /proc/[0-9]*/fd/*; do
+            [ "$(readlink "$f" 2>/dev/null)" = "net:[$i]" ] || continue
+            pid=${f#/proc/}
+            pid=${pid%%/*}
+            exe=$(readlink "/proc/$pid/exe" 2>/dev/null)
+            if [ "$exe" = "$HOPBENCH" ]; then
+                echo "# namespace net:[$i] is still held by hopbench pid $pid ($f)"
+                return 1
+            fi
+            echo "# net:[$i] is now pid $pid's ($exe): the number was reused"
+        done
+    done
+    return 0
+}
+
+# header_field NAME SED-EXPR : what SED-EXPR prints from NAME's stdout (first match).
+header_field() {
+    sed -n "$2" "$T/$1.out" 2>/dev/null | head -n 1
+}
+
+# wait_header NAME : waits (at most 10 s) for the lab's netns line; 1 if it never came.
+wait_header() {
+    local i
+    for ((i = 0; i < 200; i++)); do
+        grep -q '^netns: ' "$T/$1.out" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# lab_spawn NAME LAB-ARGS... : a quick 64 B lab in the background (SPAWNED: hopbench's pid).
+lab_spawn() {
+    local name=$1
+    shift
+    mkdir -p "$T/$name.tmp"
+    spawn_cmd "$name" env TMPDIR="$T/$name.tmp" "$HOPBENCH" lab --quick --sizes 64 -q "$@"
+}
+
+# --- the command line ------------------------------------------------------------
+
+expect_rc "lab --netns bogus: usage error" 64 bogus lab --netns bogus
+check "lab --netns bogus: one line naming the value" \
+    sh -c "[ \$(wc -l <'$T/bogus.err') = 1 ] && grep -q \"'bogus' is not one of same, other\" '$T/bogus.err'"
+expect_rc "run --netns: refused" 64 runns run --netns same tcp://127.0.0.1:1
+check "run --netns: one line pointing at lab --netns" \
+    sh -c "[ \$(wc -l <'$T/runns.err') = 1 ] && grep -q \"hopbench lab --netns same\" '$T/runns.err'"
+
+if ! unshare -n true 2>/dev/null; then
+    expect_rc "lab --netns same without the right: exit 77" 77 noperm lab --netns same --quick \
+        --sizes 64 --json "$T/noperm.json"
+    check "lab --netns without the right: one line" \
+        sh -c "[ \$(wc -l <'$T/noperm.err') = 1 ] && grep -q 'needs root' '$T/noperm.err'"
+    ok "lab --netns same and other # SKIP this user may not make a network namespace"
+    exit "$((NFAIL > 0))"
+fi
+
+# Root without CAP_SYS_ADMIN is refused as a user would be.
+if setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin true 2>/dev/null; then
+    RC=0
+    (cd "$T" && exec setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
+        timeout -k 5 60 "$HOPBENCH" lab --netns other --quick --sizes 64 \
+        --json "$T/nocap.json") >"$T/nocap.out" 2>"$T/nocap.err" || RC=$?
+    check_eq "lab --netns other without CAP_SYS_ADMIN: exit 77" 77 "$RC"
+    check "without CAP_SYS_ADMIN: one line saying it needs root" \
+        sh -c "[ \$(wc -l <'$T/nocap.err') = 1 ] && grep -q 'needs root' '$T/nocap.err'"
+    check "without CAP_SYS_ADMIN: no evidence written" test ! -e "$T/nocap.json"
+else
+    ok "lab --netns without CAP_SYS_ADMIN # SKIP setpriv cannot drop it here"
+fi
+
+# --- same: one namespace, its own loopback -----------------------------------------
+
+lab_spawn same --netns same --json "$T/same.json"
+pid=$SPAWNED
+if wait_header same; then
+    port=$(header_field same 's|^hopbench .* lab: echo over tcp://127.0.0.1:\([0-9]*\) .*|\1|p')
+    spid=$(header_field same 's|.*; server pid \([0-9]*\)$|\1|p')
+    listeners=$(ss -Hltn "sport = :$port" 2>/dev/null | wc -l)
+    server_ns=$(readlink "/proc/$spid/ns/net" 2>/dev/null)
+    still=$(alive "$pid" && echo yes)
+    check_eq "same: the lab ran while the host was looked at" yes "$still"
+    check_eq "same: the host has no listener on the lab's port $port" 0 "$listeners"
+    check "same: the server is in a namespace other than the host's ($server_ns)" \
+        sh -c "[ -n '$server_ns' ] && [ '$server_ns' != '$host_ns' ]"
+else
+    not_ok "same: netns header" "no 'netns:' line in $T/same.out"
+fi
+reap "$pid" 60
+check_eq "same: exit 0" 0 "$RC"
+jcheck "same: tcp and unix, each connect and reuse" "$T/same.json" \
+    '[.runs[] | .transport] | sort == ["tcp","tcp","unix","unix"]'
+jcheck "same: 0 errors, ops in every run" "$T/same.json" \
+    'all(.runs[]; .errors_total == 0 and .ops > 0)'
+check "same: both ends in the one namespace, not the host's" jtrue --arg host "$host_ns" \
+    'all(.runs[]; .netns.mode == "same" and .netns.client == "same" and .netns.server == "same"
+         and .netns.client_ns_inode == .netns.server_ns_inode and .netns.veth == null
+         and ("net:[\(.netns.client_ns_inode)]" != $host))' "$T/same.json"
+# The kernel counters are the namespace's, which only the lab uses: the connect tcp run's
+# ActiveOpens moved by its connects, give or take the one in flight at each window edge.
+jcheck "same: the kernel counters are the namespace's (ΔActiveOpens = connects ± 2)" \
+    "$T/same.json" \
+    '.runs[] | select(.transport == "tcp" and .mode == "connect") |
+     .connects > 0 and ((.observed.net_delta["Tcp.ActiveOpens"] - .connects) | fabs) <= 2'
+same_ino=$(jq -r '.runs[0].netns.server_ns_inode' "$T/same.json" 2>/dev/null)
+check "same: the namespace is gone afterwards" ns_gone "${same_ino:-0}"
+check "same: private temporary directory removed" \
+    sh -c "[ -z \"\$(ls -A '$T/same.tmp')\" ]"
+
+# --- other: two namespaces joined by a veth pair --------------------------------------
+
+ip -o -4 addr show >"$T/addrs.before"
+lab_spawn other --netns other --json "$T/other.json"
+pid=$SPAWNED
+: >"$T/addrs.during"
+: >"$T/ns.during"
+if wait_header other; then
+    a_addr=$(header_field other 's|^netns: other: server in namespace A (hb-a \([0-9.]*\)/.*|\1|p')
+    b_addr=$(header_field other 's|.* in B (hb-b \([0-9.]*\)/.*|\1|p')
+    # Look at the host while the namespaces exist: the lab is alive before and after each look.
+    for ((i = 0; i < 20; i++)); do
+        alive "$pid" || break
+        ip -o -4 addr show >>"$T/addrs.during"
+        all_ns >>"$T/ns.during"
+        sleep 0.2
+    done
+    check "other: the header names both veth addresses" \
+        sh -c "[ -n '$a_addr' ] && [ -n '$b_addr' ]"
+else
+    not_ok "other: netns header" "no 'netns:' line in $T/other.out"
+fi
+reap "$pid" 60
+ip -o -4 addr show >"$T/addrs.after"
+check_eq "other: exit 0" 0 "$RC"
+j=$T/other.json
+jcheck "other: three transports, each connect and reuse" "$j" \
+    '[.runs[] | .transport] | sort == ["tcp","tcp","tcp-veth","tcp-veth","unix","unix"]'
+jcheck "other: 0 errors, ops in every run" "$j" 'all(.runs[]; .errors_total == 0 and .ops > 0)'
+jcheck "other: unix and tcp from A, the server's namespace" "$j" \
+    'all(.runs[] | select(.transport != "tcp-veth");
+         .netns.client == "A" and .netns.server == "A"
+         and .netns.client_ns_inode == .netns.server_ns_inode and .netns.veth == null)'
+check "other: tcp-veth from B to A's veth address, A and B distinct, neither the host's" \
+    jtrue --arg host "$host_ns" 'all(.runs[] | select(.transport == "tcp-veth");
+         .netns.client == "B" and .netns.server == "A"
+         and .netns.client_ns_inode != .netns.server_ns_inode
+         and ("net:[\(.netns.client_ns_inode)]" != $host)
+         and ("net:[\(.netns.server_ns_inode)]" != $host)
+         and (.netns.veth.server_addr as $a | .endpoint | startswith("tcp://\($a):"))
+         and .netns.veth.prefix == 30)' "$j"
+# Each op sends its 64-byte payload and gets it back: at least ops x 64 bytes each way on the
+# veth end in B, counted by the kernel inside B, not by hopbench.
+jcheck "other: tcp-veth bytes went over the veth (its counters in B >= ops x 64 each way)" "$j" \
+    'all(.runs[] | select(.transport == "tcp-veth");
+         .netns.veth.client_tx_bytes >= .ops * 64 and .netns.veth.client_rx_bytes >= .ops * 64)'
+ea=$(jq -r '[.runs[] | select(.transport == "tcp-veth")][0].netns.veth.server_addr' "$j" 2>/dev/null)
+eb=$(jq -r '[.runs[] | select(.transport == "tcp-veth")][0].netns.veth.client_addr' "$j" 2>/dev/null)
+check_eq "other: the evidence's veth addresses are the header's" "${a_addr:-} ${b_addr:-}" \
+    "$ea $eb"
+check "other: the namespaces were looked at while they existed" \
+    jtrue -n --rawfile s "$T/ns.during" --arg i "$(jq -r '.runs[0].netns.server_ns_inode' "$j")" \
+    '$s | split("\n") | index("net:[\($i)]") != null'
+for when in before during after; do
+    check "other: the host's addresses $when the lab have neither veth address" \
+        sh -c "[ -s '$T/addrs.$when' ] && ! grep -qwF -e ' ${ea:-X}/' -e ' ${eb:-X}/' '$T/addrs.$when'"
+done
+inodes=$(jq -r '[.runs[].netns | .client_ns_inode, .server_ns_inode] | unique | .[]' "$j" 2>/dev/null)
+# shellcheck disable=SC2086 # one inode a word
+check "other: A and B are gone afterwards" ns_gone $inodes
+check "other: private temporary directory removed" sh -c "[ -z \"\$(ls -A '$T/other.tmp')\" ]"
+
+# --- the keys docs/evidence.md lists for netns, both ways ---------------------------------
+
+DOC=$(cd "$(dirname "$0")/../.." && pwd)/docs/evidence.md
+sed -n '/^```fields-netns$/,/^```$/p' "$DOC" | sed '1d;$d' | sort -u >"$T/netns.documented"
+jq -r '.runs[] | .netns | paths(type == "string" or type == "number" or type == "boolean")
+       | "runs[].netns." + (map(tostring) | join("."))' "$T/same.json" "$T/other.json" |
+    sort -u >"$T/netns.written"
+check "docs/evidence.md lists netns keys" test -s "$T/netns.documented"
+check_eq "every netns key written is listed, every one listed is written" "" \
+    "$(diff "$T/netns.documented" "$T/netns.written" | grep '^[<>]' | tr '\n' ' ')"
+
+# --- every exit path: Ctrl-C and SIGKILL -----------------------------------------------
+
+for sig in INT KILL; do
+    name=sig$sig
+    lab_spawn "$name" --netns other --json "$T/$name.json"
+    pid=$SPAWNED
+    spid=
+    if wait_header "$name"; then
+        spid=$(header_field "$name" 's|.*; server pid \([0-9]*\)$|\1|p')
+        a_ns=$(readlink "/proc/$spid/ns/net" 2>/dev/null)
+        sleep 1
+        kill "-$sig" "$pid"
+    else
+        not_ok "$name: netns header" "no 'netns:' line in $T/$name.out"
+    fi
+    reap "$pid" 30
+    if [ "$sig" = INT ]; then check_eq "$name: exit 130" 130 "$RC"; fi
+    check "$name: the server (pid ${spid:-?}) is gone" wait_gone "${spid:-0}" 5
+    a_ino=${a_ns//[^0-9]/}
+    check "$name: namespace A (${a_ns:-?}) was made and is gone" \
+        sh -c "[ -n '$a_ino' ] && [ '$a_ns' != '$host_ns' ]"
+    check "$name: no process or thread is in A afterwards" ns_gone "${a_ino:-0}"
+done
+
+echo "# $NPASS passed, $NFAIL failed"
+exit "$((NFAIL > 0))"
