@@ -937,18 +937,20 @@ static void hide_secrets(int argc, char **argv, char **shown)
 /* report --csv: every run of every file, each file's rows named by its path. */
 static int report_csv_files(const char *csv, const char *const *paths, size_t n, struct hb_err *err)
 {
+    struct loaded {
+        json_t *doc;
+    } *docs = xcalloc(n, sizeof(*docs));
     struct csv_source *src = xcalloc(n, sizeof(*src));
-    json_t **docs = xcalloc(n, sizeof(*docs));
     int rc = 0;
 
     for (size_t i = 0; i < n && rc == 0; i++) {
-        rc = evidence_load(paths[i], &docs[i], err);
+        rc = evidence_load(paths[i], &docs[i].doc, err);
         if (rc < 0) break;
-        src[i] = (struct csv_source){ paths[i], json_object_get(docs[i], EV_RUNS) };
+        src[i] = (struct csv_source){ paths[i], json_object_get(docs[i].doc, EV_RUNS) };
     }
     if (rc == 0) rc = report_csv_write(csv, src, n, err);
     for (size_t i = 0; i < n; i++)
-        json_decref(docs[i]);
+        json_decref(docs[i].doc);
     free(docs);
     free(src);
     return rc;
@@ -966,9 +968,8 @@ static int cmd_report(int argc, char **argv)
         rc = HB_EXIT_OK;
     } else if (rc < 0) {
         rc = usage_fail("report", &err);
-    } else if (o.out != NULL && report_html_write(o.out, o.paths, o.npaths, &err) < 0) {
-        rc = fail("report", &err, HB_EXIT_RUNTIME);
-    } else if (o.csv != NULL && report_csv_files(o.csv, o.paths, o.npaths, &err) < 0) {
+    } else if ((o.out != NULL && report_html_write(o.out, o.paths, o.npaths, &err) < 0) ||
+               (o.csv != NULL && report_csv_files(o.csv, o.paths, o.npaths, &err) < 0)) {
         rc = fail("report", &err, HB_EXIT_RUNTIME);
     } else {
         if (o.out != NULL) printf("report: %s\n", text_safe(shown, sizeof(shown), o.out));
