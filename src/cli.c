@@ -548,6 +548,8 @@ static int run_proto_option(int c, const char *val, struct run_opts *o, struct h
         .params_cap = ARRAY_LEN(o->params),
         .body = o->expect_body,
         .body_cap = sizeof(o->expect_body),
+        .secret = o->password,
+        .secret_cap = sizeof(o->password),
     };
     int rc = 0;
 

@@ -34,6 +34,7 @@ enum hb_exit {
 #define CLI_MAX_ENDPOINTS 16
 #define CLI_MAX_SIZES     8
 #define CLI_MAX_PARAMS    32                 /* --param */
+#define CLI_MAX_SECRET    258                /* a password read from a file, its NUL and one more */
 #define CLI_MAX_BODY      4096               /* --expect-body, after escapes */
 #define CLI_SEED_MAX      ((1ULL << 53) - 1) /* --seed: a JSON number every reader keeps exact */
 
@@ -112,6 +113,7 @@ struct run_opts {
     struct codec_opts codec;   /* the protocol's request options (load.opts points here) */
     const char *params[CLI_MAX_PARAMS];
     char expect_body[CLI_MAX_BODY]; /* --expect-body with \n, \r, \t, \\ decoded */
+    char password[CLI_MAX_SECRET];  /* --password-file: the file's first line */
     bool size_given;
     bool close_given;       /* shared.close_given, where the protocol's checks read it */
     bool arrivals_given;    /* --arrivals was given (it needs --rate) */

@@ -307,22 +307,22 @@ static int parse_password(const char *val, const struct proto_args *a, struct hb
  */
 static int parse_password_file(const char *val, const struct proto_args *a, struct hb_err *err)
 {
-    char *pw = xcalloc(PG_MAX_PASSWORD + 2, 1);
     FILE *f = fopen(val, "r");
     size_t n;
 
-    if (f == NULL) {
-        free(pw);
+    if (f == NULL)
         return hb_fail(err, -errno, "--password-file: cannot read %s: %s", val, strerror(errno));
+    if (a->secret == NULL || a->secret_cap < PG_MAX_PASSWORD + 2) {
+        fclose(f);
+        return hb_fail(err, -EINVAL, "--password-file: no room for the password");
     }
-    n = fread(pw, 1, PG_MAX_PASSWORD + 1, f);
+    memset(a->secret, 0, a->secret_cap);
+    n = fread(a->secret, 1, a->secret_cap - 1, f);
     fclose(f);
-    pw[strcspn(pw, "\r\n")] = '\0';
-    if (n > PG_MAX_PASSWORD && strlen(pw) > PG_MAX_PASSWORD) {
-        free(pw);
+    a->secret[strcspn(a->secret, "\r\n")] = '\0';
+    if (n > PG_MAX_PASSWORD && strlen(a->secret) > PG_MAX_PASSWORD)
         return hb_fail(err, -EINVAL, "--password-file: longer than %u bytes", PG_MAX_PASSWORD);
-    }
-    a->co->password = pw;
+    a->co->password = a->secret;
     return 0;
 }
 

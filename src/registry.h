@@ -54,6 +54,8 @@ struct proto_args {
     unsigned params_cap;
     char *body; /* --expect-body, decoded: room for body_cap bytes */
     size_t body_cap;
+    char *secret; /* --password-file: room for the password read, secret_cap bytes */
+    size_t secret_cap;
 };
 
 /*

@@ -47,7 +47,7 @@ static void msg(struct buf *o, char type, const void *body, size_t len)
     o->b[o->n++] = (uint8_t)(l >> 16);
     o->b[o->n++] = (uint8_t)(l >> 8);
     o->b[o->n++] = (uint8_t)l;
-    memcpy(o->b + o->n, body, len);
+    if (len > 0) memcpy(o->b + o->n, body, len);
     o->n += len;
 }
 
@@ -56,7 +56,7 @@ static void auth(struct buf *o, uint32_t code, const void *rest, size_t len)
     uint8_t body[1024] = { (uint8_t)(code >> 24), (uint8_t)(code >> 16), (uint8_t)(code >> 8),
                            (uint8_t)code };
 
-    memcpy(body + 4, rest, len);
+    if (len > 0) memcpy(body + 4, rest, len);
     msg(o, 'R', body, 4 + len);
 }
 
