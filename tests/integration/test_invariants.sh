@@ -43,6 +43,15 @@ LITTLE='def occupied: .latency_ns.mean
           + (if .mode == "connect" then .phases.close.latency_ns.mean else 0 end);
         def little: occupied * .ops_per_s / 1e9 / .connections;'
 
+# The law holds within 2 % for a release build. Under ThreadSanitizer every memory access of the
+# client's own loop between one reply and the next send is instrumented: that time belongs to no
+# op, so the ratio falls short of 1 by the instrumentation's share (0.98 seen at -c 1); 5 % there.
+if grep -qa '__tsan_init' "$HOPBENCH"; then
+    LITTLE_TOL=0.05 LITTLE_PCT=5
+else
+    LITTLE_TOL=0.02 LITTLE_PCT=2
+fi
+
 # little NAME : the law on the last count-bound run (J, LAST_RUN) within 2 %, the run clean
 # (an error would end ops early). A count-bound run with several connections ends when its
 # last op does, the other connections idle by then: one op stalled there (a busy machine)
@@ -51,7 +60,8 @@ LITTLE='def occupied: .latency_ns.mean
 # AGAIN_REQ to the requests of that run (0 if none), for counts kept across runs.
 little() {
     local ratio holds='.runs[0] | .pipeline == 1 and .warmup_s == 0 and .count == .ops
-        and .ops >= 1000 and clean and (little - 1 | fabs) <= 0.02'
+        and .ops >= 1000 and clean and (little - 1 | fabs) <= '"$LITTLE_TOL"
+
     AGAIN_REQ=0
     if ! jq -e "$JQ_DEFS $CLEAN $LITTLE $holds" "$J" >/dev/null 2>&1; then
         ratio=$(jq -r "$LITTLE"' .runs[0] | little * 10000 | round / 10000' "$J" 2>/dev/null)
@@ -61,7 +71,7 @@ little() {
         AGAIN_REQ=$(jget "$J" '.runs[0].requests // 0')
     fi
     ratio=$(jq -r "$LITTLE"' .runs[0] | little * 10000 | round / 10000' "$J" 2>/dev/null)
-    xcheck "$1: Little's law, occupied x ops/s / connections = $ratio (within 2 %)" "$J" \
+    xcheck "$1: Little's law, occupied x ops/s / connections = $ratio (within $LITTLE_PCT %)" "$J" \
         "$LITTLE $holds"
 }
 
