@@ -43,14 +43,14 @@ LITTLE='def occupied: .latency_ns.mean
           + (if .mode == "connect" then .phases.close.latency_ns.mean else 0 end);
         def little: occupied * .ops_per_s / 1e9 / .connections;'
 
-# The law holds within 2 % for a release build. Under ThreadSanitizer every memory access of the
-# client's own loop between one reply and the next send is instrumented: that time belongs to no
-# op, so the ratio falls short of 1 by the instrumentation's share (0.98 seen at -c 1); 5 % there.
-if grep -qa '__tsan_init' "$HOPBENCH"; then
-    LITTLE_TOL=0.05 LITTLE_PCT=5
-else
-    LITTLE_TOL=0.02 LITTLE_PCT=2
-fi
+# The law is checked on builds whose own loop costs what a user's does. Under ThreadSanitizer
+# every memory access of the client's loop between one reply and the next send is instrumented:
+# that time belongs to no op, so at -c 1 the ratio falls short of 1 by the instrumentation's
+# share, more as the machine is busier (0.89 to 0.98 seen); the runs still go (TSan watches
+# them for races) and the server's counts are still checked, but the law is not held there.
+TSAN=false
+grep -qa '__tsan_init' "$HOPBENCH" && TSAN=true
+LITTLE_TOL=0.02
 
 # little NAME : the law on the last count-bound run (J, LAST_RUN) within 2 %, the run clean
 # (an error would end ops early). A count-bound run with several connections ends when its
@@ -63,6 +63,11 @@ little() {
         and .ops >= 1000 and clean and (little - 1 | fabs) <= '"$LITTLE_TOL"
 
     AGAIN_REQ=0
+    if $TSAN; then
+        ratio=$(jq -r "$LITTLE"' .runs[0] | little * 10000 | round / 10000' "$J" 2>/dev/null)
+        ok "$1: Little's law gave $ratio # SKIP under ThreadSanitizer (its instrumentation is time between ops)"
+        return 0
+    fi
     if ! jq -e "$JQ_DEFS $CLEAN $LITTLE $holds" "$J" >/dev/null 2>&1; then
         ratio=$(jq -r "$LITTLE"' .runs[0] | little * 10000 | round / 10000' "$J" 2>/dev/null)
         echo "# $1: Little's law gave $ratio; once more"
@@ -71,7 +76,7 @@ little() {
         AGAIN_REQ=$(jget "$J" '.runs[0].requests // 0')
     fi
     ratio=$(jq -r "$LITTLE"' .runs[0] | little * 10000 | round / 10000' "$J" 2>/dev/null)
-    xcheck "$1: Little's law, occupied x ops/s / connections = $ratio (within $LITTLE_PCT %)" "$J" \
+    xcheck "$1: Little's law, occupied x ops/s / connections = $ratio (within 2 %)" "$J" \
         "$LITTLE $holds"
 }
 
