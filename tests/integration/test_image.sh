@@ -13,12 +13,11 @@
 
 # The image holds the release build whatever the suite runs under: the sanitizer and clang
 # passes of CI would build the same image again, so only the plain release pass runs this.
-case "${HOPBENCH:-}:${CC:-}" in
-*build/asan/* | *build/tsan/* | *:*clang*)
+# (lib.sh has copied the binary under test into $T: what it is shows in its own bytes)
+if grep -qaE '__(asan|tsan)_init' "$HOPBENCH" || [[ ${CC:-} == *clang* ]]; then
     ok "container image # SKIP built and tested by the release (gcc) pass only"
     done_testing
-    ;;
-esac
+fi
 if ! command -v podman >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then
     ok "container image # SKIP podman is not installed (scripts/deps.sh image) or not root"
     done_testing
@@ -28,10 +27,18 @@ PFLAGS="--root $T/storage --runroot $T/run --storage-driver vfs"
 IMG=localhost/hopbench:test-$$
 # shellcheck disable=SC2086 # PFLAGS is a list of flags
 pm() { timeout -k 5 180 podman $PFLAGS "$@"; }
+# podman keeps a blob-info cache outside its --root; one this test made goes with it
+BLOB_CACHE=/var/lib/containers/cache/blob-info-cache-v1.boltdb
+BLOB_CACHE_NEW=true
+[ -e "$BLOB_CACHE" ] && BLOB_CACHE_NEW=false
 pm_cleanup() {
     pm pod rm -f -a >/dev/null 2>&1
     pm rm -f -a >/dev/null 2>&1
     pm rmi -f -a >/dev/null 2>&1
+    if $BLOB_CACHE_NEW; then
+        rm -f "$BLOB_CACHE"
+        rmdir /var/lib/containers/cache /var/lib/containers 2>/dev/null
+    fi
 }
 trap 'pm_cleanup; cleanup' EXIT
 
