@@ -133,7 +133,6 @@ int progress_start(struct progress *p, int fd, bool on, unsigned runs_total, uin
     p->fd = fd;
     p->runs_total = runs_total;
     p->per_run_ns = per_run_ns;
-    p->job_start_ns = now_ns();
     if (!on || !isatty(fd)) return 0;
     pthread_mutex_init(&p->mu, NULL);
     pthread_condattr_init(&ca);

@@ -30,7 +30,6 @@ struct progress {
     bool drawn;   /* the line is on the terminal now */
     char what[PROGRESS_WHAT_CAP];
     unsigned rep, reps;
-    uint64_t job_start_ns;
     unsigned runs_total, runs_done;
     uint64_t per_run_ns; /* a run's planned length (warm-up, window, pause); 0: unknown */
     uint64_t run_start_ns, warmup_ns, window_ns;

@@ -221,8 +221,9 @@ static const struct proto_option opt_expect_body = {
     PROTO_OPT_EXPECT_BODY,
     "--expect-body",
     "T",
-    "http, fcgi, redis --command get: the body must be T (\\n, \\r," HELP_INDENT
-    "\\t and \\\\ are decoded); else an error of kind 'body'",
+    "http, fcgi, redis --command get: the body must be T; pg, mysql:" HELP_INDENT
+    "the first row's first column (\\n, \\r, \\t and \\\\ are decoded); else" HELP_INDENT
+    "an error of kind 'body'",
     parse_expect_body,
 };
 static const struct proto_option opt_script = {

@@ -123,7 +123,7 @@ static void put_text(FILE *f, const char *s)
     bool quote = strpbrk(s, ",\"\r\n") != NULL;
 
     if (quote) fputc('"', f);
-    if (strchr("=+-@", s[0]) != NULL && s[0] != '\0') fputc('\'', f);
+    if (s[0] != '\0' && strchr("=+-@", s[0]) != NULL) fputc('\'', f);
     for (; *s != '\0'; s++) {
         if (*s == '"') fputc('"', f);
         fputc(*s, f);
