@@ -7,7 +7,9 @@
  * codec.h contract (*used within the input, an answer within setup_cap, an
  * error with its kind), and the exchange is summed up in a struct
  * session_run that a target compares between the stream fed whole and
- * split in two.
+ * split in two. The input's first two bytes are options, read alike by
+ * every target (session_opts; each adds its own bits), then the stream
+ * (session_input).
  */
 #ifndef HOPBENCH_FUZZ_SESSION_DRIVE_H
 #define HOPBENCH_FUZZ_SESSION_DRIVE_H
@@ -133,6 +135,49 @@ static void session_check(const struct codec_ops *c, const struct codec_cfg *cfg
     assert(whole.dones == split.dones && whole.error_replies == split.error_replies);
     assert(whole.error == split.error);
     if (whole.error || whole.setup < 0) assert(whole.err == split.err && whole.stop == split.stop);
+}
+
+/*
+ * What byte 0 picks for every target, into opts and cfg (cfg->opts = opts):
+ * the set-up (bit 0: the return value), a password (bit 1: none or
+ * "pencil") and the expected body (bits 3-4: none, "1", "", "abc"); bit 2
+ * and bits 5-7 are the target's own. Byte 1 is the connection's index (and
+ * the split point, session_input). data holds at least two bytes.
+ */
+static bool session_opts(const uint8_t *data, struct codec_opts *opts, struct codec_cfg *cfg)
+{
+    static const char *const bodies[] = { NULL, "1", "", "abc" };
+
+    *opts = (struct codec_opts){ 0 };
+    *cfg = (struct codec_cfg){ .opts = opts };
+    opts->password = data[0] & 2 ? "pencil" : NULL;
+    opts->expect_body = bodies[(data[0] >> 3) & 3];
+    cfg->conn_index = data[1];
+    return data[0] & 1;
+}
+
+/*
+ * The rest of a target, its own options set: a request of cfg is written at
+ * once and fits max_request; then session_check on the bytes after the two
+ * option bytes, split where byte 1 says. Returns what the set-up's first
+ * call wrote (0 without setup).
+ */
+static size_t session_input(const struct codec_ops *c, const struct codec_cfg *cfg, bool setup,
+                            const uint8_t *data, size_t size)
+{
+    _Alignas(max_align_t) uint8_t st[SESSION_STATE_MAX];
+    uint8_t req[256];
+    size_t cut = data[1], n, first;
+
+    assert(c->state_size <= sizeof(st));
+    c->init(st, cfg);
+    n = c->encode(st, req, sizeof(req));
+    assert(n > 0 && n == c->max_request(cfg));
+    data += 2;
+    size -= 2;
+    cut = size ? cut % (size + 1) : 0;
+    session_check(c, cfg, setup, data, size, cut, &first);
+    return first;
 }
 
 #endif

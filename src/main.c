@@ -897,10 +897,11 @@ static int cmd_merge(int argc, char **argv)
 }
 
 /*
- * A password on the command line (--password VAL, --password=VAL) is hidden
- * from other users' ps and from the evidence: the parser gets a copy, the
- * process's own argument memory (/proc/PID/cmdline) is overwritten with 'x',
- * and the command line the evidence keeps (shown) says "(hidden)".
+ * The value of an option the registry marks secret (a password: --password
+ * VAL, --password=VAL) is hidden from other users' ps and from the evidence:
+ * the parser gets a copy, the process's own argument memory
+ * (/proc/PID/cmdline) is overwritten with 'x', and the command line the
+ * evidence keeps (shown) says "(hidden)".
  */
 static char *copy_of(const char *s)
 {
@@ -909,28 +910,36 @@ static char *copy_of(const char *s)
     return memcpy(xcalloc(n, 1), s, n);
 }
 
+/* argv[i] is "NAME=VALUE" with NAME secret: shown as "NAME=(hidden)". */
+static void hide_joined(char **argv, char **shown, int i, size_t name_len)
+{
+    static const char hidden[] = "=(hidden)";
+    char *val = argv[i] + name_len + 1;
+
+    shown[i] = xcalloc(name_len + sizeof(hidden), 1);
+    memcpy(shown[i], argv[i], name_len);
+    memcpy(shown[i] + name_len, hidden, sizeof(hidden));
+    argv[i] = copy_of(argv[i]);
+    memset(val, 'x', strlen(val));
+}
+
 static void hide_secrets(int argc, char **argv, char **shown)
 {
-    static const char opt[] = "--password";
-    static char hidden[] = "(hidden)", hidden_eq[] = "--password=(hidden)";
+    static char hidden[] = "(hidden)";
 
     for (int i = 1; i < argc; i++) {
-        char *val = NULL;
+        const char *eq = strchr(argv[i], '=');
+        char *val;
 
         if (strcmp(argv[i], "--") == 0) break;
-        if (strcmp(argv[i], opt) == 0 && i + 1 < argc) {
+        if (eq != NULL && proto_option_secret(argv[i], (size_t)(eq - argv[i]))) {
+            hide_joined(argv, shown, i, (size_t)(eq - argv[i]));
+        } else if (eq == NULL && i + 1 < argc && proto_option_secret(argv[i], strlen(argv[i]))) {
             val = argv[++i];
             shown[i] = hidden;
-        } else if (strncmp(argv[i], opt, sizeof(opt) - 1) == 0 && argv[i][sizeof(opt) - 1] == '=') {
-            val = argv[i] + sizeof(opt);
-            shown[i] = hidden_eq;
-            argv[i] = copy_of(argv[i]);
+            argv[i] = copy_of(val);
             memset(val, 'x', strlen(val));
-            continue;
         }
-        if (val == NULL) continue;
-        argv[i] = copy_of(val);
-        memset(val, 'x', strlen(val));
     }
 }
 

@@ -62,7 +62,11 @@ void progress_format(const struct progress *p, uint64_t now, char *buf, size_t c
         ops += atomic_load_explicit(&p->live[i].ops, memory_order_relaxed);
         errors += atomic_load_explicit(&p->live[i].errors, memory_order_relaxed);
     }
-    len = (size_t)snprintf(buf, cap, "%s  rep %u/%u  ", p->what, p->rep, p->reps);
+    if (p->outer_n > 0)
+        len = (size_t)snprintf(buf, cap, "measurement %u/%u %s  rep %u/%u  ", p->outer_k,
+                               p->outer_n, p->what, p->rep, p->reps);
+    else
+        len = (size_t)snprintf(buf, cap, "%s  rep %u/%u  ", p->what, p->rep, p->reps);
     if (len >= cap) return;
     if (in_run < p->warmup_ns) {
         len += (size_t)snprintf(buf + len, cap - len, "warm-up %.1f/%.1f s", s,
@@ -85,6 +89,7 @@ void progress_format(const struct progress *p, uint64_t now, char *buf, size_t c
         uint64_t left = (uint64_t)(p->runs_total - p->runs_done - 1) * p->per_run_ns;
 
         if (in_run < p->per_run_ns) left += p->per_run_ns - in_run;
+        left += p->outer_after_ns;
         snprintf(buf + len, cap - len, "  ~%.0f s left", (double)left / NS_PER_S);
     }
 }
@@ -123,6 +128,27 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
+int progress_outer_parse(struct progress *p, const char *s)
+{
+    char buf[64];
+    char *slash, *plus;
+    uint64_t k, n, ms;
+
+    if (s == NULL || str_copy(buf, sizeof(buf), s) < 0) return -EINVAL;
+    slash = strchr(buf, '/');
+    plus = strchr(buf, '+');
+    if (slash == NULL || plus == NULL || plus < slash) return -EINVAL;
+    *slash = '\0';
+    *plus = '\0';
+    if (parse_u64(slash + 1, 1, UINT32_MAX, &n) < 0 || parse_u64(buf, 1, n, &k) < 0 ||
+        parse_u64(plus + 1, 0, UINT64_MAX / NS_PER_MS, &ms) < 0)
+        return -EINVAL;
+    p->outer_k = (unsigned)k;
+    p->outer_n = (unsigned)n;
+    p->outer_after_ns = ms * NS_PER_MS;
+    return 0;
+}
+
 int progress_start(struct progress *p, int fd, bool on, unsigned runs_total, uint64_t per_run_ns)
 {
     pthread_condattr_t ca;
@@ -134,6 +160,8 @@ int progress_start(struct progress *p, int fd, bool on, unsigned runs_total, uin
     p->runs_total = runs_total;
     p->per_run_ns = per_run_ns;
     if (!on || !isatty(fd)) return 0;
+    /* a stack's measurement: its place and the stack's time after it; else none */
+    progress_outer_parse(p, getenv(PROGRESS_ENV));
     pthread_mutex_init(&p->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

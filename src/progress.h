@@ -5,6 +5,11 @@
  * redrawn in place by its own thread at most 10 times a second, cleared
  * before anything else is printed; nothing at all when stderr is not a
  * terminal or when it is switched off (--quiet). No colour.
+ *
+ * A run started by a stack is one measurement of a longer job: the stack
+ * says which, and how long the measurements after it are planned to take,
+ * in the environment (PROGRESS_ENV); the line then names the measurement
+ * k/n and its time left is the whole stack's.
  */
 #ifndef HOPBENCH_PROGRESS_H
 #define HOPBENCH_PROGRESS_H
@@ -19,6 +24,13 @@
 
 #define PROGRESS_WHAT_CAP 200
 
+/*
+ * "K/N+MS": this process is measurement K (1-based) of N, and MS milliseconds
+ * of measuring are planned after it. Read by progress_start; ignored unless
+ * well formed with 1 <= K <= N.
+ */
+#define PROGRESS_ENV "HOPBENCH_PROGRESS"
+
 struct progress {
     bool on; /* a terminal, and not switched off: the thread runs */
     int fd;  /* stderr's */
@@ -31,7 +43,9 @@ struct progress {
     char what[PROGRESS_WHAT_CAP];
     unsigned rep, reps;
     unsigned runs_total, runs_done;
-    uint64_t per_run_ns; /* a run's planned length (warm-up, window, pause); 0: unknown */
+    uint64_t per_run_ns;       /* a run's planned length (warm-up, window, pause); 0: unknown */
+    unsigned outer_k, outer_n; /* measurement k of n of a stack (PROGRESS_ENV); 0: none */
+    uint64_t outer_after_ns;   /* the time planned for the stack's measurements after this one */
     uint64_t run_start_ns, warmup_ns, window_ns;
     struct load_live *live; /* the current run's, threads entries */
     unsigned nlive;
@@ -41,8 +55,9 @@ struct progress {
 /*
  * Starts the line's thread when fd is a terminal and on is true; else the
  * other calls do nothing. runs_total runs of per_run_ns each (0: unknown)
- * make the job; the time left is estimated from them. Returns 0 or -errno
- * (the thread could not start: there is then no line, nothing else changes).
+ * make the job; the time left is estimated from them, plus the time a stack
+ * plans after this process (PROGRESS_ENV). Returns 0 or -errno (the thread
+ * could not start: there is then no line, nothing else changes).
  */
 int progress_start(struct progress *p, int fd, bool on, unsigned runs_total, uint64_t per_run_ns);
 
@@ -58,6 +73,12 @@ void progress_run_end(struct progress *p, struct load_cfg *cfg);
 
 /* Clears the line and stops the thread. */
 void progress_stop(struct progress *p);
+
+/*
+ * Reads PROGRESS_ENV's value s into p's outer_k, outer_n and outer_after_ns.
+ * Returns 0, or -EINVAL (s NULL or malformed: p is left as it was).
+ */
+int progress_outer_parse(struct progress *p, const char *s);
 
 /*
  * The line itself, for the thread and the tests: at most cap - 1 characters

@@ -204,7 +204,7 @@ static int parse_keys(const char *val, const struct proto_args *a, struct hb_err
 
 static const struct proto_option opt_method = {
     PROTO_OPT_METHOD, "--method", "M", "http, fcgi: GET (default) or POST (a --size byte body)",
-    parse_method,
+    parse_method,     false,
 };
 static const struct proto_option opt_path = {
     PROTO_OPT_PATH,
@@ -213,9 +213,10 @@ static const struct proto_option opt_path = {
     "http: the request target (default /); fcgi: SCRIPT_NAME and" HELP_INDENT
     "REQUEST_URI (default /bench; php-fpm's ping.path, e.g. /ping," HELP_INDENT "runs no PHP)",
     parse_path,
+    false,
 };
 static const struct proto_option opt_host = {
-    PROTO_OPT_HOST, "--host", "H", "http: the Host header (default localhost)", parse_host,
+    PROTO_OPT_HOST, "--host", "H", "http: the Host header (default localhost)", parse_host, false,
 };
 static const struct proto_option opt_expect_body = {
     PROTO_OPT_EXPECT_BODY,
@@ -225,21 +226,22 @@ static const struct proto_option opt_expect_body = {
     "the first row's first column (\\n, \\r, \\t and \\\\ are decoded); else" HELP_INDENT
     "an error of kind 'body'",
     parse_expect_body,
+    false,
 };
 static const struct proto_option opt_script = {
     PROTO_OPT_SCRIPT, "--script", "FILE", "fcgi: SCRIPT_FILENAME (default DOCROOT + PATH)",
-    parse_script,
+    parse_script,     false,
 };
 static const struct proto_option opt_docroot = {
     PROTO_OPT_DOCROOT, "--docroot", "DIR", "fcgi: DOCUMENT_ROOT (default /var/www/html)",
-    parse_docroot,
+    parse_docroot,     false,
 };
 static const struct proto_option opt_query = {
-    PROTO_OPT_QUERY, "--query", "QS", "fcgi: QUERY_STRING (default empty)", parse_query,
+    PROTO_OPT_QUERY, "--query", "QS", "fcgi: QUERY_STRING (default empty)", parse_query, false,
 };
 static const struct proto_option opt_param = {
     PROTO_OPT_PARAM, "--param", "NAME=VAL", "fcgi: one more parameter; repeat for several",
-    parse_param,
+    parse_param,     false,
 };
 static const struct proto_option opt_command = {
     PROTO_OPT_COMMAND,
@@ -251,6 +253,7 @@ static const struct proto_option opt_command = {
     "so each GET must return a value of --size bytes (else an error of" HELP_INDENT
     "kind 'body'); the size column is that value's size",
     parse_command,
+    false,
 };
 static const struct proto_option opt_keys = {
     PROTO_OPT_KEYS,
@@ -258,6 +261,7 @@ static const struct proto_option opt_keys = {
     "N",
     "redis: keys key:0 .. key:N-1, each connection from its own" HELP_INDENT "offset (default 1)",
     parse_keys,
+    false,
 };
 
 /* ---- the databases: pg, mysql ---- */
@@ -345,10 +349,11 @@ static int parse_ping(const char *val, const struct proto_args *a, struct hb_err
 
 static const struct proto_option opt_sql = {
     PROTO_OPT_SQL, "--sql", "Q", "pg, mysql: the SQL of every request (default SELECT 1)",
-    parse_sql,
+    parse_sql,     false,
 };
 static const struct proto_option opt_user = {
-    PROTO_OPT_USER, "--user", "U", "pg, mysql: who logs in (default postgres; root)", parse_user,
+    PROTO_OPT_USER, "--user", "U", "pg, mysql: who logs in (default postgres; root)",
+    parse_user,     false,
 };
 static const struct proto_option opt_password = {
     PROTO_OPT_PASSWORD,
@@ -357,6 +362,7 @@ static const struct proto_option opt_password = {
     "pg, mysql: the password (hidden from ps and the evidence;" HELP_INDENT
     "or --password-file, or HOPBENCH_PASSWORD in the environment)",
     parse_password,
+    true,
 };
 static const struct proto_option opt_password_file = {
     PROTO_OPT_PASSWORD_FILE,
@@ -364,6 +370,7 @@ static const struct proto_option opt_password_file = {
     "FILE",
     "pg, mysql: the password is FILE's first line",
     parse_password_file,
+    false,
 };
 static const struct proto_option opt_database = {
     PROTO_OPT_DATABASE,
@@ -371,6 +378,7 @@ static const struct proto_option opt_database = {
     "D",
     "pg, mysql: the database (default: pg the user's name; mysql none)",
     parse_database,
+    false,
 };
 static const struct proto_option opt_extended = {
     PROTO_OPT_EXTENDED,
@@ -379,9 +387,10 @@ static const struct proto_option opt_extended = {
     "pg: the extended query protocol (Parse, Bind, Execute, Sync per" HELP_INDENT
     "request), as pgbench -M extended",
     parse_extended,
+    false,
 };
 static const struct proto_option opt_ping = {
-    PROTO_OPT_PING, "--ping", NULL, "mysql: COM_PING instead of a query", parse_ping,
+    PROTO_OPT_PING, "--ping", NULL, "mysql: COM_PING instead of a query", parse_ping, false,
 };
 
 static const struct proto_option *const http_options[] = {
@@ -658,6 +667,15 @@ const struct proto_option *proto_option_at(size_t i)
         }
     }
     return NULL;
+}
+
+bool proto_option_secret(const char *name, size_t len)
+{
+    const struct proto_option *o;
+
+    for (size_t i = 0; (o = proto_option_at(i)) != NULL; i++)
+        if (o->secret && strlen(o->name) == len && memcmp(o->name, name, len) == 0) return true;
+    return false;
 }
 
 const char *proto_opt_name(unsigned bit)

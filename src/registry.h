@@ -72,6 +72,12 @@ struct proto_option {
     const char *help;
     /* Checks val and fills its part of a->co: 0, or -EINVAL with err set. */
     int (*parse)(const char *val, const struct proto_args *a, struct hb_err *err);
+    /*
+     * Its value is a secret (a password): main.c overwrites it in the process's
+     * own argument memory (/proc/PID/cmdline) and the evidence's command line
+     * shows "(hidden)" in its place.
+     */
+    bool secret;
 };
 
 /* What `run`'s command line asks of a protocol, for its entry's check. */
@@ -178,6 +184,12 @@ int proto_check_run(const struct proto_entry *pe, struct proto_req *req, struct 
  * entries list them (run --help's order); NULL past the last.
  */
 const struct proto_option *proto_option_at(size_t i);
+
+/*
+ * Whether the len bytes at name ("--password", without a value) name an
+ * option of the entries whose value is a secret (struct proto_option.secret).
+ */
+bool proto_option_secret(const char *name, size_t len);
 
 /* "--method" for PROTO_OPT_METHOD...; NULL for a bit that is no option. */
 const char *proto_opt_name(unsigned bit);

@@ -69,11 +69,7 @@ const char *load_phase_name(enum load_phase p)
 
 uint64_t load_errors_total(const struct load_result *r)
 {
-    uint64_t sum = 0;
-
-    for (int i = 0; i < OP_ERR_KINDS; i++)
-        sum += r->errors[i];
-    return sum;
+    return op_err_total(r->errors);
 }
 
 bool load_result_valid(const struct load_result *r)
@@ -380,12 +376,8 @@ static void worker_end_window(struct worker *w, uint64_t win, uint64_t deadline,
 /* What the thread has done so far, for whoever draws a progress line. */
 static void worker_publish(const struct worker *w)
 {
-    uint64_t errors = 0;
-
-    for (size_t i = 0; i < ARRAY_LEN(w->ctx.errors); i++)
-        errors += w->ctx.errors[i];
     atomic_store_explicit(&w->live->ops, w->ctx.ops, memory_order_relaxed);
-    atomic_store_explicit(&w->live->errors, errors, memory_order_relaxed);
+    atomic_store_explicit(&w->live->errors, op_err_total(w->ctx.errors), memory_order_relaxed);
 }
 
 static void worker_loop(struct worker *w)

@@ -50,3 +50,12 @@ enum op_err op_err_from_errno(int err)
         return OP_ERR_OTHER;
     }
 }
+
+uint64_t op_err_total(const uint64_t counts[OP_ERR_KINDS])
+{
+    uint64_t sum = 0;
+
+    for (int i = 0; i < OP_ERR_KINDS; i++)
+        sum += counts[i];
+    return sum;
+}

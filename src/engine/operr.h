@@ -7,6 +7,8 @@
 #ifndef HOPBENCH_OPERR_H
 #define HOPBENCH_OPERR_H
 
+#include <stdint.h>
+
 /* Why an op failed. Every failed op is counted under exactly one kind. */
 enum op_err {
     OP_ERR_REFUSED = 0,  /* ECONNREFUSED, ENOENT: nobody listening */
@@ -28,6 +30,12 @@ enum op_err {
 
 /* "refused", "reset", ... : the names used in tables and JSON; "?" for a value out of range. */
 const char *op_err_name(enum op_err e);
+
+/*
+ * The failed ops of a count per kind, all kinds together: a connection
+ * context's (conn_ctx.errors) or a run's (load_result.errors).
+ */
+uint64_t op_err_total(const uint64_t counts[OP_ERR_KINDS]);
 
 /* Maps a connect/read/write errno to its kind; OP_ERR_OTHER for any errno not listed above. */
 enum op_err op_err_from_errno(int err);

@@ -583,6 +583,7 @@ static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fp
     char label[48];
     int rc = 0;
 
+    stack_plan(c, 2, 2 * c->reps);
     snprintf(label, sizeof(label), "%s->fpm", w->name);
     stack_cell_init(&cells[0], label, "tcp", "unix");
     stack_cell_init(&cells[1], "fcgi->fpm", "tcp", "unix");

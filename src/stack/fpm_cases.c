@@ -225,6 +225,7 @@ static int case_steps(struct stack_ctx *c, const struct web *w, const char *what
             "%s: %u steps, each a fresh stack; http keep-alive load with %u connection(s), "
             "backend tcp and unix %u times each in ABBA order, %.2f s after %.2f s warm-up\n",
             what, n, c->conns, c->reps, (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9);
+    stack_plan(c, n, 2 * c->reps);
     for (unsigned i = 0; i < n && rc == 0 && !stack_stopping(c); i++) {
         struct stack_args a = { .n = 0 };
         if (i > 0) rc = case_fresh(c, err);
@@ -747,6 +748,7 @@ static int case_failing(struct stack_ctx *c, const struct web *w, const char *la
             label, c->conns, w->name, fpm_front_capacity(w, k),
             fpm_front_capacity(w, k) < c->conns ? " (fewer: the front is a limit too)" : "",
             k->children, k->backlog);
+    stack_plan(c, 2, 1); /* each transport alone, once */
     rc = case_both(c, w, label, &e, r, l, err);
     fprintf(c->out, "\n");
     case_report(c->out, w, k, c->conns, r, l);

@@ -20,6 +20,7 @@
 
 #include "cost.h"
 #include "endpoint.h"
+#include "progress.h"
 #include "report/csv.h"
 #include "report/html.h"
 #include "report/saving.h"
@@ -76,25 +77,69 @@ bool stack_stopping(struct stack_ctx *c)
     return c->interrupted;
 }
 
-/* Forks /proc/self/exe with argv, stdout to log; returns its pid or a negative errno. */
-static pid_t child_spawn(const struct stack_args *a, const char *log)
+void stack_plan(struct stack_ctx *c, unsigned children, unsigned runs_each)
 {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    char *argv[STACK_MAX_ARGS + 1];
+    c->plan_children += children;
+    c->plan_runs += children * runs_each;
+}
+
+/*
+ * The environment of the next run child, which starts runs runs: this
+ * process's, with PROGRESS_ENV saying the child's place in the plan (in
+ * place of any it had). env holds at least as many entries as environ plus
+ * two; var is the child's PROGRESS_ENV entry.
+ */
+static void child_env(struct stack_ctx *c, unsigned runs, char **env, char *var, size_t cap)
+{
+    static const char name[] = PROGRESS_ENV "=";
+    unsigned k = c->nchild, n = c->plan_children > k ? c->plan_children : k;
+    unsigned after = c->plan_runs > c->runs_begun + runs ? c->plan_runs - c->runs_begun - runs : 0;
+    uint64_t after_ms = (uint64_t)after * (c->warmup_ns + c->duration_ns) / NS_PER_MS;
+    size_t i = 0;
+
+    c->runs_begun += runs;
+    for (char **e = environ; *e != NULL; e++)
+        if (strncmp(*e, name, sizeof(name) - 1) != 0) env[i++] = *e;
+    snprintf(var, cap, "%s%u/%u+%llu", name, k, n, (unsigned long long)after_ms);
+    env[i++] = var;
+    env[i] = NULL;
+}
+
+/*
+ * Forks /proc/self/exe with argv and the environment of a run child of runs
+ * runs (child_env), stdout to log; returns its pid or a negative errno.
+ */
+static pid_t child_spawn(struct stack_ctx *c, const struct stack_args *a, unsigned runs,
+                         const char *log)
+{
+    size_t nenv = 0;
+    char *argv[STACK_MAX_ARGS + 1], **env, var[64];
+    int fd;
     pid_t pid;
 
-    /* execv's argv is char *const[]: the same pointers, copied, not cast */
+    for (char **e = environ; *e != NULL; e++)
+        nenv++;
+    env = calloc(nenv + 2, sizeof(*env));
+    if (env == NULL) return -ENOMEM;
+    child_env(c, runs, env, var, sizeof(var));
+    /* execve's argv is char *const[]: the same pointers, copied, not cast */
     memcpy(argv, a->v, sizeof(argv));
-    if (fd == -1) return -errno;
+    fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd == -1) {
+        free(env);
+        return -errno;
+    }
     pid = fork();
     if (pid == 0) {
         if (dup2(fd, STDOUT_FILENO) == -1) _exit(127);
         signal(SIGPIPE, SIG_DFL);
-        execv("/proc/self/exe", argv);
+        execve("/proc/self/exe", argv, env);
         _exit(127);
     }
+    if (pid == -1) pid = -errno;
     close(fd);
-    return pid == -1 ? -errno : pid;
+    free(env);
+    return pid;
 }
 
 /* Waits for the run child; a stop signal is forwarded to it once as SIGINT. Its wait status. */
@@ -498,7 +543,7 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
         stack_arg(args, "%s", label);
     }
     if (args->n >= STACK_MAX_ARGS) return hb_fail(err, -E2BIG, "too many arguments for run");
-    pid_t pid = child_spawn(args, log);
+    pid_t pid = child_spawn(c, args, arm < 0 ? 2 * reps : reps, log);
     if (pid < 0) return hb_fail(err, pid, "cannot start hopbench run: %s", strerror(-pid));
     st = child_wait(c, pid);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 130) c->interrupted = true;

@@ -43,8 +43,11 @@ struct stack_ctx {
     uint64_t duration_ns;
     uint64_t warmup_ns;
     unsigned conns;
-    unsigned nchild;      /* run children so far: names their files */
-    struct outfile jsonl; /* --jsonl, when given */
+    unsigned nchild;        /* run children so far: names their files */
+    unsigned plan_children; /* run children the stack plans (stack_plan) */
+    unsigned plan_runs;     /* their runs together */
+    unsigned runs_begun;    /* the runs of the children started so far */
+    struct outfile jsonl;   /* --jsonl, when given */
     bool jsonl_open;
     bool invalid;     /* a run child exited 2 */
     bool interrupted; /* a stop signal came before the measurements ended */
@@ -125,6 +128,15 @@ void stack_arg(struct stack_args *a, const char *fmt, ...) __attribute__((format
 
 /* A free TCP port on 127.0.0.1 below the ephemeral range. Returns 0 or a negative errno. */
 int stack_free_port(unsigned *port, struct hb_err *err);
+
+/*
+ * Adds children run children of runs_each runs to the stack's plan, before it
+ * measures them. Each child is told its place in the plan, measurement k of
+ * n, and the time planned after it: the runs not yet begun, each -d plus
+ * --warmup (PROGRESS_ENV; its progress line shows the whole stack's time
+ * left). A child past the plan is measurement k of k.
+ */
+void stack_plan(struct stack_ctx *c, unsigned children, unsigned runs_each);
 
 /*
  * Runs `hopbench run` with args (PROTO, endpoints, the stack's options)

@@ -239,6 +239,9 @@ static int php_run(struct stack_ctx *c, struct hb_err *err)
             e.fpm[1], p == FPM_BASELINE ? "dynamic, at most" : "static", fpm_children(p),
             sup_cgroup_cpu(web), sup_cgroup_cpu(fpm), PHP_CPU_LOOP, c->reps,
             (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, c->conns);
+    /* per workload: the closed loop's child, then one child per open-loop run */
+    stack_plan(c, PHP_WORKLOADS, 2 * c->reps);
+    stack_plan(c, PHP_WORKLOADS * 2 * c->reps, 1);
     for (; n < PHP_WORKLOADS && rc == 0 && !stack_stopping(c); n++)
         rc = php_workload(c, &e, &w[n], err);
     if (n > 0) php_tables(c, w, n);

@@ -122,6 +122,7 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
             (double)c->warmup_ns / 1e9, c->conns);
     fflush(c->out);
     memset(cells, 0, sizeof(cells));
+    stack_plan(c, 4, 2 * c->reps);
     for (unsigned i = 0; i < 2 && rc == 0; i++) {
         for (unsigned j = 0; j < 2 && rc == 0 && !stack_stopping(c); j++) {
             struct stack_cell *cell = &cells[n++];

@@ -126,13 +126,15 @@ else
 
     n0=$(status Connections)
     expect_rc "mysql connect mode: exit 0" 0 my2 run mysql "$my_tcp" "$my_unix" --user bench \
-        --password pw --mode connect -n 300 --warmup 0 --json "$T/my2.json"
+        --password=pw --mode connect -n 300 --warmup 0 --json "$T/my2.json"
     runs_clean "mysql connect" "$T/my2.json"
     n1=$(status Connections)
     # Connections also counts the probe each endpoint gets first and the status query's own
     check "mysql connect: the server saw a connection per query ($((n1 - n0)) for $(sum "$T/my2.json" .connects))" \
         test $((n1 - n0)) -ge "$(sum "$T/my2.json" .connects)" -a $((n1 - n0)) -le $(($(sum "$T/my2.json" .connects) + 4))
     check "mysql: the password is not in the evidence" bash -c "! grep -q '\"pw\"' '$T/my2.json'"
+    jcheck "mysql: --password=VAL is shown as --password=(hidden) in the evidence" "$T/my2.json" \
+        'any(.argv[]; . == "--password=(hidden)") and all(.argv[]; endswith("=pw") | not)'
 
     expect_rc "mysql a wrong password: exit 2" 2 my3 run mysql "$my_tcp" --user bench \
         --password wrong -d 0.3 --warmup 0 --json "$T/my3.json"

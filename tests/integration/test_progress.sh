@@ -55,6 +55,26 @@ check "run: the line is cleared at the end (the terminal's last bytes are CR ESC
 check "run: stdout holds no escape" bash -c "! grep -q $'\033' '$T/run.out'"
 check "run: stdout has the table" grep -q 'ops/s' "$T/run.out"
 
+# A stack's run child: HOPBENCH_PROGRESS=K/N+MS names its measurement k/n, and the time
+# planned after it (ms) is added to its own time left. The run alone plans 0.8 s (2 endpoints
+# x 1 rep x 0.4 s), so a time left of at least the stack's share proves the addition.
+after_s=20
+HOPBENCH_PROGRESS="3/7+$((after_s * 1000))" on_tty outer 100 run echo "$tcp" "unix:$T/s.sock" \
+    --label tcp-a --label uds -d 0.3 --warmup 0.1 --json "$T/outer.json"
+check_eq "run as a stack's measurement: exit 0" 0 "$RC"
+drawn "$T/outer.tty" >"$T/outer.lines"
+check "outer: the line names the stack's measurement k/n before the run's" \
+    grep -aq '^measurement 3/7 echo uds  rep 1/1  ' "$T/outer.lines"
+least=$(grep -aoE '~[0-9]+ s left' "$T/outer.lines" | tr -dc '0-9\n' | sort -n | head -1)
+check "outer: the time left holds the stack's ${after_s} s after this run (least ${least:-none})" \
+    test "${least:-0}" -ge "$after_s"
+HOPBENCH_PROGRESS="9/7+100" on_tty badouter 100 run echo "$tcp" -d 0.3 --warmup 0 \
+    --json "$T/badouter.json"
+check_eq "run with a malformed HOPBENCH_PROGRESS (k > n): exit 0" 0 "$RC"
+drawn "$T/badouter.tty" >"$T/badouter.lines"
+check "badouter: ignored, the run's own line is drawn" grep -aq '^echo tcp' "$T/badouter.lines"
+check "badouter: no measurement named" bash -c "! grep -aq measurement '$T/badouter.lines'"
+
 on_tty quiet 70 run echo "$tcp" -d 0.3 --warmup 0 --quiet --json "$T/quiet.json"
 check_eq "run --quiet on a terminal: exit 0" 0 "$RC"
 check "run --quiet: no line, no escape on the terminal" \

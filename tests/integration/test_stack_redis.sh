@@ -16,7 +16,8 @@
 #   - --csv: one row per run of every measurement in one file, its source the measurement
 #     (the cell), its label the run's; a --csv path that cannot be written: exit 1 before
 #     anything starts
-#   - on a terminal the run children draw their progress line; with -q/--quiet none
+#   - on a terminal the run children draw their progress line, naming the stack's
+#     measurement k/n, with the whole stack's time left; with -q/--quiet none
 #   - redis-server missing (hidden in a private mount namespace): one line naming the
 #     apt-get command, exit 1
 #   - Ctrl-C as soon as the private directory exists (the server starting): exit 130,
@@ -203,6 +204,30 @@ check "--csv a directory: refused before starting anything" test ! -s "$T/csvdir
 # Under a pseudo-terminal (script(1)) each run child draws its live progress line on the
 # stack's stderr ("\r" ... "ESC[K"); with --quiet (passed on to them) none is drawn.
 
+# The lines of a stack's children name the stack's measurement k/4 in order, and the time
+# left while measurement 1 runs is the whole stack's: more than that child's own planned time
+# (2 transports x --reps 1 x (-d 0.3 + --warmup 0.1) of --short, 0.8 s), which a child's own
+# estimate never exceeds (nor its display, rounded to whole seconds, by more than 0.5 s), and
+# more than any time left shown during measurement 4.
+stack_progress_checks() {
+    local name=$1 raw=$2 own first last
+    tr '\r' '\n' <"$raw" | grep -a $'\033\\[K' | sed $'s/\033\\[K.*//' | grep -a . >"$T/$name.lines"
+    check_eq "$name: the lines name measurements 1/4 to 4/4, in order" "1/4 2/4 3/4 4/4" \
+        "$(grep -aoE '^measurement [0-9]+/[0-9]+ redis ' "$T/$name.lines" | awk '{ print $2 }' |
+            uniq | tr '\n' ' ' | sed 's/ $//')"
+    check "$name: each names its measurement's cell" \
+        grep -aqE '^measurement 4/4 redis get-pipeline-16\.(tcp|unix)  rep 1/1  ' "$T/$name.lines"
+    own=$(awk 'BEGIN { print 2 * 1 * (0.3 + 0.1) }')
+    first=$(grep -a '^measurement 1/4 ' "$T/$name.lines" | grep -aoE '~[0-9]+ s left' |
+        tr -dc '0-9\n' | sort -n | head -1)
+    last=$(grep -a '^measurement 4/4 ' "$T/$name.lines" | grep -aoE '~[0-9]+ s left' |
+        tr -dc '0-9\n' | sort -n | tail -1)
+    check "$name: during measurement 1 the time left (least ${first:-none} s) exceeds one child's own ($own s)" \
+        awk -v f="${first:--1}" -v o="$own" 'BEGIN { exit !(f > o + 0.5) }'
+    check "$name: ... and any shown during measurement 4 (most ${last:-none} s)" \
+        test "${first:--1}" -gt "${last:-999}"
+}
+
 if command -v script >/dev/null; then
     for q in "" -q; do
         name=tty${q:+-quiet}
@@ -214,6 +239,7 @@ if command -v script >/dev/null; then
         drawn=$(tr '\r' '\n' <"$T/$name.raw" | grep -ac $'\033\\[K')
         if [ -z "$q" ]; then
             check "$name: the run children draw their progress line ($drawn drawn)" test "$drawn" -gt 0
+            stack_progress_checks "$name" "$T/$name.raw"
         else
             check_eq "$name: --quiet: no progress line drawn" 0 "$drawn"
         fi

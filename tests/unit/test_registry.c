@@ -375,6 +375,38 @@ static void test_options(void **state)
     assert_true(nopts > 0);
 }
 
+/*
+ * The options whose value main.c hides (ps, the evidence's command line) are
+ * the registry's secret ones, found by their whole name only: --password,
+ * which pg and mysql take.
+ */
+static void test_secret(void **state)
+{
+    size_t n = 0, nsecret = 0;
+    const struct proto_entry *e = proto_entries(&n);
+    const struct proto_option *po;
+
+    (void)state;
+    for (size_t i = 0; (po = proto_option_at(i)) != NULL; i++) {
+        size_t len = strlen(po->name);
+        assert_int_equal(proto_option_secret(po->name, len), po->secret);
+        assert_false(proto_option_secret(po->name, len - 1));
+        if (!po->secret) continue;
+        nsecret++;
+        assert_non_null(po->arg); /* a secret is a value */
+        assert_non_null(strstr(po->help, "hidden from ps and the evidence"));
+    }
+    assert_int_equal(nsecret, 1);
+    assert_true(proto_option_secret("--password=x", strlen("--password")));
+    assert_false(proto_option_secret("--password-file", strlen("--password-file")));
+    for (size_t i = 0; i < n; i++) {
+        bool has = false;
+        for (const struct proto_option *const *o = e[i].options; o != NULL && *o != NULL; o++)
+            has |= (*o)->secret && strcmp((*o)->name, "--password") == 0;
+        assert_int_equal(has, strcmp(e[i].name, "pg") == 0 || strcmp(e[i].name, "mysql") == 0);
+    }
+}
+
 /* What each hook wrote, through the command line; a bad value is refused by the hook. */
 static void test_option_hooks(void **state)
 {
@@ -497,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_run_messages), cmocka_unit_test(test_serve_lab_messages),
         cmocka_unit_test(test_help),         cmocka_unit_test(test_options),
         cmocka_unit_test(test_option_hooks), cmocka_unit_test(test_redis_command),
+        cmocka_unit_test(test_secret),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
