@@ -12,7 +12,7 @@
 # every client (and the perf stat around it) to CPU 0.
 #
 # Cases, each run by both tools in every rep:
-#   http-c1, http-c16     wrk -t1 -c C -d SECONDS+1 --latency  against
+#   http-c1, -c16, -c64   wrk -t1 -c C -d SECONDS+1 --latency  against
 #                         hopbench run http -c C -t 1 -d SECONDS --warmup 1
 #   ping|set|get-cC-pP    redis-benchmark -c C -n N -P P -t ping_mbulk|set|get -d 64
 #                         -r 1000 --csv  against  hopbench run redis -c C -t 1 -n N
@@ -34,7 +34,15 @@
 # tool's median [min-max] over the reps, and hopbench/peer as the median of the
 # per-rep ratios [min-max]. Targets (informational; the exit status is 0 unless
 # a tool failed): ops/s ratio >= 1.00 everywhere; http client CPU per request
-# ratio <= 1.00.
+# ratio <= 1.00; the server's CPU per request ratio <= 1.00 everywhere.
+#
+# The server's CPU per request: utime + stime of the server process (nginx's
+# worker; redis-server, all its threads) from /proc/PID/stat, read right before
+# the client starts and right after it exits, divided by the same requests as
+# the client's CPU. The servers sit idle between cells, so the difference is what
+# that client's load cost them. /proc/PID/stat counts in clock ticks (CLK_TCK,
+# usually 10 ms): a cell gives a server 0.2-2 s of CPU, so that is 0.5-5 %
+# of a cell; the median over the reps and the per-rep ratios carry it.
 #
 #   SECONDS      http measuring time per cell (default 4)
 #   REPS=N       repetitions (default 5)
@@ -247,17 +255,27 @@ servers_alive() {
 
 # ---- clients -----------------------------------------------------------------
 
+CLK_TCK=$(getconf CLK_TCK)
+
+# The CPU time SRV_PID has used so far, in clock ticks: utime + stime, fields 14
+# and 15 of /proc/PID/stat (counted after the ")" that ends the command name).
+server_ticks() {
+    sed 's/.*) //' "/proc/$SRV_PID/stat" | awk '{ print $12 + $13 }'
+}
+
 # client OUT CMD...: CMD on CPU 0 at nice $NICE under perf stat (task-clock of CMD
 # and its children), bounded by timeout, in its own session so that cleanup can
 # kill the whole group (timeout --foreground keeps CMD in it). stdout to OUT,
 # stderr to OUT.err, perf's figures to OUT.perf, /usr/bin/time's to OUT.time.
-# Sets TASK_NS (task-clock in ns) and RUSAGE_NS (utime + stime in ns). Dies if
+# Sets TASK_NS (task-clock in ns), RUSAGE_NS (utime + stime in ns) and SERVER_NS
+# (the CPU time SRV_PID used meanwhile, ns). Dies if
 # CMD fails. (dash runs a trap only after a foreground command ends, so clients
 # run in the background and are waited for: INT/TERM then act at once.)
 client() {
     out=$1
     shift
     rm -f "$out" "$out.err" "$out.perf" "$out.time"
+    srv0=$(server_ticks)
     setsid nice -n "$NICE" taskset -c 0 perf stat -x, -e task-clock -o "$out.perf" -- \
         /usr/bin/time -f '%U %S' -o "$out.time" timeout --foreground "$CLIENT_LIMIT" "$@" \
         >"$out" 2>"$out.err" &
@@ -265,6 +283,7 @@ client() {
     GROUPS_="$GROUPS_ $cl"
     rc=0
     wait "$cl" || rc=$?
+    srv1=$(server_ticks)
     forget GROUPS_ "$cl"
     [ "$rc" = 0 ] || die "client failed (exit $rc): $*: $(tail -n 3 "$out" "$out.err" 2>/dev/null)"
     # perf -x, line: 1007.86,msec,task-clock,...
@@ -272,6 +291,7 @@ client() {
     [ -n "$TASK_NS" ] || die "no task-clock from perf stat for $*: $(cat "$out.perf")"
     RUSAGE_NS=$(awk 'NF == 2 && $1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ { printf "%.0f\n", ($1 + $2) * 1e9 }' "$out.time")
     [ -n "$RUSAGE_NS" ] || die "no utime/stime from /usr/bin/time for $*: $(cat "$out.time")"
+    SERVER_NS=$(awk -v a="$srv0" -v b="$srv1" -v hz="$CLK_TCK" 'BEGIN { printf "%.0f\n", (b - a) * 1e9 / hz }')
 }
 
 # Each tool sets OPS (ops/s by its own report), REQ (requests over its life),
@@ -348,7 +368,7 @@ run_hopbench_redis() { # COMMAND CONNECTIONS PIPELINE TRANSPORT
 }
 
 # All samples go to one file, a line per cell and rep:
-#   REP CASE TOOL OPS CPU_NS SELF_NS RUSAGE_NS   (CPU and RUSAGE: ns per request)
+#   REP CASE TOOL OPS CPU_NS SELF_NS RUSAGE_NS SERVER_NS   (all but OPS: ns per request)
 DATA="$TMP/data"
 
 # run_cell REP CASE TOOL; CASE: http-cC or CMD-cC-pP[-unix]; TOOL: peer or hb.
@@ -360,6 +380,7 @@ run_cell() {
     case "$case_" in
     http-c*)
         c=${case_#http-c}
+        SRV_PID=$NG_WORKER
         if [ "$tool" = peer ]; then run_wrk "$c"; else run_hopbench_http "$c"; fi
         ;;
     *)
@@ -371,6 +392,7 @@ run_cell() {
         p=${rest%%-*}
         tr=tcp
         case "$case_" in *-unix) tr=unix ;; esac
+        SRV_PID=$RD_PID
         if [ "$tool" = peer ]; then
             run_redis_benchmark "$cmd" "$c" "$p" "$tr"
         else
@@ -380,10 +402,11 @@ run_cell() {
     esac
     CPU=$(awk -v t="$TASK_NS" -v r="$REQ" 'BEGIN { printf "%.0f\n", t / r }')
     RU=$(awk -v t="$RUSAGE_NS" -v r="$REQ" 'BEGIN { printf "%.0f\n", t / r }')
+    SRV=$(awk -v t="$SERVER_NS" -v r="$REQ" 'BEGIN { printf "%.0f\n", t / r }')
     SELF_R=$SELF
     [ "$SELF" = - ] || SELF_R=$(printf '%.0f' "$SELF")
-    echo "$rep $case_ $tool $OPS $CPU $SELF_R $RU" >>"$DATA"
-    note "  $case_ $tool: $(printf '%.0f' "$OPS") ops/s, $REQ requests, client CPU $CPU ns/request (rusage $RU)"
+    echo "$rep $case_ $tool $OPS $CPU $SELF_R $RU $SRV" >>"$DATA"
+    note "  $case_ $tool: $(printf '%.0f' "$OPS") ops/s, $REQ requests, client CPU $CPU ns/request (rusage $RU), server CPU $SRV ns/request"
 }
 
 # ---- report ----------------------------------------------------------------
@@ -415,7 +438,37 @@ report() {
                 rat["x", r] = v[c, "hb", r] / v[c, "peer", r]
         stats(rat, "x")
     }
+    # Each case'"'"'s hb/peer ratio of array v in every rep, a line per case.
+    function per_rep(v, nc,    i, c, r, line) {
+        for (i = 1; i <= nc; i++) {
+            c = cs[i]; line = ""
+            for (r = 1; r <= reps; r++)
+                line = line sprintf(" %5s", ((c, "hb", r) in v && (c, "peer", r) in v && v[c, "peer", r] > 0) ? \
+                    sprintf("%.2f", v[c, "hb", r] / v[c, "peer", r]) : "-")
+            printf "%-18s%s\n", c, line
+        }
+    }
     function kops(x) { return sprintf("%.1f", x / 1000) }
+    function cell(unit) {
+        if (unit == "k") return sprintf("%7s [%s-%s]", kops(MED), kops(MIN), kops(MAX))
+        return sprintf("%5s [%s-%s]", us(MED), us(MIN), us(MAX))
+    }
+    # Sets A and B, the peer'"'"'s and hopbench'"'"'s "median [min-max]" of array v for case c
+    # (unit k: thousands, else ns shown as us); 0 if either has no sample.
+    function both(v, c, unit) {
+        stats(v, c SUBSEP "peer"); if (!N) return 0
+        A = cell(unit)
+        stats(v, c SUBSEP "hb"); if (!N) return 0
+        B = cell(unit)
+        return 1
+    }
+    # A table row: case c, who, both medians (columns w wide), the ratio and its verdict (ge).
+    function row(v, c, who, unit, ge, w,    r) {
+        if (!both(v, c, unit)) return
+        ratio(v, c)
+        r = N ? sprintf("%.2f%s [%.2f-%.2f]", MED, verdict(ge), MIN, MAX) : "-"
+        printf "%-18s %-16s %-" w "s %-" w "s %s\n", c, who, A, B, r
+    }
     function us(x) { return sprintf("%.2f", x / 1000) }
     function verdict(ge) {
         if (ge == "") return ""
@@ -427,6 +480,7 @@ report() {
         cpu[$2, $3, $1] = $5
         if ($6 != "-") self[$2, $3, $1] = $6
         ru[$2, $3, $1] = $7
+        srv[$2, $3, $1] = $8
     }
     END {
         nc = split(cases, cs, " ")
@@ -435,13 +489,7 @@ report() {
         for (i = 1; i <= nc; i++) {
             c = cs[i]
             peer = (c ~ /^http/) ? "wrk" : "redis-benchmark"
-            stats(ops, c SUBSEP "peer"); if (!N) continue
-            a = sprintf("%7s [%s-%s]", kops(MED), kops(MIN), kops(MAX))
-            stats(ops, c SUBSEP "hb"); if (!N) continue
-            b = sprintf("%7s [%s-%s]", kops(MED), kops(MIN), kops(MAX))
-            ratio(ops, c)
-            r = N ? sprintf("%.2f%s [%.2f-%.2f]", MED, verdict(">="), MIN, MAX) : "-"
-            printf "%-18s %-16s %-22s %-22s %s\n", c, peer, a, b, r
+            row(ops, c, peer, "k", ">=", 22)
         }
         printf "\nclient CPU per request: perf task-clock of the whole client process / all its requests, us,\n"
         printf "median [min-max]; hb self = hopbench'"'"'s own client_cpu_ns_per_op (measured window only);\n"
@@ -450,25 +498,26 @@ report() {
             "hb/peer cpu (http target <= 1.00)", "rusage"
         for (i = 1; i <= nc; i++) {
             c = cs[i]
-            stats(cpu, c SUBSEP "peer"); if (!N) continue
-            a = sprintf("%5s [%s-%s]", us(MED), us(MIN), us(MAX))
-            stats(cpu, c SUBSEP "hb"); if (!N) continue
-            b = sprintf("%5s [%s-%s]", us(MED), us(MIN), us(MAX))
+            if (!both(cpu, c, "u")) continue
             stats(self, c SUBSEP "hb"); s = N ? us(MED) : "-"
             ratio(cpu, c)
             r = N ? sprintf("%.2f%s [%.2f-%.2f]", MED, verdict(c ~ /^http/ ? "<=" : ""), MIN, MAX) : "-"
             ratio(ru, c)
             q = N ? sprintf("%.2f [%.2f-%.2f]", MED, MIN, MAX) : "-"
-            printf "%-18s %-20s %-20s %-7s %-34s %s\n", c, a, b, s, r, q
+            printf "%-18s %-20s %-20s %-7s %-34s %s\n", c, A, B, s, r, q
         }
-        printf "\nper-rep hb/peer ops/s ratio, rep 1..%d (even reps ran in reverse order)\n", reps
+        printf "\nserver CPU per request: utime+stime of the server process (nginx worker, redis-server) over the\n"
+        printf "client'"'"'s life / the client'"'"'s requests, us, median [min-max]; hb/peer = median of the per-rep ratios\n"
+        printf "%-18s %-16s %-20s %-20s %s\n", "case", "server", "under peer us/req", "under hopbench", "hb/peer server cpu (target <= 1.00)"
         for (i = 1; i <= nc; i++) {
-            c = cs[i]; line = ""
-            for (r = 1; r <= reps; r++)
-                line = line sprintf(" %5s", ((c, "hb", r) in ops && (c, "peer", r) in ops) ? \
-                    sprintf("%.2f", ops[c, "hb", r] / ops[c, "peer", r]) : "-")
-            printf "%-18s%s\n", c, line
+            c = cs[i]
+            server = (c ~ /^http/) ? "nginx" : "redis-server"
+            row(srv, c, server, "u", "<=", 20)
         }
+        printf "\nper-rep hb/peer server CPU per request ratio, rep 1..%d\n", reps
+        per_rep(srv, nc)
+        printf "\nper-rep hb/peer ops/s ratio, rep 1..%d (even reps ran in reverse order)\n", reps
+        per_rep(ops, nc)
     }' "$DATA"
 }
 
@@ -479,6 +528,7 @@ print_header() {
     echo "versions: $("$HOPBENCH" --version 2>/dev/null || echo "hopbench ?"); $(wrk -v 2>&1 | head -n 1 | cut -d ' ' -f 1-2);" \
         "$(redis-benchmark --version 2>&1 | head -n 1); $(nginx -v 2>&1 | head -n 1); $(redis-server --version | cut -d ' ' -f 1-3)"
     echo "pinning: servers (nginx master+worker, redis-server) on CPU 1; every client (under perf stat) on CPU 0; all at nice $NICE"
+    echo "server CPU: utime+stime of the nginx worker or redis-server from /proc/PID/stat around each client (CLK_TCK $CLK_TCK)"
     printf '%s\n' "servers: nginx worker_processes 1, access_log off, keepalive_requests 1000000, return 200 \"hello\\n\"; redis-server --save '' --appendonly no (tcp 127.0.0.1 + unix socket)"
     echo "http: wrk -t1 -c C -d $((SECS + 1)) --latency  vs  hopbench run http -c C -t 1 -d $SECS --warmup 1 (both live ~$((SECS + 1)) s)"
     echo "redis: redis-benchmark -c C -n N -P P -t T -d 64 -r 1000 --csv  vs  hopbench run redis -c C -t 1 -n N --warmup 0" \
@@ -488,7 +538,7 @@ print_header() {
 
 # ---- main ------------------------------------------------------------------
 
-ALL_CASES="http-c1 http-c16 ping-c1-p1 ping-c16-p1 set-c16-p1 get-c16-p1 ping-c16-p16 set-c16-p16 get-c16-p16 ping-c16-p1-unix"
+ALL_CASES="http-c1 http-c16 http-c64 ping-c1-p1 ping-c16-p1 set-c16-p1 get-c16-p1 ping-c16-p16 set-c16-p16 get-c16-p16 ping-c16-p1-unix"
 CASES=${CASES:-$ALL_CASES}
 for c in $CASES; do
     if ! echo "$c" | grep -Eqx 'http-c[1-9][0-9]*|(ping|set|get)-c[1-9][0-9]*-p[1-9][0-9]*(-unix)?'; then
@@ -506,6 +556,7 @@ start_nginx
 start_redis
 note "nginx pid $NG_PID (worker $NG_WORKER) on 127.0.0.1:$NG_PORT; redis-server pid $RD_PID on 127.0.0.1:$RD_PORT and $RD_SOCK"
 
+SRV_PID=$RD_PID
 # Fill both tools' key sets (redis-benchmark: key:000000000NNN; hopbench: key:N) so
 # that every GET finds a 64-byte value whatever the cell order. Not measured.
 client "$TMP/fill-rb.out" redis-benchmark -h 127.0.0.1 -p "$RD_PORT" -c 16 -n 20000 -t set -d 64 -r 1000 -q

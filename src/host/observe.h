@@ -46,15 +46,19 @@
  * op) and on a watched hop (a proxy may open a connection to its back end per
  * request, whatever the loaded hop does): OBS_SAMPLE_CHURN_NS. With kept
  * connections every connection is open before the window begins and the
- * counts move only when one is reopened: OBS_SAMPLE_KEPT_NS, so a window
- * shorter than 10 s is sampled only at its two ends (as with --sample-ms 0), and
- * a longer one still sees the TIME_WAIT sockets of its reconnects, which last
- * 60 s, in several samples. Each sample walks the kernel's whole TCP hash
- * table: milliseconds of CPU (bench/sampler.sh), which at a short period
- * would be a measurable share of a light client's own CPU.
+ * counts move only when one is reopened, which leaves a TIME_WAIT socket for
+ * OBS_TIME_WAIT_NS: OBS_SAMPLE_KEPT_NS, half that, so a window shorter than
+ * 30 s is sampled only at its two ends (as with --sample-ms 0) and a longer one
+ * still sees every reconnect's TIME_WAIT socket in at least one sample (the next
+ * one, or the window's end, comes within its life). What this period gives up
+ * is the instant of a peak between samples: the count is the peak of what the
+ * samples saw. Each sample walks the kernel's whole TCP hash table, ~10 ms of
+ * CPU on a machine with 100,000 TIME_WAIT sockets (bench/sampler.sh), which at
+ * a short period would be a measurable share of a light client's own CPU.
  */
 #define OBS_SAMPLE_CHURN_NS (250 * NS_PER_MS)
-#define OBS_SAMPLE_KEPT_NS  (10000 * NS_PER_MS)
+#define OBS_TIME_WAIT_NS    (60000 * NS_PER_MS) /* Linux's TCP_TIMEWAIT_LEN */
+#define OBS_SAMPLE_KEPT_NS  (OBS_TIME_WAIT_NS / 2)
 
 /* Kernel counters kept for every run, as deltas over the window. */
 /* clang-format off */

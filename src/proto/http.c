@@ -95,7 +95,7 @@ struct http_req {
     size_t body;     /* body bytes */
     bool has_body;   /* a Content-Length and body are sent: every method but GET and HEAD */
     bool head;       /* HEAD: replies carry no body */
-    bool keep_alive; /* Connection: keep-alive, else close */
+    bool keep_alive; /* no Connection field (HTTP/1.1 keeps the connection), else close */
 };
 
 struct http_state {
@@ -105,7 +105,12 @@ struct http_state {
     struct http_reply r;
 };
 
-static const char ua_conn[] = "\r\nUser-Agent: hopbench\r\nConnection: ";
+/*
+ * What a request carries besides its line: Host, Connection: close only when
+ * the connection is not kept (HTTP/1.1 keeps it by default), Content-Length
+ * with a body. Nothing else, so a server parses no field that changes nothing.
+ */
+static const char conn_close[] = "Connection: close\r\n";
 static const char content_length[] = "Content-Length: ";
 
 #define LIT_LEN(s) (sizeof(s) - 1)
@@ -143,8 +148,7 @@ static size_t dec_digits(size_t v)
 static size_t req_len(const struct http_req *q)
 {
     size_t head = q->method_len + 1 + q->path_len + LIT_LEN(" HTTP/1.1\r\nHost: ") + q->host_len +
-                  LIT_LEN(ua_conn) + (q->keep_alive ? LIT_LEN("keep-alive") : LIT_LEN("close")) +
-                  2 + 2;
+                  2 + (q->keep_alive ? 0 : LIT_LEN(conn_close)) + 2;
 
     if (q->has_body) head += LIT_LEN(content_length) + dec_digits(q->body) + 2;
     return q->body > SIZE_MAX - head ? SIZE_MAX : head + q->body;
@@ -187,11 +191,8 @@ static size_t http_encode(void *st, uint8_t *dst, size_t cap)
     d = put(d, q->path, q->path_len);
     d = put(d, " HTTP/1.1\r\nHost: ", LIT_LEN(" HTTP/1.1\r\nHost: "));
     d = put(d, q->host, q->host_len);
-    d = put(d, ua_conn, LIT_LEN(ua_conn));
-    if (q->keep_alive)
-        d = put(d, "keep-alive\r\n", LIT_LEN("keep-alive\r\n"));
-    else
-        d = put(d, "close\r\n", LIT_LEN("close\r\n"));
+    d = put(d, "\r\n", 2);
+    if (!q->keep_alive) d = put(d, conn_close, LIT_LEN(conn_close));
     if (q->has_body) {
         d = put(d, content_length, LIT_LEN(content_length));
         d = put_dec(d, q->body);

@@ -1,12 +1,14 @@
 /*
  * http: HTTP/1.1 client codec. The request is fixed (encode once, send many):
- * "METHOD path HTTP/1.1" with Host, User-Agent and Connection, plus a
- * Content-Length body of cfg->size pattern bytes for any method but GET and
- * HEAD. The reply parser follows RFC 9112: status line, fields, then the body
- * framed as §6.3 says (none for HEAD/1xx/204/304, chunked, Content-Length, or
- * until the server closes, which the eof op completes). 1xx interim replies
- * are skipped (but 101, a protocol switch never asked for, is a mismatch). A bare LF is accepted as
- * a line end (RFC 9112 §2.2); obs-fold continues the field value. The parser never copies or
+ * "METHOD path HTTP/1.1" with Host, "Connection: close" when the connection
+ * is not kept (a kept one relies on HTTP/1.1's default), plus a Content-Length
+ * body of cfg->size pattern bytes for any method but GET and HEAD. No other
+ * field: a GET is "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", as lean as
+ * wrk's, so the server parses nothing a benchmark does not need. The reply parser follows RFC 9112:
+ * status line, fields, then the body framed as §6.3 says (none for HEAD/1xx/204/304, chunked,
+ * Content-Length, or until the server closes, which the eof op completes). 1xx interim replies are
+ * skipped (but 101, a protocol switch never asked for, is a mismatch). A bare LF is accepted as a
+ * line end (RFC 9112 §2.2); obs-fold continues the field value. The parser never copies or
  * allocates: a body without --expect-body is skipped by length, O(1) per feed.
  *
  * Caps, beyond which feed() fails with CODEC_ERR_TOO_BIG: HTTP_HEAD_MAX bytes

@@ -9,10 +9,12 @@
 # What it proves, over TCP and a Unix socket, in reuse and connect mode:
 #   http   hopbench's count of requests equals the lines nginx's access log gained; every
 #          reply was 2xx and --expect-body matched nginx's bytes (fixed, static file,
-#          chunked from php-fpm via nginx, POST). With keepalive_requests 100 nginx closes
-#          every kept connection after 100 requests: a reuse run of 1000 over 2
-#          connections reconnects without an error, and no logged connection carried
-#          more than 100 requests. A wrong --expect-body and a 404 exit 2 and are
+#          chunked from php-fpm via nginx, POST); nginx received each GET as exactly the
+#          request http.h documents (its $request_length): the line and Host on a kept
+#          connection, plus "Connection: close" in connect mode, nothing else. With
+#          keepalive_requests 100 nginx closes every kept connection after 100
+#          requests: a reuse run of 1000 over 2 connections reconnects without an
+#          error, and no logged connection carried more than 100 requests. A wrong --expect-body and a 404 exit 2 and are
 #          counted as body and status errors.
 #   fcgi   php-fpm answers /ping with pong; the pool's access log gained .requests lines;
 #          its status page's "accepted conn" grew by exactly what php-fpm counts for the
@@ -55,7 +57,14 @@ for tr in tcp unix; do
         tail -n +$((l0 + 1)) "$NG_LOG" >"$new"
         check_eq "$n: every logged request is GET / -> 200" 0 \
             "$(grep -vcF '"GET / HTTP/1.1" 200 6 ' "$new")"
-        # Fields: addr "request" status bytes connection connection_requests
+        # Fields: addr "request" status bytes request_length connection connection_requests
+        if [ $mode = reuse ]; then
+            want=$'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n'
+        else
+            want=$'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'
+        fi
+        check_eq "$n: nginx received every request as ${#want} bytes (line, Host$([ $mode = reuse ] || echo ', Connection: close'))" \
+            "${#want} $req" "$(awk '{print $(NF-2)}' "$new" | sort | uniq -c | awk '{print $2, $1}' | paste -sd' ')"
         conns=$(awk '{print $(NF-1)}' "$new" | sort -u | wc -l)
         maxper=$(awk '{print $NF}' "$new" | sort -n | tail -n 1)
         if [ $mode = reuse ]; then
