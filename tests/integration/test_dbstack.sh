@@ -11,7 +11,8 @@
 #   - redis-mariadb --short --hold: the same for MariaDB (user mysql; Com_update the mix's
 #     UPDATEs, Com_select the SELECTs sent and the stack's two readiness queries) and
 #     redis-server (cmdstat_set and cmdstat_get calls), each server's CPU per op
-#   - Ctrl-C while held: exit 0; no process, cgroup or file of either stack is left
+#   - Ctrl-C while held: exit 0; no process, cgroup or file of either stack is left; Ctrl-C
+#     while PostgreSQL's data directory is being made: exit 130, nothing left
 # shellcheck disable=SC2016 # jq programs in single quotes
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -99,6 +100,17 @@ release() {
     # its cgroups are removed only once empty: no server process (backends included) is left
     stack_nothing_left "$1" "$T/$1.out"
 }
+
+# --- Ctrl-C while initdb runs: exit 130, nothing left (initdb's processes included) ----------
+
+spawn early stack postgres --short -q
+EARLY=$SPAWNED
+wait_line "$T/early.out" '^hopbench stack postgres: directory ' 20 "$EARLY"
+kill -INT "$EARLY"
+reap "$EARLY" 30
+check "early: Ctrl-C as the database is made: exit 130 (or 0 if it was already done)" \
+    test "$RC" = 130 -o "$RC" = 0
+stack_nothing_left "early" "$T/early.out"
 
 # --- postgres -------------------------------------------------------------------------------
 
