@@ -31,6 +31,7 @@ struct pg_state {
     const char *sql[CODEC_SQL_MAX], *user, *database, *password, *expect;
     size_t sql_len[CODEC_SQL_MAX], expect_len;
     uint64_t sent, answered; /* requests encoded, replies completed: their kinds */
+    bool lost; /* reset since: requests awaited are resent (a reply comes) or dropped (an encode) */
     uint64_t rng;
     bool ready; /* the set-up ended: bytes are replies */
     /* the message being read */
@@ -126,7 +127,7 @@ static void pg_reset(void *st)
     s->error_reply = false;
     s->row_seen = false;
     s->row_check = false;
-    s->answered = s->sent; /* the replies awaited are forgotten with the partial one */
+    s->lost = true;
 }
 
 static size_t pg_max_request(const struct codec_cfg *cfg)
@@ -149,6 +150,8 @@ static size_t pg_encode(void *st, uint8_t *dst, size_t cap)
     size_t len = s->sql_len[k];
 
     if (pg_max_request(&cc) > cap) return 0;
+    if (s->lost) s->answered = s->sent; /* a new request before any reply: the others dropped */
+    s->lost = false;
     s->sent++;
     if (!s->opts->extended) {
         m = msg_begin(p, 'Q');
@@ -660,6 +663,7 @@ static enum codec_rc pg_feed(void *st, const uint8_t *src, size_t len, size_t *u
             memset(msg, 0, sizeof(*msg));
             msg->error_reply = s->error_reply;
             msg->kind = codec_sql_pick(s->opts, s->answered++);
+            s->lost = false; /* the requests awaited were sent again, in order */
             *used = off;
             if (no_row) {
                 msg->err = CODEC_ERR_BODY;

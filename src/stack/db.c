@@ -427,8 +427,8 @@ static const char redis_mariadb_help[] =
     "--reps times in ABBA order: 'hopbench run redis' SET and GET at pipeline 16 (1000\n"
     "keys, 64 B values); 'hopbench run mysql' a point select\n"
     "(" SQL_POINT ") and a read/write mix (4 of them to 1\n" SQL_UPDATE
-    "); per cell, for tcp, unix and unix/tcp (a 95 % interval, '~' when not\n"
-    "significant): ops/s, p50, p99, CPU per op of the client, of the server measured (the\n"
+    ");\nper cell, for tcp, unix and unix/tcp (a 95 % interval, '~' when not significant):\n"
+    "ops/s, p50, p99, CPU per op of the client, of the server measured (the\n"
     "service redis or mariadb: its cgroup), their sum and the system; its PSS and working\n"
     "set; TIME_WAIT per side. Every reply is checked; an error fails the gate (exit 2).\n"
     "Takes: 4 cells x 2 transports x --reps (default 4) x (-d 2 s + --warmup 0.5 s), about\n"

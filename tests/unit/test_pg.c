@@ -393,6 +393,24 @@ static void test_sql_mix(void **state)
         assert_int_equal(p.m.kind, i % 5 == 2 ? 1 : 0);
     }
     assert_string_equal(pg_codec.kind_names[1], "sql2");
+    /* requests 7 (U) and 8 (S) sent, then a reconnect: the two are sent again, in order */
+    pg_codec.encode(p.st, req, sizeof(req));
+    pg_codec.encode(p.st, req, sizeof(req));
+    pg_codec.reset(p.st);
+    in.n = 0;
+    select_reply(&in, "1");
+    assert_int_equal(feed(&p, &in, &used), CODEC_DONE);
+    assert_int_equal(p.m.kind, 1);
+    /* then an error: 8 is dropped, and 9 .. 12 (S S S U) are answered as themselves */
+    pg_codec.reset(p.st);
+    for (unsigned i = 9; i < 13; i++)
+        pg_codec.encode(p.st, req, sizeof(req));
+    for (unsigned i = 9; i < 13; i++) {
+        in.n = 0;
+        select_reply(&in, "1");
+        assert_int_equal(feed(&p, &in, &used), CODEC_DONE);
+        assert_int_equal(p.m.kind, i % 5 == 2 ? 1 : 0);
+    }
 }
 
 /* Two pipelined replies (one with an error) split at every offset: the same two verdicts. */
