@@ -24,9 +24,8 @@
 #include "stack/stack.h"
 #include "stack/users.h"
 
-#define PG_BIN      "/usr/lib/postgresql/15/bin"
-#define PG_INITDB   PG_BIN "/initdb"
-#define PG_POSTGRES PG_BIN "/postgres"
+#define PG_INITDB   "/usr/lib/postgresql/15/bin/initdb"
+#define PG_POSTGRES "/usr/lib/postgresql/15/bin/postgres"
 #define MY_INSTALL  "/usr/bin/mariadb-install-db"
 #define MY_SERVER   "/usr/sbin/mariadbd"
 #define DB_ROWS     10000
@@ -39,6 +38,16 @@
 #define SQL_UPDATE  "UPDATE sbtest1 SET k = k + 1 WHERE id = 5000"
 #define MIX_SELECTS "4"
 #define MIX_UPDATES "1"
+
+/* The table, as sysbench's oltp tests make it (its rows: fill_sql). */
+static const char pg_table[] = "CREATE TABLE sbtest1 (id integer PRIMARY KEY, k integer NOT NULL "
+                               "DEFAULT 0, c char(120) NOT NULL DEFAULT '', pad char(60) NOT "
+                               "NULL DEFAULT '')";
+static const char my_table[] = "CREATE TABLE sbtest1 (id INTEGER NOT NULL, k INTEGER NOT NULL "
+                               "DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL "
+                               "DEFAULT '', PRIMARY KEY (id), KEY k_1 (k)) ENGINE=InnoDB";
+static const char my_grant[] = "GRANT SELECT, UPDATE ON sbtest.* TO 'bench'@'localhost', "
+                               "'bench'@'127.0.0.1'";
 
 /* A database server of the stack: where it listens, who it runs as. */
 struct db_srv {
@@ -182,11 +191,8 @@ static int pg_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
              "INSERT INTO sbtest1 SELECT g, g %% 1000, repeat('c', 119), repeat('p', 59) "
              "FROM generate_series(1, %d) g",
              DB_ROWS);
-    const char *setup[] = { "CREATE TABLE sbtest1 (id integer PRIMARY KEY, k integer NOT NULL "
-                            "DEFAULT 0, c char(120) NOT NULL DEFAULT '', pad char(60) NOT NULL "
-                            "DEFAULT '')",
-                            fill, "CREATE INDEX k_1 ON sbtest1 (k)", "VACUUM ANALYZE sbtest1",
-                            NULL };
+    const char *setup[] = { pg_table, fill, "CREATE INDEX k_1 ON sbtest1 (k)",
+                            "VACUUM ANALYZE sbtest1", NULL };
     return db_exec(&checks[1], setup, err);
 }
 
@@ -235,14 +241,11 @@ static int my_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
              "FROM seq_1_to_%d",
              DB_ROWS);
     const char *make_db[] = { "CREATE DATABASE sbtest", NULL };
-    const char *setup[] = { "CREATE TABLE sbtest1 (id INTEGER NOT NULL, k INTEGER NOT NULL "
-                            "DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL "
-                            "DEFAULT '', PRIMARY KEY (id), KEY k_1 (k)) ENGINE=InnoDB",
+    const char *setup[] = { my_table,
                             fill,
                             "ANALYZE TABLE sbtest1",
                             "CREATE USER 'bench'@'localhost', 'bench'@'127.0.0.1'",
-                            "GRANT SELECT, UPDATE ON sbtest.* TO 'bench'@'localhost', "
-                            "'bench'@'127.0.0.1'",
+                            my_grant,
                             NULL };
     rc = db_exec(&checks[0], make_db, err);
     checks[0].opts.database = "sbtest";
