@@ -39,7 +39,7 @@
 #define MIX_SELECTS "4"
 #define MIX_UPDATES "1"
 
-/* The table, as sysbench's oltp tests make it (its rows: fill_sql). */
+/* The table, as sysbench's oltp tests make it (its rows: the INSERT of pg_start, my_start). */
 static const char pg_table[] = "CREATE TABLE sbtest1 (id integer PRIMARY KEY, k integer NOT NULL "
                                "DEFAULT 0, c char(120) NOT NULL DEFAULT '', pad char(60) NOT "
                                "NULL DEFAULT '')";

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -251,6 +252,34 @@ static void test_as_user(void **state)
     assert_false(exists(dir));
 }
 
+/* A directory above the private one that the service's user may not search: one line naming it. */
+static void test_unreachable(void **state)
+{
+    struct hb_err err = { 0 };
+    struct users_id nobody;
+    char closed[] = "/tmp/hopbench-closed.XXXXXX", want[128], old[PATH_MAX] = "";
+    const char *tmp = getenv("TMPDIR");
+    int rc;
+
+    (void)state;
+    if (geteuid() != 0 || users_lookup(USERS_PASSWD, USERS_GROUP, "nobody", &nobody) < 0) skip();
+    if (tmp != NULL) snprintf(old, sizeof(old), "%s", tmp);
+    assert_non_null(mkdtemp(closed)); /* 0700, root's */
+    setenv("TMPDIR", closed, 1);
+    rc = sup_init(&g_sup, &err);
+    if (tmp != NULL)
+        setenv("TMPDIR", old, 1);
+    else
+        unsetenv("TMPDIR");
+    if (rc == 0) rc = sup_mkdir(&g_sup, "theirs", &nobody, &err);
+    snprintf(want, sizeof(want), "no search permission on %s ", closed);
+    sup_release(&g_sup, &(struct hb_err){ 0 });
+    rmdir(closed);
+    assert_int_equal(rc, -EACCES);
+    assert_non_null(strstr(err.msg, "user nobody, which runs a service, cannot reach"));
+    assert_non_null(strstr(err.msg, want));
+}
+
 /* After each test, passed or not: nothing it started or made is left. */
 static int teardown(void **state)
 {
@@ -272,6 +301,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cannot_exec, teardown),
         cmocka_unit_test_teardown(test_task, teardown),
         cmocka_unit_test_teardown(test_as_user, teardown),
+        cmocka_unit_test_teardown(test_unreachable, teardown),
         cmocka_unit_test(test_missing_package_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
