@@ -223,6 +223,8 @@ note "output in $OUT"
     run_case nginx-fpm-starve nginx-fpm --starve
     run_case redis redis $MEASURE --jsonl "$OUT/redis.jsonl"
     run_case php-method php-method $MEASURE --jsonl "$OUT/php-method.jsonl"
+    run_case redis-mariadb redis-mariadb $MEASURE --jsonl "$OUT/redis-mariadb.jsonl"
+    run_case postgres postgres $MEASURE --jsonl "$OUT/postgres.jsonl"
 }
 summaries() {
     for web in apache-fpm nginx-fpm; do

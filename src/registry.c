@@ -118,15 +118,15 @@ static int redis_cmd_word(const char *s, size_t len, enum codec_redis_cmd *cmd)
 }
 
 /*
- * The commands of a mix in turn, `weights[i]` of command cmds[i] in each
- * period: each next one the command furthest behind its share (a smooth
- * weighted round robin), the first given on a tie, so set,get alternates
- * from SET and set:1,get:9 spreads its SET among the GETs.
+ * A mix's period: `weights[i]` of ids[i] in each, each next one the id
+ * furthest behind its share (a smooth weighted round robin), the first given
+ * on a tie, so two of weight 1 alternate from the first and 1:9 spreads the
+ * one among the nine. n is at most CODEC_KINDS.
  */
-static void redis_mix_build(struct codec_opts *co, const enum codec_redis_cmd *cmds,
-                            const unsigned *weights, size_t n, unsigned total)
+static void mix_build(uint8_t *mix, unsigned *mix_len, const uint8_t *ids, const unsigned *weights,
+                      size_t n, unsigned total)
 {
-    int cur[3] = { 0 };
+    int cur[CODEC_KINDS] = { 0 };
 
     for (unsigned k = 0; k < total; k++) {
         size_t best = 0;
@@ -135,9 +135,9 @@ static void redis_mix_build(struct codec_opts *co, const enum codec_redis_cmd *c
             if (cur[i] > cur[best]) best = i;
         }
         cur[best] -= (int)total;
-        co->redis_mix[k] = (uint8_t)cmds[best];
+        mix[k] = ids[best];
     }
-    co->redis_mix_len = total;
+    *mix_len = total;
 }
 
 /*
@@ -147,6 +147,7 @@ static void redis_mix_build(struct codec_opts *co, const enum codec_redis_cmd *c
 static int parse_command(const char *val, const struct proto_args *a, struct hb_err *err)
 {
     enum codec_redis_cmd cmds[3];
+    uint8_t ids[3];
     unsigned weights[3], total = 0;
     size_t n = 0;
     const char *p = val;
@@ -185,7 +186,9 @@ static int parse_command(const char *val, const struct proto_args *a, struct hb_
                        CODEC_REDIS_MIX_MAX);
     a->co->redis_cmd = cmds[0];
     a->co->redis_mix_len = 0;
-    if (n > 1) redis_mix_build(a->co, cmds, weights, n, total);
+    for (size_t i = 0; i < n; i++)
+        ids[i] = (uint8_t)cmds[i];
+    if (n > 1) mix_build(a->co->redis_mix, &a->co->redis_mix_len, ids, weights, n, total);
     return 0;
 bad:
     return hb_fail(err, -EINVAL,
@@ -266,10 +269,43 @@ static const struct proto_option opt_keys = {
 
 /* ---- the databases: pg, mysql ---- */
 
+/*
+ * --sql [N:]Q: the statement; given again, the statements go in turn, each N
+ * times in each period (default 1): the shares of those given so far are
+ * read back from the mix, which is built again with the new one.
+ */
 static int parse_sql(const char *val, const struct proto_args *a, struct hb_err *err)
 {
-    if (val[0] == '\0') return hb_fail(err, -EINVAL, "--sql: empty");
-    a->co->sql = val;
+    static const uint8_t ids[CODEC_SQL_MAX] = { 0, 1, 2, 3 };
+    struct codec_opts *co = a->co;
+    unsigned weights[CODEC_SQL_MAX] = { 0 }, total = 0;
+    size_t digits = strspn(val, "0123456789");
+    const char *q = val;
+    uint64_t w = 1;
+
+    if (digits > 0 && val[digits] == ':') {
+        char num[8];
+        if (digits >= sizeof(num)) digits = sizeof(num) - 1; /* then out of range below */
+        memcpy(num, val, digits);
+        num[digits] = '\0';
+        if (parse_u64(num, 1, CODEC_SQL_MIX_MAX, &w) < 0)
+            return hb_fail(err, -EINVAL, "--sql: the share in '%.20s...' is not 1 to %d", val,
+                           CODEC_SQL_MIX_MAX);
+        q = strchr(val, ':') + 1;
+    }
+    if (q[0] == '\0') return hb_fail(err, -EINVAL, "--sql: empty");
+    if (co->nsql == CODEC_SQL_MAX)
+        return hb_fail(err, -EINVAL, "--sql: at most %d statements", CODEC_SQL_MAX);
+    for (unsigned k = 0; k < co->sql_mix_len; k++)
+        weights[co->sql_mix[k]]++;
+    weights[co->nsql] = (unsigned)w;
+    co->sqls[co->nsql++] = q;
+    for (unsigned i = 0; i < co->nsql; i++)
+        total += weights[i];
+    if (total > CODEC_SQL_MIX_MAX)
+        return hb_fail(err, -EINVAL, "--sql: the shares add up to more than %d", CODEC_SQL_MIX_MAX);
+    mix_build(co->sql_mix, &co->sql_mix_len, ids, weights, co->nsql, total);
+    co->sql = co->sqls[0];
     return 0;
 }
 
@@ -348,8 +384,15 @@ static int parse_ping(const char *val, const struct proto_args *a, struct hb_err
 }
 
 static const struct proto_option opt_sql = {
-    PROTO_OPT_SQL, "--sql", "Q", "pg, mysql: the SQL of every request (default SELECT 1)",
-    parse_sql,     false,
+    PROTO_OPT_SQL,
+    "--sql",
+    "Q",
+    "pg, mysql: the SQL of every request (default SELECT 1); given" HELP_INDENT
+    "again (at most 4), the statements go in turn, each N times in" HELP_INDENT
+    "each period when written N:Q (--sql 4:Q1 --sql 1:Q2: 1 Q2 in 5)," HELP_INDENT
+    "their replies counted apart (sql1, sql2 ...)",
+    parse_sql,
+    false,
 };
 static const struct proto_option opt_user = {
     PROTO_OPT_USER, "--user", "U", "pg, mysql: who logs in (default postgres; root)",
@@ -492,6 +535,10 @@ static int check_db(const struct proto_entry *pe, struct proto_req *req, struct 
         return hb_fail(err, -EINVAL, "run %s: --ping sends no query; drop --sql", pe->name);
     if (co->ping && co->expect_body != NULL)
         return hb_fail(err, -EINVAL, "run %s: --ping has no row to expect", pe->name);
+    if (co->nsql > 1 && co->expect_body != NULL)
+        return hb_fail(err, -EINVAL,
+                       "run %s: --expect-body checks one statement's row; give --sql once",
+                       pe->name);
     return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum codec_rc {
     CODEC_NEED_MORE = 0, /* all input used, the reply is not complete */
@@ -37,6 +38,12 @@ enum codec_redis_cmd { REDIS_PING = 0, REDIS_SET, REDIS_GET };
 
 /* The kinds of request a codec tells its replies apart by (codec_msg.kind). */
 #define CODEC_KINDS 4
+
+/* pg, mysql: the most statements sent in turn (--sql given again), one kind each. */
+#define CODEC_SQL_MAX CODEC_KINDS
+
+/* The longest period of an SQL mix (--sql 9:Q1 --sql 1:Q2). */
+#define CODEC_SQL_MIX_MAX 100
 
 /*
  * What the command line says about the requests. Strings are NUL-terminated
@@ -68,6 +75,15 @@ struct codec_opts {
      */
     uint8_t redis_mix[CODEC_REDIS_MIX_MAX];
     unsigned redis_mix_len;
+    /*
+     * pg, mysql: the statements given (sql is sqls[0]) and the order they go
+     * in: request n sends sqls[sql_mix[n % sql_mix_len]], and its reply counts
+     * under that index's kind; sql_mix_len 0: sql alone.
+     */
+    const char *sqls[CODEC_SQL_MAX];
+    unsigned nsql;
+    uint8_t sql_mix[CODEC_SQL_MIX_MAX];
+    unsigned sql_mix_len;
 };
 
 struct codec_cfg {
@@ -137,6 +153,37 @@ struct codec_ops {
     /* The bytes that end a session politely before the client closes (may be NULL). */
     size_t (*bye)(void *st, uint8_t *dst, size_t cap);
 };
+
+/* pg, mysql: the kinds of an SQL mix, by the order the statements were given. */
+extern const char *const codec_sql_kinds[CODEC_SQL_MAX + 1];
+
+/* pg, mysql: the index among o->sqls of the statement request n sends (its kind). */
+static inline unsigned codec_sql_pick(const struct codec_opts *o, uint64_t n)
+{
+    unsigned len = o->sql_mix_len < CODEC_SQL_MIX_MAX ? o->sql_mix_len : CODEC_SQL_MIX_MAX;
+    unsigned i = len > 0 ? o->sql_mix[n % len] : 0;
+
+    return i < CODEC_SQL_MAX ? i : 0;
+}
+
+/* pg, mysql: statement i, or the only one, or dflt when none was given. */
+static inline const char *codec_sql_text(const struct codec_opts *o, unsigned i, const char *dflt)
+{
+    if (o->sql_mix_len > 0 && i < o->nsql && o->sqls[i] != NULL) return o->sqls[i];
+    return o->sql != NULL ? o->sql : dflt;
+}
+
+/* pg, mysql: the longest statement's length. */
+static inline size_t codec_sql_max_len(const struct codec_opts *o, const char *dflt)
+{
+    size_t max = strlen(codec_sql_text(o, 0, dflt));
+
+    for (unsigned i = 1; i < o->nsql && i < CODEC_SQL_MAX; i++) {
+        size_t n = strlen(codec_sql_text(o, i, dflt));
+        if (n > max) max = n;
+    }
+    return max;
+}
 
 static inline const char *codec_err_str(enum codec_err e)
 {

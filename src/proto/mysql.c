@@ -46,8 +46,11 @@ enum my_reply {
 };
 
 struct my_state {
-    const char *user, *password, *database, *sql, *expect;
-    size_t sql_len, expect_len;
+    const struct codec_opts *opts;
+    const char *user, *password, *database, *sql[CODEC_SQL_MAX], *expect;
+    size_t sql_len[CODEC_SQL_MAX], expect_len;
+    uint64_t sent; /* requests encoded: one at a time, so the reply's kind is the last's */
+    unsigned kind;
     bool ping, local;
     /* the session */
     enum my_setup setup;
@@ -94,8 +97,11 @@ static void my_init(void *st, const struct codec_cfg *cfg)
     s->user = o->user != NULL ? o->user : MYSQL_DEFAULT_USER;
     s->password = o->password != NULL ? o->password : "";
     s->database = o->database;
-    s->sql = o->sql != NULL ? o->sql : MYSQL_DEFAULT_SQL;
-    s->sql_len = strlen(s->sql);
+    s->opts = o;
+    for (unsigned i = 0; i < CODEC_SQL_MAX; i++) {
+        s->sql[i] = codec_sql_text(o, i, MYSQL_DEFAULT_SQL);
+        s->sql_len[i] = strlen(s->sql[i]);
+    }
     s->ping = o->ping;
     s->local = cfg->local;
     s->expect = o->expect_body;
@@ -120,20 +126,23 @@ static size_t my_max_request(const struct codec_cfg *cfg)
     const struct codec_opts *o = cfg->opts;
 
     if (o->ping) return 5;
-    return 5 + strlen(o->sql != NULL ? o->sql : MYSQL_DEFAULT_SQL);
+    return 5 + codec_sql_max_len(o, MYSQL_DEFAULT_SQL);
 }
 
 static size_t my_encode(void *st, uint8_t *dst, size_t cap)
 {
     struct my_state *s = st;
-    size_t n = s->ping ? 1 : 1 + s->sql_len;
+    unsigned k = codec_sql_pick(s->opts, s->sent);
+    size_t n = s->ping ? 1 : 1 + s->sql_len[k];
 
     if (4 + n > cap || n > MYSQL_MAX_PACKET) return 0;
     put_le(dst, (uint32_t)n, 3);
     dst[3] = 0; /* a command starts a new sequence */
     dst[4] = s->ping ? 0x0e : 0x03;
-    if (!s->ping) memcpy(dst + 5, s->sql, s->sql_len);
+    if (!s->ping) memcpy(dst + 5, s->sql[k], s->sql_len[k]);
     s->seq = 1;
+    s->sent++;
+    s->kind = k;
     return 4 + n;
 }
 
@@ -613,6 +622,7 @@ static enum codec_rc my_feed(void *st, const uint8_t *src, size_t len, size_t *u
 
             memset(msg, 0, sizeof(*msg));
             msg->error_reply = s->error_reply;
+            msg->kind = s->kind;
             if (no_row) {
                 msg->err = CODEC_ERR_BODY;
                 msg->err_off = s->reply_off - s->plen - 4;
@@ -639,6 +649,7 @@ const struct codec_ops mysql_codec = {
     .name = "mysql",
     .state_size = sizeof(struct my_state),
     .fixed = false,
+    .kind_names = codec_sql_kinds,
     .max_request = my_max_request,
     .init = my_init,
     .encode = my_encode,

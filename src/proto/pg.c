@@ -28,8 +28,10 @@ enum pg_auth {
 
 struct pg_state {
     const struct codec_opts *opts;
-    const char *sql, *user, *database, *password, *expect;
-    size_t sql_len, expect_len;
+    const char *sql[CODEC_SQL_MAX], *user, *database, *password, *expect;
+    size_t sql_len[CODEC_SQL_MAX], expect_len;
+    uint64_t sent, answered; /* requests encoded, replies completed: their kinds */
+    bool lost; /* reset since: requests awaited are resent (a reply comes) or dropped (an encode) */
     uint64_t rng;
     bool ready; /* the set-up ended: bytes are replies */
     /* the message being read */
@@ -101,8 +103,10 @@ static void pg_init(void *st, const struct codec_cfg *cfg)
 
     memset(s, 0, sizeof(*s));
     s->opts = o;
-    s->sql = o->sql != NULL ? o->sql : PG_DEFAULT_SQL;
-    s->sql_len = strlen(s->sql);
+    for (unsigned i = 0; i < CODEC_SQL_MAX; i++) {
+        s->sql[i] = codec_sql_text(o, i, PG_DEFAULT_SQL);
+        s->sql_len[i] = strlen(s->sql[i]);
+    }
     s->user = o->user != NULL ? o->user : PG_DEFAULT_USER;
     s->database = o->database != NULL ? o->database : s->user;
     s->password = o->password;
@@ -123,12 +127,13 @@ static void pg_reset(void *st)
     s->error_reply = false;
     s->row_seen = false;
     s->row_check = false;
+    s->lost = true;
 }
 
 static size_t pg_max_request(const struct codec_cfg *cfg)
 {
     const struct codec_opts *o = cfg->opts;
-    size_t sql = strlen(o->sql != NULL ? o->sql : PG_DEFAULT_SQL);
+    size_t sql = codec_sql_max_len(o, PG_DEFAULT_SQL);
 
     if (!o->extended) return 5 + sql + 1;
     /* Parse "" sql 0 | Bind "" "" 0 0 0 | Execute "" 0 | Sync */
@@ -140,17 +145,23 @@ static size_t pg_encode(void *st, uint8_t *dst, size_t cap)
     struct pg_state *s = st;
     struct codec_cfg cc = { .opts = s->opts };
     uint8_t *p = dst, *m;
+    unsigned k = codec_sql_pick(s->opts, s->sent);
+    const char *sql = s->sql[k];
+    size_t len = s->sql_len[k];
 
     if (pg_max_request(&cc) > cap) return 0;
+    if (s->lost) s->answered = s->sent; /* a new request before any reply: the others dropped */
+    s->lost = false;
+    s->sent++;
     if (!s->opts->extended) {
         m = msg_begin(p, 'Q');
-        memcpy(m, s->sql, s->sql_len + 1);
-        return (size_t)(msg_end(p, m + s->sql_len + 1) - dst);
+        memcpy(m, sql, len + 1);
+        return (size_t)(msg_end(p, m + len + 1) - dst);
     }
     m = msg_begin(p, 'P'); /* the unnamed statement, no parameter types */
     *m++ = 0;
-    memcpy(m, s->sql, s->sql_len + 1);
-    m = put16(m + s->sql_len + 1, 0);
+    memcpy(m, sql, len + 1);
+    m = put16(m + len + 1, 0);
     p = msg_end(p, m);
     m = msg_begin(p, 'B'); /* the unnamed portal: no formats, no parameters */
     *m++ = 0;
@@ -651,6 +662,8 @@ static enum codec_rc pg_feed(void *st, const uint8_t *src, size_t len, size_t *u
 
             memset(msg, 0, sizeof(*msg));
             msg->error_reply = s->error_reply;
+            msg->kind = codec_sql_pick(s->opts, s->answered++);
+            s->lost = false; /* the requests awaited were sent again, in order */
             *used = off;
             if (no_row) {
                 msg->err = CODEC_ERR_BODY;
@@ -678,6 +691,7 @@ const struct codec_ops pg_codec = {
     .name = "pg",
     .state_size = sizeof(struct pg_state),
     .fixed = false,
+    .kind_names = codec_sql_kinds,
     .max_request = pg_max_request,
     .init = pg_init,
     .encode = pg_encode,

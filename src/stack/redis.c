@@ -29,17 +29,7 @@ static const char redis_help[] =
     "TIME_WAIT per side. Every reply is checked; an error fails the gate (exit 2).\n"
     "Takes: 4 cells x 2 transports x --reps (default 4) x (-d 2 s + --warmup 0.5 s), about\n"
     "90 s; --short (2 reps of 0.3 s after 0.1 s) about 15 s and is a check, not a result.\n"
-    "\n"
-    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"
-    "  --reps N         runs per transport and cell (default 4; 2 with --short)\n"
-    "  -d, --duration S each run's measured seconds (default 2)\n"
-    "      --warmup S   each run's discarded start (default 0.5)\n"
-    "  -c, --connections N  connections of each run (default 1)\n"
-    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"
-    "      --csv FILE   one CSV row per run of every measurement (source: the measurement)\n"
-    "  -q, --quiet      no live progress line from the runs\n"
-    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"
-    "  -h, --help       this text\n";
+    "\n" STACK_HELP_OPTIONS;
 
 static const char *const redis_needs[] = { REDIS_SERVER, "redis-server", NULL };
 
@@ -66,9 +56,8 @@ static int redis_conf(struct stack_ctx *c, unsigned port, const char *sock, stru
     return sup_write(&c->sup, "redis.conf", conf, err);
 }
 
-/* Starts redis-server and waits for its PING on both endpoints. */
-static int redis_start(struct stack_ctx *c, unsigned *port, char *sock, size_t cap,
-                       struct hb_err *err)
+int stack_redis_start(struct stack_ctx *c, unsigned *port, char *sock, size_t cap,
+                      struct hb_err *err)
 {
     char conf[PATH_MAX], ep[PATH_MAX + 8];
     struct sup_check checks[2];
@@ -97,6 +86,22 @@ static int redis_start(struct stack_ctx *c, unsigned *port, char *sock, size_t c
     return sup_wait_ready(&c->sup, checks, 2, 10 * NS_PER_S, c->stop, err);
 }
 
+void stack_redis_args(struct stack_args *a, unsigned port, const char *sock, const char *cmd,
+                      unsigned pipeline)
+{
+    stack_arg(a, "hopbench");
+    stack_arg(a, "run");
+    stack_arg(a, "redis");
+    stack_arg(a, "tcp://127.0.0.1:%u", port);
+    stack_arg(a, "unix:%s", sock);
+    stack_arg(a, "--command");
+    stack_arg(a, "%s", cmd);
+    stack_arg(a, "--keys");
+    stack_arg(a, "1000");
+    stack_arg(a, "--pipeline");
+    stack_arg(a, "%u", pipeline);
+}
+
 static int redis_run(struct stack_ctx *c, struct hb_err *err)
 {
     static const char *const cmds[] = { "set", "get" };
@@ -105,7 +110,7 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
     struct stack_cell cells[4];
     char sock[PATH_MAX];
     unsigned port, n = 0;
-    int rc = redis_start(c, &port, sock, sizeof(sock), err);
+    int rc = stack_redis_start(c, &port, sock, sizeof(sock), err);
 
     if (rc == -EINTR) {
         c->interrupted = true;
@@ -130,17 +135,7 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
             char label[48];
             snprintf(label, sizeof(label), "%s pipeline %u", cmds[i], pipes[j]);
             stack_cell_init(cell, label, "tcp", "unix");
-            stack_arg(&a, "hopbench");
-            stack_arg(&a, "run");
-            stack_arg(&a, "redis");
-            stack_arg(&a, "tcp://127.0.0.1:%u", port);
-            stack_arg(&a, "unix:%s", sock);
-            stack_arg(&a, "--command");
-            stack_arg(&a, "%s", cmds[i]);
-            stack_arg(&a, "--keys");
-            stack_arg(&a, "1000");
-            stack_arg(&a, "--pipeline");
-            stack_arg(&a, "%u", pipes[j]);
+            stack_redis_args(&a, port, sock, cmds[i], pipes[j]);
             stack_services(c, &a, names);
             fprintf(c->out, "measuring %s ...\n", cell->label);
             fflush(c->out);

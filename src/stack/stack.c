@@ -10,10 +10,16 @@
 
 #include "stack/measure.h"
 
-extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm, stack_php_method;
+extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm, stack_php_method,
+    stack_redis_mariadb, stack_postgres;
 
-const struct stack_def *const stack_defs[] = { &stack_redis, &stack_nginx_fpm, &stack_apache_fpm,
-                                               &stack_php_method, NULL };
+const struct stack_def *const stack_defs[] = { &stack_redis,
+                                               &stack_nginx_fpm,
+                                               &stack_apache_fpm,
+                                               &stack_php_method,
+                                               &stack_redis_mariadb,
+                                               &stack_postgres,
+                                               NULL };
 
 const struct stack_def *stack_find(const char *name)
 {
@@ -42,7 +48,7 @@ int stack_profile_check(const struct stack_def *d, const char *name, struct hb_e
 void stack_list(FILE *f)
 {
     for (unsigned i = 0; stack_defs[i] != NULL; i++)
-        fprintf(f, "  %-12s %s\n", stack_defs[i]->name, stack_defs[i]->summary);
+        fprintf(f, "  %-13s %s\n", stack_defs[i]->name, stack_defs[i]->summary);
 }
 
 /* Every server binary the stack starts is there, or one line naming the package. */

@@ -28,6 +28,7 @@ enum stack_verdict {
 };
 
 struct stack_ctx;
+struct stack_args;
 
 struct stack_def {
     const char *name;
@@ -39,6 +40,31 @@ struct stack_def {
     /* Starts the services, measures, prints the table: 0 or a negative errno with err set. */
     int (*run)(struct stack_ctx *c, struct hb_err *err);
 };
+
+/*
+ * Starts redis-server as the service "redis" (redis.c): a free port on
+ * 127.0.0.1 into *port, its socket's path into sock; waits for its PING on
+ * both. Returns 0, -EINTR on a stop signal, or a negative errno with err set.
+ */
+int stack_redis_start(struct stack_ctx *c, unsigned *port, char *sock, size_t cap,
+                      struct hb_err *err);
+
+/* The run children's arguments of a redis cell: SET or GET (cmd) over 1000 keys, both endpoints. */
+void stack_redis_args(struct stack_args *a, unsigned port, const char *sock, const char *cmd,
+                      unsigned pipeline);
+
+/* The options' lines of the --help of a stack with neither profiles nor cases. */
+#define STACK_HELP_OPTIONS                                                                         \
+    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                              \
+    "  --reps N         runs per transport and cell (default 4; 2 with --short)\n"                 \
+    "  -d, --duration S each run's measured seconds (default 2)\n"                                 \
+    "      --warmup S   each run's discarded start (default 0.5)\n"                                \
+    "  -c, --connections N  connections of each run (default 1)\n"                                 \
+    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"        \
+    "      --csv FILE   one CSV row per run of every measurement (source: the measurement)\n"      \
+    "  -q, --quiet      no live progress line from the runs\n"                                     \
+    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"     \
+    "  -h, --help       this text\n"
 
 /* Every stack, NULL-terminated. */
 extern const struct stack_def *const stack_defs[];

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -218,14 +219,26 @@ static size_t u64_text(uint64_t v, char *buf)
 
 /* What the child could not do, sent to the parent before it exits. */
 struct child_fail {
-    int step; /* 0 cgroup, 1 log, 2 exec */
+    int step; /* enum child_step */
     int err;
 };
+
+enum child_step { STEP_CGROUP = 0, STEP_LOG, STEP_USER, STEP_EXEC };
+
+/* Takes the identity as (groups first: after setuid the process may not change them). */
+static int child_become(const struct users_id *as)
+{
+    if (as == NULL) return 0;
+    if (setgroups(as->ngroups, as->groups) == -1) return -1;
+    if (setgid(as->gid) == -1) return -1;
+    return setuid(as->uid);
+}
 
 /*
  * In the child, between fork and exec: only async-signal-safe calls. Joins
  * the cgroups (procs: one open cgroup.procs per hierarchy), takes its own
- * process group, the log on stdout and stderr, the default signals.
+ * process group, its user (spec->as), the log on stdout and stderr, the
+ * default signals.
  */
 static void child_exec(const struct sup_spec *spec, const int *procs, unsigned nprocs, int log,
                        int report)
@@ -249,9 +262,12 @@ static void child_exec(const struct sup_spec *spec, const int *procs, unsigned n
 
     for (unsigned i = 0; i < nprocs; i++)
         if (write(procs[i], pid, len) != (ssize_t)len) goto fail;
-    f.step = 1;
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* hopbench killed outright: its services go too */
+    f.step = STEP_USER;
+    if (child_become(spec->as) == -1) goto fail;
+    /* after the user change, which clears it: hopbench killed outright, its services go too */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    f.step = STEP_LOG;
     if (dup2(log, STDOUT_FILENO) == -1 || dup2(log, STDERR_FILENO) == -1) goto fail;
     int null = open("/dev/null", O_RDONLY);
     if (null == -1 || dup2(null, STDIN_FILENO) == -1) goto fail;
@@ -263,7 +279,7 @@ static void child_exec(const struct sup_spec *spec, const int *procs, unsigned n
     sigprocmask(SIG_SETMASK, &none, NULL);
     /* Nothing but 0, 1 and 2 passes to the server, whatever hopbench inherited. */
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-    f.step = 2;
+    f.step = STEP_EXEC;
     execve(spec->argv[0], argv, env);
 fail:
     f.err = errno;
@@ -296,7 +312,12 @@ static int svc_cgroups(const struct sup *s, struct sup_svc *v, const char *name,
 /* The parent's side of the start: what the child reported, if anything. */
 static int svc_started(struct sup_svc *v, int report, struct hb_err *err)
 {
-    static const char *const steps[] = { "join its cgroups", "set up its log", "exec" };
+    static const char *const steps[] = {
+        [STEP_CGROUP] = "join its cgroups",
+        [STEP_LOG] = "set up its log",
+        [STEP_USER] = "take its user",
+        [STEP_EXEC] = "exec",
+    };
     struct child_fail f;
     ssize_t got;
 
@@ -307,7 +328,7 @@ static int svc_started(struct sup_svc *v, int report, struct hb_err *err)
     waitpid(v->pid, &v->status, 0);
     v->exited = true;
     return hb_fail(err, -f.err, "cannot start %s: %s: %s", v->name,
-                   steps[f.step >= 0 && f.step <= 2 ? f.step : 2], strerror(f.err));
+                   steps[f.step >= 0 && f.step <= STEP_EXEC ? f.step : STEP_EXEC], strerror(f.err));
 }
 
 int sup_start(struct sup *s, const struct sup_spec *spec, struct hb_err *err)
@@ -393,6 +414,55 @@ static int send_all(int fd, const uint8_t *buf, size_t len, uint64_t deadline)
     return 0;
 }
 
+/* Receives what has come on a non-blocking socket, waiting until deadline: the count (0 at EOF). */
+static ssize_t recv_wait(int fd, uint8_t *buf, size_t cap, uint64_t deadline)
+{
+    for (;;) {
+        ssize_t got = recv(fd, buf, cap, 0);
+        if (got >= 0) return got;
+        if (errno != EAGAIN && errno != EINTR) return -errno;
+        int rc = wait_fd(fd, POLLIN, deadline);
+        if (rc < 0) return rc;
+    }
+}
+
+/*
+ * A codec's session set-up (a database's log-in) on a connected fd: its
+ * messages sent, the server's fed back, until the session is ready.
+ */
+static int log_in(int fd, const struct codec_ops *ops, void *st, uint64_t deadline,
+                  struct codec_msg *msg)
+{
+    uint8_t in[4096], *out = xcalloc(1, ops->setup_cap);
+    size_t have = 0, off = 0, used = 0, olen = 0;
+    enum codec_rc r = ops->setup(st, NULL, 0, &used, out, &olen, msg);
+    int rc = 0;
+
+    for (;;) {
+        if (olen > 0) rc = send_all(fd, out, olen, deadline);
+        olen = 0;
+        if (rc < 0 || r == CODEC_DONE) break;
+        if (r == CODEC_ERROR) {
+            rc = -EPROTO;
+            break;
+        }
+        if (off == have) {
+            ssize_t got = recv_wait(fd, in, sizeof(in), deadline);
+            if (got <= 0) {
+                rc = got == 0 ? -ECONNRESET : (int)got;
+                break;
+            }
+            have = (size_t)got;
+            off = 0;
+        }
+        r = ops->setup(st, in + off, have - off, &used, out, &olen, msg);
+        off += used;
+    }
+    free(out);
+    if (rc == 0 && off < have) rc = -EPROTO; /* bytes before the first request */
+    return rc;
+}
+
 /* Reads and parses one reply before deadline. */
 static int read_reply(int fd, const struct codec_ops *ops, void *st, uint64_t deadline,
                       struct codec_msg *msg)
@@ -400,13 +470,8 @@ static int read_reply(int fd, const struct codec_ops *ops, void *st, uint64_t de
     uint8_t buf[4096];
 
     for (;;) {
-        ssize_t got = recv(fd, buf, sizeof(buf), 0);
-        if (got == -1 && (errno == EAGAIN || errno == EINTR)) {
-            int rc = wait_fd(fd, POLLIN, deadline);
-            if (rc < 0) return rc;
-            continue;
-        }
-        if (got == -1) return -errno;
+        ssize_t got = recv_wait(fd, buf, sizeof(buf), deadline);
+        if (got < 0) return (int)got;
         enum codec_rc r;
         size_t used = 0;
         if (got == 0)
@@ -422,16 +487,25 @@ static int read_reply(int fd, const struct codec_ops *ops, void *st, uint64_t de
 static int ask_on(int fd, const struct sup_check *c, uint64_t deadline, char *why, size_t cap)
 {
     const struct codec_ops *ops = codec_find(c->proto);
-    struct codec_cfg cfg = { .opts = &c->opts };
+    struct codec_cfg cfg = { .opts = &c->opts, .local = c->ep.kind != ENDPOINT_TCP };
     struct codec_msg msg;
     void *st = xcalloc(1, ops->state_size);
     size_t need = ops->max_request(&cfg);
     uint8_t *req = xcalloc(1, need);
-    int rc;
+    int rc = 0;
 
     ops->init(st, &cfg);
-    size_t len = ops->encode(st, req, need);
     memset(&msg, 0, sizeof(msg));
+    if (ops->setup != NULL && (rc = log_in(fd, ops, st, deadline, &msg)) < 0) {
+        snprintf(why, cap, "the log-in failed (%s)",
+                 rc != -EPROTO     ? strerror(-rc)
+                 : msg.error_reply ? "refused"
+                                   : codec_err_str(msg.err));
+        free(req);
+        free(st);
+        return rc;
+    }
+    size_t len = ops->encode(st, req, need); /* after the log-in: a request follows the session's */
     rc = len == 0 ? -EINVAL : send_all(fd, req, len, deadline);
     if (rc == 0) rc = read_reply(fd, ops, st, deadline, &msg);
     if (rc == -EPROTO)
@@ -689,6 +763,76 @@ static int svc_stop(struct sup *s, struct sup_svc *v, struct hb_err *err)
             rc = hb_fail(err, -EBUSY, "cannot remove cgroup %s: %s", dir, strerror(errno));
     }
     return rc;
+}
+
+int sup_task(struct sup *s, const struct sup_spec *spec, uint64_t timeout_ns,
+             const atomic_int *stop, struct hb_err *err)
+{
+    uint64_t deadline = now_ns() + timeout_ns;
+    struct hb_err stop_err = { 0 };
+    char how[64], last[120];
+    struct sup_svc *v;
+    int rc = sup_start(s, spec, err);
+
+    if (rc < 0) return rc;
+    v = &s->svc[s->nsvc - 1];
+    while (!svc_reap(v) && rc == 0) {
+        if (stop && atomic_load(stop))
+            rc = -EINTR;
+        else if (now_ns() >= deadline)
+            rc = hb_fail(err, -ETIMEDOUT, "%s (pid %ld) did not end within %.0f s", v->name,
+                         (long)v->pid, (double)timeout_ns / 1e9);
+        else
+            sleep_until_ns(now_ns() + SUP_POLL_NS, stop);
+    }
+    if (rc == 0 && !(WIFEXITED(v->status) && WEXITSTATUS(v->status) == 0)) {
+        status_text(v->status, how, sizeof(how));
+        log_last_line(v->log, last, sizeof(last));
+        rc = hb_fail(err, -ECHILD, "%s (pid %ld) %s; the last line of its log: %s", v->name,
+                     (long)v->pid, how, last);
+    }
+    /* Its processes and cgroups go now; its log stays in the directory. */
+    if (svc_stop(s, v, &stop_err) < 0) {
+        if (rc == 0) *err = stop_err;
+        return rc < 0 ? rc : -EBUSY;
+    }
+    s->nsvc--;
+    return rc;
+}
+
+/* One line when as may not search dir or a directory above it. */
+static int reach_check(const char *dir, const struct users_id *as, struct hb_err *err)
+{
+    char path[PATH_MAX], who[64] = "?";
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s", dir);
+    for (char *slash = strrchr(path, '/'); slash != NULL; slash = strrchr(path, '/')) {
+        *slash = '\0';
+        const char *d = path[0] != '\0' ? path : "/";
+        if (stat(d, &st) == 0 && users_may(as, &st, 1)) continue;
+        users_name_of_uid(USERS_PASSWD, as->uid, who, sizeof(who));
+        return hb_fail(err, -EACCES,
+                       "user %s, which runs a service, cannot reach %s: no search permission "
+                       "on %s (set TMPDIR to a directory it can search)",
+                       who, dir, d);
+    }
+    return 0;
+}
+
+int sup_mkdir(struct sup *s, const char *name, const struct users_id *as, struct hb_err *err)
+{
+    char path[PATH_MAX];
+
+    if (sup_path(s, name, path, sizeof(path)) < 0)
+        return hb_fail(err, -ENAMETOOLONG, "path too long: %s/%s", s->dir, name);
+    if (mkdir(path, 0700) == -1)
+        return hb_fail(err, -errno, "cannot make %s: %s", path, strerror(errno));
+    if (as == NULL) return 0;
+    if (chmod(s->dir, 0711) == -1 || chown(path, as->uid, as->gid) == -1)
+        return hb_fail(err, -errno, "cannot give %s to uid %ld: %s", path, (long)as->uid,
+                       strerror(errno));
+    return reach_check(s->dir, as, err);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -26,6 +26,7 @@
 
 #include "endpoint.h"
 #include "proto/codec.h"
+#include "stack/users.h"
 #include "util.h"
 
 #define SUP_MAX_HIER 4 /* cpuacct, cpu, memory (v1) and the v2 hierarchy */
@@ -57,12 +58,18 @@ struct sup_spec {
     const char *name;        /* short, [a-z0-9-]: the cgroup's and the log's name */
     const char *const *argv; /* argv[0]: the server's absolute path */
     const char *const *env;  /* its whole environment (NULL-terminated); NULL: only PATH */
+    /*
+     * Who it runs as (its uid, gid and supplementary groups, set in the child
+     * before exec); NULL: hopbench's own. For a server that refuses root.
+     */
+    const struct users_id *as;
 };
 
 /* A real request that a ready service answers. */
 struct sup_check {
     const char *svc;   /* the service's name, for messages */
-    const char *proto; /* "redis" (PING), "http" (GET), "fcgi" */
+    const char *proto; /* "redis" (PING), "http" (GET), "fcgi"; "pg", "mysql" (a query, after
+                        * the codec's log-in) */
     struct endpoint ep;
     struct codec_opts opts; /* the request; an http or fcgi reply must be 2xx */
 };
@@ -95,6 +102,25 @@ int sup_write(const struct sup *s, const char *name, const char *text, struct hb
  */
 int sup_start(struct sup *s, const struct sup_spec *spec, struct hb_err *err);
 
+/*
+ * Runs spec to its end, a one-off step such as a database's initdb: started
+ * as sup_start starts a service, waited for at most timeout_ns, then its
+ * cgroups removed (anything it left running killed). Returns 0 when it
+ * exited 0; else a negative errno (-ECHILD, -ETIMEDOUT, -EINTR when *stop was
+ * set) with err naming it and its log's last line.
+ */
+int sup_task(struct sup *s, const struct sup_spec *spec, uint64_t timeout_ns,
+             const atomic_int *stop, struct hb_err *err);
+
+/*
+ * Makes dir/name, mode 0700, owned by as (NULL: hopbench's own), for a
+ * service that runs as another user; the private directory is opened to
+ * search (0711) so that user reaches it, and every directory above it is
+ * checked: one line names the first that user may not search. Returns 0 or
+ * a negative errno with err set.
+ */
+int sup_mkdir(struct sup *s, const char *name, const struct users_id *as, struct hb_err *err);
+
 /* The service called name, or NULL. */
 struct sup_svc *sup_find(struct sup *s, const char *name);
 
@@ -111,8 +137,9 @@ int sup_wait_ready(struct sup *s, const struct sup_check *checks, unsigned n, ui
                    const atomic_int *stop, struct hb_err *err);
 
 /*
- * One request of check c, on a new connection, within timeout_ns. Returns 0
- * when the reply was complete, well-formed and (http, fcgi) 2xx; else a
+ * One request of check c, on a new connection, within timeout_ns; a codec
+ * with a session (pg, mysql) logs in first. Returns 0 when the reply was
+ * complete, well-formed, no error reply and (http, fcgi) 2xx; else a
  * negative errno with why set.
  */
 int sup_ask(const struct sup_check *c, uint64_t timeout_ns, char *why, size_t cap);

@@ -370,6 +370,47 @@ static void test_result_sets(void **state)
     }
 }
 
+/* --sql twice, 4:1: the statements go in the mix's order, each reply counted as its own. */
+static void test_sql_mix(void **state)
+{
+    static const char *const sel = "SELECT 1", *const upd = "UPDATE t SET k = k + 1";
+    static const char *const one[] = { "1" };
+    struct my c;
+    struct buf in = { 0 };
+    uint8_t req[64];
+    size_t used;
+
+    (void)state;
+    my_new(&c, NULL, false);
+    c.opts.sqls[0] = c.opts.sql = sel;
+    c.opts.sqls[1] = upd;
+    c.opts.nsql = 2;
+    memcpy(c.opts.sql_mix, "\0\0\1\0\0", 5);
+    c.opts.sql_mix_len = 5;
+    mysql_codec.init(c.st, &c.cfg);
+    mysql_codec.setup(c.st, NULL, 0, &used, c.out, &c.out_len, &c.m);
+    greeting(&in, CAPS_BASE, "mysql_native_password");
+    step(&c, &in, &used);
+    in.n = 0;
+    pkt(&in, 2, "\x00\x00\x00\x02\x00\x00\x00", 7);
+    assert_int_equal(step(&c, &in, &used), CODEC_DONE);
+    assert_int_equal(mysql_codec.max_request(&c.cfg), 5 + strlen(upd));
+    for (unsigned i = 0; i < 7; i++) {
+        bool is_upd = i % 5 == 2;
+        const char *want = is_upd ? upd : sel;
+        assert_int_equal(mysql_codec.encode(c.st, req, sizeof(req)), 5 + strlen(want));
+        assert_memory_equal(req + 5, want, strlen(want));
+        in.n = 0;
+        if (is_upd)
+            pkt(&in, 1, "\x00\x01\x00\x02\x00\x00\x00", 7); /* OK: one row changed */
+        else
+            result(&in, false, one, 1);
+        memset(&c.m, 0, sizeof(c.m));
+        assert_int_equal(mysql_codec.feed(c.st, in.b, in.n, &used, &c.m), CODEC_DONE);
+        assert_int_equal(c.m.kind, is_upd ? 1 : 0);
+    }
+}
+
 static void test_ok_err_and_split(void **state)
 {
     static const char *const rows[] = { "1", "22", NULL };
@@ -443,7 +484,8 @@ int main(void)
         cmocka_unit_test(test_native),           cmocka_unit_test(test_refused),
         cmocka_unit_test(test_switch_sha2_fast), cmocka_unit_test(test_sha2_full_local),
         cmocka_unit_test(test_sha2_full_rsa),    cmocka_unit_test(test_result_sets),
-        cmocka_unit_test(test_ok_err_and_split), cmocka_unit_test(test_ping_and_bye),
+        cmocka_unit_test(test_sql_mix),          cmocka_unit_test(test_ok_err_and_split),
+        cmocka_unit_test(test_ping_and_bye),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -359,6 +359,60 @@ static void test_extended_query(void **state)
     assert_int_equal(off, n);
 }
 
+/* --sql twice, 4:1: the statements go in the mix's order, each reply counted as its own. */
+static void test_sql_mix(void **state)
+{
+    static const char *const sel = "SELECT 1", *const upd = "UPDATE t SET k = k + 1";
+    struct pg p;
+    struct buf in = { 0 };
+    uint8_t req[128];
+    size_t used;
+
+    (void)state;
+    pg_new(&p, NULL);
+    p.opts.sqls[0] = p.opts.sql = sel;
+    p.opts.sqls[1] = upd;
+    p.opts.nsql = 2;
+    memcpy(p.opts.sql_mix, "\0\0\1\0\0", 5);
+    p.opts.sql_mix_len = 5;
+    pg_codec.init(p.st, &p.cfg);
+    step(&p, NULL, &used);
+    auth(&in, 0, NULL, 0);
+    ready(&in);
+    assert_int_equal(step(&p, &in, &used), CODEC_DONE);
+    assert_int_equal(pg_codec.max_request(&p.cfg), 5 + strlen(upd) + 1);
+    for (unsigned i = 0; i < 7; i++) {
+        const char *want = i % 5 == 2 ? upd : sel;
+        assert_int_equal(pg_codec.encode(p.st, req, sizeof(req)), 5 + strlen(want) + 1);
+        assert_memory_equal(req + 5, want, strlen(want) + 1);
+    }
+    for (unsigned i = 0; i < 7; i++) {
+        in.n = 0;
+        select_reply(&in, "1");
+        assert_int_equal(feed(&p, &in, &used), CODEC_DONE);
+        assert_int_equal(p.m.kind, i % 5 == 2 ? 1 : 0);
+    }
+    assert_string_equal(pg_codec.kind_names[1], "sql2");
+    /* requests 7 (U) and 8 (S) sent, then a reconnect: the two are sent again, in order */
+    pg_codec.encode(p.st, req, sizeof(req));
+    pg_codec.encode(p.st, req, sizeof(req));
+    pg_codec.reset(p.st);
+    in.n = 0;
+    select_reply(&in, "1");
+    assert_int_equal(feed(&p, &in, &used), CODEC_DONE);
+    assert_int_equal(p.m.kind, 1);
+    /* then an error: 8 is dropped, and 9 .. 12 (S S S U) are answered as themselves */
+    pg_codec.reset(p.st);
+    for (unsigned i = 9; i < 13; i++)
+        pg_codec.encode(p.st, req, sizeof(req));
+    for (unsigned i = 9; i < 13; i++) {
+        in.n = 0;
+        select_reply(&in, "1");
+        assert_int_equal(feed(&p, &in, &used), CODEC_DONE);
+        assert_int_equal(p.m.kind, i % 5 == 2 ? 1 : 0);
+    }
+}
+
 /* Two pipelined replies (one with an error) split at every offset: the same two verdicts. */
 static void test_replies_split(void **state)
 {
@@ -484,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_setup_error),
         cmocka_unit_test(test_simple_query),
         cmocka_unit_test(test_extended_query),
+        cmocka_unit_test(test_sql_mix),
         cmocka_unit_test(test_replies_split),
         cmocka_unit_test(test_expect_body),
         cmocka_unit_test(test_framing_errors),

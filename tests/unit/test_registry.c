@@ -521,6 +521,73 @@ static void test_redis_command(void **state)
     }
 }
 
+/* hopbench followed by args (NULL-terminated, at most 15): what cli_parse_run returns. */
+static int run_args(struct run_opts *o, struct hb_err *err, const char *const *args)
+{
+    static char store[16][96];
+    char *argv[17];
+    int n = 0;
+
+    for (; args[n] != NULL && n < 16; n++) {
+        snprintf(store[n], sizeof(store[n]), "%s", args[n]);
+        argv[n] = store[n];
+    }
+    argv[n] = NULL;
+    memset(err, 0, sizeof(*err));
+    return cli_parse_run(n, argv, o, stdout, err);
+}
+
+/* The statements' indices of an SQL mix's period, as text: "00100". */
+static void sql_mix_text(const struct codec_opts *co, char *out)
+{
+    for (unsigned i = 0; i < co->sql_mix_len; i++)
+        out[i] = (char)('0' + co->sql_mix[i]);
+    out[co->sql_mix_len] = '\0';
+}
+
+static void test_sql_mix(void **state)
+{
+    static const char *const mix[] = {
+        "run", "pg", "unix:/x", "--sql", "4:SELECT 1", "--sql", "1:UPDATE t SET k = 1", NULL
+    };
+    static const char *const one[] = { "run", "mysql", "unix:/x", "--sql", "SELECT '1:2'", NULL };
+    static const char *const many[] = { "run",   "pg", "unix:/x", "--sql", "A",     "--sql", "B",
+                                        "--sql", "C",  "--sql",   "D",     "--sql", "E",     NULL };
+    static const char *const body[] = { "run",   "mysql", "unix:/x",       "--sql", "A",
+                                        "--sql", "B",     "--expect-body", "1",     NULL };
+    static const char *const bad[][2] = {
+        { "0:SELECT 1", "--sql: the share in '0:SELECT 1...' is not 1 to 100" },
+        { "101:SELECT 1", "--sql: the share in '101:SELECT 1...' is not 1 to 100" },
+        { "5:", "--sql: empty" },
+    };
+    struct run_opts o;
+    struct hb_err err;
+    char text[CODEC_SQL_MIX_MAX + 1];
+
+    (void)state;
+    assert_int_equal(run_args(&o, &err, mix), 0);
+    assert_int_equal(o.codec.nsql, 2);
+    assert_string_equal(o.codec.sqls[0], "SELECT 1");
+    assert_string_equal(o.codec.sqls[1], "UPDATE t SET k = 1");
+    assert_ptr_equal(o.codec.sql, o.codec.sqls[0]);
+    sql_mix_text(&o.codec, text);
+    assert_string_equal(text, "00100");
+    /* a colon later in a statement is no share; mysql takes --sql as pg does */
+    assert_int_equal(run_args(&o, &err, one), 0);
+    assert_int_equal(o.codec.nsql, 1);
+    assert_string_equal(o.codec.sql, "SELECT '1:2'");
+    assert_int_equal(run_args(&o, &err, many), -EINVAL);
+    assert_string_equal(err.msg, "--sql: at most 4 statements");
+    assert_int_equal(run_args(&o, &err, body), -EINVAL);
+    assert_string_equal(err.msg,
+                        "run mysql: --expect-body checks one statement's row; give --sql once");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *args[] = { "run", "pg", "unix:/x", "--sql", bad[i][0], NULL };
+        assert_int_equal(run_args(&o, &err, args), -EINVAL);
+        assert_string_equal(err.msg, bad[i][1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,7 +596,7 @@ int main(void)
         cmocka_unit_test(test_run_messages), cmocka_unit_test(test_serve_lab_messages),
         cmocka_unit_test(test_help),         cmocka_unit_test(test_options),
         cmocka_unit_test(test_option_hooks), cmocka_unit_test(test_redis_command),
-        cmocka_unit_test(test_secret),
+        cmocka_unit_test(test_secret),       cmocka_unit_test(test_sql_mix),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

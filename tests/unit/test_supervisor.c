@@ -19,12 +19,14 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "stack/supervisor.h"
+#include "stack/users.h"
 
 static struct sup g_sup;
 
@@ -185,6 +187,99 @@ static void test_missing_package_line(void **state)
                                  "apt-get install -y redis-server");
 }
 
+/* A one-off step runs to its end: exit 0 is done, another status is one error with its log. */
+static void test_task(void **state)
+{
+    struct hb_err err = { 0 };
+    const char *ok[] = { "/bin/sh", "-c", "echo made > \"$0\"", NULL, NULL };
+    const char *fail[] = { "/bin/sh", "-c", "echo 'initdb: no space left' >&2; exit 2", NULL };
+    const char *slow[] = { "/bin/sh", "-c", "exec sleep 60", NULL };
+    struct sup_spec spec = { .name = "init", .argv = ok };
+    char path[PATH_MAX];
+
+    (void)state;
+    sup_ready();
+    assert_int_equal(sup_path(&g_sup, "made", path, sizeof(path)), 0);
+    ok[3] = path;
+    assert_int_equal(sup_task(&g_sup, &spec, 10 * NS_PER_S, NULL, &err), 0);
+    assert_true(exists(path));
+    assert_int_equal(g_sup.nsvc, 0); /* done: no service, no cgroup of it left */
+    spec.argv = fail;
+    assert_int_equal(sup_task(&g_sup, &spec, 10 * NS_PER_S, NULL, &err), -ECHILD);
+    assert_non_null(strstr(err.msg, "init"));
+    assert_non_null(strstr(err.msg, "exited with status 2"));
+    assert_non_null(strstr(err.msg, "initdb: no space left"));
+    spec.argv = slow;
+    uint64_t t0 = now_ns();
+    assert_int_equal(sup_task(&g_sup, &spec, 300 * NS_PER_MS, NULL, &err), -ETIMEDOUT);
+    assert_true(now_ns() - t0 < SUP_TERM_NS + NS_PER_S);
+    assert_int_equal(g_sup.nsvc, 0);
+    assert_int_equal(sup_release(&g_sup, &err), 0);
+}
+
+/*
+ * A service of another user (nobody): it runs with that uid and gid, in a
+ * directory made for it that it may write, and is stopped as any other.
+ */
+static void test_as_user(void **state)
+{
+    struct hb_err err = { 0 };
+    struct users_id nobody;
+    const char *argv[] = { "/bin/sh", "-c", "id -u > \"$0/uid\"; id -g >> \"$0/uid\"", NULL, NULL };
+    struct sup_spec spec = { .name = "other", .argv = argv, .as = &nobody };
+    char dir[PATH_MAX], file[PATH_MAX + 8], got[64] = "", want[64];
+    struct stat st;
+    FILE *f;
+
+    (void)state;
+    sup_ready();
+    if (users_lookup(USERS_PASSWD, USERS_GROUP, "nobody", &nobody) < 0) skip();
+    assert_int_equal(sup_mkdir(&g_sup, "theirs", &nobody, &err), 0);
+    assert_int_equal(sup_path(&g_sup, "theirs", dir, sizeof(dir)), 0);
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_uid, nobody.uid);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    argv[3] = dir;
+    assert_int_equal(sup_task(&g_sup, &spec, 10 * NS_PER_S, NULL, &err), 0);
+    snprintf(file, sizeof(file), "%s/uid", dir);
+    f = fopen(file, "r");
+    assert_non_null(f);
+    assert_int_equal(fread(got, 1, sizeof(got) - 1, f) > 0, 1);
+    fclose(f);
+    snprintf(want, sizeof(want), "%u\n%u\n", (unsigned)nobody.uid, (unsigned)nobody.gid);
+    assert_string_equal(got, want);
+    assert_int_equal(sup_release(&g_sup, &err), 0);
+    assert_false(exists(dir));
+}
+
+/* A directory above the private one that the service's user may not search: one line naming it. */
+static void test_unreachable(void **state)
+{
+    struct hb_err err = { 0 };
+    struct users_id nobody;
+    char closed[] = "/tmp/hopbench-closed.XXXXXX", want[128], old[PATH_MAX] = "";
+    const char *tmp = getenv("TMPDIR");
+    int rc;
+
+    (void)state;
+    if (geteuid() != 0 || users_lookup(USERS_PASSWD, USERS_GROUP, "nobody", &nobody) < 0) skip();
+    if (tmp != NULL) snprintf(old, sizeof(old), "%s", tmp);
+    assert_non_null(mkdtemp(closed)); /* 0700, root's */
+    setenv("TMPDIR", closed, 1);
+    rc = sup_init(&g_sup, &err);
+    if (tmp != NULL)
+        setenv("TMPDIR", old, 1);
+    else
+        unsetenv("TMPDIR");
+    if (rc == 0) rc = sup_mkdir(&g_sup, "theirs", &nobody, &err);
+    snprintf(want, sizeof(want), "no search permission on %s ", closed);
+    sup_release(&g_sup, &(struct hb_err){ 0 });
+    rmdir(closed);
+    assert_int_equal(rc, -EACCES);
+    assert_non_null(strstr(err.msg, "user nobody, which runs a service, cannot reach"));
+    assert_non_null(strstr(err.msg, want));
+}
+
 /* After each test, passed or not: nothing it started or made is left. */
 static int teardown(void **state)
 {
@@ -204,6 +299,9 @@ int main(void)
         cmocka_unit_test_teardown(test_exit_is_named_with_its_log, teardown),
         cmocka_unit_test_teardown(test_no_answer_in_time, teardown),
         cmocka_unit_test_teardown(test_cannot_exec, teardown),
+        cmocka_unit_test_teardown(test_task, teardown),
+        cmocka_unit_test_teardown(test_as_user, teardown),
+        cmocka_unit_test_teardown(test_unreachable, teardown),
         cmocka_unit_test(test_missing_package_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,171 @@
+#!/bin/bash
+# stack postgres and stack redis-mariadb: hopbench builds Debian's PostgreSQL, MariaDB and
+# redis-server in a private directory, measures them over tcp and their sockets, removes them.
+#   - list and --help name them and say what they build, measure and how long it takes
+#   - postgres --short --hold: the table has tcp and unix columns for the point select, the
+#     read/write mix and the connection-per-query cell, with PostgreSQL's CPU per op (the
+#     service postgres, every run); postgres runs as the user postgres, not root; the server's
+#     own counters agree with the requests sent: sbtest1's index scans (one per statement)
+#     are the requests of every run, its updated rows those the mix's 4:1 order sends
+#     (S S U S S per connection), and the sessions at least the connects
+#   - redis-mariadb --short --hold: the same for MariaDB (user mysql; Com_update the mix's
+#     UPDATEs, Com_select the SELECTs sent and the stack's two readiness queries) and
+#     redis-server (cmdstat_set and cmdstat_get calls), each server's CPU per op
+#   - Ctrl-C while held: exit 0; no process, cgroup or file of either stack is left; Ctrl-C
+#     while PostgreSQL's data directory is being made: exit 130, nothing left
+# shellcheck disable=SC2016 # jq programs in single quotes
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/stack_lib.sh
+. "$(dirname "$0")/stack_lib.sh"
+
+[ "$(id -u)" = 0 ] || {
+    ok "database stacks # SKIP needs root (cgroups; the servers run as their own users)"
+    done_testing
+}
+need_tools redis-server redis-cli mariadbd mariadb-install-db mariadb psql
+
+expect_rc "stack list: exit 0" 0 list stack list
+check "stack list: names postgres and redis-mariadb" \
+    bash -c "grep -q '^  postgres ' '$T/list.out' && grep -q '^  redis-mariadb ' '$T/list.out'"
+for s in postgres redis-mariadb; do
+    expect_rc "stack $s --help: exit 0" 0 "help-$s" stack "$s" --help
+    check "stack $s --help: what it builds, measures, how long it takes" \
+        bash -c "grep -q '^Builds: ' '$T/help-$s.out' && grep -q '^Measures: ' '$T/help-$s.out' &&
+                 grep -q '^Takes: ' '$T/help-$s.out'"
+done
+
+# hold NAME STACK : starts STACK --short --hold with its --jsonl; returns 1 unless it holds.
+hold() {
+    spawn "$1" stack "$2" --short --hold -q --jsonl "$T/$1.jsonl"
+    HELD=$SPAWNED
+    if ! wait_line "$T/$1.out" '^holding: ' 100 "$HELD"; then
+        not_ok "$1: measured and holding" "stdout: $(tail -c 600 "$T/$1.out" | tr '\n' '|')" \
+            "stderr: $(tail -c 400 "$T/$1.err" | tr '\n' '|')"
+        kill -INT "$HELD" 2>/dev/null
+        reap "$HELD" 30
+        return 1
+    fi
+    ok "$1: measured and holding"
+}
+
+# sock NAME SVC / pid NAME SVC : the service's socket and pid from the stack's lines.
+sock() { sed -n "s|^$2: .* and unix:\(/.*\)\$|\1|p" "$T/$1.out"; }
+pid() { sed -n "s|^$2: [a-z-]* pid \([0-9]*\) .*|\1|p" "$T/$1.out"; }
+
+# label_sum NAME LABEL JQ : the sum over the runs labelled LABEL (both arms) of a figure.
+label_sum() {
+    jq -s --arg l "$2" "[.[] | select(.record == \"run\" and (.label | startswith(\$l + \".\"))) | $3] | add // 0" \
+        "$T/$1.jsonl"
+}
+
+# mix_updates NAME LABEL : the UPDATEs the mix's runs sent: of each run's requests (one
+# connection each), the third of every five (S S U S S).
+mix_updates() {
+    jq -s --arg l "$2" '[.[] | select(.record == "run" and (.label | startswith($l + ".")))
+        | .requests | (. / 5 | floor) + (if . % 5 >= 3 then 1 else 0 end)] | add // 0' "$T/$1.jsonl"
+}
+
+# table_has NAME CELL SVC : the table's block of CELL has tcp and unix columns and a CPU row
+# for SVC with two figures.
+table_has() {
+    local block
+    block=$(sed -n "/^$2  *tcp  *unix /,/^\$/p" "$T/$1.out")
+    check "$1: the table's '$2' has tcp and unix columns and $3's CPU per op" \
+        grep -Eq "^  CPU us/req $3 +[0-9.]+ +[0-9.]+ " <<<"$block"
+}
+
+# services NAME LABEL SVC : every run of LABEL measured the one service SVC, with CPU per op.
+services() {
+    check "$1: every '$2' run measured $3's CPU per op (its cgroup)" jtrue -s --arg l "$2" \
+        --arg s "$3" '[.[] | select(.record == "run" and (.label | startswith($l + ".")))]
+        | length == 4 and all(.[]; .valid and .errors_total == 0
+            and (.observed.services | length == 1 and .[0].name == $s
+                 and .[0].cpu_ns_per_op > 0))' "$T/$1.jsonl"
+}
+
+# runs_as NAME SVC USER : the service's process runs as USER.
+runs_as() {
+    local p uid
+    p=$(pid "$1" "$2")
+    uid=$(awk '/^Uid:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+    check_eq "$1: $2 (pid $p) runs as the user $3, not root" "$(id -u "$3")" "$uid"
+}
+
+# release NAME : Ctrl-C while held: exit 0, nothing left.
+release() {
+    kill -INT "$HELD"
+    reap "$HELD" 40
+    check_eq "$1: Ctrl-C while held: exit 0" 0 "$RC"
+    # its cgroups are removed only once empty: no server process (backends included) is left
+    stack_nothing_left "$1" "$T/$1.out"
+}
+
+# --- Ctrl-C while initdb runs: exit 130, nothing left (initdb's processes included) ----------
+
+spawn early stack postgres --short -q
+EARLY=$SPAWNED
+wait_line "$T/early.out" '^hopbench stack postgres: directory ' 20 "$EARLY"
+kill -INT "$EARLY"
+reap "$EARLY" 30
+check "early: Ctrl-C as the database is made: exit 130 (or 0 if it was already done)" \
+    test "$RC" = 130 -o "$RC" = 0
+stack_nothing_left "early" "$T/early.out"
+
+# --- postgres -------------------------------------------------------------------------------
+
+if hold pg postgres; then
+    PGSOCK=$(sock pg postgres)
+    pgq() {
+        psql -X -qAt -h "$(dirname "$PGSOCK")" -p "${PGSOCK##*.}" -U postgres -d postgres -c "$1"
+    }
+    runs_as pg postgres postgres
+    for cell in "point select" "read-write mix" "point select connect"; do
+        table_has pg "$cell" postgres
+        services pg "${cell// /-}" postgres
+    done
+    sent=$(jq -s '[.[] | select(.record == "run") | .requests] | add' "$T/pg.jsonl")
+    check_eq "pg: sbtest1's index scans = the statements every run sent" "$sent" \
+        "$(pgq "SELECT idx_scan FROM pg_stat_user_tables WHERE relname = 'sbtest1'")"
+    check_eq "pg: sbtest1's updated rows = the UPDATEs the mix sent (1 in 5)" \
+        "$(mix_updates pg read-write-mix)" \
+        "$(pgq "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'sbtest1'")"
+    check "pg: the mix's replies are counted by statement (sql1 the selects, sql2 the updates)" \
+        jtrue -s '[.[] | select(.record == "run" and (.label | startswith("read-write-mix.")))]
+        | all(.[]; .replies_by_kind.sql1 > 0 and .replies_by_kind.sql2 > 0
+              and .replies_by_kind.sql1 >= 3 * .replies_by_kind.sql2)' "$T/pg.jsonl"
+    conns=$(label_sum pg point-select-connect .connects)
+    sessions=$(pgq "SELECT sessions FROM pg_stat_database WHERE datname = 'postgres'")
+    check "pg: a session per query in connect mode ($sessions sessions for $conns connects)" \
+        test "$conns" -gt 0 -a "$sessions" -ge "$conns"
+    release pg
+fi
+
+# --- redis-mariadb --------------------------------------------------------------------------
+
+if hold rm redis-mariadb; then
+    MYSOCK=$(sock rm mariadb)
+    status() { mariadb --no-defaults -S "$MYSOCK" -u root -N -B -e "SHOW GLOBAL STATUS LIKE '$1'" | awk '{ print $2 }'; }
+    runs_as rm mariadb mysql
+    for cell in "redis set pipeline 16:redis" "redis get pipeline 16:redis" \
+        "mariadb point select:mariadb" "mariadb read-write mix:mariadb"; do
+        table_has rm "${cell%:*}" "${cell#*:}"
+        label=${cell%:*}
+        services rm "${label// /-}" "${cell#*:}"
+    done
+    upd=$(mix_updates rm mariadb-read-write-mix)
+    check_eq "mariadb: Com_update = the UPDATEs the mix sent (1 in 5)" "$upd" "$(status Com_update)"
+    selects=$(($(label_sum rm mariadb-point-select .requests) + $(label_sum rm mariadb-read-write-mix .requests) - upd))
+    # the stack's readiness queries: SELECT 1 as root over the socket, as bench over tcp
+    check_eq "mariadb: Com_select = the SELECTs sent and the stack's 2 readiness queries" \
+        $((selects + 2)) "$(status Com_select)"
+    INFO=$(redis-cli -s "$(sock rm redis)" INFO commandstats | tr -d '\r')
+    calls() { printf '%s\n' "$INFO" | sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p"; }
+    check_eq "redis: SET requests sent = cmdstat_set calls" \
+        "$(label_sum rm redis-set-pipeline-16 .requests)" "$(calls set)"
+    check_eq "redis: GET requests sent = cmdstat_get calls" \
+        "$(label_sum rm redis-get-pipeline-16 .requests)" "$(calls get)"
+    release rm
+fi
+
+done_testing
