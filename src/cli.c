@@ -276,9 +276,10 @@ static const char usage_lab[] =
     "      --timeout S       connect/reply timeout (default 5)\n"
     "      --pin P           none | same | split (default split when 2+ CPUs, else same)\n"
     "      --close WHO       connect cells: client (default) | server | rst closes first\n"
-    "      --wait W          epoll (default) or block: how the client and the server wait in\n"
-    "                        the reuse cells with -c equal to -t (see 'hopbench run --help');\n"
-    "                        both transports alike\n"
+    "      --wait W          epoll or block: how the client and the server wait in the reuse\n"
+    "                        cells with -c equal to -t (see 'hopbench run --help'); both\n"
+    "                        transports alike. Default: block there when -c equals -t and\n"
+    "                        there is no --pipeline or --rates (the floor's wait), else epoll\n"
     "      --sample-ms MS    sock_diag sampling period for socket peaks (default 250 in\n"
     "                        connect cells, 30000 in reuse cells)\n"
     "      --noisy-threshold CPUS  flag a run noisy when other processes' CPU plus steal\n"
@@ -692,6 +693,7 @@ static int shared_option(int c, const char *val, struct shared_opts *o, struct h
         rc = opt_close(val, &o->close, err);
         break;
     case OPT_WAIT:
+        o->wait_given = true;
         rc = opt_wait(val, &o->block_wait, err);
         break;
     case OPT_SAMPLE_MS:
@@ -1407,9 +1409,26 @@ static int lab_check_load(struct lab_opts *o, struct hb_err *err)
     return 0;
 }
 
+/*
+ * Without --wait, a lab whose reuse cells each have one kept connection per
+ * thread and one request at a time, closed loop (-c equal to -t, no
+ * --pipeline, no --rates), waits in them as --wait block does, client and
+ * server alike: one blocking recv() per reply, the wait of the blocking floor
+ * and of sockperf, where epoll adds a syscall per round trip on each side
+ * (bench/RESULTS.md). Its connect cells poll either way.
+ */
+static void lab_wait_default(struct lab_opts *o)
+{
+    if (o->shared.wait_given || o->overload || o->pipeline > 1 || o->nrates > 0 ||
+        o->shared.conns != o->shared.threads)
+        return;
+    o->shared.block_wait = true;
+    o->wait_auto = true;
+}
+
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
 {
-    int c;
+    int c, rc;
 
     lab_defaults(o);
     optind = 0;
@@ -1443,7 +1462,9 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
     if (o->shared.threads > o->shared.conns)
         return hb_fail(err, -EINVAL, "lab: --threads %u is more than --connections %u",
                        o->shared.threads, o->shared.conns);
-    return lab_check_load(o, err);
+    rc = lab_check_load(o, err);
+    if (rc == 0) lab_wait_default(o);
+    return rc;
 }
 
 /* ---- compare, merge ---- */

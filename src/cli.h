@@ -95,6 +95,7 @@ struct shared_opts {
     bool pin_given;         /* --pin likewise (the lab's split falls back to same on 1 CPU) */
     bool close_given;       /* --close likewise (else the protocol's closer closes) */
     bool sample_given;      /* --sample-ms likewise (else observe_default_period) */
+    bool wait_given;        /* --wait likewise (else the lab picks the wait: lab_opts.wait_auto) */
 };
 
 struct run_opts {
@@ -156,6 +157,8 @@ struct lab_opts {
     double rates[CLI_MAX_SIZES]; /* --rates: open-loop shares of each cell's closed-loop ops/s */
     unsigned nrates;
     bool overload;            /* "lab overload": connect cells only, against a small server */
+    bool wait_auto;           /* no --wait: the reuse cells wait as --wait block, the lab found
+                               * them one kept connection per thread, closed loop */
     int server_backlog;       /* --backlog of the lab's server */
     unsigned server_threads;  /* --server-threads; 0 = as --pin places it */
     uint64_t server_delay_ns; /* --delay-us of the lab's server */

@@ -214,7 +214,9 @@ static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct
         .threads = o->shared.threads,
         .pipeline = mode == LOAD_REUSE ? o->pipeline : 1,
         .count = o->count,
-        .block_wait = o->shared.block_wait,
+        /* Where the load engine can wait so (worker_block_ns), so the record says how it did. */
+        .block_wait = o->shared.block_wait && mode == LOAD_REUSE &&
+                      o->shared.conns == o->shared.threads && o->pipeline == 1,
         .duration_ns = o->shared.duration_ns,
         .warmup_ns = o->shared.warmup_ns,
         .timeout_ns = o->shared.timeout_ns,
@@ -445,6 +447,7 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     r->rate_share = share;
     r->rate_basis = basis;
     r->cfg.rate = share * basis;
+    if (r->cfg.rate > 0) r->cfg.block_wait = false; /* an open loop always polls */
     r->cfg.seed = o->shared.seed;
     if (lab->progress != NULL) {
         char what[PROGRESS_WHAT_CAP], size[32];

@@ -325,7 +325,7 @@ static int verdict(const struct run_record *recs, size_t n, bool interrupted)
  * The server's CPUs say where they come from, as the evidence does; `unseen`
  * says why CPUs that are only expected were not observed.
  */
-static void print_placement(const struct place *p, bool block_wait, const char *unseen)
+static void print_placement(const struct place *p, const char *wait, const char *unseen)
 {
     char client[128], server[128], from[96] = "";
 
@@ -337,7 +337,7 @@ static void print_placement(const struct place *p, bool block_wait, const char *
         snprintf(from, sizeof(from), " if it runs with --pin %s: not observed, %s",
                  place_name(p->mode), unseen);
     printf("placement: --pin %s (client CPUs %s, server CPUs %s%s); --wait %s\n",
-           place_name(p->mode), client, server, from, block_wait ? "block" : "epoll");
+           place_name(p->mode), client, server, from, wait);
 }
 
 /*
@@ -508,7 +508,7 @@ static int cmd_run(int argc, char **argv)
         json_decref(meta.plan);
         return HB_EXIT_RUNTIME;
     }
-    print_placement(&run.place, o.load.block_wait, unseen);
+    print_placement(&run.place, o.load.block_wait ? "block" : "epoll", unseen);
     report_sysctls(stdout, &m);
     /* Without a terminal (or with --quiet) there is no line and no thread. */
     progress_start(&progress, STDERR_FILENO, !o.shared.quiet, run_planned_runs(&o),
@@ -640,7 +640,13 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
            text_safe(tcp, sizeof(tcp), lab->eps[0].text),
            text_safe(unix_ep, sizeof(unix_ep), lab->eps[1].text), (long)lab->server_pid);
     lab_netns_header(lab);
-    print_placement(&lab->place, o->shared.block_wait, NULL);
+    print_placement(&lab->place,
+                    o->wait_auto           ? "block in the reuse cells (the default with one kept "
+                                             "connection per thread, closed loop), epoll in the "
+                                             "connect cells"
+                    : o->shared.block_wait ? "block"
+                                           : "epoll",
+                    NULL);
     printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
            "each\n",
            o->shared.conns, o->shared.threads, (double)o->shared.duration_ns / 1e9,

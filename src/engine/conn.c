@@ -192,10 +192,12 @@ static void conn_layout(struct conn *c, unsigned n)
         c->wr_len += codec->encode(c->codec_state, c->wbuf + c->wr_len, ctx->wbuf_cap - c->wr_len);
 }
 
-/* Writes the next batch. Its latency clock starts here, right before the first send(). */
-static void conn_send_batch(struct conn *c)
+/*
+ * Writes the next batch; `now` is a time the caller read just before (its
+ * timeout is armed from it). The latency clock started at t_begin.
+ */
+static void conn_send_batch(struct conn *c, uint64_t now)
 {
-    uint64_t now;
     unsigned n = c->resend ? c->resend : c->batch;
     bool fresh = c->resend == 0;
 
@@ -210,7 +212,6 @@ static void conn_send_batch(struct conn *c)
     }
     c->resend = 0;
     c->t_written = c->t_first = 0;
-    now = now_ns();
     /* From when the connection took the batch up (encoding it, reopening a kept connection the
      * server closed), so that the latency is all the time the op holds its connection. A resent
      * batch keeps it: the lost connection is part of its latency. */
@@ -223,7 +224,7 @@ static void conn_send_batch(struct conn *c)
 static void conn_session_ready(struct conn *c, uint64_t now)
 {
     conn_record_phase(c, PHASE_CONNECT, c->t_begin, now);
-    conn_send_batch(c);
+    conn_send_batch(c, now);
 }
 
 /*
@@ -458,7 +459,7 @@ void conn_begin(struct conn *c, uint64_t now)
     if (c->lfd.fd < 0 || ctx->cfg->mode == LOAD_CONNECT)
         conn_open(c, now);
     else
-        conn_send_batch(c);
+        conn_send_batch(c, c->t_begin);
 }
 
 void conn_on_timer(struct conn *c, uint64_t now)
@@ -712,12 +713,11 @@ static void conn_finish_batch(struct conn *c)
 static void conn_on_event(struct loop *l, int fd, void *data, unsigned events)
 {
     struct conn *c = data;
-    uint64_t now = now_ns();
 
     UNUSED(l);
     UNUSED(fd);
     if (c->state == CONN_CONNECTING) {
-        conn_on_connected(c, events, now);
+        conn_on_connected(c, events, now_ns());
         return;
     }
     if (c->state == CONN_CLOSING) {
@@ -725,11 +725,12 @@ static void conn_on_event(struct loop *l, int fd, void *data, unsigned events)
         return;
     }
     if (c->state == CONN_SETUP) {
-        conn_setup_event(c, events, now);
+        conn_setup_event(c, events, now_ns());
         return;
     }
     if (c->state != CONN_BUSY) return;
-    if ((events & EPOLLOUT) && conn_write(c, now) != 0) return;
+    /* A reply needs no clock here: conn_read reads it when the bytes come. */
+    if ((events & EPOLLOUT) && conn_write(c, now_ns()) != 0) return;
     if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))) return;
     if (conn_read(c, (events & (EPOLLRDHUP | EPOLLHUP)) != 0, false) != 1) return;
     conn_finish_batch(c);

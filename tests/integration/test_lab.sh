@@ -125,11 +125,32 @@ check_lab_gone nojson
 j=$T/lab_block.json
 lab_fg lab_block --wait block --sizes 64 -d 0.25 --warmup 0.15 --json "$j"
 check_eq "lab --wait block: exit 0" 0 "$RC"
-rcheck "lab --wait block: 4 valid runs, each recorded as wait block" "$j" \
-    '.valid == true and (.runs | length) == 4 and all(.runs[]; .wait == "block" and .ops > 0)'
+rcheck "lab --wait block: 4 valid runs, reuse recorded as wait block, connect as epoll" "$j" \
+    '.valid == true and (.runs | length) == 4 and all(.runs[]; .ops > 0)
+     and all(.runs[]; .wait == (if .mode == "reuse" then "block" else "epoll" end))'
 check "lab --wait block: printed with the placement" \
     grep -q '^placement: --pin .*; --wait block$' "$T/lab_block.out"
 check_lab_gone lab_block
+
+# --- the default wait: block in the reuse cells with one kept connection per thread ------
+# (the quick lab above ran with the default: -c 1 -t 1, no --pipeline, no --rates)
+
+rcheck "lab default: reuse cells wait as --wait block, connect cells poll" "$T/quick.json" \
+    'all(.runs[]; .wait == (if .mode == "reuse" then "block" else "epoll" end))'
+check "lab default: the placement line says which cells block" \
+    grep -q '^placement: --pin .*; --wait block in the reuse cells .*, epoll in the connect cells$' \
+    "$T/quick.out"
+for args in "--wait epoll" "-c 2 -t 1" "--pipeline 2"; do
+    name=lab_epoll_${args//[^a-z0-9]/_}
+    # shellcheck disable=SC2086 # $args is a list of options
+    lab_fg "$name" $args --sizes 64 -d 0.25 --warmup 0.15 --json "$T/$name.json"
+    check_eq "lab $args: exit 0" 0 "$RC"
+    rcheck "lab $args: every cell polls (wait epoll)" "$T/$name.json" \
+        '(.runs | length) == 4 and all(.runs[]; .wait == "epoll" and .ops > 0)'
+    check "lab $args: printed with the placement" \
+        grep -q '^placement: --pin .*; --wait epoll$' "$T/$name.out"
+    check_lab_gone "$name"
+done
 
 # --- --pin same / --pin none ------------------------------------------------------
 

@@ -247,13 +247,44 @@ static void test_same_message(void **state)
         "--noisy-threshold: '5000' is not a number of CPUs in (0, 4096] (e.g. 0.1)");
 }
 
+/* What a lab command line waits with: --wait as given, else block where it applies. */
+struct wait_case {
+    const char *opts[5];
+    bool block, automatic;
+};
+
+/*
+ * Without --wait the lab's reuse cells block when each thread holds one kept
+ * connection with one request at a time, closed loop; anything else polls.
+ */
+static void test_lab_wait(void **state)
+{
+    static const struct wait_case cases[] = {
+        { { NULL }, true, true },
+        { { "-c", "2", "-t", "2" }, true, true },
+        { { "--wait", "epoll" }, false, false },
+        { { "--wait", "block" }, true, false },
+        { { "-c", "2" }, false, false },
+        { { "--pipeline", "2" }, false, false },
+        { { "--rates", "50%" }, false, false },
+        { { "overload" }, false, false },
+    };
+    struct lab_opts o;
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        assert_int_equal(parse_lab(cases[i].opts, &o), 0);
+        assert_int_equal(o.shared.block_wait, cases[i].block);
+        assert_int_equal(o.wait_auto, cases[i].automatic);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_field),
-        cmocka_unit_test(test_run_load),
-        cmocka_unit_test(test_same_message),
-        cmocka_unit_test(test_lab_defaults),
+        cmocka_unit_test(test_same_field),   cmocka_unit_test(test_run_load),
+        cmocka_unit_test(test_same_message), cmocka_unit_test(test_lab_defaults),
+        cmocka_unit_test(test_lab_wait),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
