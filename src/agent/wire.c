@@ -241,7 +241,7 @@ static int get_words(const json_t *j, const char *key, char out[][AGENT_ARG_MAX]
 
 static const struct msg_keys req_keys[] = {
     [AGENT_BEGIN] = { "begin", { "mac", "services", "watch" } },
-    [AGENT_END] = { "end", { "mac", "session", "ops" } },
+    [AGENT_END] = { "end", { "mac", "session" } },
     [AGENT_STATE] = { "state", { "mac" } },
 };
 
@@ -259,10 +259,7 @@ int agent_req_parse(const uint8_t *body, size_t len, struct agent_req *req, stru
         rc = get_words(j, "services", req->services, &req->nservices, err);
         if (rc == 0) rc = get_words(j, "watch", req->watch, &req->nwatch, err);
     }
-    if (rc == 0 && req->type == AGENT_END) {
-        rc = get_u64(j, "session", &req->session, err);
-        if (rc == 0) rc = get_u64(j, "ops", &req->ops, err);
-    }
+    if (rc == 0 && req->type == AGENT_END) rc = get_u64(j, "session", &req->session, err);
     json_decref(j);
     return rc;
 }
@@ -285,7 +282,6 @@ json_t *agent_req_json(const struct agent_req *req)
     }
     if (req->type == AGENT_END) {
         json_object_set_new(j, "session", json_integer((json_int_t)req->session));
-        json_object_set_new(j, "ops", json_integer((json_int_t)req->ops));
     }
     return j;
 }

@@ -100,9 +100,8 @@ struct agent_req {
     unsigned nservices;
     char watch[AGENT_ARGS_MAX][AGENT_ARG_MAX];
     unsigned nwatch;
-    /* end: the session begin gave, and the ops the run completed (per-op figures) */
+    /* end: the session begin gave */
     uint64_t session;
-    uint64_t ops;
 };
 
 /*
