@@ -175,6 +175,25 @@ jcheck "its evidence records state second" "$T/second.json" \
     '.runs[0].agent.state_at_begin == "second" and .runs[0].agent.state_index == 1'
 check "second's command ran" test -e "$T/second.applied"
 
+# A service the agent's host refuses (a pid that has exited): the run fails, naming it.
+sleep 0 &
+GONE=$!
+wait "$GONE"
+hbc badsvc run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.2 --warmup 0 -q \
+    --agent "tcp://$ADDR_S:$APORT" --agent-token-file "$TOKEN" --agent-service "x=pid:$GONE" \
+    --json "$T/badsvc.json"
+check_eq "a service the agent cannot find: exit 1" 1 "$RC"
+one_line "its line names the refusal" "$T/badsvc.err" "refused \\(bad_service\\): --service x: pid $GONE: no such process"
+
+# A configuration whose command fails stops the agent: exit 1, one line naming it.
+printf 'broken 10 exit 3\n' >"$T/broken"
+spawn_cmd broken ip netns exec "$NS_S" "$HOPBENCH" agent --listen 127.0.0.1:0 \
+    --token-file "$TOKEN" --schedule "$T/broken"
+reap "$SPAWNED" 10
+check_eq "a configuration's command that fails: the agent exits 1" 1 "$RC"
+one_line "its one line names the configuration and the exit" "$T/broken.err" \
+    '^hopbench agent: schedule: broken: its command exited with 3$'
+
 # Nothing left: stop what runs in the namespaces, remove them, look.
 for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
 ip netns del "$NS_S"
