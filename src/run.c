@@ -434,6 +434,49 @@ static void run_summary_print(const struct run *run, FILE *out)
     free(cells);
 }
 
+/* A string of the agent's evidence, escaped for the terminal; "?" when it is not one. */
+static const char *agent_text(char *buf, size_t cap, const json_t *v)
+{
+    return text_safe(buf, cap, json_is_string(v) ? json_string_value(v) : "?");
+}
+
+/*
+ * One line per run with --agent: the agent's host and state, each service's
+ * CPU per op, the loaded hop's established peak on the agent's side.
+ */
+static void run_agent_lines(FILE *out, const struct run_record *recs, size_t n)
+{
+    char host[TEXT_SAFE_CAP], name[TEXT_SAFE_CAP], state[TEXT_SAFE_CAP];
+
+    for (size_t i = 0; i < n; i++) {
+        const json_t *a = recs[i].agent, *s;
+        const json_t *peak = json_object_get(
+            json_object_get(json_array_get(json_object_get(a, "hops"), 0), "established"), "peak");
+        size_t k;
+
+        if (a == NULL) continue;
+        fprintf(out, "agent %s, state %s: %s rep %u:",
+                agent_text(host, sizeof(host), json_object_get(a, "host")),
+                json_is_string(json_object_get(a, "state_at_begin"))
+                    ? agent_text(state, sizeof(state), json_object_get(a, "state_at_begin"))
+                    : "none",
+                endpoint_name(&recs[i].cfg.ep), recs[i].rep + 1);
+        json_array_foreach(json_object_get(a, "services"), k, s)
+        {
+            const json_t *per_op = json_object_get(s, "cpu_ns_per_op");
+            fprintf(out, " %s ", agent_text(name, sizeof(name), json_object_get(s, "name")));
+            if (json_is_number(per_op))
+                fprintf(out, "%.0f ns/op,", json_number_value(per_op));
+            else
+                fprintf(out, "n/a,");
+        }
+        if (json_is_integer(peak))
+            fprintf(out, " established peak %lld\n", (long long)json_integer_value(peak));
+        else
+            fprintf(out, " established n/a\n");
+    }
+}
+
 void run_report(const struct run *run, FILE *out)
 {
     const struct run_record *recs = run->recs;
@@ -447,6 +490,7 @@ void run_report(const struct run *run, FILE *out)
     report_cost_table(out, recs, n);
     report_kernel_evidence(out, recs, n);
     report_services(out, recs, n, run->opts->neps, run->opts->shared.seed);
+    run_agent_lines(out, recs, n);
     if (run->opts->shared.reps > 1) run_summary_print(run, out);
     report_errors(out, recs, n);
     report_cut_short(out, recs, n);

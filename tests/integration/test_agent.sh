@@ -112,7 +112,7 @@ hbc() {
 }
 
 CONNS=3
-hbc good run echo "tcp://$ADDR_S:$PORT" --allow-remote -c "$CONNS" -d 1 --warmup 0.3 -q \
+hbc good run echo "tcp://$ADDR_S:$PORT" --allow-remote -c "$CONNS" -d 1 --warmup 0.3 -q --reps 2 \
     --agent "tcp://$ADDR_S:$APORT" --agent-token-file "$TOKEN" --agent-service "echo=pid:$SRV" \
     --json "$T/good.json"
 check_eq "run --agent from $NS_C: exit 0" 0 "$RC"
@@ -123,6 +123,10 @@ jcheck "the server's CPU per op, from the agent, is positive and its ops are the
     "$T/good.json" "$A.services[0].name == \"echo\" and $A.services[0].source == \"pid $SRV\"
     and $A.services[0].cpu_ns_per_op > 0 and $A.ops == .runs[0].ops and .runs[0].ops > 0
     and $A.services_ns_per_op == $A.services[0].cpu_ns_per_op"
+jcheck "each run has the agent's evidence of its own window" "$T/good.json" \
+    '[.runs[] | .agent.ops == .ops and .agent.services[0].cpu_ns_per_op > 0] == [true, true]'
+check "the table says what the agent saw, a line per run" \
+    test "$(grep -Ec "^agent $(hostname), state first: tcp://$ADDR_S:$PORT rep [12]: echo [0-9]+ ns/op, established peak $((SS_EST + CONNS))\$" "$T/good.out")" = 2
 jcheck "the agent's established count on the port is ss's ($SS_EST) plus the run's $CONNS" \
     "$T/good.json" "$A.hops[0].established | .start == $SS_EST + $CONNS and .peak == .start
     and .end == .start"
