@@ -818,7 +818,7 @@ static int run_agent_option(int c, const char *val, struct run_opts *o, struct h
         snprintf(a->state, sizeof(a->state), "%s", val);
         return 0;
     case OPT_AGENT_WAIT:
-        return opt_seconds("--agent-wait", val, true, &a->wait_ns, err);
+        return opt_seconds("--agent-wait", val, false, &a->wait_ns, err);
     }
     return hb_fail(err, -EINVAL, "run: unhandled option");
 }
@@ -834,6 +834,8 @@ static int run_agent_check(struct run_opts *o, struct hb_err *err)
             return hb_fail(err, -EINVAL, "run: the --agent-* options need --agent ENDPOINT");
         return 0;
     }
+    if (a->ep.kind == ENDPOINT_TCP && endpoint_port(&a->ep) == 0)
+        return hb_fail(err, -EINVAL, "run: --agent %s: port 0 cannot be connected to", a->ep.text);
     if (a->wait_ns == 0) a->wait_ns = 600 * NS_PER_S;
     a->timeout_ns = o->load.timeout_ns;
     return agent_token_read(

@@ -395,7 +395,7 @@ static json_t *answer_state(const struct agent *a)
 }
 
 /* The reply to a request body (NULL: out of memory); *refusal names what was refused. */
-static json_t *answer(struct agent *a, const uint8_t *nonce_hex, const struct agent_dec *d,
+static json_t *answer(struct agent *a, const char *nonce_hex, const struct agent_dec *d,
                       const char **refusal)
 {
     static struct agent_req req;
@@ -406,7 +406,7 @@ static json_t *answer(struct agent *a, const uint8_t *nonce_hex, const struct ag
         *refusal = "a bad request";
         return error_reply("bad_request", err.msg);
     }
-    if (!agent_mac_ok(t->b, t->len, (const char *)nonce_hex, req.mac)) {
+    if (!agent_mac_ok(t->b, t->len, nonce_hex, req.mac)) {
         *refusal = "a wrong token";
         return error_reply("auth", "token refused");
     }
@@ -453,7 +453,7 @@ static void serve_conn(struct agent *a, int fd)
     } else if (rc < 0) {
         return; /* gone or too slow: nobody to answer */
     } else {
-        msg = answer(a, (const uint8_t *)hex, &d, &refusal);
+        msg = answer(a, hex, &d, &refusal);
     }
     if (refusal != NULL) {
         fprintf(a->log, "hopbench agent: refused %s\n", refusal);

@@ -179,6 +179,24 @@ jcheck "its evidence records state second" "$T/second.json" \
     '.runs[0].agent.state_at_begin == "second" and .runs[0].agent.state_index == 1'
 check "second's command ran" test -e "$T/second.applied"
 
+# Something that is not a hopbench agent of this protocol: exit 76, one line.
+spawn_cmd fake ip netns exec "$NS_S" python3 -c '
+import json, socket, struct, sys
+s = socket.socket()
+s.bind((sys.argv[1], 0))
+s.listen(1)
+print(s.getsockname()[1], flush=True)
+c, _ = s.accept()
+b = json.dumps({"type": "hello", "proto": 2, "nonce": "0" * 64}).encode()
+c.sendall(struct.pack(">I", len(b)) + b)
+c.recv(100)
+c.close()' "$ADDR_S"
+wait_line "$T/fake.out" '^[0-9]+$'
+hbc fake run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.2 --warmup 0 -q \
+    --agent "tcp://$ADDR_S:$(cat "$T/fake.out")" --agent-token-file "$TOKEN"
+check_eq "an agent of another protocol: exit 76" 76 "$RC"
+one_line "an agent of another protocol: one line" "$T/fake.err" 'protocol 2, not 1$'
+
 # A service the agent's host refuses (a pid that has exited): the run fails, naming it.
 sleep 0 &
 GONE=$!
