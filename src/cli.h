@@ -26,12 +26,15 @@ enum hb_exit {
     HB_EXIT_OK = 0,      /* every run valid */
     HB_EXIT_RUNTIME = 1, /* could not run: nothing listening, no threads, cannot write evidence */
     HB_EXIT_INVALID = 2, /* ran, but a run saw errors or was saturated: not valid */
-    HB_EXIT_AGENT_AUTH = 3, /* the agent (or, at the agent, the client) refused the token */
-    HB_EXIT_USAGE = 64,     /* bad command line (EX_USAGE) */
-    HB_EXIT_LIMITS = 71,    /* the plan needs more fds or memory than the limits give (EX_OSERR) */
-    HB_EXIT_PROTOCOL = 76,  /* the agent refused a request as bad or too large (EX_PROTOCOL) */
-    HB_EXIT_NOPERM = 77,    /* --netns without the right to make a namespace (EX_NOPERM) */
+    HB_EXIT_USAGE = 64,  /* bad command line (EX_USAGE) */
+    HB_EXIT_LIMITS = 71, /* the plan needs more fds or memory than the limits give (EX_OSERR) */
+    HB_EXIT_NOPERM = 77, /* --netns without the right to make a namespace (EX_NOPERM) */
     HB_EXIT_INTERRUPTED = 130, /* Ctrl-C: what was measured was still written */
+
+    /* run --agent: the agent refused the token */
+    HB_EXIT_AGENT_AUTH = 3,
+    /* run --agent: the agent refused a request as bad or too large, or broke the protocol */
+    HB_EXIT_PROTOCOL = 76,
 };
 
 #define CLI_MAX_ENDPOINTS 16

@@ -458,13 +458,14 @@ static int run_plan(struct run *run, FILE *jsonl)
 {
     struct hb_err err = { 0 };
     char path[TEXT_SAFE_CAP];
+    int rc = HB_EXIT_RUNTIME;
 
     if (run_all(run, jsonl, stdout, &g_main.stop, &err) == 0) return HB_EXIT_OK;
-    if (err.code != 0) return fail("run", &err, failure_exit(err.code));
+    if (err.code != 0) rc = fail("run", &err, failure_exit(err.code));
     if (run->jsonl_failed)
         fprintf(stderr, "hopbench run: cannot write --jsonl %s\n",
                 text_safe(path, sizeof(path), run->opts->shared.jsonl_path));
-    return HB_EXIT_RUNTIME;
+    return rc;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -862,7 +863,6 @@ static int usage_fail(const char *cmd, const struct hb_err *err)
     return HB_EXIT_USAGE;
 }
 
-/* `hopbench compare`: argv[0] is "compare". Exit 2 when no cell could be compared. */
 /* SIGUSR1 in the agent: its schedule moves on. */
 static atomic_int g_agent_next;
 
@@ -892,6 +892,7 @@ static int cmd_agent(int argc, char **argv)
     return HB_EXIT_OK;
 }
 
+/* `hopbench compare`: argv[0] is "compare". Exit 2 when no cell could be compared. */
 static int cmd_compare(int argc, char **argv)
 {
     struct compare_opts o;

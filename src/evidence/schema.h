@@ -76,11 +76,13 @@
 #define EV_MERGED_RUNS          "merged_runs"
 #define EV_ERROR                "error" /* the placeholder of a run that could not be encoded */
 
+/* A run's server side from run --agent (docs/agent.md lists what it holds). */
+#define EV_AGENT "agent"
+
 /* A lab run's netns (lab --netns): where each end ran. */
 #define EV_NETNS            "netns"
-#define EV_AGENT            "agent"  /* the server side, from run --agent (docs/agent.md) */
-#define EV_NETNS_CLIENT     "client" /* "same", "A" or "B" */
-#define EV_NETNS_SERVER     "server" /* "same" or "A" */
+#define EV_NETNS_CLIENT     "client"          /* "same", "A" or "B" */
+#define EV_NETNS_SERVER     "server"          /* "same" or "A" */
 #define EV_NETNS_CLIENT_INO "client_ns_inode" /* as /proc/PID/ns/net names it: net:[N] */
 #define EV_NETNS_SERVER_INO "server_ns_inode"
 #define EV_NETNS_VETH       "veth" /* a tcp-veth run's; null for the others */
