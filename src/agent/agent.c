@@ -188,15 +188,17 @@ static int follow_schedule(struct agent *a, atomic_int *next, struct hb_err *err
 
 static int read_schedule(struct agent *a, const char *path, struct hb_err *err)
 {
+    /* every line at its longest, comments aside */
+    const size_t cap = (size_t)AGENT_SCHED_MAX * (AGENT_CMD_MAX + 2 * AGENT_NAME_MAX);
     char *text = NULL;
     size_t len = 0;
     FILE *f = fopen(path, "re");
     int rc = 0;
 
     if (f == NULL) return hb_fail(err, -errno, "--schedule %s: %s", path, strerror(errno));
-    text = xmalloc(AGENT_SCHED_MAX * (AGENT_CMD_MAX + 2 * AGENT_NAME_MAX) + 1);
-    len = fread(text, 1, AGENT_SCHED_MAX * (AGENT_CMD_MAX + 2 * AGENT_NAME_MAX) + 1, f);
-    if (ferror(f) || len > AGENT_SCHED_MAX * (AGENT_CMD_MAX + 2 * AGENT_NAME_MAX))
+    text = xmalloc(cap + 1);
+    len = fread(text, 1, cap + 1, f);
+    if (ferror(f) || len > cap)
         rc = hb_fail(err, -EINVAL, "--schedule %s: unreadable or too long", path);
     fclose(f);
     if (rc == 0) {
