@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -136,6 +137,7 @@ static int run_command(const struct agent_step *st, struct hb_err *err)
     pid = fork();
     if (pid == -1) return hb_fail(err, -errno, "%s: cannot fork: %s", st->name, strerror(errno));
     if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL); /* ignored here, and an ignored signal stays so across exec */
         execl("/bin/sh", "sh", "-c", st->cmd, (char *)NULL);
         _exit(127);
     }
