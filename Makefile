@@ -169,10 +169,11 @@ fuzz: | deps
 	@mkdir -p build/fuzz
 	@set -e; for t in $(FUZZ_NAMES); do \
 	  extra=; case $$t in *_server) extra=src/server/$${t%_server}.c;; \
-	    counts) extra="src/evidence/counts_code.c src/util.c";; esac; \
+	    counts) extra="src/evidence/counts_code.c src/util.c";; \
+	    agent) extra="src/agent/wire.c src/util.c";; esac; \
 	  clang -std=c11 -D_GNU_SOURCE -Isrc -g -O2 -fsanitize=fuzzer,address,undefined \
 	    -fsanitize-coverage-ignorelist=fuzz/coverage_ignore.txt \
-	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC) $$extra -lcrypto; \
+	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC) $$extra -ljansson -lcrypto; \
 	  rm -rf build/fuzz/corpus-$$t && cp -r fuzz/corpus/$$t build/fuzz/corpus-$$t; \
 	  echo "  FUZZ   $$t ($(FUZZ_SECONDS) s)"; \
 	  build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \

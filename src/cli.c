@@ -30,6 +30,7 @@ static const char usage_top[] =
     "       hopbench report EVIDENCE.json... -o REPORT.html\n"
     "       hopbench cost EVIDENCE [--traffic LIST] [--price USD] [--app-work LIST]\n"
     "       hopbench stack list | NAME [OPTIONS]\n"
+    "       hopbench agent [--listen ADDR:PORT] [--token-file FILE] [--schedule FILE]\n"
     "       hopbench help | --help | --version\n"
     "\n"
     "What does the hop between two services on one host cost: TCP loopback or a Unix socket?\n"
@@ -49,6 +50,7 @@ static const char usage_top[] =
     "  stack   builds a real stack (redis, nginx-fpm, apache-fpm, php-method) from Debian's\n"
     "          servers in a private directory and cgroups, measures it tcp against unix,\n"
     "          prices the saving, removes it\n"
+    "  agent   runs beside a server and gives 'run --agent' on another host the server side\n"
     "\n"
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
@@ -58,7 +60,8 @@ static const char usage_top[] =
     "to a full disk; the work goes on), 2 invalid results (a run saw errors or an open loop\n"
     "was saturated; compare: nothing comparable), 64 bad usage, 71 the plan needs more file descriptors or memory than the\n"
     "limits give (refused before anything runs; ulimit -n raises the first), 130 interrupted\n"
-    "(what was measured is still printed and written).\n"
+    "(what was measured is still printed and written); run --agent: 3 the agent refused the\n"
+    "token, 76 it refused a request as bad or too large.\n"
     "lab and run: Ctrl-C (SIGINT; SIGTERM, SIGHUP and SIGQUIT alike) ends the current run\n"
     "early and writes what was measured; a second one within 250 ms is the same interrupt\n"
     "(timeout(1) signals the process and then its group), one after that aborts at once (what\n"
@@ -165,6 +168,20 @@ static const char usage_run_head[] =
     "                        path: established, TIME_WAIT by side, accept queue, ports held)\n"
     "      --label NAME      a name for an endpoint, in the order of the endpoints (or write\n"
     "                        NAME=ENDPOINT); tables and evidence use it\n"
+    "\n"
+    "The server side from another host ('hopbench agent' beside the server; docs/agent.md):\n"
+    "      --agent ENDPOINT  ask the agent there at each run's window start and end for the\n"
+    "                        server side (CPU and memory of each --agent-service, the loaded\n"
+    "                        hop's sockets, kernel counters, the machine): in the evidence\n"
+    "                        under \"agent\", with the agent's host name; a refused token is\n"
+    "                        exit 3, a request the agent refuses as bad or too large exit 76\n"
+    "      --agent-token-file FILE  the shared token (its first line; only its owner may read\n"
+    "                        it); default: the environment's HOPBENCH_AGENT_TOKEN\n"
+    "      --agent-service NAME=KIND:ARG  a service on the agent's host, as --service there\n"
+    "                        (repeatable, at most 8)\n"
+    "      --agent-state NAME  before the first run, wait until the agent's schedule\n"
+    "                        announces NAME; each run records the state at its start and end\n"
+    "      --agent-wait S    how long to wait for --agent-state (default 600)\n"
     "\n"
     "Protocols (echo checks every byte; the others check the reply's framing and status):\n";
 
@@ -476,6 +493,14 @@ enum {
     OPT_LABEL,
     OPT_RETRY,
     OPT_NETNS,
+    OPT_AGENT,
+    OPT_AGENT_TOKEN_FILE,
+    OPT_AGENT_SERVICE,
+    OPT_AGENT_STATE,
+    OPT_AGENT_WAIT,
+    OPT_LISTEN,
+    OPT_TOKEN_FILE,
+    OPT_SCHEDULE,
 };
 
 /* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_at index. */
@@ -769,6 +794,57 @@ static int run_plan_option(int c, const char *val, struct run_opts *o, struct hb
     return rc;
 }
 
+/* --agent and its companions; the token is read once the options are all in (run_agent_check). */
+static int run_agent_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
+{
+    struct agent_client *a = &o->agent;
+
+    switch (c) {
+    case OPT_AGENT:
+        o->agent_given = true;
+        return endpoint_parse(&a->ep, val, err) < 0 ? -EINVAL : 0;
+    case OPT_AGENT_TOKEN_FILE:
+        o->agent_token_file = val;
+        return 0;
+    case OPT_AGENT_SERVICE:
+        if (a->nservices == AGENT_ARGS_MAX)
+            return hb_fail(err, -EINVAL, "--agent-service: at most %d", AGENT_ARGS_MAX);
+        if (strlen(val) >= AGENT_ARG_MAX)
+            return hb_fail(err, -EINVAL, "--agent-service: longer than %d bytes",
+                           AGENT_ARG_MAX - 1);
+        snprintf(a->services[a->nservices++], AGENT_ARG_MAX, "%s", val);
+        return 0;
+    case OPT_AGENT_STATE:
+        if (!agent_name_valid(val))
+            return hb_fail(err, -EINVAL, "--agent-state: '%.64s' is not a state name", val);
+        snprintf(a->state, sizeof(a->state), "%s", val);
+        return 0;
+    case OPT_AGENT_WAIT:
+        return opt_seconds("--agent-wait", val, false, &a->wait_ns, err);
+    }
+    return hb_fail(err, -EINVAL, "run: unhandled option");
+}
+
+/* The --agent options together, and the token. */
+static int run_agent_check(struct run_opts *o, struct hb_err *err)
+{
+    struct agent_client *a = &o->agent;
+
+    if (!o->agent_given) {
+        if (o->agent_token_file != NULL || a->nservices > 0 || a->state[0] != '\0' ||
+            a->wait_ns != 0)
+            return hb_fail(err, -EINVAL, "run: the --agent-* options need --agent ENDPOINT");
+        return 0;
+    }
+    if (a->ep.kind == ENDPOINT_TCP && endpoint_port(&a->ep) == 0)
+        return hb_fail(err, -EINVAL, "run: --agent %s: port 0 cannot be connected to", a->ep.text);
+    if (a->wait_ns == 0) a->wait_ns = 600 * NS_PER_S;
+    a->timeout_ns = o->load.timeout_ns;
+    return agent_token_read(
+        &a->token, o->agent_token_file,
+        o->agent_token_file != NULL ? "run: --agent-token-file" : "run: --agent", err);
+}
+
 static int run_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
 {
     struct load_cfg *l = &o->load;
@@ -830,6 +906,13 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
         break;
     case OPT_ALLOW_REMOTE:
         o->allow_remote = true;
+        break;
+    case OPT_AGENT:
+    case OPT_AGENT_TOKEN_FILE:
+    case OPT_AGENT_SERVICE:
+    case OPT_AGENT_STATE:
+    case OPT_AGENT_WAIT:
+        rc = run_agent_option(c, val, o, err);
         break;
     case OPT_RETRY:
         if (strcmp(val, "once") == 0)
@@ -955,6 +1038,11 @@ static const struct option run_longopts[] = {
     { "wait", required_argument, NULL, OPT_WAIT },
     { "retry", required_argument, NULL, OPT_RETRY },
     { "netns", required_argument, NULL, OPT_NETNS },
+    { "agent", required_argument, NULL, OPT_AGENT },
+    { "agent-token-file", required_argument, NULL, OPT_AGENT_TOKEN_FILE },
+    { "agent-service", required_argument, NULL, OPT_AGENT_SERVICE },
+    { "agent-state", required_argument, NULL, OPT_AGENT_STATE },
+    { "agent-wait", required_argument, NULL, OPT_AGENT_WAIT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -1040,7 +1128,7 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
     o->calibrate_ns = o->load.duration_ns && o->load.duration_ns < 3 * NS_PER_S
                           ? o->load.duration_ns
                           : 3 * NS_PER_S;
-    if (run_positionals(argc, argv, o, err) < 0) return -EINVAL;
+    if (run_positionals(argc, argv, o, err) < 0 || run_agent_check(o, err) < 0) return -EINVAL;
     if (o->nrate_bases > 1 && o->nrate_bases != o->neps)
         return hb_fail(err, -EINVAL,
                        "run: --rate-base gives %u bases for %u endpoints: give one for all, or "
@@ -2001,4 +2089,86 @@ int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, stru
     if (stack_cases_check(stack_find(o->name), o, err) < 0) return -EINVAL;
     if (o->profile != NULL) return stack_profile_check(stack_find(o->name), o->profile, err);
     return 0;
+}
+
+/* ---- agent ---------------------------------------------------------------------------------- */
+
+static const char usage_agent[] =
+    "usage: hopbench agent [--listen ADDR:PORT | --listen unix:PATH] [--token-file FILE]\n"
+    "                      [--schedule FILE]\n"
+    "\n"
+    "Runs beside a server (on its host, in its namespace or pod) until SIGINT or SIGTERM and\n"
+    "answers 'hopbench run --agent' from this host or another: at each run's window start\n"
+    "and end it observes the server side as a local run does (CPU and memory of the services\n"
+    "the run names, the loaded hop's sockets by state, the kernel's TCP counters, the\n"
+    "machine) and sends the figures back. Prints 'hopbench agent: listening on ENDPOINT'\n"
+    "once it listens (a port 0 replaced by the kernel's choice), one line per state of the\n"
+    "schedule and per refused connection on stderr. One connection at a time, each at most\n"
+    "5 s, one request of at most 8 KiB; every request carries an HMAC-SHA256 of the agent's\n"
+    "fresh nonce keyed by the shared token, which never crosses the wire (docs/agent.md).\n"
+    "\n"
+    "      --listen EP       where to listen: ADDR:PORT, tcp://ADDR:PORT or unix:PATH\n"
+    "                        (default " AGENT_DEFAULT_LISTEN "; an address given here may be\n"
+    "                        any, the default is loopback only)\n"
+    "      --token-file FILE the shared token: the file's first line, 16 to 1023 bytes; only\n"
+    "                        its owner may read the file (default: HOPBENCH_AGENT_TOKEN)\n"
+    "      --schedule FILE   configurations to apply and announce in turn, a line each: NAME\n"
+    "                        DURATION COMMAND (seconds, or 'next': until SIGUSR1; the\n"
+    "                        command, run by /bin/sh -c, must exit 0 before NAME is\n"
+    "                        announced; '-' for none); after the last, no state\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "Exit codes: 0 stopped by a signal, 1 cannot listen or a configuration's command failed,\n"
+    "64 bad usage (a bad token or schedule too).\n";
+
+static const struct option agent_longopts[] = {
+    { "listen", required_argument, NULL, OPT_LISTEN },
+    { "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+    { "schedule", required_argument, NULL, OPT_SCHEDULE },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+const struct cli_spec cli_spec_agent = { "agent", usage_agent, "h", agent_longopts };
+
+/* --listen: an endpoint, or ADDR:PORT as tcp://ADDR:PORT. */
+static int agent_listen(const char *val, struct endpoint *ep, struct hb_err *err)
+{
+    char buf[300];
+
+    if (strncmp(val, "tcp://", 6) == 0 || strncmp(val, "unix:", 5) == 0)
+        return endpoint_parse(ep, val, err);
+    if (snprintf(buf, sizeof(buf), "tcp://%s", val) >= (int)sizeof(buf))
+        return hb_fail(err, -EINVAL, "--listen: too long");
+    return endpoint_parse(ep, buf, err);
+}
+
+int cli_parse_agent(int argc, char **argv, struct agent_cli *o, FILE *out, struct hb_err *err)
+{
+    struct agent_opts *a = &o->agent;
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, cli_spec_agent.shortopts, cli_spec_agent.longopts, NULL)) !=
+           -1) {
+        if (c == 'h') {
+            fputs(cli_spec_agent.help, out);
+            return CLI_HELP;
+        }
+        if (c == '?') return bad_option("agent", argv, err);
+        if (c == OPT_LISTEN) {
+            if (agent_listen(optarg, &a->listen, err) < 0) return -EINVAL;
+            a->listen_given = true;
+        }
+        if (c == OPT_TOKEN_FILE) o->token_file = optarg;
+        if (c == OPT_SCHEDULE) a->schedule_path = optarg;
+    }
+    if (optind < argc)
+        return hb_fail(err, -EINVAL, "agent: unexpected argument '%s'", argv[optind]);
+    if (!a->listen_given && endpoint_parse(&a->listen, AGENT_DEFAULT_LISTEN, err) < 0)
+        return -EINVAL;
+    return agent_token_read(&a->token, o->token_file,
+                            o->token_file != NULL ? "agent: --token-file" : "agent", err);
 }

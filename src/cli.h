@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "agent/agent.h"
 #include "cost.h"
 #include "endpoint.h"
 #include "engine/load.h"
@@ -29,6 +30,11 @@ enum hb_exit {
     HB_EXIT_LIMITS = 71, /* the plan needs more fds or memory than the limits give (EX_OSERR) */
     HB_EXIT_NOPERM = 77, /* --netns without the right to make a namespace (EX_NOPERM) */
     HB_EXIT_INTERRUPTED = 130, /* Ctrl-C: what was measured was still written */
+
+    /* run --agent: the agent refused the token */
+    HB_EXIT_AGENT_AUTH = 3,
+    /* run --agent: the agent refused a request as bad or too large, or broke the protocol */
+    HB_EXIT_PROTOCOL = 76,
 };
 
 #define CLI_MAX_ENDPOINTS 16
@@ -129,7 +135,22 @@ struct run_opts {
     /* --label, in the order of the endpoints */
     const char *labels[CLI_MAX_ENDPOINTS];
     unsigned nlabels;
+    /* --agent ENDPOINT, its token, services and state */
+    bool agent_given;
+    const char *agent_token_file;
+    struct agent_client agent;
 };
+
+/* `hopbench agent`: where it listens, its token, its schedule. */
+struct agent_cli {
+    struct agent_opts agent;
+    const char *token_file; /* --token-file, or NULL: HOPBENCH_AGENT_TOKEN */
+};
+
+extern const struct cli_spec cli_spec_agent;
+
+/* Returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
+int cli_parse_agent(int argc, char **argv, struct agent_cli *o, FILE *out, struct hb_err *err);
 
 struct serve_opts {
     const struct proto_entry *proto;

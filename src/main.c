@@ -445,18 +445,27 @@ static int run_finish(struct run *run, const char *json_path, const char *csv_pa
     return rc;
 }
 
+/* The exit code of a failure: the agent's refusals have their own. */
+static int failure_exit(int code)
+{
+    if (code == -EKEYREJECTED) return HB_EXIT_AGENT_AUTH;
+    if (code == -EPROTO || code == -EMSGSIZE) return HB_EXIT_PROTOCOL;
+    return HB_EXIT_RUNTIME;
+}
+
 /* Runs the plan (run_all); what went wrong is said at once, before the tables. */
 static int run_plan(struct run *run, FILE *jsonl)
 {
     struct hb_err err = { 0 };
     char path[TEXT_SAFE_CAP];
+    int rc = HB_EXIT_RUNTIME;
 
     if (run_all(run, jsonl, stdout, &g_main.stop, &err) == 0) return HB_EXIT_OK;
-    if (err.code != 0) fail("run", &err, HB_EXIT_RUNTIME);
+    if (err.code != 0) rc = fail("run", &err, failure_exit(err.code));
     if (run->jsonl_failed)
         fprintf(stderr, "hopbench run: cannot write --jsonl %s\n",
                 text_safe(path, sizeof(path), run->opts->shared.jsonl_path));
-    return HB_EXIT_RUNTIME;
+    return rc;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -484,7 +493,7 @@ static int cmd_run(int argc, char **argv)
         rc = check_evidence("run", o.shared.html_path);
     if (rc == HB_EXIT_OK) rc = check_budget("run", run_fd_need(&o), run_mem_need(&o));
     if (rc == HB_EXIT_OK && run_preflight(&o, &g_main.stop, &err) < 0)
-        rc = fail("run", &err, HB_EXIT_RUNTIME);
+        rc = fail("run", &err, failure_exit(err.code));
     if (rc != HB_EXIT_OK) return rc;
     install_signals();
     /* Where the server really runs, when it is named; else what --pin expects (not observed). */
@@ -860,6 +869,35 @@ static int usage_fail(const char *cmd, const struct hb_err *err)
     return HB_EXIT_USAGE;
 }
 
+/* SIGUSR1 in the agent: its schedule moves on. */
+static atomic_int g_agent_next;
+
+static void on_next(int sig)
+{
+    UNUSED(sig);
+    atomic_store(&g_agent_next, 1);
+}
+
+static int cmd_agent(int argc, char **argv)
+{
+    static struct agent_cli o;
+    struct hb_err err = { 0 };
+    struct sigaction sa;
+    int rc = cli_parse_agent(argc, argv, &o, stdout, &err);
+
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
+    install_signals();
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_next;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    rc = agent_run(&o.agent, &g_main.stop, &g_agent_next, stdout, stderr, &err);
+    if (rc == -EINVAL) return fail("agent", &err, HB_EXIT_USAGE);
+    if (rc < 0) return fail("agent", &err, HB_EXIT_RUNTIME);
+    return HB_EXIT_OK;
+}
+
 /* `hopbench compare`: argv[0] is "compare". Exit 2 when no cell could be compared. */
 static int cmd_compare(int argc, char **argv)
 {
@@ -1030,6 +1068,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 1, argv + 1);
     if (strcmp(cmd, "cost") == 0) return cmd_cost(argc - 1, argv + 1);
     if (strcmp(cmd, "stack") == 0) return cmd_stack(argc - 1, argv + 1);
+    if (strcmp(cmd, "agent") == 0) return cmd_agent(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')
             printf("hopbench %s\n", HOPBENCH_VERSION);
@@ -1039,7 +1078,7 @@ int main(int argc, char **argv)
     }
     fprintf(stderr,
             "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, report, cost, "
-            "stack, help)\n",
+            "stack, agent, help)\n",
             text_safe(shown, sizeof(shown), cmd));
     return HB_EXIT_USAGE;
 }

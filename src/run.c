@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/client.h"
 #include "endpoint.h"
 #include "engine/load.h"
 #include "registry.h"
@@ -50,6 +51,23 @@ size_t run_mem_need(const struct run_opts *o)
     return load_mem_need(&c, records - 1);
 }
 
+/*
+ * Before the runs: the agent answers and takes the token, and, with
+ * --agent-state, announces that state.
+ */
+static int run_agent_ready(const struct run_opts *o, const atomic_int *stop, struct hb_err *err)
+{
+    const struct agent_client *a = &o->agent;
+    struct agent_req req = { .type = AGENT_STATE };
+    struct agent_reply rep;
+    int rc;
+
+    if (a->state[0] != '\0') return agent_wait_state(a, stop, err);
+    rc = agent_ask(a, &req, &rep, err);
+    agent_reply_release(&rep);
+    return rc;
+}
+
 int run_preflight(const struct run_opts *o, const atomic_int *stop, struct hb_err *err)
 {
     uint64_t until = now_ns() + o->wait_ready_ns;
@@ -68,7 +86,7 @@ int run_preflight(const struct run_opts *o, const atomic_int *stop, struct hb_er
                            rc == -ETIMEDOUT ? "no answer within --timeout" : strerror(-rc),
                            o->wait_ready_ns > 0 && rc != -ETIMEDOUT ? " (after --wait-ready)" : "");
     }
-    return 0;
+    return o->agent_given ? run_agent_ready(o, stop, err) : 0;
 }
 
 int run_place_server(struct run *run, struct hb_err *err)
@@ -77,6 +95,90 @@ int run_place_server(struct run *run, struct hb_err *err)
 
     if (o->nserver_pids == 0) return 0;
     return place_observe_server(&run->place, o->server_pids, o->nserver_pids, o->server_tree, err);
+}
+
+/* Asks the agent; a failure is kept (the first) for run_one to return after the load. */
+static int run_agent_ask(struct run *run, struct agent_req *req, struct agent_reply *rep)
+{
+    struct hb_err err = { 0 };
+    int rc = agent_ask(&run->opts->agent, req, rep, &err);
+
+    if (rc < 0 && run->agent_rc == 0) {
+        run->agent_rc = rc;
+        run->agent_err = err;
+    }
+    return rc;
+}
+
+/* At the window's start: the agent begins its observation of the loaded hop and services. */
+static void run_agent_begin(struct run *run)
+{
+    const struct agent_client *a = &run->opts->agent;
+    static struct agent_req req;
+    struct agent_reply rep;
+
+    memset(&req, 0, sizeof(req));
+    req.type = AGENT_BEGIN;
+    snprintf(req.watch[0], sizeof(req.watch[0]), "%s", run->cur->cfg.ep.text);
+    req.nwatch = 1;
+    memcpy(req.services, a->services, sizeof(req.services));
+    req.nservices = a->nservices;
+    run->agent_session = 0;
+    if (run_agent_ask(run, &req, &rep) < 0) return;
+    if (rep.type == AGENT_BEGUN) run->agent_session = rep.session;
+    agent_reply_release(&rep);
+}
+
+/* At the window's end: the agent's evidence into the record, with where it came from. */
+static void run_agent_end(struct run *run)
+{
+    struct agent_req req = { .type = AGENT_END, .session = run->agent_session };
+    struct agent_reply rep;
+
+    if (run->agent_session == 0 || run_agent_ask(run, &req, &rep) < 0) return;
+    if (rep.type == AGENT_EVIDENCE) {
+        json_object_set_new(rep.evidence, "endpoint", json_string(run->opts->agent.ep.text));
+        run->cur->agent = json_incref(rep.evidence);
+    }
+    agent_reply_release(&rep);
+}
+
+/* The local observation's hook, with the agent's begin and end around the same window. */
+static void run_window_hook(void *arg, enum load_window at)
+{
+    struct run *run = arg;
+
+    observe_window_hook(&run->hook, at);
+    if (at == LOAD_WINDOW_OPEN) run_agent_begin(run);
+    if (at == LOAD_WINDOW_CLOSED) run_agent_end(run);
+}
+
+/*
+ * Each agent service's CPU per op of the run, and their sum, added to the
+ * agent's evidence once the ops are counted.
+ */
+static void run_agent_per_op(struct run_record *r)
+{
+    json_t *svcs = json_object_get(r->agent, "services"), *s;
+    uint64_t sum = 0, ops = r->res.ops;
+    bool all = true;
+    size_t i;
+
+    json_array_foreach(svcs, i, s)
+    {
+        json_t *cpu = json_object_get(s, "cpu_ns");
+        bool known = json_is_integer(cpu) && ops > 0;
+
+        all &= known;
+        if (known) sum += (uint64_t)json_integer_value(cpu);
+        json_object_set_new(s, "cpu_ns_per_op",
+                            known ? json_real((double)json_integer_value(cpu) / (double)ops)
+                                  : json_null());
+    }
+    json_object_set_new(r->agent, "services_ns_per_op",
+                        all && json_array_size(svcs) > 0 ? json_real((double)sum / (double)ops)
+                                                         : json_null());
+    json_object_set_new(r->agent, "ops", json_integer((json_int_t)ops));
 }
 
 /* The outside counters of one run: the servers the user named, the hop's sockets. */
@@ -100,6 +202,11 @@ static void run_observe(struct run *run, struct run_record *r)
     h->done = &r->observed;
     r->cfg.on_window = observe_window_hook;
     r->cfg.on_window_arg = h;
+    if (o->agent_given) {
+        run->cur = r;
+        r->cfg.on_window = run_window_hook;
+        r->cfg.on_window_arg = run;
+    }
 }
 
 /*
@@ -184,8 +291,11 @@ static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_reco
                  o->labels[cell] != NULL ? o->labels[cell] : r->cfg.ep.text);
         progress_run_begin(run->progress, what, rep + 1, o->shared.reps, &r->cfg);
     }
+    run->agent_rc = 0;
     rc = load_run(&r->cfg, &r->res, err);
     if (run->progress != NULL) progress_run_end(run->progress, &r->cfg);
+    if (r->agent != NULL) run_agent_per_op(r);
+    if (rc == 0 && run->agent_rc < 0) rc = hb_fail(err, run->agent_rc, "%s", run->agent_err.msg);
     return rc;
 }
 
@@ -324,6 +434,49 @@ static void run_summary_print(const struct run *run, FILE *out)
     free(cells);
 }
 
+/* A string of the agent's evidence, escaped for the terminal; "?" when it is not one. */
+static const char *agent_text(char *buf, size_t cap, const json_t *v)
+{
+    return text_safe(buf, cap, json_is_string(v) ? json_string_value(v) : "?");
+}
+
+/*
+ * One line per run with --agent: the agent's host and state, each service's
+ * CPU per op, the loaded hop's established peak on the agent's side.
+ */
+static void run_agent_lines(FILE *out, const struct run_record *recs, size_t n)
+{
+    char host[TEXT_SAFE_CAP], name[TEXT_SAFE_CAP], state[TEXT_SAFE_CAP];
+
+    for (size_t i = 0; i < n; i++) {
+        const json_t *a = recs[i].agent, *s;
+        const json_t *peak = json_object_get(
+            json_object_get(json_array_get(json_object_get(a, "hops"), 0), "established"), "peak");
+        size_t k;
+
+        if (a == NULL) continue;
+        fprintf(out, "agent %s, state %s: %s rep %u:",
+                agent_text(host, sizeof(host), json_object_get(a, "host")),
+                json_is_string(json_object_get(a, "state_at_begin"))
+                    ? agent_text(state, sizeof(state), json_object_get(a, "state_at_begin"))
+                    : "none",
+                endpoint_name(&recs[i].cfg.ep), recs[i].rep + 1);
+        json_array_foreach(json_object_get(a, "services"), k, s)
+        {
+            const json_t *per_op = json_object_get(s, "cpu_ns_per_op");
+            fprintf(out, " %s ", agent_text(name, sizeof(name), json_object_get(s, "name")));
+            if (json_is_number(per_op))
+                fprintf(out, "%.0f ns/op,", json_number_value(per_op));
+            else
+                fprintf(out, "n/a,");
+        }
+        if (json_is_integer(peak))
+            fprintf(out, " established peak %lld\n", (long long)json_integer_value(peak));
+        else
+            fprintf(out, " established n/a\n");
+    }
+}
+
 void run_report(const struct run *run, FILE *out)
 {
     const struct run_record *recs = run->recs;
@@ -337,6 +490,7 @@ void run_report(const struct run *run, FILE *out)
     report_cost_table(out, recs, n);
     report_kernel_evidence(out, recs, n);
     report_services(out, recs, n, run->opts->neps, run->opts->shared.seed);
+    run_agent_lines(out, recs, n);
     if (run->opts->shared.reps > 1) run_summary_print(run, out);
     report_errors(out, recs, n);
     report_cut_short(out, recs, n);
@@ -344,8 +498,10 @@ void run_report(const struct run *run, FILE *out)
 
 void run_release(struct run *run)
 {
-    for (size_t i = 0; i < run->nrecs; i++)
+    for (size_t i = 0; i < run->nrecs; i++) {
         load_result_release(&run->recs[i].res);
+        json_decref(run->recs[i].agent);
+    }
     free(run->recs);
     free(run->probes);
     run->recs = NULL;

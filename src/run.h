@@ -34,6 +34,11 @@ struct run {
     size_t nrecs;
     bool jsonl_failed;         /* run_all stopped: a record could not be appended to --jsonl */
     struct progress *progress; /* the live line, or NULL */
+    /* --agent: the run in its window, its session, and the first failure of its questions */
+    struct run_record *cur;
+    uint64_t agent_session;
+    int agent_rc;
+    struct hb_err agent_err;
 };
 
 /* How many runs run_all makes, and how long each takes as planned (0: a count, not a time). */
@@ -59,6 +64,8 @@ size_t run_mem_need(const struct run_opts *o);
 /*
  * Whether every endpoint has someone listening: 0, or a negative errno with
  * err naming the first that has not ("cannot connect to ENDPOINT: why").
+ * With --agent, whether the agent answers and takes the token, and with
+ * --agent-state, the wait until it announces that state.
  */
 int run_preflight(const struct run_opts *o, const atomic_int *stop, struct hb_err *err);
 

@@ -56,6 +56,8 @@ for t in tests/integration/test_*.sh; do
     rc=$?
     p=$(grep -c '^ok ' "$out")
     f=$(grep -c '^not ok ' "$out")
+    # 77: the test skipped itself as a whole (its "ok ... # SKIP" line says why)
+    if [ "$rc" -eq 77 ] && [ "$f" -eq 0 ]; then rc=0; fi
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
     passed=$((passed + p))
     failed=$((failed + f))

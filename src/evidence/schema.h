@@ -76,6 +76,9 @@
 #define EV_MERGED_RUNS          "merged_runs"
 #define EV_ERROR                "error" /* the placeholder of a run that could not be encoded */
 
+/* A run's server side from run --agent (docs/agent.md lists what it holds). */
+#define EV_AGENT "agent"
+
 /* A lab run's netns (lab --netns): where each end ran. */
 #define EV_NETNS            "netns"
 #define EV_NETNS_CLIENT     "client"          /* "same", "A" or "B" */

@@ -288,6 +288,7 @@ json_t *report_run_json(const struct run_record *r)
     json_object_set_new(run, EV_STATUS, status_json(res));
     json_object_set_new(run, EV_OPEN_LOOP, open_loop_json(r));
     if (r->netns.mode != NETNS_NONE) json_object_set_new(run, EV_NETNS, netns_json(&r->netns));
+    if (r->agent != NULL) json_object_set(run, EV_AGENT, r->agent);
     if (report_services_json(run, r) < 0) {
         json_decref(run);
         return NULL;
@@ -310,7 +311,7 @@ static void sysctl_json(const struct machine *m, json_t **values, json_t **unava
     }
 }
 
-static json_t *machine_json(const struct machine *m)
+json_t *report_machine_json(const struct machine *m)
 {
     json_t *sysctl, *unavailable;
 
@@ -338,7 +339,7 @@ static json_t *meta_json(const struct report_meta *meta)
     struct evidence_head head = { .command = meta->command,
                                   .argv = json_array(),
                                   .started_unix_s = meta->started_unix_s,
-                                  .machine = machine_json(meta->machine),
+                                  .machine = report_machine_json(meta->machine),
                                   .placement = place_json(meta->place),
                                   .server = json_string(meta->server ? meta->server : "external") };
 

@@ -6,6 +6,7 @@
 #ifndef HOPBENCH_REPORT_RECORD_H
 #define HOPBENCH_REPORT_RECORD_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -57,6 +58,8 @@ struct run_record {
     uint64_t prepared;
     const char *transport; /* its name where the endpoint's is not enough ("tcp-veth"), or NULL */
     struct record_netns netns; /* lab --netns: where each end ran */
+    /* run --agent: the agent's evidence of the window, its host and endpoint; owned, or NULL */
+    json_t *agent;
 };
 
 /* "tcp", "unix" (endpoint_transport), or the lab's r->transport ("tcp-veth"). */

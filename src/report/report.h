@@ -97,6 +97,9 @@ void report_noisy_count(FILE *f, const struct run_record *recs, size_t n);
 /* The evidence document (see docs/evidence.md). The caller owns the result (json_decref). */
 json_t *report_json(const struct report_meta *meta, const struct run_record *recs, size_t n);
 
+/* The machine (probe_machine) as the evidence's "machine" object. */
+json_t *report_machine_json(const struct machine *m);
+
 /* One run as JSON (the records of "runs" and of --jsonl); NULL if it cannot be encoded. */
 json_t *report_run_json(const struct run_record *r);
 

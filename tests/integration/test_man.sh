@@ -112,5 +112,11 @@ expect_complete "endpoint schemes after the protocol" "hopbench run echo t" "tcp
 touch "$tmp/evidence-a.json"
 expect_complete "a file after --json" "hopbench run echo unix:/x --json $tmp/evid" "$tmp/evidence-a.json"
 expect_complete "evidence files for compare" "hopbench compare $tmp/evi" "$tmp/evidence-a.json"
+agent_opts=$("$HOPBENCH" agent --help | help_options)
+# shellcheck disable=SC2086
+expect_complete "every option of agent" "hopbench agent -" $agent_opts
+touch "$tmp/token-a"
+expect_complete "a file after --agent-token-file" "hopbench run echo unix:/x --agent-token-file $tmp/tok" "$tmp/token-a"
+expect_complete "a file after --schedule" "hopbench agent --schedule $tmp/tok" "$tmp/token-a"
 
 done_testing

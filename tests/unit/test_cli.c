@@ -112,6 +112,9 @@ static char *printed_help(const char *name)
     } else if (strcmp(name, "run") == 0) {
         struct run_opts o;
         rc = cli_parse_run(2, argv, &o, out, &err);
+    } else if (strcmp(name, "agent") == 0) {
+        static struct agent_cli o;
+        rc = cli_parse_agent(2, argv, &o, out, &err);
     } else if (strcmp(name, "serve") == 0) {
         struct serve_opts o;
         rc = cli_parse_serve(2, argv, &o, out, &err);
@@ -149,7 +152,8 @@ static void check_spec(const struct cli_spec *s, const char *name)
 static void test_top(void **state)
 {
     const struct cli_spec *subs[] = { &cli_spec_lab,     &cli_spec_run,   &cli_spec_serve,
-                                      &cli_spec_compare, &cli_spec_merge, &cli_spec_report };
+                                      &cli_spec_compare, &cli_spec_merge, &cli_spec_report,
+                                      &cli_spec_agent };
     unsigned missing = 0;
 
     (void)state;
@@ -170,6 +174,12 @@ static void test_run(void **state)
 {
     (void)state;
     check_spec(&cli_spec_run, "run");
+}
+
+static void test_agent(void **state)
+{
+    (void)state;
+    check_spec(&cli_spec_agent, "agent");
 }
 
 static void test_serve(void **state)
@@ -257,11 +267,11 @@ static void test_cli_option(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_top),        cmocka_unit_test(test_run),
-        cmocka_unit_test(test_serve),      cmocka_unit_test(test_lab),
-        cmocka_unit_test(test_compare),    cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_report),     cmocka_unit_test(test_checker_fails),
-        cmocka_unit_test(test_cli_option),
+        cmocka_unit_test(test_top),           cmocka_unit_test(test_run),
+        cmocka_unit_test(test_serve),         cmocka_unit_test(test_agent),
+        cmocka_unit_test(test_lab),           cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_merge),         cmocka_unit_test(test_report),
+        cmocka_unit_test(test_checker_fails), cmocka_unit_test(test_cli_option),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,521 @@
+/*
+ * agent: the server side of `run --agent`: the listener, the sessions, the
+ * schedule (see agent.h).
+ */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "host/observe.h"
+#include "host/probe.h"
+#include "report/report.h"
+#include "service.h"
+
+_Static_assert(AGENT_ARGS_MAX <= SERVICE_MAX && AGENT_ARGS_MAX <= SERVICE_MAX_WATCH + 1,
+               "a begin's lists fit a service set and its loaded hop");
+
+/* ---- the schedule's text ---- */
+
+/* Seconds ("30", "2.5", "30s") or "next" into *ns (0 for next). */
+static int parse_duration(const char *w, uint64_t *ns)
+{
+    char *end = NULL;
+    double s;
+
+    if (strcmp(w, "next") == 0) {
+        *ns = 0;
+        return 0;
+    }
+    errno = 0;
+    s = strtod(w, &end);
+    if (errno != 0 || end == w || (*end != '\0' && strcmp(end, "s") != 0) || !(s > 0) ||
+        s > 31536000)
+        return -EINVAL;
+    *ns = (uint64_t)(s * 1e9);
+    return 0;
+}
+
+/* One line (NUL-terminated, no newline) into a step; 1 for a step, 0 for nothing. */
+static int parse_line(char *line, unsigned lineno, struct agent_step *st, struct hb_err *err)
+{
+    char *name, *dur, *rest, *save = NULL;
+
+    name = strtok_r(line, " \t", &save);
+    if (name == NULL || name[0] == '#') return 0;
+    dur = strtok_r(NULL, " \t", &save);
+    rest = strtok_r(NULL, "", &save);
+    while (rest != NULL && (*rest == ' ' || *rest == '\t'))
+        rest++;
+    if (!agent_name_valid(name))
+        return hb_fail(err, -EINVAL, "line %u: '%.*s' is not a state name ([A-Za-z0-9_.-], 1..%d)",
+                       lineno, 64, name, AGENT_NAME_MAX - 1);
+    if (dur == NULL || parse_duration(dur, &st->duration_ns) < 0)
+        return hb_fail(err, -EINVAL, "line %u: %s: the duration must be seconds or 'next'", lineno,
+                       name);
+    if (rest != NULL && strlen(rest) >= AGENT_CMD_MAX)
+        return hb_fail(err, -EINVAL, "line %u: %s: the command is longer than %d bytes", lineno,
+                       name, AGENT_CMD_MAX - 1);
+    snprintf(st->name, sizeof(st->name), "%s", name);
+    snprintf(st->cmd, sizeof(st->cmd), "%s", rest != NULL && strcmp(rest, "-") != 0 ? rest : "");
+    return 1;
+}
+
+int agent_schedule_parse(const char *text, struct agent_schedule *s, struct hb_err *err)
+{
+    char line[AGENT_CMD_MAX + 2 * AGENT_NAME_MAX];
+    unsigned lineno = 0;
+
+    memset(s, 0, sizeof(*s));
+    while (*text != '\0') {
+        size_t n = strcspn(text, "\n");
+        int rc;
+
+        lineno++;
+        if (n >= sizeof(line))
+            return hb_fail(err, -EINVAL, "line %u: longer than %zu bytes", lineno,
+                           sizeof(line) - 1);
+        memcpy(line, text, n);
+        line[n] = '\0';
+        text += n + (text[n] == '\n');
+        if (s->n == AGENT_SCHED_MAX && strspn(line, " \t") != n && line[strspn(line, " \t")] != '#')
+            return hb_fail(err, -EINVAL, "line %u: more than %d configurations", lineno,
+                           AGENT_SCHED_MAX);
+        rc = s->n < AGENT_SCHED_MAX ? parse_line(line, lineno, &s->step[s->n], err) : 0;
+        if (rc < 0) return rc;
+        for (unsigned i = 0; rc == 1 && i < s->n; i++)
+            if (strcmp(s->step[i].name, s->step[s->n].name) == 0)
+                return hb_fail(err, -EINVAL, "line %u: %s is named twice", lineno, s->step[i].name);
+        s->n += (unsigned)rc;
+    }
+    if (s->n == 0) return hb_fail(err, -EINVAL, "no configuration in it");
+    return 0;
+}
+
+/* ---- the agent's state ---- */
+
+struct session {
+    uint64_t id;
+    uint64_t begun_ns;
+    char state[AGENT_NAME_MAX]; /* announced when it began */
+    struct service_set set;
+    struct observe_cfg cfg;
+    struct observe o;
+};
+
+struct agent {
+    const struct agent_opts *opts;
+    struct agent_schedule *sched; /* NULL without one */
+    unsigned cur;                 /* the active step; sched->n: the schedule is done */
+    uint64_t since_ns;
+    struct session *sess[AGENT_SESSIONS];
+    uint64_t next_id;
+    struct observe_result res; /* scratch for an end */
+    FILE *log;
+};
+
+static const char *state_now(const struct agent *a)
+{
+    return a->sched != NULL && a->cur < a->sched->n ? a->sched->step[a->cur].name : "";
+}
+
+/* The command of a step, through /bin/sh -c: 0 when it exited 0, else -ECHILD with err set. */
+static int run_command(const struct agent_step *st, struct hb_err *err)
+{
+    pid_t pid, got;
+    int status = 0;
+
+    if (st->cmd[0] == '\0') return 0;
+    pid = fork();
+    if (pid == -1) return hb_fail(err, -errno, "%s: cannot fork: %s", st->name, strerror(errno));
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL); /* ignored here, and an ignored signal stays so across exec */
+        execl("/bin/sh", "sh", "-c", st->cmd, (char *)NULL);
+        _exit(127);
+    }
+    do
+        got = waitpid(pid, &status, 0);
+    while (got == -1 && errno == EINTR);
+    if (got == -1) return hb_fail(err, -errno, "%s: waitpid: %s", st->name, strerror(errno));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+    if (WIFSIGNALED(status))
+        return hb_fail(err, -ECHILD, "schedule: %s: its command was killed by signal %d", st->name,
+                       WTERMSIG(status));
+    return hb_fail(err, -ECHILD, "schedule: %s: its command exited with %d", st->name,
+                   WEXITSTATUS(status));
+}
+
+/* Makes step i active (its command first), or ends the schedule when i is past the last. */
+static int enter_step(struct agent *a, unsigned i, struct hb_err *err)
+{
+    int rc;
+
+    a->cur = i;
+    if (i >= a->sched->n) {
+        fprintf(a->log, "hopbench agent: schedule done: no state announced\n");
+        fflush(a->log);
+        return 0;
+    }
+    a->cur = a->sched->n; /* nothing is announced while the command applies it */
+    rc = run_command(&a->sched->step[i], err);
+    if (rc < 0) return rc;
+    a->cur = i;
+    a->since_ns = now_ns();
+    fprintf(a->log, "hopbench agent: state %s (%u of %u)\n", a->sched->step[i].name, i + 1,
+            a->sched->n);
+    fflush(a->log);
+    return 0;
+}
+
+/* Moves the schedule on when its step's time is up or *next was set. */
+static int follow_schedule(struct agent *a, atomic_int *next, struct hb_err *err)
+{
+    const struct agent_step *st;
+    bool told = atomic_exchange(next, 0) != 0;
+
+    if (a->sched == NULL || a->cur >= a->sched->n) return 0;
+    st = &a->sched->step[a->cur];
+    if (told || (st->duration_ns > 0 && now_ns() - a->since_ns >= st->duration_ns))
+        return enter_step(a, a->cur + 1, err);
+    return 0;
+}
+
+static int read_schedule(struct agent *a, const char *path, struct hb_err *err)
+{
+    /* every line at its longest, comments aside */
+    const size_t cap = (size_t)AGENT_SCHED_MAX * (AGENT_CMD_MAX + 2 * AGENT_NAME_MAX);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = fopen(path, "re");
+    int rc = 0;
+
+    if (f == NULL) return hb_fail(err, -errno, "--schedule %s: %s", path, strerror(errno));
+    text = xmalloc(cap + 1);
+    len = fread(text, 1, cap + 1, f);
+    if (ferror(f) || len > cap)
+        rc = hb_fail(err, -EINVAL, "--schedule %s: unreadable or too long", path);
+    fclose(f);
+    if (rc == 0) {
+        text[len] = '\0';
+        a->sched = xcalloc(1, sizeof(*a->sched));
+        rc = agent_schedule_parse(text, a->sched, err);
+        if (rc < 0) {
+            char why[sizeof(err->msg)];
+            snprintf(why, sizeof(why), "%s", err->msg);
+            hb_fail(err, rc, "--schedule %s: %s", path, why);
+        }
+    }
+    free(text);
+    return rc;
+}
+
+/* ---- answers ---- */
+
+static json_t *error_reply(const char *code, const char *msg)
+{
+    return json_pack("{s:s, s:s, s:s}", "type", "error", "code", code, "error", msg);
+}
+
+static json_t *state_or_null(const char *s)
+{
+    return s[0] != '\0' ? json_string(s) : json_null();
+}
+
+static json_t *val_json(const struct ctr_val *v)
+{
+    return v->ok ? json_integer((json_int_t)v->v) : json_pack("{s:s}", "unavailable", v->why);
+}
+
+static json_t *gauge_json(const struct obs_gauge *g)
+{
+    return json_pack("{s:o, s:o, s:o}", "start", val_json(&g->start), "peak", val_json(&g->peak),
+                     "end", val_json(&g->end));
+}
+
+static json_t *hop_json(const struct endpoint *ep, struct obs_gauge *const g[OBS_GAUGES],
+                        const struct ctr_val *backlog)
+{
+    return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "endpoint", ep->text, "transport",
+                     endpoint_transport(ep), "time_wait_client", gauge_json(g[OBS_TW_CLIENT]),
+                     "time_wait_server", gauge_json(g[OBS_TW_SERVER]), "established",
+                     gauge_json(g[OBS_ESTABLISHED]), "client_ports",
+                     gauge_json(g[OBS_CLIENT_PORTS]), "listen_queue",
+                     gauge_json(g[OBS_LISTEN_QUEUE]), "listen_backlog", val_json(backlog));
+}
+
+static json_t *hops_json(const struct session *s, struct observe_result *r)
+{
+    struct obs_gauge *g0[OBS_GAUGES] = { &r->tw_client, &r->tw_server, &r->established,
+                                         &r->client_ports, &r->listen_queue };
+    json_t *hops = json_array();
+
+    json_array_append_new(hops, hop_json(&s->cfg.ep, g0, &r->listen_backlog));
+    for (unsigned w = 0; w < s->set.nwatch; w++) {
+        struct obs_gauge *g[OBS_GAUGES];
+        for (int i = 0; i < OBS_GAUGES; i++)
+            g[i] = &r->watch[w].g[i];
+        json_array_append_new(hops, hop_json(&s->set.watch[w], g, &r->watch[w].listen_backlog));
+    }
+    return hops;
+}
+
+static json_t *services_json(const struct session *s, const struct observe_result *r)
+{
+    json_t *a = json_array();
+
+    for (unsigned i = 0; i < s->set.n; i++) {
+        const struct service_spec *sp = &s->set.svc[i];
+        const struct obs_service *o = &r->svc[i];
+        char source[PATH_MAX + 32];
+
+        if (sp->kind == SERVICE_CGROUP)
+            snprintf(source, sizeof(source), "cgroup %s", sp->dir);
+        else
+            snprintf(source, sizeof(source), "%s %d",
+                     sp->kind == SERVICE_TREE ? "tree of pid" : "pid", (int)sp->pid);
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:i}", "name", sp->name, "kind",
+                         service_kind_name(sp->kind), "source", source, "cpu_ns",
+                         val_json(&o->cpu_ns), "pss_start", val_json(&o->pss_start), "pss_end",
+                         val_json(&o->pss_end), "working_set_start", val_json(&o->ws_start),
+                         "working_set_end", val_json(&o->ws_end), "processes", (int)o->members));
+    }
+    return a;
+}
+
+/* What an end sends: the server side of the window between begin and end. */
+static json_t *evidence_json(const struct agent *a, const struct session *s,
+                             struct observe_result *r)
+{
+    struct machine m;
+    json_t *net = json_object();
+
+    probe_machine(&m);
+    for (unsigned i = 0; i < OBS_NET_COUNT; i++)
+        json_object_set_new(net, observe_net_name(i), val_json(&r->net[i]));
+    return json_pack(
+        "{s:s, s:s, s:I, s:o, s:o, s:o, s:f, s:o, s:{s:o, s:o, s:o, s:i}, s:o, s:o, s:i, s:I, "
+        "s:o}",
+        "host", m.hostname, "version", HOPBENCH_VERSION, "pid", (json_int_t)getpid(),
+        "state_at_begin", state_or_null(s->state), "state_at_end", state_or_null(state_now(a)),
+        "state_index",
+        a->sched != NULL && a->cur < a->sched->n ? json_integer(a->cur) : json_integer(-1),
+        "window_s", (double)(now_ns() - s->begun_ns) / 1e9, "machine", report_machine_json(&m),
+        "cpu", "system_busy_ns", val_json(&r->system_busy_ns), "steal_ns",
+        val_json(&r->other.steal_ns), "agent_process_ns", val_json(&r->other.self_ns),
+        "cpus_allowed", (int)r->other.cpus, "services", services_json(s, r), "hops",
+        hops_json(s, r), "samples", (int)r->samples, "sample_ms",
+        (json_int_t)(r->sample_ns / NS_PER_MS), "net_delta", net);
+}
+
+/* A free slot for a session: an empty one, or the oldest past AGENT_SESSION_TTL_S. */
+static int free_slot(struct agent *a)
+{
+    int oldest = -1;
+
+    for (int i = 0; i < AGENT_SESSIONS; i++) {
+        if (a->sess[i] == NULL) return i;
+        if (oldest < 0 || a->sess[i]->begun_ns < a->sess[oldest]->begun_ns) oldest = i;
+    }
+    if (now_ns() - a->sess[oldest]->begun_ns < AGENT_SESSION_TTL_S * NS_PER_S) return -1;
+    observe_end(&a->sess[oldest]->o, &a->res);
+    free(a->sess[oldest]);
+    a->sess[oldest] = NULL;
+    return oldest;
+}
+
+/* The session's services and hops from a begin: 0, or -EINVAL with err set. */
+static int session_set(struct session *s, const struct agent_req *req, struct hb_err *err)
+{
+    if (req->nwatch == 0)
+        return hb_fail(err, -EINVAL, "begin: name the endpoint loaded in \"watch\"");
+    if (endpoint_parse(&s->cfg.ep, req->watch[0], err) < 0) return -EINVAL;
+    for (unsigned i = 1; i < req->nwatch; i++)
+        if (service_watch_add(&s->set, req->watch[i], err) < 0) return -EINVAL;
+    for (unsigned i = 0; i < req->nservices; i++)
+        if (service_add(&s->set, req->services[i], err) < 0) return -EINVAL;
+    return 0;
+}
+
+static json_t *answer_begin(struct agent *a, const struct agent_req *req)
+{
+    struct hb_err err = { 0 };
+    struct session *s;
+    int slot = free_slot(a), rc;
+
+    if (slot < 0) return error_reply("busy", "every session is in use");
+    s = xcalloc(1, sizeof(*s));
+    if (session_set(s, req, &err) < 0) {
+        free(s);
+        return error_reply("bad_service", err.msg);
+    }
+    s->cfg.set = s->set.n + s->set.nwatch > 0 ? &s->set : NULL;
+    s->cfg.sample_ns = OBS_SAMPLE_CHURN_NS;
+    snprintf(s->state, sizeof(s->state), "%s", state_now(a));
+    s->id = ++a->next_id;
+    s->begun_ns = now_ns();
+    rc = observe_begin(&s->o, &s->cfg);
+    if (rc < 0) {
+        free(s);
+        return error_reply("failed", strerror(-rc));
+    }
+    a->sess[slot] = s;
+    return json_pack("{s:s, s:I, s:o}", "type", "begun", "session", (json_int_t)s->id, "state",
+                     state_or_null(s->state));
+}
+
+static json_t *answer_end(struct agent *a, const struct agent_req *req)
+{
+    json_t *ev;
+
+    for (int i = 0; i < AGENT_SESSIONS; i++) {
+        struct session *s = a->sess[i];
+        if (s == NULL || s->id != req->session) continue;
+        observe_end(&s->o, &a->res);
+        ev = evidence_json(a, s, &a->res);
+        free(s);
+        a->sess[i] = NULL;
+        if (ev == NULL) return error_reply("failed", "the evidence could not be encoded");
+        return json_pack("{s:s, s:o}", "type", "evidence", "evidence", ev);
+    }
+    return error_reply("unknown_session", "no such session: ended, dropped or never begun");
+}
+
+static json_t *answer_state(const struct agent *a)
+{
+    bool on = a->sched != NULL && a->cur < a->sched->n;
+
+    return json_pack("{s:s, s:o, s:I, s:f}", "type", "state", "state", state_or_null(state_now(a)),
+                     "index", (json_int_t)(on ? (int)a->cur : -1), "since_s",
+                     on ? (double)(now_ns() - a->since_ns) / 1e9 : 0.0);
+}
+
+/* The reply to a request body (NULL: out of memory); *refusal names what was refused. */
+static json_t *answer(struct agent *a, const char *nonce_hex, const struct agent_dec *d,
+                      const char **refusal)
+{
+    static struct agent_req req;
+    struct hb_err err = { 0 };
+    const struct agent_token *t = &a->opts->token;
+
+    if (agent_req_parse(d->buf, d->len, &req, &err) < 0) {
+        *refusal = "a bad request";
+        return error_reply("bad_request", err.msg);
+    }
+    if (!agent_mac_ok(t->b, t->len, nonce_hex, req.mac)) {
+        *refusal = "a wrong token";
+        return error_reply("auth", "token refused");
+    }
+    if (req.type == AGENT_BEGIN) return answer_begin(a, &req);
+    if (req.type == AGENT_END) return answer_end(a, &req);
+    return answer_state(a);
+}
+
+static int send_msg(int fd, const json_t *msg, uint64_t deadline_ns)
+{
+    static uint8_t frame[AGENT_HDR + AGENT_REPLY_MAX];
+    long n = msg != NULL ? agent_frame(msg, AGENT_REPLY_MAX, frame, sizeof(frame)) : -ENOMEM;
+
+    if (n < 0) return (int)n;
+    return agent_send_all(fd, frame, (size_t)n, deadline_ns);
+}
+
+/* One connection: hello, one request, its answer. */
+static void serve_conn(struct agent *a, int fd)
+{
+    static uint8_t body[AGENT_REQ_MAX];
+    uint64_t deadline = now_ns() + AGENT_CONN_MS * NS_PER_MS;
+    uint8_t nonce[AGENT_NONCE_BYTES];
+    char hex[AGENT_HEX_MAX + 1];
+    const char *refusal = NULL;
+    struct agent_dec d;
+    json_t *msg;
+    int rc;
+
+    if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) return;
+    agent_hex(nonce, sizeof(nonce), hex);
+    msg = json_pack("{s:s, s:i, s:s}", "type", "hello", "proto", AGENT_PROTO, "nonce", hex);
+    rc = send_msg(fd, msg, deadline);
+    json_decref(msg);
+    if (rc < 0) return;
+    agent_dec_init(&d, body, sizeof(body));
+    rc = agent_recv_msg(fd, &d, deadline);
+    if (rc == -EMSGSIZE) {
+        refusal = "an oversized message";
+        msg = error_reply("too_large", "the message is longer than the agent takes");
+    } else if (rc == -EBADMSG || rc == -EPROTO) {
+        refusal = "a bad frame";
+        msg = error_reply("bad_request", "a frame of length 0, or bytes after the request");
+    } else if (rc < 0) {
+        return; /* gone or too slow: nobody to answer */
+    } else {
+        msg = answer(a, hex, &d, &refusal);
+    }
+    if (refusal != NULL) {
+        fprintf(a->log, "hopbench agent: refused %s\n", refusal);
+        fflush(a->log);
+    }
+    send_msg(fd, msg, deadline);
+    json_decref(msg);
+}
+
+static void agent_release(struct agent *a)
+{
+    for (int i = 0; i < AGENT_SESSIONS; i++) {
+        if (a->sess[i] == NULL) continue;
+        observe_end(&a->sess[i]->o, &a->res);
+        free(a->sess[i]);
+        a->sess[i] = NULL;
+    }
+    free(a->sched);
+    a->sched = NULL;
+}
+
+int agent_run(const struct agent_opts *o, atomic_int *stop, atomic_int *next, FILE *out, FILE *log,
+              struct hb_err *err)
+{
+    static struct agent a;
+    struct endpoint ep = o->listen;
+    struct listen_opts lo = { .backlog = 16, .mode = 0600, .allow_remote = o->listen_given };
+    int lfd = -1, rc = 0;
+    char shown[TEXT_SAFE_CAP];
+
+    memset(&a, 0, sizeof(a));
+    a.opts = o;
+    a.log = log;
+    if (o->schedule_path != NULL) rc = read_schedule(&a, o->schedule_path, err);
+    if (rc == 0) lfd = endpoint_listen(&ep, &lo, err);
+    if (rc < 0 || lfd < 0) {
+        rc = rc < 0 ? rc : lfd;
+        goto out;
+    }
+    fprintf(out, "hopbench agent: listening on %s\n", text_safe(shown, sizeof(shown), ep.text));
+    fflush(out);
+    if (a.sched != NULL) rc = enter_step(&a, 0, err);
+    while (rc == 0 && atomic_load(stop) == 0) {
+        struct pollfd p = { .fd = lfd, .events = POLLIN };
+        int fd;
+
+        rc = follow_schedule(&a, next, err);
+        if (rc < 0 || poll(&p, 1, 100) != 1) continue;
+        fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd == -1) continue; /* EAGAIN, a connection reset before accept, out of fds */
+        serve_conn(&a, fd);
+        close(fd);
+    }
+out:
+    if (lfd >= 0) {
+        close(lfd);
+        endpoint_unlink(&ep);
+    }
+    agent_release(&a);
+    return rc;
+}

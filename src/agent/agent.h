@@ -1,0 +1,70 @@
+/*
+ * agent: `hopbench agent`, beside the server (docs/agent.md). It answers,
+ * one connection at a time and each bounded in time and bytes (wire.h), the
+ * questions of a `hopbench run --agent` on this host or another: "begin"
+ * starts an observation of the server side as observe.c makes one for a local
+ * run (each named service's CPU and memory, the sockets of each watched hop,
+ * sampled; the kernel counters; the machine's CPU), "end" ends it and sends
+ * its figures as JSON, "state" says which configuration of the schedule is
+ * active. The schedule (--schedule FILE) is a list of configurations, each a
+ * name, a duration (or until SIGUSR1) and a command that applies it; the
+ * agent runs each command in turn and announces its name once it succeeded.
+ */
+#ifndef HOPBENCH_AGENT_AGENT_H
+#define HOPBENCH_AGENT_AGENT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "agent/client.h"
+#include "agent/wire.h"
+#include "endpoint.h"
+#include "util.h"
+
+#define AGENT_SCHED_MAX      64   /* configurations in a schedule */
+#define AGENT_CMD_MAX        1024 /* a configuration's command, with its NUL */
+#define AGENT_SESSIONS       16   /* observations begun and not ended */
+#define AGENT_SESSION_TTL_S  3600 /* past this an unended one may be dropped for a new one */
+#define AGENT_CONN_MS        5000 /* one connection, accept to close */
+#define AGENT_DEFAULT_LISTEN "tcp://127.0.0.1:7460"
+
+/* One configuration of a schedule. */
+struct agent_step {
+    char name[AGENT_NAME_MAX];
+    uint64_t duration_ns; /* 0: until the agent gets SIGUSR1 */
+    char cmd[AGENT_CMD_MAX];
+};
+
+struct agent_schedule {
+    struct agent_step step[AGENT_SCHED_MAX];
+    unsigned n;
+};
+
+/*
+ * Parses a schedule's text: a line per configuration, "NAME DURATION
+ * COMMAND", where NAME is a state name (agent_name_valid), DURATION seconds
+ * ("30", "2.5", "30s") or "next" (until SIGUSR1), COMMAND the rest of the line
+ * for /bin/sh -c ("-" or nothing: none). Blank lines and lines beginning with
+ * '#' are skipped. Returns 0, or -EINVAL with err naming the line.
+ */
+int agent_schedule_parse(const char *text, struct agent_schedule *s, struct hb_err *err);
+
+struct agent_opts {
+    struct endpoint listen;
+    bool listen_given; /* an address named explicitly may be other than loopback */
+    struct agent_token token;
+    const char *schedule_path; /* or NULL */
+};
+
+/*
+ * Runs the agent until *stop is set: listens (prints "hopbench agent:
+ * listening on EP" to out once it does), follows the schedule (each
+ * *next set moves it on), answers. One line on log per refused connection
+ * and per state. Returns 0, or a negative errno with err set: it cannot
+ * listen, the schedule cannot be read, or a configuration's command failed.
+ */
+int agent_run(const struct agent_opts *o, atomic_int *stop, atomic_int *next, FILE *out, FILE *log,
+              struct hb_err *err);
+
+#endif

@@ -1,0 +1,227 @@
+#!/bin/bash
+# hopbench agent across two network namespaces made by this test and joined by a veth
+# pair: the agent and an echo server in S, hopbench run --agent in C. The server side
+# the agent sends is real: the echo server's CPU per op is positive, the sockets it
+# counts on the loaded port are those ss counts in S plus the run's connections, its
+# listener's backlog is the one ss shows. A wrong token is exit 3 and the agent says it
+# refused it; a message longer than the agent takes is refused with too_large before
+# its body is read; the schedule's configurations are applied and announced, and a run
+# waits for the one it names. report and compare read the evidence. Nothing is left:
+# namespaces, veth, processes. Exit 77 (skip) without the right to make namespaces.
+# shellcheck disable=SC2016 # $vars in single quotes are jq variables
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_tools ip ss
+
+NS_S=hb-agent-s-$$
+NS_C=hb-agent-c-$$
+IF_S=hbas$$
+IF_C=hbac$$
+ADDR_S=10.251.7.1
+ADDR_C=10.251.7.2
+
+teardown() {
+    cleanup
+    ip netns del "$NS_S" 2>/dev/null
+    ip netns del "$NS_C" 2>/dev/null
+    ip link del "$IF_S" 2>/dev/null
+}
+trap teardown EXIT
+trap 'teardown; exit 130' INT
+trap 'teardown; exit 143' TERM
+
+if ! ip netns add "$NS_S" 2>/dev/null; then
+    echo "ok hopbench agent across namespaces # SKIP no right to make a network namespace"
+    exit 77
+fi
+ip netns add "$NS_C" &&
+    ip link add "$IF_S" type veth peer name "$IF_C" &&
+    ip link set "$IF_S" netns "$NS_S" && ip link set "$IF_C" netns "$NS_C" &&
+    ip -n "$NS_S" addr add "$ADDR_S/30" dev "$IF_S" && ip -n "$NS_C" addr add "$ADDR_C/30" dev "$IF_C" &&
+    ip -n "$NS_S" link set lo up && ip -n "$NS_C" link set lo up &&
+    ip -n "$NS_S" link set "$IF_S" up && ip -n "$NS_C" link set "$IF_C" up || {
+    not_ok "setup: two namespaces joined by a veth pair" "ip failed"
+    done_testing
+}
+ok "setup: namespaces $NS_S and $NS_C joined by $IF_S/$IF_C"
+
+TOKEN=$T/token
+printf 'a-token-for-this-test-%s\n' "$$$RANDOM" >"$TOKEN"
+chmod 600 "$TOKEN"
+printf 'the-wrong-token-%s\n' "$RANDOM$RANDOM" >"$T/wrong"
+chmod 600 "$T/wrong"
+cat >"$T/schedule" <<EOF
+# the configurations, in turn
+first next touch $T/first.applied
+second 600 touch $T/second.applied
+EOF
+
+# in NS CMD... : CMD in namespace NS (ip netns exec execs it: the pid stays).
+in_ns() {
+    local ns=$1
+    shift
+    ip netns exec "$ns" "$@"
+}
+
+# wait_line FILE ERE : waits (at most 10 s) for a line of FILE matching ERE.
+wait_line() {
+    local i
+    for ((i = 0; i < 200; i++)); do
+        grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+spawn_cmd srv ip netns exec "$NS_S" "$HOPBENCH" serve echo --listen "tcp://$ADDR_S:0" --allow-remote
+SRV=$SPAWNED
+spawn_cmd agent ip netns exec "$NS_S" "$HOPBENCH" agent --listen "$ADDR_S:0" --token-file "$TOKEN" \
+    --schedule "$T/schedule"
+AGENT=$SPAWNED
+if ! wait_line "$T/srv.out" '^hopbench: echo server' ||
+    ! wait_line "$T/agent.out" '^hopbench agent: listening on'; then
+    not_ok "server and agent listen in $NS_S" "$(cat "$T/srv.err" "$T/agent.err" | head -c 300)"
+    done_testing
+fi
+PORT=$(sed -n 's|^hopbench: listening on tcp://.*:\([0-9]*\)$|\1|p' "$T/srv.out")
+APORT=$(sed -n 's|^hopbench agent: listening on tcp://.*:\([0-9]*\)$|\1|p' "$T/agent.out")
+ok "server on $ADDR_S:$PORT and agent on $ADDR_S:$APORT in $NS_S"
+check "the agent announces the schedule's first state once its command ran" \
+    wait_line "$T/agent.err" '^hopbench agent: state first \(1 of 2\)$'
+check "first's command ran" test -e "$T/first.applied"
+
+# Two connections held open from C, beside the run's own.
+spawn_cmd hold ip netns exec "$NS_C" bash -c \
+    "exec 3<>/dev/tcp/$ADDR_S/$PORT 4<>/dev/tcp/$ADDR_S/$PORT; exec sleep 60"
+held_ss() { in_ns "$NS_S" ss -Htn state established "( sport = :$PORT )" | wc -l; }
+for ((i = 0; i < 100; i++)); do
+    [ "$(held_ss)" = 2 ] && break
+    sleep 0.05
+done
+SS_EST=$(held_ss)
+check_eq "ss in $NS_S counts the 2 held connections" 2 "$SS_EST"
+SS_BACKLOG=$(in_ns "$NS_S" ss -Hltn "( sport = :$PORT )" | awk '{print $3}')
+
+# hbc OUT ARGS... : hopbench ARGS... in C, bounded, as hb does.
+hbc() {
+    local out=$1
+    shift
+    RC=0
+    (cd "$T" && exec timeout -k 5 60 ip netns exec "$NS_C" "$HOPBENCH" "$@") \
+        >"$T/$out.out" 2>"$T/$out.err" || RC=$?
+}
+
+CONNS=3
+hbc good run echo "tcp://$ADDR_S:$PORT" --allow-remote -c "$CONNS" -d 1 --warmup 0.3 -q --reps 2 \
+    --agent "tcp://$ADDR_S:$APORT" --agent-token-file "$TOKEN" --agent-service "echo=pid:$SRV" \
+    --json "$T/good.json"
+check_eq "run --agent from $NS_C: exit 0" 0 "$RC"
+A='.runs[0].agent'
+jcheck "the evidence names the agent's endpoint and host" "$T/good.json" \
+    "$A.endpoint == \"tcp://$ADDR_S:$APORT\" and $A.host == \"$(hostname)\" and $A.machine.hostname == $A.host"
+jcheck "the server's CPU per op, from the agent, is positive and its ops are the run's" \
+    "$T/good.json" "$A.services[0].name == \"echo\" and $A.services[0].source == \"pid $SRV\"
+    and $A.services[0].cpu_ns_per_op > 0 and $A.ops == .runs[0].ops and .runs[0].ops > 0
+    and $A.services_ns_per_op == $A.services[0].cpu_ns_per_op"
+jcheck "each run has the agent's evidence of its own window" "$T/good.json" \
+    '[.runs[] | .agent.ops == .ops and .agent.services[0].cpu_ns_per_op > 0] == [true, true]'
+check "the table says what the agent saw, a line per run" \
+    test "$(grep -Ec "^agent $(hostname), state first: tcp://$ADDR_S:$PORT rep [12]: echo [0-9]+ ns/op, established peak $((SS_EST + CONNS))\$" "$T/good.out")" = 2
+jcheck "the agent's established count on the port is ss's ($SS_EST) plus the run's $CONNS" \
+    "$T/good.json" "$A.hops[0].established | .start == $SS_EST + $CONNS and .peak == .start
+    and .end == .start"
+jcheck "the agent's listen backlog is the one ss shows ($SS_BACKLOG)" "$T/good.json" \
+    "$A.hops[0].listen_backlog == ${SS_BACKLOG:-null}"
+jcheck "the run records the state announced at its start and end" "$T/good.json" \
+    "$A.state_at_begin == \"first\" and $A.state_at_end == \"first\" and $A.state_index == 0"
+jcheck "the window the agent saw is about the run's" "$T/good.json" \
+    "$A.window_s >= .runs[0].window_s * 0.9 and $A.window_s < .runs[0].window_s + 2"
+jcheck "the client's own view from C sees none of the server's sockets" "$T/good.json" \
+    '.runs[0].observed.sockets.established.peak == 0'
+hb report report "$T/good.json" -o "$T/good.html"
+check_eq "report reads the evidence" 0 "$RC"
+hb compare compare "$T/good.json" "$T/good.json"
+check_eq "compare reads the evidence" 0 "$RC"
+
+# A wrong token: exit 3, one line; the agent says it refused it.
+hbc wrong run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.2 --warmup 0 -q \
+    --agent "tcp://$ADDR_S:$APORT" --agent-token-file "$T/wrong" --json "$T/wrong.json"
+check_eq "a wrong token: exit 3" 3 "$RC"
+one_line "a wrong token: one line" "$T/wrong.err" 'refused \(auth\): token refused'
+check "a wrong token: no evidence written" test ! -e "$T/wrong.json"
+check "the agent logs the wrong token" wait_line "$T/agent.err" '^hopbench agent: refused a wrong token$'
+HOPBENCH_AGENT_TOKEN=short hbc short run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.2 \
+    --agent "tcp://$ADDR_S:$APORT"
+check_eq "a token too short: exit 64" 64 "$RC"
+
+# An oversized message: a length of 1 MiB; the agent answers too_large and closes.
+in_ns "$NS_C" timeout 10 bash -c "exec 3<>/dev/tcp/$ADDR_S/$APORT
+    printf '\\000\\020\\000\\000' >&3
+    cat <&3" >"$T/big.out" 2>&1
+check "an oversized message is refused with too_large" grep -aq '"code":"too_large"' "$T/big.out"
+check "the agent logs the oversized message" \
+    wait_line "$T/agent.err" '^hopbench agent: refused an oversized message$'
+check "the agent still runs" alive "$AGENT"
+
+# The schedule: a run that waits for "second" starts once SIGUSR1 moves the agent on.
+spawn_cmd waiting timeout -k 5 60 ip netns exec "$NS_C" "$HOPBENCH" run echo \
+    "tcp://$ADDR_S:$PORT" --allow-remote -d 0.3 --warmup 0 -q --agent "tcp://$ADDR_S:$APORT" \
+    --agent-token-file "$TOKEN" --agent-state second --agent-wait 30 --json "$T/second.json"
+WAITING=$SPAWNED
+sleep 1
+check "a run waiting for state second has not run yet" test ! -e "$T/second.json"
+kill -USR1 "$AGENT"
+check "SIGUSR1 applies the next configuration and announces it" \
+    wait_line "$T/agent.err" '^hopbench agent: state second \(2 of 2\)$'
+reap "$WAITING" 30
+check_eq "the waiting run: exit 0" 0 "$RC"
+jcheck "its evidence records state second" "$T/second.json" \
+    '.runs[0].agent.state_at_begin == "second" and .runs[0].agent.state_index == 1'
+check "second's command ran" test -e "$T/second.applied"
+
+# Something that is not a hopbench agent of this protocol: exit 76, one line.
+spawn_cmd fake ip netns exec "$NS_S" python3 -c '
+import json, socket, struct, sys
+s = socket.socket()
+s.bind((sys.argv[1], 0))
+s.listen(1)
+print(s.getsockname()[1], flush=True)
+c, _ = s.accept()
+b = json.dumps({"type": "hello", "proto": 2, "nonce": "0" * 64}).encode()
+c.sendall(struct.pack(">I", len(b)) + b)
+c.recv(100)
+c.close()' "$ADDR_S"
+wait_line "$T/fake.out" '^[0-9]+$'
+hbc fake run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.2 --warmup 0 -q \
+    --agent "tcp://$ADDR_S:$(cat "$T/fake.out")" --agent-token-file "$TOKEN"
+check_eq "an agent of another protocol: exit 76" 76 "$RC"
+one_line "an agent of another protocol: one line" "$T/fake.err" 'protocol 2, not 1$'
+
+# A service the agent's host refuses (a pid that has exited): the run fails, naming it.
+sleep 0 &
+GONE=$!
+wait "$GONE"
+hbc badsvc run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.2 --warmup 0 -q \
+    --agent "tcp://$ADDR_S:$APORT" --agent-token-file "$TOKEN" --agent-service "x=pid:$GONE" \
+    --json "$T/badsvc.json"
+check_eq "a service the agent cannot find: exit 1" 1 "$RC"
+one_line "its line names the refusal" "$T/badsvc.err" "refused \\(bad_service\\): --service x: pid $GONE: no such process"
+
+# A configuration whose command fails stops the agent: exit 1, one line naming it.
+printf 'broken 10 exit 3\n' >"$T/broken"
+spawn_cmd broken ip netns exec "$NS_S" "$HOPBENCH" agent --listen 127.0.0.1:0 \
+    --token-file "$TOKEN" --schedule "$T/broken"
+reap "$SPAWNED" 10
+check_eq "a configuration's command that fails: the agent exits 1" 1 "$RC"
+one_line "its one line names the configuration and the exit" "$T/broken.err" \
+    '^hopbench agent: schedule: broken: its command exited with 3$'
+
+# Nothing left: stop what runs in the namespaces, remove them, look.
+for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
+ip netns del "$NS_S"
+ip netns del "$NS_C"
+check "no namespace of the test is left" bash -c "! ip netns list | grep -q 'hb-agent-[sc]-$$'"
+check "no veth end of the test is left" bash -c "! ip link show $IF_S 2>/dev/null && ! ip link show $IF_C 2>/dev/null"
+check "no process of the test is left" bash -c "! kill -0 $SRV $AGENT 2>/dev/null"
+
+done_testing
