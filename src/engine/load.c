@@ -101,7 +101,7 @@ static size_t round_up(size_t n, size_t to)
 struct worker_layout {
     size_t reqs;  /* fixed codecs: pipeline copies of the request (and the scratch state) */
     size_t rbuf;  /* receive buffer per connection */
-    size_t wbuf;  /* other codecs: request buffer per connection */
+    size_t wbuf;  /* other codecs: request buffer per connection; a session's set-up buffer */
     size_t state; /* codec state, rounded up */
 };
 

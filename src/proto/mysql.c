@@ -100,6 +100,7 @@ static void my_init(void *st, const struct codec_cfg *cfg)
     s->local = cfg->local;
     s->expect = o->expect_body;
     s->expect_len = s->expect != NULL ? strlen(s->expect) : 0;
+    s->seq = 1; /* a state that skips the set-up reads a reply at once */
 }
 
 /* Forgets a partial packet and reply; the session stays. */
@@ -107,6 +108,7 @@ static void my_reset(void *st)
 {
     struct my_state *s = st;
 
+    s->seq = 1; /* the next reply answers a command, which went out as packet 0 */
     s->hdr_got = 0;
     s->pgot = s->plen = 0;
     s->reply = REP_FIRST;
@@ -125,7 +127,7 @@ static size_t my_max_request(const struct codec_cfg *cfg)
 
 static size_t my_encode(void *st, uint8_t *dst, size_t cap)
 {
-    struct my_state *s = st;
+    const struct my_state *s = st;
     size_t n = s->ping ? 1 : 1 + s->sql_len;
 
     if (4 + n > cap || n > MYSQL_MAX_PACKET) return 0;
@@ -133,7 +135,6 @@ static size_t my_encode(void *st, uint8_t *dst, size_t cap)
     dst[3] = 0; /* a command starts a new sequence */
     dst[4] = s->ping ? 0x0e : 0x03;
     if (!s->ping) memcpy(dst + 5, s->sql, s->sql_len);
-    s->seq = 1;
     return 4 + n;
 }
 
@@ -393,6 +394,7 @@ static enum codec_rc setup_packet(struct my_state *s, uint8_t *out, size_t *out_
     case 0x00:
         if (s->setup == SET_KEY) break;
         s->setup = SET_READY;
+        s->seq = 1; /* the first reply answers the first command */
         return CODEC_DONE;
     case 0xff:
         msg->err = CODEC_ERR_NONE;
@@ -638,7 +640,7 @@ static enum codec_rc my_eof(void *st, struct codec_msg *msg)
 const struct codec_ops mysql_codec = {
     .name = "mysql",
     .state_size = sizeof(struct my_state),
-    .fixed = false,
+    .fixed = true,
     .max_request = my_max_request,
     .init = my_init,
     .encode = my_encode,

@@ -137,7 +137,7 @@ static size_t pg_max_request(const struct codec_cfg *cfg)
 
 static size_t pg_encode(void *st, uint8_t *dst, size_t cap)
 {
-    struct pg_state *s = st;
+    const struct pg_state *s = st;
     struct codec_cfg cc = { .opts = s->opts };
     uint8_t *p = dst, *m;
 
@@ -677,7 +677,7 @@ static enum codec_rc pg_eof(void *st, struct codec_msg *msg)
 const struct codec_ops pg_codec = {
     .name = "pg",
     .state_size = sizeof(struct pg_state),
-    .fixed = false,
+    .fixed = true,
     .max_request = pg_max_request,
     .init = pg_init,
     .encode = pg_encode,
