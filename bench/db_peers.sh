@@ -33,9 +33,15 @@
 # [min-max]. Targets (informational): ops/s ratio >= 1.0, client CPU per query <= 0.8x.
 # The load average is printed before the first and after the last run.
 #
+# FLOOR=build/release/bench/floor adds, once per rep, the floor of a client's CPU on this
+# machine: bench/floor's client (a blocking write and read of 64 B, no event loop, no
+# parsing) against floor's own echo server, on the same transport and CPUs. Its CPU per
+# round trip over a peer's is the lowest ratio any client could reach against that peer,
+# were the server as quick as the echo.
+#
 #   SECONDS   per run (default 5)      REPS=N (default 5)     TRANSPORT=unix|tcp
 #   PIN=split (default with 2 CPUs or more: the servers on CPU 0, every client on CPU 1)
-#       or none
+#       or none                        FLOOR=PATH (bench/floor)      FLOOR_N=20000 round trips
 #
 # All traffic stays on 127.0.0.1 or the sockets in the mktemp directory; every server
 # and client is bounded (timeout) and stopped by PID. Needs (scripts/deps.sh bench):
@@ -55,7 +61,10 @@ SECS=${2:-5}
 REPS=${REPS:-5}
 TRANSPORT=${TRANSPORT:-unix}
 CASES=${CASES:-pg-simple pg-extended pg-connect mysql}
-for v in "$SECS" "$REPS"; do is_count "$v" || die "not a positive integer: '$v'"; done
+FLOOR=${FLOOR:-}
+FLOOR_N=${FLOOR_N:-20000}
+for v in "$SECS" "$REPS" "$FLOOR_N"; do is_count "$v" || die "not a positive integer: '$v'"; done
+[ -z "$FLOOR" ] || [ -x "$FLOOR" ] || die "FLOOR is not executable: $FLOOR (make build/release/bench/floor)"
 case $TRANSPORT in unix | tcp) ;; *) die "TRANSPORT is unix or tcp" ;; esac
 PIN=${PIN:-$([ "$(nproc)" -ge 2 ] && echo split || echo none)}
 case $PIN in
@@ -141,6 +150,22 @@ function thread_done()
 end
 EOF
 
+if [ -n "$FLOOR" ]; then
+    floor_cpu=""
+    [ "$PIN" = split ] && floor_cpu="--pin-cpu 0"
+    if [ "$TRANSPORT" = unix ]; then set -- unix "$TMP/echo.sock"; else set -- tcp 0; fi
+    # shellcheck disable=SC2086 # floor_cpu is empty or one option and its value
+    "$FLOOR" serve "$@" $floor_cpu >"$TMP/floor.serve" 2>&1 &
+    PIDS="$PIDS $!"
+    i=0
+    until FLOOR_ADDR=$(sed -n 's/^floor: listening on \(tcp:\/\/127\.0\.0\.1:\|unix:\)//p' "$TMP/floor.serve") &&
+        [ -n "$FLOOR_ADDR" ]; do
+        i=$((i + 1))
+        [ "$i" -lt 100 ] || die "floor serve did not start: $(cat "$TMP/floor.serve")"
+        sleep 0.05
+    done
+fi
+
 if [ "$TRANSPORT" = unix ]; then
     PG_EP=unix:$TMP/pg/.s.PGSQL.$PG_PORT PG_HOST=$TMP/pg
     MY_EP=unix:$TMP/my/sock SB_CONN="--mysql-socket=$TMP/my/sock"
@@ -210,12 +235,21 @@ hop() { # CASE
     cpu_per "$TMP/hb.out.perf" "$(json_number "$TMP/hb.json" '.requests // .runs[0].requests')"
 }
 
+floor_run() { # one round of the floor client: a row of its own, case and tool "floor"
+    timed "$TMP/floor.out" "$FLOOR" client "$TRANSPORT" "$FLOOR_ADDR" 64 "$FLOOR_N" --warmup 0
+    cpu_per "$TMP/floor.out.perf" "$FLOOR_N"
+    OPS=$(jq -r '1e9 / .mean_ns' "$TMP/floor.out") || die "no figures from floor: $(cat "$TMP/floor.out")"
+    echo "floor floor $1 $OPS $CPU_US $TASK_US $USER_US $SYS_US" >>"$TMP/rows"
+    note "rep $1 floor: client $CPU_US us/round trip (task-clock $TASK_US)"
+}
+
 # ---- the reps ---------------------------------------------------------------------
 
 : >"$TMP/rows"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 rep=1
 while [ "$rep" -le "$REPS" ]; do
+    [ -z "$FLOOR" ] || floor_run "$rep"
     order=$CASES
     [ $((rep % 2)) -eq 0 ] && order=$(echo "$CASES" | tr ' ' '\n' | tac | tr '\n' ' ')
     for c in $order; do
@@ -256,3 +290,20 @@ for c in $CASES; do
             printf "%-12s task-clock ratio (second reading) %s\n", "", show(rt, n, "%.2f")
         }' "$TMP/rows"
 done
+[ -n "$FLOOR" ] && awk '
+    function sort(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } }
+    function show(a, n) { sort(a, n)
+        return sprintf("%.2f [%.2f-%.2f]", n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2,
+                       a[1], a[n]) }
+    $1 == "floor" { f[$3] = $5; if ($3 > n) n = $3; next }
+    $2 == "peer" { p[$1, $3] = $5; if (!($1 in seen)) { seen[$1] = 1; cases[++nc] = $1 } }
+    END {
+        for (r = 1; r <= n; r++) fl[r] = f[r]
+        printf "floor (bench/floor client, 64 B, its own echo server): %s us/round trip\n", show(fl, n)
+        for (k = 1; k <= nc; k++) {
+            for (r = 1; r <= n; r++) q[r] = f[r] / p[cases[k], r]
+            printf "  floor / %s peer: %s\n", cases[k], show(q, n)
+        }
+    }' "$TMP/rows"
+exit 0
