@@ -22,17 +22,30 @@
 # over the Unix socket (TRANSPORT=tcp for 127.0.0.1). Throughput is each tool's own
 # figure (pgbench's tps, without the initial connection time, or with -C including the
 # reconnections, as hopbench's connect mode counts them; sysbench's queries/s;
-# hopbench's ops/s); client CPU per query is utime+stime of the whole client process
-# (GNU time) over every query it made in its life (pgbench's "number of transactions
-# actually processed", sysbench's total queries, hopbench's .requests). Reported per
-# case: each tool's median [min-max], and hopbench/peer as the median of the per-rep
-# ratios. Targets (informational): ops/s ratio >= 1.0, client CPU per query <= 0.8x.
+# hopbench's ops/s); client CPU per query is the whole client process's utime+stime, as
+# wait4() returns them to perf stat, its parent (microseconds; the kernel scales them to
+# its own run-time count), over every query it made in its life (pgbench's "number of
+# transactions actually processed", sysbench's total queries, hopbench's .requests).
+# Each client is the direct child of perf stat (pgbench runs as root, not under
+# runuser), so no wrapper's CPU is counted. perf's task-clock of the same process is a
+# second reading (it leaves out part of every context switch). Reported per case: each
+# tool's median [min-max], and hopbench/peer as the median of the per-rep ratios
+# [min-max]. Targets (informational): ops/s ratio >= 1.0, client CPU per query <= 0.8x.
+# The load average is printed before the first and after the last run.
+#
+# FLOOR=build/release/bench/floor adds, once per rep, the floor of a client's CPU on this
+# machine: bench/floor's client (a blocking write and read of 64 B, no event loop, no
+# parsing) against floor's own echo server, on the same transport and CPUs. Its CPU per
+# round trip over a peer's is the lowest ratio any client could reach against that peer,
+# were the server as quick as the echo.
 #
 #   SECONDS   per run (default 5)      REPS=N (default 5)     TRANSPORT=unix|tcp
+#   PIN=split (default with 2 CPUs or more: the servers on CPU 0, every client on CPU 1)
+#       or none                        FLOOR=PATH (bench/floor)      FLOOR_N=20000 round trips
 #
 # All traffic stays on 127.0.0.1 or the sockets in the mktemp directory; every server
 # and client is bounded (timeout) and stopped by PID. Needs (scripts/deps.sh bench):
-# postgresql (pgbench), mariadb-server, mariadb-client, sysbench, /usr/bin/time, jq.
+# postgresql (pgbench), mariadb-server, mariadb-client, sysbench, linux-perf, jq, taskset.
 set -eu
 
 PROG=db_peers
@@ -40,7 +53,7 @@ PROG=db_peers
 . "$(dirname "$0")/lib.sh"
 
 [ $# -ge 1 ] && [ $# -le 2 ] || {
-    echo "usage: bench/db_peers.sh HOPBENCH [SECONDS]   (env: REPS=5 TRANSPORT=unix|tcp)" >&2
+    echo "usage: bench/db_peers.sh HOPBENCH [SECONDS]   (env: REPS=5 TRANSPORT=unix|tcp PIN=split|none)" >&2
     exit 64
 }
 HOPBENCH=$1
@@ -48,17 +61,27 @@ SECS=${2:-5}
 REPS=${REPS:-5}
 TRANSPORT=${TRANSPORT:-unix}
 CASES=${CASES:-pg-simple pg-extended pg-connect mysql}
-for v in "$SECS" "$REPS"; do is_count "$v" || die "not a positive integer: '$v'"; done
+FLOOR=${FLOOR:-}
+FLOOR_N=${FLOOR_N:-20000}
+for v in "$SECS" "$REPS" "$FLOOR_N"; do is_count "$v" || die "not a positive integer: '$v'"; done
+[ -z "$FLOOR" ] || [ -x "$FLOOR" ] || die "FLOOR is not executable: $FLOOR (make build/release/bench/floor)"
 case $TRANSPORT in unix | tcp) ;; *) die "TRANSPORT is unix or tcp" ;; esac
+PIN=${PIN:-$([ "$(nproc)" -ge 2 ] && echo split || echo none)}
+case $PIN in
+split) SERVER_CPU="taskset -c 0" CLIENT_CPU="taskset -c 1" ;;
+none) SERVER_CPU="" CLIENT_CPU="" ;;
+*) die "PIN is split or none" ;;
+esac
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-for tool in "$PG_BIN/pgbench" "$PG_BIN/initdb" /usr/sbin/mariadbd /usr/bin/time; do
+for tool in "$PG_BIN/pgbench" "$PG_BIN/initdb" /usr/sbin/mariadbd; do
     [ -x "$tool" ] || die "$tool not found (scripts/deps.sh bench installs it)"
 done
-for tool in sysbench mariadb mariadb-install-db jq runuser timeout; do
+for tool in sysbench mariadb mariadb-install-db jq runuser timeout perf taskset; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found (scripts/deps.sh bench installs it)"
 done
 [ -x "$HOPBENCH" ] || die "hopbench binary not executable: $HOPBENCH"
 [ "$(id -u)" = 0 ] || die "run as root: the servers run as their own users"
+perf stat -e task-clock -o /dev/null -- true 2>/dev/null || die "perf stat does not work here"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/dbpeers.XXXXXX")
 chmod 711 "$TMP"
@@ -83,12 +106,14 @@ runuser -u postgres -- "$PG_BIN/initdb" -D "$TMP/pg/data" -A trust -U postgres >
     die "initdb failed: $(tail -n 3 "$TMP/initdb.log")"
 printf "listen_addresses = '127.0.0.1'\nport = %s\nunix_socket_directories = '%s'\nfsync = off\n" \
     "$PG_PORT" "$TMP/pg" >>"$TMP/pg/data/postgresql.conf"
-runuser -u postgres -- "$PG_BIN/postgres" -D "$TMP/pg/data" >"$TMP/pg.log" 2>&1 &
+# shellcheck disable=SC2086 # SERVER_CPU is empty or a taskset command
+$SERVER_CPU runuser -u postgres -- "$PG_BIN/postgres" -D "$TMP/pg/data" >"$TMP/pg.log" 2>&1 &
 PIDS="$PIDS $!"
 mariadb-install-db --no-defaults --datadir="$TMP/my/data" --user=mysql \
     --auth-root-authentication-method=normal --skip-test-db >"$TMP/my.install" 2>&1 ||
     die "mariadb-install-db failed: $(tail -n 3 "$TMP/my.install")"
-/usr/sbin/mariadbd --no-defaults --datadir="$TMP/my/data" --user=mysql --socket="$TMP/my/sock" \
+# shellcheck disable=SC2086 # SERVER_CPU is empty or a taskset command
+$SERVER_CPU /usr/sbin/mariadbd --no-defaults --datadir="$TMP/my/data" --user=mysql --socket="$TMP/my/sock" \
     --port="$MY_PORT" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$TMP/my.log" \
     --innodb-buffer-pool-size=32M >/dev/null 2>&1 &
 PIDS="$PIDS $!"
@@ -125,6 +150,22 @@ function thread_done()
 end
 EOF
 
+if [ -n "$FLOOR" ]; then
+    floor_cpu=""
+    [ "$PIN" = split ] && floor_cpu="--pin-cpu 0"
+    if [ "$TRANSPORT" = unix ]; then set -- unix "$TMP/echo.sock"; else set -- tcp 0; fi
+    # shellcheck disable=SC2086 # floor_cpu is empty or one option and its value
+    "$FLOOR" serve "$@" $floor_cpu >"$TMP/floor.serve" 2>&1 &
+    PIDS="$PIDS $!"
+    i=0
+    until FLOOR_ADDR=$(sed -n 's/^floor: listening on \(tcp:\/\/127\.0\.0\.1:\|unix:\)//p' "$TMP/floor.serve") &&
+        [ -n "$FLOOR_ADDR" ]; do
+        i=$((i + 1))
+        [ "$i" -lt 100 ] || die "floor serve did not start: $(cat "$TMP/floor.serve")"
+        sleep 0.05
+    done
+fi
+
 if [ "$TRANSPORT" = unix ]; then
     PG_EP=unix:$TMP/pg/.s.PGSQL.$PG_PORT PG_HOST=$TMP/pg
     MY_EP=unix:$TMP/my/sock SB_CONN="--mysql-socket=$TMP/my/sock"
@@ -133,17 +174,24 @@ else
     MY_EP=tcp://127.0.0.1:$MY_PORT SB_CONN="--mysql-host=127.0.0.1 --mysql-port=$MY_PORT"
 fi
 
-# ---- one run: sets OPS (per second), CPU_US (client CPU per query, us) ------------------
+# ---- one run: sets OPS (per second) and the client's CPU per query (us, cpu_per) --------
 
-timed() { # OUT CMD...: the command under GNU time (utime stime in OUT.time), bounded
+timed() { # OUT CMD...: the command on the client CPU, the direct child of perf stat (OUT.perf)
     out=$1
     shift
-    timeout $((SECS * 3 + 60)) /usr/bin/time -f '%U %S' -o "$out.time" "$@" >"$out" 2>"$out.err" ||
-        die "failed: $*: $(tail -n 3 "$out" "$out.err")"
+    # shellcheck disable=SC2086 # CLIENT_CPU is empty or a taskset command
+    timeout $((SECS * 3 + 60)) $CLIENT_CPU perf stat -e task-clock -o "$out.perf" -- "$@" \
+        >"$out" 2>"$out.err" || die "failed: $*: $(tail -n 3 "$out" "$out.err")"
 }
 
-cpu_per() { # TIMEFILE QUERIES: client CPU us per query
-    awk -v q="$2" '{ printf "%.3f", ($1 + $2) * 1e6 / q }' "$1"
+cpu_per() { # PERFFILE QUERIES: sets CPU_US (utime+stime), USER_US, SYS_US, TASK_US per query
+    USER_US=$(awk -v q="$2" '$2 == "seconds" && $3 == "user" { printf "%.3f", $1 * 1e6 / q }' "$1")
+    SYS_US=$(awk -v q="$2" '$2 == "seconds" && $3 == "sys" { printf "%.3f", $1 * 1e6 / q }' "$1")
+    TASK_US=$(awk -v q="$2" '$3 == "task-clock" { printf "%.3f", $1 * 1e3 / q }' "$1")
+    if [ -z "$USER_US" ] || [ -z "$SYS_US" ] || [ -z "$TASK_US" ]; then
+        die "no CPU times from perf stat: $(cat "$1")"
+    fi
+    CPU_US=$(awk -v u="$USER_US" -v s="$SYS_US" 'BEGIN { printf "%.3f", u + s }')
 }
 
 peer() { # CASE
@@ -153,7 +201,7 @@ peer() { # CASE
         [ "$1" = pg-extended ] && mode=extended
         [ "$1" = pg-connect ] && conn=-C
         # shellcheck disable=SC2086 # conn is empty or -C
-        timed "$TMP/peer.out" runuser -u postgres -- "$PG_BIN/pgbench" -h "$PG_HOST" -p "$PG_PORT" \
+        timed "$TMP/peer.out" "$PG_BIN/pgbench" -h "$PG_HOST" -p "$PG_PORT" \
             -U postgres -n -c 1 -M "$mode" $conn -f "$TMP/q.sql" -T "$SECS" postgres
         # -C: tps "including reconnection times", as hopbench's connect mode counts them
         OPS=$(sed -n 's/^tps = \([0-9.]*\) (\(without initial connection time\|including reconnection times\))$/\1/p' \
@@ -170,7 +218,7 @@ peer() { # CASE
         ;;
     esac
     [ -n "$OPS" ] && [ -n "$q" ] && [ "$q" -gt 0 ] || die "no figures from the peer: $(tail -n 5 "$TMP/peer.out")"
-    CPU_US=$(cpu_per "$TMP/peer.out.time" "$q")
+    cpu_per "$TMP/peer.out.perf" "$q"
 }
 
 hop() { # CASE
@@ -184,43 +232,79 @@ hop() { # CASE
     timed "$TMP/hb.out" "$HOPBENCH" run "$@" -d "$SECS" --warmup 0 -q --json "$TMP/hb.json"
     OPS=$(json_number "$TMP/hb.json" '.runs[0].ops_per_s')
     [ "$(json_number "$TMP/hb.json" '.runs[0].errors_total')" = 0 ] || die "hopbench saw errors"
-    CPU_US=$(cpu_per "$TMP/hb.out.time" "$(json_number "$TMP/hb.json" '.requests // .runs[0].requests')")
+    cpu_per "$TMP/hb.out.perf" "$(json_number "$TMP/hb.json" '.requests // .runs[0].requests')"
+}
+
+floor_run() { # one round of the floor client: a row of its own, case and tool "floor"
+    timed "$TMP/floor.out" "$FLOOR" client "$TRANSPORT" "$FLOOR_ADDR" 64 "$FLOOR_N" --warmup 0
+    cpu_per "$TMP/floor.out.perf" "$FLOOR_N"
+    OPS=$(jq -r '1e9 / .mean_ns' "$TMP/floor.out") || die "no figures from floor: $(cat "$TMP/floor.out")"
+    echo "floor floor $1 $OPS $CPU_US $TASK_US $USER_US $SYS_US" >>"$TMP/rows"
+    note "rep $1 floor: client $CPU_US us/round trip (task-clock $TASK_US)"
 }
 
 # ---- the reps ---------------------------------------------------------------------
 
 : >"$TMP/rows"
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 rep=1
 while [ "$rep" -le "$REPS" ]; do
+    [ -z "$FLOOR" ] || floor_run "$rep"
     order=$CASES
     [ $((rep % 2)) -eq 0 ] && order=$(echo "$CASES" | tr ' ' '\n' | tac | tr '\n' ' ')
     for c in $order; do
         for tool in peer hop; do
             [ $((rep % 2)) -eq 0 ] && tool=$([ $tool = peer ] && echo hop || echo peer)
             "$tool" "$c"
-            echo "$c $tool $rep $OPS $CPU_US" >>"$TMP/rows"
-            note "rep $rep $c $tool: $OPS ops/s, client $CPU_US us/query"
+            echo "$c $tool $rep $OPS $CPU_US $TASK_US $USER_US $SYS_US" >>"$TMP/rows"
+            note "rep $rep $c $tool: $OPS ops/s, client $CPU_US us/query (task-clock $TASK_US)"
         done
     done
     rep=$((rep + 1))
 done
 
-echo "db_peers: $REPS reps of ${SECS} s, $TRANSPORT, $(nproc) CPUs, $(date -u +%FT%TZ)"
-printf '%-12s %26s %26s %12s %12s\n' case "peer ops/s [min-max]" "hopbench ops/s [min-max]" \
-    "ops ratio" "cpu ratio"
+echo "db_peers: $REPS reps of ${SECS} s, $TRANSPORT, PIN=$PIN, $(nproc) CPUs, $(date -u +%FT%TZ)"
+echo "load average before the first run: $LOAD_START; after the last: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "per run: case tool rep ops/s client-us/query task-clock-us/query user-us/query sys-us/query"
+sed 's/^/  /' "$TMP/rows"
+echo "per case: median [min-max] over the reps; ratios hopbench/peer, the median of the per-rep ratios"
+printf '%-12s %-20s %-20s %-18s %-18s %-18s %-18s\n' case "peer ops/s" "hopbench ops/s" \
+    "ops ratio" "peer cpu us/q" "hopbench cpu us/q" "cpu ratio"
 for c in $CASES; do
     awk -v c="$c" '
-        function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-            if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-        $1 == c { ops[$2, $3] = $4; cpu[$2, $3] = $5; if ($3 > n) n = $3 }
+        function sort(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+            if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } }
+        function med(a, n) { sort(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+        function show(a, n, f) { m = med(a, n); return sprintf(f " [" f "-" f "]", m, a[1], a[n]) }
+        $1 == c { ops[$2, $3] = $4; cpu[$2, $3] = $5; task[$2, $3] = $6; if ($3 > n) n = $3 }
         END {
             for (r = 1; r <= n; r++) {
                 po[r] = ops["peer", r]; ho[r] = ops["hop", r]
+                pc[r] = cpu["peer", r]; hc[r] = cpu["hop", r]
                 ro[r] = ops["hop", r] / ops["peer", r]; rc[r] = cpu["hop", r] / cpu["peer", r]
+                rt[r] = task["hop", r] / task["peer", r]
             }
-            pm = med(po, n); hm = med(ho, n)
-            printf "%-12s %10.0f [%.0f-%.0f] %10.0f [%.0f-%.0f] %11.2fx %11.2fx\n", c, pm, po[1],
-                po[n], hm, ho[1], ho[n], med(ro, n), med(rc, n)
+            printf "%-12s %-20s %-20s %-18s %-18s %-18s %-18s\n", c, show(po, n, "%.0f"),
+                show(ho, n, "%.0f"), show(ro, n, "%.2f"), show(pc, n, "%.1f"), show(hc, n, "%.1f"),
+                show(rc, n, "%.2f")
+            printf "%-12s task-clock ratio (second reading) %s\n", "", show(rt, n, "%.2f")
         }' "$TMP/rows"
 done
+[ -n "$FLOOR" ] && awk '
+    function sort(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } }
+    function show(a, n) { sort(a, n)
+        return sprintf("%.2f [%.2f-%.2f]", n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2,
+                       a[1], a[n]) }
+    $1 == "floor" { f[$3] = $5; if ($3 > n) n = $3; next }
+    $2 == "peer" { p[$1, $3] = $5; if (!($1 in seen)) { seen[$1] = 1; cases[++nc] = $1 } }
+    END {
+        for (r = 1; r <= n; r++) fl[r] = f[r]
+        printf "floor (bench/floor client, 64 B, its own echo server): %s us/round trip\n", show(fl, n)
+        for (k = 1; k <= nc; k++) {
+            if (cases[k] == "pg-connect") continue # a connection per query: no round-trip floor
+            for (r = 1; r <= n; r++) q[r] = f[r] / p[cases[k], r]
+            printf "  floor / %s peer: %s\n", cases[k], show(q, n)
+        }
+    }' "$TMP/rows"
+exit 0

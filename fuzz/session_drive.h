@@ -3,9 +3,11 @@
  * mysql) share. It feeds a server's byte stream to a codec: to setup() until
  * the session is ready (each call's answer hashed into the transcript, an
  * answer's call allowed to stop short of the input), then the first request
- * is encoded and the rest goes to feed(). Every call is checked against the
- * codec.h contract (*used within the input, an answer within setup_cap, an
- * error with its kind), and the exchange is summed up in a struct
+ * is encoded as the engine does it (a fixed codec's once, on a scratch
+ * state; another's on the connection's own) and the rest goes to feed().
+ * Every call is checked against the codec.h contract (*used within the
+ * input, an answer within setup_cap, an error with its kind), and the
+ * exchange is summed up in a struct
  * session_run that a target compares between the stream fed whole and
  * split in two. The input's first two bytes are options, read alike by
  * every target (session_opts; each adds its own bits), then the stream
@@ -34,7 +36,16 @@ struct session_run {
     int error;
     enum codec_err err;
     size_t stop; /* stream offset where feeding stopped */
+    bool fixed;  /* codec_fixed under the run's cfg: the engine encodes once per thread */
 };
+
+/* A request goes out: encoded on the connection's state unless the codec is fixed. */
+static void session_request(const struct codec_ops *c, void *st, const struct session_run *r)
+{
+    uint8_t req[256];
+
+    if (!r->fixed) (void)c->encode(st, req, sizeof(req));
+}
 
 static void session_feed_all(const struct codec_ops *c, void *st, const uint8_t *p, size_t len,
                              size_t base, struct session_run *r)
@@ -60,10 +71,8 @@ static void session_feed_all(const struct codec_ops *c, void *st, const uint8_t 
                 r->setup = -1;
                 r->stop = base + off;
             } else if (rc == CODEC_DONE) {
-                uint8_t req[256];
-
                 r->setup = 1;
-                (void)c->encode(st, req, sizeof(req)); /* the first request goes out */
+                session_request(c, st, r); /* the first request goes out */
             } else {
                 assert(off == len || out_len > 0); /* an answer first, then the rest */
             }
@@ -95,6 +104,7 @@ static void session_start(const struct codec_ops *c, void *st, const struct code
                           struct session_run *r, bool setup, size_t *first_out)
 {
     c->init(st, cfg);
+    r->fixed = codec_fixed(c, cfg);
     r->setup = 1;
     *first_out = 0;
     if (setup) {
@@ -106,9 +116,7 @@ static void session_start(const struct codec_ops *c, void *st, const struct code
         assert(*first_out <= c->setup_cap);
         r->setup = 0;
     } else {
-        uint8_t req[256];
-
-        (void)c->encode(st, req, sizeof(req));
+        session_request(c, st, r);
     }
 }
 
@@ -125,6 +133,12 @@ static void session_check(const struct codec_ops *c, const struct codec_cfg *cfg
     size_t out2;
 
     assert(c->state_size <= sizeof(st1));
+    if (codec_fixed(c, cfg)) { /* its one request, as the engine encodes it */
+        uint8_t req[256];
+
+        c->init(st1, cfg);
+        (void)c->encode(st1, req, sizeof(req));
+    }
     session_start(c, st1, cfg, &whole, setup, first_out);
     session_start(c, st2, cfg, &split, setup, &out2);
     session_feed_all(c, st1, data, size, 0, &whole);

@@ -33,6 +33,7 @@ void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbu
 
     *c = (struct conn){ .ctx = ctx, .rbuf = rbuf, .codec_state = codec_state };
     c->wbuf = wbuf != NULL ? wbuf : (uint8_t *)(uintptr_t)ctx->req;
+    c->wr_buf = c->wbuf;
     c->lfd = (struct loop_fd){ .fn = conn_on_event, .data = c, .fd = -1 };
     c->sn.idx = SENDQ_NONE;
     cc.conn_index = index;
@@ -157,7 +158,7 @@ static bool conn_lost(struct conn *c, int err, uint64_t now)
 static int conn_write(struct conn *c, uint64_t now)
 {
     while (c->wr_off < c->wr_len) {
-        ssize_t n = send(c->lfd.fd, c->wbuf + c->wr_base + c->wr_off, c->wr_len - c->wr_off,
+        ssize_t n = send(c->lfd.fd, c->wr_buf + c->wr_off, c->wr_len - c->wr_off,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n == -1) {
             if (errno == EINTR) continue;
@@ -182,12 +183,13 @@ static void conn_layout(struct conn *c, unsigned n)
     const struct conn_ctx *ctx = c->ctx;
     const struct codec_ops *codec = ctx->cfg->codec;
 
-    c->wr_base = 0;
     c->wr_len = 0;
-    if (codec->fixed) {
+    if (ctx->req != NULL) {
+        c->wr_buf = ctx->req;
         c->wr_len = ctx->req_len * n;
         return;
     }
+    c->wr_buf = c->wbuf;
     for (unsigned i = 0; i < n; i++)
         c->wr_len += codec->encode(c->codec_state, c->wbuf + c->wr_len, ctx->wbuf_cap - c->wr_len);
 }
@@ -251,7 +253,7 @@ static int conn_setup_step(struct conn *c, const uint8_t *src, size_t len, uint6
         }
         c->setup_done = rc == CODEC_DONE;
         if (out_len > 0) {
-            c->wr_base = 0;
+            c->wr_buf = c->wbuf;
             c->wr_off = 0;
             c->wr_len = out_len;
             if (conn_write(c, now) != 0) return -1;

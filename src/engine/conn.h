@@ -46,9 +46,10 @@ struct conn_ctx {
     struct sendq sendq;         /* open loop: connections waiting for their intended send time */
     double gap_ns;              /* open loop: mean gap between one connection's sends; 0 = closed */
     struct codec_cfg codec_cfg; /* what every connection's codec state is made from */
-    const uint8_t *req; /* fixed codecs: cfg->pipeline copies of the request, back to back */
+    const uint8_t *req; /* fixed codecs (codec_fixed): pipeline copies of the request; else NULL */
     size_t req_len;     /* fixed codecs: bytes of one request */
-    size_t wbuf_cap;    /* other codecs: bytes of each connection's own request buffer */
+    size_t wbuf_cap;    /* bytes of each connection's own buffer: requests of a codec that is
+                         * not fixed, a session's set-up; 0 for a fixed codec without one */
     size_t rbuf_cap;
     uint64_t window_start_ns; /* ops that begin before this are warm-up */
     uint64_t block_ns;        /* > 0: the thread's one connection may wait for its reply in a
@@ -104,7 +105,6 @@ struct conn {
     size_t wr_off;        /* bytes written so far */
     unsigned batch;       /* requests in this batch */
     unsigned replies;     /* replies complete so far */
-    size_t wr_base;       /* the batch's bytes start here in wbuf */
     unsigned resend;      /* requests of the batch to send again after a reconnect */
     bool in_window;       /* this batch is measured */
     bool used;            /* a batch completed on this socket: it is a kept connection */
@@ -119,14 +119,16 @@ struct conn {
     bool blocking;        /* the socket is blocking with SO_RCVTIMEO = ctx->block_ns (conn_wait);
                            * every other send and recv passes MSG_DONTWAIT */
     uint8_t *rbuf;        /* ctx->rbuf_cap bytes */
-    uint8_t *wbuf;        /* the requests: ctx->req (fixed codecs) or wbuf_cap bytes of its own */
+    uint8_t *wbuf;        /* wbuf_cap bytes of its own, or ctx->req when wbuf_cap is 0 */
     void *codec_state;    /* ctx->cfg->codec->state_size bytes */
+    /* The bytes being written: ctx->req (a fixed codec's batch) or wbuf. */
+    const uint8_t *wr_buf;
 };
 
 /*
  * Sets up c (closed, IDLE) with its buffers; counts it in ctx->active. wbuf is
- * NULL for a fixed codec (the connection sends ctx->req); `index` numbers the
- * connection across the whole run.
+ * NULL for a fixed codec without a session set-up (the connection only ever
+ * sends ctx->req); `index` numbers the connection across the whole run.
  */
 void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbuf,
                void *codec_state, unsigned index);

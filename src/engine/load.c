@@ -97,7 +97,7 @@ static size_t round_up(size_t n, size_t to)
 struct worker_layout {
     size_t reqs;  /* fixed codecs: pipeline copies of the request (and the scratch state) */
     size_t rbuf;  /* receive buffer per connection */
-    size_t wbuf;  /* other codecs: request buffer per connection */
+    size_t wbuf;  /* other codecs: request buffer per connection; a session's set-up buffer */
     size_t state; /* codec state, rounded up */
 };
 
@@ -120,7 +120,7 @@ static struct worker_layout worker_layout_of(const struct load_cfg *cfg)
     size_t batch = sat_mul(codec->max_request(&cc), cfg->pipeline);
 
     lo.rbuf = batch < 16384 ? 16384 : batch > 65536 ? 65536 : round_up(batch, 64);
-    if (codec->fixed)
+    if (codec_fixed(codec, &cc))
         lo.reqs = round_up(batch, 64);
     else
         lo.wbuf = round_up(batch, 64);
@@ -208,7 +208,7 @@ static int worker_setup(struct worker *w)
     if (rc < 0) return rc;
     ctx->cfg = cfg;
     scratch = w->mem + lo.reqs;
-    if (codec->fixed) {
+    if (codec_fixed(codec, &cc)) {
         /* Encode one request with a scratch state, then copy it `pipeline` times. */
         size_t req_len;
         codec->init(scratch, &cc);

@@ -114,6 +114,8 @@ struct codec_ops {
     const char *name;
     size_t state_size; /* bytes of per-connection state the caller provides */
     bool fixed;        /* every request is the same bytes: encode once, send many times */
+    /* A fixed codec whose options make its requests differ (NULL: never); see codec_fixed. */
+    bool (*varies)(const struct codec_cfg *cfg);
     /*
      * The kinds of request, by codec_msg.kind, for counting replies by kind
      * (resp: "PING", "SET", "GET"); at most CODEC_KINDS, NULL-terminated.
@@ -153,6 +155,18 @@ struct codec_ops {
     /* The bytes that end a session politely before the client closes (may be NULL). */
     size_t (*bye)(void *st, uint8_t *dst, size_t cap);
 };
+
+/* Whether every request under cfg is the same bytes: the engine then encodes one per thread. */
+static inline bool codec_fixed(const struct codec_ops *c, const struct codec_cfg *cfg)
+{
+    return c->fixed && (c->varies == NULL || !c->varies(cfg));
+}
+
+/* pg, mysql: an SQL mix sends different statements in turn (codec_ops.varies). */
+static inline bool codec_sql_varies(const struct codec_cfg *cfg)
+{
+    return cfg->opts->sql_mix_len > 0;
+}
 
 /* pg, mysql: the kinds of an SQL mix, by the order the statements were given. */
 extern const char *const codec_sql_kinds[CODEC_SQL_MAX + 1];

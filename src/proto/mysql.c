@@ -106,6 +106,7 @@ static void my_init(void *st, const struct codec_cfg *cfg)
     s->local = cfg->local;
     s->expect = o->expect_body;
     s->expect_len = s->expect != NULL ? strlen(s->expect) : 0;
+    s->seq = 1; /* a state that skips the set-up reads a reply at once */
 }
 
 /* Forgets a partial packet and reply; the session stays. */
@@ -113,6 +114,7 @@ static void my_reset(void *st)
 {
     struct my_state *s = st;
 
+    s->seq = 1; /* the next reply answers a command, which went out as packet 0 */
     s->hdr_got = 0;
     s->pgot = s->plen = 0;
     s->reply = REP_FIRST;
@@ -402,6 +404,7 @@ static enum codec_rc setup_packet(struct my_state *s, uint8_t *out, size_t *out_
     case 0x00:
         if (s->setup == SET_KEY) break;
         s->setup = SET_READY;
+        s->seq = 1; /* the first reply answers the first command */
         return CODEC_DONE;
     case 0xff:
         msg->err = CODEC_ERR_NONE;
@@ -648,7 +651,8 @@ static enum codec_rc my_eof(void *st, struct codec_msg *msg)
 const struct codec_ops mysql_codec = {
     .name = "mysql",
     .state_size = sizeof(struct my_state),
-    .fixed = false,
+    .fixed = true,
+    .varies = codec_sql_varies,
     .kind_names = codec_sql_kinds,
     .max_request = my_max_request,
     .init = my_init,

@@ -21,12 +21,14 @@
  *
  * Requests: COM_QUERY with opts->sql (default "SELECT 1"), or COM_PING
  * (opts->ping); one in flight per connection (a reply's packets are numbered
- * from the request's). Replies: OK; ERR (DONE with error_reply); or a text
- * result set (column count, column definitions, an EOF unless DEPRECATE_EOF,
- * rows, then EOF or OK) whose rows are skipped by length. With
- * opts->expect_body the first column of the first row must equal it (NULL,
- * another length, or no row: CODEC_ERR_BODY). A packet longer than
- * MYSQL_MAX_PACKET (rows split over 16 MiB packets included) is TOO_BIG.
+ * from the request's). The request is the same bytes each time, so the codec
+ * is `fixed`: encode() reads only the options, and a reply's sequence starts
+ * again when the set-up or the reply before it ends. Replies: OK; ERR (DONE
+ * with error_reply); or a text result set (column count, column definitions,
+ * an EOF unless DEPRECATE_EOF, rows, then EOF or OK) whose rows are skipped
+ * by length. With opts->expect_body the first column of the first row must
+ * equal it (NULL, another length, or no row: CODEC_ERR_BODY). A packet longer
+ * than MYSQL_MAX_PACKET (rows split over 16 MiB packets included) is TOO_BIG.
  * eof() is ERROR / MISMATCH. bye() writes COM_QUIT.
  */
 #ifndef HOPBENCH_PROTO_MYSQL_H

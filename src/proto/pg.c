@@ -690,7 +690,8 @@ static enum codec_rc pg_eof(void *st, struct codec_msg *msg)
 const struct codec_ops pg_codec = {
     .name = "pg",
     .state_size = sizeof(struct pg_state),
-    .fixed = false,
+    .fixed = true,
+    .varies = codec_sql_varies,
     .kind_names = codec_sql_kinds,
     .max_request = pg_max_request,
     .init = pg_init,

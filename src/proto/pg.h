@@ -18,8 +18,9 @@
  * "SELECT 1"); or with opts->extended the extended protocol, Parse (the
  * unnamed statement), Bind, Execute and Sync in one request, so that many
  * can be in flight on one connection (pipelining) and each reply ends at
- * its own ReadyForQuery. The bytes are the same for every request, but the
- * codec is not `fixed`: each connection needs its own buffer for the set-up.
+ * its own ReadyForQuery. The bytes are the same for every request, so the
+ * codec is `fixed`: encoded once per thread and sent as they are (encode()
+ * reads only the options, never the session).
  *
  * Replies run to ReadyForQuery ('Z'): RowDescription, DataRow, the
  * Parse/Bind completions, CommandComplete, EmptyQueryResponse, NoData,

@@ -388,6 +388,7 @@ static void test_sql_mix(void **state)
     memcpy(c.opts.sql_mix, "\0\0\1\0\0", 5);
     c.opts.sql_mix_len = 5;
     mysql_codec.init(c.st, &c.cfg);
+    assert_false(codec_fixed(&mysql_codec, &c.cfg)); /* each connection encodes its own */
     mysql_codec.setup(c.st, NULL, 0, &used, c.out, &c.out_len, &c.m);
     greeting(&in, CAPS_BASE, "mysql_native_password");
     step(&c, &in, &used);
@@ -462,6 +463,42 @@ static void test_ok_err_and_split(void **state)
     }
 }
 
+/*
+ * The codec is fixed: the engine encodes one request on a fresh state and
+ * never calls encode on a connection's. So the request is the same bytes from
+ * a fresh state as from one after its set-up and replies, and replies parse
+ * one after another with no encode between: the sequence restarts at 1 when
+ * the set-up ends and after each reply, whatever that reply was.
+ */
+static void test_fixed_request(void **state)
+{
+    static const char *const one[] = { "1" };
+    struct my fresh, c;
+    struct buf in = { 0 }, err = { 0 };
+    uint8_t a[64], b[64];
+    size_t used;
+
+    (void)state;
+    assert_true(mysql_codec.fixed);
+    my_new(&fresh, NULL, false);
+    assert_int_equal(mysql_codec.encode(fresh.st, a, sizeof(a)), 13);
+    assert_memory_equal(a, "\x09\x00\x00\x00\x03SELECT 1", 13);
+
+    ready(&c, true, "1");
+    result(&in, true, one, 1);
+    pkt(&err, 1, "\xff\x28\x04#42000syntax", 15);
+    for (int reply = 0; reply < 3; reply++) {
+        const struct buf *r = reply == 1 ? &err : &in;
+
+        memset(&c.m, 0, sizeof(c.m));
+        assert_int_equal(mysql_codec.feed(c.st, r->b, r->n, &used, &c.m), CODEC_DONE);
+        assert_int_equal(used, r->n);
+        assert_int_equal(c.m.error_reply, reply == 1);
+    }
+    assert_int_equal(mysql_codec.encode(c.st, b, sizeof(b)), 13);
+    assert_memory_equal(b, a, 13);
+}
+
 static void test_ping_and_bye(void **state)
 {
     struct my c;
@@ -485,7 +522,7 @@ int main(void)
         cmocka_unit_test(test_switch_sha2_fast), cmocka_unit_test(test_sha2_full_local),
         cmocka_unit_test(test_sha2_full_rsa),    cmocka_unit_test(test_result_sets),
         cmocka_unit_test(test_sql_mix),          cmocka_unit_test(test_ok_err_and_split),
-        cmocka_unit_test(test_ping_and_bye),
+        cmocka_unit_test(test_fixed_request),    cmocka_unit_test(test_ping_and_bye),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

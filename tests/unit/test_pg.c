@@ -376,6 +376,7 @@ static void test_sql_mix(void **state)
     memcpy(p.opts.sql_mix, "\0\0\1\0\0", 5);
     p.opts.sql_mix_len = 5;
     pg_codec.init(p.st, &p.cfg);
+    assert_false(codec_fixed(&pg_codec, &p.cfg)); /* each connection encodes its own */
     step(&p, NULL, &used);
     auth(&in, 0, NULL, 0);
     ready(&in);
@@ -410,6 +411,52 @@ static void test_sql_mix(void **state)
         select_reply(&in, "1");
         assert_int_equal(feed(&p, &in, &used), CODEC_DONE);
         assert_int_equal(p.m.kind, i % 5 == 2 ? 1 : 0);
+    }
+}
+
+/*
+ * The codec is fixed: the engine encodes one request on a fresh state and
+ * sends those bytes on every connection, for every op. So the request must be
+ * what the protocol says, byte for byte (written out here by hand), and a
+ * connection's state after its set-up and replies must encode the very same
+ * bytes; and replies must parse one after another with no encode between.
+ */
+static void test_fixed_request(void **state)
+{
+    static const uint8_t simple[] = "Q\0\0\0\x0dSELECT 1\0";
+    static const uint8_t extended[] = "P\0\0\0\x10\0SELECT 1\0\0\0" /* Parse: "", sql, 0 types */
+                                      "B\0\0\0\x0c\0\0\0\0\0\0\0\0" /* Bind: "", "", no formats */
+                                      "E\0\0\0\x09\0\0\0\0\0"       /* Execute: "", all rows */
+                                      "S\0\0\0\x04";                /* Sync */
+
+    (void)state;
+    assert_true(pg_codec.fixed);
+    for (int ext = 0; ext < 2; ext++) {
+        const uint8_t *want = ext ? extended : simple;
+        size_t want_len = (ext ? sizeof(extended) : sizeof(simple)) - 1;
+        struct pg fresh, p;
+        struct buf in = { 0 };
+        uint8_t a[128], b[128];
+        size_t used;
+
+        pg_new(&fresh, NULL);
+        fresh.opts.extended = ext;
+        pg_codec.init(fresh.st, &fresh.cfg);
+        assert_int_equal(pg_codec.encode(fresh.st, a, sizeof(a)), want_len);
+        assert_memory_equal(a, want, want_len);
+
+        ready_pg(&p, "1", ext);
+        if (ext) {
+            msg(&in, '1', NULL, 0);
+            msg(&in, '2', NULL, 0);
+        }
+        select_reply(&in, "1");
+        for (int reply = 0; reply < 2; reply++) {
+            assert_int_equal(feed(&p, &in, &used), CODEC_DONE);
+            assert_int_equal(used, in.n);
+        }
+        assert_int_equal(pg_codec.encode(p.st, b, sizeof(b)), want_len);
+        assert_memory_equal(b, want, want_len);
     }
 }
 
@@ -539,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_simple_query),
         cmocka_unit_test(test_extended_query),
         cmocka_unit_test(test_sql_mix),
+        cmocka_unit_test(test_fixed_request),
         cmocka_unit_test(test_replies_split),
         cmocka_unit_test(test_expect_body),
         cmocka_unit_test(test_framing_errors),
