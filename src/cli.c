@@ -130,8 +130,13 @@ static const char usage_run_head[] =
     "      --wait-ready S    an endpoint that refuses (or whose socket file is not there\n"
     "                        yet) is asked again every 50 ms for up to S seconds before\n"
     "                        the runs, as when the server starts beside it (a pod)\n"
-    "      --netns M         refused: run loads servers it did not start, which a namespace\n"
-    "                        made for the run could not reach; see 'hopbench lab --netns'\n"
+    "      --netns M         start the protocol's built-in server on the endpoints (a TCP\n"
+    "                        port 0: one it picks) in a network namespace made for the run,\n"
+    "                        removed after it; same: the client in that namespace too (its\n"
+    "                        own loopback; a Unix socket as in a pod's shared volume);\n"
+    "                        other: the client in a second namespace joined to the first by\n"
+    "                        a veth pair, TCP only, each TCP endpoint's address replaced by\n"
+    "                        the server's veth address (two pods on a node). Needs root\n"
     "\n"
     "Repetitions (the unit of analysis is one run):\n"
     "      --reps N          runs per endpoint (default 1); the summary gives median, min-max,\n"
@@ -389,6 +394,13 @@ static int opt_pin(const char *val, enum place_mode *mode, struct hb_err *err)
 {
     if (place_parse(val, mode) < 0)
         return hb_fail(err, -EINVAL, "--pin: '%s' is not one of none, same, split", val);
+    return 0;
+}
+
+static int opt_netns(const char *val, enum netns_mode *mode, struct hb_err *err)
+{
+    if (netns_parse_mode(val, mode) < 0)
+        return hb_fail(err, -EINVAL, "--netns: '%s' is not one of same, other", val);
     return 0;
 }
 
@@ -810,10 +822,8 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
         rc = service_watch_add(&o->services, val, err);
         break;
     case OPT_NETNS:
-        return hb_fail(err, -EINVAL,
-                       "--netns: not for run (its servers are outside hopbench, out of a new "
-                       "namespace's reach); use 'hopbench lab --netns %s'",
-                       val);
+        rc = opt_netns(val, &o->netns, err);
+        break;
     case OPT_LABEL:
         if (o->nlabels == CLI_MAX_ENDPOINTS)
             return hb_fail(err, -EINVAL, "--label: at most %d", CLI_MAX_ENDPOINTS);
@@ -894,6 +904,27 @@ static int run_add_endpoint(struct run_opts *o, const char *arg, struct hb_err *
     return 0;
 }
 
+/*
+ * --netns: run starts the protocol's built-in server in the namespace made
+ * for it, so the protocol needs one; with other the client is in B, which
+ * reaches A only over the veth pair: TCP, no socket file or abstract name.
+ */
+static int run_check_netns(const struct run_opts *o, struct hb_err *err)
+{
+    if (o->proto->server == NULL)
+        return hb_fail(err, -EINVAL,
+                       "run: --netns starts the built-in server, and %s has none; measure a real "
+                       "one with hopbench stack --netns",
+                       o->proto->name);
+    for (unsigned i = 0; i < o->neps && o->netns == NETNS_OTHER; i++)
+        if (o->eps[i].kind != ENDPOINT_TCP)
+            return hb_fail(err, -EINVAL,
+                           "run: --netns other is TCP only (the client in B reaches the server in "
+                           "A over the veth pair): %s; use --netns same for a Unix socket",
+                           o->eps[i].text);
+    return 0;
+}
+
 static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
     if (optind >= argc)
@@ -908,7 +939,8 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
     for (; optind < argc; optind++)
         if (run_add_endpoint(o, argv[optind], err) < 0) return -EINVAL;
     if (service_labels_apply(o->eps, o->neps, o->labels, o->nlabels, err) < 0) return -EINVAL;
-    for (unsigned i = 0; i < o->neps; i++)
+    if (o->netns != NETNS_NONE && run_check_netns(o, err) < 0) return -EINVAL;
+    for (unsigned i = 0; i < o->neps && o->netns == NETNS_NONE; i++)
         if (o->eps[i].kind == ENDPOINT_TCP && endpoint_port(&o->eps[i]) == 0)
             return hb_fail(err, -EINVAL, "run: %s: port 0 cannot be connected to", o->eps[i].text);
     if (run_check_proto(o, err) < 0 || run_check_servers(o, err) < 0) return -EINVAL;
@@ -1285,8 +1317,7 @@ static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err 
         rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &o->count, err);
         break;
     case OPT_NETNS:
-        if (netns_parse_mode(val, &o->netns) < 0)
-            return hb_fail(err, -EINVAL, "--netns: '%s' is not one of same, other", val);
+        rc = opt_netns(val, &o->netns, err);
         break;
     default:
         rc = -EINVAL;

@@ -128,6 +128,7 @@ struct run_opts {
     /* --label, in the order of the endpoints */
     const char *labels[CLI_MAX_ENDPOINTS];
     unsigned nlabels;
+    enum netns_mode netns; /* --netns: run starts the built-in server there (NETNS_NONE: none) */
 };
 
 struct serve_opts {

@@ -65,21 +65,51 @@ lab_spawn() {
     spawn_cmd "$name" env TMPDIR="$T/$name.tmp" "$HOPBENCH" lab --quick --sizes 64 -q "$@"
 }
 
+# signal_running NAME PID SIG WHO : once NAME's netns line is out, notes its server's pid
+# (spid), the server's namespace (a_ns) and hopbench's own (b_ns: where its main thread
+# is), waits 1 s, sends SIG to WHO (hopbench or server), then reaps hopbench (RC).
+signal_running() {
+    local name=$1 pid=$2 sig=$3 who=$4
+    spid=
+    a_ns=
+    b_ns=
+    if wait_header "$name"; then
+        spid=$(header_field "$name" 's|.*; server pid \([0-9]*\)$|\1|p')
+        a_ns=$(readlink "/proc/$spid/ns/net" 2>/dev/null)
+        b_ns=$(readlink "/proc/$pid/ns/net" 2>/dev/null)
+        sleep 1
+        if [ "$who" = server ]; then kill "-$sig" "${spid:-0}"; else kill "-$sig" "$pid"; fi
+    else
+        not_ok "$name: netns header" "no 'netns:' line in $T/$name.out"
+    fi
+    reap "$pid" 30
+}
+
 # --- the command line ------------------------------------------------------------
 
 expect_rc "lab --netns bogus: usage error" 64 bogus lab --netns bogus
 check "lab --netns bogus: one line naming the value" \
     sh -c "[ \$(wc -l <'$T/bogus.err') = 1 ] && grep -q \"'bogus' is not one of same, other\" '$T/bogus.err'"
-expect_rc "run --netns: refused" 64 runns run --netns same tcp://127.0.0.1:1
-check "run --netns: one line pointing at lab --netns" \
-    sh -c "[ \$(wc -l <'$T/runns.err') = 1 ] && grep -q \"hopbench lab --netns same\" '$T/runns.err'"
+expect_rc "run --netns bogus: usage error" 64 runbogus run --netns bogus echo tcp://127.0.0.1:0
+one_line "run --netns bogus: one line naming the value" "$T/runbogus.err" \
+    "'bogus' is not one of same, other"
+expect_rc "run --netns other with a unix endpoint: usage error" 64 rununix \
+    run --netns other echo tcp://127.0.0.1:0 "unix:$T/other.sock"
+one_line "run --netns other with a unix endpoint: one line, TCP only" "$T/rununix.err" \
+    "--netns other is TCP only.*unix:$T/other.sock"
+expect_rc "run --netns other with an abstract name: usage error" 64 runabs \
+    run --netns other echo unix:@hopbench-netns-test
+check "run --netns: nothing was made for a refused command line" test ! -e "$T/other.sock"
 
 if ! unshare -n true 2>/dev/null; then
     expect_rc "lab --netns same without the right: exit 77" 77 noperm lab --netns same --quick \
         --sizes 64 --json "$T/noperm.json"
     check "lab --netns without the right: one line" \
         sh -c "[ \$(wc -l <'$T/noperm.err') = 1 ] && grep -q 'needs root' '$T/noperm.err'"
-    ok "lab --netns same and other # SKIP this user may not make a network namespace"
+    expect_rc "run --netns same without the right: exit 77" 77 runnoperm run --netns same -n 10 \
+        echo tcp://127.0.0.1:0 --json "$T/runnoperm.json"
+    one_line "run --netns without the right: one line" "$T/runnoperm.err" 'needs root'
+    ok "lab and run --netns same and other # SKIP this user may not make a network namespace"
     exit "$((NFAIL > 0))"
 fi
 
@@ -213,17 +243,7 @@ check_eq "every netns key written is listed, every one listed is written" "" \
 for sig in INT KILL; do
     name=sig$sig
     lab_spawn "$name" --netns other --json "$T/$name.json"
-    pid=$SPAWNED
-    spid=
-    if wait_header "$name"; then
-        spid=$(header_field "$name" 's|.*; server pid \([0-9]*\)$|\1|p')
-        a_ns=$(readlink "/proc/$spid/ns/net" 2>/dev/null)
-        sleep 1
-        kill "-$sig" "$pid"
-    else
-        not_ok "$name: netns header" "no 'netns:' line in $T/$name.out"
-    fi
-    reap "$pid" 30
+    signal_running "$name" "$SPAWNED" "$sig" hopbench
     if [ "$sig" = INT ]; then check_eq "$name: exit 130" 130 "$RC"; fi
     check "$name: the server (pid ${spid:-?}) is gone" wait_gone "${spid:-0}" 5
     a_ino=${a_ns//[^0-9]/}
@@ -231,6 +251,85 @@ for sig in INT KILL; do
         sh -c "[ -n '$a_ino' ] && [ '$a_ns' != '$host_ns' ]"
     check "$name: no process or thread is in A afterwards" ns_gone "${a_ino:-0}"
 done
+
+# --- run --netns: its own built-in server in the namespaces made for it --------------
+
+# run_spawn NAME RUN-ARGS... : hopbench run in the background (SPAWNED: its pid).
+run_spawn() {
+    local name=$1
+    shift
+    spawn "$name" run -q "$@"
+}
+
+N=3000
+expect_rc "run --netns same: exit 0" 0 runsame run --netns same -n "$N" --warmup 0 \
+    echo tcp://127.0.0.1:0 "unix:$T/same.sock" --json "$T/runsame.json"
+j=$T/runsame.json
+jcheck "run same: one tcp and one unix run, each exactly -n $N ops, 0 errors" "$j" \
+    '([.runs[] | .transport] | sort) == ["tcp","unix"]
+     and all(.runs[]; .ops == '"$N"' and .errors_total == 0)'
+check "run same: both ends in one namespace made for the run, not the host's" \
+    jtrue --arg host "$host_ns" \
+    'all(.runs[]; .netns.mode == "same" and .netns.client == "same" and .netns.server == "same"
+         and .netns.client_ns_inode == .netns.server_ns_inode and .netns.veth == null
+         and ("net:[\(.netns.client_ns_inode)]" != $host))' "$j"
+jcheck "run same: the evidence names the built-in server" "$j" \
+    '.server | test("^built-in echo \\(pid [0-9]+\\)$")'
+# Its own server is measured: the requests it answered cost it CPU.
+jcheck "run same: the server's CPU was measured" "$j" \
+    'all(.runs[]; .observed.cpu.server_ns > 0 and .observed.cpu.server_source == "pids")'
+spid=$(jq -r '.server | capture("pid (?<p>[0-9]+)").p' "$j" 2>/dev/null)
+check "run same: its server (pid ${spid:-?}) is gone" wait_gone "${spid:-0}" 5
+check "run same: the namespace is gone" ns_gone "$(jq -r '.runs[0].netns.server_ns_inode' "$j")"
+check "run same: the server's socket file is removed" test ! -e "$T/same.sock"
+
+expect_rc "run --netns other: exit 0" 0 runother run --netns other -n "$N" --warmup 0 \
+    --label veth echo tcp://127.0.0.1:0 --json "$T/runother.json"
+j=$T/runother.json
+jcheck "run other: exactly -n $N ops, 0 errors" "$j" \
+    '(.runs | length) == 1 and .runs[0].ops == '"$N"' and .runs[0].errors_total == 0'
+check "run other: client in B, server in A, neither the host's" jtrue --arg host "$host_ns" \
+    '.runs[0].netns | .mode == "other" and .client == "B" and .server == "A"
+     and .client_ns_inode != .server_ns_inode
+     and ("net:[\(.client_ns_inode)]" != $host) and ("net:[\(.server_ns_inode)]" != $host)' "$j"
+jcheck "run other: the endpoint is A's veth address; the label is kept" "$j" \
+    '.runs[0] | .label == "veth"
+     and (.netns.veth.server_addr as $a | .endpoint | startswith("tcp://\($a):"))'
+jcheck "run other: the ops went over the veth (its counters in B >= ops x 64 each way)" "$j" \
+    '.runs[0] | .netns.veth.client_tx_bytes >= .ops * 64 and .netns.veth.client_rx_bytes >= .ops * 64'
+check "run: the host has no hb-a or hb-b interface" sh -c "! ip -o link show | grep -qE '^[0-9]+: hb-[ab][:@]'"
+read -r a_ino b_ino <<<"$(jq -r '.runs[0].netns | "\(.server_ns_inode) \(.client_ns_inode)"' "$j")"
+check "run other: A and B are gone" ns_gone "${a_ino:-0}" "${b_ino:-0}"
+
+# Every exit path: Ctrl-C ends the run (130) and SIGKILL kills hopbench; either way
+# its server and both namespaces go (the server dies with its parent: PDEATHSIG).
+for sig in INT KILL; do
+    name=runsig$sig
+    run_spawn "$name" --netns other -d 30 echo tcp://127.0.0.1:0 --json "$T/$name.json"
+    signal_running "$name" "$SPAWNED" "$sig" hopbench
+    if [ "$sig" = INT ]; then
+        check_eq "$name: exit 130" 130 "$RC"
+        jcheck "$name: the evidence holds the run, cut short" "$T/$name.json" \
+            '.runs[0].interrupted == true and .runs[0].ops > 0'
+    fi
+    check "$name: the server (pid ${spid:-?}) is gone" wait_gone "${spid:-0}" 5
+    check "$name: the client ran in B (${b_ns:-?}), not the host's namespace" \
+        sh -c "[ -n '${b_ns:-}' ] && [ '${b_ns:-}' != '$host_ns' ] && [ '${b_ns:-}' != '${a_ns:-}' ]"
+    a_ino=${a_ns//[^0-9]/}
+    b_ino=${b_ns//[^0-9]/}
+    check "$name: nothing is in A or B afterwards" ns_gone "${a_ino:-0}" "${b_ino:-0}"
+done
+check "run: no veth end on the host after Ctrl-C and SIGKILL" \
+    sh -c "! ip -o link show | grep -qE '^[0-9]+: hb-[ab][:@]'"
+check "run: no named namespace of hopbench's (it names none: /run/netns stays clean)" \
+    sh -c "! ip netns list 2>/dev/null | grep -qiE 'hopbench|^hb'"
+
+# The server killed under the run: one line saying how it ended, exit 1.
+run_spawn runkilled --netns same -d 30 echo tcp://127.0.0.1:0 --json "$T/runkilled.json"
+signal_running runkilled "$SPAWNED" KILL server
+check_eq "run: its server killed: exit 1" 1 "$RC"
+one_line "run: its server killed: one line saying so" "$T/runkilled.err" \
+    "built-in echo server \(pid ${spid:-?}\) was killed by SIGKILL"
 
 echo "# $NPASS passed, $NFAIL failed"
 exit "$((NFAIL > 0))"
