@@ -137,6 +137,8 @@ static const char usage_run_head[] =
     "                        other: the client in a second namespace joined to the first by\n"
     "                        a veth pair, TCP only, each TCP endpoint's address replaced by\n"
     "                        the server's veth address (two pods on a node). Needs root\n"
+    "      --in-netns M      the run was started inside the namespaces of a 'stack --netns M'\n"
+    "                        (same, other): the evidence records where each end ran\n"
     "\n"
     "Repetitions (the unit of analysis is one run):\n"
     "      --reps N          runs per endpoint (default 1); the summary gives median, min-max,\n"
@@ -487,6 +489,7 @@ enum {
     OPT_LABEL,
     OPT_RETRY,
     OPT_NETNS,
+    OPT_IN_NETNS,
 };
 
 /* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_at index. */
@@ -824,6 +827,9 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
     case OPT_NETNS:
         rc = opt_netns(val, &o->netns, err);
         break;
+    case OPT_IN_NETNS:
+        rc = opt_netns(val, &o->in_netns, err);
+        break;
     case OPT_LABEL:
         if (o->nlabels == CLI_MAX_ENDPOINTS)
             return hb_fail(err, -EINVAL, "--label: at most %d", CLI_MAX_ENDPOINTS);
@@ -939,6 +945,8 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
     for (; optind < argc; optind++)
         if (run_add_endpoint(o, argv[optind], err) < 0) return -EINVAL;
     if (service_labels_apply(o->eps, o->neps, o->labels, o->nlabels, err) < 0) return -EINVAL;
+    if (o->netns != NETNS_NONE && o->in_netns != NETNS_NONE)
+        return hb_fail(err, -EINVAL, "run: give --netns or --in-netns, not both");
     if (o->netns != NETNS_NONE && run_check_netns(o, err) < 0) return -EINVAL;
     for (unsigned i = 0; i < o->neps && o->netns == NETNS_NONE; i++)
         if (o->eps[i].kind == ENDPOINT_TCP && endpoint_port(&o->eps[i]) == 0)
@@ -985,6 +993,7 @@ static const struct option run_longopts[] = {
     { "wait", required_argument, NULL, OPT_WAIT },
     { "retry", required_argument, NULL, OPT_RETRY },
     { "netns", required_argument, NULL, OPT_NETNS },
+    { "in-netns", required_argument, NULL, OPT_IN_NETNS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };

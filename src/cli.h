@@ -128,7 +128,8 @@ struct run_opts {
     /* --label, in the order of the endpoints */
     const char *labels[CLI_MAX_ENDPOINTS];
     unsigned nlabels;
-    enum netns_mode netns; /* --netns: run starts the built-in server there (NETNS_NONE: none) */
+    enum netns_mode netns;    /* --netns: run starts the built-in server there (NETNS_NONE: none) */
+    enum netns_mode in_netns; /* --in-netns: started inside a stack's --netns namespaces */
 };
 
 struct serve_opts {

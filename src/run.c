@@ -60,6 +60,10 @@ int run_serve(struct run *run, struct run_opts *o, _Atomic pid_t *mirror, struct
     int rc;
 
     run->pid_mirror = mirror;
+    if (o->in_netns != NETNS_NONE) {
+        run->client_side = o->in_netns == NETNS_OTHER ? NETNS_B : NETNS_A;
+        return netns_adopt(&run->netns, o->in_netns, err);
+    }
     if (o->netns == NETNS_NONE) return 0;
     rc = netns_init(&run->netns, o->netns, err);
     if (rc == 0) rc = run_serve_endpoints(run, o, err);
@@ -255,9 +259,9 @@ static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_reco
                  o->labels[cell] != NULL ? o->labels[cell] : r->cfg.ep.text);
         progress_run_begin(run->progress, what, rep + 1, o->shared.reps, &r->cfg);
     }
-    if (o->netns != NETNS_NONE) record_netns_begin(&r->netns, &run->netns, run->client_side);
+    if (run->netns.mode != NETNS_NONE) record_netns_begin(&r->netns, &run->netns, run->client_side);
     rc = load_run(&r->cfg, &r->res, err);
-    if (o->netns != NETNS_NONE) record_netns_end(&r->netns, &run->netns);
+    if (run->netns.mode != NETNS_NONE) record_netns_end(&r->netns, &run->netns);
     if (run->progress != NULL) progress_run_end(run->progress, &r->cfg);
     return rc;
 }

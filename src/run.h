@@ -59,7 +59,8 @@ int run_init(struct run *run, const struct run_opts *opts, struct hb_err *err);
  * thread it starts begins there). o's endpoints become where the server
  * listens: a TCP port 0 the port it got and, with other, each TCP address
  * A's veth address. *mirror (if not NULL) follows the server's pid (spawn.h).
- * Nothing without --netns. Returns 0 or a negative errno with err set;
+ * With --in-netns it only describes the namespaces it was started in
+ * (netns_adopt). Nothing without either. Returns 0 or a negative errno with err set;
  * run_serve_stop undoes a partial start.
  */
 int run_serve(struct run *run, struct run_opts *o, _Atomic pid_t *mirror, struct hb_err *err);

@@ -284,7 +284,7 @@ check "run same: the namespace is gone" ns_gone "$(jq -r '.runs[0].netns.server_
 check "run same: the server's socket file is removed" test ! -e "$T/same.sock"
 
 expect_rc "run --netns other: exit 0" 0 runother run --netns other -n "$N" --warmup 0 \
-    --label veth echo tcp://127.0.0.1:0 --json "$T/runother.json"
+    --label front echo tcp://127.0.0.1:0 --json "$T/runother.json"
 j=$T/runother.json
 jcheck "run other: exactly -n $N ops, 0 errors" "$j" \
     '(.runs | length) == 1 and .runs[0].ops == '"$N"' and .runs[0].errors_total == 0'
@@ -293,13 +293,45 @@ check "run other: client in B, server in A, neither the host's" jtrue --arg host
      and .client_ns_inode != .server_ns_inode
      and ("net:[\(.client_ns_inode)]" != $host) and ("net:[\(.server_ns_inode)]" != $host)' "$j"
 jcheck "run other: the endpoint is A's veth address; the label is kept" "$j" \
-    '.runs[0] | .label == "veth"
+    '.runs[0] | .label == "front"
      and (.netns.veth.server_addr as $a | .endpoint | startswith("tcp://\($a):"))'
 jcheck "run other: the ops went over the veth (its counters in B >= ops x 64 each way)" "$j" \
     '.runs[0] | .netns.veth.client_tx_bytes >= .ops * 64 and .netns.veth.client_rx_bytes >= .ops * 64'
 check "run: the host has no hb-a or hb-b interface" sh -c "! ip -o link show | grep -qE '^[0-9]+: hb-[ab][:@]'"
 read -r a_ino b_ino <<<"$(jq -r '.runs[0].netns | "\(.server_ns_inode) \(.client_ns_inode)"' "$j")"
 check "run other: A and B are gone" ns_gone "${a_ino:-0}" "${b_ino:-0}"
+
+# The placement object: what separates the two ends, and each end's side.
+check "run same: placement netns same, both ends in the one namespace" jtrue \
+    'all(.runs[].placement; .kind == "netns" and .key == "netns same" and .client.where == "same"
+         and .server.where == "same" and .client.netns_inode == .server.netns_inode)' \
+    "$T/runsame.json"
+jcheck "run other: placement netns other, each end at its veth address" "$j" \
+    '.runs[0] | .placement.kind == "netns" and .placement.key == "netns other"
+     and .placement.client == {where: "B", netns_inode: .netns.client_ns_inode,
+                               addr: .netns.veth.client_addr}
+     and .placement.server == {where: "A", netns_inode: .netns.server_ns_inode,
+                               addr: .netns.veth.server_addr}'
+
+# A plain run of the same cell against a server on the host's loopback, then compare:
+# the cell matches by its label, and the placements are printed as what tells them apart.
+if start_server plainsrv -l tcp://127.0.0.1:0; then
+    expect_rc "plain run on the host's loopback: exit 0" 0 runplain run -q -n "$N" --warmup 0 \
+        --label front echo "tcp://127.0.0.1:$SRV_PORT" --json "$T/runplain.json"
+    stop_server "$SRV_PID" "$SRV_OUT"
+fi
+jcheck "plain run: placement process, both ends on the host" "$T/runplain.json" \
+    '.runs[0].placement == {kind: "process", key: "process", client: {where: "host"},
+                            server: {where: "host"}} and .runs[0].netns == null'
+expect_rc "compare plain against --netns other: exit 0" 0 cmpplace compare "$T/runplain.json" \
+    "$j"
+check "compare: each file's header names its placement" sh -c \
+    "grep -q '^old: .*; placement process)\$' '$T/cmpplace.out' &&
+     grep -q '^new: .*; placement netns other)\$' '$T/cmpplace.out'"
+rows=$(grep -c '^echo front ' "$T/cmpplace.out")
+check "compare: the cell has a row per metric ($rows)" test "$rows" -ge 4
+check_eq "compare: each of the cell's rows says process -> netns other" "$rows" \
+    "$(grep -c '^echo front reuse 64 B c=1 p=1 \[process -> netns other\] ' "$T/cmpplace.out")"
 
 # Every exit path: Ctrl-C ends the run (130) and SIGKILL kills hopbench; either way
 # its server and both namespaces go (the server dies with its parent: PDEATHSIG).
