@@ -1809,7 +1809,7 @@ int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct
 static const char usage_stack[] =
     "usage: hopbench stack list\n"
     "       hopbench stack NAME [--profile P] [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
-    "                           [--jsonl FILE] [--csv FILE] [-q] [--hold]\n"
+    "                           [--jsonl FILE] [--csv FILE] [-q] [--hold] [--netns M]\n"
     "                           [--ablation | --pool N,N,.. | --overload | --starve]\n"
     "       hopbench stack NAME --help   what NAME builds, what it measures, how long it takes\n"
     "\n"
@@ -1839,6 +1839,12 @@ static const char usage_stack[] =
     "  -q, --quiet      no live progress line from the runs (drawn on stderr only when it\n"
     "                   is a terminal)\n"
     "      --hold       after measuring keep the services up until Ctrl-C\n"
+    "      --netns M    the services in a network namespace made for the stack, removed\n"
+    "                   after it (needs root); same: the run children there too (its own\n"
+    "                   loopback, the sockets in the private directory); other: the run\n"
+    "                   children in a second namespace joined by a veth pair, so the front\n"
+    "                   hop (client to web server) crosses it while the backend hop stays\n"
+    "                   in the first (the fpm stacks: redis's unix arm is its front hop)\n"
     "      --ablation   the study's steps from baseline to optimized, one change at a time\n"
     "      --pool N,N,..  the pool-size sweep: pm static with N children, each N\n"
     "      --overload   a pool of 4 with listen.backlog 4 under many connections: how each\n"
@@ -1860,6 +1866,7 @@ enum {
     OPT_STACK_STARVE,
     OPT_STACK_CSV,
     OPT_STACK_HTML,
+    OPT_STACK_NETNS,
 };
 
 static const struct option stack_longopts[] = {
@@ -1877,6 +1884,7 @@ static const struct option stack_longopts[] = {
     { "starve", no_argument, NULL, OPT_STACK_STARVE },
     { "csv", required_argument, NULL, OPT_STACK_CSV },
     { "html", required_argument, NULL, OPT_STACK_HTML },
+    { "netns", required_argument, NULL, OPT_STACK_NETNS },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -1953,6 +1961,8 @@ static int stack_option(int c, const char *val, struct stack_opts *o, struct hb_
     case OPT_STACK_STARVE:
         o->cases |= STACK_CASE_STARVE;
         return 0;
+    case OPT_STACK_NETNS:
+        return opt_netns(val, &o->netns, err);
     }
     return hb_fail(err, -EINVAL, "stack: unknown option");
 }
@@ -2018,6 +2028,11 @@ int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, stru
         return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)",
                        o->name);
     if (stack_cases_check(stack_find(o->name), o, err) < 0) return -EINVAL;
+    if (o->netns == NETNS_OTHER && stack_find(o->name)->front_unix)
+        return hb_fail(err, -EINVAL,
+                       "stack %s: --netns other: its unix arm is the front hop, which cannot "
+                       "cross the veth pair (TCP only); use --netns same",
+                       o->name);
     if (o->profile != NULL) return stack_profile_check(stack_find(o->name), o->profile, err);
     return 0;
 }

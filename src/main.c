@@ -469,7 +469,7 @@ static int run_start_server(struct run *run, struct run_opts *o, struct hb_err *
     sigset_t held, old;
     int rc;
 
-    if (o->netns == NETNS_NONE) return 0;
+    if (o->netns == NETNS_NONE) return run_serve(run, o, NULL, err); /* --in-netns, or nothing */
     install_signals();
     install_child_watch();
     stop_signal_set(&held);
@@ -837,7 +837,9 @@ static int cmd_stack(int argc, char **argv)
     atomic_store(&g_main.no_abort, true);
     install_signals();
     rc = stack_run(&o, stdout, &g_main.stop, &verdict, &err);
-    if (rc < 0) return fail("stack", &err, HB_EXIT_RUNTIME);
+    if (rc < 0)
+        return fail("stack", &err,
+                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     if (verdict == STACK_INVALID) {
         fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors or were "
                         "saturated (see above)\n");
