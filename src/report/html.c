@@ -97,9 +97,17 @@ const char *hd_place(const struct hcell *cell)
     return cell->key.label[0] != '\0' ? cell->key.label : cell->key.endpoint;
 }
 
+/* The cell's label; a placement other than two processes of one host is named after it. */
 void hd_cell_name(char *buf, size_t cap, const struct hcell *cell)
 {
+    const char *p = cell->key.placement;
+    char shown[64];
+    size_t len;
+
     evidence_cell_label(buf, cap, &cell->key);
+    len = strlen(buf);
+    if (p == NULL || p[0] == '\0' || strcmp(p, EV_PLACE_KIND_PROC) == 0 || len >= cap) return;
+    snprintf(buf + len, cap - len, " (%s)", text_safe(shown, sizeof(shown), p));
 }
 
 bool hd_open_loop(const struct hcell *cell)

@@ -310,6 +310,14 @@ check "compare: the cell has a row per metric ($rows)" test "$rows" -ge 4
 check_eq "compare: each of the cell's rows says process -> netns other" "$rows" \
     "$(grep -c '^echo front reuse 64 B c=1 p=1 \[process -> netns other\] ' "$T/cmpplace.out")"
 
+# report draws both files side by side: the cross-namespace cell named by its placement.
+expect_rc "report plain and --netns other: exit 0" 0 rptplace report "$T/runplain.json" "$j" \
+    -o "$T/place.html"
+check "report: the --netns other cell is named with its placement" \
+    grep -qF 'echo front reuse 64 B c=1 p=1 (netns other)' "$T/place.html"
+check "report: the plain cell carries no placement in its name" \
+    grep -qE 'echo front reuse 64 B c=1 p=1($|[^ ]| [^(])' "$T/place.html"
+
 # Every exit path: Ctrl-C ends the run (130) and SIGKILL kills hopbench; either way
 # its server and both namespaces go (the server dies with its parent: PDEATHSIG).
 for sig in INT KILL; do
