@@ -207,13 +207,21 @@ check "other: private temporary directory removed" sh -c "[ -z \"\$(ls -A '$T/ot
 # --- the keys docs/evidence.md lists for netns, both ways ---------------------------------
 
 DOC=$(cd "$(dirname "$0")/../.." && pwd)/docs/evidence.md
-sed -n '/^```fields-netns$/,/^```$/p' "$DOC" | sed '1d;$d' | sort -u >"$T/netns.documented"
-jq -r '.runs[] | .netns | paths(type == "string" or type == "number" or type == "boolean")
-       | "runs[].netns." + (map(tostring) | join("."))' "$T/same.json" "$T/other.json" |
-    sort -u >"$T/netns.written"
-check "docs/evidence.md lists netns keys" test -s "$T/netns.documented"
-check_eq "every netns key written is listed, every one listed is written" "" \
-    "$(diff "$T/netns.documented" "$T/netns.written" | grep '^[<>]' | tr '\n' ' ')"
+
+# doc_keys KEY FILE... : the ```fields-KEY block of docs/evidence.md against the keys of
+# runs[].KEY that FILEs write (strings, numbers, booleans), both ways.
+doc_keys() {
+    local key=$1
+    shift
+    sed -n "/^\`\`\`fields-$key\$/,/^\`\`\`\$/p" "$DOC" | sed '1d;$d' | sort -u >"$T/$key.documented"
+    jq -r --arg k "$key" '.runs[] | .[$k] | paths(type == "string" or type == "number" or
+           type == "boolean") | "runs[].\($k)." + (map(tostring) | join("."))' "$@" |
+        sort -u >"$T/$key.written"
+    check "docs/evidence.md lists $key keys" test -s "$T/$key.documented"
+    check_eq "every $key key written is listed, every one listed is written" "" \
+        "$(diff "$T/$key.documented" "$T/$key.written" | grep '^[<>]' | tr '\n' ' ')"
+}
+doc_keys netns "$T/same.json" "$T/other.json"
 
 # --- every exit path: Ctrl-C and SIGKILL -----------------------------------------------
 
@@ -317,6 +325,9 @@ check "report: the --netns other cell is named with its placement" \
     grep -qF 'echo front reuse 64 B c=1 p=1 (netns other)' "$T/place.html"
 check "report: the plain cell carries no placement in its name" \
     grep -qE 'echo front reuse 64 B c=1 p=1($|[^ ]| [^(])' "$T/place.html"
+
+doc_keys placement "$T/same.json" "$T/other.json" "$T/runsame.json" "$T/runother.json" \
+    "$T/runplain.json"
 
 # Every exit path: Ctrl-C ends the run (130) and SIGKILL kills hopbench; either way
 # its server and both namespaces go (the server dies with its parent: PDEATHSIG).
