@@ -98,16 +98,21 @@ const char *hd_place(const struct hcell *cell)
 }
 
 /* The cell's label; a placement other than two processes of one host is named after it. */
-void hd_cell_name(char *buf, size_t cap, const struct hcell *cell)
+static void cell_name_placed(char *buf, size_t cap, const struct run_key *k)
 {
-    const char *p = cell->key.placement;
+    const char *p = k->placement;
     char shown[64];
     size_t len;
 
-    evidence_cell_label(buf, cap, &cell->key);
+    evidence_cell_label(buf, cap, k);
     len = strlen(buf);
     if (p == NULL || p[0] == '\0' || strcmp(p, EV_PLACE_KIND_PROC) == 0 || len >= cap) return;
     snprintf(buf + len, cap - len, " (%s)", text_safe(shown, sizeof(shown), p));
+}
+
+void hd_cell_name(char *buf, size_t cap, const struct hcell *cell)
+{
+    cell_name_placed(buf, cap, &cell->key);
 }
 
 bool hd_open_loop(const struct hcell *cell)

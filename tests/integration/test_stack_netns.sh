@@ -62,7 +62,7 @@ if held other nginx-fpm --netns other -q; then
            and .placement.client.netns_inode == .placement.server.netns_inode)' "$j"
     check "other: no run watched A's backend hop from B (it cannot see it)" jtrue -s \
         'all(.[] | select(.record == "run" and (.label | startswith("nginx-fpm.")));
-             .watch == null or (.watch | length) == 0)' "$j"
+             .observed.watch == null or (.observed.watch | length) == 0)' "$j"
     release other
     a_ino=${a_ns//[^0-9]/}
     check "other: nothing is in A afterwards" ns_gone "${a_ino:-0}"
