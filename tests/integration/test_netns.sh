@@ -100,6 +100,13 @@ if setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin true 2>/dev/null; the
     check "without CAP_SYS_ADMIN: one line saying it needs root" \
         sh -c "[ \$(wc -l <'$T/nocap.err') = 1 ] && grep -q 'needs root' '$T/nocap.err'"
     check "without CAP_SYS_ADMIN: no evidence written" test ! -e "$T/nocap.json"
+    RC=0
+    (cd "$T" && exec setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
+        timeout -k 5 60 "$HOPBENCH" run --netns other -n 10 echo tcp://127.0.0.1:0 \
+        --json "$T/runnocap.json") >"$T/runnocap.out" 2>"$T/runnocap.err" || RC=$?
+    check_eq "run --netns other without CAP_SYS_ADMIN: exit 77" 77 "$RC"
+    one_line "run --netns without CAP_SYS_ADMIN: one line saying it needs root" \
+        "$T/runnocap.err" 'needs root'
 else
     ok "lab --netns without CAP_SYS_ADMIN # SKIP setpriv cannot drop it here"
 fi
@@ -351,6 +358,14 @@ check "run: no veth end on the host after Ctrl-C and SIGKILL" \
     sh -c "! ip -o link show | grep -qE '^[0-9]+: hb-[ab][:@]'"
 check "run: no named namespace of hopbench's (it names none: /run/netns stays clean)" \
     sh -c "! ip netns list 2>/dev/null | grep -qiE 'hopbench|^hb'"
+
+# A server that cannot start (its socket's directory is missing): one line, exit 1,
+# and the namespace made for it goes with the run.
+expect_rc "run --netns same, the server cannot listen: exit 1" 1 runnolisten run --netns same \
+    -n 10 echo "unix:$T/no-such-dir/x.sock" --json "$T/runnolisten.json"
+one_line "run --netns, the server cannot listen: one line" "$T/runnolisten.err" \
+    "no-such-dir/x.sock"
+check "run --netns, the server cannot listen: no evidence" test ! -e "$T/runnolisten.json"
 
 # The server killed under the run: one line saying how it ended, exit 1.
 run_spawn runkilled --netns same -d 30 echo tcp://127.0.0.1:0 --json "$T/runkilled.json"

@@ -26,6 +26,29 @@ if ! unshare -n true 2>/dev/null; then
 fi
 fpm_need
 
+# Without CAP_SYS_ADMIN: one line, exit 77, nothing started.
+if setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin true 2>/dev/null; then
+    RC=0
+    (cd "$T" && exec setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
+        timeout -k 5 60 "$HOPBENCH" stack nginx-fpm --short --netns same) \
+        >"$T/nocap.out" 2>"$T/nocap.err" || RC=$?
+    check_eq "stack --netns without CAP_SYS_ADMIN: exit 77" 77 "$RC"
+    one_line "stack --netns without CAP_SYS_ADMIN: one line" "$T/nocap.err" 'needs root'
+    check "stack --netns without CAP_SYS_ADMIN: no service started" \
+        sh -c "! grep -q ' pid [0-9]' '$T/nocap.out'"
+else
+    ok "stack --netns without CAP_SYS_ADMIN # SKIP setpriv cannot drop it here"
+fi
+
+# An error after php-fpm started (the socket check refuses): exit 1, and no process of the
+# stack is left (stack_nothing_left: by pid and by its directory's name), so none holds A.
+mkdir -m 700 "$T/locked"
+TMPDIR=$T/locked expect_rc "other, unreachable socket: exit 1" 1 locked stack nginx-fpm \
+    --short --netns other
+stack_nothing_left "other, unreachable socket" "$T/locked.out"
+check "other, unreachable socket: it got as far as its namespaces" \
+    grep -q '^netns: other: services in namespace A' "$T/locked.out"
+
 # --- other, held: the services in A, the front's children in B -----------------------
 
 if held other nginx-fpm --netns other -q; then
