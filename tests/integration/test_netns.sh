@@ -77,6 +77,14 @@ one_line "run --netns other with a unix endpoint: one line, TCP only" "$T/rununi
 expect_rc "run --netns other with an abstract name: usage error" 64 runabs \
     run --netns other echo unix:@hopbench-netns-test
 check "run --netns: nothing was made for a refused command line" test ! -e "$T/other.sock"
+expect_rc "run --netns with --in-netns: usage error" 64 runboth run --netns same \
+    --in-netns same echo tcp://127.0.0.1:0
+one_line "run --netns with --in-netns: one line" "$T/runboth.err" "--netns or --in-netns, not both"
+# --in-netns other is for a child a stack placed in B: outside one there is no hb-b.
+expect_rc "run --in-netns other outside a stack's B: exit 1" 1 runadopt run --in-netns other \
+    -n 10 echo tcp://127.0.0.1:1
+one_line "run --in-netns other outside B: one line naming hb-b" "$T/runadopt.err" \
+    "no hb-b address in this namespace"
 
 if ! unshare -n true 2>/dev/null; then
     expect_rc "lab --netns same without the right: exit 77" 77 noperm lab --netns same --quick \
