@@ -260,7 +260,9 @@ static json_t *place_end_json(const char *where, uint64_t ino, const char *addr)
 /*
  * Where each end ran: a process of this host's namespace against a server
  * on its loopback or a socket file ("host"; "remote" past --allow-remote),
- * or the --netns namespaces of the record.
+ * or the --netns namespaces of the record. The key says what the run crossed:
+ * "netns same" when both ends were in one namespace (lab --netns other's tcp
+ * and unix runs, in A, too), "netns other" when the veth pair was between them.
  */
 static json_t *placement_json(const struct run_record *r)
 {
@@ -272,7 +274,7 @@ static json_t *placement_json(const struct run_record *r)
                          EV_PLACE_KIND_PROC, EV_PLACE_CLIENT, place_end_json("host", 0, ""),
                          EV_PLACE_SERVER,
                          place_end_json(endpoint_is_local(&r->cfg.ep) ? "host" : "remote", 0, ""));
-    snprintf(key, sizeof(key), "netns %s", netns_mode_name(p->mode));
+    snprintf(key, sizeof(key), "netns %s", strcmp(p->client, p->server) == 0 ? "same" : "other");
     return json_pack("{s:s, s:s, s:o, s:o}", EV_PLACE_KIND, "netns", EV_PLACE_KEY, key,
                      EV_PLACE_CLIENT, place_end_json(p->client, p->client_ino, p->client_addr),
                      EV_PLACE_SERVER, place_end_json(p->server, p->server_ino, p->server_addr));

@@ -203,6 +203,9 @@ check "other: tcp-veth from B to A's veth address, A and B distinct, neither the
 jcheck "other: tcp-veth bytes went over the veth (its counters in B >= ops x 64 each way)" "$j" \
     'all(.runs[] | select(.transport == "tcp-veth");
          .netns.veth.client_tx_bytes >= .ops * 64 and .netns.veth.client_rx_bytes >= .ops * 64)'
+jcheck "other: placement netns other for tcp-veth only; tcp and unix, both ends in A, netns same" \
+    "$j" 'all(.runs[]; .placement.key == (if .transport == "tcp-veth" then "netns other"
+                                          else "netns same" end))'
 ea=$(jq -r '[.runs[] | select(.transport == "tcp-veth")][0].netns.veth.server_addr' "$j" 2>/dev/null)
 eb=$(jq -r '[.runs[] | select(.transport == "tcp-veth")][0].netns.veth.client_addr' "$j" 2>/dev/null)
 check_eq "other: the evidence's veth addresses are the header's" "${a_addr:-} ${b_addr:-}" \
