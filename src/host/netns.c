@@ -1,9 +1,10 @@
 /*
- * netns: network namespaces made for one lab (see netns.h). The veth pair is
- * made with one RTM_NEWLINK request on a NETLINK_ROUTE socket written here
- * (its peer placed in B by IFLA_NET_NS_FD), the addresses and the up flags
- * with the SIOCSIF* ioctls on a socket made inside each namespace: no
- * iproute2 needed, and no name in /run/netns that a crash would leave.
+ * netns: network namespaces made for one lab, run or stack (see netns.h).
+ * The veth pair is made with one RTM_NEWLINK request on a NETLINK_ROUTE
+ * socket written here (its peer placed in B by IFLA_NET_NS_FD), the addresses
+ * and the up flags with the SIOCSIF* ioctls on a socket made inside each
+ * namespace: no iproute2 needed, and no name in /run/netns that a crash would
+ * leave.
  */
 #include "host/netns.h"
 

@@ -1,6 +1,6 @@
 /*
- * netns: network namespaces made for one lab, as pods on one node see each
- * other.
+ * netns: network namespaces made for one lab, run or stack, as pods on one
+ * node see each other.
  *
  *   same   one new namespace A with its own loopback: client and server in
  *          one pod (a Unix socket in the pod's shared volume, TCP on its lo)
