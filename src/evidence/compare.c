@@ -354,10 +354,10 @@ static void cmp_side_header(FILE *f, const struct cmp *c, int s)
     }
     char path[TEXT_SAFE_CAP];
 
-    fprintf(f, "%s: %s (%zu runs, %zu valid", s == 0 ? "old" : "new",
+    fprintf(f, "%s: %s (%zu runs, %zu valid)", s == 0 ? "old" : "new",
             text_safe(path, sizeof(path), c->path[s]), runs, valid);
     cmp_side_placements(f, c, s);
-    fputs(")\n", f);
+    fputc('\n', f);
 }
 
 static void cmp_unmatched(FILE *f, const struct cmp *c)

@@ -329,8 +329,8 @@ jcheck "plain run: placement process, both ends on the host" "$T/runplain.json" 
 expect_rc "compare plain against --netns other: exit 0" 0 cmpplace compare "$T/runplain.json" \
     "$j"
 check "compare: each file's header names its placement" sh -c \
-    "grep -q '^old: .*; placement process)\$' '$T/cmpplace.out' &&
-     grep -q '^new: .*; placement netns other)\$' '$T/cmpplace.out'"
+    "grep -q '^old: .*); placement process\$' '$T/cmpplace.out' &&
+     grep -q '^new: .*); placement netns other\$' '$T/cmpplace.out'"
 rows=$(grep -c '^echo front ' "$T/cmpplace.out")
 check "compare: the cell has a row per metric ($rows)" test "$rows" -ge 4
 check_eq "compare: each of the cell's rows says process -> netns other" "$rows" \
