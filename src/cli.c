@@ -133,8 +133,15 @@ static const char usage_run_head[] =
     "      --wait-ready S    an endpoint that refuses (or whose socket file is not there\n"
     "                        yet) is asked again every 50 ms for up to S seconds before\n"
     "                        the runs, as when the server starts beside it (a pod)\n"
-    "      --netns M         refused: run loads servers it did not start, which a namespace\n"
-    "                        made for the run could not reach; see 'hopbench lab --netns'\n"
+    "      --netns M         start the protocol's built-in server on the endpoints (a TCP\n"
+    "                        port 0: one it picks) in a network namespace made for the run,\n"
+    "                        removed after it; same: the client in that namespace too (its\n"
+    "                        own loopback; a Unix socket as in a pod's shared volume);\n"
+    "                        other: the client in a second namespace joined to the first by\n"
+    "                        a veth pair, TCP only, each TCP endpoint's address replaced by\n"
+    "                        the server's veth address (two pods on a node). Needs root\n"
+    "      --in-netns M      the run was started inside the namespaces of a 'stack --netns M'\n"
+    "                        (same, other): the evidence records where each end ran\n"
     "\n"
     "Repetitions (the unit of analysis is one run):\n"
     "      --reps N          runs per endpoint (default 1); the summary gives median, min-max,\n"
@@ -410,6 +417,13 @@ static int opt_pin(const char *val, enum place_mode *mode, struct hb_err *err)
     return 0;
 }
 
+static int opt_netns(const char *val, enum netns_mode *mode, struct hb_err *err)
+{
+    if (netns_parse_mode(val, mode) < 0)
+        return hb_fail(err, -EINVAL, "--netns: '%s' is not one of same, other", val);
+    return 0;
+}
+
 static int opt_size(const char *opt, const char *val, size_t *out, struct hb_err *err)
 {
     if (cli_parse_size(val, ECHO_MAX_SIZE, out) < 0)
@@ -501,6 +515,7 @@ enum {
     OPT_LISTEN,
     OPT_TOKEN_FILE,
     OPT_SCHEDULE,
+    OPT_IN_NETNS,
 };
 
 /* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_at index. */
@@ -888,10 +903,11 @@ static int run_option(int c, const char *val, struct run_opts *o, struct hb_err 
         rc = service_watch_add(&o->services, val, err);
         break;
     case OPT_NETNS:
-        return hb_fail(err, -EINVAL,
-                       "--netns: not for run (its servers are outside hopbench, out of a new "
-                       "namespace's reach); use 'hopbench lab --netns %s'",
-                       val);
+        rc = opt_netns(val, &o->netns, err);
+        break;
+    case OPT_IN_NETNS:
+        rc = opt_netns(val, &o->in_netns, err);
+        break;
     case OPT_LABEL:
         if (o->nlabels == CLI_MAX_ENDPOINTS)
             return hb_fail(err, -EINVAL, "--label: at most %d", CLI_MAX_ENDPOINTS);
@@ -979,6 +995,27 @@ static int run_add_endpoint(struct run_opts *o, const char *arg, struct hb_err *
     return 0;
 }
 
+/*
+ * --netns: run starts the protocol's built-in server in the namespace made
+ * for it, so the protocol needs one; with other the client is in B, which
+ * reaches A only over the veth pair: TCP, no socket file or abstract name.
+ */
+static int run_check_netns(const struct run_opts *o, struct hb_err *err)
+{
+    if (o->proto->server == NULL)
+        return hb_fail(err, -EINVAL,
+                       "run: --netns starts the built-in server, and %s has none; measure a real "
+                       "one with hopbench stack --netns",
+                       o->proto->name);
+    for (unsigned i = 0; i < o->neps && o->netns == NETNS_OTHER; i++)
+        if (o->eps[i].kind != ENDPOINT_TCP)
+            return hb_fail(err, -EINVAL,
+                           "run: --netns other is TCP only (the client in B reaches the server in "
+                           "A over the veth pair): %s; use --netns same for a Unix socket",
+                           o->eps[i].text);
+    return 0;
+}
+
 static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
     if (optind >= argc)
@@ -993,7 +1030,10 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
     for (; optind < argc; optind++)
         if (run_add_endpoint(o, argv[optind], err) < 0) return -EINVAL;
     if (service_labels_apply(o->eps, o->neps, o->labels, o->nlabels, err) < 0) return -EINVAL;
-    for (unsigned i = 0; i < o->neps; i++)
+    if (o->netns != NETNS_NONE && o->in_netns != NETNS_NONE)
+        return hb_fail(err, -EINVAL, "run: give --netns or --in-netns, not both");
+    if (o->netns != NETNS_NONE && run_check_netns(o, err) < 0) return -EINVAL;
+    for (unsigned i = 0; i < o->neps && o->netns == NETNS_NONE; i++)
         if (o->eps[i].kind == ENDPOINT_TCP && endpoint_port(&o->eps[i]) == 0)
             return hb_fail(err, -EINVAL, "run: %s: port 0 cannot be connected to", o->eps[i].text);
     if (run_check_proto(o, err) < 0 || run_check_servers(o, err) < 0) return -EINVAL;
@@ -1043,6 +1083,7 @@ static const struct option run_longopts[] = {
     { "agent-service", required_argument, NULL, OPT_AGENT_SERVICE },
     { "agent-state", required_argument, NULL, OPT_AGENT_STATE },
     { "agent-wait", required_argument, NULL, OPT_AGENT_WAIT },
+    { "in-netns", required_argument, NULL, OPT_IN_NETNS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -1375,8 +1416,7 @@ static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err 
         rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &o->count, err);
         break;
     case OPT_NETNS:
-        if (netns_parse_mode(val, &o->netns) < 0)
-            return hb_fail(err, -EINVAL, "--netns: '%s' is not one of same, other", val);
+        rc = opt_netns(val, &o->netns, err);
         break;
     default:
         rc = -EINVAL;
@@ -1878,7 +1918,7 @@ int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct
 static const char usage_stack[] =
     "usage: hopbench stack list\n"
     "       hopbench stack NAME [--profile P] [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
-    "                           [--jsonl FILE] [--csv FILE] [-q] [--hold]\n"
+    "                           [--jsonl FILE] [--csv FILE] [-q] [--hold] [--netns M]\n"
     "                           [--ablation | --pool N,N,.. | --overload | --starve]\n"
     "       hopbench stack NAME --help   what NAME builds, what it measures, how long it takes\n"
     "\n"
@@ -1908,6 +1948,12 @@ static const char usage_stack[] =
     "  -q, --quiet      no live progress line from the runs (drawn on stderr only when it\n"
     "                   is a terminal)\n"
     "      --hold       after measuring keep the services up until Ctrl-C\n"
+    "      --netns M    the services in a network namespace made for the stack, removed\n"
+    "                   after it (needs root); same: the run children there too (its own\n"
+    "                   loopback, the sockets in the private directory); other: the run\n"
+    "                   children in a second namespace joined by a veth pair, so the front\n"
+    "                   hop (client to web server) crosses it while the backend hop stays\n"
+    "                   in the first (the fpm stacks: redis's unix arm is its front hop)\n"
     "      --ablation   the study's steps from baseline to optimized, one change at a time\n"
     "      --pool N,N,..  the pool-size sweep: pm static with N children, each N\n"
     "      --overload   a pool of 4 with listen.backlog 4 under many connections: how each\n"
@@ -1929,6 +1975,7 @@ enum {
     OPT_STACK_STARVE,
     OPT_STACK_CSV,
     OPT_STACK_HTML,
+    OPT_STACK_NETNS,
 };
 
 static const struct option stack_longopts[] = {
@@ -1946,6 +1993,7 @@ static const struct option stack_longopts[] = {
     { "starve", no_argument, NULL, OPT_STACK_STARVE },
     { "csv", required_argument, NULL, OPT_STACK_CSV },
     { "html", required_argument, NULL, OPT_STACK_HTML },
+    { "netns", required_argument, NULL, OPT_STACK_NETNS },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -2022,6 +2070,8 @@ static int stack_option(int c, const char *val, struct stack_opts *o, struct hb_
     case OPT_STACK_STARVE:
         o->cases |= STACK_CASE_STARVE;
         return 0;
+    case OPT_STACK_NETNS:
+        return opt_netns(val, &o->netns, err);
     }
     return hb_fail(err, -EINVAL, "stack: unknown option");
 }
@@ -2087,6 +2137,11 @@ int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, stru
         return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)",
                        o->name);
     if (stack_cases_check(stack_find(o->name), o, err) < 0) return -EINVAL;
+    if (o->netns == NETNS_OTHER && stack_find(o->name)->front_unix)
+        return hb_fail(err, -EINVAL,
+                       "stack %s: --netns other: its unix arm is the front hop, which cannot "
+                       "cross the veth pair (TCP only); use --netns same",
+                       o->name);
     if (o->profile != NULL) return stack_profile_check(stack_find(o->name), o->profile, err);
     return 0;
 }

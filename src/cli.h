@@ -139,6 +139,8 @@ struct run_opts {
     bool agent_given;
     const char *agent_token_file;
     struct agent_client agent;
+    enum netns_mode netns;    /* --netns: run starts the built-in server there (NETNS_NONE: none) */
+    enum netns_mode in_netns; /* --in-netns: started inside a stack's --netns namespaces */
 };
 
 /* `hopbench agent`: where it listens, its token, its schedule. */

@@ -4,45 +4,15 @@
 #include "lab.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "host/budget.h"
 #include "registry.h"
 #include "server/server.h"
+#include "spawn.h"
 #include "stats.h"
-
-/*
- * The child: serve until SIGTERM. The terminal's signals (SIGINT, SIGHUP,
- * SIGQUIT reach the whole process group) are the parent's: it ends the run
- * first, then stops the child. It starts with the stop signals blocked (see
- * lab_start_server), so one sent right after the fork stays pending (SIGTERM
- * for server_run's sigwait, the others to be dropped here) instead of reaching
- * the parent's inherited handler. SIGPIPE stays ignored, as in the parent.
- */
-static void lab_server_child(struct server *srv, pid_t parent)
-{
-    struct hb_err err = { 0 };
-    int rc;
-
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);
-    rc = server_run(srv, &err);
-    server_close(srv, true);
-    if (rc < 0) {
-        char msg[TEXT_SAFE_CAP];
-        fprintf(stderr, "hopbench: lab server: %s\n", text_safe(msg, sizeof(msg), err.msg));
-    }
-    _exit(rc < 0 ? 1 : 0);
-}
 
 static int lab_endpoints(struct lab *lab, struct hb_err *err)
 {
@@ -89,12 +59,6 @@ static enum netns_side lab_client_side(const struct lab *lab, unsigned t)
     return t == 2 ? NETNS_B : NETNS_A;
 }
 
-static void lab_set_pid(struct lab *lab, pid_t pid)
-{
-    lab->server_pid = pid;
-    if (lab->pid_mirror != NULL) atomic_store(lab->pid_mirror, pid);
-}
-
 static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_size,
                             struct hb_err *err)
 {
@@ -116,35 +80,10 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
         .close_after = close_after,
         .body_size = body_size,
     };
-    struct server srv;
-    pid_t parent = getpid();
-    int rc = netns_enter(&lab->netns, NETNS_A);
+    int rc = spawn_server(&cfg, &lab->netns, NETNS_A, "lab server", lab->pid_mirror,
+                          &lab->server_pid, err);
 
-    /* The listeners and the child are made in A: both stay there. */
-    if (rc < 0) return hb_fail(err, rc, "cannot enter the server's namespace: %s", strerror(-rc));
-    rc = server_open(&srv, &cfg, err);
-    if (rc < 0) {
-        netns_enter(&lab->netns, NETNS_HOST);
-        return rc;
-    }
-    sigset_t block, old;
-    stop_signal_set(&block);
-    fflush(NULL);
-    sigprocmask(SIG_BLOCK, &block, &old);
-    pid_t pid = fork();
-    int fork_errno = errno;
-    if (pid == 0) lab_server_child(&srv, parent);
-    /* The pid is mirrored before a signal can come: an abort stops this child too. */
-    if (pid > 0) lab_set_pid(lab, pid);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    server_close(&srv, false); /* the child holds the listeners now */
-    rc = netns_enter(&lab->netns, NETNS_HOST);
-    if (rc < 0 && pid > 0)
-        return hb_fail(err, rc, "cannot leave the server's namespace: %s", strerror(-rc));
-    if (pid == -1) {
-        endpoint_unlink(&lab->eps[1]);
-        return hb_fail(err, -fork_errno, "cannot start the lab server: %s", strerror(fork_errno));
-    }
+    if (rc < 0) return rc;
     lab->server_close_after = close_after;
     lab->server_body_size = body_size;
     return 0;
@@ -288,37 +227,9 @@ static void lab_progress(FILE *f, const struct run_record *r)
     fflush(f);
 }
 
-/*
- * The mirror holds -pid before the SIGTERM: the SIGCHLD of an exit the lab
- * asked for must not read as the server dying (main.c's on_child), while an
- * abort meanwhile must still stop it (a frozen server never exits).
- */
 static void lab_stop_server(struct lab *lab)
 {
-    pid_t pid = lab->server_pid;
-    int status;
-
-    if (pid <= 0) return;
-    if (lab->pid_mirror != NULL) atomic_store(lab->pid_mirror, -pid);
-    kill(pid, SIGTERM);
-    while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-        ;
-    lab_set_pid(lab, 0);
-}
-
-/* How a child ended, from its wait status: "was killed by SIGKILL", "exited with status 3". */
-static void lab_exit_text(char *buf, size_t len, int status)
-{
-    if (WIFSIGNALED(status)) {
-        const char *name = sigabbrev_np(WTERMSIG(status));
-        if (name != NULL)
-            snprintf(buf, len, "was killed by SIG%s%s", name,
-                     WCOREDUMP(status) ? " (core dumped)" : "");
-        else
-            snprintf(buf, len, "was killed by signal %d", WTERMSIG(status));
-    } else {
-        snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
-    }
+    spawn_stop(&lab->server_pid, lab->pid_mirror);
 }
 
 /* "tcp/reuse/64 B", with " open loop at 50 %" for an open-loop run. */
@@ -342,21 +253,11 @@ static void lab_cell_name(char *buf, size_t len, const struct run_record *r)
 static int lab_server_check(struct lab *lab, struct run_record *r, const atomic_int *stop,
                             struct hb_err *err)
 {
-    pid_t pid = lab->server_pid, got;
+    pid_t pid = lab->server_pid;
     const struct run_record *last = lab->nrecs > 0 ? &lab->recs[lab->nrecs - 1] : NULL;
     char how[64], cell[96];
-    int status = 0;
 
-    if (pid <= 0) return 0;
-    do
-        got = waitpid(pid, &status, WNOHANG);
-    while (got == -1 && errno == EINTR);
-    if (got == 0) return 0;
-    if (got == -1)
-        snprintf(how, sizeof(how), "is gone (%s)", strerror(errno));
-    else
-        lab_exit_text(how, sizeof(how), status);
-    lab_set_pid(lab, 0);
+    if (spawn_check(&lab->server_pid, lab->pid_mirror, how, sizeof(how)) == 0) return 0;
     if (stop != NULL && atomic_load(stop) == STOP_INTERRUPT) return 0;
     lab->server_gone = true;
     if (r != NULL && r->res.interrupted) {
@@ -401,28 +302,13 @@ static int lab_server_for(struct lab *lab, size_t size, enum load_mode mode, str
 static int lab_load(struct lab *lab, struct run_record *r, unsigned t, struct hb_err *err)
 {
     enum netns_side side = lab_client_side(lab, t);
-    struct record_netns *p = &r->netns;
-    struct netns_veth_bytes before = { 0 }, after = { 0 };
     int back, rc = netns_enter(&lab->netns, side);
 
     if (rc < 0) return hb_fail(err, rc, "cannot enter the client's namespace: %s", strerror(-rc));
     lab_cell_observe(lab, r);
-    p->mode = lab->netns.mode;
-    p->client = netns_side_name(&lab->netns, side);
-    p->server = netns_side_name(&lab->netns, NETNS_A);
-    p->client_ino = (uint64_t)lab->netns.ino[side];
-    p->server_ino = (uint64_t)lab->netns.ino[NETNS_A];
-    if (side == NETNS_B) {
-        snprintf(p->client_addr, sizeof(p->client_addr), "%s", lab->netns.addr_b);
-        snprintf(p->server_addr, sizeof(p->server_addr), "%s", lab->netns.addr_a);
-        p->veth_ok = netns_veth_bytes(&lab->netns, &before) == 0;
-    }
+    record_netns_begin(&r->netns, &lab->netns, side);
     rc = load_run(&r->cfg, &r->res, err);
-    if (p->veth_ok) p->veth_ok = netns_veth_bytes(&lab->netns, &after) == 0;
-    if (p->veth_ok) {
-        p->veth.rx = after.rx - before.rx;
-        p->veth.tx = after.tx - before.tx;
-    }
+    record_netns_end(&r->netns, &lab->netns);
     back = netns_enter(&lab->netns, NETNS_HOST);
     if (back < 0 && rc == 0)
         rc = hb_fail(err, back, "cannot leave the client's namespace: %s", strerror(-back));

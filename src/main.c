@@ -468,19 +468,109 @@ static int run_plan(struct run *run, FILE *jsonl)
     return rc;
 }
 
-static int cmd_run(int argc, char **argv)
+/*
+ * --netns: the namespaces and the built-in server, made with the stop signals
+ * held (one that comes meanwhile is the first interrupt once they are let
+ * through); the server's exit on its own ends the current run (on_child).
+ */
+static int run_start_server(struct run *run, struct run_opts *o, struct hb_err *err)
 {
-    static struct run_opts o;
-    static struct run run;
+    sigset_t held, old;
+    int rc;
+
+    if (o->netns == NETNS_NONE) return run_serve(run, o, NULL, err); /* --in-netns, or nothing */
+    install_signals();
+    install_child_watch();
+    stop_signal_set(&held);
+    pthread_sigmask(SIG_BLOCK, &held, &old);
+    rc = run_serve(run, o, &g_main.lab_server, err);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* --netns: where the server and the client run, and the server's pid. */
+static void run_netns_header(const struct run *run)
+{
+    const struct netns *ns = &run->netns;
+
+    if (ns->mode == NETNS_SAME)
+        printf("netns: same: built-in server and client in one network namespace made for the "
+               "run (its own loopback); server pid %ld\n",
+               (long)run->server_pid);
+    else if (ns->mode == NETNS_OTHER)
+        printf("netns: other: built-in server in namespace A (%s %s/%d), client in B (%s %s/%d), "
+               "joined by a veth pair; server pid %ld\n",
+               NETNS_IF_A, ns->addr_a, NETNS_PREFIX, NETNS_IF_B, ns->addr_b, NETNS_PREFIX,
+               (long)run->server_pid);
+}
+
+/* After the checks: the runs, the tables and the evidence. */
+static int run_measure(struct run *run, struct run_opts *o, const char *json_path,
+                       const char *server)
+{
     static struct progress progress;
     struct hb_err err = { 0 };
     struct machine m;
     struct outfile jsonl_out;
     FILE *jsonl;
     bool failed;
-    const char *unseen = "no --server-pid", *json_path;
-    char path[64];
-    int rc = cli_parse_run(argc, argv, &o, stdout, &err), run_rc;
+    const char *unseen = "no --server-pid";
+    int rc, run_rc;
+
+    install_signals();
+    /* Where the server really runs, when it is named; else what --pin expects (not observed). */
+    if (run_place_server(run, &err) < 0) {
+        char msg[TEXT_SAFE_CAP];
+        fprintf(stderr, "hopbench run: the server's CPUs were not observed: %s\n",
+                text_safe(msg, sizeof(msg), err.msg));
+        unseen = "its threads could not be read";
+    }
+    probe_machine(&m);
+    struct report_meta meta = { .command = "run",
+                                .argc = g_main.argc,
+                                .argv = g_main.argv,
+                                .place = &run->place,
+                                .machine = &m,
+                                .started_unix_s = g_main.started_unix_s,
+                                .server = server,
+                                .plan = plan_json(o->shared.reps, o->order_random, o->shared.seed,
+                                                  o->shared.cooldown_ns) };
+    jsonl = open_jsonl("run", o->shared.jsonl_path, &meta, &jsonl_out, &failed);
+    if (failed) {
+        json_decref(meta.plan);
+        return HB_EXIT_RUNTIME;
+    }
+    print_placement(&run->place, o->load.block_wait ? "block" : "epoll", unseen);
+    run_netns_header(run);
+    report_sysctls(stdout, &m);
+    /* Without a terminal (or with --quiet) there is no line and no thread. */
+    progress_start(&progress, STDERR_FILENO, !o->shared.quiet, run_planned_runs(o),
+                   run_planned_ns(o));
+    run->progress = &progress;
+    run_rc = run_plan(run, jsonl);
+    progress_stop(&progress);
+    run->progress = NULL;
+    if (jsonl != NULL && close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
+        run_rc = HB_EXIT_RUNTIME;
+    /* Its own server's exit, unless a stop signal took it: said once, exit 1. */
+    if (run_serve_check(run, &err) < 0 && atomic_load(&g_main.stop) != STOP_INTERRUPT) {
+        fail("run", &err, HB_EXIT_RUNTIME);
+        atomic_store(&g_main.stop, STOP_SERVER_EXIT);
+        run_rc = HB_EXIT_RUNTIME;
+    }
+    rc = run_finish(run, json_path, o->shared.csv_path, &meta, run_rc);
+    json_decref(meta.plan);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static struct run_opts o;
+    static struct run run;
+    struct hb_err err = { 0 };
+    const char *json_path;
+    char path[64], server[64] = "";
+    int rc = cli_parse_run(argc, argv, &o, stdout, &err);
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
     if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
@@ -492,44 +582,15 @@ static int cmd_run(int argc, char **argv)
     if (rc == HB_EXIT_OK && o.shared.html_path != NULL)
         rc = check_evidence("run", o.shared.html_path);
     if (rc == HB_EXIT_OK) rc = check_budget("run", run_fd_need(&o), run_mem_need(&o));
+    if (rc == HB_EXIT_OK && (rc = run_start_server(&run, &o, &err)) < 0)
+        rc = fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     if (rc == HB_EXIT_OK && run_preflight(&o, &g_main.stop, &err) < 0)
         rc = fail("run", &err, failure_exit(err.code));
-    if (rc != HB_EXIT_OK) return rc;
-    install_signals();
-    /* Where the server really runs, when it is named; else what --pin expects (not observed). */
-    if (run_place_server(&run, &err) < 0) {
-        char msg[TEXT_SAFE_CAP];
-        fprintf(stderr, "hopbench run: the server's CPUs were not observed: %s\n",
-                text_safe(msg, sizeof(msg), err.msg));
-        unseen = "its threads could not be read";
-    }
-    probe_machine(&m);
-    struct report_meta meta = { .command = "run",
-                                .argc = g_main.argc,
-                                .argv = g_main.argv,
-                                .place = &run.place,
-                                .machine = &m,
-                                .started_unix_s = g_main.started_unix_s,
-                                .plan = plan_json(o.shared.reps, o.order_random, o.shared.seed,
-                                                  o.shared.cooldown_ns) };
-    jsonl = open_jsonl("run", o.shared.jsonl_path, &meta, &jsonl_out, &failed);
-    if (failed) {
-        json_decref(meta.plan);
-        return HB_EXIT_RUNTIME;
-    }
-    print_placement(&run.place, o.load.block_wait ? "block" : "epoll", unseen);
-    report_sysctls(stdout, &m);
-    /* Without a terminal (or with --quiet) there is no line and no thread. */
-    progress_start(&progress, STDERR_FILENO, !o.shared.quiet, run_planned_runs(&o),
-                   run_planned_ns(&o));
-    run.progress = &progress;
-    run_rc = run_plan(&run, jsonl);
-    progress_stop(&progress);
-    run.progress = NULL;
-    if (jsonl != NULL && close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
-        run_rc = HB_EXIT_RUNTIME;
-    rc = run_finish(&run, json_path, o.shared.csv_path, &meta, run_rc);
-    json_decref(meta.plan);
+    if (run.server_pid > 0)
+        snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name,
+                 (long)run.server_pid);
+    if (rc == HB_EXIT_OK) rc = run_measure(&run, &o, json_path, server[0] ? server : NULL);
+    run_serve_stop(&run);
     run_release(&run);
     return rc;
 }
@@ -791,7 +852,9 @@ static int cmd_stack(int argc, char **argv)
     atomic_store(&g_main.no_abort, true);
     install_signals();
     rc = stack_run(&o, stdout, &g_main.stop, &verdict, &err);
-    if (rc < 0) return fail("stack", &err, HB_EXIT_RUNTIME);
+    if (rc < 0)
+        return fail("stack", &err,
+                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     if (verdict == STACK_INVALID) {
         fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors or were "
                         "saturated (see above)\n");

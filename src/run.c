@@ -13,13 +13,86 @@
 #include "registry.h"
 #include "report/services.h"
 #include "report/summary.h"
+#include "spawn.h"
 #include "stats.h"
 
 int run_init(struct run *run, const struct run_opts *opts, struct hb_err *err)
 {
     memset(run, 0, sizeof(*run));
     run->opts = opts;
+    for (size_t i = 0; i < ARRAY_LEN(run->netns.fd); i++)
+        run->netns.fd[i] = -1; /* nothing made yet: netns_release closes nothing */
     return place_init(&run->place, opts->shared.pin, err);
+}
+
+/* With --netns other: each TCP endpoint at A's veth address, its port and label kept. */
+static int run_serve_endpoints(struct run *run, struct run_opts *o, struct hb_err *err)
+{
+    char text[sizeof(o->eps[0].text)], label[ENDPOINT_LABEL_MAX];
+
+    for (unsigned i = 0; i < o->neps && run->netns.mode == NETNS_OTHER; i++) {
+        struct endpoint *ep = &o->eps[i];
+        snprintf(label, sizeof(label), "%s", ep->label);
+        snprintf(text, sizeof(text), "tcp://%s:%u", run->netns.addr_a, endpoint_port(ep));
+        if (endpoint_parse(ep, text, err) < 0) return -EINVAL;
+        snprintf(ep->label, sizeof(ep->label), "%s", label);
+    }
+    return 0;
+}
+
+int run_serve(struct run *run, struct run_opts *o, _Atomic pid_t *mirror, struct hb_err *err)
+{
+    struct server_cfg cfg = {
+        .proto = o->proto->server,
+        .eps = o->eps,
+        .neps = o->neps,
+        .allow_remote = o->netns == NETNS_OTHER, /* A's veth address, private to A and B */
+        .threads = run->place.nserver ? run->place.nserver : o->load.threads,
+        .block_wait = o->load.block_wait,
+        .mode = 0600,
+        .cpus = run->place.nserver ? run->place.server : NULL,
+        .ncpus = run->place.nserver,
+        /* --close server: the server closes first after one message of the run's size */
+        .close_after = o->proto->close_after_size && o->load.close == CLOSE_SERVER &&
+                               o->load.mode == LOAD_CONNECT
+                           ? o->load.size
+                           : 0,
+    };
+    int rc;
+
+    run->pid_mirror = mirror;
+    if (o->in_netns != NETNS_NONE) {
+        run->client_side = o->in_netns == NETNS_OTHER ? NETNS_B : NETNS_A;
+        return netns_adopt(&run->netns, o->in_netns, err);
+    }
+    if (o->netns == NETNS_NONE) return 0;
+    rc = netns_init(&run->netns, o->netns, err);
+    if (rc == 0) rc = run_serve_endpoints(run, o, err);
+    if (rc == 0)
+        rc =
+            spawn_server(&cfg, &run->netns, NETNS_A, "run's server", mirror, &run->server_pid, err);
+    if (rc < 0) return rc;
+    run->place.server_source = PLACE_SRC_SET; /* its own server, pinned as --pin places it */
+    run->client_side = o->netns == NETNS_OTHER ? NETNS_B : NETNS_A;
+    rc = netns_enter(&run->netns, run->client_side);
+    if (rc < 0) return hb_fail(err, rc, "cannot enter the client's namespace: %s", strerror(-rc));
+    return 0;
+}
+
+int run_serve_check(struct run *run, struct hb_err *err)
+{
+    pid_t pid = run->server_pid;
+    char how[64];
+
+    if (spawn_check(&run->server_pid, run->pid_mirror, how, sizeof(how)) == 0) return 0;
+    return hb_fail(err, -ECHILD, "the built-in %s server (pid %ld) %s", run->opts->proto->name,
+                   (long)pid, how);
+}
+
+void run_serve_stop(struct run *run)
+{
+    spawn_stop(&run->server_pid, run->pid_mirror);
+    netns_release(&run->netns); /* the server that was in A has exited */
 }
 
 /* The load of every run: the endpoints' runs differ only in their endpoint. */
@@ -191,6 +264,8 @@ static void run_observe(struct run *run, struct run_record *r)
     h->cfg.ep = r->cfg.ep;
     memcpy(h->cfg.pids, o->server_pids, o->nserver_pids * sizeof(pid_t));
     h->cfg.npids = o->nserver_pids;
+    if (run->server_pid > 0 && h->cfg.npids < OBS_MAX_PIDS)
+        h->cfg.pids[h->cfg.npids++] = run->server_pid; /* --netns: its own server */
     h->cfg.tree = o->server_tree;
     h->cfg.cgroup = o->server_cgroup;
     h->cfg.noisy_cpus = o->shared.noisy_cpus;
@@ -292,7 +367,9 @@ static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_reco
         progress_run_begin(run->progress, what, rep + 1, o->shared.reps, &r->cfg);
     }
     run->agent_rc = 0;
+    if (run->netns.mode != NETNS_NONE) record_netns_begin(&r->netns, &run->netns, run->client_side);
     rc = load_run(&r->cfg, &r->res, err);
+    if (run->netns.mode != NETNS_NONE) record_netns_end(&r->netns, &run->netns);
     if (run->progress != NULL) progress_run_end(run->progress, &r->cfg);
     if (r->agent != NULL) run_agent_per_op(r);
     if (rc == 0 && run->agent_rc < 0) rc = hb_fail(err, run->agent_rc, "%s", run->agent_err.msg);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "host/netns.h"
 #include "host/observe.h"
 #include "host/place.h"
 #include "progress.h"
@@ -39,6 +40,11 @@ struct run {
     uint64_t agent_session;
     int agent_rc;
     struct hb_err agent_err;
+    /* --netns: the namespaces made for the run, the built-in server in A (pid 0: none) */
+    struct netns netns;
+    enum netns_side client_side; /* where the load runs: A (same) or B (other) */
+    pid_t server_pid;
+    _Atomic pid_t *pid_mirror; /* server_pid for signal handlers, or NULL (spawn.h) */
 };
 
 /* How many runs run_all makes, and how long each takes as planned (0: a count, not a time). */
@@ -50,6 +56,28 @@ uint64_t run_planned_ns(const struct run_opts *o);
  * with err set (the placement cannot be made: a usage error).
  */
 int run_init(struct run *run, const struct run_opts *opts, struct hb_err *err);
+
+/*
+ * --netns: makes the namespaces (-EPERM when not allowed to), starts the
+ * protocol's built-in server in A on o's endpoints and moves the calling
+ * thread to the client's namespace, where the rest of the run happens (every
+ * thread it starts begins there). o's endpoints become where the server
+ * listens: a TCP port 0 the port it got and, with other, each TCP address
+ * A's veth address. *mirror (if not NULL) follows the server's pid (spawn.h).
+ * With --in-netns it only describes the namespaces it was started in
+ * (netns_adopt). Nothing without either. Returns 0 or a negative errno with err set;
+ * run_serve_stop undoes a partial start.
+ */
+int run_serve(struct run *run, struct run_opts *o, _Atomic pid_t *mirror, struct hb_err *err);
+
+/*
+ * Whether the built-in server still runs: 0, or -ECHILD with err saying how
+ * it ended (it is reaped then).
+ */
+int run_serve_check(struct run *run, struct hb_err *err);
+
+/* Stops the built-in server, moves the thread back to the host's namespace, closes them. */
+void run_serve_stop(struct run *run);
 
 /* The fds one run holds at once (load_fd_need), besides those open when it starts. */
 uint64_t run_fd_need(const struct run_opts *o);

@@ -23,6 +23,9 @@ bool evidence_run_key(const json_t *run, struct run_key *k)
     k->endpoint = json_string_value(ep);
     k->mode = json_string_value(mode);
     k->label = json_is_string(label) ? json_string_value(label) : "";
+    k->placement =
+        json_string_value(json_object_get(json_object_get(run, EV_PLACEMENT), EV_PLACE_KEY));
+    if (k->placement == NULL) k->placement = "";
     for (size_t i = 0; i < ARRAY_LEN(ints); i++) {
         const json_t *v = json_object_get(run, ints[i]);
         if (!json_is_integer(v)) return false;

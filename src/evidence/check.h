@@ -25,6 +25,9 @@ struct run_key {
     json_int_t size, connections, pipeline;
     json_int_t rep; /* -1 when the record has none */
     double rate;    /* open loop: the rate asked for; 0 = closed loop */
+    /* placement.key ("process", "netns other"), "" in evidence from before it; not in the
+     * cell's identity: compare sets two placements of one cell side by side */
+    const char *placement;
 };
 
 /*

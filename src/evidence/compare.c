@@ -82,7 +82,8 @@ static int key_own(struct run_key *k)
     k->mode = strdup(k->mode);
     k->proto = strdup(k->proto);
     k->label = strdup(k->label);
-    return k->endpoint && k->mode && k->proto && k->label ? 0 : -ENOMEM;
+    k->placement = strdup(k->placement);
+    return k->endpoint && k->mode && k->proto && k->label && k->placement ? 0 : -ENOMEM;
 }
 
 static void key_release(struct run_key *k)
@@ -91,6 +92,7 @@ static void key_release(struct run_key *k)
     free((void *)(uintptr_t)k->mode);
     free((void *)(uintptr_t)k->proto);
     free((void *)(uintptr_t)k->label);
+    free((void *)(uintptr_t)k->placement);
 }
 
 /* The next free cmp_run, the array grown when full. */
@@ -207,6 +209,32 @@ void evidence_cell_label(char *buf, size_t cap, const struct run_key *k)
     text_safe(buf, cap, raw);
 }
 
+/* The placement of the first run of side s of cell, "" when it has none or no run there. */
+static const char *cell_placement(const struct cmp_cell *cell, int s)
+{
+    for (size_t i = 0; i < cell->all[0] + cell->all[1]; i++)
+        if (cell->runs[i].side == s) return cell->runs[i].key.placement;
+    return "";
+}
+
+/*
+ * The cell's label, and when OLD and NEW ran it in different placements
+ * (loopback against a veth across namespaces) both, as "[process -> netns
+ * other]": the figures beside it compare the placements, not a change.
+ */
+static void cmp_cell_label(char *buf, size_t cap, const struct cmp_cell *cell)
+{
+    const char *a = cell_placement(cell, 0), *b = cell_placement(cell, 1);
+    size_t len;
+
+    evidence_cell_label(buf, cap, cell->key);
+    len = strlen(buf);
+    if (a[0] == '\0' || b[0] == '\0' || strcmp(a, b) == 0 || len >= cap) return;
+    char raw[96];
+    snprintf(raw, sizeof(raw), " [%s -> %s]", a, b);
+    text_safe(buf + len, cap - len, raw); /* the strings come from a file */
+}
+
 /* Columns s takes on a terminal: UTF-8 continuation bytes take none. */
 static int display_width(const char *s)
 {
@@ -257,7 +285,7 @@ static void cmp_row(FILE *f, const struct cmp_cell *cell, size_t m, int width, d
     size_t na = cell_values(cell, 0, m, a), nb = cell_values(cell, 1, m, b);
     struct stats_delta delta;
 
-    evidence_cell_label(label, sizeof(label), cell->key);
+    cmp_cell_label(label, sizeof(label), cell);
     side_text(old, sizeof(old), mdef(m), a, na);
     side_text(new, sizeof(new), mdef(m), b, nb);
     stats_delta(a, na, b, nb, CMP_SEED, &delta);
@@ -278,7 +306,7 @@ static int cmp_label_width(const struct cmp *c)
     for (size_t m = 0; m < METRICS; m++)
         if (display_width(mdef(m)->cmp_label) > width) width = display_width(mdef(m)->cmp_label);
     for (size_t i = 0; i < c->ncells; i++) {
-        evidence_cell_label(label, sizeof(label), c->cells[i].key);
+        cmp_cell_label(label, sizeof(label), &c->cells[i]);
         if (display_width(label) > width) width = display_width(label);
     }
     return width;
@@ -298,6 +326,24 @@ static void cmp_metric(FILE *f, const struct cmp *c, size_t m, int width, double
             cmp_row(f, &c->cells[i], m, width, a, b);
 }
 
+/* "; placement netns other": each placement side s's runs ran in, the first few. */
+static void cmp_side_placements(FILE *f, const struct cmp *c, int s)
+{
+    const char *seen[4];
+    size_t n = 0;
+    char shown[TEXT_SAFE_CAP];
+
+    for (size_t i = 0; i < c->nruns && n < ARRAY_LEN(seen); i++) {
+        const char *p = c->runs[i].key.placement;
+        bool known = c->runs[i].side != s || p[0] == '\0';
+        for (size_t j = 0; j < n && !known; j++)
+            known = strcmp(seen[j], p) == 0;
+        if (known) continue;
+        fprintf(f, "%s%s", n == 0 ? "; placement " : ", ", text_safe(shown, sizeof(shown), p));
+        seen[n++] = p;
+    }
+}
+
 static void cmp_side_header(FILE *f, const struct cmp *c, int s)
 {
     size_t runs = 0, valid = 0;
@@ -308,8 +354,10 @@ static void cmp_side_header(FILE *f, const struct cmp *c, int s)
     }
     char path[TEXT_SAFE_CAP];
 
-    fprintf(f, "%s: %s (%zu runs, %zu valid)\n", s == 0 ? "old" : "new",
+    fprintf(f, "%s: %s (%zu runs, %zu valid)", s == 0 ? "old" : "new",
             text_safe(path, sizeof(path), c->path[s]), runs, valid);
+    cmp_side_placements(f, c, s);
+    fputc('\n', f);
 }
 
 static void cmp_unmatched(FILE *f, const struct cmp *c)

@@ -79,13 +79,32 @@
 /* A run's server side from run --agent (docs/agent.md lists what it holds). */
 #define EV_AGENT "agent"
 
-/* A lab run's netns (lab --netns): where each end ran. */
+/*
+ * Every run's placement: where each end ran. kind says what separates them
+ * ("process": processes of one network namespace, the one hopbench started
+ * in; "netns": namespaces made by lab, run or stack --netns; "container" and
+ * "pod" are kept for their ends); key is what compare and report print to
+ * tell placements apart ("process", "netns same", "netns other"); client and
+ * server are objects of their own: where (a side's name), and what is known
+ * of it (netns_inode, addr). docs/evidence.md lists the fields.
+ */
+#define EV_PLACEMENT       "placement"
+#define EV_PLACE_KIND      "kind"
+#define EV_PLACE_KEY       "key"
+#define EV_PLACE_CLIENT    "client"
+#define EV_PLACE_SERVER    "server"
+#define EV_PLACE_WHERE     "where" /* "host", "remote", "same", "A", "B" */
+#define EV_PLACE_NS_INODE  "netns_inode"
+#define EV_PLACE_ADDR      "addr"
+#define EV_PLACE_KIND_PROC "process"
+
+/* A lab or run --netns run's netns: where each end ran. */
 #define EV_NETNS            "netns"
 #define EV_NETNS_CLIENT     "client"          /* "same", "A" or "B" */
 #define EV_NETNS_SERVER     "server"          /* "same" or "A" */
 #define EV_NETNS_CLIENT_INO "client_ns_inode" /* as /proc/PID/ns/net names it: net:[N] */
-#define EV_NETNS_SERVER_INO "server_ns_inode"
-#define EV_NETNS_VETH       "veth" /* a tcp-veth run's; null for the others */
+#define EV_NETNS_SERVER_INO "server_ns_inode" /* null when not known (stack --netns other) */
+#define EV_NETNS_VETH       "veth"            /* a tcp-veth run's; null for the others */
 #define EV_VETH_CLIENT_IF   "client_if"
 #define EV_VETH_CLIENT_ADDR "client_addr"
 #define EV_VETH_SERVER_IF   "server_if"

@@ -1,9 +1,10 @@
 /*
- * netns: network namespaces made for one lab (see netns.h). The veth pair is
- * made with one RTM_NEWLINK request on a NETLINK_ROUTE socket written here
- * (its peer placed in B by IFLA_NET_NS_FD), the addresses and the up flags
- * with the SIOCSIF* ioctls on a socket made inside each namespace: no
- * iproute2 needed, and no name in /run/netns that a crash would leave.
+ * netns: network namespaces made for one lab, run or stack (see netns.h).
+ * The veth pair is made with one RTM_NEWLINK request on a NETLINK_ROUTE
+ * socket written here (its peer placed in B by IFLA_NET_NS_FD), the addresses
+ * and the up flags with the SIOCSIF* ioctls on a socket made inside each
+ * namespace: no iproute2 needed, and no name in /run/netns that a crash would
+ * leave.
  */
 #include "host/netns.h"
 
@@ -97,6 +98,14 @@ fail:
     rc = -errno;
     close(s);
     return rc;
+}
+
+/* Nothing made, no fd open. */
+static void netns_clear(struct netns *ns)
+{
+    memset(ns, 0, sizeof(*ns));
+    for (int i = 0; i < 3; i++)
+        ns->fd[i] = -1;
 }
 
 /* The namespace's fd and inode of the calling thread. */
@@ -282,9 +291,7 @@ int netns_init(struct netns *ns, enum netns_mode mode, struct hb_err *err)
 {
     int rc;
 
-    memset(ns, 0, sizeof(*ns));
-    for (int i = 0; i < 3; i++)
-        ns->fd[i] = -1;
+    netns_clear(ns);
     if (mode == NETNS_NONE) return 0;
     rc = netns_open_self(&ns->fd[NETNS_HOST], &ns->ino[NETNS_HOST]);
     if (rc < 0)
@@ -294,6 +301,45 @@ int netns_init(struct netns *ns, enum netns_mode mode, struct hb_err *err)
     if (rc == 0 && mode == NETNS_OTHER) rc = netns_make(ns, NETNS_B, err);
     if (rc == 0 && mode == NETNS_OTHER) rc = netns_veth(ns, err);
     return rc;
+}
+
+/* NETNS_IF_B's IPv4 address in the calling thread's namespace into ns->addr_b, addr_a beside it. */
+static int netns_adopt_addrs(struct netns *ns)
+{
+    struct ifaddrs *list = NULL;
+    int rc = -ENOENT;
+
+    if (getifaddrs(&list) == -1) return -errno;
+    for (const struct ifaddrs *i = list; i != NULL && rc == -ENOENT; i = i->ifa_next) {
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)i->ifa_addr;
+        if (sin == NULL || sin->sin_family != AF_INET || strcmp(i->ifa_name, NETNS_IF_B) != 0)
+            continue;
+        struct in_addr a = { .s_addr = htonl(ntohl(sin->sin_addr.s_addr) - 1) };
+        inet_ntop(AF_INET, &sin->sin_addr, ns->addr_b, sizeof(ns->addr_b));
+        inet_ntop(AF_INET, &a, ns->addr_a, sizeof(ns->addr_a));
+        rc = 0;
+    }
+    freeifaddrs(list);
+    return rc;
+}
+
+int netns_adopt(struct netns *ns, enum netns_mode mode, struct hb_err *err)
+{
+    enum netns_side here = mode == NETNS_OTHER ? NETNS_B : NETNS_A;
+    int rc;
+
+    netns_clear(ns);
+    if (mode == NETNS_NONE) return 0;
+    ns->mode = mode;
+    rc = netns_open_self(&ns->fd[here], &ns->ino[here]);
+    if (rc < 0)
+        return hb_fail(err, rc, "cannot open this thread's network namespace: %s", strerror(-rc));
+    if (mode == NETNS_SAME) return 0;
+    rc = netns_adopt_addrs(ns);
+    if (rc < 0)
+        return hb_fail(err, rc, "--in-netns other: no %s address in this namespace: %s", NETNS_IF_B,
+                       strerror(-rc));
+    return 0;
 }
 
 /* The rx and tx bytes of NETNS_IF_B in the calling thread's /proc/net/dev. */

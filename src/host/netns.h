@@ -1,6 +1,6 @@
 /*
- * netns: network namespaces made for one lab, as pods on one node see each
- * other.
+ * netns: network namespaces made for one lab, run or stack, as pods on one
+ * node see each other.
  *
  *   same   one new namespace A with its own loopback: client and server in
  *          one pod (a Unix socket in the pod's shared volume, TCP on its lo)
@@ -71,6 +71,17 @@ int netns_parse_mode(const char *s, enum netns_mode *out);
  * partial init too.
  */
 int netns_init(struct netns *ns, enum netns_mode mode, struct hb_err *err);
+
+/*
+ * Describes the namespaces of mode that the calling thread was started in by
+ * another hopbench (stack --netns forks its run children there): with same,
+ * the thread's namespace is A; with other it is B, and its NETNS_IF_B's
+ * address is addr_b, the /30's other address addr_a (as netns_init makes
+ * them), A's inode unknown (0). Nothing is made; netns_enter(NETNS_HOST) has
+ * nowhere to go. Returns 0, or a negative errno with err set (-ENOENT: no
+ * NETNS_IF_B here under other).
+ */
+int netns_adopt(struct netns *ns, enum netns_mode mode, struct hb_err *err);
 
 /*
  * Moves the calling thread into side's namespace (NETNS_HOST: back where

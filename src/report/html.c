@@ -97,9 +97,22 @@ const char *hd_place(const struct hcell *cell)
     return cell->key.label[0] != '\0' ? cell->key.label : cell->key.endpoint;
 }
 
+/* The cell's label; a placement other than two processes of one host is named after it. */
+static void cell_name_placed(char *buf, size_t cap, const struct run_key *k)
+{
+    const char *p = k->placement;
+    char shown[64];
+    size_t len;
+
+    evidence_cell_label(buf, cap, k);
+    len = strlen(buf);
+    if (p == NULL || p[0] == '\0' || strcmp(p, EV_PLACE_KIND_PROC) == 0 || len >= cap) return;
+    snprintf(buf + len, cap - len, " (%s)", text_safe(shown, sizeof(shown), p));
+}
+
 void hd_cell_name(char *buf, size_t cap, const struct hcell *cell)
 {
-    evidence_cell_label(buf, cap, &cell->key);
+    cell_name_placed(buf, cap, &cell->key);
 }
 
 bool hd_open_loop(const struct hcell *cell)

@@ -86,7 +86,10 @@ bool hd_median(const struct hcell *cell, double *out, char *why, size_t cap, con
 /* The cell's place: its label, else its endpoint. */
 const char *hd_place(const struct hcell *cell);
 
-/* The cell's whole name, as compare prints it (escaped for a terminal; html_text it). */
+/*
+ * The cell's whole name, as compare prints it (escaped for a terminal; html_text it), and
+ * its placement after it when that is not "process" ("(netns other)").
+ */
 void hd_cell_name(char *buf, size_t cap, const struct hcell *cell);
 
 /*

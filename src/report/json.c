@@ -241,10 +241,43 @@ static json_t *netns_json(const struct record_netns *p)
                          EV_VETH_SERVER_ADDR, p->server_addr, EV_VETH_PREFIX, NETNS_PREFIX,
                          EV_VETH_RX_BYTES, u64_or_null(p->veth_ok, p->veth.rx), EV_VETH_TX_BYTES,
                          u64_or_null(p->veth_ok, p->veth.tx));
-    return json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", EV_MODE, netns_mode_name(p->mode),
+    return json_pack("{s:s, s:s, s:s, s:I, s:o, s:o}", EV_MODE, netns_mode_name(p->mode),
                      EV_NETNS_CLIENT, p->client, EV_NETNS_SERVER, p->server, EV_NETNS_CLIENT_INO,
-                     (json_int_t)p->client_ino, EV_NETNS_SERVER_INO, (json_int_t)p->server_ino,
-                     EV_NETNS_VETH, veth);
+                     (json_int_t)p->client_ino, EV_NETNS_SERVER_INO,
+                     u64_or_null(p->server_ino != 0, p->server_ino), EV_NETNS_VETH, veth);
+}
+
+/* One end of a placement: where it ran, its namespace's inode and its address when known. */
+static json_t *place_end_json(const char *where, uint64_t ino, const char *addr)
+{
+    json_t *end = json_pack("{s:s}", EV_PLACE_WHERE, where);
+
+    if (ino != 0) json_object_set_new(end, EV_PLACE_NS_INODE, json_integer((json_int_t)ino));
+    if (addr[0] != '\0') json_object_set_new(end, EV_PLACE_ADDR, json_string(addr));
+    return end;
+}
+
+/*
+ * Where each end ran: a process of this host's namespace against a server
+ * on its loopback or a socket file ("host"; "remote" past --allow-remote),
+ * or the --netns namespaces of the record. The key says what the run crossed:
+ * "netns same" when both ends were in one namespace (lab --netns other's tcp
+ * and unix runs, in A, too), "netns other" when the veth pair was between them.
+ */
+static json_t *placement_json(const struct run_record *r)
+{
+    const struct record_netns *p = &r->netns;
+    char key[32];
+
+    if (p->mode == NETNS_NONE)
+        return json_pack("{s:s, s:s, s:o, s:o}", EV_PLACE_KIND, EV_PLACE_KIND_PROC, EV_PLACE_KEY,
+                         EV_PLACE_KIND_PROC, EV_PLACE_CLIENT, place_end_json("host", 0, ""),
+                         EV_PLACE_SERVER,
+                         place_end_json(endpoint_is_local(&r->cfg.ep) ? "host" : "remote", 0, ""));
+    snprintf(key, sizeof(key), "netns %s", strcmp(p->client, p->server) == 0 ? "same" : "other");
+    return json_pack("{s:s, s:s, s:o, s:o}", EV_PLACE_KIND, "netns", EV_PLACE_KEY, key,
+                     EV_PLACE_CLIENT, place_end_json(p->client, p->client_ino, p->client_addr),
+                     EV_PLACE_SERVER, place_end_json(p->server, p->server_ino, p->server_addr));
 }
 
 json_t *report_run_json(const struct run_record *r)
@@ -287,6 +320,7 @@ json_t *report_run_json(const struct run_record *r)
     json_object_set_new(run, EV_STDERR_REPLIES, json_integer((json_int_t)res->stderr_replies));
     json_object_set_new(run, EV_STATUS, status_json(res));
     json_object_set_new(run, EV_OPEN_LOOP, open_loop_json(r));
+    json_object_set_new(run, EV_PLACEMENT, placement_json(r));
     if (r->netns.mode != NETNS_NONE) json_object_set_new(run, EV_NETNS, netns_json(&r->netns));
     if (r->agent != NULL) json_object_set(run, EV_AGENT, r->agent);
     if (report_services_json(run, r) < 0) {

@@ -4,6 +4,7 @@
 #include "report/record.h"
 
 #include <stdio.h>
+#include <string.h>
 
 double report_ops_per_s(const struct run_record *r)
 {
@@ -20,6 +21,30 @@ double report_cpu_ns_per_op(const struct run_record *r)
 const char *report_transport(const struct run_record *r)
 {
     return r->transport != NULL ? r->transport : endpoint_transport(&r->cfg.ep);
+}
+
+void record_netns_begin(struct record_netns *p, const struct netns *ns, enum netns_side side)
+{
+    memset(p, 0, sizeof(*p));
+    p->mode = ns->mode;
+    p->client = netns_side_name(ns, side);
+    p->server = netns_side_name(ns, NETNS_A);
+    p->client_ino = (uint64_t)ns->ino[side];
+    p->server_ino = (uint64_t)ns->ino[NETNS_A];
+    if (side != NETNS_B) return;
+    snprintf(p->client_addr, sizeof(p->client_addr), "%s", ns->addr_b);
+    snprintf(p->server_addr, sizeof(p->server_addr), "%s", ns->addr_a);
+    p->veth_ok = netns_veth_bytes(ns, &p->veth) == 0;
+}
+
+void record_netns_end(struct record_netns *p, const struct netns *ns)
+{
+    struct netns_veth_bytes after;
+
+    if (p->veth_ok) p->veth_ok = netns_veth_bytes(ns, &after) == 0;
+    if (!p->veth_ok) return;
+    p->veth.rx = after.rx - p->veth.rx;
+    p->veth.tx = after.tx - p->veth.tx;
 }
 
 double report_rate_intended(const struct run_record *r)

@@ -1,7 +1,8 @@
 /*
  * record: one measured run (struct run_record) and the figures derived from
  * it that every report shares: ops/s, CPU per op, whether it counts, whether
- * an open loop kept up, and the names its size and mode are printed by.
+ * an open loop kept up, the names its size and mode are printed by; and
+ * where each end of a run under --netns ran (record_netns_begin, _end).
  */
 #ifndef HOPBENCH_REPORT_RECORD_H
 #define HOPBENCH_REPORT_RECORD_H
@@ -28,7 +29,7 @@ struct rate_base {
     uint64_t probe_ns;         /* each probe's measured duration */
 };
 
-/* Where each end of a lab run under --netns ran; mode NETNS_NONE when not. */
+/* Where each end of a run under --netns (lab, run) ran; mode NETNS_NONE when not. */
 struct record_netns {
     enum netns_mode mode;
     const char *client, *server;      /* "same", "A", "B" (netns_side_name) */
@@ -57,10 +58,20 @@ struct run_record {
     /* Requests made before the run, not measured (redis: the SETs that fill a mix's keys). */
     uint64_t prepared;
     const char *transport; /* its name where the endpoint's is not enough ("tcp-veth"), or NULL */
-    struct record_netns netns; /* lab --netns: where each end ran */
+    struct record_netns netns; /* lab, run --netns: where each end ran */
     /* run --agent: the agent's evidence of the window, its host and endpoint; owned, or NULL */
     json_t *agent;
 };
+
+/*
+ * Before a load from side's namespace of ns against a server in A: where
+ * each end runs into p, and for a client in B the veth pair's addresses and
+ * the veth end's byte counters as they stand (netns_veth_bytes, read in B).
+ */
+void record_netns_begin(struct record_netns *p, const struct netns *ns, enum netns_side side);
+
+/* After that load: p->veth becomes what the veth end in B moved since record_netns_begin. */
+void record_netns_end(struct record_netns *p, const struct netns *ns);
 
 /* "tcp", "unix" (endpoint_transport), or the lab's r->transport ("tcp-veth"). */
 const char *report_transport(const struct run_record *r);

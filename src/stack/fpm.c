@@ -223,12 +223,13 @@ static int nginx_conf(struct stack_ctx *c, const struct fpm_knobs *k, const unsi
     for (unsigned i = 0; i < 2 && len < sizeof(conf); i++)
         len += (size_t)snprintf(
             conf + len, sizeof(conf) - len,
-            "  server {\n    listen 127.0.0.1:%u;\n    root %s/www;\n%s"
+            "  server {\n    listen %s:%u;\n    root %s/www;\n%s"
             "    location = /nginx_status { stub_status; }\n"
             "    location ~ \\.php$ {\n      include /etc/nginx/fastcgi_params;\n"
             "      fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n%s"
             "      fastcgi_pass %s;\n    }\n  }\n",
-            front[i], d, extra[i], k->kept > 0 ? "      fastcgi_keep_conn on;\n" : "", pass[i]);
+            c->front_host, front[i], d, extra[i],
+            k->kept > 0 ? "      fastcgi_keep_conn on;\n" : "", pass[i]);
     if (len < sizeof(conf)) snprintf(conf + len, sizeof(conf) - len, "}\n");
     if (len >= sizeof(conf)) return hb_fail(err, -ENAMETOOLONG, "nginx.conf: paths too long");
     return sup_write(&c->sup, "nginx.conf", conf, err);
@@ -334,15 +335,15 @@ static int apache_conf(struct stack_ctx *c, const struct fpm_knobs *k, const uns
         conf, sizeof(conf),
         "ServerRoot %s\nServerName localhost\nPidFile %s/apache.pid\nDefaultRuntimeDir %s\n"
         "Mutex file:%s default\nErrorLog /proc/self/fd/2\nLogLevel warn\n%s%s"
-        "Listen 127.0.0.1:%u\nListen 127.0.0.1:%u\n%sExtendedStatus On\n"
+        "Listen %s:%u\nListen %s:%u\n%sExtendedStatus On\n"
         "DocumentRoot %s/www\n<Directory />\n  AllowOverride None\n  Require all granted\n"
         "</Directory>\n<Location /server-status>\n  SetHandler server-status\n</Location>\n%s"
-        "<VirtualHost 127.0.0.1:%u>\n%s  <FilesMatch \"\\.php$\">\n"
+        "<VirtualHost %s:%u>\n%s  <FilesMatch \"\\.php$\">\n"
         "    SetHandler \"proxy:fcgi://127.0.0.1:%u\"\n  </FilesMatch>\n</VirtualHost>\n"
-        "<VirtualHost 127.0.0.1:%u>\n%s  <FilesMatch \"\\.php$\">\n"
+        "<VirtualHost %s:%u>\n%s  <FilesMatch \"\\.php$\">\n"
         "    SetHandler \"proxy:unix:%s|fcgi://localhost\"\n  </FilesMatch>\n</VirtualHost>\n",
-        d, d, d, d, user, mods, front[0], front[1], tuning, d, reuse, front[0], extra[0], fpm_port,
-        front[1], extra[1], sock);
+        d, d, d, d, user, mods, c->front_host, front[0], c->front_host, front[1], tuning, d, reuse,
+        c->front_host, front[0], extra[0], fpm_port, c->front_host, front[1], extra[1], sock);
     if (n < 0 || (size_t)n >= sizeof(conf))
         return hb_fail(err, -ENAMETOOLONG, "apache2.conf: paths too long");
     return sup_write(&c->sup, "apache2.conf", conf, err);
@@ -561,6 +562,8 @@ void fpm_observe_args(struct stack_ctx *c, const struct web *w, const struct fpm
     const char *const names[] = { w->name, "php-fpm", NULL };
 
     stack_services(c, a, names);
+    /* --netns other: the client in B cannot see A's sockets (sock_diag is per namespace) */
+    if (c->netns.mode == NETNS_OTHER) return;
     stack_arg(a, "--watch");
     stack_arg(a, "backend-tcp=%s", e->fpm[0]);
     stack_arg(a, "--watch");
@@ -621,7 +624,7 @@ static int fpm_up_bare(struct stack_ctx *c, const struct web *w, const struct fp
     sup_path(&c->sup, "www/bench.php", e->script, sizeof(e->script));
     sup_path(&c->sup, "www", e->docroot, sizeof(e->docroot));
     for (unsigned i = 0; i < 2; i++)
-        snprintf(e->front[i], sizeof(e->front[i]), "tcp://127.0.0.1:%u", front[i]);
+        snprintf(e->front[i], sizeof(e->front[i]), "tcp://%s:%u", c->front_host, front[i]);
     snprintf(e->fpm[0], sizeof(e->fpm[0]), "tcp://127.0.0.1:%u", port);
     snprintf(e->fpm[1], sizeof(e->fpm[1]), "unix:%s", e->sock);
     /* The set-up checks come before the web server: a socket it cannot use is named, not 502s. */

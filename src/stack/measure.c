@@ -107,10 +107,11 @@ static void child_env(struct stack_ctx *c, unsigned runs, char **env, char *var,
 
 /*
  * Forks /proc/self/exe with argv and the environment of a run child of runs
- * runs (child_env), stdout to log; returns its pid or a negative errno.
+ * runs (child_env), stdout to log, in the run children's namespace (--netns);
+ * returns its pid or a negative errno.
  */
-static pid_t child_spawn(struct stack_ctx *c, const struct stack_args *a, unsigned runs,
-                         const char *log)
+static pid_t child_spawn(struct stack_ctx *c, enum netns_side side, const struct stack_args *a,
+                         unsigned runs, const char *log)
 {
     size_t nenv = 0;
     char *argv[STACK_MAX_ARGS + 1], **env, var[64];
@@ -132,6 +133,7 @@ static pid_t child_spawn(struct stack_ctx *c, const struct stack_args *a, unsign
     pid = fork();
     if (pid == 0) {
         if (dup2(fd, STDOUT_FILENO) == -1) _exit(127);
+        if (netns_enter(&c->netns, side) < 0) _exit(127);
         signal(SIGPIPE, SIG_DFL);
         execve("/proc/self/exe", argv, env);
         _exit(127);
@@ -363,7 +365,8 @@ static int jsonl_pass(struct stack_ctx *c, const char *path, struct hb_err *err)
 
 /* The common options of every run child. */
 static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps,
-                        uint64_t duration_ns, const char *json, const char *jsonl)
+                        uint64_t duration_ns, const char *json, const char *jsonl,
+                        enum netns_side side)
 {
     if (c->o->quiet) stack_arg(a, "--quiet");
     stack_arg(a, "--reps");
@@ -380,6 +383,27 @@ static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps
     stack_arg(a, "%s", json);
     stack_arg(a, "--jsonl");
     stack_arg(a, "%s", jsonl);
+    if (c->netns.mode == NETNS_NONE) return;
+    /* its evidence says where each end ran; in B its endpoints are A's veth address */
+    stack_arg(a, "--in-netns");
+    stack_arg(a, "%s", side == NETNS_B ? "other" : "same");
+    if (side == NETNS_B) stack_arg(a, "--allow-remote");
+}
+
+/*
+ * Where a run child runs: with --netns other in B when it loads the front at
+ * A's veth address, else in A beside the services (a bare hop to php-fpm, on
+ * A's loopback or a socket, is in one namespace: it is placed as same).
+ */
+static enum netns_side child_side(const struct stack_ctx *c, const struct stack_args *a)
+{
+    char prefix[NETNS_ADDR_CAP + 8];
+
+    if (c->netns.mode != NETNS_OTHER) return c->child_side;
+    snprintf(prefix, sizeof(prefix), "tcp://%s:", c->netns.addr_a);
+    for (unsigned i = 0; i < a->n; i++)
+        if (strncmp(a->v[i], prefix, strlen(prefix)) == 0) return NETNS_B;
+    return NETNS_A;
 }
 
 /*
@@ -534,7 +558,8 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     sup_path(&c->sup, name, jsonl, sizeof(jsonl));
     snprintf(name, sizeof(name), "run-%u.out", k);
     sup_path(&c->sup, name, log, sizeof(log));
-    args_common(c, args, reps, duration_ns, json, jsonl);
+    enum netns_side side = child_side(c, args);
+    args_common(c, args, reps, duration_ns, json, jsonl, side);
     /* each endpoint its label: both arms, or the one arm this child loads */
     for (unsigned i = arm < 0 ? 0 : (unsigned)arm; i < (arm < 0 ? 2u : (unsigned)arm + 1); i++) {
         char label[ENDPOINT_LABEL_MAX];
@@ -543,7 +568,7 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
         stack_arg(args, "%s", label);
     }
     if (args->n >= STACK_MAX_ARGS) return hb_fail(err, -E2BIG, "too many arguments for run");
-    pid_t pid = child_spawn(c, args, arm < 0 ? 2 * reps : reps, log);
+    pid_t pid = child_spawn(c, side, args, arm < 0 ? 2 * reps : reps, log);
     if (pid < 0) return hb_fail(err, pid, "cannot start hopbench run: %s", strerror(-pid));
     st = child_wait(c, pid);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 130) c->interrupted = true;

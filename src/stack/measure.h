@@ -54,6 +54,15 @@ struct stack_ctx {
     struct stack_costed costed[STACK_MAX_COSTED]; /* for stack_cost, in the order measured */
     unsigned ncosted;
     json_t *csv; /* --csv: each child's {"source": its measurement, "runs": its document's} */
+    /*
+     * --netns: the namespaces made for the stack. The stack's own thread is
+     * in A from before the first service starts to after the last stops, so
+     * the services, their readiness checks and the free ports are A's; each
+     * run child enters its side (A, or B with other) between fork and exec.
+     */
+    struct netns netns;
+    enum netns_side child_side;
+    const char *front_host; /* where the front listens: "127.0.0.1", or A's veth address */
 };
 
 #define STACK_MAX_SVC 4 /* named services of a run child the table shows */

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "host/netns.h"
+
 /* The study's cases a stack may run instead of its profile (stack_def.cases). */
 #define STACK_CASE_ABLATION 1u /* --ablation: one change at a time, baseline to optimized */
 #define STACK_CASE_POOL     2u /* --pool N,N,..: the pool-size sweep */
@@ -35,6 +37,7 @@ struct stack_opts {
     unsigned cases;         /* STACK_CASE_*: the study's cases asked for, one at most */
     unsigned pool[STACK_MAX_POOL]; /* --pool: the pm.max_children of the sweep */
     unsigned npool;
+    enum netns_mode netns; /* --netns: the services in namespace A, the load in A or B */
 };
 
 #endif

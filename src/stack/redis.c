@@ -152,5 +152,6 @@ const struct stack_def stack_redis = {
     .summary = "redis-server: SET and GET at pipeline 1 and 16, tcp vs unix, its CPU per op",
     .help = redis_help,
     .needs = redis_needs,
+    .front_unix = true,
     .run = redis_run,
 };

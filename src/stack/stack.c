@@ -74,6 +74,33 @@ static void ctx_defaults(struct stack_ctx *c, const struct stack_opts *o)
     c->conns = o->conns ? o->conns : 1;
 }
 
+/*
+ * --netns: makes the namespaces and moves this thread into A, where the
+ * services start (netns.h: the children of a thread begin in its namespace);
+ * the run children go to A or B (child_spawn). Without it, the host's.
+ */
+static int stack_netns(struct stack_ctx *c, struct hb_err *err)
+{
+    int rc = netns_init(&c->netns, c->o->netns, err);
+
+    c->front_host = "127.0.0.1";
+    if (rc < 0 || c->o->netns == NETNS_NONE) return rc;
+    c->child_side = c->o->netns == NETNS_OTHER ? NETNS_B : NETNS_A;
+    if (c->o->netns == NETNS_OTHER) c->front_host = c->netns.addr_a;
+    rc = netns_enter(&c->netns, NETNS_A);
+    if (rc < 0) return hb_fail(err, rc, "cannot enter namespace A: %s", strerror(-rc));
+    if (c->o->netns == NETNS_SAME)
+        fprintf(c->out, "netns: same: services and run children in one network namespace made "
+                        "for the stack (its own loopback)\n");
+    else
+        fprintf(c->out,
+                "netns: other: services in namespace A (%s %s/%d), run children in B (%s %s/%d), "
+                "joined by a veth pair: the front hop crosses it\n",
+                NETNS_IF_A, c->netns.addr_a, NETNS_PREFIX, NETNS_IF_B, c->netns.addr_b,
+                NETNS_PREFIX);
+    return 0;
+}
+
 /* The stack's own part, between the set-up and the tear-down. */
 static int stack_body(struct stack_ctx *c, const struct stack_def *d, struct hb_err *err)
 {
@@ -115,6 +142,11 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
     c.out = out;
     c.stop = stop;
     ctx_defaults(&c, o);
+    rc = stack_netns(&c, err);
+    if (rc < 0) {
+        netns_release(&c.netns);
+        return rc;
+    }
     rc = sup_init(&c.sup, err);
     if (c.sup.dir[0] != '\0') {
         fprintf(out, "hopbench stack %s: directory %s\n", d->name, c.sup.dir);
@@ -132,6 +164,7 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
         *err = rel;
         rc = -EBUSY;
     }
+    netns_release(&c.netns); /* its services have exited: the namespaces go */
     if (c.invalid)
         *verdict = STACK_INVALID;
     else if (c.interrupted)

@@ -439,3 +439,26 @@ no_hopbench_in() {
     done
     return 0
 }
+
+# ns_gone INODE... : no hopbench of this script ($HOPBENCH) is in any of these namespaces or holds one
+# open (only it can: nothing is mounted, no other process gets an fd). The kernel reuses
+# the lowest free namespace number at once, so another test's new namespace may carry
+# the same number by now: such a process is named, not counted.
+# shellcheck disable=SC2317 # called through check
+ns_gone() {
+    local f i pid exe
+    for i in "$@"; do
+        for f in /proc/[0-9]*/ns/net /proc/[0-9]*/task/[0-9]*/ns/net /proc/[0-9]*/fd/*; do
+            [ "$(readlink "$f" 2>/dev/null)" = "net:[$i]" ] || continue
+            pid=${f#/proc/}
+            pid=${pid%%/*}
+            exe=$(readlink "/proc/$pid/exe" 2>/dev/null)
+            if [ "$exe" = "$HOPBENCH" ]; then
+                echo "# namespace net:[$i] is still held by hopbench pid $pid ($f)"
+                return 1
+            fi
+            echo "# net:[$i] is now pid $pid's ($exe): the number was reused"
+        done
+    done
+    return 0
+}
