@@ -106,12 +106,15 @@ check "the image is the static binary alone (one layer, a few MB)" \
 check "the image's binary is static" bash -c "! ldd build/static/hopbench >/dev/null 2>&1"
 
 mkdir -p "$T/out"
-pm run --rm --network none -v "$T/out:/out" "$IMG" lab --quick --sizes 64 --json /out/lab.json \
+pm run --rm --network none -e HOPBENCH_CONTAINER_NAME=lab -v "$T/out:/out" "$IMG" lab --quick \
+    --sizes 64 --json /out/lab.json \
     >"$T/lab.out" 2>&1
 check_eq "the lab in a container with no network but its loopback: exit 0" 0 $?
 jcheck "the container's lab: every cell of both transports, no error" "$T/out/lab.json" \
     '(.runs | length) == 4 and all(.runs[]; .valid and .errors_total == 0) and
      ([.runs[].transport] | unique) == ["tcp", "unix"]'
+jcheck "the container's lab says it ran in a container named lab, in no pod" "$T/out/lab.json" \
+    '.placement | .kind == "container" and .container == "lab" and .pod == null and .node == null'
 
 sed -e "s|IMAGE|$IMG|g" -e "s|OUT|$T/out|g" deploy/k8s/echo-pod.yaml >"$T/pod.yaml"
 mkdir -p "$T/kube" # kube play looks for a build directory named after the image here
@@ -185,7 +188,7 @@ check "the stack pod's evidence says where it ran: pod '$pod', this host, contai
     placed "$T/out/stack-pod.json" "$pod"
 
 sed -n '/^```fields-pod$/,/^```$/p' docs/evidence.md | sed '1d;$d' | sort >"$T/pod.documented"
-jq -r --slurpfile plain "$T/out/lab.json" '.placement | keys - ($plain[0].placement | keys) |
+jq -r --slurpfile plain "$T/out/echo-pod.json" '.placement | keys - ($plain[0].placement | keys) |
     .[] | "placement." + .' "$T/out/stack-pod.json" | sort >"$T/pod.written"
 check "docs/evidence.md lists the pod's placement keys" test -s "$T/pod.documented"
 check_eq "every pod placement key written is listed, every one listed is written" "" \
