@@ -160,6 +160,8 @@ STACK_DIR ?= build/stack
 DEBIAN_MIRROR ?= http://deb.debian.org/debian
 $(STACK_DIR)/rootfs.tar:
 	@$(DEPS) image
+	@! grep -q ' $(abspath $(STACK_DIR))/rootfs/' /proc/mounts || \
+	  { echo "image-stack: something is mounted under $(STACK_DIR)/rootfs (an interrupted debootstrap?): unmount it first" >&2; exit 1; }
 	@rm -rf $(STACK_DIR)/rootfs && mkdir -p $(STACK_DIR)
 	debootstrap --variant=minbase --include=nginx,php8.2-fpm bookworm $(STACK_DIR)/rootfs \
 	  $(DEBIAN_MIRROR) >$(STACK_DIR)/debootstrap.log 2>&1 || { tail -n 5 $(STACK_DIR)/debootstrap.log; exit 1; }

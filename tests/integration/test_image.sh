@@ -59,13 +59,20 @@ netavark_chains_rm() { # the jumps into NETAVARK chains, then the chains
         done
     done
 }
-STACK_PID=
+# The image builds run in process groups of their own, so that an interrupted test stops
+# them (and podman and debootstrap under them) before it removes their files
+BUILDS=()
+build() { # LOG MAKE-ARGS...: starts make in the background; its pid is the last of BUILDS
+    setsid make -s "${@:2}" >"$1" 2>&1 &
+    BUILDS+=("$!")
+}
 pm_cleanup() {
-    local m
-    if [ -n "$STACK_PID" ] && kill -0 "$STACK_PID" 2>/dev/null; then
-        kill -TERM -- "-$STACK_PID" 2>/dev/null
-        wait "$STACK_PID" 2>/dev/null
-    fi
+    local m pid
+    for pid in "${BUILDS[@]}"; do
+        kill -0 "$pid" 2>/dev/null || continue
+        kill -TERM -- "-$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
     # debootstrap mounts /proc and /sys in its root while it installs: never rm -rf through them
     awk -v t="$T/" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r |
         while read -r m; do umount -l "$m"; done
@@ -85,17 +92,19 @@ pm_cleanup() {
     $NET_CHAINS_NEW && netavark_chains_rm
 }
 trap 'pm_cleanup; cleanup' EXIT
+trap 'pm_cleanup; cleanup; exit 130' INT
+trap 'pm_cleanup; cleanup; exit 143' TERM
 
 # debootstrap takes minutes, mostly waiting on the mirror: it runs while the first part does
 start_s=$(date +%s)
 # (HOPBENCH_STACK_DIR: a directory that keeps the root file system's tar between runs)
 STACK_DIR=${HOPBENCH_STACK_DIR:-$T/stack}
-setsid make -s image-stack STACK_DIR="$STACK_DIR" PODMAN_FLAGS="$PFLAGS" STACK_IMAGE="$STACK_IMG" \
-    >"$T/stack.log" 2>&1 &
-STACK_PID=$!
+build "$T/stack.log" image-stack STACK_DIR="$STACK_DIR" PODMAN_FLAGS="$PFLAGS" STACK_IMAGE="$STACK_IMG"
+STACK_PID=${BUILDS[-1]}
 
 # FLAVOUR=release on the command line outranks the asan/tsan a sanitizer pass hands down
-if make -s FLAVOUR=release image PODMAN_FLAGS="$PFLAGS" IMAGE="$IMG" >"$T/image.log" 2>&1; then
+build "$T/image.log" FLAVOUR=release image PODMAN_FLAGS="$PFLAGS" IMAGE="$IMG"
+if wait "${BUILDS[-1]}"; then
     ok "make image builds $IMG locally"
 else
     not_ok "make image" "$(tail -n 5 "$T/image.log" | tr '\n' '|')"
@@ -166,7 +175,6 @@ else
     not_ok "make image-stack" "$(tail -n 5 "$T/stack.log" | tr '\n' '|')"
     done_testing
 fi
-STACK_PID=
 check "the stack image's rootfs directory was removed once kept as a tar" test ! -e "$STACK_DIR/rootfs"
 pm network create "$NET" >/dev/null
 check_eq "podman network create $NET" 0 $?
