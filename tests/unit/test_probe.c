@@ -4,7 +4,8 @@
  * has three of the eight: the others must be null in "machine.sysctl", as
  * before, with the reason under the same name in "machine.sysctl_unavailable",
  * where a readable one is null. The live machine is read too: every sysctl is either
- * a value or has a reason.
+ * a value or has a reason. The placement names the pod, namespace, node and
+ * container the environment gives (a pod's downward API), and nothing without.
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -94,11 +95,72 @@ static void test_sysctl_live(void **state)
     }
 }
 
+static const char *const where_env[] = { "HOPBENCH_POD_NAME", "HOPBENCH_POD_NAMESPACE",
+                                         "HOPBENCH_NODE_NAME", "HOPBENCH_CONTAINER_NAME" };
+
+static void where_unset(void)
+{
+    for (size_t i = 0; i < sizeof(where_env) / sizeof(where_env[0]); i++)
+        unsetenv(where_env[i]);
+}
+
+/* placement's KEY: its string, "null" for JSON null, NULL when absent. */
+static const char *where_key(json_t *doc, const char *key)
+{
+    json_t *v = json_object_get(json_object_get(doc, "placement"), key);
+
+    if (v == NULL) return NULL;
+    return json_is_null(v) ? "null" : json_string_value(v);
+}
+
+static void test_placement_where(void **state)
+{
+    static struct machine m;
+    json_t *doc;
+
+    (void)state;
+    memset(&m, 0, sizeof(m));
+    where_unset();
+    doc = doc_for(&m);
+    assert_null(where_key(doc, "kind")); /* a plain process: the CPU placement only */
+    assert_null(where_key(doc, "pod"));
+    assert_string_equal(where_key(doc, "pin"), "none");
+    json_decref(doc);
+
+    setenv("HOPBENCH_CONTAINER_NAME", "lab", 1);
+    doc = doc_for(&m);
+    assert_string_equal(where_key(doc, "kind"), "container");
+    assert_string_equal(where_key(doc, "container"), "lab");
+    assert_string_equal(where_key(doc, "pod"), "null");
+    assert_string_equal(where_key(doc, "node"), "null");
+    json_decref(doc);
+
+    setenv("HOPBENCH_POD_NAME", "hopbench-load-2", 1);
+    setenv("HOPBENCH_POD_NAMESPACE", "", 1);     /* empty: null */
+    setenv("HOPBENCH_NODE_NAME", "node\xff", 1); /* not UTF-8: null, not a failed document */
+    unsetenv("HOPBENCH_CONTAINER_NAME");
+    doc = doc_for(&m);
+    assert_non_null(doc);
+    assert_string_equal(where_key(doc, "kind"), "pod");
+    assert_string_equal(where_key(doc, "pod"), "hopbench-load-2");
+    assert_string_equal(where_key(doc, "namespace"), "null");
+    assert_string_equal(where_key(doc, "node"), "null");
+    assert_string_equal(where_key(doc, "container"), "null");
+    json_decref(doc);
+
+    setenv("HOPBENCH_NODE_NAME", "worker-1", 1);
+    doc = doc_for(&m);
+    assert_string_equal(where_key(doc, "node"), "worker-1");
+    json_decref(doc);
+    where_unset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sysctl_fixture),
         cmocka_unit_test(test_sysctl_live),
+        cmocka_unit_test(test_placement_where),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
