@@ -97,12 +97,7 @@ static void test_sysctl_live(void **state)
 
 static const char *const where_env[] = { "HOPBENCH_POD_NAME", "HOPBENCH_POD_NAMESPACE",
                                          "HOPBENCH_NODE_NAME", "HOPBENCH_CONTAINER_NAME" };
-
-static void where_unset(void)
-{
-    for (size_t i = 0; i < sizeof(where_env) / sizeof(where_env[0]); i++)
-        unsetenv(where_env[i]);
-}
+static const char *const where_keys[] = { "pod", "namespace", "node", "container" };
 
 /* placement's KEY: its string, "null" for JSON null, NULL when absent. */
 static const char *where_key(json_t *doc, const char *key)
@@ -115,44 +110,46 @@ static const char *where_key(json_t *doc, const char *key)
 
 static void test_placement_where(void **state)
 {
+    /* the four variables (NULL: unset), then the kind and the four keys written */
+    static const struct {
+        const char *env[4], *kind, *want[4];
+    } cases[] = {
+        { { NULL, NULL, NULL, NULL }, NULL, { NULL, NULL, NULL, NULL } }, /* a plain process */
+        { { NULL, NULL, NULL, "lab" }, "container", { "null", "null", "null", "lab" } },
+        /* empty: null; not UTF-8: null, not a failed document */
+        { { "hopbench-load-2", "", "node\xff", NULL },
+          "pod",
+          { "hopbench-load-2", "null", "null", "null" } },
+        { { "web", "bench", "worker-1", "load" }, "pod", { "web", "bench", "worker-1", "load" } },
+    };
     static struct machine m;
-    json_t *doc;
 
     (void)state;
     memset(&m, 0, sizeof(m));
-    where_unset();
-    doc = doc_for(&m);
-    assert_null(where_key(doc, "kind")); /* a plain process: the CPU placement only */
-    assert_null(where_key(doc, "pod"));
-    assert_string_equal(where_key(doc, "pin"), "none");
-    json_decref(doc);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        json_t *doc;
 
-    setenv("HOPBENCH_CONTAINER_NAME", "lab", 1);
-    doc = doc_for(&m);
-    assert_string_equal(where_key(doc, "kind"), "container");
-    assert_string_equal(where_key(doc, "container"), "lab");
-    assert_string_equal(where_key(doc, "pod"), "null");
-    assert_string_equal(where_key(doc, "node"), "null");
-    json_decref(doc);
-
-    setenv("HOPBENCH_POD_NAME", "hopbench-load-2", 1);
-    setenv("HOPBENCH_POD_NAMESPACE", "", 1);     /* empty: null */
-    setenv("HOPBENCH_NODE_NAME", "node\xff", 1); /* not UTF-8: null, not a failed document */
-    unsetenv("HOPBENCH_CONTAINER_NAME");
-    doc = doc_for(&m);
-    assert_non_null(doc);
-    assert_string_equal(where_key(doc, "kind"), "pod");
-    assert_string_equal(where_key(doc, "pod"), "hopbench-load-2");
-    assert_string_equal(where_key(doc, "namespace"), "null");
-    assert_string_equal(where_key(doc, "node"), "null");
-    assert_string_equal(where_key(doc, "container"), "null");
-    json_decref(doc);
-
-    setenv("HOPBENCH_NODE_NAME", "worker-1", 1);
-    doc = doc_for(&m);
-    assert_string_equal(where_key(doc, "node"), "worker-1");
-    json_decref(doc);
-    where_unset();
+        for (size_t i = 0; i < 4; i++)
+            if (cases[c].env[i] != NULL)
+                setenv(where_env[i], cases[c].env[i], 1);
+            else
+                unsetenv(where_env[i]);
+        doc = doc_for(&m);
+        assert_non_null(doc);
+        assert_string_equal(where_key(doc, "pin"), "none"); /* the CPU placement stays */
+        if (cases[c].kind == NULL)
+            assert_null(where_key(doc, "kind"));
+        else
+            assert_string_equal(where_key(doc, "kind"), cases[c].kind);
+        for (size_t i = 0; i < 4; i++)
+            if (cases[c].want[i] == NULL)
+                assert_null(where_key(doc, where_keys[i]));
+            else
+                assert_string_equal(where_key(doc, where_keys[i]), cases[c].want[i]);
+        json_decref(doc);
+    }
+    for (size_t i = 0; i < 4; i++)
+        unsetenv(where_env[i]);
 }
 
 int main(void)
