@@ -61,7 +61,7 @@ else
 endif
 
 .PHONY: all deps test-deps lint-deps lab test unit integration asan tsan bench fuzz format \
-        format-check lint install clean static image FORCE
+        format-check lint install clean static image image-stack FORCE
 ifeq ($(FLAVOUR),release)
 all: hopbench
 else
@@ -150,6 +150,26 @@ image: build/static/hopbench
 	@rm -rf build/image && mkdir -p build/image/tmp build/image/out && chmod 1777 build/image/tmp
 	@cp build/static/hopbench build/image/hopbench
 	podman $(PODMAN_FLAGS) build -q -f deploy/Containerfile -t $(IMAGE) build/image
+
+# The stack image localhost/hopbench-stack:VERSION for deploy/k8s/stack-*.yaml: a Debian 12
+# root file system made by debootstrap (minbase with nginx and php8.2-fpm, from DEBIAN_MIRROR;
+# no documentation, locales or package lists), kept as STACK_DIR/rootfs.tar and made only when
+# that file is missing, then imported into podman. As root: debootstrap needs it.
+STACK_IMAGE ?= localhost/hopbench-stack:$(VERSION)
+STACK_DIR ?= build/stack
+DEBIAN_MIRROR ?= http://deb.debian.org/debian
+$(STACK_DIR)/rootfs.tar:
+	@$(DEPS) image
+	@! grep -q ' $(abspath $(STACK_DIR))/rootfs/' /proc/mounts || \
+	  { echo "image-stack: something is mounted under $(STACK_DIR)/rootfs (an interrupted debootstrap?): unmount it first" >&2; exit 1; }
+	@rm -rf $(STACK_DIR)/rootfs && mkdir -p $(STACK_DIR)
+	debootstrap --variant=minbase --include=nginx,php8.2-fpm bookworm $(STACK_DIR)/rootfs \
+	  $(DEBIAN_MIRROR) >$(STACK_DIR)/debootstrap.log 2>&1 || { tail -n 5 $(STACK_DIR)/debootstrap.log; exit 1; }
+	@cd $(STACK_DIR)/rootfs && rm -rf var/cache/apt/archives/*.deb var/lib/apt/lists/* \
+	  usr/share/doc usr/share/man usr/share/locale
+	@tar -C $(STACK_DIR)/rootfs -cf $@.tmp . && mv $@.tmp $@ && rm -rf $(STACK_DIR)/rootfs
+image-stack: $(STACK_DIR)/rootfs.tar
+	podman $(PODMAN_FLAGS) import -q --change 'ENV=PATH=/usr/sbin:/usr/bin:/sbin:/bin' $< $(STACK_IMAGE)
 
 lab: hopbench
 	./hopbench lab

@@ -9,11 +9,13 @@
 #                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
 #                           libfcgi-bin (cgi-fcgi), curl, postgresql, mariadb-server and
 #                           mariadb-client (test_db.sh); groff-base and man-db (the man page test);
-#                           podman, runc, catatonit (the image and pod test); chromium and python3
-#                           (the HTML report opened in a headless browser: test_report.sh)
+#                           the image purpose's packages and python3-yaml (the image and pod test:
+#                           it plays a Job's pods from the manifest); chromium and python3 (the
+#                           HTML report opened in a headless browser: test_report.sh)
 #   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh), sysbench
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
-#   scripts/deps.sh image   podman, runc and catatonit (make image; the container tests)
+#   scripts/deps.sh image   podman, runc, catatonit, netavark and aardvark-dns (pods on one network
+#                           find each other by name), debootstrap (make image, make image-stack)
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
 #                           lint; clang-tidy parses the sources, so it needs the build's headers)
 # CC and FLAVOUR are read from the environment (the Makefile passes its own).
@@ -29,10 +31,10 @@ esac
 want="$cc libc6-dev make pkg-config libjansson-dev libssl-dev"
 real="nginx apache2 php8.2-fpm redis-server redis-tools libfcgi-bin curl postgresql mariadb-server mariadb-client"
 manual="groff-base man-db"
-container="podman runc catatonit"
+container="podman runc catatonit netavark aardvark-dns debootstrap"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace $real $manual $container chromium python3" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace $real $manual $container python3-yaml chromium python3" ;;
 bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time sysbench" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 image) want="$container" ;;

@@ -356,15 +356,43 @@ json_t *report_machine_json(const struct machine *m)
                      fact(m->clocksource), "sysctl", sysctl, "sysctl_unavailable", unavailable);
 }
 
+/*
+ * Where this process runs when its container says so through the environment:
+ * a pod's manifest sets HOPBENCH_POD_NAME, _POD_NAMESPACE and _NODE_NAME from
+ * the downward API and HOPBENCH_CONTAINER_NAME by hand (deploy/k8s/). kind is
+ * "pod" with a pod name, else "container"; a variable that is unset, empty or
+ * not UTF-8 is null. Nothing is added outside a container that says so.
+ */
+static void place_where(json_t *place)
+{
+    static const char *const where[][2] = { { "pod", "HOPBENCH_POD_NAME" },
+                                            { "namespace", "HOPBENCH_POD_NAMESPACE" },
+                                            { "node", "HOPBENCH_NODE_NAME" },
+                                            { "container", "HOPBENCH_CONTAINER_NAME" } };
+    const char *pod = getenv(where[0][1]);
+
+    if (pod == NULL && getenv(where[3][1]) == NULL) return;
+    json_object_set_new(place, "kind", json_string(pod != NULL ? "pod" : "container"));
+    for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+        const char *v = getenv(where[i][1]);
+        json_t *s = v != NULL && v[0] != '\0' ? json_string(v) : NULL;
+
+        json_object_set_new(place, where[i][0], s != NULL ? s : json_null());
+    }
+}
+
 static json_t *place_json(const struct place *p)
 {
     char client[128], server[128];
+    json_t *place;
 
     place_format(p, PLACE_CLIENT, client, sizeof(client));
     place_format(p, PLACE_SERVER, server, sizeof(server));
-    return json_pack("{s:s, s:s, s:s, s:s}", "pin", place_name(p->mode), "client_cpus", client,
-                     "server_cpus", server, "server_cpus_source",
-                     place_source_name(p->server_source));
+    place =
+        json_pack("{s:s, s:s, s:s, s:s}", "pin", place_name(p->mode), "client_cpus", client,
+                  "server_cpus", server, "server_cpus_source", place_source_name(p->server_source));
+    if (place != NULL) place_where(place);
+    return place;
 }
 
 /* What a document and a JSONL header share: schema, tool, command line, machine, placement. */

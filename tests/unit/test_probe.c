@@ -4,7 +4,8 @@
  * has three of the eight: the others must be null in "machine.sysctl", as
  * before, with the reason under the same name in "machine.sysctl_unavailable",
  * where a readable one is null. The live machine is read too: every sysctl is either
- * a value or has a reason.
+ * a value or has a reason. The placement names the pod, namespace, node and
+ * container the environment gives (a pod's downward API), and nothing without.
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -94,11 +95,69 @@ static void test_sysctl_live(void **state)
     }
 }
 
+static const char *const where_env[] = { "HOPBENCH_POD_NAME", "HOPBENCH_POD_NAMESPACE",
+                                         "HOPBENCH_NODE_NAME", "HOPBENCH_CONTAINER_NAME" };
+static const char *const where_keys[] = { "pod", "namespace", "node", "container" };
+
+/* placement's KEY: its string, "null" for JSON null, NULL when absent. */
+static const char *where_key(json_t *doc, const char *key)
+{
+    json_t *v = json_object_get(json_object_get(doc, "placement"), key);
+
+    if (v == NULL) return NULL;
+    return json_is_null(v) ? "null" : json_string_value(v);
+}
+
+static void test_placement_where(void **state)
+{
+    /* the four variables (NULL: unset), then the kind and the four keys written */
+    static const struct {
+        const char *env[4], *kind, *want[4];
+    } cases[] = {
+        { { NULL, NULL, NULL, NULL }, NULL, { NULL, NULL, NULL, NULL } }, /* a plain process */
+        { { NULL, NULL, NULL, "lab" }, "container", { "null", "null", "null", "lab" } },
+        /* empty: null; not UTF-8: null, not a failed document */
+        { { "hopbench-load-2", "", "node\xff", NULL },
+          "pod",
+          { "hopbench-load-2", "null", "null", "null" } },
+        { { "web", "bench", "worker-1", "load" }, "pod", { "web", "bench", "worker-1", "load" } },
+    };
+    static struct machine m;
+
+    (void)state;
+    memset(&m, 0, sizeof(m));
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        json_t *doc;
+
+        for (size_t i = 0; i < 4; i++)
+            if (cases[c].env[i] != NULL)
+                setenv(where_env[i], cases[c].env[i], 1);
+            else
+                unsetenv(where_env[i]);
+        doc = doc_for(&m);
+        assert_non_null(doc);
+        assert_string_equal(where_key(doc, "pin"), "none"); /* the CPU placement stays */
+        if (cases[c].kind == NULL)
+            assert_null(where_key(doc, "kind"));
+        else
+            assert_string_equal(where_key(doc, "kind"), cases[c].kind);
+        for (size_t i = 0; i < 4; i++)
+            if (cases[c].want[i] == NULL)
+                assert_null(where_key(doc, where_keys[i]));
+            else
+                assert_string_equal(where_key(doc, where_keys[i]), cases[c].want[i]);
+        json_decref(doc);
+    }
+    for (size_t i = 0; i < 4; i++)
+        unsetenv(where_env[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sysctl_fixture),
         cmocka_unit_test(test_sysctl_live),
+        cmocka_unit_test(test_placement_where),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
