@@ -162,10 +162,10 @@ static inline bool codec_fixed(const struct codec_ops *c, const struct codec_cfg
     return c->fixed && (c->varies == NULL || !c->varies(cfg));
 }
 
-/* pg, mysql: an SQL mix sends different statements in turn (codec_ops.varies). */
+/* pg, mysql: a mix of statements sends different ones in turn (codec_ops.varies); one does not. */
 static inline bool codec_sql_varies(const struct codec_cfg *cfg)
 {
-    return cfg->opts->sql_mix_len > 0;
+    return cfg->opts->nsql > 1;
 }
 
 /* pg, mysql: the kinds of an SQL mix, by the order the statements were given. */

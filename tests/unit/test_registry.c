@@ -22,6 +22,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "proto/mysql.h"
+#include "proto/pg.h"
 #include "registry.h"
 
 /* The request options with only option `bit` given, as the command line would set it. */
@@ -572,10 +574,14 @@ static void test_sql_mix(void **state)
     assert_ptr_equal(o.codec.sql, o.codec.sqls[0]);
     sql_mix_text(&o.codec, text);
     assert_string_equal(text, "00100");
+    /* the statements differ: each connection encodes its own, in the mix's order */
+    assert_false(codec_fixed(&pg_codec, &(struct codec_cfg){ .opts = &o.codec }));
     /* a colon later in a statement is no share; mysql takes --sql as pg does */
     assert_int_equal(run_args(&o, &err, one), 0);
     assert_int_equal(o.codec.nsql, 1);
     assert_string_equal(o.codec.sql, "SELECT '1:2'");
+    /* one statement, however given: the same bytes every time, encoded once per thread */
+    assert_true(codec_fixed(&mysql_codec, &(struct codec_cfg){ .opts = &o.codec }));
     assert_int_equal(run_args(&o, &err, many), -EINVAL);
     assert_string_equal(err.msg, "--sql: at most 4 statements");
     assert_int_equal(run_args(&o, &err, body), -EINVAL);
