@@ -11,13 +11,18 @@
  * server, both run as the server's own unprivileged user (PostgreSQL refuses
  * root; "nobody" when that user is missing), on a free port on 127.0.0.1 and
  * a socket in a 0700 directory of that user's; durability off (fsync off,
- * the log flushed once a second), as the hop, not the disk, is measured. A
+ * the log flushed once a second), as the hop, not the disk, is measured.
+ * PostgreSQL asks for a password made for the stack (password
+ * authentication: one round trip of the same cost on both transports), so
+ * that no other local user can log in over 127.0.0.1 while it runs. A
  * sysbench-like table, sbtest1 (id primary key, k indexed, c, pad: 10,000
  * rows), is made through hopbench's own client codecs before measuring.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "stack/measure.h"
@@ -32,6 +37,7 @@
 #define DB_TASK_NS  (120 * NS_PER_S) /* initdb, mariadb-install-db */
 #define DB_READY_NS (60 * NS_PER_S)
 #define DB_SQL_NS   (30 * NS_PER_S) /* one statement of the set-up */
+#define DB_PW_BYTES 16              /* random bytes of a password, written in hex */
 
 /* What the cells send: a row by its primary key; the mix adds 1 UPDATE to 4 of them. */
 #define SQL_POINT   "SELECT c FROM sbtest1 WHERE id = 5000"
@@ -58,6 +64,8 @@ struct db_srv {
     struct users_id id;
     const struct users_id *as; /* &id, or NULL when hopbench is not root */
     char user[32];
+    char pw[2 * DB_PW_BYTES + 1]; /* PostgreSQL's password, made for the stack; else "" */
+    char pw_file[PATH_MAX];       /* the file that holds it: in dir, 0600, the server user's */
 };
 
 /* The server's user: name (else nobody) when hopbench is root; else hopbench's own. */
@@ -144,7 +152,32 @@ static int db_run_server(struct stack_ctx *c, struct db_srv *db, const struct su
     return 0;
 }
 
-/* PostgreSQL: initdb, postgres, the table (in database postgres, user postgres, trust). */
+/*
+ * A random password for db, written to db->pw_file (in its own directory, 0600,
+ * owned by its user: initdb reads it, and root's run children with
+ * --password-file).
+ */
+static int db_password(struct db_srv *db, struct hb_err *err)
+{
+    uint8_t raw[DB_PW_BYTES];
+    int fd, rc = 0;
+
+    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+        return hb_fail(err, -EIO, "%s: no random bytes for its password", db->svc);
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(db->pw + 2 * i, 3, "%02x", raw[i]);
+    if (snprintf(db->pw_file, sizeof(db->pw_file), "%s/pw", db->dir) >= (int)sizeof(db->pw_file))
+        return hb_fail(err, -ENAMETOOLONG, "path too long: %s", db->dir);
+    fd = open(db->pw_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd == -1) return hb_fail(err, -errno, "cannot write %s: %s", db->pw_file, strerror(errno));
+    if (write(fd, db->pw, strlen(db->pw)) != (ssize_t)strlen(db->pw) ||
+        (db->as != NULL && fchown(fd, db->as->uid, db->as->gid) == -1))
+        rc = hb_fail(err, -errno, "cannot write %s: %s", db->pw_file, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+/* PostgreSQL: initdb, postgres, the table (in database postgres, user postgres, a password). */
 static int pg_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
 {
     char data[PATH_MAX], port[16], tcp[PATH_MAX + 16], unix_ep[PATH_MAX + 16];
@@ -154,10 +187,10 @@ static int pg_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
 
     db->svc = "postgres";
     rc = db_prepare(c, db, "postgres", data, sizeof(data), err);
+    if (rc == 0) rc = db_password(db, err);
     if (rc < 0) return rc;
-    const char *init[] = {
-        PG_INITDB, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", NULL
-    };
+    const char *init[] = { PG_INITDB,   "-D", data,       "-A",        "password", "--pwfile",
+                           db->pw_file, "-U", "postgres", "--no-sync", NULL };
     struct sup_spec task = { .name = "pg-initdb", .argv = init, .as = db->as };
     rc = sup_task(&c->sup, &task, DB_TASK_NS, c->stop, err);
     if (rc < 0) return rc;
@@ -185,6 +218,7 @@ static int pg_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
     db_eps(db, tcp, unix_ep, sizeof(tcp));
     rc = db_check(&checks[0], db, "pg", tcp, "postgres", "postgres", err);
     if (rc == 0) rc = db_check(&checks[1], db, "pg", unix_ep, "postgres", "postgres", err);
+    checks[0].opts.password = checks[1].opts.password = db->pw;
     if (rc == 0) rc = db_run_server(c, db, &spec, checks, 2, err);
     if (rc < 0) return rc;
     snprintf(fill, sizeof(fill),
@@ -241,11 +275,10 @@ static int my_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
              "FROM seq_1_to_%d",
              DB_ROWS);
     const char *make_db[] = { "CREATE DATABASE sbtest", NULL };
-    const char *setup[] = { my_table,
-                            fill,
-                            "ANALYZE TABLE sbtest1",
-                            "CREATE USER 'bench'@'localhost', 'bench'@'127.0.0.1'",
-                            my_grant,
+    const char *setup[] = { my_table, fill, "ANALYZE TABLE sbtest1",
+                            /* no password: root over the 0700 socket directory only */
+                            "DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1'",
+                            "CREATE USER 'bench'@'localhost', 'bench'@'127.0.0.1'", my_grant,
                             NULL };
     rc = db_exec(&checks[0], make_db, err);
     checks[0].opts.database = "sbtest";
@@ -268,6 +301,10 @@ static void db_args(struct stack_args *a, const struct db_srv *db, const char *p
     stack_arg(a, "%s", user);
     stack_arg(a, "--database");
     stack_arg(a, "%s", database);
+    if (db->pw[0] != '\0') {
+        stack_arg(a, "--password-file");
+        stack_arg(a, "%s", db->pw_file);
+    }
 }
 
 /* A point select, or the read/write mix: 4 point selects to 1 UPDATE of the same row. */
@@ -399,8 +436,10 @@ static const char postgres_help[] =
     "\n"
     "Builds: Debian's PostgreSQL 15 (package postgresql-15): initdb and postgres run as\n"
     "the user postgres (PostgreSQL refuses root), its data directory in a private\n"
-    "temporary directory, its own port on 127.0.0.1 and its socket there, trust\n"
-    "authentication, fsync and synchronous_commit off; in its own cgroups made for the run\n"
+    "temporary directory, its own port on 127.0.0.1 and its socket there, password\n"
+    "authentication (a random password made for the stack, in a 0600 file of postgres's\n"
+    "directory: its run children get --password-file), fsync and synchronous_commit off;\n"
+    "in its own cgroups made for the run\n"
     "under hopbench's own. A sysbench-like table sbtest1 (id primary key, k indexed, c,\n"
     "pad; 10,000 rows) in database postgres.\n"
     "Measures: 'hopbench run pg' over tcp and over unix, each transport --reps times in\n"
@@ -457,6 +496,7 @@ const struct stack_def stack_postgres = {
     .help = postgres_help,
     .needs = postgres_needs,
     .run = postgres_run,
+    .front_unix = true,
 };
 
 const struct stack_def stack_redis_mariadb = {
@@ -465,4 +505,5 @@ const struct stack_def stack_redis_mariadb = {
     .help = redis_mariadb_help,
     .needs = redis_mariadb_needs,
     .run = redis_mariadb_run,
+    .front_unix = true,
 };

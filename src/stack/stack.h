@@ -37,7 +37,7 @@ struct stack_def {
     const char *const *needs; /* pairs: binary path, Debian package; NULL-terminated */
     const char *const *profiles; /* its --profile names, NULL-terminated; NULL: none */
     unsigned cases;              /* the STACK_CASE_* it runs; 0: none */
-    bool front_unix;             /* its arms are the front hop (redis): no --netns other */
+    bool front_unix; /* its arms are the front hop (redis, the databases): no --netns other */
     /* Starts the services, measures, prints the table: 0 or a negative errno with err set. */
     int (*run)(struct stack_ctx *c, struct hb_err *err);
 };

@@ -52,6 +52,8 @@ hold() {
 # sock NAME SVC / pid NAME SVC : the service's socket and pid from the stack's lines.
 sock() { sed -n "s|^$2: .* and unix:\(/.*\)\$|\1|p" "$T/$1.out"; }
 pid() { sed -n "s|^$2: [a-z-]* pid \([0-9]*\) .*|\1|p" "$T/$1.out"; }
+refused() { ! "$@" >/dev/null 2>&1; }
+port() { sed -n "s|^$2: .* on tcp://127.0.0.1:\([0-9]*\) .*|\1|p" "$T/$1.out"; }
 
 # label_sum NAME LABEL JQ : the sum over the runs labelled LABEL (both arms) of a figure.
 label_sum() {
@@ -116,10 +118,21 @@ stack_nothing_left "early" "$T/early.out"
 
 if hold pg postgres; then
     PGSOCK=$(sock pg postgres)
+    PGPW=$(cat "$(dirname "$PGSOCK")/pw")
     pgq() {
-        psql -X -qAt -h "$(dirname "$PGSOCK")" -p "${PGSOCK##*.}" -U postgres -d postgres -c "$1"
+        PGPASSWORD=$PGPW psql -X -qAt -h "$(dirname "$PGSOCK")" -p "${PGSOCK##*.}" -U postgres \
+            -d postgres -c "$1"
     }
     runs_as pg postgres postgres
+    # a password made for the stack: without it no login, over TCP or the socket
+    check "pg: its password file is 0600, the server user's" \
+        test "$(stat -c '%a %U' "$(dirname "$PGSOCK")/pw")" = "600 postgres"
+    check "pg: no login over TCP without the password" refused env -u PGPASSWORD psql -X -w \
+        -h 127.0.0.1 -p "$(port pg postgres)" -U postgres -d postgres -c 'SELECT 1'
+    check "pg: the password logs in over TCP" env PGPASSWORD="$PGPW" psql -X -w -qAt \
+        -h 127.0.0.1 -p "$(port pg postgres)" -U postgres -d postgres -c 'SELECT 1'
+    check "pg: the password is in no evidence (the runs were given its file)" \
+        refused grep -qF "$PGPW" "$T/pg.jsonl"
     for cell in "point select" "read-write mix" "point select connect"; do
         table_has pg "$cell" postgres
         services pg "${cell// /-}" postgres
@@ -159,6 +172,11 @@ if hold rm redis-mariadb; then
     # the stack's readiness queries: SELECT 1 as root over the socket, as bench over tcp
     check_eq "mariadb: Com_select = the SELECTs sent and the stack's 2 readiness queries" \
         $((selects + 2)) "$(status Com_select)"
+    # root has no password: it logs in over the socket (0700 directory) only, never over TCP
+    check "mariadb: root cannot log in over TCP (127.0.0.1)" refused mariadb --no-defaults \
+        -h 127.0.0.1 -P "$(port rm mariadb)" -u root -N -B -e 'SELECT 1'
+    check "mariadb: root logs in over the socket" mariadb --no-defaults -S "$MYSOCK" -u root \
+        -N -B -e 'SELECT 1'
     INFO=$(redis-cli -s "$(sock rm redis)" INFO commandstats | tr -d '\r')
     calls() { printf '%s\n' "$INFO" | sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p"; }
     check_eq "redis: SET requests sent = cmdstat_set calls" \

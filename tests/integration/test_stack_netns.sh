@@ -16,6 +16,11 @@ host_ns=$(readlink /proc/self/ns/net)
 expect_rc "stack redis --netns other: usage error" 64 redisother stack redis --netns other
 one_line "stack redis --netns other: one line, its unix arm is the front hop" \
     "$T/redisother.err" "stack redis: --netns other: its unix arm is the front hop"
+for db in postgres redis-mariadb; do
+    expect_rc "stack $db --netns other: usage error" 64 "${db}other" stack "$db" --netns other
+    one_line "stack $db --netns other: one line" "$T/${db}other.err" \
+        "stack $db: --netns other: its unix arm is the front hop"
+done
 expect_rc "stack --netns bogus: usage error" 64 stackbogus stack nginx-fpm --netns bogus
 one_line "stack --netns bogus: one line naming the value" "$T/stackbogus.err" \
     "'bogus' is not one of same, other"
