@@ -91,21 +91,6 @@ void spawn_stop(pid_t *pid, _Atomic pid_t *mirror)
     spawn_set(pid, mirror, 0);
 }
 
-/* How a child ended, from its wait status: "was killed by SIGKILL", "exited with status 3". */
-static void spawn_exit_text(char *buf, size_t len, int status)
-{
-    if (WIFSIGNALED(status)) {
-        const char *name = sigabbrev_np(WTERMSIG(status));
-        if (name != NULL)
-            snprintf(buf, len, "was killed by SIG%s%s", name,
-                     WCOREDUMP(status) ? " (core dumped)" : "");
-        else
-            snprintf(buf, len, "was killed by signal %d", WTERMSIG(status));
-    } else {
-        snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
-    }
-}
-
 int spawn_check(pid_t *pid, _Atomic pid_t *mirror, char *how, size_t len)
 {
     pid_t got;
@@ -119,7 +104,7 @@ int spawn_check(pid_t *pid, _Atomic pid_t *mirror, char *how, size_t len)
     if (got == -1)
         snprintf(how, len, "is gone (%s)", strerror(errno));
     else
-        spawn_exit_text(how, len, status);
+        wait_status_text(how, len, status);
     spawn_set(pid, mirror, 0);
     return -ECHILD;
 }

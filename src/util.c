@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 int hb_fail(struct hb_err *err, int code, const char *fmt, ...)
 {
@@ -56,6 +57,22 @@ void *xcalloc(size_t n, size_t size)
 void *xmalloc(size_t size)
 {
     return xcalloc(1, size);
+}
+
+void wait_status_text(char *buf, size_t cap, int status)
+{
+    if (WIFEXITED(status)) {
+        snprintf(buf, cap, "exited with status %d", WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+        const char *name = sigabbrev_np(WTERMSIG(status));
+        if (name != NULL)
+            snprintf(buf, cap, "was killed by SIG%s%s", name,
+                     WCOREDUMP(status) ? " (core dumped)" : "");
+        else
+            snprintf(buf, cap, "was killed by signal %d", WTERMSIG(status));
+    } else {
+        snprintf(buf, cap, "ended (wait status %d)", status);
+    }
 }
 
 void bytes_format(char *buf, size_t cap, uint64_t bytes)

@@ -85,6 +85,9 @@ bool fd_reader_gone(int fd);
 void *xcalloc(size_t n, size_t size);
 void *xmalloc(size_t size);
 
+/* How a child ended, from its wait status: "exited with status 3", "was killed by SIGKILL". */
+void wait_status_text(char *buf, size_t cap, int status);
+
 /* "812 KiB", "1.2 MiB", "12.5 GiB": bytes for a reader (KiB, MiB, GiB; one decimal above KiB). */
 void bytes_format(char *buf, size_t cap, uint64_t bytes);
 

@@ -20,6 +20,10 @@
 #include "report/report.h"
 #include "service.h"
 
+/* A schedule command the agent is stopped during: SIGTERM to its group, SIGKILL after this. */
+#define AGENT_CMD_STOP_NS (2 * NS_PER_S)
+#define AGENT_CMD_POLL_NS (20 * NS_PER_MS) /* how often a running command is looked at */
+
 _Static_assert(AGENT_ARGS_MAX <= SERVICE_MAX && AGENT_ARGS_MAX <= SERVICE_MAX_WATCH + 1,
                "a begin's lists fit a service set and its loaded hop");
 
@@ -120,6 +124,7 @@ struct agent {
     uint64_t next_id;
     struct observe_result res; /* scratch for an end */
     FILE *log;
+    const atomic_int *stop; /* set by a stop signal */
 };
 
 static const char *state_now(const struct agent *a)
@@ -127,9 +132,16 @@ static const char *state_now(const struct agent *a)
     return a->sched != NULL && a->cur < a->sched->n ? a->sched->step[a->cur].name : "";
 }
 
-/* The command of a step, through /bin/sh -c: 0 when it exited 0, else -ECHILD with err set. */
-static int run_command(const struct agent_step *st, struct hb_err *err)
+/*
+ * The command of a step, through /bin/sh -c in a process group of its own:
+ * 0 when it exited 0, else -ECHILD with err set. A stop signal while it runs
+ * ends the group (SIGTERM, SIGKILL after AGENT_CMD_STOP_NS) and returns 0:
+ * the caller sees *stop and announces nothing.
+ */
+static int run_command(const struct agent_step *st, const atomic_int *stop, struct hb_err *err)
 {
+    char how[64];
+    uint64_t stopped_at = 0;
     pid_t pid, got;
     int status = 0;
 
@@ -137,20 +149,27 @@ static int run_command(const struct agent_step *st, struct hb_err *err)
     pid = fork();
     if (pid == -1) return hb_fail(err, -errno, "%s: cannot fork: %s", st->name, strerror(errno));
     if (pid == 0) {
+        setpgid(0, 0);
         signal(SIGPIPE, SIG_DFL); /* ignored here, and an ignored signal stays so across exec */
         execl("/bin/sh", "sh", "-c", st->cmd, (char *)NULL);
         _exit(127);
     }
-    do
-        got = waitpid(pid, &status, 0);
-    while (got == -1 && errno == EINTR);
-    if (got == -1) return hb_fail(err, -errno, "%s: waitpid: %s", st->name, strerror(errno));
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
-    if (WIFSIGNALED(status))
-        return hb_fail(err, -ECHILD, "schedule: %s: its command was killed by signal %d", st->name,
-                       WTERMSIG(status));
-    return hb_fail(err, -ECHILD, "schedule: %s: its command exited with %d", st->name,
-                   WEXITSTATUS(status));
+    setpgid(pid, pid); /* as the child does: whichever runs first, the group exists */
+    for (;;) {
+        got = waitpid(pid, &status, WNOHANG);
+        if (got == pid) break;
+        if (got == -1 && errno != EINTR)
+            return hb_fail(err, -errno, "%s: waitpid: %s", st->name, strerror(errno));
+        if (stopped_at == 0 && atomic_load(stop) != 0) {
+            stopped_at = now_ns();
+            kill(-pid, SIGTERM);
+        }
+        if (stopped_at != 0 && now_ns() - stopped_at > AGENT_CMD_STOP_NS) kill(-pid, SIGKILL);
+        sleep_until_ns(now_ns() + AGENT_CMD_POLL_NS, NULL);
+    }
+    if (stopped_at != 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) return 0;
+    wait_status_text(how, sizeof(how), status);
+    return hb_fail(err, -ECHILD, "schedule: %s: its command %s", st->name, how);
 }
 
 /* Makes step i active (its command first), or ends the schedule when i is past the last. */
@@ -165,8 +184,8 @@ static int enter_step(struct agent *a, unsigned i, struct hb_err *err)
         return 0;
     }
     a->cur = a->sched->n; /* nothing is announced while the command applies it */
-    rc = run_command(&a->sched->step[i], err);
-    if (rc < 0) return rc;
+    rc = run_command(&a->sched->step[i], a->stop, err);
+    if (rc < 0 || atomic_load(a->stop) != 0) return rc; /* stopped: nothing announced */
     a->cur = i;
     a->since_ns = now_ns();
     fprintf(a->log, "hopbench agent: state %s (%u of %u)\n", a->sched->step[i].name, i + 1,
@@ -364,6 +383,7 @@ static json_t *answer_begin(struct agent *a, const struct agent_req *req)
     s->begun_ns = now_ns();
     rc = observe_begin(&s->o, &s->cfg);
     if (rc < 0) {
+        observe_end(&s->o, &a->res); /* releases what begin took: snapshots, the eventfd */
         free(s);
         return error_reply("failed", strerror(-rc));
     }
@@ -491,6 +511,7 @@ int agent_run(const struct agent_opts *o, atomic_int *stop, atomic_int *next, FI
     memset(&a, 0, sizeof(a));
     a.opts = o;
     a.log = log;
+    a.stop = stop;
     if (o->schedule_path != NULL) rc = read_schedule(&a, o->schedule_path, err);
     if (rc == 0) lfd = endpoint_listen(&ep, &lo, err);
     if (rc < 0 || lfd < 0) {

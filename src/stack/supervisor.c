@@ -165,17 +165,6 @@ static void log_last_line(const char *path, char *buf, size_t cap)
     }
 }
 
-/* "exited with status 1", "was killed by SIGKILL". */
-static void status_text(int status, char *buf, size_t cap)
-{
-    if (WIFEXITED(status))
-        snprintf(buf, cap, "exited with status %d", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status))
-        snprintf(buf, cap, "was killed by SIG%s", sigabbrev_np(WTERMSIG(status)));
-    else
-        snprintf(buf, cap, "ended (wait status %d)", status);
-}
-
 /* Reaps the service if it exited; true when it has. */
 static bool svc_reap(struct sup_svc *v)
 {
@@ -194,7 +183,7 @@ int sup_alive(struct sup *s, struct hb_err *err)
         struct sup_svc *v = &s->svc[i];
         char how[64], last[120];
         if (!svc_reap(v)) continue;
-        status_text(v->status, how, sizeof(how));
+        wait_status_text(how, sizeof(how), v->status);
         log_last_line(v->log, last, sizeof(last));
         return hb_fail(err, -ECHILD, "%s (pid %ld) %s; the last line of its log: %s", v->name,
                        (long)v->pid, how, last);
@@ -786,7 +775,7 @@ int sup_task(struct sup *s, const struct sup_spec *spec, uint64_t timeout_ns,
             sleep_until_ns(now_ns() + SUP_POLL_NS, stop);
     }
     if (rc == 0 && !(WIFEXITED(v->status) && WEXITSTATUS(v->status) == 0)) {
-        status_text(v->status, how, sizeof(how));
+        wait_status_text(how, sizeof(how), v->status);
         log_last_line(v->log, last, sizeof(last));
         rc = hb_fail(err, -ECHILD, "%s (pid %ld) %s; the last line of its log: %s", v->name,
                      (long)v->pid, how, last);

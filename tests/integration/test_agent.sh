@@ -214,7 +214,23 @@ spawn_cmd broken ip netns exec "$NS_S" "$HOPBENCH" agent --listen 127.0.0.1:0 \
 reap "$SPAWNED" 10
 check_eq "a configuration's command that fails: the agent exits 1" 1 "$RC"
 one_line "its one line names the configuration and the exit" "$T/broken.err" \
-    '^hopbench agent: schedule: broken: its command exited with 3$'
+    '^hopbench agent: schedule: broken: its command exited with status 3$'
+
+# A stop signal while a configuration's command runs: its process group is ended, nothing
+# announced, exit 0.
+printf 'hung 10 echo $$ >%s; exec sleep 300\n' "$T/hung.pid" >"$T/hung"
+spawn_cmd hung "$HOPBENCH" agent --listen 127.0.0.1:0 --token-file "$TOKEN" --schedule "$T/hung"
+for ((i = 0; i < 200; i++)); do
+    [ -s "$T/hung.pid" ] && break
+    sleep 0.05
+done
+HUNG=$(cat "$T/hung.pid" 2>/dev/null)
+check "a configuration's command runs (pid ${HUNG:-none})" kill -0 "${HUNG:-0}"
+kill -TERM "$SPAWNED"
+reap "$SPAWNED" 10
+check_eq "SIGTERM while the command runs: the agent exits 0" 0 "$RC"
+check "the command is gone with it" bash -c "! kill -0 ${HUNG:-0} 2>/dev/null"
+check "no state was announced" bash -c "! grep -q 'state hung' '$T/hung.err'"
 
 # Nothing left: stop what runs in the namespaces, remove them, look.
 for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
