@@ -73,8 +73,10 @@ pm_cleanup() {
         kill -TERM -- "-$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
-    # debootstrap mounts /proc and /sys in its root while it installs: never rm -rf through them
-    awk -v t="$T/" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r |
+    # debootstrap mounts /proc and /sys in its root while it installs: never rm -rf through
+    # them (the root is under $T, or under HOPBENCH_STACK_DIR when that is given)
+    awk -v t="$T/" -v s="${STACK_DIR:+$STACK_DIR/}" \
+        'index($2, t) == 1 || (s != "" && index($2, s) == 1) { print $2 }' /proc/mounts | sort -r |
         while read -r m; do umount -l "$m"; done
     pm pod rm -f -a >/dev/null 2>&1
     pm rm -f -a >/dev/null 2>&1
