@@ -42,9 +42,16 @@ lab_spawn() {
     spawn_cmd "$name" env TMPDIR="$T/$name.tmp" "$HOPBENCH" lab --quick --sizes 64 -q "$@"
 }
 
+# switches PID : the voluntary context switches of all of PID's threads (how often it slept)
+switches() {
+    cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'
+}
+
 # signal_running NAME PID SIG WHO : once NAME's netns line is out, notes its server's pid
 # (spid), the server's namespace (a_ns) and hopbench's own (b_ns: where its main thread
-# is), waits 1 s, sends SIG to WHO (hopbench or server), then reaps hopbench (RC).
+# is), waits until the server is serving (it slept and woke 20 times more: a slow build,
+# as under ThreadSanitizer, may still be starting its load a second after the line) and
+# 1 s more, sends SIG to WHO (hopbench or server), then reaps hopbench (RC).
 signal_running() {
     local name=$1 pid=$2 sig=$3 who=$4
     spid=
@@ -54,6 +61,12 @@ signal_running() {
         spid=$(header_field "$name" 's|.*; server pid \([0-9]*\)$|\1|p')
         a_ns=$(readlink "/proc/$spid/ns/net" 2>/dev/null)
         b_ns=$(readlink "/proc/$pid/ns/net" 2>/dev/null)
+        local base i
+        base=$(switches "${spid:-0}")
+        for ((i = 0; i < 300; i++)); do
+            [ "$(switches "${spid:-0}")" -ge $((base + 20)) ] && break
+            sleep 0.1
+        done
         sleep 1
         if [ "$who" = server ]; then kill "-$sig" "${spid:-0}"; else kill "-$sig" "$pid"; fi
     else
@@ -351,7 +364,7 @@ doc_keys placement "$T/same.json" "$T/other.json" "$T/runsame.json" "$T/runother
 # its server and both namespaces go (the server dies with its parent: PDEATHSIG).
 for sig in INT KILL; do
     name=runsig$sig
-    run_spawn "$name" --netns other -d 30 echo tcp://127.0.0.1:0 --json "$T/$name.json"
+    run_spawn "$name" --netns other -d 30 --warmup 0 echo tcp://127.0.0.1:0 --json "$T/$name.json"
     signal_running "$name" "$SPAWNED" "$sig" hopbench
     if [ "$sig" = INT ]; then
         check_eq "$name: exit 130" 130 "$RC"
