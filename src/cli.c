@@ -468,7 +468,7 @@ static int bad_option(const char *cmd, char **argv, struct hb_err *err)
  * opts, err). Returns 0 with optind at the first word that is not an option;
  * CLI_HELP for -h or --help, after printing spec's help to out (out NULL: the
  * caller prints its own); -EINVAL with err set for an unknown option, a
- * missing value, or a value option refused.
+ * missing value, or a value that option refused.
  */
 static int cli_getopt(const struct cli_spec *spec, int argc, char **argv,
                       int (*option)(int c, const char *val, void *opts, struct hb_err *err),
