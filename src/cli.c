@@ -462,6 +462,33 @@ static int bad_option(const char *cmd, char **argv, struct hb_err *err)
     return hb_fail(err, -EINVAL, "%s: unknown option or missing value: '%s'", cmd, arg);
 }
 
+/*
+ * Reads argv's options by spec's table with getopt_long, from the start (its
+ * state is global: one parser at a time), and hands each to option(c, optarg,
+ * opts, err). Returns 0 with optind at the first word that is not an option;
+ * CLI_HELP for -h or --help, after printing spec's help to out (out NULL: the
+ * caller prints its own); -EINVAL with err set for an unknown option, a
+ * missing value, or a value that option refused.
+ */
+static int cli_getopt(const struct cli_spec *spec, int argc, char **argv,
+                      int (*option)(int c, const char *val, void *opts, struct hb_err *err),
+                      void *opts, FILE *out, struct hb_err *err)
+{
+    int c;
+
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, spec->shortopts, spec->longopts, NULL)) != -1) {
+        if (c == 'h') {
+            if (out != NULL) fputs(spec->help, out);
+            return CLI_HELP;
+        }
+        if (c == '?') return bad_option(spec->name, argv, err);
+        if (option(c, optarg, opts, err) < 0) return -EINVAL;
+    }
+    return 0;
+}
+
 enum {
     OPT_MODE = 256,
     OPT_PIPELINE,
@@ -861,8 +888,9 @@ static int run_agent_check(struct run_opts *o, struct hb_err *err)
         o->agent_token_file != NULL ? "run: --agent-token-file" : "run: --agent", err);
 }
 
-static int run_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
+static int run_option(int c, const char *val, void *opts, struct hb_err *err)
 {
+    struct run_opts *o = opts;
     struct load_cfg *l = &o->load;
     uint64_t v = 0;
     int rc = shared_option(c, val, &o->shared, err);
@@ -1131,20 +1159,11 @@ __attribute__((constructor)) static void run_spec_build(void)
 
 int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err)
 {
-    int c;
+    int rc;
 
     run_defaults(o);
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, cli_spec_run.shortopts, cli_spec_run.longopts, NULL)) !=
-           -1) {
-        if (c == 'h') {
-            fputs(cli_spec_run.help, out);
-            return CLI_HELP;
-        }
-        if (c == '?') return bad_option("run", argv, err);
-        if (run_option(c, optarg, o, err) < 0) return -EINVAL;
-    }
+    rc = cli_getopt(&cli_spec_run, argc, argv, run_option, o, out, err);
+    if (rc != 0) return rc;
     run_load_from_shared(o);
     if (o->load.duration_ns && o->load.count)
         return hb_fail(err, -EINVAL, "run: give --duration or --count, not both");
@@ -1179,8 +1198,9 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
     return 0;
 }
 
-static int serve_option(int c, const char *val, struct serve_opts *o, struct hb_err *err)
+static int serve_option(int c, const char *val, void *opts, struct hb_err *err)
 {
+    struct serve_opts *o = opts;
     uint64_t v = 0;
     int rc = 0;
 
@@ -1274,21 +1294,12 @@ const struct cli_spec cli_spec_serve = { "serve", usage_serve, "l:t:h", serve_lo
 
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err)
 {
-    int c;
+    int rc;
 
     memset(o, 0, sizeof(*o));
     o->socket_mode = 0600;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, cli_spec_serve.shortopts, cli_spec_serve.longopts, NULL)) !=
-           -1) {
-        if (c == 'h') {
-            fputs(cli_spec_serve.help, out);
-            return CLI_HELP;
-        }
-        if (c == '?') return bad_option("serve", argv, err);
-        if (serve_option(c, optarg, o, err) < 0) return -EINVAL;
-    }
+    rc = cli_getopt(&cli_spec_serve, argc, argv, serve_option, o, out, err);
+    if (rc != 0) return rc;
     if (optind >= argc) return hb_fail(err, -EINVAL, "serve: missing PROTO (%s)", proto_names());
     o->proto = proto_find(argv[optind]);
     if (o->proto == NULL)
@@ -1370,8 +1381,9 @@ static int parse_rates(const char *val, struct lab_opts *o, struct hb_err *err)
     return 0;
 }
 
-static int lab_option(int c, const char *val, struct lab_opts *o, struct hb_err *err)
+static int lab_option(int c, const char *val, void *opts, struct hb_err *err)
 {
+    struct lab_opts *o = opts;
     uint64_t v = 0;
     int rc = shared_option(c, val, &o->shared, err);
 
@@ -1557,20 +1569,11 @@ static void lab_wait_default(struct lab_opts *o)
 
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err)
 {
-    int c, rc;
+    int rc;
 
     lab_defaults(o);
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, cli_spec_lab.shortopts, cli_spec_lab.longopts, NULL)) !=
-           -1) {
-        if (c == 'h') {
-            fputs(cli_spec_lab.help, out);
-            return CLI_HELP;
-        }
-        if (c == '?') return bad_option("lab", argv, err);
-        if (lab_option(c, optarg, o, err) < 0) return -EINVAL;
-    }
+    rc = cli_getopt(&cli_spec_lab, argc, argv, lab_option, o, out, err);
+    if (rc != 0) return rc;
     if (optind < argc && strcmp(argv[optind], "overload") == 0) {
         optind++;
         /* Its cells are fixed: 64 B, connect mode, closed loop. */
@@ -1855,8 +1858,9 @@ static int cost_list(const char *opt, const char *val, struct cost_plan *p, stru
     return 0;
 }
 
-static int cost_option(int c, const char *val, struct cost_opts *o, struct hb_err *err)
+static int cost_option(int c, const char *val, void *opts, struct hb_err *err)
 {
+    struct cost_opts *o = opts;
     char *end;
 
     switch (c) {
@@ -1885,7 +1889,7 @@ static int cost_option(int c, const char *val, struct cost_opts *o, struct hb_er
 int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct hb_err *err)
 {
     struct hb_err e = { 0 };
-    int c;
+    int rc;
 
     memset(o, 0, sizeof(*o));
     o->plan.price_usd = COST_PRICE_USD;
@@ -1894,17 +1898,8 @@ int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct
                   &e) < 0 ||
         cost_list("--app-work", "1ms,10ms,50ms", &o->plan, &e) < 0)
         return hb_fail(err, -EINVAL, "cost: bad defaults: %s", e.msg);
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, cli_spec_cost.shortopts, cli_spec_cost.longopts, NULL)) !=
-           -1) {
-        if (c == 'h') {
-            fputs(cli_spec_cost.help, out);
-            return CLI_HELP;
-        }
-        if (c == '?') return bad_option("cost", argv, err);
-        if (cost_option(c, optarg, o, err) < 0) return -EINVAL;
-    }
+    rc = cli_getopt(&cli_spec_cost, argc, argv, cost_option, o, out, err);
+    if (rc != 0) return rc;
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "cost: missing EVIDENCE (a .json or .jsonl file)");
     o->evidence_path = argv[optind++];
@@ -2021,8 +2016,9 @@ static int stack_pool_list(const char *val, struct stack_opts *o, struct hb_err 
     return 0;
 }
 
-static int stack_option(int c, const char *val, struct stack_opts *o, struct hb_err *err)
+static int stack_option(int c, const char *val, void *opts, struct hb_err *err)
 {
+    struct stack_opts *o = opts;
     uint64_t v;
 
     switch (c) {
@@ -2106,24 +2102,18 @@ static const struct stack_def *stack_named(int argc, char **argv)
 
 int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, struct hb_err *err)
 {
-    int c;
+    int rc;
 
     memset(o, 0, sizeof(*o));
     o->warmup_ns = UINT64_MAX;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, cli_spec_stack.shortopts, cli_spec_stack.longopts, NULL)) !=
-           -1) {
-        if (c == 'h') {
-            const struct stack_def *d = stack_named(argc, argv);
-            fputs(d ? d->help : cli_spec_stack.help, out);
-            if (d == NULL) fputs("\nStacks:\n", out);
-            if (d == NULL) stack_list(out);
-            return CLI_HELP;
-        }
-        if (c == '?') return bad_option("stack", argv, err);
-        if (stack_option(c, optarg, o, err) < 0) return -EINVAL;
+    rc = cli_getopt(&cli_spec_stack, argc, argv, stack_option, o, NULL, err);
+    if (rc == CLI_HELP) {
+        const struct stack_def *d = stack_named(argc, argv);
+        fputs(d ? d->help : cli_spec_stack.help, out);
+        if (d == NULL) fputs("\nStacks:\n", out);
+        if (d == NULL) stack_list(out);
     }
+    if (rc != 0) return rc;
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "stack: missing NAME ('hopbench stack list' names them)");
     o->name = argv[optind++];
@@ -2199,28 +2189,28 @@ static int agent_listen(const char *val, struct endpoint *ep, struct hb_err *err
     return endpoint_parse(ep, buf, err);
 }
 
+static int agent_option(int c, const char *val, void *opts, struct hb_err *err)
+{
+    struct agent_cli *o = opts;
+    struct agent_opts *a = &o->agent;
+
+    if (c == OPT_LISTEN) {
+        if (agent_listen(val, &a->listen, err) < 0) return -EINVAL;
+        a->listen_given = true;
+    }
+    if (c == OPT_TOKEN_FILE) o->token_file = val;
+    if (c == OPT_SCHEDULE) a->schedule_path = val;
+    return 0;
+}
+
 int cli_parse_agent(int argc, char **argv, struct agent_cli *o, FILE *out, struct hb_err *err)
 {
     struct agent_opts *a = &o->agent;
-    int c;
+    int rc;
 
     memset(o, 0, sizeof(*o));
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, cli_spec_agent.shortopts, cli_spec_agent.longopts, NULL)) !=
-           -1) {
-        if (c == 'h') {
-            fputs(cli_spec_agent.help, out);
-            return CLI_HELP;
-        }
-        if (c == '?') return bad_option("agent", argv, err);
-        if (c == OPT_LISTEN) {
-            if (agent_listen(optarg, &a->listen, err) < 0) return -EINVAL;
-            a->listen_given = true;
-        }
-        if (c == OPT_TOKEN_FILE) o->token_file = optarg;
-        if (c == OPT_SCHEDULE) a->schedule_path = optarg;
-    }
+    rc = cli_getopt(&cli_spec_agent, argc, argv, agent_option, o, out, err);
+    if (rc != 0) return rc;
     if (optind < argc)
         return hb_fail(err, -EINVAL, "agent: unexpected argument '%s'", argv[optind]);
     if (!a->listen_given && endpoint_parse(&a->listen, AGENT_DEFAULT_LISTEN, err) < 0)

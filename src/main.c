@@ -491,17 +491,17 @@ static int run_start_server(struct run *run, struct run_opts *o, struct hb_err *
 /* --netns: where the server and the client run, and the server's pid. */
 static void run_netns_header(const struct run *run)
 {
-    const struct netns *ns = &run->netns;
+    char tail[48];
 
-    if (ns->mode == NETNS_SAME)
-        printf("netns: same: built-in server and client in one network namespace made for the "
-               "run (its own loopback); server pid %ld\n",
-               (long)run->server_pid);
-    else if (ns->mode == NETNS_OTHER)
-        printf("netns: other: built-in server in namespace A (%s %s/%d), client in B (%s %s/%d), "
-               "joined by a veth pair; server pid %ld\n",
-               NETNS_IF_A, ns->addr_a, NETNS_PREFIX, NETNS_IF_B, ns->addr_b, NETNS_PREFIX,
-               (long)run->server_pid);
+    snprintf(tail, sizeof(tail), "; server pid %ld", (long)run->server_pid);
+    netns_describe(&run->netns,
+                   &(struct netns_words){ .same = "built-in server and client in one network "
+                                                  "namespace made for the run (its own loopback)",
+                                          .in_a = "built-in server",
+                                          .in_b = "client in",
+                                          .after_b = ", joined by a veth pair",
+                                          .tail = tail },
+                   stdout);
 }
 
 /* After the checks: the runs, the tables and the evidence. */
@@ -690,16 +690,17 @@ static void lab_arm_emergency(const struct lab *lab)
 /* Where --netns put the server and the client; nothing without it. */
 static void lab_netns_header(const struct lab *lab)
 {
-    const struct netns *ns = &lab->netns;
+    char veth[sizeof(lab->eps[2].text) + 32];
 
-    if (ns->mode == NETNS_SAME)
-        printf("netns: same: server and client in one network namespace made for the lab (its "
-               "own lo)\n");
-    if (ns->mode == NETNS_OTHER)
-        printf("netns: other: server in namespace A (%s %s/%d), client in A for tcp and unix, in "
-               "B (%s %s/%d) for tcp-veth to %s\n",
-               NETNS_IF_A, ns->addr_a, NETNS_PREFIX, NETNS_IF_B, ns->addr_b, NETNS_PREFIX,
-               lab->eps[2].text);
+    snprintf(veth, sizeof(veth), " for tcp-veth to %s", lab->eps[2].text);
+    netns_describe(&lab->netns,
+                   &(struct netns_words){ .same = "server and client in one network namespace "
+                                                  "made for the lab (its own lo)",
+                                          .in_a = "server",
+                                          .in_b = "client in A for tcp and unix, in",
+                                          .after_b = veth,
+                                          .tail = "" },
+                   stdout);
 }
 
 static void lab_header(const struct lab *lab, const struct lab_opts *o)

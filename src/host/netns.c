@@ -61,6 +61,15 @@ int netns_parse_mode(const char *s, enum netns_mode *out)
     return 0;
 }
 
+void netns_describe(const struct netns *ns, const struct netns_words *w, FILE *f)
+{
+    if (ns->mode == NETNS_SAME) fprintf(f, "netns: same: %s%s\n", w->same, w->tail);
+    if (ns->mode == NETNS_OTHER)
+        fprintf(f, "netns: other: %s in namespace A (%s %s/%d), %s B (%s %s/%d)%s%s\n", w->in_a,
+                NETNS_IF_A, ns->addr_a, NETNS_PREFIX, w->in_b, NETNS_IF_B, ns->addr_b, NETNS_PREFIX,
+                w->after_b, w->tail);
+}
+
 int netns_enter(const struct netns *ns, enum netns_side side)
 {
     int fd = ns->fd[side];

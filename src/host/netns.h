@@ -19,6 +19,7 @@
 #define HOPBENCH_HOST_NETNS_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "util.h"
@@ -60,6 +61,22 @@ const char *netns_side_name(const struct netns *ns, enum netns_side side);
 
 /* "same" or "other" into *out; -EINVAL for anything else. */
 int netns_parse_mode(const char *s, enum netns_mode *out);
+
+/* The words of a command's "netns:" line that differ between commands (netns_describe). */
+struct netns_words {
+    const char *same;    /* same: who shares the one namespace, and for what */
+    const char *in_a;    /* other: who runs in A */
+    const char *in_b;    /* other: who runs in B, up to its "in" */
+    const char *after_b; /* other: what follows B's address */
+    const char *tail;    /* either: the end of the line */
+};
+
+/*
+ * Writes to f the line that tells where mode put the two sides, "netns: same:
+ * ..." or "netns: other: ..." with each veth end's name and address; nothing
+ * for NETNS_NONE.
+ */
+void netns_describe(const struct netns *ns, const struct netns_words *w, FILE *f);
 
 /*
  * Makes the namespaces of mode with their lo up, and for NETNS_OTHER the veth

@@ -89,15 +89,15 @@ static int stack_netns(struct stack_ctx *c, struct hb_err *err)
     if (c->o->netns == NETNS_OTHER) c->front_host = c->netns.addr_a;
     rc = netns_enter(&c->netns, NETNS_A);
     if (rc < 0) return hb_fail(err, rc, "cannot enter namespace A: %s", strerror(-rc));
-    if (c->o->netns == NETNS_SAME)
-        fprintf(c->out, "netns: same: services and run children in one network namespace made "
-                        "for the stack (its own loopback)\n");
-    else
-        fprintf(c->out,
-                "netns: other: services in namespace A (%s %s/%d), run children in B (%s %s/%d), "
-                "joined by a veth pair: the front hop crosses it\n",
-                NETNS_IF_A, c->netns.addr_a, NETNS_PREFIX, NETNS_IF_B, c->netns.addr_b,
-                NETNS_PREFIX);
+    netns_describe(&c->netns,
+                   &(struct netns_words){ .same = "services and run children in one network "
+                                                  "namespace made for the stack (its own loopback)",
+                                          .in_a = "services",
+                                          .in_b = "run children in",
+                                          .after_b = ", joined by a veth pair: the front hop "
+                                                     "crosses it",
+                                          .tail = "" },
+                   c->out);
     return 0;
 }
 
