@@ -46,6 +46,75 @@ bool evidence_run_key(const json_t *run, struct run_key *k)
     return true;
 }
 
+/*
+ * Appends the strings of parts (NULL-terminated) to buf[*len ..] (cap bytes in
+ * all); false, *len at the end of what fits, once they do not fit.
+ */
+static bool place_append(char *buf, size_t cap, size_t *len, const char *const *parts)
+{
+    for (; *parts != NULL; parts++) {
+        int w = snprintf(buf + *len, cap - *len, "%s", *parts);
+
+        if (w < 0 || (size_t)w >= cap - *len) {
+            *len = cap - 1;
+            return false;
+        }
+        *len += (size_t)w;
+    }
+    return true;
+}
+
+/* "pod NAME on node NODE" or "container NAME" after sep, for a placement that names one. */
+static bool place_where_text(char *buf, size_t cap, size_t *len, const char *sep,
+                             const json_t *place)
+{
+    const char *kind = json_string_value(json_object_get(place, EV_PLACE_KIND));
+    const char *pod = json_string_value(json_object_get(place, EV_PLACE_POD));
+    const char *node = json_string_value(json_object_get(place, EV_PLACE_NODE));
+    const char *name = json_string_value(json_object_get(place, EV_PLACE_CONTAINER));
+
+    if (kind != NULL && strcmp(kind, EV_PLACE_KIND_POD) == 0) {
+        const char *text[] = { sep,
+                               "pod ",
+                               pod != NULL ? pod : "?",
+                               node != NULL ? " on node " : "",
+                               node != NULL ? node : "",
+                               NULL };
+        return place_append(buf, cap, len, text);
+    }
+    if (kind != NULL && strcmp(kind, EV_PLACE_KIND_CONTAINER) == 0) {
+        const char *text[] = { sep, "container", name != NULL ? " " : "", name != NULL ? name : "",
+                               NULL };
+        return place_append(buf, cap, len, text);
+    }
+    return true;
+}
+
+void evidence_place_label(char *buf, size_t cap, const json_t *doc_place, const char *run_key)
+{
+    const json_t *list = json_object_get(doc_place, EV_PLACEMENTS), *one;
+    size_t len = 0, i;
+    bool room = true;
+
+    buf[0] = '\0';
+    if (json_is_array(list)) {
+        json_array_foreach(list, i, one)
+        {
+            if (room) room = place_where_text(buf, cap, &len, len > 0 ? " + " : "", one);
+        }
+    } else if (doc_place != NULL) {
+        room = place_where_text(buf, cap, &len, "", doc_place);
+    }
+    if (len == 0) {
+        snprintf(buf, cap, "%s", run_key);
+        return;
+    }
+    if (room && run_key[0] != '\0' && strcmp(run_key, EV_PLACE_KIND_PROC) != 0) {
+        const char *text[] = { ", ", run_key, NULL };
+        place_append(buf, cap, &len, text);
+    }
+}
+
 bool evidence_same_cell(const struct run_key *a, const struct run_key *b)
 {
     return evidence_key_order(a, b) == 0;

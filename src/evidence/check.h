@@ -37,6 +37,17 @@ struct run_key {
  */
 bool evidence_run_key(const json_t *run, struct run_key *k);
 
+/*
+ * The placement a run is shown under, into buf (cap bytes; not escaped): the
+ * container or pod the document's placement names ("pod web-0 on node n1",
+ * "container load"), with the run's own key after it when that is not
+ * "process" ("pod web-0 on node n1, netns other"); for a merged document of
+ * several, each of its placements[] that names one, joined by " + "; else
+ * the run's key ("process", "netns other", "" in evidence from before it).
+ * doc_place may be NULL.
+ */
+void evidence_place_label(char *buf, size_t cap, const json_t *doc_place, const char *run_key);
+
 /* a and b name the same cell (the rep aside): evidence_key_order is 0. */
 bool evidence_same_cell(const struct run_key *a, const struct run_key *b);
 

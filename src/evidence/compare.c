@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "evidence/check.h"
+#include "evidence/schema.h"
 #include "report/metric.h"
 #include "report/record.h"
 #include "stats.h"
@@ -145,6 +146,31 @@ static int cmp_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
     return 0;
 }
 
+/*
+ * Names each run of side c->side by the placement it is shown under
+ * (evidence_place_label): the container or pod of the file's placement, when
+ * it names one, in place of the run's own key. Returns 0 or -ENOMEM.
+ */
+static int cmp_place_side(struct cmp *c, const json_t *head)
+{
+    const json_t *doc_place = json_object_get(head, EV_PLACEMENT);
+    char label[TEXT_SAFE_CAP];
+
+    for (size_t i = 0; i < c->nruns; i++) {
+        struct run_key *k = &c->runs[i].key;
+        char *own;
+
+        if (c->runs[i].side != c->side) continue;
+        evidence_place_label(label, sizeof(label), doc_place, k->placement);
+        if (strcmp(label, k->placement) == 0) continue;
+        own = strdup(label);
+        if (own == NULL) return -ENOMEM;
+        free((void *)(uintptr_t)k->placement);
+        k->placement = own;
+    }
+    return 0;
+}
+
 /* By cell, then OLD before NEW, then in the order read. */
 static int run_order(const void *pa, const void *pb)
 {
@@ -230,7 +256,7 @@ static void cmp_cell_label(char *buf, size_t cap, const struct cmp_cell *cell)
     evidence_cell_label(buf, cap, cell->key);
     len = strlen(buf);
     if (a[0] == '\0' || b[0] == '\0' || strcmp(a, b) == 0 || len >= cap) return;
-    char raw[96];
+    char raw[TEXT_SAFE_CAP];
     snprintf(raw, sizeof(raw), " [%s -> %s]", a, b);
     text_safe(buf + len, cap - len, raw); /* the strings come from a file */
 }
@@ -426,6 +452,8 @@ int evidence_compare(const char *old_path, const char *new_path, FILE *out,
         struct evidence_reader reader = { .run = cmp_take, .ctx = &c };
         json_t *head;
         rc = evidence_read(c.path[c.side], &reader, &head, err);
+        if (rc == 0 && cmp_place_side(&c, head) < 0)
+            rc = hb_fail(err, -ENOMEM, "%s: out of memory", c.path[c.side]);
         json_decref(head);
     }
     if (rc == 0) {

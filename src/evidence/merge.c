@@ -564,6 +564,53 @@ static json_t *first_head(const struct merge *m, const char *key)
     return v != NULL ? json_incref(v) : json_null();
 }
 
+/* Appends p to list unless an equal placement is there already. */
+static void placement_add(json_t *list, json_t *p)
+{
+    size_t i;
+    json_t *seen;
+
+    json_array_foreach(list, i, seen)
+    {
+        if (json_equal(seen, p)) return;
+    }
+    json_array_append(list, p);
+}
+
+/*
+ * The merged document's placement: the first file's when every file has the
+ * same one; else {"kind": "merged", "placements": [...]}, each input's
+ * placement once, in the order first read (an input merged before adds its
+ * own list), so that the load of an Indexed Job names every pod and node.
+ */
+static json_t *merge_placement(const struct merge *m)
+{
+    json_t *first = json_object_get(m->heads[0], EV_PLACEMENT), *list;
+    bool same = true;
+
+    for (size_t f = 1; f < m->nfiles && same; f++) {
+        json_t *p = json_object_get(m->heads[f], EV_PLACEMENT);
+        same = (p == NULL && first == NULL) || json_equal(first, p);
+    }
+    if (same) return first_head(m, EV_PLACEMENT);
+    list = json_array();
+    for (size_t f = 0; f < m->nfiles; f++) {
+        json_t *p = json_object_get(m->heads[f], EV_PLACEMENT);
+        json_t *inner = json_object_get(p, EV_PLACEMENTS), *one;
+        size_t i;
+
+        if (!json_is_array(inner)) {
+            if (p != NULL) placement_add(list, p);
+            continue;
+        }
+        json_array_foreach(inner, i, one)
+        {
+            placement_add(list, one);
+        }
+    }
+    return json_pack("{s:s, s:o}", EV_PLACE_KIND, EV_PLACE_KIND_MERGED, EV_PLACEMENTS, list);
+}
+
 /* The merged document but its runs: every output run is valid when every part is. */
 static json_t *merge_doc(const struct merge *m, int argc, char **argv)
 {
@@ -572,7 +619,7 @@ static json_t *merge_doc(const struct merge *m, int argc, char **argv)
                                   .started_unix_s = (uint64_t)time(NULL),
                                   .merged_from = json_array(),
                                   .machine = first_head(m, EV_MACHINE),
-                                  .placement = first_head(m, EV_PLACEMENT),
+                                  .placement = merge_placement(m),
                                   .server = first_head(m, EV_SERVER) };
     bool valid = true, interrupted = false;
     json_t *doc;

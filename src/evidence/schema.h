@@ -97,6 +97,14 @@
 #define EV_PLACE_NS_INODE  "netns_inode"
 #define EV_PLACE_ADDR      "addr"
 #define EV_PLACE_KIND_PROC "process"
+/* the document's placement: where the load ran (json.c place_where), and merge's list */
+#define EV_PLACE_KIND_POD       "pod"
+#define EV_PLACE_KIND_CONTAINER "container"
+#define EV_PLACE_KIND_MERGED    "merged"
+#define EV_PLACE_POD            "pod"
+#define EV_PLACE_NODE           "node"
+#define EV_PLACE_CONTAINER      "container"
+#define EV_PLACEMENTS           "placements"
 
 /* A lab or run --netns run's netns: where each end ran. */
 #define EV_NETNS            "netns"

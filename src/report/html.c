@@ -356,9 +356,30 @@ static int take_run(void *ctx, size_t idx, json_t *run, struct hb_err *err)
     return 0;
 }
 
+/*
+ * Names each cell by the placement it is shown under: the container or pod
+ * of the file's placement when it names one (evidence_place_label). Returns 0
+ * or -ENOMEM with err set.
+ */
+static int file_place(struct hfile *hf, struct hb_err *err)
+{
+    const json_t *doc_place = json_object_get(hf->head, EV_PLACEMENT);
+    char label[TEXT_SAFE_CAP];
+
+    for (size_t i = 0; i < hf->ncells; i++) {
+        struct hcell *cell = &hf->cells[i];
+        evidence_place_label(label, sizeof(label), doc_place, cell->key.placement);
+        cell->placed = strdup(label);
+        if (cell->placed == NULL) return hb_fail(err, -ENOMEM, "%s: out of memory", hf->path);
+        cell->key.placement = cell->placed;
+    }
+    return 0;
+}
+
 static void file_release(struct hfile *hf)
 {
     for (size_t i = 0; i < hf->ncells; i++) {
+        free(hf->cells[i].placed);
         json_decref(hf->cells[i].runs);
         sparse_free(hf->cells[i].lat);
         sparse_free(hf->cells[i].svc);
@@ -465,6 +486,27 @@ static void sysctl_table(FILE *f, const json_t *machine)
     fputs("</table>\n", f);
 }
 
+/* "runs placed": each placement the file's cells are shown under, the first few. */
+static void placed_row(FILE *f, const struct hfile *hf)
+{
+    const char *seen[8];
+    size_t n = 0;
+    char text[TEXT_SAFE_CAP] = "", shown[TEXT_SAFE_CAP];
+
+    for (size_t i = 0; i < hf->ncells && n < ARRAY_LEN(seen); i++) {
+        const char *p = hf->cells[i].key.placement;
+        bool known = p[0] == '\0';
+        for (size_t j = 0; j < n && !known; j++)
+            known = strcmp(seen[j], p) == 0;
+        if (known) continue;
+        size_t len = strlen(text);
+        snprintf(text + len, sizeof(text) - len, "%s%s", n > 0 ? "; " : "",
+                 text_safe(shown, sizeof(shown), p));
+        seen[n++] = p;
+    }
+    if (n > 0) kv_row(f, "runs placed", text);
+}
+
 static void machine_section(FILE *f, const struct hfile *hf)
 {
     const json_t *head = hf->head;
@@ -488,6 +530,7 @@ static void machine_section(FILE *f, const struct hfile *hf)
     kv_object(f, json_object_get(head, EV_MACHINE));
     fputs("</table>\n<table class=\"placement\">\n", f);
     kv_object(f, json_object_get(head, EV_PLACEMENT));
+    placed_row(f, hf);
     fputs("</table>\n", f);
     sysctl_table(f, json_object_get(head, EV_MACHINE));
 }
@@ -945,6 +988,7 @@ int report_html_write(const char *out, const char *const *paths, size_t npaths, 
         files[i].path = paths[i];
         ptrs[i] = &files[i];
         rc = evidence_read(paths[i], &reader, &files[i].head, err);
+        if (rc == 0) rc = file_place(&files[i], err);
     }
     if (rc == 0) rc = report_file_write(out, write_page, &page, err);
     for (size_t i = 0; i < npaths; i++)

@@ -44,6 +44,7 @@ struct hcell {
     struct hsparse *lat; /* the runs that count, added; NULL while none does */
     struct hsparse *svc; /* the open loop's service time likewise */
     size_t counted;      /* runs that count */
+    char *placed;        /* where it is shown to have run (evidence_place_label); key.placement */
 };
 
 struct hfile {
@@ -88,7 +89,8 @@ const char *hd_place(const struct hcell *cell);
 
 /*
  * The cell's whole name, as compare prints it (escaped for a terminal; html_text it), and
- * its placement after it when that is not "process" ("(netns other)").
+ * its placement after it when that is not "process" ("(netns other)", "(pod web-0 on node
+ * n1)": the file's container or pod when its placement names one).
  */
 void hd_cell_name(char *buf, size_t cap, const struct hcell *cell);
 

@@ -91,6 +91,22 @@ jcheck() {
     fi
 }
 
+# tap_from CMD... : counts the "ok NAME" and "not ok NAME # WHY" lines CMD prints (stdout and
+# stderr) as this script's checks; any other line is shown as a comment.
+tap_from() {
+    local line
+    while IFS= read -r line; do
+        case $line in
+        "ok "*) ok "${line#ok }" ;;
+        "not ok "*)
+            line=${line#not ok }
+            not_ok "${line%% # *}" "${line#* # }"
+            ;;
+        *) echo "# $line" ;;
+        esac
+    done < <("$@" 2>&1)
+}
+
 # jtrue JQ-ARGS... : jq -e, quietly (for check): true when the last output is true.
 jtrue() {
     jq -e "$@" >/dev/null 2>&1

@@ -251,6 +251,11 @@ jcheck "merged: each rep one run of the three, with the sums of ops, requests an
          .histogram.max == ([$parts[].histogram.max] | max) and
          .latency_ns.p50 >= ([$parts[].latency_ns.p50] | min) and
          .latency_ns.p50 <= ([$parts[].latency_ns.p50] | max))'
+check "merged: each load pod's placement kept, in the merge's order" \
+    jtrue --arg p0 "$(pod_of hopbench-load-0-load)" --arg p1 "$(pod_of hopbench-load-1-load)" \
+    --arg p2 "$(pod_of hopbench-load-2-load)" \
+    '.merged.placement | .kind == "merged" and ([.placements[].pod] == [$p0, $p1, $p2])' \
+    "$T/merge-check.json"
 for f in merge jobs server service stack; do pm kube down "$T/$f.yaml" >/dev/null 2>&1; done
 check_eq "no pod is left" "" "$(pm pod ls -q)"
 echo "# test_image: $(($(date +%s) - start_s)) s from the start of the image builds" >&2

@@ -32,17 +32,8 @@ chrome() {
 
 # pycheck ARGS... : runs report_check.py, whose "ok"/"not ok" lines count here.
 pycheck() {
-    local line
-    while IFS= read -r line; do
-        case $line in
-        "ok "*) ok "${line#ok }" ;;
-        "not ok "*)
-            line=${line#not ok }
-            not_ok "${line%% # *}" "${line#* # }"
-            ;;
-        *) echo "# $line" ;;
-        esac
-    done < <($CHECK "$@" 2>&1)
+    # shellcheck disable=SC2086 # CHECK is a command and its script
+    tap_from $CHECK "$@"
 }
 
 # page_checks NAME REPORT EVIDENCE... : the DOM against the evidence, no console error, and

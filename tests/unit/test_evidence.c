@@ -742,6 +742,52 @@ static void test_key_order_labels(void **state)
     json_decref(run);
 }
 
+/* evidence_place_label of a document placement given as JSON text, against want. */
+static void assert_placed(const char *doc_place, const char *run_key, const char *want)
+{
+    json_t *p = doc_place != NULL ? json_loads(doc_place, 0, NULL) : NULL;
+    char buf[TEXT_SAFE_CAP];
+
+    assert_true(doc_place == NULL || p != NULL);
+    evidence_place_label(buf, sizeof(buf), p, run_key);
+    assert_string_equal(buf, want);
+    json_decref(p);
+}
+
+static void test_place_label(void **state)
+{
+    (void)state;
+    const char *pod = "{\"pin\":\"none\",\"kind\":\"pod\",\"pod\":\"web-0\","
+                      "\"namespace\":\"default\",\"node\":\"n1\",\"container\":\"load\"}";
+    char small[12];
+
+    /* no container or pod: the run's own key */
+    assert_placed(NULL, "process", "process");
+    assert_placed("{\"pin\":\"none\"}", "netns other", "netns other");
+    assert_placed("{\"pin\":\"none\"}", "", "");
+    /* the pod named; the run's key after it unless it is "process" */
+    assert_placed(pod, "process", "pod web-0 on node n1");
+    assert_placed(pod, "", "pod web-0 on node n1");
+    assert_placed(pod, "netns other", "pod web-0 on node n1, netns other");
+    assert_placed("{\"kind\":\"pod\",\"pod\":\"web-0\",\"node\":null}", "process", "pod web-0");
+    assert_placed("{\"kind\":\"container\",\"pod\":null,\"container\":\"load\"}", "process",
+                  "container load");
+    assert_placed("{\"kind\":\"container\",\"container\":null}", "process", "container");
+    /* merged: each that names one, in order; one that does not is left out */
+    assert_placed("{\"kind\":\"merged\",\"placements\":[{\"kind\":\"pod\",\"pod\":\"l-0\","
+                  "\"node\":\"a\"},{\"pin\":\"none\"},{\"kind\":\"pod\",\"pod\":\"l-1\","
+                  "\"node\":\"b\"}]}",
+                  "process", "pod l-0 on node a + pod l-1 on node b");
+    assert_placed("{\"kind\":\"merged\",\"placements\":[{\"pin\":\"none\"}]}", "netns same",
+                  "netns same");
+    /* cut to the room given, NUL-terminated */
+    json_t *p = json_loads(pod, 0, NULL);
+    assert_non_null(p);
+    evidence_place_label(small, sizeof(small), p, "netns other");
+    assert_string_equal(small, "pod web-0 o");
+    json_decref(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -761,6 +807,7 @@ int main(void)
         cmocka_unit_test(test_text_safe),
         cmocka_unit_test(test_read_document_layouts),
         cmocka_unit_test(test_key_order_labels),
+        cmocka_unit_test(test_place_label),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
