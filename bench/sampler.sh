@@ -7,6 +7,7 @@
 #
 # Cases (each run as `hopbench run ... -t 1 -d DURATION --warmup WARMUP --pin PIN`):
 #   http-c16   run http EP -c 16              against  serve http --threads 1
+#   echo-c16   run echo EP -c 16 --size 64    against  serve echo --threads 1
 #   echo-c1    run echo EP -c 1 --size 64     against  serve echo --threads 1
 # The servers are started once, from the first HOPBENCH, with --pin PIN, and serve
 # every run. Each pair is two runs of one case by one binary, back to back: `default`
@@ -30,7 +31,7 @@
 #   PAIRS=N       reps (default 5)
 #   DURATION=S    measured seconds per run (default 3)
 #   WARMUP=S      warm-up seconds per run (default 1)
-#   CASES="..."   the cases to run (default "http-c16 echo-c1")
+#   CASES="..."   the cases to run (default "http-c16 echo-c1"; echo-c16 also)
 #   PIN=P         --pin of the servers and the clients: split (default: client on the
 #                 first half of the CPUs, server on the rest), same or none
 #
@@ -63,7 +64,7 @@ done
 case "$WARMUP" in '' | *[!0-9]*) usage ;; esac
 case "$PIN" in split | same | none) ;; *) usage ;; esac
 for c in $CASES; do
-    case "$c" in http-c16 | echo-c1) ;; *) echo "$PROG: unknown case '$c'" >&2; usage ;; esac
+    case "$c" in http-c16 | echo-c16 | echo-c1) ;; *) echo "$PROG: unknown case '$c'" >&2; usage ;; esac
 done
 for b in "$@"; do
     [ -x "$b" ] || die "not an executable: $b"
@@ -96,6 +97,7 @@ start_server() {
 run_one() {
     case "$3" in
     http-c16) proto=http ep=$EP_http set="-c 16" ;;
+    echo-c16) proto=echo ep=$EP_echo set="-c 16 --size 64" ;;
     echo-c1) proto=echo ep=$EP_echo set="-c 1 --size 64" ;;
     esac
     arm_opt=""
@@ -119,7 +121,7 @@ FIRST=$1
 for c in $CASES; do
     case "$c" in
     http-c16) [ -n "${EP_http:-}" ] || start_server http ;;
-    echo-c1) [ -n "${EP_echo:-}" ] || start_server echo ;;
+    echo-c16 | echo-c1) [ -n "${EP_echo:-}" ] || start_server echo ;;
     esac
 done
 
