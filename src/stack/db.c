@@ -451,7 +451,7 @@ static const char postgres_help[] =
     "Measures: 'hopbench run pg' over tcp and over unix, each transport --reps times in\n"
     "ABBA order: a point select (" SQL_POINT "),\n"
     "a read/write mix (4 point selects to 1 " SQL_UPDATE ",\n"
-    "each of a row drawn at random, " SQL_ID "),\n"
+    "the selects' ids too: a row drawn at random per statement),\n"
     "both on kept connections, and the point select with a connection per query\n"
     "(--mode connect: a backend forked per query, as pgbench -C); per cell, for tcp, unix\n"
     "and unix/tcp (a 95 % interval, '~' when not significant): ops/s, p50, p99, CPU per\n"
@@ -478,7 +478,7 @@ static const char redis_mariadb_help[] =
     "--reps times in ABBA order: 'hopbench run redis' SET and GET at pipeline 16 (1000\n"
     "keys, 64 B values); 'hopbench run mysql' a point select\n"
     "(" SQL_POINT ") and a read/write mix (4 point selects to 1\n" SQL_UPDATE
-    ",\neach of a row drawn at random, " SQL_ID
+    ",\nthe selects' ids too: a row drawn at random per statement"
     ");\nper cell, for tcp, unix and unix/tcp (a 95 % interval, '~' when not significant):\n"
     "ops/s, p50, p99, CPU per op of the client, of the server measured (the\n"
     "service redis or mariadb: its cgroup), their sum and the system; its PSS and working\n"
