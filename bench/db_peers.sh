@@ -19,6 +19,10 @@
 #   pg-extended   ... -M extended                           ... --extended
 #   pg-connect    pgbench -C ... (a backend per query)      ... --mode connect
 #   mysql         sysbench (1 thread, the Lua script)       hopbench run mysql --sql Q
+#   pg-block      as pg-simple                              ... --wait block
+#   mysql-block   as mysql                                  ... --wait block
+# (the -block cases, not in the default CASES, tell the cost of hopbench's epoll wait: a
+# blocking client sleeps in recv, one syscall less per query, as pgbench and sysbench do)
 # over the Unix socket (TRANSPORT=tcp for 127.0.0.1). Throughput is each tool's own
 # figure (pgbench's tps, without the initial connection time, or with -C including the
 # reconnections, as hopbench's connect mode counts them; sysbench's queries/s;
@@ -208,7 +212,7 @@ peer() { # CASE
             "$TMP/peer.out")
         q=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$TMP/peer.out")
         ;;
-    mysql)
+    mysql*)
         # shellcheck disable=SC2086 # SB_CONN holds two options over TCP
         timed "$TMP/peer.out" sysbench --db-driver=mysql $SB_CONN --mysql-user=root \
             --mysql-db=sbtest --db-ps-mode=disable --threads=1 --time="$SECS" --report-interval=0 \
@@ -227,6 +231,8 @@ hop() { # CASE
     pg-extended) set -- pg "$PG_EP" --sql "$PGQ" --extended ;;
     pg-connect) set -- pg "$PG_EP" --sql "$PGQ" --mode connect ;;
     mysql) set -- mysql "$MY_EP" --user root --database sbtest --sql "$MYQ" ;;
+    pg-block) set -- pg "$PG_EP" --sql "$PGQ" --wait block ;;
+    mysql-block) set -- mysql "$MY_EP" --user root --database sbtest --sql "$MYQ" --wait block ;;
     esac
     rm -f "$TMP/hb.json"
     timed "$TMP/hb.out" "$HOPBENCH" run "$@" -d "$SECS" --warmup 0 -q --json "$TMP/hb.json"

@@ -282,6 +282,7 @@ static int parse_sql(const char *val, const struct proto_args *a, struct hb_err 
     size_t digits = strspn(val, "0123456789");
     const char *q = val;
     uint64_t w = 1;
+    struct codec_sql_id id;
 
     if (digits > 0 && val[digits] == ':') {
         char num[8];
@@ -294,6 +295,11 @@ static int parse_sql(const char *val, const struct proto_args *a, struct hb_err 
         q = strchr(val, ':') + 1;
     }
     if (q[0] == '\0') return hb_fail(err, -EINVAL, "--sql: empty");
+    if (codec_sql_id_parse(q, &id) < 0)
+        return hb_fail(err, -EINVAL,
+                       "--sql: a random id is {id:LO-HI}, LO <= HI, at most %d digits, once in a "
+                       "statement: '%.40s'",
+                       CODEC_SQL_ID_DIGITS, q);
     if (co->nsql == CODEC_SQL_MAX)
         return hb_fail(err, -EINVAL, "--sql: at most %d statements", CODEC_SQL_MAX);
     for (unsigned k = 0; k < co->sql_mix_len; k++)
@@ -390,7 +396,8 @@ static const struct proto_option opt_sql = {
     "pg, mysql: the SQL of every request (default SELECT 1); given" HELP_INDENT
     "again (at most 4), the statements go in turn, each N times in" HELP_INDENT
     "each period when written N:Q (--sql 4:Q1 --sql 1:Q2: 1 Q2 in 5)," HELP_INDENT
-    "their replies counted apart (sql1, sql2 ...)",
+    "their replies counted apart (sql1, sql2 ...); {id:LO-HI} in Q" HELP_INDENT
+    "is a random id from LO to HI (uniform), drawn for each request",
     parse_sql,
     false,
 };

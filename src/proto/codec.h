@@ -162,11 +162,41 @@ static inline bool codec_fixed(const struct codec_ops *c, const struct codec_cfg
     return c->fixed && (c->varies == NULL || !c->varies(cfg));
 }
 
-/* pg, mysql: a mix of statements sends different ones in turn (codec_ops.varies); one does not. */
-static inline bool codec_sql_varies(const struct codec_cfg *cfg)
+/*
+ * pg, mysql: a random id in a statement. "{id:LO-HI}" in --sql is replaced, in
+ * each request, by an integer drawn uniformly from LO..HI (decimal, LO <= HI
+ * <= CODEC_SQL_ID_MAX) from the connection's own generator; at most one per
+ * statement. A statement without one is sent as written.
+ */
+#define CODEC_SQL_ID_OPEN   "{id:"
+#define CODEC_SQL_ID_MAX    999999999999999999ULL /* 18 digits: fits a bigint */
+#define CODEC_SQL_ID_DIGITS 18
+
+struct codec_sql_id {
+    size_t at;         /* where the placeholder begins in the statement */
+    size_t len;        /* its length; 0: the statement has none */
+    uint64_t lo, span; /* the ids drawn: lo .. lo + span - 1 */
+};
+
+/* Finds the placeholder of sql in *id (len 0 when none); -EINVAL when one is malformed or doubled.
+ */
+int codec_sql_id_parse(const char *sql, struct codec_sql_id *id);
+
+/* Writes sql (len bytes) to dst with its placeholder replaced by an id from *rng; returns bytes. */
+size_t codec_sql_id_write(const char *sql, size_t len, const struct codec_sql_id *id, uint64_t *rng,
+                          uint8_t *dst);
+
+/* A generator's state for a connection: nonzero, distinct per conn_index. */
+static inline uint64_t codec_sql_id_seed(const struct codec_cfg *cfg)
 {
-    return cfg->opts->nsql > 1;
+    return (cfg->seed ^ 0xD1B54A32D192ED03ULL * (cfg->conn_index + 1)) | 1;
 }
+
+/*
+ * pg, mysql: a mix of statements sends different ones in turn, a statement
+ * with a random id different bytes each time (codec_ops.varies); else one.
+ */
+bool codec_sql_varies(const struct codec_cfg *cfg);
 
 /* pg, mysql: the kinds of an SQL mix, by the order the statements were given. */
 extern const char *const codec_sql_kinds[CODEC_SQL_MAX + 1];
@@ -187,17 +217,8 @@ static inline const char *codec_sql_text(const struct codec_opts *o, unsigned i,
     return o->sql != NULL ? o->sql : dflt;
 }
 
-/* pg, mysql: the longest statement's length. */
-static inline size_t codec_sql_max_len(const struct codec_opts *o, const char *dflt)
-{
-    size_t max = strlen(codec_sql_text(o, 0, dflt));
-
-    for (unsigned i = 1; i < o->nsql && i < CODEC_SQL_MAX; i++) {
-        size_t n = strlen(codec_sql_text(o, i, dflt));
-        if (n > max) max = n;
-    }
-    return max;
-}
+/* pg, mysql: the longest statement's length, its placeholder's id at its longest. */
+size_t codec_sql_max_len(const struct codec_opts *o, const char *dflt);
 
 static inline const char *codec_err_str(enum codec_err e)
 {

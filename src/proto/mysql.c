@@ -49,6 +49,8 @@ struct my_state {
     const struct codec_opts *opts;
     const char *user, *password, *database, *sql[CODEC_SQL_MAX], *expect;
     size_t sql_len[CODEC_SQL_MAX], expect_len;
+    struct codec_sql_id id[CODEC_SQL_MAX]; /* each statement's random id, if it has one */
+    uint64_t id_rng;
     uint64_t sent; /* requests encoded: one at a time, so the reply's kind is the last's */
     unsigned kind;
     bool ping, local;
@@ -101,7 +103,9 @@ static void my_init(void *st, const struct codec_cfg *cfg)
     for (unsigned i = 0; i < CODEC_SQL_MAX; i++) {
         s->sql[i] = codec_sql_text(o, i, MYSQL_DEFAULT_SQL);
         s->sql_len[i] = strlen(s->sql[i]);
+        if (codec_sql_id_parse(s->sql[i], &s->id[i]) < 0) s->id[i].len = 0; /* sent as written */
     }
+    s->id_rng = codec_sql_id_seed(cfg);
     s->ping = o->ping;
     s->local = cfg->local;
     s->expect = o->expect_body;
@@ -135,13 +139,14 @@ static size_t my_encode(void *st, uint8_t *dst, size_t cap)
 {
     struct my_state *s = st;
     unsigned k = codec_sql_pick(s->opts, s->sent);
-    size_t n = s->ping ? 1 : 1 + s->sql_len[k];
+    size_t n = s->ping ? 1 : 1 + s->sql_len[k] + (s->id[k].len > 0 ? CODEC_SQL_ID_DIGITS : 0);
 
     if (4 + n > cap || n > MYSQL_MAX_PACKET) return 0;
+    if (!s->ping)
+        n = 1 + codec_sql_id_write(s->sql[k], s->sql_len[k], &s->id[k], &s->id_rng, dst + 5);
     put_le(dst, (uint32_t)n, 3);
     dst[3] = 0; /* a command starts a new sequence */
     dst[4] = s->ping ? 0x0e : 0x03;
-    if (!s->ping) memcpy(dst + 5, s->sql[k], s->sql_len[k]);
     s->seq = 1;
     s->sent++;
     s->kind = k;

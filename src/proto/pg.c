@@ -30,6 +30,8 @@ struct pg_state {
     const struct codec_opts *opts;
     const char *sql[CODEC_SQL_MAX], *user, *database, *password, *expect;
     size_t sql_len[CODEC_SQL_MAX], expect_len;
+    struct codec_sql_id id[CODEC_SQL_MAX]; /* each statement's random id, if it has one */
+    uint64_t id_rng;
     uint64_t sent, answered; /* requests encoded, replies completed: their kinds */
     bool lost; /* reset since: requests awaited are resent (a reply comes) or dropped (an encode) */
     uint64_t rng;
@@ -106,7 +108,9 @@ static void pg_init(void *st, const struct codec_cfg *cfg)
     for (unsigned i = 0; i < CODEC_SQL_MAX; i++) {
         s->sql[i] = codec_sql_text(o, i, PG_DEFAULT_SQL);
         s->sql_len[i] = strlen(s->sql[i]);
+        if (codec_sql_id_parse(s->sql[i], &s->id[i]) < 0) s->id[i].len = 0; /* sent as written */
     }
+    s->id_rng = codec_sql_id_seed(cfg);
     s->user = o->user != NULL ? o->user : PG_DEFAULT_USER;
     s->database = o->database != NULL ? o->database : s->user;
     s->password = o->password;
@@ -155,12 +159,14 @@ static size_t pg_encode(void *st, uint8_t *dst, size_t cap)
     s->sent++;
     if (!s->opts->extended) {
         m = msg_begin(p, 'Q');
-        memcpy(m, sql, len + 1);
+        len = codec_sql_id_write(sql, len, &s->id[k], &s->id_rng, m);
+        m[len] = 0;
         return (size_t)(msg_end(p, m + len + 1) - dst);
     }
     m = msg_begin(p, 'P'); /* the unnamed statement, no parameter types */
     *m++ = 0;
-    memcpy(m, sql, len + 1);
+    len = codec_sql_id_write(sql, len, &s->id[k], &s->id_rng, m);
+    m[len] = 0;
     m = put16(m + len + 1, 0);
     p = msg_end(p, m);
     m = msg_begin(p, 'B'); /* the unnamed portal: no formats, no parameters */

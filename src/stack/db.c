@@ -39,9 +39,15 @@
 #define DB_SQL_NS   (30 * NS_PER_S) /* one statement of the set-up */
 #define DB_PW_BYTES 16              /* random bytes of a password, written in hex */
 
-/* What the cells send: a row by its primary key; the mix adds 1 UPDATE to 4 of them. */
+/*
+ * What the cells send: a row by its primary key; the mix adds 1 UPDATE to 4
+ * of them, each statement of a row drawn at random (as sysbench's oltp tests
+ * do), so that connections do not queue on one row's lock.
+ */
 #define SQL_POINT   "SELECT c FROM sbtest1 WHERE id = 5000"
-#define SQL_UPDATE  "UPDATE sbtest1 SET k = k + 1 WHERE id = 5000"
+#define SQL_ID      "{id:1-10000}" /* a row of the DB_ROWS, uniform per request */
+#define MIX_POINT   "SELECT c FROM sbtest1 WHERE id = " SQL_ID
+#define SQL_UPDATE  "UPDATE sbtest1 SET k = k + 1 WHERE id = " SQL_ID
 #define MIX_SELECTS "4"
 #define MIX_UPDATES "1"
 
@@ -307,7 +313,7 @@ static void db_args(struct stack_args *a, const struct db_srv *db, const char *p
     }
 }
 
-/* A point select, or the read/write mix: 4 point selects to 1 UPDATE of the same row. */
+/* A point select of one row, or the read/write mix: 4 point selects to 1 UPDATE, of random rows. */
 static void db_sql(struct stack_args *a, bool mix)
 {
     stack_arg(a, "--sql");
@@ -315,7 +321,7 @@ static void db_sql(struct stack_args *a, bool mix)
         stack_arg(a, SQL_POINT);
         return;
     }
-    stack_arg(a, MIX_SELECTS ":" SQL_POINT);
+    stack_arg(a, MIX_SELECTS ":" MIX_POINT);
     stack_arg(a, "--sql");
     stack_arg(a, MIX_UPDATES ":" SQL_UPDATE);
 }
@@ -444,7 +450,8 @@ static const char postgres_help[] =
     "pad; 10,000 rows) in database postgres.\n"
     "Measures: 'hopbench run pg' over tcp and over unix, each transport --reps times in\n"
     "ABBA order: a point select (" SQL_POINT "),\n"
-    "a read/write mix (4 of them to 1 " SQL_UPDATE "),\n"
+    "a read/write mix (4 point selects to 1 " SQL_UPDATE ",\n"
+    "the selects' ids too: a row drawn at random per statement),\n"
     "both on kept connections, and the point select with a connection per query\n"
     "(--mode connect: a backend forked per query, as pgbench -C); per cell, for tcp, unix\n"
     "and unix/tcp (a 95 % interval, '~' when not significant): ops/s, p50, p99, CPU per\n"
@@ -470,7 +477,8 @@ static const char redis_mariadb_help[] =
     "Measures: the Redis-MariaDB study's table, over tcp and over unix, each transport\n"
     "--reps times in ABBA order: 'hopbench run redis' SET and GET at pipeline 16 (1000\n"
     "keys, 64 B values); 'hopbench run mysql' a point select\n"
-    "(" SQL_POINT ") and a read/write mix (4 of them to 1\n" SQL_UPDATE
+    "(" SQL_POINT ") and a read/write mix (4 point selects to 1\n" SQL_UPDATE
+    ",\nthe selects' ids too: a row drawn at random per statement"
     ");\nper cell, for tcp, unix and unix/tcp (a 95 % interval, '~' when not significant):\n"
     "ops/s, p50, p99, CPU per op of the client, of the server measured (the\n"
     "service redis or mariadb: its cgroup), their sum and the system; its PSS and working\n"

@@ -7,10 +7,13 @@
 #     service postgres, every run); postgres runs as the user postgres, not root; the server's
 #     own counters agree with the requests sent: sbtest1's index scans (one per statement)
 #     are the requests of every run, its updated rows those the mix's 4:1 order sends
-#     (S S U S S per connection), and the sessions at least the connects
+#     (S S U S S per connection), and the sessions at least the connects; the mix's
+#     statements take a random id ({id:1-10000}): the rows whose k moved are many (at least
+#     half of the UPDATEs, up to the 10,000 rows), their k moved by the UPDATEs in all
 #   - redis-mariadb --short --hold: the same for MariaDB (user mysql; Com_update the mix's
 #     UPDATEs, Com_select the SELECTs sent and the stack's two readiness queries) and
-#     redis-server (cmdstat_set and cmdstat_get calls), each server's CPU per op
+#     redis-server (cmdstat_set and cmdstat_get calls), each server's CPU per op, and the
+#     rows the mix updated spread over the table as for postgres
 #   - Ctrl-C while held: exit 0; no process, cgroup or file of either stack is left; Ctrl-C
 #     while PostgreSQL's data directory is being made: exit 130, nothing left
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -68,6 +71,15 @@ mix_updates() {
         | .requests | (. / 5 | floor) + (if . % 5 >= 3 then 1 else 0 end)] | add // 0' "$T/$1.jsonl"
 }
 
+# spread NAME UPDATES "ROWS MOVED" : the mix's UPDATEs (k = k + 1 of a random id; k starts as
+# id % 1000) touched many rows: ROWS (those whose k moved) at least half of the UPDATEs, up to
+# the table's 10,000 (one row, as a fixed id would, fails), and MOVED (the sum of k's moves)
+# is every UPDATE.
+spread() {
+    local rows=${3% *} moved=${3#* } want=$(($2 < 10000 ? $2 / 2 : 5000))
+    check "$1: the mix's $2 UPDATEs touched $rows rows (>= $want), k moved by $moved in all" \
+        test "$2" -ge 10 -a "$rows" -ge "$want" -a "$moved" = "$2"
+}
 # table_has NAME CELL SVC : the table's block of CELL has tcp and unix columns and a CPU row
 # for SVC with two figures.
 table_has() {
@@ -143,6 +155,8 @@ if hold pg postgres; then
     check_eq "pg: sbtest1's updated rows = the UPDATEs the mix sent (1 in 5)" \
         "$(mix_updates pg read-write-mix)" \
         "$(pgq "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'sbtest1'")"
+    spread pg "$(mix_updates pg read-write-mix)" "$(pgq "SELECT count(*) || ' ' ||
+        coalesce(sum(k - id % 1000), 0) FROM sbtest1 WHERE k <> id % 1000")"
     check "pg: the mix's replies are counted by statement (sql1 the selects, sql2 the updates)" \
         jtrue -s '[.[] | select(.record == "run" and (.label | startswith("read-write-mix.")))]
         | all(.[]; .replies_by_kind.sql1 > 0 and .replies_by_kind.sql2 > 0
@@ -172,6 +186,10 @@ if hold rm redis-mariadb; then
     # the stack's readiness queries: SELECT 1 as root over the socket, as bench over tcp
     check_eq "mariadb: Com_select = the SELECTs sent and the stack's 2 readiness queries" \
         $((selects + 2)) "$(status Com_select)"
+    # after Com_select was read: this SELECT is one more
+    spread mariadb "$upd" "$(mariadb --no-defaults -S "$MYSOCK" -u root -N -B -e "SELECT
+        COUNT(*), COALESCE(SUM(k - id % 1000), 0) FROM sbtest.sbtest1 WHERE k <> id % 1000" |
+        tr '\t' ' ')"
     # root has no password: it logs in over the socket (0700 directory) only, never over TCP
     check "mariadb: root cannot log in over TCP (127.0.0.1)" refused mariadb --no-defaults \
         -h 127.0.0.1 -P "$(port rm mariadb)" -u root -N -B -e 'SELECT 1'

@@ -23,6 +23,7 @@
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proto/mysql.h"
@@ -371,6 +372,18 @@ static void test_result_sets(void **state)
     }
 }
 
+/* A state sending sel and upd in the period order (5 statement indexes). */
+static void mix_new(struct my *c, const char *sel, const char *upd, const char *order)
+{
+    my_new(c, NULL, false);
+    c->opts.sqls[0] = c->opts.sql = sel;
+    c->opts.sqls[1] = upd;
+    c->opts.nsql = 2;
+    memcpy(c->opts.sql_mix, order, 5);
+    c->opts.sql_mix_len = 5;
+    mysql_codec.init(c->st, &c->cfg);
+}
+
 /* --sql twice, 4:1: the statements go in the mix's order, each reply counted as its own. */
 static void test_sql_mix(void **state)
 {
@@ -402,6 +415,46 @@ static void test_sql_mix(void **state)
         assert_int_equal(mysql_codec.feed(c.st, in.b, in.n, &used, &c.m), CODEC_DONE);
         assert_int_equal(c.m.kind, sql_mix_kind(i));
     }
+}
+
+/*
+ * A mix whose statements carry {id:LO-HI}: each COM_QUERY's length is its
+ * own, its id within its statement's range, every id drawn (400 draws of 1
+ * to 4: each about 80 times, none below 40; 100 of 10 to 12).
+ */
+static void test_sql_random_id(void **state)
+{
+    static const char *const sel = "SELECT c FROM t WHERE id = {id:1-4}",
+                             *const upd = "UPDATE t SET k = k + 1 WHERE id = {id:10-12}";
+    unsigned seen[13] = { 0 };
+    struct my c;
+    uint8_t req[128];
+
+    (void)state;
+    mix_new(&c, sel, upd, "\0\0\0\0\1");
+    assert_false(codec_fixed(&mysql_codec, &c.cfg));
+    for (unsigned i = 0; i < 500; i++) {
+        size_t n = mysql_codec.encode(c.st, req, sizeof(req));
+        bool is_upd = i % 5 == 4;
+        const char *want = is_upd ? upd : sel;
+        size_t pre = strcspn(want, "{");
+        char num[8];
+        assert_true(n > 5 && n <= mysql_codec.max_request(&c.cfg));
+        assert_int_equal(req[0] | req[1] << 8 | req[2] << 16, n - 4);
+        assert_int_equal(req[4], 0x03);
+        assert_memory_equal(req + 5, want, pre);
+        assert_true(n - 5 - pre > 0 && n - 5 - pre < sizeof(num));
+        memcpy(num, req + 5 + pre, n - 5 - pre);
+        num[n - 5 - pre] = '\0';
+        assert_int_equal(strspn(num, "0123456789"), strlen(num));
+        unsigned long id = strtoul(num, NULL, 10);
+        assert_true(is_upd ? id >= 10 && id <= 12 : id >= 1 && id <= 4);
+        seen[id]++;
+    }
+    for (unsigned id = 1; id <= 4; id++)
+        assert_true(seen[id] >= 40);
+    for (unsigned id = 10; id <= 12; id++)
+        assert_true(seen[id] >= 10);
 }
 
 static void test_ok_err_and_split(void **state)
@@ -513,8 +566,9 @@ int main(void)
         cmocka_unit_test(test_native),           cmocka_unit_test(test_refused),
         cmocka_unit_test(test_switch_sha2_fast), cmocka_unit_test(test_sha2_full_local),
         cmocka_unit_test(test_sha2_full_rsa),    cmocka_unit_test(test_result_sets),
-        cmocka_unit_test(test_sql_mix),          cmocka_unit_test(test_ok_err_and_split),
-        cmocka_unit_test(test_fixed_request),    cmocka_unit_test(test_ping_and_bye),
+        cmocka_unit_test(test_sql_mix),          cmocka_unit_test(test_sql_random_id),
+        cmocka_unit_test(test_ok_err_and_split), cmocka_unit_test(test_fixed_request),
+        cmocka_unit_test(test_ping_and_bye),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 /* clang-format on */
 
+#include <errno.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <stdio.h>
@@ -407,6 +408,86 @@ static void test_sql_mix(void **state)
     }
 }
 
+/* The id in a request "PREFIX<id>SUFFIX\0" at body (after the 5-byte header). */
+static unsigned long id_of(const uint8_t *body, size_t n, const char *prefix, const char *suffix)
+{
+    size_t pre = strlen(prefix), suf = strlen(suffix);
+    char num[32];
+
+    assert_true(n > pre + suf && n - pre - suf < sizeof(num));
+    assert_memory_equal(body, prefix, pre);
+    assert_memory_equal(body + n - suf, suffix, suf);
+    memcpy(num, body + pre, n - pre - suf);
+    num[n - pre - suf] = '\0';
+    assert_int_equal(strspn(num, "0123456789"), strlen(num));
+    return strtoul(num, NULL, 10);
+}
+
+/*
+ * {id:3-9}: each request carries an id of 3 to 9, every one of them drawn
+ * (700 draws, uniform: each about 100 times, none below 50), in the simple
+ * and the extended protocol; a second connection draws other ids; the
+ * request is no longer fixed.
+ */
+static void test_sql_random_id(void **state)
+{
+    static const char *const pre = "SELECT c FROM t WHERE id = ", *const suf = " AND k > 0";
+
+    (void)state;
+    for (int ext = 0; ext < 2; ext++) {
+        unsigned seen[10] = { 0 }, same = 0;
+        struct pg p, q;
+        uint8_t req[256], other[256];
+
+        ready_pg(&p, NULL, ext);
+        ready_pg(&q, NULL, ext);
+        p.opts.sql = q.opts.sql = "SELECT c FROM t WHERE id = {id:3-9} AND k > 0";
+        q.cfg.conn_index = 1;
+        pg_codec.init(p.st, &p.cfg);
+        pg_codec.init(q.st, &q.cfg);
+        assert_false(codec_fixed(&pg_codec, &p.cfg));
+        for (unsigned i = 0; i < 700; i++) {
+            size_t n = pg_codec.encode(p.st, req, sizeof(req));
+            size_t m = pg_codec.encode(q.st, other, sizeof(other));
+            size_t at = ext ? 6 : 5; /* Parse's statement name "" comes first */
+            uint32_t len =
+                (uint32_t)req[1] << 24 | (uint32_t)req[2] << 16 | (uint32_t)req[3] << 8 | req[4];
+            assert_true(n > 0 && n <= pg_codec.max_request(&p.cfg));
+            size_t body = ext ? len - 4 - 1 - 1 - 2 : n - 5 - 1; /* the statement without NUL */
+            assert_int_equal(req[at + body], 0);
+            if (!ext) assert_int_equal(len + 1, n);
+            unsigned long id = id_of(req + at, body, pre, suf);
+            assert_true(id >= 3 && id <= 9);
+            seen[id]++;
+            same += m == n && memcmp(req, other, n) == 0;
+        }
+        for (unsigned id = 3; id <= 9; id++)
+            assert_true(seen[id] >= 50);
+        assert_true(same < 350); /* independent draws agree 1 time in 7 */
+    }
+}
+
+/* {id:LO-HI} written wrong, or twice, is refused; none is a statement sent as written. */
+static void test_sql_id_parse(void **state)
+{
+    static const char *const bad[] = { "{id:5-3}",          "{id:1-}",
+                                       "{id:-2}",           "{id:1-2",
+                                       "{id:1-2} {id:1-2}", "{id:1-1234567890123456789}",
+                                       "{id:a-b}" };
+    struct codec_sql_id id;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(codec_sql_id_parse(bad[i], &id), -EINVAL);
+    assert_int_equal(codec_sql_id_parse("SELECT {id} {ID:1-2}", &id), 0);
+    assert_int_equal(id.len, 0);
+    assert_int_equal(codec_sql_id_parse("x {id:7-7} y", &id), 0);
+    assert_int_equal(id.at, 2);
+    assert_int_equal(id.len, 8);
+    assert_int_equal(id.lo, 7);
+    assert_int_equal(id.span, 1);
+}
+
 /*
  * The codec is fixed: the engine encodes one request on a fresh state and
  * sends those bytes on every connection, for every op. So the request must be
@@ -579,6 +660,8 @@ int main(void)
         cmocka_unit_test(test_simple_query),
         cmocka_unit_test(test_extended_query),
         cmocka_unit_test(test_sql_mix),
+        cmocka_unit_test(test_sql_random_id),
+        cmocka_unit_test(test_sql_id_parse),
         cmocka_unit_test(test_fixed_request),
         cmocka_unit_test(test_replies_split),
         cmocka_unit_test(test_expect_body),
