@@ -25,6 +25,7 @@ static void conn_on_event(struct loop *l, int fd, void *data, unsigned events);
 static enum op_err conn_codec_err(enum codec_err e);
 static void conn_bye(struct conn *c);
 static void conn_setup_event(struct conn *c, unsigned events, uint64_t now);
+static void conn_send_deferred(void *data);
 
 void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbuf,
                void *codec_state, unsigned index)
@@ -36,6 +37,7 @@ void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbu
     c->wr_buf = c->wbuf;
     c->lfd = (struct loop_fd){ .fn = conn_on_event, .data = c, .fd = -1 };
     c->sn.idx = SENDQ_NONE;
+    c->send = (struct loop_task){ .fn = conn_send_deferred, .data = c };
     cc.conn_index = index;
     ctx->cfg->codec->init(codec_state, &cc);
     c->live = true;
@@ -406,8 +408,8 @@ uint64_t conn_intended_in(struct conn *c, uint64_t from, uint64_t end)
 void conn_abandon(struct conn *c)
 {
     struct conn_ctx *ctx = c->ctx;
-    bool in_flight =
-        c->state == CONN_CONNECTING || c->state == CONN_BACKLOG || c->state == CONN_BUSY;
+    bool in_flight = c->state == CONN_CONNECTING || c->state == CONN_BACKLOG ||
+                     c->state == CONN_SEND || c->state == CONN_BUSY;
 
     if (!c->live) return;
     /* sn.at is the intended time of the next op not yet taken, whatever c's state. */
@@ -458,10 +460,23 @@ void conn_begin(struct conn *c, uint64_t now)
     c->t_begin = now_ns(); /* not the caller's: it may be stale by other connections' work */
     if (c->reopen && ctx->cfg->mode == LOAD_REUSE) ctx->reconnects++;
     c->reopen = false;
-    if (c->lfd.fd < 0 || ctx->cfg->mode == LOAD_CONNECT)
+    if (c->lfd.fd < 0 || ctx->cfg->mode == LOAD_CONNECT) {
         conn_open(c, now);
-    else
-        conn_send_batch(c, c->t_begin);
+        return;
+    }
+    /* In a handler, the send waits for the other ready sockets: their replies are read first,
+     * and the requests then go out back to back, which costs client and server fewer wake-ups.
+     * Elsewhere (the first batch, a timer, the blocking wait) loop_defer sends at once. */
+    c->state = CONN_SEND;
+    loop_defer(&ctx->loop, &c->send);
+}
+
+/* The end of the batch of events: a kept connection's next batch goes out. */
+static void conn_send_deferred(void *data)
+{
+    struct conn *c = data;
+
+    if (c->state == CONN_SEND) conn_send_batch(c, c->t_begin);
 }
 
 void conn_on_timer(struct conn *c, uint64_t now)

@@ -2,7 +2,7 @@
  * conn: the client connection state machine of the load engine.
  *
  *   IDLE ─begin─► CONNECTING ─► BUSY (batch written, replies parsed) ─► begin next
- *                  │   ▲  │             │
+ *                  │   ▲  │             │    (reuse: SEND until the batch of events ends)
  *           EAGAIN ▼   │  └─── error ───┴──► RETRY (1 ms) ─► begin
  *              BACKLOG (1 ms, until --timeout)
  *
@@ -16,7 +16,11 @@
  * reply saying so, or EOF before any byte of the next reply) is reopened and,
  * with --retry once, the unanswered requests sent again: that is counted as a
  * reconnect (and the requests as retried), not an error; with --retry none the
- * op fails. The connection owns its bytes: it reads into its buffer and hands
+ * op fails. A kept connection whose reply completes its batch in an event
+ * handler takes the next batch up at once (its latency runs from there) but
+ * sends it after the loop has handled every other ready socket (SEND), so the
+ * replies of one wake-up are all read before any request goes out, as wrk
+ * does. The connection owns its bytes: it reads into its buffer and hands
  * them to the codec; the loop never parses. An op's latency runs from the
  * first connect (connect mode) or from the batch's first write (reuse mode)
  * to the reply's last byte.
@@ -79,6 +83,8 @@ enum conn_state {
     CONN_IDLE = 0,
     CONN_CONNECTING,
     CONN_SETUP, /* connected; the codec's session set-up (a database's login) runs */
+    CONN_SEND,  /* a kept connection took its next batch up in a handler: its send waits for the
+                 * end of the loop's batch of events (loop_defer) */
     CONN_BUSY,
     CONN_CLOSING, /* reply complete; waiting for the server's FIN (--close server) */
     CONN_RETRY,
@@ -91,36 +97,37 @@ struct conn {
     struct loop_fd lfd; /* lfd.fd is -1 while closed */
     struct conn_ctx *ctx;
     enum conn_state state;
-    struct tq_node timer; /* in ctx->timeouts while CONNECTING/BUSY/CLOSING, ctx->retries while
-                           * RETRY or BACKLOG */
-    struct sendq_node sn; /* open loop: sn.at = the next op's intended send time */
-    uint64_t t_intended;  /* open loop: this op's intended send time */
-    uint64_t rng;         /* open loop, poisson: xorshift state */
-    uint64_t t_begin;     /* the op began (before the first connect in connect mode) */
-    uint64_t t_sent;      /* the batch was taken up (t_begin); a resend keeps it */
-    uint64_t t_written;   /* the batch's last byte was written (0 until then) */
-    uint64_t t_first;     /* the batch's first reply byte arrived (0 until then) */
-    uint64_t t_done;      /* the batch's last reply byte arrived */
-    size_t wr_len;        /* bytes of this batch */
-    size_t wr_off;        /* bytes written so far */
-    unsigned batch;       /* requests in this batch */
-    unsigned replies;     /* replies complete so far */
-    unsigned resend;      /* requests of the batch to send again after a reconnect */
-    bool in_window;       /* this batch is measured */
-    bool used;            /* a batch completed on this socket: it is a kept connection */
-    bool reconnected;     /* this batch already reconnected once; a second loss is an error */
-    bool server_closes;   /* a reply said the server closes after it */
-    bool mid_reply;       /* bytes of a reply not yet complete have been parsed */
-    bool reopen;          /* the server closed this kept connection after the last batch */
-    bool live;            /* counted in ctx->active */
-    bool setup_done;      /* CONN_SETUP: the session is ready once its last bytes are written */
-    bool want_out;        /* EPOLLOUT is registered: only while a connect or a write is pending,
-                           * since AF_UNIX wakes a writer with EPOLLOUT each time the peer reads */
-    bool blocking;        /* the socket is blocking with SO_RCVTIMEO = ctx->block_ns (conn_wait);
-                           * every other send and recv passes MSG_DONTWAIT */
-    uint8_t *rbuf;        /* ctx->rbuf_cap bytes */
-    uint8_t *wbuf;        /* wbuf_cap bytes of its own, or ctx->req when wbuf_cap is 0 */
-    void *codec_state;    /* ctx->cfg->codec->state_size bytes */
+    struct tq_node timer;  /* in ctx->timeouts while CONNECTING/BUSY/CLOSING, ctx->retries while
+                            * RETRY or BACKLOG */
+    struct sendq_node sn;  /* open loop: sn.at = the next op's intended send time */
+    struct loop_task send; /* CONN_SEND: sends the batch at the end of the batch of events */
+    uint64_t t_intended;   /* open loop: this op's intended send time */
+    uint64_t rng;          /* open loop, poisson: xorshift state */
+    uint64_t t_begin;      /* the op began (before the first connect in connect mode) */
+    uint64_t t_sent;       /* the batch was taken up (t_begin); a resend keeps it */
+    uint64_t t_written;    /* the batch's last byte was written (0 until then) */
+    uint64_t t_first;      /* the batch's first reply byte arrived (0 until then) */
+    uint64_t t_done;       /* the batch's last reply byte arrived */
+    size_t wr_len;         /* bytes of this batch */
+    size_t wr_off;         /* bytes written so far */
+    unsigned batch;        /* requests in this batch */
+    unsigned replies;      /* replies complete so far */
+    unsigned resend;       /* requests of the batch to send again after a reconnect */
+    bool in_window;        /* this batch is measured */
+    bool used;             /* a batch completed on this socket: it is a kept connection */
+    bool reconnected;      /* this batch already reconnected once; a second loss is an error */
+    bool server_closes;    /* a reply said the server closes after it */
+    bool mid_reply;        /* bytes of a reply not yet complete have been parsed */
+    bool reopen;           /* the server closed this kept connection after the last batch */
+    bool live;             /* counted in ctx->active */
+    bool setup_done;       /* CONN_SETUP: the session is ready once its last bytes are written */
+    bool want_out;         /* EPOLLOUT is registered: only while a connect or a write is pending,
+                            * since AF_UNIX wakes a writer with EPOLLOUT each time the peer reads */
+    bool blocking;         /* the socket is blocking with SO_RCVTIMEO = ctx->block_ns (conn_wait);
+                            * every other send and recv passes MSG_DONTWAIT */
+    uint8_t *rbuf;         /* ctx->rbuf_cap bytes */
+    uint8_t *wbuf;         /* wbuf_cap bytes of its own, or ctx->req when wbuf_cap is 0 */
+    void *codec_state;     /* ctx->cfg->codec->state_size bytes */
     /* The bytes being written: ctx->req (a fixed codec's batch) or wbuf. */
     const uint8_t *wr_buf;
 };

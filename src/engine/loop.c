@@ -11,6 +11,9 @@
 
 int loop_init(struct loop *l)
 {
+    l->dispatching = false;
+    l->head = NULL;
+    l->tail = &l->head;
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (l->epfd == -1) return -errno;
     l->nevents = LOOP_MAX_EVENTS;
@@ -72,15 +75,44 @@ static int loop_wait(struct loop *l, uint64_t timeout_ns)
     return n;
 }
 
+void loop_defer(struct loop *l, struct loop_task *t)
+{
+    if (!l->dispatching) {
+        t->fn(t->data);
+        return;
+    }
+    if (t->queued) return;
+    t->queued = true;
+    t->next = NULL;
+    *l->tail = t;
+    l->tail = &t->next;
+}
+
+/* Runs the deferred tasks in order; one a task defers joins the queue's tail and runs too. */
+static void loop_run_deferred(struct loop *l)
+{
+    while (l->head != NULL) {
+        struct loop_task *t = l->head;
+
+        l->head = t->next;
+        if (l->head == NULL) l->tail = &l->head;
+        t->queued = false;
+        t->fn(t->data);
+    }
+}
+
 int loop_poll(struct loop *l, uint64_t timeout_ns)
 {
     int n = loop_wait(l, timeout_ns);
 
     if (n == -1) return errno == EINTR ? 0 : -errno;
+    l->dispatching = true;
     for (int i = 0; i < n; i++) {
         struct loop_fd *h = l->events[i].data.ptr;
         h->fn(l, h->fd, h->data, l->events[i].events);
     }
+    loop_run_deferred(l);
+    l->dispatching = false;
     return n;
 }
 

@@ -5,6 +5,9 @@
  * A handler is registered once per fd with the events its owner asks for
  * (the client asks edge-triggered IN|RDHUP: one EPOLL_CTL_ADD, no MOD per
  * request) and is called with the ready events.
+ * A handler may defer work to the end of the batch of events it was called
+ * from (loop_defer): the loop runs it once every ready fd of that epoll_wait
+ * has been handled, as wrk flushes its writes after its reads.
  * Timeouts that share one delay go in a `struct tq`: arming appends to the
  * tail, so the list stays sorted by deadline and arm, disarm and "what has
  * expired" are all O(1). One loop per thread; nothing here is thread-safe.
@@ -28,12 +31,23 @@ struct loop_fd {
     int fd;
 };
 
+/* Work deferred to the end of a batch of events; caller-owned, queued at most once. */
+struct loop_task {
+    void (*fn)(void *data);
+    void *data;
+    struct loop_task *next;
+    bool queued;
+};
+
 #define LOOP_MAX_EVENTS 256
 
 struct loop {
     int epfd;
     int nevents;
     struct epoll_event *events; /* LOOP_MAX_EVENTS, allocated by loop_init */
+    bool dispatching;           /* loop_poll is calling handlers */
+    struct loop_task *head;     /* deferred tasks, in the order they were deferred */
+    struct loop_task **tail;
 };
 
 /* Creates the epoll instance. Returns 0 or a negative errno. */
@@ -55,11 +69,19 @@ int loop_mod(struct loop *l, struct loop_fd *h, unsigned events);
 int loop_del(struct loop *l, struct loop_fd *h);
 
 /*
- * Waits at most timeout_ns (0 = poll, UINT64_MAX = forever) and calls the
- * handler of each ready fd. Returns the number of events handled, 0 on timeout
- * or EINTR, or a negative errno.
+ * Waits at most timeout_ns (0 = poll, UINT64_MAX = forever), calls the
+ * handler of each ready fd, then runs the tasks those handlers deferred
+ * (and any those tasks defer). Returns the number of events handled, 0 on
+ * timeout or EINTR, or a negative errno.
  */
 int loop_poll(struct loop *l, uint64_t timeout_ns);
+
+/*
+ * Called from a handler inside loop_poll: queues t to run after the last
+ * handler of this batch (a task already queued stays where it is). Called
+ * anywhere else: runs t now.
+ */
+void loop_defer(struct loop *l, struct loop_task *t);
 
 /* A deadline in a timeout queue; embed it in the object that times out. */
 struct tq_node {

@@ -4,7 +4,9 @@
  * there) with the echo codec, against an in-test responder thread on a Unix
  * socket in a private temp dir. The responder misbehaves on purpose, one way
  * per test, and each failure must be counted under its kind and nothing
- * else; and the errno -> kind table. Every assertion is on counts.
+ * else; or it answers several connections together, round by round, and no
+ * request may be lost or doubled; and the errno -> kind table. Every
+ * assertion is on counts.
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -34,18 +36,25 @@
 
 /* How the responder answers each request of REQ_SIZE bytes. */
 enum behaviour {
-    ECHO,  /* the same bytes back: a correct reply */
-    SHORT, /* half the reply, then close */
-    WRONG, /* REQ_SIZE bytes that are not the request */
-    EXTRA, /* the reply and one byte more, in one send */
-    ONCE,  /* one correct reply on each connection, then close it */
+    ECHO,   /* the same bytes back: a correct reply */
+    SHORT,  /* half the reply, then close */
+    WRONG,  /* REQ_SIZE bytes that are not the request */
+    EXTRA,  /* the reply and one byte more, in one send */
+    ONCE,   /* one correct reply on each connection, then close it */
+    ROUNDS, /* echo on `conns` connections at once, a round at a time (barrier_serve) */
 };
+
+#define ROUNDS_MAX_CONNS    8
+#define ROUNDS_MAX_PIPELINE 4
 
 struct responder {
     enum behaviour how;
-    unsigned delay_ms; /* the thread waits this long before it accepts anything */
-    int lfd;           /* the listener */
-    int stop[2];       /* a byte on stop[1] ends the thread */
+    unsigned delay_ms;      /* the thread waits this long before it accepts anything */
+    unsigned conns;         /* ROUNDS: the connections it serves together */
+    unsigned pipeline;      /* ROUNDS: the requests each connection sends per round */
+    unsigned long requests; /* ROUNDS: the requests it echoed; read after responder_stop */
+    int lfd;                /* the listener */
+    int stop[2];            /* a byte on stop[1] ends the thread */
     char dir[64];
     char path[96];
     pthread_t tid;
@@ -101,6 +110,7 @@ static void serve(const struct responder *rs, int fd)
             (void)write_full(fd, req, REQ_SIZE / 2);
             return;
         case ONCE:
+        case ROUNDS: /* served by rounds_serve */
             (void)write_full(fd, req, REQ_SIZE);
             return;
         case WRONG:
@@ -118,10 +128,49 @@ static void serve(const struct responder *rs, int fd)
     }
 }
 
+/*
+ * ROUNDS: accepts rs->conns connections, then reads a whole batch (pipeline
+ * requests) from every one of them before it echoes any: each round's replies
+ * reach the client together, so its loop handles them in one batch of events.
+ * Ends when a connection closes, or after 5 s without a byte (a stalled client).
+ */
+static void rounds_serve(struct responder *rs)
+{
+    static const struct timeval idle = { .tv_sec = 5 };
+    uint8_t buf[ROUNDS_MAX_CONNS][REQ_SIZE * ROUNDS_MAX_PIPELINE];
+    size_t batch = (size_t)REQ_SIZE * rs->pipeline;
+    int fds[ROUNDS_MAX_CONNS];
+    unsigned n = 0;
+
+    assert_true(rs->conns <= ROUNDS_MAX_CONNS && rs->pipeline <= ROUNDS_MAX_PIPELINE);
+    while (n < rs->conns) {
+        struct pollfd p[2] = { { .fd = rs->lfd, .events = POLLIN },
+                               { .fd = rs->stop[0], .events = POLLIN } };
+        if (poll(p, 2, 5000) <= 0 || p[1].revents) goto out;
+        fds[n] = accept(rs->lfd, NULL, NULL);
+        if (fds[n] < 0) continue;
+        setsockopt(fds[n++], SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
+    }
+    for (;;) {
+        for (unsigned i = 0; i < n; i++)
+            if (!read_full(fds[i], buf[i], batch)) goto out;
+        rs->requests += (unsigned long)n * rs->pipeline;
+        for (unsigned i = 0; i < n; i++)
+            if (!write_full(fds[i], buf[i], batch)) goto out;
+    }
+out:
+    for (unsigned i = 0; i < n; i++)
+        close(fds[i]);
+}
+
 static void *responder_main(void *arg)
 {
     struct responder *rs = arg;
 
+    if (rs->how == ROUNDS) {
+        rounds_serve(rs);
+        return NULL;
+    }
     if (rs->delay_ms > 0) {
         struct pollfd stop = { .fd = rs->stop[0], .events = POLLIN };
         if (poll(&stop, 1, (int)rs->delay_ms) != 0) return NULL; /* stopped, or poll failed */
@@ -147,13 +196,21 @@ static void *responder_main(void *arg)
 /* The responder running, so teardown can stop it and remove its files after a failed assertion. */
 static struct responder *live;
 
+/* Starts the responder's thread on rs, set up and listening. */
+static void responder_spawn(struct responder *rs)
+{
+    assert_int_equal(pipe(rs->stop), 0);
+    assert_int_equal(pthread_create(&rs->tid, NULL, responder_main, rs), 0);
+    live = rs;
+}
+
 /*
- * Listens with `backlog` at a path in a new temp dir; `fill` connections are
+ * Listens with `backlog` at a path in a new temp dir (no thread yet); `fill` connections are
  * made and closed at once, so they wait in the accept queue; the thread
  * begins accepting after delay_ms.
  */
-static void responder_start_with(struct responder *rs, enum behaviour how, int backlog,
-                                 unsigned fill, unsigned delay_ms)
+static void responder_listen(struct responder *rs, enum behaviour how, int backlog, unsigned fill,
+                             unsigned delay_ms)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
@@ -174,14 +231,28 @@ static void responder_start_with(struct responder *rs, enum behaviour how, int b
         assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
         close(fd);
     }
-    assert_int_equal(pipe(rs->stop), 0);
-    assert_int_equal(pthread_create(&rs->tid, NULL, responder_main, rs), 0);
-    live = rs;
+}
+
+/* responder_listen, then the thread. */
+static void responder_start_with(struct responder *rs, enum behaviour how, int backlog,
+                                 unsigned fill, unsigned delay_ms)
+{
+    responder_listen(rs, how, backlog, fill, delay_ms);
+    responder_spawn(rs);
 }
 
 static void responder_start(struct responder *rs, enum behaviour how)
 {
     responder_start_with(rs, how, 16, 0, 0);
+}
+
+/* ROUNDS over `conns` connections, `pipeline` requests each per round. */
+static void responder_start_rounds(struct responder *rs, unsigned conns, unsigned pipeline)
+{
+    responder_listen(rs, ROUNDS, 16, 0, 0);
+    rs->conns = conns;
+    rs->pipeline = pipeline;
+    responder_spawn(rs);
 }
 
 static void responder_stop(struct responder *rs)
@@ -433,6 +504,47 @@ static void test_retry_once_or_none(void **state)
     responder_stop(&rs);
 }
 
+/*
+ * Eight kept connections whose replies come back together, round after round
+ * (ROUNDS): every reply of a round is read before the next requests go out
+ * (a kept connection's send waits for the end of its batch of events). No send
+ * is lost or doubled: with pipeline 1 and 3, exactly `count` requests reach
+ * the server, each reply is checked (the echo codec compares it with its
+ * request) and recorded, on the eight first connections, without an error.
+ */
+static void test_kept_sends_after_batch(void **state)
+{
+    static const unsigned pipelines[] = { 1, 3 };
+    const unsigned conns = 8, rounds = 50;
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(pipelines); i++) {
+        struct responder rs;
+        struct load_cfg cfg;
+        struct load_result res;
+        uint64_t count = (uint64_t)conns * pipelines[i] * rounds;
+
+        responder_start_rounds(&rs, conns, pipelines[i]);
+        cfg_for(&cfg, &rs, LOAD_REUSE);
+        cfg.conns = conns;
+        cfg.pipeline = pipelines[i];
+        cfg.count = count;
+        cfg.timeout_ns = 2 * NS_PER_S;   /* a lost send stalls its connection: a timeout */
+        cfg.duration_ns = 10 * NS_PER_S; /* and the run ends short of `count` */
+        run(&cfg, &res);
+        responder_stop(&rs);
+        assert_int_equal(load_errors_total(&res), 0);
+        assert_int_equal(res.ops, count);
+        assert_int_equal(res.lat->total, count);
+        assert_int_equal(res.requests, count);
+        assert_int_equal(res.replies, count);
+        assert_int_equal(rs.requests, count);
+        assert_int_equal(res.connects, conns);
+        assert_int_equal(res.reconnects, 0);
+        load_result_release(&res);
+    }
+}
+
 static void test_errno_kinds(void **state)
 {
     static const struct {
@@ -488,6 +600,7 @@ int main(void)
         cmocka_unit_test_teardown(test_backlog_full_waits, teardown),
         cmocka_unit_test_teardown(test_backlog_full_times_out, teardown),
         cmocka_unit_test_teardown(test_retry_once_or_none, teardown),
+        cmocka_unit_test_teardown(test_kept_sends_after_batch, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

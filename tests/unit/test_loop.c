@@ -3,7 +3,8 @@
  * The queue is driven with made-up clock values, so expiry is checked at exact
  * boundaries with no real time involved. The loop is checked only on what does
  * not depend on timing: a readable pipe reaches its handler with EPOLLIN, a
- * zero timeout returns at once, a removed fd is no longer reported.
+ * zero timeout returns at once, a removed fd is no longer reported, and work a
+ * handler defers runs once, after every handler of that batch of events.
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -307,6 +308,110 @@ static void test_errors_are_negative_errno(void **state)
     assert_int_equal(loop_add(&pl->l, &pl->h, EPOLLIN), -EEXIST);
 }
 
+#define NDEFER 3
+
+struct defer_log;
+
+/* Pipe i's handler and its deferred task. */
+struct defer_slot {
+    struct defer_log *d;
+    char name; /* the handler logs name, the task toupper(name) */
+    struct loop_task task;
+};
+
+/* What ran, in order; `extra` is a task the first slot's task defers. */
+struct defer_log {
+    struct loop *l;
+    char order[16];
+    size_t n;
+    struct defer_slot slots[NDEFER];
+    struct loop_task extra;
+};
+
+static void defer_note(struct defer_log *d, char what)
+{
+    assert_true(d->n + 1 < sizeof(d->order));
+    d->order[d->n++] = what;
+}
+
+static void defer_extra(void *data)
+{
+    defer_note(data, 'X');
+}
+
+static void defer_task(void *data)
+{
+    struct defer_slot *s = data;
+
+    defer_note(s->d, (char)(s->name - 'a' + 'A'));
+    /* Deferred while the deferred tasks run: it joins the queue and runs in this poll too. */
+    if (s == &s->d->slots[0]) loop_defer(s->d->l, &s->d->extra);
+}
+
+static void defer_handler(struct loop *l, int fd, void *data, unsigned events)
+{
+    struct defer_slot *s = data;
+    char c;
+
+    (void)events;
+    assert_ptr_equal(l, s->d->l);
+    assert_int_equal(read(fd, &c, 1), 1);
+    defer_note(s->d, s->name);
+    loop_defer(l, &s->task);
+    loop_defer(l, &s->task); /* queued already: it still runs once */
+}
+
+/*
+ * Three readable pipes in one poll: all three handlers run first, then each
+ * deferred task once, in the order the handlers deferred them, then a task
+ * deferred by one of those. Outside loop_poll a deferred task runs at once.
+ */
+static void test_defer_after_every_handler(void **state)
+{
+    struct defer_log d = { 0 };
+    struct loop l;
+    int p[NDEFER][2];
+    struct loop_fd h[NDEFER];
+    char x = 'x';
+
+    (void)state;
+    assert_int_equal(loop_init(&l), 0);
+    d.l = &l;
+    d.extra = (struct loop_task){ .fn = defer_extra, .data = &d };
+    for (size_t i = 0; i < NDEFER; i++) {
+        struct defer_slot *s = &d.slots[i];
+
+        *s = (struct defer_slot){ .d = &d, .name = (char)('a' + i) };
+        s->task = (struct loop_task){ .fn = defer_task, .data = s };
+        assert_int_equal(pipe2(p[i], O_NONBLOCK | O_CLOEXEC), 0);
+        h[i] = (struct loop_fd){ .fn = defer_handler, .data = s, .fd = p[i][0] };
+        assert_int_equal(loop_add(&l, &h[i], EPOLLIN), 0);
+        assert_int_equal(write(p[i][1], &x, 1), 1);
+    }
+    assert_int_equal(loop_poll(&l, UINT64_MAX), NDEFER);
+    assert_int_equal(d.n, 2 * NDEFER + 1);
+    for (size_t i = 0; i < NDEFER; i++) {
+        /* every handler before any task, each once; the tasks in the handlers' order */
+        assert_true(d.order[i] >= 'a' && d.order[i] < 'a' + NDEFER);
+        for (size_t j = 0; j < i; j++)
+            assert_int_not_equal(d.order[i], d.order[j]);
+        assert_int_equal(d.order[NDEFER + i], d.order[i] - 'a' + 'A');
+    }
+    assert_int_equal(d.order[2 * NDEFER], 'X');
+    /* Nothing is left queued: a poll with nothing ready runs no task. */
+    assert_int_equal(loop_poll(&l, 0), 0);
+    assert_int_equal(d.n, 2 * NDEFER + 1);
+    /* Not in a handler: at once. */
+    loop_defer(&l, &d.slots[1].task);
+    assert_int_equal(d.n, 2 * NDEFER + 2);
+    assert_int_equal(d.order[2 * NDEFER + 1], 'B');
+    for (size_t i = 0; i < NDEFER; i++) {
+        close(p[i][0]);
+        close(p[i][1]);
+    }
+    loop_release(&l);
+}
+
 #define PIPE_TEST(f) cmocka_unit_test_setup_teardown(f, pipe_loop_setup, pipe_loop_teardown)
 
 int main(void)
@@ -318,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_disarm_head_middle_tail),
         cmocka_unit_test(test_disarm_only_node),
         cmocka_unit_test(test_rearm_moves_to_tail),
+        cmocka_unit_test(test_defer_after_every_handler),
         PIPE_TEST(test_poll_zero_returns_at_once),
         PIPE_TEST(test_readable_pipe_calls_handler),
         PIPE_TEST(test_edge_triggered_reports_once),
