@@ -430,7 +430,7 @@ static json_t *answer(struct agent *a, const char *nonce_hex, const struct agent
         *refusal = "a bad request";
         return error_reply("bad_request", err.msg);
     }
-    if (!agent_mac_ok(t->b, t->len, nonce_hex, req.mac)) {
+    if (!agent_req_mac_ok(t->b, t->len, nonce_hex, d->buf, d->len)) {
         *refusal = "a wrong token";
         return error_reply("auth", "token refused");
     }

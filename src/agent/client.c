@@ -139,7 +139,6 @@ static int exchange(int fd, const struct agent_client *c, struct agent_req *req,
 {
     uint8_t frame[AGENT_HDR + AGENT_REQ_MAX];
     struct agent_dec d;
-    json_t *j;
     long n;
     int rc;
 
@@ -151,11 +150,8 @@ static int exchange(int fd, const struct agent_client *c, struct agent_req *req,
         hb_fail(err, rc, "no hello: %s", rep->type == AGENT_ERROR ? rep->error : "another reply");
     }
     if (rc < 0) return rc;
-    if (agent_mac(c->token.b, c->token.len, rep->nonce, req->mac) < 0)
-        return hb_fail(err, -EIO, "libcrypto's HMAC failed");
-    j = agent_req_json(req);
-    n = j != NULL ? agent_frame(j, AGENT_REQ_MAX, frame, sizeof(frame)) : -ENOMEM;
-    json_decref(j);
+    n = agent_req_frame(req, c->token.b, c->token.len, rep->nonce, frame, sizeof(frame));
+    if (n == -EIO) return hb_fail(err, -EIO, "libcrypto's HMAC failed");
     if (n < 0) return hb_fail(err, (int)n, "the request does not fit in %d bytes", AGENT_REQ_MAX);
     rc = agent_send_all(fd, frame, (size_t)n, deadline_ns);
     agent_dec_init(&d, buf, AGENT_REPLY_MAX);

@@ -187,7 +187,7 @@ s.bind((sys.argv[1], 0))
 s.listen(1)
 print(s.getsockname()[1], flush=True)
 c, _ = s.accept()
-b = json.dumps({"type": "hello", "proto": 2, "nonce": "0" * 64}).encode()
+b = json.dumps({"type": "hello", "proto": 1, "nonce": "0" * 64}).encode()
 c.sendall(struct.pack(">I", len(b)) + b)
 c.recv(100)
 c.close()' "$ADDR_S"
@@ -195,7 +195,7 @@ wait_line "$T/fake.out" '^[0-9]+$'
 hbc fake run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.2 --warmup 0 -q \
     --agent "tcp://$ADDR_S:$(cat "$T/fake.out")" --agent-token-file "$TOKEN"
 check_eq "an agent of another protocol: exit 76" 76 "$RC"
-one_line "an agent of another protocol: one line" "$T/fake.err" 'protocol 2, not 1$'
+one_line "an agent of another protocol: one line" "$T/fake.err" 'protocol 1, not 2$'
 
 # A service the agent's host refuses (a pid that has exited): the run fails, naming it.
 sleep 0 &
