@@ -12,6 +12,9 @@
 
 need_tools redis-server redis-cli
 
+# jq_true FILE PROGRAM : jq -e -s PROGRAM over FILE's lines is true (nothing printed).
+jq_true() { jq -e -s "$2" "$1" >/dev/null; }
+
 TOKEN=$T/token
 printf 'a-token-for-this-test-%s\n' "$$$RANDOM" >"$TOKEN"
 chmod 600 "$TOKEN"
@@ -33,10 +36,10 @@ expect_rc "stack redis --short --agent: exit 0" 0 good \
     --jsonl "$T/good.jsonl"
 stack_nothing_left "good" "$T/good.out"
 check "every run line of --jsonl has the agent's redis CPU > 0 and the run's ops" \
-    jq -e -s '[.[] | select(.record == "run")] | length > 0 and all(.[];
+    jq_true "$T/good.jsonl" '[.[] | select(.record == "run")] | length > 0 and all(.[];
         .agent.ops == .ops and .ops > 0 and (.agent.services | length) > 0
         and (.agent.services[] | select(.name == "redis") | .cpu_ns > 0)
-        and (.agent.services[0].source | startswith("cgroup ")))' "$T/good.jsonl"
+        and (.agent.services[0].source | startswith("cgroup ")))'
 
 expect_rc "stack redis --agent with a wrong token: exit 3" 3 wrong \
     stack redis --short -q --agent "tcp://127.0.0.1:$APORT" --agent-token-file "$T/wrong"
