@@ -5,7 +5,9 @@
  * AGENT_REQ_MAX. Reading stays inside the input and the cap, every body is
  * 1 .. the cap bytes, and each is parsed as a request and as a reply. A
  * request that is accepted, written again (agent_req_json, agent_frame) and
- * decoded, reads back the same.
+ * decoded, reads back the same; signed (agent_req_frame), its MAC is good,
+ * and any one byte of it changed, it is not. Every body's MAC is checked as
+ * the agent checks it.
  */
 #include <assert.h>
 #include <errno.h>
@@ -16,6 +18,29 @@
 #include "agent/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const uint8_t token[] = "a-token-for-the-fuzzer";
+static const char nonce[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+/* r signed: its MAC is good, and bad once any byte of the body changed. */
+static void check_signed(const struct agent_req *r)
+{
+    static uint8_t frame[AGENT_HDR + AGENT_REQ_MAX];
+    static struct agent_req s;
+    uint8_t *body = frame + AGENT_HDR;
+    long n;
+    size_t len, i;
+
+    s = *r;
+    n = agent_req_frame(&s, token, sizeof(token) - 1, nonce, frame, sizeof(frame));
+    if (n == -EMSGSIZE) return;
+    assert(n > AGENT_HDR);
+    len = (size_t)n - AGENT_HDR;
+    assert(agent_req_mac_ok(token, sizeof(token) - 1, nonce, body, len));
+    i = (len * 7 + 3) % len; /* one byte, wherever it falls */
+    body[i] ^= 1;
+    assert(!agent_req_mac_ok(token, sizeof(token) - 1, nonce, body, len));
+}
 
 static void check_again(const struct agent_req *r)
 {
@@ -50,7 +75,11 @@ static void parse(const uint8_t *body, size_t len)
     struct agent_reply rep;
     struct hb_err err;
 
-    if (agent_req_parse(body, len, &r, &err) == 0) check_again(&r);
+    (void)agent_req_mac_ok(token, sizeof(token) - 1, nonce, body, len);
+    if (agent_req_parse(body, len, &r, &err) == 0) {
+        check_again(&r);
+        check_signed(&r);
+    }
     if (agent_reply_parse(body, len, &rep, &err) == 0) agent_reply_release(&rep);
 }
 

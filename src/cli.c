@@ -1944,6 +1944,13 @@ static const char usage_stack[] =
     "  -q, --quiet      no live progress line from the runs (drawn on stderr only when it\n"
     "                   is a terminal)\n"
     "      --hold       after measuring keep the services up until Ctrl-C\n"
+    "      --agent ENDPOINT  each run child asks the hopbench agent there (beside the\n"
+    "                   services: this host, or the stack's namespace) for the server side,\n"
+    "                   naming each service by its cgroup as the stack made it; every run\n"
+    "                   record has \"agent\" (docs/agent.md); a refused token is exit 3, a\n"
+    "                   request the agent refuses or a reply that breaks the protocol 76\n"
+    "      --agent-token-file FILE  the agent's token (its first line; only its owner may\n"
+    "                   read it; default: HOPBENCH_AGENT_TOKEN)\n"
     "      --netns M    the services in a network namespace made for the stack, removed\n"
     "                   after it (needs root); same: the run children there too (its own\n"
     "                   loopback, the sockets in the private directory); other: the run\n"
@@ -1972,6 +1979,8 @@ enum {
     OPT_STACK_CSV,
     OPT_STACK_HTML,
     OPT_STACK_NETNS,
+    OPT_STACK_AGENT,
+    OPT_STACK_AGENT_TOKEN_FILE,
 };
 
 static const struct option stack_longopts[] = {
@@ -1990,6 +1999,8 @@ static const struct option stack_longopts[] = {
     { "csv", required_argument, NULL, OPT_STACK_CSV },
     { "html", required_argument, NULL, OPT_STACK_HTML },
     { "netns", required_argument, NULL, OPT_STACK_NETNS },
+    { "agent", required_argument, NULL, OPT_STACK_AGENT },
+    { "agent-token-file", required_argument, NULL, OPT_STACK_AGENT_TOKEN_FILE },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -2069,6 +2080,12 @@ static int stack_option(int c, const char *val, void *opts, struct hb_err *err)
         return 0;
     case OPT_STACK_NETNS:
         return opt_netns(val, &o->netns, err);
+    case OPT_STACK_AGENT:
+        o->agent = val;
+        return 0;
+    case OPT_STACK_AGENT_TOKEN_FILE:
+        o->agent_token_file = val;
+        return 0;
     }
     return hb_fail(err, -EINVAL, "stack: unknown option");
 }
@@ -2090,6 +2107,25 @@ static int stack_cases_check(const struct stack_def *d, const struct stack_opts 
     if (o->profile != NULL)
         return hb_fail(err, -EINVAL, "stack %s: --profile: the case sets its own", d->name);
     return 0;
+}
+
+/* --agent's endpoint and token, read now so that a bad one is a usage error before any service. */
+static int stack_agent_check(const struct stack_opts *o, struct hb_err *err)
+{
+    static struct agent_token token;
+    struct endpoint ep;
+
+    if (o->agent == NULL) {
+        if (o->agent_token_file != NULL)
+            return hb_fail(err, -EINVAL, "stack: --agent-token-file needs --agent ENDPOINT");
+        return 0;
+    }
+    if (endpoint_parse(&ep, o->agent, err) < 0) return -EINVAL;
+    if (ep.kind == ENDPOINT_TCP && endpoint_port(&ep) == 0)
+        return hb_fail(err, -EINVAL, "stack: --agent %s: port 0 cannot be connected to", ep.text);
+    return agent_token_read(
+        &token, o->agent_token_file,
+        o->agent_token_file != NULL ? "stack: --agent-token-file" : "stack: --agent", err);
 }
 
 /* The stack named first among the words, for its own --help: "stack redis --help". */
@@ -2128,6 +2164,7 @@ int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, stru
         return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)",
                        o->name);
     if (stack_cases_check(stack_find(o->name), o, err) < 0) return -EINVAL;
+    if (stack_agent_check(o, err) < 0) return -EINVAL;
     if (o->netns == NETNS_OTHER && stack_find(o->name)->front_unix)
         return hb_fail(err, -EINVAL,
                        "stack %s: --netns other: its unix arm is the front hop, which cannot "

@@ -769,7 +769,7 @@ static int cmd_lab(int argc, char **argv)
     if (rc < 0) {
         lab_release(&lab);
         return fail("lab", &err,
-                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
+                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : failure_exit(rc));
     }
     probe_machine(&m);
     lab_header(&lab, &o);
@@ -855,7 +855,7 @@ static int cmd_stack(int argc, char **argv)
     rc = stack_run(&o, stdout, &g_main.stop, &verdict, &err);
     if (rc < 0)
         return fail("stack", &err,
-                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
+                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : failure_exit(rc));
     if (verdict == STACK_INVALID) {
         fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors or were "
                         "saturated (see above)\n");

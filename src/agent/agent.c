@@ -115,6 +115,21 @@ struct session {
     struct observe o;
 };
 
+/* A connection's turn: the hello going out, the request coming in, the reply going out. */
+enum conn_phase { CONN_HELLO = 0, CONN_REQUEST, CONN_REPLY };
+
+struct conn {
+    int fd; /* -1: a free slot */
+    enum conn_phase phase;
+    uint64_t accepted_ns;
+    uint64_t deadline_ns; /* AGENT_CONN_MS after accept: closed then, whatever its phase */
+    char nonce[AGENT_HEX_MAX + 1];
+    struct agent_dec d;
+    uint8_t body[AGENT_REQ_MAX];
+    uint8_t *out; /* the frame going out */
+    size_t out_len, out_at;
+};
+
 struct agent {
     const struct agent_opts *opts;
     struct agent_schedule *sched; /* NULL without one */
@@ -123,6 +138,7 @@ struct agent {
     struct session *sess[AGENT_SESSIONS];
     uint64_t next_id;
     struct observe_result res; /* scratch for an end */
+    struct conn conn[AGENT_CONNS];
     FILE *log;
     const atomic_int *stop; /* set by a stop signal */
 };
@@ -430,7 +446,7 @@ static json_t *answer(struct agent *a, const char *nonce_hex, const struct agent
         *refusal = "a bad request";
         return error_reply("bad_request", err.msg);
     }
-    if (!agent_mac_ok(t->b, t->len, nonce_hex, req.mac)) {
+    if (!agent_req_mac_ok(t->b, t->len, nonce_hex, d->buf, d->len)) {
         *refusal = "a wrong token";
         return error_reply("auth", "token refused");
     }
@@ -439,56 +455,195 @@ static json_t *answer(struct agent *a, const char *nonce_hex, const struct agent
     return answer_state(a);
 }
 
-static int send_msg(int fd, const json_t *msg, uint64_t deadline_ns)
+/* ---- connections ---- */
+
+static void conn_close(struct conn *c)
+{
+    if (c->fd >= 0) close(c->fd);
+    free(c->out);
+    c->out = NULL;
+    c->fd = -1;
+}
+
+/* msg (dropped here) framed as what c sends next: 0, or a negative errno. */
+static int conn_queue(struct conn *c, json_t *msg)
 {
     static uint8_t frame[AGENT_HDR + AGENT_REPLY_MAX];
     long n = msg != NULL ? agent_frame(msg, AGENT_REPLY_MAX, frame, sizeof(frame)) : -ENOMEM;
 
+    json_decref(msg);
     if (n < 0) return (int)n;
-    return agent_send_all(fd, frame, (size_t)n, deadline_ns);
+    free(c->out);
+    c->out = xmalloc((size_t)n);
+    memcpy(c->out, frame, (size_t)n);
+    c->out_len = (size_t)n;
+    c->out_at = 0;
+    return 0;
 }
 
-/* One connection: hello, one request, its answer. */
-static void serve_conn(struct agent *a, int fd)
+/* Sends what c has to send: 1 when all of it is out, 0 when the socket is full, or -errno. */
+static int conn_send(struct conn *c)
 {
-    static uint8_t body[AGENT_REQ_MAX];
-    uint64_t deadline = now_ns() + AGENT_CONN_MS * NS_PER_MS;
-    uint8_t nonce[AGENT_NONCE_BYTES];
-    char hex[AGENT_HEX_MAX + 1];
-    const char *refusal = NULL;
-    struct agent_dec d;
-    json_t *msg;
-    int rc;
+    while (c->out_at < c->out_len) {
+        ssize_t k = send(c->fd, c->out + c->out_at, c->out_len - c->out_at, MSG_NOSIGNAL);
 
-    if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) return;
-    agent_hex(nonce, sizeof(nonce), hex);
-    msg = json_pack("{s:s, s:i, s:s}", "type", "hello", "proto", AGENT_PROTO, "nonce", hex);
-    rc = send_msg(fd, msg, deadline);
-    json_decref(msg);
-    if (rc < 0) return;
-    agent_dec_init(&d, body, sizeof(body));
-    rc = agent_recv_msg(fd, &d, deadline);
+        if (k >= 0) {
+            c->out_at += (size_t)k;
+            continue;
+        }
+        if (errno == EINTR) continue;
+        return errno == EAGAIN ? 0 : -errno;
+    }
+    return 1;
+}
+
+static void log_refusal(struct agent *a, const char *what)
+{
+    fprintf(a->log, "hopbench agent: refused %s\n", what);
+    fflush(a->log);
+}
+
+/* The answer to what came on c: an error for a bad frame, else the request's reply. */
+static json_t *conn_answer(struct agent *a, struct conn *c, int rc)
+{
+    const char *refusal = NULL;
+    json_t *msg;
+
     if (rc == -EMSGSIZE) {
         refusal = "an oversized message";
         msg = error_reply("too_large", "the message is longer than the agent takes");
     } else if (rc == -EBADMSG || rc == -EPROTO) {
         refusal = "a bad frame";
         msg = error_reply("bad_request", "a frame of length 0, or bytes after the request");
-    } else if (rc < 0) {
-        return; /* gone or too slow: nobody to answer */
     } else {
-        msg = answer(a, hex, &d, &refusal);
+        msg = answer(a, c->nonce, &c->d, &refusal);
     }
-    if (refusal != NULL) {
-        fprintf(a->log, "hopbench agent: refused %s\n", refusal);
+    if (refusal != NULL) log_refusal(a, refusal);
+    return msg;
+}
+
+/* Reads what came on c: 0 while the request is not whole, 1 once its reply is queued, or -errno. */
+static int conn_read(struct agent *a, struct conn *c)
+{
+    uint8_t chunk[4096];
+    ssize_t k = recv(c->fd, chunk, sizeof(chunk), 0);
+    size_t used = 0;
+    enum agent_dec_rc rc;
+
+    if (k == 0) return -ECONNRESET;
+    if (k == -1) return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+    rc = agent_dec_feed(&c->d, chunk, (size_t)k, &used);
+    if (rc == AGENT_DEC_MORE) return 0;
+    c->phase = CONN_REPLY;
+    if (rc == AGENT_DEC_ERROR) return conn_queue(c, conn_answer(a, c, c->d.err)) < 0 ? -EIO : 1;
+    return conn_queue(c, conn_answer(a, c, used == (size_t)k ? 0 : -EPROTO)) < 0 ? -EIO : 1;
+}
+
+/* Moves c on by what poll said of it; closes it when it is done or broken. */
+static void conn_step(struct agent *a, struct conn *c, short revents)
+{
+    int rc = 0;
+
+    if (c->phase == CONN_REQUEST && (revents & (POLLIN | POLLHUP | POLLERR)) != 0)
+        rc = conn_read(a, c);
+    else if (c->phase != CONN_REQUEST && (revents & (POLLOUT | POLLHUP | POLLERR)) != 0)
+        rc = conn_send(c);
+    if (rc == 1 && c->phase == CONN_HELLO) {
+        c->phase = CONN_REQUEST;
+        agent_dec_init(&c->d, c->body, sizeof(c->body));
+        return;
+    }
+    if (rc == 1 && c->phase == CONN_REPLY) rc = conn_send(c); /* the reply just queued */
+    if (rc < 0 || (rc == 1 && c->phase == CONN_REPLY)) conn_close(c);
+}
+
+/*
+ * A slot for a new connection: a free one, else the oldest that has sent no
+ * request yet (so peers that connect and stay silent cost a new one nothing),
+ * else none (-1).
+ */
+static int conn_slot(struct agent *a)
+{
+    int oldest = -1;
+
+    for (int i = 0; i < AGENT_CONNS; i++) {
+        const struct conn *c = &a->conn[i];
+        if (c->fd < 0) return i;
+        if (c->phase != CONN_REPLY && (oldest < 0 || c->accepted_ns < a->conn[oldest].accepted_ns))
+            oldest = i;
+    }
+    if (oldest >= 0) {
+        conn_close(&a->conn[oldest]);
+        fprintf(a->log,
+                "hopbench agent: closed the oldest connection that sent no request (%d open)\n",
+                AGENT_CONNS);
         fflush(a->log);
     }
-    send_msg(fd, msg, deadline);
-    json_decref(msg);
+    return oldest;
+}
+
+/* Takes fd as a new connection: its hello is queued. */
+static void conn_open(struct agent *a, int fd)
+{
+    uint8_t nonce[AGENT_NONCE_BYTES];
+    int i = conn_slot(a);
+    struct conn *c;
+
+    if (i < 0 || getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) {
+        close(fd);
+        return;
+    }
+    c = &a->conn[i];
+    memset(c, 0, sizeof(*c));
+    c->fd = fd;
+    c->phase = CONN_HELLO;
+    c->accepted_ns = now_ns();
+    c->deadline_ns = c->accepted_ns + AGENT_CONN_MS * NS_PER_MS;
+    agent_hex(nonce, sizeof(nonce), c->nonce);
+    if (conn_queue(c, json_pack("{s:s, s:i, s:s}", "type", "hello", "proto", AGENT_PROTO, "nonce",
+                                c->nonce)) < 0)
+        conn_close(c);
+}
+
+/*
+ * One turn of the loop: waits (at most 100 ms, or until the nearest
+ * connection's deadline) for the listener and the connections, accepts, moves
+ * each connection on, closes those past their deadline.
+ */
+static void serve_turn(struct agent *a, int lfd)
+{
+    struct pollfd p[AGENT_CONNS + 1];
+    int at[AGENT_CONNS + 1];
+    uint64_t now = now_ns(), wait_ns = 100 * NS_PER_MS;
+    nfds_t n = 1;
+
+    p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+    for (int i = 0; i < AGENT_CONNS; i++) {
+        struct conn *c = &a->conn[i];
+        if (c->fd < 0) continue;
+        if (c->deadline_ns <= now) {
+            conn_close(c); /* gone or too slow: nobody to answer */
+            continue;
+        }
+        if (c->deadline_ns - now < wait_ns) wait_ns = c->deadline_ns - now;
+        p[n] =
+            (struct pollfd){ .fd = c->fd, .events = c->phase == CONN_REQUEST ? POLLIN : POLLOUT };
+        at[n++] = i;
+    }
+    if (poll(p, n, (int)(wait_ns / NS_PER_MS) + 1) <= 0) return;
+    for (nfds_t k = 1; k < n; k++)
+        if (p[k].revents != 0) conn_step(a, &a->conn[at[k]], p[k].revents);
+    for (int i = 0; i < AGENT_CONNS && (p[0].revents & POLLIN) != 0; i++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd == -1) break; /* EAGAIN, a connection reset before accept, out of fds */
+        conn_open(a, fd);
+    }
 }
 
 static void agent_release(struct agent *a)
 {
+    for (int i = 0; i < AGENT_CONNS; i++)
+        conn_close(&a->conn[i]);
     for (int i = 0; i < AGENT_SESSIONS; i++) {
         if (a->sess[i] == NULL) continue;
         observe_end(&a->sess[i]->o, &a->res);
@@ -509,6 +664,8 @@ int agent_run(const struct agent_opts *o, atomic_int *stop, atomic_int *next, FI
     char shown[TEXT_SAFE_CAP];
 
     memset(&a, 0, sizeof(a));
+    for (int i = 0; i < AGENT_CONNS; i++)
+        a.conn[i].fd = -1;
     a.opts = o;
     a.log = log;
     a.stop = stop;
@@ -522,15 +679,8 @@ int agent_run(const struct agent_opts *o, atomic_int *stop, atomic_int *next, FI
     fflush(out);
     if (a.sched != NULL) rc = enter_step(&a, 0, err);
     while (rc == 0 && atomic_load(stop) == 0) {
-        struct pollfd p = { .fd = lfd, .events = POLLIN };
-        int fd;
-
         rc = follow_schedule(&a, next, err);
-        if (rc < 0 || poll(&p, 1, 100) != 1) continue;
-        fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd == -1) continue; /* EAGAIN, a connection reset before accept, out of fds */
-        serve_conn(&a, fd);
-        close(fd);
+        if (rc == 0) serve_turn(&a, lfd);
     }
 out:
     if (lfd >= 0) {

@@ -1,6 +1,7 @@
 /*
  * agent: `hopbench agent`, beside the server (docs/agent.md). It answers,
- * one connection at a time and each bounded in time and bytes (wire.h), the
+ * from one poll loop, up to AGENT_CONNS connections at once, each bounded in
+ * time and bytes (wire.h) and none waiting on another, the
  * questions of a `hopbench run --agent` on this host or another: "begin"
  * starts an observation of the server side as observe.c makes one for a local
  * run (each named service's CPU and memory, the sockets of each watched hop,
@@ -27,6 +28,7 @@
 #define AGENT_SESSIONS       16   /* observations begun and not ended */
 #define AGENT_SESSION_TTL_S  3600 /* past this an unended one may be dropped for a new one */
 #define AGENT_CONN_MS        5000 /* one connection, accept to close */
+#define AGENT_CONNS          16   /* connections served at once; past it the oldest silent goes */
 #define AGENT_DEFAULT_LISTEN "tcp://127.0.0.1:7460"
 
 /* One configuration of a schedule. */

@@ -1,5 +1,5 @@
 /*
- * client: the token, bounded reads and writes of frames, and the questions
+ * client: the token, bounded reads of frames, and the questions
  * run --agent asks (see client.h).
  */
 #include "agent/client.h"
@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "sockio.h"
 
 /* Checks the token's bytes t->b[0 .. t->len) and names the source in a failure. */
 static int token_check(const struct agent_token *t, const char *what, struct hb_err *err)
@@ -60,38 +62,6 @@ int agent_token_read(struct agent_token *t, const char *path, const char *what, 
     return token_check(t, what, err);
 }
 
-/* Waits for events on fd until deadline_ns: 0 ready, -ETIMEDOUT, or poll's errno. */
-static int wait_fd(int fd, short events, uint64_t deadline_ns)
-{
-    struct pollfd p = { .fd = fd, .events = events };
-    uint64_t now = now_ns();
-    int rc;
-
-    if (now >= deadline_ns) return -ETIMEDOUT;
-    rc = poll(&p, 1, (int)((deadline_ns - now) / NS_PER_MS) + 1);
-    if (rc == -1) return errno == EINTR ? 0 : -errno;
-    return rc == 0 ? -ETIMEDOUT : 0;
-}
-
-int agent_send_all(int fd, const uint8_t *b, size_t n, uint64_t deadline_ns)
-{
-    size_t at = 0;
-
-    while (at < n) {
-        ssize_t k = write(fd, b + at, n - at);
-        int rc;
-
-        if (k >= 0) {
-            at += (size_t)k;
-            continue;
-        }
-        if (errno != EAGAIN && errno != EINTR) return -errno;
-        rc = wait_fd(fd, POLLOUT, deadline_ns);
-        if (rc < 0) return rc;
-    }
-    return 0;
-}
-
 int agent_recv_msg(int fd, struct agent_dec *d, uint64_t deadline_ns)
 {
     uint8_t chunk[4096];
@@ -105,7 +75,7 @@ int agent_recv_msg(int fd, struct agent_dec *d, uint64_t deadline_ns)
         if (k == 0) return -ECONNRESET;
         if (k == -1) {
             if (errno != EAGAIN && errno != EINTR) return -errno;
-            w = wait_fd(fd, POLLIN, deadline_ns);
+            w = sock_wait(fd, POLLIN, deadline_ns);
             if (w < 0) return w;
             continue;
         }
@@ -123,7 +93,7 @@ static int connect_by(const struct endpoint *ep, uint64_t deadline_ns)
     socklen_t len = sizeof(soerr);
 
     if (fd < 0 || !pending) return fd;
-    rc = wait_fd(fd, POLLOUT, deadline_ns);
+    rc = sock_wait(fd, POLLOUT, deadline_ns);
     if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1) rc = -errno;
     if (rc == 0 && soerr != 0) rc = -soerr;
     if (rc < 0) {
@@ -139,7 +109,6 @@ static int exchange(int fd, const struct agent_client *c, struct agent_req *req,
 {
     uint8_t frame[AGENT_HDR + AGENT_REQ_MAX];
     struct agent_dec d;
-    json_t *j;
     long n;
     int rc;
 
@@ -151,13 +120,10 @@ static int exchange(int fd, const struct agent_client *c, struct agent_req *req,
         hb_fail(err, rc, "no hello: %s", rep->type == AGENT_ERROR ? rep->error : "another reply");
     }
     if (rc < 0) return rc;
-    if (agent_mac(c->token.b, c->token.len, rep->nonce, req->mac) < 0)
-        return hb_fail(err, -EIO, "libcrypto's HMAC failed");
-    j = agent_req_json(req);
-    n = j != NULL ? agent_frame(j, AGENT_REQ_MAX, frame, sizeof(frame)) : -ENOMEM;
-    json_decref(j);
+    n = agent_req_frame(req, c->token.b, c->token.len, rep->nonce, frame, sizeof(frame));
+    if (n == -EIO) return hb_fail(err, -EIO, "libcrypto's HMAC failed");
     if (n < 0) return hb_fail(err, (int)n, "the request does not fit in %d bytes", AGENT_REQ_MAX);
-    rc = agent_send_all(fd, frame, (size_t)n, deadline_ns);
+    rc = sock_send_all(fd, frame, (size_t)n, deadline_ns);
     agent_dec_init(&d, buf, AGENT_REPLY_MAX);
     if (rc == 0) rc = agent_recv_msg(fd, &d, deadline_ns);
     if (rc == 0) rc = agent_reply_parse(d.buf, d.len, rep, err) < 0 ? -EPROTO : 0;

@@ -31,12 +31,6 @@ struct agent_token {
 int agent_token_read(struct agent_token *t, const char *path, const char *what, struct hb_err *err);
 
 /*
- * Writes b[0 .. n) to fd (non-blocking) by deadline_ns. Returns 0, -ETIMEDOUT,
- * or write's negative errno.
- */
-int agent_send_all(int fd, const uint8_t *b, size_t n, uint64_t deadline_ns);
-
-/*
  * Reads one message from fd (non-blocking) into d by deadline_ns. Returns 0
  * (d->buf[0 .. d->len) is its body), the decoder's -EMSGSIZE or -EBADMSG,
  * -EPROTO for bytes after the message, -ECONNRESET when the peer closed

@@ -71,35 +71,62 @@ void agent_hex(const uint8_t *b, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
-/* The raw digest of agent_mac. */
-static int mac_raw(const uint8_t *token, size_t token_len, const char *nonce,
-                   uint8_t md[EVP_MAX_MD_SIZE], unsigned *md_len)
-{
-    if (HMAC(EVP_sha256(), token, (int)token_len, (const uint8_t *)nonce, strlen(nonce), md,
-             md_len) == NULL)
-        return -EIO;
-    return 0;
-}
-
-int agent_mac(const uint8_t *token, size_t token_len, const char *nonce, char *out)
+int agent_mac(const uint8_t *token, size_t token_len, const uint8_t *msg, size_t n, char *out)
 {
     uint8_t md[EVP_MAX_MD_SIZE];
     unsigned md_len = 0;
 
-    if (mac_raw(token, token_len, nonce, md, &md_len) < 0) return -EIO;
+    if (HMAC(EVP_sha256(), token, (int)token_len, msg, n, md, &md_len) == NULL) return -EIO;
     agent_hex(md, md_len, out);
     return 0;
 }
 
-bool agent_mac_ok(const uint8_t *token, size_t token_len, const char *nonce, const char *mac)
+static bool is_hex_digit(uint8_t c)
 {
-    char want[AGENT_HEX_MAX + 1], got[AGENT_HEX_MAX + 1] = { 0 };
-    size_t n = strnlen(mac, AGENT_HEX_MAX + 1);
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
 
-    if (agent_mac(token, token_len, nonce, want) < 0) return false;
-    /* A mac of any length is compared over the whole digest, so timing tells nothing of it. */
-    memcpy(got, mac, n < AGENT_HEX_MAX ? n : AGENT_HEX_MAX);
-    return CRYPTO_memcmp(want, got, AGENT_HEX_MAX) == 0 && n == AGENT_HEX_MAX;
+long agent_req_mac_at(const uint8_t *body, size_t len)
+{
+    static const char key[] = "\"mac\":\"";
+    const size_t klen = sizeof(key) - 1;
+    long at = -EBADMSG;
+
+    for (size_t i = 0; i + klen + AGENT_HEX_MAX < len; i++) {
+        size_t d = i + klen, k = 0;
+
+        if (memcmp(body + i, key, klen) != 0) continue;
+        while (k < AGENT_HEX_MAX && is_hex_digit(body[d + k]))
+            k++;
+        if (k < AGENT_HEX_MAX || body[d + k] != '"') continue;
+        if (at >= 0) return -EBADMSG; /* two places: which one was signed is not certain */
+        at = (long)d;
+    }
+    return at;
+}
+
+int agent_req_mac(const uint8_t *token, size_t token_len, const char *nonce, const uint8_t *body,
+                  size_t len, char *out)
+{
+    uint8_t msg[AGENT_HEX_MAX + AGENT_REQ_MAX];
+    size_t nlen = strnlen(nonce, AGENT_HEX_MAX + 1);
+    long at = agent_req_mac_at(body, len);
+
+    if (at < 0 || nlen > AGENT_HEX_MAX || len > AGENT_REQ_MAX) return -EBADMSG;
+    memcpy(msg, nonce, nlen);
+    memcpy(msg + nlen, body, len);
+    memset(msg + nlen + at, '0', AGENT_HEX_MAX);
+    return agent_mac(token, token_len, msg, nlen + len, out);
+}
+
+bool agent_req_mac_ok(const uint8_t *token, size_t token_len, const char *nonce,
+                      const uint8_t *body, size_t len)
+{
+    char want[AGENT_HEX_MAX + 1];
+    long at = agent_req_mac_at(body, len);
+
+    if (at < 0 || agent_req_mac(token, token_len, nonce, body, len, want) < 0) return false;
+    return CRYPTO_memcmp(want, body + at, AGENT_HEX_MAX) == 0;
 }
 
 bool agent_name_valid(const char *s)
@@ -284,6 +311,28 @@ json_t *agent_req_json(const struct agent_req *req)
         json_object_set_new(j, "session", json_integer((json_int_t)req->session));
     }
     return j;
+}
+
+long agent_req_frame(struct agent_req *req, const uint8_t *token, size_t token_len,
+                     const char *nonce, uint8_t *out, size_t cap)
+{
+    json_t *j;
+    long n, at;
+
+    memset(req->mac, '0', AGENT_HEX_MAX);
+    req->mac[AGENT_HEX_MAX] = '\0';
+    j = agent_req_json(req);
+    n = j != NULL ? agent_frame(j, AGENT_REQ_MAX, out, cap) : -ENOMEM;
+    json_decref(j);
+    if (n < 0) return n;
+    /* A word of the request cannot hold the key's bare quotes, so the place is the key's. */
+    at = agent_req_mac_at(out + AGENT_HDR, (size_t)n - AGENT_HDR);
+    if (at < 0) return -EIO;
+    if (agent_req_mac(token, token_len, nonce, out + AGENT_HDR, (size_t)n - AGENT_HDR, req->mac) <
+        0)
+        return -EIO;
+    memcpy(out + AGENT_HDR + at, req->mac, AGENT_HEX_MAX);
+    return n;
 }
 
 static const struct msg_keys reply_keys[] = {

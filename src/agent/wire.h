@@ -5,9 +5,12 @@
  *
  * A message is a frame: a 4-byte big-endian length, 1 .. the reader's cap,
  * then that many bytes of one JSON object with a "type". A connection carries
- * the agent's "hello" (a fresh nonce), one request of the client (its "mac",
- * HMAC-SHA256 of the nonce keyed with the shared token) and one reply, then
- * closes: so every connection is bounded in messages as well as in bytes.
+ * the agent's "hello" (a fresh nonce), one request of the client and one
+ * reply, then closes: so every connection is bounded in messages as well as
+ * in bytes. The request's "mac" is HMAC-SHA256, keyed with the shared token,
+ * of the nonce's hex followed by the request's exact body with the mac's 64
+ * digits written as '0': it covers every byte the agent parses, with no JSON
+ * written again to check it.
  *
  * The frame decoder is incremental (bytes in any split give the same
  * verdict) and refuses a length over its cap as soon as the 4 length bytes
@@ -25,7 +28,7 @@
 
 #include "util.h"
 
-#define AGENT_PROTO       1      /* the "proto" of hello; a request names none */
+#define AGENT_PROTO       2      /* the "proto" of hello; a request names none */
 #define AGENT_HDR         4      /* the length prefix */
 #define AGENT_REQ_MAX     8192   /* a request's body, bytes: what the agent reads */
 #define AGENT_REPLY_MAX   262144 /* a reply's body, bytes: what the client reads */
@@ -77,16 +80,33 @@ long agent_frame(const json_t *msg, size_t body_max, uint8_t *out, size_t cap);
 void agent_hex(const uint8_t *b, size_t n, char *out);
 
 /*
- * HMAC-SHA256 of nonce (its hex text) keyed with token, as 64 hex digits into
- * out (AGENT_HEX_MAX + 1 bytes). Returns 0 or -EIO when libcrypto fails.
+ * HMAC-SHA256 of msg[0 .. n) keyed with token, as 64 hex digits into out
+ * (AGENT_HEX_MAX + 1 bytes). Returns 0 or -EIO when libcrypto fails.
  */
-int agent_mac(const uint8_t *token, size_t token_len, const char *nonce, char *out);
+int agent_mac(const uint8_t *token, size_t token_len, const uint8_t *msg, size_t n, char *out);
 
 /*
- * Whether mac is the MAC agent_mac gives for token and nonce, compared in
- * constant time (CRYPTO_memcmp over the whole digest, whatever mac is).
+ * Where a request body's mac digits begin: just after its only `"mac":"`,
+ * which AGENT_HEX_MAX lowercase hex digits and a '"' follow. Returns the
+ * offset, or -EBADMSG when there is no such place or more than one.
  */
-bool agent_mac_ok(const uint8_t *token, size_t token_len, const char *nonce, const char *mac);
+long agent_req_mac_at(const uint8_t *body, size_t len);
+
+/*
+ * The request's MAC into out (AGENT_HEX_MAX + 1 bytes): agent_mac of nonce's
+ * text followed by body[0 .. len) with the digits at agent_req_mac_at written
+ * as '0'. Returns 0, -EBADMSG (no mac's place, or len over AGENT_REQ_MAX) or
+ * -EIO.
+ */
+int agent_req_mac(const uint8_t *token, size_t token_len, const char *nonce, const uint8_t *body,
+                  size_t len, char *out);
+
+/*
+ * Whether the mac a request body holds is agent_req_mac's for token and
+ * nonce, compared in constant time (CRYPTO_memcmp over the whole digest).
+ */
+bool agent_req_mac_ok(const uint8_t *token, size_t token_len, const char *nonce,
+                      const uint8_t *body, size_t len);
 
 /* ---- requests (client to agent) ---- */
 
@@ -111,8 +131,17 @@ struct agent_req {
  */
 int agent_req_parse(const uint8_t *body, size_t len, struct agent_req *req, struct hb_err *err);
 
-/* The request as JSON (the client's side). NULL when out of memory. */
+/* The request as JSON, its mac as req->mac says. NULL when out of memory. */
 json_t *agent_req_json(const struct agent_req *req);
+
+/*
+ * The request as a signed frame into out (cap bytes): its body is
+ * agent_req_json's with the mac agent_req_mac gives for token and nonce,
+ * which is also written to req->mac. Returns the frame's length, or
+ * agent_frame's error, or -EIO.
+ */
+long agent_req_frame(struct agent_req *req, const uint8_t *token, size_t token_len,
+                     const char *nonce, uint8_t *out, size_t cap);
 
 /* ---- replies (agent to client) ---- */
 

@@ -383,6 +383,14 @@ static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps
     stack_arg(a, "%s", json);
     stack_arg(a, "--jsonl");
     stack_arg(a, "%s", jsonl);
+    if (c->o->agent != NULL) {
+        stack_arg(a, "--agent");
+        stack_arg(a, "%s", c->o->agent);
+    }
+    if (c->o->agent_token_file != NULL) {
+        stack_arg(a, "--agent-token-file");
+        stack_arg(a, "%s", c->o->agent_token_file);
+    }
     if (c->netns.mode == NETNS_NONE) return;
     /* its evidence says where each end ran; in B its endpoints are A's veth address */
     stack_arg(a, "--in-netns");
@@ -579,7 +587,12 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     if (!WIFEXITED(st) ||
         (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 2 && WEXITSTATUS(st) != 130)) {
         log_copy(c->out, log);
-        return hb_fail(err, -ECHILD, "the run of %s ended badly (wait status %d)", cell->label, st);
+        /* a run's exits for the agent's refusals (3: the token, 76: the protocol) go on */
+        rc = !WIFEXITED(st)          ? -ECHILD
+             : WEXITSTATUS(st) == 3  ? -EKEYREJECTED
+             : WEXITSTATUS(st) == 76 ? -EPROTO
+                                     : -ECHILD;
+        return hb_fail(err, rc, "the run of %s ended badly (wait status %d)", cell->label, st);
     }
     rc = jsonl_pass(c, jsonl, err);
     if (rc == 0) {
@@ -789,6 +802,10 @@ void stack_services(struct stack_ctx *c, struct stack_args *a, const char *const
         const struct sup_svc *v = sup_find(&c->sup, names[i]);
         if (v == NULL) continue;
         stack_arg(a, "--service");
+        stack_arg(a, "%s=cgroup:%s", names[i], sup_cgroup_cpu(v));
+        if (c->o->agent == NULL) continue;
+        /* the agent beside the services reads the same cgroup */
+        stack_arg(a, "--agent-service");
         stack_arg(a, "%s=cgroup:%s", names[i], sup_cgroup_cpu(v));
     }
 }

@@ -37,7 +37,9 @@ struct stack_opts {
     unsigned cases;         /* STACK_CASE_*: the study's cases asked for, one at most */
     unsigned pool[STACK_MAX_POOL]; /* --pool: the pm.max_children of the sweep */
     unsigned npool;
-    enum netns_mode netns; /* --netns: the services in namespace A, the load in A or B */
+    enum netns_mode netns;        /* --netns: the services in namespace A, the load in A or B */
+    const char *agent;            /* --agent: each run child asks this agent for the server side */
+    const char *agent_token_file; /* --agent-token-file: its token (else HOPBENCH_AGENT_TOKEN) */
 };
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "host/counters.h"
 #include "registry.h"
+#include "sockio.h"
 
 /* The hierarchies a service joins: CPU accounting, memory, and v2 (""). */
 static const char *const sup_ctls[] = { "cpuacct", "cpu", "memory", "" };
@@ -370,39 +371,6 @@ out:
     return rc;
 }
 
-/* Waits for fd to be ready for events until deadline; 0, -ETIMEDOUT or -errno. */
-static int wait_fd(int fd, short events, uint64_t deadline)
-{
-    for (;;) {
-        uint64_t now = now_ns();
-        if (now >= deadline) return -ETIMEDOUT;
-        struct pollfd p = { .fd = fd, .events = events };
-        int ms = (int)((deadline - now) / NS_PER_MS) + 1;
-        int n = poll(&p, 1, ms);
-        if (n == -1 && errno == EINTR) continue;
-        if (n == -1) return -errno;
-        if (n == 1) return 0;
-    }
-}
-
-/* Sends len bytes of buf on a non-blocking socket before deadline. */
-static int send_all(int fd, const uint8_t *buf, size_t len, uint64_t deadline)
-{
-    size_t done = 0;
-
-    while (done < len) {
-        ssize_t w = send(fd, buf + done, len - done, MSG_NOSIGNAL);
-        if (w >= 0) {
-            done += (size_t)w;
-            continue;
-        }
-        if (errno != EAGAIN && errno != EINTR) return -errno;
-        int rc = wait_fd(fd, POLLOUT, deadline);
-        if (rc < 0) return rc;
-    }
-    return 0;
-}
-
 /* Receives what has come on a non-blocking socket, waiting until deadline: the count (0 at EOF). */
 static ssize_t recv_wait(int fd, uint8_t *buf, size_t cap, uint64_t deadline)
 {
@@ -410,7 +378,7 @@ static ssize_t recv_wait(int fd, uint8_t *buf, size_t cap, uint64_t deadline)
         ssize_t got = recv(fd, buf, cap, 0);
         if (got >= 0) return got;
         if (errno != EAGAIN && errno != EINTR) return -errno;
-        int rc = wait_fd(fd, POLLIN, deadline);
+        int rc = sock_wait(fd, POLLIN, deadline);
         if (rc < 0) return rc;
     }
 }
@@ -428,7 +396,7 @@ static int log_in(int fd, const struct codec_ops *ops, void *st, uint64_t deadli
     int rc = 0;
 
     for (;;) {
-        if (olen > 0) rc = send_all(fd, out, olen, deadline);
+        if (olen > 0) rc = sock_send_all(fd, out, olen, deadline);
         olen = 0;
         if (rc < 0 || r == CODEC_DONE) break;
         if (r == CODEC_ERROR) {
@@ -495,7 +463,7 @@ static int ask_on(int fd, const struct sup_check *c, uint64_t deadline, char *wh
         return rc;
     }
     size_t len = ops->encode(st, req, need); /* after the log-in: a request follows the session's */
-    rc = len == 0 ? -EINVAL : send_all(fd, req, len, deadline);
+    rc = len == 0 ? -EINVAL : sock_send_all(fd, req, len, deadline);
     if (rc == 0) rc = read_reply(fd, ops, st, deadline, &msg);
     if (rc == -EPROTO)
         snprintf(why, cap, "a malformed %s reply (%s)", c->proto, codec_err_str(msg.err));
@@ -530,7 +498,7 @@ int sup_ask(const struct sup_check *c, uint64_t timeout_ns, char *why, size_t ca
         snprintf(why, cap, "connect: %s", strerror(-fd));
         return fd;
     }
-    rc = pending ? wait_fd(fd, POLLOUT, deadline) : 0;
+    rc = pending ? sock_wait(fd, POLLOUT, deadline) : 0;
     if (rc == 0 && pending && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
         rc = -soerr;
     if (rc < 0)
@@ -591,13 +559,13 @@ int sup_fcgi_get(const struct sup_check *c, uint64_t timeout_ns, char *out, size
     req = xcalloc(1, need);
     ops->init(st, &cfg);
     size_t len = ops->encode(st, req, need);
-    if (pending) rc = wait_fd(fd, POLLOUT, deadline);
-    if (rc == 0) rc = len == 0 ? -EINVAL : send_all(fd, req, len, deadline);
+    if (pending) rc = sock_wait(fd, POLLOUT, deadline);
+    if (rc == 0) rc = len == 0 ? -EINVAL : sock_send_all(fd, req, len, deadline);
     while (rc == 0 && !done) {
         ssize_t got = recv(fd, buf + have, sizeof(buf) - have, 0);
         size_t used = 0;
         if (got == -1 && (errno == EAGAIN || errno == EINTR)) {
-            rc = wait_fd(fd, POLLIN, deadline);
+            rc = sock_wait(fd, POLLIN, deadline);
             continue;
         }
         if (got <= 0) {

@@ -6,7 +6,8 @@
 # listener's backlog is the one ss shows. A wrong token is exit 3 and the agent says it
 # refused it; a message longer than the agent takes is refused with too_large before
 # its body is read; the schedule's configurations are applied and announced, and a run
-# waits for the one it names. report and compare read the evidence. Nothing is left:
+# waits for the one it names; 20 silent peers, more than the agent serves at once, hold
+# up neither a run nor the schedule. report and compare read the evidence. Nothing is left:
 # namespaces, veth, processes. Exit 77 (skip) without the right to make namespaces.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
@@ -179,6 +180,42 @@ jcheck "its evidence records state second" "$T/second.json" \
     '.runs[0].agent.state_at_begin == "second" and .runs[0].agent.state_index == 1'
 check "second's command ran" test -e "$T/second.applied"
 
+# Silent peers: 20 connections from C that send nothing, each opened again as soon as the
+# agent closes it, more than the 16 it serves at once. A run beside them is served, the agent
+# closes the oldest silent one for each newcomer, and the schedule still moves on.
+SILENT=20
+spawn_cmd silent timeout 60 ip netns exec "$NS_C" python3 -c '
+import socket, sys, time
+addr, n = (sys.argv[1], int(sys.argv[2])), int(sys.argv[3])
+cs = [socket.create_connection(addr) for _ in range(n)]
+print("open", flush=True)
+for _ in range(600):
+    for i, c in enumerate(cs):
+        try:
+            if c.recv(4096, socket.MSG_DONTWAIT) == b"":
+                c.close()
+                cs[i] = socket.create_connection(addr)
+        except BlockingIOError:
+            pass
+        except OSError:
+            cs[i] = socket.create_connection(addr)
+    time.sleep(0.1)' "$ADDR_S" "$APORT" "$SILENT"
+SILENT_PID=$SPAWNED
+check "$SILENT silent connections are open" wait_line "$T/silent.out" '^open$'
+check "the agent closes the oldest silent connection for a new one" wait_line "$T/agent.err" \
+    '^hopbench agent: closed the oldest connection that sent no request \(16 open\)$'
+hbc beside run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.3 --warmup 0 -q --reps 2 \
+    --agent "tcp://$ADDR_S:$APORT" --agent-token-file "$TOKEN" --agent-service "echo=pid:$SRV" \
+    --json "$T/beside.json"
+check_eq "run --agent beside $SILENT silent peers: exit 0" 0 "$RC"
+jcheck "each of its runs has the agent's evidence of its own window" "$T/beside.json" \
+    '[.runs[] | .agent.ops == .ops and .ops > 0 and .agent.services[0].cpu_ns_per_op > 0] == [true, true]'
+check "the silent peers were still there" alive "$SILENT_PID"
+kill -USR1 "$AGENT"
+check "beside them the schedule still moves on" \
+    wait_line "$T/agent.err" '^hopbench agent: schedule done: no state announced$'
+stop_pid "$SILENT_PID"
+
 # Something that is not a hopbench agent of this protocol: exit 76, one line.
 spawn_cmd fake ip netns exec "$NS_S" python3 -c '
 import json, socket, struct, sys
@@ -187,7 +224,7 @@ s.bind((sys.argv[1], 0))
 s.listen(1)
 print(s.getsockname()[1], flush=True)
 c, _ = s.accept()
-b = json.dumps({"type": "hello", "proto": 2, "nonce": "0" * 64}).encode()
+b = json.dumps({"type": "hello", "proto": 1, "nonce": "0" * 64}).encode()
 c.sendall(struct.pack(">I", len(b)) + b)
 c.recv(100)
 c.close()' "$ADDR_S"
@@ -195,7 +232,7 @@ wait_line "$T/fake.out" '^[0-9]+$'
 hbc fake run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.2 --warmup 0 -q \
     --agent "tcp://$ADDR_S:$(cat "$T/fake.out")" --agent-token-file "$TOKEN"
 check_eq "an agent of another protocol: exit 76" 76 "$RC"
-one_line "an agent of another protocol: one line" "$T/fake.err" 'protocol 2, not 1$'
+one_line "an agent of another protocol: one line" "$T/fake.err" 'protocol 1, not 2$'
 
 # A service the agent's host refuses (a pid that has exited): the run fails, naming it.
 sleep 0 &

@@ -3,7 +3,8 @@
  * whole, split at every offset and byte by byte, each piece ending at a
  * PROT_NONE page (guard.h), give the same bodies; a length over the cap is
  * refused once its 4 bytes are in, however they arrive; the MAC against RFC
- * 4231's HMAC-SHA256 vector; requests and replies accepted and refused field
+ * 4231's HMAC-SHA256 vector, and a signed request refused once any byte or
+ * field of it changed; requests and replies accepted and refused field
  * by field.
  */
 /* cmocka needs these first, in this order. */
@@ -169,25 +170,115 @@ static void test_frame_encode_cap(void **state)
 
 static void test_mac(void **state)
 {
-    char mac[AGENT_HEX_MAX + 1], bad[AGENT_HEX_MAX + 2];
+    char mac[AGENT_HEX_MAX + 1];
     const uint8_t key[] = "Jefe";
+    const char *msg = "what do ya want for nothing?";
 
     (void)state;
     /* RFC 4231, test case 2 */
-    assert_int_equal(agent_mac(key, 4, "what do ya want for nothing?", mac), 0);
+    assert_int_equal(agent_mac(key, 4, (const uint8_t *)msg, strlen(msg), mac), 0);
     assert_string_equal(mac, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-    assert_true(agent_mac_ok(key, 4, "what do ya want for nothing?", mac));
-    assert_false(agent_mac_ok(key, 3, "what do ya want for nothing?", mac));
-    assert_false(agent_mac_ok(key, 4, "what do ya want for nothing!", mac));
-    strcpy(bad, mac);
-    bad[63] = bad[63] == '3' ? '4' : '3';
-    assert_false(agent_mac_ok(key, 4, "what do ya want for nothing?", bad));
-    bad[63] = '\0';
-    assert_false(agent_mac_ok(key, 4, "what do ya want for nothing?", bad));
-    strcpy(bad, mac);
-    strcat(bad, "0");
-    assert_false(agent_mac_ok(key, 4, "what do ya want for nothing?", bad));
-    assert_false(agent_mac_ok(key, 4, "what do ya want for nothing?", ""));
+}
+
+#define NONCE "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
+#define TOKEN "a-token-of-this-test"
+
+/* A begin signed for TOKEN and NONCE: its body into body (returns its length). */
+static size_t signed_begin(uint8_t *frame, size_t cap)
+{
+    static struct agent_req r = { .type = AGENT_BEGIN, .nservices = 1, .nwatch = 2 };
+    long n;
+
+    strcpy(r.services[0], "php=pid:100");
+    strcpy(r.watch[0], "tcp://127.0.0.1:8080");
+    strcpy(r.watch[1], "unix:/run/php.sock");
+    n = agent_req_frame(&r, (const uint8_t *)TOKEN, strlen(TOKEN), NONCE, frame, cap);
+    assert_true(n > AGENT_HDR);
+    assert_int_equal(strspn(r.mac, "0123456789abcdef"), AGENT_HEX_MAX);
+    assert_non_null(memmem(frame, (size_t)n, r.mac, AGENT_HEX_MAX));
+    return (size_t)n - AGENT_HDR;
+}
+
+static bool mac_ok(const uint8_t *body, size_t len)
+{
+    return agent_req_mac_ok((const uint8_t *)TOKEN, strlen(TOKEN), NONCE, body, len);
+}
+
+/* s with its first from replaced by to, into out; its length. */
+static size_t edit(const uint8_t *s, size_t len, const char *from, const char *to, uint8_t *out)
+{
+    const uint8_t *at = memmem(s, len, from, strlen(from));
+    size_t k;
+
+    assert_non_null(at);
+    k = (size_t)(at - s);
+    memcpy(out, s, k);
+    memcpy(out + k, to, strlen(to));
+    memcpy(out + k + strlen(to), at + strlen(from), len - k - strlen(from));
+    return len - strlen(from) + strlen(to);
+}
+
+static void test_mac_covers_request(void **state)
+{
+    static uint8_t frame[AGENT_HDR + AGENT_REQ_MAX], out[AGENT_REQ_MAX + 64];
+    static struct agent_req r;
+    static const char *const edits[][2] = {
+        { "php=pid:100", "php=pid:101" }, /* a service */
+        { "\"php=pid:100\"", "\"php=pid:100\",\"x=pid:1\"" },
+        { "127.0.0.1:8080", "127.0.0.1:8081" }, /* the watched hop */
+        { ",\"unix:/run/php.sock\"", "" },      /* a watched endpoint left out */
+        { "{", "{ " },                          /* a byte that changes nothing parsed */
+    };
+    struct hb_err err = { 0 };
+    uint8_t *body = frame + AGENT_HDR;
+    size_t len = signed_begin(frame, sizeof(frame)), n;
+    long at = agent_req_mac_at(body, len);
+
+    (void)state;
+    assert_true(mac_ok(body, len));
+    assert_int_equal(agent_req_parse(body, len, &r, &err), 0);
+    assert_int_equal(r.nservices, 1);
+    /* another nonce or token: refused */
+    assert_false(agent_req_mac_ok((const uint8_t *)TOKEN, strlen(TOKEN), NONCE "0", body, len));
+    assert_false(agent_req_mac_ok(
+        (const uint8_t *)TOKEN, strlen(TOKEN),
+        "0feeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100", body, len));
+    assert_false(agent_req_mac_ok((const uint8_t *)TOKEN "x", strlen(TOKEN) + 1, NONCE, body, len));
+    /* any field changed after signing: still a request, but not the signed one */
+    for (size_t i = 0; i < ARRAY_LEN(edits); i++) {
+        n = edit(body, len, edits[i][0], edits[i][1], out);
+        assert_int_equal(agent_req_parse(out, n, &r, &err), 0);
+        if (mac_ok(out, n)) fail_msg("accepted after %s -> %s", edits[i][0], edits[i][1]);
+    }
+    /* a signed state asked as a begin: refused */
+    r = (struct agent_req){ .type = AGENT_STATE };
+    n = (size_t)agent_req_frame(&r, (const uint8_t *)TOKEN, strlen(TOKEN), NONCE, frame,
+                                sizeof(frame)) -
+        AGENT_HDR;
+    assert_true(mac_ok(body, n));
+    n = edit(body, n, "\"state\"", "\"begin\"", out);
+    assert_int_equal(agent_req_parse(out, n, &r, &err), 0);
+    assert_int_equal(r.type, AGENT_BEGIN);
+    assert_false(mac_ok(out, n));
+    len = signed_begin(frame, sizeof(frame));
+    /* every byte changed, one at a time: refused */
+    assert_true(at > 0);
+    for (size_t i = 0; i < len; i++) {
+        memcpy(out, body, len);
+        out[i] = out[i] == '0' ? '1' : '0';
+        if (mac_ok(out, len)) fail_msg("accepted with byte %zu changed", i);
+    }
+    /* the mac's place: one, exactly; a second, or a key written with an escape, has none */
+    n = edit(body, len, "\"services\"", "\"m\":\"" NONCE "\",\"services\"", out);
+    assert_true(agent_req_mac_at(out, n) == at);
+    n = edit(body, len, "{", "{\"mac\":\"" NONCE "\",", out);
+    assert_int_equal(agent_req_mac_at(out, n), -EBADMSG);
+    assert_false(mac_ok(out, n));
+    n = edit(body, len, "\"mac\"", "\"m\\u0061c\"", out);
+    assert_int_equal(agent_req_parse(out, n, &r, &err), 0);
+    assert_int_equal(agent_req_mac_at(out, n), -EBADMSG);
+    assert_false(mac_ok(out, n));
+    assert_int_equal(agent_req_mac_at((const uint8_t *)"{}", 2), -EBADMSG);
 }
 
 #define MAC   "\"mac\":\"" HEX64 "\""
@@ -293,7 +384,7 @@ static void test_replies(void **state)
     struct hb_err err = { 0 };
 
     (void)state;
-    assert_int_equal(reply("{\"type\":\"hello\",\"proto\":1,\"nonce\":\"" HEX64 "\"}", &r, &err),
+    assert_int_equal(reply("{\"type\":\"hello\",\"proto\":2,\"nonce\":\"" HEX64 "\"}", &r, &err),
                      0);
     assert_int_equal(r.type, AGENT_HELLO);
     assert_string_equal(r.nonce, HEX64);
@@ -314,7 +405,7 @@ static void test_replies(void **state)
     assert_string_equal(r.code, "auth");
     assert_string_equal(r.error, "no");
 
-    assert_int_equal(reply("{\"type\":\"hello\",\"proto\":2,\"nonce\":\"" HEX64 "\"}", &r, &err),
+    assert_int_equal(reply("{\"type\":\"hello\",\"proto\":1,\"nonce\":\"" HEX64 "\"}", &r, &err),
                      -EBADMSG);
     assert_int_equal(reply("{\"type\":\"begun\",\"session\":3,\"state\":\"a b\"}", &r, &err),
                      -EBADMSG);
@@ -345,10 +436,15 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_frames_split),     cmocka_unit_test(test_frames_refused),
-        cmocka_unit_test(test_frame_encode_cap), cmocka_unit_test(test_mac),
-        cmocka_unit_test(test_requests),         cmocka_unit_test(test_requests_refused),
-        cmocka_unit_test(test_replies),          cmocka_unit_test(test_names),
+        cmocka_unit_test(test_frames_split),
+        cmocka_unit_test(test_frames_refused),
+        cmocka_unit_test(test_frame_encode_cap),
+        cmocka_unit_test(test_mac),
+        cmocka_unit_test(test_mac_covers_request),
+        cmocka_unit_test(test_requests),
+        cmocka_unit_test(test_requests_refused),
+        cmocka_unit_test(test_replies),
+        cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
