@@ -50,6 +50,7 @@
 #include "report/summary.h"
 #include "run.h"
 #include "server/server.h"
+#include "stack/measure.h"
 #include "stack/stack.h"
 
 /* A second signal this soon after the first is part of the same interrupt, not an abort. */
@@ -769,7 +770,7 @@ static int cmd_lab(int argc, char **argv)
     if (rc < 0) {
         lab_release(&lab);
         return fail("lab", &err,
-                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : failure_exit(rc));
+                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     }
     probe_machine(&m);
     lab_header(&lab, &o);
@@ -855,7 +856,10 @@ static int cmd_stack(int argc, char **argv)
     rc = stack_run(&o, stdout, &g_main.stop, &verdict, &err);
     if (rc < 0)
         return fail("stack", &err,
-                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : failure_exit(rc));
+                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM
+                    : rc == STACK_AGENT_AUTH              ? HB_EXIT_AGENT_AUTH
+                    : rc == STACK_AGENT_PROTOCOL          ? HB_EXIT_PROTOCOL
+                                                          : HB_EXIT_RUNTIME);
     if (verdict == STACK_INVALID) {
         fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors or were "
                         "saturated (see above)\n");

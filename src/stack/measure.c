@@ -589,8 +589,8 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
         log_copy(c->out, log);
         /* a run's exits for the agent's refusals (3: the token, 76: the protocol) go on */
         rc = !WIFEXITED(st)          ? -ECHILD
-             : WEXITSTATUS(st) == 3  ? -EKEYREJECTED
-             : WEXITSTATUS(st) == 76 ? -EPROTO
+             : WEXITSTATUS(st) == 3  ? STACK_AGENT_AUTH
+             : WEXITSTATUS(st) == 76 ? STACK_AGENT_PROTOCOL
                                      : -ECHILD;
         return hb_fail(err, rc, "the run of %s ended badly (wait status %d)", cell->label, st);
     }

@@ -17,6 +17,13 @@
 #include "stack/opts.h"
 #include "stack/supervisor.h"
 
+/*
+ * stack_run's returns for a run child's refusal by its --agent (the run's
+ * exits 3 and 76), apart from every errno the stack itself may return.
+ */
+#define STACK_AGENT_AUTH     (-4096)
+#define STACK_AGENT_PROTOCOL (-4097)
+
 #define STACK_MAX_REPS   50
 #define STACK_MAX_ARGS   64
 #define STACK_MAX_COSTED 16 /* measurements of both transports whose saving is priced */
