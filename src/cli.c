@@ -1945,7 +1945,7 @@ static const char usage_stack[] =
     "                   is a terminal)\n"
     "      --hold       after measuring keep the services up until Ctrl-C\n"
     "      --agent ENDPOINT  each run child asks the hopbench agent there (beside the\n"
-    "                   services: this host, or the stack's namespace) for the server side,\n"
+    "                   services, on this host; not with --netns) for the server side,\n"
     "                   naming each service by its cgroup as the stack made it; every run\n"
     "                   record has \"agent\" (docs/agent.md); a refused token is exit 3, a\n"
     "                   request the agent refuses or a reply that breaks the protocol 76\n"
@@ -2165,6 +2165,11 @@ int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, stru
                        o->name);
     if (stack_cases_check(stack_find(o->name), o, err) < 0) return -EINVAL;
     if (stack_agent_check(o, err) < 0) return -EINVAL;
+    if (o->agent != NULL && o->netns != NETNS_NONE)
+        return hb_fail(err, -EINVAL,
+                       "stack %s: --agent and --netns: the stack's namespaces are made after "
+                       "the agent would have to be started in them; use one or the other",
+                       o->name);
     if (o->netns == NETNS_OTHER && stack_find(o->name)->front_unix)
         return hb_fail(err, -EINVAL,
                        "stack %s: --netns other: its unix arm is the front hop, which cannot "

@@ -3,7 +3,8 @@
 # beside the services) for the server side, naming the stack's services by their cgroups:
 # every run line of --jsonl has agent.services with redis's CPU > 0 and the agent's ops
 # equal to the run's. A wrong token is exit 3 before anything is measured; an
-# --agent-token-file without --agent is exit 64. Nothing of the stack is left.
+# --agent-token-file without --agent is exit 64, and so is --agent with --netns.
+# Nothing of the stack is left.
 # shellcheck disable=SC2016 # jq programs in single quotes
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -30,6 +31,9 @@ check "the agent listens (port ${APORT:-none})" test -n "$APORT"
 expect_rc "stack --agent-token-file without --agent: exit 64" 64 lone \
     stack redis --short --agent-token-file "$TOKEN"
 one_line "its one line" "$T/lone.err" 'needs --agent'
+expect_rc "stack --agent with --netns: exit 64" 64 agentns \
+    stack redis --short --netns same --agent "tcp://127.0.0.1:1" --agent-token-file "$TOKEN"
+one_line "its one line" "$T/agentns.err" '--agent and --netns'
 
 expect_rc "stack redis --short --agent: exit 0" 0 good \
     stack redis --short -q --agent "tcp://127.0.0.1:$APORT" --agent-token-file "$TOKEN" \
