@@ -559,8 +559,9 @@ static void conn_step(struct agent *a, struct conn *c, short revents)
 
 /*
  * A slot for a new connection: a free one, else the oldest that has sent no
- * request yet (so peers that connect and stay silent cost a new one nothing),
- * else none (-1).
+ * byte of its request (so peers that connect and stay silent cost a new one
+ * nothing, and one part-way through its request is not cut off), else none
+ * (-1: the newcomer is closed).
  */
 static int conn_slot(struct agent *a)
 {
@@ -569,8 +570,9 @@ static int conn_slot(struct agent *a)
     for (int i = 0; i < AGENT_CONNS; i++) {
         const struct conn *c = &a->conn[i];
         if (c->fd < 0) return i;
-        if (c->phase != CONN_REPLY && (oldest < 0 || c->accepted_ns < a->conn[oldest].accepted_ns))
-            oldest = i;
+        /* a peer that has begun its request keeps its place: only a silent one goes */
+        bool silent = c->phase == CONN_HELLO || (c->phase == CONN_REQUEST && c->d.hdr_have == 0);
+        if (silent && (oldest < 0 || c->accepted_ns < a->conn[oldest].accepted_ns)) oldest = i;
     }
     if (oldest >= 0) {
         conn_close(&a->conn[oldest]);
