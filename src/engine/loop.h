@@ -111,11 +111,21 @@ static inline void tq_disarm(struct tq_node *n)
     n->prev = n->next = NULL;
 }
 
-/* (Re)arms n to expire at now_ns + q->delay_ns. */
+/*
+ * (Re)arms n to expire at now + q->delay_ns, or at the last armed deadline
+ * when that is later: a caller's now may be a little stale (a send deferred
+ * to the end of its batch of events arms with the time the batch was taken
+ * up), and the queue stays sorted only if no deadline goes in before the
+ * tail's. So a deadline is never earlier than asked, at most that staleness later.
+ */
 static inline void tq_arm(struct tq *q, struct tq_node *n, uint64_t now)
 {
+    uint64_t deadline = now + q->delay_ns;
+
     tq_disarm(n);
-    n->deadline_ns = now + q->delay_ns;
+    if (q->head.prev != &q->head && q->head.prev->deadline_ns > deadline)
+        deadline = q->head.prev->deadline_ns;
+    n->deadline_ns = deadline;
     n->prev = q->head.prev;
     n->next = &q->head;
     q->head.prev->next = n;

@@ -98,6 +98,33 @@ static void test_expiry_order(void **state)
     assert_int_equal(tq_next(&q), UINT64_MAX);
 }
 
+/*
+ * A node armed with an earlier now than the tail's (a send deferred to the end
+ * of its batch) expires with the tail, after it, never before: the queue stays
+ * sorted and no deadline is earlier than asked.
+ */
+static void test_stale_arm_keeps_order(void **state)
+{
+    struct tq q;
+    struct tq_node a = { 0 }, b = { 0 }, c = { 0 };
+    struct tq_node *out[3];
+
+    (void)state;
+    tq_init(&q, DELAY);
+    tq_arm(&q, &a, 100);
+    tq_arm(&q, &b, 50); /* stale: before a's time */
+    assert_int_equal(b.deadline_ns, 100 + DELAY);
+    tq_arm(&q, &c, 200);
+    assert_int_equal(c.deadline_ns, 200 + DELAY);
+    assert_int_equal(tq_next(&q), 100 + DELAY);
+    assert_int_equal(pop_all(&q, 100 + DELAY, out, 3), 2);
+    assert_ptr_equal(out[0], &a);
+    assert_ptr_equal(out[1], &b);
+    assert_int_equal(tq_next(&q), 200 + DELAY);
+    tq_arm(&q, &c, 10); /* the only node re-armed stale: nothing to keep behind */
+    assert_int_equal(c.deadline_ns, 10 + DELAY);
+}
+
 /* Arms NNODE nodes at 0,10,..., disarms n[victim], checks the rest expire in order. */
 static void check_disarm(size_t victim)
 {
@@ -420,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_arm_and_expire_at_boundary),
         cmocka_unit_test(test_expiry_order),
+        cmocka_unit_test(test_stale_arm_keeps_order),
         cmocka_unit_test(test_disarm_head_middle_tail),
         cmocka_unit_test(test_disarm_only_node),
         cmocka_unit_test(test_rearm_moves_to_tail),
