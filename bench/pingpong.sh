@@ -454,7 +454,7 @@ report() {
             printf "%-16s %-25s %8s %17s %6.1f%% %11s\n", t " " c, label[c], us(m),
                 sprintf("[%s-%s]", us(lo), us(hi)), spread, N ? us(MED) : "-"
         }
-        printf "\nratios of p50: median of the per-rep ratios [min-max]; targets as in the issue\n"
+        printf "\nratios of p50: median of the per-rep ratios [min-max]; targets (in parentheses) as bench/README.md states them\n"
         printf "%-50s %-24s %s\n", "ratio", "tcp", "unix"
         nr = split("hf ff 115 client overhead, floor serve: hf/ff (<=1.15)|" \
                    "hh fh 115 client overhead, hopbench serve: hh/fh (<=1.15)|" \
