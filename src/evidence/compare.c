@@ -156,6 +156,9 @@ static int cmp_place_side(struct cmp *c, const json_t *head)
     const json_t *doc_place = json_object_get(head, EV_PLACEMENT);
     char label[TEXT_SAFE_CAP];
 
+    /* A file placed as a process names no container or pod: every run keeps its key. */
+    evidence_place_label(label, sizeof(label), doc_place, "");
+    if (label[0] == '\0') return 0;
     for (size_t i = 0; i < c->nruns; i++) {
         struct run_key *k = &c->runs[i].key;
         char *own;
