@@ -868,6 +868,23 @@ static int run_agent_option(int c, const char *val, struct run_opts *o, struct h
     return hb_fail(err, -EINVAL, "run: unhandled option");
 }
 
+/*
+ * What run --agent and stack --agent check alike: an endpoint that can be
+ * connected to, and the token (from token_file, or the environment).
+ */
+static int agent_target_check(const char *cmd, const struct endpoint *ep, const char *token_file,
+                              struct agent_token *token, struct hb_err *err)
+{
+    char what[32];
+
+    if (ep->kind == ENDPOINT_TCP && endpoint_port(ep) == 0)
+        return hb_fail(err, -EINVAL, "%s: --agent %s: port 0 cannot be connected to", cmd,
+                       ep->text);
+    snprintf(what, sizeof(what), "%s: %s", cmd,
+             token_file != NULL ? "--agent-token-file" : "--agent");
+    return agent_token_read(token, token_file, what, err);
+}
+
 /* The --agent options together, and the token. */
 static int run_agent_check(struct run_opts *o, struct hb_err *err)
 {
@@ -879,13 +896,9 @@ static int run_agent_check(struct run_opts *o, struct hb_err *err)
             return hb_fail(err, -EINVAL, "run: the --agent-* options need --agent ENDPOINT");
         return 0;
     }
-    if (a->ep.kind == ENDPOINT_TCP && endpoint_port(&a->ep) == 0)
-        return hb_fail(err, -EINVAL, "run: --agent %s: port 0 cannot be connected to", a->ep.text);
     if (a->wait_ns == 0) a->wait_ns = 600 * NS_PER_S;
     a->timeout_ns = o->load.timeout_ns;
-    return agent_token_read(
-        &a->token, o->agent_token_file,
-        o->agent_token_file != NULL ? "run: --agent-token-file" : "run: --agent", err);
+    return agent_target_check("run", &a->ep, o->agent_token_file, &a->token, err);
 }
 
 static int run_option(int c, const char *val, void *opts, struct hb_err *err)
@@ -2121,11 +2134,7 @@ static int stack_agent_check(const struct stack_opts *o, struct hb_err *err)
         return 0;
     }
     if (endpoint_parse(&ep, o->agent, err) < 0) return -EINVAL;
-    if (ep.kind == ENDPOINT_TCP && endpoint_port(&ep) == 0)
-        return hb_fail(err, -EINVAL, "stack: --agent %s: port 0 cannot be connected to", ep.text);
-    return agent_token_read(
-        &token, o->agent_token_file,
-        o->agent_token_file != NULL ? "stack: --agent-token-file" : "stack: --agent", err);
+    return agent_target_check("stack", &ep, o->agent_token_file, &token, err);
 }
 
 /* The stack named first among the words, for its own --help: "stack redis --help". */
