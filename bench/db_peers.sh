@@ -15,14 +15,15 @@
 # protocol, --db-ps-mode=disable).
 #
 # Cases, each rep running both tools on every case, even reps in reverse (ABBA):
-#   pg-simple     pgbench -c 1 -n -M simple -f q.sql -T S   hopbench run pg --sql Q -d S
-#   pg-extended   ... -M extended                           ... --extended
+#   pg-simple     pgbench -c 1 -n -M simple -f q.sql -T S   hopbench run pg --sql Q -d S --wait epoll
+#   pg-extended   ... -M extended                           ... --extended --wait epoll
 #   pg-connect    pgbench -C ... (a backend per query)      ... --mode connect
-#   mysql         sysbench (1 thread, the Lua script)       hopbench run mysql --sql Q
+#   mysql         sysbench (1 thread, the Lua script)       hopbench run mysql --sql Q --wait epoll
 #   pg-block      as pg-simple                              ... --wait block
 #   mysql-block   as mysql                                  ... --wait block
 # (the -block cases, not in the default CASES, tell the cost of hopbench's epoll wait: a
-# blocking client sleeps in recv, one syscall less per query, as pgbench and sysbench do)
+# blocking client sleeps in recv, one syscall less per query, as pgbench and sysbench do;
+# run's own default is block here, so the other cases name epoll)
 # over the Unix socket (TRANSPORT=tcp for 127.0.0.1). Throughput is each tool's own
 # figure (pgbench's tps, without the initial connection time, or with -C including the
 # reconnections, as hopbench's connect mode counts them; sysbench's queries/s;
@@ -227,10 +228,10 @@ peer() { # CASE
 
 hop() { # CASE
     case $1 in
-    pg-simple) set -- pg "$PG_EP" --sql "$PGQ" ;;
-    pg-extended) set -- pg "$PG_EP" --sql "$PGQ" --extended ;;
+    pg-simple) set -- pg "$PG_EP" --sql "$PGQ" --wait epoll ;;
+    pg-extended) set -- pg "$PG_EP" --sql "$PGQ" --extended --wait epoll ;;
     pg-connect) set -- pg "$PG_EP" --sql "$PGQ" --mode connect ;;
-    mysql) set -- mysql "$MY_EP" --user root --database sbtest --sql "$MYQ" ;;
+    mysql) set -- mysql "$MY_EP" --user root --database sbtest --sql "$MYQ" --wait epoll ;;
     pg-block) set -- pg "$PG_EP" --sql "$PGQ" --wait block ;;
     mysql-block) set -- mysql "$MY_EP" --user root --database sbtest --sql "$MYQ" --wait block ;;
     esac

@@ -14,6 +14,10 @@
 # Cases, each run by both tools in every rep:
 #   http-c1, -c16, -c64   wrk -t1 -c C -d SECONDS+1 --latency  against
 #                         hopbench run http -c C -t 1 -d SECONDS --warmup 1
+#   http-cC-W             the same with hopbench run http --wait W (epoll, block or
+#                         uring), e.g. http-c16-uring: its own wrk cell beside it in
+#                         every rep, so hopbench's waits can be set against one
+#                         another and wrk in one interleaved window
 #   ping|set|get-cC-pP    redis-benchmark -c C -n N -P P -t ping_mbulk|set|get -d 64
 #                         -r 1000 --csv  against  hopbench run redis -c C -t 1 -n N
 #                         --warmup 0 --pipeline P --command ping|set|get (set, get:
@@ -323,9 +327,16 @@ hopbench_run() {
     SELF=$(json_number "$json" '.runs[0].client_cpu_ns_per_op')
 }
 
-run_hopbench_http() { # CONNECTIONS
-    hopbench_run "$TMP/hb-http.json" http "tcp://127.0.0.1:$NG_PORT" -c "$1" -t 1 -d "$SECS" \
-        --warmup 1
+run_hopbench_http() { # CONNECTIONS [WAIT]
+    if [ -n "${2:-}" ]; then
+        hopbench_run "$TMP/hb-http.json" http "tcp://127.0.0.1:$NG_PORT" -c "$1" -t 1 -d "$SECS" \
+            --warmup 1 --wait "$2"
+        [ "$2" = block ] || [ "$(jq -r '.runs[0].wait' "$TMP/hb-http.json")" = "$2" ] ||
+            die "hopbench run http --wait $2 waited with $(jq -r '.runs[0].wait' "$TMP/hb-http.json")"
+    else
+        hopbench_run "$TMP/hb-http.json" http "tcp://127.0.0.1:$NG_PORT" -c "$1" -t 1 -d "$SECS" \
+            --warmup 1
+    fi
 }
 
 # redis_n CONNECTIONS PIPELINE: requests per cell.
@@ -371,7 +382,7 @@ run_hopbench_redis() { # COMMAND CONNECTIONS PIPELINE TRANSPORT
 #   REP CASE TOOL OPS CPU_NS SELF_NS RUSAGE_NS SERVER_NS   (all but OPS: ns per request)
 DATA="$TMP/data"
 
-# run_cell REP CASE TOOL; CASE: http-cC or CMD-cC-pP[-unix]; TOOL: peer or hb.
+# run_cell REP CASE TOOL; CASE: http-cC[-WAIT] or CMD-cC-pP[-unix]; TOOL: peer or hb.
 run_cell() {
     rep=$1
     case_=$2
@@ -380,8 +391,14 @@ run_cell() {
     case "$case_" in
     http-c*)
         c=${case_#http-c}
+        wait_=
+        case "$c" in *-*)
+            wait_=${c#*-}
+            c=${c%%-*}
+            ;;
+        esac
         SRV_PID=$NG_WORKER
-        if [ "$tool" = peer ]; then run_wrk "$c"; else run_hopbench_http "$c"; fi
+        if [ "$tool" = peer ]; then run_wrk "$c"; else run_hopbench_http "$c" "$wait_"; fi
         ;;
     *)
         # ping-c16-p1[-unix]
@@ -541,8 +558,8 @@ print_header() {
 ALL_CASES="http-c1 http-c16 http-c64 ping-c1-p1 ping-c16-p1 set-c16-p1 get-c16-p1 ping-c16-p16 set-c16-p16 get-c16-p16 ping-c16-p1-unix"
 CASES=${CASES:-$ALL_CASES}
 for c in $CASES; do
-    if ! echo "$c" | grep -Eqx 'http-c[1-9][0-9]*|(ping|set|get)-c[1-9][0-9]*-p[1-9][0-9]*(-unix)?'; then
-        echo "$PROG: unknown case '$c' (http-cC or ping|set|get-cC-pP[-unix])" >&2
+    if ! echo "$c" | grep -Eqx 'http-c[1-9][0-9]*(-(epoll|block|uring))?|(ping|set|get)-c[1-9][0-9]*-p[1-9][0-9]*(-unix)?'; then
+        echo "$PROG: unknown case '$c' (http-cC[-epoll|block|uring] or ping|set|get-cC-pP[-unix])" >&2
         usage
     fi
 done

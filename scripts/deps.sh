@@ -3,8 +3,9 @@
 #   scripts/deps.sh build   the compiler (gcc; clang when CC names clang, with its sanitizer
 #                           runtimes, libclang-rt-14-dev, when FLAVOUR is asan or tsan), C library
 #                           headers, make, pkg-config, libjansson-dev, libssl-dev (libcrypto: the
-#                           database protocols' password hashing)
-#   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, and the real
+#                           database protocols' password hashing), liburing-dev (run --wait uring)
+#   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, time (GNU
+#                           time: the memory bound of test_evidence_limits.sh), and the real
 #                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
 #                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
 #                           libfcgi-bin (cgi-fcgi), curl, postgresql, mariadb-server and
@@ -12,10 +13,13 @@
 #                           the image purpose's packages and python3-yaml (the image and pod test:
 #                           it plays a Job's pods from the manifest); chromium and python3 (the
 #                           HTML report opened in a headless browser: test_report.sh)
-#   scripts/deps.sh bench   test + sockperf, linux-perf, wrk, time (GNU time: bench/peers.sh), sysbench
+#   scripts/deps.sh bench   test's packages but the image ones and python3-yaml, + sockperf,
+#                           linux-perf, wrk, sysbench (GNU time: bench/peers.sh uses it too)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
 #   scripts/deps.sh image   podman, runc, catatonit, netavark and aardvark-dns (pods on one network
-#                           find each other by name), debootstrap (make image, make image-stack)
+#                           find each other by name), iptables (netavark runs it to set up a pod's
+#                           network; without it a pod fails "netavark: No such file or directory"),
+#                           debootstrap (make image, make image-stack)
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
 #                           lint; clang-tidy parses the sources, so it needs the build's headers)
 # CC and FLAVOUR are read from the environment (the Makefile passes its own).
@@ -28,13 +32,13 @@ case "${CC:-cc}" in
     case "${FLAVOUR:-release}" in asan | tsan) cc="clang libclang-rt-14-dev" ;; esac
     ;;
 esac
-want="$cc libc6-dev make pkg-config libjansson-dev libssl-dev"
+want="$cc libc6-dev make pkg-config libjansson-dev libssl-dev liburing-dev"
 real="nginx apache2 php8.2-fpm redis-server redis-tools libfcgi-bin curl postgresql mariadb-server mariadb-client"
 manual="groff-base man-db"
-container="podman runc catatonit netavark aardvark-dns debootstrap"
+container="podman runc catatonit netavark aardvark-dns iptables debootstrap"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace $real $manual $container python3-yaml chromium python3" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace time $real $manual $container python3-yaml chromium python3" ;;
 bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time sysbench" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 image) want="$container" ;;

@@ -102,11 +102,16 @@ static const char usage_run_head[] =
     "                        one B for every endpoint, or a comma list, one per endpoint in\n"
     "                        their order (repeatable: the lists are joined)\n"
     "      --arrivals A      open loop: constant (default) or poisson gaps (seeded: --seed)\n"
-    "      --wait W          how a thread waits for its replies: epoll (default: epoll_wait,\n"
-    "                        then recv) or block (it sleeps in recv: one syscall less per op,\n"
-    "                        as a blocking client or sockperf; either transport alike; needs\n"
-    "                        --mode reuse, --pipeline 1, no --rate and -c equal to -t). Start\n"
-    "                        the server with the same --wait\n"
+    "      --wait W          how a thread waits for its replies: epoll (epoll_wait, then\n"
+    "                        recv), block (it sleeps in recv: one syscall less per op, as a\n"
+    "                        blocking client or sockperf; either transport alike; needs\n"
+    "                        --mode reuse, --pipeline 1, no --rate, -c equal to -t and a\n"
+    "                        --timeout of 1 ms or more) or uring (kept connections send and\n"
+    "                        receive through one io_uring per thread: one io_uring_enter per\n"
+    "                        turn for all that are ready; needs --mode reuse and no --rate; where\n"
+    "                        io_uring cannot be set up the run uses epoll and says so).\n"
+    "                        Default: block where it applies, else epoll. serve's default\n"
+    "                        is epoll: start it with --wait block to match\n"
     "      --close WHO       connect mode: who closes first and so holds TIME_WAIT:\n"
     "                        client (default), server (wait for the server's FIN; start the\n"
     "                        built-in server with --close-after SIZE) or rst (SO_LINGER 0:\n"
@@ -251,9 +256,9 @@ static const char usage_serve[] =
     "      --stall-every N   with --stall-ms M: after every N requests (server-wide), the\n"
     "      --stall-ms M      worker that answered the Nth stalls M ms (to test a measurement)\n"
     "      --wait W          epoll (default) or block: a worker whose only connection is a\n"
-    "                        kept one waits for its next request in recv (at most 1 ms at a\n"
-    "                        stretch, then it polls for new connections), as a blocking\n"
-    "                        server would; every transport alike\n"
+    "                        kept one waits for its next request in recv, as a blocking\n"
+    "                        server would, and polls for new connections after 1 ms of\n"
+    "                        requests or 20 ms without one; every transport alike\n"
     "  -h, --help            this text\n";
 
 static const char usage_lab[] =
@@ -684,11 +689,17 @@ static int opt_close(const char *val, enum load_close *c, struct hb_err *err)
     return 0;
 }
 
-static int opt_wait(const char *val, bool *block, struct hb_err *err)
+/* --wait: epoll, block, or (where `uring` is not NULL: run, lab refuses it later) uring. */
+static int opt_wait(const char *val, bool *block, bool *uring, struct hb_err *err)
 {
-    if (strcmp(val, "epoll") != 0 && strcmp(val, "block") != 0)
-        return hb_fail(err, -EINVAL, "--wait: '%s' is not epoll or block", val);
+    bool is_uring = strcmp(val, "uring") == 0;
+
+    if (is_uring && uring == NULL)
+        return hb_fail(err, -EINVAL, "--wait: 'uring' is for 'hopbench run' only");
+    if (strcmp(val, "epoll") != 0 && strcmp(val, "block") != 0 && !is_uring)
+        return hb_fail(err, -EINVAL, "--wait: '%s' is not epoll, block or uring", val);
     *block = val[0] == 'b';
+    if (uring != NULL) *uring = is_uring;
     return 0;
 }
 
@@ -762,7 +773,7 @@ static int shared_option(int c, const char *val, struct shared_opts *o, struct h
         break;
     case OPT_WAIT:
         o->wait_given = true;
-        rc = opt_wait(val, &o->block_wait, err);
+        rc = opt_wait(val, &o->block_wait, &o->uring_wait, err);
         break;
     case OPT_SAMPLE_MS:
         o->sample_given = true;
@@ -816,6 +827,7 @@ static void run_load_from_shared(struct run_opts *o)
     o->load.timeout_ns = sh->timeout_ns;
     o->load.close = sh->close;
     o->load.block_wait = sh->block_wait;
+    o->load.uring_wait = sh->uring_wait;
     o->load.seed = sh->seed;
     o->close_given = sh->close_given;
 }
@@ -1170,6 +1182,24 @@ __attribute__((constructor)) static void run_spec_build(void)
     run_table[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
+/*
+ * Without --wait, a run whose threads each have one kept connection and one
+ * request at a time, closed loop (-c equal to -t, --mode reuse, no --pipeline,
+ * no --rate), waits as --wait block does, as the lab's reuse cells: one
+ * blocking recv() per reply instead of epoll_wait() and recv(), on every
+ * endpoint of the run alike (bench/RESULTS.md: the HTTP client's CPU against
+ * wrk at -c 1). Anything else polls.
+ */
+static void run_wait_default(struct run_opts *o)
+{
+    if (o->shared.wait_given || o->load.mode != LOAD_REUSE || o->load.pipeline > 1 ||
+        o->load.rate > 0 || o->rate_share > 0 || o->load.conns != o->load.threads ||
+        o->load.timeout_ns < NS_PER_MS) /* the engine polls under a 1-ms --timeout */
+        return;
+    o->load.block_wait = true;
+    o->wait_auto = true;
+}
+
 int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err)
 {
     int rc;
@@ -1196,6 +1226,12 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
         return hb_fail(err, -EINVAL,
                        "run: --wait block is for one kept connection per thread: --mode reuse, "
                        "--pipeline 1, no --rate, -c equal to -t");
+    /* --wait uring keeps connections in a closed loop; elsewhere it would be epoll's figure. */
+    if (o->load.uring_wait && (o->load.mode != LOAD_REUSE || o->load.rate > 0 || o->rate_share > 0))
+        return hb_fail(err, -EINVAL,
+                       "run: --wait uring is for kept connections in a closed loop: --mode "
+                       "reuse, no --rate");
+    run_wait_default(o);
     if (o->nrate_bases > 0 && o->rate_share == 0)
         return hb_fail(err, -EINVAL, "run: --rate-base needs --rate N%% (the share is of it)");
     /* Each probe of the closed-loop maximum for --rate N%: as long as the run, at most 3 s. */
@@ -1266,7 +1302,7 @@ static int serve_option(int c, const char *val, void *opts, struct hb_err *err)
         o->stall_ns = v * NS_PER_MS;
         break;
     case OPT_WAIT:
-        rc = opt_wait(val, &o->block_wait, err);
+        rc = opt_wait(val, &o->block_wait, NULL, err);
         break;
     case OPT_MAX_CONNS:
         rc = opt_uint("--max-conns", val, 1, 1 << 30, &v, err);
@@ -1556,6 +1592,8 @@ static int lab_check_load(struct lab_opts *o, struct hb_err *err)
         return hb_fail(err, -EINVAL, "lab: give --duration or --count, not both");
     if (o->pipeline > 1 && o->nrates > 0)
         return hb_fail(err, -EINVAL, "lab: --rates sends one request at a time; drop --pipeline");
+    if (o->shared.uring_wait)
+        return hb_fail(err, -EINVAL, "lab: --wait uring is for 'hopbench run' only");
     if (o->pipeline > 1 && o->shared.block_wait)
         return hb_fail(err, -EINVAL,
                        "lab: --wait block is for one request at a time; drop --pipeline");
@@ -1846,7 +1884,7 @@ static const struct option cost_longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static const struct cli_spec cli_spec_cost = { "cost", usage_cost, "h", cost_longopts };
+const struct cli_spec cli_spec_cost = { "cost", usage_cost, "h", cost_longopts };
 
 _Static_assert(CLI_MAX_SIZES <= COST_MAX_LIST, "a --traffic list fits the plan");
 
@@ -1960,8 +1998,10 @@ static const char usage_stack[] =
     "      --agent ENDPOINT  each run child asks the hopbench agent there (beside the\n"
     "                   services, on this host; not with --netns) for the server side,\n"
     "                   naming each service by its cgroup as the stack made it; every run\n"
-    "                   record has \"agent\" (docs/agent.md); a refused token is exit 3, a\n"
-    "                   request the agent refuses or a reply that breaks the protocol 76\n"
+    "                   record has \"agent\" (docs/agent.md), and the table each service's\n"
+    "                   'agent CPU us/req' and 'agent/local CPU' rows; a refused token is\n"
+    "                   exit 3, a request the agent refuses as bad or too large or a\n"
+    "                   reply that breaks the protocol 76\n"
     "      --agent-token-file FILE  the agent's token (its first line; only its owner may\n"
     "                   read it; default: HOPBENCH_AGENT_TOKEN)\n"
     "      --netns M    the services in a network namespace made for the stack, removed\n"

@@ -84,6 +84,7 @@ struct shared_opts {
     enum place_mode pin;    /* --pin */
     enum load_close close;  /* --close */
     bool block_wait;        /* --wait block (lab: its server too) */
+    bool uring_wait;        /* --wait uring (run only) */
     uint64_t sample_ns;     /* --sample-ms: sock_diag sampling period during a run, if given */
     double noisy_cpus;      /* --noisy-threshold, in CPUs; 0: the default (OBS_NOISY_CPUS) */
     const char *json_path;  /* --json; NULL: hopbench-CMD-DATE-TIME.json in the current directory */
@@ -125,6 +126,8 @@ struct run_opts {
     bool close_given;       /* shared.close_given, where the protocol's checks read it */
     bool arrivals_given;    /* --arrivals was given (it needs --rate) */
     double rate_share;      /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
+    bool wait_auto;         /* no --wait: one kept connection per thread, closed loop, so
+                             * load.block_wait was set as --wait block would (run_wait_default) */
     uint64_t wait_ready_ns; /* --wait-ready: how long a refused endpoint is asked again */
     uint64_t calibrate_ns;  /* how long the closed-loop maximum is measured for --rate N% */
     /* --rate-base: ops/s the share is of, one for every endpoint or one per endpoint */
@@ -240,6 +243,7 @@ struct cost_opts {
     const char *json_path; /* --json; NULL: none */
 };
 
+extern const struct cli_spec cli_spec_cost;
 /* Returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
 int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct hb_err *err);
 

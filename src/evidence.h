@@ -50,14 +50,15 @@ int evidence_compare(const char *old_path, const char *new_path, FILE *out,
  * Merges the evidence files paths[0 .. npaths-1] and writes the merged
  * document to out (atomically, through report_file_write), or to stdout when
  * out is NULL. argv (argc words, argv[0] "merge") goes into the document as
- * typed. Every output run is built once before anything is written, so a
- * failure leaves nothing half-written. Returns 0, or a negative errno with err
- * set: a file cannot be read, is not evidence, holds runs that cannot be added
- * (another histogram layout, a missing field), or the output cannot be
- * written.
+ * typed. Each output run added from runs that waited differently is named on
+ * notes (unless NULL), one line with the cell as compare names it and
+ * "[wait epoll -> block]" after it; its "wait" is null. Every output run is built once before
+ * anything is written, so a failure leaves nothing half-written. Returns 0, or a negative errno
+ * with err set: a file cannot be read, is not evidence, holds runs that cannot be added (another
+ * histogram layout, a missing field), or the output cannot be written.
  */
-int evidence_merge(const char *const *paths, size_t npaths, const char *out, int argc, char **argv,
-                   struct hb_err *err);
+int evidence_merge(const char *const *paths, size_t npaths, const char *out, FILE *notes, int argc,
+                   char **argv, struct hb_err *err);
 
 /*
  * The largest evidence file compare and merge read: 256 MiB, twenty times a

@@ -308,6 +308,7 @@ static int lab_load(struct lab *lab, struct run_record *r, unsigned t, struct hb
     lab_cell_observe(lab, r);
     record_netns_begin(&r->netns, &lab->netns, side);
     rc = load_run(&r->cfg, &r->res, err);
+    if (r->res.wait_err != 0) r->cut_by = "a failed wait";
     record_netns_end(&r->netns, &lab->netns);
     back = netns_enter(&lab->netns, NETNS_HOST);
     if (back < 0 && rc == 0)
@@ -345,12 +346,13 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     }
     rc = lab_load(lab, r, t, err);
     if (lab->progress != NULL) progress_run_end(lab->progress, &r->cfg);
-    if (r->res.lat != NULL) lab->nrecs++;
-    if (rc < 0) return rc;
-    /* After the run, so that a cell the server's exit cut short is still printed and kept. */
-    rc = lab_server_check(lab, r, stop, err);
+    if (r->res.lat == NULL) return rc;
+    lab->nrecs++;
+    /* After the run, so that a cell the server's exit cut short is still printed and kept; so is
+     * one whose load failed (a failed wait cut it short), in the JSONL as in the evidence. */
+    if (rc == 0) rc = lab_server_check(lab, r, stop, err);
     lab_progress(progress, r);
-    if (lab->jsonl != NULL && report_jsonl_append(lab->jsonl, r) < 0)
+    if (lab->jsonl != NULL && report_jsonl_append(lab->jsonl, r) < 0 && rc == 0)
         return hb_fail(err, -EIO, "cannot write the --jsonl file");
     return rc;
 }

@@ -288,6 +288,14 @@ static int check_evidence(const char *cmd, const char *path)
     return HB_EXIT_RUNTIME;
 }
 
+/* Whether a load thread's failed wait cut one of the runs short (the invocation then fails). */
+static bool wait_failed(const struct run_record *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].res.wait_err != 0) return true;
+    return false;
+}
+
 /*
  * The exit code for finished runs: 2 if a run saw errors, or an open-loop
  * run not cut short was saturated, or (when not interrupted) a run completed
@@ -434,7 +442,8 @@ static int run_finish(struct run *run, const char *json_path, const char *csv_pa
     int rc;
 
     run_report(run, stdout);
-    meta->interrupted = atomic_load(&g_main.stop); /* not stdout failing now: the runs are done */
+    /* not stdout failing now: the runs are done */
+    meta->interrupted = atomic_load(&g_main.stop) || wait_failed(run->recs, run->nrecs);
     meta->summary = run_summary_json(run);
     rc = write_evidence("run", json_path, csv_path, meta, run->recs, run->nrecs);
     if (rc == HB_EXIT_OK) rc = write_html("run", run->opts->shared.html_path, json_path);
@@ -505,6 +514,29 @@ static void run_netns_header(const struct run *run)
                    stdout);
 }
 
+/*
+ * --wait uring where the placement line said uring (its probe set a ring up):
+ * one line for the runs some of whose load threads could not set theirs up and
+ * waited with epoll (as each run's wait in the evidence says), and why.
+ */
+static void run_ring_note(const struct run *run)
+{
+    unsigned fell = 0;
+    int why = 0;
+
+    for (size_t i = 0; i < run->nrecs; i++) {
+        const struct run_record *r = &run->recs[i];
+        if (!r->cfg.uring_wait || r->res.ring_err == 0) continue; /* each thread's ring was up */
+        fell++;
+        if (why == 0) why = r->res.ring_err;
+    }
+    if (fell > 0)
+        fprintf(stderr,
+                "hopbench run: --wait uring: %u of %zu runs waited with epoll, not as the "
+                "placement line says (a load thread could not set up io_uring: %s)\n",
+                fell, run->nrecs, strerror(why));
+}
+
 /* After the checks: the runs, the tables and the evidence. */
 static int run_measure(struct run *run, struct run_opts *o, const char *json_path,
                        const char *server)
@@ -516,7 +548,8 @@ static int run_measure(struct run *run, struct run_opts *o, const char *json_pat
     FILE *jsonl;
     bool failed;
     const char *unseen = "no --server-pid";
-    int rc, run_rc;
+    char wait[160];
+    int rc, run_rc, ring = -1;
 
     install_signals();
     /* Where the server really runs, when it is named; else what --pin expects (not observed). */
@@ -541,7 +574,18 @@ static int run_measure(struct run *run, struct run_opts *o, const char *json_pat
         json_decref(meta.plan);
         return HB_EXIT_RUNTIME;
     }
-    print_placement(&run->place, o->load.block_wait ? "block" : "epoll", unseen);
+    if (o->load.uring_wait) {
+        ring = load_ring_probe();
+        snprintf(wait, sizeof(wait), ring == 0 ? "uring" : "epoll (io_uring cannot be set up: %s)",
+                 strerror(-ring));
+    }
+    print_placement(&run->place,
+                    o->load.uring_wait   ? wait
+                    : o->wait_auto       ? "block (the default with one kept connection per "
+                                           "thread, closed loop)"
+                    : o->load.block_wait ? "block"
+                                         : "epoll",
+                    unseen);
     run_netns_header(run);
     report_sysctls(stdout, &m);
     /* Without a terminal (or with --quiet) there is no line and no thread. */
@@ -551,6 +595,7 @@ static int run_measure(struct run *run, struct run_opts *o, const char *json_pat
     run_rc = run_plan(run, jsonl);
     progress_stop(&progress);
     run->progress = NULL;
+    if (ring == 0) run_ring_note(run);
     if (jsonl != NULL && close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
         run_rc = HB_EXIT_RUNTIME;
     /* Its own server's exit, unless a stop signal took it: said once, exit 1. */
@@ -813,10 +858,11 @@ static int cmd_lab(int argc, char **argv)
     report_cut_short(stdout, lab.recs, lab.nrecs);
     /*
      * Cut short: a stop signal, the reader gone, the server's exit while cells were left (not
-     * one after the last cell: STOP_SERVER_EXIT alone), not stdout failing now.
+     * one after the last cell: STOP_SERVER_EXIT alone), a load thread's failed wait, not
+     * stdout failing now.
      */
-    meta.interrupted =
-        atomic_load(&g_main.stop) == STOP_INTERRUPT || lab.reader_gone || lab.server_gone;
+    meta.interrupted = atomic_load(&g_main.stop) == STOP_INTERRUPT || lab.reader_gone ||
+                       lab.server_gone || wait_failed(lab.recs, lab.nrecs);
     rc = write_evidence("lab", json_path, o.shared.csv_path, &meta, lab.recs, lab.nrecs);
     if (rc == HB_EXIT_OK) rc = write_html("lab", o.shared.html_path, json_path);
     json_decref(meta.plan);
@@ -998,7 +1044,7 @@ static int cmd_merge(int argc, char **argv)
         rc = HB_EXIT_OK;
     } else if (rc < 0) {
         rc = usage_fail("merge", &err);
-    } else if (evidence_merge(o.paths, o.npaths, o.out, argc, argv, &err) < 0) {
+    } else if (evidence_merge(o.paths, o.npaths, o.out, stderr, argc, argv, &err) < 0) {
         rc = fail("merge", &err, HB_EXIT_RUNTIME);
     } else {
         if (o.out != NULL) printf("evidence: %s\n", text_safe(shown, sizeof(shown), o.out));

@@ -138,7 +138,7 @@ struct proto_entry {
 #define PROTO_HELP_SERVE                                                                           \
     "echo (every byte back), http (200 with a short\n"                                             \
     "body), fcgi (a FastCGI responder answering 'bench'), redis (PING, ECHO, GET, SET, DEL,\n"     \
-    "DBSIZE, INFO, in memory)"
+    "DBSIZE, FLUSHALL, INFO, QUIT, in memory)"
 #define PROTO_HELP_REPLY_BODY "http, fcgi" /* serve --body-size: the entries with reply_body */
 /* run --size: what the size is the payload of, after "(default 64);" */
 #define PROTO_HELP_RUN_SIZE                                                                        \

@@ -369,6 +369,7 @@ static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_reco
     run->agent_rc = 0;
     if (run->netns.mode != NETNS_NONE) record_netns_begin(&r->netns, &run->netns, run->client_side);
     rc = load_run(&r->cfg, &r->res, err);
+    if (r->res.wait_err != 0) r->cut_by = "a failed wait";
     if (run->netns.mode != NETNS_NONE) record_netns_end(&r->netns, &run->netns);
     if (run->progress != NULL) progress_run_end(run->progress, &r->cfg);
     if (r->agent != NULL) run_agent_per_op(r);

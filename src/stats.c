@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 /* Up to this many elements, insertion sort beats qsort's call overhead. */
 #define SMALL_SORT 16
 
@@ -169,6 +171,27 @@ int stats_summarize(const double *x, size_t n, struct stats_summary *out)
     out->mean = mean;
     out->sd = n < 2 ? 0 : sqrt(ss / (double)(n - 1));
     return 0;
+}
+
+size_t stats_median_known(const double *x, size_t n, double *median)
+{
+    double *v = xcalloc(n ? n : 1, sizeof(*v));
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(x[i])) v[k++] = x[i];
+    *median = k > 0 ? median_unsorted(v, k) : NAN;
+    free(v);
+    return k;
+}
+
+void stats_known_note(char *buf, size_t cap, size_t known, size_t all)
+{
+    if (cap == 0) return;
+    if (known == 0 || known >= all)
+        buf[0] = '\0';
+    else
+        snprintf(buf, cap, "%zu of %zu runs", known, all);
 }
 
 /* ---- Mann–Whitney U ---- */

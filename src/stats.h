@@ -50,6 +50,21 @@ struct stats_summary {
 int stats_summarize(const double *x, size_t n, struct stats_summary *out);
 
 /*
+ * The one rule of the tables for a figure some runs may lack (the stack's
+ * table, the report's agent's table): the median of the runs that have it.
+ * x[0 .. n-1] holds a value per run, NAN (any value not finite) for a run
+ * without the figure. *median is the median of the finite values, NAN when
+ * there is none; returns how many there are.
+ */
+size_t stats_median_known(const double *x, size_t n, double *median);
+
+/*
+ * What a table shows beside such a median: "1 of 3 runs" when known, the runs
+ * that have the figure, is fewer than all (and not 0); else "".
+ */
+void stats_known_note(char *buf, size_t cap, size_t known, size_t all);
+
+/*
  * Two-sided Mann–Whitney U test of a[0 .. na-1] against b[0 .. nb-1]; both are
  * only read. *u is U for a: the number of pairs (a_i, b_j) with a_i > b_j, a
  * tie counting 1/2 (so U for b is na * nb - *u). *p is the two-sided p-value

@@ -50,8 +50,43 @@ static void conn_record_phase(struct conn *c, enum load_phase p, uint64_t from, 
     if (c->in_window && from != 0) hist_record(c->ctx->phase[p], to > from ? to - from : 0);
 }
 
+struct io_uring_sqe *conn_ring_sqe(struct conn_ctx *ctx)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&ctx->ring);
+
+    if (sqe == NULL && io_uring_submit(&ctx->ring) >= 0) sqe = io_uring_get_sqe(&ctx->ring);
+    return sqe;
+}
+
+/*
+ * c's socket is about to close: its ring ops still in flight are cancelled
+ * (submitted now, before the close and before its buffers can be used again)
+ * and their CQEs will be dropped. A cancel's own CQE carries CONN_RING_TAGS
+ * without a connection, which the load thread drops too.
+ */
+static void conn_ring_cancel(struct conn *c)
+{
+    struct conn_ctx *ctx = c->ctx;
+    bool queued = false;
+
+    for (unsigned tag = CONN_RING_RECV; tag <= CONN_RING_SEND; tag <<= 1) {
+        struct io_uring_sqe *sqe;
+
+        if (!(c->ring_busy & tag) || (c->ring_stale & tag)) continue;
+        c->ring_stale |= (uint8_t)tag;
+        sqe = conn_ring_sqe(ctx);
+        if (sqe == NULL) continue; /* the ring is broken: its CQE, if any, is dropped anyway */
+        io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)c | tag, 0);
+        io_uring_sqe_set_data64(sqe, CONN_RING_TAGS);
+        queued = true;
+    }
+    if (queued) (void)io_uring_submit(&ctx->ring);
+}
+
 static void conn_close_fd(struct conn *c)
 {
+    if (c->ring_busy) conn_ring_cancel(c);
+    c->on_ring = false;
     if (c->lfd.fd >= 0) close(c->lfd.fd);
     c->lfd.fd = -1;
     c->blocking = false;
@@ -157,8 +192,62 @@ static bool conn_lost(struct conn *c, int err, uint64_t now)
     return true;
 }
 
+/* Queues c's receive into its buffer, or the rest of its batch's send, as an SQE of the ring. */
+static int conn_ring_queue(struct conn *c, unsigned tag)
+{
+    struct io_uring_sqe *sqe = conn_ring_sqe(c->ctx);
+
+    if (sqe == NULL) return -EBUSY;
+    if (tag == CONN_RING_RECV) {
+        io_uring_prep_recv(sqe, c->lfd.fd, c->rbuf, c->ctx->rbuf_cap, 0);
+        /* The reply is not there yet (its request goes out in the same submit, or the bytes
+         * so far were just read): arm the wait at once rather than try a recv first. */
+        sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
+    } else
+        io_uring_prep_send(sqe, c->lfd.fd, c->wr_buf + c->wr_off, c->wr_len - c->wr_off,
+                           MSG_NOSIGNAL);
+    io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | tag);
+    c->ring_busy |= (uint8_t)tag;
+    return 0;
+}
+
+/*
+ * --wait uring: whether c's batch goes through the ring. A kept connection
+ * with no op of a closed socket still in flight leaves the epoll set the first
+ * time (one epoll_ctl per socket), and stays off it until its socket closes.
+ */
+static bool conn_ring_owns(struct conn *c)
+{
+    if (c->on_ring) return true;
+    if (!c->ctx->ring_on || !c->used || c->ring_busy != 0) return false;
+    if (loop_del(&c->ctx->loop, &c->lfd) < 0) return false;
+    c->on_ring = true;
+    return true;
+}
+
+/*
+ * The ring's write: the send, and the receive of the reply, queued together
+ * for the thread's next wait to submit. The request counts as written when
+ * queued: the io_uring_enter that sends it follows at once.
+ */
+static int conn_ring_write(struct conn *c, uint64_t now)
+{
+    int rc = 0;
+
+    if (c->wr_off < c->wr_len && !(c->ring_busy & CONN_RING_SEND))
+        rc = conn_ring_queue(c, CONN_RING_SEND);
+    if (rc == 0 && !(c->ring_busy & CONN_RING_RECV)) rc = conn_ring_queue(c, CONN_RING_RECV);
+    if (rc < 0) {
+        conn_fail(c, op_err_from_errno(-rc), now);
+        return -1;
+    }
+    if (c->t_written == 0) c->t_written = now_ns();
+    return 0;
+}
+
 static int conn_write(struct conn *c, uint64_t now)
 {
+    if (conn_ring_owns(c)) return conn_ring_write(c, now);
     while (c->wr_off < c->wr_len) {
         ssize_t n = send(c->lfd.fd, c->wr_buf + c->wr_off, c->wr_len - c->wr_off,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -751,6 +840,51 @@ static void conn_on_event(struct loop *l, int fd, void *data, unsigned events)
     if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))) return;
     if (conn_read(c, (events & (EPOLLRDHUP | EPOLLHUP)) != 0, false) != 1) return;
     conn_finish_batch(c);
+}
+
+/* A ring op of c failed with err: as the epoll path's send or recv failing with it. */
+static void conn_ring_err(struct conn *c, int err)
+{
+    uint64_t now = now_ns();
+
+    if (conn_lost(c, err, now)) return;
+    conn_fail(c, op_err_from_errno(err), now);
+}
+
+void conn_ring_done(struct conn *c, unsigned tag, int res)
+{
+    int rc;
+
+    c->ring_busy &= (uint8_t)~tag;
+    if (c->ring_stale & tag) {
+        c->ring_stale &= (uint8_t)~tag;
+        return;
+    }
+    if (res == -EINTR || res == -EAGAIN) {
+        if (conn_ring_queue(c, tag) < 0) conn_fail(c, OP_ERR_OTHER, now_ns());
+        return;
+    }
+    if (res < 0) {
+        conn_ring_err(c, -res);
+        return;
+    }
+    if (tag == CONN_RING_SEND) {
+        c->wr_off += (size_t)res;
+        if (c->wr_off < c->wr_len) conn_ring_write(c, now_ns());
+        return;
+    }
+    if (res == 0) {
+        rc = conn_on_eof(c, now_ns());
+    } else {
+        uint64_t t = now_ns();
+        if (c->t_first == 0) c->t_first = t;
+        rc = conn_consume(c, c->rbuf, (size_t)res, t);
+        if (rc == 0 && conn_ring_queue(c, CONN_RING_RECV) < 0) {
+            conn_fail(c, OP_ERR_OTHER, t);
+            return;
+        }
+    }
+    if (rc == 1) conn_finish_batch(c);
 }
 
 bool conn_may_block(const struct conn *c)

@@ -28,6 +28,7 @@
 #ifndef HOPBENCH_CONN_H
 #define HOPBENCH_CONN_H
 
+#include <liburing.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -61,6 +62,8 @@ struct conn_ctx {
     uint64_t quota;           /* count mode: ops still to begin in the window; else UINT64_MAX */
     uint64_t end_ns;          /* open loop: the window's end; an op intended at or after it is
                                * not sent. UINT64_MAX until the window has begun, and in count mode */
+    struct io_uring ring;     /* --wait uring: the thread's ring (valid while ring_on) */
+    bool ring_on;             /* kept connections send and receive through `ring` */
     bool stopping;            /* no new op may begin */
     unsigned active;          /* connections not IDLE */
     struct hist *lat;
@@ -123,6 +126,11 @@ struct conn {
     bool setup_done;       /* CONN_SETUP: the session is ready once its last bytes are written */
     bool want_out;         /* EPOLLOUT is registered: only while a connect or a write is pending,
                             * since AF_UNIX wakes a writer with EPOLLOUT each time the peer reads */
+    bool on_ring;          /* --wait uring: the kept socket left the epoll set; its sends and
+                            * receives are SQEs of ctx->ring */
+    uint8_t ring_busy;     /* CONN_RING_* ops of this connection in flight in ctx->ring */
+    uint8_t ring_stale;    /* those of them issued on a socket since closed: their CQEs are
+                            * dropped */
     bool blocking;         /* the socket is blocking with SO_RCVTIMEO = ctx->block_ns (conn_wait);
                             * every other send and recv passes MSG_DONTWAIT */
     uint8_t *rbuf;         /* ctx->rbuf_cap bytes */
@@ -166,6 +174,24 @@ bool conn_may_block(const struct conn *c);
  * (the caller polls instead; ctx->block_ns is then 0).
  */
 int conn_wait(struct conn *c);
+
+/*
+ * --wait uring. A kept connection (a batch completed on its socket) leaves
+ * the epoll set once and from then on writes its batch and reads its replies
+ * through SQEs of ctx->ring, submitted with the thread's next wait; its reply
+ * bytes go through the same codec path as the epoll path's. Connects and
+ * session set-ups stay on epoll. The low bits of a CQE's user_data say which
+ * op completed (conn.c's tags); 0 is the load thread's own (epoll) poll.
+ */
+#define CONN_RING_RECV 1u
+#define CONN_RING_SEND 2u
+#define CONN_RING_TAGS 3u
+
+/* Handles one CQE whose user_data named c and op `tag` (CONN_RING_RECV or _SEND). */
+void conn_ring_done(struct conn *c, unsigned tag, int res);
+
+/* An SQE of ctx->ring, submitting what is queued to make room when it is full; NULL if none. */
+struct io_uring_sqe *conn_ring_sqe(struct conn_ctx *ctx);
 
 /* Closes c's socket, if open, and makes it IDLE. */
 void conn_close(struct conn *c);

@@ -8,6 +8,7 @@
 #include "engine/load.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ struct worker {
     uint64_t t0;               /* the run began; the window begins at t0 + warmup */
     const atomic_bool *opened; /* the window's counters were read (LOAD_WINDOW_OPEN); NULL: no
                                 * wait, the window begins at t0 + warmup */
+    atomic_bool *failed;       /* a thread's wait failed: the run fails, every thread stops */
     struct conn_ctx ctx;
     struct conn *conns;
     uint8_t *mem;   /* request copies, receive buffers, codec states */
@@ -157,7 +159,7 @@ size_t load_result_mem(const struct load_cfg *cfg)
 
 unsigned long long load_fd_need(const struct load_cfg *cfg)
 {
-    return (unsigned long long)cfg->conns + cfg->threads;
+    return (unsigned long long)cfg->conns + cfg->threads * (cfg->uring_wait ? 2ull : 1ull);
 }
 
 /* The longest a blocking wait may last; also how long a Ctrl-C may wait to be seen. */
@@ -180,6 +182,46 @@ static uint64_t worker_block_ns(const struct worker *w)
         cfg->pipeline != 1)
         return 0;
     return ns >= NS_PER_MS ? ns : 0; /* shorter timeouts are left to the loop's precise ones */
+}
+
+/*
+ * --wait uring: the thread's ring, room for a send and a receive per
+ * connection (conn_ring_sqe submits early if ever it fills). Single issuer with
+ * deferred task work where the kernel has them (6.1), so completions are
+ * run in the thread's own io_uring_enter, not by interrupting it; plain
+ * otherwise. Returns 0 or the negative errno of the plain set-up's failure
+ * (ENOSYS, EPERM under a seccomp profile or kernel.io_uring_disabled): the
+ * thread then waits with epoll, and the run says so.
+ */
+static int worker_ring_init(struct worker *w)
+{
+    unsigned entries = w->nconns > 2048 ? 4096 : 2 * w->nconns + 4;
+    int rc = io_uring_queue_init(entries, &w->ctx.ring,
+                                 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+
+    if (rc == -EINVAL) rc = io_uring_queue_init(entries, &w->ctx.ring, 0);
+    if (rc == 0 && !(w->ctx.ring.features & IORING_FEAT_EXT_ARG)) {
+        io_uring_queue_exit(&w->ctx.ring);
+        rc = -EOPNOTSUPP;
+    }
+    w->ctx.ring_on = rc == 0;
+    return rc;
+}
+
+/*
+ * Whether a ring can be set up here, as worker_ring_init would. A kernel before
+ * 5.11 has no timeout argument to the wait (IORING_FEAT_EXT_ARG): liburing would
+ * queue a timeout op of its own per wait, whose completions come among the
+ * connections'; such a kernel waits with epoll (-EOPNOTSUPP).
+ */
+int load_ring_probe(void)
+{
+    struct io_uring ring;
+    int rc = io_uring_queue_init(2, &ring, 0);
+
+    if (rc == 0 && !(ring.features & IORING_FEAT_EXT_ARG)) rc = -EOPNOTSUPP;
+    if (rc == 0 || rc == -EOPNOTSUPP) io_uring_queue_exit(&ring);
+    return rc;
 }
 
 /* Allocates everything the thread's loop will use; nothing is allocated after this. */
@@ -229,6 +271,8 @@ static int worker_setup(struct worker *w)
     ctx->quota = w->quota;
     ctx->end_ns = UINT64_MAX;
     ctx->block_ns = worker_block_ns(w);
+    if (cfg->uring_wait && cfg->rate <= 0 && cfg->mode == LOAD_REUSE)
+        w->win.ring_err = -worker_ring_init(w);
     tq_init(&ctx->timeouts, cfg->timeout_ns);
     tq_init(&ctx->retries, CONN_RETRY_NS);
     if (cfg->rate > 0) {
@@ -258,6 +302,14 @@ static void worker_release(struct worker *w)
 {
     for (unsigned i = 0; i < w->ninit; i++)
         conn_close(&w->conns[i]);
+    /*
+     * The ring's ops were cancelled, and waited for, when the thread that owns it
+     * exited (pthread_join has returned): the kernel no longer writes the buffers.
+     * The cancels conn_close submits from this thread are refused (single issuer)
+     * and change nothing; the exit frees the ring.
+     */
+    if (w->ctx.ring_on) io_uring_queue_exit(&w->ctx.ring);
+    w->ctx.ring_on = false;
     loop_release(&w->ctx.loop);
     sendq_release(&w->ctx.sendq);
     free(w->conns);
@@ -320,10 +372,67 @@ static void worker_abandon(struct worker *w)
  * deadline are about as far away as the wait is long; otherwise the loop polls
  * with the exact timeout. Returns loop_poll's result, or 0.
  */
-static int worker_wait(struct worker *w, uint64_t sleep_ns)
+/* The ring's CQE of the thread's poll of its epoll fd (conn.h's tags use the other values). */
+#define WORKER_RING_EPOLL 0u
+
+/*
+ * --wait uring: one io_uring_enter submits what the last turn queued (the
+ * kept connections' sends and receives) and sleeps until a completion or
+ * sleep_ns. The epoll set (connects, set-ups, connections not yet kept) is
+ * watched by a poll of its fd in the same ring, and read without waiting
+ * when that poll completes. Completions are handled as one batch of events:
+ * the next batches' sends wait for its end (loop_defer). Returns the number
+ * of completions, 0 on timeout or signal, or a negative errno.
+ */
+static int worker_ring_wait(struct worker *w, uint64_t sleep_ns, bool *epoll_armed)
+{
+    struct conn_ctx *ctx = &w->ctx;
+    struct __kernel_timespec ts = { .tv_sec = (long long)(sleep_ns / NS_PER_S),
+                                    .tv_nsec = (long long)(sleep_ns % NS_PER_S) };
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    bool epoll_ready = false;
+    int rc;
+
+    if (!*epoll_armed) {
+        struct io_uring_sqe *sqe = conn_ring_sqe(ctx);
+        if (sqe == NULL) return -EBUSY;
+        io_uring_prep_poll_add(sqe, ctx->loop.epfd, POLLIN);
+        io_uring_sqe_set_data64(sqe, WORKER_RING_EPOLL);
+        *epoll_armed = true;
+    }
+    rc = io_uring_submit_and_wait_timeout(&ctx->ring, &cqe, 1, &ts, NULL);
+    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) return rc;
+    loop_begin_batch(&ctx->loop);
+    io_uring_for_each_cqe(&ctx->ring, head, cqe)
+    {
+        uint64_t data = io_uring_cqe_get_data64(cqe);
+        unsigned tag = (unsigned)(data & CONN_RING_TAGS);
+        struct conn *c = (struct conn *)(uintptr_t)(data & ~(uint64_t)CONN_RING_TAGS);
+
+        seen++;
+        if (data == LIBURING_UDATA_TIMEOUT) continue; /* liburing's own: none with EXT_ARG */
+        if (data == WORKER_RING_EPOLL) {
+            *epoll_armed = false;
+            epoll_ready = true;
+        } else if (c != NULL) {
+            conn_ring_done(c, tag, cqe->res);
+        }
+    }
+    io_uring_cq_advance(&ctx->ring, seen);
+    loop_end_batch(&ctx->loop);
+    if (epoll_ready) {
+        rc = loop_poll(&ctx->loop, 0);
+        if (rc < 0) return rc;
+    }
+    return (int)seen;
+}
+
+static int worker_wait(struct worker *w, uint64_t sleep_ns, bool *epoll_armed)
 {
     uint64_t block_ns = w->ctx.block_ns;
 
+    if (w->ctx.ring_on) return worker_ring_wait(w, sleep_ns, epoll_armed);
     if (block_ns > 0 && sleep_ns >= block_ns - block_ns / 16 && conn_may_block(&w->conns[0]) &&
         conn_wait(&w->conns[0]) == 0)
         return 0;
@@ -388,6 +497,8 @@ static void worker_loop(struct worker *w)
     uint64_t deadline;
     uint64_t limit; /* the loop ends here: the deadline, or an open loop's drain's end */
     bool open = cfg->rate > 0, in_window = false;
+    bool epoll_armed = false; /* --wait uring: the ring polls the epoll fd */
+    int rc;
 
     /* A closed loop without a warm-up: the window begins when this thread can load, not
      * before its start and setup, which no op waited for (open loop: on its schedule). */
@@ -410,14 +521,22 @@ static void worker_loop(struct worker *w)
         limit = open ? add_ns(deadline, cfg->timeout_ns) : deadline;
         if (now >= limit && open) worker_abandon(w);
         if (now >= limit || w->ctx.active == 0) break;
-        if (cfg->stop != NULL && atomic_load(cfg->stop)) {
+        if ((cfg->stop != NULL && atomic_load(cfg->stop)) ||
+            atomic_load_explicit(w->failed, memory_order_relaxed)) {
             w->win.interrupted = true;
             break;
         }
         worker_fire_timers(w, now);
         if (open && now >= deadline) worker_retire_late(w, now);
         if (w->ctx.active == 0) break; /* the last ones may have ended just now */
-        if (worker_wait(w, worker_sleep_ns(w, now, win, deadline, limit, in_window)) < 0) break;
+        rc = worker_wait(w, worker_sleep_ns(w, now, win, deadline, limit, in_window), &epoll_armed);
+        if (rc < 0) {
+            /* The run fails, and its window is not what was asked: cut short. */
+            w->win.wait_err = -rc;
+            w->win.interrupted = true;
+            atomic_store_explicit(w->failed, true, memory_order_relaxed); /* the others stop */
+            break;
+        }
         if (w->live != NULL && now >= published + PUBLISH_NS) {
             worker_publish(w);
             published = now;
@@ -480,6 +599,9 @@ void load_result_add(struct load_result *res, const struct conn_ctx *ctx,
     if (win->window_ns > res->window_ns) res->window_ns = win->window_ns;
     if (win->drain_ns > res->drain_ns) res->drain_ns = win->drain_ns;
     res->interrupted |= win->interrupted;
+    res->ring_threads += ctx->ring_on;
+    if (win->ring_err != 0) res->ring_err = win->ring_err;
+    if (win->wait_err != 0) res->wait_err = win->wait_err;
     if (ctx->lat != NULL) hist_merge(res->lat, ctx->lat);
     if (ctx->service != NULL && res->service != NULL) hist_merge(res->service, ctx->service);
     for (int p = 0; p < PHASES; p++)
@@ -493,7 +615,7 @@ static uint64_t load_share(uint64_t count, unsigned k, unsigned n)
 }
 
 static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0,
-                       const atomic_bool *opened)
+                       const atomic_bool *opened, atomic_bool *failed)
 {
     unsigned first = 0;
 
@@ -502,6 +624,7 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
         w->cfg = cfg;
         w->t0 = t0;
         w->opened = opened;
+        w->failed = failed;
         w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
         w->first_conn = first;
         w->live = cfg->live != NULL ? &cfg->live[i] : NULL;
@@ -535,7 +658,7 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     struct worker *ws = xcalloc(cfg->threads, sizeof(*ws));
     unsigned started = 0;
     bool hooked = false;
-    atomic_bool opened = false;
+    atomic_bool opened = false, failed = false;
     bool await = cfg->on_window != NULL && cfg->warmup_ns > 0; /* load threads wait for opened */
     uint64_t t0;
     int rc = 0;
@@ -558,7 +681,7 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         hooked = true;
     }
     t0 = now_ns();
-    split_work(ws, cfg, t0, await ? &opened : NULL);
+    split_work(ws, cfg, t0, await ? &opened : NULL, &failed);
     for (; started < cfg->threads; started++) {
         rc = worker_start(&ws[started], started);
         if (rc < 0) {
@@ -575,6 +698,9 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     for (unsigned i = 0; i < started; i++) {
         if (ws[i].rc < 0 && rc == 0)
             rc = hb_fail(err, ws[i].rc, "load thread %u could not run: %s", i, strerror(-ws[i].rc));
+        if (ws[i].win.wait_err != 0 && rc == 0)
+            rc = hb_fail(err, -ws[i].win.wait_err, "load thread %u stopped: its %s wait failed: %s",
+                         i, ws[i].ctx.ring_on ? "io_uring" : "epoll", strerror(ws[i].win.wait_err));
         load_result_add(res, &ws[i].ctx, &ws[i].win);
         worker_release(&ws[i]);
         hist_free(ws[i].ctx.lat);

@@ -56,7 +56,13 @@ struct load_result {
     uint64_t drain_ns;          /* open loop: the part of window_ns after the intended window
                                  * (the deadline), spent on ops intended before it; else 0 */
     uint64_t client_cpu_ns;     /* CPU time of the load threads inside the window */
-    bool interrupted;           /* *stop ended the run early */
+    bool interrupted;           /* *stop, or a thread's failed wait (wait_err), ended the run
+                                 * early */
+    unsigned ring_threads;      /* --wait uring: the threads that waited on their ring */
+    int ring_err;               /* --wait uring: why a thread could not set its ring up (an
+                                 * errno; it used epoll), or 0 */
+    int wait_err;               /* a thread's wait failed with this errno, ending it (the run
+                                 * is interrupted and fails), or 0 */
     struct hist *lat;           /* merged op latency (ns); owned, freed by load_result_release */
     struct hist *phase[PHASES]; /* merged phase latencies (ns); owned likewise */
     /*
@@ -73,7 +79,9 @@ struct load_thread_window {
                          * which drains after it; 0 when the thread never reached the window */
     uint64_t drain_ns;  /* open loop: how long after the deadline the thread ended; else 0 */
     uint64_t cpu_ns;    /* the thread's CPU time inside the window */
-    bool interrupted;   /* *stop ended the thread's loop */
+    bool interrupted;   /* *stop, or its failed wait, ended the thread's loop */
+    int ring_err;       /* --wait uring: the errno io_uring_queue_init failed with, or 0 */
+    int wait_err;       /* the errno the loop's wait failed with (it ended: interrupted), or 0 */
 };
 
 struct conn_ctx; /* conn.h: one thread's connections and what they counted */
@@ -110,6 +118,14 @@ size_t load_mem_need(const struct load_cfg *cfg, size_t kept);
 
 /* The memory the histograms of one load_result of cfg take (kept until it is released). */
 size_t load_result_mem(const struct load_cfg *cfg);
+
+/*
+ * --wait uring: whether this process can set up an io_uring (a ring of two
+ * entries, made and closed). Returns 0 or the negative errno (ENOSYS, EPERM
+ * under a seccomp profile or kernel.io_uring_disabled) that makes the load
+ * threads wait with epoll instead.
+ */
+int load_ring_probe(void);
 
 /* The fds a load_run of cfg holds at once: one socket per connection, one epoll per thread. */
 unsigned long long load_fd_need(const struct load_cfg *cfg);

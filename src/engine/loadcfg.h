@@ -98,6 +98,9 @@ struct load_cfg {
     bool block_wait;      /* --wait block: a thread's one kept connection waits for its reply in a
                            * blocking recv() instead of epoll_wait() + recv() (closed loop, reuse,
                            * pipeline 1; any transport); false: always epoll */
+    bool uring_wait;      /* --wait uring: kept connections send and receive through one
+                           * io_uring per thread, one io_uring_enter per turn of its loop (closed
+                           * loop, reuse); a thread whose ring cannot be set up uses epoll */
     uint64_t duration_ns; /* measured time after warm-up; 0 when count is set */
     uint64_t count;       /* ops to measure after warm-up; 0 when duration is set */
     uint64_t warmup_ns;

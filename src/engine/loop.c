@@ -101,18 +101,28 @@ static void loop_run_deferred(struct loop *l)
     }
 }
 
+void loop_begin_batch(struct loop *l)
+{
+    l->dispatching = true;
+}
+
+void loop_end_batch(struct loop *l)
+{
+    loop_run_deferred(l);
+    l->dispatching = false;
+}
+
 int loop_poll(struct loop *l, uint64_t timeout_ns)
 {
     int n = loop_wait(l, timeout_ns);
 
     if (n == -1) return errno == EINTR ? 0 : -errno;
-    l->dispatching = true;
+    loop_begin_batch(l);
     for (int i = 0; i < n; i++) {
         struct loop_fd *h = l->events[i].data.ptr;
         h->fn(l, h->fd, h->data, l->events[i].events);
     }
-    loop_run_deferred(l);
-    l->dispatching = false;
+    loop_end_batch(l);
     return n;
 }
 

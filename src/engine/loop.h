@@ -77,6 +77,14 @@ int loop_del(struct loop *l, struct loop_fd *h);
 int loop_poll(struct loop *l, uint64_t timeout_ns);
 
 /*
+ * For a caller that waits on something else and dispatches what it got
+ * itself (the io_uring wait): between these, loop_defer queues as inside
+ * loop_poll; loop_end_batch runs the deferred tasks. Not inside loop_poll.
+ */
+void loop_begin_batch(struct loop *l);
+void loop_end_batch(struct loop *l);
+
+/*
  * Called from a handler inside loop_poll: queues t to run after the last
  * handler of this batch (a task already queued stays where it is). Called
  * anywhere else: runs t now.

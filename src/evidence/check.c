@@ -26,6 +26,12 @@ bool evidence_run_key(const json_t *run, struct run_key *k)
     k->placement =
         json_string_value(json_object_get(json_object_get(run, EV_PLACEMENT), EV_PLACE_KEY));
     if (k->placement == NULL) k->placement = "";
+    const char *wait = json_string_value(json_object_get(run, EV_WAIT));
+    k->wait = wait == NULL                 ? ""
+              : strcmp(wait, "epoll") == 0 ? "epoll"
+              : strcmp(wait, "block") == 0 ? "block"
+              : strcmp(wait, "uring") == 0 ? "uring"
+                                           : "";
     for (size_t i = 0; i < ARRAY_LEN(ints); i++) {
         const json_t *v = json_object_get(run, ints[i]);
         if (!json_is_integer(v)) return false;
@@ -44,6 +50,16 @@ bool evidence_run_key(const json_t *run, struct run_key *k)
                                         : json_number_value(json_object_get(open, EV_RATE));
     }
     return true;
+}
+
+void evidence_label_change(char *buf, size_t cap, const char *what, const char *a, const char *b)
+{
+    size_t len = strlen(buf);
+    char raw[TEXT_SAFE_CAP];
+
+    if (a[0] == '\0' || b[0] == '\0' || strcmp(a, b) == 0 || len >= cap) return;
+    snprintf(raw, sizeof(raw), " [%s%s -> %s]", what, a, b);
+    text_safe(buf + len, cap - len, raw); /* the strings come from a file */
 }
 
 /*

@@ -28,6 +28,9 @@ struct run_key {
     /* placement.key ("process", "netns other"), "" in evidence from before it; not in the
      * cell's identity: compare sets two placements of one cell side by side */
     const char *placement;
+    /* the wait the client used: "epoll", "block", "" when the record has none or another;
+     * static strings, not the cell's identity: compare shows two waits of one cell */
+    const char *wait;
 };
 
 /*
@@ -47,6 +50,14 @@ bool evidence_run_key(const json_t *run, struct run_key *k);
  * doc_place may be NULL.
  */
 void evidence_place_label(char *buf, size_t cap, const json_t *doc_place, const char *run_key);
+
+/*
+ * Appends " [WHATa -> b]" to the text in buf (cap bytes in all), escaped with
+ * text_safe, when a and b are both known (not "") and differ: how compare,
+ * merge and report say that the runs of one cell differed in a setting kept
+ * beside its key ("[wait epoll -> block]", "[process -> netns other]").
+ */
+void evidence_label_change(char *buf, size_t cap, const char *what, const char *a, const char *b);
 
 /* a and b name the same cell (the rep aside): evidence_key_order is 0. */
 bool evidence_same_cell(const struct run_key *a, const struct run_key *b);

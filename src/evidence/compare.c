@@ -62,6 +62,8 @@ struct cmp {
     size_t nruns, cap;
     struct cmp_cell *cells;
     size_t ncells;
+    char **place; /* the placements the runs point to: one copy per stretch of equal ones */
+    size_t nplace, place_cap;
 };
 
 /* A valid run must carry every figure compare reads. */
@@ -76,24 +78,43 @@ static int cmp_check_run(const json_t *run, struct hb_err *err)
     return 0;
 }
 
-/* k with its strings copied into memory of its own; -ENOMEM. */
-static int key_own(struct run_key *k)
+/*
+ * A copy of placement p that c owns: the last one kept when it is equal (the runs of a file
+ * mostly share one), else a new one. NULL when out of memory.
+ */
+static const char *cmp_place_own(struct cmp *c, const char *p)
+{
+    if (c->nplace > 0 && strcmp(c->place[c->nplace - 1], p) == 0) return c->place[c->nplace - 1];
+    if (c->nplace == c->place_cap) {
+        size_t cap = c->place_cap ? 2 * c->place_cap : 8;
+        char **more = realloc(c->place, cap * sizeof(*more));
+        if (more == NULL) return NULL;
+        c->place = more;
+        c->place_cap = cap;
+    }
+    char *own = strdup(p);
+    if (own != NULL) c->place[c->nplace++] = own;
+    return own;
+}
+
+/* k with its strings copied into memory of its own (its placement c's); -ENOMEM. */
+static int key_own(struct cmp *c, struct run_key *k)
 {
     k->endpoint = strdup(k->endpoint);
     k->mode = strdup(k->mode);
     k->proto = strdup(k->proto);
     k->label = strdup(k->label);
-    k->placement = strdup(k->placement);
+    k->placement = cmp_place_own(c, k->placement);
     return k->endpoint && k->mode && k->proto && k->label && k->placement ? 0 : -ENOMEM;
 }
 
+/* Frees k's strings but its placement, which c owns. */
 static void key_release(struct run_key *k)
 {
     free((void *)(uintptr_t)k->endpoint);
     free((void *)(uintptr_t)k->mode);
     free((void *)(uintptr_t)k->proto);
     free((void *)(uintptr_t)k->label);
-    free((void *)(uintptr_t)k->placement);
 }
 
 /* The next free cmp_run, the array grown when full. */
@@ -137,7 +158,7 @@ static int cmp_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
     for (size_t m = 0; r.counts && m < METRICS; m++)
         metric_value(run, mdef(m), &r.v[m]);
     slot = cmp_next(c);
-    if (slot == NULL || key_own(&r.key) < 0) {
+    if (slot == NULL || key_own(c, &r.key) < 0) {
         if (slot != NULL) key_release(&r.key);
         return hb_fail(err, -ENOMEM, "%s: out of memory", c->path[c->side]);
     }
@@ -147,29 +168,40 @@ static int cmp_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
 }
 
 /*
- * Names each run of side c->side by the placement it is shown under
- * (evidence_place_label): the container or pod of the file's placement, when
- * it names one, in place of the run's own key. Returns 0 or -ENOMEM.
+ * Names each run by the placement it is shown under (evidence_place_label):
+ * the container or pod of its file's placement (head[side]'s), when it names
+ * one, in place of the run's own key. One pass once both files are read, and
+ * runs of one key in a row share one label: under ThreadSanitizer a pass per
+ * file read the first file's runs in an array about to be grown (their shadow
+ * memory held beside the grown copy) and a copy per run added to it, each
+ * raising compare's peak RSS by MiBs. Returns 0 or -ENOMEM.
  */
-static int cmp_place_side(struct cmp *c, const json_t *head)
+static int cmp_place(struct cmp *c, json_t *const head[2])
 {
-    const json_t *doc_place = json_object_get(head, EV_PLACEMENT);
+    const json_t *doc_place[2];
+    const char *from[2] = { NULL, NULL }, *to[2] = { NULL, NULL };
+    bool named[2];
     char label[TEXT_SAFE_CAP];
 
-    /* A file placed as a process names no container or pod: every run keeps its key. */
-    evidence_place_label(label, sizeof(label), doc_place, "");
-    if (label[0] == '\0') return 0;
+    for (int s = 0; s < 2; s++) {
+        doc_place[s] = json_object_get(head[s], EV_PLACEMENT);
+        /* A file placed as a process names no container or pod: every run keeps its key. */
+        evidence_place_label(label, sizeof(label), doc_place[s], "");
+        named[s] = label[0] != '\0';
+    }
+    if (!named[0] && !named[1]) return 0;
     for (size_t i = 0; i < c->nruns; i++) {
         struct run_key *k = &c->runs[i].key;
-        char *own;
+        int s = c->runs[i].side;
 
-        if (c->runs[i].side != c->side) continue;
-        evidence_place_label(label, sizeof(label), doc_place, k->placement);
-        if (strcmp(label, k->placement) == 0) continue;
-        own = strdup(label);
-        if (own == NULL) return -ENOMEM;
-        free((void *)(uintptr_t)k->placement);
-        k->placement = own;
+        if (!named[s]) continue;
+        if (k->placement != from[s]) {
+            from[s] = k->placement;
+            evidence_place_label(label, sizeof(label), doc_place[s], k->placement);
+            to[s] = strcmp(label, k->placement) == 0 ? k->placement : cmp_place_own(c, label);
+            if (to[s] == NULL) return -ENOMEM;
+        }
+        k->placement = to[s];
     }
     return 0;
 }
@@ -215,6 +247,9 @@ static void cmp_release(struct cmp *c)
 {
     for (size_t i = 0; i < c->nruns; i++)
         key_release(&c->runs[i].key);
+    for (size_t i = 0; i < c->nplace; i++)
+        free(c->place[i]);
+    free(c->place);
     free(c->runs);
     free(c->cells);
 }
@@ -238,30 +273,28 @@ void evidence_cell_label(char *buf, size_t cap, const struct run_key *k)
     text_safe(buf, cap, raw);
 }
 
-/* The placement of the first run of side s of cell, "" when it has none or no run there. */
-static const char *cell_placement(const struct cmp_cell *cell, int s)
+/* The key of the first run of side s of cell, NULL when it has none there. */
+static const struct run_key *cell_first(const struct cmp_cell *cell, int s)
 {
     for (size_t i = 0; i < cell->all[0] + cell->all[1]; i++)
-        if (cell->runs[i].side == s) return cell->runs[i].key.placement;
-    return "";
+        if (cell->runs[i].side == s) return &cell->runs[i].key;
+    return NULL;
 }
 
 /*
  * The cell's label, and when OLD and NEW ran it in different placements
  * (loopback against a veth across namespaces) both, as "[process -> netns
- * other]": the figures beside it compare the placements, not a change.
+ * other]", or with different waits, "[wait epoll -> block]": the figures
+ * beside it compare those, not only a change of the system.
  */
 static void cmp_cell_label(char *buf, size_t cap, const struct cmp_cell *cell)
 {
-    const char *a = cell_placement(cell, 0), *b = cell_placement(cell, 1);
-    size_t len;
+    const struct run_key *a = cell_first(cell, 0), *b = cell_first(cell, 1);
 
     evidence_cell_label(buf, cap, cell->key);
-    len = strlen(buf);
-    if (a[0] == '\0' || b[0] == '\0' || strcmp(a, b) == 0 || len >= cap) return;
-    char raw[TEXT_SAFE_CAP];
-    snprintf(raw, sizeof(raw), " [%s -> %s]", a, b);
-    text_safe(buf + len, cap - len, raw); /* the strings come from a file */
+    if (a == NULL || b == NULL) return;
+    evidence_label_change(buf, cap, "", a->placement, b->placement);
+    evidence_label_change(buf, cap, "wait ", a->wait, b->wait);
 }
 
 /* Columns s takes on a terminal: UTF-8 continuation bytes take none. */
@@ -448,17 +481,17 @@ int evidence_compare(const char *old_path, const char *new_path, FILE *out,
                      struct evidence_compare_result *res, struct hb_err *err)
 {
     struct cmp c = { .path = { old_path, new_path } };
+    json_t *head[2] = { NULL, NULL };
     int rc = 0;
 
     *res = (struct evidence_compare_result){ 0 };
     for (c.side = 0; c.side < 2 && rc == 0; c.side++) {
         struct evidence_reader reader = { .run = cmp_take, .ctx = &c };
-        json_t *head;
-        rc = evidence_read(c.path[c.side], &reader, &head, err);
-        if (rc == 0 && cmp_place_side(&c, head) < 0)
-            rc = hb_fail(err, -ENOMEM, "%s: out of memory", c.path[c.side]);
-        json_decref(head);
+        rc = evidence_read(c.path[c.side], &reader, &head[c.side], err);
     }
+    if (rc == 0 && cmp_place(&c, head) < 0) rc = hb_fail(err, -ENOMEM, "out of memory");
+    for (int s = 0; s < 2; s++)
+        json_decref(head[s]);
     if (rc == 0) {
         cmp_group(&c);
         cmp_print(out, &c);

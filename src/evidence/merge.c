@@ -57,6 +57,7 @@ struct merge {
     const char *const *paths;
     size_t nfiles;
     const char *out; /* -o, or NULL for stdout */
+    FILE *notes;     /* where an output run whose parts waited differently is named */
     json_t **heads;  /* each file's fields but its runs */
     struct part *parts;
     size_t nparts, cap;
@@ -519,10 +520,54 @@ static json_t *part_restore(const struct part *p)
     return run;
 }
 
+/*
+ * Whether the parts of slot s waited differently: the first part's wait into
+ * *a and the first other one into *b. Parts without a wait (evidence from
+ * before it) differ from none.
+ */
+static bool slot_waits(const struct slot *s, const char **a, const char **b)
+{
+    *a = *b = "";
+    for (size_t i = 0; i < s->nparts; i++) {
+        struct run_key k;
+        if (!part_key(s->parts[i], &k) || k.wait[0] == '\0') continue;
+        if ((*a)[0] == '\0') *a = k.wait;
+        if (strcmp(*a, k.wait) != 0) {
+            *b = k.wait;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether a part of slot s has a null wait: it merged runs that waited differently. */
+static bool slot_wait_null(const struct slot *s)
+{
+    for (size_t i = 0; i < s->nparts; i++)
+        if (json_is_null(json_object_get(s->parts[i]->run, EV_WAIT))) return true;
+    return false;
+}
+
+/* One line on m->notes naming run, merged from parts that waited a and b, as compare names it. */
+static void note_waits(const struct merge *m, const json_t *run, const char *a, const char *b)
+{
+    struct run_key k;
+    char label[TEXT_SAFE_CAP];
+
+    if (m->notes == NULL || !evidence_run_key(run, &k)) return;
+    evidence_cell_label(label, sizeof(label), &k);
+    evidence_label_change(label, sizeof(label), "wait ", a, b);
+    fprintf(m->notes,
+            "hopbench merge: %s rep %lld: runs that waited differently added as one (its "
+            "\"" EV_WAIT "\" null)\n",
+            label, (long long)k.rep);
+}
+
 /* The output run of slot s, owned by the caller; NULL with err set. */
 static json_t *merge_slot(struct merge *m, const struct slot *s, struct hb_err *err)
 {
     json_t *run;
+    const char *wa, *wb;
 
     if (s->nparts == 1) return part_restore(s->parts[0]);
     run = json_deep_copy(s->parts[0]->run);
@@ -536,6 +581,15 @@ static json_t *merge_slot(struct merge *m, const struct slot *s, struct hb_err *
     /* server, system and socket figures cannot be added: each file saw the same host */
     json_object_set_new(run, EV_OBSERVED, json_null());
     json_object_set_new(run, EV_MERGED_RUNS, json_integer((json_int_t)s->nparts));
+    /*
+     * As for a rate_share the parts do not share: no one wait was the merged run's when
+     * they differ or a part is itself a merge of runs that did (null). A part from before
+     * the wait was recorded takes the others'.
+     */
+    if (slot_waits(s, &wa, &wb) || slot_wait_null(s))
+        json_object_set_new(run, EV_WAIT, json_null());
+    else if (wa[0] != '\0')
+        json_object_set_new(run, EV_WAIT, json_string(wa));
     return run;
 fail:
     json_decref(run);
@@ -678,7 +732,9 @@ static int merge_emit(FILE *f, void *ctx, struct hb_err *err)
     free(head);
     for (size_t i = 0; i < m->nslots && rc == 0; i++) {
         json_t *run = merge_slot(m, &m->slots[i], err);
+        const char *wa, *wb;
         if (run == NULL) return -EINVAL;
+        if (slot_waits(&m->slots[i], &wa, &wb)) note_waits(m, run, wa, wb);
         if (fputs(i > 0 ? ",\n  " : "\n  ", f) == EOF || json_dumpf(run, f, JSON_COMPACT) != 0)
             rc = -EIO;
         json_decref(run);
@@ -716,10 +772,10 @@ static int merge_run(struct merge *m, int argc, char **argv, struct hb_err *err)
     return merge_write(m, err);
 }
 
-int evidence_merge(const char *const *paths, size_t npaths, const char *out, int argc, char **argv,
-                   struct hb_err *err)
+int evidence_merge(const char *const *paths, size_t npaths, const char *out, FILE *notes, int argc,
+                   char **argv, struct hb_err *err)
 {
-    struct merge m = { .paths = paths, .nfiles = npaths, .out = out };
+    struct merge m = { .paths = paths, .nfiles = npaths, .out = out, .notes = notes };
     int rc = merge_run(&m, argc, argv, err);
 
     merge_release(&m);

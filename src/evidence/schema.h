@@ -43,6 +43,7 @@
 #define EV_CELL                 "cell"
 #define EV_REP                  "rep"
 #define EV_PROTO                "proto"
+#define EV_WAIT                 "wait" /* "epoll", "block" or "uring" */
 #define EV_ENDPOINT             "endpoint"
 #define EV_LABEL                "label" /* the endpoint's, when it has one */
 #define EV_MODE                 "mode"

@@ -8,6 +8,7 @@
 #include "report/html.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -76,6 +77,30 @@ bool hd_median_by(const struct hcell *cell, hd_figure_fn *fig, const void *arg, 
     return ok;
 }
 
+size_t hd_median_known(const struct hcell *cell, hd_figure_fn *fig, const void *arg, double *out,
+                       char *why, size_t cap)
+{
+    size_t n = 0, known, nruns = json_array_size(cell->runs);
+    double *x = xcalloc(nruns ? nruns : 1, sizeof(*x));
+    char lacks[256];
+    bool lacked = false;
+
+    snprintf(why, cap, "no run counts");
+    for (size_t i = 0; i < nruns; i++) {
+        const json_t *run = json_array_get(cell->runs, i);
+        if (!evidence_run_counts(run)) continue;
+        if (!fig(run, arg, &x[n], lacks, sizeof(lacks))) {
+            x[n] = NAN;
+            if (!lacked) snprintf(why, cap, "%s", lacks); /* the first run that lacks it */
+            lacked = true;
+        }
+        n++;
+    }
+    known = stats_median_known(x, n, out);
+    free(x);
+    return known;
+}
+
 /* hd_median's figure: the run's member at the path arg (a NULL-ended list of keys). */
 static bool figure_at(const json_t *run, const void *arg, double *out, char *why, size_t cap)
 {
@@ -113,6 +138,7 @@ static void cell_name_placed(char *buf, size_t cap, const struct run_key *k)
 void hd_cell_name(char *buf, size_t cap, const struct hcell *cell)
 {
     cell_name_placed(buf, cap, &cell->key);
+    evidence_label_change(buf, cap, "wait ", cell->key.wait, cell->wait_other);
 }
 
 bool hd_open_loop(const struct hcell *cell)
@@ -185,7 +211,7 @@ static struct hcell *file_cell(struct hfile *hf, const struct run_key *k)
         hf->cells = c;
     }
     c = &hf->cells[hf->ncells++];
-    *c = (struct hcell){ .key = *k, .runs = json_array() };
+    *c = (struct hcell){ .key = *k, .runs = json_array(), .wait_other = "" };
     return c;
 }
 
@@ -343,6 +369,10 @@ static int take_run(void *ctx, size_t idx, json_t *run, struct hb_err *err)
     cell = file_cell(hf, &k);
     if (cell == NULL || json_array_append(cell->runs, run) < 0)
         return hb_fail(err, -ENOMEM, "%s: out of memory", hf->path);
+    /* the cell's first wait, then the first other one (both static strings) */
+    if (cell->key.wait[0] == '\0') cell->key.wait = k.wait;
+    if (cell->wait_other[0] == '\0' && k.wait[0] != '\0' && strcmp(k.wait, cell->key.wait) != 0)
+        cell->wait_other = k.wait;
     if (counts) {
         rc = hist_take(&cell->lat, json_object_get(run, EV_HISTOGRAM), err);
         if (rc == 0)
@@ -744,6 +774,17 @@ static void deltas_section(FILE *f, const struct hfile *const *files, size_t n)
             double *xa = xcalloc(cap, sizeof(*xa));
             size_t na = metric_values(a, d, xa);
             hd_cell_name(name, sizeof(name), a);
+            /* a later file's runs of the cell that waited otherwise, as compare says it (once:
+             * a cell whose own runs differ already says so) */
+            for (size_t k = 1; k < n && a->wait_other[0] == '\0'; k++) {
+                const struct hcell *b = match_cell(files[k], a);
+                const char *other = b == NULL ? "" : b->key.wait;
+                if (b != NULL && (other[0] == '\0' || strcmp(other, a->key.wait) == 0))
+                    other = b->wait_other;
+                if (other[0] == '\0' || strcmp(other, a->key.wait) == 0) continue;
+                evidence_label_change(name, sizeof(name), "wait ", a->key.wait, other);
+                break;
+            }
             fputs("<tr><td>", f);
             html_text(f, name);
             fputs("</td>", f);
@@ -773,6 +814,22 @@ static void deltas_section(FILE *f, const struct hfile *const *files, size_t n)
 
 /* ---- the kernel evidence -------------------------------------------------------------- */
 
+/* A table cell: text when known, else "n/a (why)", marked as such. */
+static void known_cell(FILE *f, bool known, const char *text, const char *why)
+{
+    char na[320];
+
+    if (known) {
+        fputs("<td class=\"num\">", f);
+    } else {
+        snprintf(na, sizeof(na), "n/a (%s)", why);
+        text = na;
+        fputs("<td class=\"na\">", f);
+    }
+    html_text(f, text);
+    fputs("</td>", f);
+}
+
 /* The largest of a gauge's peaks over the cell's runs, or n/a and the first reason. */
 static void gauge_cell(FILE *f, const struct hcell *cell, const char *a, const char *b,
                        const char *c)
@@ -791,15 +848,8 @@ static void gauge_cell(FILE *f, const struct hcell *cell, const char *a, const c
             memcpy(why, w, sizeof(why));
         }
     }
-    if (best >= 0) {
-        svg_number(text, sizeof(text), best);
-        fputs("<td class=\"num\">", f);
-    } else {
-        snprintf(text, sizeof(text), "n/a (%s)", why);
-        fputs("<td class=\"na\">", f);
-    }
-    html_text(f, text);
-    fputs("</td>", f);
+    if (best >= 0) svg_number(text, sizeof(text), best);
+    known_cell(f, best >= 0, text, why);
 }
 
 /* The kernel counters that moved, summed over the cell's runs. */
@@ -864,6 +914,136 @@ static void kernel_section(FILE *f, const struct hfile *hf)
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
+}
+
+/* ---- the agent's figures ---------------------------------------------------------------- */
+
+/* The service called name among list (a run's observed.services or agent.services), or NULL. */
+static const json_t *service_named(const json_t *list, const char *name)
+{
+    size_t i;
+    json_t *s;
+
+    json_array_foreach(list, i, s)
+    {
+        const char *n = json_string_value(json_object_get(s, "name"));
+        if (n != NULL && strcmp(n, name) == 0) return s;
+    }
+    return NULL;
+}
+
+/* hd_median_by's figure: the CPU per op of the service called arg as the run's agent read it. */
+static bool agent_cpu(const json_t *run, const void *arg, double *out, char *why, size_t cap)
+{
+    const json_t *agent = json_object_get(run, EV_AGENT);
+    const json_t *s = service_named(json_object_get(agent, "services"), arg);
+
+    if (s == NULL) {
+        snprintf(why, cap, "%s", agent == NULL ? "a run without the agent" : "the agent gave none");
+        return false;
+    }
+    if (hd_figure(s, out, why, cap, "cpu_ns_per_op", NULL, NULL)) return true;
+    if (json_is_null(json_object_get(s, "cpu_ns_per_op")))
+        snprintf(why, cap, "the agent gave none");
+    return false;
+}
+
+/* hd_median_by's figure: the same service's CPU per op as the run measured it itself. */
+static bool local_cpu(const json_t *run, const void *arg, double *out, char *why, size_t cap)
+{
+    const json_t *s =
+        service_named(json_object_get(json_object_get(run, EV_OBSERVED), "services"), arg);
+
+    if (s != NULL) return hd_figure(s, out, why, cap, "cpu_ns_per_op", NULL, NULL);
+    snprintf(why, cap, "not measured here");
+    return false;
+}
+
+/* hd_median_by's figure: the agent's figure of the service over the run's own. */
+static bool agent_local(const json_t *run, const void *arg, double *out, char *why, size_t cap)
+{
+    double ag, local;
+
+    if (!agent_cpu(run, arg, &ag, why, cap) || !local_cpu(run, arg, &local, why, cap)) return false;
+    if (local <= 0) {
+        snprintf(why, cap, "no CPU measured here");
+        return false;
+    }
+    *out = ag / local;
+    return true;
+}
+
+/*
+ * A table cell: the median of fig over cell's runs that count and have it
+ * (hd_median_known: the stack's table's rule), in µs from ns ("16.3"), or as a
+ * ratio ("x1.002"), "(1 of 2 runs)" after it when not every run has it; else
+ * n/a (why).
+ */
+static void median_cell(FILE *f, const struct hcell *cell, hd_figure_fn *fig, const char *name,
+                        bool ratio)
+{
+    char why[256], text[96] = "", note[48];
+    double v;
+    size_t known = hd_median_known(cell, fig, name, &v, why, sizeof(why));
+    size_t len;
+
+    if (known > 0 && ratio)
+        snprintf(text, sizeof(text), "x%.3f", v);
+    else if (known > 0)
+        svg_number(text, sizeof(text), v / 1e3);
+    stats_known_note(note, sizeof(note), known, cell->counted);
+    len = strlen(text);
+    if (note[0] != '\0') snprintf(text + len, sizeof(text) - len, " (%s)", note);
+    known_cell(f, known > 0, text, why);
+}
+
+/*
+ * With --agent: per cell and service the agent named, its CPU per op as the
+ * agent read it, as the run read it, and the median of their ratio. Nothing
+ * when no run has an agent's evidence.
+ */
+static void agent_section(FILE *f, const struct hfile *hf)
+{
+    char name[TEXT_SAFE_CAP];
+    bool head = false;
+
+    for (size_t c = 0; c < hf->ncells; c++) {
+        const struct hcell *cell = &hf->cells[c];
+        const json_t *svcs = NULL, *run, *s;
+        size_t i;
+
+        json_array_foreach(cell->runs, i, run)
+        {
+            svcs = json_object_get(json_object_get(run, EV_AGENT), "services");
+            if (svcs != NULL) break;
+        }
+        if (svcs == NULL) continue;
+        if (!head)
+            fputs("<h3>The agent's figures</h3>\n<p class=\"muted\">Per cell over its runs that "
+                  "count, medians: each service's CPU per op as the agent (<code>--agent</code>) "
+                  "read it on its host, as the run read it on its own, and the agent's figure "
+                  "over the run's.</p>\n<table class=\"agent\"><tr><th>cell</th><th>service</th>"
+                  "<th>agent CPU &micro;s/op</th><th>local CPU &micro;s/op</th>"
+                  "<th>agent/local</th></tr>\n",
+                  f);
+        head = true;
+        hd_cell_name(name, sizeof(name), cell);
+        json_array_foreach(svcs, i, s)
+        {
+            const char *sn = json_string_value(json_object_get(s, "name"));
+            if (sn == NULL) continue;
+            fputs("<tr><td>", f);
+            html_text(f, name);
+            fputs("</td><td>", f);
+            html_text(f, sn);
+            fputs("</td>", f);
+            median_cell(f, cell, agent_cpu, sn, false);
+            median_cell(f, cell, local_cpu, sn, false);
+            median_cell(f, cell, agent_local, sn, true);
+            fputs("</tr>\n", f);
+        }
+    }
+    if (head) fputs("</table>\n", f);
 }
 
 /* The runs that do not count, each with why. */
@@ -933,6 +1113,7 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
     chart_rates(f, hf);
     verdicts_section(f, hf);
     kernel_section(f, hf);
+    agent_section(f, hf);
     machine_section(f, hf);
     fputs("</section>\n", f);
 }

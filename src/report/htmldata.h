@@ -45,6 +45,7 @@ struct hcell {
     struct hsparse *svc; /* the open loop's service time likewise */
     size_t counted;      /* runs that count */
     char *placed;        /* where it is shown to have run (evidence_place_label); key.placement */
+    const char *wait_other; /* a wait of its runs other than key.wait's, else "" (static) */
 };
 
 struct hfile {
@@ -77,6 +78,15 @@ bool hd_median_by(const struct hcell *cell, hd_figure_fn *fig, const void *arg, 
                   char *why, size_t cap);
 
 /*
+ * The tables' rule (stats_median_known, as the stack's table takes it): the
+ * median of fig(run, arg) over the runs of cell that count and have it, into
+ * *out (NAN when none has it); returns how many have it. why: the first
+ * counting run's reason for lacking it ("no run counts" when none counts).
+ */
+size_t hd_median_known(const struct hcell *cell, hd_figure_fn *fig, const void *arg, double *out,
+                       char *why, size_t cap);
+
+/*
  * The median over the runs of cell that count of the figure a.b.c; false
  * (why set from the first run that lacks it) when a counting run lacks it or
  * none counts.
@@ -90,7 +100,8 @@ const char *hd_place(const struct hcell *cell);
 /*
  * The cell's whole name, as compare prints it (escaped for a terminal; html_text it), and
  * its placement after it when that is not "process" ("(netns other)", "(pod web-0 on node
- * n1)": the file's container or pod when its placement names one).
+ * n1)": the file's container or pod when its placement names one), and when its runs
+ * waited differently both waits as compare names them ("[wait epoll -> block]").
  */
 void hd_cell_name(char *buf, size_t cap, const struct hcell *cell);
 

@@ -280,6 +280,17 @@ static json_t *placement_json(const struct run_record *r)
                      EV_PLACE_SERVER, place_end_json(p->server, p->server_ino, p->server_addr));
 }
 
+/*
+ * How the run's threads waited: "uring" only when every one of them used its
+ * ring (--wait uring where io_uring cannot be set up polls: "epoll").
+ */
+static const char *report_wait_name(const struct load_cfg *c, const struct load_result *res)
+{
+    if (c->uring_wait)
+        return res->ring_threads > 0 && res->ring_threads == c->threads ? "uring" : "epoll";
+    return c->block_wait ? "block" : "epoll";
+}
+
 json_t *report_run_json(const struct run_record *r)
 {
     const struct load_cfg *c = &r->cfg;
@@ -305,7 +316,13 @@ json_t *report_run_json(const struct run_record *r)
         phases_json(res), EV_OBSERVED, observed_json(r));
 
     if (run == NULL) return NULL;
-    json_object_set_new(run, "wait", json_string(c->block_wait ? "block" : "epoll"));
+    json_object_set_new(run, EV_WAIT, json_string(report_wait_name(c, res)));
+    if (c->uring_wait) {
+        /* The threads that waited on an io_uring; the others could not set one up and polled. */
+        json_object_set_new(run, "uring_threads", json_integer((json_int_t)res->ring_threads));
+        if (res->ring_err != 0)
+            json_object_set_new(run, "uring_error", json_string(strerror(res->ring_err)));
+    }
     json_object_set_new(run, "size_of", json_string(r->size_is_reply ? "reply" : "request"));
     json_object_set_new(run, EV_REQUESTS, json_integer((json_int_t)res->requests));
     json_object_set_new(run, EV_REPLIES, json_integer((json_int_t)res->replies));

@@ -9,9 +9,10 @@
  * its own pages. A slot freed after its connection wrote past its first page
  * keeps those pages only while the worker's free slots keep at most
  * SERVER_WARM_BYTES so; otherwise they go back to the kernel (MADV_DONTNEED).
- * So connect-per-request load with large messages reuses warm slots, and the
- * memory a burst of large or abusive requests touched does not stay with the
- * server. The free list is LIFO: a warm slot is the next one used.
+ * The mapping is kept out of transparent huge pages, so that a slot's pages
+ * are its own and given back with it. So connect-per-request load with large messages reuses warm
+ * slots, and the memory a burst of large or abusive requests touched does not stay with the server.
+ * The free list is LIFO: a warm slot is the next one used.
  *
  * Limits: at most max_conns connections are open at once (one more is
  * accepted and closed at once); a request larger than the protocol's buffer
@@ -23,8 +24,11 @@
  * With --wait block, a worker that serves a single kept connection waits for
  * its next request in a blocking recv() (srv_wait_next), as a blocking server
  * would, instead of in epoll_wait() and then recv(): one syscall less per
- * request. Such a socket is made blocking once; every other send() and recv()
- * passes MSG_DONTWAIT. It applies to every transport alike: which wait is
+ * request. It goes back to epoll_wait() (new connections, the stop event)
+ * after 1 ms of requests, or after 20 ms without one (SRV_WAIT_NS,
+ * SRV_RECV_NS), and is out of the worker's epoll set while it blocks. Such a
+ * socket is made blocking once; every other send() and recv() passes
+ * MSG_DONTWAIT. It applies to every transport alike: which wait is
  * faster depends on the transport (bench/RESULTS.md, pingpong), so it is the
  * user's choice, never the server's per transport.
  */
@@ -60,14 +64,22 @@
 #define SRV_FDS_OTHER      32
 
 /*
- * srv_wait_next: a blocking wait's receive timeout, and how long a worker
- * stays with its one connection before it polls again (for new connections
- * and the stop event). After a wait times out, the connection's next
+ * srv_wait_next: how long a worker stays with its one connection while it is
+ * busy before it polls again (for new connections and the stop event), and a
+ * blocking wait's receive timeout, the longest it stays while the connection
+ * is idle. The kernel keeps SO_RCVTIMEO in scheduler ticks (jiffies) and a
+ * timeout of one tick ends at the next tick, which may be microseconds away:
+ * a 1-ms timeout (one tick at HZ 250 or 1000) timed out in the middle of a
+ * busy ping-pong. SRV_RECV_NS is several ticks at any HZ >= 100 (at least
+ * 10 ms before it can time out), so a wait times out only when its
+ * connection has been idle. After a wait times out, or a stretch's only
+ * request took SRV_WAIT_NS or more to come (a paced client), the connection's next
  * `backoff` requests are served from the loop only, doubling up to
  * SRV_WAIT_BACKOFF_MAX, so a slow client costs at most one idle wake-up per
  * that many requests.
  */
 #define SRV_WAIT_NS          (1 * NS_PER_MS)
+#define SRV_RECV_NS          (20 * NS_PER_MS)
 #define SRV_WAIT_BACKOFF_MAX 1024u
 #define SRV_IDLE             2 /* srv_serve: a blocking wait timed out */
 
@@ -84,7 +96,8 @@ struct srv_conn {
     bool pending;        /* bytes left in buf may hold whole requests: process before reading */
     bool closing;        /* close once the reply is sent (the protocol said so, or an error) */
     bool hup;            /* the peer shut down its side: read on to the EOF */
-    bool blocking;       /* the socket is blocking, SO_RCVTIMEO = SRV_WAIT_NS (srv_wait_next) */
+    bool blocking;       /* the socket is blocking, SO_RCVTIMEO = SRV_RECV_NS (srv_wait_next) */
+    bool detached;       /* out of the epoll set for a blocking stretch (srv_wait_next) */
     unsigned answered;   /* requests answered on this connection, up to 2: 2 = a kept one */
     unsigned skip;       /* requests to serve from the loop before waiting again */
     unsigned backoff;    /* the last skip after a timed-out wait; 0 after a wait that was not */
@@ -235,6 +248,10 @@ static struct srv_conn *srv_conn_get(struct srv_worker *w)
             free(ch);
             return NULL;
         }
+        /* Small pages: a slot's pages are given back one slot at a time, which a huge
+         * page (transparent_hugepage=always) would defeat, each connection then
+         * holding up to 2 MiB. */
+        madvise(mem, per * SLOTS_PER_CHUNK, MADV_NOHUGEPAGE);
         ch->mem = mem;
         ch->next = w->chunks;
         w->chunks = ch;
@@ -306,7 +323,7 @@ static void srv_accept_one(struct srv_worker *w, int cfd)
     c->io.out = NULL;
     c->io.out_len = c->in_len = c->consumed = 0;
     c->sent = 0;
-    c->want_out = c->pending = c->closing = c->hup = c->blocking = false;
+    c->want_out = c->pending = c->closing = c->hup = c->blocking = c->detached = false;
     c->answered = c->skip = c->backoff = 0;
     if (c->io.state != NULL) memset(c->io.state, 0, w->state_size);
     /* TCP_NODELAY is inherited from the listener (endpoint_listen sets it). */
@@ -389,6 +406,10 @@ static int srv_want_out(struct srv_conn *c)
     int rc;
 
     if (c->want_out) return 0;
+    if (c->detached) { /* srv_wait_next adds it back with EPOLLOUT */
+        c->want_out = true;
+        return 0;
+    }
     rc = loop_mod(&c->w->loop, &c->lfd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
     c->want_out = rc == 0;
     return rc;
@@ -418,7 +439,7 @@ static int srv_flush(struct srv_conn *c)
 }
 
 /*
- * Reads once; `block`: may sleep up to SRV_WAIT_NS. Returns bytes read, 0 on
+ * Reads once; `block`: may sleep up to SRV_RECV_NS. Returns bytes read, 0 on
  * EOF, -EAGAIN when drained (or the wait timed out), another negative errno.
  */
 static ssize_t srv_read(struct srv_conn *c, bool block)
@@ -526,23 +547,28 @@ static bool srv_may_wait(const struct srv_conn *c)
            c->io.out_len == 0 && !c->closing && !c->pending;
 }
 
-/* Once per socket: blocking, with a receive timeout of SRV_WAIT_NS. */
+/* Once per socket: blocking, with a receive timeout of SRV_RECV_NS. */
 static int srv_make_blocking(struct srv_conn *c)
 {
-    if (sock_block_with_timeout(c->lfd.fd, SRV_WAIT_NS) < 0) return -1;
+    if (sock_block_with_timeout(c->lfd.fd, SRV_RECV_NS) < 0) return -1;
     c->blocking = true;
     return 0;
 }
 
 /*
  * After srv_serve returned 0: while c is its worker's only connection, waits
- * for c's next requests in a blocking recv() and serves them, for up to
- * SRV_WAIT_NS at a stretch, then goes back to the loop, which sees new
- * connections and the stop event. Returns like srv_serve (never SRV_IDLE).
+ * for c's next requests in a blocking recv() and serves them, then goes back
+ * to the loop, which sees new connections and the stop event: after the
+ * first request answered SRV_WAIT_NS or more after the stretch began, or
+ * when a wait times out (SRV_RECV_NS without a request). So a new connection
+ * or the stop waits at most about SRV_RECV_NS (idle connection) or
+ * SRV_WAIT_NS and one request (busy one). Returns like srv_serve (never
+ * SRV_IDLE).
  */
 static int srv_wait_next(struct srv_conn *c)
 {
     uint64_t until;
+    unsigned served = 0;
     int rc = 0;
 
     if (!srv_may_wait(c)) return 0;
@@ -554,9 +580,38 @@ static int srv_wait_next(struct srv_conn *c)
         c->skip = UINT_MAX; /* this socket is served from the loop only */
         return 0;
     }
+    /*
+     * Out of the epoll set while it blocks: every wake-up of the socket's wait
+     * queue (a request, and over AF_UNIX the peer reading a reply) would also
+     * run epoll's callback. Two syscalls a stretch; stays in if that fails.
+     */
+    c->detached = loop_del(&c->w->loop, &c->lfd) == 0;
     until = now_ns() + SRV_WAIT_NS;
-    while (rc == 0 && srv_may_wait(c) && now_ns() < until)
+    while (rc == 0 && srv_may_wait(c) && now_ns() < until) {
         rc = srv_serve(c, true);
+        served++;
+    }
+    if (c->detached) {
+        c->detached = false;
+        if (rc == 0 || rc == SRV_IDLE) {
+            /*
+             * Added back edge-triggered: what arrived meanwhile is reported at
+             * once, and so would EPOLLOUT on a writable socket: asked for only
+             * while a reply waits to be sent (srv_want_out asks again).
+             */
+            int arc;
+            if (c->io.out_len == 0) c->want_out = false;
+            arc = loop_add(&c->w->loop, &c->lfd,
+                           EPOLLIN | EPOLLRDHUP | EPOLLET | (c->want_out ? EPOLLOUT : 0));
+            if (arc < 0) return arc;
+        }
+    }
+    /*
+     * A stretch whose one request took SRV_WAIT_NS or more to come is a paced
+     * client (a request every few ms, under SRV_RECV_NS): backed off as an idle
+     * one, else it would pay the stretch's epoll_ctl pair for each request.
+     */
+    if (rc == 0 && served == 1 && now_ns() >= until) rc = SRV_IDLE;
     if (rc != SRV_IDLE) {
         c->backoff = 0;
         return rc;

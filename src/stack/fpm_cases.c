@@ -43,6 +43,7 @@ struct case_run {
     double overflows;   /* the kernel's TcpExt.ListenOverflows over the run (all TCP); NAN: n/a */
     double drops;       /* TcpExt.ListenDrops likewise */
     double accept_peak; /* the backend socket's accept queue at its peak (sock_diag); NAN: n/a */
+    char agent[1024];   /* stack --agent: the agent's rows of the run (stack_agent_run_rows) */
 };
 
 /* php-fpm's own listen-queue figures of one pool, from its status page. */
@@ -294,6 +295,18 @@ static void run_kernel(struct case_run *r, const json_t *rec, unsigned t)
     }
 }
 
+/* The agent's rows of the run (stack --agent), as the stack's table has them, into r->agent. */
+static void run_agent(struct case_run *r, const json_t *rec)
+{
+    FILE *m = fmemopen(r->agent, sizeof(r->agent), "w");
+
+    r->agent[0] = '\0';
+    if (m == NULL) return;
+    stack_agent_run_rows(m, rec);
+    if (fclose(m) != 0) r->agent[0] = '\0';
+    r->agent[sizeof(r->agent) - 1] = '\0'; /* a full buffer is not terminated */
+}
+
 /* The last run record of the run child's evidence (its JSONL file) into r; t: its backend. */
 static int run_read(struct stack_ctx *c, struct case_run *r, unsigned t, struct hb_err *err)
 {
@@ -336,6 +349,7 @@ static int run_read(struct stack_ctx *c, struct case_run *r, unsigned t, struct 
         }
         if (len == 0) snprintf(r->errors, sizeof(r->errors), "none");
         run_kernel(r, rec, t);
+        run_agent(r, rec);
         json_decref(rec);
     }
     free(line);
@@ -713,6 +727,7 @@ static void case_report(FILE *f, const struct web *w, const struct fpm_knobs *k,
                 r[t].s5xx, r[t].errors, w->name, l[t].statuses, l[t].s5xx, w->name, kinds,
                 l[t].reached);
         queue_report(f, t, &r[t], &l[t].lq);
+        fputs(r[t].agent, f);
         fprintf(f, "  TIME_WAIT on the backend port: %+ld\n", l[t].tw_delta);
         limit_line(f, w, k, conns, &r[t], &l[t]);
         fprintf(f, "  failure mode: %s\n", mode + 2);

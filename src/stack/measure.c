@@ -253,6 +253,35 @@ static void cell_services(struct stack_cell *cell, struct stack_arm *a, const js
 }
 
 /*
+ * The agent's figures of the run (its "agent": stack --agent) into its arm:
+ * each of the cell's services' CPU per op as the agent read it, found by
+ * name among the agent's services; NAN for one the agent did not give.
+ */
+static void cell_agent(struct stack_cell *cell, struct stack_arm *a, const json_t *run)
+{
+    const json_t *agent = json_object_get(run, "agent");
+    const json_t *svcs = json_object_get(agent, "services");
+    unsigned r = a->n;
+
+    if (json_is_object(agent)) cell->agent = true;
+    for (unsigned k = 0; k < STACK_MAX_SVC; k++) {
+        const json_t *s;
+        size_t i;
+
+        a->agent_us[k][r] = NAN;
+        if (k >= cell->nsvc) continue;
+        json_array_foreach(svcs, i, s)
+        {
+            const char *name = json_string_value(json_object_get(s, "name"));
+            if (name != NULL && strcmp(name, cell->svc[k]) == 0) {
+                a->agent_us[k][r] = jnum(s, "cpu_ns_per_op") / 1e3;
+                break;
+            }
+        }
+    }
+}
+
+/*
  * The peak of gauge what (time_wait_client, established...) of a hop's
  * sockets; 0 for a TIME_WAIT of a Unix socket (it has no such state).
  */
@@ -323,6 +352,7 @@ static void cell_add(struct stack_cell *cell, const json_t *run, int k)
     a->rate[a->n] = isnan(jnum(run, "open_loop.rate")) ? 0 : jnum(run, "open_loop.rate");
     a->client_us[a->n] = jnum(run, "client_cpu_ns_per_op") / 1e3;
     cell_services(cell, a, run);
+    cell_agent(cell, a, run);
     cell_hops(cell, a, run);
     a->n++;
 }
@@ -579,13 +609,21 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     pid_t pid = child_spawn(c, side, args, arm < 0 ? 2 * reps : reps, log);
     if (pid < 0) return hb_fail(err, pid, "cannot start hopbench run: %s", strerror(-pid));
     st = child_wait(c, pid);
+    /*
+     * Killed by the SIGINT child_wait sent (before the child had its handler:
+     * it was starting) or by the SIGKILL after CHILD_STOP_NS: the stack was
+     * stopped, not a run that failed; what it wrote, if anything, is kept.
+     */
+    bool stopped =
+        c->interrupted && WIFSIGNALED(st) && (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGKILL);
+    if (stopped && access(jsonl, R_OK) != 0) return 0;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 130) c->interrupted = true;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 2) {
         c->invalid = true;
         log_copy(c->out, log);
     }
-    if (!WIFEXITED(st) ||
-        (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 2 && WEXITSTATUS(st) != 130)) {
+    if (!stopped && (!WIFEXITED(st) ||
+                     (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 2 && WEXITSTATUS(st) != 130))) {
         log_copy(c->out, log);
         /* a run's exits for the agent's refusals (3: the token, 76: the protocol) go on */
         rc = !WIFEXITED(st)          ? -ECHILD
@@ -670,14 +708,27 @@ static unsigned finite_of(const double *x, unsigned n, double *out)
     return k;
 }
 
-/* The median of the finite values of x, or NAN when there is none. */
+/* The median of the finite values of x, or NAN when there is none (stats_median_known). */
 static double median_of(const double *x, unsigned n)
 {
-    double v[STACK_MAX_REPS];
-    struct stats_summary s;
-    unsigned k = finite_of(x, n, v);
+    double med;
 
-    return k > 0 && stats_summarize(v, k, &s) == 0 ? s.median : NAN;
+    stats_median_known(x, n, &med);
+    return med;
+}
+
+/*
+ * After a row: each transport whose median is of fewer than its n runs (the
+ * others lack the figure), as " [tcp: 1 of 2 runs]" (stats_known_note).
+ */
+static void known_notes(FILE *f, const struct stack_cell *c, const size_t known[2])
+{
+    char note[48];
+
+    for (unsigned i = 0; i < 2; i++) {
+        stats_known_note(note, sizeof(note), known[i], c->arm[i].n);
+        if (note[0] != '\0') fprintf(f, " [%s: %s]", c->arm[i].transport, note);
+    }
 }
 
 /*
@@ -708,11 +759,17 @@ static void print_figure(FILE *f, double v, int width, int prec)
         fprintf(f, " %*.*f", width, prec, v);
 }
 
-/* One figure's row: each transport's median and the verdict; none when neither has a value. */
+/*
+ * One figure's row: each transport's median of the runs that have it and the
+ * verdict, then the transports whose runs not all have it; none when neither
+ * has a value.
+ */
 static void figure_row(FILE *f, const struct stack_cell *c, const char *name, const double *tcp,
                        const double *ux, int prec)
 {
-    double mt = median_of(tcp, c->arm[0].n), mu = median_of(ux, c->arm[1].n);
+    double mt, mu;
+    size_t known[2] = { stats_median_known(tcp, c->arm[0].n, &mt),
+                        stats_median_known(ux, c->arm[1].n, &mu) };
     char verdict[96];
 
     if (isnan(mt) && isnan(mu)) return;
@@ -720,7 +777,9 @@ static void figure_row(FILE *f, const struct stack_cell *c, const char *name, co
     fprintf(f, "  %-30s", name);
     print_figure(f, mt, 11, prec);
     print_figure(f, mu, 11, prec);
-    fprintf(f, "  %s\n", verdict);
+    fprintf(f, "  %s", verdict);
+    known_notes(f, c, known);
+    fputc('\n', f);
 }
 
 /* A figure each service has. */
@@ -743,6 +802,91 @@ static void service_rows(FILE *f, const struct stack_cell *c, const char *what, 
     }
 }
 
+/*
+ * The ratio of the agent's figure of service k to this host's over arm a's
+ * runs that have both: their median into *med, their range into *lo, *hi
+ * (widened, not reset); returns how many runs have both.
+ */
+static size_t agent_ratio(const struct stack_arm *a, unsigned k, double *med, double *lo,
+                          double *hi)
+{
+    double x[STACK_MAX_REPS];
+
+    for (unsigned r = 0; r < a->n; r++) {
+        double ag = a->agent_us[k][r], local = a->svc_us[k][r];
+        x[r] = isfinite(ag) && isfinite(local) && local > 0 ? ag / local : NAN;
+        if (isnan(x[r])) continue;
+        *lo = fmin(*lo, x[r]);
+        *hi = fmax(*hi, x[r]);
+    }
+    return stats_median_known(x, a->n, med);
+}
+
+/*
+ * With an agent's evidence: each service's CPU per request as the agent read
+ * it ("n/a ... the agent gave none" when no run has it), then, for each
+ * service both measured, the agent's figure over this host's: each
+ * transport's median ratio and the range over the runs.
+ */
+static void agent_rows(FILE *f, const struct stack_cell *c)
+{
+    const struct stack_arm *t = &c->arm[0], *u = &c->arm[1];
+    char name[64];
+
+    for (unsigned k = 0; k < c->nsvc; k++) {
+        snprintf(name, sizeof(name), "agent CPU us/req %s", c->svc[k]);
+        if (isnan(median_of(t->agent_us[k], t->n)) && isnan(median_of(u->agent_us[k], u->n)))
+            fprintf(f, "  %-30s %11s %11s  the agent gave none\n", name, "n/a", "n/a");
+        else
+            figure_row(f, c, name, t->agent_us[k], u->agent_us[k], 2);
+    }
+    for (unsigned k = 0; k < c->nsvc; k++) {
+        double med[2], lo = INFINITY, hi = -INFINITY;
+        size_t known[2];
+
+        for (unsigned i = 0; i < 2; i++)
+            known[i] = agent_ratio(&c->arm[i], k, &med[i], &lo, &hi);
+        if (known[0] + known[1] == 0) continue;
+        snprintf(name, sizeof(name), "agent/local CPU %s", c->svc[k]);
+        fprintf(f, "  %-30s", name);
+        for (unsigned i = 0; i < 2; i++) {
+            char v[24] = "n/a";
+            if (!isnan(med[i])) snprintf(v, sizeof(v), "x%.3f", med[i]);
+            fprintf(f, " %11s", v);
+        }
+        fprintf(f, "  runs x%.3f to x%.3f", lo, hi);
+        known_notes(f, c, known);
+        fputc('\n', f);
+    }
+}
+
+void stack_agent_run_rows(FILE *f, const json_t *run)
+{
+    struct stack_cell *c;
+    const struct stack_arm *a;
+    char name[64], ratio[24];
+
+    if (!json_is_object(json_object_get(run, "agent"))) return;
+    c = xcalloc(1, sizeof(*c));
+    a = &c->arm[0];
+    cell_services(c, &c->arm[0], run);
+    cell_agent(c, &c->arm[0], run);
+    for (unsigned k = 0; k < c->nsvc; k++) {
+        snprintf(name, sizeof(name), "agent CPU us/req %s", c->svc[k]);
+        fprintf(f, "  %-30s", name);
+        print_figure(f, a->agent_us[k][0], 11, 2);
+        fprintf(f, "%s\n", isnan(a->agent_us[k][0]) ? "  the agent gave none" : "");
+    }
+    for (unsigned k = 0; k < c->nsvc; k++) {
+        double ag = a->agent_us[k][0], local = a->svc_us[k][0];
+        if (!isfinite(ag) || !isfinite(local) || local <= 0) continue;
+        snprintf(name, sizeof(name), "agent/local CPU %s", c->svc[k]);
+        snprintf(ratio, sizeof(ratio), "x%.3f", ag / local);
+        fprintf(f, "  %-30s %11s\n", name, ratio);
+    }
+    free(c);
+}
+
 static void cell_block(FILE *f, const struct stack_cell *c)
 {
     static const char *const hop_names[STACK_HOP_FIGS] = {
@@ -762,6 +906,7 @@ static void cell_block(FILE *f, const struct stack_cell *c)
     service_rows(f, c, "CPU us/req", SVC_CPU, 2);
     figure_row(f, c, "CPU us/req sum", t->sum_us, u->sum_us, 2);
     figure_row(f, c, "CPU us/req system", t->system_us, u->system_us, 2);
+    if (c->agent) agent_rows(f, c);
     service_rows(f, c, "PSS MiB", SVC_PSS, 1);
     service_rows(f, c, "working set MiB", SVC_WS, 1);
     for (unsigned k = 0; k < STACK_HOP_FIGS; k++)
@@ -779,7 +924,15 @@ void stack_table(FILE *f, const struct stack_cell *cells, unsigned n)
     fprintf(f, "\nmedians of the valid runs; CPU per request: client = hopbench, each service "
                "its cgroup,\nsum = client + services, system = every CPU's busy time (softirq "
                "included); memory at\nthe end of each run; TIME_WAIT and connections: peaks "
-               "over the run (a Unix socket has no\nTIME_WAIT: 0)\n");
+               "over the run (a Unix socket has no\nTIME_WAIT: 0); a figure not every run has: "
+               "the median of those that have it,\nhow many after the row ([tcp: 1 of 2 runs])\n");
+    for (unsigned i = 0; i < n; i++)
+        if (cells[i].agent) {
+            fprintf(f, "agent CPU us/req: each service's cgroup as the agent (--agent) read it "
+                       "over its own\nwindow; agent/local: the agent's figure over this host's, "
+                       "median of the runs and their range\n");
+            break;
+        }
     for (unsigned i = 0; i < n; i++)
         if (cells[i].arm[0].n + cells[i].arm[1].n > 0) cell_block(f, &cells[i]);
 }

@@ -103,9 +103,10 @@ struct stack_arm {
     double client_us[STACK_MAX_REPS]; /* the client's CPU per op, µs */
     double sum_us[STACK_MAX_REPS];    /* client + every service, CPU per op, µs */
     double system_us[STACK_MAX_REPS]; /* every CPU's busy time (softirq included) per op, µs */
-    double svc_us[STACK_MAX_SVC][STACK_MAX_REPS];  /* each service's CPU per op, µs */
-    double pss_mib[STACK_MAX_SVC][STACK_MAX_REPS]; /* each service's PSS at the end, MiB */
-    double ws_mib[STACK_MAX_SVC][STACK_MAX_REPS];  /* its cgroup's working set at the end, MiB */
+    double svc_us[STACK_MAX_SVC][STACK_MAX_REPS];   /* each service's CPU per op, µs */
+    double pss_mib[STACK_MAX_SVC][STACK_MAX_REPS];  /* each service's PSS at the end, MiB */
+    double ws_mib[STACK_MAX_SVC][STACK_MAX_REPS];   /* its cgroup's working set at the end, MiB */
+    double agent_us[STACK_MAX_SVC][STACK_MAX_REPS]; /* each service's CPU per op by the agent, µs */
     double hop[STACK_HOP_FIGS][STACK_MAX_REPS];
     unsigned long long requests; /* requests sent, warm-up included */
     unsigned saturated;          /* open-loop runs below 99 % of their rate (invalid) */
@@ -125,6 +126,7 @@ struct stack_cell {
     char svc[STACK_MAX_SVC][32];
     unsigned nsvc;
     bool backend; /* the runs watched a backend hop */
+    bool agent;   /* a run holds an agent's evidence (stack --agent) */
     struct stack_arm arm[2];
 };
 
@@ -213,9 +215,22 @@ void stack_services(struct stack_ctx *c, struct stack_args *a, const char *const
  * of the client, of each service, their sum and the system (softirq
  * included); each service's PSS and working set; TIME_WAIT on each side of
  * the front hop and, when watched, of the backend hop, and its established
- * connections. A cell without a run is left out; nothing without any.
+ * connections. With an agent's evidence (stack --agent), each service's CPU
+ * per request as the agent read it and its ratio to this host's figure. A
+ * cell without a run is left out; nothing without any.
  */
 void stack_table(FILE *f, const struct stack_cell *cells, unsigned n);
+
+/*
+ * The agent's rows of the table for one run, whatever its validity (stack
+ * --agent; nothing for a run without an agent's evidence), as a case that
+ * reports each transport's one run on its own shows them (the fpm failure
+ * cases, whose runs fail by design): per service of the run, "agent CPU
+ * us/req NAME" (its CPU per op as the agent read it, "n/a  the agent gave
+ * none" without one), then "agent/local CPU NAME" (the agent's figure over
+ * this host's) for each service both measured.
+ */
+void stack_agent_run_rows(FILE *f, const json_t *run);
 
 /* The median over arm a's runs of the CPU per op of cell's services together, µs (NAN: none). */
 double stack_services_cpu(const struct stack_cell *cell, const struct stack_arm *a);

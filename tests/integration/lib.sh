@@ -27,17 +27,67 @@ command -v jq >/dev/null || {
     exit 1
 }
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/hopbench-it.XXXXXX") || {
-    echo "not ok setup # mktemp -d failed"
-    exit 1
+PIDS=()
+CGROUPS=()
+NFAIL=0
+NPASS=0
+T=
+
+# cleanup : the EXIT/INT/TERM trap. Stops every process the script started, removes its
+# cgroups, then $T: whatever of it is made (none yet, or the binary half copied).
+cleanup() {
+    local pid i d
+    trap - EXIT INT TERM
+    for pid in "${PIDS[@]}"; do
+        if alive "$pid"; then
+            kill -CONT "$pid" 2>/dev/null
+            kill -TERM "$pid" 2>/dev/null
+        fi
+    done
+    for pid in "${PIDS[@]}"; do
+        for ((i = 0; i < 40; i++)); do
+            alive "$pid" || break
+            sleep 0.05
+        done
+        if alive "$pid"; then
+            kill -KILL "$pid" 2>/dev/null
+        fi
+        wait "$pid" 2>/dev/null
+    done
+    for d in "${CGROUPS[@]}"; do # busy until an orphaned last member is reaped
+        for ((i = 0; i < 40; i++)); do
+            rmdir "$d" 2>/dev/null && break
+            sleep 0.05
+        done
+    done
+    [ -n "${KEEP_TMP:-}" ] || [ -z "$T" ] || rm -rf "$T"
 }
+# Set before $T is made: a Ctrl-C or a failure while it is made or the binary is copied
+# leaves nothing behind.
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
+
+# $T is named before it is made, so that the trap knows it from its first moment: mkdir
+# makes it or fails (a name taken meanwhile is not ours, and is forgotten at once).
+T=$(mktemp -d -u "${TMPDIR:-/tmp}/hopbench-it.XXXXXX") || T=
+if [ -z "$T" ] || ! mkdir -m 700 "$T" 2>/dev/null; then
+    T=
+    echo "not ok setup # cannot make a temporary directory in ${TMPDIR:-/tmp}"
+    exit 1
+fi
 # A private copy: the binary under test cannot change (a parallel `make`) mid-script.
 if cp "$HOPBENCH" "$T/hopbench" 2>/dev/null; then
     HOPBENCH=$T/hopbench
 fi
-PIDS=()
-NFAIL=0
-NPASS=0
+
+# SAN: 3 when the binary under test is built with ASan or TSan, else 1. Such a binary starts,
+# runs and exits several times slower: a bound on wall time (or a wait before acting on a
+# run) that holds for the release build is SAN times longer under a sanitizer.
+SAN=1
+if grep -qaE '__(asan|tsan)_init' "$HOPBENCH"; then SAN=3; fi
+# san_s SECONDS : SECONDS (a decimal) times SAN.
+san_s() { awk -v s="$1" -v f="$SAN" 'BEGIN { print s * f }'; }
 
 # --- results -----------------------------------------------------------------
 
@@ -92,19 +142,28 @@ jcheck() {
 }
 
 # tap_from CMD... : counts the "ok NAME" and "not ok NAME # WHY" lines CMD prints (stdout and
-# stderr) as this script's checks; any other line is shown as a comment.
+# stderr) as this script's checks; any other line is shown as a comment. CMD exiting non-zero
+# without a "not ok" line (a crash, a traceback: checks that never ran) is one failed check.
 tap_from() {
-    local line
+    local line out rc=0 failed=0
+    out=$(mktemp "$T/tap.XXXXXX")
+    "$@" >"$out" 2>&1 || rc=$?
     while IFS= read -r line; do
         case $line in
         "ok "*) ok "${line#ok }" ;;
         "not ok "*)
+            failed=1
             line=${line#not ok }
             not_ok "${line%% # *}" "${line#* # }"
             ;;
         *) echo "# $line" ;;
         esac
-    done < <("$@" 2>&1)
+    done <"$out"
+    rm -f "$out"
+    if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+        not_ok "$(basename "$1") $(basename "${2:-}") ${3:-}: exit $rc with no failed check" \
+            "it stopped before its checks ran; see the lines above"
+    fi
 }
 
 # jtrue JQ-ARGS... : jq -e, quietly (for check): true when the last output is true.
@@ -291,8 +350,6 @@ stopped_field() {
 
 # --- cgroups ------------------------------------------------------------------------
 
-CGROUPS=()
-
 # test_cgroup NAME : makes a private cgroup for the test, where this host allows it
 # (root; cgroup v1 with cpuacct, or v2 at /sys/fs/cgroup). Sets CG_DIR (what to give
 # --server-cgroup: the v1 cpuacct directory, or the v2 one) and CG_JOIN (every
@@ -334,36 +391,24 @@ strace_usable() {
         [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ]
 }
 
-cleanup() {
-    local pid i d
-    trap - EXIT INT TERM
-    for pid in "${PIDS[@]}"; do
-        if alive "$pid"; then
-            kill -CONT "$pid" 2>/dev/null
-            kill -TERM "$pid" 2>/dev/null
-        fi
-    done
-    for pid in "${PIDS[@]}"; do
-        for ((i = 0; i < 40; i++)); do
-            alive "$pid" || break
-            sleep 0.05
-        done
-        if alive "$pid"; then
-            kill -KILL "$pid" 2>/dev/null
-        fi
-        wait "$pid" 2>/dev/null
-    done
-    for d in "${CGROUPS[@]}"; do # busy until an orphaned last member is reaped
-        for ((i = 0; i < 40; i++)); do
-            rmdir "$d" 2>/dev/null && break
-            sleep 0.05
-        done
-    done
-    [ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
+
+# netns_trap "NS..." LINK : from now on the EXIT/INT/TERM trap, after cleanup, also deletes
+# the network namespaces NS... and the veth pair of LINK (each may be gone already).
+netns_trap() {
+    NETNS_DEL=$1
+    NETNS_LINK=$2
+    trap netns_teardown EXIT
+    trap 'netns_teardown; exit 130' INT
+    trap 'netns_teardown; exit 143' TERM
 }
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT
-trap 'cleanup; exit 143' TERM
+# shellcheck disable=SC2317 # called by the trap
+netns_teardown() {
+    local ns
+    cleanup
+    for ns in $NETNS_DEL; do ip netns del "$ns" 2>/dev/null; done
+    ip link del "$NETNS_LINK" 2>/dev/null
+    return 0
+}
 
 # done_testing : prints a summary and exits non-zero when anything failed.
 done_testing() {

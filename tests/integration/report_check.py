@@ -12,6 +12,7 @@
 
 Results are lines "ok NAME" / "not ok NAME # DETAIL".
 """
+import base64
 import json
 import math
 import os
@@ -85,7 +86,50 @@ def number(v):
     return "%.3g" % v
 
 
+def gamma_rice_pairs(text, total):
+    """(index, count) of a "gamma-rice/1" counts string (docs/evidence.md)."""
+    data = base64.b64decode(text, validate=True)
+    pos = 0
+
+    def bit():
+        nonlocal pos
+        b = (data[pos >> 3] >> (7 - (pos & 7))) & 1
+        pos += 1
+        return b
+
+    def gamma():
+        zeros = 0
+        while bit() == 0:
+            zeros += 1
+        n = 1
+        for _ in range(zeros):
+            n = (n << 1) | bit()
+        return n
+
+    prev, t, seen = -1, 0, 0
+    while seen < total:
+        prev += gamma()
+        k = (t >> 3).bit_length()
+        q = 0
+        while q < 16 and bit() == 1:
+            q += 1
+        if q == 16:
+            v = gamma() - 1
+        else:
+            v = q << k
+            for i in range(k - 1, -1, -1):
+                v |= bit() << i
+        t = t - (t >> 2) + min(v, 1 << 32)
+        seen += v + 1
+        yield prev, v + 1
+
+
 def hist_pairs(h):
+    if isinstance(h["counts"], str):
+        if h.get("counts_encoding") != "gamma-rice/1":
+            raise ValueError("histogram counts_encoding %r" % h.get("counts_encoding"))
+        yield from gamma_rice_pairs(h["counts"], h["total"])
+        return
     for item in h["counts"]:
         if isinstance(item[1], list):
             for i, c in enumerate(item[1]):

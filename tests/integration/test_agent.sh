@@ -21,15 +21,7 @@ IF_C=hbac$$
 ADDR_S=10.251.7.1
 ADDR_C=10.251.7.2
 
-teardown() {
-    cleanup
-    ip netns del "$NS_S" 2>/dev/null
-    ip netns del "$NS_C" 2>/dev/null
-    ip link del "$IF_S" 2>/dev/null
-}
-trap teardown EXIT
-trap 'teardown; exit 130' INT
-trap 'teardown; exit 143' TERM
+netns_trap "$NS_S $NS_C" "$IF_S"
 
 if ! ip netns add "$NS_S" 2>/dev/null; then
     echo "ok hopbench agent across namespaces # SKIP no right to make a network namespace"
@@ -141,6 +133,16 @@ jcheck "the client's own view from C sees none of the server's sockets" "$T/good
     '.runs[0].observed.sockets.established.peak == 0'
 hb report report "$T/good.json" -o "$T/good.html"
 check_eq "report reads the evidence" 0 "$RC"
+# A figure one run lacks: the agent's table takes the median of the run that has it, as the
+# stack's table does, and says of how many runs it is.
+jq '.runs[1].agent.services[0].cpu_ns_per_op = null' "$T/good.json" >"$T/part.json"
+hb part report "$T/part.json" -o "$T/part.html"
+check_eq "report of runs one lacks the agent's figure: exit 0" 0 "$RC"
+check "report: the agent's CPU is the median of the run that has it, 1 of 2 runs" \
+    grep -q '<td>echo</td><td class="num">[0-9.,]* (1 of 2 runs)</td>' "$T/part.html"
+check "report: every run has the agent's CPU, no count after it" \
+    bash -c "grep -q '<td>echo</td><td class=\"num\">[0-9.,]*</td>' '$T/good.html' &&
+             ! grep -q ' of 2 runs)' '$T/good.html'"
 hb compare compare "$T/good.json" "$T/good.json"
 check_eq "compare reads the evidence" 0 "$RC"
 

@@ -2,7 +2,8 @@
 # --csv on run and lab: one row per run of the evidence written beside it, in the
 # same order, with the evidence's own figures (ops, ops/s, p99, the named service's
 # CPU per op), the endpoint's label, and an empty field for a figure the run does
-# not have; a --csv path that cannot be written is refused before any run, exit 1.
+# not have; the columns docs/csv.md lists, in its order; a --csv path that cannot be
+# written is refused before any run, exit 1.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +57,20 @@ check_eq "run --csv: a closed loop's rate fields are there and empty" "$nruns 0"
     "$(csv_col "$T/run.csv" rate | awk 'NF { n++ } END { print NR, n + 0 }')"
 check_eq "run --csv: every row has the header's field count" 1 \
     "$(tr -d '\r' <"$T/run.csv" | awk -F, '{ print NF }' | sort -u | wc -l)"
+# docs/csv.md: the columns always present, in its order (latency_min_ns … latency_max_ns
+# stands for the percentiles between), then the optional ones (errors_, phase_, service_).
+awk '/^Always present/ { on = 1 } /^Then the columns only some/ { on = 0 }
+    on && /^\| `/ { split($0, f, "|"); print f[2] }' docs/csv.md | grep -oE '`[a-z0-9_]+`' | tr -d '`' >"$T/doc.cols"
+head -n 1 "$T/run.csv" | tr -d '\r' | tr , '\n' | grep -vx 'latency_p[0-9]*_ns' >"$T/cols"
+head -n "$(wc -l <"$T/doc.cols")" "$T/cols" >"$T/fixed.cols"
+if [ "$(wc -l <"$T/doc.cols")" -ge 40 ] && cmp -s "$T/doc.cols" "$T/fixed.cols"; then
+    ok "run --csv: the columns always present are docs/csv.md's, in its order"
+else
+    not_ok "run --csv: the columns always present are docs/csv.md's, in its order" \
+        "$(diff "$T/doc.cols" "$T/fixed.cols" | grep '^[<>]' | tr '\n' ' ')"
+fi
+check_eq "run --csv: then the error kinds, phases and services docs/csv.md names" "errors phase service" \
+    "$(tail -n +"$(($(wc -l <"$T/doc.cols") + 1))" "$T/cols" | sed -E 's/_.*//' | uniq | paste -sd' ')"
 
 mkdir "$T/adir"
 expect_rc "run --csv DIR: refused, exit 1" 1 dir run echo "$tcp" -n 10 --json "$T/d.json" \

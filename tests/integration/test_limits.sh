@@ -68,7 +68,9 @@ if [ "$hard" -lt 2048 ]; then
 else
     # run_raised OUT SOFT CMD-ARGS... : hopbench CMD-ARGS... under a soft limit of SOFT, in the
     # background; reads its soft limit from /proc once it has printed its placement (set by
-    # then) into RAISED, and waits for it (RC).
+    # then) into RAISED, and waits for it (RC). The placement line comes before the warm-up:
+    # the runs warm up 1 s so the process is still there to be read on a busy box (with
+    # 0.2 s, a loaded box once read it after it had exited).
     run_raised() {
         local out=$1 soft=$2 pid
         shift 2
@@ -84,14 +86,14 @@ else
     }
     nofile() { awk '/^Max open files/ { print $4 }' "/proc/$1/limits" 2>/dev/null; }
 
-    run_raised raise 256 run echo -c 1000 -t 2 -n 2000 --warmup 0.2 --json "$T/raise.json" "$EP"
+    run_raised raise 256 run echo -c 1000 -t 2 -n 2000 --warmup 1 --json "$T/raise.json" "$EP"
     check "run -c 1000 under a soft limit of 256: raised to ${RAISED:-?}, enough for 1000 sockets" \
         test "${RAISED:-0}" -ge $((1000 + 2 + 3 + 16))
     check_eq "run -c 1000 under a soft limit of 256 (hard $hard): exit 0" 0 "$RC"
     rcheck "run -c 1000: 1000 connections, 2000 ops, no error of any kind (no fds, no other)" \
         "$T/raise.json" '.runs[0] | .connections == 1000 and .ops == 2000 and errors_zero'
 
-    run_raised raise_rate 64 run echo -c 100 --rate 50% -n 200 --warmup 0.1 \
+    run_raised raise_rate 64 run echo -c 100 --rate 50% -n 200 --warmup 1 \
         --json "$T/raise_rate.json" "$EP"
     check "run --rate 50% -c 100 under a soft limit of 64: raised to ${RAISED:-?}" \
         test "${RAISED:-0}" -ge $((100 + 1 + 3 + 16))

@@ -3,8 +3,11 @@
 # (scripts/hopbench.bash-completion) stay in step with the binary:
 # - groff formats the page without a warning;
 # - every subcommand `hopbench --help` names has its "NAME OPTIONS" section, and the
-#   options that section describes are exactly those `hopbench NAME --help` defines;
-# - the completion, sourced into bash, offers the subcommands, a subcommand's options,
+#   options that section describes are exactly those `hopbench NAME --help` defines, each
+#   with the same short form and value name;
+# - each `hopbench run` example of README.md, docs/*.md and the page is a command line run
+#   takes (its endpoints replaced by one nothing listens on, it fails only there);
+# - the completion, sourced into bash, offers the subcommands, each subcommand's options,
 #   the protocols and the stacks the binary itself lists, and a file after --json.
 . "$(dirname "$0")/lib.sh"
 MAN=docs/hopbench.1
@@ -16,14 +19,19 @@ help_options() {
     sed -n -E 's/^ {2,8}(-[a-zA-Z], )?(--[a-z0-9][a-z0-9-]*).*/\2/p' | sort -u
 }
 
-# The long options the man page FILE's section SECTION describes: the first line
-# after each .TP, up to the next .SH.
-man_options() {
+# The man page FILE's section SECTION: the first line after each .TP (an option's
+# entry), up to the next .SH, as text.
+man_entries() {
     awk -v want=".SH $2" '
         /^\.SH / { inside = ($0 == want) }
         inside && tp { print; tp = 0; next }
         inside && /^\.TP/ { tp = 1 }' "$1" |
-        sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' | grep -oE -- '--[a-z0-9][a-z0-9-]*' | sort -u
+        sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g'
+}
+
+# The long options the man page FILE's section SECTION describes.
+man_options() {
+    man_entries "$1" "$2" | grep -oE -- '--[a-z0-9][a-z0-9-]*' | sort -u
 }
 
 if warn=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1) && [ -z "$warn" ]; then
@@ -53,14 +61,95 @@ for sub in $subs; do
     fi
 done
 
-# The comparison above can fail: a page without run's --cooldown lacks it.
-sed '/^\\fB\\-\\-cooldown\\fR/d' "$MAN" >"$tmp/cut.1"
-"$HOPBENCH" run --help | help_options >"$tmp/help"
-man_options "$tmp/cut.1" "RUN OPTIONS" >"$tmp/man"
-if [ "$(comm -23 "$tmp/help" "$tmp/man")" = "--cooldown" ]; then
-    ok "a man page without run's --cooldown is found to lack it (the check can tell)"
+# The forms each entry gives: "-c, --connections N" in --help and in the man page
+# alike (the short letter and the value's name too, not only the long name).
+help_forms() {
+    sed -n -E 's/^ {2,8}(-([a-zA-Z]), )?(--[a-z0-9][a-z0-9-]*)( ([A-Z][A-Za-z0-9.,:|=-]*))?.*/\2 \3 \5/p' | sort -u
+}
+man_forms() {
+    man_entries "$1" "$2" |
+        sed -n -E 's/^(-([a-zA-Z]), )?(--[a-z0-9][a-z0-9-]*)( ([A-Z][A-Za-z0-9.,:|=-]*))?.*/\2 \3 \5/p' | sort -u
+}
+
+for sub in $subs; do
+    section=$(echo "$sub" | tr '[:lower:]' '[:upper:]')
+    "$HOPBENCH" "$sub" --help 2>&1 | help_forms >"$tmp/hforms"
+    man_forms "$MAN" "$section OPTIONS" >"$tmp/mforms"
+    if [ -s "$tmp/hforms" ] && cmp -s "$tmp/hforms" "$tmp/mforms"; then
+        ok "man $section OPTIONS gives each option's short form and value as hopbench $sub --help does"
+    else
+        not_ok "man $section OPTIONS forms = hopbench $sub --help's" \
+            "only in --help: $(comm -23 "$tmp/hforms" "$tmp/mforms" | tr '\n' ';') only in the man page: $(comm -13 "$tmp/hforms" "$tmp/mforms" | tr '\n' ';')"
+    fi
+done
+
+# can_tell NAME SED HELP-FILTER MAN-FILTER MISSING: the run section of the page cut by
+# SED lacks exactly MISSING against run's --help, as read by the two filters.
+can_tell() {
+    sed "$2" "$MAN" >"$tmp/cut.1"
+    "$HOPBENCH" run --help | "$3" >"$tmp/help"
+    "$4" "$tmp/cut.1" "RUN OPTIONS" >"$tmp/man"
+    if [ "$(comm -23 "$tmp/help" "$tmp/man")" = "$5" ]; then
+        ok "$1 (the check can tell)"
+    else
+        not_ok "$1" "$(comm -3 "$tmp/help" "$tmp/man" | tr '\n' ';')"
+    fi
+}
+# The comparisons above can fail: a page without run's --cooldown lacks it, and one
+# whose --count lost its -n differs in form.
+can_tell "a man page without run's --cooldown is found to lack it" \
+    '/^\\fB\\-\\-cooldown\\fR/d' help_options man_options --cooldown
+can_tell "a man page whose run --count lacks -n is found to differ" \
+    's/^\\fB\\-n\\fR, \\fB\\-\\-count\\fR/\\fB\\-\\-count\\fR/' help_forms man_forms "n --count N"
+
+# The `hopbench run` examples of README.md, docs/*.md and the man page's EXAMPLES, each
+# with its endpoints replaced by a socket path nothing listens on: the command line is
+# taken, and the only failure is that endpoint (exit 1, "cannot connect"), not a usage
+# error. Left out: --netns (it starts its own server: test_netns.sh), --agent (a remote
+# agent) and --service (the host's own cgroups and pids: test_services.sh).
+run_examples() {
+    {
+        awk '/^    +hopbench run / {
+                cmd = $0
+                while (cmd ~ /\\$/ && (getline l) > 0) { sub(/ *\\$/, "", cmd); sub(/^ +/, " ", l); cmd = cmd l }
+                print cmd
+            }' README.md docs/*.md
+        sed -n 's/^\.B "\(hopbench run .*\)"$/\1/p' "$MAN" | sed 's/\\-/-/g'
+    } | sed -E 's/^ +//; s/ +# .*$//' | grep -vE -- '--(netns|agent|service) ' | sort -u
+}
+# example_ok EX : the run example EX, its endpoints replaced, fails only at that endpoint.
+mkdir "$tmp/ex"
+echo secret >"$tmp/ex/pw" # the password file an example names
+none=$tmp/ex/none.sock
+example_ok() {
+    local words i rc=0
+    # the words as a shell would split them (quotes kept together), not evaluated
+    mapfile -d '' -t words < <(python3 -c 'import shlex, sys; sys.stdout.write("\0".join(shlex.split(sys.argv[1])))' "$1")
+    for i in "${!words[@]}"; do
+        if [[ ${words[$i]} =~ ^([a-z]+=)?(tcp://|unix:) ]]; then words[i]=${BASH_REMATCH[1]}unix:$none; fi
+    done
+    (cd "$tmp/ex" && exec timeout -k 5 30 "$HOPBENCH" "${words[@]:1}") >"$tmp/ex.out" 2>"$tmp/ex.err" || rc=$?
+    [ "$rc" -eq 1 ] && grep -qF "cannot connect to unix:$none" "$tmp/ex.err"
+}
+n=0
+while IFS= read -r ex; do
+    n=$((n + 1))
+    if example_ok "$ex"; then
+        ok "the example '$ex' is a command line run takes"
+    else
+        not_ok "the example '$ex' is a command line run takes" "$(tail -n 1 "$tmp/ex.err")"
+    fi
+done < <(run_examples)
+if [ "$n" -ge 10 ]; then
+    ok "the docs' run examples were found ($n)"
 else
-    not_ok "a man page without run's --cooldown is found to lack it # $(comm -3 "$tmp/help" "$tmp/man" | tr '\n' ' ')"
+    not_ok "the docs' run examples were found" "only $n"
+fi
+# An example run refuses (an open loop takes one request at a time) is found out.
+if ! example_ok "hopbench run redis unix:/run/redis.sock --command get --pipeline 16 --rate 60%"; then
+    ok "an example with --pipeline and --rate is found not to be taken (the check can tell)"
+else
+    not_ok "an example with --pipeline and --rate is found not to be taken" "$(cat "$tmp/ex.err")"
 fi
 
 # complete LINE: the completions bash offers for LINE (the word under the cursor last).
@@ -115,6 +204,13 @@ expect_complete "evidence files for compare" "hopbench compare $tmp/evi" "$tmp/e
 agent_opts=$("$HOPBENCH" agent --help | help_options)
 # shellcheck disable=SC2086
 expect_complete "every option of agent" "hopbench agent -" $agent_opts
+# and every option of each other subcommand, after the words it takes first
+for line in "lab -" "serve echo -" "stack redis -" "cost x.json -" "report x.json -" "merge -" "compare -"; do
+    sub=${line%% *}
+    opts=$("$HOPBENCH" "$sub" --help | help_options)
+    # shellcheck disable=SC2086
+    expect_complete "every option of $sub" "hopbench $line" $opts
+done
 touch "$tmp/token-a"
 expect_complete "a file after --agent-token-file" "hopbench run echo unix:/x --agent-token-file $tmp/tok" "$tmp/token-a"
 expect_complete "a file after --schedule" "hopbench agent --schedule $tmp/tok" "$tmp/token-a"

@@ -142,6 +142,13 @@ expect_rc "report of a file that is not evidence: exit 1" 1 bad report /etc/host
 check "report of a file that is not evidence: no page" test ! -e "$T/bad.html"
 one_line "report of a file that is not evidence: one line" "$T/bad.err" \
     'hopbench report: /etc/hostname: '
+# 1 to 16 files (README, docs/report.md): the 16th is drawn, a 17th refused before any page.
+sixteen=()
+for _ in $(seq 16); do sixteen+=("$lab"); done
+expect_rc "report of 16 files: exit 0" 0 r16 report "${sixteen[@]}" -o "$T/16.html"
+expect_rc "report of 17 files: exit 64" 64 r17 report "${sixteen[@]}" "$lab" -o "$T/17.html"
+one_line "report of 17 files: one line" "$T/r17.err" 'at most 16 evidence files, got 17'
+check "report of 17 files: no page" test ! -e "$T/17.html"
 expect_rc "run --html into a directory: exit 1 before any run" 1 dir run echo \
     "tcp://127.0.0.1:1" --html "$T" --json "$T/x.json"
 check "run --html into a directory: the line names it" grep -q "$T" "$T/dir.err"

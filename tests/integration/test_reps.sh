@@ -188,10 +188,13 @@ check "compare: the side's header counts it out" \
     grep -q "^new: $T/abba-cut.json (8 runs, 7 valid)" "$T/ccut.out"
 
 # GNU timeout sends SIGINT to hopbench and then to its process group: two signals at once
-# are one interrupt, never the abort. Six tries: the race hit about 1 in 3.
+# are one interrupt, never the abort. Six tries: the race hit about 1 in 3. The signal comes
+# after two runs of 0.3 s at least: 1.2 s, SAN times that under a sanitizer (a TSan run's start
+# and exit took about 1 s on a busy box, and one run or none had ended by 1.2 s).
+to_s=$(san_s 1.2)
 for i in 1 2 3 4 5 6; do
     RC=0
-    timeout -k 5 --preserve-status -s INT 1.2 "$HOPBENCH" run echo "$tcp" "$uds" -d 0.3 \
+    timeout -k 5 --preserve-status -s INT "$to_s" "$HOPBENCH" run echo "$tcp" "$uds" -d 0.3 \
         --warmup 0 --reps 20 --jsonl "$T/to$i.jsonl" --json "$T/to$i.json" \
         >"$T/to$i.out" 2>"$T/to$i.err" || RC=$?
     check_eq "timeout -s INT ($i): exit 130" 130 "$RC"

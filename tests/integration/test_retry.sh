@@ -12,7 +12,8 @@
 # A kept connection the server closes (serve --close-after: after 3 echo replies of 64 B):
 # with --retry once (the default) the unanswered request is sent again on a new connection,
 # counted as retried, and shown in the run table; with --retry none each such close is an
-# error of that op, as wrk counts it. Either way the counts equal the server's closes, which
+# error of that op, as wrk counts it; with the blocking wait and with --wait uring alike.
+# Either way the counts equal the server's closes, which
 # its own "stopped:" line gives: connections accepted less the pre-flight probe and the
 # connection the client closed at the end.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
@@ -89,21 +90,25 @@ serve_closes() {
     echo $(($(stopped_field connections) - 4))
 }
 
-for retry in once none; do
-    n="--retry $retry, a server that closes after 3 replies, -n 10 per transport"
+# Each with the run's default wait (block: one kept connection) and with --wait uring, whose
+# 2nd and 3rd replies on each connection, and the close, come through its ring.
+for spec in "once block" "none block" "once uring" "none uring"; do
+    read -r retry wait <<<"$spec"
+    n="--retry $retry --wait $wait, a server that closes after 3 replies, -n 10 per transport"
+    retry=$retry-$wait
     start_server "close-$retry" --listen tcp://127.0.0.1:0 --listen "unix:$T/close-$retry.sock" \
         --close-after 192 || continue
     j=$T/close-$retry.json
     hb "run-$retry" run echo "tcp://127.0.0.1:$SRV_PORT" "unix:$T/close-$retry.sock" -c 1 \
-        -n 10 --warmup 0 --retry "$retry" --json "$j"
+        -n 10 --warmup 0 --retry "${retry%-*}" --wait "$wait" --json "$j"
     run_rc=$RC
     stop_server "$SRV_PID" "$SRV_OUT"
     closes=$(serve_closes)
-    if [ "$retry" = once ]; then
+    if [ "${retry%-*}" = once ]; then
         check_eq "$n: exit 0" 0 "$run_rc"
         rcheck "$n: 10 ops each, no error, 3 retried requests on 3 reconnects each" "$j" \
             'all(.runs[]; .ops == 10 and errors_zero and .retried == 3 and .reconnects == 3
-                 and .retry == "once")'
+                 and .retry == "once" and .wait == "'"$wait"'")'
         check_eq "$n: retried requests equal the server's closes" "$closes" \
             "$(jq '[.runs[].retried] | add' "$j")"
         check_eq "$n: requests, each counted once, equal the server's" \
@@ -121,7 +126,7 @@ for retry in once none; do
         rcheck "$n: 8 ops and 2 errors each (short or reset), nothing retried" "$j" \
             'all(.runs[]; .ops == 8 and .errors_total == 2 and errors_sum
                  and .errors.short + .errors.reset == 2 and .retried == 0 and .reconnects == 0
-                 and .retry == "none")'
+                 and .retry == "none" and .wait == "'"$wait"'")'
         check_eq "$n: errors equal the server's closes" "$closes" \
             "$(jq '[.runs[].errors_total] | add' "$j")"
         check "$n: no retried column" \

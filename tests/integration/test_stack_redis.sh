@@ -71,6 +71,23 @@ reap "$EARLY" 20
 check "early: Ctrl-C as it starts: exit 130 (or 0 if it was already done)" test "$RC" = 130 -o "$RC" = 0
 stack_nothing_left "early" "$T/early.out"
 
+# Ctrl-C the moment the first run child starts: the child may not have its handler yet and
+# die of the SIGINT the stack passes on; that is a stopped stack (130), not a failed run.
+for i in 1 2 3 4; do
+    spawn "child$i" stack redis --short
+    pid=$SPAWNED
+    for ((k = 0; k < 10000; k++)); do
+        grep -q '^measuring ' "$T/child$i.out" 2>/dev/null && break
+        alive "$pid" || break
+        sleep 0.002
+    done
+    kill -INT "$pid"
+    reap "$pid" 20
+    check "child$i: Ctrl-C as the first run child starts: exit 130 (or 0 if it was done)" \
+        test "$RC" = 130 -o "$RC" = 0
+    stack_nothing_left "child$i" "$T/child$i.out"
+done
+
 # --- a short run, held: counts and CPU against the server's own ---------------------------
 
 spawn held stack redis --short --hold --jsonl "$T/held.jsonl"

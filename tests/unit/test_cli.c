@@ -1,10 +1,10 @@
 /*
  * test_cli: every option a command line takes is in the --help text that the
  * command prints. For the top level and each subcommand (run, serve, lab,
- * compare, merge) it walks the option table the parser uses (struct cli_spec)
- * and looks in the printed help for a line of each option's own that starts
- * with "--name", or with "-x, --name" when the option has a short letter. The checker itself is
- * tested on a help text that lacks an option, so that this test can fail.
+ * compare, merge, report, cost, stack, agent) it walks the option table the parser uses (struct
+ * cli_spec) and looks in the printed help for a line of each option's own that starts with
+ * "--name", or with "-x, --name" when the option has a short letter. The checker itself is tested
+ * on a help text that lacks an option, so that this test can fail.
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "stack/opts.h"
 
 static bool name_char(char c)
 {
@@ -129,6 +130,12 @@ static char *printed_help(const char *name)
         struct report_opts o;
         rc = cli_parse_report(2, argv, &o, out, &err);
         cli_report_opts_release(&o);
+    } else if (strcmp(name, "cost") == 0) {
+        struct cost_opts o;
+        rc = cli_parse_cost(2, argv, &o, out, &err);
+    } else if (strcmp(name, "stack") == 0) {
+        struct stack_opts o;
+        rc = cli_parse_stack(2, argv, &o, out, &err);
     } else {
         struct lab_opts o;
         rc = cli_parse_lab(2, argv, &o, out, &err);
@@ -153,7 +160,7 @@ static void test_top(void **state)
 {
     const struct cli_spec *subs[] = { &cli_spec_lab,     &cli_spec_run,   &cli_spec_serve,
                                       &cli_spec_compare, &cli_spec_merge, &cli_spec_report,
-                                      &cli_spec_agent };
+                                      &cli_spec_cost,    &cli_spec_stack, &cli_spec_agent };
     unsigned missing = 0;
 
     (void)state;
@@ -210,6 +217,25 @@ static void test_report(void **state)
 {
     (void)state;
     check_spec(&cli_spec_report, "report");
+}
+
+static void test_cost(void **state)
+{
+    (void)state;
+    check_spec(&cli_spec_cost, "cost");
+}
+
+/* stack --help is the spec's help, then the list of the stacks. */
+static void test_stack(void **state)
+{
+    char *text = printed_help("stack");
+
+    (void)state;
+    assert_non_null(text);
+    assert_int_equal(strncmp(text, cli_spec_stack.help, strlen(cli_spec_stack.help)), 0);
+    assert_non_null(strstr(text + strlen(cli_spec_stack.help), "\nStacks:\n"));
+    assert_int_equal(missing_options(&cli_spec_stack, text) + unnamed_letters(&cli_spec_stack), 0);
+    free(text);
 }
 
 /* The checker finds an option that is missing, one that is only a prefix of another's name,
@@ -271,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_serve),         cmocka_unit_test(test_agent),
         cmocka_unit_test(test_lab),           cmocka_unit_test(test_compare),
         cmocka_unit_test(test_merge),         cmocka_unit_test(test_report),
+        cmocka_unit_test(test_cost),          cmocka_unit_test(test_stack),
         cmocka_unit_test(test_checker_fails), cmocka_unit_test(test_cli_option),
     };
 

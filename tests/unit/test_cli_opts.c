@@ -247,11 +247,44 @@ static void test_same_message(void **state)
         "--noisy-threshold: '5000' is not a number of CPUs in (0, 4096] (e.g. 0.1)");
 }
 
-/* What a lab command line waits with: --wait as given, else block where it applies. */
+/* What a command line waits with: --wait as given, else block where it applies. */
 struct wait_case {
     const char *opts[5];
     bool block, automatic;
 };
+
+/* Lab and run alike: block without --wait when each thread holds one kept connection. */
+static const struct wait_case wait_common[] = {
+    { { NULL }, true, true },
+    { { "-c", "2", "-t", "2" }, true, true },
+    { { "--wait", "epoll" }, false, false },
+    { { "--wait", "block" }, true, false },
+    { { "-c", "2" }, false, false },
+    { { "--pipeline", "2" }, false, false },
+};
+
+/* Each case parsed by the lab (run false) or by run; the wait it picked is the case's. */
+static void check_waits(const struct wait_case *cases, size_t n, bool run)
+{
+    struct lab_opts o;
+
+    for (size_t i = 0; i < n; i++) {
+        bool block, automatic;
+
+        if (run) {
+            parse_both(&parsed, cases[i].opts);
+            assert_int_equal(parsed.run_rc, 0);
+            block = parsed.run.load.block_wait;
+            automatic = parsed.run.wait_auto;
+        } else {
+            assert_int_equal(parse_lab(cases[i].opts, &o), 0);
+            block = o.shared.block_wait;
+            automatic = o.wait_auto;
+        }
+        assert_int_equal(block, cases[i].block);
+        assert_int_equal(automatic, cases[i].automatic);
+    }
+}
 
 /*
  * Without --wait the lab's reuse cells block when each thread holds one kept
@@ -259,24 +292,67 @@ struct wait_case {
  */
 static void test_lab_wait(void **state)
 {
-    static const struct wait_case cases[] = {
-        { { NULL }, true, true },
-        { { "-c", "2", "-t", "2" }, true, true },
-        { { "--wait", "epoll" }, false, false },
-        { { "--wait", "block" }, true, false },
-        { { "-c", "2" }, false, false },
-        { { "--pipeline", "2" }, false, false },
+    static const struct wait_case lab_only[] = {
         { { "--rates", "50%" }, false, false },
         { { "overload" }, false, false },
     };
+
+    (void)state;
+    check_waits(wait_common, ARRAY_LEN(wait_common), false);
+    check_waits(lab_only, ARRAY_LEN(lab_only), false);
+}
+
+/* A run without --wait picks its wait as the lab's reuse cells do; an open loop, the
+ * connect mode and a --timeout under 1 ms (the engine polls then) poll. */
+static void test_run_wait(void **state)
+{
+    static const struct wait_case run_only[] = {
+        { { "--rate", "100" }, false, false },     { { "--rate", "50%" }, false, false },
+        { { "--mode", "connect" }, false, false }, { { "--timeout", "0.0005" }, false, false },
+        { { "--timeout", "0.001" }, true, true },
+    };
+
+    (void)state;
+    check_waits(wait_common, ARRAY_LEN(wait_common), true);
+    check_waits(run_only, ARRAY_LEN(run_only), true);
+}
+
+/*
+ * --wait uring is run's: it keeps any -c, -t and --pipeline and never blocks; the connect
+ * mode and an open loop refuse it, and so do the lab and serve.
+ */
+static void test_run_uring(void **state)
+{
+    static const char *const ok_cases[][7] = {
+        { "--wait", "uring", NULL },
+        { "--wait", "uring", "-c", "64", "-t", "2", NULL },
+        { "--wait", "uring", "--pipeline", "8", NULL },
+    };
+    static const char *const refused[][5] = {
+        { "--wait", "uring", "--mode", "connect", NULL },
+        { "--wait", "uring", "--rate", "100", NULL },
+        { "--wait", "uring", "--rate", "50%", NULL },
+    };
+    static const char *const lab[] = { "--wait", "uring", NULL };
     struct lab_opts o;
 
     (void)state;
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        assert_int_equal(parse_lab(cases[i].opts, &o), 0);
-        assert_int_equal(o.shared.block_wait, cases[i].block);
-        assert_int_equal(o.wait_auto, cases[i].automatic);
+    for (size_t i = 0; i < ARRAY_LEN(ok_cases); i++) {
+        parse_both(&parsed, ok_cases[i]);
+        assert_int_equal(parsed.run_rc, 0);
+        assert_true(parsed.run.load.uring_wait);
+        assert_false(parsed.run.load.block_wait);
+        assert_false(parsed.run.wait_auto);
     }
+    for (size_t i = 0; i < ARRAY_LEN(refused); i++) {
+        parse_both(&parsed, refused[i]);
+        assert_int_equal(parsed.run_rc, -EINVAL);
+        assert_non_null(strstr(parsed.run_err.msg, "--wait uring"));
+    }
+    assert_int_equal(parse_lab(lab, &o), -EINVAL);
+    /* epoll and block leave it off */
+    parse_both(&parsed, (const char *const[]){ "--wait", "block", NULL });
+    assert_false(parsed.run.load.uring_wait);
 }
 
 int main(void)
@@ -284,7 +360,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_field),   cmocka_unit_test(test_run_load),
         cmocka_unit_test(test_same_message), cmocka_unit_test(test_lab_defaults),
-        cmocka_unit_test(test_lab_wait),
+        cmocka_unit_test(test_lab_wait),     cmocka_unit_test(test_run_wait),
+        cmocka_unit_test(test_run_uring),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

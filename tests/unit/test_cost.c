@@ -223,6 +223,22 @@ static void test_interval_mapping(void **state)
     check_close(dil.hi, s.saved.hi / 1101, "dilution hi");
 }
 
+/* Tied runs: every resample's ratio is the point's, and tcp (1 - uds / tcp) rounds to
+ * 6680.0000000000009 where tcp - uds is 6680; the interval still holds the point. */
+static void test_interval_ties(void **state)
+{
+    const double tcp[] = { 10010, 10010 }, uds[] = { 3330, 3330 };
+    struct cost_saving s;
+
+    (void)state;
+    assert_int_equal(cost_saving_of(tcp, 2, uds, 2, 1, &s), 0);
+    assert_true(cost_range_has_interval(s.saved));
+    assert_true(s.saved.v == 6680);
+    assert_true(s.saved.lo <= s.saved.v && s.saved.v <= s.saved.hi);
+    check_close(s.saved.lo, 6680, "low end");
+    check_close(s.saved.hi, 6680, "high end");
+}
+
 static void test_no_interval(void **state)
 {
     const double two[] = { 100, 110 }, one[] = { 80 }, zero[] = { 0, 5 };
@@ -438,13 +454,13 @@ static void test_cells(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_traffic_units),   cmocka_unit_test(test_traffic_bad),
-        cmocka_unit_test(test_app_work),        cmocka_unit_test(test_study_example),
-        cmocka_unit_test(test_unix_costs_more), cmocka_unit_test(test_median_of_reps),
-        cmocka_unit_test(test_range_scale),     cmocka_unit_test(test_interval_mapping),
-        cmocka_unit_test(test_no_interval),     cmocka_unit_test(test_breakeven_interval),
-        cmocka_unit_test(test_cells),           cmocka_unit_test(test_cells_by_label),
-        cmocka_unit_test(test_service_series),
+        cmocka_unit_test(test_traffic_units),      cmocka_unit_test(test_traffic_bad),
+        cmocka_unit_test(test_app_work),           cmocka_unit_test(test_study_example),
+        cmocka_unit_test(test_unix_costs_more),    cmocka_unit_test(test_median_of_reps),
+        cmocka_unit_test(test_range_scale),        cmocka_unit_test(test_interval_mapping),
+        cmocka_unit_test(test_interval_ties),      cmocka_unit_test(test_no_interval),
+        cmocka_unit_test(test_breakeven_interval), cmocka_unit_test(test_cells),
+        cmocka_unit_test(test_cells_by_label),     cmocka_unit_test(test_service_series),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

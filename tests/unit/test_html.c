@@ -2,7 +2,9 @@
  * test_html: the HTML report's sparse histograms. Histograms written as the
  * evidence writes them and added sparsely (hd_sparse_add) give, at every
  * percentile, what the same values recorded in one struct hist give
- * (hist_percentile); a histogram of another layout is refused.
+ * (hist_percentile); a histogram of another layout is refused. The tables'
+ * median of a figure some runs lack (hd_median_known) is of the runs that
+ * count and have it, as the stack's table takes it.
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -14,6 +16,8 @@
 /* clang-format on */
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "evidence/hist_json.h"
@@ -84,11 +88,48 @@ static void test_sparse_refuses_layout(void **state)
     hist_free(h);
 }
 
+/* hd_median_known's figure: the run's number "x", else why it has none. */
+static bool figure_x(const json_t *run, const void *arg, double *out, char *why, size_t cap)
+{
+    (void)arg;
+    return hd_figure(run, out, why, cap, "x", NULL, NULL);
+}
+
+static void test_median_known(void **state)
+{
+    struct hcell cell = { .runs = json_array(), .counted = 4 };
+    char why[64];
+    double med;
+
+    (void)state;
+    /* counting runs: 1, none, 5, 3; a run that does not count with 100 is left out */
+    json_array_append_new(cell.runs, json_pack("{s:b, s:f}", "valid", 1, "x", 1.0));
+    json_array_append_new(cell.runs, json_pack("{s:b, s:{s:s}}", "valid", 1, "x", "unavailable",
+                                               "the agent gave none"));
+    json_array_append_new(cell.runs, json_pack("{s:b, s:f}", "valid", 0, "x", 100.0));
+    json_array_append_new(cell.runs, json_pack("{s:b, s:f}", "valid", 1, "x", 5.0));
+    json_array_append_new(cell.runs, json_pack("{s:b, s:f}", "valid", 1, "x", 3.0));
+    assert_int_equal(hd_median_known(&cell, figure_x, NULL, &med, why, sizeof(why)), 3);
+    assert_float_equal(med, 3, 0);
+    assert_string_equal(why, "the agent gave none"); /* the first run that lacks it */
+    json_array_remove(cell.runs, 4);
+    json_array_remove(cell.runs, 3);
+    json_array_remove(cell.runs, 0);
+    assert_int_equal(hd_median_known(&cell, figure_x, NULL, &med, why, sizeof(why)), 0);
+    assert_true(isnan(med));
+    assert_string_equal(why, "the agent gave none");
+    json_array_clear(cell.runs);
+    assert_int_equal(hd_median_known(&cell, figure_x, NULL, &med, why, sizeof(why)), 0);
+    assert_string_equal(why, "no run counts");
+    json_decref(cell.runs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sparse_equals_hist),
         cmocka_unit_test(test_sparse_refuses_layout),
+        cmocka_unit_test(test_median_known),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,247 @@
+/*
+ * test_stack_table: the stack's table (stack_table, src/stack/measure.c) with
+ * an agent's figures, written into a memory stream from hand-built cells: each
+ * service's CPU per request as the agent read it (the median of each
+ * transport's runs), its ratio to the local figure, "the agent gave none" for
+ * a service the agent gave no figure of, and no agent row at all for a cell
+ * measured without an agent. A figure some runs lack is the median of the
+ * runs that have it, with how many they are after the row. The agent's rows of
+ * one run (stack_agent_run_rows), as the fpm failure cases report each
+ * transport's run, read from its record.
+ */
+/* cmocka.h needs these four first, in this order */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "stack/measure.h"
+
+/* A cell "get pipeline 1" of two runs a transport, services redis and php-fpm. */
+static void cell_make(struct stack_cell *c, bool agent)
+{
+    static const double local[2][2] = { { 10, 12 }, { 8, 9 } };
+    static const double by_agent[2][2] = { { 10.5, 12.6 }, { 8.8, 9.9 } };
+
+    stack_cell_init(c, "get pipeline 1", "tcp", "unix");
+    snprintf(c->svc[0], sizeof(c->svc[0]), "redis");
+    snprintf(c->svc[1], sizeof(c->svc[1]), "php-fpm");
+    c->nsvc = 2;
+    c->agent = agent;
+    for (unsigned t = 0; t < 2; t++) {
+        struct stack_arm *a = &c->arm[t];
+        a->n = 2;
+        for (unsigned r = 0; r < 2; r++) {
+            a->ops_s[r] = 1000 + r;
+            a->client_us[r] = 3;
+            for (unsigned k = 0; k < STACK_MAX_SVC; k++) {
+                a->svc_us[k][r] = k == 0 ? local[t][r] : k == 1 ? 4 : NAN;
+                a->pss_mib[k][r] = a->ws_mib[k][r] = NAN;
+                a->agent_us[k][r] = agent && k == 0 ? by_agent[t][r] : NAN;
+            }
+            a->sum_us[r] = a->system_us[r] = NAN;
+            for (unsigned h = 0; h < STACK_HOP_FIGS; h++)
+                a->hop[h][r] = 0;
+        }
+    }
+}
+
+/* The table of the one cell; the caller frees it. */
+static char *render(const struct stack_cell *c)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    stack_table(f, c, 1);
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(buf);
+    return buf;
+}
+
+/* The line of text starting with "  " key and a space (NULL when none); points into text. */
+static const char *row(const char *text, const char *key)
+{
+    char want[80];
+
+    snprintf(want, sizeof(want), "\n  %s ", key);
+    const char *p = strstr(text, want);
+    return p == NULL ? NULL : p + 3 + strlen(key);
+}
+
+static void test_agent_rows(void **state)
+{
+    struct stack_cell c;
+    double tcp, ux, lo, hi;
+    char *text;
+    const char *r;
+
+    (void)state;
+    cell_make(&c, true);
+    text = render(&c);
+    r = row(text, "agent CPU us/req redis");
+    assert_non_null(r);
+    assert_int_equal(sscanf(r, "%lf %lf", &tcp, &ux), 2);
+    assert_float_equal(tcp, 11.55, 1e-9); /* median of 10.5 and 12.6 */
+    assert_float_equal(ux, 9.35, 1e-9);
+    r = row(text, "agent CPU us/req php-fpm");
+    assert_non_null(r);
+    assert_non_null(strstr(r, "n/a         n/a  the agent gave none\n"));
+    r = row(text, "agent/local CPU redis");
+    assert_non_null(r);
+    assert_int_equal(sscanf(r, " x%lf x%lf runs x%lf to x%lf", &tcp, &ux, &lo, &hi), 4);
+    assert_float_equal(tcp, 1.05, 1e-9);
+    assert_float_equal(ux, 1.1, 1e-9);
+    assert_float_equal(lo, 1.05, 1e-9);
+    assert_float_equal(hi, 1.1, 1e-9);
+    assert_null(row(text, "agent/local CPU php-fpm")); /* the agent gave none: nothing to check */
+    assert_non_null(strstr(text, "\nagent CPU us/req: "));
+    free(text);
+}
+
+static void test_no_agent(void **state)
+{
+    struct stack_cell c;
+    char *text;
+
+    (void)state;
+    cell_make(&c, false);
+    text = render(&c);
+    assert_non_null(row(text, "CPU us/req redis"));
+    assert_null(strstr(text, "agent"));
+    free(text);
+}
+
+/* A run without the local figure is left out of the ratio, not counted as 0. */
+static void test_ratio_needs_both(void **state)
+{
+    struct stack_cell c;
+    double tcp;
+    char ux[16];
+    char *text;
+    const char *r;
+
+    (void)state;
+    cell_make(&c, true);
+    c.arm[0].svc_us[0][1] = NAN;
+    c.arm[1].svc_us[0][0] = c.arm[1].svc_us[0][1] = NAN;
+    text = render(&c);
+    r = row(text, "agent/local CPU redis");
+    assert_non_null(r);
+    assert_int_equal(sscanf(r, " x%lf %15s", &tcp, ux), 2);
+    assert_float_equal(tcp, 1.05, 1e-9);
+    assert_string_equal(ux, "n/a");
+    free(text);
+}
+
+/* A run without the figure is left out of the median, and the row says of how many it is. */
+static void test_median_of_runs_that_have_it(void **state)
+{
+    struct stack_cell c;
+    double tcp, ux;
+    char *text;
+    const char *r, *end;
+
+    (void)state;
+    cell_make(&c, true);
+    c.arm[0].agent_us[0][1] = NAN;
+    text = render(&c);
+    r = row(text, "agent CPU us/req redis");
+    assert_non_null(r);
+    assert_int_equal(sscanf(r, "%lf %lf", &tcp, &ux), 2);
+    assert_float_equal(tcp, 10.5, 1e-9); /* the one run that has it */
+    assert_float_equal(ux, 9.35, 1e-9);
+    end = strchr(r, '\n');
+    assert_non_null(end);
+    assert_non_null(strstr(r, " [tcp: 1 of 2 runs]\n"));
+    assert_true(strstr(r, " [tcp: 1 of 2 runs]\n") + strlen(" [tcp: 1 of 2 runs]") == end);
+    r = row(text, "agent/local CPU redis");
+    assert_non_null(r);
+    assert_int_equal(sscanf(r, " x%lf x%lf", &tcp, &ux), 2);
+    assert_float_equal(tcp, 1.05, 1e-9);
+    assert_non_null(strstr(r, "runs x1.050 to x1.100 [tcp: 1 of 2 runs]\n"));
+    r = row(text, "CPU us/req redis"); /* every run has it: no note */
+    assert_non_null(r);
+    end = strchr(r, '\n');
+    assert_non_null(end);
+    assert_true(strstr(r, " runs]") == NULL || strstr(r, " runs]") > end);
+    assert_null(strstr(text, "unix: 1 of"));
+    free(text);
+}
+
+/* The row key of text holds one figure, after an "x" when ratio, equal to want. */
+static void one_figure(const char *text, const char *key, bool ratio, double want)
+{
+    const char *r = row(text, key);
+    double v;
+
+    assert_non_null(r);
+    assert_int_equal(ratio ? sscanf(r, " x%lf", &v) : sscanf(r, "%lf", &v), 1);
+    assert_float_equal(v, want, 1e-9);
+}
+
+/* One run's agent rows, from its record: the same names and figures as the table's. */
+static void test_agent_run_rows(void **state)
+{
+    json_t *run =
+        json_pack("{s:b, s:{s:[{s:s, s:f}, {s:s, s:f}]}, s:{s:[{s:s, s:f}, {s:s, s:n}]}}", "valid",
+                  0, "observed", "services", "name", "nginx", "cpu_ns_per_op", 10000.0, "name",
+                  "php-fpm", "cpu_ns_per_op", 20000.0, "agent", "services", "name", "nginx",
+                  "cpu_ns_per_op", 10500.0, "name", "php-fpm", "cpu_ns_per_op");
+    char *buf = NULL, *text;
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(run);
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    stack_agent_run_rows(f, run);
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(buf);
+    text = calloc(1, len + 2); /* row() looks for "\n  NAME ": a newline before the first */
+    assert_non_null(text);
+    text[0] = '\n';
+    memcpy(text + 1, buf, len);
+    one_figure(text, "agent CPU us/req nginx", false, 10.5);
+    assert_non_null(strstr(row(text, "agent CPU us/req php-fpm"), "n/a  the agent gave none\n"));
+    one_figure(text, "agent/local CPU nginx", true, 1.05);
+    assert_non_null(
+        strstr(text, "\n  agent/local CPU nginx               x1.050\n")); /* as the table */
+    assert_null(row(text, "agent/local CPU php-fpm"));
+    free(text);
+    free(buf);
+
+    /* a run without the agent's evidence: no row */
+    json_object_del(run, "agent");
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    stack_agent_run_rows(f, run);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(len, 0);
+    free(buf);
+    json_decref(run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_agent_rows),       cmocka_unit_test(test_no_agent),
+        cmocka_unit_test(test_ratio_needs_both), cmocka_unit_test(test_median_of_runs_that_have_it),
+        cmocka_unit_test(test_agent_run_rows),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
