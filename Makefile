@@ -1,7 +1,8 @@
 # hopbench — plain GNU make.
 #   make            ./hopbench (release)          make lab     build and run the default lab
 #   make test       unit + integration tests      make asan    ASan+UBSan build + full suite
-#   make tsan       ThreadSanitizer + full suite  make bench   peer comparisons, CPU cross-check
+#   make tsan       ThreadSanitizer, threaded set make bench   peer comparisons, CPU cross-check
+#   make test-unit  everything built, unit tests and fuzz corpora only
 #   make format | format-check | lint | install | clean
 # V=1 prints commands. CFLAGS/LDFLAGS from the command line are appended.
 # FLAVOUR=asan|tsan builds into build/FLAVOUR/ only: ./hopbench, and so make install,
@@ -60,7 +61,7 @@ else
   say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all deps test-deps lint-deps lab test unit integration asan tsan bench fuzz format \
+.PHONY: all deps test-deps lint-deps lab test test-unit unit integration asan tsan bench fuzz format \
         format-check lint install clean static image image-stack FORCE
 ifeq ($(FLAVOUR),release)
 all: hopbench
@@ -179,8 +180,14 @@ integration: $(B)/hopbench $(TOOL_BIN) | test-deps
 
 # The whole suite: unit tests, then integration tests that start servers on
 # loopback and Unix sockets and stop them by PID. Prints "N passed, N failed".
+# INTEG="test_a test_b" runs only those integration scripts.
 test: $(UNIT_BIN) $(REPLAY_BIN) $(TOOL_BIN) $(B)/hopbench | test-deps
-	@sh tests/run.sh $(B)
+	@INTEG='$(INTEG)' sh tests/run.sh $(B)
+
+# Everything built (the test tools too, so that no warning hides), then the unit tests
+# and the fuzz corpora only: CI's clang stage.
+test-unit: $(UNIT_BIN) $(REPLAY_BIN) $(TOOL_BIN) $(BENCH_BIN) $(B)/hopbench | test-deps
+	@sh tests/run.sh $(B) unit
 
 # libFuzzer (clang) over each codec, FUZZ_SECONDS each, starting from a copy of
 # the seed corpus so found inputs stay in build/ (add the useful ones by hand).
@@ -201,10 +208,16 @@ fuzz: | deps
 	  grep -E 'stat::number_of_executed_units' build/fuzz/$$t.log; \
 	done
 
+# ThreadSanitizer looks for races between threads: the unit tests and the integration scripts
+# whose hopbench runs load, sampler, server, agent or signal threads against each other. The
+# rest (stacks, reports, compare, images) run the same threads as these under a slower harness.
+TSAN_INTEG ?= test_run test_lab test_serve test_serve_limits test_uring test_agent \
+              test_invariants test_open test_open_tail test_progress test_reps test_pin \
+              test_services test_retry test_connect_timeout test_limits test_noisy
 asan:
 	$(Q)$(MAKE) --no-print-directory FLAVOUR=asan test
 tsan:
-	$(Q)$(MAKE) --no-print-directory FLAVOUR=tsan test
+	$(Q)$(MAKE) --no-print-directory FLAVOUR=tsan test INTEG='$(TSAN_INTEG)'
 
 bench: hopbench $(BENCH_BIN)
 	@$(DEPS) bench

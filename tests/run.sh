@@ -1,11 +1,28 @@
 #!/bin/sh
-# Runs the whole suite against the binaries in BUILD_DIR (build/release by
-# default): every unit test program, then every integration script. Each runs
-# in its own process under a time limit. Ends with "N passed, N failed" and
-# exits non-zero when anything failed, or when the integration tests left
-# evidence files (hopbench-run-*.json, a run without --json) in the cwd.
+# Runs the suite against the binaries in BUILD_DIR (build/release by default):
+# every unit test program, the fuzz seed corpora, then the integration scripts.
+# Each runs in its own process under a time limit; each line ends with its
+# seconds. Ends with "N passed, N failed" and exits non-zero when anything
+# failed, or when the integration tests left evidence files
+# (hopbench-run-*.json, a run without --json) in the cwd.
+#   tests/run.sh [BUILD_DIR] [all|unit]
+# unit: unit tests and corpora only. INTEG="test_a test_b" (names without .sh)
+# runs only those integration scripts (make tsan uses it).
 set -u
 B=${1:-build/release}
+what=${2:-all}
+case $what in all | unit) ;; *)
+    echo "tests/run.sh: unknown selection '$what' (all or unit)" >&2
+    exit 64
+    ;;
+esac
+now() { date +%s; }
+for n in ${INTEG:-}; do # a name that matches no script would be skipped without a word
+    [ -f "tests/integration/$n.sh" ] || {
+        echo "tests/run.sh: INTEG names $n, which is not a script in tests/integration" >&2
+        exit 64
+    }
+done
 passed=0
 failed=0
 failures=""
@@ -19,6 +36,7 @@ count_unit() { # $1 = output file
 for t in "$B"/tests/test_*; do
     [ -x "$t" ] || continue
     out=$(mktemp)
+    t0=$(now)
     timeout 300 "$t" >"$out" 2>&1
     rc=$?
     set -- $(count_unit "$out")
@@ -30,7 +48,7 @@ for t in "$B"/tests/test_*; do
         cat "$out"
         failures="$failures $(basename "$t")"
     fi
-    printf 'unit  %-24s %s passed, %s failed\n' "$(basename "$t")" "$p" "$f"
+    printf 'unit  %-24s %s passed, %s failed (%s s)\n' "$(basename "$t")" "$p" "$f" $(($(now) - t0))
     rm -f "$out"
 done
 
@@ -51,7 +69,13 @@ left_before=$(ls hopbench-run-*.json hopbench-lab-*.json 2>/dev/null)
 
 for t in tests/integration/test_*.sh; do
     [ -f "$t" ] || continue
+    [ "$what" = all ] || break
+    if [ -n "${INTEG:-}" ]; then
+        n=$(basename "$t" .sh)
+        case " $INTEG " in *" $n "*) ;; *) continue ;; esac
+    fi
     out=$(mktemp)
+    t0=$(now)
     HOPBENCH="$B/hopbench" TOOLS="$B/tools" timeout 600 bash "$t" >"$out" 2>&1
     rc=$?
     p=$(grep -c '^ok ' "$out")
@@ -65,7 +89,7 @@ for t in tests/integration/test_*.sh; do
         cat "$out"
         failures="$failures $(basename "$t")"
     fi
-    printf 'integ %-24s %s passed, %s failed\n' "$(basename "$t")" "$p" "$f"
+    printf 'integ %-24s %s passed, %s failed (%s s)\n' "$(basename "$t")" "$p" "$f" $(($(now) - t0))
     rm -f "$out"
 done
 
