@@ -624,6 +624,8 @@ static int run_proto_option(int c, const char *val, struct run_opts *o, struct h
         .body_cap = sizeof(o->expect_body),
         .secret = o->password,
         .secret_cap = sizeof(o->password),
+        .key = o->server_key,
+        .key_cap = sizeof(o->server_key),
     };
     int rc = 0;
 

@@ -1,8 +1,9 @@
 /*
  * sockio: bounded connects, waits, reads and writes on a non-blocking socket,
  * for the short request/reply exchanges outside the load engine (the agent's
- * client, the stack supervisor's readiness checks), and a codec's session
- * set-up (a database's log-in) driven over one.
+ * client, the stack supervisor's readiness checks, run's log-in before its
+ * first run), and a codec's session set-up (a database's log-in) driven over
+ * one.
  */
 #ifndef HOPBENCH_SOCKIO_H
 #define HOPBENCH_SOCKIO_H
@@ -41,7 +42,8 @@ ssize_t sock_recv(int fd, uint8_t *buf, size_t cap, uint64_t deadline_ns);
  * A codec's session set-up (a database's log-in) on a connected fd, its
  * state st initialised: the codec's messages sent, the server's fed back,
  * until the session is ready (0) or deadline_ns. Returns 0, -EPROTO when the
- * codec refused (msg says why: error_reply, err), or a socket's negative errno.
+ * codec refused (msg says why: error_reply, err, and `why` when the client
+ * refused the server's way of authenticating), or a socket's negative errno.
  */
 int sock_log_in(int fd, const struct codec_ops *ops, void *st, uint64_t deadline_ns,
                 struct codec_msg *msg);

@@ -407,6 +407,7 @@ static int ask_on(int fd, const struct sup_check *c, uint64_t deadline, char *wh
     if (ops->setup != NULL && (rc = sock_log_in(fd, ops, st, deadline, &msg)) < 0) {
         snprintf(why, cap, "the log-in failed (%s)",
                  rc != -EPROTO     ? strerror(-rc)
+                 : msg.why != NULL ? msg.why
                  : msg.error_reply ? "refused"
                                    : codec_err_str(msg.err));
         free(req);
