@@ -624,6 +624,8 @@ static int run_proto_option(int c, const char *val, struct run_opts *o, struct h
         .body_cap = sizeof(o->expect_body),
         .secret = o->password,
         .secret_cap = sizeof(o->password),
+        .key = o->server_key,
+        .key_cap = sizeof(o->server_key),
     };
     int rc = 0;
 
@@ -2240,9 +2242,11 @@ static const char usage_agent[] =
     "the run names, the loaded hop's sockets by state, the kernel's TCP counters, the\n"
     "machine) and sends the figures back. Prints 'hopbench agent: listening on ENDPOINT'\n"
     "once it listens (a port 0 replaced by the kernel's choice), one line per state of the\n"
-    "schedule and per refused connection on stderr. One connection at a time, each at most\n"
-    "5 s, one request of at most 8 KiB; every request carries an HMAC-SHA256 of the agent's\n"
-    "fresh nonce keyed by the shared token, which never crosses the wire (docs/agent.md).\n"
+    "schedule and per refused or closed connection, naming its peer, on stderr. Up to 16\n"
+    "connections at once, each at most 5 s: its request's length within 1 s of the accept\n"
+    "and the whole request, at most 8 KiB, within 2 s; a newcomer to 16 closes the oldest\n"
+    "without a signed request. Every request carries an HMAC-SHA256 of the agent's fresh\n"
+    "nonce keyed by the shared token, which never crosses the wire (docs/agent.md).\n"
     "\n"
     "      --listen EP       where to listen: ADDR:PORT, tcp://ADDR:PORT or unix:PATH\n"
     "                        (default " AGENT_DEFAULT_LISTEN "; an address given here may be\n"

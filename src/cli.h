@@ -17,6 +17,7 @@
 #include "engine/load.h"
 #include "host/netns.h"
 #include "host/place.h"
+#include "proto/mysql.h"
 #include "service.h"
 
 struct proto_entry;
@@ -31,7 +32,8 @@ enum hb_exit {
     HB_EXIT_NOPERM = 77, /* --netns without the right to make a namespace (EX_NOPERM) */
     HB_EXIT_INTERRUPTED = 130, /* Ctrl-C: what was measured was still written */
 
-    /* run --agent: the agent refused the token */
+    /* run --agent: the agent refused the token; run pg, mysql: the client refused the
+     * server's way of authenticating (--auth-method, --server-public-key) */
     HB_EXIT_AGENT_AUTH = 3,
     /* run --agent: the agent refused a request as bad or too large, or broke the protocol */
     HB_EXIT_PROTOCOL = 76,
@@ -120,8 +122,9 @@ struct run_opts {
     bool order_random;         /* --order random (default abba) */
     struct codec_opts codec;   /* the protocol's request options (load.opts points here) */
     const char *params[CLI_MAX_PARAMS];
-    char expect_body[CLI_MAX_BODY]; /* --expect-body with \n, \r, \t, \\ decoded */
-    char password[CLI_MAX_SECRET];  /* --password-file: the file's first line */
+    char expect_body[CLI_MAX_BODY];     /* --expect-body with \n, \r, \t, \\ decoded */
+    char password[CLI_MAX_SECRET];      /* --password-file: the file's first line */
+    char server_key[MYSQL_MAX_KEY + 1]; /* --server-public-key: the file's PEM */
     bool size_given;
     bool close_given;       /* shared.close_given, where the protocol's checks read it */
     bool arrivals_given;    /* --arrivals was given (it needs --rate) */

@@ -455,7 +455,11 @@ static int run_finish(struct run *run, const char *json_path, const char *csv_pa
     return rc;
 }
 
-/* The exit code of a failure: the agent's refusals have their own. */
+/*
+ * The exit code of a failure: the agent's refusals have their own; a log-in
+ * the client refused (run_preflight) is an authentication refused, as the
+ * agent's token is.
+ */
 static int failure_exit(int code)
 {
     if (code == -EKEYREJECTED) return HB_EXIT_AGENT_AUTH;

@@ -5,6 +5,10 @@
 #include "registry.h"
 
 #include <errno.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +393,85 @@ static int parse_ping(const char *val, const struct proto_args *a, struct hb_err
     return 0;
 }
 
+/* --auth-method M[,M...]: libpq's require_auth names, each at most once, into auth_methods. */
+static int parse_auth_method(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } ways[] = {
+        { "scram-sha-256", CODEC_AUTH_SCRAM },
+        { "md5", CODEC_AUTH_MD5 },
+        { "password", CODEC_AUTH_PASSWORD },
+        { "none", CODEC_AUTH_NONE },
+    };
+    const char *p = val;
+    unsigned bits = 0;
+
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        unsigned bit = 0;
+        for (size_t i = 0; i < ARRAY_LEN(ways); i++)
+            if (n == strlen(ways[i].name) && strncmp(p, ways[i].name, n) == 0) bit = ways[i].bit;
+        if (bit == 0 || (bits & bit) != 0)
+            return hb_fail(err, -EINVAL,
+                           "--auth-method: '%s' is not a list of scram-sha-256, md5, password "
+                           "and none, each once",
+                           val);
+        bits |= bit;
+        if (p[n] == '\0') break;
+        p += n + 1;
+    }
+    a->co->auth_methods = bits;
+    return 0;
+}
+
+/*
+ * --server-public-key FILE: an RSA public key in PEM (as mysql's
+ * --server-public-key-path), read whole into the command line's room and
+ * checked with libcrypto.
+ */
+static int parse_server_key(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    FILE *f = fopen(val, "r");
+    EVP_PKEY *key = NULL;
+    BIO *bio = NULL;
+    size_t n;
+    int rc = 0;
+
+    if (f == NULL)
+        return hb_fail(err, -errno, "--server-public-key: cannot read %s: %s", val,
+                       strerror(errno));
+    if (a->key == NULL || a->key_cap < MYSQL_MAX_KEY + 1) {
+        fclose(f);
+        return hb_fail(err, -EINVAL, "--server-public-key: no room for the key");
+    }
+    n = fread(a->key, 1, MYSQL_MAX_KEY + 1, f);
+    fclose(f);
+    if (n > MYSQL_MAX_KEY)
+        return hb_fail(err, -EINVAL, "--server-public-key: %s is longer than %u bytes", val,
+                       MYSQL_MAX_KEY);
+    bio = BIO_new_mem_buf(a->key, (int)n);
+    key = bio != NULL ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
+    if (key == NULL || EVP_PKEY_base_id(key) != EVP_PKEY_RSA)
+        rc = hb_fail(err, -EINVAL, "--server-public-key: %s is not an RSA public key in PEM", val);
+    EVP_PKEY_free(key);
+    BIO_free(bio);
+    ERR_clear_error();
+    if (rc < 0) return rc;
+    a->co->server_key = a->key;
+    a->co->server_key_len = n;
+    return 0;
+}
+
+static int parse_get_server_key(const char *val, const struct proto_args *a, struct hb_err *err)
+{
+    (void)val;
+    (void)err;
+    a->co->get_server_key = true;
+    return 0;
+}
+
 static const struct proto_option opt_sql = {
     PROTO_OPT_SQL,
     "--sql",
@@ -442,6 +525,37 @@ static const struct proto_option opt_extended = {
 static const struct proto_option opt_ping = {
     PROTO_OPT_PING, "--ping", NULL, "mysql: COM_PING instead of a query", parse_ping, false,
 };
+static const struct proto_option opt_auth_method = {
+    PROTO_OPT_AUTH_METHOD,
+    "--auth-method",
+    "LIST",
+    "pg: how the server may ask for the password, a comma list of" HELP_INDENT
+    "libpq's require_auth names: scram-sha-256, md5, password (in" HELP_INDENT
+    "clear), none (it asks for nothing); on every transport; default" HELP_INDENT
+    "scram-sha-256,none: another is refused before the password goes",
+    parse_auth_method,
+    false,
+};
+static const struct proto_option opt_server_key = {
+    PROTO_OPT_SERVER_KEY,
+    "--server-public-key",
+    "FILE",
+    "mysql: the server's RSA public key (PEM): a" HELP_INDENT
+    "caching_sha2_password full authentication over TCP sends the" HELP_INDENT
+    "password encrypted with it",
+    parse_server_key,
+    false,
+};
+static const struct proto_option opt_get_server_key = {
+    PROTO_OPT_GET_SERVER_KEY,
+    "--get-server-public-key",
+    NULL,
+    "mysql: for that, the key the server sends (one" HELP_INDENT
+    "in its place can then read the password); with neither, a full" HELP_INDENT
+    "authentication over TCP is refused",
+    parse_get_server_key,
+    false,
+};
 
 static const struct proto_option *const http_options[] = {
     &opt_method, &opt_path, &opt_host, &opt_expect_body, NULL,
@@ -457,12 +571,16 @@ static const struct proto_option *const redis_options[] = {
     NULL,
 };
 static const struct proto_option *const pg_options[] = {
-    &opt_sql,      &opt_user,     &opt_password,    &opt_password_file,
-    &opt_database, &opt_extended, &opt_expect_body, NULL,
+    &opt_sql,           &opt_user,        &opt_password,
+    &opt_password_file, &opt_auth_method, &opt_database,
+    &opt_extended,      &opt_expect_body, NULL,
 };
 static const struct proto_option *const mysql_options[] = {
-    &opt_sql,      &opt_user, &opt_password,    &opt_password_file,
-    &opt_database, &opt_ping, &opt_expect_body, NULL,
+    &opt_sql,         &opt_user,
+    &opt_password,    &opt_password_file,
+    &opt_server_key,  &opt_get_server_key,
+    &opt_database,    &opt_ping,
+    &opt_expect_body, NULL,
 };
 
 /* http and fcgi: a GET carries no payload, and a connect-mode request asks for a close. */
@@ -603,7 +721,8 @@ static const struct proto_entry entries[] = {
         .name = "pg",
         .codec = &pg_codec,
         .opts = PROTO_OPT_SQL | PROTO_OPT_USER | PROTO_OPT_PASSWORD | PROTO_OPT_PASSWORD_FILE |
-                PROTO_OPT_DATABASE | PROTO_OPT_EXTENDED | PROTO_OPT_EXPECT_BODY,
+                PROTO_OPT_AUTH_METHOD | PROTO_OPT_DATABASE | PROTO_OPT_EXTENDED |
+                PROTO_OPT_EXPECT_BODY,
         .options = pg_options,
         .check = check_db,
     },
@@ -611,7 +730,8 @@ static const struct proto_entry entries[] = {
         .name = "mysql",
         .codec = &mysql_codec,
         .opts = PROTO_OPT_SQL | PROTO_OPT_USER | PROTO_OPT_PASSWORD | PROTO_OPT_PASSWORD_FILE |
-                PROTO_OPT_DATABASE | PROTO_OPT_PING | PROTO_OPT_EXPECT_BODY,
+                PROTO_OPT_SERVER_KEY | PROTO_OPT_GET_SERVER_KEY | PROTO_OPT_DATABASE |
+                PROTO_OPT_PING | PROTO_OPT_EXPECT_BODY,
         .options = mysql_options,
         .check = check_db,
     },
@@ -799,6 +919,9 @@ static unsigned opts_given(const struct codec_opts *co)
     bits |= co->database ? PROTO_OPT_DATABASE : 0;
     bits |= co->extended ? PROTO_OPT_EXTENDED : 0;
     bits |= co->ping ? PROTO_OPT_PING : 0;
+    bits |= co->auth_methods ? PROTO_OPT_AUTH_METHOD : 0;
+    bits |= co->server_key_len ? PROTO_OPT_SERVER_KEY : 0;
+    bits |= co->get_server_key ? PROTO_OPT_GET_SERVER_KEY : 0;
     return bits;
 }
 

@@ -42,6 +42,9 @@ enum proto_opt {
     PROTO_OPT_DATABASE = 1u << 14,
     PROTO_OPT_EXTENDED = 1u << 15,
     PROTO_OPT_PING = 1u << 16,
+    PROTO_OPT_AUTH_METHOD = 1u << 17,
+    PROTO_OPT_SERVER_KEY = 1u << 18,
+    PROTO_OPT_GET_SERVER_KEY = 1u << 19,
 };
 
 /*
@@ -56,6 +59,8 @@ struct proto_args {
     size_t body_cap;
     char *secret; /* --password-file: room for the password read, secret_cap bytes */
     size_t secret_cap;
+    char *key; /* --server-public-key: room for the PEM read, key_cap bytes */
+    size_t key_cap;
 };
 
 /*

@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "agent/client.h"
 #include "endpoint.h"
@@ -13,6 +16,7 @@
 #include "registry.h"
 #include "report/services.h"
 #include "report/summary.h"
+#include "sockio.h"
 #include "spawn.h"
 #include "stats.h"
 
@@ -141,6 +145,46 @@ static int run_agent_ready(const struct run_opts *o, const atomic_int *stop, str
     return rc;
 }
 
+/*
+ * The pre-flight's probe of ep: a connection, and for a protocol with a
+ * session (pg, mysql) a log-in on it, so that a server whose way of
+ * authenticating the client refuses (a password in clear, an MD5 hash, its
+ * own RSA key: codec_msg.why) stops the command before any run, with
+ * -EKEYREJECTED and err naming it. Any other end of the log-in (a wrong
+ * password, no answer in --timeout) is left to the runs, which count it. A
+ * TCP connection is reset at the end: no TIME_WAIT in the run's counts.
+ */
+static int run_probe(const struct run_opts *o, const struct endpoint *ep, struct hb_err *err)
+{
+    const struct codec_ops *ops = o->proto->codec;
+    struct codec_cfg cfg = { .opts = o->load.opts, .local = ep->kind != ENDPOINT_TCP };
+    struct codec_msg msg = { 0 };
+    struct linger rst = { .l_onoff = 1, .l_linger = 0 };
+    uint8_t bye[16];
+    void *st;
+    int fd, rc;
+
+    if (ops->setup == NULL || cfg.opts == NULL)
+        return endpoint_probe(ep, (int)(o->load.timeout_ns / NS_PER_MS));
+    fd = sock_connect(ep, now_ns() + o->load.timeout_ns);
+    if (fd < 0) return fd;
+    if (getrandom(&cfg.seed, sizeof(cfg.seed), GRND_NONBLOCK) != (ssize_t)sizeof(cfg.seed))
+        cfg.seed = now_ns();
+    st = xcalloc(1, ops->state_size);
+    ops->init(st, &cfg);
+    rc = sock_log_in(fd, ops, st, now_ns() + o->load.timeout_ns, &msg);
+    if (rc == 0 && ops->bye != NULL) {
+        size_t n = ops->bye(st, bye, sizeof(bye));
+        if (n > 0) (void)send(fd, bye, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    free(st);
+    if (ep->kind == ENDPOINT_TCP) setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
+    close(fd);
+    if (rc == -EPROTO && msg.why != NULL)
+        return hb_fail(err, -EKEYREJECTED, "%s: refused to log in: %s", ep->text, msg.why);
+    return 0;
+}
+
 int run_preflight(const struct run_opts *o, const atomic_int *stop, struct hb_err *err)
 {
     uint64_t until = now_ns() + o->wait_ready_ns;
@@ -150,10 +194,10 @@ int run_preflight(const struct run_opts *o, const atomic_int *stop, struct hb_er
 
         /* --wait-ready: a server still starting (refused, or its socket file not there yet)
          * is asked again every 50 ms until the time is up */
-        while ((rc = endpoint_probe(&o->eps[i], (int)(o->load.timeout_ns / NS_PER_MS))) < 0 &&
-               (rc == -ECONNREFUSED || rc == -ENOENT) && now_ns() < until &&
-               (stop == NULL || !atomic_load(stop)))
+        while ((rc = run_probe(o, &o->eps[i], err)) < 0 && (rc == -ECONNREFUSED || rc == -ENOENT) &&
+               now_ns() < until && (stop == NULL || !atomic_load(stop)))
             sleep_until_ns(now_ns() + 50 * NS_PER_MS, stop);
+        if (rc == -EKEYREJECTED) return rc;
         if (rc < 0)
             return hb_fail(err, rc, "cannot connect to %s: %s%s", o->eps[i].text,
                            rc == -ETIMEDOUT ? "no answer within --timeout" : strerror(-rc),

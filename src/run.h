@@ -92,7 +92,10 @@ size_t run_mem_need(const struct run_opts *o);
 /*
  * Whether every endpoint has someone listening: 0, or a negative errno with
  * err naming the first that has not ("cannot connect to ENDPOINT: why").
- * With --agent, whether the agent answers and takes the token, and with
+ * For pg and mysql the probe logs in: a server whose way of authenticating
+ * the codec refuses (--auth-method, --server-public-key) is -EKEYREJECTED,
+ * "ENDPOINT: refused to log in: why". With --agent, whether the agent answers and takes the token,
+ * and with
  * --agent-state, the wait until it announces that state.
  */
 int run_preflight(const struct run_opts *o, const atomic_int *stop, struct hb_err *err);

@@ -4,8 +4,10 @@
  */
 #include "agent/agent.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -121,8 +123,9 @@ enum conn_phase { CONN_HELLO = 0, CONN_REQUEST, CONN_REPLY };
 struct conn {
     int fd; /* -1: a free slot */
     enum conn_phase phase;
-    uint64_t accepted_ns;
-    uint64_t deadline_ns; /* AGENT_CONN_MS after accept: closed then, whatever its phase */
+    bool authed;          /* its request carried the token's MAC */
+    uint64_t accepted_ns; /* the deadlines count from here (conn_deadline) */
+    char peer[AGENT_PEER_MAX];
     char nonce[AGENT_HEX_MAX + 1];
     struct agent_dec d;
     uint8_t body[AGENT_REQ_MAX];
@@ -434,9 +437,12 @@ static json_t *answer_state(const struct agent *a)
                      on ? (double)(now_ns() - a->since_ns) / 1e9 : 0.0);
 }
 
-/* The reply to a request body (NULL: out of memory); *refusal names what was refused. */
+/*
+ * The reply to a request body (NULL: out of memory); *refusal names what was
+ * refused, *authed says whether the request carried the token's MAC.
+ */
 static json_t *answer(struct agent *a, const char *nonce_hex, const struct agent_dec *d,
-                      const char **refusal)
+                      const char **refusal, bool *authed)
 {
     static struct agent_req req;
     struct hb_err err = { 0 };
@@ -450,6 +456,7 @@ static json_t *answer(struct agent *a, const char *nonce_hex, const struct agent
         *refusal = "a wrong token";
         return error_reply("auth", "token refused");
     }
+    *authed = true;
     if (req.type == AGENT_BEGIN) return answer_begin(a, &req);
     if (req.type == AGENT_END) return answer_end(a, &req);
     return answer_state(a);
@@ -497,10 +504,19 @@ static int conn_send(struct conn *c)
     return 1;
 }
 
-static void log_refusal(struct agent *a, const char *what)
+static void log_refusal(struct agent *a, const struct conn *c, const char *what)
 {
-    fprintf(a->log, "hopbench agent: refused %s\n", what);
+    fprintf(a->log, "hopbench agent: refused %s from %s\n", what, c->peer);
     fflush(a->log);
+}
+
+/* Closes c, saying on the log whose it was and why: what it did not do within ms. */
+static void conn_drop(struct agent *a, struct conn *c, const char *why, int ms)
+{
+    fprintf(a->log, "hopbench agent: closed the connection from %s: %s within %d ms\n", c->peer,
+            why, ms);
+    fflush(a->log);
+    conn_close(c);
 }
 
 /* The answer to what came on c: an error for a bad frame, else the request's reply. */
@@ -516,9 +532,9 @@ static json_t *conn_answer(struct agent *a, struct conn *c, int rc)
         refusal = "a bad frame";
         msg = error_reply("bad_request", "a frame of length 0, or bytes after the request");
     } else {
-        msg = answer(a, c->nonce, &c->d, &refusal);
+        msg = answer(a, c->nonce, &c->d, &refusal, &c->authed);
     }
-    if (refusal != NULL) log_refusal(a, refusal);
+    if (refusal != NULL) log_refusal(a, c, refusal);
     return msg;
 }
 
@@ -558,10 +574,30 @@ static void conn_step(struct agent *a, struct conn *c, short revents)
 }
 
 /*
- * A slot for a new connection: a free one, else the oldest that has sent no
- * byte of its request (so peers that connect and stay silent cost a new one
- * nothing, and one part-way through its request is not cut off), else none
- * (-1: the newcomer is closed).
+ * When c is closed, whatever it is doing, and why: its request's length must
+ * be in AGENT_HEAD_MS after its accept, the whole request AGENT_BODY_MS
+ * after, its reply taken AGENT_CONN_MS after.
+ */
+static uint64_t conn_deadline(const struct conn *c, const char **why, int *ms)
+{
+    if (c->phase == CONN_REPLY) {
+        *why = "its reply not taken";
+        *ms = AGENT_CONN_MS;
+    } else if (c->phase == CONN_HELLO || c->d.hdr_have < AGENT_HDR) {
+        *why = "no request length";
+        *ms = AGENT_HEAD_MS;
+    } else {
+        *why = "no whole request";
+        *ms = AGENT_BODY_MS;
+    }
+    return c->accepted_ns + (uint64_t)*ms * NS_PER_MS;
+}
+
+/*
+ * A slot for a new connection: a free one, else the oldest whose request has
+ * not been taken as the token's (so peers that cannot authenticate, silent or
+ * part-way through a request, cannot keep out one that can), else none (-1:
+ * every place answers a signed request; the newcomer is refused).
  */
 static int conn_slot(struct agent *a)
 {
@@ -570,27 +606,59 @@ static int conn_slot(struct agent *a)
     for (int i = 0; i < AGENT_CONNS; i++) {
         const struct conn *c = &a->conn[i];
         if (c->fd < 0) return i;
-        /* a peer that has begun its request keeps its place: only a silent one goes */
-        bool silent = c->phase == CONN_HELLO || (c->phase == CONN_REQUEST && c->d.hdr_have == 0);
-        if (silent && (oldest < 0 || c->accepted_ns < a->conn[oldest].accepted_ns)) oldest = i;
+        if (!c->authed && (oldest < 0 || c->accepted_ns < a->conn[oldest].accepted_ns)) oldest = i;
     }
     if (oldest >= 0) {
-        conn_close(&a->conn[oldest]);
+        struct conn *c = &a->conn[oldest];
         fprintf(a->log,
-                "hopbench agent: closed the oldest connection that sent no request (%d open)\n",
-                AGENT_CONNS);
+                "hopbench agent: closed the connection from %s for a newcomer: the oldest of "
+                "the %d open without a signed request\n",
+                c->peer, AGENT_CONNS);
         fflush(a->log);
+        conn_close(c);
     }
     return oldest;
 }
 
-/* Takes fd as a new connection: its hello is queued. */
-static void conn_open(struct agent *a, int fd)
+/* The peer of fd as the log names it: ADDR:PORT, [ADDR]:PORT, or a Unix socket's pid and uid. */
+static void peer_text(int fd, const struct sockaddr_storage *sa, char *out, size_t cap)
+{
+    char addr[INET6_ADDRSTRLEN] = "?";
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+
+    if (sa->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
+        snprintf(out, cap, "%s:%u", addr, ntohs(in->sin_port));
+    } else if (sa->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
+        snprintf(out, cap, "[%s]:%u", addr, ntohs(in6->sin6_port));
+    } else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+        snprintf(out, cap, "unix pid %ld uid %lu", (long)cred.pid, (unsigned long)cred.uid);
+    } else {
+        snprintf(out, cap, "unix");
+    }
+}
+
+/* Takes fd, accepted from sa, as a new connection: its hello is queued. */
+static void conn_open(struct agent *a, int fd, const struct sockaddr_storage *sa)
 {
     uint8_t nonce[AGENT_NONCE_BYTES];
-    int i = conn_slot(a);
+    char peer[AGENT_PEER_MAX];
+    int i;
     struct conn *c;
 
+    peer_text(fd, sa, peer, sizeof(peer));
+    i = conn_slot(a);
+    if (i < 0) {
+        fprintf(a->log,
+                "hopbench agent: refused a connection from %s: all %d places answer signed "
+                "requests\n",
+                peer, AGENT_CONNS);
+        fflush(a->log);
+    }
     if (i < 0 || getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) {
         close(fd);
         return;
@@ -600,7 +668,7 @@ static void conn_open(struct agent *a, int fd)
     c->fd = fd;
     c->phase = CONN_HELLO;
     c->accepted_ns = now_ns();
-    c->deadline_ns = c->accepted_ns + AGENT_CONN_MS * NS_PER_MS;
+    memcpy(c->peer, peer, sizeof(c->peer));
     agent_hex(nonce, sizeof(nonce), c->nonce);
     if (conn_queue(c, json_pack("{s:s, s:i, s:s}", "type", "hello", "proto", AGENT_PROTO, "nonce",
                                 c->nonce)) < 0)
@@ -610,7 +678,7 @@ static void conn_open(struct agent *a, int fd)
 /*
  * One turn of the loop: waits (at most 100 ms, or until the nearest
  * connection's deadline) for the listener and the connections, accepts, moves
- * each connection on, closes those past their deadline.
+ * each connection on, closes those past their deadline (conn_deadline).
  */
 static void serve_turn(struct agent *a, int lfd)
 {
@@ -622,12 +690,16 @@ static void serve_turn(struct agent *a, int lfd)
     p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
     for (int i = 0; i < AGENT_CONNS; i++) {
         struct conn *c = &a->conn[i];
+        const char *why = NULL;
+        int ms = 0;
+        uint64_t deadline;
         if (c->fd < 0) continue;
-        if (c->deadline_ns <= now) {
-            conn_close(c); /* gone or too slow: nobody to answer */
+        deadline = conn_deadline(c, &why, &ms);
+        if (deadline <= now) {
+            conn_drop(a, c, why, ms); /* gone or too slow: nobody to answer */
             continue;
         }
-        if (c->deadline_ns - now < wait_ns) wait_ns = c->deadline_ns - now;
+        if (deadline - now < wait_ns) wait_ns = deadline - now;
         p[n] =
             (struct pollfd){ .fd = c->fd, .events = c->phase == CONN_REQUEST ? POLLIN : POLLOUT };
         at[n++] = i;
@@ -636,9 +708,11 @@ static void serve_turn(struct agent *a, int lfd)
     for (nfds_t k = 1; k < n; k++)
         if (p[k].revents != 0) conn_step(a, &a->conn[at[k]], p[k].revents);
     for (int i = 0; i < AGENT_CONNS && (p[0].revents & POLLIN) != 0; i++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct sockaddr_storage sa = { 0 };
+        socklen_t len = sizeof(sa);
+        int fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd == -1) break; /* EAGAIN, a connection reset before accept, out of fds */
-        conn_open(a, fd);
+        conn_open(a, fd, &sa);
     }
 }
 

@@ -1,7 +1,11 @@
 /*
  * agent: `hopbench agent`, beside the server (docs/agent.md). It answers,
  * from one poll loop, up to AGENT_CONNS connections at once, each bounded in
- * time and bytes (wire.h) and none waiting on another, the
+ * time and bytes (wire.h) and none waiting on another: a peer must send its
+ * request's length within AGENT_HEAD_MS and the whole request within
+ * AGENT_BODY_MS of its accept, and a newcomer to a full agent closes the
+ * oldest connection whose request has not been taken as the token's (so
+ * peers that cannot authenticate cannot hold every place), the
  * questions of a `hopbench run --agent` on this host or another: "begin"
  * starts an observation of the server side as observe.c makes one for a local
  * run (each named service's CPU and memory, the sockets of each watched hop,
@@ -28,7 +32,10 @@
 #define AGENT_SESSIONS       16   /* observations begun and not ended */
 #define AGENT_SESSION_TTL_S  3600 /* past this an unended one may be dropped for a new one */
 #define AGENT_CONN_MS        5000 /* one connection, accept to close */
-#define AGENT_CONNS          16   /* connections served at once; past it the oldest silent goes */
+#define AGENT_HEAD_MS        1000 /* accept to the request's 4 length bytes in */
+#define AGENT_BODY_MS        2000 /* accept to the whole request in */
+#define AGENT_CONNS          16   /* connections served at once */
+#define AGENT_PEER_MAX       64   /* a peer's text in the log, with its NUL */
 #define AGENT_DEFAULT_LISTEN "tcp://127.0.0.1:7460"
 
 /* One configuration of a schedule. */
@@ -62,8 +69,9 @@ struct agent_opts {
 /*
  * Runs the agent until *stop is set: listens (prints "hopbench agent:
  * listening on EP" to out once it does), follows the schedule (each
- * *next set moves it on), answers. One line on log per refused connection
- * and per state. Returns 0, or a negative errno with err set: it cannot
+ * *next set moves it on), answers. One line on log per state and per
+ * refused or closed connection, naming its peer (ADDR:PORT, or a Unix
+ * socket's pid and uid). Returns 0, or a negative errno with err set: it cannot
  * listen, the schedule cannot be read, or a configuration's command failed.
  */
 int agent_run(const struct agent_opts *o, atomic_int *stop, atomic_int *next, FILE *out, FILE *log,

@@ -85,24 +85,6 @@ int agent_recv_msg(int fd, struct agent_dec *d, uint64_t deadline_ns)
     }
 }
 
-/* Connects to c->ep by deadline_ns: the fd, or a negative errno. */
-static int connect_by(const struct endpoint *ep, uint64_t deadline_ns)
-{
-    bool pending = false;
-    int fd = endpoint_connect(ep, &pending), rc, soerr = 0;
-    socklen_t len = sizeof(soerr);
-
-    if (fd < 0 || !pending) return fd;
-    rc = sock_wait(fd, POLLOUT, deadline_ns);
-    if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1) rc = -errno;
-    if (rc == 0 && soerr != 0) rc = -soerr;
-    if (rc < 0) {
-        close(fd);
-        return rc;
-    }
-    return fd;
-}
-
 /* The exchange on a connected fd: hello in, request out, reply in. */
 static int exchange(int fd, const struct agent_client *c, struct agent_req *req,
                     struct agent_reply *rep, uint8_t *buf, uint64_t deadline_ns, struct hb_err *err)
@@ -150,7 +132,7 @@ int agent_ask(const struct agent_client *c, struct agent_req *req, struct agent_
     uint8_t *buf = xmalloc(AGENT_REPLY_MAX);
     struct hb_err why = { 0 };
     char ep[TEXT_SAFE_CAP];
-    int fd = connect_by(&c->ep, deadline), rc;
+    int fd = sock_connect(&c->ep, deadline), rc;
 
     memset(rep, 0, sizeof(*rep));
     text_safe(ep, sizeof(ep), c->ep.text);

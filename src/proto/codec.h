@@ -46,6 +46,21 @@ enum codec_redis_cmd { REDIS_PING = 0, REDIS_SET, REDIS_GET };
 #define CODEC_SQL_MIX_MAX 100
 
 /*
+ * pg: the ways a server may have the client prove who it is (--auth-method,
+ * libpq's require_auth names), bits of codec_opts.auth_methods; a server
+ * that asks for another is refused before any password byte goes out.
+ */
+enum codec_auth {
+    CODEC_AUTH_NONE = 1u << 0,     /* "none": the server asks for nothing (trust) */
+    CODEC_AUTH_PASSWORD = 1u << 1, /* "password": the password in clear */
+    CODEC_AUTH_MD5 = 1u << 2,      /* "md5": a salted MD5 of it, crackable offline */
+    CODEC_AUTH_SCRAM = 1u << 3,    /* "scram-sha-256" */
+};
+
+/* What auth_methods 0 means: no password goes out in clear or as a crackable hash. */
+#define CODEC_AUTH_DEFAULT (CODEC_AUTH_SCRAM | CODEC_AUTH_NONE)
+
+/*
  * What the command line says about the requests. Strings are NUL-terminated
  * and outlive every codec state; NULL means "the codec's default".
  */
@@ -68,6 +83,16 @@ struct codec_opts {
     const char *database;           /* pg: NULL = the user's name; mysql: NULL = none */
     bool extended;                  /* pg: extended query protocol (Parse/Bind/Execute/Sync) */
     bool ping;                      /* mysql: COM_PING instead of a query */
+    unsigned auth_methods;          /* pg: enum codec_auth bits allowed; 0: CODEC_AUTH_DEFAULT */
+    /*
+     * mysql, caching_sha2_password's full authentication over TCP: the
+     * server's RSA public key (PEM, server_key_len bytes) to encrypt the
+     * password with, or (get_server_key) the one the server sends when
+     * asked; neither: refused. Over a Unix socket the password goes itself.
+     */
+    const char *server_key;
+    size_t server_key_len;
+    bool get_server_key;
     /*
      * resp: several commands in turn, request n sending redis_mix[n % len]
      * (enum codec_redis_cmd values); len 0: redis_cmd alone. A mix's GET
@@ -108,6 +133,13 @@ struct codec_msg {
                             * whose protocolStatus is not REQUEST_COMPLETE */
     uint32_t stderr_bytes; /* fcgi: FCGI_STDERR bytes in this reply */
     unsigned kind; /* the kind of request it answered (codec_ops.kind_names), < CODEC_KINDS */
+    /*
+     * setup: the client refused the server's way of authenticating (a
+     * password in clear, an MD5 hash, an RSA key of the server's, too many
+     * SCRAM iterations): one line saying which and what allows it (a static
+     * string), with err MISMATCH. NULL otherwise.
+     */
+    const char *why;
 };
 
 struct codec_ops {

@@ -307,12 +307,16 @@ static size_t auth_switch(struct my_state *s, uint8_t *out, struct codec_msg *ms
     return packet_end(out, m + alen); /* an empty password: an empty packet */
 }
 
-/* The password, NUL-terminated, XORed with the scramble and RSA-OAEP-encrypted with the PEM key. */
-static size_t rsa_password(struct my_state *s, uint8_t *out, struct codec_msg *msg)
+/*
+ * The password, NUL-terminated, XORed with the scramble and RSA-OAEP-encrypted
+ * with the PEM public key pem[0 .. len).
+ */
+static size_t rsa_password(struct my_state *s, const void *pem, size_t len, uint8_t *out,
+                           struct codec_msg *msg)
 {
     size_t pw = strlen(s->password) + 1, outlen = MYSQL_SETUP_CAP - 4;
     uint8_t plain[MYSQL_MAX_PASSWORD + 1], *m;
-    BIO *bio = BIO_new_mem_buf(s->buf + 1, (int)(s->plen - 1));
+    BIO *bio = len <= MYSQL_MAX_KEY ? BIO_new_mem_buf(pem, (int)len) : NULL;
     EVP_PKEY *key = bio != NULL ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
     EVP_PKEY_CTX *ctx = key != NULL ? EVP_PKEY_CTX_new(key, NULL) : NULL;
     bool ok = false;
@@ -336,26 +340,45 @@ static size_t rsa_password(struct my_state *s, uint8_t *out, struct codec_msg *m
     return packet_end(out, m + outlen);
 }
 
-/* AuthMoreData (0x01) of caching_sha2_password: fast-auth verdict or a public key. */
+/*
+ * AuthMoreData (0x01) of caching_sha2_password: fast-auth verdict or a public
+ * key. A full authentication over TCP sends the password RSA-encrypted with
+ * the key opts->server_key gives, or with opts->get_server_key the one the
+ * server sends when asked; with neither it is refused (msg->why): a server
+ * that hands out its own key can read the password.
+ */
 static long more_data(struct my_state *s, uint8_t *out, struct codec_msg *msg)
 {
+    const struct codec_opts *o = s->opts;
+    size_t n;
     uint8_t *m;
 
     msg->err = CODEC_ERR_MISMATCH;
     if (s->plugin != PLUGIN_SHA2 || s->plen < 2) return -1;
     if (s->setup == SET_KEY) {
-        size_t n = rsa_password(s, out, msg);
+        n = rsa_password(s, s->buf + 1, s->plen - 1, out, msg);
         s->setup = SET_AUTH;
         return n > 0 ? (long)n : -1;
     }
     if (s->buf[1] == 3) return 0; /* fast authentication succeeded: an OK follows */
     if (s->buf[1] != 4) return -1;
-    m = packet_begin(s, out); /* full authentication */
-    if (s->local) {           /* a Unix socket is a secure transport: the password itself */
+    if (s->local) { /* a Unix socket is a secure transport: the password itself */
+        m = packet_begin(s, out);
         memcpy(m, s->password, strlen(s->password) + 1);
         return (long)packet_end(out, m + strlen(s->password) + 1);
     }
-    *m++ = 2; /* ask for the server's public key */
+    if (o->server_key_len > 0) { /* the user's key: nothing asked of the server */
+        n = rsa_password(s, o->server_key, o->server_key_len, out, msg);
+        return n > 0 ? (long)n : -1;
+    }
+    if (!o->get_server_key) {
+        msg->why = "the server asked for a full caching_sha2_password authentication over TCP, "
+                   "which needs its RSA key (--server-public-key FILE gives it, "
+                   "--get-server-public-key takes the one it sends)";
+        return -1;
+    }
+    m = packet_begin(s, out); /* full authentication */
+    *m++ = 2;                 /* ask for the server's public key */
     s->setup = SET_KEY;
     return (long)packet_end(out, m);
 }

@@ -13,7 +13,9 @@
  *                           then the server's fast-auth verdict, or for a full
  *                           authentication the password in clear over a Unix
  *                           socket, over TCP encrypted (RSA-OAEP, libcrypto)
- *                           with the public key the client asks the server for
+ *                           with the public key opts->server_key gives or, with
+ *                           opts->get_server_key, the one the client asks the
+ *                           server for; with neither it is refused (msg->why)
  * (an empty password answers with nothing). An AuthSwitchRequest changes the
  * plugin and scramble. OK ends the set-up; ERR is ERROR with error_reply;
  * another plugin, a protocol other than 10, or a packet out of sequence is
@@ -40,6 +42,7 @@
 #define MYSQL_MAX_SETUP    2048u     /* a set-up packet (handshake, auth switch, public key) */
 #define MYSQL_SETUP_CAP    1024u     /* the most bytes one set-up step writes */
 #define MYSQL_MAX_NAME     80u       /* user and database */
+#define MYSQL_MAX_KEY      16384u    /* a server public key's PEM (--server-public-key) */
 #define MYSQL_MAX_PASSWORD 256u
 #define MYSQL_DEFAULT_USER "root"
 #define MYSQL_DEFAULT_SQL  "SELECT 1"

@@ -22,6 +22,8 @@ enum pg_auth {
     AUTH_SASL_FINAL = 12,
 };
 
+#define STR_(x)         #x
+#define STR(x)          STR_(x)
 #define SCRAM_MECH      "SCRAM-SHA-256"
 #define SCRAM_NONCE_RAW 18 /* random bytes: 24 base64 characters */
 #define SHA256_LEN      32
@@ -35,7 +37,9 @@ struct pg_state {
     uint64_t sent, answered; /* requests encoded, replies completed: their kinds */
     bool lost; /* reset since: requests awaited are resent (a reply comes) or dropped (an encode) */
     uint64_t rng;
-    bool ready; /* the set-up ended: bytes are replies */
+    unsigned allow; /* enum codec_auth: the ways the server may ask */
+    bool asked;     /* the server asked for a password in this set-up (not "none") */
+    bool ready;     /* the set-up ended: bytes are replies */
     /* the message being read */
     uint8_t hdr[5];
     unsigned hdr_got;
@@ -114,6 +118,7 @@ static void pg_init(void *st, const struct codec_cfg *cfg)
     s->user = o->user != NULL ? o->user : PG_DEFAULT_USER;
     s->database = o->database != NULL ? o->database : s->user;
     s->password = o->password;
+    s->allow = o->auth_methods != 0 ? o->auth_methods : CODEC_AUTH_DEFAULT;
     s->expect = o->expect_body;
     s->expect_len = s->expect != NULL ? strlen(s->expect) : 0;
     s->rng = (cfg->seed ^ 0x9E3779B97F4A7C15ULL * (cfg->conn_index + 1)) | 1;
@@ -319,9 +324,10 @@ static bool hmac256(const uint8_t *key, size_t klen, const void *data, size_t n,
 /*
  * SASLContinue: the server-first message in s->body[4..]. Writes the
  * client-final message with the proof and keeps the server's signature
- * for the final check. 0 when the message is wrong (or libcrypto failed).
+ * for the final check. 0 when the message is wrong (or libcrypto failed),
+ * or (msg->why set) when it asks for more than PG_SCRAM_ITER_MAX iterations.
  */
-static size_t scram_final(struct pg_state *s, uint8_t *out)
+static size_t scram_final(struct pg_state *s, uint8_t *out, struct codec_msg *msg)
 {
     const char *sf = (const char *)s->body + 4;
     size_t sf_len = s->body_len - 4, rn, sn, in;
@@ -341,7 +347,12 @@ static size_t scram_final(struct pg_state *s, uint8_t *out)
     memcpy(iter_text, iters, in);
     iter_text[in] = '\0';
     iter = strtol(iter_text, NULL, 10);
-    if (iter < 1 || iter > 10000000) return 0;
+    if (iter > PG_SCRAM_ITER_MAX) {
+        msg->why = "the server asked for more than " STR(
+            PG_SCRAM_ITER_MAX) " SCRAM iterations (hashing them would hold a load thread for long)";
+        return 0;
+    }
+    if (iter < 1) return 0;
     salt_len = b64_decode(salt, sizeof(salt), salt64, sn);
     if (salt_len <= 0) return 0;
     if (!PKCS5_PBKDF2_HMAC(s->password, (int)strlen(s->password), salt, salt_len, (int)iter,
@@ -383,9 +394,37 @@ static bool scram_verify(const struct pg_state *s)
 }
 
 /*
+ * Whether the way a server asks for (a bit of enum codec_auth) is one
+ * --auth-method allows; if not, msg->why says which it was and what allows it.
+ */
+static bool auth_allowed(struct pg_state *s, unsigned way, struct codec_msg *msg)
+{
+    if (way != CODEC_AUTH_NONE) s->asked = true;
+    if (s->allow & way) return true;
+    switch (way) {
+    case CODEC_AUTH_PASSWORD:
+        msg->why = "the server asked for the password in clear (--auth-method password allows it)";
+        break;
+    case CODEC_AUTH_MD5:
+        msg->why = "the server asked for an MD5 hash of the password, which it could crack offline "
+                   "(--auth-method md5 allows it)";
+        break;
+    case CODEC_AUTH_SCRAM:
+        msg->why = "the server asked for SCRAM-SHA-256, which --auth-method leaves out";
+        break;
+    default:
+        msg->why = "the server asked for no password, which --auth-method leaves out (none allows "
+                   "it)";
+        break;
+    }
+    return false;
+}
+
+/*
  * An authentication request (s->body, whole). Writes the answer to out;
  * returns its length, 0 when none is due, -1 (msg set) when the request
- * cannot be met.
+ * cannot be met or is refused: a way --auth-method does not allow is
+ * refused before the password is used (msg->why says so).
  */
 static long pg_auth(struct pg_state *s, uint8_t *out, struct codec_msg *msg)
 {
@@ -397,21 +436,25 @@ static long pg_auth(struct pg_state *s, uint8_t *out, struct codec_msg *msg)
     switch (get32(s->body)) {
     case AUTH_OK:
         if (s->scram_final_due) return -1; /* the server skipped its signature */
+        if (!s->asked && !auth_allowed(s, CODEC_AUTH_NONE, msg)) return -1;
         return 0;
     case AUTH_CLEARTEXT:
+        if (!auth_allowed(s, CODEC_AUTH_PASSWORD, msg)) return -1;
         if (s->password == NULL) break;
         return (long)password_msg(out, s->password);
     case AUTH_MD5:
+        if (!auth_allowed(s, CODEC_AUTH_MD5, msg)) return -1;
         if (s->password == NULL) break;
         if (s->body_len != 8 || !md5_response(s, s->body + 4, md5)) return -1;
         return (long)password_msg(out, md5);
     case AUTH_SASL:
+        if (!auth_allowed(s, CODEC_AUTH_SCRAM, msg)) return -1;
         if (s->password == NULL) break;
         if (!sasl_offers(s->body + 4, s->body_len - 4, SCRAM_MECH)) return -1;
         return (long)scram_first(s, out);
     case AUTH_SASL_CONTINUE:
         if (s->password == NULL || s->first_bare[0] == '\0') return -1;
-        n = scram_final(s, out);
+        n = scram_final(s, out, msg);
         return n > 0 ? (long)n : -1;
     case AUTH_SASL_FINAL:
         if (!s->scram_final_due || !scram_verify(s)) return -1;
@@ -474,6 +517,7 @@ static size_t pg_startup(struct pg_state *s, uint8_t *out, struct codec_msg *msg
 
     pg_reset(s);
     s->ready = false;
+    s->asked = false;
     s->scram_final_due = false;
     s->first_bare[0] = '\0';
     if (strlen(s->user) > PG_MAX_NAME || strlen(s->database) > PG_MAX_NAME ||

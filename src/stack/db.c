@@ -14,7 +14,10 @@
  * the log flushed once a second), as the hop, not the disk, is measured.
  * PostgreSQL asks for a password made for the stack (password
  * authentication: one round trip of the same cost on both transports), so
- * that no other local user can log in over 127.0.0.1 while it runs. A
+ * that no other local user can log in over 127.0.0.1 while it runs; as the
+ * password then goes in clear, to the stack's own server, the checks and the
+ * run children name that way (--auth-method password), and the stack says
+ * so. A
  * sysbench-like table, sbtest1 (id primary key, k indexed, c, pad: 10,000
  * rows), is made through hopbench's own client codecs before measuring.
  */
@@ -72,6 +75,7 @@ struct db_srv {
     char user[32];
     char pw[2 * DB_PW_BYTES + 1]; /* PostgreSQL's password, made for the stack; else "" */
     char pw_file[PATH_MAX];       /* the file that holds it: in dir, 0600, the server user's */
+    const char *auth;             /* pg: the --auth-method its clients name; else NULL */
 };
 
 /* The server's user: name (else nobody) when hopbench is root; else hopbench's own. */
@@ -154,6 +158,14 @@ static int db_run_server(struct stack_ctx *c, struct db_srv *db, const struct su
     fprintf(c->out, "%s: %s pid %ld (user %s) on tcp://127.0.0.1:%u and unix:%s\ncgroup: %s\n",
             db->svc, strrchr(spec->argv[0], '/') + 1, (long)v->pid, db->user, db->port, db->sock,
             sup_cgroup_cpu(v));
+    if (db->auth != NULL) /* PostgreSQL's */
+        fprintf(c->out,
+                "%s: authentication %s: the password in clear on both transports, to the "
+                "stack's own server (the runs name it: --auth-method %s)\n",
+                db->svc, db->auth, db->auth);
+    else /* MariaDB's: a user made without a plugin has the server's default */
+        fprintf(c->out, "%s: authentication mysql_native_password (the server's default)\n",
+                db->svc);
     fflush(c->out);
     return 0;
 }
@@ -225,6 +237,8 @@ static int pg_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
     rc = db_check(&checks[0], db, "pg", tcp, "postgres", "postgres", err);
     if (rc == 0) rc = db_check(&checks[1], db, "pg", unix_ep, "postgres", "postgres", err);
     checks[0].opts.password = checks[1].opts.password = db->pw;
+    db->auth = "password"; /* initdb -A password: asked for in clear */
+    checks[0].opts.auth_methods = checks[1].opts.auth_methods = CODEC_AUTH_PASSWORD;
     if (rc == 0) rc = db_run_server(c, db, &spec, checks, 2, err);
     if (rc < 0) return rc;
     snprintf(fill, sizeof(fill),
@@ -310,6 +324,10 @@ static void db_args(struct stack_args *a, const struct db_srv *db, const char *p
     if (db->pw[0] != '\0') {
         stack_arg(a, "--password-file");
         stack_arg(a, "%s", db->pw_file);
+    }
+    if (db->auth != NULL) {
+        stack_arg(a, "--auth-method");
+        stack_arg(a, "%s", db->auth);
     }
 }
 
@@ -444,10 +462,10 @@ static const char postgres_help[] =
     "the user postgres (PostgreSQL refuses root), its data directory in a private\n"
     "temporary directory, its own port on 127.0.0.1 and its socket there, password\n"
     "authentication (a random password made for the stack, in a 0600 file of postgres's\n"
-    "directory: its run children get --password-file), fsync and synchronous_commit off;\n"
-    "in its own cgroups made for the run\n"
-    "under hopbench's own. A sysbench-like table sbtest1 (id primary key, k indexed, c,\n"
-    "pad; 10,000 rows) in database postgres.\n"
+    "directory: its run children get --password-file, and --auth-method password as the\n"
+    "password goes in clear to this private server), fsync and synchronous_commit off;\n"
+    "in its own cgroups made for the run under hopbench's own. A sysbench-like table\n"
+    "sbtest1 (id primary key, k indexed, c, pad; 10,000 rows) in database postgres.\n"
     "Measures: 'hopbench run pg' over tcp and over unix, each transport --reps times in\n"
     "ABBA order: a point select (" SQL_POINT "),\n"
     "a read/write mix (4 point selects to 1 " SQL_UPDATE ",\n"

@@ -625,7 +625,8 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     if (!stopped && (!WIFEXITED(st) ||
                      (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 2 && WEXITSTATUS(st) != 130))) {
         log_copy(c->out, log);
-        /* a run's exits for the agent's refusals (3: the token, 76: the protocol) go on */
+        /* a run's exits 3 (a refused authentication: the agent's token, or the server's way
+         * of logging in) and 76 (the agent's protocol) go on */
         rc = !WIFEXITED(st)          ? -ECHILD
              : WEXITSTATUS(st) == 3  ? STACK_AGENT_AUTH
              : WEXITSTATUS(st) == 76 ? STACK_AGENT_PROTOCOL

@@ -18,8 +18,9 @@
 #include "stack/supervisor.h"
 
 /*
- * stack_run's returns for a run child's refusal by its --agent (the run's
- * exits 3 and 76), apart from every errno the stack itself may return.
+ * stack_run's returns for a run child's refused authentication (exit 3: by
+ * its --agent, or of the server's way of logging in) and its agent's
+ * protocol (76), apart from every errno the stack itself may return.
  */
 #define STACK_AGENT_AUTH     (-4096)
 #define STACK_AGENT_PROTOCOL (-4097)

@@ -371,55 +371,6 @@ out:
     return rc;
 }
 
-/* Receives what has come on a non-blocking socket, waiting until deadline: the count (0 at EOF). */
-static ssize_t recv_wait(int fd, uint8_t *buf, size_t cap, uint64_t deadline)
-{
-    for (;;) {
-        ssize_t got = recv(fd, buf, cap, 0);
-        if (got >= 0) return got;
-        if (errno != EAGAIN && errno != EINTR) return -errno;
-        int rc = sock_wait(fd, POLLIN, deadline);
-        if (rc < 0) return rc;
-    }
-}
-
-/*
- * A codec's session set-up (a database's log-in) on a connected fd: its
- * messages sent, the server's fed back, until the session is ready.
- */
-static int log_in(int fd, const struct codec_ops *ops, void *st, uint64_t deadline,
-                  struct codec_msg *msg)
-{
-    uint8_t in[4096], *out = xcalloc(1, ops->setup_cap);
-    size_t have = 0, off = 0, used = 0, olen = 0;
-    enum codec_rc r = ops->setup(st, NULL, 0, &used, out, &olen, msg);
-    int rc = 0;
-
-    for (;;) {
-        if (olen > 0) rc = sock_send_all(fd, out, olen, deadline);
-        olen = 0;
-        if (rc < 0 || r == CODEC_DONE) break;
-        if (r == CODEC_ERROR) {
-            rc = -EPROTO;
-            break;
-        }
-        if (off == have) {
-            ssize_t got = recv_wait(fd, in, sizeof(in), deadline);
-            if (got <= 0) {
-                rc = got == 0 ? -ECONNRESET : (int)got;
-                break;
-            }
-            have = (size_t)got;
-            off = 0;
-        }
-        r = ops->setup(st, in + off, have - off, &used, out, &olen, msg);
-        off += used;
-    }
-    free(out);
-    if (rc == 0 && off < have) rc = -EPROTO; /* bytes before the first request */
-    return rc;
-}
-
 /* Reads and parses one reply before deadline. */
 static int read_reply(int fd, const struct codec_ops *ops, void *st, uint64_t deadline,
                       struct codec_msg *msg)
@@ -427,7 +378,7 @@ static int read_reply(int fd, const struct codec_ops *ops, void *st, uint64_t de
     uint8_t buf[4096];
 
     for (;;) {
-        ssize_t got = recv_wait(fd, buf, sizeof(buf), deadline);
+        ssize_t got = sock_recv(fd, buf, sizeof(buf), deadline);
         if (got < 0) return (int)got;
         enum codec_rc r;
         size_t used = 0;
@@ -453,9 +404,10 @@ static int ask_on(int fd, const struct sup_check *c, uint64_t deadline, char *wh
 
     ops->init(st, &cfg);
     memset(&msg, 0, sizeof(msg));
-    if (ops->setup != NULL && (rc = log_in(fd, ops, st, deadline, &msg)) < 0) {
+    if (ops->setup != NULL && (rc = sock_log_in(fd, ops, st, deadline, &msg)) < 0) {
         snprintf(why, cap, "the log-in failed (%s)",
                  rc != -EPROTO     ? strerror(-rc)
+                 : msg.why != NULL ? msg.why
                  : msg.error_reply ? "refused"
                                    : codec_err_str(msg.err));
         free(req);
@@ -485,26 +437,18 @@ static int ask_on(int fd, const struct sup_check *c, uint64_t deadline, char *wh
 int sup_ask(const struct sup_check *c, uint64_t timeout_ns, char *why, size_t cap)
 {
     uint64_t deadline = now_ns() + timeout_ns;
-    bool pending = false;
-    int fd, rc, soerr = 0;
-    socklen_t sl = sizeof(soerr);
+    int fd, rc;
 
     if (codec_find(c->proto) == NULL) {
         snprintf(why, cap, "no %s client", c->proto);
         return -EINVAL;
     }
-    fd = endpoint_connect(&c->ep, &pending);
+    fd = sock_connect(&c->ep, deadline);
     if (fd < 0) {
-        snprintf(why, cap, "connect: %s", strerror(-fd));
+        snprintf(why, cap, "connect: %s", fd == -ETIMEDOUT ? "no answer in time" : strerror(-fd));
         return fd;
     }
-    rc = pending ? sock_wait(fd, POLLOUT, deadline) : 0;
-    if (rc == 0 && pending && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
-        rc = -soerr;
-    if (rc < 0)
-        snprintf(why, cap, "connect: %s", rc == -ETIMEDOUT ? "no answer in time" : strerror(-rc));
-    else
-        rc = ask_on(fd, c, deadline, why, cap);
+    rc = ask_on(fd, c, deadline, why, cap);
     close(fd);
     return rc;
 }

@@ -79,6 +79,7 @@ fi
 PORT=$(sed -n 's|^hopbench: listening on tcp://.*:\([0-9]*\)$|\1|p' "$T/srv.out")
 APORT=$(sed -n 's|^hopbench agent: listening on tcp://.*:\([0-9]*\)$|\1|p' "$T/agent.out")
 ok "server on $ADDR_S:$PORT and agent on $ADDR_S:$APORT in $NS_S"
+PEER_RE="${ADDR_C//./\\.}:[0-9]+" # a client's address as the agent's log names it
 check "the agent announces the schedule's first state once its command ran" \
     wait_line "$T/agent.err" '^hopbench agent: state first \(1 of 2\)$'
 check "first's command ran" test -e "$T/first.applied"
@@ -152,7 +153,8 @@ hbc wrong run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.2 --warmup 0 -q \
 check_eq "a wrong token: exit 3" 3 "$RC"
 one_line "a wrong token: one line" "$T/wrong.err" 'refused \(auth\): token refused'
 check "a wrong token: no evidence written" test ! -e "$T/wrong.json"
-check "the agent logs the wrong token" wait_line "$T/agent.err" '^hopbench agent: refused a wrong token$'
+check "the agent logs the wrong token with its peer" \
+    wait_line "$T/agent.err" "^hopbench agent: refused a wrong token from $PEER_RE\$"
 HOPBENCH_AGENT_TOKEN=short hbc short run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.2 \
     --agent "tcp://$ADDR_S:$APORT"
 check_eq "a token too short: exit 64" 64 "$RC"
@@ -163,7 +165,7 @@ in_ns "$NS_C" timeout 10 bash -c "exec 3<>/dev/tcp/$ADDR_S/$APORT
     cat <&3" >"$T/big.out" 2>&1
 check "an oversized message is refused with too_large" grep -aq '"code":"too_large"' "$T/big.out"
 check "the agent logs the oversized message" \
-    wait_line "$T/agent.err" '^hopbench agent: refused an oversized message$'
+    wait_line "$T/agent.err" "^hopbench agent: refused an oversized message from $PEER_RE\$"
 check "the agent still runs" alive "$AGENT"
 
 # The schedule: a run that waits for "second" starts once SIGUSR1 moves the agent on.
@@ -204,8 +206,8 @@ for _ in range(600):
     time.sleep(0.1)' "$ADDR_S" "$APORT" "$SILENT"
 SILENT_PID=$SPAWNED
 check "$SILENT silent connections are open" wait_line "$T/silent.out" '^open$'
-check "the agent closes the oldest silent connection for a new one" wait_line "$T/agent.err" \
-    '^hopbench agent: closed the oldest connection that sent no request \(16 open\)$'
+check "the agent closes the oldest silent connection for a new one, naming its peer" \
+    wait_line "$T/agent.err" "^hopbench agent: closed the connection from $PEER_RE for a newcomer: the oldest of the 16 open without a signed request\$"
 hbc beside run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.3 --warmup 0 -q --reps 2 \
     --agent "tcp://$ADDR_S:$APORT" --agent-token-file "$TOKEN" --agent-service "echo=pid:$SRV" \
     --json "$T/beside.json"
@@ -217,6 +219,69 @@ kill -USR1 "$AGENT"
 check "beside them the schedule still moves on" \
     wait_line "$T/agent.err" '^hopbench agent: schedule done: no state announced$'
 stop_pid "$SILENT_PID"
+
+# One-byte peers: 16 connections that each send the first byte of a request's length and wait,
+# each opened again once the agent closes it but at most 3 a second (not a flood). Peers that
+# cannot authenticate must not keep out one that can: the agent gives each 1 s for its
+# request's length (so they go, and are logged with their address), and a newcomer to a full
+# agent closes the oldest without a signed request. A run --agent beside them is served.
+spawn_cmd onebyte timeout 60 ip netns exec "$NS_C" python3 -c '
+import socket, sys, time
+addr, n, rate = (sys.argv[1], int(sys.argv[2])), int(sys.argv[3]), float(sys.argv[4])
+def one():
+    c = socket.create_connection(addr)
+    c.sendall(b"\0")
+    return c
+cs = [one() for _ in range(n)]
+print("open", flush=True)
+t0, again = time.monotonic(), 0
+while time.monotonic() < t0 + 60:
+    for i, c in enumerate(cs):
+        if c is not None:
+            try:
+                if c.recv(4096, socket.MSG_DONTWAIT) != b"":
+                    continue
+            except BlockingIOError:
+                continue
+            except OSError:
+                pass
+            c.close()
+            cs[i] = None
+        if again < rate * (time.monotonic() - t0):
+            cs[i] = one()
+            again += 1
+            print("again", again, flush=True)
+    time.sleep(0.02)' "$ADDR_S" "$APORT" 16 3
+ONEBYTE=$SPAWNED
+check "16 one-byte peers are open" wait_line "$T/onebyte.out" '^open$'
+hbc onebyte-run run echo "tcp://$ADDR_S:$PORT" --allow-remote -d 0.3 --warmup 0 -q --reps 2 \
+    --agent "tcp://$ADDR_S:$APORT" --agent-token-file "$TOKEN" --agent-service "echo=pid:$SRV" \
+    --json "$T/onebyte.json"
+check_eq "run --agent beside 16 one-byte peers opened again at 3/s: exit 0" 0 "$RC"
+jcheck "each of its runs has the agent's evidence of its own window" "$T/onebyte.json" \
+    '[.runs[] | .agent.ops == .ops and .ops > 0 and .agent.services[0].cpu_ns_per_op > 0] == [true, true]'
+check "the agent closes a one-byte peer after 1 s, naming its address" wait_line "$T/agent.err" \
+    "^hopbench agent: closed the connection from $PEER_RE: no request length within 1000 ms\$"
+check "the one-byte peers were opened again, and are still there" \
+    bash -c "grep -q '^again' '$T/onebyte.out' && kill -0 $ONEBYTE"
+stop_pid "$ONEBYTE"
+# A 17th beside 16 one-byte peers gets its hello at once: the oldest of them goes for it.
+EVICT="^hopbench agent: closed the connection from $PEER_RE for a newcomer: the oldest of the 16 open without a signed request\$"
+EVICTED=$(grep -Ec "$EVICT" "$T/agent.err")
+in_ns "$NS_C" timeout 20 python3 -c '
+import socket, struct, sys
+addr = (sys.argv[1], int(sys.argv[2]))
+cs = [socket.create_connection(addr) for _ in range(16)]
+for c in cs:
+    c.sendall(b"\0")
+late = socket.create_connection(addr)
+late.settimeout(5)
+head = late.recv(4)
+body = late.recv(struct.unpack(">I", head)[0]) if len(head) == 4 else b""
+print("hello" if b"hello" in body else "none %r" % head)' "$ADDR_S" "$APORT" >"$T/late.out" 2>&1
+check_eq "a newcomer beside 16 one-byte peers gets its hello" hello "$(cat "$T/late.out")"
+check "the agent closed the oldest one-byte peer for it, naming its address" \
+    test "$(grep -Ec "$EVICT" "$T/agent.err")" -gt "$EVICTED"
 
 # Something that is not a hopbench agent of this protocol: exit 76, one line.
 spawn_cmd fake ip netns exec "$NS_S" python3 -c '

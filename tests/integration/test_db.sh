@@ -2,7 +2,8 @@
 # pg and mysql against Debian's PostgreSQL and MariaDB (db_lib.sh: private data
 # directories, 127.0.0.1 and a private socket, stopped by PID): over TCP and the Unix
 # socket, kept connections and a connection per query, every way of logging in the
-# servers here offer (trust, MD5 and SCRAM-SHA-256; mysql_native_password), a wrong
+# servers here offer (trust, MD5 with --auth-method md5 and SCRAM-SHA-256;
+# mysql_native_password; MD5 without --auth-method md5 refused, exit 3), a wrong
 # password refused as an error reply, --expect-body, pipelined extended queries; each
 # count equals the server's own (pg_stat_statements' calls of the query; MariaDB's
 # Com_select and Connections), and no password reaches the evidence.
@@ -57,17 +58,26 @@ else
     check "pg connect: the server counted at least one session per query ($((s1 - s0)) for $(sum "$T/pg2.json" .connects))" \
         test $((s1 - s0)) -ge "$(sum "$T/pg2.json" .connects)"
 
-    for login in "md5u secret" "scram pencil"; do
+    for login in "md5u secret md5" "scram pencil scram-sha-256"; do
         set -- $login
         expect_rc "pg $1: the right password logs in, exit 0" 0 "pg_$1" run pg "$pg_tcp" "$pg_unix" \
-            --user "$1" --password "$2" --database postgres --mode connect -n 50 --warmup 0 \
-            --json "$T/pg_$1.json"
+            --user "$1" --password "$2" --auth-method "$3" --database postgres --mode connect \
+            -n 50 --warmup 0 --json "$T/pg_$1.json"
         runs_clean "pg $1" "$T/pg_$1.json"
         check "pg $1: the password is not in the evidence" bash -c "! grep -q '$2' '$T/pg_$1.json'"
         expect_rc "pg $1: a wrong password, exit 2" 2 "pg_$1_bad" run pg "$pg_tcp" --user "$1" \
-            --password wrong --database postgres -d 0.3 --warmup 0 --json "$T/pg_$1_bad.json"
+            --password wrong --auth-method "$3" --database postgres -d 0.3 --warmup 0 \
+            --json "$T/pg_$1_bad.json"
         jcheck "pg $1: a wrong password is refused (error replies, no op)" "$T/pg_$1_bad.json" \
             '.runs[0].ops == 0 and .runs[0].errors.error_reply > 0'
+    done
+    # MD5 is not taken unless named: over either transport, exit 3 before any run
+    for ep in "$pg_tcp" "$pg_unix"; do
+        expect_rc "pg md5u at ${ep%%:*} without --auth-method md5: exit 3" 3 pg_md5_refused run pg \
+            "$ep" --user md5u --password secret --database postgres -n 10 --warmup 0 \
+            --json "$T/pg_md5_refused.json"
+        one_line "pg md5u at ${ep%%:*} without --auth-method md5: one line" "$T/pg_md5_refused.err" \
+            'refused to log in: the server asked for an MD5 hash of the password.*--auth-method md5'
     done
     # while it runs, other users' ps sees no password: the argument memory was overwritten
     spawn pwps run pg "$pg_unix" --user scram --password pencil --database postgres -d 2 \

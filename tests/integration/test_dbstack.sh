@@ -2,6 +2,8 @@
 # stack postgres and stack redis-mariadb: hopbench builds Debian's PostgreSQL, MariaDB and
 # redis-server in a private directory, measures them over tcp and their sockets, removes them.
 #   - list and --help name them and say what they build, measure and how long it takes
+#   - each database's way of authenticating its runs is said (postgres: password, in clear,
+#     which the runs name with --auth-method; mariadb: mysql_native_password)
 #   - postgres --short --hold: the table has tcp and unix columns for the point select, the
 #     read/write mix and the connection-per-query cell, with PostgreSQL's CPU per op (the
 #     service postgres, every run); postgres runs as the user postgres, not root; the server's
@@ -139,6 +141,10 @@ if hold pg postgres -d 1; then
             -d postgres -c "$1"
     }
     runs_as pg postgres postgres
+    # the way PostgreSQL asks for the password (in clear) is said, and named by each run
+    check "pg: the stack says how PostgreSQL authenticates its runs" grep -q \
+        '^postgres: authentication password: the password in clear on both transports, to the stack.s own server (the runs name it: --auth-method password)$' \
+        "$T/pg.out"
     # a password made for the stack: without it no login, over TCP or the socket
     check "pg: its password file is 0600, the server user's" \
         test "$(stat -c '%a %U' "$(dirname "$PGSOCK")/pw")" = "600 postgres"
@@ -177,6 +183,8 @@ if hold rm redis-mariadb; then
     MYSOCK=$(sock rm mariadb)
     status() { mariadb --no-defaults -S "$MYSOCK" -u root -N -B -e "SHOW GLOBAL STATUS LIKE '$1'" | awk '{ print $2 }'; }
     runs_as rm mariadb mysql
+    check "rm: the stack says how MariaDB authenticates its runs" \
+        grep -q '^mariadb: authentication mysql_native_password ' "$T/rm.out"
     for cell in "redis set pipeline 16:redis" "redis get pipeline 16:redis" \
         "mariadb point select:mariadb" "mariadb read-write mix:mariadb"; do
         table_has rm "${cell%:*}" "${cell#*:}"

@@ -197,6 +197,10 @@ stacks=$("$HOPBENCH" stack list | awk 'NF { print $1 }')
 # shellcheck disable=SC2086
 expect_complete "stack names" "hopbench stack " list $stacks
 expect_complete "endpoint schemes" "hopbench run echo " "tcp://127.0.0.1:" "unix:"
+expect_complete "pg's ways of authenticating after --auth-method" \
+    "hopbench run pg unix:/x --auth-method " scram-sha-256 md5 password none
+expect_complete "a file after --server-public-key" "hopbench run mysql unix:/x --server-public-key sc" \
+    scripts
 expect_complete "endpoint schemes after the protocol" "hopbench run echo t" "tcp://127.0.0.1:"
 touch "$tmp/evidence-a.json"
 expect_complete "a file after --json" "hopbench run echo unix:/x --json $tmp/evid" "$tmp/evidence-a.json"

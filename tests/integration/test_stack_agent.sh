@@ -110,7 +110,8 @@ fi
 expect_rc "stack redis --agent with a wrong token: exit 3" 3 wrong \
     stack redis --short -q --agent "tcp://127.0.0.1:$APORT" --agent-token-file "$T/wrong"
 stack_nothing_left "wrong" "$T/wrong.out"
-check "the agent logs the wrong token" grep -q '^hopbench agent: refused a wrong token$' "$T/agent.err"
+check "the agent logs the wrong token with its peer" \
+    grep -Eq '^hopbench agent: refused a wrong token from 127\.0\.0\.1:[0-9]+$' "$T/agent.err"
 
 stop_pid "$AGENT"
 

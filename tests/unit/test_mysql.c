@@ -5,7 +5,9 @@
  * (Python's hashlib) for mysql_native_password and caching_sha2_password, an
  * auth switch, fast and full caching_sha2 authentication (the password in
  * clear over a Unix socket; over TCP RSA-OAEP with a key the test makes and
- * decrypts with), a refusal. Replies: OK, ERR, result sets with and without
+ * decrypts with: the server's with --get-server-public-key, the user's with
+ * --server-public-key, and with neither refused with a line saying so and
+ * nothing written), a refusal. Replies: OK, ERR, result sets with and without
  * DEPRECATE_EOF, --expect-body, packets out of sequence, LOCAL INFILE, and
  * the same verdicts however the bytes are split.
  */
@@ -231,50 +233,122 @@ static void test_sha2_full_local(void **state)
     assert_memory_equal(c.out + 3, "\x03secret\0", 8);
 }
 
-/* Over TCP: the key is asked for, and the password comes back RSA-OAEP-encrypted. */
+/* An RSA key the test makes, and its public half in PEM (*pem, *len, owned by *bio). */
+static EVP_PKEY *rsa_key(BIO **bio, char **pem, size_t *len)
+{
+    EVP_PKEY *key = EVP_RSA_gen(2048);
+
+    assert_non_null(key);
+    *bio = BIO_new(BIO_s_mem());
+    assert_int_equal(PEM_write_bio_PUBKEY(*bio, key), 1);
+    *len = (size_t)BIO_get_mem_data(*bio, pem);
+    return key;
+}
+
+/* The packet in c->out (sequence seq) is "secret" XOR the scramble, RSA-OAEP-encrypted for key. */
+static void check_encrypted(const struct my *c, EVP_PKEY *key, uint8_t seq)
+{
+    EVP_PKEY_CTX *dec = EVP_PKEY_CTX_new(key, NULL);
+    uint8_t plain[512];
+    size_t plen = sizeof(plain);
+
+    assert_int_equal(c->out[3], seq);
+    assert_int_equal(c->out_len, 4 + 256);
+    assert_int_equal(EVP_PKEY_decrypt_init(dec), 1);
+    assert_int_equal(EVP_PKEY_CTX_set_rsa_padding(dec, RSA_PKCS1_OAEP_PADDING), 1);
+    assert_int_equal(EVP_PKEY_decrypt(dec, plain, &plen, c->out + 4, 256), 1);
+    assert_int_equal(plen, 7);
+    for (size_t i = 0; i < plen; i++)
+        assert_int_equal(plain[i] ^ (uint8_t)(i % 20 + 1), (uint8_t) "secret"[i]);
+    EVP_PKEY_CTX_free(dec);
+}
+
+/*
+ * A session over TCP at caching_sha2's full authentication, the server's
+ * 0x01 0x04 read: with --get-server-public-key as get says, and the key
+ * pem[0 .. len) as --server-public-key (len 0: none).
+ */
+static enum codec_rc sha2_full(struct my *c, bool get, const char *pem, size_t len)
+{
+    struct buf in = { 0 };
+    size_t used;
+
+    my_new(c, "secret", false);
+    c->opts.get_server_key = get; /* read when the full authentication comes */
+    c->opts.server_key = pem;
+    c->opts.server_key_len = len;
+    greeting(&in, CAPS_BASE, "caching_sha2_password");
+    step(c, &in, &used);
+    in.n = 0;
+    pkt(&in, 2, "\x01\x04", 2);
+    return step(c, &in, &used);
+}
+
+/*
+ * Over TCP with --get-server-public-key: the key is asked for, and the
+ * password comes back RSA-OAEP-encrypted with the one the server sends.
+ */
 static void test_sha2_full_rsa(void **state)
 {
     struct my c;
     struct buf in = { 0 };
-    uint8_t keymsg[2048] = { 1 }, plain[512];
-    size_t used, plen = sizeof(plain);
-    EVP_PKEY *key = EVP_RSA_gen(2048);
-    BIO *bio = BIO_new(BIO_s_mem());
-    EVP_PKEY_CTX *dec;
+    uint8_t keymsg[2048] = { 1 };
+    size_t used, pem_len;
+    BIO *bio;
     char *pem;
-    long pem_len;
+    EVP_PKEY *key = rsa_key(&bio, &pem, &pem_len);
 
     (void)state;
-    assert_non_null(key);
-    assert_int_equal(PEM_write_bio_PUBKEY(bio, key), 1);
-    pem_len = BIO_get_mem_data(bio, &pem);
-    memcpy(keymsg + 1, pem, (size_t)pem_len);
-
-    my_new(&c, "secret", false);
-    greeting(&in, CAPS_BASE, "caching_sha2_password");
-    step(&c, &in, &used);
-    in.n = 0;
-    pkt(&in, 2, "\x01\x04", 2);
-    assert_int_equal(step(&c, &in, &used), CODEC_NEED_MORE);
+    memcpy(keymsg + 1, pem, pem_len);
+    assert_int_equal(sha2_full(&c, true, NULL, 0), CODEC_NEED_MORE);
     assert_int_equal(c.out_len, 5);
     assert_memory_equal(c.out + 3, "\x03\x02", 2); /* the key, please */
     in.n = 0;
-    pkt(&in, 4, keymsg, 1 + (size_t)pem_len);
+    pkt(&in, 4, keymsg, 1 + pem_len);
     assert_int_equal(step(&c, &in, &used), CODEC_NEED_MORE);
-    assert_int_equal(c.out[3], 5);
-    assert_int_equal(c.out_len, 4 + 256);
-
-    dec = EVP_PKEY_CTX_new(key, NULL);
-    assert_int_equal(EVP_PKEY_decrypt_init(dec), 1);
-    assert_int_equal(EVP_PKEY_CTX_set_rsa_padding(dec, RSA_PKCS1_OAEP_PADDING), 1);
-    assert_int_equal(EVP_PKEY_decrypt(dec, plain, &plen, c.out + 4, 256), 1);
-    assert_int_equal(plen, 7);
-    for (size_t i = 0; i < plen; i++)
-        assert_int_equal(plain[i] ^ (uint8_t)(i % 20 + 1), (uint8_t) "secret"[i]);
+    check_encrypted(&c, key, 5);
     in.n = 0;
     pkt(&in, 6, "\x00\x00\x00\x02\x00\x00\x00", 7);
     assert_int_equal(step(&c, &in, &used), CODEC_DONE);
-    EVP_PKEY_CTX_free(dec);
+    BIO_free(bio);
+    EVP_PKEY_free(key);
+}
+
+/*
+ * Over TCP with neither key option: refused with a line naming both, and
+ * nothing written (no request for the key a fake server would answer with
+ * its own, to decrypt the password with).
+ */
+static void test_sha2_full_refused(void **state)
+{
+    struct my c;
+
+    (void)state;
+    assert_int_equal(sha2_full(&c, false, NULL, 0), CODEC_ERROR);
+    assert_int_equal(c.m.err, CODEC_ERR_MISMATCH);
+    assert_int_equal(c.out_len, 0);
+    assert_non_null(c.m.why);
+    assert_non_null(strstr(c.m.why, "--server-public-key"));
+    assert_non_null(strstr(c.m.why, "--get-server-public-key"));
+    assert_null(strchr(c.m.why, '\n'));
+}
+
+/* Over TCP with --server-public-key: the password at once, encrypted with the user's key. */
+static void test_sha2_full_own_key(void **state)
+{
+    struct my c;
+    struct buf in = { 0 };
+    size_t used, pem_len;
+    BIO *bio;
+    char *pem;
+    EVP_PKEY *key = rsa_key(&bio, &pem, &pem_len);
+
+    (void)state;
+    assert_int_equal(sha2_full(&c, false, pem, pem_len), CODEC_NEED_MORE);
+    check_encrypted(&c, key, 3);
+    in.n = 0;
+    pkt(&in, 4, "\x00\x00\x00\x02\x00\x00\x00", 7);
+    assert_int_equal(step(&c, &in, &used), CODEC_DONE);
     BIO_free(bio);
     EVP_PKEY_free(key);
 }
@@ -563,11 +637,18 @@ static void test_ping_and_bye(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_native),           cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_switch_sha2_fast), cmocka_unit_test(test_sha2_full_local),
-        cmocka_unit_test(test_sha2_full_rsa),    cmocka_unit_test(test_result_sets),
-        cmocka_unit_test(test_sql_mix),          cmocka_unit_test(test_sql_random_id),
-        cmocka_unit_test(test_ok_err_and_split), cmocka_unit_test(test_fixed_request),
+        cmocka_unit_test(test_native),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_switch_sha2_fast),
+        cmocka_unit_test(test_sha2_full_local),
+        cmocka_unit_test(test_sha2_full_rsa),
+        cmocka_unit_test(test_sha2_full_refused),
+        cmocka_unit_test(test_sha2_full_own_key),
+        cmocka_unit_test(test_result_sets),
+        cmocka_unit_test(test_sql_mix),
+        cmocka_unit_test(test_sql_random_id),
+        cmocka_unit_test(test_ok_err_and_split),
+        cmocka_unit_test(test_fixed_request),
         cmocka_unit_test(test_ping_and_bye),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

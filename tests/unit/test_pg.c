@@ -4,7 +4,10 @@
  * independent implementation, Python's hashlib), SCRAM-SHA-256 (the proof is
  * verified the way a server does, with the stored and server keys of RFC
  * 7677's example password and salt, computed independently), a refusal and
- * a forged server signature. Replies: the simple and the extended protocol's
+ * a forged server signature; a server asking for the password in clear or
+ * for MD5, or for no password, refused with a line saying so and nothing
+ * written unless --auth-method names that way; SCRAM iterations past
+ * PG_SCRAM_ITER_MAX refused before any hashing. Replies: the simple and the extended protocol's
  * requests, rows, errors, --expect-body, framing errors, and the same
  * verdicts however the bytes are split.
  */
@@ -76,13 +79,20 @@ struct pg {
     struct codec_msg m;
 };
 
-static void pg_new(struct pg *p, const char *password)
+/* A codec that allows the ways `methods` says (enum codec_auth; 0: the default). */
+static void pg_new_auth(struct pg *p, const char *password, unsigned methods)
 {
     memset(p, 0, sizeof(*p));
     assert_true(pg_codec.state_size <= sizeof(p->st));
     p->opts.password = password;
+    p->opts.auth_methods = methods;
     p->cfg.opts = &p->opts;
     pg_codec.init(p->st, &p->cfg);
+}
+
+static void pg_new(struct pg *p, const char *password)
+{
+    pg_new_auth(p, password, 0);
 }
 
 /* Runs a set-up step; returns its verdict, *used in p->m.err_off's place is checked by callers. */
@@ -148,7 +158,7 @@ static void test_md5(void **state)
     static const char want[] = "md5bb41a296aab6baccb36ff243a562abff"; /* Python's hashlib */
 
     (void)state;
-    pg_new(&p, "secret");
+    pg_new_auth(&p, "secret", CODEC_AUTH_MD5);
     step(&p, NULL, &used);
     auth(&in, 5, "\x01\x02\x03\x04", 4);
     assert_int_equal(step(&p, &in, &used), CODEC_NEED_MORE);
@@ -168,9 +178,119 @@ static void test_no_password(void **state)
     (void)state;
     pg_new(&p, NULL);
     step(&p, NULL, &used);
-    auth(&in, 5, "\x01\x02\x03\x04", 4);
+    auth(&in, 10, "SCRAM-SHA-256\0", 15);
     assert_int_equal(step(&p, &in, &used), CODEC_ERROR);
     assert_true(p.m.error_reply);
+    assert_null(p.m.why);
+}
+
+/*
+ * A server's request (code, its rest) with password "hunter2" and the ways
+ * `methods` allows: refused with a line naming `hint` and nothing written,
+ * or, allowed, answered.
+ */
+static void downgrade(unsigned methods, uint32_t code, const char *rest, size_t len,
+                      const char *hint, bool allowed)
+{
+    struct pg p;
+    struct buf in = { 0 };
+    size_t used;
+
+    pg_new_auth(&p, "hunter2", methods);
+    step(&p, NULL, &used);
+    auth(&in, code, rest, len);
+    if (code == 0) ready(&in);
+    if (allowed) {
+        assert_int_equal(step(&p, &in, &used), code == 0 ? CODEC_DONE : CODEC_NEED_MORE);
+        assert_null(p.m.why);
+        assert_true(code == 0 || (p.out_len > 5 && p.out[0] == 'p'));
+        return;
+    }
+    assert_int_equal(step(&p, &in, &used), CODEC_ERROR);
+    assert_int_equal(p.m.err, CODEC_ERR_MISMATCH);
+    assert_false(p.m.error_reply);
+    assert_int_equal(p.out_len, 0);
+    assert_non_null(p.m.why);
+    assert_null(strchr(p.m.why, '\n'));
+    if (strstr(p.m.why, hint) == NULL) fail_msg("'%s' does not name '%s'", p.m.why, hint);
+}
+
+/*
+ * A server that asks for the password in clear or for MD5 (which it could
+ * crack offline) gets nothing unless --auth-method names that way; one that
+ * asks for none is refused when --auth-method leaves none out, and SCRAM
+ * when it leaves SCRAM out.
+ */
+static void test_downgrade_refused(void **state)
+{
+    static const char salt[] = "\x01\x02\x03\x04";
+    static const char sasl[] = "SCRAM-SHA-256\0";
+
+    (void)state;
+    downgrade(0, 3, NULL, 0, "--auth-method password", false);
+    downgrade(0, 5, salt, 4, "--auth-method md5", false);
+    downgrade(CODEC_AUTH_SCRAM | CODEC_AUTH_MD5, 3, NULL, 0, "--auth-method password", false);
+    downgrade(CODEC_AUTH_SCRAM, 0, NULL, 0, "none", false);
+    downgrade(CODEC_AUTH_MD5, 10, sasl, sizeof(sasl), "SCRAM-SHA-256", false);
+    /* named: answered */
+    downgrade(CODEC_AUTH_PASSWORD, 3, NULL, 0, NULL, true);
+    downgrade(CODEC_AUTH_MD5 | CODEC_AUTH_SCRAM, 5, salt, 4, NULL, true);
+    downgrade(0, 0, NULL, 0, NULL, true);
+    downgrade(0, 10, sasl, sizeof(sasl), NULL, true);
+}
+
+/* Cleartext when allowed: the password itself, in a PasswordMessage. */
+static void test_cleartext_allowed(void **state)
+{
+    struct pg p;
+    struct buf in = { 0 };
+    size_t used;
+
+    (void)state;
+    pg_new_auth(&p, "hunter2", CODEC_AUTH_PASSWORD);
+    step(&p, NULL, &used);
+    auth(&in, 3, NULL, 0);
+    assert_int_equal(step(&p, &in, &used), CODEC_NEED_MORE);
+    assert_int_equal(p.out_len, 5 + 8);
+    assert_memory_equal(p.out, "p\0\0\0\x0chunter2", 13);
+}
+
+/*
+ * SCRAM's iteration count: at most PG_SCRAM_ITER_MAX is hashed (a proof goes
+ * out), one more is refused at once with a line saying so, before PBKDF2
+ * runs (10,000,000 would hold a load thread for seconds).
+ */
+static void test_scram_iterations(void **state)
+{
+    static const unsigned long counts[] = { PG_SCRAM_ITER_MAX, PG_SCRAM_ITER_MAX + 1, 10000000 };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        struct pg p;
+        struct buf in = { 0 };
+        char first_bare[128], server_first[256];
+        size_t used;
+        bool within = counts[i] <= PG_SCRAM_ITER_MAX;
+
+        pg_new(&p, "pencil");
+        step(&p, NULL, &used);
+        auth(&in, 10, "SCRAM-SHA-256\0", 15);
+        assert_int_equal(step(&p, &in, &used), CODEC_NEED_MORE);
+        snprintf(first_bare, sizeof(first_bare), "%.*s", (int)(p.out_len - 5 - 14 - 4 - 3),
+                 (const char *)p.out + 5 + 14 + 4 + 3);
+        snprintf(server_first, sizeof(server_first), "r=%ssrvNonce,s=%s,i=%lu", first_bare + 5,
+                 RFC_SALT, counts[i]);
+        in.n = 0;
+        auth(&in, 11, server_first, strlen(server_first));
+        assert_int_equal(step(&p, &in, &used), within ? CODEC_NEED_MORE : CODEC_ERROR);
+        if (within) {
+            assert_non_null(strstr((const char *)p.out + 5, ",p="));
+            continue;
+        }
+        assert_int_equal(p.out_len, 0);
+        assert_non_null(p.m.why);
+        assert_non_null(strstr(p.m.why, "SCRAM iterations"));
+    }
 }
 
 static void unhex(uint8_t *out, const char *h, size_t n)
@@ -654,6 +774,9 @@ int main(void)
         cmocka_unit_test(test_trust_split),
         cmocka_unit_test(test_md5),
         cmocka_unit_test(test_no_password),
+        cmocka_unit_test(test_downgrade_refused),
+        cmocka_unit_test(test_cleartext_allowed),
+        cmocka_unit_test(test_scram_iterations),
         cmocka_unit_test(test_scram),
         cmocka_unit_test(test_scram_forged_server),
         cmocka_unit_test(test_setup_error),

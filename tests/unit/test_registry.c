@@ -49,6 +49,10 @@ static void give(struct codec_opts *co, unsigned bit)
     co->database = bit == PROTO_OPT_DATABASE ? "d" : NULL;
     co->extended = bit == PROTO_OPT_EXTENDED;
     co->ping = bit == PROTO_OPT_PING;
+    co->auth_methods = bit == PROTO_OPT_AUTH_METHOD ? CODEC_AUTH_MD5 : 0;
+    co->server_key = bit == PROTO_OPT_SERVER_KEY ? "PEM" : NULL;
+    co->server_key_len = bit == PROTO_OPT_SERVER_KEY ? 3 : 0;
+    co->get_server_key = bit == PROTO_OPT_GET_SERVER_KEY;
 }
 
 static bool takes(const struct proto_entry *pe, unsigned bit)
@@ -291,15 +295,26 @@ static void test_help(void **state)
 static const char *valid_value(const char *name)
 {
     static const char *const values[][2] = {
-        { "--method", "POST" },  { "--path", "/x" },
-        { "--host", "h" },       { "--expect-body", "x" },
-        { "--script", "/s" },    { "--docroot", "/d" },
-        { "--query", "q=1" },    { "--param", "A=1" },
-        { "--command", "get" },  { "--keys", "7" },
-        { "--sql", "SELECT 2" }, { "--user", "u" },
-        { "--password", "pw" },  { "--password-file", "/dev/null" },
-        { "--database", "d" },   { "--extended", "" },
+        { "--method", "POST" },
+        { "--path", "/x" },
+        { "--host", "h" },
+        { "--expect-body", "x" },
+        { "--script", "/s" },
+        { "--docroot", "/d" },
+        { "--query", "q=1" },
+        { "--param", "A=1" },
+        { "--command", "get" },
+        { "--keys", "7" },
+        { "--sql", "SELECT 2" },
+        { "--user", "u" },
+        { "--password", "pw" },
+        { "--password-file", "/dev/null" },
+        { "--database", "d" },
+        { "--extended", "" },
         { "--ping", "" },
+        { "--auth-method", "md5,scram-sha-256" },
+        { "--server-public-key", "tests/fixtures/mysql/server_public_key.pem" },
+        { "--get-server-public-key", "" },
     };
 
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
@@ -334,7 +349,7 @@ static void test_options(void **state)
         assert_int_equal(bits, e[i].opts | e[i].opts_when);
     }
     for (; (po = proto_option_at(nopts)) != NULL; nopts++) {
-        char want[64], run[] = "run", ep[] = "unix:/x", name[32], val[32], proto[16];
+        char want[64], run[] = "run", ep[] = "unix:/x", name[32], val[64], proto[16];
         char *argv[] = { run, proto, ep, name, val, NULL };
         bool some = false;
 
@@ -442,6 +457,62 @@ static void test_option_hooks(void **state)
     assert_int_equal(cli_parse_run(5, r3, &o, stdout, &err), -EINVAL);
     assert_string_equal(err.msg,
                         "run redis: --script, --docroot, --query and --param are for fcgi");
+}
+
+/*
+ * pg's --auth-method: libpq's names, each once, into their bits; mysql's
+ * --server-public-key: an RSA public key in PEM, read whole; what is not
+ * refused in one line naming it.
+ */
+static void test_auth_options(void **state)
+{
+    static const struct {
+        const char *proto, *opt, *val, *error; /* error NULL: accepted */
+    } cases[] = {
+        { "pg", "--auth-method", "password", NULL },
+        { "pg", "--auth-method", "scram-sha-256,md5,password,none", NULL },
+        { "pg", "--auth-method", "md5,md5", "--auth-method: 'md5,md5' is not a list" },
+        { "pg", "--auth-method", "gss", "--auth-method: 'gss' is not a list" },
+        { "pg", "--auth-method", "md5,", "--auth-method: 'md5,' is not a list" },
+        { "mysql", "--auth-method", "md5", "run mysql: --extended and --auth-method are for pg" },
+        { "mysql", "--server-public-key", "tests/fixtures/mysql/server_public_key.pem", NULL },
+        { "mysql", "--server-public-key", "/dev/null",
+          "--server-public-key: /dev/null is not an RSA public key in PEM" },
+        { "mysql", "--server-public-key", "/nonexistent/key.pem",
+          "--server-public-key: cannot read /nonexistent/key.pem: No such file" },
+        { "pg", "--server-public-key", "tests/fixtures/mysql/server_public_key.pem",
+          "run pg: --ping, --server-public-key and --get-server-public-key are for mysql" },
+    };
+    static struct run_opts o;
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char run[] = "run", ep[] = "unix:/x", proto[16], opt[32], val[64];
+        char *argv[] = { run, proto, ep, opt, val, NULL };
+        struct hb_err err = { 0 };
+        int rc;
+
+        snprintf(proto, sizeof(proto), "%s", cases[i].proto);
+        snprintf(opt, sizeof(opt), "%s", cases[i].opt);
+        snprintf(val, sizeof(val), "%s", cases[i].val);
+        rc = cli_parse_run(5, argv, &o, stdout, &err);
+        if (cases[i].error == NULL) {
+            if (rc != 0) fail_msg("%s %s: %s", cases[i].opt, cases[i].val, err.msg);
+            continue;
+        }
+        assert_int_not_equal(rc, 0);
+        if (strncmp(err.msg, cases[i].error, strlen(cases[i].error)) != 0)
+            fail_msg("'%s' does not begin '%s'", err.msg, cases[i].error);
+    }
+    {
+        char run[] = "run", pg[] = "pg", ep[] = "unix:/x", opt[] = "--auth-method";
+        char val[] = "md5,none";
+        char *argv[] = { run, pg, ep, opt, val, NULL };
+        struct hb_err err = { 0 };
+
+        assert_int_equal(cli_parse_run(5, argv, &o, stdout, &err), 0);
+        assert_int_equal(o.codec.auth_methods, CODEC_AUTH_MD5 | CODEC_AUTH_NONE);
+    }
 }
 
 /* The commands of a mix, as letters: "SGG". */
@@ -597,12 +668,13 @@ static void test_sql_mix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_entries),      cmocka_unit_test(test_names),
-        cmocka_unit_test(test_list),         cmocka_unit_test(test_every_option),
-        cmocka_unit_test(test_run_messages), cmocka_unit_test(test_serve_lab_messages),
-        cmocka_unit_test(test_help),         cmocka_unit_test(test_options),
-        cmocka_unit_test(test_option_hooks), cmocka_unit_test(test_redis_command),
-        cmocka_unit_test(test_secret),       cmocka_unit_test(test_sql_mix),
+        cmocka_unit_test(test_entries),       cmocka_unit_test(test_names),
+        cmocka_unit_test(test_list),          cmocka_unit_test(test_every_option),
+        cmocka_unit_test(test_run_messages),  cmocka_unit_test(test_serve_lab_messages),
+        cmocka_unit_test(test_help),          cmocka_unit_test(test_options),
+        cmocka_unit_test(test_option_hooks),  cmocka_unit_test(test_auth_options),
+        cmocka_unit_test(test_redis_command), cmocka_unit_test(test_secret),
+        cmocka_unit_test(test_sql_mix),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
