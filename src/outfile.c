@@ -75,34 +75,76 @@ static const char *refused_kind(mode_t mode)
 }
 
 /*
- * Decides how o->path is written: *kind, and for KIND_REPLACE o->target and
- * *st_mode (0 when nothing is there yet). 0 or a negative errno with err set.
+ * Decides how o->path is written: *kind, and for KIND_REPLACE o->target; *st
+ * is what is there (st_mode 0 when nothing is there yet). 0 or a negative
+ * errno with err set.
  */
-static int classify(struct outfile *o, enum outfile_kind *kind, mode_t *st_mode, struct hb_err *err)
+static int classify(struct outfile *o, enum outfile_kind *kind, struct stat *st, struct hb_err *err)
 {
-    struct stat st;
     bool via_proc = false;
     int rc = follow_links(o->path, o->target, sizeof(o->target), &via_proc);
 
     *kind = KIND_IN_PLACE;
-    *st_mode = 0;
+    memset(st, 0, sizeof(*st));
     if (rc < 0) return hb_fail(err, rc, "cannot write %s: %s", o->path, strerror(-rc));
     if (via_proc) { /* an open file, whatever it is (a socket too): open_in_place */
         o->target[0] = '\0';
         return 0;
     }
-    if (stat(o->path, &st) == 0) {
-        const char *why = refused_kind(st.st_mode);
+    if (stat(o->path, st) == 0) {
+        const char *why = refused_kind(st->st_mode);
         if (why != NULL) return hb_fail(err, -EPERM, "cannot write %s: it %s", o->path, why);
-        *st_mode = st.st_mode;
     } else if (errno != ENOENT) {
         return hb_fail(err, -errno, "cannot write %s: %s", o->path, strerror(errno));
+    } else {
+        memset(st, 0, sizeof(*st));
     }
-    if (*st_mode == 0 || S_ISREG(*st_mode))
+    if (st->st_mode == 0 || S_ISREG(st->st_mode))
         *kind = KIND_REPLACE;
     else
         o->target[0] = '\0';
     return 0;
+}
+
+/*
+ * A regular file appended to must end with a whole line (or be empty): else
+ * its last line was cut short (a write that failed part-way, by a version
+ * before whole-line appends, or by another program) and a line appended would
+ * join it, so that no reader could read the file past it. Refused, naming
+ * where the cut line starts; nothing is removed here (the bytes may be the
+ * only copy of something). A file that cannot be read is not checked.
+ */
+static int tail_check(const char *path, struct hb_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    char buf[4096];
+    struct stat st;
+    off_t at, end;
+
+    if (fd == -1) return 0;
+    if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+        pread(fd, buf, 1, st.st_size - 1) != 1 || buf[0] == '\n') {
+        close(fd);
+        return 0;
+    }
+    end = st.st_size;
+    for (at = end - 1; at > 0;) { /* back to the byte after the last line end */
+        size_t n = at > (off_t)sizeof(buf) ? sizeof(buf) : (size_t)at;
+        const char *nl;
+        if (pread(fd, buf, n, at - (off_t)n) != (ssize_t)n) break;
+        nl = memrchr(buf, '\n', n);
+        if (nl != NULL) {
+            at = at - (off_t)n + (nl - buf) + 1;
+            break;
+        }
+        at -= (off_t)n;
+    }
+    close(fd);
+    return hb_fail(err, -EBADMSG,
+                   "cannot append to %s: its last line has no end (bytes %lld to %lld, a write cut "
+                   "short); truncate the file to %lld bytes to keep the lines before it, or name "
+                   "another file",
+                   path, (long long)at, (long long)end, (long long)at);
 }
 
 /*
@@ -161,24 +203,26 @@ static int open_in_place(const char *path, int flags)
 int outfile_open(struct outfile *o, const char *path, enum outfile_mode mode, struct hb_err *err)
 {
     enum outfile_kind kind;
-    mode_t st_mode;
+    struct stat st;
     int rc;
 
     memset(o, 0, sizeof(*o));
     o->path = path;
     o->fd = -1;
-    rc = classify(o, &kind, &st_mode, err);
+    rc = classify(o, &kind, &st, err);
     if (rc < 0) return rc;
     if (mode == OUTFILE_REPLACE && kind == KIND_REPLACE) {
-        rc = tmp_create(o, S_ISREG(st_mode) ? st_mode : 0, err);
+        rc = tmp_create(o, S_ISREG(st.st_mode) ? st.st_mode : 0, err);
         o->fd = rc < 0 ? -1 : rc;
         return rc < 0 ? rc : 0;
     }
+    if (mode == OUTFILE_APPEND && S_ISREG(st.st_mode) && (rc = tail_check(path, err)) < 0)
+        return rc;
     /* in place: appended to, never created (but by APPEND), truncated or replaced */
     o->target[0] = '\0';
     o->fd = open_in_place(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY |
                                     (mode == OUTFILE_APPEND ? O_CREAT : 0));
-    if (o->fd == -1 && errno == ENXIO && S_ISFIFO(st_mode))
+    if (o->fd == -1 && errno == ENXIO && S_ISFIFO(st.st_mode))
         return hb_fail(err, -ENXIO, "cannot write %s: no process has the FIFO open for reading",
                        path);
     if (o->fd == -1) return hb_fail(err, -errno, "cannot write %s: %s", path, strerror(errno));
@@ -189,9 +233,10 @@ int outfile_check(const char *path, enum outfile_mode mode, struct hb_err *err)
 {
     struct outfile o = { .path = path, .fd = -1 };
     enum outfile_kind kind;
-    mode_t st_mode;
-    int rc = classify(&o, &kind, &st_mode, err);
+    struct stat st;
+    int rc = classify(&o, &kind, &st, err);
 
+    if (rc == 0 && mode == OUTFILE_APPEND && S_ISREG(st.st_mode)) rc = tail_check(path, err);
     if (rc < 0 || kind != KIND_REPLACE || mode != OUTFILE_REPLACE) return rc;
     o.fd = tmp_create(&o, 0, err);
     if (o.fd < 0) return o.fd;
@@ -223,6 +268,56 @@ int outfile_write(struct outfile *o, const void *buf, size_t len, struct hb_err 
         off += (size_t)w;
     }
     return 0;
+}
+
+/*
+ * After a write that failed part-way through buf: the file cut back to where
+ * buf began, when that can be known and nothing was appended after it by
+ * another writer (the offset after our last byte is the file's end, and our
+ * bytes ran on from the first's offset). done bytes were written, the first
+ * of them at first (-1: not a regular file). A suffix for the message: "" when
+ * the file is as it was, else where the part line is.
+ */
+static const char *append_undo(struct outfile *o, off_t first, size_t done, char *buf, size_t cap)
+{
+    struct stat st;
+    off_t cur = lseek(o->fd, 0, SEEK_CUR);
+
+    if (done == 0) return "";
+    if (first >= 0 && cur == first + (off_t)done && fstat(o->fd, &st) == 0 && st.st_size == cur &&
+        ftruncate(o->fd, first) == 0)
+        return "";
+    if (first < 0)
+        snprintf(buf, cap, " (%zu bytes of it went out)", done);
+    else
+        snprintf(buf, cap, "; a part line of %zu bytes is left at byte %lld", done,
+                 (long long)first);
+    return buf;
+}
+
+int outfile_append(struct outfile *o, const void *buf, size_t len, struct hb_err *err)
+{
+    const char *p = buf;
+    char where[96];
+    struct stat st;
+    off_t first = -1;
+    bool regular = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
+    size_t off = 0;
+    int e = 0;
+
+    while (off < len && e == 0) {
+        ssize_t w = write(o->fd, p + off, len - off);
+        if (w > 0 && off == 0 && regular) first = lseek(o->fd, 0, SEEK_CUR) - w;
+        if (w > 0)
+            off += (size_t)w;
+        else if (w == -1 && errno == EINTR)
+            continue;
+        else
+            e = w == -1 ? errno : EIO;
+    }
+    if (e == 0) return 0;
+    return hb_fail(err, -e, "cannot write %s: %s%s", o->path, strerror(e),
+                   append_undo(o, regular ? first : -1, off, where, sizeof(where)));
 }
 
 /* Flushes, syncs (a temporary file) and closes o. 0 or a negative errno. */

@@ -20,7 +20,11 @@
  * APPEND (--jsonl) opens the path itself for appending (created if absent,
  * links followed by the kernel): appending never truncates or replaces
  * anything, so it is safe on a device or a FIFO too; the same kinds are
- * refused.
+ * refused. Records are appended whole or not at all (outfile_append): a
+ * write that fails part-way (a full disk) is cut back off a regular file. A
+ * regular file whose last line has no line end (cut short by an older
+ * version, or another program) is refused, naming the byte where that line
+ * starts: appending to it would join the next line to it and spoil both.
  *
  * Every failure comes back as a struct hb_err with one line: "cannot write
  * PATH: reason". No temporary file outlives a failed open, write or commit,
@@ -78,6 +82,16 @@ FILE *outfile_stream(struct outfile *o);
  * negative errno with err set; the caller then calls outfile_abort.
  */
 int outfile_write(struct outfile *o, const void *buf, size_t len, struct hb_err *err);
+
+/*
+ * APPEND: adds buf[len] (whole lines) at the end of the file in one go, whole
+ * or not at all: when a write fails part-way through (a full disk, a quota),
+ * a regular file is cut back to its length before buf, unless another writer
+ * appended after our part (then err says where the part line is). Returns 0,
+ * or a negative errno with err set ("cannot write PATH: reason"); the file
+ * stays open and later records may still be appended.
+ */
+int outfile_append(struct outfile *o, const void *buf, size_t len, struct hb_err *err);
 
 /*
  * Finishes o: flushes, and for a temporary file syncs it to disk and renames

@@ -4,6 +4,9 @@
 # was, a symbolic link stays a link and its target gets the document, a
 # directory is refused before any run, and a read-only or full file system
 # gives one line, exit 1, no temporary file left and the old file untouched.
+# --jsonl on a full file system keeps only whole lines (the part of a line is
+# cut back off) and says why; a --jsonl file whose last line has no end is
+# refused, not appended to.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -72,8 +75,8 @@ if mknod "$T/dev_null" c 1 3 2>/dev/null && mknod "$T/dev_full" c 1 7 2>/dev/nul
     check_eq "--jsonl null device node: still the same character device" \
         "character special file 1:3" "$(node_kind "$T/dev_null")"
     run_json jl_full "--jsonl onto a full device node" 1 --json "$T/j1.json" --jsonl "$T/dev_full"
-    one_line "--jsonl full device node: one line" "$T/jl_full.err" \
-        "^hopbench run: cannot write --jsonl $T/dev_full\$"
+    one_line "--jsonl full device node: one line with the reason" "$T/jl_full.err" \
+        "^hopbench run: --jsonl: cannot write $T/dev_full: No space left on device\$"
     check_eq "--jsonl full device node: still the same character device" \
         "character special file 1:7" "$(node_kind "$T/dev_full")"
 
@@ -241,9 +244,55 @@ if unshare -m --propagation private true 2>/dev/null; then
         check_eq "merge -o full file system: no temporary file left" x.json \
             "$(cat "$T/fs_mfull.ls")"
     fi
+    # --jsonl on a full file system: the header line (about 1.2 kB) fits the one page, the run's
+    # line (about 5 kB) does not: its first part is written, then ENOSPC. After the run only whole
+    # lines are there; once there is room (remount) the next run appends its lines after them.
+    mkdir -p "$T/fs_jl"
+    M=$T/fs_jl HB=$HOPBENCH EP=$tcp timeout -k 5 60 unshare -m --propagation private sh -c '
+        mount -t tmpfs -o size=4k tmpfs "$M" || exit 99
+        jl() { "$HB" run echo "$EP" -n 200 --warmup 0 --json "$M.$1.json" --jsonl "$M/x.jsonl" \
+            >"$M.$1.out" 2>"$M.$1.err"; echo $? >"$M.$1.rc"; cp "$M/x.jsonl" "$M.$1.jsonl"; }
+        jl full
+        mount -o remount,size=64k "$M" || exit 99
+        jl room'
+    if [ $? -ne 99 ]; then
+        check_eq "--jsonl full file system: exit 1" 1 "$(cat "$T/fs_jl.full.rc")"
+        one_line "--jsonl full file system: one line with the reason" "$T/fs_jl.full.err" \
+            "^hopbench run: --jsonl: cannot write $T/fs_jl/x.jsonl: No space left on device\$"
+        check_eq "--jsonl full file system: the file ends with a line end" 0a \
+            "$(tail -c 1 "$T/fs_jl.full.jsonl" | od -An -tx1 | tr -d ' ')"
+        check "--jsonl full file system: only whole lines, each JSON (the header)" \
+            jtrue -s 'length == 1 and .[0].record == "header"' "$T/fs_jl.full.jsonl"
+        check_eq "--jsonl with room again: exit 0" 0 "$(cat "$T/fs_jl.room.rc")"
+        check "--jsonl with room again: two headers and the run, each a whole line" \
+            jtrue -s '[.[].record] == ["header", "header", "run"]' "$T/fs_jl.room.jsonl"
+        expect_rc "compare reads the file the full disk left" 0 fs_jl_cmp compare \
+            "$T/fs_jl.room.jsonl" "$T/fs_jl.room.jsonl"
+        check "compare: its one run counts" grep -q "(1 runs, 1 valid)" "$T/fs_jl_cmp.out"
+    else
+        ok "--jsonl on a full file system # SKIP cannot mount a tmpfs in a mount namespace here"
+    fi
 else
     ok "read-only and full file systems # SKIP no private mount namespace (unshare -m) here"
 fi
+
+# --- a --jsonl file whose last line has no end (cut short by an older version) ------------
+
+run_json jl_good "a --jsonl file" 0 --json "$T/jg.json" --jsonl "$T/good.jsonl"
+cp "$T/good.jsonl" "$T/torn.jsonl"
+printf '{"record":"run","cell":0,"ga' >>"$T/torn.jsonl"
+whole=$(wc -c <"$T/good.jsonl")
+cp "$T/torn.jsonl" "$T/torn.before"
+run_json jl_torn "--jsonl onto a file whose last line has no end" 1 --json "$T/jt.json" \
+    --jsonl "$T/torn.jsonl"
+one_line "last line without its end: one line naming where it starts" "$T/jl_torn.err" \
+    "^hopbench run: --jsonl: cannot append to $T/torn.jsonl: its last line has no end \(bytes $whole to $((whole + 28)), a write cut short\); truncate the file to $whole bytes"
+check "last line without its end: the file untouched" cmp -s "$T/torn.before" "$T/torn.jsonl"
+check_eq "last line without its end: refused before any run" 0 "$(table_rows "$T/jl_torn.out")"
+truncate -s "$whole" "$T/torn.jsonl"
+run_json jl_cut "--jsonl once truncated as said" 0 --json "$T/jc.json" --jsonl "$T/torn.jsonl"
+check "truncated as said: two invocations' whole lines" \
+    jtrue -s '[.[].record] == ["header", "run", "header", "run"]' "$T/torn.jsonl"
 
 # A new file (--jsonl creates it in place, --json by rename) gets 0666 less the umask,
 # like any file a program makes; with umask 027 that is 0640.

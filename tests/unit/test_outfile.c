@@ -3,7 +3,9 @@
  * existing regular file replaced whole at commit and untouched by an abort
  * (its mode kept, no temporary file left), symbolic links followed (relative,
  * chained, across directories, dangling, looping) with the links kept, a
- * FIFO, /dev/null and append mode written in place, and the kinds refused.
+ * FIFO, /dev/null and append mode written in place, and the kinds refused;
+ * appends whole or not at all (a write cut short by RLIMIT_FSIZE is cut back),
+ * and a file whose last line has no end refused for appending.
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -18,9 +20,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -345,6 +349,67 @@ static void test_append(void **state)
     assert_int_equal(entries(d->path), 2);
 }
 
+/* A write past RLIMIT_FSIZE stops part-way (then EFBIG): the part is cut back off the file. */
+static void test_append_whole_or_nothing(void **state)
+{
+    struct dir *d = *state;
+    struct sigaction ign = { .sa_handler = SIG_IGN }, prev;
+    struct rlimit old, low;
+    struct outfile o;
+    struct hb_err err = { 0 };
+    char p[128], line[300];
+    int rc;
+
+    at(d, "cut.jsonl", p, sizeof(p));
+    put(p, "{\"a\":1}\n");
+    memset(line, 'x', sizeof(line));
+    line[sizeof(line) - 1] = '\n';
+    assert_int_equal(outfile_open(&o, p, OUTFILE_APPEND, &err), 0);
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    low = old;
+    low.rlim_cur = 100; /* room for 92 bytes of the line after the 8 there */
+    assert_int_equal(sigaction(SIGXFSZ, &ign, &prev), 0);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &low), 0);
+    rc = outfile_append(&o, line, sizeof(line), &err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    assert_int_equal(sigaction(SIGXFSZ, &prev, NULL), 0);
+    assert_int_equal(rc, -EFBIG);
+    if (strstr(err.msg, p) == NULL || strstr(err.msg, strerror(EFBIG)) == NULL ||
+        strchr(err.msg, '\n') != NULL)
+        fail_msg("want one line naming %s and why, got '%s'", p, err.msg);
+    assert_string_equal(content(p), "{\"a\":1}\n"); /* the part line cut back off */
+
+    assert_int_equal(outfile_append(&o, "{\"b\":2}\n", 8, &err), 0); /* the next one lands */
+    assert_int_equal(outfile_commit(&o, &err), 0);
+    assert_string_equal(content(p), "{\"a\":1}\n{\"b\":2}\n");
+}
+
+/* A file whose last line has no end is not appended to: the line would join it. */
+static void test_append_refuses_cut_line(void **state)
+{
+    struct dir *d = *state;
+    struct outfile o;
+    struct hb_err err = { 0 };
+    char p[128];
+
+    at(d, "torn.jsonl", p, sizeof(p));
+    put(p, "{\"a\":1}\n{\"b\"");
+    assert_int_equal(outfile_check(p, OUTFILE_APPEND, &err), -EBADMSG);
+    assert_int_equal(outfile_open(&o, p, OUTFILE_APPEND, &err), -EBADMSG);
+    if (strstr(err.msg, p) == NULL || strstr(err.msg, "bytes 8 to 12") == NULL ||
+        strstr(err.msg, "to 8 bytes") == NULL || strchr(err.msg, '\n') != NULL)
+        fail_msg("want one line naming %s and bytes 8 to 12, got '%s'", p, err.msg);
+    assert_string_equal(content(p), "{\"a\":1}\n{\"b\"");         /* nothing removed */
+    assert_int_equal(outfile_check(p, OUTFILE_REPLACE, &err), 0); /* a whole document may */
+
+    put(p, "no line end at all");
+    assert_int_equal(outfile_open(&o, p, OUTFILE_APPEND, &err), -EBADMSG);
+    assert_non_null(strstr(err.msg, "bytes 0 to 18"));
+    assert_int_equal(truncate(p, 0), 0);
+    assert_int_equal(write_whole(p, OUTFILE_APPEND, "1\n"), 0);
+    assert_string_equal(content(p), "1\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +425,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fifo_in_place, setup_dir, teardown_dir),
         cmocka_unit_test(test_dev_null_in_place),
         cmocka_unit_test_setup_teardown(test_append, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_append_whole_or_nothing, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_append_refuses_cut_line, setup_dir, teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
