@@ -6,7 +6,8 @@
 # gives one line, exit 1, no temporary file left and the old file untouched.
 # --jsonl on a full file system keeps only whole lines (the part of a line is
 # cut back off) and says why; a --jsonl file whose last line has no end is
-# refused, not appended to.
+# refused, not appended to (compare says the line is cut short); a --jsonl
+# file that starts with blank lines is read.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -289,10 +290,19 @@ one_line "last line without its end: one line naming where it starts" "$T/jl_tor
     "^hopbench run: --jsonl: cannot append to $T/torn.jsonl: its last line has no end \(bytes $whole to $((whole + 28)), a write cut short\); truncate the file to $whole bytes"
 check "last line without its end: the file untouched" cmp -s "$T/torn.before" "$T/torn.jsonl"
 check_eq "last line without its end: refused before any run" 0 "$(table_rows "$T/jl_torn.out")"
+expect_rc "compare of that file: exit 1" 1 torn_cmp compare "$T/torn.jsonl" "$T/good.jsonl"
+one_line "compare of that file: one line, the line cut short and where" "$T/torn_cmp.err" \
+    "^hopbench compare: $T/torn.jsonl: line 3: cut short \(no line end, from byte $whole\): not JSON"
 truncate -s "$whole" "$T/torn.jsonl"
 run_json jl_cut "--jsonl once truncated as said" 0 --json "$T/jc.json" --jsonl "$T/torn.jsonl"
 check "truncated as said: two invocations' whole lines" \
     jtrue -s '[.[].record] == ["header", "run", "header", "run"]' "$T/torn.jsonl"
+
+# A --jsonl file that starts with blank lines is still one (compare, merge, report read it).
+printf '\n \n' | cat - "$T/good.jsonl" >"$T/blank.jsonl"
+expect_rc "compare: a --jsonl file that starts with blank lines" 0 blank_cmp compare \
+    "$T/blank.jsonl" "$T/good.jsonl"
+check "compare: its run counts" grep -q "^old: $T/blank.jsonl (1 runs, 1 valid)" "$T/blank_cmp.out"
 
 # A new file (--jsonl creates it in place, --json by rename) gets 0666 less the umask,
 # like any file a program makes; with umask 027 that is 0640.
