@@ -24,6 +24,9 @@
 /* How many temporary names are tried when one is taken (another writer, a crash). */
 #define OUTFILE_TMP_TRIES 100
 
+/* A new file's mode, less the umask: its owner writes it, others may read it. */
+#define OUTFILE_NEW_MODE 0644
+
 /* How a path is written. */
 enum outfile_kind {
     KIND_REPLACE, /* a regular file, or none yet: a temporary file renamed over target */
@@ -75,6 +78,32 @@ static const char *refused_kind(mode_t mode)
 }
 
 /*
+ * An existing regular file of another user in a sticky directory (/tmp) is
+ * never written: replacing it would take its owner's file (as root, who may),
+ * appending to it would mix our records into what its owner may change under
+ * us, and a mode it was given (0666) is not one we chose. 0 or -EPERM with err
+ * set. target is where path leads (follow_links).
+ */
+static int foreign_check(const char *path, const char *target, const struct stat *st,
+                         struct hb_err *err)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(target, '/');
+    struct stat dst;
+
+    if (!S_ISREG(st->st_mode) || st->st_uid == geteuid()) return 0;
+    if (slash == NULL)
+        str_copy(dir, sizeof(dir), ".");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", slash == target ? 1 : (int)(slash - target), target);
+    if (stat(dir, &dst) == -1 || (dst.st_mode & S_ISVTX) == 0) return 0;
+    return hb_fail(err, -EPERM,
+                   "cannot write %s: it is another user's file (uid %u) in a sticky directory; "
+                   "name a file of your own",
+                   path, (unsigned)st->st_uid);
+}
+
+/*
  * Decides how o->path is written: *kind, and for KIND_REPLACE o->target; *st
  * is what is there (st_mode 0 when nothing is there yet). 0 or a negative
  * errno with err set.
@@ -94,6 +123,8 @@ static int classify(struct outfile *o, enum outfile_kind *kind, struct stat *st,
     if (stat(o->path, st) == 0) {
         const char *why = refused_kind(st->st_mode);
         if (why != NULL) return hb_fail(err, -EPERM, "cannot write %s: it %s", o->path, why);
+        rc = foreign_check(o->path, o->target, st, err);
+        if (rc < 0) return rc;
     } else if (errno != ENOENT) {
         return hb_fail(err, -errno, "cannot write %s: %s", o->path, strerror(errno));
     } else {
@@ -149,21 +180,23 @@ static int tail_check(const char *path, struct hb_err *err)
 
 /*
  * Creates a new temporary file beside o->target, named in o->tmp, with mode
- * (0: as a new file). Returns its fd, or a negative errno with err set.
+ * (0: as a new file, OUTFILE_NEW_MODE less the umask). Returns its fd, or a
+ * negative errno with err set.
  */
 static int tmp_create(struct outfile *o, mode_t mode, struct hb_err *err)
 {
     for (int i = 0; i < OUTFILE_TMP_TRIES; i++) {
         int n = snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%ld.%d", o->target, (long)getpid(), i);
         if (n < 0 || (size_t)n >= sizeof(o->tmp)) break;
-        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+        int fd =
+            open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, OUTFILE_NEW_MODE);
         if (fd == -1 && errno == EEXIST) continue;
         if (fd == -1) {
             int e = errno;
             o->tmp[0] = '\0';
             return hb_fail(err, -e, "cannot write %s: %s", o->path, strerror(e));
         }
-        /* the user's file keeps its permissions (umask applies to a new one) */
+        /* the user's own file keeps its permissions (umask applies to a new one) */
         if (mode != 0) (void)fchmod(fd, mode & 07777);
         return fd;
     }
@@ -192,7 +225,7 @@ static int open_in_place(const char *path, int flags)
          sscanf(target, "/proc/thread-self/fd/%u%c", &fd, &end) == 1) &&
         fd <= INT_MAX && fcntl((int)fd, F_GETFD) != -1)
         return fcntl((int)fd, F_DUPFD_CLOEXEC, 3);
-    got = open(path, flags | O_NONBLOCK, 0666); /* a new --jsonl file: 0666 less the umask */
+    got = open(path, flags | O_NONBLOCK, OUTFILE_NEW_MODE); /* a new --jsonl file */
     if (got != -1 && fcntl(got, F_SETFL, flags & O_APPEND) == -1) {
         close(got);
         return -1;
@@ -212,7 +245,8 @@ int outfile_open(struct outfile *o, const char *path, enum outfile_mode mode, st
     rc = classify(o, &kind, &st, err);
     if (rc < 0) return rc;
     if (mode == OUTFILE_REPLACE && kind == KIND_REPLACE) {
-        rc = tmp_create(o, S_ISREG(st.st_mode) ? st.st_mode : 0, err);
+        /* an existing file's mode is kept when it is ours: another's was not chosen by us */
+        rc = tmp_create(o, S_ISREG(st.st_mode) && st.st_uid == geteuid() ? st.st_mode : 0, err);
         o->fd = rc < 0 ? -1 : rc;
         return rc < 0 ? rc : 0;
     }

@@ -8,7 +8,9 @@
  *   temporary file beside it, renamed over it at commit, so a reader sees the
  *   old file or the whole new one. A symbolic link is followed, link by link,
  *   and its target replaced in the target's directory: the link stays a link,
- *   and a dangling link's target is created. An existing file keeps its mode.
+ *   and a dangling link's target is created. An existing file keeps its mode
+ *   when it is ours; a new one (or one replacing another user's) is 0644 less
+ *   the umask: never writable by its group or others.
  * - a character device or a FIFO (/dev/null, a pipe someone reads): written in
  *   place, never created, truncated or replaced. A FIFO must have a reader
  *   when it is opened: else the open is refused rather than wait (a shell's
@@ -16,7 +18,8 @@
  * - a path that reaches an open file through /proc (/dev/stdout, /dev/fd/N):
  *   this process's own descriptor is written (a duplicate of it), in place,
  *   whatever it is, so the document lands where that stream stands.
- * - a directory, a block device or a socket: refused.
+ * - a directory, a block device or a socket: refused; so is another user's
+ *   regular file in a sticky directory (/tmp), replaced or appended to.
  * APPEND (--jsonl) opens the path itself for appending (created if absent,
  * links followed by the kernel): appending never truncates or replaces
  * anything, so it is safe on a device or a FIFO too; the same kinds are

@@ -7,7 +7,8 @@
 # --jsonl on a full file system keeps only whole lines (the part of a line is
 # cut back off) and says why; a --jsonl file whose last line has no end is
 # refused, not appended to (compare says the line is cut short); a --jsonl
-# file that starts with blank lines is read.
+# file that starts with blank lines is read; another user's file in a sticky
+# directory is refused; a new file is 0644 less the umask.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -304,12 +305,37 @@ expect_rc "compare: a --jsonl file that starts with blank lines" 0 blank_cmp com
     "$T/blank.jsonl" "$T/good.jsonl"
 check "compare: its run counts" grep -q "^old: $T/blank.jsonl (1 runs, 1 valid)" "$T/blank_cmp.out"
 
-# A new file (--jsonl creates it in place, --json by rename) gets 0666 less the umask,
-# like any file a program makes; with umask 027 that is 0640.
+# --- another user's file in a sticky directory (as /tmp): never written ------------------
+
+if [ "$(id -u)" = 0 ]; then
+    mkdir -m 1777 "$T/sticky"
+    echo old >"$T/sticky/theirs.json"
+    chown 65534:65534 "$T/sticky/theirs.json"
+    chmod 666 "$T/sticky/theirs.json"
+    for opt in --json --jsonl; do
+        run_json "sticky$opt" "$opt onto another user's file in a sticky directory" 1 \
+            --json "$T/js.json" "$opt" "$T/sticky/theirs.json"
+        check "$opt sticky: one line naming the file and its owner" grep -q \
+            "cannot write $T/sticky/theirs.json: it is another user's file (uid 65534) in a sticky directory" \
+            "$T/sticky$opt.err"
+        check_eq "$opt sticky: refused before any run" 0 "$(table_rows "$T/sticky$opt.out")"
+    done
+    check_eq "sticky: their file untouched (owner, mode, content)" "65534 666 old" \
+        "$(stat -c '%u %a' "$T/sticky/theirs.json") $(cat "$T/sticky/theirs.json")"
+else
+    ok "another user's file in a sticky directory # SKIP not root (cannot give a file away)"
+fi
+
+# A new file (--jsonl creates it in place, --json by rename) gets 0644 less the umask: with
+# umask 027 that is 0640, with umask 0 0644 (never writable by others).
 (umask 027 && run_json new_mode "new --jsonl and --json files" 0 --json "$T/new.json" \
     --jsonl "$T/new.jsonl")
-check_eq "a new --jsonl file: mode 0666 less the umask (027)" 640 "$(stat -c %a "$T/new.jsonl")"
-check_eq "a new --json file: mode 0666 less the umask (027)" 640 "$(stat -c %a "$T/new.json")"
+check_eq "a new --jsonl file: mode 0644 less the umask (027)" 640 "$(stat -c %a "$T/new.jsonl")"
+check_eq "a new --json file: mode 0644 less the umask (027)" 640 "$(stat -c %a "$T/new.json")"
+(umask 0 && run_json new_mode0 "new files, umask 0" 0 --json "$T/new0.json" \
+    --jsonl "$T/new0.jsonl")
+check_eq "umask 0: a new --jsonl file is 0644" 644 "$(stat -c %a "$T/new0.jsonl")"
+check_eq "umask 0: a new --json file is 0644" 644 "$(stat -c %a "$T/new0.json")"
 
 stop_server "$SRV_PID" "$SRV_OUT"
 done_testing

@@ -5,7 +5,9 @@
  * chained, across directories, dangling, looping) with the links kept, a
  * FIFO, /dev/null and append mode written in place, and the kinds refused;
  * appends whole or not at all (a write cut short by RLIMIT_FSIZE is cut back),
- * and a file whose last line has no end refused for appending.
+ * a file whose last line has no end refused for appending, a new file's mode
+ * 0644 less the umask, another user's file's mode not kept and, in a sticky
+ * directory, the file refused (those two as root only).
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -410,6 +412,84 @@ static void test_append_refuses_cut_line(void **state)
     assert_string_equal(content(p), "1\n");
 }
 
+/* umask 0: a new file is 0644 (appended to or replaced), not writable by others. */
+static void test_new_file_mode(void **state)
+{
+    struct dir *d = *state;
+    mode_t mask = umask(0);
+    char p[128], q[128];
+    struct stat st;
+
+    at(d, "new.jsonl", p, sizeof(p));
+    at(d, "new.json", q, sizeof(q));
+    assert_int_equal(write_whole(p, OUTFILE_APPEND, "1\n"), 0);
+    assert_int_equal(write_whole(q, OUTFILE_REPLACE, "{}"), 0);
+    umask(mask);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+    assert_int_equal(stat(q, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+}
+
+/* The uid nobody has on Debian: another user's. */
+#define OTHER_UID 65534
+
+/* Another user's 0666 file replaced (a directory of ours): ours now, and not 0666. */
+static void test_foreign_mode_not_kept(void **state)
+{
+    struct dir *d = *state;
+    mode_t mask;
+    char p[128];
+    struct stat st;
+    int rc;
+
+    if (geteuid() != 0) skip(); /* only root gives a file to another user */
+    at(d, "theirs.json", p, sizeof(p));
+    put(p, "old");
+    assert_int_equal(chown(p, OTHER_UID, OTHER_UID), 0);
+    assert_int_equal(chmod(p, 0666), 0);
+    mask = umask(0);
+    rc = write_whole(p, OUTFILE_REPLACE, "new");
+    umask(mask);
+    assert_int_equal(rc, 0);
+    assert_string_equal(content(p), "new");
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_uid, geteuid());
+    assert_int_equal(st.st_mode & 07777, 0644);
+}
+
+/* In a sticky directory (as /tmp) another user's file is refused, both ways, and left alone. */
+static void test_foreign_file_in_sticky_dir(void **state)
+{
+    struct dir *d = *state;
+    struct outfile o;
+    struct hb_err err = { 0 };
+    char sub[128], p[160];
+    struct stat st;
+
+    if (geteuid() != 0) skip();
+    at(d, "sticky", sub, sizeof(sub));
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(chmod(sub, 01777), 0);
+    snprintf(p, sizeof(p), "%s/theirs.json", sub);
+    put(p, "old");
+    assert_int_equal(chown(p, OTHER_UID, OTHER_UID), 0);
+    assert_int_equal(chmod(p, 0666), 0);
+    for (int m = OUTFILE_REPLACE; m <= OUTFILE_APPEND; m++) {
+        assert_int_equal(outfile_open(&o, p, (enum outfile_mode)m, &err), -EPERM);
+        if (strstr(err.msg, p) == NULL ||
+            strstr(err.msg, "another user's file (uid 65534)") == NULL)
+            fail_msg("want a line naming %s and its owner, got '%s'", p, err.msg);
+        assert_int_equal(outfile_check(p, (enum outfile_mode)m, &err), -EPERM);
+    }
+    assert_string_equal(content(p), "old");
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_uid, OTHER_UID);
+    assert_int_equal(entries(sub), 1);
+    at(d, "sticky/mine.json", p, sizeof(p)); /* a new name there is fine */
+    assert_int_equal(write_whole(p, OUTFILE_REPLACE, "doc"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +507,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_append, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_append_whole_or_nothing, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_append_refuses_cut_line, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_new_file_mode, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_foreign_mode_not_kept, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_foreign_file_in_sticky_dir, setup_dir, teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
