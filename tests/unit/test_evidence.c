@@ -656,7 +656,20 @@ static void test_refuses_impossible_figures(void **state)
     assert_figures("{}", NULL);
     assert_figures("{\"ops_per_s\": -5}", "ops_per_s is -5, not a number >= 0");
     assert_figures("{\"ops_per_s\": -0.0}", NULL);
-    assert_figures("{\"ops_per_s\": 1.5e308}", NULL);
+    assert_figures("{\"ops_per_s\": 1.5e308}", NULL); /* no ops and window to check it by */
+    assert_figures("{\"ops\": 176000, \"window_s\": 1.0, \"ops_per_s\": 1e308}",
+                   "ops_per_s is 1e+308, not ops / window_s (176000 / 1 = 176000)");
+    assert_figures("{\"ops\": 176000, \"window_s\": 1.0, \"ops_per_s\": 176000.0}", NULL);
+    assert_figures("{\"ops\": 176000, \"window_s\": 2.0, \"ops_per_s\": 88000.00001}", NULL);
+    assert_figures("{\"ops\": 176000, \"window_s\": 2.0, \"ops_per_s\": 88001.0}",
+                   "ops_per_s is 88001, not ops / window_s (176000 / 2 = 88000)");
+    assert_figures("{\"ops\": 10, \"window_s\": 0.0, \"ops_per_s\": 0.0}", NULL);
+    assert_figures("{\"ops\": 10, \"window_s\": 0.0, \"ops_per_s\": 5.0}",
+                   "ops_per_s is 5, not ops / window_s (10 / 0 = 0)");
+    assert_figures("{\"ops\": -1, \"window_s\": 1.0, \"ops_per_s\": 0.0}",
+                   "ops is not a count >= 0");
+    assert_figures("{\"ops\": 10, \"window_s\": -1.0, \"ops_per_s\": 0.0}",
+                   "window_s is -1, not a number >= 0");
     assert_figures("{\"client_cpu_ns_per_op\": -1e300}",
                    "client_cpu_ns_per_op is -1e+300, not a number >= 0");
     assert_figures("{\"latency_ns\": {\"p50\": 5}}",
