@@ -128,8 +128,9 @@ static const char usage_run_head[] =
     "      --html FILE       also draw the evidence as an HTML report in FILE (as 'hopbench\n"
     "                        report' does)\n"
     "      --jsonl FILE      also append to FILE a header line (schema, version, command line,\n"
-    "                        machine), then one JSON line per finished run, each written\n"
-    "                        whole at once, so a crash or Ctrl-C loses nothing measured\n"
+    "                        machine), then one JSON line per finished run, each appended\n"
+    "                        whole or not at all, so a crash, Ctrl-C or a full disk leaves\n"
+    "                        only whole lines; a FILE whose last line has no end is refused\n"
     "      --csv FILE        also write one CSV row per run (cell keys and figures, for\n"
     "                        spreadsheets; docs/csv.md lists the columns)\n"
     "  -q, --quiet           no live progress line (drawn on stderr only when it is a\n"
@@ -315,7 +316,7 @@ static const char usage_lab[] =
     "      --noisy-threshold CPUS  flag a run noisy when other processes' CPU plus steal\n"
     "                        averaged more than CPUS over its window (default 0.1)\n"
     "      --jsonl FILE      append a header line, then one JSON line per finished cell,\n"
-    "                        each written whole at once\n"
+    "                        each appended whole or not at all\n"
     "      --csv FILE        also write one CSV row per run (docs/csv.md lists the columns)\n"
     "  -q, --quiet           no live progress line (drawn on stderr only when it is a\n"
     "                        terminal: cell, rep k/n, seconds, ops/s and errors so far,\n"
@@ -457,13 +458,54 @@ static int check_remote(const struct endpoint *eps, unsigned n, bool allow, stru
     return 0;
 }
 
-/* An unknown option, a missing value: getopt's own message is replaced by ours. */
-static int bad_option(const char *cmd, char **argv, struct hb_err *err)
+/*
+ * The entry of spec's table that the long option name[len] names, as
+ * getopt_long picks it: the one of that name, else the only one it begins;
+ * NULL when none is, *matches then saying how many it begins (2 or more:
+ * ambiguous).
+ */
+static const struct option *long_entry(const struct cli_spec *spec, const char *name, size_t len,
+                                       int *matches)
 {
-    const char *arg = argv[optind - 1];
+    const struct option *found = NULL;
 
-    if (optopt != 0)
-        return hb_fail(err, -EINVAL, "%s: option -%c needs a value or is unknown", cmd, optopt);
+    *matches = 0;
+    for (const struct option *o = spec->longopts; o->name != NULL; o++) {
+        if (strncmp(o->name, name, len) != 0) continue;
+        if (o->name[len] == '\0') {
+            *matches = 1;
+            return o;
+        }
+        found = o;
+        (*matches)++;
+    }
+    return *matches == 1 ? found : NULL;
+}
+
+/*
+ * An unknown option, a missing value: getopt's own message is replaced by
+ * ours. A long option is named as written: getopt's optopt is then its
+ * table's value (an enum past the letters, not a letter to print), or 0 for
+ * one that is unknown or ambiguous. A short option is named by its letter.
+ */
+static int bad_option(const struct cli_spec *spec, char **argv, struct hb_err *err)
+{
+    const char *arg = argv[optind - 1], *cmd = spec->name;
+    size_t n = strcspn(arg, "=");
+    const struct option *lo = NULL;
+    int matches = 0;
+
+    if (strncmp(arg, "--", 2) == 0 && n > 2) lo = long_entry(spec, arg + 2, n - 2, &matches);
+    if (strncmp(arg, "--", 2) == 0 && n > 2 && optopt == 0)
+        return hb_fail(err, -EINVAL, "%s: %s option '%.*s'", cmd,
+                       matches > 1 ? "ambiguous" : "unknown", (int)n, arg);
+    if (lo != NULL && optopt == lo->val)
+        return hb_fail(err, -EINVAL, "%s: option --%s %s", cmd, lo->name,
+                       arg[n] == '=' ? "takes no value" : "needs a value");
+    if (is_short(spec, optopt))
+        return hb_fail(err, -EINVAL, "%s: option -%c needs a value", cmd, optopt);
+    if (optopt > ' ' && optopt < 127)
+        return hb_fail(err, -EINVAL, "%s: unknown option -%c", cmd, optopt);
     return hb_fail(err, -EINVAL, "%s: unknown option or missing value: '%s'", cmd, arg);
 }
 
@@ -488,7 +530,7 @@ static int cli_getopt(const struct cli_spec *spec, int argc, char **argv,
             if (out != NULL) fputs(spec->help, out);
             return CLI_HELP;
         }
-        if (c == '?') return bad_option(spec->name, argv, err);
+        if (c == '?') return bad_option(spec, argv, err);
         if (option(c, optarg, opts, err) < 0) return -EINVAL;
     }
     return 0;

@@ -323,6 +323,7 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
 {
     const struct lab_opts *o = lab->opts;
     struct run_record *r = &lab->recs[lab->nrecs];
+    struct hb_err e = { 0 };
     int rc;
 
     r->proto = o->proto->name;
@@ -352,8 +353,8 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
      * one whose load failed (a failed wait cut it short), in the JSONL as in the evidence. */
     if (rc == 0) rc = lab_server_check(lab, r, stop, err);
     lab_progress(progress, r);
-    if (lab->jsonl != NULL && report_jsonl_append(lab->jsonl, r) < 0 && rc == 0)
-        return hb_fail(err, -EIO, "cannot write the --jsonl file");
+    if (lab->jsonl != NULL && report_jsonl_append(lab->jsonl, r, &e) < 0 && rc == 0)
+        return hb_fail(err, e.code, "--jsonl: %s", e.msg);
     return rc;
 }
 

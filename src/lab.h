@@ -36,7 +36,7 @@ struct lab {
     _Atomic pid_t *pid_mirror;   /* server_pid, -server_pid while lab_stop_server stops it, 0 when
                                     none: for signal handlers; may be NULL */
     struct observe_hook hook;    /* the current cell's outside counters */
-    FILE *jsonl;                 /* each finished cell is appended here (--jsonl), or NULL */
+    struct outfile *jsonl;       /* each finished cell is appended here (--jsonl), or NULL */
     bool reader_gone;            /* lab_run stopped early: the progress lines' reader is gone */
     bool server_gone;            /* lab_run stopped early: the server exited on its own */
     struct progress *progress;   /* the live line, or NULL */

@@ -392,34 +392,25 @@ static json_t *plan_json(unsigned reps, bool random, uint64_t seed, uint64_t coo
 
 /*
  * Opens --jsonl FILE for appending through out (OUTFILE_APPEND: a device or
- * FIFO is appended to in place, never replaced) and writes this invocation's
- * header line. Returns the stream, NULL when not asked for; *failed tells a
- * failure, after one line on stderr.
+ * FIFO is appended to in place, never replaced) and appends this invocation's
+ * header line. Returns out, NULL when not asked for; *failed tells a failure,
+ * after one line on stderr with the reason.
  */
-static FILE *open_jsonl(const char *cmd, const char *path, const struct report_meta *meta,
-                        struct outfile *out, bool *failed)
+static struct outfile *open_jsonl(const char *cmd, const char *path, const struct report_meta *meta,
+                                  struct outfile *out, bool *failed)
 {
-    char shown[TEXT_SAFE_CAP]; /* path, text_safe */
+    char shown[TEXT_SAFE_CAP]; /* err.msg, text_safe */
     struct hb_err err = { 0 };
-    FILE *f = NULL;
 
     *failed = false;
     if (path == NULL) return NULL;
-    text_safe(shown, sizeof(shown), path);
-    if (outfile_open(out, path, OUTFILE_APPEND, &err) < 0) {
-        fprintf(stderr, "hopbench %s: --jsonl: %s\n", cmd,
-                text_safe(shown, sizeof(shown), err.msg));
-        *failed = true;
-        return NULL;
-    }
-    f = outfile_stream(out);
-    if (f == NULL || report_jsonl_header(f, meta) < 0) {
-        fprintf(stderr, "hopbench %s: cannot write --jsonl %s\n", cmd, shown);
+    if (outfile_open(out, path, OUTFILE_APPEND, &err) == 0) {
+        if (report_jsonl_header(out, meta, &err) == 0) return out;
         outfile_abort(out);
-        f = NULL;
     }
-    *failed = f == NULL;
-    return f;
+    fprintf(stderr, "hopbench %s: --jsonl: %s\n", cmd, text_safe(shown, sizeof(shown), err.msg));
+    *failed = true;
+    return NULL;
 }
 
 /* Closes the --jsonl file; HB_EXIT_RUNTIME after one line if that fails. */
@@ -468,17 +459,17 @@ static int failure_exit(int code)
 }
 
 /* Runs the plan (run_all); what went wrong is said at once, before the tables. */
-static int run_plan(struct run *run, FILE *jsonl)
+static int run_plan(struct run *run, struct outfile *jsonl)
 {
     struct hb_err err = { 0 };
-    char path[TEXT_SAFE_CAP];
+    char msg[TEXT_SAFE_CAP];
     int rc = HB_EXIT_RUNTIME;
 
     if (run_all(run, jsonl, stdout, &g_main.stop, &err) == 0) return HB_EXIT_OK;
     if (err.code != 0) rc = fail("run", &err, failure_exit(err.code));
-    if (run->jsonl_failed)
-        fprintf(stderr, "hopbench run: cannot write --jsonl %s\n",
-                text_safe(path, sizeof(path), run->opts->shared.jsonl_path));
+    if (run->jsonl_err.code != 0)
+        fprintf(stderr, "hopbench run: --jsonl: %s\n",
+                text_safe(msg, sizeof(msg), run->jsonl_err.msg));
     return rc;
 }
 
@@ -548,8 +539,7 @@ static int run_measure(struct run *run, struct run_opts *o, const char *json_pat
     static struct progress progress;
     struct hb_err err = { 0 };
     struct machine m;
-    struct outfile jsonl_out;
-    FILE *jsonl;
+    struct outfile jsonl_out, *jsonl;
     bool failed;
     const char *unseen = "no --server-pid";
     char wait[160];

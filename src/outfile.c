@@ -24,6 +24,9 @@
 /* How many temporary names are tried when one is taken (another writer, a crash). */
 #define OUTFILE_TMP_TRIES 100
 
+/* A new file's mode, less the umask: its owner writes it, others may read it. */
+#define OUTFILE_NEW_MODE 0644
+
 /* How a path is written. */
 enum outfile_kind {
     KIND_REPLACE, /* a regular file, or none yet: a temporary file renamed over target */
@@ -75,30 +78,59 @@ static const char *refused_kind(mode_t mode)
 }
 
 /*
- * Decides how o->path is written: *kind, and for KIND_REPLACE o->target and
- * *st_mode (0 when nothing is there yet). 0 or a negative errno with err set.
+ * An existing regular file of another user in a sticky directory (/tmp) is
+ * never written: replacing it would take its owner's file (as root, who may),
+ * appending to it would mix our records into what its owner may change under
+ * us, and a mode it was given (0666) is not one we chose. 0 or -EPERM with err
+ * set. target is where path leads (follow_links).
  */
-static int classify(struct outfile *o, enum outfile_kind *kind, mode_t *st_mode, struct hb_err *err)
+static int foreign_check(const char *path, const char *target, const struct stat *st,
+                         struct hb_err *err)
 {
-    struct stat st;
+    char dir[PATH_MAX];
+    const char *slash = strrchr(target, '/');
+    struct stat dst;
+
+    if (!S_ISREG(st->st_mode) || st->st_uid == geteuid()) return 0;
+    if (slash == NULL)
+        str_copy(dir, sizeof(dir), ".");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", slash == target ? 1 : (int)(slash - target), target);
+    if (stat(dir, &dst) == -1 || (dst.st_mode & S_ISVTX) == 0) return 0;
+    return hb_fail(err, -EPERM,
+                   "cannot write %s: it is another user's file (uid %u) in a sticky directory; "
+                   "name a file of your own",
+                   path, (unsigned)st->st_uid);
+}
+
+/*
+ * Decides how o->path is written: *kind, and for KIND_REPLACE o->target; *st
+ * is what is there (st_mode 0 when nothing is there yet). 0 or a negative
+ * errno with err set.
+ */
+static int classify(struct outfile *o, enum outfile_kind *kind, struct stat *st, struct hb_err *err)
+{
     bool via_proc = false;
     int rc = follow_links(o->path, o->target, sizeof(o->target), &via_proc);
 
     *kind = KIND_IN_PLACE;
-    *st_mode = 0;
+    memset(st, 0, sizeof(*st));
     if (rc < 0) return hb_fail(err, rc, "cannot write %s: %s", o->path, strerror(-rc));
     if (via_proc) { /* an open file, whatever it is (a socket too): open_in_place */
         o->target[0] = '\0';
         return 0;
     }
-    if (stat(o->path, &st) == 0) {
-        const char *why = refused_kind(st.st_mode);
+    if (stat(o->path, st) == 0) {
+        const char *why = refused_kind(st->st_mode);
         if (why != NULL) return hb_fail(err, -EPERM, "cannot write %s: it %s", o->path, why);
-        *st_mode = st.st_mode;
+        rc = foreign_check(o->path, o->target, st, err);
+        if (rc < 0) return rc;
     } else if (errno != ENOENT) {
         return hb_fail(err, -errno, "cannot write %s: %s", o->path, strerror(errno));
+    } else {
+        memset(st, 0, sizeof(*st));
     }
-    if (*st_mode == 0 || S_ISREG(*st_mode))
+    if (st->st_mode == 0 || S_ISREG(st->st_mode))
         *kind = KIND_REPLACE;
     else
         o->target[0] = '\0';
@@ -106,22 +138,65 @@ static int classify(struct outfile *o, enum outfile_kind *kind, mode_t *st_mode,
 }
 
 /*
+ * A regular file appended to must end with a whole line (or be empty): else
+ * its last line was cut short (a write that failed part-way, by a version
+ * before whole-line appends, or by another program) and a line appended would
+ * join it, so that no reader could read the file past it. Refused, naming
+ * where the cut line starts; nothing is removed here (the bytes may be the
+ * only copy of something). A file that cannot be read is not checked.
+ */
+static int tail_check(const char *path, struct hb_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    char buf[4096];
+    struct stat st;
+    off_t at, end;
+
+    if (fd == -1) return 0;
+    if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+        pread(fd, buf, 1, st.st_size - 1) != 1 || buf[0] == '\n') {
+        close(fd);
+        return 0;
+    }
+    end = st.st_size;
+    for (at = end - 1; at > 0;) { /* back to the byte after the last line end */
+        size_t n = at > (off_t)sizeof(buf) ? sizeof(buf) : (size_t)at;
+        const char *nl;
+        if (pread(fd, buf, n, at - (off_t)n) != (ssize_t)n) break;
+        nl = memrchr(buf, '\n', n);
+        if (nl != NULL) {
+            at = at - (off_t)n + (nl - buf) + 1;
+            break;
+        }
+        at -= (off_t)n;
+    }
+    close(fd);
+    return hb_fail(err, -EBADMSG,
+                   "cannot append to %s: its last line has no end (bytes %lld to %lld, a write cut "
+                   "short); truncate the file to %lld bytes to keep the lines before it, or name "
+                   "another file",
+                   path, (long long)at, (long long)end, (long long)at);
+}
+
+/*
  * Creates a new temporary file beside o->target, named in o->tmp, with mode
- * (0: as a new file). Returns its fd, or a negative errno with err set.
+ * (0: as a new file, OUTFILE_NEW_MODE less the umask). Returns its fd, or a
+ * negative errno with err set.
  */
 static int tmp_create(struct outfile *o, mode_t mode, struct hb_err *err)
 {
     for (int i = 0; i < OUTFILE_TMP_TRIES; i++) {
         int n = snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%ld.%d", o->target, (long)getpid(), i);
         if (n < 0 || (size_t)n >= sizeof(o->tmp)) break;
-        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+        int fd =
+            open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, OUTFILE_NEW_MODE);
         if (fd == -1 && errno == EEXIST) continue;
         if (fd == -1) {
             int e = errno;
             o->tmp[0] = '\0';
             return hb_fail(err, -e, "cannot write %s: %s", o->path, strerror(e));
         }
-        /* the user's file keeps its permissions (umask applies to a new one) */
+        /* the user's own file keeps its permissions (umask applies to a new one) */
         if (mode != 0) (void)fchmod(fd, mode & 07777);
         return fd;
     }
@@ -150,7 +225,7 @@ static int open_in_place(const char *path, int flags)
          sscanf(target, "/proc/thread-self/fd/%u%c", &fd, &end) == 1) &&
         fd <= INT_MAX && fcntl((int)fd, F_GETFD) != -1)
         return fcntl((int)fd, F_DUPFD_CLOEXEC, 3);
-    got = open(path, flags | O_NONBLOCK, 0666); /* a new --jsonl file: 0666 less the umask */
+    got = open(path, flags | O_NONBLOCK, OUTFILE_NEW_MODE); /* a new --jsonl file */
     if (got != -1 && fcntl(got, F_SETFL, flags & O_APPEND) == -1) {
         close(got);
         return -1;
@@ -161,24 +236,27 @@ static int open_in_place(const char *path, int flags)
 int outfile_open(struct outfile *o, const char *path, enum outfile_mode mode, struct hb_err *err)
 {
     enum outfile_kind kind;
-    mode_t st_mode;
+    struct stat st;
     int rc;
 
     memset(o, 0, sizeof(*o));
     o->path = path;
     o->fd = -1;
-    rc = classify(o, &kind, &st_mode, err);
+    rc = classify(o, &kind, &st, err);
     if (rc < 0) return rc;
     if (mode == OUTFILE_REPLACE && kind == KIND_REPLACE) {
-        rc = tmp_create(o, S_ISREG(st_mode) ? st_mode : 0, err);
+        /* an existing file's mode is kept when it is ours: another's was not chosen by us */
+        rc = tmp_create(o, S_ISREG(st.st_mode) && st.st_uid == geteuid() ? st.st_mode : 0, err);
         o->fd = rc < 0 ? -1 : rc;
         return rc < 0 ? rc : 0;
     }
+    if (mode == OUTFILE_APPEND && S_ISREG(st.st_mode) && (rc = tail_check(path, err)) < 0)
+        return rc;
     /* in place: appended to, never created (but by APPEND), truncated or replaced */
     o->target[0] = '\0';
     o->fd = open_in_place(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY |
                                     (mode == OUTFILE_APPEND ? O_CREAT : 0));
-    if (o->fd == -1 && errno == ENXIO && S_ISFIFO(st_mode))
+    if (o->fd == -1 && errno == ENXIO && S_ISFIFO(st.st_mode))
         return hb_fail(err, -ENXIO, "cannot write %s: no process has the FIFO open for reading",
                        path);
     if (o->fd == -1) return hb_fail(err, -errno, "cannot write %s: %s", path, strerror(errno));
@@ -189,9 +267,10 @@ int outfile_check(const char *path, enum outfile_mode mode, struct hb_err *err)
 {
     struct outfile o = { .path = path, .fd = -1 };
     enum outfile_kind kind;
-    mode_t st_mode;
-    int rc = classify(&o, &kind, &st_mode, err);
+    struct stat st;
+    int rc = classify(&o, &kind, &st, err);
 
+    if (rc == 0 && mode == OUTFILE_APPEND && S_ISREG(st.st_mode)) rc = tail_check(path, err);
     if (rc < 0 || kind != KIND_REPLACE || mode != OUTFILE_REPLACE) return rc;
     o.fd = tmp_create(&o, 0, err);
     if (o.fd < 0) return o.fd;
@@ -223,6 +302,56 @@ int outfile_write(struct outfile *o, const void *buf, size_t len, struct hb_err 
         off += (size_t)w;
     }
     return 0;
+}
+
+/*
+ * After a write that failed part-way through buf: the file cut back to where
+ * buf began, when that can be known and nothing was appended after it by
+ * another writer (the offset after our last byte is the file's end, and our
+ * bytes ran on from the first's offset). done bytes were written, the first
+ * of them at first (-1: not a regular file). A suffix for the message: "" when
+ * the file is as it was, else where the part line is.
+ */
+static const char *append_undo(struct outfile *o, off_t first, size_t done, char *buf, size_t cap)
+{
+    struct stat st;
+    off_t cur = lseek(o->fd, 0, SEEK_CUR);
+
+    if (done == 0) return "";
+    if (first >= 0 && cur == first + (off_t)done && fstat(o->fd, &st) == 0 && st.st_size == cur &&
+        ftruncate(o->fd, first) == 0)
+        return "";
+    if (first < 0)
+        snprintf(buf, cap, " (%zu bytes of it went out)", done);
+    else
+        snprintf(buf, cap, "; a part line of %zu bytes is left at byte %lld", done,
+                 (long long)first);
+    return buf;
+}
+
+int outfile_append(struct outfile *o, const void *buf, size_t len, struct hb_err *err)
+{
+    const char *p = buf;
+    char where[96];
+    struct stat st;
+    off_t first = -1;
+    bool regular = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
+    size_t off = 0;
+    int e = 0;
+
+    while (off < len && e == 0) {
+        ssize_t w = write(o->fd, p + off, len - off);
+        if (w > 0 && off == 0 && regular) first = lseek(o->fd, 0, SEEK_CUR) - w;
+        if (w > 0)
+            off += (size_t)w;
+        else if (w == -1 && errno == EINTR)
+            continue;
+        else
+            e = w == -1 ? errno : EIO;
+    }
+    if (e == 0) return 0;
+    return hb_fail(err, -e, "cannot write %s: %s%s", o->path, strerror(e),
+                   append_undo(o, regular ? first : -1, off, where, sizeof(where)));
 }
 
 /* Flushes, syncs (a temporary file) and closes o. 0 or a negative errno. */

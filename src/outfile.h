@@ -8,7 +8,9 @@
  *   temporary file beside it, renamed over it at commit, so a reader sees the
  *   old file or the whole new one. A symbolic link is followed, link by link,
  *   and its target replaced in the target's directory: the link stays a link,
- *   and a dangling link's target is created. An existing file keeps its mode.
+ *   and a dangling link's target is created. An existing file keeps its mode
+ *   when it is ours; a new one (or one replacing another user's) is 0644 less
+ *   the umask: never writable by its group or others.
  * - a character device or a FIFO (/dev/null, a pipe someone reads): written in
  *   place, never created, truncated or replaced. A FIFO must have a reader
  *   when it is opened: else the open is refused rather than wait (a shell's
@@ -16,11 +18,16 @@
  * - a path that reaches an open file through /proc (/dev/stdout, /dev/fd/N):
  *   this process's own descriptor is written (a duplicate of it), in place,
  *   whatever it is, so the document lands where that stream stands.
- * - a directory, a block device or a socket: refused.
+ * - a directory, a block device or a socket: refused; so is another user's
+ *   regular file in a sticky directory (/tmp), replaced or appended to.
  * APPEND (--jsonl) opens the path itself for appending (created if absent,
  * links followed by the kernel): appending never truncates or replaces
  * anything, so it is safe on a device or a FIFO too; the same kinds are
- * refused.
+ * refused. Records are appended whole or not at all (outfile_append): a
+ * write that fails part-way (a full disk) is cut back off a regular file. A
+ * regular file whose last line has no line end (cut short by an older
+ * version, or another program) is refused, naming the byte where that line
+ * starts: appending to it would join the next line to it and spoil both.
  *
  * Every failure comes back as a struct hb_err with one line: "cannot write
  * PATH: reason". No temporary file outlives a failed open, write or commit,
@@ -78,6 +85,16 @@ FILE *outfile_stream(struct outfile *o);
  * negative errno with err set; the caller then calls outfile_abort.
  */
 int outfile_write(struct outfile *o, const void *buf, size_t len, struct hb_err *err);
+
+/*
+ * APPEND: adds buf[len] (whole lines) at the end of the file in one go, whole
+ * or not at all: when a write fails part-way through (a full disk, a quota),
+ * a regular file is cut back to its length before buf, unless another writer
+ * appended after our part (then err says where the part line is). Returns 0,
+ * or a negative errno with err set ("cannot write PATH: reason"); the file
+ * stays open and later records may still be appended.
+ */
+int outfile_append(struct outfile *o, const void *buf, size_t len, struct hb_err *err);
 
 /*
  * Finishes o: flushes, and for a temporary file syncs it to disk and renames

@@ -5,6 +5,7 @@
 #include "registry.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "proto/echo.h"
 #include "proto/fcgi.h"
@@ -354,15 +357,31 @@ static int parse_password(const char *val, const struct proto_args *a, struct hb
 /*
  * --password-file: its first line (without the line end) is the password,
  * kept for the whole process (it is the run's); the file's name is what the
- * evidence's command line shows.
+ * evidence's command line shows. A file its group or others may read or
+ * write is refused, as the agent refuses such a token file: the password in
+ * it is not a secret (a pipe, <(...), is its owner's only).
  */
 static int parse_password_file(const char *val, const struct proto_args *a, struct hb_err *err)
 {
-    FILE *f = fopen(val, "r");
+    int fd = open(val, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    FILE *f;
     size_t n;
 
-    if (f == NULL)
+    if (fd == -1)
         return hb_fail(err, -errno, "--password-file: cannot read %s: %s", val, strerror(errno));
+    if (fstat(fd, &st) == 0 && (st.st_mode & 077) != 0) {
+        close(fd);
+        return hb_fail(err, -EPERM,
+                       "--password-file: %s may be read or written by its group or others "
+                       "(mode %04o): chmod 600 it",
+                       val, (unsigned)(st.st_mode & 07777));
+    }
+    f = fdopen(fd, "r");
+    if (f == NULL) {
+        close(fd);
+        return hb_fail(err, -ENOMEM, "--password-file: out of memory");
+    }
     if (a->secret == NULL || a->secret_cap < PG_MAX_PASSWORD + 2) {
         fclose(f);
         return hb_fail(err, -EINVAL, "--password-file: no room for the password");
@@ -492,8 +511,10 @@ static const struct proto_option opt_password = {
     PROTO_OPT_PASSWORD,
     "--password",
     "P",
-    "pg, mysql: the password (hidden from ps and the evidence;" HELP_INDENT
-    "or --password-file, or HOPBENCH_PASSWORD in the environment)",
+    "pg, mysql: the password, shown as (hidden) in the evidence; ps" HELP_INDENT
+    "and /proc/PID/cmdline show it for the first moments, until it" HELP_INDENT
+    "is overwritten: --password-file or HOPBENCH_PASSWORD in the" HELP_INDENT
+    "environment is the safe way",
     parse_password,
     true,
 };
@@ -501,7 +522,8 @@ static const struct proto_option opt_password_file = {
     PROTO_OPT_PASSWORD_FILE,
     "--password-file",
     "FILE",
-    "pg, mysql: the password is FILE's first line",
+    "pg, mysql: the password is FILE's first line (a FILE its group" HELP_INDENT
+    "or others may read or write is refused)",
     parse_password_file,
     false,
 };

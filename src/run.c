@@ -499,7 +499,7 @@ static int run_bases(struct run *run, const unsigned *order, FILE *out, atomic_i
     return 0;
 }
 
-int run_all(struct run *run, FILE *jsonl, FILE *out, atomic_int *stop, struct hb_err *err)
+int run_all(struct run *run, struct outfile *jsonl, FILE *out, atomic_int *stop, struct hb_err *err)
 {
     const struct run_opts *o = run->opts;
     unsigned slots = o->neps * o->shared.reps, done[CLI_MAX_ENDPOINTS] = { 0 };
@@ -519,10 +519,8 @@ int run_all(struct run *run, FILE *jsonl, FILE *out, atomic_int *stop, struct hb
         rc = run_one(run, order[i], done[order[i]]++, r, stop, err);
         if (r->res.lat == NULL) break;
         run->nrecs++;
-        if (jsonl != NULL && report_jsonl_append(jsonl, r) < 0) {
-            run->jsonl_failed = true;
-            if (rc == 0) rc = -EIO;
-        }
+        if (jsonl != NULL && report_jsonl_append(jsonl, r, &run->jsonl_err) < 0 && rc == 0)
+            rc = run->jsonl_err.code;
     }
     free(order);
     return rc;

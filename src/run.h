@@ -33,7 +33,7 @@ struct run {
     unsigned nbases;
     double *probes; /* the closed-loop probes' ops/s, --reps per endpoint */
     size_t nrecs;
-    bool jsonl_failed;         /* run_all stopped: a record could not be appended to --jsonl */
+    struct hb_err jsonl_err;   /* run_all stopped: a record could not be appended to --jsonl */
     struct progress *progress; /* the live line, or NULL */
     /* --agent: the run in its window, its session, and the first failure of its questions */
     struct run_record *cur;
@@ -116,11 +116,12 @@ int run_place_server(struct run *run, struct hb_err *err);
  * plan there (a negative errno with err set). Stops before the next run once *stop is set, or once
  * the reader of out (where the tables go) is gone (fd_reader_gone), which then sets *stop to
  * STOP_INTERRUPT; the current run ends early when *stop is set. Returns 0 or a negative errno: err
- * is set (err->code not 0) when a run could not be made (threads, memory), run->jsonl_failed when a
- * record could not be appended, both when the last run did the one and then the other. The records
- * so far are kept either way.
+ * is set (err->code not 0) when a run could not be made (threads, memory), run->jsonl_err (its code
+ * not 0) when a record could not be appended, both when the last run did the one and then the
+ * other. The records so far are kept either way (in jsonl, each whole or not at all).
  */
-int run_all(struct run *run, FILE *jsonl, FILE *out, atomic_int *stop, struct hb_err *err);
+int run_all(struct run *run, struct outfile *jsonl, FILE *out, atomic_int *stop,
+            struct hb_err *err);
 
 /* Prints the tables, the summary over repetitions (--reps > 1), the errors and cut runs. */
 void run_report(const struct run *run, FILE *out);

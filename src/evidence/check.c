@@ -228,10 +228,41 @@ static int check_latency(const json_t *lat, const char *what, struct hb_err *err
     return 0;
 }
 
+/* How far ops_per_s may be from ops / window_s: the writers' rounding is 1e-15 of it. */
+#define RATE_TOLERANCE 1e-6
+
+/*
+ * A run that has its ops (a count) and window_s (seconds, finite, not
+ * negative) has the ops_per_s they give, as run and merge write it: ops /
+ * window_s, 0 for an empty window (within RATE_TOLERANCE of it, or of 1 op/s).
+ * A finite but impossible rate (1e308 for 176 k ops in a second) is refused
+ * here, before a median of 63 digits is printed from it.
+ */
+static int check_ops_rate(const json_t *run, struct hb_err *err)
+{
+    const json_t *ops = json_object_get(run, EV_OPS), *win = json_object_get(run, EV_WINDOW_S);
+    const json_t *rate = json_object_get(run, EV_OPS_PER_S);
+    double want, got, w;
+
+    if (ops == NULL || win == NULL || rate == NULL) return 0;
+    if (!json_is_integer(ops) || json_integer_value(ops) < 0)
+        return hb_fail(err, -EINVAL, EV_OPS " is not a count >= 0");
+    if (check_rate(run, "", EV_WINDOW_S, err) < 0) return -EINVAL;
+    w = json_number_value(win);
+    want = w > 0 ? (double)json_integer_value(ops) / w : 0;
+    got = json_number_value(rate);
+    if (fabs(got - want) <= RATE_TOLERANCE * fmax(want, 1)) return 0;
+    return hb_fail(err, -EINVAL,
+                   EV_OPS_PER_S " is %.10g, not " EV_OPS " / " EV_WINDOW_S
+                                " (%lld / %.10g = %.10g)",
+                   got, (long long)json_integer_value(ops), w, want);
+}
+
 /*
  * A run's figures are possible ones: ops/s and CPU per op finite and not
- * negative, each latency object (the run's, the open loop's service time, each
- * phase's) in order from min to max.
+ * negative, ops/s what its ops and window give (when it has them), each
+ * latency object (the run's, the open loop's service time, each phase's) in
+ * order from min to max.
  */
 int evidence_check_figures(const json_t *run, struct hb_err *err)
 {
@@ -240,7 +271,7 @@ int evidence_check_figures(const json_t *run, struct hb_err *err)
     const char *name;
     char what[96];
 
-    if (check_rate(run, "", EV_OPS_PER_S, err) < 0 ||
+    if (check_rate(run, "", EV_OPS_PER_S, err) < 0 || check_ops_rate(run, err) < 0 ||
         check_rate(run, "", EV_CLIENT_CPU_NS_PER_OP, err) < 0 ||
         check_latency(json_object_get(run, EV_LATENCY_NS), EV_LATENCY_NS ".", err) < 0)
         return -EINVAL;

@@ -1,8 +1,8 @@
 /*
  * check: a run record as compare and merge read it back: the key that names
  * its cell (and rep), whether it counts, and checks that it is a record with
- * figures a run can have (rates and costs finite and not negative, each
- * latency object in order from min to max).
+ * figures a run can have (rates and costs finite and not negative, ops/s what
+ * its ops and window give, each latency object in order from min to max).
  */
 #ifndef HOPBENCH_EVIDENCE_CHECK_H
 #define HOPBENCH_EVIDENCE_CHECK_H
@@ -84,8 +84,10 @@ int evidence_check_record(const json_t *run, struct hb_err *err);
 
 /*
  * A run's figures are possible ones: ops/s and CPU per op finite and not
- * negative, each latency object (the run's, the open loop's service time, each
- * phase's) in order from min to max. 0, or -EINVAL with err naming the figure.
+ * negative, ops/s equal to ops / window_s when the run has both (a rate no run
+ * could have measured is refused), each latency object (the run's, the open
+ * loop's service time, each phase's) in order from min to max. 0, or -EINVAL
+ * with err naming the figure.
  */
 int evidence_check_figures(const json_t *run, struct hb_err *err);
 

@@ -140,20 +140,37 @@ static int jsonl_line(struct run_sink *sink, size_t line, json_t *rec, struct hb
     return 0;
 }
 
-/* A --jsonl file, line by line: only one line's JSON is held at a time. */
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/*
+ * A --jsonl file, line by line: only one line's JSON is held at a time. A
+ * blank line (white space only) is skipped. A last line without its end that
+ * is not JSON is said to be cut short, with where it starts.
+ */
 static int read_jsonl(struct run_sink *sink, const char *buf, size_t len, struct hb_err *err)
 {
     const char *p = buf, *end = buf + len;
 
     for (size_t line = 1; p < end; line++) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *at = p;
         size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
         json_error_t jerr;
-        json_t *rec = n > 0 ? json_loadb(p, n, 0, &jerr) : NULL;
+        json_t *rec = NULL;
         int rc;
 
         p += n + (nl != NULL);
-        if (n == 0) continue;
+        if (skip_ws(at, at + n) == at + n) continue;
+        rec = json_loadb(at, n, 0, &jerr);
+        if (rec == NULL && nl == NULL)
+            return hb_fail(err, -EINVAL,
+                           "%s: line %zu: cut short (no line end, from byte %zu): not JSON: %s "
+                           "(column %d)",
+                           sink->path, line, (size_t)(at - buf), jerr.text, jerr.column);
         if (rec == NULL)
             return hb_fail(err, -EINVAL, "%s: line %zu: not JSON: %s (column %d)", sink->path, line,
                            jerr.text, jerr.column);
@@ -162,13 +179,6 @@ static int read_jsonl(struct run_sink *sink, const char *buf, size_t len, struct
         if (rc < 0) return rc;
     }
     return 0;
-}
-
-static const char *skip_ws(const char *p, const char *end)
-{
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-        p++;
-    return p;
 }
 
 /* Past the JSON string that starts at p (its opening quote); NULL if it does not end. */
@@ -287,14 +297,15 @@ no:
 }
 
 /*
- * A --jsonl file: its first line is an object whose "record" is "header".
- * Only that member is parsed: the first line of a compact document is the
- * whole document.
+ * A --jsonl file: its first line that is not blank is an object whose
+ * "record" is "header". Only that member is parsed: the first line of a
+ * compact document is the whole document.
  */
 static bool is_jsonl(const char *buf, size_t len)
 {
-    const char *nl = memchr(buf, '\n', len);
-    const char *end = nl != NULL ? nl : buf + len, *p = skip_ws(buf, end);
+    const char *start = skip_ws(buf, buf + len),
+               *nl = memchr(start, '\n', len - (size_t)(start - buf));
+    const char *end = nl != NULL ? nl : buf + len, *p = start;
 
     if (p == end || *p != '{') return false;
     for (p = skip_ws(p + 1, end); p < end && *p == '"';) {

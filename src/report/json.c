@@ -453,55 +453,53 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
 }
 
 /*
- * rec as one line, in a single write(2) past f's buffer: a signal handler that
- * exits (the second Ctrl-C) runs between system calls, so the line is whole or
- * absent. Returns 0 or -EIO.
+ * rec as one line through outfile_append: whole or not at all, with the stop
+ * signals held, so that the second Ctrl-C (whose handler exits) never lands
+ * between a part written and its removal. Returns 0 or a negative errno.
  */
-static int jsonl_write(FILE *f, const json_t *rec)
+static int jsonl_write(struct outfile *o, const json_t *rec, struct hb_err *err)
 {
     char *line = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
-    size_t len, off = 0;
-    int rc = 0;
+    sigset_t held, old;
+    size_t len;
+    int rc;
 
-    if (line == NULL || fflush(f) != 0) {
-        free(line);
-        return -EIO;
-    }
+    if (line == NULL) return hb_fail(err, -ENOMEM, "cannot write %s: out of memory", o->path);
     len = strlen(line);
     line[len++] = '\n'; /* over the terminating NUL: the line is written by length */
-    while (off < len && rc == 0) {
-        ssize_t w = write(fileno(f), line + off, len - off);
-        if (w > 0)
-            off += (size_t)w;
-        else if (w == -1 && errno == EINTR)
-            continue;
-        else
-            rc = -EIO;
-    }
+    stop_signal_set(&held);
+    pthread_sigmask(SIG_BLOCK, &held, &old);
+    rc = outfile_append(o, line, len, err);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     free(line);
     return rc;
 }
 
-int report_jsonl_header(FILE *f, const struct report_meta *meta)
+int report_jsonl_header(struct outfile *o, const struct report_meta *meta, struct hb_err *err)
 {
     json_t *rec = json_pack("{s:s}", EV_RECORD, EV_RECORD_HEADER), *m = meta_json(meta);
-    int rc = -EIO;
+    int rc;
 
     if (rec != NULL && m != NULL && json_object_update(rec, m) == 0) {
         if (meta->plan != NULL) json_object_set(rec, EV_PLAN, meta->plan);
-        rc = jsonl_write(f, rec);
+        rc = jsonl_write(o, rec, err);
+    } else {
+        rc = hb_fail(err, -ENOMEM, "cannot write %s: the header could not be encoded", o->path);
     }
     json_decref(m);
     json_decref(rec);
     return rc;
 }
 
-int report_jsonl_append(FILE *f, const struct run_record *r)
+int report_jsonl_append(struct outfile *o, const struct run_record *r, struct hb_err *err)
 {
     json_t *rec = json_pack("{s:s}", EV_RECORD, EV_RECORD_RUN), *run = report_run_json(r);
-    int rc = -EIO;
+    int rc;
 
-    if (rec != NULL && run != NULL && json_object_update(rec, run) == 0) rc = jsonl_write(f, rec);
+    if (rec != NULL && run != NULL && json_object_update(rec, run) == 0)
+        rc = jsonl_write(o, rec, err);
+    else
+        rc = hb_fail(err, -ENOMEM, "cannot write %s: the run could not be encoded", o->path);
     json_decref(run);
     json_decref(rec);
     return rc;

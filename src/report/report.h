@@ -103,15 +103,19 @@ json_t *report_machine_json(const struct machine *m);
 /* One run as JSON (the records of "runs" and of --jsonl); NULL if it cannot be encoded. */
 json_t *report_run_json(const struct run_record *r);
 
-/*
- * --jsonl: the first line an invocation appends, {"record": "header", schema,
- * tool, command, argv, started_unix_s, machine, placement, server, plan}.
- * Written whole with one write(2). Returns 0 or -EIO.
- */
-int report_jsonl_header(FILE *f, const struct report_meta *meta);
+struct outfile;
 
-/* Appends r as one line {"record": "run", ...the run record} with one write(2). 0 or -EIO. */
-int report_jsonl_append(FILE *f, const struct run_record *r);
+/*
+ * --jsonl: the first line an invocation appends to o (an OUTFILE_APPEND
+ * outfile), {"record": "header", schema, tool, command, argv, started_unix_s,
+ * machine, placement, server, plan}. Appended whole or not at all
+ * (outfile_append), the stop signals held meanwhile. Returns 0 or a negative
+ * errno with err set ("cannot write PATH: reason").
+ */
+int report_jsonl_header(struct outfile *o, const struct report_meta *meta, struct hb_err *err);
+
+/* Appends r as one line {"record": "run", ...the run record}, as report_jsonl_header does. */
+int report_jsonl_append(struct outfile *o, const struct run_record *r, struct hb_err *err);
 
 /*
  * Writes path through outfile (OUTFILE_REPLACE: a regular file is replaced

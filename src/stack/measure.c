@@ -377,19 +377,25 @@ static int cell_read(struct stack_cell *cell, const char *path, int k, struct hb
     return 0;
 }
 
-/* Appends the child's JSONL file to --jsonl. */
+/*
+ * Appends the child's JSONL file to --jsonl, a line at a time, each whole or
+ * not at all (outfile_append); a last line without its end is not passed on.
+ */
 static int jsonl_pass(struct stack_ctx *c, const char *path, struct hb_err *err)
 {
-    char buf[65536];
+    char *line = NULL;
+    size_t cap = 0;
     ssize_t got;
-    int fd, rc = 0;
+    FILE *f;
+    int rc = 0;
 
     if (!c->jsonl_open) return 0;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd == -1) return hb_fail(err, -errno, "cannot read %s: %s", path, strerror(errno));
-    while (rc == 0 && (got = read(fd, buf, sizeof(buf))) > 0)
-        rc = outfile_write(&c->jsonl, buf, (size_t)got, err);
-    close(fd);
+    f = fopen(path, "re");
+    if (f == NULL) return hb_fail(err, -errno, "cannot read %s: %s", path, strerror(errno));
+    while (rc == 0 && (got = getline(&line, &cap, f)) > 0)
+        if (line[got - 1] == '\n') rc = outfile_append(&c->jsonl, line, (size_t)got, err);
+    free(line);
+    fclose(f);
     return rc;
 }
 

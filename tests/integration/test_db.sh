@@ -6,7 +6,8 @@
 # mysql_native_password; MD5 without --auth-method md5 refused, exit 3), a wrong
 # password refused as an error reply, --expect-body, pipelined extended queries; each
 # count equals the server's own (pg_stat_statements' calls of the query; MariaDB's
-# Com_select and Connections), and no password reaches the evidence.
+# Com_select and Connections), and no password reaches the evidence; a
+# --password-file others may read is refused.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -91,6 +92,12 @@ else
     jcheck "pg: its evidence's command line says (hidden)" "$T/pwps.json" \
         '.argv | index("(hidden)") != null and index("pencil") == null'
     printf 'pencil\n' >"$T/pw"
+    chmod 644 "$T/pw"
+    expect_rc "pg --password-file others may read: exit 64" 64 pg_pwopen run pg "$pg_unix" \
+        --user scram --password-file "$T/pw" --database postgres -n 20 --warmup 0
+    one_line "pg --password-file others may read: one line saying why" "$T/pg_pwopen.err" \
+        "^hopbench: --password-file: $T/pw may be read or written by its group or others \(mode 0644\): chmod 600 it"
+    chmod 600 "$T/pw"
     expect_rc "pg --password-file: exit 0" 0 pg_pwfile run pg "$pg_unix" --user scram \
         --password-file "$T/pw" --database postgres -n 20 --warmup 0 --json "$T/pg_pwfile.json"
     HOPBENCH_PASSWORD=pencil expect_rc "pg HOPBENCH_PASSWORD: exit 0" 0 pg_pwenv run pg "$pg_unix" \

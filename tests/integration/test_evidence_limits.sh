@@ -33,7 +33,8 @@ rcheck "merge synthetic: the counts doubled" "$T/mgood.out" \
 # match a total of 5, and the merged percentiles came out below the run's own minimum.
 max=9223372036854775807
 wrap='{"unit":"ns","lowest":1,"highest":60000000000,"significant_digits":3,"total":5,"min":100,"max":400,"overflow":0,"counts":[[100,'$max'],[200,'$max'],[300,2],[400,5]]}'
-doc "$(run 0 "$hist" "$lat"),$(run 1 "$wrap" "$lat" | sed 's/"ops":3/"ops":5/')" >"$T/wrap.json"
+doc "$(run 0 "$hist" "$lat"),$(run 1 "$wrap" "$lat" | sed 's/"ops":3/"ops":5/; s/"ops_per_s":3/"ops_per_s":5/')" \
+    >"$T/wrap.json"
 expect_rc "merge counts that wrap around 2^64: exit 1" 1 mwrap merge "$T/good.json" "$T/wrap.json"
 one_line "merge wrapping counts: one line naming the file and the run" "$T/mwrap.err" \
     '^hopbench merge: .*wrap\.json: run 1: histogram counts overflow when added up'
@@ -42,7 +43,8 @@ check_eq "merge wrapping counts: nothing on stdout" 0 "$(wc -c <"$T/mwrap.out")"
 # Totals that each fit but not their sum: the merge refuses rather than wrap.
 big='{"unit":"ns","lowest":1,"highest":60000000000,"significant_digits":3,"total":'$max',"min":100,"max":100,"overflow":0,"counts":[[100,'$max']]}'
 blat='{"min":100,"p50":100,"p90":100,"p95":100,"p99":100,"p999":100,"p9999":100,"max":100,"mean":100}'
-doc "$(run 0 "$big" "$blat" | sed 's/"ops":3/"ops":'$max'/')" >"$T/big.json"
+doc "$(run 0 "$big" "$blat" | sed 's/"ops":3/"ops":'$max'/; s/"ops_per_s":3/"ops_per_s":'$max'/')" \
+    >"$T/big.json"
 expect_rc "merge histogram totals whose sum overflows: exit 1" 1 mbig merge "$T/big.json" "$T/big.json" \
     -o "$T/mbig.json"
 one_line "merge totals overflow: one line naming the file and the run" "$T/mbig.err" \
@@ -65,6 +67,19 @@ doc "$(run 0 "$hist" "$lat" | sed 's/"ops_per_s":3/"ops_per_s":1e999/')" >"$T/in
 expect_rc "compare ops/s beyond a double: exit 1 (not JSON jansson reads)" 1 cinf \
     compare "$T/inf.json" "$T/good.json"
 one_line "compare ops/s beyond a double: one line" "$T/cinf.err" 'inf\.json: not JSON: real number overflow'
+# A finite rate no run could have: 1e308 ops/s for 3 ops in 1 s. compare, merge and report refuse
+# it (compare once printed a median of hundreds of digits).
+doc "$(run 0 "$hist" "$lat" | sed 's/"ops_per_s":3/"ops_per_s":1e308/')" >"$T/huge_rate.json"
+for cmd in compare merge report; do
+    more=("$T/good.json")
+    [ "$cmd" != report ] || more=(-o "$T/huge_rate.html")
+    expect_rc "$cmd an impossible finite ops/s: exit 1" 1 "c_rate_$cmd" "$cmd" "$T/huge_rate.json" \
+        "${more[@]}"
+    one_line "$cmd an impossible finite ops/s: one line naming file, run and key" \
+        "$T/c_rate_$cmd.err" \
+        'huge_rate\.json: (not valid evidence: )?run 0: ops_per_s is 1e\+308, not ops / window_s \(3 / 1 = 3\)$'
+done
+check "report an impossible finite ops/s: no page written" test ! -e "$T/huge_rate.html"
 
 # --- size cap -------------------------------------------------------------------------
 

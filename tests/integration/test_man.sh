@@ -119,7 +119,7 @@ run_examples() {
 }
 # example_ok EX : the run example EX, its endpoints replaced, fails only at that endpoint.
 mkdir "$tmp/ex"
-echo secret >"$tmp/ex/pw" # the password file an example names
+(umask 077 && echo secret >"$tmp/ex/pw") # the password file an example names (only its owner reads it)
 none=$tmp/ex/none.sock
 example_ok() {
     local words i rc=0

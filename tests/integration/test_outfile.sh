@@ -4,6 +4,11 @@
 # was, a symbolic link stays a link and its target gets the document, a
 # directory is refused before any run, and a read-only or full file system
 # gives one line, exit 1, no temporary file left and the old file untouched.
+# --jsonl on a full file system keeps only whole lines (the part of a line is
+# cut back off) and says why; a --jsonl file whose last line has no end is
+# refused, not appended to (compare says the line is cut short); a --jsonl
+# file that starts with blank lines is read; another user's file in a sticky
+# directory is refused; a new file is 0644 less the umask.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -72,8 +77,8 @@ if mknod "$T/dev_null" c 1 3 2>/dev/null && mknod "$T/dev_full" c 1 7 2>/dev/nul
     check_eq "--jsonl null device node: still the same character device" \
         "character special file 1:3" "$(node_kind "$T/dev_null")"
     run_json jl_full "--jsonl onto a full device node" 1 --json "$T/j1.json" --jsonl "$T/dev_full"
-    one_line "--jsonl full device node: one line" "$T/jl_full.err" \
-        "^hopbench run: cannot write --jsonl $T/dev_full\$"
+    one_line "--jsonl full device node: one line with the reason" "$T/jl_full.err" \
+        "^hopbench run: --jsonl: cannot write $T/dev_full: No space left on device\$"
     check_eq "--jsonl full device node: still the same character device" \
         "character special file 1:7" "$(node_kind "$T/dev_full")"
 
@@ -241,16 +246,96 @@ if unshare -m --propagation private true 2>/dev/null; then
         check_eq "merge -o full file system: no temporary file left" x.json \
             "$(cat "$T/fs_mfull.ls")"
     fi
+    # --jsonl on a full file system: the header line (about 1.2 kB) fits the one page, the run's
+    # line (about 5 kB) does not: its first part is written, then ENOSPC. After the run only whole
+    # lines are there; once there is room (remount) the next run appends its lines after them.
+    mkdir -p "$T/fs_jl"
+    M=$T/fs_jl HB=$HOPBENCH EP=$tcp timeout -k 5 60 unshare -m --propagation private sh -c '
+        mount -t tmpfs -o size=4k tmpfs "$M" || exit 99
+        jl() { "$HB" run echo "$EP" -n 200 --warmup 0 --json "$M.$1.json" --jsonl "$M/x.jsonl" \
+            >"$M.$1.out" 2>"$M.$1.err"; echo $? >"$M.$1.rc"; cp "$M/x.jsonl" "$M.$1.jsonl"; }
+        jl full
+        mount -o remount,size=64k "$M" || exit 99
+        jl room'
+    if [ $? -ne 99 ]; then
+        check_eq "--jsonl full file system: exit 1" 1 "$(cat "$T/fs_jl.full.rc")"
+        one_line "--jsonl full file system: one line with the reason" "$T/fs_jl.full.err" \
+            "^hopbench run: --jsonl: cannot write $T/fs_jl/x.jsonl: No space left on device\$"
+        check_eq "--jsonl full file system: the file ends with a line end" 0a \
+            "$(tail -c 1 "$T/fs_jl.full.jsonl" | od -An -tx1 | tr -d ' ')"
+        check "--jsonl full file system: only whole lines, each JSON (the header)" \
+            jtrue -s 'length == 1 and .[0].record == "header"' "$T/fs_jl.full.jsonl"
+        check_eq "--jsonl with room again: exit 0" 0 "$(cat "$T/fs_jl.room.rc")"
+        check "--jsonl with room again: two headers and the run, each a whole line" \
+            jtrue -s '[.[].record] == ["header", "header", "run"]' "$T/fs_jl.room.jsonl"
+        expect_rc "compare reads the file the full disk left" 0 fs_jl_cmp compare \
+            "$T/fs_jl.room.jsonl" "$T/fs_jl.room.jsonl"
+        check "compare: its one run counts" grep -q "(1 runs, 1 valid)" "$T/fs_jl_cmp.out"
+    else
+        ok "--jsonl on a full file system # SKIP cannot mount a tmpfs in a mount namespace here"
+    fi
 else
     ok "read-only and full file systems # SKIP no private mount namespace (unshare -m) here"
 fi
 
-# A new file (--jsonl creates it in place, --json by rename) gets 0666 less the umask,
-# like any file a program makes; with umask 027 that is 0640.
+# --- a --jsonl file whose last line has no end (cut short by an older version) ------------
+
+run_json jl_good "a --jsonl file" 0 --json "$T/jg.json" --jsonl "$T/good.jsonl"
+cp "$T/good.jsonl" "$T/torn.jsonl"
+printf '{"record":"run","cell":0,"ga' >>"$T/torn.jsonl"
+whole=$(wc -c <"$T/good.jsonl")
+cp "$T/torn.jsonl" "$T/torn.before"
+run_json jl_torn "--jsonl onto a file whose last line has no end" 1 --json "$T/jt.json" \
+    --jsonl "$T/torn.jsonl"
+one_line "last line without its end: one line naming where it starts" "$T/jl_torn.err" \
+    "^hopbench run: --jsonl: cannot append to $T/torn.jsonl: its last line has no end \(bytes $whole to $((whole + 28)), a write cut short\); truncate the file to $whole bytes"
+check "last line without its end: the file untouched" cmp -s "$T/torn.before" "$T/torn.jsonl"
+check_eq "last line without its end: refused before any run" 0 "$(table_rows "$T/jl_torn.out")"
+expect_rc "compare of that file: exit 1" 1 torn_cmp compare "$T/torn.jsonl" "$T/good.jsonl"
+one_line "compare of that file: one line, the line cut short and where" "$T/torn_cmp.err" \
+    "^hopbench compare: $T/torn.jsonl: line 3: cut short \(no line end, from byte $whole\): not JSON"
+truncate -s "$whole" "$T/torn.jsonl"
+run_json jl_cut "--jsonl once truncated as said" 0 --json "$T/jc.json" --jsonl "$T/torn.jsonl"
+check "truncated as said: two invocations' whole lines" \
+    jtrue -s '[.[].record] == ["header", "run", "header", "run"]' "$T/torn.jsonl"
+
+# A --jsonl file that starts with blank lines is still one (compare, merge, report read it).
+printf '\n \n' | cat - "$T/good.jsonl" >"$T/blank.jsonl"
+expect_rc "compare: a --jsonl file that starts with blank lines" 0 blank_cmp compare \
+    "$T/blank.jsonl" "$T/good.jsonl"
+check "compare: its run counts" grep -q "^old: $T/blank.jsonl (1 runs, 1 valid)" "$T/blank_cmp.out"
+
+# --- another user's file in a sticky directory (as /tmp): never written ------------------
+
+if [ "$(id -u)" = 0 ]; then
+    mkdir -m 1777 "$T/sticky"
+    echo old >"$T/sticky/theirs.json"
+    chown 65534:65534 "$T/sticky/theirs.json"
+    chmod 666 "$T/sticky/theirs.json"
+    for opt in --json --jsonl; do
+        run_json "sticky$opt" "$opt onto another user's file in a sticky directory" 1 \
+            --json "$T/js.json" "$opt" "$T/sticky/theirs.json"
+        check "$opt sticky: one line naming the file and its owner" grep -q \
+            "cannot write $T/sticky/theirs.json: it is another user's file (uid 65534) in a sticky directory" \
+            "$T/sticky$opt.err"
+        check_eq "$opt sticky: refused before any run" 0 "$(table_rows "$T/sticky$opt.out")"
+    done
+    check_eq "sticky: their file untouched (owner, mode, content)" "65534 666 old" \
+        "$(stat -c '%u %a' "$T/sticky/theirs.json") $(cat "$T/sticky/theirs.json")"
+else
+    ok "another user's file in a sticky directory # SKIP not root (cannot give a file away)"
+fi
+
+# A new file (--jsonl creates it in place, --json by rename) gets 0644 less the umask: with
+# umask 027 that is 0640, with umask 0 0644 (never writable by others).
 (umask 027 && run_json new_mode "new --jsonl and --json files" 0 --json "$T/new.json" \
     --jsonl "$T/new.jsonl")
-check_eq "a new --jsonl file: mode 0666 less the umask (027)" 640 "$(stat -c %a "$T/new.jsonl")"
-check_eq "a new --json file: mode 0666 less the umask (027)" 640 "$(stat -c %a "$T/new.json")"
+check_eq "a new --jsonl file: mode 0644 less the umask (027)" 640 "$(stat -c %a "$T/new.jsonl")"
+check_eq "a new --json file: mode 0644 less the umask (027)" 640 "$(stat -c %a "$T/new.json")"
+(umask 0 && run_json new_mode0 "new files, umask 0" 0 --json "$T/new0.json" \
+    --jsonl "$T/new0.jsonl")
+check_eq "umask 0: a new --jsonl file is 0644" 644 "$(stat -c %a "$T/new0.jsonl")"
+check_eq "umask 0: a new --json file is 0644" 644 "$(stat -c %a "$T/new0.json")"
 
 stop_server "$SRV_PID" "$SRV_OUT"
 done_testing

@@ -247,6 +247,52 @@ static void test_same_message(void **state)
         "--noisy-threshold: '5000' is not a number of CPUs in (0, 4096] (e.g. 0.1)");
 }
 
+/* The lab's message for opts (NULL-terminated), which it must refuse. */
+static const char *lab_refusal(const char *const *opts)
+{
+    static struct lab_opts o;
+    static struct hb_err err;
+    char *argv[MAX_ARGS + 2];
+    int n = 0;
+
+    memset(&err, 0, sizeof(err));
+    argv[0] = word(0, "lab");
+    while (opts[n] != NULL) {
+        argv[1 + n] = word(1 + (size_t)n, opts[n]);
+        n++;
+    }
+    assert_int_equal(cli_parse_lab(n + 1, argv, &o, stdout, &err), -EINVAL);
+    return err.msg;
+}
+
+/*
+ * An option getopt refuses is named as it was given: a long one without its
+ * value by its name (getopt's optopt is then the table's enum, once printed
+ * as a control character), a short one by its letter.
+ */
+static void test_bad_option_named(void **state)
+{
+    static const struct {
+        const char *opts[3];
+        const char *want;
+    } cases[] = {
+        { { "--pin" }, "lab: option --pin needs a value" },
+        { { "--cooldown" }, "lab: option --cooldown needs a value" },
+        { { "--connections" }, "lab: option --connections needs a value" },
+        { { "--cool" }, "lab: option --cooldown needs a value" },
+        { { "-c" }, "lab: option -c needs a value" },
+        { { "--quick=3" }, "lab: option --quick takes no value" },
+        { { "--bogus=1" }, "lab: unknown option '--bogus'" },
+        { { "--s", "1" }, "lab: ambiguous option '--s'" },
+        { { "--quick", "-Z" }, "lab: unknown option -Z" },
+        { { "--quick", "-Zq" }, "lab: unknown option -Z" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+        assert_string_equal(lab_refusal(cases[i].opts), cases[i].want);
+}
+
 /* What a command line waits with: --wait as given, else block where it applies. */
 struct wait_case {
     const char *opts[5];
@@ -359,9 +405,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_field),   cmocka_unit_test(test_run_load),
-        cmocka_unit_test(test_same_message), cmocka_unit_test(test_lab_defaults),
-        cmocka_unit_test(test_lab_wait),     cmocka_unit_test(test_run_wait),
-        cmocka_unit_test(test_run_uring),
+        cmocka_unit_test(test_same_message), cmocka_unit_test(test_bad_option_named),
+        cmocka_unit_test(test_lab_defaults), cmocka_unit_test(test_lab_wait),
+        cmocka_unit_test(test_run_wait),     cmocka_unit_test(test_run_uring),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -539,6 +539,49 @@ static int count_run(void *ctx, size_t idx, json_t *run, struct hb_err *err)
     return 0;
 }
 
+#define JSONL_HEADER "{\"record\": \"header\", \"schema\": \"" REPORT_SCHEMA "\"}\n"
+#define JSONL_RUN    "{\"record\": \"run\", \"a\": 1}\n"
+
+/* evidence_read of a --jsonl text: its runs (-1 when refused, err's message into msg). */
+static long jsonl_runs(const char *text, char *msg, size_t cap)
+{
+    const char *path = temp_file(text);
+    size_t n = 0;
+    struct evidence_reader reader = { .run = count_run, .ctx = &n };
+    struct hb_err err = { 0 };
+    json_t *head = NULL;
+    int rc = evidence_read(path, &reader, &head, &err);
+
+    snprintf(msg, cap, "%s", rc < 0 ? err.msg : "");
+    json_decref(head);
+    unlink(path);
+    return rc < 0 ? -1 : (long)n;
+}
+
+/*
+ * A --jsonl file's blank lines (white space only) are skipped, before its
+ * first header too; a last line without its end that is not JSON is said to
+ * be cut short, with the byte it starts at.
+ */
+static void test_jsonl_blank_and_cut_lines(void **state)
+{
+    char msg[512];
+
+    (void)state;
+    assert_int_equal(jsonl_runs(JSONL_HEADER JSONL_RUN, msg, sizeof(msg)), 1);
+    assert_int_equal(jsonl_runs("\n\n" JSONL_HEADER JSONL_RUN, msg, sizeof(msg)), 1);
+    assert_int_equal(jsonl_runs(" \r\n\t\n" JSONL_HEADER "\n  \n" JSONL_RUN "\n", msg, sizeof(msg)),
+                     1);
+    assert_int_equal(jsonl_runs(JSONL_HEADER JSONL_RUN "{\"record\": \"ru", msg, sizeof(msg)), -1);
+    if (strstr(msg, ": line 3: cut short (no line end, from byte ") == NULL ||
+        strstr(msg, "not JSON") == NULL)
+        fail_msg("want line 3 said cut short, got '%s'", msg);
+    assert_int_equal(jsonl_runs(JSONL_HEADER "{\"record\": \"ru\n" JSONL_RUN, msg, sizeof(msg)),
+                     -1);
+    if (strstr(msg, ": line 2: not JSON") == NULL || strstr(msg, "cut short") != NULL)
+        fail_msg("want line 2 not JSON (not cut short), got '%s'", msg);
+}
+
 /*
  * evidence_compare of argv[1] and argv[2] with its tables dropped; its error
  * message in msg[cap] ("" when none). Returns what it returns.
@@ -613,7 +656,20 @@ static void test_refuses_impossible_figures(void **state)
     assert_figures("{}", NULL);
     assert_figures("{\"ops_per_s\": -5}", "ops_per_s is -5, not a number >= 0");
     assert_figures("{\"ops_per_s\": -0.0}", NULL);
-    assert_figures("{\"ops_per_s\": 1.5e308}", NULL);
+    assert_figures("{\"ops_per_s\": 1.5e308}", NULL); /* no ops and window to check it by */
+    assert_figures("{\"ops\": 176000, \"window_s\": 1.0, \"ops_per_s\": 1e308}",
+                   "ops_per_s is 1e+308, not ops / window_s (176000 / 1 = 176000)");
+    assert_figures("{\"ops\": 176000, \"window_s\": 1.0, \"ops_per_s\": 176000.0}", NULL);
+    assert_figures("{\"ops\": 176000, \"window_s\": 2.0, \"ops_per_s\": 88000.00001}", NULL);
+    assert_figures("{\"ops\": 176000, \"window_s\": 2.0, \"ops_per_s\": 88001.0}",
+                   "ops_per_s is 88001, not ops / window_s (176000 / 2 = 88000)");
+    assert_figures("{\"ops\": 10, \"window_s\": 0.0, \"ops_per_s\": 0.0}", NULL);
+    assert_figures("{\"ops\": 10, \"window_s\": 0.0, \"ops_per_s\": 5.0}",
+                   "ops_per_s is 5, not ops / window_s (10 / 0 = 0)");
+    assert_figures("{\"ops\": -1, \"window_s\": 1.0, \"ops_per_s\": 0.0}",
+                   "ops is not a count >= 0");
+    assert_figures("{\"ops\": 10, \"window_s\": -1.0, \"ops_per_s\": 0.0}",
+                   "window_s is -1, not a number >= 0");
     assert_figures("{\"client_cpu_ns_per_op\": -1e300}",
                    "client_cpu_ns_per_op is -1e+300, not a number >= 0");
     assert_figures("{\"latency_ns\": {\"p50\": 5}}",
@@ -806,6 +862,7 @@ int main(void)
         cmocka_unit_test(test_no_nan_from_json),
         cmocka_unit_test(test_text_safe),
         cmocka_unit_test(test_read_document_layouts),
+        cmocka_unit_test(test_jsonl_blank_and_cut_lines),
         cmocka_unit_test(test_key_order_labels),
         cmocka_unit_test(test_place_label),
     };

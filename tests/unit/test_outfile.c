@@ -3,7 +3,11 @@
  * existing regular file replaced whole at commit and untouched by an abort
  * (its mode kept, no temporary file left), symbolic links followed (relative,
  * chained, across directories, dangling, looping) with the links kept, a
- * FIFO, /dev/null and append mode written in place, and the kinds refused.
+ * FIFO, /dev/null and append mode written in place, and the kinds refused;
+ * appends whole or not at all (a write cut short by RLIMIT_FSIZE is cut back),
+ * a file whose last line has no end refused for appending, a new file's mode
+ * 0644 less the umask, another user's file's mode not kept and, in a sticky
+ * directory, the file refused (those two as root only).
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -18,9 +22,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -345,6 +351,145 @@ static void test_append(void **state)
     assert_int_equal(entries(d->path), 2);
 }
 
+/* A write past RLIMIT_FSIZE stops part-way (then EFBIG): the part is cut back off the file. */
+static void test_append_whole_or_nothing(void **state)
+{
+    struct dir *d = *state;
+    struct sigaction ign = { .sa_handler = SIG_IGN }, prev;
+    struct rlimit old, low;
+    struct outfile o;
+    struct hb_err err = { 0 };
+    char p[128], line[300];
+    int rc;
+
+    at(d, "cut.jsonl", p, sizeof(p));
+    put(p, "{\"a\":1}\n");
+    memset(line, 'x', sizeof(line));
+    line[sizeof(line) - 1] = '\n';
+    assert_int_equal(outfile_open(&o, p, OUTFILE_APPEND, &err), 0);
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    low = old;
+    low.rlim_cur = 100; /* room for 92 bytes of the line after the 8 there */
+    assert_int_equal(sigaction(SIGXFSZ, &ign, &prev), 0);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &low), 0);
+    rc = outfile_append(&o, line, sizeof(line), &err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    assert_int_equal(sigaction(SIGXFSZ, &prev, NULL), 0);
+    assert_int_equal(rc, -EFBIG);
+    if (strstr(err.msg, p) == NULL || strstr(err.msg, strerror(EFBIG)) == NULL ||
+        strchr(err.msg, '\n') != NULL)
+        fail_msg("want one line naming %s and why, got '%s'", p, err.msg);
+    assert_string_equal(content(p), "{\"a\":1}\n"); /* the part line cut back off */
+
+    assert_int_equal(outfile_append(&o, "{\"b\":2}\n", 8, &err), 0); /* the next one lands */
+    assert_int_equal(outfile_commit(&o, &err), 0);
+    assert_string_equal(content(p), "{\"a\":1}\n{\"b\":2}\n");
+}
+
+/* A file whose last line has no end is not appended to: the line would join it. */
+static void test_append_refuses_cut_line(void **state)
+{
+    struct dir *d = *state;
+    struct outfile o;
+    struct hb_err err = { 0 };
+    char p[128];
+
+    at(d, "torn.jsonl", p, sizeof(p));
+    put(p, "{\"a\":1}\n{\"b\"");
+    assert_int_equal(outfile_check(p, OUTFILE_APPEND, &err), -EBADMSG);
+    assert_int_equal(outfile_open(&o, p, OUTFILE_APPEND, &err), -EBADMSG);
+    if (strstr(err.msg, p) == NULL || strstr(err.msg, "bytes 8 to 12") == NULL ||
+        strstr(err.msg, "to 8 bytes") == NULL || strchr(err.msg, '\n') != NULL)
+        fail_msg("want one line naming %s and bytes 8 to 12, got '%s'", p, err.msg);
+    assert_string_equal(content(p), "{\"a\":1}\n{\"b\"");         /* nothing removed */
+    assert_int_equal(outfile_check(p, OUTFILE_REPLACE, &err), 0); /* a whole document may */
+
+    put(p, "no line end at all");
+    assert_int_equal(outfile_open(&o, p, OUTFILE_APPEND, &err), -EBADMSG);
+    assert_non_null(strstr(err.msg, "bytes 0 to 18"));
+    assert_int_equal(truncate(p, 0), 0);
+    assert_int_equal(write_whole(p, OUTFILE_APPEND, "1\n"), 0);
+    assert_string_equal(content(p), "1\n");
+}
+
+/* umask 0: a new file is 0644 (appended to or replaced), not writable by others. */
+static void test_new_file_mode(void **state)
+{
+    struct dir *d = *state;
+    mode_t mask = umask(0);
+    char p[128], q[128];
+    struct stat st;
+
+    at(d, "new.jsonl", p, sizeof(p));
+    at(d, "new.json", q, sizeof(q));
+    assert_int_equal(write_whole(p, OUTFILE_APPEND, "1\n"), 0);
+    assert_int_equal(write_whole(q, OUTFILE_REPLACE, "{}"), 0);
+    umask(mask);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+    assert_int_equal(stat(q, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+}
+
+/* The uid nobody has on Debian: another user's. */
+#define OTHER_UID 65534
+
+/* Another user's 0666 file replaced (a directory of ours): ours now, and not 0666. */
+static void test_foreign_mode_not_kept(void **state)
+{
+    struct dir *d = *state;
+    mode_t mask;
+    char p[128];
+    struct stat st;
+    int rc;
+
+    if (geteuid() != 0) skip(); /* only root gives a file to another user */
+    at(d, "theirs.json", p, sizeof(p));
+    put(p, "old");
+    assert_int_equal(chown(p, OTHER_UID, OTHER_UID), 0);
+    assert_int_equal(chmod(p, 0666), 0);
+    mask = umask(0);
+    rc = write_whole(p, OUTFILE_REPLACE, "new");
+    umask(mask);
+    assert_int_equal(rc, 0);
+    assert_string_equal(content(p), "new");
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_uid, geteuid());
+    assert_int_equal(st.st_mode & 07777, 0644);
+}
+
+/* In a sticky directory (as /tmp) another user's file is refused, both ways, and left alone. */
+static void test_foreign_file_in_sticky_dir(void **state)
+{
+    struct dir *d = *state;
+    struct outfile o;
+    struct hb_err err = { 0 };
+    char sub[128], p[160];
+    struct stat st;
+
+    if (geteuid() != 0) skip();
+    at(d, "sticky", sub, sizeof(sub));
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(chmod(sub, 01777), 0);
+    snprintf(p, sizeof(p), "%s/theirs.json", sub);
+    put(p, "old");
+    assert_int_equal(chown(p, OTHER_UID, OTHER_UID), 0);
+    assert_int_equal(chmod(p, 0666), 0);
+    for (int m = OUTFILE_REPLACE; m <= OUTFILE_APPEND; m++) {
+        assert_int_equal(outfile_open(&o, p, (enum outfile_mode)m, &err), -EPERM);
+        if (strstr(err.msg, p) == NULL ||
+            strstr(err.msg, "another user's file (uid 65534)") == NULL)
+            fail_msg("want a line naming %s and its owner, got '%s'", p, err.msg);
+        assert_int_equal(outfile_check(p, (enum outfile_mode)m, &err), -EPERM);
+    }
+    assert_string_equal(content(p), "old");
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_uid, OTHER_UID);
+    assert_int_equal(entries(sub), 1);
+    at(d, "sticky/mine.json", p, sizeof(p)); /* a new name there is fine */
+    assert_int_equal(write_whole(p, OUTFILE_REPLACE, "doc"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +505,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fifo_in_place, setup_dir, teardown_dir),
         cmocka_unit_test(test_dev_null_in_place),
         cmocka_unit_test_setup_teardown(test_append, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_append_whole_or_nothing, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_append_refuses_cut_line, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_new_file_mode, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_foreign_mode_not_kept, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_foreign_file_in_sticky_dir, setup_dir, teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,8 @@
  * every entry and every option, so a new entry is covered), and the command
  * line prints the same lines through the registry; every option an entry
  * lists is in run's option table and --help, parsed by its hook, and refused
- * for a protocol that does not take it.
+ * for a protocol that does not take it; --password-file refuses a file its
+ * group or others may read or write.
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -19,7 +20,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "proto/mysql.h"
@@ -291,6 +295,21 @@ static void test_help(void **state)
     }
 }
 
+/* A password file of mode 0600 holding "pw", made by pw_file_make. */
+static char pw_file[] = "/tmp/test_registry.XXXXXX";
+
+static void pw_file_make(mode_t mode)
+{
+    int fd;
+
+    strcpy(pw_file, "/tmp/test_registry.XXXXXX");
+    fd = mkstemp(pw_file);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "pw\nnext\n", 8), 8);
+    assert_int_equal(fchmod(fd, mode), 0);
+    close(fd);
+}
+
 /* A value each option's hook accepts; an option missing here fails test_options. */
 static const char *valid_value(const char *name)
 {
@@ -308,7 +327,7 @@ static const char *valid_value(const char *name)
         { "--sql", "SELECT 2" },
         { "--user", "u" },
         { "--password", "pw" },
-        { "--password-file", "/dev/null" },
+        { "--password-file", pw_file },
         { "--database", "d" },
         { "--extended", "" },
         { "--ping", "" },
@@ -342,6 +361,7 @@ static void test_options(void **state)
     const struct proto_option *po;
 
     (void)state;
+    pw_file_make(0600);
     for (size_t i = 0; i < n; i++) {
         unsigned bits = 0;
         for (const struct proto_option *const *o = e[i].options; o != NULL && *o != NULL; o++)
@@ -390,6 +410,45 @@ static void test_options(void **state)
             assert_int_not_equal(proto_option_at(j)->bit, po->bit);
     }
     assert_true(nopts > 0);
+    unlink(pw_file);
+}
+
+/* pg --password-file FILE, FILE made with mode: cli_parse_run's result, its message in err. */
+static int pw_file_run(mode_t mode, struct run_opts *o, struct hb_err *err)
+{
+    char run[] = "run", pg[] = "pg", ep[] = "unix:/x", opt[] = "--password-file";
+    char *argv[] = { run, pg, ep, opt, pw_file, NULL };
+    int rc;
+
+    pw_file_make(mode);
+    rc = cli_parse_run(5, argv, o, stdout, err);
+    unlink(pw_file);
+    return rc;
+}
+
+/*
+ * --password-file: the first line of a file only its owner may read or
+ * write; one its group or others may is refused with one line saying why.
+ */
+static void test_password_file_mode(void **state)
+{
+    static const mode_t refused[] = { 0644, 0640, 0604, 0620, 0602 };
+    static struct run_opts o;
+    struct hb_err err = { 0 };
+    char want[96];
+
+    (void)state;
+    assert_int_equal(pw_file_run(0600, &o, &err), 0);
+    assert_string_equal(o.codec.password, "pw");
+    assert_int_equal(pw_file_run(0400, &o, &err), 0);
+    for (size_t i = 0; i < ARRAY_LEN(refused); i++) {
+        assert_int_equal(pw_file_run(refused[i], &o, &err), -EINVAL);
+        snprintf(want, sizeof(want), "(mode %04o): chmod 600 it", (unsigned)refused[i]);
+        if (strstr(err.msg, "--password-file: ") == NULL || strstr(err.msg, pw_file) == NULL ||
+            strstr(err.msg, "group or others") == NULL || strstr(err.msg, want) == NULL)
+            fail_msg("mode %04o: want a line naming the file and its mode, got '%s'",
+                     (unsigned)refused[i], err.msg);
+    }
 }
 
 /*
@@ -411,7 +470,9 @@ static void test_secret(void **state)
         if (!po->secret) continue;
         nsecret++;
         assert_non_null(po->arg); /* a secret is a value */
-        assert_non_null(strstr(po->help, "hidden from ps and the evidence"));
+        assert_non_null(strstr(po->help, "(hidden) in the evidence"));
+        assert_non_null(strstr(po->help, "--password-file or HOPBENCH_PASSWORD"));
+        assert_non_null(strstr(po->help, "is the safe way"));
     }
     assert_int_equal(nsecret, 1);
     assert_true(proto_option_secret("--password=x", strlen("--password")));
@@ -668,12 +729,19 @@ static void test_sql_mix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_entries),       cmocka_unit_test(test_names),
-        cmocka_unit_test(test_list),          cmocka_unit_test(test_every_option),
-        cmocka_unit_test(test_run_messages),  cmocka_unit_test(test_serve_lab_messages),
-        cmocka_unit_test(test_help),          cmocka_unit_test(test_options),
-        cmocka_unit_test(test_option_hooks),  cmocka_unit_test(test_auth_options),
-        cmocka_unit_test(test_redis_command), cmocka_unit_test(test_secret),
+        cmocka_unit_test(test_entries),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_list),
+        cmocka_unit_test(test_every_option),
+        cmocka_unit_test(test_run_messages),
+        cmocka_unit_test(test_serve_lab_messages),
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_password_file_mode),
+        cmocka_unit_test(test_option_hooks),
+        cmocka_unit_test(test_auth_options),
+        cmocka_unit_test(test_redis_command),
+        cmocka_unit_test(test_secret),
         cmocka_unit_test(test_sql_mix),
     };
 
