@@ -404,7 +404,7 @@ static int ask_on(int fd, const struct sup_check *c, uint64_t deadline, char *wh
 
     ops->init(st, &cfg);
     memset(&msg, 0, sizeof(msg));
-    if (ops->setup != NULL && (rc = sock_log_in(fd, ops, st, deadline, &msg)) < 0) {
+    if (codec_session(ops, &cfg) && (rc = sock_log_in(fd, ops, st, deadline, &msg)) < 0) {
         snprintf(why, cap, "the log-in failed (%s)",
                  rc != -EPROTO     ? strerror(-rc)
                  : msg.why != NULL ? msg.why
