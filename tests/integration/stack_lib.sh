@@ -55,6 +55,24 @@ stack_nothing_left() {
     fi
 }
 
+# as_nobody CMD.. : runs CMD as user nobody (group nogroup, no other group): another local user,
+# who may try to reach the stack's services.
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+
+# stack_root_procs OUT MASTERS : the processes in the stack's cgroups (the "cgroup: DIR" lines of
+# OUT) that run with effective uid 0, one "PID CMD" line each, but the pids in MASTERS (a list:
+# masters that only bind and fork, whose workers read the requests).
+stack_root_procs() {
+    local out=$1 masters=" $2 " cg p
+    while IFS= read -r cg; do
+        while read -r p; do
+            [ "$(awk '/^Uid:/ { print $3 }' "/proc/$p/status" 2>/dev/null)" = 0 ] || continue
+            case $masters in *" $p "*) continue ;; esac
+            echo "$p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+        done <"$cg/cgroup.procs"
+    done < <(sed -n 's/^cgroup: //p' "$out")
+}
+
 # fpm_need : the fpm stacks' servers and the tools their tests use are installed (PATH gets
 # /usr/sbin), or the test ends with one failure naming the command that installs them.
 fpm_need() {

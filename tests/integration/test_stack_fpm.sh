@@ -29,6 +29,8 @@
 #     one line naming the directory), nothing left
 #   - --profile is checked; -c more than the pool leaves (the bare hop keeps its
 #     connections) is refused before measuring, one line, exit 1, nothing left
+#   - no process of the stack runs as root but the web server's master and php-fpm's (which
+#     bind and fork): php-fpm's workers are www-data, as the web server's are
 #   - every run is valid (2xx, body "bench"); Ctrl-C while held: exit 0, nothing left
 #   - Ctrl-C in the middle of a measurement: exit 130 within seconds, nothing left
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -112,6 +114,14 @@ for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
             $o.other_ns == ([$busy - $o.client_process_ns - $svc, 0] | max) and
             $o.noisy == ($o.other_ns + $o.steal_ns > $o.threshold_cpus * $o.window_ns))' \
         "$T/$name.jsonl"
+    # php-fpm's workers and the web server's read the requests: none of them is root
+    web_pid=$(sed -n "s|.*: $web pid \([0-9]*\) on .*|\1|p" "$OUT")
+    fpm_pid=$(sed -n 's|.* php-fpm pid \([0-9]*\) on .*|\1|p' "$OUT")
+    check_eq "$name: no process of the stack runs as root but the masters ($web $web_pid, php-fpm $fpm_pid)" \
+        "" "$(stack_root_procs "$OUT" "$web_pid $fpm_pid" | tr '\n' '|')"
+    check "$name: php-fpm's workers run as www-data" sh -c \
+        "[ \"\$(pgrep -P '$fpm_pid' | xargs -r -I{} awk '/^Uid:/ { print \$3 }' /proc/{}/status |
+            sort -u)\" = \"\$(id -u www-data)\" ]"
     FPM_PORT=$(sed -n 's|.* php-fpm pid [0-9]* on tcp://127.0.0.1:\([0-9]*\) and .*|\1|p' "$OUT")
     FRONT_UNIX=$(sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p' "$OUT")
     SOCK=$(sed -n 's|.* and unix:\(/[^,]*fpm.sock\), pm .*|\1|p' "$OUT")
