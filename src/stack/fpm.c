@@ -101,8 +101,10 @@ static void fpm_pool(const struct stack_ctx *c, const struct fpm_knobs *k, const
  * php-fpm.conf: as root, the master alone stays root (it binds and forks);
  * each pool's workers, which read the requests, are the web server's user,
  * the socket is theirs (0660), and the TCP pool takes connections from
- * 127.0.0.1 only (FastCGI has no authentication: whoever reaches a pool runs
- * code as its workers).
+ * 127.0.0.1 only. FastCGI has no authentication: whoever reaches a pool runs
+ * code as its workers (a script of its own, or PHP_VALUE's auto_prepend_file),
+ * and every local user reaches 127.0.0.1, so the fpm stacks keep the port in
+ * a network namespace of their own (stack_def.private_net, stack.c).
  */
 static int fpm_conf(struct stack_ctx *c, const struct fpm_knobs *k, unsigned port, const char *sock,
                     struct hb_err *err)
@@ -484,7 +486,8 @@ static int fpm_files(struct stack_ctx *c, const struct fpm_knobs *k, struct hb_e
     if (chmod(c->sup.dir, 0711) == -1)
         return hb_fail(err, -errno, "chmod %s: %s", c->sup.dir, strerror(errno));
     sup_path(&c->sup, "www", www, sizeof(www));
-    if (mkdir(www, 0755) == -1) return hb_fail(err, -errno, "mkdir %s: %s", www, strerror(errno));
+    if (mkdir(www, 0755) == -1 || chmod(www, 0755) == -1) /* whatever the umask */
+        return hb_fail(err, -errno, "mkdir %s: %s", www, strerror(errno));
     int rc = sup_write(&c->sup, "www/bench.php", "<?php echo \"bench\";\n", err);
     if (rc == 0 && k->htaccess) rc = sup_write(&c->sup, "www/.htaccess", wp_htaccess, err);
     return rc;
@@ -763,7 +766,10 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     "                   connection per request\n"                                                           \
     "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "\n"                               \
     "As root only the masters (php-fpm's and the web server's) are root; every worker is\n"                 \
-    "www-data, and php-fpm's TCP pool takes connections from 127.0.0.1 only.\n"                             \
+    "www-data. FastCGI has no authentication: the services and the run children are in a\n"                 \
+    "network namespace of the stack's own (--netns same) so that no other local user\n"                     \
+    "reaches php-fpm's TCP port; not root, or with --agent, on the host's loopback, which a\n"              \
+    "warning line says is open to every local user.\n"                                                      \
     "Checks, one line each: the web server's workers may connect to the socket (else every\n"               \
     "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"                \
     "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"                 \
@@ -832,6 +838,7 @@ const struct stack_def stack_nginx_fpm = {
     .needs = nginx_needs,
     .profiles = fpm_profile_names,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD | STACK_CASE_STARVE,
+    .private_net = true,
     .run = nginx_run,
 };
 
@@ -850,5 +857,6 @@ const struct stack_def stack_apache_fpm = {
     .needs = apache_needs,
     .profiles = fpm_profile_names,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD,
+    .private_net = true,
     .run = apache_run,
 };

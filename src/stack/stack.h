@@ -38,6 +38,11 @@ struct stack_def {
     const char *const *profiles; /* its --profile names, NULL-terminated; NULL: none */
     unsigned cases;              /* the STACK_CASE_* it runs; 0: none */
     bool front_unix; /* its arms are the front hop (redis, the databases): no --netns other */
+    /*
+     * It has a port with no authentication (php-fpm's FastCGI): without
+     * --netns it runs in a network namespace of its own (same) when it can.
+     */
+    bool private_net;
     /* Starts the services, measures, prints the table: 0 or a negative errno with err set. */
     int (*run)(struct stack_ctx *c, struct hb_err *err);
 };

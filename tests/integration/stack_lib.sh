@@ -86,20 +86,50 @@ fpm_need() {
     done
 }
 
-# web_requests WEB PORT : the requests the web server (nginx or apache) on 127.0.0.1:PORT
-# counted, from its own status page (nginx stub_status, Apache mod_status).
+# in_ns PID CMD.. : runs CMD in the network namespace of process PID (a service of the stack:
+# the fpm stacks run theirs in a namespace of their own, whose loopback the host's is not).
+in_ns() {
+    local pid=$1
+    shift
+    nsenter -t "$pid" -n -- "$@"
+}
+
+# web_requests WEB PORT PID : the requests the web server (nginx or apache) on 127.0.0.1:PORT
+# of the namespace of PID counted, from its own status page (nginx stub_status, Apache
+# mod_status).
 web_requests() {
     if [ "$1" = nginx ]; then
-        curl -s "http://127.0.0.1:$2/nginx_status" | sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p'
+        in_ns "$3" curl -s "http://127.0.0.1:$2/nginx_status" |
+            sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p'
     else
-        curl -s "http://127.0.0.1:$2/server-status?auto" | sed -n 's/^Total Accesses: //p'
+        in_ns "$3" curl -s "http://127.0.0.1:$2/server-status?auto" | sed -n 's/^Total Accesses: //p'
     fi
 }
 
-# fpm_status SOCKET : php-fpm's status page of the pool on SOCKET.
+# fpm_status SOCKET [PID] : php-fpm's status page of the pool on SOCKET (a path, or HOST:PORT in
+# the namespace of PID).
 fpm_status() {
+    local ns=()
+    [ -z "${2:-}" ] || ns=(nsenter -t "$2" -n --)
     SCRIPT_NAME=/status SCRIPT_FILENAME=/status REQUEST_METHOD=GET QUERY_STRING='' \
-        cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
+        "${ns[@]}" cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
+}
+
+# fcgi_attack NAME TARGET : as nobody (another local user), a FastCGI request to TARGET
+# (HOST:PORT on the host's loopback, or a socket's path) naming a PHP script of nobody's own,
+# which prints its euid: it must not run (FastCGI has no authentication: a pool that answers
+# runs whatever script a request names, as its workers).
+fcgi_attack() {
+    local out
+    if [ -z "${ATTACK:-}" ]; then # nobody's directory and script: $T opened to search for it
+        ATTACK=$T/attack
+        chmod 711 "$T" && mkdir -m 755 "$ATTACK" && chown nobody "$ATTACK"
+        as_nobody sh -c "printf '<?php echo \"ran as euid \", posix_geteuid();\\n' >'$ATTACK/own.php'"
+    fi
+    out=$(as_nobody env SCRIPT_FILENAME="$ATTACK/own.php" SCRIPT_NAME=/own.php \
+        REQUEST_METHOD=GET cgi-fcgi -bind -connect "$2" 2>&1 | tr -d '\r' | tr '\n' ' ')
+    check "$1: nobody's FastCGI request to $2 for its own script does not run (${out:0:80})" \
+        test "${out#*ran as euid}" = "$out"
 }
 
 # all_left NAME OUT : nothing left of any of the stack's directories (one per step).
