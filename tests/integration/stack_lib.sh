@@ -73,6 +73,42 @@ stack_root_procs() {
     done < <(sed -n 's/^cgroup: //p' "$out")
 }
 
+# private_refused NAME DIR FILE.. : nobody may not list the stack's private directory DIR nor
+# read any FILE (a password file, a configuration that holds one) nor search the directory of
+# each (a server's own, where its socket is).
+private_refused() {
+    local name=$1 dir=$2 f
+    shift 2
+    check "$name: nobody may not list the private directory" sh -c \
+        "! setpriv --reuid=nobody --regid=nogroup --clear-groups -- ls '$dir' >/dev/null 2>&1"
+    for f in "$@"; do
+        check "$name: nobody may not read $(basename "$(dirname "$f")")/$(basename "$f") nor search its directory" \
+            sh -c "[ -s '$f' ] &&
+                ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- cat '$f' >/dev/null 2>&1 &&
+                ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- ls '$(dirname "$f")' >/dev/null 2>&1"
+    done
+}
+
+# redis_attack NAME PORT SOCK PWFILE : another local user (nobody) gets nothing from the stack's
+# redis-server on 127.0.0.1:PORT and at SOCK without its password (PWFILE's, made for the stack):
+# PING and CONFIG SET refused (NOAUTH), a wrong password refused, the socket not theirs; the
+# password logs in (CONFIG GET shows the CONFIG SET did nothing: hz is still its default, 10).
+redis_attack() {
+    local name=$1 port=$2 sock=$3 pw out
+    pw=$(cat "$4")
+    out=$(as_nobody timeout 5 redis-cli -h 127.0.0.1 -p "$port" CONFIG SET hz 77 2>&1)
+    check "$name: nobody's CONFIG SET over TCP is refused: $out" grep -q '^NOAUTH' <<<"$out"
+    out=$(as_nobody timeout 5 redis-cli -h 127.0.0.1 -p "$port" PING 2>&1)
+    check "$name: nobody's PING over TCP is refused: $out" grep -q '^NOAUTH' <<<"$out"
+    out=$(as_nobody timeout 5 redis-cli --no-auth-warning -a wrong -h 127.0.0.1 -p "$port" PING 2>&1)
+    check "$name: a wrong password is refused: $out" grep -q 'WRONGPASS' <<<"$out"
+    out=$(as_nobody timeout 5 redis-cli -s "$sock" PING 2>&1)
+    check "$name: nobody may not connect to the socket: $out" grep -q 'Permission denied' <<<"$out"
+    out=$(REDISCLI_AUTH=$pw timeout 5 redis-cli -h 127.0.0.1 -p "$port" CONFIG GET hz |
+        tr -d '\r' | tr '\n' ' ')
+    check_eq "$name: the password logs in; hz as it was" "hz 10 " "$out"
+}
+
 # fpm_need : the fpm stacks' servers and the tools their tests use are installed (PATH gets
 # /usr/sbin), or the test ends with one failure naming the command that installs them.
 fpm_need() {
