@@ -56,6 +56,11 @@ int sup_write(const struct sup *s, const char *name, const char *text, struct hb
         return hb_fail(err, -ENAMETOOLONG, "path too long: %s/%s", s->dir, name);
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd == -1) return hb_fail(err, -errno, "cannot write %s: %s", path, strerror(errno));
+    if (fchmod(fd, 0644) == -1) { /* whatever the umask: the servers' workers read it */
+        int e = errno;
+        close(fd);
+        return hb_fail(err, -e, "cannot chmod %s: %s", path, strerror(e));
+    }
     while (done < len) {
         ssize_t w = write(fd, text + done, len - done);
         if (w == -1 && errno == EINTR) continue;
@@ -404,7 +409,7 @@ static int ask_on(int fd, const struct sup_check *c, uint64_t deadline, char *wh
 
     ops->init(st, &cfg);
     memset(&msg, 0, sizeof(msg));
-    if (ops->setup != NULL && (rc = sock_log_in(fd, ops, st, deadline, &msg)) < 0) {
+    if (codec_session(ops, &cfg) && (rc = sock_log_in(fd, ops, st, deadline, &msg)) < 0) {
         snprintf(why, cap, "the log-in failed (%s)",
                  rc != -EPROTO     ? strerror(-rc)
                  : msg.why != NULL ? msg.why

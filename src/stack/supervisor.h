@@ -91,7 +91,10 @@ int sup_init(struct sup *s, struct hb_err *err);
 /* dir/name into buf. Returns 0 or -ENAMETOOLONG. */
 int sup_path(const struct sup *s, const char *name, char *buf, size_t cap);
 
-/* Writes text to dir/name (0644, a new file). Returns 0 or a negative errno with err set. */
+/*
+ * Writes text to dir/name (a new file, 0644 whatever the umask: a server's
+ * workers read it). Returns 0 or a negative errno with err set.
+ */
 int sup_write(const struct sup *s, const char *name, const char *text, struct hb_err *err);
 
 /*
