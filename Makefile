@@ -70,12 +70,14 @@ endif
 
 # scripts/deps.sh installs the Debian packages a purpose needs that are missing; it
 # picks the compiler's package (gcc, or clang and its runtimes) from CC and FLAVOUR.
+# The build's packages come first: make -j2 would otherwise start the build's and the tests'
+# apt-get at once (deps.sh also takes turns on a lock, for makes run side by side).
 DEPS := CC='$(CC)' FLAVOUR='$(FLAVOUR)' sh scripts/deps.sh
 deps:
 	@$(DEPS) build
-test-deps:
+test-deps: deps
 	@$(DEPS) test
-lint-deps:
+lint-deps: deps
 	@$(DEPS) lint
 
 # Rebuild everything when the flags change (redis .make-settings).

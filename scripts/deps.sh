@@ -23,7 +23,9 @@
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
 #                           lint; clang-tidy parses the sources, so it needs the build's headers)
 # CC and FLAVOUR are read from the environment (the Makefile passes its own).
-# Runs apt-get only when something is missing; needs root for that.
+# Runs apt-get only when something is missing; needs root for that. Two at once (make -j2 runs
+# the build's and the tests' at the same time) take turns on a lock, /run/lock/hopbench-deps.lock:
+# the second looks again once the first is done, and finds nothing left to install.
 set -eu
 cc=gcc
 case "${CC:-cc}" in
@@ -45,15 +47,28 @@ image) want="$container" ;;
 lint) want="$want clang-format cppcheck clang-tidy" ;;
 *) echo "deps.sh: unknown purpose '$1' (build, test, bench, fuzz, image or lint)" >&2; exit 64 ;;
 esac
-missing=""
-for p in $want; do
-    case " $missing " in *" $p "*) continue ;; esac
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
-done
+# missing_now : sets missing to the packages of want that are not installed.
+missing_now() {
+    missing=""
+    for p in $want; do
+        case " $missing " in *" $p "*) continue ;; esac
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
+    done
+}
+missing_now
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
     echo "hopbench: missing Debian packages:$missing; run as root: apt-get install -y$missing" >&2
     exit 1
+fi
+# One at a time: apt-get fails at once on a lock another holds. The lock goes with this process.
+mkdir -p /run/lock
+exec 9>>/run/lock/hopbench-deps.lock
+if ! flock -n 9; then
+    echo "hopbench: waiting for another scripts/deps.sh to finish installing"
+    flock 9
+    missing_now
+    [ -z "$missing" ] && exit 0
 fi
 echo "hopbench: installing Debian packages:$missing"
 export DEBIAN_FRONTEND=noninteractive
