@@ -5,7 +5,8 @@
 #                           headers, make, pkg-config, libjansson-dev, libssl-dev (libcrypto: the
 #                           database protocols' password hashing), liburing-dev (run --wait uring)
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, time (GNU
-#                           time: the memory bound of test_evidence_limits.sh), and the real
+#                           time: the memory bound of test_evidence_limits.sh), wrk (test_retry.sh
+#                           holds hopbench's retries against it), and the real
 #                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
 #                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
 #                           libfcgi-bin (cgi-fcgi), curl, postgresql, mariadb-server and
@@ -40,7 +41,7 @@ manual="groff-base man-db"
 container="podman runc catatonit netavark aardvark-dns iptables debootstrap"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace time $real $manual $container python3-yaml chromium python3" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace time wrk $real $manual $container python3-yaml chromium python3" ;;
 bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time sysbench" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 image) want="$container" ;;

@@ -55,17 +55,10 @@ stack_nothing_left() {
     fi
 }
 
-# fpm_need : the fpm stacks' servers and the tools their tests use are installed (PATH gets
-# /usr/sbin), or the test ends with one failure naming the command that installs them.
+# fpm_need : the fpm stacks' servers and the programs their tests use are installed, or the
+# test ends failed with a line naming each one missing and its package (need).
 fpm_need() {
-    local tool
-    PATH=$PATH:/usr/sbin:/sbin
-    for tool in nginx apache2 php-fpm8.2 cgi-fcgi curl; do
-        command -v "$tool" >/dev/null 2>&1 || {
-            not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
-            done_testing
-        }
-    done
+    need nginx apache2 php-fpm8.2 cgi-fcgi curl pgrep
 }
 
 # web_requests WEB PORT : the requests the web server (nginx or apache) on 127.0.0.1:PORT

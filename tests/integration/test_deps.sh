@@ -1,11 +1,62 @@
 #!/bin/bash
-# scripts/deps.sh takes turns: two at once (as make -j2 starts the build's and the tests') run
-# apt-get one after the other, and the second finds nothing left to install (a stand-in
-# apt-get and dpkg-query that fail as apt does on a lock held).
+# The programs the project runs (scripts/programs.txt) and the Debian packages it installs
+# (scripts/deps.sh):
+#   - every `need` of the integration scripts names a program the list has
+#   - lib.sh's need: a program missing ends the test failed (not skipped) with one line naming
+#     the test, the program, its package and what installs it; one the list lacks too
+#   - deps.sh takes turns: two at once (as make -j2 starts the build's and the tests') run
+#     apt-get one after the other, and the second finds nothing left to install (a stand-in
+#     apt-get and dpkg-query that fail as apt does on a lock held)
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
+LIST=$TOP/scripts/programs.txt
+
+# --- every need of the scripts is in the list --------------------------------------------------
+
+listed=" $(awk '$1 ~ /^\// { p = $1; sub(/\/$/, "", p); n = p; sub(/.*\//, "", n); printf "%s %s ", n, p }' "$LIST") "
+names=$(cat "$TOP"/tests/integration/*.sh "$TOP"/tests/integration/real/*.sh |
+    sed -e ':a' -e '/\\$/N' -e 's/\\\n//' -e 'ta' | sed -n 's/^ *need \([^#]*\).*/\1/p' | tr ' ' '\n' |
+    grep -v '^$' | sort -u)
+unlisted=
+for n in $names; do
+    case $listed in *" $n "*) ;; *) unlisted="$unlisted $n" ;; esac
+done
+check "the scripts need $(echo "$names" | wc -l) programs" test "$(echo "$names" | wc -l)" -gt 30
+check_eq "every program the scripts need is in scripts/programs.txt" "" "$unlisted"
+
+# --- need -----------------------------------------------------------------------------------------
+
+{
+    cat "$LIST"
+    echo "/nonexistent/hb-absent       hb-absent-pkg  test     test_deps.sh: a program missing"
+    echo "/nonexistent/hb-base         util-linux     minbase  test_deps.sh: one every Debian has"
+    echo "/nonexistent/hb-bench        hb-bench-pkg   bench    test_deps.sh: one for the benchmarks"
+    echo "/nonexistent/hbmod/          python3-hbmod  test     test_deps.sh: a Python module"
+} >"$T/list-need"
+needer() { # OUT PROGRAM... : a script sourcing lib.sh that needs PROGRAM..., then says "past"
+    printf '. %q\nneed %s\necho past\n' "$TOP/tests/integration/lib.sh" "${*:2}" >"$T/needer.sh"
+    RC=0
+    PROGRAMS=$T/list-need bash "$T/needer.sh" >"$T/$1" 2>&1 || RC=$?
+}
+needer present jq curl yaml
+check_eq "need of programs there: the script goes on" "past" "$(tail -n 1 "$T/present")"
+check_eq "... and says nothing else" "1" "$(wc -l <"$T/present")"
+needer absent jq hb-absent
+check "need of a program missing: the script ends failed" test "$RC" -ne 0
+check_eq "... before its next line" "" "$(grep -x past "$T/absent")"
+check_eq "... one line names the test, the program, its package and what installs it" \
+    "not ok setup: hb-absent # needer.sh needs hb-absent (Debian package hb-absent-pkg, scripts/deps.sh test installs it): no /nonexistent/hb-absent" \
+    "$(grep '^not ok' "$T/absent")"
+needer several hb-base hb-bench hbmod
+check_eq "need of three missing: three lines, each its package" \
+    "not ok setup: hb-base # needer.sh needs hb-base (Debian package util-linux, every Debian system has it): no /nonexistent/hb-base|not ok setup: hb-bench # needer.sh needs hb-bench (Debian package hb-bench-pkg, scripts/deps.sh bench installs it): no /nonexistent/hb-bench|not ok setup: hbmod # needer.sh needs hbmod (Debian package python3-hbmod, scripts/deps.sh test installs it): no /nonexistent/hbmod/|" \
+    "$(grep '^not ok' "$T/several" | tr '\n' '|')"
+needer unlisted hb-nowhere
+check "need of a program the list lacks: the script ends failed" test "$RC" -ne 0
+check "... one line says the list lacks it" \
+    grep -q "^not ok setup: hb-nowhere # needer.sh needs hb-nowhere, which .* does not list" "$T/unlisted"
 
 # --- two deps.sh at once -------------------------------------------------------------------------
 
