@@ -21,13 +21,21 @@
 #                           find each other by name), iptables (netavark runs it to set up a pod's
 #                           network; without it a pod fails "netavark: No such file or directory"),
 #                           debootstrap (make image, make image-stack)
+#   scripts/deps.sh check   debootstrap (make deps-check: a clean Debian 12 root to run this in)
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
 #                           lint; clang-tidy parses the sources, so it needs the build's headers)
+#   scripts/deps.sh --list PURPOSE   prints the packages of PURPOSE, one a line, and installs
+#                           nothing (scripts/deps-check.sh holds scripts/programs.txt against it)
 # CC and FLAVOUR are read from the environment (the Makefile passes its own).
 # Runs apt-get only when something is missing; needs root for that. Two at once (make -j2 runs
 # the build's and the tests' at the same time) take turns on a lock, /run/lock/hopbench-deps.lock:
 # the second looks again once the first is done, and finds nothing left to install.
 set -eu
+list=false
+if [ "${1:-}" = --list ]; then
+    list=true
+    shift
+fi
 cc=gcc
 case "${CC:-cc}" in
 *clang*)
@@ -45,9 +53,15 @@ test) want="$want libcmocka-dev jq iproute2 procps strace time wrk $real $manual
 bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time sysbench" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 image) want="$container" ;;
+check) want="debootstrap" ;;
 lint) want="$want clang-format cppcheck clang-tidy" ;;
-*) echo "deps.sh: unknown purpose '$1' (build, test, bench, fuzz, image or lint)" >&2; exit 64 ;;
+*) echo "deps.sh: unknown purpose '$1' (build, test, bench, fuzz, image, check or lint)" >&2; exit 64 ;;
 esac
+if $list; then
+    # shellcheck disable=SC2086 # want is a list of words
+    printf '%s\n' $want | awk '!seen[$0]++'
+    exit 0
+fi
 # missing_now : sets missing to the packages of want that are not installed.
 missing_now() {
     missing=""

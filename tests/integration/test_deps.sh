@@ -1,6 +1,10 @@
 #!/bin/bash
-# The programs the project runs (scripts/programs.txt) and the Debian packages it installs
-# (scripts/deps.sh):
+# The Debian packages the project installs (scripts/deps.sh) against the programs it runs
+# (scripts/programs.txt), without a new root (make deps-check builds one: docs/deps.md):
+#   - scripts/deps-check.sh --static: every listed program's package is one deps.sh installs
+#     for the purposes the line names; a deps.sh without iptables (the fault a fresh Debian 12
+#     met: every pod failed "netavark: No such file or directory") fails it, in lines naming
+#     iptables and the programs it brings; so does a list naming a package or purpose wrong
 #   - every `need` of the integration scripts names a program the list has
 #   - lib.sh's need: a program missing ends the test failed (not skipped) with one line naming
 #     the test, the program, its package and what installs it; one the list lacks too
@@ -12,6 +16,47 @@
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 LIST=$TOP/scripts/programs.txt
+
+# --- the list against deps.sh ----------------------------------------------------------------
+
+dc() { # OUT [ENV=VALUE...] : scripts/deps-check.sh --static; stdout+stderr to $T/OUT, RC
+    local out=$1
+    shift
+    RC=0
+    env "$@" bash "$TOP/scripts/deps-check.sh" --static >"$T/$out" 2>&1 || RC=$?
+}
+dc static
+check_eq "deps-check --static: exit 0" 0 "$RC"
+one_line "deps-check --static: one line, the count of programs" "$T/static" \
+    '^deps-check: static: every program of .* \([0-9]+ programs\)$'
+
+sed 's/ iptables debootstrap"/ debootstrap"/' "$TOP/scripts/deps.sh" >"$T/deps-noipt.sh"
+check "the stand-in deps.sh lacks iptables" \
+    bash -c "! sh '$T/deps-noipt.sh' --list test | grep -qx iptables"
+dc noipt DEPS_SH="$T/deps-noipt.sh"
+check_eq "deps.sh without iptables: deps-check --static exit 1" 1 "$RC"
+check "... a line names iptables and /usr/sbin/iptables, which netavark runs" \
+    grep -q '^deps-check: MISSING iptables: scripts/deps.sh test does not install it, and it brings /usr/sbin/iptables (netavark' "$T/noipt"
+check_eq "... every line is about iptables" "" "$(grep -v 'MISSING iptables:' "$T/noipt")"
+
+sed 's|^/usr/bin/jq  *jq |/usr/bin/jq   jqq |' "$LIST" >"$T/list-pkg"
+dc wrongpkg PROGRAMS="$T/list-pkg"
+check_eq "a list naming a package deps.sh lacks: exit 1" 1 "$RC"
+check "... the line names the package, the purpose and the program" \
+    grep -q '^deps-check: MISSING jqq: scripts/deps.sh test does not install it, and it brings /usr/bin/jq ' "$T/wrongpkg"
+sed 's|^\(/usr/bin/jq  *jq  *\)test,bench|\1tests|' "$LIST" >"$T/list-for"
+dc wrongfor PROGRAMS="$T/list-for"
+check_eq "a list naming no purpose of deps.sh: exit 1" 1 "$RC"
+check "... the line says which" grep -q "^deps-check: /usr/bin/jq: 'tests' is no purpose" "$T/wrongfor"
+{ cat "$LIST"; grep '^/usr/bin/jq ' "$LIST"; } >"$T/list-twice"
+dc twice PROGRAMS="$T/list-twice"
+check_eq "a list with a program twice: exit 1" 1 "$RC"
+
+check "deps.sh --list test has iptables, wrk and python3-yaml" \
+    bash -c "sh '$TOP/scripts/deps.sh' --list test | grep -x -e iptables -e wrk -e python3-yaml | wc -l | grep -qx 3"
+RC=0
+sh "$TOP/scripts/deps.sh" --list bogus >/dev/null 2>&1 || RC=$?
+check_eq "deps.sh --list bogus: exit 64" 64 "$RC"
 
 # --- every need of the scripts is in the list --------------------------------------------------
 
