@@ -188,11 +188,25 @@ fi
 # The mount points under the root, the deepest first.
 mounts() { awk -v r="$ROOT/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r; }
 
+# bg LOG CMD... : CMD with its output to LOG, in the background and waited for, so that a signal
+# to this script is taken at once (bash takes it only after a command in the foreground ends).
+BG=
+bg() {
+    local log=$1
+    shift
+    "$@" >"$log" 2>&1 &
+    BG=$!
+    wait "$BG"
+}
+
 # Whatever happens: the processes started in the root stopped, its mounts gone, build/deps-check
 # removed (never through a mount: a mount that will not go keeps the directory, and says so).
 cleanup() {
     local rc=$? m d left
     trap - EXIT INT TERM
+    if [ -n "$BG" ] && kill -TERM "$BG" 2>/dev/null; then
+        wait "$BG" 2>/dev/null || true
+    fi
     for d in /proc/[0-9]*; do
         [ "$(readlink "$d/root" 2>/dev/null)" = "$ROOT" ] && kill -KILL "${d#/proc/}" 2>/dev/null
     done
@@ -228,8 +242,8 @@ if fresh "$TAR"; then
     say "minbase root: unpacked from $TAR ($(since "$t"))"
 else
     command -v debootstrap >/dev/null || die 2 "needs debootstrap (scripts/deps.sh check installs it)"
-    debootstrap --variant=minbase --cache-dir="$CACHE/apt-archives" bookworm "$ROOT" "$MIRROR" \
-        >"$WORK/debootstrap.log" 2>&1 || {
+    bg "$WORK/debootstrap.log" debootstrap --variant=minbase --cache-dir="$CACHE/apt-archives" \
+        bookworm "$ROOT" "$MIRROR" || {
         tail -n 5 "$WORK/debootstrap.log" >&2
         die 2 "debootstrap failed"
     }
@@ -265,8 +279,8 @@ mount --bind "$CACHE/apt-lists" "$ROOT/var/lib/apt/lists"
 
 for p in $(purposes); do
     t=$(date +%s)
-    chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-        sh /tmp/hopbench/deps.sh "$p" >"$WORK/deps-$p.log" 2>&1 || {
+    bg "$WORK/deps-$p.log" chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+        HOME=/root LANG=C.UTF-8 sh /tmp/hopbench/deps.sh "$p" || {
         tail -n 8 "$WORK/deps-$p.log" >&2
         die 2 "scripts/deps.sh $p failed in the root"
     }
