@@ -499,8 +499,8 @@ static const char redis_mariadb_help[] =
     "not a result.\n"
     "\n" STACK_HELP_OPTIONS;
 
-static const char *const postgres_needs[] = { PG_INITDB, "postgresql-15", PG_POSTGRES,
-                                              "postgresql-15", NULL };
+static const char *const postgres_needs[] = { PG_INITDB, "postgresql", PG_POSTGRES, "postgresql",
+                                              NULL };
 static const char *const redis_mariadb_needs[] = { "/usr/bin/redis-server",
                                                    "redis-server",
                                                    MY_INSTALL,

@@ -109,17 +109,10 @@ redis_attack() {
     check_eq "$name: the password logs in; hz as it was" "hz 10 " "$out"
 }
 
-# fpm_need : the fpm stacks' servers and the tools their tests use are installed (PATH gets
-# /usr/sbin), or the test ends with one failure naming the command that installs them.
+# fpm_need : the fpm stacks' servers and the programs their tests use are installed, or the
+# test ends failed with a line naming each one missing and its package (need).
 fpm_need() {
-    local tool
-    PATH=$PATH:/usr/sbin:/sbin
-    for tool in nginx apache2 php-fpm8.2 cgi-fcgi curl; do
-        command -v "$tool" >/dev/null 2>&1 || {
-            not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
-            done_testing
-        }
-    done
+    need nginx apache2 php-fpm8.2 cgi-fcgi curl pgrep nsenter setpriv
 }
 
 # in_ns PID CMD.. : runs CMD in the network namespace of process PID (a service of the stack:

@@ -34,7 +34,7 @@
     ok "database stacks # SKIP needs root (cgroups; the servers run as their own users)"
     done_testing
 }
-need_tools redis-server redis-cli mariadbd mariadb-install-db mariadb psql
+need redis-server redis-cli mariadbd mariadb-install-db mariadb initdb postgres psql runuser setpriv
 
 expect_rc "stack list: exit 0" 0 list stack list
 check "stack list: names postgres and redis-mariadb" \

@@ -29,13 +29,7 @@
 # shellcheck source=tests/integration/stack_lib.sh
 . "$(dirname "$0")/stack_lib.sh"
 
-PATH=$PATH:/usr/sbin:/sbin
-for tool in nginx php-fpm8.2 cgi-fcgi curl; do
-    command -v "$tool" >/dev/null 2>&1 || {
-        not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
-        done_testing
-    }
-done
+need nginx php-fpm8.2 cgi-fcgi curl pgrep
 
 # runs_of JSONL : one object per run record: its child (1-based, counted by header lines),
 # the child's --path, whether the child ran an open loop, and the run's own fields.

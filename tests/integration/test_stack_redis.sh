@@ -36,7 +36,7 @@
 # shellcheck source=tests/integration/stack_lib.sh
 . "$(dirname "$0")/stack_lib.sh"
 
-need_tools redis-server redis-cli
+need redis-server redis-cli unshare mount script setpriv
 
 # --- list, help, usage errors -------------------------------------------------------------
 
@@ -269,27 +269,23 @@ stack_progress_checks() {
         test "${first:--1}" -gt "${last:-999}"
 }
 
-if command -v script >/dev/null; then
-    for q in "" -q; do
-        name=tty${q:+-quiet}
-        printf '%q ' "$HOPBENCH" stack redis --short --reps 1 ${q:+"$q"} >"$T/$name.cmd"
-        (cd "$T" && timeout -k 5 120 script -qec "stty cols 100 rows 24; $(cat "$T/$name.cmd") >$T/$name.out" \
-            "$T/$name.raw" >/dev/null 2>&1 </dev/null)
-        RC=$?
-        check_eq "$name: exit 0" 0 "$RC"
-        drawn=$(tr '\r' '\n' <"$T/$name.raw" | grep -ac $'\033\\[K')
-        if [ -z "$q" ]; then
-            check "$name: the run children draw their progress line ($drawn drawn)" test "$drawn" -gt 0
-            stack_progress_checks "$name" "$T/$name.raw"
-        else
-            check_eq "$name: --quiet: no progress line drawn" 0 "$drawn"
-        fi
-        check_eq "$name: never an escape on stdout" 0 "$(grep -c $'\033' "$T/$name.out")"
-        stack_nothing_left "$name" "$T/$name.out"
-    done
-else
-    not_ok "setup: script(1) (util-linux) installed" "run: sh scripts/deps.sh test"
-fi
+for q in "" -q; do
+    name=tty${q:+-quiet}
+    printf '%q ' "$HOPBENCH" stack redis --short --reps 1 ${q:+"$q"} >"$T/$name.cmd"
+    (cd "$T" && timeout -k 5 120 script -qec "stty cols 100 rows 24; $(cat "$T/$name.cmd") >$T/$name.out" \
+        "$T/$name.raw" >/dev/null 2>&1 </dev/null)
+    RC=$?
+    check_eq "$name: exit 0" 0 "$RC"
+    drawn=$(tr '\r' '\n' <"$T/$name.raw" | grep -ac $'\033\\[K')
+    if [ -z "$q" ]; then
+        check "$name: the run children draw their progress line ($drawn drawn)" test "$drawn" -gt 0
+        stack_progress_checks "$name" "$T/$name.raw"
+    else
+        check_eq "$name: --quiet: no progress line drawn" 0 "$drawn"
+    fi
+    check_eq "$name: never an escape on stdout" 0 "$(grep -c $'\033' "$T/$name.out")"
+    stack_nothing_left "$name" "$T/$name.out"
+done
 check "second: another port and socket path than the first" jtrue -n \
     --slurpfile a "$T/held.jsonl" --slurpfile b "$T/second.jsonl" \
     '[$a[], $b[] | select(.record == "run") | .endpoint] | unique | length == 4'
