@@ -11,6 +11,8 @@
 #     and says so in one line naming the dead pid, the directory, the cgroups and the
 #     processes; a stack alive meanwhile (its pid recorded in its cgroups' names and its
 #     directory's owner file) is not touched: it answers on and ends as usual
+#   - lab: the next lab removes a dead owner's directory (one line); killed outright, its
+#     server and its directory are gone within 10 s
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/stack_lib.sh
@@ -181,5 +183,38 @@ kill -INT "$LIVE"
 reap "$LIVE" 20
 check_eq "the live stack: Ctrl-C while held: exit 0" 0 "$RC"
 stack_nothing_left "the live stack" "$T/live.out"
+
+# --- lab -------------------------------------------------------------------------------------
+
+# A dead process's mark: its pid, its start time, this pid namespace's inode.
+sleep 30 &
+GONE=$!
+GONE_MARK=$GONE-$(awk '{ sub(/.*\) /, ""); print $20 }' "/proc/$GONE/stat")-$(stat -L -c %i /proc/self/ns/pid)
+kill "$GONE"
+wait "$GONE" 2>/dev/null
+mkdir -p "$T/lab.tmp/hopbench-lab.gone00" "$T/lab.cwd"
+echo "$GONE_MARK" >"$T/lab.tmp/hopbench-lab.gone00/owner"
+: >"$T/lab.tmp/hopbench-lab.gone00/echo.sock"
+spawn_cmd lab env -C "$T/lab.cwd" TMPDIR="$T/lab.tmp" "$HOPBENCH" lab --quick --sizes 64 \
+    --json "$T/lab.json"
+LAB=$SPAWNED
+if wait_line "$T/lab.out" '^cells: ' 30 "$LAB"; then
+    check_eq "lab: first line: the dead lab's directory removed" \
+        "hopbench lab: removed leftovers of hopbench pid $GONE (dead): $T/lab.tmp/hopbench-lab.gone00" \
+        "$(head -n 1 "$T/lab.out")"
+    check "lab: that directory is gone" test ! -e "$T/lab.tmp/hopbench-lab.gone00"
+    LSPID=$(sed -n 's/^hopbench .* lab: echo over .*; server pid \([0-9][0-9]*\)$/\1/p' "$T/lab.out")
+    check "lab: its server runs" live "${LSPID:-0}"
+    kill -KILL "$LAB"
+    reap "$LAB" 5
+    check_eq "lab: killed by SIGKILL" 137 "$RC"
+    check "lab: killed: within 10 s its server is gone" none_live 10 "${LSPID:-0}"
+    end=$(($(now_ms) + 10000))
+    while [ -n "$(ls -A "$T/lab.tmp")" ] && [ "$(now_ms)" -lt "$end" ]; do sleep 0.05; done
+    check_eq "lab: killed: within 10 s its directory is gone" "" "$(ls -A "$T/lab.tmp")"
+else
+    not_ok "lab: started" "$(tail -c 300 "$T/lab.err" | tr '\n' '|')"
+    stop_pid "$LAB"
+fi
 
 done_testing
