@@ -87,6 +87,7 @@ struct main_state {
      */
     atomic_bool no_abort;
     char lab_sock[256];
+    char lab_owner[272]; /* the directory's owner mark file */
     char lab_dir[256];
     /* The command line as typed: getopt_long permutes argv, the evidence must not. */
     int argc;
@@ -111,6 +112,7 @@ static void abort_now(void)
         kill(server, SIGCONT);
     }
     if (g_main.lab_sock[0]) unlink(g_main.lab_sock);
+    if (g_main.lab_owner[0]) unlink(g_main.lab_owner);
     if (g_main.lab_dir[0]) rmdir(g_main.lab_dir);
     _exit(HB_EXIT_INTERRUPTED);
 }
@@ -722,6 +724,7 @@ static int cmd_serve(int argc, char **argv)
 static void lab_arm_emergency(const struct lab *lab)
 {
     snprintf(g_main.lab_dir, sizeof(g_main.lab_dir), "%s", lab->dir);
+    snprintf(g_main.lab_owner, sizeof(g_main.lab_owner), "%s/%s", lab->dir, LEFTOVER_OWNER_FILE);
     if (lab->eps[1].kind == ENDPOINT_UNIX)
         snprintf(g_main.lab_sock, sizeof(g_main.lab_sock), "%s",
                  lab->eps[1].text + strlen("unix:"));
@@ -801,6 +804,7 @@ static int cmd_lab(int argc, char **argv)
      */
     install_signals();
     install_child_watch();
+    lab_clean_leftovers(stdout); /* of labs whose hopbench was killed with its watcher */
     stop_signal_set(&held);
     pthread_sigmask(SIG_BLOCK, &held, &old);
     rc = lab_init(&lab, &o, &g_main.lab_server, &err);

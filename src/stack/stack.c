@@ -169,6 +169,7 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
     if (d == NULL) return hb_fail(err, -EINVAL, "no stack '%s' (hopbench stack list)", o->name);
     rc = needs_check(d, err);
     if (rc < 0) return rc;
+    sup_clean_leftovers(out); /* of stacks whose hopbench was killed with their watcher */
     memset(&c, 0, sizeof(c));
     c.o = o;
     c.out = out;

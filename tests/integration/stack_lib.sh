@@ -2,7 +2,8 @@
 # Helpers of the test_stack_*.sh scripts (sourced after lib.sh, bash).
 #
 # A stack prints first "hopbench stack NAME: directory DIR" (its private directory,
-# DIR = /tmp/hopbench-stack.XXXXXX, or under $TMPDIR; its cgroups are named after it),
+# DIR = /tmp/hopbench-stack.XXXXXX, or under $TMPDIR; its cgroups are named after it and
+# its owner, hopbench-stack.XXXXXX.PID-START-PIDNS),
 # then, before it measures, the line of each service ("... pid N ...") and "cgroup: DIR"
 # (a service's CPU cgroup). These helpers read them from the stack's stdout and check
 # that nothing is left.
@@ -45,7 +46,7 @@ stack_nothing_left() {
     for p in $(pgrep -f "$tag"); do left="$left pid $p ($(tr '\0' ' ' <"/proc/$p/cmdline"))"; done
     while IFS= read -r d; do
         left="$left cgroup $d"
-    done < <(find /sys/fs/cgroup -maxdepth 5 -type d -name "$tag" 2>/dev/null)
+    done < <(find /sys/fs/cgroup -maxdepth 5 -type d \( -name "$tag" -o -name "$tag.*" \) 2>/dev/null)
     d=$(sed -n 's|^hopbench stack [a-z-]*: directory ||p' "$out" | head -n 1)
     [ -e "$d" ] && left="$left dir $d"
     if [ -z "$left" ]; then
