@@ -449,6 +449,7 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
     json_object_set_new(doc, EV_RUNS, runs);
     if (meta->plan != NULL) json_object_set(doc, EV_PLAN, meta->plan);
     if (meta->summary != NULL) json_object_set(doc, EV_SUMMARY, meta->summary);
+    if (meta->bottom != NULL) json_object_set(doc, EV_BOTTOM_LINE, meta->bottom);
     return doc;
 }
 
