@@ -188,12 +188,7 @@ static void vcpu_rate_text(char *buf, size_t cap, const struct cost_saving *s)
     char rtext[160];
 
     range_text(rtext, sizeof(rtext), cost_breakeven_rate(s->saved), 1, 3);
-    if (!s->significant && !isnan(s->p))
-        snprintf(buf, cap, "no significant difference (p=%.2g, n=%zu+%zu): not priced", s->p,
-                 s->n_tcp, s->n_uds);
-    else if (!s->significant)
-        snprintf(buf, cap, "no interval (fewer than two runs a side): not priced");
-    else if (s->saved.v > 0)
+    if (s->saved.v > 0)
         snprintf(buf, cap, "one whole vCPU is saved at %s requests/s, sustained", rtext);
     else if (s->saved.v < 0)
         snprintf(buf, cap, "the Unix socket costs one whole vCPU more at %s requests/s, sustained",
@@ -208,11 +203,6 @@ static void put_month(FILE *f, const struct cost_series *ser, const struct cost_
 {
     char rtext[256], price[48];
 
-    if (!s->significant) { /* a difference that may be none is not priced */
-        vcpu_rate_text(rtext, sizeof(rtext), s);
-        fprintf(f, "\n   cpu %s: %s\n", ser->name, rtext);
-        return;
-    }
     fprintf(f, "\n   cpu %s: saved per month (30 days)\n", ser->name);
     snprintf(price, sizeof(price), "value at $%g/vCPU-month", p->price_usd);
     fprintf(f, "   %-14s %16s %12s   %-30s %-34s %s\n", "traffic", "requests/month", "avg req/s",
@@ -330,7 +320,16 @@ void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
             if (c->series[j].kind != COST_CPU || !saving_of(c, j, p, &sv)) continue;
             range_text(saved, sizeof(saved), sv.saved, 1e-3, 3);
             sig(pct, sizeof(pct), 100 * sv.saved.v / sv.tcp, 3);
-            vcpu_rate_text(rate, sizeof(rate), &sv);
+            /* the stack's short form prices only a significant difference */
+            if (sv.significant)
+                vcpu_rate_text(rate, sizeof(rate), &sv);
+            else if (!isnan(sv.p))
+                snprintf(rate, sizeof(rate),
+                         "no significant difference (p=%.2g, n=%zu+%zu): not priced", sv.p,
+                         sv.n_tcp, sv.n_uds);
+            else
+                snprintf(rate, sizeof(rate),
+                         "no interval (fewer than two runs a side): not priced");
             fprintf(f, "   cpu %s: saved %s µs per request (%s%s); %s\n", c->series[j].name, saved,
                     sv.tcp > 0 ? pct : "n/a", sv.tcp > 0 ? " %" : "", rate);
         }

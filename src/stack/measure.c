@@ -545,10 +545,10 @@ static int stack_html_write(struct stack_ctx *c, struct hb_err *err)
 {
     size_t n = json_array_size(c->csv), k = n < HTML_MAX_FILES ? n : HTML_MAX_FILES;
     char(*paths)[PATH_MAX] = calloc(k + 1, sizeof(*paths));
-    const char **ptrs = calloc(k + 1, sizeof(*ptrs));
+    const char **ptrs = calloc(k + 1, sizeof(*ptrs)), **titles = calloc(k + 1, sizeof(*titles));
     int rc = 0;
 
-    if (paths == NULL || ptrs == NULL) {
+    if (paths == NULL || ptrs == NULL || titles == NULL) {
         rc = hb_fail(err, -ENOMEM, "--html: out of memory");
         goto out;
     }
@@ -565,16 +565,20 @@ static int stack_html_write(struct stack_ctx *c, struct hb_err *err)
         if (snprintf(paths[i], PATH_MAX, "%.3900s/%zu-%s.json", c->sup.dir, i, name) >= PATH_MAX)
             rc = hb_fail(err, -ENAMETOOLONG, "--html: the stack's directory name is too long");
         ptrs[i] = paths[i];
+        titles[i] = json_string_value(json_object_get(e, "title"));
+        if (titles[i] == NULL) titles[i] = src != NULL ? src : "";
         if (rc == 0 && json_dump_file(json_object_get(e, "doc"), paths[i], JSON_COMPACT) < 0)
             rc = hb_fail(err, -EIO, "--html: cannot write %s", paths[i]);
     }
-    if (rc == 0) rc = report_html_write(c->o->html_path, ptrs, k, err);
+    /* one page for the stack: its measurements by name, not the files they were kept in */
+    if (rc == 0) rc = report_html_write_parts(c->o->html_path, ptrs, titles, k, err);
     if (rc == 0) fprintf(c->out, "html: %s (%zu of %zu measurement(s))\n", c->o->html_path, k, n);
     for (size_t i = 0; i < k; i++)
         if (ptrs[i] != NULL) unlink(ptrs[i]);
 out:
     free(paths);
     free(ptrs);
+    free(titles);
     return rc;
 }
 
