@@ -42,11 +42,12 @@ static void place_of(const struct run_record *recs, size_t n, const struct run_r
                      enum bottom_by by, struct place_of *p)
 {
     const char *label = r->cfg.ep.label, *dot = strrchr(label, '.');
-    char size[32];
-    int k;
 
     memset(p, 0, sizeof(*p));
     if (by == BOTTOM_BY_LAB) {
+        char size[32];
+        int k;
+
         report_size_text(size, sizeof(size), (long long)r->cfg.size);
         k = snprintf(p->cell, sizeof(p->cell), "%s %s", size, report_mode_name(r->cfg.mode));
         if (r->rate_share > 0 && k > 0 && (size_t)k < sizeof(p->cell))
@@ -644,15 +645,16 @@ static void against_text(char *buf, size_t cap, const struct bottom_line *b)
 {
     const struct bottom_row *r0 = &b->rows[0];
     bool same = true;
-    char arm[TEXT_SAFE_CAP], base[TEXT_SAFE_CAP];
 
     for (size_t i = 1; i < b->nrows; i++)
         same &= strcmp(b->rows[i].arm, r0->arm) == 0 && strcmp(b->rows[i].base, r0->base) == 0;
-    if (same)
+    if (same) {
+        char arm[TEXT_SAFE_CAP], base[TEXT_SAFE_CAP];
         snprintf(buf, cap, "%s against %s", text_safe(arm, sizeof(arm), r0->arm),
                  text_safe(base, sizeof(base), r0->base));
-    else
+    } else {
         snprintf(buf, cap, "each arm against its cell's base");
+    }
 }
 
 void bottom_print(FILE *f, const struct bottom_line *b, bool colour, const char *hint)
