@@ -136,6 +136,8 @@ static const char usage_run_head[] =
     "  -q, --quiet           no live progress line (drawn on stderr only when it is a\n"
     "                        terminal: endpoint, rep k/n, seconds, ops/s and errors so\n"
     "                        far, the time left)\n"
+    "  -v, --verbose         with --reps: also the \"noisy:\" line of each run (the bottom\n"
+    "                        line counts them)\n"
     "      --allow-remote    allow a non-loopback TCP address\n"
     "      --wait-ready S    an endpoint that refuses (or whose socket file is not there\n"
     "                        yet) is asked again every 50 ms for up to S seconds before\n"
@@ -321,6 +323,8 @@ static const char usage_lab[] =
     "  -q, --quiet           no live progress line (drawn on stderr only when it is a\n"
     "                        terminal: cell, rep k/n, seconds, ops/s and errors so far,\n"
     "                        the time left for the whole lab)\n"
+    "  -v, --verbose         also a line per run as it ends, the summaries over repetitions\n"
+    "                        and a \"noisy:\" line per noisy run (the bottom line counts them)\n"
     "      --reps N          run every cell N times, tcp and unix in ABBA order; then print\n"
     "                        per size and mode the medians and unix against tcp with a\n"
     "                        bootstrap 95 % interval and a Mann-Whitney p (default 5; with\n"
@@ -787,6 +791,9 @@ static int shared_option(int c, const char *val, struct shared_opts *o, struct h
     case 'q':
         o->quiet = true;
         break;
+    case 'v':
+        o->verbose = true;
+        break;
     case 'c':
         o->conns_given = true;
         rc = opt_uint("--connections", val, 1, 100000, &v, err);
@@ -1161,6 +1168,7 @@ static const struct option run_longopts[] = {
     { "jsonl", required_argument, NULL, OPT_JSONL },
     { "csv", required_argument, NULL, OPT_CSV },
     { "quiet", no_argument, NULL, 'q' },
+    { "verbose", no_argument, NULL, 'v' },
     { "size", required_argument, NULL, OPT_SIZE },
     { "warmup", required_argument, NULL, OPT_WARMUP },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -1195,7 +1203,7 @@ static const struct option run_longopts[] = {
 static char run_help[sizeof(usage_run_head) + sizeof(usage_run_tail) + 8192];
 static struct option run_table[ARRAY_LEN(run_longopts) + 32];
 
-const struct cli_spec cli_spec_run = { "run", run_help, "c:t:d:n:qh", run_table };
+const struct cli_spec cli_spec_run = { "run", run_help, "c:t:d:n:qvh", run_table };
 
 /* Appends to buf (of cap bytes, holding *len) one option's --help entry, as the fixed ones are. */
 static void help_option(char *buf, size_t cap, size_t *len, const struct proto_option *po)
@@ -1611,6 +1619,7 @@ static const struct option lab_longopts[] = {
     { "jsonl", required_argument, NULL, OPT_JSONL },
     { "csv", required_argument, NULL, OPT_CSV },
     { "quiet", no_argument, NULL, 'q' },
+    { "verbose", no_argument, NULL, 'v' },
     { "reps", required_argument, NULL, OPT_REPS },
     { "cooldown", required_argument, NULL, OPT_COOLDOWN },
     { "seed", required_argument, NULL, OPT_SEED },
@@ -1627,7 +1636,7 @@ static const struct option lab_longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-const struct cli_spec cli_spec_lab = { "lab", usage_lab, "d:c:t:n:qh", lab_longopts };
+const struct cli_spec cli_spec_lab = { "lab", usage_lab, "d:c:t:n:qvh", lab_longopts };
 
 /* -n and --pipeline against the rest, as run checks them; -n replaces the duration. */
 static int lab_check_load(struct lab_opts *o, struct hb_err *err)

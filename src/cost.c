@@ -139,7 +139,7 @@ int cost_saving_of(const double *tcp, size_t n_tcp, const double *uds, size_t n_
                    struct cost_saving *out)
 {
     struct stats_summary a, b;
-    double r, lo, hi;
+    double r, lo, hi, u;
     int rc;
 
     if (n_tcp == 0 || n_uds == 0 || !all_finite(tcp, n_tcp) || !all_finite(uds, n_uds))
@@ -147,18 +147,30 @@ int cost_saving_of(const double *tcp, size_t n_tcp, const double *uds, size_t n_
     if (stats_summarize(tcp, n_tcp, &a) < 0 || stats_summarize(uds, n_uds, &b) < 0) return -EINVAL;
     *out = (struct cost_saving){ .tcp = a.median, .uds = b.median, .n_tcp = n_tcp, .n_uds = n_uds };
     out->saved = (struct cost_range){ a.median - b.median, NAN, NAN };
+    out->p = NAN;
     if (n_tcp < 2 || n_uds < 2 || !all_positive(tcp, n_tcp) || !all_positive(uds, n_uds)) return 0;
     rc = stats_bootstrap_ratio(tcp, n_tcp, uds, n_uds, COST_BOOTSTRAP, COST_LEVEL, seed, &r, &lo,
                                &hi);
     if (rc < 0) return rc;
+    out->saved = cost_saving_range(a.median, b.median, lo, hi);
+    if (stats_mann_whitney(tcp, n_tcp, uds, n_uds, &u, &out->p) == 0)
+        out->significant = stats_significant(r, lo, hi, out->p, STATS_ALPHA);
+    return 0;
+}
+
+struct cost_range cost_saving_range(double tcp, double uds, double lo, double hi)
+{
+    struct cost_range s = { tcp - uds, NAN, NAN };
+
+    if (isnan(lo) || isnan(hi)) return s;
     /* saved = tcp (1 - r): decreasing in r, so the ratio's high end is the saving's low one */
-    out->saved.lo = a.median * (1 - hi);
-    out->saved.hi = a.median * (1 - lo);
+    s.lo = tcp * (1 - hi);
+    s.hi = tcp * (1 - lo);
     /* The bootstrap's ends hold the point ratio, but tcp (1 - r) and tcp - uds round apart: with
      * ties (10 ms ticks, histogram buckets) an end can miss the point by an ulp. Hold it. */
-    out->saved.lo = fmin(out->saved.lo, out->saved.v);
-    out->saved.hi = fmax(out->saved.hi, out->saved.v);
-    return 0;
+    s.lo = fmin(s.lo, s.v);
+    s.hi = fmax(s.hi, s.v);
+    return s;
 }
 
 struct cost_range cost_month_cpu_s(struct cost_range saved_ns, double per_month)

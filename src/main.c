@@ -43,6 +43,7 @@
 #include "outfile.h"
 #include "progress.h"
 #include "registry.h"
+#include "report/bottom.h"
 #include "report/csv.h"
 #include "report/html.h"
 #include "report/report.h"
@@ -435,6 +436,7 @@ static int run_finish(struct run *run, const char *json_path, const char *csv_pa
     int rc;
 
     run_report(run, stdout);
+    meta->bottom = run_bottom(run, stdout);
     /* not stdout failing now: the runs are done */
     meta->interrupted = atomic_load(&g_main.stop) || wait_failed(run->recs, run->nrecs);
     meta->summary = run_summary_json(run);
@@ -442,6 +444,8 @@ static int run_finish(struct run *run, const char *json_path, const char *csv_pa
     if (rc == HB_EXIT_OK) rc = write_html("run", run->opts->shared.html_path, json_path);
     json_decref(meta->summary);
     meta->summary = NULL;
+    json_decref(meta->bottom);
+    meta->bottom = NULL;
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
     rc = run_rc != HB_EXIT_OK ? run_rc : verdict(run->recs, run->nrecs, atomic_load(&g_main.stop));
     if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
@@ -845,15 +849,20 @@ static int cmd_lab(int argc, char **argv)
     /* the server may have been restarted (--close server): the last one's pid */
     snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name, (long)lab.server_pid);
     if (o.shared.reps > 1)
-        printf("\nThe tables show each cell's run of median ops/s; the summaries after them cover "
+        printf("\nThe tables show each cell's run of median ops/s; the %s after them cover%s "
                "all %u runs.\n",
-               o.shared.reps);
+               o.shared.verbose ? "summaries and the bottom line" : "bottom line",
+               o.shared.verbose ? "" : "s", o.shared.reps);
     report_lab_tables(stdout, lab.recs, lab.nrecs);
     if (o.overload) report_overload(stdout, lab.recs, lab.nrecs);
-    meta.summary =
-        o.shared.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.shared.seed) : NULL;
-    report_errors(stdout, lab.recs, lab.nrecs);
+    meta.summary = o.shared.reps > 1 ? summary_lab(o.shared.verbose ? stdout : NULL, lab.recs,
+                                                   lab.nrecs, o.shared.seed)
+                                     : NULL;
+    (o.shared.verbose ? report_errors : report_errors_only)(stdout, lab.recs, lab.nrecs);
     report_cut_short(stdout, lab.recs, lab.nrecs);
+    if (!o.overload)
+        meta.bottom = bottom_report(stdout, lab.recs, lab.nrecs, BOTTOM_BY_LAB, o.shared.seed,
+                                    o.shared.verbose);
     /*
      * Cut short: a stop signal, the reader gone, the server's exit while cells were left (not
      * one after the last cell: STOP_SERVER_EXIT alone), a load thread's failed wait, not
@@ -865,6 +874,7 @@ static int cmd_lab(int argc, char **argv)
     if (rc == HB_EXIT_OK) rc = write_html("lab", o.shared.html_path, json_path);
     json_decref(meta.plan);
     json_decref(meta.summary);
+    json_decref(meta.bottom);
     if (run_rc < 0)
         rc = fail("lab", &err, HB_EXIT_RUNTIME);
     else if (rc == HB_EXIT_OK && failed)

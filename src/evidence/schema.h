@@ -33,6 +33,8 @@
 #define EV_RUNS           "runs"
 #define EV_PLAN           "plan"
 #define EV_SUMMARY        "summary"
+#define EV_BOTTOM_LINE    "bottom_line"
+#define EV_TRANSPORT      "transport"
 
 /* A --jsonl line: {"record": "header", ...} or {"record": "run", ...}. */
 #define EV_RECORD        "record"
