@@ -207,7 +207,7 @@ static int fail(const char *what, const struct hb_err *err, int code)
 static int write_csv(const char *cmd, const char *csv_path, const char *evidence, json_t *doc)
 {
     struct hb_err err = { 0 };
-    struct csv_source src = { evidence, json_object_get(doc, EV_RUNS) };
+    struct csv_source src = { evidence, json_object_get(doc, EV_RUNS), doc };
     char shown[TEXT_SAFE_CAP];
 
     if (doc != NULL && report_csv_write(csv_path, &src, 1, &err) == 0) {
@@ -1121,7 +1121,8 @@ static int report_csv_files(const char *csv, const char *const *paths, size_t n,
     for (size_t i = 0; i < n && rc == 0; i++) {
         rc = evidence_load(paths[i], &docs[i].doc, err);
         if (rc < 0) break;
-        src[i] = (struct csv_source){ paths[i], json_object_get(docs[i].doc, EV_RUNS) };
+        src[i] =
+            (struct csv_source){ paths[i], json_object_get(docs[i].doc, EV_RUNS), docs[i].doc };
     }
     if (rc == 0) rc = report_csv_write(csv, src, n, err);
     for (size_t i = 0; i < n; i++)
