@@ -45,6 +45,7 @@
 #include "registry.h"
 #include "report/bottom.h"
 #include "report/csv.h"
+#include "report/hdr.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "report/saving.h"
@@ -1145,11 +1146,15 @@ static int cmd_report(int argc, char **argv)
     } else if (rc < 0) {
         rc = usage_fail("report", &err);
     } else if ((o.out != NULL && report_html_write(o.out, o.paths, o.npaths, &err) < 0) ||
-               (o.csv != NULL && report_csv_files(o.csv, o.paths, o.npaths, &err) < 0)) {
+               (o.csv != NULL && report_csv_files(o.csv, o.paths, o.npaths, &err) < 0) ||
+               (o.hgrm != NULL &&
+                hdr_hgrm_write(o.hgrm, o.hgrm_ratio, o.paths, o.npaths, stdout, &err) < 0) ||
+               (o.hdr_log != NULL && hdr_log_write(o.hdr_log, o.paths, o.npaths, &err) < 0)) {
         rc = fail("report", &err, HB_EXIT_RUNTIME);
     } else {
         if (o.out != NULL) printf("report: %s\n", text_safe(shown, sizeof(shown), o.out));
         if (o.csv != NULL) printf("csv: %s\n", text_safe(shown, sizeof(shown), o.csv));
+        if (o.hdr_log != NULL) printf("hdr-log: %s\n", text_safe(shown, sizeof(shown), o.hdr_log));
         rc = stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
     }
     cli_report_opts_release(&o);
