@@ -16,6 +16,7 @@
 #include "host/counters.h"
 #include "proto/echo.h"
 #include "registry.h"
+#include "report/hdr.h"
 #include "report/html.h"
 #include "server/server.h"
 #include "stack/measure.h"
@@ -595,6 +596,9 @@ enum {
     OPT_TOKEN_FILE,
     OPT_SCHEDULE,
     OPT_IN_NETNS,
+    OPT_HGRM,
+    OPT_HGRM_RATIO,
+    OPT_HDR_LOG,
 };
 
 /* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_at index. */
@@ -1791,7 +1795,8 @@ int cli_parse_compare(int argc, char **argv, struct compare_opts *o, FILE *out, 
  * -o into *out.
  */
 static int parse_files_out(const struct cli_spec *spec, int argc, char **argv, const char ***paths,
-                           size_t *npaths, const char **out, const char **csv, struct hb_err *err)
+                           size_t *npaths, const char **out, struct report_opts *rep,
+                           struct hb_err *err)
 {
     *paths = xcalloc(argc > 0 ? (size_t)argc : 1, sizeof(**paths));
     for (int i = 1; i < argc; i++) {
@@ -1801,10 +1806,16 @@ static int parse_files_out(const struct cli_spec *spec, int argc, char **argv, c
             if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a file name", a);
             if (*out != NULL) return hb_fail(err, -EINVAL, "-o given twice");
             *out = argv[++i];
-        } else if (c == OPT_CSV && csv != NULL) {
-            if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a file name", a);
-            if (*csv != NULL) return hb_fail(err, -EINVAL, "--csv given twice");
-            *csv = argv[++i];
+        } else if (rep != NULL &&
+                   (c == OPT_CSV || c == OPT_HGRM || c == OPT_HGRM_RATIO || c == OPT_HDR_LOG)) {
+            /* report's other outputs: --csv FILE, --hgrm DIR, --hgrm-ratio N, --hdr-log FILE */
+            const char **v = c == OPT_CSV       ? &rep->csv
+                             : c == OPT_HGRM    ? &rep->hgrm
+                             : c == OPT_HDR_LOG ? &rep->hdr_log
+                                                : &rep->hgrm_ratio_text;
+            if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a value", a);
+            if (*v != NULL) return hb_fail(err, -EINVAL, "%s given twice", a);
+            *v = argv[++i];
         } else if (c != 0) {
             return hb_fail(err, -EINVAL, "unknown option '%s'", a);
         } else {
@@ -1853,6 +1864,12 @@ static const char usage_report[] =
     "  -o, --output FILE   write the report to FILE (atomically)\n"
     "      --csv FILE      also (or instead) write one CSV row per run of every file, its\n"
     "                      source column the file's name (docs/csv.md lists the columns)\n"
+    "      --hgrm DIR      also (or instead) write each histogram of each run (latency,\n"
+    "                      service time, phases) into DIR as HdrHistogram's percentile\n"
+    "                      distribution, one .hgrm each, named by its run\n"
+    "      --hgrm-ratio N  divide the .hgrm values (ns) by N (default 1000: microseconds)\n"
+    "      --hdr-log FILE  also (or instead) write them as one HdrHistogram log (V2, a line\n"
+    "                      per histogram tagged by its run, timed by its window)\n"
     "  -h, --help          this text\n"
     "\n"
     "Exit codes: 0 written, 1 a file cannot be read or is not hopbench evidence, or the\n"
@@ -1861,6 +1878,9 @@ static const char usage_report[] =
 static const struct option report_longopts[] = {
     { "output", required_argument, NULL, 'o' },
     { "csv", required_argument, NULL, OPT_CSV },
+    { "hgrm", required_argument, NULL, OPT_HGRM },
+    { "hgrm-ratio", required_argument, NULL, OPT_HGRM_RATIO },
+    { "hdr-log", required_argument, NULL, OPT_HDR_LOG },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -1874,15 +1894,25 @@ int cli_parse_report(int argc, char **argv, struct report_opts *o, FILE *out, st
         fputs(cli_spec_report.help, out);
         return CLI_HELP;
     }
-    if (parse_files_out(&cli_spec_report, argc, argv, &o->paths, &o->npaths, &o->out, &o->csv,
-                        err) < 0)
+    if (parse_files_out(&cli_spec_report, argc, argv, &o->paths, &o->npaths, &o->out, o, err) < 0)
         return -EINVAL;
     if (o->npaths == 0) return hb_fail(err, -EINVAL, "want one or more evidence files");
     if (o->npaths > HTML_MAX_FILES)
         return hb_fail(err, -EINVAL, "want at most %d evidence files, got %zu", HTML_MAX_FILES,
                        o->npaths);
-    if (o->out == NULL && o->csv == NULL)
-        return hb_fail(err, -EINVAL, "want -o REPORT.html, --csv FILE.csv or both");
+    if (o->out == NULL && o->csv == NULL && o->hgrm == NULL && o->hdr_log == NULL)
+        return hb_fail(err, -EINVAL,
+                       "want -o REPORT.html, --csv FILE.csv, --hgrm DIR or --hdr-log FILE");
+    o->hgrm_ratio = HDR_RATIO_US;
+    if (o->hgrm_ratio_text != NULL) {
+        char *end = NULL;
+        errno = 0;
+        o->hgrm_ratio = strtod(o->hgrm_ratio_text, &end);
+        if (end == o->hgrm_ratio_text || *end != '\0' || errno != 0 || !(o->hgrm_ratio > 0) ||
+            !isfinite(o->hgrm_ratio))
+            return hb_fail(err, -EINVAL, "--hgrm-ratio: '%s' is not a number above 0 (1000: us)",
+                           o->hgrm_ratio_text);
+    }
     return 0;
 }
 

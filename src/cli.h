@@ -233,8 +233,12 @@ void cli_merge_opts_release(struct merge_opts *o);
 struct report_opts {
     const char **paths; /* the evidence files, in the order given (cli_report_opts_release) */
     size_t npaths;
-    const char *out; /* -o, --output: the HTML page, or NULL */
-    const char *csv; /* --csv: one row per run of every file, or NULL */
+    const char *out;             /* -o, --output: the HTML page, or NULL */
+    const char *csv;             /* --csv: one row per run of every file, or NULL */
+    const char *hgrm;            /* --hgrm: a .hgrm per histogram into this directory, or NULL */
+    const char *hdr_log;         /* --hdr-log: every histogram as one HdrHistogram log, or NULL */
+    const char *hgrm_ratio_text; /* --hgrm-ratio as given, or NULL */
+    double hgrm_ratio;           /* the .hgrm values are ns / this (HDR_RATIO_US) */
 };
 
 /* As cli_parse_merge: 0, CLI_HELP or -EINVAL; the options own memory, also on failure. */

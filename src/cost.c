@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evidence/schema.h"
 #include "stats.h"
 
 /* ---- parsing ------------------------------------------------------------------------- */
@@ -381,31 +382,16 @@ static struct cost_cell *cell_get(struct cost_set *s, const struct run_key *k)
     return NULL; /* cost_set_release frees what was copied */
 }
 
-/* The side a label NAME.tcp or NAME.unix names, or -1 for any other label. */
-static int label_side(const char *label)
-{
-    static const char *const suffix[2] = { ".tcp", ".unix" };
-    size_t n = strlen(label);
-
-    for (int side = 0; side < 2; side++) {
-        size_t k = strlen(suffix[side]);
-        if (n > k && strcmp(label + n - k, suffix[side]) == 0) return side;
-    }
-    return -1;
-}
-
 /*
- * The run's side: the one its label names (NAME.tcp, NAME.unix: the transport
- * of the hop under test, which a stack puts behind a web server while the
- * client's endpoints are both TCP), else its endpoint's transport; -1 for
- * neither tcp nor unix.
+ * The run's side: the hop under test (evidence_hop_transport: the arm its
+ * label names, NAME.tcp or NAME.unix, which a stack puts behind a web server
+ * while the client's endpoints are both TCP; else its endpoint's transport);
+ * -1 for neither tcp nor unix.
  */
-static int side_of(const json_t *run, const char *label)
+static int side_of(const json_t *run)
 {
-    const char *t = json_string_value(json_object_get(run, "transport"));
-    int side = label_side(label);
+    const char *t = evidence_hop_transport(run);
 
-    if (side >= 0) return side;
     if (t == NULL) return -1;
     if (strcmp(t, "tcp") == 0) return COST_TCP;
     if (strcmp(t, "unix") == 0) return COST_UDS;
@@ -439,10 +425,10 @@ static int side_note(struct cost_cell *c, int side, const char *ep, const char *
  */
 static char *label_group(const char *label)
 {
-    int side = label_side(label);
+    size_t n = 0;
 
-    if (side < 0) return strdup("");
-    return strndup(label, strlen(label) - (side == COST_TCP ? 4 : 5));
+    if (evidence_label_arm(label, &n) == NULL) return strdup("");
+    return strndup(label, n);
 }
 
 int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
@@ -459,7 +445,7 @@ int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
     if (rc != 0) return rc < 0 ? rc : 0;
     ep = k.endpoint;
     label = k.label;
-    side = side_of(run, label);
+    side = side_of(run);
     if (side < 0) return 0;
     group = label_group(label);
     if (group == NULL) return hb_fail(err, -ENOMEM, "out of memory");

@@ -45,6 +45,7 @@
 #include "registry.h"
 #include "report/bottom.h"
 #include "report/csv.h"
+#include "report/hdr.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "report/saving.h"
@@ -207,7 +208,7 @@ static int fail(const char *what, const struct hb_err *err, int code)
 static int write_csv(const char *cmd, const char *csv_path, const char *evidence, json_t *doc)
 {
     struct hb_err err = { 0 };
-    struct csv_source src = { evidence, json_object_get(doc, EV_RUNS) };
+    struct csv_source src = { evidence, json_object_get(doc, EV_RUNS), doc };
     char shown[TEXT_SAFE_CAP];
 
     if (doc != NULL && report_csv_write(csv_path, &src, 1, &err) == 0) {
@@ -1121,7 +1122,8 @@ static int report_csv_files(const char *csv, const char *const *paths, size_t n,
     for (size_t i = 0; i < n && rc == 0; i++) {
         rc = evidence_load(paths[i], &docs[i].doc, err);
         if (rc < 0) break;
-        src[i] = (struct csv_source){ paths[i], json_object_get(docs[i].doc, EV_RUNS) };
+        src[i] =
+            (struct csv_source){ paths[i], json_object_get(docs[i].doc, EV_RUNS), docs[i].doc };
     }
     if (rc == 0) rc = report_csv_write(csv, src, n, err);
     for (size_t i = 0; i < n; i++)
@@ -1144,11 +1146,15 @@ static int cmd_report(int argc, char **argv)
     } else if (rc < 0) {
         rc = usage_fail("report", &err);
     } else if ((o.out != NULL && report_html_write(o.out, o.paths, o.npaths, &err) < 0) ||
-               (o.csv != NULL && report_csv_files(o.csv, o.paths, o.npaths, &err) < 0)) {
+               (o.csv != NULL && report_csv_files(o.csv, o.paths, o.npaths, &err) < 0) ||
+               (o.hgrm != NULL &&
+                hdr_hgrm_write(o.hgrm, o.hgrm_ratio, o.paths, o.npaths, stdout, &err) < 0) ||
+               (o.hdr_log != NULL && hdr_log_write(o.hdr_log, o.paths, o.npaths, &err) < 0)) {
         rc = fail("report", &err, HB_EXIT_RUNTIME);
     } else {
         if (o.out != NULL) printf("report: %s\n", text_safe(shown, sizeof(shown), o.out));
         if (o.csv != NULL) printf("csv: %s\n", text_safe(shown, sizeof(shown), o.csv));
+        if (o.hdr_log != NULL) printf("hdr-log: %s\n", text_safe(shown, sizeof(shown), o.hdr_log));
         rc = stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
     }
     cli_report_opts_release(&o);

@@ -317,6 +317,11 @@ json_t *report_run_json(const struct run_record *r)
 
     if (run == NULL) return NULL;
     json_object_set_new(run, EV_WAIT, json_string(report_wait_name(c, res)));
+    /* the window's start on the wall clock (UTC): when to look in other monitoring for it */
+    json_object_set_new(run, EV_WINDOW_START,
+                        res->window_start_unix_ns > 0
+                            ? json_real((double)res->window_start_unix_ns / 1e9)
+                            : json_null());
     if (c->uring_wait) {
         /* The threads that waited on an io_uring; the others could not set one up and polled. */
         json_object_set_new(run, "uring_threads", json_integer((json_int_t)res->ring_threads));

@@ -598,7 +598,8 @@ int stack_csv_write(struct stack_ctx *c, struct hb_err *err)
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(c->csv, i);
         src[i].name = json_string_value(json_object_get(e, "source"));
-        src[i].runs = json_object_get(json_object_get(e, "doc"), "runs");
+        src[i].doc = json_object_get(e, "doc");
+        src[i].runs = json_object_get(src[i].doc, "runs");
     }
     rc = report_csv_write(c->o->csv_path, src, n, err);
     if (rc == 0) fprintf(c->out, "csv: %s (%zu measurement(s))\n", c->o->csv_path, n);
