@@ -158,12 +158,19 @@ static: build/static/hopbench
 # (the static binary, an empty /tmp and /out on an empty base), never pulled; podman (Debian's,
 # runc runtime) with CONTAINERS_CONF and PODMAN_FLAGS (e.g. --root DIR) from the
 # environment. scripts/deps.sh image installs podman.
+# Labelled and annotated (OCI, org.opencontainers.image.*) with the version, the commit it was
+# built from and SOURCE_URL, where its source is (git's remote.origin.url when set).
 IMAGE ?= localhost/hopbench:$(VERSION)
+REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE_URL ?= $(or $(shell git config --get remote.origin.url 2>/dev/null),unknown)
+OCI_META = $(foreach k,version=$(VERSION) revision=$(REVISION) source=$(SOURCE_URL) \
+             title=hopbench,--label org.opencontainers.image.$(k) \
+             --annotation org.opencontainers.image.$(k))
 image: build/static/hopbench
 	@$(DEPS) image
-	@rm -rf build/image && mkdir -p build/image/tmp build/image/out && chmod 1777 build/image/tmp
+	@rm -rf build/image && mkdir -p build/image/fs/tmp build/image/out && chmod 1777 build/image/fs/tmp
 	@cp build/static/hopbench build/image/hopbench
-	podman $(PODMAN_FLAGS) build -q -f deploy/Containerfile -t $(IMAGE) build/image
+	podman $(PODMAN_FLAGS) build -q $(OCI_META) -f deploy/Containerfile -t $(IMAGE) build/image
 
 # The stack image localhost/hopbench-stack:VERSION for deploy/k8s/stack-*.yaml: a Debian 12
 # root file system made by debootstrap (minbase with nginx and php8.2-fpm, from DEBIAN_MIRROR;
@@ -184,6 +191,10 @@ $(STACK_DIR)/rootfs.tar:
 	@tar -C $(STACK_DIR)/rootfs -cf $@.tmp . && mv $@.tmp $@ && rm -rf $(STACK_DIR)/rootfs
 image-stack: $(STACK_DIR)/rootfs.tar
 	podman $(PODMAN_FLAGS) import -q --change 'ENV=PATH=/usr/sbin:/usr/bin:/sbin:/bin' $< $(STACK_IMAGE)
+
+# make -s print-VAR: a variable's value (VERSION, REVISION, SOURCE_URL), for the tests.
+print-%:
+	@echo $($*)
 
 lab: hopbench
 	./hopbench lab
