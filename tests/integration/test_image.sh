@@ -38,7 +38,7 @@ fi
 # podman and what it runs for a container and a pod's network (netavark runs iptables), make
 # image and make image-stack (debootstrap fetches with wget), and this test's own programs
 need podman conmon runc catatonit netavark aardvark-dns iptables ip6tables iptables-save \
-    debootstrap wget make cc python3 yaml hostname setsid ldd umount kubectl
+    debootstrap wget make cc python3 yaml jsonschema hostname setsid ldd umount kubectl
 # the project's containers.conf, with the networks podman makes kept in $T
 mkdir -p "$T/networks"
 { cat deploy/podman/containers.conf; echo "network_config_dir = \"$T/networks\""; } >"$T/containers.conf"
@@ -204,14 +204,15 @@ check_eq "podman kube play of the echo-pod overlay" "" "$msg"
 exits0 hopbench-echo-load "the echo pod's load container exits 0"
 jcheck "the pod's evidence: 4 reps of tcp over the pod's loopback and 4 over the shared socket" \
     "$(vol echo-out)/echo-pod.json" \
-    '([.runs[] | select(.label == "tcp-lo" and .transport == "tcp")] | length) == 4 and
-     ([.runs[] | select(.label == "uds" and .transport == "unix")] | length) == 4 and
+    '([.runs[] | select(.label == "echo.tcp" and .transport == "tcp")] | length) == 4 and
+     ([.runs[] | select(.label == "echo.unix" and .transport == "unix")] | length) == 4 and
      all(.runs[]; .valid and .errors_total == 0)'
 check "the echo pod's evidence says where it ran, Guaranteed, on its cgroup's CPUs" \
     placed "$(vol echo-out)/echo-pod.json" hopbench-echo
 check "the load wrote its HTML report beside its evidence" grep -q '<html' "$(vol echo-out)/echo-pod.html"
 pm logs hopbench-echo-load >"$T/load.log" 2>&1
-check "the load container's log has the tables" grep -q 'uds' "$T/load.log"
+check "the load container's log ends with the bottom line, unix against tcp" \
+    grep -q '^bottom line: unix against tcp' "$T/load.log"
 pm kube down "$T/echo.yaml" >/dev/null 2>&1
 
 # the host stack's evidence, for its per-service keys: nginx and php-fpm as the host runs them
@@ -233,13 +234,17 @@ msg=$(play stack pod)
 check_eq "podman kube play of the pod overlay" "" "$msg"
 exits0 hopbench-stack-load "the stack pod's load container exits 0"
 SP=$(vol stack-out)/stack-pod.json
+pm logs hopbench-stack-load >"$T/stack-load.log" 2>&1
+check "the stack pod's log: the bottom line with nginx's and php-fpm's CPU per request" \
+    bash -c "grep -q '^bottom line: unix against tcp' '$T/stack-load.log' &&
+        grep -q 'CPU µs/req nginx' '$T/stack-load.log' && grep -q 'CPU µs/req php-fpm' '$T/stack-load.log'"
 jcheck "the stack pod: 4 runs over each backend hop, every reply from php-fpm, no error" "$SP" \
-    '([.runs[] | select(.label == "fcgi-tcp")] | length) == 4 and
-     ([.runs[] | select(.label == "fcgi-unix")] | length) == 4 and
+    '([.runs[] | select(.label == "fcgi.tcp")] | length) == 4 and
+     ([.runs[] | select(.label == "fcgi.unix")] | length) == 4 and
      all(.runs[]; .valid and .errors_total == 0)'
 jcheck "the stack pod's TCP hop opens a connection per request, its socket hop none" "$SP" \
-    'all(.runs[] | select(.label == "fcgi-tcp"); .observed.net_delta["Tcp.ActiveOpens"] >= .ops) and
-     all(.runs[] | select(.label == "fcgi-unix"); .observed.net_delta["Tcp.ActiveOpens"] == 0)'
+    'all(.runs[] | select(.label == "fcgi.tcp"); .observed.net_delta["Tcp.ActiveOpens"] >= .ops) and
+     all(.runs[] | select(.label == "fcgi.unix"); .observed.net_delta["Tcp.ActiveOpens"] == 0)'
 check "the stack pod's evidence says where it ran: pod hopbench-stack, this host, Guaranteed" \
     placed "$SP" hopbench-stack
 jcheck "inside the pod: nginx's and php-fpm's CPU and memory in every run, by their names" "$SP" \
@@ -327,6 +332,9 @@ check "merged: each load pod's placement kept, in the merge's order" \
     --arg p2 "$(pod_of hopbench-load-2-load)" \
     '.merged.placement | .kind == "merged" and ([.placements[].pod] == [$p0, $p1, $p2])' \
     "$T/merge-check.json"
+# every pod's evidence as the schema has it (placement's QoS class and cpuset among it)
+tap_from python3 tests/integration/schema_check.py docs/evidence.schema.json "$SP" "$WP" \
+    "$V/load-0.json" "$V/merged.json"
 for f in report jobs server web fpm stack; do pm kube down "$T/$f.yaml" >/dev/null 2>&1; done
 check_eq "no pod is left" "" "$(pm pod ls -q)"
 echo "# test_image: $(($(date +%s) - start_s)) s from the start of the image builds" >&2
