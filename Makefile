@@ -3,7 +3,7 @@
 #   make test       unit + integration tests      make asan    ASan+UBSan build + full suite
 #   make tsan       ThreadSanitizer, threaded set make bench   peer comparisons, CPU cross-check
 #   make test-unit  everything built, unit tests and fuzz corpora only
-#   make format | format-check | lint | install | clean
+#   make format | format-check | lint | install | dist | clean
 #   make deps-check   (root) scripts/deps.sh brings every program of scripts/programs.txt to a
 #                     clean Debian 12 root (docs/deps.md)
 # V=1 prints commands. CFLAGS/LDFLAGS from the command line are appended.
@@ -64,7 +64,7 @@ else
 endif
 
 .PHONY: all deps test-deps lint-deps deps-check lab test test-unit unit integration asan tsan bench fuzz format \
-        format-check lint install clean static image image-stack FORCE
+        format-check lint install install-files clean static image image-stack dist FORCE
 ifeq ($(FLAVOUR),release)
 all: hopbench
 else
@@ -158,12 +158,19 @@ static: build/static/hopbench
 # (the static binary, an empty /tmp and /out on an empty base), never pulled; podman (Debian's,
 # runc runtime) with CONTAINERS_CONF and PODMAN_FLAGS (e.g. --root DIR) from the
 # environment. scripts/deps.sh image installs podman.
+# Labelled and annotated (OCI, org.opencontainers.image.*) with the version, the commit it was
+# built from and SOURCE_URL, where its source is (git's remote.origin.url when set).
 IMAGE ?= localhost/hopbench:$(VERSION)
+REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE_URL ?= $(or $(shell git config --get remote.origin.url 2>/dev/null),unknown)
+OCI_META = $(foreach k,version=$(VERSION) revision=$(REVISION) source=$(SOURCE_URL) \
+             title=hopbench,--label org.opencontainers.image.$(k) \
+             --annotation org.opencontainers.image.$(k))
 image: build/static/hopbench
 	@$(DEPS) image
-	@rm -rf build/image && mkdir -p build/image/tmp build/image/out && chmod 1777 build/image/tmp
+	@rm -rf build/image && mkdir -p build/image/fs/tmp build/image/out && chmod 1777 build/image/fs/tmp
 	@cp build/static/hopbench build/image/hopbench
-	podman $(PODMAN_FLAGS) build -q -f deploy/Containerfile -t $(IMAGE) build/image
+	podman $(PODMAN_FLAGS) build -q $(OCI_META) -f deploy/Containerfile -t $(IMAGE) build/image
 
 # The stack image localhost/hopbench-stack:VERSION for deploy/k8s/stack-*.yaml: a Debian 12
 # root file system made by debootstrap (minbase with nginx and php8.2-fpm, from DEBIAN_MIRROR;
@@ -184,6 +191,32 @@ $(STACK_DIR)/rootfs.tar:
 	@tar -C $(STACK_DIR)/rootfs -cf $@.tmp . && mv $@.tmp $@ && rm -rf $(STACK_DIR)/rootfs
 image-stack: $(STACK_DIR)/rootfs.tar
 	podman $(PODMAN_FLAGS) import -q --change 'ENV=PATH=/usr/sbin:/usr/bin:/sbin:/bin' $< $(STACK_IMAGE)
+
+# The release: DIST_DIR/hopbench-VERSION-linux-ARCH.tar.gz (DIST_DIR: build/dist), a tree that installs as it is
+# into any root (bin/hopbench static, share/man/man1, share/bash-completion, share/doc with
+# README, docs and deploy), with SHA256SUMS over its files inside and
+# hopbench-VERSION-linux-ARCH.tar.gz.sha256 beside it; then the image with `make image`
+# (IMAGE, its OCI labels). DIST_IMAGE=no leaves the image out.
+DIST_NAME := hopbench-$(VERSION)-linux-$(shell uname -m)
+DIST_DIR ?= build/dist
+DIST_IMAGE ?= yes
+dist: build/static/hopbench
+	@rm -rf $(DIST_DIR)/$(DIST_NAME) $(DIST_DIR)/$(DIST_NAME).tar.gz*
+	@$(MAKE) --no-print-directory install-files BIN=build/static/hopbench \
+	  DESTDIR=$(DIST_DIR)/$(DIST_NAME) PREFIX=
+	@d=$(DIST_DIR)/$(DIST_NAME)/share/doc/hopbench && mkdir -p $$d && \
+	  cp -r README.md docs deploy $$d/ && rm -f $$d/docs/hopbench.1
+	@cd $(DIST_DIR)/$(DIST_NAME) && find . -type f ! -name SHA256SUMS | LC_ALL=C sort | \
+	  sed 's|^\./||' | xargs sha256sum >SHA256SUMS
+	@tar -C $(DIST_DIR) --owner=0 --group=0 --numeric-owner --sort=name \
+	  -czf $(DIST_DIR)/$(DIST_NAME).tar.gz $(DIST_NAME)
+	@cd $(DIST_DIR) && sha256sum $(DIST_NAME).tar.gz >$(DIST_NAME).tar.gz.sha256
+	@echo "dist: $(DIST_DIR)/$(DIST_NAME).tar.gz"
+	@[ "$(DIST_IMAGE)" = no ] || $(MAKE) --no-print-directory image
+
+# make -s print-VAR: a variable's value (VERSION, REVISION, SOURCE_URL), for the tests.
+print-%:
+	@echo $($*)
 
 lab: hopbench
 	./hopbench lab
@@ -255,10 +288,13 @@ lint: | lint-deps
 	clang-tidy --quiet $(LIB_SRC) src/main.c -- $(filter-out -MMD -MP,$(BASE_CFLAGS))
 
 # The binary, its manual page (with this build's version) and its bash completion.
+BIN ?= hopbench
 install: hopbench
+	@$(MAKE) --no-print-directory install-files
+install-files:
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
-	install -m 0755 hopbench $(DESTDIR)$(PREFIX)/bin/hopbench
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/hopbench
 	sed 's/@VERSION@/$(VERSION)/' docs/hopbench.1 >$(DESTDIR)$(PREFIX)/share/man/man1/hopbench.1
 	chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man1/hopbench.1
 	install -m 0644 scripts/hopbench.bash-completion \

@@ -13,7 +13,10 @@
 #                           libfcgi-bin (cgi-fcgi), curl, postgresql, mariadb-server and
 #                           mariadb-client (test_db.sh); groff-base and man-db (the man page test);
 #                           the image purpose's packages and python3-yaml (the image and pod test:
-#                           it plays a Job's pods from the manifest); chromium and python3 (the
+#                           it plays a Job's pods from the manifest); kubernetes-client (kubectl
+#                           kustomize renders deploy/k8s: test_k8s_policy.sh, test_image.sh;
+#                           a kubectl already installed will do: another package's, such as the
+#                           cloud SDK's, owns /usr/bin/kubectl then); chromium and python3 (the
 #                           HTML report opened in a headless browser: test_report.sh);
 #                           python3-jsonschema, nodejs and npm (test_formats.sh: the evidence
 #                           against docs/evidence.schema.json, and the HdrHistogram files read by
@@ -54,7 +57,7 @@ manual="groff-base man-db"
 container="podman runc catatonit netavark aardvark-dns iptables debootstrap"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace time wrk $real $manual $container python3-yaml chromium python3 python3-jsonschema nodejs npm" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace time wrk $real $manual $container python3-yaml kubernetes-client chromium python3 python3-jsonschema nodejs npm" ;;
 bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time sysbench" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 image) want="$container" ;;
@@ -74,6 +77,8 @@ missing_now() {
         case " $missing " in *" $p "*) continue ;; esac
         # a nodejs that brings its own npm (NodeSource's, which conflicts with Debian's) will do
         [ "$p" = npm ] && [ -x /usr/bin/npm ] && continue
+        # a kubectl of another package (a cloud SDK's) owns /usr/bin/kubectl: it will do
+        [ "$p" = kubernetes-client ] && command -v kubectl >/dev/null 2>&1 && continue
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
     done
 }

@@ -633,6 +633,10 @@ static int cmd_run(int argc, char **argv)
         rc = fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     if (rc == HB_EXIT_OK && run_preflight(&o, &g_main.stop, &err) < 0)
         rc = fail("run", &err, failure_exit(err.code));
+    /* a comm service once the endpoints answer, waited for as long as they are (a pod) */
+    if (rc == HB_EXIT_OK &&
+        service_resolve(&o.services, now_ns() + o.wait_ready_ns, &g_main.stop, &err) < 0)
+        rc = fail("run", &err, HB_EXIT_RUNTIME);
     if (run.server_pid > 0)
         snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name,
                  (long)run.server_pid);

@@ -18,7 +18,21 @@ static const char *const reserved[] = { "client", "sum", "system" };
 
 const char *service_kind_name(enum service_kind k)
 {
-    return k == SERVICE_TREE ? "tree" : k == SERVICE_CGROUP ? "cgroup" : "pid";
+    return k == SERVICE_TREE     ? "tree"
+           : k == SERVICE_CGROUP ? "cgroup"
+           : k == SERVICE_COMM   ? "comm"
+                                 : "pid";
+}
+
+void service_source(const struct service_spec *s, char *buf, size_t cap)
+{
+    if (s->kind == SERVICE_CGROUP)
+        snprintf(buf, cap, "cgroup %s", s->dir);
+    else if (s->kind == SERVICE_COMM)
+        snprintf(buf, cap, "comm %s", s->comm);
+    else
+        snprintf(buf, cap, "%s %d%s%s", s->kind == SERVICE_TREE ? "tree of pid" : "pid",
+                 (int)s->pid, s->comm[0] != '\0' ? ", comm " : "", s->comm);
 }
 
 static bool name_char(char c, bool first)
@@ -62,7 +76,8 @@ int service_parse(const char *arg, struct service_spec *out, struct hb_err *err)
     memset(out, 0, sizeof(*out));
     if (eq == NULL)
         return hb_fail(err, -EINVAL,
-                       "--service %s: expected NAME=pid:PID, NAME=tree:PID or NAME=cgroup:DIR",
+                       "--service %s: expected NAME=pid:PID, NAME=tree:PID, NAME=cgroup:DIR or "
+                       "NAME=comm:COMM",
                        arg);
     if (!name_valid_n(arg, (size_t)(eq - arg)))
         return hb_fail(err, -EINVAL,
@@ -76,7 +91,8 @@ int service_parse(const char *arg, struct service_spec *out, struct hb_err *err)
     kind = eq + 1;
     colon = strchr(kind, ':');
     if (colon == NULL)
-        return hb_fail(err, -EINVAL, "--service %s: missing KIND:ARG (pid, tree or cgroup)", arg);
+        return hb_fail(err, -EINVAL, "--service %s: missing KIND:ARG (pid, tree, cgroup or comm)",
+                       arg);
     klen = (size_t)(colon - kind);
     v = colon + 1;
     if (klen == 3 && strncmp(kind, "pid", 3) == 0)
@@ -85,9 +101,21 @@ int service_parse(const char *arg, struct service_spec *out, struct hb_err *err)
         out->kind = SERVICE_TREE;
     else if (klen == 6 && strncmp(kind, "cgroup", 6) == 0)
         out->kind = SERVICE_CGROUP;
+    else if (klen == 4 && strncmp(kind, "comm", 4) == 0)
+        out->kind = SERVICE_COMM;
     else
-        return hb_fail(err, -EINVAL, "--service %s: unknown kind '%.*s' (pid, tree or cgroup)", arg,
+        return hb_fail(err, -EINVAL,
+                       "--service %s: unknown kind '%.*s' (pid, tree, cgroup or comm)", arg,
                        (int)klen, kind);
+    if (out->kind == SERVICE_COMM) {
+        /* the kernel keeps 15 bytes of a command name; '/' is never in one */
+        if (v[0] == '\0' || strlen(v) >= sizeof(out->comm) || strchr(v, '/') != NULL)
+            return hb_fail(err, -EINVAL,
+                           "--service %s: a command name is 1 to %zu bytes, without '/'", arg,
+                           sizeof(out->comm) - 1);
+        snprintf(out->comm, sizeof(out->comm), "%s", v);
+        return 0;
+    }
     if (out->kind != SERVICE_CGROUP) return parse_pid(arg, v, &out->pid, err);
     if (v[0] == '\0') return hb_fail(err, -EINVAL, "--service %s: missing the cgroup DIR", arg);
     if (strlen(v) >= sizeof(out->dir))
@@ -103,6 +131,7 @@ int service_check(const struct service_spec *s, struct hb_err *err)
     struct stat sb;
     int rc;
 
+    if (s->kind == SERVICE_COMM) return 0; /* service_resolve finds it when the run starts */
     if (s->kind != SERVICE_CGROUP) {
         rc = proc_stat_read(s->pid, &st);
         if (rc == -ESRCH)
@@ -137,6 +166,34 @@ int service_add(struct service_set *set, const char *arg, struct hb_err *err)
                            s->name);
     if (service_check(s, err) < 0) return -EINVAL;
     set->n++;
+    return 0;
+}
+
+int service_resolve(struct service_set *set, uint64_t until_ns, const atomic_int *stop,
+                    struct hb_err *err)
+{
+    for (unsigned i = 0; i < set->n; i++) {
+        struct service_spec *s = &set->svc[i];
+        pid_t pid[2];
+        ssize_t n;
+
+        if (s->kind != SERVICE_COMM) continue;
+        while ((n = proc_comm_roots(s->comm, pid, ARRAY_LEN(pid))) == 0 && now_ns() < until_ns &&
+               (stop == NULL || !atomic_load(stop)))
+            sleep_until_ns(now_ns() + 50 * NS_PER_MS, stop);
+        if (n < 0)
+            return hb_fail(err, (int)n, "--service %s: cannot read /proc: %s", s->name,
+                           strerror((int)-n));
+        if (n == 0)
+            return hb_fail(err, -ESRCH, "--service %s: no process is named '%s'", s->name, s->comm);
+        if (n > 1)
+            return hb_fail(err, -EEXIST,
+                           "--service %s: %zd processes named '%s' (pids %d, %d...) are not "
+                           "children of one another",
+                           s->name, n, s->comm, (int)pid[0], (int)pid[1]);
+        s->kind = SERVICE_TREE;
+        s->pid = pid[0];
+    }
     return 0;
 }
 

@@ -7,6 +7,11 @@
  *   --service NAME=cgroup:DIR   a cgroup directory (v2, or any v1 hierarchy's):
  *                               its CPU usage, the PSS of its processes, its
  *                               working set
+ *   --service NAME=comm:COMM    the process named COMM whose parent is not (a
+ *                               server's master) and its descendants, found
+ *                               by service_resolve when the run starts: a
+ *                               tree from then on (a pod's container beside
+ *                               others in one process namespace)
  *   --watch [LABEL=]ENDPOINT    another hop whose sockets are sampled like the
  *                               loaded one's
  *   --label NAME, NAME=ENDPOINT a name for an endpoint, used by the tables and
@@ -20,8 +25,10 @@
 #define HOPBENCH_SERVICE_H
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "endpoint.h"
@@ -35,6 +42,7 @@ enum service_kind {
     SERVICE_PID = 0, /* one process */
     SERVICE_TREE,    /* a process and its descendants */
     SERVICE_CGROUP,  /* a cgroup directory */
+    SERVICE_COMM,    /* the tree of the process named so, until service_resolve finds it */
 };
 
 struct service_spec {
@@ -42,6 +50,7 @@ struct service_spec {
     enum service_kind kind;
     pid_t pid;          /* SERVICE_PID, SERVICE_TREE */
     char dir[PATH_MAX]; /* SERVICE_CGROUP */
+    char comm[16];      /* SERVICE_COMM, and the SERVICE_TREE it was resolved to */
 };
 
 /* Every service and watched hop of a run. */
@@ -52,8 +61,15 @@ struct service_set {
     unsigned nwatch;
 };
 
-/* "pid", "tree" or "cgroup". */
+/* "pid", "tree", "cgroup" or "comm". */
 const char *service_kind_name(enum service_kind k);
+
+/*
+ * Where the service's figures come from, for the evidence's `source`: "pid N",
+ * "tree of pid N" (", comm COMM" when a comm service was resolved to it),
+ * "cgroup DIR" or "comm COMM", into buf (cap bytes, cut to fit).
+ */
+void service_source(const struct service_spec *s, char *buf, size_t cap);
 
 /*
  * Whether s is a usable name or label: 1 to SERVICE_NAME_MAX - 1 characters of
@@ -76,6 +92,17 @@ int service_check(const struct service_spec *s, struct hb_err *err);
 
 /* --service: service_parse, a name not used yet, service_check. 0 or -EINVAL with err set. */
 int service_add(struct service_set *set, const char *arg, struct hb_err *err);
+
+/*
+ * Finds the process of each comm service in set (proc_comm_roots: one, not
+ * two) and makes the service the tree of that pid, asking /proc again every
+ * 50 ms while none runs, until until_ns (on now_ns's clock; a time passed
+ * already asks once) or *stop (when stop is not NULL). Returns 0, -ESRCH
+ * when none ran in time, -EEXIST when several do, with err naming the
+ * service, or another negative errno.
+ */
+int service_resolve(struct service_set *set, uint64_t until_ns, const atomic_int *stop,
+                    struct hb_err *err);
 
 /*
  * Splits a "NAME=ENDPOINT" word: when arg does not begin with an endpoint's

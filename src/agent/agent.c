@@ -314,11 +314,7 @@ static json_t *services_json(const struct session *s, const struct observe_resul
         const struct obs_service *o = &r->svc[i];
         char source[PATH_MAX + 32];
 
-        if (sp->kind == SERVICE_CGROUP)
-            snprintf(source, sizeof(source), "cgroup %s", sp->dir);
-        else
-            snprintf(source, sizeof(source), "%s %d",
-                     sp->kind == SERVICE_TREE ? "tree of pid" : "pid", (int)sp->pid);
+        service_source(sp, source, sizeof(source));
         json_array_append_new(
             a, json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:i}", "name", sp->name, "kind",
                          service_kind_name(sp->kind), "source", source, "cpu_ns",
@@ -380,7 +376,8 @@ static int session_set(struct session *s, const struct agent_req *req, struct hb
         if (service_watch_add(&s->set, req->watch[i], err) < 0) return -EINVAL;
     for (unsigned i = 0; i < req->nservices; i++)
         if (service_add(&s->set, req->services[i], err) < 0) return -EINVAL;
-    return 0;
+    /* a comm service is found now: the agent starts beside services already up */
+    return service_resolve(&s->set, 0, NULL, err) < 0 ? -EINVAL : 0;
 }
 
 static json_t *answer_begin(struct agent *a, const struct agent_req *req)

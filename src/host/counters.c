@@ -479,15 +479,23 @@ static bool stat_field(const char **p, unsigned skip, uint64_t *v)
 
 int proc_stat_parse(const char *text, struct proc_stat *out)
 {
-    const char *p = strrchr(text, ')');
-    uint64_t cutime, cstime, start;
+    const char *p = strrchr(text, ')'), *open = strchr(text, '(');
+    uint64_t ppid, cutime, cstime, start;
+    size_t clen;
 
-    if (p == NULL || p[1] != ' ') return -EINVAL;
+    if (p == NULL || p[1] != ' ' || open == NULL || open > p) return -EINVAL;
+    /* the kernel's name holds 15 bytes at most: a longer one (not from /proc) is cut to those */
+    clen = (size_t)(p - open - 1);
+    if (clen >= sizeof(out->comm)) clen = sizeof(out->comm) - 1;
+    memcpy(out->comm, open + 1, clen);
+    out->comm[clen] = '\0';
     p = skip_blanks(p + 1); /* field 3, the state */
     if (is_eol(*p) || !is_blank(p[1])) return -EINVAL;
     out->state = *p;
-    if (!stat_field(&p, 13, &cutime) || !stat_field(&p, 1, &cstime) || !stat_field(&p, 5, &start))
+    if (!stat_field(&p, 1, &ppid) || ppid > INT_MAX || !stat_field(&p, 12, &cutime) ||
+        !stat_field(&p, 1, &cstime) || !stat_field(&p, 5, &start))
         return -EINVAL;
+    out->ppid = (pid_t)ppid;
     if (cutime > UINT64_MAX - cstime) return -EINVAL;
     out->children_ticks = cutime + cstime;
     out->start_ticks = start;
@@ -512,6 +520,31 @@ int proc_stat_read(pid_t pid, struct proc_stat *out)
 bool proc_state_exited(char state)
 {
     return state == 'Z' || state == 'X' || state == 'x';
+}
+
+ssize_t proc_comm_roots(const char *comm, pid_t *out, size_t cap)
+{
+    DIR *dir = opendir("/proc");
+    struct dirent *d;
+    ssize_t n = 0;
+
+    if (dir == NULL) return neg_errno();
+    while ((d = readdir(dir)) != NULL) {
+        struct proc_stat st = { 0 }, parent = { 0 };
+        uint64_t pid;
+
+        if (parse_dec(d->d_name, &pid, NULL) == NULL || pid == 0 || pid > INT_MAX) continue;
+        /* a process gone during the scan, or unreadable, is none of them */
+        if (proc_stat_read((pid_t)pid, &st) != 0 || proc_state_exited(st.state) ||
+            strcmp(st.comm, comm) != 0)
+            continue;
+        if (st.ppid > 0 && proc_stat_read(st.ppid, &parent) == 0 && strcmp(parent.comm, comm) == 0)
+            continue;
+        if ((size_t)n < cap) out[n] = (pid_t)pid;
+        n++;
+    }
+    closedir(dir);
+    return n;
 }
 
 struct tree_walk {

@@ -154,10 +154,14 @@ uint64_t clock_ticks_ns(uint64_t ticks);
 struct ctr_val proc_cpu_ns(pid_t pid);
 
 /* What /proc/PID/stat says about a process that hopbench uses (man 5 proc). */
+#define PROC_COMM_MAX 16 /* a command name (field 2, /proc/PID/comm) with its NUL */
+
 struct proc_stat {
-    char state;              /* field 3: R, S, D, T, t, Z (zombie), X (dead), ... */
-    uint64_t children_ticks; /* fields 16 + 17, cutime + cstime: CPU of reaped children, ticks */
-    uint64_t start_ticks;    /* field 22, starttime: clock ticks after boot (a pid's identity) */
+    char comm[PROC_COMM_MAX]; /* field 2 without its parentheses */
+    char state;               /* field 3: R, S, D, T, t, Z (zombie), X (dead), ... */
+    pid_t ppid;               /* field 4: the parent (0 when it is outside the pid namespace) */
+    uint64_t children_ticks;  /* fields 16 + 17, cutime + cstime: CPU of reaped children, ticks */
+    uint64_t start_ticks;     /* field 22, starttime: clock ticks after boot (a pid's identity) */
 };
 
 /*
@@ -173,6 +177,15 @@ int proc_stat_parse(const char *text, struct proc_stat *out);
  * state 'Z'), -EINVAL if malformed, or another negative errno.
  */
 int proc_stat_read(pid_t pid, struct proc_stat *out);
+
+/*
+ * The processes named comm (their command name, /proc/PID/comm) whose parent
+ * is not named so too: the roots of the trees those names make (a server's
+ * master, not its workers). Fills out[0 .. min(count, cap) - 1] in the order
+ * of /proc and returns the count (0 when none), or a negative errno from
+ * opening /proc. Exited processes (zombies) are left out.
+ */
+ssize_t proc_comm_roots(const char *comm, pid_t *out, size_t cap);
 
 /* Whether state is a process that has exited: 'Z' (zombie, not yet reaped) or 'X' (dead). */
 bool proc_state_exited(char state);

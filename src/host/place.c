@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,4 +231,103 @@ int place_observe_server(struct place *p, const pid_t *pids, unsigned npids, boo
         if (CPU_ISSET(c, &set)) p->server[p->nserver++] = c;
     p->server_source = PLACE_SRC_OBSERVED;
     return 0;
+}
+
+/* The tier a path's component after "kubepods" or "kubepods.slice" names; NULL if none. */
+static const char *qos_tier(const char *c, size_t len)
+{
+    static const struct {
+        const char *prefix, *class;
+    } tiers[] = { { "burstable", "Burstable" },          { "besteffort", "BestEffort" },
+                  { "kubepods-burstable", "Burstable" }, { "kubepods-besteffort", "BestEffort" },
+                  { "kubepods-pod", "Guaranteed" },      { "pod", "Guaranteed" } };
+
+    for (size_t i = 0; i < ARRAY_LEN(tiers); i++) {
+        size_t n = strlen(tiers[i].prefix);
+
+        if (len >= n && strncmp(c, tiers[i].prefix, n) == 0) return tiers[i].class;
+    }
+    return NULL;
+}
+
+const char *place_qos_cgroup(const char *cgroup_text)
+{
+    const char *p = cgroup_text;
+
+    while (p != NULL && *p != '\0') {
+        const char *end = strchr(p, '\n'), *k = p;
+        size_t line = end != NULL ? (size_t)(end - p) : strlen(p);
+
+        /* "ID:CONTROLLERS:/kubepods[.slice]/TIER..." : the component after kubepods */
+        while ((k = strstr(k, "/kubepods")) != NULL && k < p + line) {
+            const char *c = k + strlen("/kubepods");
+            const char *class = NULL;
+
+            if (strncmp(c, ".slice", 6) == 0) c += 6;
+            if (*c == '/') {
+                size_t n = strcspn(c + 1, "/\n");
+
+                class = qos_tier(c + 1, n);
+            }
+            if (class != NULL) return class;
+            k = c;
+        }
+        p = end != NULL ? end + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* s as a whole number (digits only) into *v; false if it is not one. */
+static bool whole(const char *s, unsigned long long *v)
+{
+    char *end = NULL;
+
+    if (s == NULL || s[0] < '0' || s[0] > '9') return false;
+    errno = 0;
+    *v = strtoull(s, &end, 10);
+    return errno == 0 && *end == '\0';
+}
+
+const char *place_qos_resources(const char *cpu_req, const char *cpu_lim, const char *mem_req,
+                                const char *mem_lim)
+{
+    unsigned long long cr, cl, mr, ml;
+
+    if (!whole(cpu_req, &cr) || !whole(cpu_lim, &cl) || !whole(mem_req, &mr) ||
+        !whole(mem_lim, &ml))
+        return NULL;
+    if (cr == 0 && mr == 0) return "BestEffort";
+    return cr == cl && mr == ml ? "Guaranteed" : "Burstable";
+}
+
+/* The first line of dir/name into buf, without its end: 0 or a negative errno. */
+static int first_line(const char *dir, const char *name, char *buf, size_t cap)
+{
+    char path[PATH_MAX];
+    FILE *f;
+    int rc = 0;
+
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) return -ENAMETOOLONG;
+    f = fopen(path, "re");
+    if (f == NULL) return -errno;
+    if (fgets(buf, (int)cap, f) == NULL) rc = -ENODATA;
+    fclose(f);
+    if (rc == 0) buf[strcspn(buf, "\n")] = '\0';
+    return rc == 0 && buf[0] == '\0' ? -ENODATA : rc;
+}
+
+int place_cpuset_self(char *buf, size_t cap)
+{
+    static const char *const files[] = { "cpuset.cpus.effective", "cpuset.effective_cpus",
+                                         "cpuset.cpus" };
+    char dir[PATH_MAX];
+    int rc = cgroup_self_dir("cpuset", dir, sizeof(dir));
+
+    if (rc == -ENOENT) rc = cgroup_self_dir("", dir, sizeof(dir)); /* v2: one hierarchy */
+    if (rc != 0) return rc;
+    for (size_t i = 0; i < ARRAY_LEN(files); i++) {
+        rc = first_line(dir, files[i], buf, cap);
+        if (rc != -ENOENT) return rc;
+    }
+    return rc;
 }

@@ -54,6 +54,34 @@ const char *place_name(enum place_mode mode);
 /* Fills p for mode from the allowed CPUs. Returns 0, or -EINVAL with err set (split on one CPU). */
 int place_init(struct place *p, enum place_mode mode, struct hb_err *err);
 
+/*
+ * A container's or a pod's placement beside the CPUs (report/json.c's place_where):
+ *
+ * The kubelet's QoS class of the pod a /proc/PID/cgroup text's paths lie in:
+ * "Guaranteed" (kubepods/podUID, kubepods-podUID.slice), "Burstable" or
+ * "BestEffort" (kubepods/burstable/..., kubepods-burstable.slice...), or NULL
+ * when no path names the kubelet's tiers (a cgroup namespace hides them).
+ */
+const char *place_qos_cgroup(const char *cgroup_text);
+
+/*
+ * The class the container's own requests and limits make, as the downward API
+ * gives them (resourceFieldRef: a CPU in any divisor, memory in bytes; an
+ * unset limit reads as the node's allocatable, an unset request as 0 or the
+ * limit): "BestEffort" when both requests are 0, "Guaranteed" when each
+ * request equals its limit, else "Burstable"; NULL when one is missing or is
+ * not a whole number.
+ */
+const char *place_qos_resources(const char *cpu_req, const char *cpu_lim, const char *mem_req,
+                                const char *mem_lim);
+
+/*
+ * The CPUs this process's cpuset cgroup lets it run on (v2
+ * cpuset.cpus.effective, v1 cpuset.effective_cpus, else cpuset.cpus), as the
+ * kernel lists them ("2-3,6"), into buf. 0, or a negative errno.
+ */
+int place_cpuset_self(char *buf, size_t cap);
+
 /* How many CPUs this process may run on (sched_getaffinity); 0 if unknown. */
 unsigned place_allowed_cpus(void);
 

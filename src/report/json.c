@@ -16,6 +16,7 @@
 
 #include "evidence/hist_json.h"
 #include "evidence/schema.h"
+#include "host/place.h"
 #include "outfile.h"
 #include "report/services.h"
 
@@ -385,6 +386,41 @@ json_t *report_machine_json(const struct machine *m)
  * "pod" with a pod name, else "container"; a variable that is unset, empty or
  * not UTF-8 is null. Nothing is added outside a container that says so.
  */
+/*
+ * A container's QoS class and the CPUs its cpuset gives it: the class from
+ * the kubelet's cgroup path when this process can see it, else from the
+ * requests and limits the manifest hands down (HOPBENCH_CPU_REQUEST, _LIMIT,
+ * HOPBENCH_MEMORY_REQUEST, _LIMIT from resourceFieldRef); null when neither.
+ */
+static void place_qos(json_t *place)
+{
+    const char *class = NULL, *from = NULL;
+    char cpus[256], *cg;
+    FILE *f = fopen("/proc/self/cgroup", "re");
+
+    cg = f != NULL ? calloc(1, 65536) : NULL;
+    if (cg != NULL) {
+        size_t n = fread(cg, 1, 65535, f);
+
+        cg[n] = '\0';
+        class = place_qos_cgroup(cg);
+        from = class != NULL ? "cgroup" : NULL;
+        free(cg);
+    }
+    if (f != NULL) fclose(f);
+    if (class == NULL) {
+        class =
+            place_qos_resources(getenv("HOPBENCH_CPU_REQUEST"), getenv("HOPBENCH_CPU_LIMIT"),
+                                getenv("HOPBENCH_MEMORY_REQUEST"), getenv("HOPBENCH_MEMORY_LIMIT"));
+        from = class != NULL ? "resources" : NULL;
+    }
+    json_object_set_new(place, "qos_class", class != NULL ? json_string(class) : json_null());
+    json_object_set_new(place, "qos_from", from != NULL ? json_string(from) : json_null());
+    json_object_set_new(place, "cpuset",
+                        place_cpuset_self(cpus, sizeof(cpus)) == 0 ? json_string(cpus)
+                                                                   : json_null());
+}
+
 static void place_where(json_t *place)
 {
     static const char *const where[][2] = { { "pod", "HOPBENCH_POD_NAME" },
@@ -401,6 +437,7 @@ static void place_where(json_t *place)
 
         json_object_set_new(place, where[i][0], s != NULL ? s : json_null());
     }
+    place_qos(place);
 }
 
 static json_t *place_json(const struct place *p)

@@ -353,11 +353,7 @@ static json_t *service_json(const struct run_record *r, unsigned i)
     const struct obs_service *o = &r->obs.svc[i];
     char source[PATH_MAX + 32];
 
-    if (sp->kind == SERVICE_CGROUP)
-        snprintf(source, sizeof(source), "cgroup %s", sp->dir);
-    else
-        snprintf(source, sizeof(source), "%s %d", sp->kind == SERVICE_TREE ? "tree of pid" : "pid",
-                 (int)sp->pid);
+    service_source(sp, source, sizeof(source));
     return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:i}", "name", sp->name, "kind",
                      service_kind_name(sp->kind), "source", source, "cpu_ns", val_json(&o->cpu_ns),
                      "cpu_ns_per_op", fig_json(r, i + 1), "pss_start", val_json(&o->pss_start),

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Checks deploy/k8s/stack-service-policy.yaml against the labels the other manifests use.
+"""Checks the NetworkPolicy php-fpm-from-web against the labels the other manifests use.
 
-podman kube play ignores NetworkPolicy, so nothing runs it; this reads every manifest and
+podman kube play ignores NetworkPolicy, so nothing runs it; this reads every manifest given
+(the overlays of deploy/k8s as `kubectl kustomize` renders them, one file each) and
 evaluates the policy as a cluster's network plugin would, for the pods those manifests make:
 - its podSelector selects exactly the pods the Service php-fpm sends to (and at least one);
 - every ingress rule names its peers by podSelector alone (no namespaceSelector or ipBlock,
@@ -13,13 +14,11 @@ time (any pod allowed, the Job's pods allowed, another port, the wrong pod prote
 refused. Prints "ok NAME" or "not ok NAME # WHY" lines; exits 1 when any check failed.
 """
 import copy
-import glob
-import os
 import sys
 
 import yaml
 
-POLICY = "stack-service-policy.yaml"
+POLICY = "php-fpm-from-web"
 SERVICE = "php-fpm"
 WEB = "hopbench-web"
 
@@ -55,10 +54,10 @@ def job_pod_labels(job):
     return labels
 
 
-def load(root):
+def load(paths):
     """Every document of every manifest: (pods as {name: labels}, Services, NetworkPolicies)."""
     pods, services, policies = {}, {}, []
-    for path in sorted(glob.glob(os.path.join(root, "*.yaml"))):
+    for path in paths:
         with open(path, encoding="utf-8") as f:
             for doc in yaml.safe_load_all(f):
                 if not doc:
@@ -71,7 +70,7 @@ def load(root):
                 elif kind == "Service":
                     services[name] = doc
                 elif kind == "NetworkPolicy":
-                    policies.append((os.path.basename(path), doc))
+                    policies.append((name, doc))
     return pods, services, policies
 
 
@@ -141,8 +140,7 @@ def broken(policy):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else "deploy/k8s"
-    pods, services, policies = load(root)
+    pods, services, policies = load(sys.argv[1:])
     failed = 0
 
     def report(name, why):
@@ -154,7 +152,8 @@ def main():
             print(f"ok {name}")
 
     mine = [p for f, p in policies if f == POLICY]
-    report(f"{POLICY} holds one NetworkPolicy", "" if len(mine) == 1 else f"found {len(mine)}")
+    report(f"the manifests hold one NetworkPolicy {POLICY}",
+           "" if len(mine) == 1 else f"found {len(mine)}")
     if len(mine) != 1:
         return 1
     policy = mine[0]

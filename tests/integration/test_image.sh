@@ -1,19 +1,25 @@
 #!/bin/bash
 # The container images and the pods, on a real engine (Debian's podman, runc, netavark, the
 # private deploy/podman/containers.conf): `make image` builds localhost/hopbench from the
-# static binary on an empty base, locally; the image runs the lab in a container with no
-# network but its own loopback; `podman kube play deploy/k8s/echo-pod.yaml` runs the
-# server and the load container of the pod manifest, sharing the pod's loopback and an
-# emptyDir socket volume, and the load container's evidence has every run of both
-# transports without an error. `make image-stack` builds the nginx + php8.2-fpm image from
-# a debootstrap root file system (in the background, while the first part runs), and
-# deploy/k8s/stack-pod.yaml measures its two backend hops in one pod (the FastCGI TCP opens
-# tell them apart), stack-service.yaml reaches php-fpm in another pod by the Service's name,
-# load-job.yaml's Indexed Job runs three load pods at once and merge-job.yaml adds their
-# evidence up: the merged counts are the sums. Each evidence file says in which pod, on
-# which node and in which container its load ran. Podman's storage (--root in $T, the vfs
-# driver: plain files) and its network configuration are private to the test, and every
-# pod, container, image, volume and network goes with them.
+# static binary on an empty base, locally, run as the user 65532, labelled and annotated with
+# its version, revision and source (OCI); the image runs the lab in a container with no
+# network but its own loopback, a read-only root and no capabilities. deploy/k8s's overlays
+# are rendered with `kubectl kustomize` (an overlay of the test's own sets both images by
+# `images:`) and the rendered output is played by `podman kube play`, with what a cluster
+# does and podman 4.3 does not filled in by tests/integration/kube_fill.py (Jobs, sidecars
+# started after the probes before them, $(VAR), downward-API fields): the echo pod's load has
+# every run of both transports without an error; `make image-stack` builds the nginx +
+# php8.2-fpm image from a debootstrap root file system (in the background, while the first
+# part runs), and the pod overlay measures its two backend hops in one pod (the FastCGI TCP
+# opens tell them apart) with nginx's and php-fpm's CPU and memory per service, under the same
+# keys as the host stack's (`hopbench stack nginx-fpm --short`, run meanwhile), from a
+# Guaranteed container that says so with its cpuset; the service overlay reaches php-fpm in
+# another pod by the Service's name, the jobs overlay's Indexed Job runs three load pods at
+# once and the report overlay's Job merges their evidence (the merged counts are the sums),
+# draws the HTML report and prints the comparison in its log. Each evidence file says in
+# which pod, on which node and in which container its load ran. Podman's storage (--root in
+# $T, the vfs driver: plain files) and its network configuration are private to the test,
+# and every pod, container, image, volume and network goes with them.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -32,7 +38,7 @@ fi
 # podman and what it runs for a container and a pod's network (netavark runs iptables), make
 # image and make image-stack (debootstrap fetches with wget), and this test's own programs
 need podman conmon runc catatonit netavark aardvark-dns iptables ip6tables iptables-save \
-    debootstrap wget make cc python3 yaml hostname setsid ldd umount
+    debootstrap wget make cc python3 yaml jsonschema hostname setsid ldd umount kubectl
 # the project's containers.conf, with the networks podman makes kept in $T
 mkdir -p "$T/networks"
 { cat deploy/podman/containers.conf; echo "network_config_dir = \"$T/networks\""; } >"$T/containers.conf"
@@ -120,10 +126,11 @@ check "the image is the static binary alone (one layer, a few MB)" \
     test "$(pm image inspect "$IMG" --format '{{.Size}}')" -lt 20000000
 check "the image's binary is static" bash -c "! ldd build/static/hopbench >/dev/null 2>&1"
 
+# the lab as the image's user, on a read-only root (podman's tmpfs /tmp), no capabilities
 mkdir -p "$T/out"
-pm run --rm --network none -e HOPBENCH_CONTAINER_NAME=lab -v "$T/out:/out" "$IMG" lab --quick \
-    --sizes 64 --json /out/lab.json \
-    >"$T/lab.out" 2>&1
+chown 65532:65532 "$T/out"
+pm run --rm --network none --read-only --cap-drop ALL -e HOPBENCH_CONTAINER_NAME=lab \
+    -v "$T/out:/out" "$IMG" lab --quick --sizes 64 --json /out/lab.json >"$T/lab.out" 2>&1
 rc=$?
 check_eq "the lab in a container with no network but its loopback: exit 0" 0 "$rc"
 [ "$rc" = 0 ] || grep -iE 'error|invalid|saturated|noisy|timeout' "$T/lab.out" | head -n 8 | sed 's/^/# /'
@@ -132,41 +139,49 @@ jcheck "the container's lab: every cell of both transports, no error" "$T/out/la
      ([.runs[].transport] | unique) == ["tcp", "unix"]'
 jcheck "the container's lab says it ran in a container named lab, in no pod" "$T/out/lab.json" \
     '.placement | .kind == "container" and .container == "lab" and .pod == null and .node == null'
+check_eq "the image runs as the user 65532, not root" "65532:65532" \
+    "$(pm image inspect "$IMG" --format '{{.Config.User}}')"
+# what the Makefile labelled it with: its VERSION, REVISION (the commit) and SOURCE_URL
+for k in version:VERSION revision:REVISION source:SOURCE_URL; do
+    want=$(make -s "print-${k#*:}" 2>/dev/null)
+    k=${k%%:*}
+    check_eq "the image's OCI label and annotation $k" "$want $want" \
+        "$(pm image inspect "$IMG" --format "{{index .Labels \"org.opencontainers.image.$k\"}} {{index .Annotations \"org.opencontainers.image.$k\"}}")"
+done
 
-sed -e "s|IMAGE|$IMG|g" -e "s|OUT|$T/out|g" deploy/k8s/echo-pod.yaml >"$T/pod.yaml"
-mkdir -p "$T/kube" # kube play looks for a build directory named after the image here
-if (cd "$T/kube" && pm kube play "$T/pod.yaml") >"$T/play.out" 2>&1; then
-    ok "podman kube play deploy/k8s/echo-pod.yaml"
-else
-    not_ok "podman kube play deploy/k8s/echo-pod.yaml" "$(tail -n 5 "$T/play.out" | tr '\n' '|')"
-fi
-rc=$(pm wait hopbench-echo-load 2>/dev/null)
-check_eq "the pod's load container exits 0" 0 "$rc"
-jcheck "the pod's evidence: 4 reps of tcp over the pod's loopback and 4 over the shared socket" \
-    "$T/out/echo-pod.json" \
-    '([.runs[] | select(.label == "tcp-lo" and .transport == "tcp")] | length) == 4 and
-     ([.runs[] | select(.label == "uds" and .transport == "unix")] | length) == 4 and
-     all(.runs[]; .valid and .errors_total == 0)'
-pm logs hopbench-echo-load >"$T/load.log" 2>&1
-check "the load container's log has the verdict line" grep -q 'uds' "$T/load.log"
-pm kube down "$T/pod.yaml" >/dev/null 2>&1
-check_eq "no pod is left" "" "$(pm pod ls -q)"
-
-# The manifests as podman plays them: the images and the host directory filled in, and
+# The overlays as a cluster gets them: rendered by kubectl kustomize from an overlay of the
+# test's own that sets the images (kustomize v2 takes a base by a relative path only), then
 # what a cluster fills that podman 4.3 does not (tests/integration/kube_fill.py)
-fill() { # MANIFEST [kube_fill.py options]: the playable manifest on stdout
-    sed -e "s|STACK_IMAGE|$STACK_IMG|g" -e "s|IMAGE|$IMG|g" -e "s|OUT|$T/out|g" "$1" >"$T/filled.yaml" &&
-        python3 tests/integration/kube_fill.py --node "$(hostname)" "${@:2}" "$T/filled.yaml"
+render() { # OVERLAY: $T/OVERLAY.rendered.yaml
+    mkdir -p "$T/k/$1"
+    cat >"$T/k/$1/kustomization.yaml" <<EOK
+bases:
+  - $(realpath --relative-to="$T/k/$1" "deploy/k8s/overlays/$1")
+images:
+  - {name: hopbench, newName: ${IMG%:*}, newTag: ${IMG##*:}}
+  - {name: hopbench-stack, newName: ${STACK_IMG%:*}, newTag: ${STACK_IMG##*:}}
+EOK
+    timeout 60 kubectl kustomize "$T/k/$1" >"$T/$1.rendered.yaml" 2>"$T/$1.render.err" ||
+        { tail -n 3 "$T/$1.render.err" | tr '\n' '|'; return 1; }
 }
-CONFIGMAP=$PWD/deploy/k8s/stack-config.yaml
-play() { # NAME MANIFEST [kube_fill.py options]: plays it on the test's network
-    fill "$2" "${@:3}" >"$T/$1.yaml" || return 1
-    (cd "$T/kube" && pm kube play --network "$NET" --configmap "$CONFIGMAP" "$T/$1.yaml") >"$T/$1.out" 2>&1 || { tail -n 5 "$T/$1.out" | tr '\n' '|'; return 1; }
+mkdir -p "$T/kube" # kube play looks for a build directory named after the image here
+play() { # NAME OVERLAY [kube_fill.py options]: plays the rendered overlay on the test's network
+    python3 tests/integration/kube_fill.py --node "$(hostname)" "${@:3}" "$T/$2.rendered.yaml" \
+        >"$T/$1.yaml" || return 1
+    (cd "$T/kube" && pm kube play --network "$NET" "$T/$1.yaml") >"$T/$1.out" 2>&1 ||
+        { tail -n 5 "$T/$1.out" | tr '\n' '|'; return 1; }
 }
-# The placement an evidence file records: where its load ran
+vol() { pm volume inspect "$1" --format '{{.Mountpoint}}'; } # an emptyDir's or claim's files
+# The placement an evidence file records: where its load ran, Guaranteed by its requests and
+# limits (podman runs no kubelet: no QoS tier in the cgroup path), on its cgroup's CPUs
 placed() { # FILE POD: kind pod, the pod's name, the host as the node, the load container
-    jq -e --arg pod "$2" --arg node "$(hostname)" '.placement | .kind == "pod" and .pod == $pod
-        and .node == $node and .container == "load" and .namespace == null' "$1" >/dev/null
+    local cpus
+    cpus=$(cat "/sys/fs/cgroup/cpuset/libpod_parent/$(pm pod inspect "$2" --format '{{.ID}}')/cpuset.effective_cpus" 2>/dev/null ||
+        cat /sys/fs/cgroup/cpuset.cpus.effective)
+    jq -e --arg pod "$2" --arg node "$(hostname)" --arg cpus "$cpus" '.placement | .kind == "pod"
+        and .pod == $pod and .node == $node and .container == "load" and .namespace == null
+        and .qos_class == "Guaranteed" and .qos_from == "resources" and .cpuset == $cpus' \
+        "$1" >/dev/null
 }
 pod_of() { pm ps -a --pod --filter "name=^$1\$" --format '{{.PodName}}'; }
 exits0() { # CONTAINER NAME: the container ends with exit 0; else the end of its pod's logs
@@ -176,6 +191,36 @@ exits0() { # CONTAINER NAME: the container ends with exit 0; else the end of its
         not_ok "$2" "exit '$rc': $(pm pod logs "$(pod_of "$1")" 2>&1 | tail -n 6 | tr '\n' '|')"
     fi
 }
+OVERLAYS="echo-pod pod service jobs report"
+for o in $OVERLAYS; do
+    msg=$(render "$o")
+    check_eq "kubectl kustomize renders the $o overlay with the test's images" "" "$msg"
+done
+pm network create "$NET" >/dev/null
+check_eq "podman network create $NET" 0 $?
+
+msg=$(play echo echo-pod)
+check_eq "podman kube play of the echo-pod overlay" "" "$msg"
+exits0 hopbench-echo-load "the echo pod's load container exits 0"
+jcheck "the pod's evidence: 4 reps of tcp over the pod's loopback and 4 over the shared socket" \
+    "$(vol echo-out)/echo-pod.json" \
+    '([.runs[] | select(.label == "echo.tcp" and .transport == "tcp")] | length) == 4 and
+     ([.runs[] | select(.label == "echo.unix" and .transport == "unix")] | length) == 4 and
+     all(.runs[]; .valid and .errors_total == 0)'
+check "the echo pod's evidence says where it ran, Guaranteed, on its cgroup's CPUs" \
+    placed "$(vol echo-out)/echo-pod.json" hopbench-echo
+check "the load wrote its HTML report beside its evidence" grep -q '<html' "$(vol echo-out)/echo-pod.html"
+pm logs hopbench-echo-load >"$T/load.log" 2>&1
+check "the load container's log ends with the bottom line, unix against tcp" \
+    grep -q '^bottom line: unix against tcp' "$T/load.log"
+pm kube down "$T/echo.yaml" >/dev/null 2>&1
+
+# the host stack's evidence, for its per-service keys: nginx and php-fpm as the host runs them
+# (its verdict on this loaded machine does not matter here: exit 0 or 2)
+(cd "$T" && timeout -k 5 120 "$HOPBENCH" stack nginx-fpm --short --json "$T/host-stack.json") \
+    >"$T/host-stack.out" 2>&1
+rc=$?
+check "hopbench stack nginx-fpm --short on the host: exit 0 or 2" test "$rc" = 0 -o "$rc" = 2
 
 if wait "$STACK_PID"; then
     ok "make image-stack builds $STACK_IMG from debootstrap ($(($(date +%s) - start_s)) s from the start)"
@@ -184,65 +229,92 @@ else
     done_testing
 fi
 check "the stack image's rootfs directory was removed once kept as a tar" test ! -e "$STACK_DIR/rootfs"
-pm network create "$NET" >/dev/null
-check_eq "podman network create $NET" 0 $?
 
-msg=$(play stack deploy/k8s/stack-pod.yaml)
-check_eq "podman kube play deploy/k8s/stack-pod.yaml" "" "$msg"
+msg=$(play stack pod)
+check_eq "podman kube play of the pod overlay" "" "$msg"
 exits0 hopbench-stack-load "the stack pod's load container exits 0"
-jcheck "the stack pod: 4 runs over each backend hop, every reply from php-fpm, no error" \
-    "$T/out/stack-pod.json" \
-    '([.runs[] | select(.label == "fcgi-tcp")] | length) == 4 and
-     ([.runs[] | select(.label == "fcgi-unix")] | length) == 4 and
+SP=$(vol stack-out)/stack-pod.json
+pm logs hopbench-stack-load >"$T/stack-load.log" 2>&1
+check "the stack pod's log: the bottom line with nginx's and php-fpm's CPU per request" \
+    bash -c "grep -q '^bottom line: unix against tcp' '$T/stack-load.log' &&
+        grep -q 'CPU µs/req nginx' '$T/stack-load.log' && grep -q 'CPU µs/req php-fpm' '$T/stack-load.log'"
+jcheck "the stack pod: 4 runs over each backend hop, every reply from php-fpm, no error" "$SP" \
+    '([.runs[] | select(.label == "fcgi.tcp")] | length) == 4 and
+     ([.runs[] | select(.label == "fcgi.unix")] | length) == 4 and
      all(.runs[]; .valid and .errors_total == 0)'
-jcheck "the stack pod's TCP hop opens a connection per request, its socket hop none" \
-    "$T/out/stack-pod.json" \
-    'all(.runs[] | select(.label == "fcgi-tcp"); .observed.net_delta["Tcp.ActiveOpens"] >= .ops) and
-     all(.runs[] | select(.label == "fcgi-unix"); .observed.net_delta["Tcp.ActiveOpens"] == 0)'
-pod=$(pod_of hopbench-stack-load)
-check "the stack pod's evidence says where it ran: pod '$pod', this host, container load" \
-    placed "$T/out/stack-pod.json" "$pod"
+jcheck "the stack pod's TCP hop opens a connection per request, its socket hop none" "$SP" \
+    'all(.runs[] | select(.label == "fcgi.tcp"); .observed.net_delta["Tcp.ActiveOpens"] >= .ops) and
+     all(.runs[] | select(.label == "fcgi.unix"); .observed.net_delta["Tcp.ActiveOpens"] == 0)'
+check "the stack pod's evidence says where it ran: pod hopbench-stack, this host, Guaranteed" \
+    placed "$SP" hopbench-stack
+jcheck "inside the pod: nginx's and php-fpm's CPU and memory in every run, by their names" "$SP" \
+    'all(.runs[]; [.observed.services[].name] == ["nginx", "php-fpm"] and
+         all(.observed.services[]; .cpu_ns > 0 and .cpu_ns_per_op > 0 and .pss_end > 0 and
+             (.source | test("^tree of pid [0-9]+, comm "))) and
+         .observed.services_total.sum_ns_per_op > 0)'
+# the pod's per-service columns are the host stack's: the same services, the same keys
+keys() { # FILE: each service's name and its keys, then services_total's, in the runs through nginx
+    jq -s -c '[.[] | (.runs[]? // select(.record == "run")) | .observed |
+        select(.services != null and any(.services[]; .name == "nginx")) |
+        ([.services[] | {name, keys: keys}], (.services_total | keys))] | unique' "$1"
+}
+check_eq "the pod's services and their keys are the host stack's" "$(keys "$T/host-stack.json")" \
+    "$(keys "$SP")"
+check "the host stack's evidence has nginx and php-fpm" grep -q '"php-fpm"' "$T/host-stack.json"
 
 sed -n '/^```fields-pod$/,/^```$/p' docs/evidence.md | sed '1d;$d' | sort >"$T/pod.documented"
-jq -r --slurpfile plain "$T/out/echo-pod.json" '.placement | keys - ($plain[0].placement | keys) |
-    .[] | "placement." + .' "$T/out/stack-pod.json" | sort >"$T/pod.written"
+# the keys a pod's placement has beyond a plain process's (the host stack's header)
+jq -r --slurpfile plain "$T/host-stack.json" '.placement | keys - ($plain[0].placement | keys) |
+    .[] | "placement." + .' "$SP" | sort >"$T/pod.written"
 check "docs/evidence.md lists the pod's placement keys" test -s "$T/pod.documented"
 check_eq "every pod placement key written is listed, every one listed is written" "" \
     "$(diff "$T/pod.documented" "$T/pod.written" | grep '^[<>]' | tr '\n' ' ')"
 
-msg=$(play service deploy/k8s/stack-service.yaml)
-check_eq "podman kube play deploy/k8s/stack-service.yaml" "" "$msg"
+# across pods: php-fpm's pod first, ready as the Service would want it, then the web pod
+msg=$(play fpm service --pod php-fpm)
+check_eq "podman kube play of the service overlay's php-fpm pod" "" "$msg"
+for _ in $(seq 100); do
+    pm exec php-fpm-php-fpm bash -c 'exec 3<>/dev/tcp/127.0.0.1/9000' 2>/dev/null && break
+    sleep 0.2
+done
+msg=$(play web service --pod hopbench-web)
+check_eq "podman kube play of the service overlay's web pod" "" "$msg"
 exits0 hopbench-web-load "the web pod's load container exits 0"
 check_eq "php-fpm runs in a pod of its own" "php-fpm" "$(pod_of php-fpm-php-fpm)"
-jcheck "across pods: 3 runs, every reply from the pod php-fpm, a TCP open per request" \
-    "$T/out/stack-service.json" \
+WP=$(vol web-out)/stack-service.json
+jcheck "across pods: 3 runs, every reply from the pod php-fpm, a TCP open per request, nginx's CPU" \
+    "$WP" \
     '([.runs[] | select(.label == "fcgi-pod")] | length) == 3 and
      all(.runs[]; .valid and .errors_total == 0 and
-         .observed.net_delta["Tcp.ActiveOpens"] >= .ops)'
-check "the web pod's evidence says where it ran" \
-    placed "$T/out/stack-service.json" "$(pod_of hopbench-web-load)"
+         .observed.net_delta["Tcp.ActiveOpens"] >= .ops and
+         .observed.services[0].name == "nginx" and .observed.services[0].cpu_ns > 0)'
+check "the web pod's evidence says where it ran" placed "$WP" hopbench-web
 
-msg=$(play server deploy/k8s/load-job.yaml --only pods)
-check_eq "podman kube play load-job.yaml's volume, server and Service" "" "$msg"
+msg=$(play server jobs --only pods)
+check_eq "podman kube play of the jobs overlay's volume, server and Service" "" "$msg"
 ip=$(pm inspect hopbench-server-server --format "{{(index .NetworkSettings.Networks \"$NET\").IPAddress}}")
-msg=$(play jobs deploy/k8s/load-job.yaml --only jobs --env "HOPBENCH_SERVER_SERVICE_HOST=$ip" \
+msg=$(play jobs jobs --only jobs --env "HOPBENCH_SERVER_SERVICE_HOST=$ip" \
     --env HOPBENCH_SERVER_SERVICE_PORT=8000)
 check_eq "the Indexed Job's three pods, played from its template" "" "$msg"
 for i in 0 1 2; do
     exits0 "hopbench-load-$i-load" "load pod $i exits 0"
 done
-msg=$(play merge deploy/k8s/merge-job.yaml --only jobs)
-check_eq "the merge Job's pod" "" "$msg"
-exits0 hopbench-merge-merge "hopbench merge exits 0"
-vol=$(pm volume inspect hopbench-out --format '{{.Mountpoint}}')
+msg=$(play report report --only jobs)
+check_eq "the report Job's pod" "" "$msg"
+exits0 hopbench-report-bottom-line "the report Job merges, reports and compares: exit 0"
+pm logs hopbench-report-bottom-line >"$T/bottom.log" 2>&1
+check "the report Job's log has the comparison of two load pods" \
+    grep -q '^new: /out/load-2.json (2 runs, 2 valid); placement pod hopbench-load-2' "$T/bottom.log"
+V=$(vol hopbench-out)
+check "the report Job drew the merged evidence as HTML on the claim" grep -q '<html' "$V/report.html"
 for i in 0 1 2; do
-    jcheck "load pod $i's evidence: 2 valid runs" "$vol/load-$i.json" \
+    jcheck "load pod $i's evidence: 2 valid runs" "$V/load-$i.json" \
         '.valid and (.runs | length) == 2'
     check "load pod $i's evidence says it ran in pod $(pod_of "hopbench-load-$i-load")" \
-        placed "$vol/load-$i.json" "$(pod_of "hopbench-load-$i-load")"
+        placed "$V/load-$i.json" "$(pod_of "hopbench-load-$i-load")"
 done
-jq -n --slurpfile l "$vol/load-0.json" --slurpfile m "$vol/merged.json" \
-    --slurpfile l1 "$vol/load-1.json" --slurpfile l2 "$vol/load-2.json" \
+jq -n --slurpfile l "$V/load-0.json" --slurpfile m "$V/merged.json" \
+    --slurpfile l1 "$V/load-1.json" --slurpfile l2 "$V/load-2.json" \
     '{merged: $m[0], parts: ([$l[0], $l1[0], $l2[0]] | map(.runs) | add)}' >"$T/merge-check.json"
 jcheck "merged: each rep one run of the three, with the sums of ops, requests and histogram counts" \
     "$T/merge-check.json" \
@@ -260,7 +332,10 @@ check "merged: each load pod's placement kept, in the merge's order" \
     --arg p2 "$(pod_of hopbench-load-2-load)" \
     '.merged.placement | .kind == "merged" and ([.placements[].pod] == [$p0, $p1, $p2])' \
     "$T/merge-check.json"
-for f in merge jobs server service stack; do pm kube down "$T/$f.yaml" >/dev/null 2>&1; done
+# every pod's evidence as the schema has it (placement's QoS class and cpuset among it)
+tap_from python3 tests/integration/schema_check.py docs/evidence.schema.json "$SP" "$WP" \
+    "$V/load-0.json" "$V/merged.json"
+for f in report jobs server web fpm stack; do pm kube down "$T/$f.yaml" >/dev/null 2>&1; done
 check_eq "no pod is left" "" "$(pm pod ls -q)"
 echo "# test_image: $(($(date +%s) - start_s)) s from the start of the image builds" >&2
 

@@ -27,6 +27,25 @@ HOPBENCH_CONTAINER_NAME=load expect_rc "run in a container: exit 0" 0 ctr "${RUN
 jcheck "the pod run's document names pod web-0 on node n1" "$T/pod.json" \
     '.placement | .kind == "pod" and .pod == "web-0" and .node == "n1" and .container == "load"'
 jcheck "the plain run's document names no pod" "$T/proc.json" '.placement | has("kind") | not'
+# the QoS class and the cpuset: this host's kubelet-less cgroups name no class, so the one the
+# requests and limits make (resourceFieldRef's figures); the cpuset as the kernel lists it
+cs=$(awk -F: '$2 ~ /(^|,)cpuset(,|$)/ { print $3 }' /proc/self/cgroup)
+cpuset_want=$(cat "/sys/fs/cgroup/cpuset$cs/cpuset.effective_cpus" 2>/dev/null ||
+    cat /sys/fs/cgroup/cpuset.cpus.effective 2>/dev/null)
+jcheck "a pod without requests or limits: no QoS class said" "$T/pod.json" \
+    '.placement | .qos_class == null and .qos_from == null'
+check "the pod's cpuset is its cgroup's, '$cpuset_want'" \
+    jtrue --arg c "$cpuset_want" '$c != "" and .placement.cpuset == $c' "$T/pod.json"
+qos() { # NAME CPU-REQ CPU-LIM MEM-REQ MEM-LIM CLASS
+    HOPBENCH_CPU_REQUEST=$2 HOPBENCH_CPU_LIMIT=$3 HOPBENCH_MEMORY_REQUEST=$4 \
+        HOPBENCH_MEMORY_LIMIT=$5 in_pod "qos-$1" n1 "qos-$1"
+    check "requests $2/$4, limits $3/$5: $6, from the resources" \
+        jtrue --arg c "$6" '.placement | .qos_class == $c and .qos_from == "resources"' \
+        "$T/qos-$1.json"
+}
+qos g 2000 2000 268435456 268435456 Guaranteed
+qos b 1000 2000 268435456 268435456 Burstable
+qos e 0 4000 0 8000000000 BestEffort
 
 # --- compare ------------------------------------------------------------------------
 

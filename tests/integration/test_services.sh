@@ -238,6 +238,30 @@ check "plain: no new keys" jtrue '.runs[0] | (.observed | has("services") or has
 check "plain: the run table's row is the address" grep -Eq "^tcp://127.0.0.1:$porta +reuse " "$T/plain.out"
 check "plain: no per-service lines" sh -c "! grep -Eq '^(cpu per request by service|watched hops|memory by service)' '$T/plain.out'"
 
+# --- comm: the server found by its command name once it answers, as in a pod ---
+cname=hbc$$ # a name of this test's own (15 bytes at most), not another test's hopbench
+cp "$HOPBENCH" "$T/$cname"
+expect_rc "comm: no process of that name: exit 1" 1 comm_none run echo "tcp://127.0.0.1:$porta" \
+    -d 0.1 --warmup 0 --service "srv=comm:$cname" --json "$T/comm_none.json" &&
+    one_line "comm: one line naming the service and the name" "$T/comm_none.err" \
+        "--service srv: no process is named '$cname'"
+free_port
+cport=$PORT
+# the server starts after the run: --wait-ready waits for its port, then its name is found
+(
+    sleep 0.5
+    exec "$T/$cname" serve echo --listen "tcp://127.0.0.1:$cport"
+) >"$T/comm_srv.out" 2>&1 &
+pcomm=$!
+hb comm run echo "tcp://127.0.0.1:$cport" -d 0.3 --warmup 0 --wait-ready 10 \
+    --service "srv=comm:$cname" --json "$T/comm.json"
+exit0 "comm: the run waits for the server, then finds it by its name" comm
+check "comm: the service is the server's tree, named by its pid and comm, with its CPU" \
+    jtrue --arg src "tree of pid $pcomm, comm $cname" \
+    '.runs[0].observed.services[0] | .name == "srv" and .kind == "tree" and .source == $src
+     and .cpu_ns > 0 and .processes >= 1 and .pss_end > 0' "$T/comm.json"
+stop_pid "$pcomm"
+
 stop_pid "$pc"
 stop_pid "$pb"
 stop_pid "$pa"

@@ -642,11 +642,15 @@ static void test_proc_stat_fixture(void **state)
 
     (void)state;
     assert_int_equal(proc_stat_parse(text, &st), 0);
+    assert_string_equal(st.comm, "php-fpm: pool )"); /* the first 15 bytes */
+    assert_int_equal(st.ppid, 1);
     assert_int_equal(st.state, 'S');
     assert_int_equal(st.children_ticks, 56 + 78);
     assert_int_equal(st.start_ticks, 987654);
     assert_false(proc_state_exited(st.state));
     assert_int_equal(proc_stat_parse(zombie, &st), 0);
+    assert_string_equal(st.comm, "sh");
+    assert_int_equal(st.ppid, 76);
     assert_int_equal(st.state, 'Z');
     assert_int_equal(st.children_ticks, 7);
     assert_int_equal(st.start_ticks, 555);
@@ -655,6 +659,10 @@ static void test_proc_stat_fixture(void **state)
     assert_int_equal(proc_stat_parse("1 (x) S 1 2 3\n", &st), -EINVAL); /* too short */
     assert_int_equal(proc_stat_parse("no parenthesis\n", &st), -EINVAL);
     assert_int_equal(proc_stat_parse("1 (x)\n", &st), -EINVAL);
+    assert_int_equal(proc_stat_parse("1 ) (x S 1 1 1 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0 5\n", &st),
+                     -EINVAL); /* its only ')' before the '(' */
+    assert_int_equal(proc_stat_parse("1 (x) S -1 1 1 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0 5\n", &st),
+                     -EINVAL); /* a negative ppid */
     assert_int_equal(proc_stat_parse("1 (x) S 1 1 1 0 -1 0 0 0 0 0 1 2 -3 4 20 0 1 0 5\n", &st),
                      -EINVAL); /* a negative cutime */
 }

@@ -382,6 +382,61 @@ static void test_observe_a_pid_that_is_gone(void **state)
     assert_int_equal(p.server_source, PLACE_SRC_EXPECTED);
 }
 
+/* The kubelet's tiers under both cgroup drivers, v1 and v2; paths that name none. */
+static void test_qos_cgroup(void **state)
+{
+    (void)state;
+    assert_string_equal(place_qos_cgroup("12:cpuset:/kubepods/pod1f2e/abc\n"), "Guaranteed");
+    assert_string_equal(place_qos_cgroup("4:memory:/x\n3:cpu,cpuacct:/kubepods/burstable/"
+                                         "pod1f2e/abc\n"),
+                        "Burstable");
+    assert_string_equal(place_qos_cgroup("0::/kubepods/besteffort/pod9/c\n"), "BestEffort");
+    assert_string_equal(place_qos_cgroup("0::/kubepods.slice/kubepods-burstable.slice/"
+                                         "kubepods-burstable-pod9.slice/cri-containerd-1.scope\n"),
+                        "Burstable");
+    assert_string_equal(place_qos_cgroup("0::/kubepods.slice/kubepods-pod9.slice/"
+                                         "cri-containerd-1.scope\n"),
+                        "Guaranteed");
+    assert_string_equal(place_qos_cgroup("0::/kubepods.slice/kubepods-besteffort.slice/x\n"),
+                        "BestEffort");
+    assert_null(place_qos_cgroup("0::/\n")); /* a cgroup namespace */
+    assert_null(place_qos_cgroup("3:cpuset:/libpod_parent/abc/libpod-1\n")); /* podman */
+    assert_null(place_qos_cgroup("0::/user.slice/kubepodsx/pod1\n"));
+    assert_null(place_qos_cgroup("0::/kubepods\n"));
+    assert_null(place_qos_cgroup(""));
+}
+
+/* Requests and limits as the downward API gives them. */
+static void test_qos_resources(void **state)
+{
+    (void)state;
+    assert_string_equal(place_qos_resources("2000", "2000", "268435456", "268435456"),
+                        "Guaranteed");
+    assert_string_equal(place_qos_resources("1000", "2000", "268435456", "268435456"), "Burstable");
+    assert_string_equal(place_qos_resources("0", "8000", "268435456", "33000000000"), "Burstable");
+    assert_string_equal(place_qos_resources("0", "8000", "0", "33000000000"), "BestEffort");
+    assert_null(place_qos_resources(NULL, "2000", "1", "1"));
+    assert_null(place_qos_resources("2", "2", "256Mi", "256Mi"));
+    assert_null(place_qos_resources("-1", "2", "1", "1"));
+    assert_null(place_qos_resources("", "2", "1", "1"));
+}
+
+/* This process's cpuset, as the kernel lists it: the CPUs sched_getaffinity allows. */
+static void test_cpuset_self(void **state)
+{
+    char cpus[256];
+    int rc = place_cpuset_self(cpus, sizeof(cpus));
+
+    (void)state;
+    if (rc == -ENOENT) {
+        skip(); /* no cpuset controller mounted */
+        return;
+    }
+    assert_int_equal(rc, 0);
+    assert_true(cpus[0] >= '0' && cpus[0] <= '9');
+    assert_true(strspn(cpus, "0123456789,-") == strlen(cpus));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +444,9 @@ int main(void)
         cmocka_unit_test(test_a_new_place_is_expected),
         cmocka_unit_test(test_format_cuts_between_items),
         cmocka_unit_test(test_spare_cpus),
+        cmocka_unit_test(test_qos_cgroup),
+        cmocka_unit_test(test_qos_resources),
+        cmocka_unit_test(test_cpuset_self),
         cmocka_unit_test(test_observe_the_union_of_threads),
         cmocka_unit_test_teardown(test_observe_children_with_tree, kill_spawned),
         cmocka_unit_test(test_observe_a_pid_that_is_gone),

@@ -14,9 +14,11 @@
 /* clang-format on */
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +45,10 @@ static void test_parse_kinds(void **state)
     assert_string_equal(service_kind_name(SERVICE_PID), "pid");
     assert_string_equal(service_kind_name(SERVICE_TREE), "tree");
     assert_string_equal(service_kind_name(SERVICE_CGROUP), "cgroup");
+    assert_int_equal(service_parse("nginx=comm:nginx", &s, &err), 0);
+    assert_int_equal(s.kind, SERVICE_COMM);
+    assert_string_equal(s.comm, "nginx");
+    assert_string_equal(service_kind_name(SERVICE_COMM), "comm");
 }
 
 /* Each bad word is refused with a message that names the part at fault. */
@@ -57,6 +63,9 @@ static void test_parse_errors(void **state)
         { "a b=pid:1", "a name is" },
         { "abcdefghijabcdefghijabcdefghijab=pid:1", "a name is" }, /* 32 characters */
         { "client=pid:1", "'client' names a column" },
+        { "a=comm:", "a command name is 1 to 15 bytes" },
+        { "a=comm:abcdefghijklmnop", "a command name is 1 to 15 bytes" },
+        { "a=comm:usr/bin/x", "without '/'" },
         { "sum=pid:1", "'sum' names a column" },
         { "system=pid:1", "'system' names a column" },
         { "x=pid", "missing KIND:ARG" },
@@ -170,6 +179,92 @@ static void test_add_checks(void **state)
     snprintf(arg, sizeof(arg), "cg=cgroup:%s", cg);
     assert_int_equal(service_add(&set, arg, &err), 0);
     assert_int_equal(set.n, 3);
+}
+
+/* A child named name (its comm) with kids children of the same name (a master and its
+ * workers), each ready when this returns: its pid. On SIGTERM it kills and reaps its
+ * children, then exits (nothing is left for a PID 1 that may not reap). */
+static pid_t named_child(const char *name, int kids)
+{
+    int ready[2];
+    char c;
+    pid_t pid;
+
+    assert_int_equal(pipe(ready), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pid_t kid[4];
+        sigset_t term;
+        int sig;
+
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        sigprocmask(SIG_BLOCK, &term, NULL);
+        prctl(PR_SET_NAME, name);
+        for (int i = 0; i < kids && i < 4; i++) {
+            kid[i] = fork();
+            if (kid[i] == 0) {
+                (void)!write(ready[1], "k", 1);
+                pause();
+                _exit(0);
+            }
+        }
+        (void)!write(ready[1], "x", 1);
+        sigwait(&term, &sig);
+        for (int i = 0; i < kids && i < 4; i++) {
+            kill(kid[i], SIGKILL);
+            waitpid(kid[i], NULL, 0);
+        }
+        _exit(0);
+    }
+    close(ready[1]);
+    for (int i = 0; i <= kids; i++) /* the master and each worker */
+        assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    return pid;
+}
+
+static void child_end(pid_t pid)
+{
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+}
+
+/* comm: found when the run starts (not when added), as the tree of the master; none, or two
+ * masters, refused with the service named. */
+static void test_comm_resolve(void **state)
+{
+    struct service_set set = { 0 };
+    struct hb_err err = { 0 };
+    char name[16], arg[64], src[64];
+    pid_t master, other;
+    uint64_t t0;
+
+    (void)state;
+    snprintf(name, sizeof(name), "hbt%d", (int)getpid() % 1000000);
+    snprintf(arg, sizeof(arg), "web=comm:%s", name);
+    assert_int_equal(service_add(&set, arg, &err), 0); /* none runs yet: not looked for */
+    t0 = now_ns();
+    assert_int_equal(service_resolve(&set, now_ns() + 120 * NS_PER_MS, NULL, &err), -ESRCH);
+    assert_true(now_ns() - t0 >= 100 * NS_PER_MS); /* asked again until the time was up */
+    assert_non_null(strstr(err.msg, "--service web: no process is named"));
+    assert_int_equal(set.svc[0].kind, SERVICE_COMM);
+
+    master = named_child(name, 2);
+    assert_int_equal(service_resolve(&set, 0, NULL, &err), 0);
+    assert_int_equal(set.svc[0].kind, SERVICE_TREE);
+    assert_int_equal(set.svc[0].pid, master); /* not a worker of the same name */
+    service_source(&set.svc[0], src, sizeof(src));
+    snprintf(arg, sizeof(arg), "tree of pid %d, comm %s", (int)master, name);
+    assert_string_equal(src, arg);
+
+    other = named_child(name, 0);
+    set.svc[0].kind = SERVICE_COMM;
+    assert_int_equal(service_resolve(&set, 0, NULL, &err), -EEXIST);
+    assert_non_null(strstr(err.msg, "2 processes named"));
+    child_end(other);
+    child_end(master);
 }
 
 static void test_add_cap(void **state)
@@ -298,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_name_valid),   cmocka_unit_test(test_add_checks),
         cmocka_unit_test(test_add_cap),      cmocka_unit_test(test_label_split),
         cmocka_unit_test(test_labels_apply), cmocka_unit_test(test_watch_add),
+        cmocka_unit_test(test_comm_resolve),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
