@@ -17,7 +17,9 @@
 #include "engine/load.h"
 #include "host/netns.h"
 #include "host/place.h"
+#include "lab.h"
 #include "proto/mysql.h"
+#include "run.h"
 #include "service.h"
 
 struct proto_entry;
@@ -38,13 +40,6 @@ enum hb_exit {
     /* run --agent: the agent refused a request as bad or too large, or broke the protocol */
     HB_EXIT_PROTOCOL = 76,
 };
-
-#define CLI_MAX_ENDPOINTS 16
-#define CLI_MAX_SIZES     8
-#define CLI_MAX_PARAMS    32                 /* --param */
-#define CLI_MAX_SECRET    258                /* a password read from a file, its NUL and one more */
-#define CLI_MAX_BODY      4096               /* --expect-body, after escapes */
-#define CLI_SEED_MAX      ((1ULL << 53) - 1) /* --seed: a JSON number every reader keeps exact */
 
 /* cli_parse_* return this when --help was printed. */
 #define CLI_HELP 1
@@ -71,83 +66,6 @@ extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_serve, cli_spe
  * option (a word or "-"), '?' when it is an unknown one.
  */
 int cli_option(const struct cli_spec *s, const char *arg);
-
-/*
- * The options run and lab share: one parser (shared_option in cli.c) reads
- * them for both, with the same values and the same messages. Each command
- * sets its own defaults; run copies the load's into run_opts.load.
- */
-struct shared_opts {
-    unsigned conns;         /* -c, --connections */
-    unsigned threads;       /* -t, --threads */
-    uint64_t duration_ns;   /* -d, --duration: measured time (run: 0 when not given) */
-    uint64_t warmup_ns;     /* --warmup */
-    uint64_t timeout_ns;    /* --timeout */
-    enum place_mode pin;    /* --pin */
-    enum load_close close;  /* --close */
-    bool block_wait;        /* --wait block (lab: its server too) */
-    bool uring_wait;        /* --wait uring (run only) */
-    uint64_t sample_ns;     /* --sample-ms: sock_diag sampling period during a run, if given */
-    double noisy_cpus;      /* --noisy-threshold, in CPUs; 0: the default (OBS_NOISY_CPUS) */
-    const char *json_path;  /* --json; NULL: hopbench-CMD-DATE-TIME.json in the current directory */
-    const char *jsonl_path; /* --jsonl: one record per finished run */
-    const char *csv_path;   /* --csv: one row per run, written with the evidence; NULL: none */
-    bool quiet;             /* -q, --quiet: no live progress line on a terminal */
-    const char *html_path;  /* --html: the evidence drawn as an HTML report; NULL: none */
-    unsigned reps;          /* --reps */
-    uint64_t cooldown_ns;   /* --cooldown: pause between runs */
-    uint64_t seed;          /* --seed */
-    bool conns_given;       /* -c was on the command line ("lab overload" keeps it) */
-    bool duration_given;    /* -d likewise (lab --quick, "lab overload") */
-    bool warmup_given;      /* --warmup likewise */
-    bool reps_given;        /* --reps likewise (the default lab's reps) */
-    bool pin_given;         /* --pin likewise (the lab's split falls back to same on 1 CPU) */
-    bool close_given;       /* --close likewise (else the protocol's closer closes) */
-    bool sample_given;      /* --sample-ms likewise (else observe_default_period) */
-    bool wait_given;        /* --wait likewise (else the lab picks the wait: lab_opts.wait_auto) */
-};
-
-struct run_opts {
-    const struct proto_entry *proto;
-    struct endpoint eps[CLI_MAX_ENDPOINTS];
-    unsigned neps;
-    struct shared_opts
-        shared;           /* reps: runs per endpoint; seed: the random order and the bootstrap */
-    struct load_cfg load; /* every field but ep, cpus and stop */
-    bool allow_remote;
-    pid_t server_pids[64]; /* --server-pid */
-    unsigned nserver_pids;
-    bool server_tree;          /* --server-tree */
-    const char *server_cgroup; /* --server-cgroup */
-    bool order_random;         /* --order random (default abba) */
-    struct codec_opts codec;   /* the protocol's request options (load.opts points here) */
-    const char *params[CLI_MAX_PARAMS];
-    char expect_body[CLI_MAX_BODY];     /* --expect-body with \n, \r, \t, \\ decoded */
-    char password[CLI_MAX_SECRET];      /* --password-file: the file's first line */
-    char server_key[MYSQL_MAX_KEY + 1]; /* --server-public-key: the file's PEM */
-    bool size_given;
-    bool close_given;       /* shared.close_given, where the protocol's checks read it */
-    bool arrivals_given;    /* --arrivals was given (it needs --rate) */
-    double rate_share;      /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
-    bool wait_auto;         /* no --wait: one kept connection per thread, closed loop, so
-                             * load.block_wait was set as --wait block would (run_wait_default) */
-    uint64_t wait_ready_ns; /* --wait-ready: how long a refused endpoint is asked again */
-    uint64_t calibrate_ns;  /* how long the closed-loop maximum is measured for --rate N% */
-    /* --rate-base: ops/s the share is of, one for every endpoint or one per endpoint */
-    double rate_bases[CLI_MAX_ENDPOINTS];
-    unsigned nrate_bases;
-    /* --service, --watch */
-    struct service_set services;
-    /* --label, in the order of the endpoints */
-    const char *labels[CLI_MAX_ENDPOINTS];
-    unsigned nlabels;
-    /* --agent ENDPOINT, its token, services and state */
-    bool agent_given;
-    const char *agent_token_file;
-    struct agent_client agent;
-    enum netns_mode netns;    /* --netns: run starts the built-in server there (NETNS_NONE: none) */
-    enum netns_mode in_netns; /* --in-netns: started inside a stack's --netns namespaces */
-};
 
 /* `hopbench agent`: where it listens, its token, its schedule. */
 struct agent_cli {
@@ -177,27 +95,6 @@ struct serve_opts {
     uint64_t stall_every; /* --stall-every */
     uint64_t stall_ns;    /* --stall-ms */
     bool block_wait;      /* --wait block */
-};
-
-struct lab_opts {
-    const struct proto_entry *proto; /* the registry's first (echo) by default */
-    struct shared_opts shared;   /* per cell; reps: runs of each cell, tcp and unix in ABBA order;
-                                  * seed: the bootstrap of the summaries */
-    double rates[CLI_MAX_SIZES]; /* --rates: open-loop shares of each cell's closed-loop ops/s */
-    unsigned nrates;
-    bool overload;            /* "lab overload": connect cells only, against a small server */
-    bool wait_auto;           /* no --wait: the reuse cells wait as --wait block, the lab found
-                               * them one kept connection per thread, closed loop */
-    int server_backlog;       /* --backlog of the lab's server */
-    unsigned server_threads;  /* --server-threads; 0 = as --pin places it */
-    uint64_t server_delay_ns; /* --delay-us of the lab's server */
-    bool quick;
-    size_t sizes[CLI_MAX_SIZES];
-    unsigned nsizes;
-    bool sizes_given;      /* --sizes was on the command line */
-    unsigned pipeline;     /* --pipeline: requests in flight per connection in the reuse cells */
-    uint64_t count;        /* -n: ops per run instead of a duration; 0 = the duration */
-    enum netns_mode netns; /* --netns: where server and client run (NETNS_NONE: here) */
 };
 
 /* Each returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
