@@ -6,6 +6,8 @@
  */
 #include "cli.h"
 
+#include "cmd/options.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -370,94 +372,6 @@ int cli_option(const struct cli_spec *s, const char *arg)
     return '?';
 }
 
-int cli_parse_size(const char *s, size_t max, size_t *out)
-{
-    static const struct {
-        const char *suffix;
-        uint64_t mult;
-    } units[] = { { "", 1 },
-                  { "B", 1 },
-                  { "k", 1024 },
-                  { "K", 1024 },
-                  { "KiB", 1024 },
-                  { "m", 1024ULL * 1024 },
-                  { "M", 1024ULL * 1024 },
-                  { "MiB", 1024ULL * 1024 } };
-    char digits[32];
-    size_t nd = strspn(s, "0123456789");
-    uint64_t v;
-
-    if (nd == 0 || nd >= sizeof(digits)) return -EINVAL;
-    memcpy(digits, s, nd);
-    digits[nd] = '\0';
-    if (parse_u64(digits, 1, UINT32_MAX, &v) < 0) return -ERANGE;
-    for (size_t i = 0; i < ARRAY_LEN(units); i++) {
-        if (strcmp(s + nd, units[i].suffix) != 0) continue;
-        if (v * units[i].mult > max) return -ERANGE;
-        *out = (size_t)(v * units[i].mult);
-        return 0;
-    }
-    return -EINVAL;
-}
-
-/* Seconds > 0 (or == 0 when zero_ok), at most a day. */
-static int opt_seconds(const char *opt, const char *val, bool zero_ok, uint64_t *out,
-                       struct hb_err *err)
-{
-    int rc = parse_seconds(val, 86400, out);
-
-    /* parse_seconds refuses 0 ("0", "0.0") as out of range; only a zero, not "-0", is one here */
-    if (zero_ok && rc == -ERANGE && strtod(val, NULL) == 0) {
-        *out = 0;
-        return 0;
-    }
-    if (rc < 0)
-        return hb_fail(err, -EINVAL, "%s: '%s' is not a number of seconds in %s0, 86400]", opt, val,
-                       zero_ok ? "[" : "(");
-    return 0;
-}
-
-static int opt_pin(const char *val, enum place_mode *mode, struct hb_err *err)
-{
-    if (place_parse(val, mode) < 0)
-        return hb_fail(err, -EINVAL, "--pin: '%s' is not one of none, same, split", val);
-    return 0;
-}
-
-static int opt_netns(const char *val, enum netns_mode *mode, struct hb_err *err)
-{
-    if (netns_parse_mode(val, mode) < 0)
-        return hb_fail(err, -EINVAL, "--netns: '%s' is not one of same, other", val);
-    return 0;
-}
-
-static int opt_size(const char *opt, const char *val, size_t *out, struct hb_err *err)
-{
-    if (cli_parse_size(val, ECHO_MAX_SIZE, out) < 0)
-        return hb_fail(err, -EINVAL, "%s: '%s' is not a size from 1 B to 64 MiB (e.g. 64, 4KiB)",
-                       opt, val);
-    return 0;
-}
-
-static int add_endpoint(struct endpoint *eps, unsigned *n, const char *s, struct hb_err *err)
-{
-    if (*n == CLI_MAX_ENDPOINTS)
-        return hb_fail(err, -EINVAL, "too many endpoints (at most %d)", CLI_MAX_ENDPOINTS);
-    if (endpoint_parse(&eps[*n], s, err) < 0) return -EINVAL;
-    (*n)++;
-    return 0;
-}
-
-static int check_remote(const struct endpoint *eps, unsigned n, bool allow, struct hb_err *err)
-{
-    for (unsigned i = 0; i < n; i++)
-        if (!allow && !endpoint_is_local(&eps[i]))
-            return hb_fail(err, -EINVAL,
-                           "%s is not a loopback address; pass --allow-remote to use it",
-                           eps[i].text);
-    return 0;
-}
-
 /*
  * The entry of spec's table that the long option name[len] names, as
  * getopt_long picks it: the one of that name, else the only one it begins;
@@ -536,91 +450,8 @@ static int cli_getopt(const struct cli_spec *spec, int argc, char **argv,
     return 0;
 }
 
-enum {
-    OPT_MODE = 256,
-    OPT_PIPELINE,
-    OPT_SIZE,
-    OPT_WARMUP,
-    OPT_TIMEOUT,
-    OPT_PIN,
-    OPT_JSON,
-    OPT_HTML,
-    OPT_ALLOW_REMOTE,
-    OPT_WAIT_READY,
-    OPT_BACKLOG,
-    OPT_SOCKET_MODE,
-    OPT_QUICK,
-    OPT_SIZES,
-    OPT_CLOSE,
-    OPT_CLOSE_AFTER,
-    OPT_SERVER_PID,
-    OPT_SERVER_TREE,
-    OPT_SERVER_CGROUP,
-    OPT_SAMPLE_MS,
-    OPT_NOISY_THRESHOLD,
-    OPT_REPS,
-    OPT_ORDER,
-    OPT_SEED,
-    OPT_COOLDOWN,
-    OPT_JSONL,
-    OPT_CSV,
-    OPT_VALUE_SIZE,
-    OPT_BODY_SIZE,
-    OPT_PROTO,
-    OPT_RATE,
-    OPT_ARRIVALS,
-    OPT_RATE_BASE,
-    OPT_WAIT,
-    OPT_MAX_CONNS,
-    OPT_RATES,
-    OPT_DELAY_US,
-    OPT_STALL_EVERY,
-    OPT_STALL_MS,
-    OPT_SERVER_THREADS,
-    OPT_SERVICE,
-    OPT_WATCH,
-    OPT_LABEL,
-    OPT_RETRY,
-    OPT_NETNS,
-    OPT_AGENT,
-    OPT_AGENT_TOKEN_FILE,
-    OPT_AGENT_SERVICE,
-    OPT_AGENT_STATE,
-    OPT_AGENT_WAIT,
-    OPT_LISTEN,
-    OPT_TOKEN_FILE,
-    OPT_SCHEDULE,
-    OPT_IN_NETNS,
-};
-
 /* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_at index. */
 enum { OPT_PROTO_FIRST = 1024 };
-
-/* --rate R (ops/s in all) or --rate N% (of the closed-loop maximum). */
-static int opt_rate(const char *val, double *rate, double *share, struct hb_err *err)
-{
-    char *end = NULL;
-    double v;
-
-    errno = 0;
-    v = strtod(val, &end);
-    if (end == val || errno != 0 || !(v >= 0.001) || v > 1e9) goto bad;
-    if (*end == '%' && end[1] == '\0') {
-        if (v > 1000) goto bad;
-        *share = v / 100;
-        *rate = 0;
-        return 0;
-    }
-    if (*end != '\0') goto bad;
-    *rate = v;
-    *share = 0;
-    return 0;
-bad:
-    return hb_fail(err, -EINVAL,
-                   "--rate: '%s' is not a rate in ops/s (e.g. 20000) or a share of the "
-                   "closed-loop maximum (e.g. 60%%)",
-                   val);
-}
 
 /*
  * --rate-base B[,B...]: each B in ops/s, appended to o->rate_bases (the
@@ -691,155 +522,6 @@ static int run_proto_option(int c, const char *val, struct run_opts *o, struct h
         break;
     default:
         rc = -EINVAL;
-    }
-    return rc;
-}
-
-static int opt_sample(const char *val, uint64_t *ns, struct hb_err *err)
-{
-    uint64_t ms = 0;
-    int rc = opt_uint("--sample-ms", val, 0, 60000, &ms, err);
-
-    *ns = ms * NS_PER_MS;
-    return rc;
-}
-
-/* --noisy-threshold: CPUs, more than 0 and at most 4096 (0.1: a tenth of one CPU). */
-static int opt_noisy(const char *val, double *cpus, struct hb_err *err)
-{
-    char *end = NULL;
-    double v;
-
-    errno = 0;
-    v = strtod(val, &end);
-    if (end == val || *end != '\0' || errno != 0 || !(v > 0) || v > 4096)
-        return hb_fail(err, -EINVAL,
-                       "--noisy-threshold: '%s' is not a number of CPUs in (0, 4096] (e.g. 0.1)",
-                       val);
-    *cpus = v;
-    return 0;
-}
-
-static int opt_close(const char *val, enum load_close *c, struct hb_err *err)
-{
-    if (strcmp(val, "client") == 0)
-        *c = CLOSE_CLIENT;
-    else if (strcmp(val, "server") == 0)
-        *c = CLOSE_SERVER;
-    else if (strcmp(val, "rst") == 0)
-        *c = CLOSE_RST;
-    else
-        return hb_fail(err, -EINVAL, "--close: '%s' is not one of client, server, rst", val);
-    return 0;
-}
-
-/* --wait: epoll, block, or (where `uring` is not NULL: run, lab refuses it later) uring. */
-static int opt_wait(const char *val, bool *block, bool *uring, struct hb_err *err)
-{
-    bool is_uring = strcmp(val, "uring") == 0;
-
-    if (is_uring && uring == NULL)
-        return hb_fail(err, -EINVAL, "--wait: 'uring' is for 'hopbench run' only");
-    if (strcmp(val, "epoll") != 0 && strcmp(val, "block") != 0 && !is_uring)
-        return hb_fail(err, -EINVAL, "--wait: '%s' is not epoll, block or uring", val);
-    *block = val[0] == 'b';
-    if (uring != NULL) *uring = is_uring;
-    return 0;
-}
-
-/* What shared_option and shared_plan_option return for an option that is not theirs. */
-#define SHARED_NOT_MINE 1
-
-/* Repetitions, for run and lab alike; SHARED_NOT_MINE for another option. */
-static int shared_plan_option(int c, const char *val, struct shared_opts *o, struct hb_err *err)
-{
-    uint64_t v = 0;
-    int rc = 0;
-
-    switch (c) {
-    case OPT_REPS:
-        rc = opt_uint("--reps", val, 1, 1000, &v, err);
-        o->reps = (unsigned)v;
-        o->reps_given = true;
-        break;
-    case OPT_SEED:
-        rc = opt_uint("--seed", val, 0, CLI_SEED_MAX, &o->seed, err);
-        break;
-    case OPT_COOLDOWN:
-        rc = opt_seconds("--cooldown", val, true, &o->cooldown_ns, err);
-        break;
-    default:
-        rc = SHARED_NOT_MINE;
-    }
-    return rc;
-}
-
-/*
- * The options run and lab share (struct shared_opts): 0, -EINVAL with err
- * set, or SHARED_NOT_MINE when c is not one of them.
- */
-static int shared_option(int c, const char *val, struct shared_opts *o, struct hb_err *err)
-{
-    uint64_t v = 0;
-    int rc = 0;
-
-    switch (c) {
-    case 'q':
-        o->quiet = true;
-        break;
-    case 'c':
-        o->conns_given = true;
-        rc = opt_uint("--connections", val, 1, 100000, &v, err);
-        o->conns = (unsigned)v;
-        break;
-    case 't':
-        rc = opt_uint("--threads", val, 1, 1024, &v, err);
-        o->threads = (unsigned)v;
-        break;
-    case 'd':
-        o->duration_given = true;
-        rc = opt_seconds("--duration", val, false, &o->duration_ns, err);
-        break;
-    case OPT_WARMUP:
-        o->warmup_given = true;
-        rc = opt_seconds("--warmup", val, true, &o->warmup_ns, err);
-        break;
-    case OPT_TIMEOUT:
-        rc = opt_seconds("--timeout", val, false, &o->timeout_ns, err);
-        break;
-    case OPT_PIN:
-        o->pin_given = true;
-        rc = opt_pin(val, &o->pin, err);
-        break;
-    case OPT_CLOSE:
-        o->close_given = true;
-        rc = opt_close(val, &o->close, err);
-        break;
-    case OPT_WAIT:
-        o->wait_given = true;
-        rc = opt_wait(val, &o->block_wait, &o->uring_wait, err);
-        break;
-    case OPT_SAMPLE_MS:
-        o->sample_given = true;
-        rc = opt_sample(val, &o->sample_ns, err);
-        break;
-    case OPT_NOISY_THRESHOLD:
-        rc = opt_noisy(val, &o->noisy_cpus, err);
-        break;
-    case OPT_JSON:
-        o->json_path = val;
-        break;
-    case OPT_HTML:
-        o->html_path = val;
-        break;
-    case OPT_JSONL:
-        o->jsonl_path = val;
-        break;
-    case OPT_CSV:
-        o->csv_path = val;
-        break;
-    default:
-        rc = shared_plan_option(c, val, o, err);
     }
     return rc;
 }
@@ -924,23 +606,6 @@ static int run_agent_option(int c, const char *val, struct run_opts *o, struct h
     return hb_fail(err, -EINVAL, "run: unhandled option");
 }
 
-/*
- * What run --agent and stack --agent check alike: an endpoint that can be
- * connected to, and the token (from token_file, or the environment).
- */
-static int agent_target_check(const char *cmd, const struct endpoint *ep, const char *token_file,
-                              struct agent_token *token, struct hb_err *err)
-{
-    char what[32];
-
-    if (ep->kind == ENDPOINT_TCP && endpoint_port(ep) == 0)
-        return hb_fail(err, -EINVAL, "%s: --agent %s: port 0 cannot be connected to", cmd,
-                       ep->text);
-    snprintf(what, sizeof(what), "%s: %s", cmd,
-             token_file != NULL ? "--agent-token-file" : "--agent");
-    return agent_token_read(token, token_file, what, err);
-}
-
 /* The --agent options together, and the token. */
 static int run_agent_check(struct run_opts *o, struct hb_err *err)
 {
@@ -954,7 +619,7 @@ static int run_agent_check(struct run_opts *o, struct hb_err *err)
     }
     if (a->wait_ns == 0) a->wait_ns = 600 * NS_PER_S;
     a->timeout_ns = o->load.timeout_ns;
-    return agent_target_check("run", &a->ep, o->agent_token_file, &a->token, err);
+    return opt_agent_target("run", &a->ep, o->agent_token_file, &a->token, err);
 }
 
 static int run_option(int c, const char *val, void *opts, struct hb_err *err)
@@ -1088,7 +753,7 @@ static int run_add_endpoint(struct run_opts *o, const char *arg, struct hb_err *
     const char *text;
 
     if (service_label_split(arg, label, sizeof(label), &text, err) < 0) return -EINVAL;
-    if (add_endpoint(o->eps, &o->neps, text, err) < 0) return -EINVAL;
+    if (opt_endpoint(o->eps, &o->neps, text, err) < 0) return -EINVAL;
     snprintf(o->eps[o->neps - 1].label, sizeof(o->eps[0].label), "%s", label);
     return 0;
 }
@@ -1135,7 +800,7 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
         if (o->eps[i].kind == ENDPOINT_TCP && endpoint_port(&o->eps[i]) == 0)
             return hb_fail(err, -EINVAL, "run: %s: port 0 cannot be connected to", o->eps[i].text);
     if (run_check_proto(o, err) < 0 || run_check_servers(o, err) < 0) return -EINVAL;
-    return check_remote(o->eps, o->neps, o->allow_remote, err);
+    return opt_check_remote(o->eps, o->neps, o->allow_remote, err);
 }
 
 static const struct option run_longopts[] = {
@@ -1299,7 +964,7 @@ static int serve_option(int c, const char *val, void *opts, struct hb_err *err)
 
     switch (c) {
     case 'l':
-        rc = add_endpoint(o->eps, &o->neps, val, err);
+        rc = opt_endpoint(o->eps, &o->neps, val, err);
         break;
     case OPT_BACKLOG:
         rc = opt_uint("--backlog", val, 1, 1 << 20, &v, err);
@@ -1422,27 +1087,7 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
                            "file, so no permissions, and any local user can connect to it (use "
                            "unix:/path for a socket with permissions)",
                            o->eps[i].text);
-    return check_remote(o->eps, o->neps, o->allow_remote, err);
-}
-
-/*
- * Splits the comma-separated list val (a copy in buf) into at most CLI_MAX_SIZES
- * tokens. An empty list or an empty item ("64,,4KiB") is an error, not skipped.
- */
-static int split_list(const char *opt, const char *val, char *buf, size_t cap,
-                      char *toks[CLI_MAX_SIZES], unsigned *n, struct hb_err *err)
-{
-    char *rest = buf, *tok;
-
-    if (str_copy(buf, cap, val) < 0) return hb_fail(err, -EINVAL, "%s: list too long", opt);
-    *n = 0;
-    while ((tok = strsep(&rest, ",")) != NULL) {
-        if (*tok == '\0') return hb_fail(err, -EINVAL, "%s: '%s' has an empty item", opt, val);
-        if (*n == CLI_MAX_SIZES)
-            return hb_fail(err, -EINVAL, "%s: at most %d items", opt, CLI_MAX_SIZES);
-        toks[(*n)++] = tok;
-    }
-    return 0;
+    return opt_check_remote(o->eps, o->neps, o->allow_remote, err);
 }
 
 static int parse_sizes(const char *val, struct lab_opts *o, struct hb_err *err)
@@ -1450,7 +1095,7 @@ static int parse_sizes(const char *val, struct lab_opts *o, struct hb_err *err)
     char buf[256], *toks[CLI_MAX_SIZES];
     unsigned n = 0;
 
-    if (split_list("--sizes", val, buf, sizeof(buf), toks, &n, err) < 0) return -EINVAL;
+    if (opt_list("--sizes", val, buf, sizeof(buf), toks, &n, err) < 0) return -EINVAL;
     for (o->nsizes = 0; o->nsizes < n; o->nsizes++)
         if (opt_size("--sizes", toks[o->nsizes], &o->sizes[o->nsizes], err) < 0) return -EINVAL;
     o->sizes_given = true;
@@ -1462,7 +1107,7 @@ static int parse_rates(const char *val, struct lab_opts *o, struct hb_err *err)
     char buf[256], *toks[CLI_MAX_SIZES];
     unsigned n = 0;
 
-    if (split_list("--rates", val, buf, sizeof(buf), toks, &n, err) < 0) return -EINVAL;
+    if (opt_list("--rates", val, buf, sizeof(buf), toks, &n, err) < 0) return -EINVAL;
     for (o->nrates = 0; o->nrates < n; o->nrates++) {
         double rate = 0, share = 0;
         if (opt_rate(toks[o->nrates], &rate, &share, err) < 0 || share == 0)
@@ -1696,27 +1341,6 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
 
 /* ---- compare, merge ---- */
 
-static const char usage_compare[] =
-    "usage: hopbench compare OLD.json NEW.json\n"
-    "\n"
-    "Compares two evidence files (from run, lab or merge, or --jsonl files) cell by cell, as\n"
-    "benchstat does. A cell is (proto, endpoint, mode, size, connections, pipeline, and for\n"
-    "an open-loop run its share of the maximum, or else its rate); its runs are its\n"
-    "repetitions, and only valid runs that Ctrl-C did not cut short count. For ops/s, p50,\n"
-    "mean latency, p99, p99.9 and client CPU per op it prints, for each cell found in both\n"
-    "files, the median of each side with its spread (the larger distance from the median to\n"
-    "the min or the max, in % of the median) and n, then the change of NEW relative to OLD:\n"
-    "the ratio of medians with a bootstrap 95 % interval and a two-sided Mann-Whitney U\n"
-    "p-value, \"+28 % [+24 %, +31 %] (p=0.002 n=10+10)\", with \"~ \" before it,\n"
-    "\"~ +9 % [-4 %, +20 %] (p=0.31 n=10+10)\", when the difference is not significant at\n"
-    "alpha 0.05 (with fewer than 4 runs per side none can be). Cells found in one file only\n"
-    "are listed as \"only in OLD\" or \"only in NEW\", with their whole key.\n"
-    "\n"
-    "  -h, --help          this text\n"
-    "\n"
-    "Exit codes: 0 compared, 1 a file cannot be read or is not hopbench evidence, 2 nothing\n"
-    "comparable (no cell has a valid run in both files), 64 bad usage.\n";
-
 static const char usage_merge[] =
     "usage: hopbench merge A.json B.json... [-o OUT.json]\n"
     "\n"
@@ -1734,19 +1358,12 @@ static const char usage_merge[] =
     "Exit codes: 0 merged, 1 a file cannot be read, is not hopbench evidence or holds runs\n"
     "that cannot be added (another histogram layout, a missing field), 64 bad usage.\n";
 
-/* compare and merge read argv word by word with cli_option: no abbreviations. */
-static const struct option compare_longopts[] = {
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
 static const struct option merge_longopts[] = {
     { "output", required_argument, NULL, 'o' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
 
-const struct cli_spec cli_spec_compare = { "compare", usage_compare, "h", compare_longopts };
 const struct cli_spec cli_spec_merge = { "merge", usage_merge, "o:h", merge_longopts };
 
 /* Whether --help or -h is one of the words of argv (after argv[0]). */
@@ -1755,25 +1372,6 @@ static bool asks_help(const struct cli_spec *spec, int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (cli_option(spec, argv[i]) == 'h') return true;
     return false;
-}
-
-int cli_parse_compare(int argc, char **argv, struct compare_opts *o, FILE *out, struct hb_err *err)
-{
-    int n = 0;
-
-    *o = (struct compare_opts){ 0 };
-    if (asks_help(&cli_spec_compare, argc, argv)) {
-        fputs(cli_spec_compare.help, out);
-        return CLI_HELP;
-    }
-    for (int i = 1; i < argc; i++) {
-        if (cli_option(&cli_spec_compare, argv[i]) != 0)
-            return hb_fail(err, -EINVAL, "unknown option '%s'", argv[i]);
-        if (n < 2) o->paths[n] = argv[i];
-        n++;
-    }
-    if (n != 2) return hb_fail(err, -EINVAL, "want OLD.json NEW.json, got %d file(s)", n);
-    return 0;
 }
 
 /*
@@ -1916,12 +1514,10 @@ static const char usage_cost[] =
     "--json cannot be written), 2 no cell has a counted run over both tcp and unix, 64 bad\n"
     "usage.\n";
 
-enum { OPT_COST_TRAFFIC = 512, OPT_COST_PRICE, OPT_COST_APP_WORK };
-
 static const struct option cost_longopts[] = {
-    { "traffic", required_argument, NULL, OPT_COST_TRAFFIC },
-    { "price", required_argument, NULL, OPT_COST_PRICE },
-    { "app-work", required_argument, NULL, OPT_COST_APP_WORK },
+    { "traffic", required_argument, NULL, OPT_TRAFFIC },
+    { "price", required_argument, NULL, OPT_PRICE },
+    { "app-work", required_argument, NULL, OPT_APP_WORK },
     { "seed", required_argument, NULL, OPT_SEED },
     { "json", required_argument, NULL, OPT_JSON },
     { "help", no_argument, NULL, 'h' },
@@ -1940,7 +1536,7 @@ static int cost_list(const char *opt, const char *val, struct cost_plan *p, stru
     unsigned n = 0;
     bool traffic = strcmp(opt, "--traffic") == 0;
 
-    if (split_list(opt, val, buf, sizeof(buf), toks, &n, err) < 0) return -EINVAL;
+    if (opt_list(opt, val, buf, sizeof(buf), toks, &n, err) < 0) return -EINVAL;
     for (unsigned i = 0; i < n; i++) {
         int rc = traffic ? cost_traffic_parse(toks[i], &p->traffic[i], &e)
                          : cost_app_work_parse(toks[i], &p->app_ns[i], &e);
@@ -1959,11 +1555,11 @@ static int cost_option(int c, const char *val, void *opts, struct hb_err *err)
     char *end;
 
     switch (c) {
-    case OPT_COST_TRAFFIC:
+    case OPT_TRAFFIC:
         return cost_list("--traffic", val, &o->plan, err);
-    case OPT_COST_APP_WORK:
+    case OPT_APP_WORK:
         return cost_list("--app-work", val, &o->plan, err);
-    case OPT_COST_PRICE:
+    case OPT_PRICE:
         errno = 0;
         o->plan.price_usd = strtod(val, &end);
         if (errno != 0 || end == val || *end != '\0' || !isfinite(o->plan.price_usd) ||
@@ -2218,7 +1814,7 @@ static int stack_agent_check(const struct stack_opts *o, struct hb_err *err)
         return 0;
     }
     if (endpoint_parse(&ep, o->agent, err) < 0) return -EINVAL;
-    return agent_target_check("stack", &ep, o->agent_token_file, &token, err);
+    return opt_agent_target("stack", &ep, o->agent_token_file, &token, err);
 }
 
 /* The stack named first among the words, for its own --help: "stack redis --help". */

@@ -24,25 +24,7 @@
 
 struct proto_entry;
 
-/* Exit codes (README.md, "Exit codes", lists them for users). */
-enum hb_exit {
-    HB_EXIT_OK = 0,      /* every run valid */
-    HB_EXIT_RUNTIME = 1, /* could not run: nothing listening, no threads, cannot write evidence */
-    HB_EXIT_INVALID = 2, /* ran, but a run saw errors or was saturated: not valid */
-    HB_EXIT_USAGE = 64,  /* bad command line (EX_USAGE) */
-    HB_EXIT_LIMITS = 71, /* the plan needs more fds or memory than the limits give (EX_OSERR) */
-    HB_EXIT_NOPERM = 77, /* --netns without the right to make a namespace (EX_NOPERM) */
-    HB_EXIT_INTERRUPTED = 130, /* Ctrl-C: what was measured was still written */
-
-    /* run --agent: the agent refused the token; run pg, mysql: the client refused the
-     * server's way of authenticating (--auth-method, --server-public-key) */
-    HB_EXIT_AGENT_AUTH = 3,
-    /* run --agent: the agent refused a request as bad or too large, or broke the protocol */
-    HB_EXIT_PROTOCOL = 76,
-};
-
-/* cli_parse_* return this when --help was printed. */
-#define CLI_HELP 1
+#include "cmd/cmd.h"
 
 /*
  * A command line as its parser takes it, and the --help text that describes
@@ -58,7 +40,7 @@ struct cli_spec {
 
 /* The top level (main() before a subcommand: --help, -h, --version) and each subcommand. */
 extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_serve, cli_spec_lab,
-    cli_spec_compare, cli_spec_merge, cli_spec_report;
+    cli_spec_merge, cli_spec_report;
 
 /*
  * For a command line read word by word (main, compare, merge): the val of the
@@ -102,11 +84,6 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err);
 
-/* `hopbench compare OLD.json NEW.json` */
-struct compare_opts {
-    const char *paths[2]; /* OLD, NEW */
-};
-
 /* `hopbench merge A.json B.json... [-o OUT.json]` */
 struct merge_opts {
     const char *
@@ -121,7 +98,6 @@ struct merge_opts {
  * without the command's name). cli_parse_merge's options own memory, also
  * on failure: cli_merge_opts_release.
  */
-int cli_parse_compare(int argc, char **argv, struct compare_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_merge(int argc, char **argv, struct merge_opts *o, FILE *out, struct hb_err *err);
 void cli_merge_opts_release(struct merge_opts *o);
 
@@ -155,8 +131,5 @@ int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, stru
 
 /* The top-level help. */
 void cli_usage(FILE *f);
-
-/* Parses "64", "4k", "4KiB", "1M"... into bytes in [1, max]. Returns 0 or -EINVAL/-ERANGE. */
-int cli_parse_size(const char *s, size_t max, size_t *out);
 
 #endif

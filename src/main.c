@@ -33,6 +33,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd/cmd.h"
+#include "cmd/options.h"
+#include "cmd/session.h"
 #include "cost.h"
 #include "engine/load.h"
 #include "evidence.h"
@@ -99,6 +102,9 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2 && sizeof(pid_t) == sizeof(int),
                "the lab server's pid is read from a signal handler");
 
 static struct main_state g_main;
+
+/* What the commands run with: main's state as they may see it. */
+static struct cmd_env g_env;
 
 /* The second Ctrl-C: only async-signal-safe calls. SIGCONT wakes a stopped server to die. */
 static void abort_now(void)
@@ -180,250 +186,6 @@ static void install_child_watch(void)
 }
 
 /*
- * Whether something printed to stdout was lost for another reason than its
- * reader going away (a full disk, `>/dev/full`): exit 1 once all is done.
- */
-static bool stdout_failed(void)
-{
-    return (fflush(stdout) != 0 || ferror(stdout)) && !fd_reader_gone(STDOUT_FILENO);
-}
-
-static int fail(const char *what, const struct hb_err *err, int code)
-{
-    char msg[TEXT_SAFE_CAP];
-
-    fprintf(stderr, "hopbench%s%s: %s\n", what ? " " : "", what ? what : "",
-            text_safe(msg, sizeof(msg), err->msg));
-    return code;
-}
-
-/*
- * --csv: the evidence document's runs as CSV rows, their source column the
- * evidence's path. Returns 0, or -EIO once the one line has said why not.
- */
-static int write_csv(const char *cmd, const char *csv_path, const char *evidence, json_t *doc)
-{
-    struct hb_err err = { 0 };
-    struct csv_source src = { evidence, json_object_get(doc, EV_RUNS) };
-    char shown[TEXT_SAFE_CAP];
-
-    if (doc != NULL && report_csv_write(csv_path, &src, 1, &err) == 0) {
-        printf("csv: %s\n", text_safe(shown, sizeof(shown), csv_path));
-        return 0;
-    }
-    fprintf(stderr, "hopbench %s: --csv: %s\n", cmd,
-            text_safe(shown, sizeof(shown), doc == NULL ? "out of memory" : err.msg));
-    return -EIO;
-}
-
-/*
- * Writes the evidence with the stop signals held back (only this thread runs
- * by now), so an abort cannot leave its temporary file behind: one that comes
- * meanwhile takes effect once the file is in place. When it cannot be written
- * (a full disk), the one line says so and that the tables printed before it
- * are what remains; the exit code is then 1.
- */
-static int write_evidence(const char *cmd, const char *path, const char *csv_path,
-                          const struct report_meta *meta, const struct run_record *recs, size_t n)
-{
-    struct hb_err err = { 0 };
-    struct report_meta m = *meta;
-    char shown[TEXT_SAFE_CAP]; /* path, text_safe */
-    json_t *doc;
-    sigset_t held, old;
-    int rc;
-
-    m.elapsed_ns = now_ns() - g_main.started_ns;
-    doc = report_json(&m, recs, n);
-
-    stop_signal_set(&held);
-    pthread_sigmask(SIG_BLOCK, &held, &old);
-    rc = report_json_write(path, doc, &err);
-    text_safe(shown, sizeof(shown), path);
-    if (rc == 0) printf("evidence: %s\n", shown);
-    if (rc == 0 && stdout_failed())
-        fprintf(stderr, "hopbench: stdout could not be written; evidence: %s\n", shown);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0 && csv_path != NULL && write_csv(cmd, csv_path, path, doc) < 0) {
-        json_decref(doc);
-        return HB_EXIT_RUNTIME; /* write_csv said why */
-    }
-    json_decref(doc);
-    if (rc == 0) return HB_EXIT_OK;
-    fprintf(stderr,
-            "hopbench %s: %s; the evidence was not saved (the tables above show the runs)\n", cmd,
-            err.msg);
-    return HB_EXIT_RUNTIME;
-}
-
-/*
- * --html: the evidence just written to json_path drawn as a report at
- * html_path (NULL: none), read back as `hopbench report` reads it.
- */
-static int write_html(const char *cmd, const char *html_path, const char *json_path)
-{
-    struct hb_err err = { 0 };
-    char shown[TEXT_SAFE_CAP]; /* html_path, text_safe */
-
-    if (html_path == NULL) return HB_EXIT_OK;
-    if (report_html_write(html_path, &json_path, 1, &err) < 0) {
-        fail(cmd, &err, HB_EXIT_RUNTIME);
-        fprintf(stderr, "hopbench %s: the report was not written (the evidence was)\n", cmd);
-        return HB_EXIT_RUNTIME;
-    }
-    printf("report: %s\n", text_safe(shown, sizeof(shown), html_path));
-    return HB_EXIT_OK;
-}
-
-/*
- * Before any work: whether the evidence can be written to path, so that a
- * directory or a read-only place is said at once, not after the runs.
- */
-static int check_evidence(const char *cmd, const char *path)
-{
-    struct hb_err err = { 0 };
-
-    if (outfile_check(path, OUTFILE_REPLACE, &err) == 0) return HB_EXIT_OK;
-    fprintf(stderr, "hopbench %s: %s\n", cmd, err.msg);
-    return HB_EXIT_RUNTIME;
-}
-
-/* Whether a load thread's failed wait cut one of the runs short (the invocation then fails). */
-static bool wait_failed(const struct run_record *recs, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (recs[i].res.wait_err != 0) return true;
-    return false;
-}
-
-/*
- * The exit code for finished runs: 2 if a run saw errors, or an open-loop
- * run not cut short was saturated, or (when not interrupted) a run completed
- * no op; else 130 if interrupted; else 0.
- */
-static int verdict(const struct run_record *recs, size_t n, bool interrupted)
-{
-    bool empty = false;
-    size_t saturated = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        if (load_errors_total(&recs[i].res) != 0) {
-            fprintf(stderr, "hopbench: results are invalid: some runs saw errors (see above)\n");
-            return HB_EXIT_INVALID;
-        }
-        empty |= recs[i].res.ops == 0;
-        saturated += report_saturated_invalid(&recs[i]);
-    }
-    if (saturated > 0) {
-        fprintf(stderr,
-                "hopbench: results are invalid: %zu open-loop run%s saturated (below 99 %% of "
-                "the rate; see above)\n",
-                saturated, saturated == 1 ? "" : "s");
-        return HB_EXIT_INVALID;
-    }
-    if (interrupted) return HB_EXIT_INTERRUPTED;
-    if (empty) {
-        fprintf(stderr, "hopbench: results are invalid: a run completed no op (see above)\n");
-        return HB_EXIT_INVALID;
-    }
-    return HB_EXIT_OK;
-}
-
-/*
- * The two settings a ping-pong's latency depends on most, besides the transport.
- * The server's CPUs say where they come from, as the evidence does; `unseen`
- * says why CPUs that are only expected were not observed.
- */
-static void print_placement(const struct place *p, const char *wait, const char *unseen)
-{
-    char client[128], server[128], from[96] = "";
-
-    place_format(p, PLACE_CLIENT, client, sizeof(client));
-    place_format(p, PLACE_SERVER, server, sizeof(server));
-    if (p->server_source == PLACE_SRC_OBSERVED)
-        snprintf(from, sizeof(from), ", observed");
-    else if (p->server_source == PLACE_SRC_EXPECTED)
-        snprintf(from, sizeof(from), " if it runs with --pin %s: not observed, %s",
-                 place_name(p->mode), unseen);
-    printf("placement: --pin %s (client CPUs %s, server CPUs %s%s); --wait %s\n",
-           place_name(p->mode), client, server, from, wait);
-}
-
-/*
- * Refuses at once, with one line, a plan whose fds (`load` besides those open
- * now, budget_fds) the hard open-files limit cannot hold, or whose memory
- * (`mem` bytes) is more than is available; raises the soft open-files limit
- * when that is enough. HB_EXIT_OK or HB_EXIT_LIMITS.
- */
-static int check_budget(const char *cmd, uint64_t load, size_t mem)
-{
-    struct hb_err err = { 0 };
-    struct budget_mem m;
-    int open = budget_fds_open();
-
-    /* Unknown (no /proc): the standard three, whatever else may be open. */
-    if (budget_fds_ensure(budget_fds(open > 0 ? (uint64_t)open : 3, load), &err) < 0)
-        return fail(cmd, &err, HB_EXIT_LIMITS);
-    budget_mem_read("/proc/meminfo", &m);
-    if (budget_mem_check(mem, &m, &err) < 0) return fail(cmd, &err, HB_EXIT_LIMITS);
-    return HB_EXIT_OK;
-}
-
-/* --json FILE, or hopbench-CMD-DATE-TIME.json in the current directory (in buf). */
-static const char *evidence_path(const char *cmd, const char *given, char *buf, size_t cap)
-{
-    time_t now = time(NULL);
-    char date[32];
-    struct tm tm;
-
-    if (given != NULL) return given;
-    localtime_r(&now, &tm);
-    strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
-    snprintf(buf, cap, "hopbench-%s-%s.json", cmd, date);
-    return buf;
-}
-
-/* {reps, order, seed, cooldown_s}, owned by the caller. */
-static json_t *plan_json(unsigned reps, bool random, uint64_t seed, uint64_t cooldown_ns)
-{
-    return json_pack("{s:i, s:s, s:I, s:f}", "reps", (int)reps, "order", random ? "random" : "abba",
-                     "seed", (json_int_t)seed, "cooldown_s", (double)cooldown_ns / 1e9);
-}
-
-/*
- * Opens --jsonl FILE for appending through out (OUTFILE_APPEND: a device or
- * FIFO is appended to in place, never replaced) and appends this invocation's
- * header line. Returns out, NULL when not asked for; *failed tells a failure,
- * after one line on stderr with the reason.
- */
-static struct outfile *open_jsonl(const char *cmd, const char *path, const struct report_meta *meta,
-                                  struct outfile *out, bool *failed)
-{
-    char shown[TEXT_SAFE_CAP]; /* err.msg, text_safe */
-    struct hb_err err = { 0 };
-
-    *failed = false;
-    if (path == NULL) return NULL;
-    if (outfile_open(out, path, OUTFILE_APPEND, &err) == 0) {
-        if (report_jsonl_header(out, meta, &err) == 0) return out;
-        outfile_abort(out);
-    }
-    fprintf(stderr, "hopbench %s: --jsonl: %s\n", cmd, text_safe(shown, sizeof(shown), err.msg));
-    *failed = true;
-    return NULL;
-}
-
-/* Closes the --jsonl file; HB_EXIT_RUNTIME after one line if that fails. */
-static int close_jsonl(const char *cmd, struct outfile *out)
-{
-    struct hb_err err = { 0 };
-
-    if (outfile_commit(out, &err) == 0) return HB_EXIT_OK;
-    fprintf(stderr, "hopbench %s: --jsonl: %s\n", cmd, err.msg);
-    return HB_EXIT_RUNTIME;
-}
-
-/*
  * After the runs: the tables, the evidence (its summary over repetitions
  * included) and the exit code, from run_rc (the runs' own) on.
  */
@@ -434,28 +196,17 @@ static int run_finish(struct run *run, const char *json_path, const char *csv_pa
 
     run_report(run, stdout);
     /* not stdout failing now: the runs are done */
-    meta->interrupted = atomic_load(&g_main.stop) || wait_failed(run->recs, run->nrecs);
+    meta->interrupted = atomic_load(&g_main.stop) || cmd_wait_failed(run->recs, run->nrecs);
     meta->summary = run_summary_json(run);
-    rc = write_evidence("run", json_path, csv_path, meta, run->recs, run->nrecs);
-    if (rc == HB_EXIT_OK) rc = write_html("run", run->opts->shared.html_path, json_path);
+    rc = cmd_write_evidence(&g_env, "run", json_path, csv_path, meta, run->recs, run->nrecs);
+    if (rc == HB_EXIT_OK) rc = cmd_write_html("run", run->opts->shared.html_path, json_path);
     json_decref(meta->summary);
     meta->summary = NULL;
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
-    rc = run_rc != HB_EXIT_OK ? run_rc : verdict(run->recs, run->nrecs, atomic_load(&g_main.stop));
-    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
+    rc = run_rc != HB_EXIT_OK ? run_rc
+                              : cmd_verdict(run->recs, run->nrecs, atomic_load(&g_main.stop));
+    if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
     return rc;
-}
-
-/*
- * The exit code of a failure: the agent's refusals have their own; a log-in
- * the client refused (run_preflight) is an authentication refused, as the
- * agent's token is.
- */
-static int failure_exit(int code)
-{
-    if (code == -EKEYREJECTED) return HB_EXIT_AGENT_AUTH;
-    if (code == -EPROTO || code == -EMSGSIZE) return HB_EXIT_PROTOCOL;
-    return HB_EXIT_RUNTIME;
 }
 
 /* Runs the plan (run_all); what went wrong is said at once, before the tables. */
@@ -466,7 +217,7 @@ static int run_plan(struct run *run, struct outfile *jsonl)
     int rc = HB_EXIT_RUNTIME;
 
     if (run_all(run, jsonl, stdout, &g_main.stop, &err) == 0) return HB_EXIT_OK;
-    if (err.code != 0) rc = fail("run", &err, failure_exit(err.code));
+    if (err.code != 0) rc = cmd_fail("run", &err, cmd_failure_exit(err.code));
     if (run->jsonl_err.code != 0)
         fprintf(stderr, "hopbench run: --jsonl: %s\n",
                 text_safe(msg, sizeof(msg), run->jsonl_err.msg));
@@ -561,9 +312,9 @@ static int run_measure(struct run *run, struct run_opts *o, const char *json_pat
                                 .machine = &m,
                                 .started_unix_s = g_main.started_unix_s,
                                 .server = server,
-                                .plan = plan_json(o->shared.reps, o->order_random, o->shared.seed,
-                                                  o->shared.cooldown_ns) };
-    jsonl = open_jsonl("run", o->shared.jsonl_path, &meta, &jsonl_out, &failed);
+                                .plan = cmd_plan_json(o->shared.reps, o->order_random,
+                                                      o->shared.seed, o->shared.cooldown_ns) };
+    jsonl = cmd_open_jsonl("run", o->shared.jsonl_path, &meta, &jsonl_out, &failed);
     if (failed) {
         json_decref(meta.plan);
         return HB_EXIT_RUNTIME;
@@ -573,13 +324,13 @@ static int run_measure(struct run *run, struct run_opts *o, const char *json_pat
         snprintf(wait, sizeof(wait), ring == 0 ? "uring" : "epoll (io_uring cannot be set up: %s)",
                  strerror(-ring));
     }
-    print_placement(&run->place,
-                    o->load.uring_wait   ? wait
-                    : o->wait_auto       ? "block (the default with one kept connection per "
-                                           "thread, closed loop)"
-                    : o->load.block_wait ? "block"
-                                         : "epoll",
-                    unseen);
+    cmd_print_placement(&run->place,
+                        o->load.uring_wait   ? wait
+                        : o->wait_auto       ? "block (the default with one kept connection per "
+                                               "thread, closed loop)"
+                        : o->load.block_wait ? "block"
+                                             : "epoll",
+                        unseen);
     run_netns_header(run);
     report_sysctls(stdout, &m);
     /* Without a terminal (or with --quiet) there is no line and no thread. */
@@ -590,11 +341,11 @@ static int run_measure(struct run *run, struct run_opts *o, const char *json_pat
     progress_stop(&progress);
     run->progress = NULL;
     if (ring == 0) run_ring_note(run);
-    if (jsonl != NULL && close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
+    if (jsonl != NULL && cmd_close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
         run_rc = HB_EXIT_RUNTIME;
     /* Its own server's exit, unless a stop signal took it: said once, exit 1. */
     if (run_serve_check(run, &err) < 0 && atomic_load(&g_main.stop) != STOP_INTERRUPT) {
-        fail("run", &err, HB_EXIT_RUNTIME);
+        cmd_fail("run", &err, HB_EXIT_RUNTIME);
         atomic_store(&g_main.stop, STOP_SERVER_EXIT);
         run_rc = HB_EXIT_RUNTIME;
     }
@@ -603,7 +354,7 @@ static int run_measure(struct run *run, struct run_opts *o, const char *json_pat
     return rc;
 }
 
-static int cmd_run(int argc, char **argv)
+static int old_run(int argc, char **argv)
 {
     static struct run_opts o;
     static struct run run;
@@ -613,19 +364,19 @@ static int cmd_run(int argc, char **argv)
     int rc = cli_parse_run(argc, argv, &o, stdout, &err);
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    if (run_init(&run, &o, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
-    json_path = evidence_path("run", o.shared.json_path, path, sizeof(path));
-    rc = check_evidence("run", json_path);
+    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
+    if (run_init(&run, &o, &err) < 0) return cmd_fail("run", &err, HB_EXIT_USAGE);
+    json_path = cmd_evidence_path("run", o.shared.json_path, path, sizeof(path));
+    rc = cmd_check_output("run", json_path);
     if (rc == HB_EXIT_OK && o.shared.csv_path != NULL)
-        rc = check_evidence("run", o.shared.csv_path);
+        rc = cmd_check_output("run", o.shared.csv_path);
     if (rc == HB_EXIT_OK && o.shared.html_path != NULL)
-        rc = check_evidence("run", o.shared.html_path);
-    if (rc == HB_EXIT_OK) rc = check_budget("run", run_fd_need(&o), run_mem_need(&o));
+        rc = cmd_check_output("run", o.shared.html_path);
+    if (rc == HB_EXIT_OK) rc = cmd_check_budget("run", run_fd_need(&o), run_mem_need(&o));
     if (rc == HB_EXIT_OK && (rc = run_start_server(&run, &o, &err)) < 0)
-        rc = fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
+        rc = cmd_fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     if (rc == HB_EXIT_OK && run_preflight(&o, &g_main.stop, &err) < 0)
-        rc = fail("run", &err, failure_exit(err.code));
+        rc = cmd_fail("run", &err, cmd_failure_exit(err.code));
     if (run.server_pid > 0)
         snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name,
                  (long)run.server_pid);
@@ -635,7 +386,7 @@ static int cmd_run(int argc, char **argv)
     return rc;
 }
 
-static int cmd_serve(int argc, char **argv)
+static int old_serve(int argc, char **argv)
 {
     static struct serve_opts o;
     struct hb_err err = { 0 };
@@ -647,8 +398,8 @@ static int cmd_serve(int argc, char **argv)
     unsigned ncpus;
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    if (place_init(&pl, o.pin, &err) < 0) return fail("serve", &err, HB_EXIT_USAGE);
+    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
+    if (place_init(&pl, o.pin, &err) < 0) return cmd_fail("serve", &err, HB_EXIT_USAGE);
     /* same: the client's CPU; split: the server's half (see place.h). */
     cpus = o.pin == PLACE_SAME ? pl.client : pl.server;
     ncpus = o.pin == PLACE_SAME ? pl.nclient : pl.nserver;
@@ -686,7 +437,7 @@ static int cmd_serve(int argc, char **argv)
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
+    if (server_open(&srv, &cfg, &err) < 0) return cmd_fail("serve", &err, HB_EXIT_RUNTIME);
     for (unsigned i = 0; i < o.neps; i++) {
         char ep[TEXT_SAFE_CAP];
         printf("hopbench: listening on %s\n", text_safe(ep, sizeof(ep), o.eps[i].text));
@@ -707,7 +458,7 @@ static int cmd_serve(int argc, char **argv)
     fflush(stdout);
     rc = server_run(&srv, &err);
     server_close(&srv, true);
-    if (rc < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
+    if (rc < 0) return cmd_fail("serve", &err, HB_EXIT_RUNTIME);
     printf("hopbench: stopped: %llu connections, %llu bytes in, %llu bytes out, %llu resets, "
            "%llu errors, %llu requests, %llu bad requests, %llu over max conns, "
            "%llu out of fds\n",
@@ -751,13 +502,13 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
            text_safe(tcp, sizeof(tcp), lab->eps[0].text),
            text_safe(unix_ep, sizeof(unix_ep), lab->eps[1].text), (long)lab->server_pid);
     lab_netns_header(lab);
-    print_placement(&lab->place,
-                    o->wait_auto           ? "block in the reuse cells (the default with one kept "
-                                             "connection per thread, closed loop), epoll in the "
-                                             "connect cells"
-                    : o->shared.block_wait ? "block"
-                                           : "epoll",
-                    NULL);
+    cmd_print_placement(&lab->place,
+                        o->wait_auto ? "block in the reuse cells (the default with one kept "
+                                       "connection per thread, closed loop), epoll in the "
+                                       "connect cells"
+                        : o->shared.block_wait ? "block"
+                                               : "epoll",
+                        NULL);
     printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
            "each\n",
            o->shared.conns, o->shared.threads, (double)o->shared.duration_ns / 1e9,
@@ -765,7 +516,7 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
     fflush(stdout);
 }
 
-static int cmd_lab(int argc, char **argv)
+static int old_lab(int argc, char **argv)
 {
     static struct lab_opts o;
     static struct lab lab;
@@ -781,16 +532,16 @@ static int cmd_lab(int argc, char **argv)
     int run_rc;
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    json_path = evidence_path("lab", o.shared.json_path, path, sizeof(path));
-    if (check_evidence("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
-    if (o.shared.csv_path != NULL && check_evidence("lab", o.shared.csv_path) != HB_EXIT_OK)
+    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
+    json_path = cmd_evidence_path("lab", o.shared.json_path, path, sizeof(path));
+    if (cmd_check_output("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
+    if (o.shared.csv_path != NULL && cmd_check_output("lab", o.shared.csv_path) != HB_EXIT_OK)
         return HB_EXIT_RUNTIME;
-    if (o.shared.html_path != NULL && check_evidence("lab", o.shared.html_path) != HB_EXIT_OK)
+    if (o.shared.html_path != NULL && cmd_check_output("lab", o.shared.html_path) != HB_EXIT_OK)
         return HB_EXIT_RUNTIME;
     if (o.shared.pin == PLACE_SPLIT && !o.shared.pin_given && place_allowed_cpus() < 2)
         o.shared.pin = PLACE_SAME;
-    rc = check_budget("lab", lab_fd_need(&o), lab_mem_need(&o));
+    rc = cmd_check_budget("lab", lab_fd_need(&o), lab_mem_need(&o));
     if (rc != HB_EXIT_OK) return rc;
     /*
      * The handler is in place before the temporary directory exists, and the
@@ -808,8 +559,8 @@ static int cmd_lab(int argc, char **argv)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc < 0) {
         lab_release(&lab);
-        return fail("lab", &err,
-                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
+        return cmd_fail("lab", &err,
+                        rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     }
     probe_machine(&m);
     lab_header(&lab, &o);
@@ -822,9 +573,9 @@ static int cmd_lab(int argc, char **argv)
                                 .machine = &m,
                                 .started_unix_s = g_main.started_unix_s,
                                 .server = server,
-                                .plan = plan_json(o.shared.reps, false, o.shared.seed,
-                                                  o.shared.cooldown_ns) };
-    lab.jsonl = open_jsonl("lab", o.shared.jsonl_path, &meta, &jsonl_out, &failed);
+                                .plan = cmd_plan_json(o.shared.reps, false, o.shared.seed,
+                                                      o.shared.cooldown_ns) };
+    lab.jsonl = cmd_open_jsonl("lab", o.shared.jsonl_path, &meta, &jsonl_out, &failed);
     if (failed) {
         json_decref(meta.plan);
         lab_release(&lab);
@@ -836,7 +587,7 @@ static int cmd_lab(int argc, char **argv)
     run_rc = lab_run(&lab, stdout, &g_main.stop, &err);
     progress_stop(&progress);
     lab.progress = NULL;
-    failed = lab.jsonl != NULL && close_jsonl("lab", &jsonl_out) != HB_EXIT_OK;
+    failed = lab.jsonl != NULL && cmd_close_jsonl("lab", &jsonl_out) != HB_EXIT_OK;
     lab.jsonl = NULL;
     /* the server may have been restarted (--close server): the last one's pid */
     snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name, (long)lab.server_pid);
@@ -856,23 +607,24 @@ static int cmd_lab(int argc, char **argv)
      * stdout failing now.
      */
     meta.interrupted = atomic_load(&g_main.stop) == STOP_INTERRUPT || lab.reader_gone ||
-                       lab.server_gone || wait_failed(lab.recs, lab.nrecs);
-    rc = write_evidence("lab", json_path, o.shared.csv_path, &meta, lab.recs, lab.nrecs);
-    if (rc == HB_EXIT_OK) rc = write_html("lab", o.shared.html_path, json_path);
+                       lab.server_gone || cmd_wait_failed(lab.recs, lab.nrecs);
+    rc =
+        cmd_write_evidence(&g_env, "lab", json_path, o.shared.csv_path, &meta, lab.recs, lab.nrecs);
+    if (rc == HB_EXIT_OK) rc = cmd_write_html("lab", o.shared.html_path, json_path);
     json_decref(meta.plan);
     json_decref(meta.summary);
     if (run_rc < 0)
-        rc = fail("lab", &err, HB_EXIT_RUNTIME);
+        rc = cmd_fail("lab", &err, HB_EXIT_RUNTIME);
     else if (rc == HB_EXIT_OK && failed)
         rc = HB_EXIT_RUNTIME;
     else if (rc == HB_EXIT_OK)
-        rc = verdict(lab.recs, lab.nrecs, meta.interrupted);
-    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
+        rc = cmd_verdict(lab.recs, lab.nrecs, meta.interrupted);
+    if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
     lab_release(&lab);
     return rc;
 }
 
-static int cmd_stack(int argc, char **argv)
+static int old_stack(int argc, char **argv)
 {
     static struct stack_opts o;
     struct hb_err err = { 0 };
@@ -880,40 +632,40 @@ static int cmd_stack(int argc, char **argv)
     int rc = cli_parse_stack(argc, argv, &o, stdout, &err);
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
+    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
     if (o.list) {
         stack_list(stdout);
         return HB_EXIT_OK;
     }
     if (o.jsonl_path != NULL && outfile_check(o.jsonl_path, OUTFILE_APPEND, &err) < 0)
-        return fail("stack", &err, HB_EXIT_RUNTIME);
-    if (o.html_path != NULL && check_evidence("stack", o.html_path) != HB_EXIT_OK)
+        return cmd_fail("stack", &err, HB_EXIT_RUNTIME);
+    if (o.html_path != NULL && cmd_check_output("stack", o.html_path) != HB_EXIT_OK)
         return HB_EXIT_RUNTIME;
-    if (o.csv_path != NULL && check_evidence("stack", o.csv_path) != HB_EXIT_OK)
+    if (o.csv_path != NULL && cmd_check_output("stack", o.csv_path) != HB_EXIT_OK)
         return HB_EXIT_RUNTIME;
     atomic_store(&g_main.no_abort, true);
     install_signals();
     rc = stack_run(&o, stdout, &g_main.stop, &verdict, &err);
     if (rc < 0)
-        return fail("stack", &err,
-                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM
-                    : rc == STACK_AGENT_AUTH              ? HB_EXIT_AGENT_AUTH
-                    : rc == STACK_AGENT_PROTOCOL          ? HB_EXIT_PROTOCOL
-                                                          : HB_EXIT_RUNTIME);
+        return cmd_fail("stack", &err,
+                        rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM
+                        : rc == STACK_AGENT_AUTH              ? HB_EXIT_AGENT_AUTH
+                        : rc == STACK_AGENT_PROTOCOL          ? HB_EXIT_PROTOCOL
+                                                              : HB_EXIT_RUNTIME);
     if (verdict == STACK_INVALID) {
         fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors or were "
                         "saturated (see above)\n");
         return HB_EXIT_INVALID;
     }
     if (verdict == STACK_INTERRUPTED) return HB_EXIT_INTERRUPTED;
-    return stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
+    return cmd_stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
 }
 
 /*
  * `hopbench cost EVIDENCE`: reads the evidence, prints what the Unix socket
  * saves in each cell and, with --json, writes the same figures.
  */
-static int cmd_cost(int argc, char **argv)
+static int old_cost(int argc, char **argv)
 {
     struct cost_opts o;
     struct cost_set set = { 0 };
@@ -922,11 +674,11 @@ static int cmd_cost(int argc, char **argv)
     int rc = cli_parse_cost(argc, argv, &o, stdout, &err);
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    if (o.json_path != NULL && check_evidence("cost", o.json_path) != HB_EXIT_OK)
+    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
+    if (o.json_path != NULL && cmd_check_output("cost", o.json_path) != HB_EXIT_OK)
         return HB_EXIT_RUNTIME;
     if (cost_read(o.evidence_path, &set, &err) < 0) {
-        rc = fail("cost", &err, HB_EXIT_RUNTIME);
+        rc = cmd_fail("cost", &err, HB_EXIT_RUNTIME);
         goto out;
     }
     for (size_t i = 0; i < set.ncells; i++)
@@ -934,7 +686,7 @@ static int cmd_cost(int argc, char **argv)
     if (ok == 0) {
         hb_fail(&err, -EINVAL, "%s: no cell has a counted run over both tcp and unix",
                 o.evidence_path);
-        rc = fail("cost", &err, HB_EXIT_INVALID);
+        rc = cmd_fail("cost", &err, HB_EXIT_INVALID);
         goto out;
     }
     report_saving_table(stdout, o.evidence_path, &set, &o.plan);
@@ -944,10 +696,10 @@ static int cmd_cost(int argc, char **argv)
         if (doc == NULL)
             hb_fail(&err, -EINVAL, "the figures cannot be encoded as JSON (a path not UTF-8?)");
         if (doc == NULL || report_json_write(o.json_path, doc, &err) < 0)
-            rc = fail("cost", &err, HB_EXIT_RUNTIME);
+            rc = cmd_fail("cost", &err, HB_EXIT_RUNTIME);
         json_decref(doc);
     }
-    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
+    if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
 out:
     cost_set_release(&set);
     return rc;
@@ -986,7 +738,7 @@ static void on_next(int sig)
     atomic_store(&g_agent_next, 1);
 }
 
-static int cmd_agent(int argc, char **argv)
+static int old_agent(int argc, char **argv)
 {
     static struct agent_cli o;
     struct hb_err err = { 0 };
@@ -994,40 +746,20 @@ static int cmd_agent(int argc, char **argv)
     int rc = cli_parse_agent(argc, argv, &o, stdout, &err);
 
     if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
+    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
     install_signals();
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_next;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
     rc = agent_run(&o.agent, &g_main.stop, &g_agent_next, stdout, stderr, &err);
-    if (rc == -EINVAL) return fail("agent", &err, HB_EXIT_USAGE);
-    if (rc < 0) return fail("agent", &err, HB_EXIT_RUNTIME);
+    if (rc == -EINVAL) return cmd_fail("agent", &err, HB_EXIT_USAGE);
+    if (rc < 0) return cmd_fail("agent", &err, HB_EXIT_RUNTIME);
     return HB_EXIT_OK;
 }
 
-/* `hopbench compare`: argv[0] is "compare". Exit 2 when no cell could be compared. */
-static int cmd_compare(int argc, char **argv)
-{
-    struct compare_opts o;
-    struct evidence_compare_result res;
-    struct hb_err err = { 0 };
-    int rc = cli_parse_compare(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return usage_fail("compare", &err);
-    if (evidence_compare(o.paths[0], o.paths[1], stdout, &res, &err) < 0)
-        return fail("compare", &err, HB_EXIT_RUNTIME);
-    fflush(stdout);
-    if (res.comparable > 0) return HB_EXIT_OK;
-    fprintf(stderr, "hopbench compare: nothing comparable: %s\n",
-            res.matched == 0 ? "no cell is in both files"
-                             : "no cell has a valid run in both files");
-    return HB_EXIT_INVALID;
-}
-
 /* `hopbench merge`: argv[0] is "merge". */
-static int cmd_merge(int argc, char **argv)
+static int old_merge(int argc, char **argv)
 {
     struct merge_opts o;
     struct hb_err err = { 0 };
@@ -1039,7 +771,7 @@ static int cmd_merge(int argc, char **argv)
     } else if (rc < 0) {
         rc = usage_fail("merge", &err);
     } else if (evidence_merge(o.paths, o.npaths, o.out, stderr, argc, argv, &err) < 0) {
-        rc = fail("merge", &err, HB_EXIT_RUNTIME);
+        rc = cmd_fail("merge", &err, HB_EXIT_RUNTIME);
     } else {
         if (o.out != NULL) printf("evidence: %s\n", text_safe(shown, sizeof(shown), o.out));
         rc = HB_EXIT_OK;
@@ -1118,7 +850,7 @@ static int report_csv_files(const char *csv, const char *const *paths, size_t n,
 }
 
 /* `hopbench report`: argv[0] is "report". */
-static int cmd_report(int argc, char **argv)
+static int old_report(int argc, char **argv)
 {
     struct report_opts o;
     struct hb_err err = { 0 };
@@ -1131,14 +863,42 @@ static int cmd_report(int argc, char **argv)
         rc = usage_fail("report", &err);
     } else if ((o.out != NULL && report_html_write(o.out, o.paths, o.npaths, &err) < 0) ||
                (o.csv != NULL && report_csv_files(o.csv, o.paths, o.npaths, &err) < 0)) {
-        rc = fail("report", &err, HB_EXIT_RUNTIME);
+        rc = cmd_fail("report", &err, HB_EXIT_RUNTIME);
     } else {
         if (o.out != NULL) printf("report: %s\n", text_safe(shown, sizeof(shown), o.out));
         if (o.csv != NULL) printf("csv: %s\n", text_safe(shown, sizeof(shown), o.csv));
-        rc = stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
+        rc = cmd_stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
     }
     cli_report_opts_release(&o);
     return rc;
+}
+
+/* What cmd_env.signals does: main's handlers put in place, as the command asks. */
+static void signals(unsigned what)
+{
+    if (what & CMD_SIG_NO_ABORT) atomic_store(&g_main.no_abort, true);
+    if (what & CMD_SIG_STOP) install_signals();
+    if (what & CMD_SIG_CHILD) install_child_watch();
+}
+
+/* The commands, in the order the top-level help lists them. */
+static const struct command *const commands[] = { &cmd_compare };
+
+/* A command's words: its help (exit 0), a bad command line (one line, exit 64), or its work. */
+static int command(const struct command *c, int argc, char **argv)
+{
+    struct hb_err err = { 0 };
+    char msg[TEXT_SAFE_CAP];
+    int rc = c->parse(argc, argv, stdout, &err);
+
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    if (rc < 0 && c->hint) {
+        fprintf(stderr, "hopbench %s: %s (see hopbench %s --help)\n", c->name,
+                text_safe(msg, sizeof(msg), err.msg), c->name);
+        return HB_EXIT_USAGE;
+    }
+    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
+    return c->exec(&g_env);
 }
 
 int main(int argc, char **argv)
@@ -1155,6 +915,16 @@ int main(int argc, char **argv)
     g_main.argv = xcalloc((size_t)argc + 1, sizeof(*g_main.argv));
     memcpy(g_main.argv, argv, (size_t)argc * sizeof(*g_main.argv));
     hide_secrets(argc, argv, g_main.argv);
+    g_env = (struct cmd_env){ .stop = &g_main.stop,
+                              .server = &g_main.lab_server,
+                              .abort_sock = g_main.lab_sock,
+                              .abort_dir = g_main.lab_dir,
+                              .abort_cap = sizeof(g_main.lab_dir),
+                              .argc = g_main.argc,
+                              .argv = g_main.argv,
+                              .started_unix_s = g_main.started_unix_s,
+                              .started_ns = g_main.started_ns,
+                              .signals = signals };
 
     if (argc == 1 || cmd[0] == '-') {
         int c = argc == 1 ? 0 : cli_option(&cli_spec_top, cmd);
@@ -1166,17 +936,18 @@ int main(int argc, char **argv)
             printf("hopbench %s\n", HOPBENCH_VERSION);
             return HB_EXIT_OK;
         }
-        return cmd_lab(argc, argv); /* "hopbench --quick" is "hopbench lab --quick" */
+        return old_lab(argc, argv); /* "hopbench --quick" is "hopbench lab --quick" */
     }
-    if (strcmp(cmd, "lab") == 0) return cmd_lab(argc - 1, argv + 1);
-    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
-    if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
-    if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
-    if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
-    if (strcmp(cmd, "report") == 0) return cmd_report(argc - 1, argv + 1);
-    if (strcmp(cmd, "cost") == 0) return cmd_cost(argc - 1, argv + 1);
-    if (strcmp(cmd, "stack") == 0) return cmd_stack(argc - 1, argv + 1);
-    if (strcmp(cmd, "agent") == 0) return cmd_agent(argc - 1, argv + 1);
+    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+        if (strcmp(cmd, commands[i]->name) == 0) return command(commands[i], argc - 1, argv + 1);
+    if (strcmp(cmd, "lab") == 0) return old_lab(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0) return old_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0) return old_serve(argc - 1, argv + 1);
+    if (strcmp(cmd, "merge") == 0) return old_merge(argc - 1, argv + 1);
+    if (strcmp(cmd, "report") == 0) return old_report(argc - 1, argv + 1);
+    if (strcmp(cmd, "cost") == 0) return old_cost(argc - 1, argv + 1);
+    if (strcmp(cmd, "stack") == 0) return old_stack(argc - 1, argv + 1);
+    if (strcmp(cmd, "agent") == 0) return old_agent(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')
             printf("hopbench %s\n", HOPBENCH_VERSION);
