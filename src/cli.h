@@ -84,34 +84,6 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err);
 
-/* `hopbench merge A.json B.json... [-o OUT.json]` */
-struct merge_opts {
-    const char *
-        *paths; /* the input files, in the order given (allocated: cli_merge_opts_release) */
-    size_t npaths;
-    const char *out; /* -o, --output; NULL: stdout */
-};
-
-/*
- * Each returns 0, CLI_HELP after printing help to out (--help anywhere on
- * the line), or -EINVAL with err set (the message names the word at fault,
- * without the command's name). cli_parse_merge's options own memory, also
- * on failure: cli_merge_opts_release.
- */
-int cli_parse_merge(int argc, char **argv, struct merge_opts *o, FILE *out, struct hb_err *err);
-void cli_merge_opts_release(struct merge_opts *o);
-
-/* `hopbench report EVIDENCE... -o REPORT.html` */
-struct report_opts {
-    const char **paths; /* the evidence files, in the order given (cli_report_opts_release) */
-    size_t npaths;
-    const char *out; /* -o, --output: the HTML page, or NULL */
-    const char *csv; /* --csv: one row per run of every file, or NULL */
-};
-
-/* As cli_parse_merge: 0, CLI_HELP or -EINVAL; the options own memory, also on failure. */
-int cli_parse_report(int argc, char **argv, struct report_opts *o, FILE *out, struct hb_err *err);
-void cli_report_opts_release(struct report_opts *o);
 /* `hopbench cost EVIDENCE`: the plan (--traffic, --price, --app-work, --seed) and the files. */
 struct cost_opts {
     struct cost_plan plan;

@@ -719,16 +719,6 @@ static void open_std_fds(void)
     }
 }
 
-/* A bad command line of compare or merge: one line, pointing at its --help. */
-static int usage_fail(const char *cmd, const struct hb_err *err)
-{
-    char msg[TEXT_SAFE_CAP];
-
-    fprintf(stderr, "hopbench %s: %s (see hopbench %s --help)\n", cmd,
-            text_safe(msg, sizeof(msg), err->msg), cmd);
-    return HB_EXIT_USAGE;
-}
-
 /* SIGUSR1 in the agent: its schedule moves on. */
 static atomic_int g_agent_next;
 
@@ -756,28 +746,6 @@ static int old_agent(int argc, char **argv)
     if (rc == -EINVAL) return cmd_fail("agent", &err, HB_EXIT_USAGE);
     if (rc < 0) return cmd_fail("agent", &err, HB_EXIT_RUNTIME);
     return HB_EXIT_OK;
-}
-
-/* `hopbench merge`: argv[0] is "merge". */
-static int old_merge(int argc, char **argv)
-{
-    struct merge_opts o;
-    struct hb_err err = { 0 };
-    char shown[TEXT_SAFE_CAP]; /* o.out, text_safe */
-    int rc = cli_parse_merge(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) {
-        rc = HB_EXIT_OK;
-    } else if (rc < 0) {
-        rc = usage_fail("merge", &err);
-    } else if (evidence_merge(o.paths, o.npaths, o.out, stderr, argc, argv, &err) < 0) {
-        rc = cmd_fail("merge", &err, HB_EXIT_RUNTIME);
-    } else {
-        if (o.out != NULL) printf("evidence: %s\n", text_safe(shown, sizeof(shown), o.out));
-        rc = HB_EXIT_OK;
-    }
-    cli_merge_opts_release(&o);
-    return rc;
 }
 
 /*
@@ -827,52 +795,6 @@ static void hide_secrets(int argc, char **argv, char **shown)
     }
 }
 
-/* report --csv: every run of every file, each file's rows named by its path. */
-static int report_csv_files(const char *csv, const char *const *paths, size_t n, struct hb_err *err)
-{
-    struct loaded {
-        json_t *doc;
-    } *docs = xcalloc(n, sizeof(*docs));
-    struct csv_source *src = xcalloc(n, sizeof(*src));
-    int rc = 0;
-
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        rc = evidence_load(paths[i], &docs[i].doc, err);
-        if (rc < 0) break;
-        src[i] = (struct csv_source){ paths[i], json_object_get(docs[i].doc, EV_RUNS) };
-    }
-    if (rc == 0) rc = report_csv_write(csv, src, n, err);
-    for (size_t i = 0; i < n; i++)
-        json_decref(docs[i].doc);
-    free(docs);
-    free(src);
-    return rc;
-}
-
-/* `hopbench report`: argv[0] is "report". */
-static int old_report(int argc, char **argv)
-{
-    struct report_opts o;
-    struct hb_err err = { 0 };
-    char shown[TEXT_SAFE_CAP]; /* o.out, text_safe */
-    int rc = cli_parse_report(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) {
-        rc = HB_EXIT_OK;
-    } else if (rc < 0) {
-        rc = usage_fail("report", &err);
-    } else if ((o.out != NULL && report_html_write(o.out, o.paths, o.npaths, &err) < 0) ||
-               (o.csv != NULL && report_csv_files(o.csv, o.paths, o.npaths, &err) < 0)) {
-        rc = cmd_fail("report", &err, HB_EXIT_RUNTIME);
-    } else {
-        if (o.out != NULL) printf("report: %s\n", text_safe(shown, sizeof(shown), o.out));
-        if (o.csv != NULL) printf("csv: %s\n", text_safe(shown, sizeof(shown), o.csv));
-        rc = cmd_stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
-    }
-    cli_report_opts_release(&o);
-    return rc;
-}
-
 /* What cmd_env.signals does: main's handlers put in place, as the command asks. */
 static void signals(unsigned what)
 {
@@ -882,7 +804,7 @@ static void signals(unsigned what)
 }
 
 /* The commands, in the order the top-level help lists them. */
-static const struct command *const commands[] = { &cmd_compare };
+static const struct command *const commands[] = { &cmd_compare, &cmd_merge, &cmd_report };
 
 /* A command's words: its help (exit 0), a bad command line (one line, exit 64), or its work. */
 static int command(const struct command *c, int argc, char **argv)
@@ -943,8 +865,6 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "lab") == 0) return old_lab(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return old_run(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0) return old_serve(argc - 1, argv + 1);
-    if (strcmp(cmd, "merge") == 0) return old_merge(argc - 1, argv + 1);
-    if (strcmp(cmd, "report") == 0) return old_report(argc - 1, argv + 1);
     if (strcmp(cmd, "cost") == 0) return old_cost(argc - 1, argv + 1);
     if (strcmp(cmd, "stack") == 0) return old_stack(argc - 1, argv + 1);
     if (strcmp(cmd, "agent") == 0) return old_agent(argc - 1, argv + 1);

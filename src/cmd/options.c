@@ -388,6 +388,30 @@ int opt_list(const char *opt, const char *val, char *buf, size_t cap, char *toks
     return 0;
 }
 
+int opt_files_out(const struct cmd_option *table, int argc, char **argv, const char ***paths,
+                  size_t *npaths, const char **out, const char **csv, struct hb_err *err)
+{
+    *paths = xcalloc(argc > 0 ? (size_t)argc : 1, sizeof(**paths));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int c = cmd_option(table, a);
+        if (c == 'o') {
+            if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a file name", a);
+            if (*out != NULL) return hb_fail(err, -EINVAL, "-o given twice");
+            *out = argv[++i];
+        } else if (c == OPT_CSV && csv != NULL) {
+            if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a file name", a);
+            if (*csv != NULL) return hb_fail(err, -EINVAL, "--csv given twice");
+            *csv = argv[++i];
+        } else if (c != 0) {
+            return hb_fail(err, -EINVAL, "unknown option '%s'", a);
+        } else {
+            (*paths)[(*npaths)++] = a;
+        }
+    }
+    return 0;
+}
+
 int opt_agent_target(const char *cmd, const struct endpoint *ep, const char *token_file,
                      struct agent_token *token, struct hb_err *err)
 {

@@ -159,6 +159,14 @@ int opt_endpoint(struct endpoint *eps, unsigned *n, const char *s, struct hb_err
 int opt_check_remote(const struct endpoint *eps, unsigned n, bool allow, struct hb_err *err);
 
 /*
+ * The words of a command that takes files and -o FILE (merge, report; report
+ * --csv FILE too, csv not NULL), read by table: the files into *paths
+ * (allocated here: the caller frees it, also on failure), -o into *out.
+ */
+int opt_files_out(const struct cmd_option *table, int argc, char **argv, const char ***paths,
+                  size_t *npaths, const char **out, const char **csv, struct hb_err *err);
+
+/*
  * What run --agent and stack --agent check alike: an endpoint that can be
  * connected to, and the token (from token_file, or the environment).
  */

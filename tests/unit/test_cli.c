@@ -166,14 +166,6 @@ static char *printed_help(const char *name)
     } else if (strcmp(name, "serve") == 0) {
         struct serve_opts o;
         rc = cli_parse_serve(2, argv, &o, out, &err);
-    } else if (strcmp(name, "merge") == 0) {
-        struct merge_opts o;
-        rc = cli_parse_merge(2, argv, &o, out, &err);
-        cli_merge_opts_release(&o);
-    } else if (strcmp(name, "report") == 0) {
-        struct report_opts o;
-        rc = cli_parse_report(2, argv, &o, out, &err);
-        cli_report_opts_release(&o);
     } else if (strcmp(name, "cost") == 0) {
         struct cost_opts o;
         rc = cli_parse_cost(2, argv, &o, out, &err);
@@ -253,13 +245,13 @@ static void test_compare(void **state)
 static void test_merge(void **state)
 {
     (void)state;
-    check_spec(&cli_spec_merge, "merge");
+    check_command(&cmd_merge);
 }
 
 static void test_report(void **state)
 {
     (void)state;
-    check_spec(&cli_spec_report, "report");
+    check_command(&cmd_report);
 }
 
 static void test_cost(void **state)
@@ -316,17 +308,17 @@ static void test_checker_fails(void **state)
 static void test_cli_option(void **state)
 {
     (void)state;
-    assert_int_equal(cli_option(&cli_spec_merge, "-o"), 'o');
-    assert_int_equal(cli_option(&cli_spec_merge, "--output"), 'o');
-    assert_int_equal(cli_option(&cli_spec_merge, "--help"), 'h');
-    assert_int_equal(cli_option(&cli_spec_merge, "-h"), 'h');
-    assert_int_equal(cli_option(&cli_spec_merge, "--out"), '?'); /* no abbreviations */
-    assert_int_equal(cli_option(&cli_spec_merge, "--output=x"), '?');
-    assert_int_equal(cli_option(&cli_spec_merge, "-oh"), '?');
-    assert_int_equal(cli_option(&cli_spec_merge, "--"), '?');
-    assert_int_equal(cli_option(&cli_spec_merge, "-x"), '?');
-    assert_int_equal(cli_option(&cli_spec_merge, "-"), 0);
-    assert_int_equal(cli_option(&cli_spec_merge, "a.json"), 0);
+    assert_int_equal(cmd_option(cmd_merge.options, "-o"), 'o');
+    assert_int_equal(cmd_option(cmd_merge.options, "--output"), 'o');
+    assert_int_equal(cmd_option(cmd_merge.options, "--help"), 'h');
+    assert_int_equal(cmd_option(cmd_merge.options, "-h"), 'h');
+    assert_int_equal(cmd_option(cmd_merge.options, "--out"), '?'); /* no abbreviations */
+    assert_int_equal(cmd_option(cmd_merge.options, "--output=x"), '?');
+    assert_int_equal(cmd_option(cmd_merge.options, "-oh"), '?');
+    assert_int_equal(cmd_option(cmd_merge.options, "--"), '?');
+    assert_int_equal(cmd_option(cmd_merge.options, "-x"), '?');
+    assert_int_equal(cmd_option(cmd_merge.options, "-"), 0);
+    assert_int_equal(cmd_option(cmd_merge.options, "a.json"), 0);
     assert_int_equal(cmd_option(cmd_compare.options, "-o"), '?');
     assert_int_equal(cli_option(&cli_spec_top, "--version"), 'V');
     assert_int_equal(cli_option(&cli_spec_top, "-V"), '?'); /* not a short letter of it */
