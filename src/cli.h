@@ -84,17 +84,6 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err);
 
-/* `hopbench cost EVIDENCE`: the plan (--traffic, --price, --app-work, --seed) and the files. */
-struct cost_opts {
-    struct cost_plan plan;
-    const char *evidence_path;
-    const char *json_path; /* --json; NULL: none */
-};
-
-extern const struct cli_spec cli_spec_cost;
-/* Returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
-int cli_parse_cost(int argc, char **argv, struct cost_opts *o, FILE *out, struct hb_err *err);
-
 struct stack_opts;
 extern const struct cli_spec cli_spec_stack;
 

@@ -662,50 +662,6 @@ static int old_stack(int argc, char **argv)
 }
 
 /*
- * `hopbench cost EVIDENCE`: reads the evidence, prints what the Unix socket
- * saves in each cell and, with --json, writes the same figures.
- */
-static int old_cost(int argc, char **argv)
-{
-    struct cost_opts o;
-    struct cost_set set = { 0 };
-    struct hb_err err = { 0 };
-    size_t ok = 0;
-    int rc = cli_parse_cost(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
-    if (o.json_path != NULL && cmd_check_output("cost", o.json_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    if (cost_read(o.evidence_path, &set, &err) < 0) {
-        rc = cmd_fail("cost", &err, HB_EXIT_RUNTIME);
-        goto out;
-    }
-    for (size_t i = 0; i < set.ncells; i++)
-        ok += report_saving_cell_ok(&set.cells[i]);
-    if (ok == 0) {
-        hb_fail(&err, -EINVAL, "%s: no cell has a counted run over both tcp and unix",
-                o.evidence_path);
-        rc = cmd_fail("cost", &err, HB_EXIT_INVALID);
-        goto out;
-    }
-    report_saving_table(stdout, o.evidence_path, &set, &o.plan);
-    rc = HB_EXIT_OK;
-    if (o.json_path != NULL) {
-        json_t *doc = report_saving_json(o.evidence_path, &set, &o.plan);
-        if (doc == NULL)
-            hb_fail(&err, -EINVAL, "the figures cannot be encoded as JSON (a path not UTF-8?)");
-        if (doc == NULL || report_json_write(o.json_path, doc, &err) < 0)
-            rc = cmd_fail("cost", &err, HB_EXIT_RUNTIME);
-        json_decref(doc);
-    }
-    if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
-out:
-    cost_set_release(&set);
-    return rc;
-}
-
-/*
  * A closed fd 0, 1 or 2 (`hopbench >&-`) gets /dev/null, so that no file or
  * socket opened later becomes stdin, stdout or stderr: the --jsonl file would
  * take fd 1 and the placement lines would go into it.
@@ -804,7 +760,8 @@ static void signals(unsigned what)
 }
 
 /* The commands, in the order the top-level help lists them. */
-static const struct command *const commands[] = { &cmd_compare, &cmd_merge, &cmd_report };
+static const struct command *const commands[] = { &cmd_compare, &cmd_merge, &cmd_report,
+                                                  &cmd_cost };
 
 /* A command's words: its help (exit 0), a bad command line (one line, exit 64), or its work. */
 static int command(const struct command *c, int argc, char **argv)
@@ -865,7 +822,6 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "lab") == 0) return old_lab(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return old_run(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0) return old_serve(argc - 1, argv + 1);
-    if (strcmp(cmd, "cost") == 0) return old_cost(argc - 1, argv + 1);
     if (strcmp(cmd, "stack") == 0) return old_stack(argc - 1, argv + 1);
     if (strcmp(cmd, "agent") == 0) return old_agent(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {

@@ -166,9 +166,6 @@ static char *printed_help(const char *name)
     } else if (strcmp(name, "serve") == 0) {
         struct serve_opts o;
         rc = cli_parse_serve(2, argv, &o, out, &err);
-    } else if (strcmp(name, "cost") == 0) {
-        struct cost_opts o;
-        rc = cli_parse_cost(2, argv, &o, out, &err);
     } else if (strcmp(name, "stack") == 0) {
         struct stack_opts o;
         rc = cli_parse_stack(2, argv, &o, out, &err);
@@ -257,7 +254,7 @@ static void test_report(void **state)
 static void test_cost(void **state)
 {
     (void)state;
-    check_spec(&cli_spec_cost, "cost");
+    check_command(&cmd_cost);
 }
 
 /* stack --help is the spec's help, then the list of the stacks. */
