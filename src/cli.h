@@ -49,17 +49,6 @@ extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_serve, cli_spe
  */
 int cli_option(const struct cli_spec *s, const char *arg);
 
-/* `hopbench agent`: where it listens, its token, its schedule. */
-struct agent_cli {
-    struct agent_opts agent;
-    const char *token_file; /* --token-file, or NULL: HOPBENCH_AGENT_TOKEN */
-};
-
-extern const struct cli_spec cli_spec_agent;
-
-/* Returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
-int cli_parse_agent(int argc, char **argv, struct agent_cli *o, FILE *out, struct hb_err *err);
-
 struct serve_opts {
     const struct proto_entry *proto;
     struct endpoint eps[CLI_MAX_ENDPOINTS];

@@ -675,35 +675,6 @@ static void open_std_fds(void)
     }
 }
 
-/* SIGUSR1 in the agent: its schedule moves on. */
-static atomic_int g_agent_next;
-
-static void on_next(int sig)
-{
-    UNUSED(sig);
-    atomic_store(&g_agent_next, 1);
-}
-
-static int old_agent(int argc, char **argv)
-{
-    static struct agent_cli o;
-    struct hb_err err = { 0 };
-    struct sigaction sa;
-    int rc = cli_parse_agent(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
-    install_signals();
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_next;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR1, &sa, NULL);
-    rc = agent_run(&o.agent, &g_main.stop, &g_agent_next, stdout, stderr, &err);
-    if (rc == -EINVAL) return cmd_fail("agent", &err, HB_EXIT_USAGE);
-    if (rc < 0) return cmd_fail("agent", &err, HB_EXIT_RUNTIME);
-    return HB_EXIT_OK;
-}
-
 /*
  * The value of an option the registry marks secret (a password: --password
  * VAL, --password=VAL) is hidden from other users' ps and from the evidence:
@@ -760,8 +731,8 @@ static void signals(unsigned what)
 }
 
 /* The commands, in the order the top-level help lists them. */
-static const struct command *const commands[] = { &cmd_compare, &cmd_merge, &cmd_report,
-                                                  &cmd_cost };
+static const struct command *const commands[] = { &cmd_compare, &cmd_merge, &cmd_report, &cmd_cost,
+                                                  &cmd_agent };
 
 /* A command's words: its help (exit 0), a bad command line (one line, exit 64), or its work. */
 static int command(const struct command *c, int argc, char **argv)
@@ -823,7 +794,6 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "run") == 0) return old_run(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0) return old_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "stack") == 0) return old_stack(argc - 1, argv + 1);
-    if (strcmp(cmd, "agent") == 0) return old_agent(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')
             printf("hopbench %s\n", HOPBENCH_VERSION);

@@ -160,9 +160,6 @@ static char *printed_help(const char *name)
     } else if (strcmp(name, "run") == 0) {
         struct run_opts o;
         rc = cli_parse_run(2, argv, &o, out, &err);
-    } else if (strcmp(name, "agent") == 0) {
-        static struct agent_cli o;
-        rc = cli_parse_agent(2, argv, &o, out, &err);
     } else if (strcmp(name, "serve") == 0) {
         struct serve_opts o;
         rc = cli_parse_serve(2, argv, &o, out, &err);
@@ -218,7 +215,7 @@ static void test_run(void **state)
 static void test_agent(void **state)
 {
     (void)state;
-    check_spec(&cli_spec_agent, "agent");
+    check_command(&cmd_agent);
 }
 
 static void test_serve(void **state)
