@@ -39,8 +39,8 @@ struct cli_spec {
 };
 
 /* The top level (main() before a subcommand: --help, -h, --version) and each subcommand. */
-extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_serve, cli_spec_lab,
-    cli_spec_merge, cli_spec_report;
+extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_lab, cli_spec_merge,
+    cli_spec_report;
 
 /*
  * For a command line read word by word (main, compare, merge): the val of the
@@ -49,28 +49,8 @@ extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_serve, cli_spe
  */
 int cli_option(const struct cli_spec *s, const char *arg);
 
-struct serve_opts {
-    const struct proto_entry *proto;
-    struct endpoint eps[CLI_MAX_ENDPOINTS];
-    unsigned neps;
-    int backlog;        /* 0: net.core.somaxconn */
-    unsigned max_conns; /* 0: from the fd limit (server_open) */
-    unsigned threads;   /* 0: one per CPU the server may use */
-    unsigned socket_mode;
-    bool socket_mode_given; /* --socket-mode was on the command line */
-    bool allow_remote;
-    enum place_mode pin;
-    uint64_t close_after; /* 0: never close first */
-    size_t body_size;     /* http, fcgi: reply body bytes (0 = the short greeting) */
-    uint64_t delay_ns;    /* --delay-us */
-    uint64_t stall_every; /* --stall-every */
-    uint64_t stall_ns;    /* --stall-ms */
-    bool block_wait;      /* --wait block */
-};
-
 /* Each returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
 int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err);
-int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err);
 
 struct stack_opts;

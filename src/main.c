@@ -386,90 +386,6 @@ static int old_run(int argc, char **argv)
     return rc;
 }
 
-static int old_serve(int argc, char **argv)
-{
-    static struct serve_opts o;
-    struct hb_err err = { 0 };
-    struct server srv;
-    struct place pl;
-    sigset_t stop;
-    int rc = cli_parse_serve(argc, argv, &o, stdout, &err);
-    const int *cpus;
-    unsigned ncpus;
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
-    if (place_init(&pl, o.pin, &err) < 0) return cmd_fail("serve", &err, HB_EXIT_USAGE);
-    /* same: the client's CPU; split: the server's half (see place.h). */
-    cpus = o.pin == PLACE_SAME ? pl.client : pl.server;
-    ncpus = o.pin == PLACE_SAME ? pl.nclient : pl.nserver;
-    struct server_cfg cfg = {
-        .proto = o.proto->server,
-        .eps = o.eps,
-        .neps = o.neps,
-        .threads = o.threads              ? o.threads
-                   : ncpus                ? ncpus
-                   : place_allowed_cpus() ? place_allowed_cpus()
-                                          : 1,
-        .backlog = o.backlog,
-        .max_conns = o.max_conns,
-        .mode = o.socket_mode,
-        .allow_remote = o.allow_remote,
-        .cpus = ncpus ? cpus : NULL,
-        .ncpus = ncpus,
-        .stop_on_sigint = true,
-        .close_after = o.close_after,
-        .body_size = o.body_size,
-        .delay_ns = o.delay_ns,
-        .stall_every = o.stall_every,
-        .stall_ns = o.stall_ns,
-        .block_wait = o.block_wait,
-    };
-    /*
-     * SIGINT and SIGTERM are held from before the first socket file exists:
-     * one that comes while we start up (or print, below) waits for server_run's
-     * sigwait and stops the server cleanly, instead of killing it with its
-     * socket files in place. SIGPIPE is ignored for the same reason: a stdout
-     * nobody reads any more makes printf fail with EPIPE, and serving goes on.
-     */
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    if (server_open(&srv, &cfg, &err) < 0) return cmd_fail("serve", &err, HB_EXIT_RUNTIME);
-    for (unsigned i = 0; i < o.neps; i++) {
-        char ep[TEXT_SAFE_CAP];
-        printf("hopbench: listening on %s\n", text_safe(ep, sizeof(ep), o.eps[i].text));
-        /* Nothing guards it: the kernel checks no permission on an abstract name. */
-        if (o.eps[i].kind == ENDPOINT_ABSTRACT)
-            fprintf(stderr,
-                    "hopbench serve: warning: %s is an abstract socket: it has no permissions, "
-                    "any local user (any process in this network namespace) can connect to it\n",
-                    ep);
-    }
-    printf("hopbench: limits: backlog %d, fd limit %llu, max conns %u, %zu B per connection, "
-           "%zu B kept per thread\n",
-           srv.backlog, (unsigned long long)srv.nofile, srv.max_conns, srv.conn_bytes,
-           SERVER_WARM_BYTES);
-    /* Every listener is up (server_open): scripts wait for this line (serve --help, README). */
-    printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o.proto->name,
-           cfg.threads, (long)getpid(), place_name(o.pin), o.block_wait ? "block" : "epoll");
-    fflush(stdout);
-    rc = server_run(&srv, &err);
-    server_close(&srv, true);
-    if (rc < 0) return cmd_fail("serve", &err, HB_EXIT_RUNTIME);
-    printf("hopbench: stopped: %llu connections, %llu bytes in, %llu bytes out, %llu resets, "
-           "%llu errors, %llu requests, %llu bad requests, %llu over max conns, "
-           "%llu out of fds\n",
-           (unsigned long long)srv.stats.accepted, (unsigned long long)srv.stats.bytes_in,
-           (unsigned long long)srv.stats.bytes_out, (unsigned long long)srv.stats.resets,
-           (unsigned long long)srv.stats.errors, (unsigned long long)srv.stats.requests,
-           (unsigned long long)srv.stats.bad, (unsigned long long)srv.stats.over_max,
-           (unsigned long long)srv.stats.no_fds);
-    return HB_EXIT_OK;
-}
-
 static void lab_arm_emergency(const struct lab *lab)
 {
     snprintf(g_main.lab_dir, sizeof(g_main.lab_dir), "%s", lab->dir);
@@ -731,8 +647,8 @@ static void signals(unsigned what)
 }
 
 /* The commands, in the order the top-level help lists them. */
-static const struct command *const commands[] = { &cmd_compare, &cmd_merge, &cmd_report, &cmd_cost,
-                                                  &cmd_agent };
+static const struct command *const commands[] = { &cmd_compare, &cmd_merge, &cmd_report,
+                                                  &cmd_cost,    &cmd_agent, &cmd_serve };
 
 /* A command's words: its help (exit 0), a bad command line (one line, exit 64), or its work. */
 static int command(const struct command *c, int argc, char **argv)
@@ -792,7 +708,6 @@ int main(int argc, char **argv)
         if (strcmp(cmd, commands[i]->name) == 0) return command(commands[i], argc - 1, argv + 1);
     if (strcmp(cmd, "lab") == 0) return old_lab(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return old_run(argc - 1, argv + 1);
-    if (strcmp(cmd, "serve") == 0) return old_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "stack") == 0) return old_stack(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')

@@ -160,9 +160,6 @@ static char *printed_help(const char *name)
     } else if (strcmp(name, "run") == 0) {
         struct run_opts o;
         rc = cli_parse_run(2, argv, &o, out, &err);
-    } else if (strcmp(name, "serve") == 0) {
-        struct serve_opts o;
-        rc = cli_parse_serve(2, argv, &o, out, &err);
     } else if (strcmp(name, "stack") == 0) {
         struct stack_opts o;
         rc = cli_parse_stack(2, argv, &o, out, &err);
@@ -221,7 +218,7 @@ static void test_agent(void **state)
 static void test_serve(void **state)
 {
     (void)state;
-    check_spec(&cli_spec_serve, "serve");
+    check_command(&cmd_serve);
 }
 
 static void test_lab(void **state)
