@@ -53,12 +53,6 @@ int cli_option(const struct cli_spec *s, const char *arg);
 int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err);
 int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err);
 
-struct stack_opts;
-extern const struct cli_spec cli_spec_stack;
-
-/* stack: `list`, or a stack's NAME and options; 0, CLI_HELP (a stack's own help) or -EINVAL. */
-int cli_parse_stack(int argc, char **argv, struct stack_opts *o, FILE *out, struct hb_err *err);
-
 /* The top-level help. */
 void cli_usage(FILE *f);
 

@@ -540,43 +540,6 @@ static int old_lab(int argc, char **argv)
     return rc;
 }
 
-static int old_stack(int argc, char **argv)
-{
-    static struct stack_opts o;
-    struct hb_err err = { 0 };
-    enum stack_verdict verdict;
-    int rc = cli_parse_stack(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
-    if (o.list) {
-        stack_list(stdout);
-        return HB_EXIT_OK;
-    }
-    if (o.jsonl_path != NULL && outfile_check(o.jsonl_path, OUTFILE_APPEND, &err) < 0)
-        return cmd_fail("stack", &err, HB_EXIT_RUNTIME);
-    if (o.html_path != NULL && cmd_check_output("stack", o.html_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    if (o.csv_path != NULL && cmd_check_output("stack", o.csv_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    atomic_store(&g_main.no_abort, true);
-    install_signals();
-    rc = stack_run(&o, stdout, &g_main.stop, &verdict, &err);
-    if (rc < 0)
-        return cmd_fail("stack", &err,
-                        rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM
-                        : rc == STACK_AGENT_AUTH              ? HB_EXIT_AGENT_AUTH
-                        : rc == STACK_AGENT_PROTOCOL          ? HB_EXIT_PROTOCOL
-                                                              : HB_EXIT_RUNTIME);
-    if (verdict == STACK_INVALID) {
-        fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors or were "
-                        "saturated (see above)\n");
-        return HB_EXIT_INVALID;
-    }
-    if (verdict == STACK_INTERRUPTED) return HB_EXIT_INTERRUPTED;
-    return cmd_stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
-}
-
 /*
  * A closed fd 0, 1 or 2 (`hopbench >&-`) gets /dev/null, so that no file or
  * socket opened later becomes stdin, stdout or stderr: the --jsonl file would
@@ -647,8 +610,8 @@ static void signals(unsigned what)
 }
 
 /* The commands, in the order the top-level help lists them. */
-static const struct command *const commands[] = { &cmd_compare, &cmd_merge, &cmd_report,
-                                                  &cmd_cost,    &cmd_agent, &cmd_serve };
+static const struct command *const commands[] = { &cmd_compare, &cmd_merge, &cmd_report, &cmd_cost,
+                                                  &cmd_agent,   &cmd_serve, &cmd_stack };
 
 /* A command's words: its help (exit 0), a bad command line (one line, exit 64), or its work. */
 static int command(const struct command *c, int argc, char **argv)
@@ -708,7 +671,6 @@ int main(int argc, char **argv)
         if (strcmp(cmd, commands[i]->name) == 0) return command(commands[i], argc - 1, argv + 1);
     if (strcmp(cmd, "lab") == 0) return old_lab(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return old_run(argc - 1, argv + 1);
-    if (strcmp(cmd, "stack") == 0) return old_stack(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')
             printf("hopbench %s\n", HOPBENCH_VERSION);
