@@ -39,8 +39,7 @@ struct cli_spec {
 };
 
 /* The top level (main() before a subcommand: --help, -h, --version) and each subcommand. */
-extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_lab, cli_spec_merge,
-    cli_spec_report;
+extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_merge, cli_spec_report;
 
 /*
  * For a command line read word by word (main, compare, merge): the val of the
@@ -50,8 +49,6 @@ extern const struct cli_spec cli_spec_top, cli_spec_run, cli_spec_lab, cli_spec_
 int cli_option(const struct cli_spec *s, const char *arg);
 
 /* Each returns 0, CLI_HELP after printing help to out, or -EINVAL with err set. */
-int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err);
-int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err);
 
 /* The top-level help. */
 void cli_usage(FILE *f);

@@ -386,160 +386,6 @@ static int old_run(int argc, char **argv)
     return rc;
 }
 
-static void lab_arm_emergency(const struct lab *lab)
-{
-    snprintf(g_main.lab_dir, sizeof(g_main.lab_dir), "%s", lab->dir);
-    if (lab->eps[1].kind == ENDPOINT_UNIX)
-        snprintf(g_main.lab_sock, sizeof(g_main.lab_sock), "%s",
-                 lab->eps[1].text + strlen("unix:"));
-}
-
-/* Where --netns put the server and the client; nothing without it. */
-static void lab_netns_header(const struct lab *lab)
-{
-    char veth[sizeof(lab->eps[2].text) + 32];
-
-    snprintf(veth, sizeof(veth), " for tcp-veth to %s", lab->eps[2].text);
-    netns_describe(&lab->netns,
-                   &(struct netns_words){ .same = "server and client in one network namespace "
-                                                  "made for the lab (its own lo)",
-                                          .in_a = "server",
-                                          .in_b = "client in A for tcp and unix, in",
-                                          .after_b = veth,
-                                          .tail = "" },
-                   stdout);
-}
-
-static void lab_header(const struct lab *lab, const struct lab_opts *o)
-{
-    char tcp[TEXT_SAFE_CAP], unix_ep[TEXT_SAFE_CAP];
-
-    printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto->name,
-           text_safe(tcp, sizeof(tcp), lab->eps[0].text),
-           text_safe(unix_ep, sizeof(unix_ep), lab->eps[1].text), (long)lab->server_pid);
-    lab_netns_header(lab);
-    cmd_print_placement(&lab->place,
-                        o->wait_auto ? "block in the reuse cells (the default with one kept "
-                                       "connection per thread, closed loop), epoll in the "
-                                       "connect cells"
-                        : o->shared.block_wait ? "block"
-                                               : "epoll",
-                        NULL);
-    printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
-           "each\n",
-           o->shared.conns, o->shared.threads, (double)o->shared.duration_ns / 1e9,
-           (double)o->shared.warmup_ns / 1e9, o->shared.reps);
-    fflush(stdout);
-}
-
-static int old_lab(int argc, char **argv)
-{
-    static struct lab_opts o;
-    static struct lab lab;
-    static struct progress progress;
-    struct hb_err err = { 0 };
-    struct machine m;
-    char path[64], server[64];
-    int rc = cli_parse_lab(argc, argv, &o, stdout, &err);
-    const char *json_path;
-    struct outfile jsonl_out;
-    sigset_t held, old;
-    bool failed;
-    int run_rc;
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
-    json_path = cmd_evidence_path("lab", o.shared.json_path, path, sizeof(path));
-    if (cmd_check_output("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
-    if (o.shared.csv_path != NULL && cmd_check_output("lab", o.shared.csv_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    if (o.shared.html_path != NULL && cmd_check_output("lab", o.shared.html_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    if (o.shared.pin == PLACE_SPLIT && !o.shared.pin_given && place_allowed_cpus() < 2)
-        o.shared.pin = PLACE_SAME;
-    rc = cmd_check_budget("lab", lab_fd_need(&o), lab_mem_need(&o));
-    if (rc != HB_EXIT_OK) return rc;
-    /*
-     * The handler is in place before the temporary directory exists, and the
-     * stop signals are held until it knows what to clean up: one that comes
-     * meanwhile is the first interrupt once they are let through (the lab then
-     * stops before its first cell, and cleans up), never an abort that cannot
-     * see the directory.
-     */
-    install_signals();
-    install_child_watch();
-    stop_signal_set(&held);
-    pthread_sigmask(SIG_BLOCK, &held, &old);
-    rc = lab_init(&lab, &o, &g_main.lab_server, &err);
-    if (rc == 0) lab_arm_emergency(&lab);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc < 0) {
-        lab_release(&lab);
-        return cmd_fail("lab", &err,
-                        rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
-    }
-    probe_machine(&m);
-    lab_header(&lab, &o);
-    report_sysctls(stdout, &m);
-    snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name, (long)lab.server_pid);
-    struct report_meta meta = { .command = "lab",
-                                .argc = g_main.argc,
-                                .argv = g_main.argv,
-                                .place = &lab.place,
-                                .machine = &m,
-                                .started_unix_s = g_main.started_unix_s,
-                                .server = server,
-                                .plan = cmd_plan_json(o.shared.reps, false, o.shared.seed,
-                                                      o.shared.cooldown_ns) };
-    lab.jsonl = cmd_open_jsonl("lab", o.shared.jsonl_path, &meta, &jsonl_out, &failed);
-    if (failed) {
-        json_decref(meta.plan);
-        lab_release(&lab);
-        return HB_EXIT_RUNTIME;
-    }
-    progress_start(&progress, STDERR_FILENO, !o.shared.quiet, lab_planned_runs(&o),
-                   lab_planned_ns(&o));
-    lab.progress = &progress;
-    run_rc = lab_run(&lab, stdout, &g_main.stop, &err);
-    progress_stop(&progress);
-    lab.progress = NULL;
-    failed = lab.jsonl != NULL && cmd_close_jsonl("lab", &jsonl_out) != HB_EXIT_OK;
-    lab.jsonl = NULL;
-    /* the server may have been restarted (--close server): the last one's pid */
-    snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name, (long)lab.server_pid);
-    if (o.shared.reps > 1)
-        printf("\nThe tables show each cell's run of median ops/s; the summaries after them cover "
-               "all %u runs.\n",
-               o.shared.reps);
-    report_lab_tables(stdout, lab.recs, lab.nrecs);
-    if (o.overload) report_overload(stdout, lab.recs, lab.nrecs);
-    meta.summary =
-        o.shared.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o.shared.seed) : NULL;
-    report_errors(stdout, lab.recs, lab.nrecs);
-    report_cut_short(stdout, lab.recs, lab.nrecs);
-    /*
-     * Cut short: a stop signal, the reader gone, the server's exit while cells were left (not
-     * one after the last cell: STOP_SERVER_EXIT alone), a load thread's failed wait, not
-     * stdout failing now.
-     */
-    meta.interrupted = atomic_load(&g_main.stop) == STOP_INTERRUPT || lab.reader_gone ||
-                       lab.server_gone || cmd_wait_failed(lab.recs, lab.nrecs);
-    rc =
-        cmd_write_evidence(&g_env, "lab", json_path, o.shared.csv_path, &meta, lab.recs, lab.nrecs);
-    if (rc == HB_EXIT_OK) rc = cmd_write_html("lab", o.shared.html_path, json_path);
-    json_decref(meta.plan);
-    json_decref(meta.summary);
-    if (run_rc < 0)
-        rc = cmd_fail("lab", &err, HB_EXIT_RUNTIME);
-    else if (rc == HB_EXIT_OK && failed)
-        rc = HB_EXIT_RUNTIME;
-    else if (rc == HB_EXIT_OK)
-        rc = cmd_verdict(lab.recs, lab.nrecs, meta.interrupted);
-    if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
-    lab_release(&lab);
-    return rc;
-}
-
 /*
  * A closed fd 0, 1 or 2 (`hopbench >&-`) gets /dev/null, so that no file or
  * socket opened later becomes stdin, stdout or stderr: the --jsonl file would
@@ -610,8 +456,8 @@ static void signals(unsigned what)
 }
 
 /* The commands, in the order the top-level help lists them. */
-static const struct command *const commands[] = { &cmd_compare, &cmd_merge, &cmd_report, &cmd_cost,
-                                                  &cmd_agent,   &cmd_serve, &cmd_stack };
+static const struct command *const commands[] = { &cmd_lab,  &cmd_compare, &cmd_merge, &cmd_report,
+                                                  &cmd_cost, &cmd_stack,   &cmd_agent, &cmd_serve };
 
 /* A command's words: its help (exit 0), a bad command line (one line, exit 64), or its work. */
 static int command(const struct command *c, int argc, char **argv)
@@ -665,11 +511,10 @@ int main(int argc, char **argv)
             printf("hopbench %s\n", HOPBENCH_VERSION);
             return HB_EXIT_OK;
         }
-        return old_lab(argc, argv); /* "hopbench --quick" is "hopbench lab --quick" */
+        return command(&cmd_lab, argc, argv); /* "hopbench --quick" is "hopbench lab --quick" */
     }
     for (size_t i = 0; i < ARRAY_LEN(commands); i++)
         if (strcmp(cmd, commands[i]->name) == 0) return command(commands[i], argc - 1, argv + 1);
-    if (strcmp(cmd, "lab") == 0) return old_lab(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return old_run(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
         if (cmd[0] == 'v')

@@ -106,6 +106,15 @@ struct command {
     int (*exec)(const struct cmd_env *env);
 };
 
+/*
+ * The parsers of run and lab (their options: run.h, lab.h), for the unit
+ * tests: 0, CLI_HELP after printing help to out, or -EINVAL with err set.
+ */
+struct run_opts;
+struct lab_opts;
+int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct hb_err *err);
+int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct hb_err *err);
+
 /* Each in src/cmd/NAME.c. */
 extern const struct command cmd_lab, cmd_run, cmd_serve, cmd_compare, cmd_merge, cmd_report,
     cmd_cost, cmd_stack, cmd_agent;

@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "lab.h"
 #include "stack/opts.h"
 
 static bool name_char(char c)
@@ -160,9 +161,6 @@ static char *printed_help(const char *name)
     } else if (strcmp(name, "run") == 0) {
         struct run_opts o;
         rc = cli_parse_run(2, argv, &o, out, &err);
-    } else {
-        struct lab_opts o;
-        rc = cli_parse_lab(2, argv, &o, out, &err);
     }
     fclose(out);
     assert_int_equal(rc, CLI_HELP);
@@ -221,7 +219,7 @@ static void test_serve(void **state)
 static void test_lab(void **state)
 {
     (void)state;
-    check_spec(&cli_spec_lab, "lab");
+    check_command(&cmd_lab);
 }
 
 static void test_compare(void **state)

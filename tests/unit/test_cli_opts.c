@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd/cmd.h"
+#include "lab.h"
 
 #define MAX_ARGS 12
 

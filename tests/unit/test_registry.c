@@ -26,8 +26,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/serve.h"
+#include "lab.h"
 #include "proto/mysql.h"
 #include "proto/pg.h"
 #include "registry.h"
@@ -299,7 +301,7 @@ static void test_help(void **state)
     snprintf(want + len, sizeof(want) - len, " ");
     assert_non_null(strstr(cli_spec_top.help, want));
     /* the lab's and serve's protocols are those with a built-in server */
-    option_text(cli_spec_lab.help, "--proto P", text, sizeof(text));
+    option_text(help_of(&cmd_lab), "--proto P", text, sizeof(text));
     for (size_t i = 0; i < n; i++)
         assert_int_equal(strstr(text, e[i].name) != NULL, e[i].server != NULL);
     option_text(cli_spec_run.help, "--size BYTES", text, sizeof(text));
