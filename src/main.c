@@ -32,7 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/session.h"
@@ -186,207 +185,6 @@ static void install_child_watch(void)
 }
 
 /*
- * After the runs: the tables, the evidence (its summary over repetitions
- * included) and the exit code, from run_rc (the runs' own) on.
- */
-static int run_finish(struct run *run, const char *json_path, const char *csv_path,
-                      struct report_meta *meta, int run_rc)
-{
-    int rc;
-
-    run_report(run, stdout);
-    /* not stdout failing now: the runs are done */
-    meta->interrupted = atomic_load(&g_main.stop) || cmd_wait_failed(run->recs, run->nrecs);
-    meta->summary = run_summary_json(run);
-    rc = cmd_write_evidence(&g_env, "run", json_path, csv_path, meta, run->recs, run->nrecs);
-    if (rc == HB_EXIT_OK) rc = cmd_write_html("run", run->opts->shared.html_path, json_path);
-    json_decref(meta->summary);
-    meta->summary = NULL;
-    if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
-    rc = run_rc != HB_EXIT_OK ? run_rc
-                              : cmd_verdict(run->recs, run->nrecs, atomic_load(&g_main.stop));
-    if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
-    return rc;
-}
-
-/* Runs the plan (run_all); what went wrong is said at once, before the tables. */
-static int run_plan(struct run *run, struct outfile *jsonl)
-{
-    struct hb_err err = { 0 };
-    char msg[TEXT_SAFE_CAP];
-    int rc = HB_EXIT_RUNTIME;
-
-    if (run_all(run, jsonl, stdout, &g_main.stop, &err) == 0) return HB_EXIT_OK;
-    if (err.code != 0) rc = cmd_fail("run", &err, cmd_failure_exit(err.code));
-    if (run->jsonl_err.code != 0)
-        fprintf(stderr, "hopbench run: --jsonl: %s\n",
-                text_safe(msg, sizeof(msg), run->jsonl_err.msg));
-    return rc;
-}
-
-/*
- * --netns: the namespaces and the built-in server, made with the stop signals
- * held (one that comes meanwhile is the first interrupt once they are let
- * through); the server's exit on its own ends the current run (on_child).
- */
-static int run_start_server(struct run *run, struct run_opts *o, struct hb_err *err)
-{
-    sigset_t held, old;
-    int rc;
-
-    if (o->netns == NETNS_NONE) return run_serve(run, o, NULL, err); /* --in-netns, or nothing */
-    install_signals();
-    install_child_watch();
-    stop_signal_set(&held);
-    pthread_sigmask(SIG_BLOCK, &held, &old);
-    rc = run_serve(run, o, &g_main.lab_server, err);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
-}
-
-/* --netns: where the server and the client run, and the server's pid. */
-static void run_netns_header(const struct run *run)
-{
-    char tail[48];
-
-    snprintf(tail, sizeof(tail), "; server pid %ld", (long)run->server_pid);
-    netns_describe(&run->netns,
-                   &(struct netns_words){ .same = "built-in server and client in one network "
-                                                  "namespace made for the run (its own loopback)",
-                                          .in_a = "built-in server",
-                                          .in_b = "client in",
-                                          .after_b = ", joined by a veth pair",
-                                          .tail = tail },
-                   stdout);
-}
-
-/*
- * --wait uring where the placement line said uring (its probe set a ring up):
- * one line for the runs some of whose load threads could not set theirs up and
- * waited with epoll (as each run's wait in the evidence says), and why.
- */
-static void run_ring_note(const struct run *run)
-{
-    unsigned fell = 0;
-    int why = 0;
-
-    for (size_t i = 0; i < run->nrecs; i++) {
-        const struct run_record *r = &run->recs[i];
-        if (!r->cfg.uring_wait || r->res.ring_err == 0) continue; /* each thread's ring was up */
-        fell++;
-        if (why == 0) why = r->res.ring_err;
-    }
-    if (fell > 0)
-        fprintf(stderr,
-                "hopbench run: --wait uring: %u of %zu runs waited with epoll, not as the "
-                "placement line says (a load thread could not set up io_uring: %s)\n",
-                fell, run->nrecs, strerror(why));
-}
-
-/* After the checks: the runs, the tables and the evidence. */
-static int run_measure(struct run *run, struct run_opts *o, const char *json_path,
-                       const char *server)
-{
-    static struct progress progress;
-    struct hb_err err = { 0 };
-    struct machine m;
-    struct outfile jsonl_out, *jsonl;
-    bool failed;
-    const char *unseen = "no --server-pid";
-    char wait[160];
-    int rc, run_rc, ring = -1;
-
-    install_signals();
-    /* Where the server really runs, when it is named; else what --pin expects (not observed). */
-    if (run_place_server(run, &err) < 0) {
-        char msg[TEXT_SAFE_CAP];
-        fprintf(stderr, "hopbench run: the server's CPUs were not observed: %s\n",
-                text_safe(msg, sizeof(msg), err.msg));
-        unseen = "its threads could not be read";
-    }
-    probe_machine(&m);
-    struct report_meta meta = { .command = "run",
-                                .argc = g_main.argc,
-                                .argv = g_main.argv,
-                                .place = &run->place,
-                                .machine = &m,
-                                .started_unix_s = g_main.started_unix_s,
-                                .server = server,
-                                .plan = cmd_plan_json(o->shared.reps, o->order_random,
-                                                      o->shared.seed, o->shared.cooldown_ns) };
-    jsonl = cmd_open_jsonl("run", o->shared.jsonl_path, &meta, &jsonl_out, &failed);
-    if (failed) {
-        json_decref(meta.plan);
-        return HB_EXIT_RUNTIME;
-    }
-    if (o->load.uring_wait) {
-        ring = load_ring_probe();
-        snprintf(wait, sizeof(wait), ring == 0 ? "uring" : "epoll (io_uring cannot be set up: %s)",
-                 strerror(-ring));
-    }
-    cmd_print_placement(&run->place,
-                        o->load.uring_wait   ? wait
-                        : o->wait_auto       ? "block (the default with one kept connection per "
-                                               "thread, closed loop)"
-                        : o->load.block_wait ? "block"
-                                             : "epoll",
-                        unseen);
-    run_netns_header(run);
-    report_sysctls(stdout, &m);
-    /* Without a terminal (or with --quiet) there is no line and no thread. */
-    progress_start(&progress, STDERR_FILENO, !o->shared.quiet, run_planned_runs(o),
-                   run_planned_ns(o));
-    run->progress = &progress;
-    run_rc = run_plan(run, jsonl);
-    progress_stop(&progress);
-    run->progress = NULL;
-    if (ring == 0) run_ring_note(run);
-    if (jsonl != NULL && cmd_close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
-        run_rc = HB_EXIT_RUNTIME;
-    /* Its own server's exit, unless a stop signal took it: said once, exit 1. */
-    if (run_serve_check(run, &err) < 0 && atomic_load(&g_main.stop) != STOP_INTERRUPT) {
-        cmd_fail("run", &err, HB_EXIT_RUNTIME);
-        atomic_store(&g_main.stop, STOP_SERVER_EXIT);
-        run_rc = HB_EXIT_RUNTIME;
-    }
-    rc = run_finish(run, json_path, o->shared.csv_path, &meta, run_rc);
-    json_decref(meta.plan);
-    return rc;
-}
-
-static int old_run(int argc, char **argv)
-{
-    static struct run_opts o;
-    static struct run run;
-    struct hb_err err = { 0 };
-    const char *json_path;
-    char path[64], server[64] = "";
-    int rc = cli_parse_run(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
-    if (run_init(&run, &o, &err) < 0) return cmd_fail("run", &err, HB_EXIT_USAGE);
-    json_path = cmd_evidence_path("run", o.shared.json_path, path, sizeof(path));
-    rc = cmd_check_output("run", json_path);
-    if (rc == HB_EXIT_OK && o.shared.csv_path != NULL)
-        rc = cmd_check_output("run", o.shared.csv_path);
-    if (rc == HB_EXIT_OK && o.shared.html_path != NULL)
-        rc = cmd_check_output("run", o.shared.html_path);
-    if (rc == HB_EXIT_OK) rc = cmd_check_budget("run", run_fd_need(&o), run_mem_need(&o));
-    if (rc == HB_EXIT_OK && (rc = run_start_server(&run, &o, &err)) < 0)
-        rc = cmd_fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
-    if (rc == HB_EXIT_OK && run_preflight(&o, &g_main.stop, &err) < 0)
-        rc = cmd_fail("run", &err, cmd_failure_exit(err.code));
-    if (run.server_pid > 0)
-        snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name,
-                 (long)run.server_pid);
-    if (rc == HB_EXIT_OK) rc = run_measure(&run, &o, json_path, server[0] ? server : NULL);
-    run_serve_stop(&run);
-    run_release(&run);
-    return rc;
-}
-
-/*
  * A closed fd 0, 1 or 2 (`hopbench >&-`) gets /dev/null, so that no file or
  * socket opened later becomes stdin, stdout or stderr: the --jsonl file would
  * take fd 1 and the placement lines would go into it.
@@ -456,8 +254,38 @@ static void signals(unsigned what)
 }
 
 /* The commands, in the order the top-level help lists them. */
-static const struct command *const commands[] = { &cmd_lab,  &cmd_compare, &cmd_merge, &cmd_report,
-                                                  &cmd_cost, &cmd_stack,   &cmd_agent, &cmd_serve };
+static const struct command *const commands[] = { &cmd_lab,     &cmd_run,   &cmd_serve,
+                                                  &cmd_compare, &cmd_merge, &cmd_report,
+                                                  &cmd_cost,    &cmd_stack, &cmd_agent };
+
+/*
+ * `hopbench help`: the top-level help. Not in it, for scripts: `help
+ * --commands` lists the commands' names, `help --options NAME` the options of
+ * NAME's table (cmd_options_dump: test_man.sh holds the man page to it, the
+ * bash completion offers it).
+ */
+static int help(int argc, char **argv)
+{
+    char shown[TEXT_SAFE_CAP]; /* argv[2], text_safe */
+
+    if (argc == 2 && strcmp(argv[1], "--commands") == 0) {
+        for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+            printf("%s\n", commands[i]->name);
+        return HB_EXIT_OK;
+    }
+    if (argc == 3 && strcmp(argv[1], "--options") == 0) {
+        for (size_t i = 0; i < ARRAY_LEN(commands); i++) {
+            if (strcmp(argv[2], commands[i]->name) != 0) continue;
+            cmd_options_dump(commands[i], stdout);
+            return HB_EXIT_OK;
+        }
+        fprintf(stderr, "hopbench help: --options: no command '%s'\n",
+                text_safe(shown, sizeof(shown), argv[2]));
+        return HB_EXIT_USAGE;
+    }
+    cmd_usage(stdout, commands, ARRAY_LEN(commands));
+    return HB_EXIT_OK;
+}
 
 /* A command's words: its help (exit 0), a bad command line (one line, exit 64), or its work. */
 static int command(const struct command *c, int argc, char **argv)
@@ -502,11 +330,8 @@ int main(int argc, char **argv)
                               .signals = signals };
 
     if (argc == 1 || cmd[0] == '-') {
-        int c = argc == 1 ? 0 : cli_option(&cli_spec_top, cmd);
-        if (c == 'h') {
-            cli_usage(stdout);
-            return HB_EXIT_OK;
-        }
+        int c = argc == 1 ? 0 : cmd_option(cmd_top_options, cmd);
+        if (c == 'h') return help(1, argv);
         if (c == 'V') {
             printf("hopbench %s\n", HOPBENCH_VERSION);
             return HB_EXIT_OK;
@@ -515,17 +340,14 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < ARRAY_LEN(commands); i++)
         if (strcmp(cmd, commands[i]->name) == 0) return command(commands[i], argc - 1, argv + 1);
-    if (strcmp(cmd, "run") == 0) return old_run(argc - 1, argv + 1);
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
-        if (cmd[0] == 'v')
-            printf("hopbench %s\n", HOPBENCH_VERSION);
-        else
-            cli_usage(stdout);
+    if (strcmp(cmd, "help") == 0) return help(argc - 1, argv + 1);
+    if (strcmp(cmd, "version") == 0) {
+        printf("hopbench %s\n", HOPBENCH_VERSION);
         return HB_EXIT_OK;
     }
-    fprintf(stderr,
-            "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, report, cost, "
-            "stack, agent, help)\n",
-            text_safe(shown, sizeof(shown), cmd));
+    fprintf(stderr, "hopbench: unknown subcommand '%s' (", text_safe(shown, sizeof(shown), cmd));
+    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+        fprintf(stderr, "%s, ", commands[i]->name);
+    fprintf(stderr, "help)\n");
     return HB_EXIT_USAGE;
 }
