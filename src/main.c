@@ -1,6 +1,7 @@
 /*
- * main: subcommand dispatch, signals, messages and exit codes. Nothing below
- * this file prints an error or exits.
+ * main: the table of commands (src/cmd/: each its options, help, parser and
+ * work), the signals, and the exit code of a command line it cannot take.
+ * Below the commands nothing prints an error or picks an exit code.
  *
  * Ctrl-C: the first stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT: util.h)
  * ends the current run early; the table is printed and the evidence written
@@ -24,7 +25,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -35,25 +35,8 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/session.h"
-#include "cost.h"
-#include "engine/load.h"
-#include "evidence.h"
-#include "host/budget.h"
-#include "host/place.h"
-#include "host/probe.h"
-#include "lab.h"
-#include "outfile.h"
-#include "progress.h"
 #include "registry.h"
-#include "report/csv.h"
-#include "report/html.h"
-#include "report/report.h"
-#include "report/saving.h"
-#include "report/summary.h"
-#include "run.h"
-#include "server/server.h"
-#include "stack/measure.h"
-#include "stack/stack.h"
+#include "util.h"
 
 /* A second signal this soon after the first is part of the same interrupt, not an abort. */
 #define SIGNAL_SAME_NS (250 * NS_PER_MS)
@@ -81,15 +64,15 @@ struct main_state {
      * cells), so it is atomic like stop; the paths are written once, before
      * any thread starts.
      */
-    _Atomic pid_t lab_server;
+    _Atomic pid_t server;
     /*
      * stack: every stop signal only sets the stop flag. Its tear-down (the
      * services stopped, cgroups and files removed) is bounded, and an abort
      * would leave the services running.
      */
     atomic_bool no_abort;
-    char lab_sock[256];
-    char lab_dir[256];
+    char abort_sock[256];
+    char abort_dir[256];
     /* The command line as typed: getopt_long permutes argv, the evidence must not. */
     int argc;
     char **argv;
@@ -108,15 +91,15 @@ static struct cmd_env g_env;
 /* The second Ctrl-C: only async-signal-safe calls. SIGCONT wakes a stopped server to die. */
 static void abort_now(void)
 {
-    pid_t mirror = atomic_load(&g_main.lab_server);
+    pid_t mirror = atomic_load(&g_main.server);
     pid_t server = mirror < 0 ? -mirror : mirror; /* < 0: being stopped */
 
     if (server > 0) {
         kill(server, SIGTERM);
         kill(server, SIGCONT);
     }
-    if (g_main.lab_sock[0]) unlink(g_main.lab_sock);
-    if (g_main.lab_dir[0]) rmdir(g_main.lab_dir);
+    if (g_main.abort_sock[0]) unlink(g_main.abort_sock);
+    if (g_main.abort_dir[0]) rmdir(g_main.abort_dir);
     _exit(HB_EXIT_INTERRUPTED);
 }
 
@@ -155,7 +138,7 @@ static void install_signals(void)
 
 /*
  * SIGCHLD in the lab: its server exited. Unless the lab stopped it itself
- * (g_main.lab_server is then negative) or a stop signal came first, the current
+ * (g_main.server is then negative) or a stop signal came first, the current
  * run ends at once (the load threads check g_main.stop at least every 50 ms); lab_run then
  * reaps the server and says how it ended. Nothing else on the hot path. A stop
  * signal handled at the same time in another thread (timeout(1) signals the
@@ -167,7 +150,7 @@ static void on_child(int sig)
     UNUSED(sig);
     int none = 0;
 
-    if (atomic_load(&g_main.lab_server) <= 0) return;
+    if (atomic_load(&g_main.server) <= 0) return;
     if (!atomic_compare_exchange_strong(&g_main.stop, &none, STOP_SERVER_EXIT)) return;
     if (atomic_load(&g_main.first_signal_ns) != 0) atomic_store(&g_main.stop, STOP_INTERRUPT);
 }
@@ -319,10 +302,10 @@ int main(int argc, char **argv)
     memcpy(g_main.argv, argv, (size_t)argc * sizeof(*g_main.argv));
     hide_secrets(argc, argv, g_main.argv);
     g_env = (struct cmd_env){ .stop = &g_main.stop,
-                              .server = &g_main.lab_server,
-                              .abort_sock = g_main.lab_sock,
-                              .abort_dir = g_main.lab_dir,
-                              .abort_cap = sizeof(g_main.lab_dir),
+                              .server = &g_main.server,
+                              .abort_sock = g_main.abort_sock,
+                              .abort_dir = g_main.abort_dir,
+                              .abort_cap = sizeof(g_main.abort_dir),
                               .argc = g_main.argc,
                               .argv = g_main.argv,
                               .started_unix_s = g_main.started_unix_s,
