@@ -5,7 +5,7 @@
  * run is a record, appended to --jsonl as soon as it ends. It prints the
  * tables and the summary over repetitions, but no error, and picks no exit
  * code: each call returns 0 or a negative errno with a struct hb_err, and
- * main.c says what went wrong.
+ * the command (cmd/run.c) says what went wrong.
  */
 #ifndef HOPBENCH_RUN_H
 #define HOPBENCH_RUN_H
