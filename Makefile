@@ -4,6 +4,8 @@
 #   make tsan       ThreadSanitizer, threaded set make bench   peer comparisons, CPU cross-check
 #   make test-unit  everything built, unit tests and fuzz corpora only
 #   make format | format-check | lint | install | clean
+#   make deps-check   (root) scripts/deps.sh brings every program of scripts/programs.txt to a
+#                     clean Debian 12 root (docs/deps.md)
 # V=1 prints commands. CFLAGS/LDFLAGS from the command line are appended.
 # FLAVOUR=asan|tsan builds into build/FLAVOUR/ only: ./hopbench, and so make install,
 # make lab and make bench, are the release build (build/release/hopbench) whatever FLAVOUR is.
@@ -61,7 +63,7 @@ else
   say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all deps test-deps lint-deps lab test test-unit unit integration asan tsan bench fuzz format \
+.PHONY: all deps test-deps lint-deps deps-check lab test test-unit unit integration asan tsan bench fuzz format \
         format-check lint install clean static image image-stack FORCE
 ifeq ($(FLAVOUR),release)
 all: hopbench
@@ -71,13 +73,24 @@ endif
 
 # scripts/deps.sh installs the Debian packages a purpose needs that are missing; it
 # picks the compiler's package (gcc, or clang and its runtimes) from CC and FLAVOUR.
+# The build's packages come first: make -j2 would otherwise start the build's and the tests'
+# apt-get at once (deps.sh also takes turns on a lock, for makes run side by side).
 DEPS := CC='$(CC)' FLAVOUR='$(FLAVOUR)' sh scripts/deps.sh
 deps:
 	@$(DEPS) build
-test-deps:
+test-deps: deps
 	@$(DEPS) test
-lint-deps:
+lint-deps: deps
 	@$(DEPS) lint
+
+# A clean Debian 12 root (debootstrap minbase), scripts/deps.sh run in it for each purpose, and
+# every program of scripts/programs.txt there; DEPS_CACHE (outside the clone) keeps the minbase
+# tar, the downloaded packages and the proven root, which a later run with the same deps.sh and
+# list checks again in seconds instead of building (docs/deps.md).
+DEPS_CACHE ?= /var/cache/hopbench
+deps-check:
+	@sh scripts/deps.sh check
+	@DEPS_CACHE='$(DEPS_CACHE)' DEBIAN_MIRROR='$(DEBIAN_MIRROR)' bash scripts/deps-check.sh
 
 # Rebuild everything when the flags change (redis .make-settings).
 $(B)/.flags: FORCE | deps

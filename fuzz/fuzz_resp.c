@@ -7,7 +7,9 @@
  * never exceeds the input, and the verdicts (DONEs, error replies, the error,
  * its offset and where it stopped the stream, then eof) are the same fed
  * whole or split in two. It also encodes a few requests and checks that each
- * fits max_request and parses as one whole RESP array.
+ * fits max_request and parses as one whole RESP array. The same stream is
+ * also AUTH's reply (setup with a password): the same verdict, bytes used and
+ * error fed whole or split, *used within each piece.
  */
 #include <assert.h>
 #include <stddef.h>
@@ -79,6 +81,38 @@ static void check_encode(const struct codec_cfg *cfg)
     }
 }
 
+/* AUTH's reply (setup, with a password) fed in pieces ending at cut and len: the verdict. */
+struct auth_run {
+    enum codec_rc rc;
+    struct codec_msg msg;
+    size_t used;
+};
+
+static struct auth_run auth_feed(const uint8_t *p, size_t len, size_t cut)
+{
+    static const struct codec_opts pw = { .password = "pw" };
+    static const struct codec_cfg cfg = { .opts = &pw };
+    _Alignas(max_align_t) uint8_t st[STATE_MAX];
+    struct auth_run r = { .rc = CODEC_NEED_MORE };
+    uint8_t out[RESP_SETUP_CAP];
+    size_t olen = 0, used = 0;
+
+    resp_codec.init(st, &cfg);
+    assert(resp_codec.setup(st, NULL, 0, &used, out, &olen, &r.msg) == CODEC_NEED_MORE);
+    assert(olen > 0 && olen <= resp_codec.setup_cap && used == 0);
+    for (size_t from = 0, to = cut; from < len && r.rc == CODEC_NEED_MORE; to = len) {
+        if (to <= from) continue;
+        memset(&r.msg, 0, sizeof(r.msg));
+        r.rc = resp_codec.setup(st, p + from, to - from, &used, out, &olen, &r.msg);
+        assert(used <= to - from && olen == 0);
+        assert(r.rc != CODEC_NEED_MORE || used == to - from);
+        assert(r.rc != CODEC_ERROR || r.msg.err != CODEC_ERR_NONE || r.msg.error_reply);
+        from += used;
+        r.used = from;
+    }
+    return r;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const bodies[] = { NULL, "", "hello", "PONG" };
@@ -106,6 +140,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data += 2;
     size -= 2;
     cut = size ? cut % (size + 1) : 0;
+    {
+        struct auth_run a1 = auth_feed(data, size, size), a2 = auth_feed(data, size, cut);
+        assert(a1.rc == a2.rc && a1.used == a2.used && a1.msg.err == a2.msg.err);
+        assert(a1.msg.err_off == a2.msg.err_off && a1.msg.error_reply == a2.msg.error_reply);
+    }
     resp_codec.init(st1, &cfg);
     resp_codec.init(st2, &cfg);
     feed_all(st1, data, size, 0, &whole);

@@ -5,7 +5,8 @@
 #                           headers, make, pkg-config, libjansson-dev, libssl-dev (libcrypto: the
 #                           database protocols' password hashing), liburing-dev (run --wait uring)
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, time (GNU
-#                           time: the memory bound of test_evidence_limits.sh), and the real
+#                           time: the memory bound of test_evidence_limits.sh), wrk (test_retry.sh
+#                           holds hopbench's retries against it), and the real
 #                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
 #                           apache2, php8.2-fpm, redis-server, redis-tools (redis-cli),
 #                           libfcgi-bin (cgi-fcgi), curl, postgresql, mariadb-server and
@@ -20,11 +21,21 @@
 #                           find each other by name), iptables (netavark runs it to set up a pod's
 #                           network; without it a pod fails "netavark: No such file or directory"),
 #                           debootstrap (make image, make image-stack)
+#   scripts/deps.sh check   debootstrap (make deps-check: a clean Debian 12 root to run this in)
 #   scripts/deps.sh lint    build + clang-format, cppcheck, clang-tidy (make format, format-check,
 #                           lint; clang-tidy parses the sources, so it needs the build's headers)
+#   scripts/deps.sh --list PURPOSE   prints the packages of PURPOSE, one a line, and installs
+#                           nothing (scripts/deps-check.sh holds scripts/programs.txt against it)
 # CC and FLAVOUR are read from the environment (the Makefile passes its own).
-# Runs apt-get only when something is missing; needs root for that.
+# Runs apt-get only when something is missing; needs root for that. Two at once (make -j2 runs
+# the build's and the tests' at the same time) take turns on a lock, /run/lock/hopbench-deps.lock:
+# the second looks again once the first is done, and finds nothing left to install.
 set -eu
+list=false
+if [ "${1:-}" = --list ]; then
+    list=true
+    shift
+fi
 cc=gcc
 case "${CC:-cc}" in
 *clang*)
@@ -38,22 +49,41 @@ manual="groff-base man-db"
 container="podman runc catatonit netavark aardvark-dns iptables debootstrap"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace time $real $manual $container python3-yaml chromium python3" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace time wrk $real $manual $container python3-yaml chromium python3" ;;
 bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time sysbench" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 image) want="$container" ;;
+check) want="debootstrap" ;;
 lint) want="$want clang-format cppcheck clang-tidy" ;;
-*) echo "deps.sh: unknown purpose '$1' (build, test, bench, fuzz, image or lint)" >&2; exit 64 ;;
+*) echo "deps.sh: unknown purpose '$1' (build, test, bench, fuzz, image, check or lint)" >&2; exit 64 ;;
 esac
-missing=""
-for p in $want; do
-    case " $missing " in *" $p "*) continue ;; esac
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
-done
+if $list; then
+    # shellcheck disable=SC2086 # want is a list of words
+    printf '%s\n' $want | awk '!seen[$0]++'
+    exit 0
+fi
+# missing_now : sets missing to the packages of want that are not installed.
+missing_now() {
+    missing=""
+    for p in $want; do
+        case " $missing " in *" $p "*) continue ;; esac
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
+    done
+}
+missing_now
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
     echo "hopbench: missing Debian packages:$missing; run as root: apt-get install -y$missing" >&2
     exit 1
+fi
+# One at a time: apt-get fails at once on a lock another holds. The lock goes with this process.
+mkdir -p /run/lock
+exec 9>>/run/lock/hopbench-deps.lock
+if ! flock -n 9; then
+    echo "hopbench: waiting for another scripts/deps.sh to finish installing"
+    flock 9
+    missing_now
+    [ -z "$missing" ] && exit 0
 fi
 echo "hopbench: installing Debian packages:$missing"
 export DEBIAN_FRONTEND=noninteractive

@@ -9,24 +9,42 @@
 #include <unistd.h>
 
 #include "host/budget.h"
+#include "host/leftover.h"
 #include "registry.h"
 #include "server/server.h"
 #include "spawn.h"
 #include "stats.h"
 
-static int lab_endpoints(struct lab *lab, struct hb_err *err)
+/* Where the private directory goes: $TMPDIR, else /tmp. */
+static const char *lab_tmp(void)
 {
-    char text[300];
     const char *tmp = getenv("TMPDIR");
 
-    if (snprintf(lab->dir, sizeof(lab->dir), "%s/hopbench-lab.XXXXXX",
-                 tmp && *tmp ? tmp : "/tmp") >= (int)sizeof(lab->dir))
+    return tmp && *tmp ? tmp : "/tmp";
+}
+
+void lab_clean_leftovers(FILE *out)
+{
+    leftover_clean(
+        &(struct leftover_scan){ .who = "lab", .tmp = lab_tmp(), .prefix = "hopbench-lab." }, out);
+}
+
+static int lab_endpoints(struct lab *lab, struct hb_err *err)
+{
+    char text[300], mark[LEFTOVER_MARK_CAP];
+    int rc;
+
+    if (snprintf(lab->dir, sizeof(lab->dir), "%s/hopbench-lab.XXXXXX", lab_tmp()) >=
+        (int)sizeof(lab->dir))
         return hb_fail(err, -ENAMETOOLONG, "TMPDIR is too long for a socket path");
     if (mkdtemp(lab->dir) == NULL) {
         int e = errno;
         lab->dir[0] = '\0';
         return hb_fail(err, -e, "cannot make a temporary directory: %s", strerror(e));
     }
+    rc = leftover_mark(mark, sizeof(mark));
+    if (rc == 0) rc = leftover_mark_dir(lab->dir, mark);
+    if (rc < 0) return hb_fail(err, rc, "cannot mark %s as ours: %s", lab->dir, strerror(-rc));
     if (endpoint_parse(&lab->eps[0], "tcp://127.0.0.1:0", err) < 0) return -EINVAL;
     snprintf(text, sizeof(text), "unix:%s/%s.sock", lab->dir, lab->opts->proto->name);
     if (endpoint_parse(&lab->eps[1], text, err) < 0) return -EINVAL;
@@ -124,6 +142,8 @@ int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mi
     lab->place.server_source = PLACE_SRC_SET; /* the lab pins its own server (lab_start_server) */
     if (rc == 0) rc = lab_endpoints(lab, err);
     if (rc == 0) rc = lab_start_server(lab, 0, 0, err);
+    /* after the server's fork: hopbench killed outright, the watcher removes the directory */
+    if (rc == 0) rc = leftover_watch_start(&lab->watch, lab->dir, NULL, 0, err);
     lab_codec_opts(lab);
     lab->cap = lab_records(opts);
     lab->recs = xcalloc(lab->cap, sizeof(*lab->recs));
@@ -429,12 +449,16 @@ void lab_release(struct lab *lab)
 {
     lab_stop_server(lab);
     if (lab->dir[0] != '\0') {
+        char owner[sizeof(lab->dir) + sizeof(LEFTOVER_OWNER_FILE) + 1];
         /* The server removes its socket; a crashed one may not have. */
         endpoint_unlink(&lab->eps[1]);
+        snprintf(owner, sizeof(owner), "%s/%s", lab->dir, LEFTOVER_OWNER_FILE);
+        unlink(owner);
         rmdir(lab->dir);
         lab->dir[0] = '\0';
     }
-    netns_release(&lab->netns); /* the server that was in A has exited */
+    leftover_watch_stop(&lab->watch); /* after the server's: its SIGCHLD is not the server's */
+    netns_release(&lab->netns);       /* the server that was in A has exited */
     for (size_t i = 0; i < lab->nrecs; i++)
         load_result_release(&lab->recs[i].res);
     free(lab->recs);

@@ -5,6 +5,8 @@
  * {tcp, unix} under one CPU placement. The server is stopped and the
  * directory removed by lab_release, which every exit path calls. A server
  * that exits on its own (killed, crashed) stops the lab (lab_run).
+ * The directory carries its owner mark, and a watcher removes it if hopbench
+ * is killed outright (host/leftover.h).
  * With --netns (host/netns.h) the server runs in namespace A and each cell's
  * client threads in the namespace of its transport: A for unix and tcp, B for
  * tcp-veth (the third transport, --netns other only) to A's veth address.
@@ -17,6 +19,7 @@
 #include <sys/types.h>
 
 #include "endpoint.h"
+#include "host/leftover.h"
 #include "host/netns.h"
 #include "host/place.h"
 #include "plan.h"
@@ -54,6 +57,7 @@ struct lab {
     struct endpoint eps[3];      /* tcp, unix, and tcp-veth with --netns other */
     unsigned neps;               /* the transports measured: 2, or 3 with --netns other */
     struct netns netns;          /* --netns: the namespaces made for the lab */
+    struct leftover_watch watch; /* removes the directory if hopbench is killed outright */
     pid_t server_pid;            /* 0 when no server runs */
     uint64_t server_close_after; /* the running server's --close-after */
     size_t server_body_size;     /* the running server's --body-size */
@@ -76,9 +80,9 @@ uint64_t lab_planned_ns(const struct lab_opts *o);
 
 /*
  * Makes the --netns namespaces (-EPERM when not allowed to), places the CPUs,
- * makes the directory, opens the listeners and forks the server. *pid_mirror (if not NULL) follows
- * the server's pid as it restarts: the pid while it runs, minus it while the lab stops it (its exit
- * is then expected), 0 when no server runs.
+ * makes the directory, opens the listeners, forks the server and the watcher. *pid_mirror (if not
+ * NULL) follows the server's pid as it restarts: the pid while it runs, minus it while the lab
+ * stops it (its exit is then expected), 0 when no server runs.
  */
 int lab_init(struct lab *lab, const struct lab_opts *opts, _Atomic pid_t *pid_mirror,
              struct hb_err *err);
@@ -112,8 +116,15 @@ int lab_run(struct lab *lab, FILE *progress, const atomic_int *stop, struct hb_e
 
 /*
  * Stops the server (SIGTERM, then waits), removes the directory, frees the
- * records, closes the namespaces (they go once the server has exited).
+ * records, closes the namespaces (they go once the server has exited), stops
+ * the watcher.
  */
 void lab_release(struct lab *lab);
+
+/*
+ * Removes the private directories of labs whose hopbench is dead
+ * (host/leftover.h), under $TMPDIR or /tmp: one line per dead owner to out.
+ */
+void lab_clean_leftovers(FILE *out);
 
 #endif

@@ -71,8 +71,9 @@ struct main_state {
      * would leave the services running.
      */
     atomic_bool no_abort;
-    char abort_sock[256];
-    char abort_dir[256];
+    char abort_sock[272];
+    char abort_mark[272]; /* a file in abort_dir: the lab directory's owner mark */
+    char abort_dir[272];
     /* The command line as typed: getopt_long permutes argv, the evidence must not. */
     int argc;
     char **argv;
@@ -99,6 +100,7 @@ static void abort_now(void)
         kill(server, SIGCONT);
     }
     if (g_main.abort_sock[0]) unlink(g_main.abort_sock);
+    if (g_main.abort_mark[0]) unlink(g_main.abort_mark);
     if (g_main.abort_dir[0]) rmdir(g_main.abort_dir);
     _exit(HB_EXIT_INTERRUPTED);
 }
@@ -304,6 +306,7 @@ int main(int argc, char **argv)
     g_env = (struct cmd_env){ .stop = &g_main.stop,
                               .server = &g_main.server,
                               .abort_sock = g_main.abort_sock,
+                              .abort_mark = g_main.abort_mark,
                               .abort_dir = g_main.abort_dir,
                               .abort_cap = sizeof(g_main.abort_dir),
                               .argc = g_main.argc,

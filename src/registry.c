@@ -511,10 +511,11 @@ static const struct proto_option opt_password = {
     PROTO_OPT_PASSWORD,
     "--password",
     "P",
-    "pg, mysql: the password, shown as (hidden) in the evidence; ps" HELP_INDENT
-    "and /proc/PID/cmdline show it for the first moments, until it" HELP_INDENT
+    "pg, mysql, redis: the password, shown as (hidden) in the evidence;" HELP_INDENT
+    "ps and /proc/PID/cmdline show it for the first moments, until it" HELP_INDENT
     "is overwritten: --password-file or HOPBENCH_PASSWORD in the" HELP_INDENT
-    "environment is the safe way",
+    "environment (pg, mysql) is the safe way; redis sends it with AUTH" HELP_INDENT
+    "on each connection first",
     parse_password,
     true,
 };
@@ -522,8 +523,8 @@ static const struct proto_option opt_password_file = {
     PROTO_OPT_PASSWORD_FILE,
     "--password-file",
     "FILE",
-    "pg, mysql: the password is FILE's first line (a FILE its group" HELP_INDENT
-    "or others may read or write is refused)",
+    "pg, mysql, redis: the password is FILE's first line (a FILE its" HELP_INDENT
+    "group or others may read or write is refused)",
     parse_password_file,
     false,
 };
@@ -587,10 +588,7 @@ static const struct proto_option *const fcgi_options[] = {
     &opt_query,  &opt_param, NULL,
 };
 static const struct proto_option *const redis_options[] = {
-    &opt_command,
-    &opt_keys,
-    &opt_expect_body,
-    NULL,
+    &opt_command, &opt_keys, &opt_expect_body, &opt_password, &opt_password_file, NULL,
 };
 static const struct proto_option *const pg_options[] = {
     &opt_sql,           &opt_user,        &opt_password,
@@ -730,7 +728,7 @@ static const struct proto_entry entries[] = {
         .name = "redis",
         .codec = &resp_codec,
         .server = &server_redis,
-        .opts = PROTO_OPT_COMMAND | PROTO_OPT_KEYS,
+        .opts = PROTO_OPT_COMMAND | PROTO_OPT_KEYS | PROTO_OPT_PASSWORD | PROTO_OPT_PASSWORD_FILE,
         .options = redis_options,
         .opts_when = PROTO_OPT_EXPECT_BODY,
         .when = "--command get",

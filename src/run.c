@@ -147,7 +147,7 @@ static int run_agent_ready(const struct run_opts *o, const atomic_int *stop, str
 
 /*
  * The pre-flight's probe of ep: a connection, and for a protocol with a
- * session (pg, mysql) a log-in on it, so that a server whose way of
+ * session (pg, mysql; redis with a password) a log-in on it, so that a server whose way of
  * authenticating the client refuses (a password in clear, an MD5 hash, its
  * own RSA key: codec_msg.why) stops the command before any run, with
  * -EKEYREJECTED and err naming it. Any other end of the log-in (a wrong
@@ -164,7 +164,7 @@ static int run_probe(const struct run_opts *o, const struct endpoint *ep, struct
     void *st;
     int fd, rc;
 
-    if (ops->setup == NULL || cfg.opts == NULL)
+    if (cfg.opts == NULL || !codec_session(ops, &cfg))
         return endpoint_probe(ep, (int)(o->load.timeout_ns / NS_PER_MS));
     fd = sock_connect(ep, now_ns() + o->load.timeout_ns);
     if (fd < 0) return fd;

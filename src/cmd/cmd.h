@@ -72,8 +72,12 @@ enum {
 struct cmd_env {
     atomic_int *stop;      /* 0, or STOP_INTERRUPT or STOP_SERVER_EXIT (util.h): set by handlers */
     _Atomic pid_t *server; /* a server the command forked (spawn.h), for the handlers */
-    /* What an abort (the signal after the first) removes: a socket file and a directory. */
+    /*
+     * What an abort (the signal after the first) removes: a socket file, another file
+     * (the lab directory's owner mark, host/leftover.h) and the directory they are in.
+     */
     char *abort_sock;
+    char *abort_mark;
     char *abort_dir;
     size_t abort_cap; /* the size of each */
     int argc;         /* the command line as typed, secrets hidden: the evidence's */

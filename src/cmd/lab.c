@@ -364,6 +364,7 @@ static int lab_parse(int argc, char **argv, FILE *out, struct hb_err *err)
 static void lab_arm_emergency(const struct cmd_env *env, const struct lab *lab)
 {
     snprintf(env->abort_dir, env->abort_cap, "%s", lab->dir);
+    snprintf(env->abort_mark, env->abort_cap, "%s/%s", lab->dir, LEFTOVER_OWNER_FILE);
     if (lab->eps[1].kind == ENDPOINT_UNIX)
         snprintf(env->abort_sock, env->abort_cap, "%s", lab->eps[1].text + strlen("unix:"));
 }
@@ -439,6 +440,7 @@ static int lab_exec(const struct cmd_env *env)
      * see the directory.
      */
     env->signals(CMD_SIG_STOP | CMD_SIG_CHILD);
+    lab_clean_leftovers(stdout); /* of labs whose hopbench was killed with its watcher */
     stop_signal_set(&held);
     pthread_sigmask(SIG_BLOCK, &held, &old);
     rc = lab_init(&lab, o, env->server, &err);

@@ -363,7 +363,7 @@ static int conn_setup_step(struct conn *c, const uint8_t *src, size_t len, uint6
 /* Connected: the codec's session set-up first, when it has one, else the batch at once. */
 static void conn_connected(struct conn *c, uint64_t now)
 {
-    if (c->ctx->cfg->codec->setup == NULL) {
+    if (!codec_session(c->ctx->cfg->codec, &c->ctx->codec_cfg)) {
         conn_session_ready(c, now);
         return;
     }

@@ -79,7 +79,8 @@ struct codec_opts {
     uint64_t keys;                  /* resp: keys cycle through key:0 .. key:(keys-1); 0 = 1 */
     const char *sql;                /* pg, mysql: the SQL each request sends (default "SELECT 1") */
     const char *user;               /* pg, mysql: who logs in (default "postgres", "root") */
-    const char *password;           /* pg, mysql: NULL = none (the server must not ask for one) */
+    const char *password;           /* pg, mysql, redis: NULL = none (pg, mysql: the server must
+                                     * not ask for one; redis: no AUTH) */
     const char *database;           /* pg: NULL = the user's name; mysql: NULL = none */
     bool extended;                  /* pg: extended query protocol (Parse/Bind/Execute/Sync) */
     bool ping;                      /* mysql: COM_PING instead of a query */
@@ -184,9 +185,21 @@ struct codec_ops {
     enum codec_rc (*setup)(void *st, const uint8_t *src, size_t len, size_t *used, uint8_t *out,
                            size_t *out_len, struct codec_msg *msg);
     size_t setup_cap;
+    /*
+     * Whether a connection under cfg has the set-up at all (resp: only with a
+     * password, AUTH); NULL: always, when setup is given. Without it the
+     * connection is ready at once, as for a codec with no setup.
+     */
+    bool (*session)(const struct codec_cfg *cfg);
     /* The bytes that end a session politely before the client closes (may be NULL). */
     size_t (*bye)(void *st, uint8_t *dst, size_t cap);
 };
+
+/* Whether a connection under cfg sets up a session before its first request (codec_ops.setup). */
+static inline bool codec_session(const struct codec_ops *c, const struct codec_cfg *cfg)
+{
+    return c->setup != NULL && (c->session == NULL || c->session(cfg));
+}
 
 /* Whether every request under cfg is the same bytes: the engine then encodes one per thread. */
 static inline bool codec_fixed(const struct codec_ops *c, const struct codec_cfg *cfg)

@@ -40,7 +40,14 @@ struct resp_state {
     size_t size_hdr_len; /* "$<size>\r\n" */
     const char *expect;  /* GET: the value wanted, NULL when not checked */
     size_t expect_len;
-    size_t get_len; /* GET: the value's length wanted (a mix's GET: size); SIZE_MAX: any */
+    size_t get_len;       /* GET: the value's length wanted (a mix's GET: size); SIZE_MAX: any */
+    const char *password; /* opts->password: AUTH on each connection first; NULL: none */
+
+    /* AUTH's reply (setup): one + or - line */
+    size_t auth_len;   /* bytes after the type byte, CR excluded */
+    uint8_t auth_type; /* its type byte; 0 before it */
+    bool auth_cr;      /* its CR was read */
+    bool auth_ok;      /* "+OK" so far */
 
     /* the reply being read: what answers request number `answered` */
     enum codec_redis_cmd cmd;
@@ -219,6 +226,7 @@ static void resp_init(void *st, const struct codec_cfg *cfg)
     memcpy(s->size_hdr + s->size_hdr_len, "\r\n", 2);
     s->size_hdr_len += 2;
     s->get_len = s->mix_len > 0 ? cfg->size : SIZE_MAX;
+    s->password = o->password;
     if (s->mix_len == 0 && s->single == REDIS_GET && o->expect_body != NULL) {
         s->expect = o->expect_body;
         s->expect_len = strlen(o->expect_body);
@@ -579,6 +587,88 @@ static enum codec_rc resp_eof(void *st, struct codec_msg *msg)
     return fail(msg, CODEC_ERR_MISMATCH, s->off);
 }
 
+/* ---- AUTH --------------------------------------------------------------- */
+
+static bool resp_session(const struct codec_cfg *cfg)
+{
+    return cfg->opts != NULL && cfg->opts->password != NULL;
+}
+
+/* "*2\r\n$4\r\nAUTH\r\n$<len>\r\n<password>\r\n" into out; 0 when it does not fit. */
+static size_t auth_request(const char *pw, uint8_t *out)
+{
+    size_t len = strlen(pw), n;
+    uint8_t *p = out;
+
+    if (len > RESP_MAX_PASSWORD) return 0;
+    p = put(p, "*2\r\n$4\r\nAUTH\r\n$", 15);
+    n = u64_dec((char *)p, len);
+    p = put(p + n, "\r\n", 2);
+    p = put(p, pw, len);
+    p = put(p, "\r\n", 2);
+    return (size_t)(p - out);
+}
+
+/* One byte of AUTH's reply line at reply offset at; DONE or ERROR once its LF is read. */
+static enum codec_rc auth_byte(struct resp_state *s, uint8_t c, size_t at, struct codec_msg *msg)
+{
+    if (s->auth_type == 0) {
+        if (c != '+' && c != '-') return fail(msg, CODEC_ERR_MISMATCH, at);
+        s->auth_type = c;
+        s->auth_ok = c == '+';
+        return CODEC_NEED_MORE;
+    }
+    if (s->auth_cr) {
+        if (c != '\n') return fail(msg, CODEC_ERR_MISMATCH, at);
+        if (s->auth_type == '-') {
+            *msg = (struct codec_msg){ .error_reply = true }; /* WRONGPASS, or no password set */
+            return CODEC_ERROR;
+        }
+        return s->auth_ok && s->auth_len == 2 ? CODEC_DONE : fail(msg, CODEC_ERR_MISMATCH, 1);
+    }
+    if (c == '\r') {
+        s->auth_cr = true;
+        return CODEC_NEED_MORE;
+    }
+    if (c == '\n') return fail(msg, CODEC_ERR_MISMATCH, at);
+    if (s->auth_len == RESP_MAX_LINE) return fail(msg, CODEC_ERR_TOO_BIG, at);
+    if (s->auth_len >= 2 || c != (uint8_t) "OK"[s->auth_len]) s->auth_ok = false;
+    s->auth_len++;
+    return CODEC_NEED_MORE;
+}
+
+/*
+ * The session: AUTH with the password right after the connect, then its
+ * reply: +OK is DONE; an error reply (-WRONGPASS, -ERR when the server has
+ * no password) is ERROR with error_reply; anything else MISMATCH.
+ */
+static enum codec_rc resp_setup(void *st, const uint8_t *src, size_t len, size_t *used,
+                                uint8_t *out, size_t *out_len, struct codec_msg *msg)
+{
+    struct resp_state *s = st;
+
+    *used = 0;
+    *out_len = 0;
+    if (s->password == NULL) return CODEC_DONE;
+    if (src == NULL || len == 0) { /* a new connection */
+        s->auth_type = 0;
+        s->auth_len = 0;
+        s->auth_cr = false;
+        *out_len = auth_request(s->password, out);
+        return *out_len > 0 ? CODEC_NEED_MORE : fail(msg, CODEC_ERR_TOO_BIG, 0);
+    }
+    for (size_t i = 0; i < len; i++) {
+        size_t at = s->auth_type == 0 ? 0 : 1 + s->auth_len + (s->auth_cr ? 1 : 0);
+        enum codec_rc rc = auth_byte(s, src[i], at, msg);
+        if (rc != CODEC_NEED_MORE) {
+            *used = i + 1;
+            return rc;
+        }
+    }
+    *used = len;
+    return CODEC_NEED_MORE;
+}
+
 static const char *const resp_kinds[] = { "PING", "SET", "GET", NULL };
 
 const struct codec_ops resp_codec = {
@@ -592,4 +682,7 @@ const struct codec_ops resp_codec = {
     .feed = resp_feed,
     .eof = resp_eof,
     .reset = resp_reset,
+    .setup = resp_setup,
+    .setup_cap = RESP_SETUP_CAP,
+    .session = resp_session,
 };

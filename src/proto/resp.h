@@ -41,6 +41,12 @@
  * Bulk payloads are skipped by length (one memcmp when compared), so a
  * large GET reply costs O(1) per feed call beyond its header.
  *
+ * With opts->password, each connection first sends AUTH <password> (setup;
+ * a connection without one has no set-up, codec_ops.session): +OK is DONE,
+ * an error reply (-WRONGPASS, or -ERR from a server without a password) is
+ * CODEC_ERROR with msg->error_reply, anything else MISMATCH (a line longer
+ * than RESP_MAX_LINE: TOO_BIG); *used ends at the reply's LF.
+ *
  * eof() is always CODEC_ERROR / MISMATCH, err_off = bytes of the cut reply
  * (0 between replies). reset() forgets a partial reply and the requests
  * encoded but not answered (the next reply answers the next request
@@ -51,11 +57,13 @@
 
 #include "proto/codec.h"
 
-#define RESP_MAX_LINE   ((size_t)64 * 1024)           /* bytes before CR in any line */
-#define RESP_MAX_BULK   ((uint64_t)512 * 1024 * 1024) /* Redis' proto-max-bulk-len */
-#define RESP_MAX_ARRAY  ((uint64_t)UINT32_MAX)        /* elements (hiredis' default) */
-#define RESP_MAX_DEPTH  8                             /* arrays open at once */
-#define RESP_VALUE_BYTE 'x'                           /* every byte of a SET value */
+#define RESP_MAX_LINE     ((size_t)64 * 1024)           /* bytes before CR in any line */
+#define RESP_MAX_BULK     ((uint64_t)512 * 1024 * 1024) /* Redis' proto-max-bulk-len */
+#define RESP_MAX_ARRAY    ((uint64_t)UINT32_MAX)        /* elements (hiredis' default) */
+#define RESP_MAX_DEPTH    8                             /* arrays open at once */
+#define RESP_VALUE_BYTE   'x'                           /* every byte of a SET value */
+#define RESP_MAX_PASSWORD 256u                     /* AUTH's password, bytes (--password's limit) */
+#define RESP_SETUP_CAP    (RESP_MAX_PASSWORD + 32) /* AUTH's request */
 
 extern const struct codec_ops resp_codec;
 

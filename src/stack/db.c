@@ -12,25 +12,27 @@
  * root; "nobody" when that user is missing), on a free port on 127.0.0.1 and
  * a socket in a 0700 directory of that user's; durability off (fsync off,
  * the log flushed once a second), as the hop, not the disk, is measured.
- * PostgreSQL asks for a password made for the stack (password
- * authentication: one round trip of the same cost on both transports), so
- * that no other local user can log in over 127.0.0.1 while it runs; as the
- * password then goes in clear, to the stack's own server, the checks and the
- * run children name that way (--auth-method password), and the stack says
- * so. A
+ * Each asks for a password made for the stack (login.c: a 0600 file in that
+ * directory, which the run children read with --password-file), so that no
+ * other local user can log in over 127.0.0.1 while it runs: PostgreSQL's
+ * password method (one round trip of the same cost on both transports; as
+ * the password then goes in clear, to the stack's own server, the checks and
+ * the run children name that way, --auth-method password), MariaDB's
+ * mysql_native_password for its user bench; MariaDB's root, with no
+ * password, logs in over the socket only. The stack says both. A
  * sysbench-like table, sbtest1 (id primary key, k indexed, c, pad: 10,000
  * rows), is made through hopbench's own client codecs before measuring.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
+#include "stack/login.h"
 #include "stack/measure.h"
 #include "stack/stack.h"
-#include "stack/users.h"
 
 #define PG_INITDB   "/usr/lib/postgresql/15/bin/initdb"
 #define PG_POSTGRES "/usr/lib/postgresql/15/bin/postgres"
@@ -40,7 +42,6 @@
 #define DB_TASK_NS  (120 * NS_PER_S) /* initdb, mariadb-install-db */
 #define DB_READY_NS (60 * NS_PER_S)
 #define DB_SQL_NS   (30 * NS_PER_S) /* one statement of the set-up */
-#define DB_PW_BYTES 16              /* random bytes of a password, written in hex */
 
 /*
  * What the cells send: a row by its primary key; the mix adds 1 UPDATE to 4
@@ -70,46 +71,26 @@ struct db_srv {
     unsigned port;
     char dir[PATH_MAX - 64]; /* its own directory: data/ and the socket */
     char sock[PATH_MAX];     /* the socket file */
-    struct users_id id;
-    const struct users_id *as; /* &id, or NULL when hopbench is not root */
-    char user[32];
-    char pw[2 * DB_PW_BYTES + 1]; /* PostgreSQL's password, made for the stack; else "" */
-    char pw_file[PATH_MAX];       /* the file that holds it: in dir, 0600, the server user's */
-    const char *auth;             /* pg: the --auth-method its clients name; else NULL */
+    struct login who;        /* its user; the password made for the stack, in dir */
+    const char *auth;        /* pg: the --auth-method its clients name; else NULL */
 };
 
-/* The server's user: name (else nobody) when hopbench is root; else hopbench's own. */
-static int db_user(struct db_srv *db, const char *name, struct hb_err *err)
-{
-    const char *who = name;
-    int rc;
-
-    db->as = NULL;
-    snprintf(db->user, sizeof(db->user), "(hopbench's own)");
-    if (geteuid() != 0) return 0;
-    rc = users_lookup(USERS_PASSWD, USERS_GROUP, who, &db->id);
-    if (rc == -ENOENT) rc = users_lookup(USERS_PASSWD, USERS_GROUP, who = "nobody", &db->id);
-    if (rc < 0)
-        return hb_fail(err, rc, "no user %s nor nobody in %s to run %s as (it refuses root)", name,
-                       USERS_PASSWD, db->svc);
-    db->as = &db->id;
-    snprintf(db->user, sizeof(db->user), "%s", who);
-    return 0;
-}
-
-/* The server's port, its own directory (owned by its user) and its data directory's path. */
+/*
+ * The server's port, its own directory (owned by its user), the password
+ * made for it there and its data directory's path.
+ */
 static int db_prepare(struct stack_ctx *c, struct db_srv *db, const char *user, char *data,
                       size_t cap, struct hb_err *err)
 {
-    int rc = db_user(db, user, err);
+    int rc = login_user(&db->who, db->svc, user, err);
 
     if (rc == 0) rc = stack_free_port(&db->port, err);
-    if (rc == 0) rc = sup_mkdir(&c->sup, db->svc, db->as, err);
+    if (rc == 0) rc = sup_mkdir(&c->sup, db->svc, db->who.as, err);
     if (rc < 0) return rc;
     sup_path(&c->sup, db->svc, db->dir, sizeof(db->dir));
     if (snprintf(data, cap, "%s/data", db->dir) >= (int)cap)
         return hb_fail(err, -ENAMETOOLONG, "path too long: %s", db->dir);
-    return 0;
+    return login_secret(&db->who, db->dir, err);
 }
 
 /* A check of protocol proto at ep ("tcp://..." or "unix:..."), logged in as user to database. */
@@ -156,43 +137,21 @@ static int db_run_server(struct stack_ctx *c, struct db_srv *db, const struct su
     if (rc < 0) return rc;
     const struct sup_svc *v = sup_find(&c->sup, db->svc);
     fprintf(c->out, "%s: %s pid %ld (user %s) on tcp://127.0.0.1:%u and unix:%s\ncgroup: %s\n",
-            db->svc, strrchr(spec->argv[0], '/') + 1, (long)v->pid, db->user, db->port, db->sock,
-            sup_cgroup_cpu(v));
+            db->svc, strrchr(spec->argv[0], '/') + 1, (long)v->pid, db->who.user, db->port,
+            db->sock, sup_cgroup_cpu(v));
     if (db->auth != NULL) /* PostgreSQL's */
         fprintf(c->out,
                 "%s: authentication %s: the password in clear on both transports, to the "
                 "stack's own server (the runs name it: --auth-method %s)\n",
                 db->svc, db->auth, db->auth);
-    else /* MariaDB's: a user made without a plugin has the server's default */
-        fprintf(c->out, "%s: authentication mysql_native_password (the server's default)\n",
+    else /* MariaDB's: bench is made with it (my_bench_user) */
+        fprintf(c->out,
+                "%s: authentication mysql_native_password (user bench; root, which has no "
+                "password, over the socket only)\n",
                 db->svc);
+    login_say(&db->who, c->out);
     fflush(c->out);
     return 0;
-}
-
-/*
- * A random password for db, written to db->pw_file (in its own directory, 0600,
- * owned by its user: initdb reads it, and root's run children with
- * --password-file).
- */
-static int db_password(struct db_srv *db, struct hb_err *err)
-{
-    uint8_t raw[DB_PW_BYTES];
-    int fd, rc = 0;
-
-    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-        return hb_fail(err, -EIO, "%s: no random bytes for its password", db->svc);
-    for (size_t i = 0; i < sizeof(raw); i++)
-        snprintf(db->pw + 2 * i, 3, "%02x", raw[i]);
-    if (snprintf(db->pw_file, sizeof(db->pw_file), "%s/pw", db->dir) >= (int)sizeof(db->pw_file))
-        return hb_fail(err, -ENAMETOOLONG, "path too long: %s", db->dir);
-    fd = open(db->pw_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd == -1) return hb_fail(err, -errno, "cannot write %s: %s", db->pw_file, strerror(errno));
-    if (write(fd, db->pw, strlen(db->pw)) != (ssize_t)strlen(db->pw) ||
-        (db->as != NULL && fchown(fd, db->as->uid, db->as->gid) == -1))
-        rc = hb_fail(err, -errno, "cannot write %s: %s", db->pw_file, strerror(errno));
-    close(fd);
-    return rc;
 }
 
 /* PostgreSQL: initdb, postgres, the table (in database postgres, user postgres, a password). */
@@ -205,11 +164,10 @@ static int pg_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
 
     db->svc = "postgres";
     rc = db_prepare(c, db, "postgres", data, sizeof(data), err);
-    if (rc == 0) rc = db_password(db, err);
     if (rc < 0) return rc;
-    const char *init[] = { PG_INITDB,   "-D", data,       "-A",        "password", "--pwfile",
-                           db->pw_file, "-U", "postgres", "--no-sync", NULL };
-    struct sup_spec task = { .name = "pg-initdb", .argv = init, .as = db->as };
+    const char *init[] = { PG_INITDB,       "-D", data,       "-A",        "password", "--pwfile",
+                           db->who.pw_file, "-U", "postgres", "--no-sync", NULL };
+    struct sup_spec task = { .name = "pg-initdb", .argv = init, .as = db->who.as };
     rc = sup_task(&c->sup, &task, DB_TASK_NS, c->stop, err);
     if (rc < 0) return rc;
     snprintf(port, sizeof(port), "%u", db->port);
@@ -232,11 +190,11 @@ static int pg_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
                            "-c",
                            "max_connections=200",
                            NULL };
-    struct sup_spec spec = { .name = "postgres", .argv = argv, .as = db->as };
+    struct sup_spec spec = { .name = "postgres", .argv = argv, .as = db->who.as };
     db_eps(db, tcp, unix_ep, sizeof(tcp));
     rc = db_check(&checks[0], db, "pg", tcp, "postgres", "postgres", err);
     if (rc == 0) rc = db_check(&checks[1], db, "pg", unix_ep, "postgres", "postgres", err);
-    checks[0].opts.password = checks[1].opts.password = db->pw;
+    checks[0].opts.password = checks[1].opts.password = db->who.pw;
     db->auth = "password"; /* initdb -A password: asked for in clear */
     checks[0].opts.auth_methods = checks[1].opts.auth_methods = CODEC_AUTH_PASSWORD;
     if (rc == 0) rc = db_run_server(c, db, &spec, checks, 2, err);
@@ -250,11 +208,40 @@ static int pg_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
     return db_exec(&checks[1], setup, err);
 }
 
-/* MariaDB: mariadb-install-db, mariadbd, database sbtest, the table, user bench (no password). */
+/*
+ * CREATE USER bench at localhost and 127.0.0.1 with mysql_native_password
+ * (MariaDB's own default: a challenge and response, no server key needed over
+ * TCP) and the password made for the stack, given by its stored form, '*' and
+ * SHA1(SHA1(pw)) in hex, so that the statement (and a message that quotes
+ * it) does not hold the password itself.
+ */
+static int my_bench_user(const char *pw, char *sql, size_t cap)
+{
+    unsigned char h1[EVP_MAX_MD_SIZE], h2[EVP_MAX_MD_SIZE];
+    unsigned n1 = 0, n2 = 0;
+    char hex[2 * 20 + 1];
+
+    if (!EVP_Digest(pw, strlen(pw), h1, &n1, EVP_sha1(), NULL) ||
+        !EVP_Digest(h1, n1, h2, &n2, EVP_sha1(), NULL) || n2 != 20)
+        return -EIO;
+    for (size_t i = 0; i < n2; i++)
+        snprintf(hex + 2 * i, 3, "%02X", h2[i]);
+    snprintf(sql, cap,
+             "CREATE USER 'bench'@'localhost' IDENTIFIED VIA mysql_native_password USING '*%s', "
+             "'bench'@'127.0.0.1' IDENTIFIED VIA mysql_native_password USING '*%s'",
+             hex, hex);
+    return 0;
+}
+
+/*
+ * MariaDB: mariadb-install-db, mariadbd, database sbtest, the table, user
+ * bench with the password made for the stack; every other account (root
+ * without a password) over the socket only, in its 0700 directory.
+ */
 static int my_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
 {
     char data[PATH_MAX], a_data[PATH_MAX + 16], a_sock[PATH_MAX + 16], a_pid[PATH_MAX + 16];
-    char a_port[32], tcp[PATH_MAX + 16], unix_ep[PATH_MAX + 16], fill[160];
+    char a_port[32], tcp[PATH_MAX + 16], unix_ep[PATH_MAX + 16], fill[160], bench[256];
     struct sup_check checks[2];
     int rc;
 
@@ -265,7 +252,7 @@ static int my_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
     const char *init[] = { MY_INSTALL,       "--no-defaults",
                            a_data,           "--auth-root-authentication-method=normal",
                            "--skip-test-db", NULL };
-    struct sup_spec task = { .name = "mariadb-install-db", .argv = init, .as = db->as };
+    struct sup_spec task = { .name = "mariadb-install-db", .argv = init, .as = db->who.as };
     rc = sup_task(&c->sup, &task, DB_TASK_NS, c->stop, err);
     if (rc < 0) return rc;
     snprintf(db->sock, sizeof(db->sock), "%s/mysqld.sock", db->dir);
@@ -284,7 +271,7 @@ static int my_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
                            "--innodb-flush-log-at-trx-commit=2",
                            "--max-connections=300",
                            NULL };
-    struct sup_spec spec = { .name = "mariadb", .argv = argv, .as = db->as };
+    struct sup_spec spec = { .name = "mariadb", .argv = argv, .as = db->who.as };
     db_eps(db, tcp, unix_ep, sizeof(tcp));
     /* root logs in over the socket only; bench, made below, over both */
     rc = db_check(&checks[0], db, "mysql", unix_ep, "root", NULL, err);
@@ -294,16 +281,20 @@ static int my_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
              "INSERT INTO sbtest1 SELECT seq, seq %% 1000, REPEAT('c', 119), REPEAT('p', 59) "
              "FROM seq_1_to_%d",
              DB_ROWS);
+    if (my_bench_user(db->who.pw, bench, sizeof(bench)) < 0)
+        return hb_fail(err, -EIO, "mariadb: cannot hash the password of user bench");
     const char *make_db[] = { "CREATE DATABASE sbtest", NULL };
     const char *setup[] = { my_table, fill, "ANALYZE TABLE sbtest1",
-                            /* no password: root over the 0700 socket directory only */
-                            "DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1'",
-                            "CREATE USER 'bench'@'localhost', 'bench'@'127.0.0.1'", my_grant,
-                            NULL };
+                            /* the accounts without a password (root, the anonymous ones) that
+                             * are not socket-only go: only bench logs in over TCP */
+                            "DELETE FROM mysql.global_priv WHERE Host <> 'localhost'",
+                            "DELETE FROM mysql.global_priv WHERE User = ''", "FLUSH PRIVILEGES",
+                            bench, my_grant, NULL };
     rc = db_exec(&checks[0], make_db, err);
     checks[0].opts.database = "sbtest";
     if (rc == 0) rc = db_exec(&checks[0], setup, err);
     if (rc == 0) rc = db_check(&checks[1], db, "mysql", tcp, "bench", "sbtest", err);
+    checks[1].opts.password = db->who.pw;
     if (rc == 0) rc = sup_wait_ready(&c->sup, &checks[1], 1, DB_READY_NS, c->stop, err);
     return rc;
 }
@@ -321,9 +312,9 @@ static void db_args(struct stack_args *a, const struct db_srv *db, const char *p
     stack_arg(a, "%s", user);
     stack_arg(a, "--database");
     stack_arg(a, "%s", database);
-    if (db->pw[0] != '\0') {
+    if (db->who.pw[0] != '\0') {
         stack_arg(a, "--password-file");
-        stack_arg(a, "%s", db->pw_file);
+        stack_arg(a, "%s", db->who.pw_file);
     }
     if (db->auth != NULL) {
         stack_arg(a, "--auth-method");
@@ -413,18 +404,18 @@ static int redis_mariadb_run(struct stack_ctx *c, struct hb_err *err)
 {
     static const char *const cmds[] = { "set", "get" };
     struct stack_cell cells[4];
+    static struct stack_redis r;
     struct db_srv my;
-    char sock[PATH_MAX];
-    unsigned port, n = 0;
+    unsigned n = 0;
     int rc;
 
     memset(&my, 0, sizeof(my));
-    rc = stack_redis_start(c, &port, sock, sizeof(sock), err);
+    rc = stack_redis_start(c, &r, err);
     if (rc == 0) {
         const struct sup_svc *v = sup_find(&c->sup, "redis");
         fprintf(c->out,
                 "redis: redis-server pid %ld on tcp://127.0.0.1:%u and unix:%s\ncgroup: %s\n",
-                (long)v->pid, port, sock, sup_cgroup_cpu(v));
+                (long)v->pid, r.port, r.sock, sup_cgroup_cpu(v));
         rc = my_start(c, &my, err);
     }
     if (rc < 0 || stack_stopping(c)) return db_started(c, rc);
@@ -438,7 +429,7 @@ static int redis_mariadb_run(struct stack_ctx *c, struct hb_err *err)
         char label[48];
         snprintf(label, sizeof(label), "redis %s pipeline 16", cmds[i]);
         stack_cell_init(cell, label, "tcp", "unix");
-        stack_redis_args(&a, port, sock, cmds[i], 16);
+        stack_redis_args(&a, &r, cmds[i], 16);
         rc = db_measure(c, &a, cell, "redis", err);
     }
     for (unsigned i = 0; i < 2 && rc == 0 && !stack_stopping(c); i++) {
@@ -490,8 +481,10 @@ static const char redis_mariadb_help[] =
     "mysql, its data directory in the private temporary directory, its own port on\n"
     "127.0.0.1 and its socket there, the InnoDB log flushed once a second; in their own\n"
     "cgroups made for the run under hopbench's own. A sysbench-like table sbtest1 (id\n"
-    "primary key, k indexed, c, pad; 10,000 rows) in database sbtest, user bench (no\n"
-    "password: a private server).\n"
+    "primary key, k indexed, c, pad; 10,000 rows) in database sbtest, user bench with\n"
+    "mysql_native_password and a random password made for the stack (in a 0600 file of\n"
+    "mysql's directory: its run children get --password-file); root, without one, over the\n"
+    "socket only (a 0700 directory), no other account over TCP.\n"
     "Measures: the Redis-MariaDB study's table, over tcp and over unix, each transport\n"
     "--reps times in ABBA order: 'hopbench run redis' SET and GET at pipeline 16 (1000\n"
     "keys, 64 B values); 'hopbench run mysql' a point select\n"
@@ -506,8 +499,8 @@ static const char redis_mariadb_help[] =
     "not a result.\n"
     "\n" STACK_HELP_OPTIONS;
 
-static const char *const postgres_needs[] = { PG_INITDB, "postgresql-15", PG_POSTGRES,
-                                              "postgresql-15", NULL };
+static const char *const postgres_needs[] = { PG_INITDB, "postgresql", PG_POSTGRES, "postgresql",
+                                              NULL };
 static const char *const redis_mariadb_needs[] = { "/usr/bin/redis-server",
                                                    "redis-server",
                                                    MY_INSTALL,

@@ -8,9 +8,13 @@
  * server (each service by name from its own cgroup, the web server -> FPM hop
  * watched), then hopbench fcgi straight to FPM, the bare hop.
  *
- * Before measuring, one line each: the socket's owner and mode let the web
- * server's workers connect (else every request is a 502 "Permission
- * denied"), and the FastCGI connections kept open fit pm.max_children.
+ * As root, only the masters (nginx's, Apache's, php-fpm's: they bind and
+ * fork) are root: every worker, which reads the requests, is www-data. Before
+ * php-fpm starts, its workers must be able to reach the script and the
+ * socket's directory; before measuring, one line each: the socket's owner and
+ * mode let the web server's workers connect (else every request is a 502
+ * "Permission denied"), and the FastCGI connections kept open fit
+ * pm.max_children.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -93,22 +97,34 @@ static void fpm_pool(const struct stack_ctx *c, const struct fpm_knobs *k, const
                  "php_admin_flag[expose_php] = off\n");
 }
 
+/*
+ * php-fpm.conf: as root, the master alone stays root (it binds and forks);
+ * each pool's workers, which read the requests, are the web server's user,
+ * the socket is theirs (0660), and the TCP pool takes connections from
+ * 127.0.0.1 only. FastCGI has no authentication: whoever reaches a pool runs
+ * code as its workers (a script of its own, or PHP_VALUE's auto_prepend_file),
+ * and every local user reaches 127.0.0.1, so the fpm stacks keep the port in
+ * a network namespace of their own (stack_def.private_net, stack.c).
+ */
 static int fpm_conf(struct stack_ctx *c, const struct fpm_knobs *k, unsigned port, const char *sock,
                     struct hb_err *err)
 {
-    char conf[4 * PATH_MAX + 2048], owner[256] = "", tcp[PATH_MAX + 512], ux[PATH_MAX + 512];
+    char conf[4 * PATH_MAX + 2048], owner[256] = "", who[128] = "", tcp[PATH_MAX + 512],
+                                    ux[PATH_MAX + 512];
     const char *d = c->sup.dir;
 
-    if (geteuid() == 0)
+    if (geteuid() == 0) {
         snprintf(owner, sizeof(owner), "listen.owner = %s\nlisten.group = %s\nlisten.mode = 0660\n",
                  WORKER_USER, WORKER_USER);
+        snprintf(who, sizeof(who), "user = %s\ngroup = %s\n", WORKER_USER, WORKER_USER);
+    }
     fpm_pool(c, k, "tcp", tcp, sizeof(tcp));
     fpm_pool(c, k, "unix", ux, sizeof(ux));
     snprintf(conf, sizeof(conf),
              "[global]\npid = %s/fpm.pid\nerror_log = /proc/self/fd/2\ndaemonize = no\n"
-             "[tcp]\nlisten = 127.0.0.1:%u\n%s"
-             "[unix]\nlisten = %s\n%s%s",
-             d, port, tcp, sock, owner, ux);
+             "[tcp]\nlisten = 127.0.0.1:%u\nlisten.allowed_clients = 127.0.0.1\n%s%s"
+             "[unix]\nlisten = %s\n%s%s%s",
+             d, port, who, tcp, sock, owner, who, ux);
     return sup_write(&c->sup, "php-fpm.conf", conf, err);
 }
 
@@ -361,31 +377,54 @@ static const char wp_htaccess[] = "<IfModule mod_rewrite.c>\nRewriteEngine On\nR
                                   "RewriteRule . /index.php [L]\n</IfModule>\n";
 
 /*
- * Whether user `name` (the web server's workers) may connect to the socket at
- * path: search permission on every directory above it and write permission
- * on the socket. line gets the check's one line either way.
+ * Whether user w (name) may search every directory above path; else line
+ * says which it may not. php-fpm's workers and the web server's are w: they
+ * reach the script and the socket through them.
+ */
+static bool dirs_searchable(const struct users_id *w, const char *name, const char *path,
+                            char *line, size_t cap)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+
+    snprintf(dir, sizeof(dir), "%s", path);
+    for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
+        *slash = '\0';
+        if (stat(dir, &st) == -1 || !users_may(w, &st, 1)) {
+            snprintf(line, cap,
+                     "php-fpm's and the web server's workers (%s) cannot reach %.200s: no search "
+                     "permission on %.200s",
+                     name, path, dir);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The workers' user: www-data as root, else hopbench's own. */
+static void worker_user(char *user, size_t cap)
+{
+    snprintf(user, cap, "%s", WORKER_USER);
+    if (geteuid() != 0 && users_name_of_uid(USERS_PASSWD, geteuid(), user, cap) < 0)
+        snprintf(user, cap, "?");
+}
+
+/*
+ * Whether user `name` (the workers) may reach the socket at path
+ * (dirs_searchable) and connect to it: write permission on the socket. line
+ * gets the check's one line either way.
  */
 static bool sock_usable(const char *path, const char *name, char *line, size_t cap)
 {
     struct users_id w;
-    char dir[PATH_MAX], owner[64] = "?", group[64] = "?";
+    char owner[64] = "?", group[64] = "?";
     struct stat st;
 
     if (users_lookup(USERS_PASSWD, USERS_GROUP, name, &w) < 0) {
         snprintf(line, cap, "there is no user %s for the web server's workers", name);
         return false;
     }
-    snprintf(dir, sizeof(dir), "%s", path);
-    for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
-        *slash = '\0';
-        if (stat(dir, &st) == -1 || !users_may(&w, &st, 1)) {
-            snprintf(line, cap,
-                     "the web server's workers (%s) cannot reach %.200s: no search "
-                     "permission on %.200s",
-                     name, path, dir);
-            return false;
-        }
-    }
+    if (!dirs_searchable(&w, name, path, line, cap)) return false;
     if (stat(path, &st) == -1 || !users_may(&w, &st, 2)) {
         snprintf(line, cap,
                  "the web server's workers (%s) cannot connect to %.200s: no write "
@@ -400,6 +439,24 @@ static bool sock_usable(const char *path, const char *name, char *line, size_t c
              "connect",
              path, owner, group, (unsigned)(st.st_mode & 07777), name);
     return true;
+}
+
+/*
+ * Before php-fpm starts: its workers (the web server's user) may search the
+ * directories of the socket and the script, else one line says which not.
+ */
+static int fpm_reach(const struct fpm_eps *e, struct hb_err *err)
+{
+    char user[64], line[PATH_MAX + 256];
+    struct users_id w;
+
+    worker_user(user, sizeof(user));
+    if (users_lookup(USERS_PASSWD, USERS_GROUP, user, &w) < 0)
+        return hb_fail(err, -EACCES, "there is no user %s for the web server's workers", user);
+    if (!dirs_searchable(&w, user, e->sock, line, sizeof(line)) ||
+        !dirs_searchable(&w, user, e->script, line, sizeof(line)))
+        return hb_fail(err, -EACCES, "%.240s", line);
+    return 0;
 }
 
 /* Three distinct free ports: the two web server fronts and FPM's TCP pool. */
@@ -429,7 +486,8 @@ static int fpm_files(struct stack_ctx *c, const struct fpm_knobs *k, struct hb_e
     if (chmod(c->sup.dir, 0711) == -1)
         return hb_fail(err, -errno, "chmod %s: %s", c->sup.dir, strerror(errno));
     sup_path(&c->sup, "www", www, sizeof(www));
-    if (mkdir(www, 0755) == -1) return hb_fail(err, -errno, "mkdir %s: %s", www, strerror(errno));
+    if (mkdir(www, 0755) == -1 || chmod(www, 0755) == -1) /* whatever the umask */
+        return hb_fail(err, -errno, "mkdir %s: %s", www, strerror(errno));
     int rc = sup_write(&c->sup, "www/bench.php", "<?php echo \"bench\";\n", err);
     if (rc == 0 && k->htaccess) rc = sup_write(&c->sup, "www/.htaccess", wp_htaccess, err);
     return rc;
@@ -443,8 +501,8 @@ static int fpm_start(struct stack_ctx *c, const struct fpm_knobs *k, unsigned po
 
     if (rc < 0) return rc;
     sup_path(&c->sup, "php-fpm.conf", conf, sizeof(conf));
-    /* -R: as root, the pools may run as root (the web server's workers are www-data) */
-    const char *argv[] = { PHP_FPM, "-y", conf, "-F", geteuid() == 0 ? "-R" : NULL, NULL };
+    /* no -R: its workers are never root (fpm_conf) */
+    const char *argv[] = { PHP_FPM, "-y", conf, "-F", NULL };
     struct sup_spec spec = { .name = "php-fpm", .argv = argv };
     return sup_start(&c->sup, &spec, err);
 }
@@ -502,13 +560,10 @@ static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_
 static int fpm_pitfalls(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k,
                         const struct fpm_eps *e, unsigned bare, bool starve, struct hb_err *err)
 {
-    char line[PATH_MAX + 256], kept[256], how[160];
-    char user[64] = WORKER_USER;
+    char line[PATH_MAX + 256], kept[256], how[160], user[64];
     unsigned kids = k->children, web = web_kept(c, w, k, how, sizeof(how));
 
-    /* not root: the workers are us */
-    if (geteuid() != 0 && users_name_of_uid(USERS_PASSWD, geteuid(), user, sizeof(user)) < 0)
-        snprintf(user, sizeof(user), "?");
+    worker_user(user, sizeof(user));
     if (!sock_usable(e->sock, user, line, sizeof(line)))
         return hb_fail(err, -EACCES, "%.240s", line);
     fprintf(c->out, "%s\n", line);
@@ -628,7 +683,8 @@ static int fpm_up_bare(struct stack_ctx *c, const struct web *w, const struct fp
     snprintf(e->fpm[0], sizeof(e->fpm[0]), "tcp://127.0.0.1:%u", port);
     snprintf(e->fpm[1], sizeof(e->fpm[1]), "unix:%s", e->sock);
     /* The set-up checks come before the web server: a socket it cannot use is named, not 502s. */
-    rc = fpm_start(c, k, port, e->sock, err);
+    rc = fpm_reach(e, err);
+    if (rc == 0) rc = fpm_start(c, k, port, e->sock, err);
     if (rc == 0) rc = fpm_ready(c, NULL, e, err);
     if (rc == 0) rc = fpm_pitfalls(c, w, k, e, bare, starve, err);
     if (rc == 0) rc = web_start(c, w, k, front, port, e->sock, err);
@@ -709,6 +765,11 @@ static int apache_run(struct stack_ctx *c, struct hb_err *err)
     "                   with 2 children per CPU, opcache.validate_timestamps=0, a new FastCGI\n"            \
     "                   connection per request\n"                                                           \
     "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "\n"                               \
+    "As root only the masters (php-fpm's and the web server's) are root; every worker is\n"                 \
+    "www-data. FastCGI has no authentication: the services and the run children are in a\n"                 \
+    "network namespace of the stack's own (--netns same) so that no other local user\n"                     \
+    "reaches php-fpm's TCP port; not root, or with --agent, on the host's loopback, which a\n"              \
+    "warning line says is open to every local user.\n"                                                      \
     "Checks, one line each: the web server's workers may connect to the socket (else every\n"               \
     "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"                \
     "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"                 \
@@ -777,6 +838,7 @@ const struct stack_def stack_nginx_fpm = {
     .needs = nginx_needs,
     .profiles = fpm_profile_names,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD | STACK_CASE_STARVE,
+    .private_net = true,
     .run = nginx_run,
 };
 
@@ -795,5 +857,6 @@ const struct stack_def stack_apache_fpm = {
     .needs = apache_needs,
     .profiles = fpm_profile_names,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD,
+    .private_net = true,
     .run = apache_run,
 };

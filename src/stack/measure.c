@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -116,7 +117,7 @@ static pid_t child_spawn(struct stack_ctx *c, enum netns_side side, const struct
     size_t nenv = 0;
     char *argv[STACK_MAX_ARGS + 1], **env, var[64];
     int fd;
-    pid_t pid;
+    pid_t pid, parent = getpid();
 
     for (char **e = environ; *e != NULL; e++)
         nenv++;
@@ -132,6 +133,9 @@ static pid_t child_spawn(struct stack_ctx *c, enum netns_side side, const struct
     }
     pid = fork();
     if (pid == 0) {
+        /* hopbench killed outright: its run child goes too (kept across the exec of itself) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
         if (dup2(fd, STDOUT_FILENO) == -1) _exit(127);
         if (netns_enter(&c->netns, side) < 0) _exit(127);
         signal(SIGPIPE, SIG_DFL);

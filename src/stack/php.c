@@ -256,7 +256,8 @@ static const char php_help[] =
     "Builds: Debian's php8.2-fpm with two pools, one on its own port on 127.0.0.1 and one on\n"
     "its own Unix socket, behind nginx with one port per backend (as nginx-fpm, --profile\n"
     "baseline, optimized (default) or optimized-reuse); everything in a private temporary\n"
-    "directory, each server in its own cgroups under hopbench's. Three workloads, each\n"
+    "directory, each server in its own cgroups under hopbench's, all in a network namespace\n"
+    "of the stack's own, as nginx-fpm (FastCGI has no authentication). Three workloads, each\n"
     "reported on its own (no composite score):\n"
     "  hello.php  <?php echo \"hello\";: nearly all of its cost is the nginx -> FPM hop\n"
     "  static     a 6-byte file nginx serves itself: php-fpm is not on its path, so its two\n"
@@ -297,5 +298,6 @@ const struct stack_def stack_php_method = {
     .help = php_help,
     .needs = nginx_needs,
     .profiles = fpm_profile_names,
+    .private_net = true,
     .run = php_run,
 };

@@ -2,7 +2,9 @@
  * The redis stack: Debian's redis-server on its own TCP port on 127.0.0.1
  * and its own Unix socket, nothing saved to disk; SET and GET at pipeline 1
  * and 16, tcp against unix, with redis-server measured as the service redis
- * (its cgroup: CPU per op, PSS, working set).
+ * (its cgroup: CPU per op, PSS, working set). It runs as the user redis with
+ * a password made for the stack (login.c), which every connection AUTHs with:
+ * no other local user may use it, over TCP or its socket.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +22,10 @@ static const char redis_help[] =
     "Builds: Debian's redis-server (package redis-server) under a configuration hopbench\n"
     "writes into a private temporary directory: its own port on 127.0.0.1 and its own\n"
     "Unix socket there, no RDB or AOF, its log there; in its own cgroups made for the run\n"
-    "under hopbench's own (each v1 hierarchy, and v2).\n"
+    "under hopbench's own (each v1 hierarchy, and v2). As root it runs as the user redis\n"
+    "(nobody when missing), its socket and configuration in a 0700 directory of redis's,\n"
+    "with requirepass: a random password made for the stack, in a 0600 file there that\n"
+    "the run children get with --password-file (each connection sends AUTH first).\n"
     "Measures: 'hopbench run redis' over tcp and over unix, SET then GET (1000 keys, 64 B\n"
     "values), at pipeline 1 and at pipeline 16, each transport --reps times in ABBA order;\n"
     "per cell, for tcp, unix and unix/tcp (a 95 % interval, '~' when not significant):\n"
@@ -33,8 +38,14 @@ static const char redis_help[] =
 
 static const char *const redis_needs[] = { REDIS_SERVER, "redis-server", NULL };
 
-/* redis.conf: its own port and socket, nothing saved, everything in the private directory. */
-static int redis_conf(struct stack_ctx *c, unsigned port, const char *sock, struct hb_err *err)
+/*
+ * redis/redis.conf: its own port and socket, nothing saved, everything in its
+ * own directory (0700, the user redis's: no other local user reaches the
+ * socket or reads the password), and requirepass: every connection, the
+ * socket's too, AUTHs first.
+ */
+static int redis_conf(struct stack_ctx *c, const struct stack_redis *r, const char *dir,
+                      struct hb_err *err)
 {
     char conf[3 * PATH_MAX + 512];
 
@@ -51,55 +62,67 @@ static int redis_conf(struct stack_ctx *c, unsigned port, const char *sock, stru
              "pidfile %s/redis.pid\n"
              "logfile \"\"\n"
              "databases 1\n"
-             "protected-mode yes\n",
-             port, sock, c->sup.dir, c->sup.dir);
-    return sup_write(&c->sup, "redis.conf", conf, err);
+             "protected-mode yes\n"
+             "requirepass %s\n",
+             r->port, r->sock, dir, dir, r->who.pw);
+    return sup_write(&c->sup, "redis/redis.conf", conf, err);
 }
 
-int stack_redis_start(struct stack_ctx *c, unsigned *port, char *sock, size_t cap,
-                      struct hb_err *err)
+int stack_redis_start(struct stack_ctx *c, struct stack_redis *r, struct hb_err *err)
 {
-    char conf[PATH_MAX], ep[PATH_MAX + 8];
+    char dir[PATH_MAX - 64], conf[PATH_MAX], ep[PATH_MAX + 8];
     struct sup_check checks[2];
-    int rc = stack_free_port(port, err);
+    int rc = login_user(&r->who, "redis", "redis", err);
 
-    if (rc == 0 && sup_path(&c->sup, "redis.sock", sock, cap) < 0)
-        rc = hb_fail(err, -ENAMETOOLONG, "path too long");
-    if (rc == 0) rc = redis_conf(c, *port, sock, err);
+    if (rc == 0) rc = stack_free_port(&r->port, err);
+    if (rc == 0) rc = sup_mkdir(&c->sup, "redis", r->who.as, err);
     if (rc < 0) return rc;
-    sup_path(&c->sup, "redis.conf", conf, sizeof(conf));
+    sup_path(&c->sup, "redis", dir, sizeof(dir));
+    snprintf(r->sock, sizeof(r->sock), "%s/redis.sock", dir);
+    rc = login_secret(&r->who, dir, err);
+    if (rc == 0) rc = redis_conf(c, r, dir, err);
+    if (rc < 0) return rc;
+    sup_path(&c->sup, "redis/redis.conf", conf, sizeof(conf));
     const char *argv[] = { REDIS_SERVER, conf, NULL };
-    struct sup_spec spec = { .name = "redis", .argv = argv, .env = NULL };
+    struct sup_spec spec = { .name = "redis", .argv = argv, .as = r->who.as };
     rc = sup_start(&c->sup, &spec, err);
     if (rc < 0) return rc;
     memset(checks, 0, sizeof(checks));
-    snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%u", *port);
+    snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%u", r->port);
     rc = endpoint_parse(&checks[0].ep, ep, err);
-    snprintf(ep, sizeof(ep), "unix:%s", sock);
+    snprintf(ep, sizeof(ep), "unix:%s", r->sock);
     if (rc == 0) rc = endpoint_parse(&checks[1].ep, ep, err);
     if (rc < 0) return rc;
     for (unsigned i = 0; i < 2; i++) {
         checks[i].svc = "redis-server";
         checks[i].proto = "redis";
         checks[i].opts.redis_cmd = REDIS_PING;
+        checks[i].opts.password = r->who.pw;
     }
-    return sup_wait_ready(&c->sup, checks, 2, 10 * NS_PER_S, c->stop, err);
+    rc = sup_wait_ready(&c->sup, checks, 2, 10 * NS_PER_S, c->stop, err);
+    if (rc < 0) return rc;
+    fprintf(c->out, "redis: authentication requirepass (AUTH first on each connection, over "
+                    "the socket too)\n");
+    login_say(&r->who, c->out);
+    return 0;
 }
 
-void stack_redis_args(struct stack_args *a, unsigned port, const char *sock, const char *cmd,
+void stack_redis_args(struct stack_args *a, const struct stack_redis *r, const char *cmd,
                       unsigned pipeline)
 {
     stack_arg(a, "hopbench");
     stack_arg(a, "run");
     stack_arg(a, "redis");
-    stack_arg(a, "tcp://127.0.0.1:%u", port);
-    stack_arg(a, "unix:%s", sock);
+    stack_arg(a, "tcp://127.0.0.1:%u", r->port);
+    stack_arg(a, "unix:%s", r->sock);
     stack_arg(a, "--command");
     stack_arg(a, "%s", cmd);
     stack_arg(a, "--keys");
     stack_arg(a, "1000");
     stack_arg(a, "--pipeline");
     stack_arg(a, "%u", pipeline);
+    stack_arg(a, "--password-file");
+    stack_arg(a, "%s", r->who.pw_file);
 }
 
 static int redis_run(struct stack_ctx *c, struct hb_err *err)
@@ -108,9 +131,9 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
     static const unsigned pipes[] = { 1, 16 };
     static const char *const names[] = { "redis", NULL };
     struct stack_cell cells[4];
-    char sock[PATH_MAX];
-    unsigned port, n = 0;
-    int rc = stack_redis_start(c, &port, sock, sizeof(sock), err);
+    static struct stack_redis r;
+    unsigned n = 0;
+    int rc = stack_redis_start(c, &r, err);
 
     if (rc == -EINTR) {
         c->interrupted = true;
@@ -123,7 +146,7 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
             "cgroup: %s\n"
             "cells: SET, GET x pipeline 1, 16; tcp and unix %u times each in ABBA order, "
             "%.2f s after %.2f s warm-up, %u connection(s)\n",
-            (long)v->pid, port, sock, sup_cgroup_cpu(v), c->reps, (double)c->duration_ns / 1e9,
+            (long)v->pid, r.port, r.sock, sup_cgroup_cpu(v), c->reps, (double)c->duration_ns / 1e9,
             (double)c->warmup_ns / 1e9, c->conns);
     fflush(c->out);
     memset(cells, 0, sizeof(cells));
@@ -135,7 +158,7 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
             char label[48];
             snprintf(label, sizeof(label), "%s pipeline %u", cmds[i], pipes[j]);
             stack_cell_init(cell, label, "tcp", "unix");
-            stack_redis_args(&a, port, sock, cmds[i], pipes[j]);
+            stack_redis_args(&a, &r, cmds[i], pipes[j]);
             stack_services(c, &a, names);
             fprintf(c->out, "measuring %s ...\n", cell->label);
             fflush(c->out);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stack/measure.h"
 
@@ -75,20 +76,11 @@ static void ctx_defaults(struct stack_ctx *c, const struct stack_opts *o)
 }
 
 /*
- * --netns: makes the namespaces and moves this thread into A, where the
- * services start (netns.h: the children of a thread begin in its namespace);
- * the run children go to A or B (child_spawn). Without it, the host's.
+ * The words of the "netns:" line; implied: the namespace is the stack's
+ * default (stack_def.private_net), not --netns's.
  */
-static int stack_netns(struct stack_ctx *c, struct hb_err *err)
+static void stack_netns_line(struct stack_ctx *c, bool implied)
 {
-    int rc = netns_init(&c->netns, c->o->netns, err);
-
-    c->front_host = "127.0.0.1";
-    if (rc < 0 || c->o->netns == NETNS_NONE) return rc;
-    c->child_side = c->o->netns == NETNS_OTHER ? NETNS_B : NETNS_A;
-    if (c->o->netns == NETNS_OTHER) c->front_host = c->netns.addr_a;
-    rc = netns_enter(&c->netns, NETNS_A);
-    if (rc < 0) return hb_fail(err, rc, "cannot enter namespace A: %s", strerror(-rc));
     netns_describe(&c->netns,
                    &(struct netns_words){ .same = "services and run children in one network "
                                                   "namespace made for the stack (its own loopback)",
@@ -96,8 +88,48 @@ static int stack_netns(struct stack_ctx *c, struct hb_err *err)
                                           .in_b = "run children in",
                                           .after_b = ", joined by a veth pair: the front hop "
                                                      "crosses it",
-                                          .tail = "" },
+                                          .tail = implied ? ", this stack's default: no other "
+                                                            "local user reaches its FastCGI port "
+                                                            "(FastCGI has no authentication)"
+                                                          : "" },
                    c->out);
+}
+
+/*
+ * --netns: makes the namespaces and moves this thread into A, where the
+ * services start (netns.h: the children of a thread begin in its namespace);
+ * the run children go to A or B (child_spawn). Without it, the host's; but a
+ * stack with a FastCGI port (private_net: whoever reaches it runs code as its
+ * workers) makes one namespace for itself when it can (root, no --agent,
+ * whose run children talk to an agent outside), else says that its port is
+ * open to every local user.
+ */
+static int stack_netns(struct stack_ctx *c, const struct stack_def *d, struct hb_err *err)
+{
+    bool implied = c->o->netns == NETNS_NONE && d->private_net;
+    const char *why = c->o->agent != NULL ? "--agent: its run children reach the agent there"
+                      : geteuid() != 0    ? "not root: no network namespace"
+                                          : NULL;
+    int rc = netns_init(&c->netns, implied && why == NULL ? NETNS_SAME : c->o->netns, err);
+
+    c->front_host = "127.0.0.1";
+    if (rc < 0 && implied) { /* root without CAP_SYS_ADMIN: the host's, said so */
+        why = err->msg;
+        netns_release(&c->netns);
+        rc = netns_init(&c->netns, NETNS_NONE, err);
+    }
+    if (implied && why != NULL)
+        fprintf(c->out,
+                "warning: the FastCGI TCP port is on the host's loopback (%s): any local user "
+                "may send it requests, which run code as php-fpm's workers, while the stack "
+                "runs\n",
+                why);
+    if (rc < 0 || c->netns.mode == NETNS_NONE) return rc;
+    c->child_side = c->netns.mode == NETNS_OTHER ? NETNS_B : NETNS_A;
+    if (c->netns.mode == NETNS_OTHER) c->front_host = c->netns.addr_a;
+    rc = netns_enter(&c->netns, NETNS_A);
+    if (rc < 0) return hb_fail(err, rc, "cannot enter namespace A: %s", strerror(-rc));
+    stack_netns_line(c, implied);
     return 0;
 }
 
@@ -137,12 +169,13 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
     if (d == NULL) return hb_fail(err, -EINVAL, "no stack '%s' (hopbench stack list)", o->name);
     rc = needs_check(d, err);
     if (rc < 0) return rc;
+    sup_clean_leftovers(out); /* of stacks whose hopbench was killed with their watcher */
     memset(&c, 0, sizeof(c));
     c.o = o;
     c.out = out;
     c.stop = stop;
     ctx_defaults(&c, o);
-    rc = stack_netns(&c, err);
+    rc = stack_netns(&c, d, err);
     if (rc < 0) {
         netns_release(&c.netns);
         return rc;

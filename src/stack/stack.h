@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "stack/login.h"
 #include "stack/opts.h"
 #include "stack/supervisor.h"
 #include "util.h"
@@ -38,20 +39,36 @@ struct stack_def {
     const char *const *profiles; /* its --profile names, NULL-terminated; NULL: none */
     unsigned cases;              /* the STACK_CASE_* it runs; 0: none */
     bool front_unix; /* its arms are the front hop (redis, the databases): no --netns other */
+    /*
+     * It has a port with no authentication (php-fpm's FastCGI): without
+     * --netns it runs in a network namespace of its own (same) when it can.
+     */
+    bool private_net;
     /* Starts the services, measures, prints the table: 0 or a negative errno with err set. */
     int (*run)(struct stack_ctx *c, struct hb_err *err);
 };
 
-/*
- * Starts redis-server as the service "redis" (redis.c): a free port on
- * 127.0.0.1 into *port, its socket's path into sock; waits for its PING on
- * both. Returns 0, -EINTR on a stop signal, or a negative errno with err set.
- */
-int stack_redis_start(struct stack_ctx *c, unsigned *port, char *sock, size_t cap,
-                      struct hb_err *err);
+/* The stacks' redis-server (redis.c): where it listens, who it runs as, its password. */
+struct stack_redis {
+    unsigned port; /* on 127.0.0.1 */
+    char sock[PATH_MAX];
+    struct login who; /* the user redis; requirepass, in its directory's pw */
+};
 
-/* The run children's arguments of a redis cell: SET or GET (cmd) over 1000 keys, both endpoints. */
-void stack_redis_args(struct stack_args *a, unsigned port, const char *sock, const char *cmd,
+/*
+ * Starts redis-server as the service "redis" (redis.c), as the user redis
+ * (nobody when missing) when hopbench is root, in a 0700 directory of its
+ * own: a free port on 127.0.0.1, its socket there, requirepass with a
+ * password made for the stack; waits for its PING (after AUTH) on both.
+ * Returns 0, -EINTR on a stop signal, or a negative errno with err set.
+ */
+int stack_redis_start(struct stack_ctx *c, struct stack_redis *r, struct hb_err *err);
+
+/*
+ * The run children's arguments of a redis cell: SET or GET (cmd) over 1000
+ * keys, both endpoints, the password by file.
+ */
+void stack_redis_args(struct stack_args *a, const struct stack_redis *r, const char *cmd,
                       unsigned pipeline);
 
 /* The options' lines of the --help of a stack with neither profiles nor cases. */

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 
 #include "host/counters.h"
+#include "host/leftover.h"
 #include "registry.h"
 #include "sockio.h"
 
@@ -56,6 +56,11 @@ int sup_write(const struct sup *s, const char *name, const char *text, struct hb
         return hb_fail(err, -ENAMETOOLONG, "path too long: %s/%s", s->dir, name);
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd == -1) return hb_fail(err, -errno, "cannot write %s: %s", path, strerror(errno));
+    if (fchmod(fd, 0644) == -1) { /* whatever the umask: the servers' workers read it */
+        int e = errno;
+        close(fd);
+        return hb_fail(err, -e, "cannot chmod %s: %s", path, strerror(e));
+    }
     while (done < len) {
         ssize_t w = write(fd, text + done, len - done);
         if (w == -1 && errno == EINTR) continue;
@@ -78,27 +83,37 @@ static bool cg_seen(char (*parents)[PATH_MAX], unsigned n, const char *dir)
     return false;
 }
 
-/* The run's cgroup in each hierarchy hopbench is in, named after the private directory. */
-static int cg_run_init(struct sup *s, struct hb_err *err)
+/* The cgroup hopbench is in, in each hierarchy a stack uses (sup_ctls); how many. */
+static unsigned cg_parents(char (*parents)[PATH_MAX])
+{
+    unsigned n = 0;
+
+    for (size_t i = 0; i < ARRAY_LEN(sup_ctls); i++) {
+        if (cgroup_self_dir(sup_ctls[i], parents[n], PATH_MAX) < 0) continue;
+        if (!cg_seen(parents, n, parents[n])) n++;
+    }
+    return n;
+}
+
+/* The run's cgroup in each of them, named after the private directory and its owner's mark. */
+static int cg_run_init(struct sup *s, const char *mark, struct hb_err *err)
 {
     char parents[SUP_MAX_HIER][PATH_MAX];
     const char *tag = strrchr(s->dir, '/') + 1; /* hopbench-stack.XXXXXX */
+    unsigned n = cg_parents(parents);
 
-    for (size_t i = 0; i < ARRAY_LEN(sup_ctls); i++) {
-        char *dir = parents[s->ncg];
-        if (cgroup_self_dir(sup_ctls[i], dir, PATH_MAX) < 0) continue;
-        if (cg_seen(parents, s->ncg, dir)) continue;
+    for (unsigned i = 0; i < n; i++) {
         char *run = s->cg_run[s->ncg];
-        int n = snprintf(run, PATH_MAX, "%s/%s", dir, tag);
-        if (n < 0 || n >= PATH_MAX)
-            return hb_fail(err, -ENAMETOOLONG, "cgroup path too long under %s", dir);
+        int len = snprintf(run, PATH_MAX, "%s/%s.%s", parents[i], tag, mark);
+        if (len < 0 || len >= PATH_MAX)
+            return hb_fail(err, -ENAMETOOLONG, "cgroup path too long under %s", parents[i]);
         if (mkdir(run, 0755) == -1) {
             int e = errno;
             run[0] = '\0';
             return hb_fail(err, -e,
                            "cannot make a cgroup in %s: %s (a stack needs root or a delegated "
                            "cgroup)",
-                           dir, strerror(e));
+                           parents[i], strerror(e));
         }
         s->ncg++;
     }
@@ -106,13 +121,37 @@ static int cg_run_init(struct sup *s, struct hb_err *err)
     return 0;
 }
 
-int sup_init(struct sup *s, struct hb_err *err)
+/* Where the private directory goes: $TMPDIR when it is absolute, else /tmp. */
+static const char *sup_tmp(void)
 {
     const char *tmp = getenv("TMPDIR");
-    int n;
+
+    return tmp != NULL && tmp[0] == '/' ? tmp : "/tmp";
+}
+
+void sup_clean_leftovers(FILE *out)
+{
+    char parents[SUP_MAX_HIER][PATH_MAX];
+    const char *p[SUP_MAX_HIER];
+    unsigned n = cg_parents(parents);
+
+    for (unsigned i = 0; i < n; i++)
+        p[i] = parents[i];
+    leftover_clean(&(struct leftover_scan){ .who = "stack",
+                                            .tmp = sup_tmp(),
+                                            .prefix = "hopbench-stack.",
+                                            .cg_parents = p,
+                                            .ncg = n },
+                   out);
+}
+
+int sup_init(struct sup *s, struct hb_err *err)
+{
+    const char *tmp = sup_tmp(), *cgs[SUP_MAX_HIER];
+    char mark[LEFTOVER_MARK_CAP];
+    int n, rc;
 
     memset(s, 0, sizeof(*s));
-    if (tmp == NULL || tmp[0] != '/') tmp = "/tmp";
     n = snprintf(s->dir, sizeof(s->dir), "%s/hopbench-stack.XXXXXX", tmp);
     if (n < 0 || (size_t)n >= sizeof(s->dir)) {
         s->dir[0] = '\0';
@@ -123,9 +162,17 @@ int sup_init(struct sup *s, struct hb_err *err)
         s->dir[0] = '\0';
         return hb_fail(err, -e, "cannot make a temporary directory in %s: %s", tmp, strerror(e));
     }
+    rc = leftover_mark(mark, sizeof(mark));
+    if (rc == 0) rc = leftover_mark_dir(s->dir, mark);
+    if (rc < 0) return hb_fail(err, rc, "cannot mark %s as ours: %s", s->dir, strerror(-rc));
     /* Workers whose master exits before them become ours: reaped, never zombies in our cgroups. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    return cg_run_init(s, err);
+    rc = cg_run_init(s, mark, err);
+    if (rc < 0) return rc;
+    /* hopbench killed outright: the watcher kills what is in the cgroups, removes them and dir */
+    for (unsigned i = 0; i < s->ncg; i++)
+        cgs[i] = s->cg_run[i];
+    return leftover_watch_start(&s->watch, s->dir, cgs, s->ncg, err);
 }
 
 struct sup_svc *sup_find(struct sup *s, const char *name)
@@ -231,7 +278,7 @@ static int child_become(const struct users_id *as)
  * default signals.
  */
 static void child_exec(const struct sup_spec *spec, const int *procs, unsigned nprocs, int log,
-                       int report)
+                       int report, pid_t parent)
 {
     static const char *const path_only[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:"
                                              "/usr/bin:/sbin:/bin",
@@ -257,6 +304,7 @@ static void child_exec(const struct sup_spec *spec, const int *procs, unsigned n
     if (child_become(spec->as) == -1) goto fail;
     /* after the user change, which clears it: hopbench killed outright, its services go too */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127); /* killed before that: no signal will come */
     f.step = STEP_LOG;
     if (dup2(log, STDOUT_FILENO) == -1 || dup2(log, STDERR_FILENO) == -1) goto fail;
     int null = open("/dev/null", O_RDONLY);
@@ -324,6 +372,7 @@ static int svc_started(struct sup_svc *v, int report, struct hb_err *err)
 int sup_start(struct sup *s, const struct sup_spec *spec, struct hb_err *err)
 {
     int procs[SUP_MAX_HIER], pipefd[2] = { -1, -1 }, log = -1, rc;
+    pid_t parent = getpid();
     struct sup_svc *v;
 
     if (s->nsvc == SUP_MAX_SVC) return hb_fail(err, -ENOSPC, "too many services");
@@ -357,7 +406,7 @@ int sup_start(struct sup *s, const struct sup_spec *spec, struct hb_err *err)
         rc = hb_fail(err, -errno, "cannot start %s: fork: %s", v->name, strerror(errno));
         goto out;
     }
-    if (v->pid == 0) child_exec(spec, procs, s->ncg, log, pipefd[1]);
+    if (v->pid == 0) child_exec(spec, procs, s->ncg, log, pipefd[1], parent);
     close(pipefd[1]);
     pipefd[1] = -1;
     rc = svc_started(v, pipefd[0], err);
@@ -404,7 +453,7 @@ static int ask_on(int fd, const struct sup_check *c, uint64_t deadline, char *wh
 
     ops->init(st, &cfg);
     memset(&msg, 0, sizeof(msg));
-    if (ops->setup != NULL && (rc = sock_log_in(fd, ops, st, deadline, &msg)) < 0) {
+    if (codec_session(ops, &cfg) && (rc = sock_log_in(fd, ops, st, deadline, &msg)) < 0) {
         snprintf(why, cap, "the log-in failed (%s)",
                  rc != -EPROTO     ? strerror(-rc)
                  : msg.why != NULL ? msg.why
@@ -566,40 +615,9 @@ int sup_wait_ready(struct sup *s, const struct sup_check *checks, unsigned n, ui
     return 0;
 }
 
-/* Calls fn(pid) for every process in the service's cgroup; the count, or a negative errno. */
-static int svc_each_proc(const struct sup_svc *v, void (*fn)(pid_t))
-{
-    char file[PATH_MAX + 16], buf[8192];
-    int fd, count = 0;
-    ssize_t got;
-
-    if (v->cg[0][0] == '\0') return 0;
-    snprintf(file, sizeof(file), "%s/cgroup.procs", v->cg[0]);
-    fd = open(file, O_RDONLY | O_CLOEXEC);
-    if (fd == -1) return -errno;
-    got = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (got < 0) return -errno;
-    buf[got] = '\0';
-    for (char *p = buf, *end; *p; p = end) {
-        long pid = strtol(p, &end, 10);
-        if (end == p) break;
-        if (pid > 0) {
-            count++;
-            if (fn) fn((pid_t)pid);
-        }
-    }
-    return count;
-}
-
 int sup_procs(const struct sup_svc *v)
 {
-    return svc_each_proc(v, NULL);
-}
-
-static void kill_hard(pid_t pid)
-{
-    kill(pid, SIGKILL);
+    return v->cg[0][0] != '\0' ? cg_tree_count(v->cg[0]) : 0;
 }
 
 /* Reaps every child that ended (the services, and their workers we are subreaper of). */
@@ -653,7 +671,8 @@ static int svc_stop(struct sup *s, struct sup_svc *v, struct hb_err *err)
     if (!v->exited && v->pid > 0) kill(v->pid, SIGTERM);
     if (!svc_gone(s, v, SUP_TERM_NS)) {
         if (!v->exited && v->pid > 0) kill(v->pid, SIGKILL);
-        svc_each_proc(v, kill_hard);
+        for (unsigned i = 0; i < SUP_MAX_HIER; i++)
+            if (v->cg[i][0] != '\0') cg_tree_kill(v->cg[i]);
         if (!svc_gone(s, v, SUP_KILL_NS))
             rc = hb_fail(err, -EBUSY, "%s (pid %ld) could not be stopped", v->name, (long)v->pid);
     }
@@ -736,14 +755,6 @@ int sup_mkdir(struct sup *s, const char *name, const struct users_id *as, struct
     return reach_check(s->dir, as, err);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path) == -1 && errno != ENOENT ? -1 : 0;
-}
-
 int sup_release(struct sup *s, struct hb_err *err)
 {
     struct hb_err first = { 0 };
@@ -762,11 +773,14 @@ int sup_release(struct sup *s, struct hb_err *err)
             rc = hb_fail(&first, -EBUSY, "cannot remove cgroup %s: %s", dir, strerror(errno));
     }
     if (s->dir[0] != '\0') {
-        if (nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && rc == 0)
-            rc = hb_fail(&first, -EBUSY, "cannot remove %s: %s", s->dir, strerror(errno));
-        else
+        int r = dir_tree_remove(s->dir);
+        if (r < 0 && rc == 0)
+            rc = hb_fail(&first, -EBUSY, "cannot remove %s: %s", s->dir, strerror(-r));
+        else if (r == 0)
             s->dir[0] = '\0';
     }
+    /* All removed, or named in err: the watcher has nothing left to do. */
+    leftover_watch_stop(&s->watch);
     if (rc < 0) *err = first;
     return rc;
 }

@@ -14,6 +14,13 @@
  * process left in its cgroup), removes the cgroups and every file of the
  * directory. It is bounded and always runs to the end: the caller calls it on
  * every exit path.
+ *
+ * A hopbench killed outright (SIGKILL) cannot: the directory and the run's
+ * cgroups carry its owner mark (host/leftover.h), each service dies with it
+ * (PR_SET_PDEATHSIG), and the watcher sup_init starts kills whatever else is
+ * in the cgroups (a master's workers) and removes them and the directory. What
+ * even that leaves (the watcher killed too) sup_clean_leftovers removes on the
+ * next run, once its owner is dead.
  */
 #ifndef HOPBENCH_STACK_SUPERVISOR_H
 #define HOPBENCH_STACK_SUPERVISOR_H
@@ -22,9 +29,11 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "endpoint.h"
+#include "host/leftover.h"
 #include "proto/codec.h"
 #include "stack/users.h"
 #include "util.h"
@@ -47,8 +56,9 @@ struct sup_svc {
 
 struct sup {
     char dir[PATH_MAX];                  /* the private directory; "" once removed */
-    char cg_run[SUP_MAX_HIER][PATH_MAX]; /* the run's cgroup in each hierarchy */
+    char cg_run[SUP_MAX_HIER][PATH_MAX]; /* the run's cgroup in each hierarchy: DIRNAME.MARK */
     unsigned ncg;
+    struct leftover_watch watch; /* ends the services and removes all if hopbench is killed */
     struct sup_svc svc[SUP_MAX_SVC];
     unsigned nsvc;
 };
@@ -82,16 +92,26 @@ struct sup_check {
 int sup_need(const char *path, const char *package, struct hb_err *err);
 
 /*
- * Makes the private directory (under $TMPDIR or /tmp) and the run's cgroups.
- * Returns 0, or a negative errno with err set; sup_release is still to be
- * called either way (it removes what was made).
+ * Makes the private directory (under $TMPDIR or /tmp) with its owner mark, the
+ * run's cgroups and the watcher. Returns 0, or a negative errno with err set;
+ * sup_release is still to be called either way (it removes what was made).
  */
 int sup_init(struct sup *s, struct hb_err *err);
+
+/*
+ * Removes what stacks of dead hopbench processes left (host/leftover.h): their
+ * private directories under $TMPDIR (or /tmp), their cgroups beside the ones a
+ * stack would make, and the processes in those; one line per dead owner to out.
+ */
+void sup_clean_leftovers(FILE *out);
 
 /* dir/name into buf. Returns 0 or -ENAMETOOLONG. */
 int sup_path(const struct sup *s, const char *name, char *buf, size_t cap);
 
-/* Writes text to dir/name (0644, a new file). Returns 0 or a negative errno with err set. */
+/*
+ * Writes text to dir/name (a new file, 0644 whatever the umask: a server's
+ * workers read it). Returns 0 or a negative errno with err set.
+ */
 int sup_write(const struct sup *s, const char *name, const char *text, struct hb_err *err);
 
 /*

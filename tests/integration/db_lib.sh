@@ -14,7 +14,9 @@
 #   my_sql SQL        runs SQL as root over the socket
 #   my_stop           SIGTERM to mariadbd, bounded wait
 
-PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+# PostgreSQL's programs: where scripts/programs.txt has initdb, as stack postgres does (Debian
+# 12's PostgreSQL 15), not whichever version a search finds first
+PG_BIN=$(dirname "$(program_path initdb)")
 
 # $T must be traversable by the servers' users (the data directories are theirs alone).
 db_dir() {

@@ -13,6 +13,13 @@
 
 set -u
 
+# The programs a test runs are Debian's, as on a fresh Debian 12 (scripts/programs.txt says
+# which package brings each): its directories come first, before any other copy on this PATH
+# (a python3 of pyenv's, a jq in /usr/local) that could hide a package missing.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
+# PROGRAMS: the list of the programs the suite runs and their Debian packages (need).
+PROGRAMS=${PROGRAMS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/programs.txt}
+
 HOPBENCH=${HOPBENCH:-build/release/hopbench}
 case $HOPBENCH in
 /*) ;;
@@ -22,10 +29,6 @@ if [ ! -x "$HOPBENCH" ]; then
     echo "not ok setup # $HOPBENCH is not an executable (run make first)"
     exit 1
 fi
-command -v jq >/dev/null || {
-    echo "not ok setup # jq is not installed"
-    exit 1
-}
 
 PIDS=()
 CGROUPS=()
@@ -211,17 +214,52 @@ one_line() {
     ok "$name"
 }
 
-# need_tools TOOL... : each is installed (PATH gets /usr/sbin), or the test ends with one
-# failure naming the command that installs them.
-need_tools() {
-    local tool
-    PATH=$PATH:/usr/sbin:/sbin
-    for tool in "$@"; do
-        command -v "$tool" >/dev/null 2>&1 || {
-            not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
-            done_testing
-        }
+# need PROGRAM... : each program is where $PROGRAMS (scripts/programs.txt) says it is; PROGRAM
+# is the last part of its path there (nginx, yaml) or the whole path. For each one missing, one
+# line names the test, the program and its Debian package, e.g.
+#   not ok setup: iptables # test_image.sh needs iptables (Debian package iptables, scripts/deps.sh test installs it): no /usr/sbin/iptables
+# and then the test ends failed, not skipped: a program missing is an install step missing.
+# A program the list does not have fails the same way (the list is what `make deps-check`
+# proves a fresh Debian 12 gets).
+declare -gA PROG_PATH=() PROG_PKG=() PROG_FOR=()
+need() {
+    local name path pkg for how missing=0
+    if [ "${#PROG_PATH[@]}" -eq 0 ]; then
+        while read -r path pkg for _; do
+            case $path in /*) ;; *) continue ;; esac
+            name=${path%/}
+            name=${name##*/}
+            PROG_PATH[$name]=$path PROG_PATH[$path]=$path
+            PROG_PKG[$path]=$pkg PROG_FOR[$path]=$for
+        done <"$PROGRAMS"
+    fi
+    for name in "$@"; do
+        path=${PROG_PATH[$name]:-}
+        if [ -z "$path" ]; then
+            not_ok "setup: $name" "${0##*/} needs $name, which $PROGRAMS does not list" \
+                "(add its path, Debian package, deps.sh purpose and who runs it)"
+            missing=1
+            continue
+        fi
+        case $path in
+        */) [ -d "$path" ] && continue ;;
+        *) [ -x "$path" ] && continue ;;
+        esac
+        pkg=${PROG_PKG[$path]} for=,${PROG_FOR[$path]},
+        case $for in
+        *,minbase,*) how="every Debian system has it" ;;
+        *,test,*) how="scripts/deps.sh test installs it" ;;
+        *) how="scripts/deps.sh ${PROG_FOR[$path]%%,*} installs it" ;;
+        esac
+        not_ok "setup: $name" "${0##*/} needs $name (Debian package $pkg, $how): no $path"
+        missing=1
     done
+    [ "$missing" = 0 ] || done_testing
+}
+
+# program_path PROGRAM : its path in $PROGRAMS (after need PROGRAM).
+program_path() {
+    printf '%s\n' "${PROG_PATH[$1]}"
 }
 
 # --- processes ------------------------------------------------------------------
@@ -523,3 +561,6 @@ ns_gone() {
     done
     return 0
 }
+
+# Every test reads its evidence with jq; free_port asks ss.
+need jq ss

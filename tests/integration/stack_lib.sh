@@ -2,7 +2,8 @@
 # Helpers of the test_stack_*.sh scripts (sourced after lib.sh, bash).
 #
 # A stack prints first "hopbench stack NAME: directory DIR" (its private directory,
-# DIR = /tmp/hopbench-stack.XXXXXX, or under $TMPDIR; its cgroups are named after it),
+# DIR = /tmp/hopbench-stack.XXXXXX, or under $TMPDIR; its cgroups are named after it and
+# its owner, hopbench-stack.XXXXXX.PID-START-PIDNS),
 # then, before it measures, the line of each service ("... pid N ...") and "cgroup: DIR"
 # (a service's CPU cgroup). These helpers read them from the stack's stdout and check
 # that nothing is left.
@@ -45,7 +46,7 @@ stack_nothing_left() {
     for p in $(pgrep -f "$tag"); do left="$left pid $p ($(tr '\0' ' ' <"/proc/$p/cmdline"))"; done
     while IFS= read -r d; do
         left="$left cgroup $d"
-    done < <(find /sys/fs/cgroup -maxdepth 5 -type d -name "$tag" 2>/dev/null)
+    done < <(find /sys/fs/cgroup -maxdepth 5 -type d \( -name "$tag" -o -name "$tag.*" \) 2>/dev/null)
     d=$(sed -n 's|^hopbench stack [a-z-]*: directory ||p' "$out" | head -n 1)
     [ -e "$d" ] && left="$left dir $d"
     if [ -z "$left" ]; then
@@ -55,33 +56,110 @@ stack_nothing_left() {
     fi
 }
 
-# fpm_need : the fpm stacks' servers and the tools their tests use are installed (PATH gets
-# /usr/sbin), or the test ends with one failure naming the command that installs them.
-fpm_need() {
-    local tool
-    PATH=$PATH:/usr/sbin:/sbin
-    for tool in nginx apache2 php-fpm8.2 cgi-fcgi curl; do
-        command -v "$tool" >/dev/null 2>&1 || {
-            not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
-            done_testing
-        }
+# as_nobody CMD.. : runs CMD as user nobody (group nogroup, no other group): another local user,
+# who may try to reach the stack's services.
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+
+# stack_root_procs OUT MASTERS : the processes in the stack's cgroups (the "cgroup: DIR" lines of
+# OUT) that run with effective uid 0, one "PID CMD" line each, but the pids in MASTERS (a list:
+# masters that only bind and fork, whose workers read the requests).
+stack_root_procs() {
+    local out=$1 masters=" $2 " cg p
+    while IFS= read -r cg; do
+        while read -r p; do
+            [ "$(awk '/^Uid:/ { print $3 }' "/proc/$p/status" 2>/dev/null)" = 0 ] || continue
+            case $masters in *" $p "*) continue ;; esac
+            echo "$p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+        done <"$cg/cgroup.procs"
+    done < <(sed -n 's/^cgroup: //p' "$out")
+}
+
+# private_refused NAME DIR FILE.. : nobody may not list the stack's private directory DIR nor
+# read any FILE (a password file, a configuration that holds one) nor search the directory of
+# each (a server's own, where its socket is).
+private_refused() {
+    local name=$1 dir=$2 f
+    shift 2
+    check "$name: nobody may not list the private directory" sh -c \
+        "! setpriv --reuid=nobody --regid=nogroup --clear-groups -- ls '$dir' >/dev/null 2>&1"
+    for f in "$@"; do
+        check "$name: nobody may not read $(basename "$(dirname "$f")")/$(basename "$f") nor search its directory" \
+            sh -c "[ -s '$f' ] &&
+                ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- cat '$f' >/dev/null 2>&1 &&
+                ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- ls '$(dirname "$f")' >/dev/null 2>&1"
     done
 }
 
-# web_requests WEB PORT : the requests the web server (nginx or apache) on 127.0.0.1:PORT
-# counted, from its own status page (nginx stub_status, Apache mod_status).
+# redis_attack NAME PORT SOCK PWFILE : another local user (nobody) gets nothing from the stack's
+# redis-server on 127.0.0.1:PORT and at SOCK without its password (PWFILE's, made for the stack):
+# PING and CONFIG SET refused (NOAUTH), a wrong password refused, the socket not theirs; the
+# password logs in (CONFIG GET shows the CONFIG SET did nothing: hz is still its default, 10).
+redis_attack() {
+    local name=$1 port=$2 sock=$3 pw out
+    pw=$(cat "$4")
+    out=$(as_nobody timeout 5 redis-cli -h 127.0.0.1 -p "$port" CONFIG SET hz 77 2>&1)
+    check "$name: nobody's CONFIG SET over TCP is refused: $out" grep -q '^NOAUTH' <<<"$out"
+    out=$(as_nobody timeout 5 redis-cli -h 127.0.0.1 -p "$port" PING 2>&1)
+    check "$name: nobody's PING over TCP is refused: $out" grep -q '^NOAUTH' <<<"$out"
+    out=$(as_nobody timeout 5 redis-cli --no-auth-warning -a wrong -h 127.0.0.1 -p "$port" PING 2>&1)
+    check "$name: a wrong password is refused: $out" grep -q 'WRONGPASS' <<<"$out"
+    out=$(as_nobody timeout 5 redis-cli -s "$sock" PING 2>&1)
+    check "$name: nobody may not connect to the socket: $out" grep -q 'Permission denied' <<<"$out"
+    out=$(REDISCLI_AUTH=$pw timeout 5 redis-cli -h 127.0.0.1 -p "$port" CONFIG GET hz |
+        tr -d '\r' | tr '\n' ' ')
+    check_eq "$name: the password logs in; hz as it was" "hz 10 " "$out"
+}
+
+# fpm_need : the fpm stacks' servers and the programs their tests use are installed, or the
+# test ends failed with a line naming each one missing and its package (need).
+fpm_need() {
+    need nginx apache2 php-fpm8.2 cgi-fcgi curl pgrep nsenter setpriv
+}
+
+# in_ns PID CMD.. : runs CMD in the network namespace of process PID (a service of the stack:
+# the fpm stacks run theirs in a namespace of their own, whose loopback the host's is not).
+in_ns() {
+    local pid=$1
+    shift
+    nsenter -t "$pid" -n -- "$@"
+}
+
+# web_requests WEB PORT PID : the requests the web server (nginx or apache) on 127.0.0.1:PORT
+# of the namespace of PID counted, from its own status page (nginx stub_status, Apache
+# mod_status).
 web_requests() {
     if [ "$1" = nginx ]; then
-        curl -s "http://127.0.0.1:$2/nginx_status" | sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p'
+        in_ns "$3" curl -s "http://127.0.0.1:$2/nginx_status" |
+            sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p'
     else
-        curl -s "http://127.0.0.1:$2/server-status?auto" | sed -n 's/^Total Accesses: //p'
+        in_ns "$3" curl -s "http://127.0.0.1:$2/server-status?auto" | sed -n 's/^Total Accesses: //p'
     fi
 }
 
-# fpm_status SOCKET : php-fpm's status page of the pool on SOCKET.
+# fpm_status SOCKET [PID] : php-fpm's status page of the pool on SOCKET (a path, or HOST:PORT in
+# the namespace of PID).
 fpm_status() {
+    local ns=()
+    [ -z "${2:-}" ] || ns=(nsenter -t "$2" -n --)
     SCRIPT_NAME=/status SCRIPT_FILENAME=/status REQUEST_METHOD=GET QUERY_STRING='' \
-        cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
+        "${ns[@]}" cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
+}
+
+# fcgi_attack NAME TARGET : as nobody (another local user), a FastCGI request to TARGET
+# (HOST:PORT on the host's loopback, or a socket's path) naming a PHP script of nobody's own,
+# which prints its euid: it must not run (FastCGI has no authentication: a pool that answers
+# runs whatever script a request names, as its workers).
+fcgi_attack() {
+    local out
+    if [ -z "${ATTACK:-}" ]; then # nobody's directory and script: $T opened to search for it
+        ATTACK=$T/attack
+        chmod 711 "$T" && mkdir -m 755 "$ATTACK" && chown nobody "$ATTACK"
+        as_nobody sh -c "printf '<?php echo \"ran as euid \", posix_geteuid();\\n' >'$ATTACK/own.php'"
+    fi
+    out=$(as_nobody env SCRIPT_FILENAME="$ATTACK/own.php" SCRIPT_NAME=/own.php \
+        REQUEST_METHOD=GET cgi-fcgi -bind -connect "$2" 2>&1 | tr -d '\r' | tr '\n' ' ')
+    check "$1: nobody's FastCGI request to $2 for its own script does not run (${out:0:80})" \
+        test "${out#*ran as euid}" = "$out"
 }
 
 # all_left NAME OUT : nothing left of any of the stack's directories (one per step).

@@ -12,7 +12,7 @@
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
-need_tools ip ss
+need ip python3 hostname
 
 NS_S=hb-agent-s-$$
 NS_C=hb-agent-c-$$

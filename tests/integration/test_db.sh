@@ -18,6 +18,7 @@
     ok "databases # SKIP needs root (the servers run as their own users)"
     done_testing
 }
+need initdb postgres psql mariadbd mariadb-install-db mariadb runuser
 
 # sum FILE JQ : the sum over the runs of a figure.
 sum() { jq "[.runs[] | $2] | add" "$1"; }

@@ -2,8 +2,9 @@
 # stack postgres and stack redis-mariadb: hopbench builds Debian's PostgreSQL, MariaDB and
 # redis-server in a private directory, measures them over tcp and their sockets, removes them.
 #   - list and --help name them and say what they build, measure and how long it takes
-#   - each database's way of authenticating its runs is said (postgres: password, in clear,
-#     which the runs name with --auth-method; mariadb: mysql_native_password)
+#   - each server's way of authenticating its runs is said (postgres: password, in clear,
+#     which the runs name with --auth-method; mariadb: mysql_native_password; redis:
+#     requirepass), and its user and the file of the password made for the stack
 #   - postgres --short --hold: the table has tcp and unix columns for the point select, the
 #     read/write mix and the connection-per-query cell, with PostgreSQL's CPU per op (the
 #     service postgres, every run); postgres runs as the user postgres, not root; the server's
@@ -16,6 +17,11 @@
 #     UPDATEs, Com_select the SELECTs sent and the stack's two readiness queries) and
 #     redis-server (cmdstat_set and cmdstat_get calls), each server's CPU per op, and the
 #     rows the mix updated spread over the table as for postgres
+#   - another local user (nobody) gets nothing: no process of either stack is root (redis-server
+#     runs as redis), each says its user and auth; PostgreSQL and MariaDB's bench over TCP
+#     refuse a missing or wrong password (no anonymous account), redis-server refuses PING,
+#     CONFIG SET and a wrong password, no socket is nobody's; the private directory is not
+#     nobody's to list, nor the password files and redis.conf to read
 #   - Ctrl-C while held: exit 0; no process, cgroup or file of either stack is left; Ctrl-C
 #     while PostgreSQL's data directory is being made: exit 130, nothing left
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -28,7 +34,7 @@
     ok "database stacks # SKIP needs root (cgroups; the servers run as their own users)"
     done_testing
 }
-need_tools redis-server redis-cli mariadbd mariadb-install-db mariadb psql
+need redis-server redis-cli mariadbd mariadb-install-db mariadb initdb postgres psql runuser setpriv
 
 expect_rc "stack list: exit 0" 0 list stack list
 check "stack list: names postgres and redis-mariadb" \
@@ -145,11 +151,20 @@ if hold pg postgres -d 1; then
     check "pg: the stack says how PostgreSQL authenticates its runs" grep -q \
         '^postgres: authentication password: the password in clear on both transports, to the stack.s own server (the runs name it: --auth-method password)$' \
         "$T/pg.out"
+    check "pg: the stack says its user and its password's file" grep -q \
+        "^postgres: user postgres; a password made for the stack in $(dirname "$PGSOCK")/pw (0600, in a 0700 directory of postgres's)" \
+        "$T/pg.out"
+    check_eq "pg: no process of the stack runs as root" "" \
+        "$(stack_root_procs "$T/pg.out" "" | tr '\n' '|')"
+    private_refused pg "$(dirname "$(dirname "$PGSOCK")")" "$(dirname "$PGSOCK")/pw"
     # a password made for the stack: without it no login, over TCP or the socket
     check "pg: its password file is 0600, the server user's" \
         test "$(stat -c '%a %U' "$(dirname "$PGSOCK")/pw")" = "600 postgres"
     check "pg: no login over TCP without the password" refused env -u PGPASSWORD psql -X -w \
         -h 127.0.0.1 -p "$(port pg postgres)" -U postgres -d postgres -c 'SELECT 1'
+    check "pg: nobody's login over TCP with a wrong password is refused" refused as_nobody \
+        env PGPASSWORD=wrong psql -X -w -h 127.0.0.1 -p "$(port pg postgres)" -U postgres \
+        -d postgres -c 'SELECT 1'
     check "pg: the password logs in over TCP" env PGPASSWORD="$PGPW" psql -X -w -qAt \
         -h 127.0.0.1 -p "$(port pg postgres)" -U postgres -d postgres -c 'SELECT 1'
     check "pg: the password is in no evidence (the runs were given its file)" \
@@ -183,8 +198,20 @@ if hold rm redis-mariadb; then
     MYSOCK=$(sock rm mariadb)
     status() { mariadb --no-defaults -S "$MYSOCK" -u root -N -B -e "SHOW GLOBAL STATUS LIKE '$1'" | awk '{ print $2 }'; }
     runs_as rm mariadb mysql
-    check "rm: the stack says how MariaDB authenticates its runs" \
-        grep -q '^mariadb: authentication mysql_native_password ' "$T/rm.out"
+    runs_as rm redis redis
+    check_eq "rm: no process of the stack runs as root" "" \
+        "$(stack_root_procs "$T/rm.out" "" | tr '\n' '|')"
+    MYPW=$(dirname "$MYSOCK")/pw
+    RDSOCK=$(sock rm redis)
+    for line in "mariadb: authentication mysql_native_password (user bench; root, which has no password, over the socket only)$" \
+        "mariadb: user mysql; a password made for the stack in $MYPW (0600, in a 0700 directory of mysql's)" \
+        "redis: authentication requirepass " \
+        "redis: user redis; a password made for the stack in $(dirname "$RDSOCK")/pw (0600, in a 0700 directory of redis's)"; do
+        check "rm: the stack says: ${line:0:60}" grep -q "^$line" "$T/rm.out"
+    done
+    private_refused rm "$(dirname "$(dirname "$MYSOCK")")" "$MYPW" "$(dirname "$RDSOCK")/pw" \
+        "$(dirname "$RDSOCK")/redis.conf"
+    redis_attack rm "$(port rm redis)" "$RDSOCK" "$(dirname "$RDSOCK")/pw"
     for cell in "redis set pipeline 16:redis" "redis get pipeline 16:redis" \
         "mariadb point select:mariadb" "mariadb read-write mix:mariadb"; do
         table_has rm "${cell%:*}" "${cell#*:}"
@@ -201,12 +228,31 @@ if hold rm redis-mariadb; then
     spread mariadb "$upd" "$(mariadb --no-defaults -S "$MYSOCK" -u root -N -B -e "SELECT
         COUNT(*), COALESCE(SUM(k - id % 1000), 0) FROM sbtest.sbtest1 WHERE k <> id % 1000" |
         tr '\t' ' ')"
+    # bench over TCP needs the password made for the stack; no other account logs in over TCP
+    # (after Com_select was read: these are SELECTs too)
+    mytcp=(timeout 10 mariadb --no-defaults -h 127.0.0.1 -P "$(port rm mariadb)" -N -B)
+    check "mariadb: nobody's login as bench over TCP without the password is refused" \
+        refused as_nobody "${mytcp[@]}" -u bench -e "UPDATE sbtest.sbtest1 SET k = 0 WHERE id = 1"
+    check "mariadb: nobody's login as bench with a wrong password is refused" \
+        refused as_nobody "${mytcp[@]}" -u bench -pwrong -e 'SELECT 1'
+    check "mariadb: no anonymous login over TCP" refused as_nobody "${mytcp[@]}" -u nobody \
+        -e 'SELECT 1'
+    check "mariadb: bench logs in over TCP with the password (mysql_native_password)" \
+        "${mytcp[@]}" -u bench "-p$(cat "$MYPW")" -e 'SELECT 1' sbtest
+    check_eq "mariadb: bench's accounts are mysql_native_password ones" \
+        "127.0.0.1 mysql_native_password|localhost mysql_native_password|" \
+        "$(mariadb --no-defaults -S "$MYSOCK" -u root -N -B -e "SELECT host, plugin FROM
+            mysql.user WHERE user = 'bench' ORDER BY host" | tr '\t\n' ' |')"
+    check_eq "mariadb: every account but bench@127.0.0.1 is socket-only (localhost), none anonymous" \
+        "bench 127.0.0.1|" "$(mariadb --no-defaults -S "$MYSOCK" -u root -N -B -e "SELECT user,
+            host FROM mysql.user WHERE host <> 'localhost' OR user = ''" | tr '\t\n' ' |')"
     # root has no password: it logs in over the socket (0700 directory) only, never over TCP
     check "mariadb: root cannot log in over TCP (127.0.0.1)" refused mariadb --no-defaults \
         -h 127.0.0.1 -P "$(port rm mariadb)" -u root -N -B -e 'SELECT 1'
     check "mariadb: root logs in over the socket" mariadb --no-defaults -S "$MYSOCK" -u root \
         -N -B -e 'SELECT 1'
-    INFO=$(redis-cli -s "$(sock rm redis)" INFO commandstats | tr -d '\r')
+    INFO=$(REDISCLI_AUTH=$(cat "$(dirname "$RDSOCK")/pw") redis-cli -s "$RDSOCK" INFO commandstats |
+        tr -d '\r')
     calls() { printf '%s\n' "$INFO" | sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p"; }
     check_eq "redis: SET requests sent = cmdstat_set calls" \
         "$(label_sum rm redis-set-pipeline-16 .requests)" "$(calls set)"

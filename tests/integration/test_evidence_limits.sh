@@ -7,10 +7,7 @@
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-command -v /usr/bin/time >/dev/null || {
-    echo "not ok setup # /usr/bin/time (GNU time) is not installed"
-    exit 1
-}
+need time
 
 # hist JSON of three values in counters 100, 200 and 400 (a value below 2048 is its own index)
 hist='{"unit":"ns","lowest":1,"highest":60000000000,"significant_digits":3,"total":3,"min":100,"max":400,"overflow":0,"counts":[[100,1],[200,1],[400,1]]}'

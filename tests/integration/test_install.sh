@@ -4,15 +4,13 @@
 # the calling make has (make asan and make tsan pass theirs down in MAKEFLAGS to
 # this script's makes), and a plain make after `make FLAVOUR=asan|tsan hopbench`
 # leaves them so. (That each --help describes every option is tests/unit/test_cli.c.)
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-nfail=0
-ok() { echo "ok $*"; }
-not_ok() {
-    echo "not ok $*"
-    nfail=$((nfail + 1))
-}
+# the binary under test as given (lib.sh points HOPBENCH at its own copy)
+given=${HOPBENCH:-}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+need make cc man groff troff grotty
+tmp=$T
 
 # instrumented FILE: FILE calls the ASan or TSan runtime's init (a release build does not).
 instrumented() { grep -qaE '__(asan|tsan)_init' "$1"; }
@@ -22,7 +20,7 @@ release_build() {
     if [ -f "$2" ] && ! instrumented "$2" && cmp -s "$2" build/release/hopbench; then
         ok "$1"
     else
-        not_ok "$1 # $2: $(grep -aoE -m 1 '__(asan|tsan)_init' "$2" 2>&1 || echo 'not build/release/hopbench')"
+        not_ok "$1" "$2: $(grep -aoE -m 1 '__(asan|tsan)_init' "$2" 2>&1 || echo 'not build/release/hopbench')"
     fi
 }
 
@@ -44,7 +42,7 @@ if [ -f "$man1" ] && ! grep -q '@VERSION@' "$man1" &&
     MANWIDTH=80 man -l "$man1" 2>/dev/null | grep -q '^SYNOPSIS'; then
     ok "install puts the man page, with the binary's version, where man finds it"
 else
-    not_ok "install puts the man page, with the binary's version # $(grep -m1 '^\.TH' "$man1" 2>&1)"
+    not_ok "install puts the man page, with the binary's version" "$(grep -m1 '^\.TH' "$man1" 2>&1)"
 fi
 if bash --norc -c ". '$tmp/dest/opt/hb/share/bash-completion/completions/hopbench' && complete -p hopbench" |
     grep -q -- '-F _hopbench'; then
@@ -60,7 +58,7 @@ release_build "./hopbench is the release build" ./hopbench
 # FLAVOUR=it, then a plain make (FLAVOUR=release on the command line outranks the
 # FLAVOUR this script inherits), then install.
 flavour=
-case ${HOPBENCH:-} in
+case $given in
 *build/asan/hopbench) flavour=asan ;;
 *build/tsan/hopbench) flavour=tsan ;;
 esac
@@ -91,4 +89,4 @@ if [ -n "$flavour" ]; then
 else
     ok "make FLAVOUR=asan|tsan, then make: ./hopbench is the release build # SKIP runs under make asan and make tsan, whose build is there"
 fi
-[ "$nfail" -eq 0 ]
+done_testing

@@ -7,10 +7,7 @@
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-if ! python3 -c 'import yaml' 2>/dev/null; then
-    echo "ok k8s policy # SKIP python3-yaml is not installed (scripts/deps.sh test installs it)"
-    exit 77
-fi
+need python3 yaml
 tap_from python3 tests/integration/k8s_policy.py deploy/k8s
 # the script exits 1 on any failed check; a crash before its lines would show here
 python3 tests/integration/k8s_policy.py deploy/k8s >/dev/null 2>&1

@@ -455,8 +455,9 @@ lab_server_exit() {
         stop_pid "$pid"
         return 1
     fi
-    # The server is the lab's only child: the one the header names.
-    check_eq "$name: the header's server pid is the lab's child" "$SPID" "$(pgrep -P "$pid")"
+    # The server is the lab's only child besides its watcher: the one the header names.
+    check_eq "$name: the header's server pid is the lab's child" "$SPID" \
+        "$(pgrep -P "$pid" | grep -vx "$(pgrep -P "$pid" -x hopbench-watch)")"
     kill "-$sig" "$SPID"
     reap "$pid" 20
     check_eq "$name: exit 1" 1 "$RC"

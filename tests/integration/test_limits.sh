@@ -134,24 +134,20 @@ fi
 
 # Each op opens a socket (--mode connect). While the run goes on, its soft limit is lowered
 # to 3 (every new fd is refused, EMFILE), then put back before the run ends.
-if ! command -v prlimit >/dev/null; then
-    ok "EMFILE counted as fds # SKIP prlimit (util-linux) is not installed"
-else
-    spawn emfile run echo --mode connect -c 4 -d 4 --warmup 0 --json "$T/emfile.json" "$EP"
-    pid=$SPAWNED
-    for ((i = 0; i < 100; i++)); do
-        grep -q '^placement:' "$T/emfile.out" 2>/dev/null && break
-        sleep 0.05
-    done
-    sleep 0.3
-    soft=$(prlimit --pid "$pid" --nofile --noheadings --output SOFT)
-    prlimit --pid "$pid" --nofile=3: && sleep 0.3 && prlimit --pid "$pid" --nofile="$soft":
-    reap "$pid" 30
-    check_eq "a run whose fds ran out: exit 2 (errors)" 2 "$RC"
-    rcheck "EMFILE is counted as fds, none as other, and the run went on" "$T/emfile.json" \
-        '.runs[0] | .errors.fds > 0 and .errors.other == 0 and errors_sum and .ops > 0'
-    check "the errors line names fds" grep -Eq '^errors: .* fds=[0-9]+' "$T/emfile.out"
-fi
+spawn emfile run echo --mode connect -c 4 -d 4 --warmup 0 --json "$T/emfile.json" "$EP"
+pid=$SPAWNED
+for ((i = 0; i < 100; i++)); do
+    grep -q '^placement:' "$T/emfile.out" 2>/dev/null && break
+    sleep 0.05
+done
+sleep 0.3
+soft=$(prlimit --pid "$pid" --nofile --noheadings --output SOFT)
+prlimit --pid "$pid" --nofile=3: && sleep 0.3 && prlimit --pid "$pid" --nofile="$soft":
+reap "$pid" 30
+check_eq "a run whose fds ran out: exit 2 (errors)" 2 "$RC"
+rcheck "EMFILE is counted as fds, none as other, and the run went on" "$T/emfile.json" \
+    '.runs[0] | .errors.fds > 0 and .errors.other == 0 and errors_sum and .ops > 0'
+check "the errors line names fds" grep -Eq '^errors: .* fds=[0-9]+' "$T/emfile.out"
 
 # --- memory --------------------------------------------------------------------------------
 
@@ -169,17 +165,13 @@ threads=$((avail_kb / (200 * 64 * 1024) + 1))
 if [ -z "$avail_kb" ] || [ "$threads" -gt 1024 ]; then
     ok "memory refusal # SKIP MemAvailable '${avail_kb:-?}' kB: more than -t 1024 can ask"
 else
-    if [ -x /usr/bin/time ]; then
-        RC=0
-        (cd "$T" && exec /usr/bin/time -f '%M' -o "$T/mem.rss" timeout -k 5 60 "$HOPBENCH" \
-            run echo --size 64MiB --pipeline 200 -c "$threads" -t "$threads" "$EP") \
-            >"$T/mem.out" 2>"$T/mem.err" || RC=$?
-        rss=$(tail -n 1 "$T/mem.rss")
-        check "refused before allocating: peak RSS ${rss:-?} KiB is under 64 MiB" \
-            test "${rss:-999999}" -lt 65536
-    else
-        hb mem run echo --size 64MiB --pipeline 200 -c "$threads" -t "$threads" "$EP"
-    fi
+    RC=0
+    (cd "$T" && exec /usr/bin/time -f '%M' -o "$T/mem.rss" timeout -k 5 60 "$HOPBENCH" \
+        run echo --size 64MiB --pipeline 200 -c "$threads" -t "$threads" "$EP") \
+        >"$T/mem.out" 2>"$T/mem.err" || RC=$?
+    rss=$(tail -n 1 "$T/mem.rss")
+    check "refused before allocating: peak RSS ${rss:-?} KiB is under 64 MiB" \
+        test "${rss:-999999}" -lt 65536
     mem_refused "--size 64MiB --pipeline 200 -t $threads (more than MemAvailable)" mem
     want=$(awk -v t="$threads" 'BEGIN { printf "%.1f", t * 200 * 64 / 1024 }')
     check "the refusal says $want GiB is needed" grep -q "needs $want GiB" "$T/mem.err"

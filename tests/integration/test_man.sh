@@ -11,6 +11,8 @@
 # - the completion, sourced into bash, offers the commands, each command's options (the
 #   table's), the protocols and the stacks the binary itself lists, and a file after --json.
 . "$(dirname "$0")/lib.sh"
+
+need groff troff grotty python3
 MAN=docs/hopbench.1
 COMPLETION=scripts/hopbench.bash-completion
 tmp=$T

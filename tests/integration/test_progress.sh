@@ -7,10 +7,7 @@
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-command -v script >/dev/null || {
-    echo "not ok setup # script(1) (util-linux) is not installed"
-    exit 1
-}
+need script
 start_server srv --listen tcp://127.0.0.1:0 --listen "unix:$T/s.sock" || done_testing
 tcp=tcp://127.0.0.1:$SRV_PORT
 

@@ -18,7 +18,7 @@
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-need_tools redis-server redis-cli
+need redis-server redis-cli
 
 # mix_run NAME OUT EP KEYS SIZE ARGS... : a mix run of -n 2000 without warm-up that must
 # be clean, with every key SET before it and the replies split by command.

@@ -10,11 +10,8 @@
 
 CHECK="python3 $(cd "$(dirname "$0")" && pwd)/report_check.py"
 FIX=$(cd "$(dirname "$0")/../fixtures/evidence" && pwd)
-CHROME=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROME" ]; then
-    not_ok setup "chromium is not installed (scripts/deps.sh test installs it)"
-    done_testing
-fi
+need chromium python3 hostname
+CHROME=$(program_path chromium)
 
 # chrome PREFIX ARGS... : headless Chromium with a private profile in $T, bounded in time
 # (timeout signals the process group, so its helper processes too); stdout to PREFIX.out,

@@ -141,31 +141,27 @@ done
 # errors each equal the server's connections (less hopbench's pre-flight probe), all but
 # the last closed by the server, less at most 2: the last one, if the client closed it at
 # the end, and the close of the op in flight then.
-if ! command -v wrk >/dev/null; then
-    ok "--retry none against wrk # SKIP wrk is not installed"
-else
-    for client in wrk hopbench; do
-        n="--retry none against wrk: $client, 1 s against a server closing after 3 replies"
-        PROTO=http start_server "wrk-$client" --listen tcp://127.0.0.1:0 --close-after 210 ||
-            continue
-        if [ "$client" = wrk ]; then
-            (cd "$T" && timeout -k 5 30 wrk -t1 -c1 -d1 "http://127.0.0.1:$SRV_PORT/") \
-                >"$T/wrk.out" 2>&1
-            errs=$(sed -n 's/.*Socket errors: connect \([0-9]*\), read \([0-9]*\), write \([0-9]*\),.*/\1 \2 \3/p' \
-                "$T/wrk.out" | awk '{ print $1 + $2 + $3 }')
-            probes=0
-        else
-            hb wrk-hb run http "tcp://127.0.0.1:$SRV_PORT" -c 1 -d 1 --warmup 0 --retry none \
-                --json "$T/wrk-hb.json"
-            errs=$(jq '.runs[0].errors_total' "$T/wrk-hb.json" 2>/dev/null)
-            probes=1
-        fi
-        stop_server "$SRV_PID" "$SRV_OUT"
-        conns=$(($(stopped_field connections) - probes))
-        check "$n: errors (${errs:-none}) = the server's connections ($conns), less at most 2" \
-            test "${errs:-0}" -ge $((conns - 2)) -a "${errs:-0}" -le "$conns" -a "$conns" -gt 10
-    done
-fi
+for client in wrk hopbench; do
+    n="--retry none against wrk: $client, 1 s against a server closing after 3 replies"
+    PROTO=http start_server "wrk-$client" --listen tcp://127.0.0.1:0 --close-after 210 ||
+        continue
+    if [ "$client" = wrk ]; then
+        (cd "$T" && timeout -k 5 30 wrk -t1 -c1 -d1 "http://127.0.0.1:$SRV_PORT/") \
+            >"$T/wrk.out" 2>&1
+        errs=$(sed -n 's/.*Socket errors: connect \([0-9]*\), read \([0-9]*\), write \([0-9]*\),.*/\1 \2 \3/p' \
+            "$T/wrk.out" | awk '{ print $1 + $2 + $3 }')
+        probes=0
+    else
+        hb wrk-hb run http "tcp://127.0.0.1:$SRV_PORT" -c 1 -d 1 --warmup 0 --retry none \
+            --json "$T/wrk-hb.json"
+        errs=$(jq '.runs[0].errors_total' "$T/wrk-hb.json" 2>/dev/null)
+        probes=1
+    fi
+    stop_server "$SRV_PID" "$SRV_OUT"
+    conns=$(($(stopped_field connections) - probes))
+    check "$n: errors (${errs:-none}) = the server's connections ($conns), less at most 2" \
+        test "${errs:-0}" -ge $((conns - 2)) -a "${errs:-0}" -le "$conns" -a "$conns" -gt 10
+done
 
 expect_rc "--retry bogus: exit 64" 64 bad run echo "unix:$T/x.sock" --retry twice
 check "--retry bogus: says what is wrong" grep -q "retry: 'twice' is not once or none" "$T/bad.err"

@@ -19,7 +19,7 @@
 # shellcheck source=tests/integration/stack_lib.sh
 . "$(dirname "$0")/stack_lib.sh"
 
-need_tools redis-server redis-cli
+need redis-server redis-cli nginx php-fpm8.2 python3 ip nsenter
 
 CHECK="python3 $(cd "$(dirname "$0")" && pwd)/stack_agent_check.py"
 
@@ -78,14 +78,12 @@ check "without --agent the report has no agent's table" \
 # The fpm failure cases report each transport's one run on its own (it fails by design, so it
 # is no table's): with --agent each report has the agent's rows of its run, the same names
 # and figures as the table's (nginx and php-fpm, per transport, from --jsonl).
-PATH=$PATH:/usr/sbin:/sbin
-if command -v nginx >/dev/null && command -v php-fpm8.2 >/dev/null; then
-    expect_rc "stack nginx-fpm --overload --short --agent: exit 0" 0 ovl \
-        stack nginx-fpm --overload --short -q --agent "tcp://127.0.0.1:$APORT" \
-        --agent-token-file "$TOKEN" --jsonl "$T/ovl.jsonl"
-    stack_nothing_left "ovl" "$T/ovl.out"
-    check_eq "each transport's report has its run's agent rows" "ok" "$(python3 - "$T/ovl.out" \
-        "$T/ovl.jsonl" <<'PY'
+expect_rc "stack nginx-fpm --overload --short --agent: exit 0" 0 ovl \
+    stack nginx-fpm --overload --short -q --agent "tcp://127.0.0.1:$APORT" \
+    --agent-token-file "$TOKEN" --jsonl "$T/ovl.jsonl"
+stack_nothing_left "ovl" "$T/ovl.out"
+check_eq "each transport's report has its run's agent rows" "ok" "$(python3 - "$T/ovl.out" \
+    "$T/ovl.jsonl" <<'PY'
 import json, re, sys
 out = open(sys.argv[1]).read()
 parts = dict(re.findall(r"^(tcp|unix):\n((?:  .*\n)+)", out, re.M))
@@ -103,9 +101,6 @@ for r in runs:
 print("ok" if seen == {"tcp", "unix"} and not bad else "runs %s; missing %s" % (sorted(seen), bad))
 PY
 )"
-else
-    echo "ok stack nginx-fpm --overload --agent # SKIP nginx or php-fpm8.2 is not installed"
-fi
 
 expect_rc "stack redis --agent with a wrong token: exit 3" 3 wrong \
     stack redis --short -q --agent "tcp://127.0.0.1:$APORT" --agent-token-file "$T/wrong"
@@ -124,9 +119,8 @@ IF_N=hbsn$$
 ADDR_H=10.251.9.1
 ADDR_N=10.251.9.2
 netns_trap "$NS" "$IF_H"
-if ! command -v ip >/dev/null || ! command -v nsenter >/dev/null ||
-    ! ip netns add "$NS" 2>/dev/null; then
-    echo "ok stack --agent in another namespace # SKIP no ip or nsenter, or no right to make a network namespace"
+if ! ip netns add "$NS" 2>/dev/null; then
+    echo "ok stack --agent in another namespace # SKIP no right to make a network namespace"
     done_testing
 fi
 ip link add "$IF_H" type veth peer name "$IF_N" && ip link set "$IF_N" netns "$NS" &&

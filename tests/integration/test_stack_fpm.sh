@@ -29,6 +29,12 @@
 #     one line naming the directory), nothing left
 #   - --profile is checked; -c more than the pool leaves (the bare hop keeps its
 #     connections) is refused before measuring, one line, exit 1, nothing left
+#   - no process of the stack runs as root but the web server's master and php-fpm's (which
+#     bind and fork): php-fpm's workers are www-data, as the web server's are
+#   - the services run in a network namespace of the stack's own (FastCGI has no
+#     authentication): another local user (nobody) who asks php-fpm's TCP port on the host's
+#     loopback, or its socket, to run a script of its own gets nothing run, and may not enter
+#     the namespace
 #   - every run is valid (2xx, body "bench"); Ctrl-C while held: exit 0, nothing left
 #   - Ctrl-C in the middle of a measurement: exit 130 within seconds, nothing left
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -88,6 +94,24 @@ one_line "unreachable socket: one line naming the directory" "$T/locked.err" \
 check "unreachable socket: nothing measured" test "$(grep -c '^measuring' "$T/locked.out")" = 0
 stack_nothing_left "unreachable socket" "$T/locked.out"
 
+# --agent: the run children reach the agent from the host's namespace, so the services stay
+# there too, and a line says that the FastCGI port is open to every local user (no agent on
+# port 1: exit 1 at the first run). Under umask 077 php-fpm's and nginx's workers still read
+# what the stack wrote (they answered: the socket's check line came after php-fpm's readiness).
+printf '%s\n' 0123456789abcdef0123 >"$T/token"
+chmod 600 "$T/token"
+mask=$(umask)
+umask 077
+expect_rc "--agent, umask 077: exit 1 (no agent there)" 1 agentwarn stack nginx-fpm --short \
+    --agent tcp://127.0.0.1:1 --agent-token-file "$T/token"
+umask "$mask"
+check "--agent: a line says the FastCGI port is on the host's loopback" grep -q \
+    "^warning: the FastCGI TCP port is on the host's loopback (--agent: .*any local user" \
+    "$T/agentwarn.out"
+check "--agent, umask 077: php-fpm answered, the socket's check passed" \
+    grep -q "^check: the socket .* can connect" "$T/agentwarn.out"
+stack_nothing_left "--agent" "$T/agentwarn.out"
+
 # --- each stack and profile, held ----------------------------------------------------------
 
 for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
@@ -112,11 +136,29 @@ for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
             $o.other_ns == ([$busy - $o.client_process_ns - $svc, 0] | max) and
             $o.noisy == ($o.other_ns + $o.steal_ns > $o.threshold_cpus * $o.window_ns))' \
         "$T/$name.jsonl"
+    # php-fpm's workers and the web server's read the requests: none of them is root
+    web_pid=$(sed -n "s|.*: $web pid \([0-9]*\) on .*|\1|p" "$OUT")
+    fpm_pid=$(sed -n 's|.* php-fpm pid \([0-9]*\) on .*|\1|p' "$OUT")
+    check_eq "$name: no process of the stack runs as root but the masters ($web $web_pid, php-fpm $fpm_pid)" \
+        "" "$(stack_root_procs "$OUT" "$web_pid $fpm_pid" | tr '\n' '|')"
+    check "$name: php-fpm's workers run as www-data" sh -c \
+        "[ \"\$(pgrep -P '$fpm_pid' | xargs -r -I{} awk '/^Uid:/ { print \$3 }' /proc/{}/status |
+            sort -u)\" = \"\$(id -u www-data)\" ]"
     FPM_PORT=$(sed -n 's|.* php-fpm pid [0-9]* on tcp://127.0.0.1:\([0-9]*\) and .*|\1|p' "$OUT")
     FRONT_UNIX=$(sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p' "$OUT")
     SOCK=$(sed -n 's|.* and unix:\(/[^,]*fpm.sock\), pm .*|\1|p' "$OUT")
+    # FastCGI has no authentication: the TCP pool is in a namespace of the stack's own, which
+    # another user may not enter (not on the host's loopback), the socket is not theirs
+    check "$name: the services run in a network namespace of the stack's own, said so" sh -c \
+        "grep -q \"^netns: same: .*this stack's default\" '$OUT' &&
+         [ \"\$(readlink /proc/$fpm_pid/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ] &&
+         [ \"\$(readlink /proc/$fpm_pid/ns/net)\" = \"\$(readlink /proc/$web_pid/ns/net)\" ]"
+    fcgi_attack "$name" "127.0.0.1:$FPM_PORT"
+    fcgi_attack "$name" "$SOCK"
+    check "$name: nobody may not enter the stack's namespace" sh -c \
+        "! setpriv --reuid=nobody --regid=nogroup --clear-groups -- nsenter -t $fpm_pid -n true 2>/dev/null"
     sent=$(($(jsum "$T/$name.jsonl" 1 requests 0) + $(jsum "$T/$name.jsonl" 1 requests 1)))
-    got=$(web_requests "$web" "$FRONT_UNIX")
+    got=$(web_requests "$web" "$FRONT_UNIX" "$web_pid")
     check "$name: $web counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
         test "${got:-0}" -ge $((sent + 2)) -a "${got:-0}" -le $((sent + 3))
     front_unix=$(jsum "$T/$name.jsonl" 1 requests 1)
@@ -126,7 +168,7 @@ for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
         "$T/$name.jsonl")
     lo=$((front_unix + hop_unix))
     want=$((lo + hop_runs + 4))
-    kept=$(ss -Htn state established "( dport = :$FPM_PORT )" 2>/dev/null | wc -l)
+    kept=$(in_ns "$fpm_pid" ss -Htn state established "( dport = :$FPM_PORT )" 2>/dev/null | wc -l)
     if [ "$profile" = optimized-reuse ]; then
         max=$(sed -n 's/^check: the web server keeps at most .* = \([0-9]*\) FastCGI .*/\1/p' "$OUT")
         check "$name: the web server keeps FastCGI connections ($kept established to php-fpm, at most ${max:-?})" \

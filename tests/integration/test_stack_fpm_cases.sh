@@ -89,7 +89,8 @@ for stack in nginx-fpm apache-fpm; do
     # the last step's front (backend unix) against the web server's own count
     FRONT_UNIX=$(grep '^+reuse[^:]*: ' "$OUT" | sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p')
     sent=$(jq -s '[.[] | select(.record == "run")] | .[-4:] | map(.requests) | add' "$T/$name.jsonl")
-    got=$(web_requests "$web" "$FRONT_UNIX")
+    web_pid=$(grep '^+reuse[^:]*: ' "$OUT" | sed -n "s|.*: $web pid \([0-9]*\) on .*|\1|p")
+    got=$(web_requests "$web" "$FRONT_UNIX" "$web_pid")
     check "$name: the last step's $web counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
         test "${got:-0}" -ge $((sent + 2)) -a "${got:-0}" -le $((sent + 3))
     release "$name"
@@ -160,8 +161,9 @@ for stack in nginx-fpm apache-fpm; do
     done
     # php-fpm's own listen-queue figures, as its status page says them while held
     port=$(sed -n 's|^overload: .* php-fpm pid [0-9]* on tcp://\(127.0.0.1:[0-9]*\) and .*|\1|p' "$OUT")
+    fpm_pid=$(sed -n 's|^overload: .* php-fpm pid \([0-9]*\) on tcp://.*|\1|p' "$OUT")
     for t in tcp unix; do
-        if [ "$t" = tcp ]; then page=$(fpm_status "$port"); else page=$(fpm_status "$DIR/fpm.sock"); fi
+        if [ "$t" = tcp ]; then page=$(fpm_status "$port" "$fpm_pid"); else page=$(fpm_status "$DIR/fpm.sock"); fi
         max=$(printf '%s\n' "$page" | sed -n 's/^max listen queue: *//p')
         len=$(printf '%s\n' "$page" | sed -n 's/^listen queue len: *//p')
         said=$(report_field "$t" "php-fpm status page (pool $t): ")

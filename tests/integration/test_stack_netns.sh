@@ -11,6 +11,8 @@
 # shellcheck source=tests/integration/stack_lib.sh
 . "$(dirname "$0")/stack_lib.sh"
 
+need ip nsenter setpriv unshare
+
 host_ns=$(readlink /proc/self/ns/net)
 
 expect_rc "stack redis --netns other: usage error" 64 redisother stack redis --netns other

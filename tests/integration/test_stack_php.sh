@@ -29,13 +29,7 @@
 # shellcheck source=tests/integration/stack_lib.sh
 . "$(dirname "$0")/stack_lib.sh"
 
-PATH=$PATH:/usr/sbin:/sbin
-for tool in nginx php-fpm8.2 cgi-fcgi curl; do
-    command -v "$tool" >/dev/null 2>&1 || {
-        not_ok "setup: $tool installed" "run: sh scripts/deps.sh test"
-        done_testing
-    }
-done
+need nginx php-fpm8.2 cgi-fcgi curl pgrep
 
 # runs_of JSONL : one object per run record: its child (1-based, counted by header lines),
 # the child's --path, whether the child ran an open loop, and the run's own fields.
@@ -88,7 +82,8 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
     FRONT_UNIX=$(sed -n 's|.* and tcp://127.0.0.1:\([0-9]*\) (backend unix).*|\1|p' "$OUT")
     SOCK=$(sed -n 's|.* and unix:\(/[^,]*fpm.sock\), pm .*|\1|p' "$OUT")
     sent=$(jq '[.[].requests] | add' "$T/runs.json")
-    got=$(curl -s "http://127.0.0.1:$FRONT_UNIX/nginx_status" |
+    nginx_pid=$(sed -n 's|.*: nginx pid \([0-9]*\) on .*|\1|p' "$OUT")
+    got=$(nsenter -t "$nginx_pid" -n curl -s "http://127.0.0.1:$FRONT_UNIX/nginx_status" |
         sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p')
     check "php-method: nginx counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
         test "${got:-0}" -ge $((sent + 2)) -a "${got:-0}" -le $((sent + 3))

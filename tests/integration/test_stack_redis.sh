@@ -23,6 +23,11 @@
 #   - Ctrl-C as soon as the private directory exists (the server starting): exit 130,
 #     nothing left
 #   - the cost section at the end covers each cell
+#   - another local user (nobody) gets nothing from redis-server: it runs as the user redis,
+#     with a password made for the stack (requirepass; the run children get its file): PING,
+#     CONFIG SET and a wrong password are refused over TCP, the socket is not theirs, the
+#     private directory not theirs to list nor the password file and the configuration to
+#     read; no process of the stack is root; the password is in no evidence
 #   - Ctrl-C while held: exit 0 (the measurement was done), nothing left
 #   - Ctrl-C in the middle of a measurement: exit 130 within seconds, nothing left
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -31,7 +36,7 @@
 # shellcheck source=tests/integration/stack_lib.sh
 . "$(dirname "$0")/stack_lib.sh"
 
-need_tools redis-server redis-cli
+need redis-server redis-cli unshare mount script setpriv
 
 # --- list, help, usage errors -------------------------------------------------------------
 
@@ -99,9 +104,28 @@ if ! wait_line "$T/held.out" '^holding: ' 90 "$HELD"; then
 fi
 ok "held: measured and holding"
 SOCK=$(sed -n 's|^hopbench stack redis: .* and unix:\(/.*\.sock\)$|\1|p' "$T/held.out")
+PORT=$(sed -n 's|^hopbench stack redis: .* on tcp://127.0.0.1:\([0-9]*\) and .*|\1|p' "$T/held.out")
+PWFILE=$(dirname "$SOCK")/pw
 CG=$(sed -n 's/^cgroup: //p' "$T/held.out")
+# redis-server is no one's but the stack's: run as the user redis, a password made for the stack
+check "held: the stack says how redis-server authenticates its runs" grep -q \
+    "^redis: authentication requirepass " "$T/held.out"
+check "held: the stack says who redis-server runs as and its password's file" grep -q \
+    "^redis: user redis; a password made for the stack in $PWFILE (0600, in a 0700 directory of redis's)" \
+    "$T/held.out"
+check_eq "held: no process of the stack runs as root" "" \
+    "$(stack_root_procs "$T/held.out" "" | tr '\n' '|')"
+check_eq "held: its password file is 0600, redis's, in its 0700 directory" "600 redis 700 redis" \
+    "$(stat -c '%a %U' "$PWFILE" "$(dirname "$PWFILE")" | tr '\n' ' ' | sed 's/ $//')"
+redis_attack held "$PORT" "$SOCK" "$PWFILE"
+private_refused held "$(dirname "$(dirname "$SOCK")")" "$PWFILE" "$(dirname "$SOCK")/redis.conf"
+check "held: the password is in no evidence (the runs were given its file)" \
+    sh -c "! grep -qF '$(cat "$PWFILE")' '$T/held.jsonl' '$T/held.out' '$T/held.err'"
+export REDISCLI_AUTH
+REDISCLI_AUTH=$(cat "$PWFILE")
 INFO=$(redis-cli -s "$SOCK" INFO commandstats | tr -d '\r')
 CPUINFO=$(redis-cli -s "$SOCK" INFO cpu | tr -d '\r')
+unset REDISCLI_AUTH
 USAGE=$(cat "$CG/cpuacct.usage" 2>/dev/null || sed -n 's/^usage_usec \([0-9]*\)/\1000/p' "$CG/cpu.stat")
 
 calls() { printf '%s\n' "$INFO" | sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p"; }
@@ -245,27 +269,23 @@ stack_progress_checks() {
         test "${first:--1}" -gt "${last:-999}"
 }
 
-if command -v script >/dev/null; then
-    for q in "" -q; do
-        name=tty${q:+-quiet}
-        printf '%q ' "$HOPBENCH" stack redis --short --reps 1 ${q:+"$q"} >"$T/$name.cmd"
-        (cd "$T" && timeout -k 5 120 script -qec "stty cols 100 rows 24; $(cat "$T/$name.cmd") >$T/$name.out" \
-            "$T/$name.raw" >/dev/null 2>&1 </dev/null)
-        RC=$?
-        check_eq "$name: exit 0" 0 "$RC"
-        drawn=$(tr '\r' '\n' <"$T/$name.raw" | grep -ac $'\033\\[K')
-        if [ -z "$q" ]; then
-            check "$name: the run children draw their progress line ($drawn drawn)" test "$drawn" -gt 0
-            stack_progress_checks "$name" "$T/$name.raw"
-        else
-            check_eq "$name: --quiet: no progress line drawn" 0 "$drawn"
-        fi
-        check_eq "$name: never an escape on stdout" 0 "$(grep -c $'\033' "$T/$name.out")"
-        stack_nothing_left "$name" "$T/$name.out"
-    done
-else
-    not_ok "setup: script(1) (util-linux) installed" "run: sh scripts/deps.sh test"
-fi
+for q in "" -q; do
+    name=tty${q:+-quiet}
+    printf '%q ' "$HOPBENCH" stack redis --short --reps 1 ${q:+"$q"} >"$T/$name.cmd"
+    (cd "$T" && timeout -k 5 120 script -qec "stty cols 100 rows 24; $(cat "$T/$name.cmd") >$T/$name.out" \
+        "$T/$name.raw" >/dev/null 2>&1 </dev/null)
+    RC=$?
+    check_eq "$name: exit 0" 0 "$RC"
+    drawn=$(tr '\r' '\n' <"$T/$name.raw" | grep -ac $'\033\\[K')
+    if [ -z "$q" ]; then
+        check "$name: the run children draw their progress line ($drawn drawn)" test "$drawn" -gt 0
+        stack_progress_checks "$name" "$T/$name.raw"
+    else
+        check_eq "$name: --quiet: no progress line drawn" 0 "$drawn"
+    fi
+    check_eq "$name: never an escape on stdout" 0 "$(grep -c $'\033' "$T/$name.out")"
+    stack_nothing_left "$name" "$T/$name.out"
+done
 check "second: another port and socket path than the first" jtrue -n \
     --slurpfile a "$T/held.jsonl" --slurpfile b "$T/second.jsonl" \
     '[$a[], $b[] | select(.record == "run") | .endpoint] | unique | length == 4'

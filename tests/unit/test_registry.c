@@ -485,7 +485,7 @@ static void test_password_file_mode(void **state)
 /*
  * The options whose value main.c hides (ps, the evidence's command line) are
  * the registry's secret ones, found by their whole name only: --password,
- * which pg and mysql take.
+ * which pg, mysql and redis take.
  */
 static void test_secret(void **state)
 {
@@ -512,7 +512,8 @@ static void test_secret(void **state)
         bool has = false;
         for (const struct proto_option *const *o = e[i].options; o != NULL && *o != NULL; o++)
             has |= (*o)->secret && strcmp((*o)->name, "--password") == 0;
-        assert_int_equal(has, strcmp(e[i].name, "pg") == 0 || strcmp(e[i].name, "mysql") == 0);
+        assert_int_equal(has, strcmp(e[i].name, "pg") == 0 || strcmp(e[i].name, "mysql") == 0 ||
+                                  strcmp(e[i].name, "redis") == 0);
     }
 }
 

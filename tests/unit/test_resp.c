@@ -1509,6 +1509,139 @@ static void test_mix_server(void **state)
     server_redis.destroy(shared);
 }
 
+/* ---- 4. AUTH (the session set-up with a password) ------------------------ */
+
+struct auth_case {
+    const char *reply;
+    enum codec_rc rc;
+    enum codec_err err;
+    size_t err_off;
+    size_t used; /* DONE and ERROR: the bytes of the reply used */
+    bool error_reply;
+};
+
+static const struct auth_case auth_cases[] = {
+    { "+OK\r\n", CODEC_DONE, CODEC_ERR_NONE, 0, 5, false },
+    { "+OK\r\n+PONG\r\n", CODEC_DONE, CODEC_ERR_NONE, 0, 5, false }, /* the rest not taken */
+    { "-WRONGPASS invalid username-password pair\r\n", CODEC_ERROR, CODEC_ERR_NONE, 0, 43, true },
+    { "-ERR AUTH <password> called without any password configured\r\n", CODEC_ERROR,
+      CODEC_ERR_NONE, 0, 61, true },
+    { "+OKAY\r\n", CODEC_ERROR, CODEC_ERR_MISMATCH, 1, 7, false },
+    { "+O\r\n", CODEC_ERROR, CODEC_ERR_MISMATCH, 1, 4, false },
+    { "+PONG\r\n", CODEC_ERROR, CODEC_ERR_MISMATCH, 1, 7, false },
+    { "$2\r\nOK\r\n", CODEC_ERROR, CODEC_ERR_MISMATCH, 0, 1, false },
+    { "+OK\n", CODEC_ERROR, CODEC_ERR_MISMATCH, 3, 4, false },
+    { "+OK\rX", CODEC_ERROR, CODEC_ERR_MISMATCH, 4, 5, false },
+    { "+OK\r", CODEC_NEED_MORE, CODEC_ERR_NONE, 0, 4, false },
+};
+
+/* A codec with a password, after the connect: what it wrote into out (*n bytes). */
+static void auth_start(struct rctx *c, const char *pw, uint8_t *out, size_t *n)
+{
+    struct codec_msg msg = { 0 };
+    size_t used = SIZE_MAX;
+
+    ctx_init(c, REDIS_SET, 8, 1, 0, NULL);
+    c->opts.password = pw;
+    resp_codec.init(c->st, &c->cfg);
+    *n = SIZE_MAX;
+    assert_int_equal(resp_codec.setup(c->st, NULL, 0, &used, out, n, &msg), CODEC_NEED_MORE);
+    assert_int_equal(used, 0);
+}
+
+/* Feeds the reply to setup byte by byte (split == 1) or whole: its outcome. */
+static struct outcome auth_feed(struct rctx *c, const char *reply, size_t split)
+{
+    size_t len = strlen(reply), off = 0;
+
+    while (off < len) {
+        size_t n = split != 0 && split < len - off ? split : len - off, used = SIZE_MAX,
+               out_len = SIZE_MAX;
+        struct codec_msg msg = { .err = CODEC_ERR_NONE };
+        uint8_t out[RESP_SETUP_CAP];
+        enum codec_rc rc =
+            resp_codec.setup(c->st, (const uint8_t *)reply + off, n, &used, out, &out_len, &msg);
+
+        assert_true(used <= n);
+        assert_int_equal(out_len, 0); /* nothing more to say after AUTH */
+        off += used;
+        if (rc != CODEC_NEED_MORE)
+            return (struct outcome){ .rc = rc,
+                                     .err = msg.err,
+                                     .err_off = msg.err_off,
+                                     .used = off,
+                                     .error_reply = msg.error_reply };
+        assert_int_equal(used, n);
+    }
+    return (struct outcome){ .rc = CODEC_NEED_MORE, .used = off };
+}
+
+static void test_auth(void **state)
+{
+    static const char want[] = "*2\r\n$4\r\nAUTH\r\n$6\r\nsekret\r\n";
+    uint8_t out[RESP_SETUP_CAP];
+    struct rctx c;
+    size_t n;
+
+    (void)state;
+    /* no password: no session, and a set-up that is done at once writing nothing */
+    ctx_init(&c, REDIS_SET, 8, 1, 0, NULL);
+    assert_false(codec_session(&resp_codec, &c.cfg));
+    {
+        struct codec_msg msg = { 0 };
+        size_t used = SIZE_MAX, olen = SIZE_MAX;
+        assert_int_equal(resp_codec.setup(c.st, NULL, 0, &used, out, &olen, &msg), CODEC_DONE);
+        assert_int_equal(olen, 0);
+    }
+    auth_start(&c, "sekret", out, &n);
+    assert_true(codec_session(&resp_codec, &c.cfg));
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(out, want, n);
+    for (size_t i = 0; i < ARRAY_LEN(auth_cases); i++) {
+        const struct auth_case *k = &auth_cases[i];
+        for (size_t split = 0; split <= 1; split++) {
+            struct outcome o;
+            auth_start(&c, "sekret", out, &n);
+            o = auth_feed(&c, k->reply, split);
+            if (o.rc != k->rc || o.err != k->err || o.err_off != k->err_off || o.used != k->used ||
+                o.error_reply != k->error_reply)
+                fail_msg("auth case %zu (split %zu): rc %d err %d at %zu used %zu er %d", i, split,
+                         o.rc, o.err, o.err_off, o.used, o.error_reply);
+        }
+    }
+    /* a new connection starts over: AUTH again, its reply read from its first byte */
+    auth_start(&c, "sekret", out, &n);
+    assert_int_equal(auth_feed(&c, "+O", 0).rc, CODEC_NEED_MORE);
+    {
+        struct codec_msg msg = { 0 };
+        size_t used = 0, olen = 0;
+        assert_int_equal(resp_codec.setup(c.st, NULL, 0, &used, out, &olen, &msg), CODEC_NEED_MORE);
+        assert_memory_equal(out, want, olen);
+    }
+    assert_int_equal(auth_feed(&c, "+OK\r\n", 1).rc, CODEC_DONE);
+    /* the requests after it are the codec's usual ones, from the first key */
+    {
+        uint8_t req[64], exp[64];
+        size_t len = resp_codec.encode(c.st, req, sizeof(req));
+        assert_int_equal(len, expected_req(REDIS_SET, 0, 8, exp));
+        assert_memory_equal(req, exp, len);
+    }
+    /* a password longer than AUTH's room: the set-up fails, nothing written */
+    {
+        char pw[RESP_MAX_PASSWORD + 2];
+        struct codec_msg msg = { 0 };
+        size_t used = 0, olen = SIZE_MAX;
+        memset(pw, 'p', sizeof(pw) - 1);
+        pw[sizeof(pw) - 1] = '\0';
+        ctx_init(&c, REDIS_PING, 0, 1, 0, NULL);
+        c.opts.password = pw;
+        resp_codec.init(c.st, &c.cfg);
+        assert_int_equal(resp_codec.setup(c.st, NULL, 0, &used, out, &olen, &msg), CODEC_ERROR);
+        assert_int_equal(olen, 0);
+        assert_int_equal(msg.err, CODEC_ERR_TOO_BIG);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1536,6 +1669,7 @@ int main(void)
         cmocka_unit_test(test_mix_encode),
         cmocka_unit_test(test_mix_replies),
         cmocka_unit_test(test_mix_server),
+        cmocka_unit_test(test_auth),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,7 +87,7 @@ static bool in_cgroup(pid_t pid, const char *name)
 static void test_service_and_its_children_stop(void **state)
 {
     struct hb_err err = { 0 };
-    char dir[PATH_MAX], cg[SUP_MAX_HIER][PATH_MAX], tag[64];
+    char dir[PATH_MAX], cg[SUP_MAX_HIER][PATH_MAX], tag[128];
 
     (void)state;
     sup_ready();
@@ -96,7 +96,7 @@ static void test_service_and_its_children_stop(void **state)
     struct sup_svc *v = sup_find(&g_sup, "svc");
     assert_non_null(v);
     assert_int_equal(wait_procs(v, 2), 2);
-    snprintf(tag, sizeof(tag), "%s/svc", strrchr(g_sup.dir, '/') + 1);
+    snprintf(tag, sizeof(tag), "%s/svc", strrchr(g_sup.cg_run[0], '/') + 1); /* DIRNAME.MARK */
     assert_true(in_cgroup(v->pid, tag));
     assert_int_equal(sup_alive(&g_sup, &err), 0);
     snprintf(dir, sizeof(dir), "%s", g_sup.dir);

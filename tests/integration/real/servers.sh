@@ -11,17 +11,9 @@
 
 REAL=$(cd "$(dirname "$0")/real" && pwd)
 
-# --- tools: installed by scripts/deps.sh test; missing means fail, not skip ----------
+# --- tools: installed by scripts/deps.sh test; missing means fail, not skip (need) ----------
 
-PATH=$PATH:/usr/sbin:/sbin
-missing=
-for tool in nginx php-fpm8.2 redis-server redis-cli cgi-fcgi curl ss; do
-    command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
-done
-if [ -n "$missing" ]; then
-    not_ok "setup: real servers installed" "missing:$missing (run: sh scripts/deps.sh test)"
-    done_testing
-fi
+need nginx php-fpm8.2 redis-server redis-cli cgi-fcgi curl ps
 
 # clean: no error of any kind (the kinds are whatever the build reports).
 CLEAN='def clean: .errors_total == 0 and all(.errors[]; . == 0);'
