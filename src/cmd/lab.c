@@ -407,6 +407,91 @@ static void lab_header(const struct lab *lab, const struct lab_opts *o)
     fflush(stdout);
 }
 
+/* Before the lab starts: its output files, its placement on one CPU, its fds and memory. */
+static int lab_check(struct lab_opts *o, const char *json_path)
+{
+    int rc = cmd_check_outputs("lab", json_path, o->shared.csv_path, o->shared.html_path);
+
+    if (rc != HB_EXIT_OK) return rc;
+    if (o->shared.pin == PLACE_SPLIT && !o->shared.pin_given && place_allowed_cpus() < 2)
+        o->shared.pin = PLACE_SAME;
+    return cmd_check_budget("lab", lab_fd_need(o), lab_mem_need(o));
+}
+
+/*
+ * The lab's directory and server. The handler is in place before the
+ * temporary directory exists, and the stop signals are held until it knows
+ * what to clean up: one that comes meanwhile is the first interrupt once they
+ * are let through (the lab then stops before its first cell, and cleans up),
+ * never an abort that cannot see the directory.
+ */
+static int lab_start(const struct cmd_env *env, struct lab *lab, const struct lab_opts *o)
+{
+    struct hb_err err = { 0 };
+    sigset_t held, old;
+    int rc;
+
+    env->signals(CMD_SIG_STOP | CMD_SIG_CHILD);
+    lab_clean_leftovers(stdout); /* of labs whose hopbench was killed with its watcher */
+    stop_signal_set(&held);
+    pthread_sigmask(SIG_BLOCK, &held, &old);
+    rc = lab_init(lab, o, env->server, &err);
+    if (rc == 0) lab_arm_emergency(env, lab);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0) return HB_EXIT_OK;
+    lab_release(lab);
+    return cmd_fail("lab", &err,
+                    rc == -EPERM && o->netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
+}
+
+/* After the cells: the tables, and the summaries over the reps (for the evidence, or NULL). */
+static json_t *lab_tables(const struct lab *lab, const struct lab_opts *o)
+{
+    json_t *summary;
+
+    if (o->shared.reps > 1)
+        printf("\nThe tables show each cell's run of median ops/s; the summaries after them cover "
+               "all %u runs.\n",
+               o->shared.reps);
+    report_lab_tables(stdout, lab->recs, lab->nrecs);
+    if (o->overload) report_overload(stdout, lab->recs, lab->nrecs);
+    summary =
+        o->shared.reps > 1 ? summary_lab(stdout, lab->recs, lab->nrecs, o->shared.seed) : NULL;
+    report_errors(stdout, lab->recs, lab->nrecs);
+    report_cut_short(stdout, lab->recs, lab->nrecs);
+    return summary;
+}
+
+/*
+ * The evidence (--csv, --html) and the exit code: lab_run's failure (run_rc,
+ * err), a --jsonl that could not be closed, or the runs' verdict.
+ */
+static int lab_finish(const struct cmd_env *env, const struct lab *lab, const char *json_path,
+                      struct report_meta *meta, int run_rc, bool jsonl_failed,
+                      const struct hb_err *err)
+{
+    const struct lab_opts *o = lab->opts;
+    int rc;
+
+    /*
+     * Cut short: a stop signal, the reader gone, the server's exit while cells were left (not
+     * one after the last cell: STOP_SERVER_EXIT alone), a load thread's failed wait, not
+     * stdout failing now.
+     */
+    meta->interrupted = atomic_load(env->stop) == STOP_INTERRUPT || lab->reader_gone ||
+                        lab->server_gone || cmd_wait_failed(lab->recs, lab->nrecs);
+    rc = cmd_write_evidence(env, "lab", json_path, o->shared.csv_path, meta, lab->recs, lab->nrecs);
+    if (rc == HB_EXIT_OK) rc = cmd_write_html("lab", o->shared.html_path, json_path);
+    if (run_rc < 0)
+        rc = cmd_fail("lab", err, HB_EXIT_RUNTIME);
+    else if (rc == HB_EXIT_OK && jsonl_failed)
+        rc = HB_EXIT_RUNTIME;
+    else if (rc == HB_EXIT_OK)
+        rc = cmd_verdict(lab->recs, lab->nrecs, meta->interrupted);
+    if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
+    return rc;
+}
+
 static int lab_exec(const struct cmd_env *env)
 {
     struct lab_opts *o = &lab_opts;
@@ -415,42 +500,13 @@ static int lab_exec(const struct cmd_env *env)
     struct hb_err err = { 0 };
     struct machine m;
     char path[64], server[64];
-    int rc;
-    const char *json_path;
+    const char *json_path = cmd_evidence_path("lab", o->shared.json_path, path, sizeof(path));
     struct outfile jsonl_out;
-    sigset_t held, old;
     bool failed;
-    int run_rc;
+    int rc = lab_check(o, json_path), run_rc;
 
-    json_path = cmd_evidence_path("lab", o->shared.json_path, path, sizeof(path));
-    if (cmd_check_output("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
-    if (o->shared.csv_path != NULL && cmd_check_output("lab", o->shared.csv_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    if (o->shared.html_path != NULL && cmd_check_output("lab", o->shared.html_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    if (o->shared.pin == PLACE_SPLIT && !o->shared.pin_given && place_allowed_cpus() < 2)
-        o->shared.pin = PLACE_SAME;
-    rc = cmd_check_budget("lab", lab_fd_need(o), lab_mem_need(o));
+    if (rc == HB_EXIT_OK) rc = lab_start(env, &lab, o);
     if (rc != HB_EXIT_OK) return rc;
-    /*
-     * The handler is in place before the temporary directory exists, and the
-     * stop signals are held until it knows what to clean up: one that comes
-     * meanwhile is the first interrupt once they are let through (the lab then
-     * stops before its first cell, and cleans up), never an abort that cannot
-     * see the directory.
-     */
-    env->signals(CMD_SIG_STOP | CMD_SIG_CHILD);
-    lab_clean_leftovers(stdout); /* of labs whose hopbench was killed with its watcher */
-    stop_signal_set(&held);
-    pthread_sigmask(SIG_BLOCK, &held, &old);
-    rc = lab_init(&lab, o, env->server, &err);
-    if (rc == 0) lab_arm_emergency(env, &lab);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc < 0) {
-        lab_release(&lab);
-        return cmd_fail("lab", &err,
-                        rc == -EPERM && o->netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
-    }
     probe_machine(&m);
     lab_header(&lab, o);
     report_sysctls(stdout, &m);
@@ -480,34 +536,10 @@ static int lab_exec(const struct cmd_env *env)
     lab.jsonl = NULL;
     /* the server may have been restarted (--close server): the last one's pid */
     snprintf(server, sizeof(server), "built-in %s (pid %ld)", o->proto->name, (long)lab.server_pid);
-    if (o->shared.reps > 1)
-        printf("\nThe tables show each cell's run of median ops/s; the summaries after them cover "
-               "all %u runs.\n",
-               o->shared.reps);
-    report_lab_tables(stdout, lab.recs, lab.nrecs);
-    if (o->overload) report_overload(stdout, lab.recs, lab.nrecs);
-    meta.summary =
-        o->shared.reps > 1 ? summary_lab(stdout, lab.recs, lab.nrecs, o->shared.seed) : NULL;
-    report_errors(stdout, lab.recs, lab.nrecs);
-    report_cut_short(stdout, lab.recs, lab.nrecs);
-    /*
-     * Cut short: a stop signal, the reader gone, the server's exit while cells were left (not
-     * one after the last cell: STOP_SERVER_EXIT alone), a load thread's failed wait, not
-     * stdout failing now.
-     */
-    meta.interrupted = atomic_load(env->stop) == STOP_INTERRUPT || lab.reader_gone ||
-                       lab.server_gone || cmd_wait_failed(lab.recs, lab.nrecs);
-    rc = cmd_write_evidence(env, "lab", json_path, o->shared.csv_path, &meta, lab.recs, lab.nrecs);
-    if (rc == HB_EXIT_OK) rc = cmd_write_html("lab", o->shared.html_path, json_path);
+    meta.summary = lab_tables(&lab, o);
+    rc = lab_finish(env, &lab, json_path, &meta, run_rc, failed, &err);
     json_decref(meta.plan);
     json_decref(meta.summary);
-    if (run_rc < 0)
-        rc = cmd_fail("lab", &err, HB_EXIT_RUNTIME);
-    else if (rc == HB_EXIT_OK && failed)
-        rc = HB_EXIT_RUNTIME;
-    else if (rc == HB_EXIT_OK)
-        rc = cmd_verdict(lab.recs, lab.nrecs, meta.interrupted);
-    if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
     lab_release(&lab);
     return rc;
 }

@@ -434,6 +434,42 @@ static int run_agent_check(struct run_opts *o, struct hb_err *err)
     return opt_agent_target("run", &a->ep, o->agent_token_file, &a->token, err);
 }
 
+/* Where the cost goes: the server's processes, named services, watched hops, labels. */
+static int run_observe_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
+{
+    uint64_t v = 0;
+    int rc = 0;
+
+    switch (c) {
+    case OPT_SERVER_PID:
+        if (o->nserver_pids == ARRAY_LEN(o->server_pids))
+            return hb_fail(err, -EINVAL, "--server-pid: at most %zu", ARRAY_LEN(o->server_pids));
+        rc = opt_uint("--server-pid", val, 1, 1u << 22, &v, err);
+        o->server_pids[o->nserver_pids++] = (pid_t)v;
+        break;
+    case OPT_SERVER_TREE:
+        o->server_tree = true;
+        break;
+    case OPT_SERVER_CGROUP:
+        o->server_cgroup = val;
+        break;
+    case OPT_SERVICE:
+        rc = service_add(&o->services, val, err);
+        break;
+    case OPT_WATCH:
+        rc = service_watch_add(&o->services, val, err);
+        break;
+    case OPT_LABEL:
+        if (o->nlabels == CLI_MAX_ENDPOINTS)
+            return hb_fail(err, -EINVAL, "--label: at most %d", CLI_MAX_ENDPOINTS);
+        o->labels[o->nlabels++] = val;
+        break;
+    default:
+        rc = run_plan_option(c, val, o, err);
+    }
+    return rc;
+}
+
 static int run_option(int c, const char *val, void *opts, struct hb_err *err)
 {
     struct run_opts *o = opts;
@@ -459,34 +495,11 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
         rc = opt_uint("--pipeline", val, 1, 1024, &v, err);
         l->pipeline = (unsigned)v;
         break;
-    case OPT_SERVER_PID:
-        if (o->nserver_pids == ARRAY_LEN(o->server_pids))
-            return hb_fail(err, -EINVAL, "--server-pid: at most %zu", ARRAY_LEN(o->server_pids));
-        rc = opt_uint("--server-pid", val, 1, 1u << 22, &v, err);
-        o->server_pids[o->nserver_pids++] = (pid_t)v;
-        break;
-    case OPT_SERVER_TREE:
-        o->server_tree = true;
-        break;
-    case OPT_SERVER_CGROUP:
-        o->server_cgroup = val;
-        break;
-    case OPT_SERVICE:
-        rc = service_add(&o->services, val, err);
-        break;
-    case OPT_WATCH:
-        rc = service_watch_add(&o->services, val, err);
-        break;
     case OPT_NETNS:
         rc = opt_netns(val, &o->netns, err);
         break;
     case OPT_IN_NETNS:
         rc = opt_netns(val, &o->in_netns, err);
-        break;
-    case OPT_LABEL:
-        if (o->nlabels == CLI_MAX_ENDPOINTS)
-            return hb_fail(err, -EINVAL, "--label: at most %d", CLI_MAX_ENDPOINTS);
-        o->labels[o->nlabels++] = val;
         break;
     case OPT_SIZE:
         o->size_given = true;
@@ -514,7 +527,7 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
             rc = hb_fail(err, -EINVAL, "--retry: '%s' is not once or none", val);
         break;
     default:
-        rc = run_plan_option(c, val, o, err);
+        rc = run_observe_option(c, val, o, err);
     }
     return rc;
 }
@@ -867,11 +880,7 @@ static int run_exec(const struct cmd_env *env)
 
     if (run_init(&run, o, &err) < 0) return cmd_fail("run", &err, HB_EXIT_USAGE);
     json_path = cmd_evidence_path("run", o->shared.json_path, path, sizeof(path));
-    rc = cmd_check_output("run", json_path);
-    if (rc == HB_EXIT_OK && o->shared.csv_path != NULL)
-        rc = cmd_check_output("run", o->shared.csv_path);
-    if (rc == HB_EXIT_OK && o->shared.html_path != NULL)
-        rc = cmd_check_output("run", o->shared.html_path);
+    rc = cmd_check_outputs("run", json_path, o->shared.csv_path, o->shared.html_path);
     if (rc == HB_EXIT_OK) rc = cmd_check_budget("run", run_fd_need(o), run_mem_need(o));
     if (rc == HB_EXIT_OK && (rc = run_start_server(env, &run, o, &err)) < 0)
         rc = cmd_fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);

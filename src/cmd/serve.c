@@ -204,23 +204,18 @@ static int serve_parse(int argc, char **argv, FILE *out, struct hb_err *err)
     return cli_parse_serve(argc, argv, &serve_opts, out, err);
 }
 
-static int serve_exec(const struct cmd_env *env)
+/* The server serve_opts asks for, on the CPUs --pin gives it. 0, or -EINVAL with err set. */
+static int serve_cfg(struct serve_opts *o, struct place *pl, struct server_cfg *cfg,
+                     struct hb_err *err)
 {
-    struct serve_opts *o = &serve_opts;
-    struct hb_err err = { 0 };
-    struct server srv;
-    struct place pl;
-    sigset_t stop;
-    int rc;
     const int *cpus;
     unsigned ncpus;
 
-    UNUSED(env);
-    if (place_init(&pl, o->pin, &err) < 0) return cmd_fail("serve", &err, HB_EXIT_USAGE);
+    if (place_init(pl, o->pin, err) < 0) return -EINVAL;
     /* same: the client's CPU; split: the server's half (see place.h). */
-    cpus = o->pin == PLACE_SAME ? pl.client : pl.server;
-    ncpus = o->pin == PLACE_SAME ? pl.nclient : pl.nserver;
-    struct server_cfg cfg = {
+    cpus = o->pin == PLACE_SAME ? pl->client : pl->server;
+    ncpus = o->pin == PLACE_SAME ? pl->nclient : pl->nserver;
+    *cfg = (struct server_cfg){
         .proto = o->proto->server,
         .eps = o->eps,
         .neps = o->neps,
@@ -242,6 +237,45 @@ static int serve_exec(const struct cmd_env *env)
         .stall_ns = o->stall_ns,
         .block_wait = o->block_wait,
     };
+    return 0;
+}
+
+/* Once every listener is up: where, the limits, then the line scripts wait for. */
+static void serve_announce(const struct serve_opts *o, const struct server *srv,
+                           const struct server_cfg *cfg)
+{
+    for (unsigned i = 0; i < o->neps; i++) {
+        char ep[TEXT_SAFE_CAP];
+        printf("hopbench: listening on %s\n", text_safe(ep, sizeof(ep), o->eps[i].text));
+        /* Nothing guards it: the kernel checks no permission on an abstract name. */
+        if (o->eps[i].kind == ENDPOINT_ABSTRACT)
+            fprintf(stderr,
+                    "hopbench serve: warning: %s is an abstract socket: it has no permissions, "
+                    "any local user (any process in this network namespace) can connect to it\n",
+                    ep);
+    }
+    printf("hopbench: limits: backlog %d, fd limit %llu, max conns %u, %zu B per connection, "
+           "%zu B kept per thread\n",
+           srv->backlog, (unsigned long long)srv->nofile, srv->max_conns, srv->conn_bytes,
+           SERVER_WARM_BYTES);
+    /* Every listener is up (server_open): scripts wait for this line (serve --help, README). */
+    printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o->proto->name,
+           cfg->threads, (long)getpid(), place_name(o->pin), o->block_wait ? "block" : "epoll");
+    fflush(stdout);
+}
+
+static int serve_exec(const struct cmd_env *env)
+{
+    struct serve_opts *o = &serve_opts;
+    struct hb_err err = { 0 };
+    struct server_cfg cfg;
+    struct server srv;
+    struct place pl;
+    sigset_t stop;
+    int rc;
+
+    UNUSED(env);
+    if (serve_cfg(o, &pl, &cfg, &err) < 0) return cmd_fail("serve", &err, HB_EXIT_USAGE);
     /*
      * SIGINT and SIGTERM are held from before the first socket file exists:
      * one that comes while we start up (or print, below) waits for server_run's
@@ -255,24 +289,7 @@ static int serve_exec(const struct cmd_env *env)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (server_open(&srv, &cfg, &err) < 0) return cmd_fail("serve", &err, HB_EXIT_RUNTIME);
-    for (unsigned i = 0; i < o->neps; i++) {
-        char ep[TEXT_SAFE_CAP];
-        printf("hopbench: listening on %s\n", text_safe(ep, sizeof(ep), o->eps[i].text));
-        /* Nothing guards it: the kernel checks no permission on an abstract name. */
-        if (o->eps[i].kind == ENDPOINT_ABSTRACT)
-            fprintf(stderr,
-                    "hopbench serve: warning: %s is an abstract socket: it has no permissions, "
-                    "any local user (any process in this network namespace) can connect to it\n",
-                    ep);
-    }
-    printf("hopbench: limits: backlog %d, fd limit %llu, max conns %u, %zu B per connection, "
-           "%zu B kept per thread\n",
-           srv.backlog, (unsigned long long)srv.nofile, srv.max_conns, srv.conn_bytes,
-           SERVER_WARM_BYTES);
-    /* Every listener is up (server_open): scripts wait for this line (serve --help, README). */
-    printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o->proto->name,
-           cfg.threads, (long)getpid(), place_name(o->pin), o->block_wait ? "block" : "epoll");
-    fflush(stdout);
+    serve_announce(o, &srv, &cfg);
     rc = server_run(&srv, &err);
     server_close(&srv, true);
     if (rc < 0) return cmd_fail("serve", &err, HB_EXIT_RUNTIME);

@@ -108,6 +108,15 @@ int cmd_check_output(const char *cmd, const char *path)
     return HB_EXIT_RUNTIME;
 }
 
+int cmd_check_outputs(const char *cmd, const char *json, const char *csv, const char *html)
+{
+    int rc = cmd_check_output(cmd, json);
+
+    if (rc == HB_EXIT_OK && csv != NULL) rc = cmd_check_output(cmd, csv);
+    if (rc == HB_EXIT_OK && html != NULL) rc = cmd_check_output(cmd, html);
+    return rc;
+}
+
 bool cmd_wait_failed(const struct run_record *recs, size_t n)
 {
     for (size_t i = 0; i < n; i++)

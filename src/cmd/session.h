@@ -35,6 +35,9 @@ bool cmd_stdout_failed(void);
  */
 int cmd_check_output(const char *cmd, const char *path);
 
+/* cmd_check_output for the evidence, and --csv and --html where given (NULL: not). */
+int cmd_check_outputs(const char *cmd, const char *json, const char *csv, const char *html);
+
 /*
  * Refuses at once, with one line, a plan whose fds (`load` besides those open
  * now, budget_fds) the hard open-files limit cannot hold, or whose memory
