@@ -24,7 +24,7 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -MMD -MP -Isrc \
                -DHOPBENCH_VERSION='"$(VERSION)"'
 BASE_LDFLAGS := -pthread
-LIBS := -ljansson -lcrypto -luring -lm
+LIBS := -ljansson -lcrypto -luring -lz -lm
 
 ifeq ($(FLAVOUR),release)
   OPT := -O2 -g

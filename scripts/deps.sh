@@ -3,7 +3,8 @@
 #   scripts/deps.sh build   the compiler (gcc; clang when CC names clang, with its sanitizer
 #                           runtimes, libclang-rt-14-dev, when FLAVOUR is asan or tsan), C library
 #                           headers, make, pkg-config, libjansson-dev, libssl-dev (libcrypto: the
-#                           database protocols' password hashing), liburing-dev (run --wait uring)
+#                           database protocols' password hashing), liburing-dev (run --wait uring),
+#                           zlib1g-dev (report --hdr-log: HdrHistogram's deflated encoding)
 #   scripts/deps.sh test    build + libcmocka-dev, jq, iproute2 (ss), procps, strace, time (GNU
 #                           time: the memory bound of test_evidence_limits.sh), wrk (test_retry.sh
 #                           holds hopbench's retries against it), and the real
@@ -13,7 +14,11 @@
 #                           mariadb-client (test_db.sh); groff-base and man-db (the man page test);
 #                           the image purpose's packages and python3-yaml (the image and pod test:
 #                           it plays a Job's pods from the manifest); chromium and python3 (the
-#                           HTML report opened in a headless browser: test_report.sh)
+#                           HTML report opened in a headless browser: test_report.sh);
+#                           python3-jsonschema, nodejs and npm (test_formats.sh: the evidence
+#                           against docs/evidence.schema.json, and the HdrHistogram files read by
+#                           hdr-histogram-js), then hdr-histogram-js itself from npm, pinned
+#                           (HDR_JS_VERSION), into build/npm of the clone (HDR_JS_DIR), not the system
 #   scripts/deps.sh bench   test's packages but the image ones and python3-yaml, + sockperf,
 #                           linux-perf, wrk, sysbench (GNU time: bench/peers.sh uses it too)
 #   scripts/deps.sh fuzz    build + clang, libclang-rt-14-dev (libFuzzer)
@@ -43,13 +48,13 @@ case "${CC:-cc}" in
     case "${FLAVOUR:-release}" in asan | tsan) cc="clang libclang-rt-14-dev" ;; esac
     ;;
 esac
-want="$cc libc6-dev make pkg-config libjansson-dev libssl-dev liburing-dev"
+want="$cc libc6-dev make pkg-config libjansson-dev libssl-dev liburing-dev zlib1g-dev"
 real="nginx apache2 php8.2-fpm redis-server redis-tools libfcgi-bin curl postgresql mariadb-server mariadb-client"
 manual="groff-base man-db"
 container="podman runc catatonit netavark aardvark-dns iptables debootstrap"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace time wrk $real $manual $container python3-yaml chromium python3" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace time wrk $real $manual $container python3-yaml chromium python3 python3-jsonschema nodejs npm" ;;
 bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time sysbench" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 image) want="$container" ;;
@@ -67,11 +72,23 @@ missing_now() {
     missing=""
     for p in $want; do
         case " $missing " in *" $p "*) continue ;; esac
+        # a nodejs that brings its own npm (NodeSource's, which conflicts with Debian's) will do
+        [ "$p" = npm ] && [ -x /usr/bin/npm ] && continue
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
     done
 }
+# npm_deps : for test, hdr-histogram-js from npm at HDR_JS_VERSION into HDR_JS_DIR, unless there.
+npm_deps() {
+    [ "${1:-build}" = test ] || return 0
+    v=${HDR_JS_VERSION:-3.0.1}
+    d=${HDR_JS_DIR:-$(cd "$(dirname "$0")/.." && pwd)/build/npm}
+    grep -qs "\"version\": \"$v\"" "$d/node_modules/hdr-histogram-js/package.json" && return 0
+    echo "hopbench: installing hdr-histogram-js@$v (npm) into $d"
+    mkdir -p "$d" && npm install --prefix "$d" --no-audit --no-fund --no-save --silent \
+        "hdr-histogram-js@$v" >/dev/null
+}
 missing_now
-[ -z "$missing" ] && exit 0
+[ -z "$missing" ] && { npm_deps "$@"; exit; }
 if [ "$(id -u)" != 0 ]; then
     echo "hopbench: missing Debian packages:$missing; run as root: apt-get install -y$missing" >&2
     exit 1
@@ -83,7 +100,7 @@ if ! flock -n 9; then
     echo "hopbench: waiting for another scripts/deps.sh to finish installing"
     flock 9
     missing_now
-    [ -z "$missing" ] && exit 0
+    [ -z "$missing" ] && { npm_deps "$@"; exit; }
 fi
 echo "hopbench: installing Debian packages:$missing"
 export DEBIAN_FRONTEND=noninteractive
@@ -99,4 +116,5 @@ apt-get update -qq || status=$?
 # shellcheck disable=SC2086
 [ "$status" -ne 0 ] || apt-get install -y -qq --no-install-recommends $missing >/dev/null || status=$?
 [ -z "$guard" ] || rm -f "$guard"
+[ "$status" -ne 0 ] || npm_deps "$@" || status=$?
 exit "$status"

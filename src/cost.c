@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evidence/schema.h"
 #include "stats.h"
 
 /* ---- parsing ------------------------------------------------------------------------- */
@@ -139,7 +140,7 @@ int cost_saving_of(const double *tcp, size_t n_tcp, const double *uds, size_t n_
                    struct cost_saving *out)
 {
     struct stats_summary a, b;
-    double r, lo, hi;
+    double r, lo, hi, u;
     int rc;
 
     if (n_tcp == 0 || n_uds == 0 || !all_finite(tcp, n_tcp) || !all_finite(uds, n_uds))
@@ -147,18 +148,30 @@ int cost_saving_of(const double *tcp, size_t n_tcp, const double *uds, size_t n_
     if (stats_summarize(tcp, n_tcp, &a) < 0 || stats_summarize(uds, n_uds, &b) < 0) return -EINVAL;
     *out = (struct cost_saving){ .tcp = a.median, .uds = b.median, .n_tcp = n_tcp, .n_uds = n_uds };
     out->saved = (struct cost_range){ a.median - b.median, NAN, NAN };
+    out->p = NAN;
     if (n_tcp < 2 || n_uds < 2 || !all_positive(tcp, n_tcp) || !all_positive(uds, n_uds)) return 0;
     rc = stats_bootstrap_ratio(tcp, n_tcp, uds, n_uds, COST_BOOTSTRAP, COST_LEVEL, seed, &r, &lo,
                                &hi);
     if (rc < 0) return rc;
+    out->saved = cost_saving_range(a.median, b.median, lo, hi);
+    if (stats_mann_whitney(tcp, n_tcp, uds, n_uds, &u, &out->p) == 0)
+        out->significant = stats_significant(r, lo, hi, out->p, STATS_ALPHA);
+    return 0;
+}
+
+struct cost_range cost_saving_range(double tcp, double uds, double lo, double hi)
+{
+    struct cost_range s = { tcp - uds, NAN, NAN };
+
+    if (isnan(lo) || isnan(hi)) return s;
     /* saved = tcp (1 - r): decreasing in r, so the ratio's high end is the saving's low one */
-    out->saved.lo = a.median * (1 - hi);
-    out->saved.hi = a.median * (1 - lo);
+    s.lo = tcp * (1 - hi);
+    s.hi = tcp * (1 - lo);
     /* The bootstrap's ends hold the point ratio, but tcp (1 - r) and tcp - uds round apart: with
      * ties (10 ms ticks, histogram buckets) an end can miss the point by an ulp. Hold it. */
-    out->saved.lo = fmin(out->saved.lo, out->saved.v);
-    out->saved.hi = fmax(out->saved.hi, out->saved.v);
-    return 0;
+    s.lo = fmin(s.lo, s.v);
+    s.hi = fmax(s.hi, s.v);
+    return s;
 }
 
 struct cost_range cost_month_cpu_s(struct cost_range saved_ns, double per_month)
@@ -369,31 +382,16 @@ static struct cost_cell *cell_get(struct cost_set *s, const struct run_key *k)
     return NULL; /* cost_set_release frees what was copied */
 }
 
-/* The side a label NAME.tcp or NAME.unix names, or -1 for any other label. */
-static int label_side(const char *label)
-{
-    static const char *const suffix[2] = { ".tcp", ".unix" };
-    size_t n = strlen(label);
-
-    for (int side = 0; side < 2; side++) {
-        size_t k = strlen(suffix[side]);
-        if (n > k && strcmp(label + n - k, suffix[side]) == 0) return side;
-    }
-    return -1;
-}
-
 /*
- * The run's side: the one its label names (NAME.tcp, NAME.unix: the transport
- * of the hop under test, which a stack puts behind a web server while the
- * client's endpoints are both TCP), else its endpoint's transport; -1 for
- * neither tcp nor unix.
+ * The run's side: the hop under test (evidence_hop_transport: the arm its
+ * label names, NAME.tcp or NAME.unix, which a stack puts behind a web server
+ * while the client's endpoints are both TCP; else its endpoint's transport);
+ * -1 for neither tcp nor unix.
  */
-static int side_of(const json_t *run, const char *label)
+static int side_of(const json_t *run)
 {
-    const char *t = json_string_value(json_object_get(run, "transport"));
-    int side = label_side(label);
+    const char *t = evidence_hop_transport(run);
 
-    if (side >= 0) return side;
     if (t == NULL) return -1;
     if (strcmp(t, "tcp") == 0) return COST_TCP;
     if (strcmp(t, "unix") == 0) return COST_UDS;
@@ -427,10 +425,10 @@ static int side_note(struct cost_cell *c, int side, const char *ep, const char *
  */
 static char *label_group(const char *label)
 {
-    int side = label_side(label);
+    size_t n = 0;
 
-    if (side < 0) return strdup("");
-    return strndup(label, strlen(label) - (side == COST_TCP ? 4 : 5));
+    if (evidence_label_arm(label, &n) == NULL) return strdup("");
+    return strndup(label, n);
 }
 
 int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
@@ -447,7 +445,7 @@ int cost_set_add(struct cost_set *s, const json_t *run, struct hb_err *err)
     if (rc != 0) return rc < 0 ? rc : 0;
     ep = k.endpoint;
     label = k.label;
-    side = side_of(run, label);
+    side = side_of(run);
     if (side < 0) return 0;
     group = label_group(label);
     if (group == NULL) return hb_fail(err, -ENOMEM, "out of memory");

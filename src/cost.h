@@ -77,6 +77,8 @@ struct cost_saving {
     double tcp, uds; /* medians over the runs of each transport */
     size_t n_tcp, n_uds;
     struct cost_range saved; /* tcp - uds, in the figure's unit */
+    double p;                /* Mann-Whitney p of the two sides (NAN without an interval) */
+    bool significant;        /* p < STATS_ALPHA and the interval excludes 0: only then priced */
 };
 
 /*
@@ -90,6 +92,13 @@ struct cost_saving {
  */
 int cost_saving_of(const double *tcp, size_t n_tcp, const double *uds, size_t n_uds, uint64_t seed,
                    struct cost_saving *out);
+
+/*
+ * The saving tcp - uds from the two medians and the interval [lo, hi] of the
+ * ratio uds/tcp: tcp (1 - r), the ratio's high end the saving's low one, the
+ * ends held around the point (NAN ends when lo or hi is NAN).
+ */
+struct cost_range cost_saving_range(double tcp, double uds, double lo, double hi);
 
 /* CPU seconds saved per month at per_month requests, from saved ns per request. */
 struct cost_range cost_month_cpu_s(struct cost_range saved_ns, double per_month);

@@ -372,7 +372,7 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     /* After the run, so that a cell the server's exit cut short is still printed and kept; so is
      * one whose load failed (a failed wait cut it short), in the JSONL as in the evidence. */
     if (rc == 0) rc = lab_server_check(lab, r, stop, err);
-    lab_progress(progress, r);
+    if (o->shared.verbose) lab_progress(progress, r);
     if (lab->jsonl != NULL && report_jsonl_append(lab->jsonl, r, &e) < 0 && rc == 0)
         return hb_fail(err, e.code, "--jsonl: %s", e.msg);
     return rc;

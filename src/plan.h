@@ -34,6 +34,7 @@ struct shared_opts {
     const char *jsonl_path; /* --jsonl: one record per finished run */
     const char *csv_path;   /* --csv: one row per run, written with the evidence; NULL: none */
     bool quiet;             /* -q, --quiet: no live progress line on a terminal */
+    bool verbose;           /* -v, --verbose: each run's line, summaries, noisy lines */
     const char *html_path;  /* --html: the evidence drawn as an HTML report; NULL: none */
     unsigned reps;          /* --reps */
     uint64_t cooldown_ns;   /* --cooldown: pause between runs */

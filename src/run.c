@@ -14,6 +14,7 @@
 #include "endpoint.h"
 #include "engine/load.h"
 #include "registry.h"
+#include "report/bottom.h"
 #include "report/services.h"
 #include "report/summary.h"
 #include "sockio.h"
@@ -612,8 +613,20 @@ void run_report(const struct run *run, FILE *out)
     report_services(out, recs, n, run->opts->neps, run->opts->shared.seed);
     run_agent_lines(out, recs, n);
     if (run->opts->shared.reps > 1) run_summary_print(run, out);
-    report_errors(out, recs, n);
+    /* with repetitions of two endpoints or more the bottom line counts the noisy runs */
+    (run->opts->shared.reps > 1 && run->opts->neps > 1 && !run->opts->shared.verbose
+         ? report_errors_only
+         : report_errors)(out, recs, n);
     report_cut_short(out, recs, n);
+}
+
+json_t *run_bottom(const struct run *run, FILE *out)
+{
+    const struct run_opts *o = run->opts;
+
+    if (o->shared.reps < 2 || run->nrecs == 0) return NULL;
+    return bottom_report(out, run->recs, run->nrecs, BOTTOM_BY_RUN, o->shared.seed,
+                         o->shared.verbose);
 }
 
 void run_release(struct run *run)

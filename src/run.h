@@ -183,6 +183,14 @@ void run_report(const struct run *run, FILE *out);
 /* The summary over repetitions for the evidence, owned by the caller; NULL on OOM. */
 json_t *run_summary_json(const struct run *run);
 
+/*
+ * With repetitions: the bottom line of the runs (report/bottom.h, each label
+ * NAME.tcp against NAME.unix, else every endpoint against the tcp one or the
+ * first) printed to out and returned as the evidence's "bottom_line"; NULL
+ * with one run per endpoint.
+ */
+json_t *run_bottom(const struct run *run, FILE *out);
+
 /* Frees the records and their histograms. */
 void run_release(struct run *run);
 

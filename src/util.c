@@ -238,3 +238,12 @@ const char *text_safe(char *buf, size_t cap, const char *s)
     buf[len] = '\0';
     return buf;
 }
+
+int text_columns(const char *s)
+{
+    int w = 0;
+
+    for (; *s != '\0'; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}

@@ -131,4 +131,7 @@ int opt_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint6
  * -EINVAL/-ERANGE. */
 int parse_seconds(const char *s, double max_s, uint64_t *out_ns);
 
+/* Columns s takes on a terminal: UTF-8 continuation bytes take none ("µs" is 2). */
+int text_columns(const char *s);
+
 #endif

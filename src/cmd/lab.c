@@ -20,6 +20,7 @@
 #include "outfile.h"
 #include "progress.h"
 #include "registry.h"
+#include "report/bottom.h"
 #include "report/report.h"
 #include "report/summary.h"
 #include "util.h"
@@ -110,6 +111,10 @@ static const struct cmd_option lab_options[] = {
       "terminal: cell, rep k/n, seconds, ops/s and errors so far,\n"
       "the time left for the whole lab)",
       'q' },
+    { "verbose", 'v', NULL,
+      "also a line per run as it ends, the summaries over repetitions\n"
+      "and a \"noisy:\" line per noisy run (the bottom line counts them)",
+      'v' },
     { "reps", 0, "N",
       "run every cell N times, tcp and unix in ABBA order; then print\n"
       "per size and mode the medians and unix against tcp with a\n"
@@ -444,22 +449,29 @@ static int lab_start(const struct cmd_env *env, struct lab *lab, const struct la
                     rc == -EPERM && o->netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
 }
 
-/* After the cells: the tables, and the summaries over the reps (for the evidence, or NULL). */
-static json_t *lab_tables(const struct lab *lab, const struct lab_opts *o)
+/*
+ * After the cells: the tables, the summaries over the reps (printed with
+ * --verbose) and the bottom line, both kept in meta for the evidence.
+ */
+static void lab_tables(const struct lab *lab, const struct lab_opts *o, struct report_meta *meta)
 {
-    json_t *summary;
+    bool verbose = o->shared.verbose;
 
     if (o->shared.reps > 1)
-        printf("\nThe tables show each cell's run of median ops/s; the summaries after them cover "
+        printf("\nThe tables show each cell's run of median ops/s; the %s after them cover%s "
                "all %u runs.\n",
+               verbose ? "summaries and the bottom line" : "bottom line", verbose ? "" : "s",
                o->shared.reps);
     report_lab_tables(stdout, lab->recs, lab->nrecs);
     if (o->overload) report_overload(stdout, lab->recs, lab->nrecs);
-    summary =
-        o->shared.reps > 1 ? summary_lab(stdout, lab->recs, lab->nrecs, o->shared.seed) : NULL;
-    report_errors(stdout, lab->recs, lab->nrecs);
+    meta->summary = o->shared.reps > 1 ? summary_lab(verbose ? stdout : NULL, lab->recs, lab->nrecs,
+                                                     o->shared.seed)
+                                       : NULL;
+    (verbose ? report_errors : report_errors_only)(stdout, lab->recs, lab->nrecs);
     report_cut_short(stdout, lab->recs, lab->nrecs);
-    return summary;
+    if (!o->overload)
+        meta->bottom =
+            bottom_report(stdout, lab->recs, lab->nrecs, BOTTOM_BY_LAB, o->shared.seed, verbose);
 }
 
 /*
@@ -536,10 +548,11 @@ static int lab_exec(const struct cmd_env *env)
     lab.jsonl = NULL;
     /* the server may have been restarted (--close server): the last one's pid */
     snprintf(server, sizeof(server), "built-in %s (pid %ld)", o->proto->name, (long)lab.server_pid);
-    meta.summary = lab_tables(&lab, o);
+    lab_tables(&lab, o, &meta);
     rc = lab_finish(env, &lab, json_path, &meta, run_rc, failed, &err);
     json_decref(meta.plan);
     json_decref(meta.summary);
+    json_decref(meta.bottom);
     lab_release(&lab);
     return rc;
 }

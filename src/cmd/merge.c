@@ -62,7 +62,8 @@ static int merge_parse(int argc, char **argv, FILE *out, struct hb_err *err)
     }
     o->argc = argc;
     o->argv = argv;
-    if (opt_files_out(merge_options, argc, argv, &o->paths, &o->npaths, &o->out, NULL, err) < 0) {
+    if (opt_files_out(merge_options, argc, argv, &o->paths, &o->npaths, &o->out, NULL, 0, err) <
+        0) {
         merge_release();
         return -EINVAL;
     }

@@ -388,21 +388,32 @@ int opt_list(const char *opt, const char *val, char *buf, size_t cap, char *toks
     return 0;
 }
 
+/* The place of option id among more, or NULL. */
+static const char **value_of(int id, const struct opt_value *more, size_t nmore)
+{
+    for (size_t i = 0; i < nmore; i++)
+        if (more[i].id == id) return more[i].val;
+    return NULL;
+}
+
 int opt_files_out(const struct cmd_option *table, int argc, char **argv, const char ***paths,
-                  size_t *npaths, const char **out, const char **csv, struct hb_err *err)
+                  size_t *npaths, const char **out, const struct opt_value *more, size_t nmore,
+                  struct hb_err *err)
 {
     *paths = xcalloc(argc > 0 ? (size_t)argc : 1, sizeof(**paths));
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int c = cmd_option(table, a);
+        const char **v = c > 0 ? value_of(c, more, nmore) : NULL;
+
         if (c == 'o') {
             if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a file name", a);
             if (*out != NULL) return hb_fail(err, -EINVAL, "-o given twice");
             *out = argv[++i];
-        } else if (c == OPT_CSV && csv != NULL) {
-            if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a file name", a);
-            if (*csv != NULL) return hb_fail(err, -EINVAL, "--csv given twice");
-            *csv = argv[++i];
+        } else if (v != NULL) {
+            if (i + 1 >= argc) return hb_fail(err, -EINVAL, "%s needs a value", a);
+            if (*v != NULL) return hb_fail(err, -EINVAL, "%s given twice", a);
+            *v = argv[++i];
         } else if (c != 0) {
             return hb_fail(err, -EINVAL, "unknown option '%s'", a);
         } else {
@@ -495,6 +506,9 @@ int shared_option(int c, const char *val, struct shared_opts *o, struct hb_err *
     switch (c) {
     case 'q':
         o->quiet = true;
+        break;
+    case 'v':
+        o->verbose = true;
         break;
     case 'c':
         o->conns_given = true;

@@ -88,6 +88,9 @@ enum {
     OPT_POOL,
     OPT_OVERLOAD,
     OPT_STARVE,
+    OPT_HGRM,
+    OPT_HGRM_RATIO,
+    OPT_HDR_LOG,
 };
 
 /* The most options one table has (run's, the registry's protocol options included). */
@@ -158,13 +161,21 @@ int opt_endpoint(struct endpoint *eps, unsigned *n, const char *s, struct hb_err
 /* Refuses a non-loopback TCP endpoint unless allowed (--allow-remote). */
 int opt_check_remote(const struct endpoint *eps, unsigned n, bool allow, struct hb_err *err);
 
+/* An option that takes a value, and where it goes (opt_files_out). */
+struct opt_value {
+    int id;
+    const char **val;
+};
+
 /*
- * The words of a command that takes files and -o FILE (merge, report; report
- * --csv FILE too, csv not NULL), read by table: the files into *paths
- * (allocated here: the caller frees it, also on failure), -o into *out.
+ * The words of a command that takes files and -o FILE (merge, report), read by
+ * table: the files into *paths (allocated here: the caller frees it, also on
+ * failure), -o into *out, and each of the nmore other options that take a
+ * value (report's --csv FILE, --hgrm DIR...) into its place.
  */
 int opt_files_out(const struct cmd_option *table, int argc, char **argv, const char ***paths,
-                  size_t *npaths, const char **out, const char **csv, struct hb_err *err);
+                  size_t *npaths, const char **out, const struct opt_value *more, size_t nmore,
+                  struct hb_err *err);
 
 /*
  * What run --agent and stack --agent check alike: an endpoint that can be

@@ -116,6 +116,10 @@ static const struct cmd_option run_head[] = {
       "terminal: endpoint, rep k/n, seconds, ops/s and errors so\n"
       "far, the time left)",
       'q' },
+    { "verbose", 'v', NULL,
+      "with --reps: also the \"noisy:\" line of each run (the bottom\n"
+      "line counts them)",
+      'v' },
     { "allow-remote", 0, NULL, "allow a non-loopback TCP address", OPT_ALLOW_REMOTE },
     { "wait-ready", 0, "S",
       "an endpoint that refuses (or whose socket file is not there\n"
@@ -711,6 +715,7 @@ static int run_finish(const struct cmd_env *env, struct run *run, const char *js
     int rc;
 
     run_report(run, stdout);
+    meta->bottom = run_bottom(run, stdout);
     /* not stdout failing now: the runs are done */
     meta->interrupted = atomic_load(env->stop) || cmd_wait_failed(run->recs, run->nrecs);
     meta->summary = run_summary_json(run);
@@ -718,6 +723,8 @@ static int run_finish(const struct cmd_env *env, struct run *run, const char *js
     if (rc == HB_EXIT_OK) rc = cmd_write_html("run", run->opts->shared.html_path, json_path);
     json_decref(meta->summary);
     meta->summary = NULL;
+    json_decref(meta->bottom);
+    meta->bottom = NULL;
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
     rc = run_rc != HB_EXIT_OK ? run_rc : cmd_verdict(run->recs, run->nrecs, atomic_load(env->stop));
     if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;

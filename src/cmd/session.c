@@ -38,7 +38,7 @@ int cmd_fail(const char *what, const struct hb_err *err, int code)
 static int write_csv(const char *cmd, const char *csv_path, const char *evidence, json_t *doc)
 {
     struct hb_err err = { 0 };
-    struct csv_source src = { evidence, json_object_get(doc, EV_RUNS) };
+    struct csv_source src = { evidence, json_object_get(doc, EV_RUNS), doc };
     char shown[TEXT_SAFE_CAP];
 
     if (doc != NULL && report_csv_write(csv_path, &src, 1, &err) == 0) {

@@ -660,7 +660,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     bool hooked = false;
     atomic_bool opened = false, failed = false;
     bool await = cfg->on_window != NULL && cfg->warmup_ns > 0; /* load threads wait for opened */
-    uint64_t t0;
+    uint64_t t0, win0 = UINT64_MAX;
+    struct timespec real0;
     int rc = 0;
 
     *res = (struct load_result){ 0 };
@@ -681,6 +682,7 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         hooked = true;
     }
     t0 = now_ns();
+    clock_gettime(CLOCK_REALTIME, &real0); /* the wall clock at t0, to date the window by */
     split_work(ws, cfg, t0, await ? &opened : NULL, &failed);
     for (; started < cfg->threads; started++) {
         rc = worker_start(&ws[started], started);
@@ -702,6 +704,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
             rc = hb_fail(err, -ws[i].win.wait_err, "load thread %u stopped: its %s wait failed: %s",
                          i, ws[i].ctx.ring_on ? "io_uring" : "epoll", strerror(ws[i].win.wait_err));
         load_result_add(res, &ws[i].ctx, &ws[i].win);
+        if (ws[i].win.window_ns > 0 && ws[i].ctx.window_start_ns < win0)
+            win0 = ws[i].ctx.window_start_ns;
         worker_release(&ws[i]);
         hist_free(ws[i].ctx.lat);
         hist_free(ws[i].ctx.service);
@@ -709,6 +713,10 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
             hist_free(ws[i].ctx.phase[p]);
     }
     free(ws);
+    /* no thread reached the window: when it was due */
+    if (win0 == UINT64_MAX || win0 < t0) win0 = t0 + cfg->warmup_ns;
+    res->window_start_unix_ns =
+        (uint64_t)real0.tv_sec * 1000000000u + (uint64_t)real0.tv_nsec + (win0 - t0);
     return rc;
 }
 

@@ -44,27 +44,28 @@ struct load_result {
                                          * (codec_ops.kind_names; [0] for a codec without) */
     uint64_t reconnects;                /* a kept connection the server closed, reopened (warm-up
                                          * included); not an error */
-    uint64_t retried;           /* requests sent again on a reopened connection (--retry once;
-                                 * warm-up included); not errors */
-    uint64_t connect_retries;   /* AF_UNIX connects tried again after EAGAIN, a full backlog
-                                 * (warm-up included); not errors */
-    uint64_t status[6];         /* replies by status class: [1]..[5] = 1xx..5xx, [0] other;
-                                 * only for protocols with a status (http, fcgi) */
-    uint64_t stderr_replies;    /* fcgi replies that carried FCGI_STDERR output */
-    uint64_t window_ns;         /* length of the measured window; open loop: the time the ops
-                                 * intended inside it took, the drain included */
-    uint64_t drain_ns;          /* open loop: the part of window_ns after the intended window
-                                 * (the deadline), spent on ops intended before it; else 0 */
-    uint64_t client_cpu_ns;     /* CPU time of the load threads inside the window */
-    bool interrupted;           /* *stop, or a thread's failed wait (wait_err), ended the run
-                                 * early */
-    unsigned ring_threads;      /* --wait uring: the threads that waited on their ring */
-    int ring_err;               /* --wait uring: why a thread could not set its ring up (an
-                                 * errno; it used epoll), or 0 */
-    int wait_err;               /* a thread's wait failed with this errno, ending it (the run
-                                 * is interrupted and fails), or 0 */
-    struct hist *lat;           /* merged op latency (ns); owned, freed by load_result_release */
-    struct hist *phase[PHASES]; /* merged phase latencies (ns); owned likewise */
+    uint64_t retried;              /* requests sent again on a reopened connection (--retry once;
+                                    * warm-up included); not errors */
+    uint64_t connect_retries;      /* AF_UNIX connects tried again after EAGAIN, a full backlog
+                                    * (warm-up included); not errors */
+    uint64_t status[6];            /* replies by status class: [1]..[5] = 1xx..5xx, [0] other;
+                                    * only for protocols with a status (http, fcgi) */
+    uint64_t stderr_replies;       /* fcgi replies that carried FCGI_STDERR output */
+    uint64_t window_ns;            /* length of the measured window; open loop: the time the ops
+                                    * intended inside it took, the drain included */
+    uint64_t drain_ns;             /* open loop: the part of window_ns after the intended window
+                                    * (the deadline), spent on ops intended before it; else 0 */
+    uint64_t client_cpu_ns;        /* CPU time of the load threads inside the window */
+    uint64_t window_start_unix_ns; /* when the window began (the first thread's), wall clock */
+    bool interrupted;              /* *stop, or a thread's failed wait (wait_err), ended the run
+                                    * early */
+    unsigned ring_threads;         /* --wait uring: the threads that waited on their ring */
+    int ring_err;                  /* --wait uring: why a thread could not set its ring up (an
+                                    * errno; it used epoll), or 0 */
+    int wait_err;                  /* a thread's wait failed with this errno, ending it (the run
+                                    * is interrupted and fails), or 0 */
+    struct hist *lat;              /* merged op latency (ns); owned, freed by load_result_release */
+    struct hist *phase[PHASES];    /* merged phase latencies (ns); owned likewise */
     /*
      * Open loop: `lat` runs from each op's intended send time (corrected for
      * coordinated omission); `service` from its actual send. NULL when closed.

@@ -297,20 +297,10 @@ static void cmp_cell_label(char *buf, size_t cap, const struct cmp_cell *cell)
     evidence_label_change(buf, cap, "wait ", a->wait, b->wait);
 }
 
-/* Columns s takes on a terminal: UTF-8 continuation bytes take none. */
-static int display_width(const char *s)
-{
-    int w = 0;
-
-    for (; *s != '\0'; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
 static void put_padded(FILE *f, const char *s, int width)
 {
     fputs(s, f);
-    for (int w = display_width(s); w < width; w++)
+    for (int w = text_columns(s); w < width; w++)
         fputc(' ', f);
 }
 
@@ -366,10 +356,10 @@ static int cmp_label_width(const struct cmp *c)
     char label[TEXT_SAFE_CAP];
 
     for (size_t m = 0; m < METRICS; m++)
-        if (display_width(mdef(m)->cmp_label) > width) width = display_width(mdef(m)->cmp_label);
+        if (text_columns(mdef(m)->cmp_label) > width) width = text_columns(mdef(m)->cmp_label);
     for (size_t i = 0; i < c->ncells; i++) {
         cmp_cell_label(label, sizeof(label), &c->cells[i]);
-        if (display_width(label) > width) width = display_width(label);
+        if (text_columns(label) > width) width = text_columns(label);
     }
     return width;
 }

@@ -87,8 +87,7 @@ static void put_rice(struct bit_writer *w, uint64_t count, unsigned k)
     put_bits(w, v, k);
 }
 
-/* len bytes of buf as NUL-terminated base64 (a new string). */
-static char *base64(const uint8_t *buf, size_t len)
+char *base64_text(const uint8_t *buf, size_t len)
 {
     char *out = xmalloc((len + 2) / 3 * 4 + 1), *o = out;
 
@@ -123,7 +122,7 @@ char *counts_encode(const struct hist_pair *pairs, size_t n)
         trend = trend_next(trend, pairs[i].count - 1);
         prev = pairs[i].idx;
     }
-    out = base64(w.buf, (w.pos + 7) / 8);
+    out = base64_text(w.buf, (w.pos + 7) / 8);
     free(w.buf);
     return out;
 }

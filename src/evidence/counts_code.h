@@ -34,6 +34,9 @@ struct hist_pair {
  */
 char *counts_encode(const struct hist_pair *pairs, size_t n);
 
+/* len bytes of buf as a new NUL-terminated base64 string (RFC 4648, '=' padding); exits on OOM. */
+char *base64_text(const uint8_t *buf, size_t len);
+
 /* Reads the counters of one encoded string, one at a time. */
 struct counts_reader {
     const char *text;

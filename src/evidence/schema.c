@@ -4,6 +4,7 @@
 #include "evidence/schema.h"
 
 #include <errno.h>
+#include <string.h>
 
 const struct ev_latency_figure ev_latency_order[EV_LATENCY_FIGURES] = {
     { EV_MIN, 0 },  { EV_P50, 50 },    { "p90", 90 },      { "p95", 95 },
@@ -17,6 +18,28 @@ int evidence_get_u64(const json_t *j, const char *key, uint64_t *out)
     if (!json_is_integer(v) || json_integer_value(v) < 0) return -EINVAL;
     *out = (uint64_t)json_integer_value(v);
     return 0;
+}
+
+const char *evidence_label_arm(const char *label, size_t *name_len)
+{
+    static const char *const arms[] = { "tcp", "unix" };
+    size_t n = label != NULL ? strlen(label) : 0;
+
+    for (size_t i = 0; i < sizeof(arms) / sizeof(arms[0]); i++) {
+        size_t k = strlen(arms[i]) + 1; /* with its dot */
+        if (n > k && label[n - k] == '.' && strcmp(label + n - k + 1, arms[i]) == 0) {
+            if (name_len != NULL) *name_len = n - k;
+            return arms[i];
+        }
+    }
+    return NULL;
+}
+
+const char *evidence_hop_transport(const json_t *run)
+{
+    const char *arm = evidence_label_arm(json_string_value(json_object_get(run, EV_LABEL)), NULL);
+
+    return arm != NULL ? arm : json_string_value(json_object_get(run, EV_TRANSPORT));
 }
 
 json_t *evidence_head_json(const struct evidence_head *h)

@@ -33,6 +33,8 @@
 #define EV_RUNS           "runs"
 #define EV_PLAN           "plan"
 #define EV_SUMMARY        "summary"
+#define EV_BOTTOM_LINE    "bottom_line"
+#define EV_TRANSPORT      "transport"
 
 /* A --jsonl line: {"record": "header", ...} or {"record": "run", ...}. */
 #define EV_RECORD        "record"
@@ -45,7 +47,8 @@
 #define EV_PROTO                "proto"
 #define EV_WAIT                 "wait" /* "epoll", "block" or "uring" */
 #define EV_ENDPOINT             "endpoint"
-#define EV_LABEL                "label" /* the endpoint's, when it has one */
+#define EV_TRANSPORT            "transport" /* the client's: "tcp", "unix", "tcp-veth" */
+#define EV_LABEL                "label"     /* the endpoint's, when it has one */
 #define EV_MODE                 "mode"
 #define EV_SIZE                 "size"
 #define EV_CONNECTIONS          "connections"
@@ -53,6 +56,7 @@
 #define EV_PIPELINE             "pipeline"
 #define EV_OPS                  "ops"
 #define EV_WINDOW_S             "window_s"
+#define EV_WINDOW_START         "window_start_unix_s" /* when the window began: Unix s, UTC */
 #define EV_CONNECTS             "connects"
 #define EV_ERRORS_TOTAL         "errors_total"
 #define EV_CLIENT_CPU_NS        "client_cpu_ns"
@@ -182,6 +186,17 @@ struct evidence_head {
 
 /* j[key] as a non-negative integer into *out; -EINVAL when absent or not one. */
 int evidence_get_u64(const json_t *j, const char *key, uint64_t *out);
+
+/*
+ * The transport a label names as a stack names a cell's arms, NAME.tcp or
+ * NAME.unix: "tcp" or "unix" (the hop under test, which may lie behind a web
+ * server the client reaches over TCP on both arms); NULL for any other label.
+ * *name_len, when not NULL, gets the length of NAME.
+ */
+const char *evidence_label_arm(const char *label, size_t *name_len);
+
+/* A run's hop under test: the arm its label names (evidence_label_arm), else its transport. */
+const char *evidence_hop_transport(const json_t *run);
 
 /* The head as a new object (owned by the caller), or NULL. */
 json_t *evidence_head_json(const struct evidence_head *h);

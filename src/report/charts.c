@@ -166,7 +166,8 @@ void chart_ops(FILE *f, const struct hfile *const *files, size_t n)
         svg_text(f, PLOT_LEFT, y0 + 12, "row-label", "start", name);
         for (size_t k = 0; k < n; k++)
             if (rows[r].cell[k] != NULL)
-                ops_series(f, rows[r].cell[k], &x, y0 + 22 + 14.0 * (double)k, svg_colour(k));
+                ops_series(f, rows[r].cell[k], &x, y0 + 22 + 14.0 * (double)k,
+                           n > 1 ? svg_colour(k) : hd_colour(rows[r].cell[k], r));
     }
     svg_close(f);
     free(rows);
@@ -227,9 +228,9 @@ static void curve_range(const struct hfile *hf, const size_t *group, size_t g, d
 static void curve_legend(FILE *f, double y, const struct hcell *cell, const struct hsparse *h,
                          const char *what, const char *cls, const char *colour)
 {
-    char text[TEXT_SAFE_CAP + 160], place[TEXT_SAFE_CAP], p99[32], max[32];
+    char text[TEXT_SAFE_CAP + 160], place[TEXT_SAFE_CAP], raw[TEXT_SAFE_CAP], p99[32], max[32];
 
-    text_safe(place, sizeof(place), hd_place(cell));
+    hd_short(place, sizeof(place), text_safe(raw, sizeof(raw), hd_place(cell)));
     svg_number(p99, sizeof(p99), (double)hd_percentile(h, 99) / 1000);
     svg_number(max, sizeof(max), (double)h->max / 1000);
     snprintf(text, sizeof(text), "%s%s: p99 %s µs, max %s µs (%zu run%s)", place, what, p99, max,
@@ -264,13 +265,13 @@ static void latency_group(FILE *f, const struct hfile *hf, const size_t *group, 
         const struct hcell *cell = &hf->cells[c];
         bool open = cell->svc != NULL;
         if (group[c] != g || cell->lat == NULL) continue;
-        curve(f, cell->lat, &x, &y, "curve", svg_colour(k));
+        curve(f, cell->lat, &x, &y, "curve", hd_colour(cell, k));
         curve_legend(f, y_leg + LEGEND_ROW * (double)li++, cell, cell->lat,
-                     open ? " intended time" : "", "curve", svg_colour(k));
+                     open ? " intended time" : "", "curve", hd_colour(cell, k));
         if (open) {
-            curve(f, cell->svc, &x, &y, "curve service", svg_colour(k));
+            curve(f, cell->svc, &x, &y, "curve service", hd_colour(cell, k));
             curve_legend(f, y_leg + LEGEND_ROW * (double)li++, cell, cell->svc, " service time",
-                         "curve service", svg_colour(k));
+                         "curve service", hd_colour(cell, k));
         }
         k++;
     }
@@ -370,6 +371,8 @@ static void cpu_parts_of(const struct hcell *cell, struct cpu_parts *p, struct n
         p->v[0] = -1, note_add(ns, "client", why);
     if (hd_median(cell, &v, why, sizeof(why), EV_OBSERVED, "cpu", "server_ns_per_op"))
         p->v[1] = v / 1000;
+    else if (json_array_size(services) > 0) /* measured as services, by their names */
+        p->n = 1;
     else
         p->v[1] = -1, note_add(ns, "server", why);
     for (size_t j = 0; j < json_array_size(services) && p->n < CPU_PARTS - 1; j++) {
@@ -606,7 +609,7 @@ static void rates_group(FILE *f, const struct hfile *hf, const size_t *group, si
     struct svg_axis y = { SVG_LOG, 0, 0, CURVE_TOP + CURVE_H, CURVE_TOP };
     double xlo = 0, xhi = 0, ylo = 0, yhi = 0, y_leg = CURVE_TOP + CURVE_H + 52;
     size_t series = 0, k = 0;
-    char text[TEXT_SAFE_CAP + 32], place[TEXT_SAFE_CAP];
+    char text[TEXT_SAFE_CAP + 32], place[TEXT_SAFE_CAP], raw[TEXT_SAFE_CAP];
 
     for (size_t c = g; c < hf->ncells; c++) {
         size_t n;
@@ -638,15 +641,15 @@ static void rates_group(FILE *f, const struct hfile *hf, const size_t *group, si
             continue;
         n = rate_points(hf, group, g, c, pt);
         if (n == 0) continue;
-        rate_line(f, pt, n, &x, &y, false, svg_colour(k));
-        rate_line(f, pt, n, &x, &y, true, svg_colour(k));
-        text_safe(place, sizeof(place), hd_place(&hf->cells[c]));
+        rate_line(f, pt, n, &x, &y, false, hd_colour(&hf->cells[c], k));
+        rate_line(f, pt, n, &x, &y, true, hd_colour(&hf->cells[c], k));
+        hd_short(place, sizeof(place), text_safe(raw, sizeof(raw), hd_place(&hf->cells[c])));
         snprintf(text, sizeof(text), "%s p50", place);
-        legend_line(f, CURVE_LEFT, y_leg + LEGEND_ROW * 2.0 * (double)k, svg_colour(k), "rate p50",
-                    text);
+        legend_line(f, CURVE_LEFT, y_leg + LEGEND_ROW * 2.0 * (double)k,
+                    hd_colour(&hf->cells[c], k), "rate p50", text);
         snprintf(text, sizeof(text), "%s p99", place);
-        legend_line(f, CURVE_LEFT, y_leg + LEGEND_ROW * (2.0 * (double)k + 1), svg_colour(k),
-                    "rate p99", text);
+        legend_line(f, CURVE_LEFT, y_leg + LEGEND_ROW * (2.0 * (double)k + 1),
+                    hd_colour(&hf->cells[c], k), "rate p99", text);
         k++;
     }
     svg_close(f);

@@ -8,28 +8,41 @@
 #include "report/csv.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "evidence/schema.h"
 #include "report/report.h"
 
-/* A fixed column: its header and the dotted path of its figure in a run. */
+/*
+ * A fixed column: its header and the dotted path of its figure in a run, or a
+ * column made from the run and its document (path NULL, the code says which).
+ */
 struct csv_col {
     const char *name;
     const char *path;
 };
 
+#define COL_START     "start"     /* window_start_unix_s as ISO 8601, UTC */
+#define COL_TRANSPORT "transport" /* the hop under test (evidence_hop_transport) */
+#define COL_PIN       "pin"       /* the document's placement.pin */
+
 static const struct csv_col fixed_cols[] = {
     { "cell", EV_CELL },
     { "rep", EV_REP },
+    { COL_START, NULL },
     { "proto", EV_PROTO },
     { "label", EV_LABEL },
     { "endpoint", EV_ENDPOINT },
-    { "transport", "transport" },
+    { COL_TRANSPORT, NULL },
+    { "client_transport", EV_TRANSPORT },
     { "mode", EV_MODE },
     { "close", "close" },
+    { "wait", EV_WAIT },
+    { COL_PIN, NULL },
     { "size", EV_SIZE },
     { "connections", EV_CONNECTIONS },
     { "threads", EV_THREADS },
@@ -62,6 +75,8 @@ static const struct csv_col fixed_cols[] = {
     { "server_cpu_ns_per_op", "observed.cpu.server_ns_per_op" },
     { "system_cpu_ns_per_op", "observed.cpu.system_ns_per_op" },
     { "other_cpu_share", "observed.other_cpu.other_share" },
+    { "server_pss_end_bytes", "observed.memory.server_pss_end" },
+    { "cgroup_working_set_end_bytes", "observed.memory.cgroup_working_set_end" },
     { "time_wait_client_peak", "observed.sockets.time_wait_client.peak" },
     { "time_wait_server_peak", "observed.sockets.time_wait_server.peak" },
     { "established_peak", "observed.sockets.established.peak" },
@@ -72,7 +87,11 @@ static const struct csv_col fixed_cols[] = {
 
 /* The figures of each phase and of each named service that get a column. */
 static const char *const phase_figs[] = { "p50", "p99" };
-static const char *const service_figs[] = { "cpu_ns_per_op", "pss_end", "working_set_end" };
+static const struct csv_col service_figs[] = {
+    { "cpu_ns_per_op", "cpu_ns_per_op" },
+    { "pss_end_bytes", "pss_end" },
+    { "working_set_end_bytes", "working_set_end" },
+};
 
 /* The names seen for one kind of extra column, in the order first seen. */
 struct name_list {
@@ -232,14 +251,46 @@ static void put_header(FILE *f, const struct csv_extra *x)
         }
     for (size_t i = 0; i < x->services.n; i++)
         for (size_t j = 0; j < ARRAY_LEN(service_figs); j++) {
-            snprintf(name, sizeof(name), "service_%s_%s", x->services.v[i], service_figs[j]);
+            snprintf(name, sizeof(name), "service_%s_%s", x->services.v[i], service_figs[j].name);
             fputc(',', f);
             put_text(f, name);
         }
     fputs("\r\n", f);
 }
 
-static void put_row(FILE *f, const char *source, const json_t *run, const struct csv_extra *x)
+/* The run's window start, a number of Unix seconds, as 2025-01-31T12:00:00.123Z; nothing without.
+ */
+static void put_start(FILE *f, const json_t *v)
+{
+    double s = json_number_value(v), whole = floor(s);
+    time_t t = (time_t)whole;
+    long ms = lround((s - whole) * 1000.0);
+    struct tm tm;
+    char buf[40];
+
+    if (!json_is_number(v) || !(s > 0) || s > 1e11) return;
+    if (ms == 1000) {
+        t++;
+        ms = 0;
+    }
+    if (gmtime_r(&t, &tm) == NULL || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+        return;
+    fprintf(f, "%s.%03ldZ", buf, ms);
+}
+
+/* A column with no path of its own: from the run and its document. */
+static void put_made(FILE *f, const char *name, const json_t *run, const json_t *doc)
+{
+    if (strcmp(name, COL_START) == 0)
+        put_start(f, json_object_get(run, EV_WINDOW_START));
+    else if (strcmp(name, COL_TRANSPORT) == 0 && evidence_hop_transport(run) != NULL)
+        put_text(f, evidence_hop_transport(run));
+    else if (strcmp(name, COL_PIN) == 0)
+        put_value(f, json_at(doc, "placement.pin"));
+}
+
+static void put_row(FILE *f, const char *source, const json_t *doc, const json_t *run,
+                    const struct csv_extra *x)
 {
     const json_t *errors = json_object_get(run, EV_ERRORS);
     const json_t *phases = json_object_get(run, EV_PHASES);
@@ -247,7 +298,10 @@ static void put_row(FILE *f, const char *source, const json_t *run, const struct
     put_text(f, source);
     for (size_t i = 0; i < ARRAY_LEN(fixed_cols); i++) {
         fputc(',', f);
-        put_value(f, json_at(run, fixed_cols[i].path));
+        if (fixed_cols[i].path == NULL)
+            put_made(f, fixed_cols[i].name, run, doc);
+        else
+            put_value(f, json_at(run, fixed_cols[i].path));
     }
     for (size_t i = 0; i < x->errors.n; i++) {
         fputc(',', f);
@@ -266,7 +320,7 @@ static void put_row(FILE *f, const char *source, const json_t *run, const struct
 
         for (size_t j = 0; j < ARRAY_LEN(service_figs); j++) {
             fputc(',', f);
-            put_value(f, json_object_get(s, service_figs[j]));
+            put_value(f, json_object_get(s, service_figs[j].path));
         }
     }
     fputs("\r\n", f);
@@ -284,7 +338,7 @@ int report_csv(FILE *f, const struct csv_source *src, size_t n)
             size_t i;
 
             json_array_foreach(src[k].runs, i, run) if (json_is_object(run))
-                put_row(f, src[k].name, run, &x);
+                put_row(f, src[k].name, src[k].doc, run, &x);
         }
         if (fflush(f) != 0 || ferror(f)) rc = -EIO;
     }

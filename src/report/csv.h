@@ -1,6 +1,8 @@
 /*
  * CSV: one row per run, for spreadsheets. The columns are documented in
- * docs/csv.md: the run's cell keys and figures in a fixed order, then the
+ * docs/csv.md: the run's cell keys (the transport of the hop under test
+ * beside the client's), how it waited and was pinned, when its window began
+ * (ISO 8601, UTC) and its figures in a fixed order, memory in bytes, then the
  * columns only some evidence has (error kinds, connection phases, named
  * services), in the order they first appear.
  */
@@ -17,6 +19,7 @@
 struct csv_source {
     const char *name;
     const json_t *runs; /* the document's "runs" array */
+    const json_t *doc;  /* the document, for what its runs share (placement.pin); NULL: none */
 };
 
 /*

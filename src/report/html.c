@@ -16,6 +16,7 @@
 #include "evidence.h"
 #include "evidence/hist_json.h"
 #include "evidence/schema.h"
+#include "report/bottom.h"
 #include "report/htmldata.h"
 #include "report/metric.h"
 #include "report/report.h"
@@ -135,10 +136,54 @@ static void cell_name_placed(char *buf, size_t cap, const struct run_key *k)
     snprintf(buf + len, cap - len, " (%s)", text_safe(shown, sizeof(shown), p));
 }
 
+void hd_short(char *buf, size_t cap, const char *s)
+{
+    size_t k = 0;
+
+    for (; *s != '\0' && k + 1 < cap; s++) {
+        const char *end, *last, *tmp;
+        if (strncmp(s, "unix:/", 6) != 0) {
+            buf[k++] = *s;
+            continue;
+        }
+        end = s + strcspn(s, " ,;()[]");
+        tmp = strstr(s, "/hopbench-");
+        for (last = end; last > s && last[-1] != '/'; last--)
+            ;
+        if (tmp == NULL || tmp >= last || last - s <= 6) {
+            buf[k++] = *s;
+            continue;
+        }
+        /* a temporary directory of hopbench's (lab, stack): gone once the report is read */
+        k += (size_t)snprintf(buf + k, cap - k, "unix:\xe2\x80\xa6/%.*s", (int)(end - last), last);
+        if (k >= cap) k = cap - 1;
+        s = end - 1;
+    }
+    if (cap > 0) buf[k < cap ? k : cap - 1] = '\0';
+}
+
 void hd_cell_name(char *buf, size_t cap, const struct hcell *cell)
 {
-    cell_name_placed(buf, cap, &cell->key);
-    evidence_label_change(buf, cap, "wait ", cell->key.wait, cell->wait_other);
+    char *full = xcalloc(cap ? cap : 1, 1);
+
+    cell_name_placed(full, cap, &cell->key);
+    evidence_label_change(full, cap, "wait ", cell->key.wait, cell->wait_other);
+    hd_short(buf, cap, full);
+    free(full);
+}
+
+const char *hd_colour(const struct hcell *cell, size_t k)
+{
+    const char *label = cell->key.label, *dot = strrchr(label, '.');
+    const char *tr =
+        json_string_value(json_object_get(json_array_get(cell->runs, 0), EV_TRANSPORT));
+
+    if (dot != NULL && (strcmp(dot, ".tcp") == 0 || strcmp(dot, ".unix") == 0)) tr = dot + 1;
+    if (tr == NULL) return svg_colour(k);
+    if (strcmp(tr, "tcp") == 0) return "#1f77b4";      /* blue, everywhere */
+    if (strcmp(tr, "unix") == 0) return "#ff7f0e";     /* orange */
+    if (strcmp(tr, "tcp-veth") == 0) return "#2ca02c"; /* green */
+    return svg_colour(k);
 }
 
 bool hd_open_loop(const struct hcell *cell)
@@ -432,7 +477,12 @@ static const char page_css[] =
     "svg text{font:11px system-ui,sans-serif;fill:#222}svg text.tick{fill:#555}"
     "svg text.axis-title{font-size:12px}svg .grid{stroke:#eee}svg .axis{stroke:#888}"
     "svg .median{stroke-width:3}svg .curve,svg .rate{fill:none;stroke-width:1.8}"
-    "svg .service,svg .p99{stroke-dasharray:5 3}";
+    "svg .service,svg .p99{stroke-dasharray:5 3}"
+    ".cards{display:flex;gap:.8em;margin:.8em 0}.card{flex:1;border:1px solid #ddd;"
+    "border-radius:6px;padding:.5em .8em}.card b{display:block;font-size:1.6em}"
+    "table.bottom td{white-space:nowrap}table.bottom td.words{white-space:normal}"
+    ".better{color:#1a7f37}.worse{color:#c62828}.same{color:#777}"
+    "body{max-width:1360px}";
 
 /* One row of a two-column table: name, then the value escaped. */
 static void kv_row(FILE *f, const char *name, const char *value)
@@ -579,8 +629,20 @@ static void metric_heads(FILE *f)
     fputs("</tr>\n", f);
 }
 
+/* The label of the runs of summary cell idx in hf (stack children label their arms), else ep. */
+static const char *label_of_cell(const struct hfile *hf, size_t idx, const char *ep)
+{
+    for (size_t c = 0; c < hf->ncells; c++) {
+        double cell = -1;
+        if (hd_number(json_array_get(hf->cells[c].runs, 0), &cell, EV_CELL, NULL, NULL) &&
+            cell == (double)idx && hf->cells[c].key.label[0] != '\0')
+            return hf->cells[c].key.label;
+    }
+    return ep;
+}
+
 /* One summary's table: per cell the median of each metric and, after the first, vs_first. */
-static void summary_table(FILE *f, const json_t *summary)
+static void summary_table(FILE *f, const struct hfile *hf, const json_t *summary)
 {
     const json_t *cells = json_object_get(summary, "cells");
     size_t i;
@@ -591,8 +653,11 @@ static void summary_table(FILE *f, const json_t *summary)
     json_array_foreach(cells, i, cell)
     {
         const json_t *metrics = json_object_get(cell, "metrics");
+        const char *ep = json_string_value(json_object_get(cell, EV_ENDPOINT));
+        char shown[TEXT_SAFE_CAP];
         fputs("<tr><td>", f);
-        html_text(f, json_string_value(json_object_get(cell, EV_ENDPOINT)));
+        hd_short(shown, sizeof(shown), ep != NULL ? ep : "");
+        html_text(f, label_of_cell(hf, i, shown));
         fputs("</td>", f);
         for (size_t m = 0; m < METRICS; m++) {
             const struct metric_def *d = metric_def(m);
@@ -639,8 +704,11 @@ static void computed_row(FILE *f, const struct hcell *first, const struct hcell 
     double *a = xcalloc(cap, sizeof(*a)), *b = xcalloc(cap, sizeof(*b));
     char num[64];
 
+    char place[TEXT_SAFE_CAP];
+
+    hd_short(place, sizeof(place), hd_place(cell));
     fputs("<tr><td>", f);
-    html_text(f, hd_place(cell));
+    html_text(f, place);
     fputs("</td>", f);
     for (size_t m = 0; m < METRICS; m++) {
         const struct metric_def *d = metric_def(m);
@@ -712,7 +780,7 @@ static void verdicts_section(FILE *f, const struct hfile *hf)
           "the summary printed it (<code>~</code>: not significant).</p>\n",
           f);
     if (json_is_object(summary)) {
-        summary_table(f, summary);
+        summary_table(f, hf, summary);
         return;
     }
     if (!json_is_array(summary) || json_array_size(summary) == 0) {
@@ -735,8 +803,135 @@ static void verdicts_section(FILE *f, const struct hfile *hf)
         fputs("<h4>", f);
         html_text(f, head);
         fputs("</h4>\n", f);
-        summary_table(f, json_object_get(part, EV_SUMMARY));
+        summary_table(f, hf, json_object_get(part, EV_SUMMARY));
     }
+}
+
+/* ---- the bottom line, first ---------------------------------------------------------------- */
+
+static const char *verdict_class(enum bottom_verdict v)
+{
+    return v == BOTTOM_BETTER ? "better" : v == BOTTOM_WORSE ? "worse" : "same";
+}
+
+/* The files' bottom lines as one (each file's cells named by its title when there are several). */
+static void bottom_of(const struct hfile *const *files, size_t n, struct bottom_line *all)
+{
+    memset(all, 0, sizeof(*all));
+    for (size_t i = 0; i < n; i++) {
+        const json_t *j = json_object_get(files[i]->head, EV_BOTTOM_LINE);
+        struct bottom_line b;
+        const char *title = files[i]->title;
+
+        if (j == NULL || bottom_from_json(j, &b) < 0) continue;
+        if (title == NULL && n > 1) title = files[i]->path;
+        bottom_append(all, &b, title);
+        bottom_release(&b);
+    }
+}
+
+static void card(FILE *f, const char *cls, const char *big, const char *text)
+{
+    fprintf(f, "<div class=\"card %s\"><b>", cls);
+    html_text(f, big);
+    fputs("</b>", f);
+    html_text(f, text);
+    fputs("</div>\n", f);
+}
+
+/* Three or four cards: how many figures are better, worse, not significant; what it costs. */
+static void bottom_cards(FILE *f, const struct bottom_line *b)
+{
+    size_t count[BOTTOM_NA + 1] = { 0 };
+    char big[32], text[3 * TEXT_SAFE_CAP], arm[TEXT_SAFE_CAP], base[TEXT_SAFE_CAP];
+    const struct bottom_cost *priced = NULL;
+
+    for (size_t i = 0; i < b->nrows; i++)
+        count[b->rows[i].verdict]++;
+    for (size_t i = 0; i < b->ncosts && priced == NULL; i++)
+        if (b->costs[i].priced) priced = &b->costs[i];
+    text_safe(arm, sizeof(arm), b->rows[0].arm);
+    text_safe(base, sizeof(base), b->rows[0].base);
+    fputs("<div class=\"cards\">\n", f);
+    snprintf(big, sizeof(big), "%zu of %zu", count[BOTTOM_BETTER], b->nrows);
+    snprintf(text, sizeof(text), "figures where %s is better than %s", arm, base);
+    card(f, "better", big, text);
+    snprintf(big, sizeof(big), "%zu of %zu", count[BOTTOM_WORSE], b->nrows);
+    snprintf(text, sizeof(text), "figures where %s is worse", arm);
+    card(f, "worse", big, text);
+    snprintf(big, sizeof(big), "%zu of %zu", count[BOTTOM_SAME] + count[BOTTOM_NA], b->nrows);
+    card(f, "same", big, "figures with no significant difference: not priced, not claimed");
+    if (priced != NULL) {
+        char cell[TEXT_SAFE_CAP];
+        bottom_cost_words(text, sizeof(text), priced);
+        snprintf(big, sizeof(big), "cost");
+        text_safe(cell, sizeof(cell), priced->cell);
+        if (cell[0] != '\0') {
+            size_t len = strlen(text);
+            snprintf(text + len, sizeof(text) - len, " (%s)", cell);
+        }
+        card(f, priced->saved_ns > 0 ? "better" : "worse", big, text);
+    }
+    fputs("</div>\n", f);
+}
+
+/*
+ * The bottom line as the text ends with it (report/bottom.c's words, read from
+ * the evidence): cards, then per cell and figure both medians and the verdict.
+ */
+static void bottom_section(FILE *f, const struct hfile *const *files, size_t n)
+{
+    struct bottom_line b;
+    char name[BOTTOM_NAME_CAP + 16], a[48], v[48], words[320], noisy[256];
+
+    bottom_of(files, n, &b);
+    if (b.nrows == 0) {
+        bottom_release(&b);
+        return;
+    }
+    fputs("<section class=\"bottom\" id=\"bottom-line\">\n<h2>The bottom line</h2>\n", f);
+    bottom_cards(f, &b);
+    fputs("<table class=\"bottom\"><tr><th>cell</th><th>figure</th><th>", f);
+    html_text(f, b.rows[0].base);
+    fputs("</th><th>", f);
+    html_text(f, b.rows[0].arm);
+    fputs("</th><th>verdict: ratio of medians [95 % interval], Mann-Whitney p</th></tr>\n", f);
+    for (size_t i = 0; i < b.nrows; i++) {
+        const struct bottom_row *r = &b.rows[i];
+        bottom_fig_name(name, sizeof(name), r);
+        bottom_value_text(a, sizeof(a), r, r->base_median);
+        bottom_value_text(v, sizeof(v), r, r->arm_median);
+        bottom_words(words, sizeof(words), r);
+        fprintf(f, "<tr class=\"row %s\"><td class=\"cell\">", verdict_class(r->verdict));
+        if (i == 0 || strcmp(b.rows[i - 1].cell, r->cell) != 0) html_text(f, r->cell);
+        fputs("</td><td class=\"fig\">", f);
+        html_text(f, name);
+        fputs("</td><td class=\"num\">", f);
+        html_text(f, a);
+        fputs("</td><td class=\"num\">", f);
+        html_text(f, v);
+        fprintf(f, "</td><td class=\"words %s\">", verdict_class(r->verdict));
+        html_text(f, words);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n<ul class=\"costs\">\n", f);
+    for (size_t i = 0; i < b.ncosts; i++) {
+        char line[640];
+        bottom_cost_words(words, sizeof(words), &b.costs[i]);
+        snprintf(line, sizeof(line), "%s%s%s", b.costs[i].cell, b.costs[i].cell[0] ? ": " : "",
+                 words);
+        fprintf(f, "<li class=\"cost %s\">", b.costs[i].priced ? "priced" : "same");
+        html_text(f, line);
+        fputs("</li>\n", f);
+    }
+    bottom_noisy_words(noisy, sizeof(noisy), &b);
+    if (noisy[0] != '\0') {
+        fputs("<li class=\"muted\">", f);
+        html_text(f, noisy);
+        fputs("</li>\n", f);
+    }
+    fputs("</ul>\n</section>\n", f);
+    bottom_release(&b);
 }
 
 /* A cell of files[0] and its match in hf, or NULL. */
@@ -1092,7 +1287,7 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
         counted += hf->cells[c].counted;
     }
     fprintf(f, "<section class=\"file\" id=\"file%zu\">\n<h2>", idx);
-    html_text(f, hf->path);
+    html_text(f, hf->title != NULL ? hf->title : hf->path);
     fputs("</h2>\n", f);
     snprintf(runs, sizeof(runs), "%zu runs in %zu cells, %zu of them count", nruns, hf->ncells,
              counted);
@@ -1121,6 +1316,7 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
 struct page {
     const struct hfile *const *files;
     size_t n;
+    bool parts; /* the files are one stack's measurements, not files to compare */
 };
 
 /* report_file_write's writer: the whole page. */
@@ -1133,14 +1329,16 @@ static int write_page(FILE *f, void *ctx, struct hb_err *err)
           "<link rel=\"icon\" href=\"data:,\">\n<title>hopbench report</title>\n<style>",
           f);
     fputs(page_css, f);
-    fputs("</style></head><body>\n<h1>hopbench report</h1>\n<ul class=\"files\">\n", f);
+    fputs("</style></head><body>\n<h1>hopbench report</h1>\n", f);
+    bottom_section(f, p->files, p->n);
+    fputs("<ul class=\"files\">\n", f);
     for (size_t i = 0; i < p->n; i++) {
         fprintf(f, "<li><a href=\"#file%zu\">", i);
-        html_text(f, p->files[i]->path);
+        html_text(f, p->files[i]->title != NULL ? p->files[i]->title : p->files[i]->path);
         fputs("</a></li>\n", f);
     }
     fputs("</ul>\n", f);
-    if (p->n > 1) {
+    if (p->n > 1 && !p->parts) {
         fputs("<section class=\"side-by-side\">\n<h2>The files side by side</h2>\n"
               "<h3>ops/s per cell</h3>\n",
               f);
@@ -1156,9 +1354,15 @@ static int write_page(FILE *f, void *ctx, struct hb_err *err)
 
 int report_html_write(const char *out, const char *const *paths, size_t npaths, struct hb_err *err)
 {
+    return report_html_write_parts(out, paths, NULL, npaths, err);
+}
+
+int report_html_write_parts(const char *out, const char *const *paths, const char *const *titles,
+                            size_t npaths, struct hb_err *err)
+{
     struct hfile files[HTML_MAX_FILES] = { 0 };
     const struct hfile *ptrs[HTML_MAX_FILES];
-    struct page page = { .files = ptrs, .n = npaths };
+    struct page page = { .files = ptrs, .n = npaths, .parts = titles != NULL };
     int rc = 0;
 
     if (npaths == 0 || npaths > HTML_MAX_FILES)
@@ -1167,6 +1371,7 @@ int report_html_write(const char *out, const char *const *paths, size_t npaths, 
     for (size_t i = 0; i < npaths && rc == 0; i++) {
         struct evidence_reader reader = { .run = take_run, .ctx = &files[i] };
         files[i].path = paths[i];
+        files[i].title = titles != NULL ? titles[i] : NULL;
         ptrs[i] = &files[i];
         rc = evidence_read(paths[i], &reader, &files[i].head, err);
         if (rc == 0) rc = file_place(&files[i], err);

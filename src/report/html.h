@@ -29,4 +29,13 @@
  */
 int report_html_write(const char *out, const char *const *paths, size_t npaths, struct hb_err *err);
 
+/*
+ * report_html_write for the parts of one measurement (a stack's run
+ * children): each file's section and its cells in the bottom line named by
+ * titles[i] ("nginx → php-fpm", "bare FastCGI hop"), not by its path, and
+ * no "side by side" of files that are not alternatives of each other.
+ */
+int report_html_write_parts(const char *out, const char *const *paths, const char *const *titles,
+                            size_t npaths, struct hb_err *err);
+
 #endif

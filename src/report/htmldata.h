@@ -50,7 +50,8 @@ struct hcell {
 
 struct hfile {
     const char *path;
-    json_t *head; /* the document but its runs */
+    const char *title; /* a stack's measurement ("nginx → php-fpm"), or NULL: the path */
+    json_t *head;      /* the document but its runs */
     struct hcell *cells;
     size_t ncells, cap;
 };
@@ -93,6 +94,18 @@ size_t hd_median_known(const struct hcell *cell, hd_figure_fn *fig, const void *
  */
 bool hd_median(const struct hcell *cell, double *out, char *why, size_t cap, const char *a,
                const char *b, const char *c);
+
+/*
+ * s with each Unix socket in a temporary directory of hopbench's (the lab's,
+ * a stack's: removed when it ended) as "unix:…/NAME", into buf.
+ */
+void hd_short(char *buf, size_t cap, const char *s);
+
+/*
+ * The colour of a cell in every chart: tcp blue, unix orange, tcp-veth green
+ * (by its label's .tcp/.unix, else its runs' transport), else svg_colour(k).
+ */
+const char *hd_colour(const struct hcell *cell, size_t k);
 
 /* The cell's place: its label, else its endpoint. */
 const char *hd_place(const struct hcell *cell);

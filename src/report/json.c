@@ -302,7 +302,7 @@ json_t *report_run_json(const struct run_record *r)
         "{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
         "s:o, s:b, s:b, s:f, s:f, s:o, s:o, s:o, s:o}",
         EV_CELL, (int)r->cell, EV_REP, (int)r->rep, EV_PROTO, r->proto, EV_ENDPOINT, c->ep.text,
-        "transport", report_transport(r), EV_MODE, report_mode_name(c->mode), "close",
+        EV_TRANSPORT, report_transport(r), EV_MODE, report_mode_name(c->mode), "close",
         load_close_name(c->close), EV_SIZE, (json_int_t)c->size, EV_CONNECTIONS, (int)c->conns,
         EV_THREADS, (int)c->threads, EV_PIPELINE, (int)c->pipeline, "warmup_s",
         (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count, "duration_s",
@@ -317,6 +317,11 @@ json_t *report_run_json(const struct run_record *r)
 
     if (run == NULL) return NULL;
     json_object_set_new(run, EV_WAIT, json_string(report_wait_name(c, res)));
+    /* the window's start on the wall clock (UTC): when to look in other monitoring for it */
+    json_object_set_new(run, EV_WINDOW_START,
+                        res->window_start_unix_ns > 0
+                            ? json_real((double)res->window_start_unix_ns / 1e9)
+                            : json_null());
     if (c->uring_wait) {
         /* The threads that waited on an io_uring; the others could not set one up and polled. */
         json_object_set_new(run, "uring_threads", json_integer((json_int_t)res->ring_threads));
@@ -449,6 +454,7 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
     json_object_set_new(doc, EV_RUNS, runs);
     if (meta->plan != NULL) json_object_set(doc, EV_PLAN, meta->plan);
     if (meta->summary != NULL) json_object_set(doc, EV_SUMMARY, meta->summary);
+    if (meta->bottom != NULL) json_object_set(doc, EV_BOTTOM_LINE, meta->bottom);
     return doc;
 }
 

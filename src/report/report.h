@@ -34,6 +34,7 @@ struct report_meta {
     const char *server; /* "built-in echo (pid 1234)" or "external" */
     json_t *plan;       /* {reps, order, seed, cooldown_s} or NULL; borrowed */
     json_t *summary;    /* from summary_json, or NULL; borrowed */
+    json_t *bottom;     /* from bottom_json, or NULL; borrowed */
 };
 
 /*
@@ -87,6 +88,9 @@ void report_sysctls(FILE *f, const struct machine *m);
  * below 99 % of their rate; prints nothing when all were clean.
  */
 void report_errors(FILE *f, const struct run_record *recs, size_t n);
+
+/* report_errors without the "noisy:" lines (a bottom line counts them instead). */
+void report_errors_only(FILE *f, const struct run_record *recs, size_t n);
 
 /*
  * One line: how many of the runs were noisy ("  3 of 10 runs noisy ..."),

@@ -320,7 +320,16 @@ void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
             if (c->series[j].kind != COST_CPU || !saving_of(c, j, p, &sv)) continue;
             range_text(saved, sizeof(saved), sv.saved, 1e-3, 3);
             sig(pct, sizeof(pct), 100 * sv.saved.v / sv.tcp, 3);
-            vcpu_rate_text(rate, sizeof(rate), &sv);
+            /* the stack's short form prices only a significant difference */
+            if (sv.significant)
+                vcpu_rate_text(rate, sizeof(rate), &sv);
+            else if (!isnan(sv.p))
+                snprintf(rate, sizeof(rate),
+                         "no significant difference (p=%.2g, n=%zu+%zu): not priced", sv.p,
+                         sv.n_tcp, sv.n_uds);
+            else
+                snprintf(rate, sizeof(rate),
+                         "no interval (fewer than two runs a side): not priced");
             fprintf(f, "   cpu %s: saved %s µs per request (%s%s); %s\n", c->series[j].name, saved,
                     sv.tcp > 0 ? pct : "n/a", sv.tcp > 0 ? " %" : "", rate);
         }

@@ -27,7 +27,9 @@ void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
 /*
  * The short form, under label: per cell of s, per CPU figure, the saving per
  * request with its interval and share, and the rate that saves one whole
- * vCPU, each printed as report_saving_table prints it.
+ * vCPU, each printed as report_saving_table prints it; that rate only for a
+ * significant difference (cost_saving.significant), else "no significant
+ * difference (p=.., n=..): not priced".
  */
 void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
                          const struct cost_plan *p);

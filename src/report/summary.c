@@ -183,8 +183,10 @@ static json_t *lab_pair(FILE *f, const struct run_record *recs, size_t n, size_t
     snprintf(title, sizeof(title), "%zu B %s%s, %s against tcp", recs[first].cfg.size,
              report_mode_name(recs[first].cfg.mode), open,
              ncells == 3 ? "unix and tcp-veth" : "unix");
-    summary_print(f, title, cells, ncells);
-    report_noisy_count(f, tmp, k);
+    if (f != NULL) {
+        summary_print(f, title, cells, ncells);
+        report_noisy_count(f, tmp, k);
+    }
     return json_pack("{s:I, s:s, s:f, s:o}", EV_SIZE, (json_int_t)recs[first].cfg.size, EV_MODE,
                      report_mode_name(recs[first].cfg.mode), EV_RATE_SHARE, recs[first].rate_share,
                      EV_SUMMARY, summary_json(cells, ncells));

@@ -44,7 +44,7 @@ void summary_print(FILE *f, const char *title, const struct cell_summary *cells,
 
 /*
  * The lab's summaries: for each (size, mode) of recs, tcp as the first cell
- * and unix against it. Prints them, and returns them as a JSON array (owned
+ * and unix against it. Prints them (f NULL: not), and returns them as a JSON array (owned
  * by the caller), or NULL on OOM.
  */
 json_t *summary_lab(FILE *f, const struct run_record *recs, size_t n, uint64_t seed);

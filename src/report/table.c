@@ -798,8 +798,13 @@ static void saturated_line(FILE *f, const struct run_record *r, bool reps)
 
 void report_errors(FILE *f, const struct run_record *recs, size_t n)
 {
-    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     noisy_lines(f, recs, n);
+    report_errors_only(f, recs, n);
+}
+
+void report_errors_only(FILE *f, const struct run_record *recs, size_t n)
+{
+    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     retry_lines(f, recs, n);
     for (size_t i = 0; i < n; i++) {
         uint64_t drops = 0;

@@ -645,6 +645,8 @@ static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fp
     snprintf(label, sizeof(label), "%s->fpm", w->name);
     stack_cell_init(&cells[0], label, "tcp", "unix");
     stack_cell_init(&cells[1], "fcgi->fpm", "tcp", "unix");
+    snprintf(cells[0].title, sizeof(cells[0].title), "%s \xe2\x86\x92 php-fpm", w->name);
+    snprintf(cells[1].title, sizeof(cells[1].title), "bare FastCGI hop");
     fpm_front_args(c, w, e, &a);
     fprintf(c->out, "measuring http keep-alive -> %s -> php-fpm, backend tcp and unix ...\n",
             w->name);

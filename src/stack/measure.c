@@ -21,6 +21,7 @@
 
 #include "cost.h"
 #include "endpoint.h"
+#include "evidence/schema.h"
 #include "progress.h"
 #include "report/csv.h"
 #include "report/html.h"
@@ -184,8 +185,20 @@ static double jnum(const json_t *o, const char *path)
 
 void stack_cell_init(struct stack_cell *cell, const char *label, const char *a, const char *b)
 {
+    size_t k = 0;
+
     memset(cell, 0, sizeof(*cell));
     snprintf(cell->label, sizeof(cell->label), "%s", label);
+    for (const char *p = label; *p != '\0' && k + 6 < sizeof(cell->title); p++) {
+        if (p[0] == '-' && p[1] == '>') {
+            memcpy(cell->title + k, " \xe2\x86\x92 ", 5); /* " → " */
+            k += 5;
+            p++;
+        } else {
+            cell->title[k++] = *p;
+        }
+    }
+    cell->title[k] = '\0';
     snprintf(cell->arm[0].transport, sizeof(cell->arm[0].transport), "%s", a);
     snprintf(cell->arm[1].transport, sizeof(cell->arm[1].transport), "%s", b);
 }
@@ -509,7 +522,8 @@ static void gate_lines(FILE *out, const struct stack_cell *cell, int k)
  * --csv, --html: keeps the child's --json document under source, when it
  * wrote one (the child's directory goes before the stack's end).
  */
-static int csv_keep(struct stack_ctx *c, const char *json, const char *source, struct hb_err *err)
+static int csv_keep(struct stack_ctx *c, const char *json, const char *source, const char *title,
+                    struct hb_err *err)
 {
     json_t *doc, *entry;
 
@@ -517,7 +531,7 @@ static int csv_keep(struct stack_ctx *c, const char *json, const char *source, s
     doc = json_load_file(json, 0, NULL);
     if (doc == NULL) return hb_fail(err, -EINVAL, "cannot read %s: not JSON", json);
     if (c->csv == NULL) c->csv = json_array();
-    entry = json_pack("{s:s, s:o}", "source", source, "doc", doc);
+    entry = json_pack("{s:s, s:s, s:o}", "source", source, "title", title, "doc", doc);
     if (c->csv == NULL || entry == NULL || json_array_append_new(c->csv, entry) < 0)
         return hb_fail(err, -ENOMEM, "--csv: out of memory");
     return 0;
@@ -531,10 +545,10 @@ static int stack_html_write(struct stack_ctx *c, struct hb_err *err)
 {
     size_t n = json_array_size(c->csv), k = n < HTML_MAX_FILES ? n : HTML_MAX_FILES;
     char(*paths)[PATH_MAX] = calloc(k + 1, sizeof(*paths));
-    const char **ptrs = calloc(k + 1, sizeof(*ptrs));
+    const char **ptrs = calloc(k + 1, sizeof(*ptrs)), **titles = calloc(k + 1, sizeof(*titles));
     int rc = 0;
 
-    if (paths == NULL || ptrs == NULL) {
+    if (paths == NULL || ptrs == NULL || titles == NULL) {
         rc = hb_fail(err, -ENOMEM, "--html: out of memory");
         goto out;
     }
@@ -551,16 +565,20 @@ static int stack_html_write(struct stack_ctx *c, struct hb_err *err)
         if (snprintf(paths[i], PATH_MAX, "%.3900s/%zu-%s.json", c->sup.dir, i, name) >= PATH_MAX)
             rc = hb_fail(err, -ENAMETOOLONG, "--html: the stack's directory name is too long");
         ptrs[i] = paths[i];
+        titles[i] = json_string_value(json_object_get(e, "title"));
+        if (titles[i] == NULL) titles[i] = src != NULL ? src : "";
         if (rc == 0 && json_dump_file(json_object_get(e, "doc"), paths[i], JSON_COMPACT) < 0)
             rc = hb_fail(err, -EIO, "--html: cannot write %s", paths[i]);
     }
-    if (rc == 0) rc = report_html_write(c->o->html_path, ptrs, k, err);
+    /* one page for the stack: its measurements by name, not the files they were kept in */
+    if (rc == 0) rc = report_html_write_parts(c->o->html_path, ptrs, titles, k, err);
     if (rc == 0) fprintf(c->out, "html: %s (%zu of %zu measurement(s))\n", c->o->html_path, k, n);
     for (size_t i = 0; i < k; i++)
         if (ptrs[i] != NULL) unlink(ptrs[i]);
 out:
     free(paths);
     free(ptrs);
+    free(titles);
     return rc;
 }
 
@@ -580,7 +598,8 @@ int stack_csv_write(struct stack_ctx *c, struct hb_err *err)
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(c->csv, i);
         src[i].name = json_string_value(json_object_get(e, "source"));
-        src[i].runs = json_object_get(json_object_get(e, "doc"), "runs");
+        src[i].doc = json_object_get(e, "doc");
+        src[i].runs = json_object_get(src[i].doc, "runs");
     }
     rc = report_csv_write(c->o->csv_path, src, n, err);
     if (rc == 0) fprintf(c->out, "csv: %s (%zu measurement(s))\n", c->o->csv_path, n);
@@ -589,6 +608,26 @@ out:
     json_decref(c->csv);
     c->csv = NULL;
     return rc;
+}
+
+/*
+ * The run child's bottom line (its evidence's, report/bottom.h), added to the
+ * stack's under the measurement's title. A child without one (cut short
+ * before two runs a side) adds nothing.
+ */
+static int bottom_keep(struct stack_ctx *c, const char *json, const char *title, struct hb_err *err)
+{
+    json_t *doc = access(json, R_OK) == 0 ? json_load_file(json, 0, NULL) : NULL;
+    const json_t *j = json_object_get(doc, EV_BOTTOM_LINE);
+    struct bottom_line b;
+    int rc = 0;
+
+    if (j != NULL && bottom_from_json(j, &b) == 0) {
+        rc = bottom_append(&c->bottom, &b, title);
+        bottom_release(&b);
+    }
+    json_decref(doc);
+    return rc < 0 ? hb_fail(err, rc, "the bottom line: out of memory") : 0;
 }
 
 /* A run child with reps runs of duration_ns; its runs into cell (arm k, or by endpoint when
@@ -645,13 +684,17 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     }
     rc = jsonl_pass(c, jsonl, err);
     if (rc == 0) {
-        char source[64];
-        if (arm < 0)
+        char source[64], title[sizeof(cell->title) + 16];
+        if (arm < 0) {
             snprintf(source, sizeof(source), "%s", cell->label);
-        else
+            snprintf(title, sizeof(title), "%s", cell->title);
+        } else {
             arm_label(source, sizeof(source), cell, (unsigned)arm);
-        rc = csv_keep(c, json, source, err);
+            snprintf(title, sizeof(title), "%s, %s", cell->title, cell->arm[arm].transport);
+        }
+        rc = csv_keep(c, json, source, title, err);
     }
+    if (rc == 0 && arm < 0) rc = bottom_keep(c, json, cell->title, err);
     if (rc == 0 && access(jsonl, R_OK) == 0) rc = cell_read(cell, jsonl, arm, err);
     if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2) gate_lines(c->out, cell, arm);
     if (rc == 0 && arm < 0 && c->ncosted < STACK_MAX_COSTED && access(jsonl, R_OK) == 0) {
@@ -707,6 +750,12 @@ void stack_cost_release(struct stack_ctx *c)
     for (unsigned i = 0; i < c->ncosted; i++)
         cost_set_release(&c->costed[i].set);
     c->ncosted = 0;
+    bottom_release(&c->bottom);
+}
+
+void stack_bottom(struct stack_ctx *c)
+{
+    bottom_print(c->out, &c->bottom, bottom_colour(c->out), NULL);
 }
 
 /* The finite values of x[0 .. n - 1] into out; how many. */

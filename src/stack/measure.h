@@ -14,6 +14,7 @@
 
 #include "cost.h"
 #include "outfile.h"
+#include "report/bottom.h"
 #include "stack/opts.h"
 #include "stack/supervisor.h"
 
@@ -60,6 +61,7 @@ struct stack_ctx {
     bool invalid;     /* a run child exited 2 */
     bool interrupted; /* a stop signal came before the measurements ended */
     struct stack_costed costed[STACK_MAX_COSTED]; /* for stack_cost, in the order measured */
+    struct bottom_line bottom; /* each run child's bottom line, its cells named by measurement */
     unsigned ncosted;
     json_t *csv; /* --csv: each child's {"source": its measurement, "runs": its document's} */
     /*
@@ -124,6 +126,7 @@ struct stack_arm {
  */
 struct stack_cell {
     char label[48];
+    char title[64]; /* what a reader calls it: "nginx → php-fpm" (the label's "->" as " → ") */
     char svc[STACK_MAX_SVC][32];
     unsigned nsvc;
     bool backend; /* the runs watched a backend hop */
@@ -190,8 +193,15 @@ int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack
  */
 void stack_cost(struct stack_ctx *c);
 
-/* Frees the evidence kept for stack_cost. */
+/* Frees the evidence kept for stack_cost and the bottom line. */
 void stack_cost_release(struct stack_ctx *c);
+
+/*
+ * The stack's last words: the bottom line of every measurement of both
+ * transports (each run child's, report/bottom.h, read from its evidence and
+ * named by the measurement's title), one block per stack.
+ */
+void stack_bottom(struct stack_ctx *c);
 
 /*
  * --csv: the runs of every child so far (their --json documents' "runs"),

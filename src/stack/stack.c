@@ -144,6 +144,7 @@ static int stack_body(struct stack_ctx *c, const struct stack_def *d, struct hb_
     }
     if (rc == 0) rc = d->run(c, err);
     if (rc == 0 && !stack_stopping(c)) stack_cost(c);
+    if (rc == 0) stack_bottom(c);              /* the answer last, what was measured when stopped */
     if (rc == 0) rc = stack_csv_write(c, err); /* before --hold: the file is there while held */
     if (rc == 0 && c->o->hold && !stack_stopping(c)) rc = stack_hold(c, err);
     if (c->jsonl_open) {

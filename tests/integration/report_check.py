@@ -6,9 +6,11 @@
   report_check.py split REPORT.html DIR      each chart kind's first SVG as a page of its own
                                              (the report's CSS, nothing else): prints
                                              "KIND PAGE WIDTH HEIGHT" per kind
-  report_check.py colours PNG [X Y W H]      distinct colours of a screenshot (or a region)
+  report_check.py colours PNG [X Y W H [RGB]] distinct colours of a screenshot (or a region),
+                                             and the pixels of RGB[,RGB...] (default 1f77b4)
   report_check.py deltas DOM.html DOC.json   the verdicts a page computed are DOC's summary's
   report_check.py inject EVIDENCE OUT        the evidence with markup in its strings
+  report_check.py bottom DOM.html TEXT.out   the page's bottom line is the text's, and first
 
 Results are lines "ok NAME" / "not ok NAME # DETAIL".
 """
@@ -385,17 +387,18 @@ def png_pixels(path):
     return w, h, bpp, rows
 
 
-def cmd_colours(path, region):
-    """Prints the distinct colours, then the pixels of the first series' colour (#1f77b4)."""
+def cmd_colours(path, region, colour="1f77b4"):
+    """Prints the distinct colours, then the pixels of one colour (the first series', #1f77b4)."""
     w, h, bpp, rows = png_pixels(path)
     x, y, rw, rh = region if region else (0, 0, w, h)
+    want = {bytes.fromhex(c) for c in colour.split(",")}
     seen = set()
     first = 0
     for row in rows[y:min(h, y + rh)]:
         for px in range(x, min(w, x + rw)):
             c = bytes(row[px * bpp:px * bpp + 3])
             seen.add(c)
-            first += c == b"\x1f\x77\xb4"
+            first += c in want
     print(len(seen), first)
 
 
@@ -432,6 +435,83 @@ def cmd_deltas(dom_path, doc_path):
        (p.deltas, want))
 
 
+class Bottom(HTMLParser):
+    """The rows of the bottom line's table (each a list of its cells' texts), and what comes
+    before it: whether a chart does."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self.cell, self.inside = [], None, False
+        self.chart_before = False
+        self.seen = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        cls = (a.get("class") or "").split()
+        if tag == "svg" and "chart" in cls and not self.seen:
+            self.chart_before = True
+        if tag == "table" and "bottom" in cls:
+            self.inside = self.seen = True
+        if self.inside and tag == "tr" and "row" in cls:
+            self.rows.append([])
+        if self.inside and tag == "td" and self.rows:
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self.cell is not None:
+            self.rows[-1].append(self.cell.strip())
+            self.cell = None
+        if tag == "table":
+            self.inside = False
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+ROW = re.compile(r"^  (.*?)\s{2,}(ops/s|p50 µs|p99 µs|CPU µs/req \S+)\s+(\S+)\s+(\S+)  (.*)$")
+
+
+def carried(rows):
+    """The rows with an empty cell name given the one above it."""
+    out, last = [], ""
+    for r in rows:
+        last = r[0] or last
+        out.append((last,) + tuple(r[1:]))
+    return out
+
+
+def cmd_bottom(dom_path, text_path):
+    """The page's bottom line: first (no chart before it), and row by row the text's."""
+    p = Bottom()
+    with open(dom_path) as f:
+        p.feed(f.read())
+    text, inside, pending = [], False, ""
+    for line in open(text_path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line.startswith("bottom line: "):
+            inside = True
+            continue
+        if inside and not line.startswith("  "):
+            break
+        m = ROW.match(line) if inside else None
+        if m:
+            row = list(m.groups())
+            if not row[0] and pending:
+                row[0], pending = pending, ""
+            text.append(row)
+        elif (inside and not line.startswith("   ") and not line.startswith("  cost")
+              and not re.match(r"^  \d+ of \d+ runs", line) and line.strip()):
+            pending = line.strip()  # a cell name too long for its column: on a line of its own
+    ok("the bottom line is on the page, before any chart", p.seen and not p.chart_before,
+       "table %s, a chart before it %s" % (p.seen, p.chart_before))
+    page, want = carried(p.rows), carried(text)
+    ok("the page's bottom line is the text's, row by row (%d rows)" % len(want),
+       want and page == want, "page %s; text %s" % (page[:3], want[:3]))
+    print("# %d rows, %d of them better or worse" %
+          (len(page), sum(1 for r in page if not r[4].startswith("no "))))
+
+
 def cmd_inject(path, out):
     doc = json.load(open(path))
     bad = '<img src=x onerror=alert(1)><b id="injected">&amp;</b>'
@@ -449,11 +529,14 @@ def main():
     elif cmd == "split":
         cmd_split(sys.argv[2], sys.argv[3])
     elif cmd == "colours":
-        cmd_colours(sys.argv[2], [int(v) for v in sys.argv[3:7]] if len(sys.argv) > 3 else None)
+        cmd_colours(sys.argv[2], [int(v) for v in sys.argv[3:7]] if len(sys.argv) > 3 else None,
+                    *sys.argv[7:8])
     elif cmd == "deltas":
         cmd_deltas(sys.argv[2], sys.argv[3])
     elif cmd == "inject":
         cmd_inject(sys.argv[2], sys.argv[3])
+    elif cmd == "bottom":
+        cmd_bottom(sys.argv[2], sys.argv[3])
     sys.exit(1 if failed else 0)
 
 

@@ -1,9 +1,10 @@
 #!/bin/bash
 # --csv on run and lab: one row per run of the evidence written beside it, in the
 # same order, with the evidence's own figures (ops, ops/s, p99, the named service's
-# CPU per op), the endpoint's label, and an empty field for a figure the run does
-# not have; the columns docs/csv.md lists, in its order; a --csv path that cannot be
-# written is refused before any run, exit 1.
+# CPU per op and PSS in bytes), the endpoint's label, how each run waited, the
+# document's pin, each window's start in UTC, and an empty field for a figure the run
+# does not have; the columns docs/csv.md lists, in its order; a --csv path that cannot
+# be written is refused before any run, exit 1.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -53,6 +54,19 @@ same_num "run --csv: p99 equals the evidence's" "$T/run.csv" "$T/run.json" laten
     .latency_ns.p99
 same_num "run --csv: the service's CPU per op is the evidence's" "$T/run.csv" "$T/run.json" \
     service_srv_cpu_ns_per_op '.observed.services[0].cpu_ns_per_op'
+same_col "run --csv: how each run waited" "$T/run.csv" "$T/run.json" wait .wait
+check_eq "run --csv: pin is the document's placement.pin, on every row" \
+    "$(jq -r '.placement.pin as $p | .runs[] | $p' "$T/run.json")" "$(csv_col "$T/run.csv" pin)"
+# start: window_start_unix_s as ISO 8601 UTC, to the millisecond
+same_col "run --csv: start is the run's window start, ISO 8601 UTC" "$T/run.csv" "$T/run.json" start \
+    '(.window_start_unix_s * 1000 | round) as $ms | ($ms / 1000 | floor | todate | rtrimstr("Z"))
+     + "." + (1000 + $ms % 1000 | tostring | .[1:]) + "Z"'
+check_eq "run --csv: the windows start in the order the runs ran" \
+    "$(csv_col "$T/run.csv" start)" "$(csv_col "$T/run.csv" start | sort)"
+same_col "run --csv: the service's PSS in bytes, as the evidence's" "$T/run.csv" "$T/run.json" \
+    service_srv_pss_end_bytes '.observed.services[0].pss_end'
+same_col "run --csv: client_transport is the run's own" "$T/run.csv" "$T/run.json" \
+    client_transport .transport
 check_eq "run --csv: a closed loop's rate fields are there and empty" "$nruns 0" \
     "$(csv_col "$T/run.csv" rate | awk 'NF { n++ } END { print NR, n + 0 }')"
 check_eq "run --csv: every row has the header's field count" 1 \

@@ -76,26 +76,26 @@ check_default_lab() {
         check_eq "$name: $title table: every row shows 0 errors" 4 "$n"
     done
 
-    # The verdicts: with several runs per cell, per size and mode unix against tcp, each
-    # figure's ratio of medians with its interval and p, "~" before it when not significant.
+    # The answer last: the bottom line, per size and mode unix against tcp for ops/s, p50, p99
+    # and the client's and the server's CPU per request, each the ratio of medians with its
+    # interval and p in words ("better: unix ran 1.63× [1.20, 1.80] the ops/s of tcp (p=..)",
+    # "no significant difference (p=0.22, n=5+5)"), the cost sentence, the noisy runs counted.
+    # Nothing per run, no summary and no noisy: line without -v: the output fits a screen or two.
+    n=$(sed -n '/^bottom line: unix against tcp (medians of the runs that count; ratio unix\/tcp with its 95 % interval)$/,$p' \
+        "$T/$name.out" | grep -Ec "^  ([0-9]+ K?i?B (connect|reuse))? +(ops/s|p50 µs|p99 µs|CPU µs/req (client|server)) +[0-9,.]+ +[0-9,.]+  (no significant difference \(p=[0-9.e-]+, n=$reps\+$reps\)|(better|worse): unix (ran|took|used) [0-9.]+× \[[0-9.]+, [0-9.]+\] the (ops/s|p50|p99|client CPU|server CPU) of tcp \(p=[0-9.e-]+, n=$reps\+$reps\))$")
+    check_eq "$name: the bottom line: 5 figures x 3 sizes x 2 modes, each with its verdict" 30 "$n"
+    # a cost line prices a significant difference, or says that none is priced
+    n=$(sed -n '/^bottom line: /,$p' "$T/$name.out" | grep '^  cost' | grep -Evc '^  cost( [0-9]+ K?i?B (connect|reuse))?: (unix (saves|costs) [0-9.]+ µs \[[0-9.e+-]+, [0-9.e+-]+\] (of|more) CPU per request \(client \+ server\): one vCPU (saved|more) at [0-9,]+( \[[0-9,]+, ([0-9,]+|unbounded)\])? requests/s|no significant difference in CPU per request( \(client \+ server\))?: not priced.*)$')
+    check_eq "$name: the bottom line prices only significant CPU differences" 0 "$n"
+    check "$name: the bottom line counts the noisy runs" grep -Eq \
+        "^  [0-9]+ of $((12 * reps)) runs noisy \(other processes' CPU \+ steal above 0.10 CPU\)" "$T/$name.out"
+    n=$(grep -Ec '^  (connect|reuse) +(tcp|unix) +[0-9]+ B: |^noisy: |vs first: ' "$T/$name.out")
+    check_eq "$name: no line per run, no summary, no noisy: line (they are -v's)" 0 "$n"
+    echo "# $name: $(wc -l <"$T/$name.out") lines of output"
     if [ "$reps" -gt 1 ]; then
         check "$name: the tables say which run they show" grep -qx \
-            "The tables show each cell's run of median ops/s; the summaries after them cover all $reps runs." \
+            "The tables show each cell's run of median ops/s; the bottom line after them covers all $reps runs." \
             "$T/$name.out"
-        n=$(grep -Ec '^[0-9]+ B (connect|reuse), unix against tcp: median \[min – max\] ±SD of the valid runs$' \
-            "$T/$name.out")
-        check_eq "$name: a summary per size and mode" 6 "$n"
-        n=$(grep -Ec "^(tcp://127\.0\.0\.1:[0-9]+|unix:.*) (connect|reuse) \(n=$reps valid of $reps\)$" \
-            "$T/$name.out")
-        check_eq "$name: each summary has tcp and unix, every run valid" 12 "$n"
-        n=$(grep -c '^  mean µs ' "$T/$name.out")
-        check_eq "$name: the mean latency in each summary, tcp and unix" 12 "$n"
-        n=$(grep -Ec "^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) +[0-9.]+  \[[0-9.]+ – [0-9.]+\]  ±[0-9.]+ %   vs first: (~ )?[+-][0-9.]+ % \[[+-][0-9.]+ %, [+-][0-9.]+ %\] \(p=[0-9.e-]+ n=$reps\+$reps\)$" \
-            "$T/$name.out")
-        check_eq "$name: every figure's unix/tcp ratio with its interval (6 figures x 6)" 36 "$n"
-    else
-        check "$name: one run per cell, no summaries" \
-            sh -c "! grep -q 'unix against tcp' '$T/$name.out'"
     fi
 
     # The evidence: written to the cwd, the path printed relative to it.
@@ -129,6 +129,15 @@ check_default_lab() {
           and all(.summary.cells[1].metrics[].vs_first; .n == $reps and .n_first == $reps
                   and .ci_lo <= .ratio and .ratio <= .ci_hi
                   and .significant == (.text | startswith("~ ") | not))) end'
+    rcheck "$name: the evidence's bottom line, as printed" "$j" \
+        "$reps"' as $reps | .bottom_line | (.rows | length) == 30 and .runs == 12 * $reps
+         and all(.rows[]; .n_base == $reps and .n_arm == $reps and .base == "tcp" and .arm == "unix")
+         and (.cost | length) == 6 and all(.cost[]; .priced == (.saved_ns != null))'
+    for v in better worse; do
+        while IFS= read -r line; do
+            check "$name: the evidence's $v row is printed: ${line:0:60}" grep -qF -- "$line" "$T/$name.out"
+        done < <(jq -r --arg v "$v" '.bottom_line.rows[] | select(.verdict == $v) | .text' "$j")
+    done
     # Each table row is a real run, the one of its cell's median ops/s.
     if [ "$reps" -gt 1 ]; then
         for title in "64 B:64" "4 KiB:4096" "64 KiB:65536"; do

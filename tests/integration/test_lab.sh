@@ -93,8 +93,11 @@ check "lab --quick: placement line printed" grep -q "^placement: --pin $want_pin
 spid=$(lab_server_pid quick)
 rcheck "lab --quick: server recorded as the built-in child" "$j" \
     ".server == \"built-in echo (pid ${spid:-?})\""
-check_eq "lab --quick: 8 progress lines" 8 \
+check_eq "lab --quick: no line per run without -v" 0 \
     "$(grep -Ec '^  (connect|reuse) +(tcp|unix) +[0-9]+ B: ' "$T/quick.out")"
+check "lab --quick: ends with the bottom line, then the evidence" \
+    sh -c "tail -n 2 '$T/quick.out' | head -n 1 | grep -Eq '^  [0-9]+ of 8 runs noisy' &&
+           tail -n 1 '$T/quick.out' | grep -q '^evidence: '"
 check "lab --quick: a table per size" \
     sh -c "grep -q '^64 B echo round trips' '$T/quick.out' &&
            grep -q '^4 KiB echo round trips' '$T/quick.out'"
@@ -522,13 +525,36 @@ rcheck "lab --reps 2: 8 runs, ABBA within each mode" "$T/lr.json" \
      and [.runs[] | .rep] == [0,0,1,1,0,0,1,1] and .plan.reps == 2'
 rcheck "lab --reps 2: a summary per size and mode, unix against tcp" "$T/lr.json" \
     '(.summary | length) == 2 and all(.summary[]; .summary.cells[1].metrics.ops_per_s.vs_first.n == 2)'
-check "lab --reps 2: summaries printed" grep -q "unix against tcp: median" "$T/lr.out"
+check "lab --reps 2: no summary printed without -v" sh -c "! grep -q 'unix against tcp: median' '$T/lr.out'"
 check "lab --reps 2: the tables say which run they show" grep -qx \
-    "The tables show each cell's run of median ops/s; the summaries after them cover all 2 runs." \
+    "The tables show each cell's run of median ops/s; the bottom line after them covers all 2 runs." \
     "$T/lr.out"
+check "lab --reps 2: no line per run, no noisy: line without -v" \
+    sh -c "! grep -Eq '^  (connect|reuse) +(tcp|unix) +64 B: |^noisy: ' '$T/lr.out'"
+# The bottom line, last before the evidence: per mode ops/s, p50, p99, client and server CPU,
+# each the summary's ratio; 2 + 2 runs are never significant, and so never priced.
+check_eq "lab --reps 2: the bottom line's rows (2 modes x 5 figures), each not significant" 10 \
+    "$(sed -n '/^bottom line: unix against tcp /,/^evidence: /p' "$T/lr.out" |
+        grep -Ec '^  (64 B (connect|reuse))? +(ops/s|p50 µs|p99 µs|CPU µs/req (client|server)) +[0-9,.]+ +[0-9,.]+  no significant difference \(p=[0-9.e-]+, n=2\+2\)$')"
+check "lab --reps 2: the bottom line prices nothing" grep -qx \
+    "  cost: no significant difference in CPU per request: not priced" "$T/lr.out"
+rcheck "lab --reps 2: the bottom line's ratios are the summary's" "$T/lr.json" '
+    [.summary[] | .mode as $m | .summary.cells[1].metrics | to_entries[]
+     | select(.key == "ops_per_s" or .key == "p50_ns" or .key == "p99_ns" or .key == "client_cpu_ns_per_op")
+     | {cell: ("64 B " + $m), f: (if .key == "client_cpu_ns_per_op" then "cpu_ns_per_op" else .key end),
+        r: .value.vs_first.ratio, lo: .value.vs_first.ci_lo, p: .value.vs_first.p}] | sort
+    == ([.bottom_line.rows[] | select(.who == null or .who == "client")
+         | {cell, f: .figure, r: .ratio, lo: .ci_lo, p}] | sort)'
+# -v: each run's line and the summaries as before
+mkdir -p "$T/lv.cwd" "$T/lv.tmp"
+(cd "$T/lv.cwd" && TMPDIR="$T/lv.tmp" timeout 60 "$HOPBENCH" lab -v --sizes 64 --reps 2 -d "$CELL_S" \
+    --warmup 0.05 --json "$T/lv.json" >"$T/lv.out" 2>"$T/lv.err")
+check_eq "lab -v --reps 2: exit 0" 0 "$?"
+check_eq "lab -v: a line per run" 8 "$(grep -Ec '^  (connect|reuse) +(tcp|unix) +64 B: ' "$T/lv.out")"
+check "lab -v: summaries printed" grep -q "unix against tcp: median" "$T/lv.out"
 # 2 + 2 runs can never be significant: "~", and still each ratio of medians with its interval.
-check_eq "lab --reps 2: every figure's ratio with its interval, '~' (2 modes x 6 figures)" 12 \
+check_eq "lab -v --reps 2: every figure's ratio with its interval, '~' (2 modes x 6 figures)" 12 \
     "$(grep -Ec '^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) .*   vs first: ~ [+-][0-9.]+ % \[[+-][0-9.]+ %, [+-][0-9.]+ %\] \(p=[0-9.e-]+ n=2\+2\)$' \
-        "$T/lr.out")"
+        "$T/lv.out")"
 
 done_testing

@@ -182,10 +182,10 @@ rcheck "reps: the burner made them noisy" "$j" 'all(.runs[]; .observed.other_cpu
 check "reps: the noisy: lines say which repetition" \
     sh -c "grep -c '^noisy: .* #[123]: other processes' '$T/reps.out' | grep -qx '$n'"
 
-# The lab: each verdict (a summary of a size and mode, unix against tcp) says how many of its
-# runs were noisy, as the evidence counts them.
+# The lab: each verdict (a summary of a size and mode, unix against tcp, with -v) says how
+# many of its runs were noisy, as the evidence counts them, and the bottom line all of them.
 j=$T/lab.json
-(cd "$T" && exec timeout -k 5 120 "$HOPBENCH" lab --quick --sizes 64 --reps 2 -d 0.2 \
+(cd "$T" && exec timeout -k 5 120 "$HOPBENCH" lab -v --quick --sizes 64 --reps 2 -d 0.2 \
     --json "$j") >"$T/lab.out" 2>"$T/lab.err" && RC=0 || RC=$?
 exit0 "lab" lab
 ocheck "lab: every run has the figures, adding up (the lab's server is named)" "$j" \
@@ -200,6 +200,11 @@ for mode in reuse connect; do
             END { exit !found }' "$T/lab.out"
 done
 stop_pid "$burner_timeout"
-check "lab: noisy: lines, one per noisy run" noisy_lines_match "$T/lab.out" "$j"
+check "lab -v: noisy: lines, one per noisy run" noisy_lines_match "$T/lab.out" "$j"
+n=$(jq '[.runs[] | select(.observed.other_cpu.noisy)] | length' "$j")
+k=$(jq '.runs | length' "$j")
+check "lab: the bottom line says $n of $k runs noisy, as its evidence" \
+    sh -c "sed -n '/^bottom line: /,\$p' '$T/lab.out' | grep -q '^  $n of $k runs noisy ' &&
+           jq -e '.bottom_line | .noisy == $n and .runs == $k' '$j' >/dev/null"
 
 done_testing

@@ -56,12 +56,13 @@ page_checks() {
         check_eq "$name: $kind chart: no console message" "" \
             "$(grep ':CONSOLE' "$T/$name-$kind.err")"
         # white, greys of the axes and text, the series' colours: a drawn chart has many,
-        # and pixels of the first series' own colour
-        read -r n first < <($CHECK colours "$T/$name-$kind.png")
+        # and pixels of a series' own colour: tcp's blue or unix's orange (a cell is drawn
+        # in its transport's colour in every chart, whichever comes first)
+        read -r n first < <($CHECK colours "$T/$name-$kind.png" 0 0 100000 100000 1f77b4,ff7f0e)
         if [ "${n:-0}" -ge 8 ] && [ "${first:-0}" -ge 10 ]; then
-            ok "$name: $kind chart: drawn ($n colours, $first pixels of the first series)"
+            ok "$name: $kind chart: drawn ($n colours, $first pixels of tcp's or unix's colour)"
         else
-            not_ok "$name: $kind chart: drawn" "$n distinct colours, $first pixels of #1f77b4"
+            not_ok "$name: $kind chart: drawn" "$n distinct colours, $first pixels of #1f77b4 or #ff7f0e"
         fi
         [ -z "${REPORT_SHOTS:-}" ] || cp "$T/$name-$kind.png" "$REPORT_SHOTS/report-$kind.png"
     done <"$T/$name-charts.list"
@@ -90,6 +91,16 @@ check "lab --html: exit 0, or 2 for a run that does not count (exit $RC)" \
     test "$RC" = 0 -o "$RC" = 2
 check "lab --html: says where the report is" grep -qx "report: $T/lab.html" "$T/lab.out"
 page_checks lab "$T/lab.html" "$lab"
+# The answer first: the bottom line's table is the text's, before any chart, and on screen in
+# the first 1400x900 viewport (its cards' green and grey, its table's rows).
+pycheck bottom "$T/lab-dom.out" "$T/lab.out"
+chrome "$T/lab-viewport" --screenshot="$T/lab-viewport.png" --window-size=1400,900 \
+    "file://$T/lab.html"
+read -r n green < <($CHECK colours "$T/lab-viewport.png" 0 0 1400 900 1a7f37)
+check "lab --html: the bottom line's cards in the first 1400x900 viewport ($green green pixels)" \
+    test "${green:-0}" -ge 20
+echo "# screenshot of the first viewport: $T/lab-viewport.png"
+[ -z "${REPORT_SHOTS:-}" ] || cp "$T/lab-viewport.png" "$REPORT_SHOTS/report-viewport.png"
 
 # the same evidence through `hopbench report`: the same page
 expect_rc "report of the lab's evidence: exit 0" 0 rep report "$lab" -o "$T/lab2.html"
@@ -104,6 +115,7 @@ if start_server s --listen tcp://127.0.0.1:0 --listen "unix:$T/s.sock"; then
     check "run --html: exit 0, or 2 for a run that does not count (exit $RC)" \
         test "$RC" = 0 -o "$RC" = 2
     page_checks run "$T/run.html" "$T/run.json"
+    pycheck bottom "$T/run-dom.out" "$T/run.out"
     expect_rc "report of a --jsonl file: exit 0" 0 jl report "$T/run.jsonl" -o "$T/jl.html"
     page_checks jsonl "$T/jl.html" "$T/run.jsonl"
     pycheck deltas "$T/jsonl-dom.out" "$T/run.json"

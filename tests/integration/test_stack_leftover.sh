@@ -176,8 +176,9 @@ stack_nothing_left "the next stack run" "$T/next.out"
 check "the live stack's cgroups and directory are untouched" \
     test -n "$LCG" -a "$(run_cgroups "$LTAG")" = "$LCG" -a -f "$LDIR/owner"
 LPORT=$(sed -n 's|.*redis-server pid [0-9]* on tcp://127.0.0.1:\([0-9]*\) .*|\1|p' "$T/live.out")
-check_eq "the live stack's redis-server answers" PONG \
-    "$(redis-cli -p "${LPORT:-1}" ping 2>&1)"
+LPW=$(sed -n 's|^redis: user [^;]*; a password made for the stack in \([^ ]*\) .*|\1|p' "$T/live.out")
+check_eq "the live stack's redis-server answers (with the stack's password)" PONG \
+    "$(REDISCLI_AUTH=$(cat "${LPW:-/nonexistent}" 2>/dev/null) redis-cli -p "${LPORT:-1}" ping 2>&1)"
 check "the live stack's watcher runs" sh -c "pgrep -P $LIVE -x hopbench-watch >/dev/null"
 kill -INT "$LIVE"
 reap "$LIVE" 20

@@ -209,6 +209,17 @@ static void test_interval_mapping(void **state)
 
     assert_int_equal(cost_saving_of(tcp, 5, uds, 5, 7, &again), 0);
     assert_memory_equal(&s.saved, &again.saved, sizeof(s.saved));
+    /* separated sides: significant (p = 2/252), so priced */
+    assert_true(s.significant);
+    check_close(s.p, 2.0 / 252, "Mann-Whitney p");
+    /* overlapping ones are not: no price, whatever the interval's ends */
+    {
+        const double t2[] = { 100, 104, 98, 101, 103 }, u2[] = { 99, 105, 97, 102, 100 };
+        struct cost_saving ns;
+        assert_int_equal(cost_saving_of(t2, 5, u2, 5, 7, &ns), 0);
+        assert_false(ns.significant);
+        assert_true(ns.p > 0.05);
+    }
 
     /* every derived figure is the saving times a constant: so are its ends */
     m = cost_month_cpu_s(s.saved, 3e6);

@@ -110,7 +110,7 @@ static void test_rows_and_figures(void **state)
                 "\"observed\":{\"cpu\":{\"server_ns_per_op\":{\"unavailable\":\"no\"}}}},"
                 "{\"cell\":1,\"rep\":0,\"proto\":\"echo\",\"transport\":\"unix\","
                 "\"ops\":7,\"valid\":false}]");
-    struct csv_source src = { "a.json", a };
+    struct csv_source src = { "a.json", a, NULL };
     char *csv = csv_of(&src, 1);
 
     (void)state;
@@ -134,7 +134,7 @@ static void test_quoting(void **state)
 {
     json_t *a =
         runs_of("[{\"proto\":\"echo\",\"label\":\"=1+1\",\"endpoint\":\"unix:/a,b\\\"c\"}]");
-    struct csv_source src = { "x", a };
+    struct csv_source src = { "x", a, NULL };
     char *csv = csv_of(&src, 1);
 
     (void)state;
@@ -151,7 +151,7 @@ static void test_extra_columns(void **state)
                         "{\"p50\":11,\"p99\":13}}}}]");
     json_t *b = runs_of("[{\"errors\":{\"timeout\":4},\"observed\":{\"services\":"
                         "[{\"name\":\"fpm\",\"cpu_ns_per_op\":900,\"pss_end\":4096}]}}]");
-    struct csv_source src[] = { { "a", a }, { "b", b } };
+    struct csv_source src[] = { { "a", a, NULL }, { "b", b, NULL } };
     char *csv = csv_of(src, 2);
 
     (void)state;
@@ -164,18 +164,60 @@ static void test_extra_columns(void **state)
     expect_field(csv, 1, "phase_connect_p99_ns", "13");
     expect_field(csv, 2, "phase_connect_p50_ns", "");
     expect_field(csv, 2, "service_fpm_cpu_ns_per_op", "900");
-    expect_field(csv, 2, "service_fpm_working_set_end", "");
-    expect_field(csv, 1, "service_fpm_pss_end", "");
+    expect_field(csv, 2, "service_fpm_working_set_end_bytes", "");
+    expect_field(csv, 2, "service_fpm_pss_end_bytes", "4096"); /* bytes, as the evidence */
+    expect_field(csv, 1, "service_fpm_pss_end_bytes", "");
     expect_field(csv, 2, "source", "b");
     free(csv);
     json_decref(a);
     json_decref(b);
 }
 
+/*
+ * A stack's arms: transport is the hop under test, the arm the label names
+ * (nginx-fpm's unix arm: the client reaches nginx over TCP, nginx php-fpm over
+ * a socket), client_transport what the client connected over; wait, the
+ * document's pin, the window's start in UTC, the server's memory in bytes.
+ */
+static void test_stack_arms(void **state)
+{
+    json_t *doc = runs_of("{\"placement\":{\"pin\":\"split\"},\"runs\":["
+                          "{\"label\":\"hello-php.unix\",\"transport\":\"tcp\",\"wait\":\"block\","
+                          "\"window_start_unix_s\":1700000000.1234,"
+                          "\"observed\":{\"memory\":{\"server_pss_end\":2048,"
+                          "\"cgroup_working_set_end\":{\"unavailable\":\"no cgroup\"}}}},"
+                          "{\"label\":\"hello-php.tcp\",\"transport\":\"tcp\",\"wait\":\"epoll\","
+                          "\"window_start_unix_s\":1700000000.9996},"
+                          "{\"label\":\"front\",\"transport\":\"unix\"},"
+                          "{\"label\":\".unix\",\"transport\":\"tcp-veth\"}]}");
+    struct csv_source src = { "s", json_object_get(doc, "runs"), doc };
+    char *csv = csv_of(&src, 1);
+
+    (void)state;
+    expect_field(csv, 1, "transport", "unix");
+    expect_field(csv, 1, "client_transport", "tcp");
+    expect_field(csv, 2, "transport", "tcp");
+    expect_field(csv, 3, "transport", "unix");     /* any other label: the run's own */
+    expect_field(csv, 4, "transport", "tcp-veth"); /* no NAME before the arm */
+    expect_field(csv, 1, "wait", "block");
+    expect_field(csv, 2, "wait", "epoll");
+    expect_field(csv, 1, "pin", "split");
+    expect_field(csv, 3, "pin", "split");
+    expect_field(csv, 1, "start", "2023-11-14T22:13:20.123Z");
+    expect_field(csv, 2, "start", "2023-11-14T22:13:21.000Z"); /* 999.6 ms rounds up a second */
+    expect_field(csv, 3, "start", "");
+    expect_field(csv, 1, "server_pss_end_bytes", "2048");
+    expect_field(csv, 1, "cgroup_working_set_end_bytes", "");
+    assert_true(column(csv, "start") < column(csv, "proto"));
+    assert_true(column(csv, "client_transport") == column(csv, "transport") + 1);
+    free(csv);
+    json_decref(doc);
+}
+
 static void test_write_error(void **state)
 {
     json_t *a = runs_of("[{\"ops\":1}]");
-    struct csv_source src = { "a", a };
+    struct csv_source src = { "a", a, NULL };
     FILE *f = fopen("/dev/full", "w");
 
     (void)state;
@@ -188,9 +230,8 @@ static void test_write_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows_and_figures),
-        cmocka_unit_test(test_quoting),
-        cmocka_unit_test(test_extra_columns),
+        cmocka_unit_test(test_rows_and_figures), cmocka_unit_test(test_quoting),
+        cmocka_unit_test(test_extra_columns),    cmocka_unit_test(test_stack_arms),
         cmocka_unit_test(test_write_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
