@@ -85,7 +85,7 @@ check_default_lab() {
         "$T/$name.out" | grep -Ec "^  ([0-9]+ K?i?B (connect|reuse))? +(ops/s|p50 µs|p99 µs|CPU µs/req (client|server)) +[0-9,.]+ +[0-9,.]+  (no significant difference \(p=[0-9.e-]+, n=$reps\+$reps\)|(better|worse): unix (ran|took|used) [0-9.]+× \[[0-9.]+, [0-9.]+\] the (ops/s|p50|p99|client CPU|server CPU) of tcp \(p=[0-9.e-]+, n=$reps\+$reps\))$")
     check_eq "$name: the bottom line: 5 figures x 3 sizes x 2 modes, each with its verdict" 30 "$n"
     # a cost line prices a significant difference, or says that none is priced
-    n=$(sed -n '/^bottom line: /,$p' "$T/$name.out" | grep '^  cost' | grep -Evc '^  cost( [0-9]+ K?i?B (connect|reuse))?: (unix (saves|costs) [0-9.]+ µs \[[0-9.e+-]+, [0-9.e+-]+\] (of|more) CPU per request \(client \+ server\): one vCPU (saved|more) at [0-9,]+( \[[0-9,]+, ([0-9,]+|unbounded)\])? requests/s|no significant difference in CPU per request( \(client \+ server\))?: not priced.*)$')
+    n=$(sed -n '/^bottom line: /,$p' "$T/$name.out" | grep '^  cost' | grep -Evc '^  cost( [0-9]+ K?i?B (connect|reuse)| in the other cells)?: (unix (saves|costs) [0-9.]+ µs \[[0-9.e+-]+, [0-9.e+-]+\] (of|more) CPU per request \(client \+ server\): one vCPU (saved|more) at [0-9,]+( \[[0-9,]+, ([0-9,]+|unbounded)\])? requests/s|no significant difference in CPU per request( \(client \+ server\))?: not priced.*)$')
     check_eq "$name: the bottom line prices only significant CPU differences" 0 "$n"
     check "$name: the bottom line counts the noisy runs" grep -Eq \
         "^  [0-9]+ of $((12 * reps)) runs noisy \(other processes' CPU \+ steal above 0.10 CPU\)" "$T/$name.out"

@@ -539,11 +539,11 @@ check_eq "lab --reps 2: the bottom line's rows (2 modes x 5 figures), each not s
 check "lab --reps 2: the bottom line prices nothing" grep -qx \
     "  cost: no significant difference in CPU per request: not priced" "$T/lr.out"
 rcheck "lab --reps 2: the bottom line's ratios are the summary's" "$T/lr.json" '
-    [.summary[] | .mode as $m | .summary.cells[1].metrics | to_entries[]
+    . as $d | [.summary[] | .mode as $m | .summary.cells[1].metrics | to_entries[]
      | select(.key == "ops_per_s" or .key == "p50_ns" or .key == "p99_ns" or .key == "client_cpu_ns_per_op")
      | {cell: ("64 B " + $m), f: (if .key == "client_cpu_ns_per_op" then "cpu_ns_per_op" else .key end),
         r: .value.vs_first.ratio, lo: .value.vs_first.ci_lo, p: .value.vs_first.p}] | sort
-    == ([.bottom_line.rows[] | select(.who == null or .who == "client")
+    == ([$d.bottom_line.rows[] | select(.who == null or .who == "client")
          | {cell, f: .figure, r: .ratio, lo: .ci_lo, p}] | sort)'
 # -v: each run's line and the summaries as before
 mkdir -p "$T/lv.cwd" "$T/lv.tmp"
