@@ -18,12 +18,37 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "cli.h"
+#include "endpoint.h"
 #include "host/leftover.h"
 #include "host/netns.h"
 #include "host/place.h"
+#include "plan.h"
 #include "progress.h"
 #include "report/report.h"
+
+struct proto_entry;
+
+/* What `hopbench lab` is asked (cmd/lab.c reads it from the command line). */
+struct lab_opts {
+    const struct proto_entry *proto; /* the registry's first (echo) by default */
+    struct shared_opts shared;   /* per cell; reps: runs of each cell, tcp and unix in ABBA order;
+                                  * seed: the bootstrap of the summaries */
+    double rates[CLI_MAX_SIZES]; /* --rates: open-loop shares of each cell's closed-loop ops/s */
+    unsigned nrates;
+    bool overload;            /* "lab overload": connect cells only, against a small server */
+    bool wait_auto;           /* no --wait: the reuse cells wait as --wait block, the lab found
+                               * them one kept connection per thread, closed loop */
+    int server_backlog;       /* --backlog of the lab's server */
+    unsigned server_threads;  /* --server-threads; 0 = as --pin places it */
+    uint64_t server_delay_ns; /* --delay-us of the lab's server */
+    bool quick;
+    size_t sizes[CLI_MAX_SIZES];
+    unsigned nsizes;
+    bool sizes_given;      /* --sizes was on the command line */
+    unsigned pipeline;     /* --pipeline: requests in flight per connection in the reuse cells */
+    uint64_t count;        /* -n: ops per run instead of a duration; 0 = the duration */
+    enum netns_mode netns; /* --netns: where server and client run (NETNS_NONE: here) */
+};
 
 struct lab {
     const struct lab_opts *opts;

@@ -1,6 +1,7 @@
 /*
- * main: subcommand dispatch, signals, messages and exit codes. Nothing below
- * this file prints an error or exits.
+ * main: the table of commands (src/cmd/: each its options, help, parser and
+ * work), the signals, and the exit code of a command line it cannot take.
+ * Below the commands nothing prints an error or picks an exit code.
  *
  * Ctrl-C: the first stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT: util.h)
  * ends the current run early; the table is printed and the evidence written
@@ -24,7 +25,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,28 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cost.h"
-#include "engine/load.h"
-#include "evidence.h"
-#include "host/budget.h"
-#include "host/place.h"
-#include "host/probe.h"
-#include "lab.h"
-#include "outfile.h"
-#include "progress.h"
+#include "cmd/cmd.h"
+#include "cmd/options.h"
+#include "cmd/session.h"
 #include "registry.h"
-#include "report/bottom.h"
-#include "report/csv.h"
-#include "report/hdr.h"
-#include "report/html.h"
-#include "report/report.h"
-#include "report/saving.h"
-#include "report/summary.h"
-#include "run.h"
-#include "server/server.h"
-#include "stack/measure.h"
-#include "stack/stack.h"
+#include "util.h"
 
 /* A second signal this soon after the first is part of the same interrupt, not an abort. */
 #define SIGNAL_SAME_NS (250 * NS_PER_MS)
@@ -81,16 +64,16 @@ struct main_state {
      * cells), so it is atomic like stop; the paths are written once, before
      * any thread starts.
      */
-    _Atomic pid_t lab_server;
+    _Atomic pid_t server;
     /*
      * stack: every stop signal only sets the stop flag. Its tear-down (the
      * services stopped, cgroups and files removed) is bounded, and an abort
      * would leave the services running.
      */
     atomic_bool no_abort;
-    char lab_sock[256];
-    char lab_owner[272]; /* the directory's owner mark file */
-    char lab_dir[256];
+    char abort_sock[272];
+    char abort_mark[272]; /* a file in abort_dir: the lab directory's owner mark */
+    char abort_dir[272];
     /* The command line as typed: getopt_long permutes argv, the evidence must not. */
     int argc;
     char **argv;
@@ -103,19 +86,22 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2 && sizeof(pid_t) == sizeof(int),
 
 static struct main_state g_main;
 
+/* What the commands run with: main's state as they may see it. */
+static struct cmd_env g_env;
+
 /* The second Ctrl-C: only async-signal-safe calls. SIGCONT wakes a stopped server to die. */
 static void abort_now(void)
 {
-    pid_t mirror = atomic_load(&g_main.lab_server);
+    pid_t mirror = atomic_load(&g_main.server);
     pid_t server = mirror < 0 ? -mirror : mirror; /* < 0: being stopped */
 
     if (server > 0) {
         kill(server, SIGTERM);
         kill(server, SIGCONT);
     }
-    if (g_main.lab_sock[0]) unlink(g_main.lab_sock);
-    if (g_main.lab_owner[0]) unlink(g_main.lab_owner);
-    if (g_main.lab_dir[0]) rmdir(g_main.lab_dir);
+    if (g_main.abort_sock[0]) unlink(g_main.abort_sock);
+    if (g_main.abort_mark[0]) unlink(g_main.abort_mark);
+    if (g_main.abort_dir[0]) rmdir(g_main.abort_dir);
     _exit(HB_EXIT_INTERRUPTED);
 }
 
@@ -154,7 +140,7 @@ static void install_signals(void)
 
 /*
  * SIGCHLD in the lab: its server exited. Unless the lab stopped it itself
- * (g_main.lab_server is then negative) or a stop signal came first, the current
+ * (g_main.server is then negative) or a stop signal came first, the current
  * run ends at once (the load threads check g_main.stop at least every 50 ms); lab_run then
  * reaps the server and says how it ended. Nothing else on the hot path. A stop
  * signal handled at the same time in another thread (timeout(1) signals the
@@ -166,7 +152,7 @@ static void on_child(int sig)
     UNUSED(sig);
     int none = 0;
 
-    if (atomic_load(&g_main.lab_server) <= 0) return;
+    if (atomic_load(&g_main.server) <= 0) return;
     if (!atomic_compare_exchange_strong(&g_main.stop, &none, STOP_SERVER_EXIT)) return;
     if (atomic_load(&g_main.first_signal_ns) != 0) atomic_store(&g_main.stop, STOP_INTERRUPT);
 }
@@ -184,795 +170,6 @@ static void install_child_watch(void)
 }
 
 /*
- * Whether something printed to stdout was lost for another reason than its
- * reader going away (a full disk, `>/dev/full`): exit 1 once all is done.
- */
-static bool stdout_failed(void)
-{
-    return (fflush(stdout) != 0 || ferror(stdout)) && !fd_reader_gone(STDOUT_FILENO);
-}
-
-static int fail(const char *what, const struct hb_err *err, int code)
-{
-    char msg[TEXT_SAFE_CAP];
-
-    fprintf(stderr, "hopbench%s%s: %s\n", what ? " " : "", what ? what : "",
-            text_safe(msg, sizeof(msg), err->msg));
-    return code;
-}
-
-/*
- * --csv: the evidence document's runs as CSV rows, their source column the
- * evidence's path. Returns 0, or -EIO once the one line has said why not.
- */
-static int write_csv(const char *cmd, const char *csv_path, const char *evidence, json_t *doc)
-{
-    struct hb_err err = { 0 };
-    struct csv_source src = { evidence, json_object_get(doc, EV_RUNS), doc };
-    char shown[TEXT_SAFE_CAP];
-
-    if (doc != NULL && report_csv_write(csv_path, &src, 1, &err) == 0) {
-        printf("csv: %s\n", text_safe(shown, sizeof(shown), csv_path));
-        return 0;
-    }
-    fprintf(stderr, "hopbench %s: --csv: %s\n", cmd,
-            text_safe(shown, sizeof(shown), doc == NULL ? "out of memory" : err.msg));
-    return -EIO;
-}
-
-/*
- * Writes the evidence with the stop signals held back (only this thread runs
- * by now), so an abort cannot leave its temporary file behind: one that comes
- * meanwhile takes effect once the file is in place. When it cannot be written
- * (a full disk), the one line says so and that the tables printed before it
- * are what remains; the exit code is then 1.
- */
-static int write_evidence(const char *cmd, const char *path, const char *csv_path,
-                          const struct report_meta *meta, const struct run_record *recs, size_t n)
-{
-    struct hb_err err = { 0 };
-    struct report_meta m = *meta;
-    char shown[TEXT_SAFE_CAP]; /* path, text_safe */
-    json_t *doc;
-    sigset_t held, old;
-    int rc;
-
-    m.elapsed_ns = now_ns() - g_main.started_ns;
-    doc = report_json(&m, recs, n);
-
-    stop_signal_set(&held);
-    pthread_sigmask(SIG_BLOCK, &held, &old);
-    rc = report_json_write(path, doc, &err);
-    text_safe(shown, sizeof(shown), path);
-    if (rc == 0) printf("evidence: %s\n", shown);
-    if (rc == 0 && stdout_failed())
-        fprintf(stderr, "hopbench: stdout could not be written; evidence: %s\n", shown);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0 && csv_path != NULL && write_csv(cmd, csv_path, path, doc) < 0) {
-        json_decref(doc);
-        return HB_EXIT_RUNTIME; /* write_csv said why */
-    }
-    json_decref(doc);
-    if (rc == 0) return HB_EXIT_OK;
-    fprintf(stderr,
-            "hopbench %s: %s; the evidence was not saved (the tables above show the runs)\n", cmd,
-            err.msg);
-    return HB_EXIT_RUNTIME;
-}
-
-/*
- * --html: the evidence just written to json_path drawn as a report at
- * html_path (NULL: none), read back as `hopbench report` reads it.
- */
-static int write_html(const char *cmd, const char *html_path, const char *json_path)
-{
-    struct hb_err err = { 0 };
-    char shown[TEXT_SAFE_CAP]; /* html_path, text_safe */
-
-    if (html_path == NULL) return HB_EXIT_OK;
-    if (report_html_write(html_path, &json_path, 1, &err) < 0) {
-        fail(cmd, &err, HB_EXIT_RUNTIME);
-        fprintf(stderr, "hopbench %s: the report was not written (the evidence was)\n", cmd);
-        return HB_EXIT_RUNTIME;
-    }
-    printf("report: %s\n", text_safe(shown, sizeof(shown), html_path));
-    return HB_EXIT_OK;
-}
-
-/*
- * Before any work: whether the evidence can be written to path, so that a
- * directory or a read-only place is said at once, not after the runs.
- */
-static int check_evidence(const char *cmd, const char *path)
-{
-    struct hb_err err = { 0 };
-
-    if (outfile_check(path, OUTFILE_REPLACE, &err) == 0) return HB_EXIT_OK;
-    fprintf(stderr, "hopbench %s: %s\n", cmd, err.msg);
-    return HB_EXIT_RUNTIME;
-}
-
-/* Whether a load thread's failed wait cut one of the runs short (the invocation then fails). */
-static bool wait_failed(const struct run_record *recs, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (recs[i].res.wait_err != 0) return true;
-    return false;
-}
-
-/*
- * The exit code for finished runs: 2 if a run saw errors, or an open-loop
- * run not cut short was saturated, or (when not interrupted) a run completed
- * no op; else 130 if interrupted; else 0.
- */
-static int verdict(const struct run_record *recs, size_t n, bool interrupted)
-{
-    bool empty = false;
-    size_t saturated = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        if (load_errors_total(&recs[i].res) != 0) {
-            fprintf(stderr, "hopbench: results are invalid: some runs saw errors (see above)\n");
-            return HB_EXIT_INVALID;
-        }
-        empty |= recs[i].res.ops == 0;
-        saturated += report_saturated_invalid(&recs[i]);
-    }
-    if (saturated > 0) {
-        fprintf(stderr,
-                "hopbench: results are invalid: %zu open-loop run%s saturated (below 99 %% of "
-                "the rate; see above)\n",
-                saturated, saturated == 1 ? "" : "s");
-        return HB_EXIT_INVALID;
-    }
-    if (interrupted) return HB_EXIT_INTERRUPTED;
-    if (empty) {
-        fprintf(stderr, "hopbench: results are invalid: a run completed no op (see above)\n");
-        return HB_EXIT_INVALID;
-    }
-    return HB_EXIT_OK;
-}
-
-/*
- * The two settings a ping-pong's latency depends on most, besides the transport.
- * The server's CPUs say where they come from, as the evidence does; `unseen`
- * says why CPUs that are only expected were not observed.
- */
-static void print_placement(const struct place *p, const char *wait, const char *unseen)
-{
-    char client[128], server[128], from[96] = "";
-
-    place_format(p, PLACE_CLIENT, client, sizeof(client));
-    place_format(p, PLACE_SERVER, server, sizeof(server));
-    if (p->server_source == PLACE_SRC_OBSERVED)
-        snprintf(from, sizeof(from), ", observed");
-    else if (p->server_source == PLACE_SRC_EXPECTED)
-        snprintf(from, sizeof(from), " if it runs with --pin %s: not observed, %s",
-                 place_name(p->mode), unseen);
-    printf("placement: --pin %s (client CPUs %s, server CPUs %s%s); --wait %s\n",
-           place_name(p->mode), client, server, from, wait);
-}
-
-/*
- * Refuses at once, with one line, a plan whose fds (`load` besides those open
- * now, budget_fds) the hard open-files limit cannot hold, or whose memory
- * (`mem` bytes) is more than is available; raises the soft open-files limit
- * when that is enough. HB_EXIT_OK or HB_EXIT_LIMITS.
- */
-static int check_budget(const char *cmd, uint64_t load, size_t mem)
-{
-    struct hb_err err = { 0 };
-    struct budget_mem m;
-    int open = budget_fds_open();
-
-    /* Unknown (no /proc): the standard three, whatever else may be open. */
-    if (budget_fds_ensure(budget_fds(open > 0 ? (uint64_t)open : 3, load), &err) < 0)
-        return fail(cmd, &err, HB_EXIT_LIMITS);
-    budget_mem_read("/proc/meminfo", &m);
-    if (budget_mem_check(mem, &m, &err) < 0) return fail(cmd, &err, HB_EXIT_LIMITS);
-    return HB_EXIT_OK;
-}
-
-/* --json FILE, or hopbench-CMD-DATE-TIME.json in the current directory (in buf). */
-static const char *evidence_path(const char *cmd, const char *given, char *buf, size_t cap)
-{
-    time_t now = time(NULL);
-    char date[32];
-    struct tm tm;
-
-    if (given != NULL) return given;
-    localtime_r(&now, &tm);
-    strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
-    snprintf(buf, cap, "hopbench-%s-%s.json", cmd, date);
-    return buf;
-}
-
-/* {reps, order, seed, cooldown_s}, owned by the caller. */
-static json_t *plan_json(unsigned reps, bool random, uint64_t seed, uint64_t cooldown_ns)
-{
-    return json_pack("{s:i, s:s, s:I, s:f}", "reps", (int)reps, "order", random ? "random" : "abba",
-                     "seed", (json_int_t)seed, "cooldown_s", (double)cooldown_ns / 1e9);
-}
-
-/*
- * Opens --jsonl FILE for appending through out (OUTFILE_APPEND: a device or
- * FIFO is appended to in place, never replaced) and appends this invocation's
- * header line. Returns out, NULL when not asked for; *failed tells a failure,
- * after one line on stderr with the reason.
- */
-static struct outfile *open_jsonl(const char *cmd, const char *path, const struct report_meta *meta,
-                                  struct outfile *out, bool *failed)
-{
-    char shown[TEXT_SAFE_CAP]; /* err.msg, text_safe */
-    struct hb_err err = { 0 };
-
-    *failed = false;
-    if (path == NULL) return NULL;
-    if (outfile_open(out, path, OUTFILE_APPEND, &err) == 0) {
-        if (report_jsonl_header(out, meta, &err) == 0) return out;
-        outfile_abort(out);
-    }
-    fprintf(stderr, "hopbench %s: --jsonl: %s\n", cmd, text_safe(shown, sizeof(shown), err.msg));
-    *failed = true;
-    return NULL;
-}
-
-/* Closes the --jsonl file; HB_EXIT_RUNTIME after one line if that fails. */
-static int close_jsonl(const char *cmd, struct outfile *out)
-{
-    struct hb_err err = { 0 };
-
-    if (outfile_commit(out, &err) == 0) return HB_EXIT_OK;
-    fprintf(stderr, "hopbench %s: --jsonl: %s\n", cmd, err.msg);
-    return HB_EXIT_RUNTIME;
-}
-
-/*
- * After the runs: the tables, the evidence (its summary over repetitions
- * included) and the exit code, from run_rc (the runs' own) on.
- */
-static int run_finish(struct run *run, const char *json_path, const char *csv_path,
-                      struct report_meta *meta, int run_rc)
-{
-    int rc;
-
-    run_report(run, stdout);
-    meta->bottom = run_bottom(run, stdout);
-    /* not stdout failing now: the runs are done */
-    meta->interrupted = atomic_load(&g_main.stop) || wait_failed(run->recs, run->nrecs);
-    meta->summary = run_summary_json(run);
-    rc = write_evidence("run", json_path, csv_path, meta, run->recs, run->nrecs);
-    if (rc == HB_EXIT_OK) rc = write_html("run", run->opts->shared.html_path, json_path);
-    json_decref(meta->summary);
-    meta->summary = NULL;
-    json_decref(meta->bottom);
-    meta->bottom = NULL;
-    if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
-    rc = run_rc != HB_EXIT_OK ? run_rc : verdict(run->recs, run->nrecs, atomic_load(&g_main.stop));
-    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
-    return rc;
-}
-
-/*
- * The exit code of a failure: the agent's refusals have their own; a log-in
- * the client refused (run_preflight) is an authentication refused, as the
- * agent's token is.
- */
-static int failure_exit(int code)
-{
-    if (code == -EKEYREJECTED) return HB_EXIT_AGENT_AUTH;
-    if (code == -EPROTO || code == -EMSGSIZE) return HB_EXIT_PROTOCOL;
-    return HB_EXIT_RUNTIME;
-}
-
-/* Runs the plan (run_all); what went wrong is said at once, before the tables. */
-static int run_plan(struct run *run, struct outfile *jsonl)
-{
-    struct hb_err err = { 0 };
-    char msg[TEXT_SAFE_CAP];
-    int rc = HB_EXIT_RUNTIME;
-
-    if (run_all(run, jsonl, stdout, &g_main.stop, &err) == 0) return HB_EXIT_OK;
-    if (err.code != 0) rc = fail("run", &err, failure_exit(err.code));
-    if (run->jsonl_err.code != 0)
-        fprintf(stderr, "hopbench run: --jsonl: %s\n",
-                text_safe(msg, sizeof(msg), run->jsonl_err.msg));
-    return rc;
-}
-
-/*
- * --netns: the namespaces and the built-in server, made with the stop signals
- * held (one that comes meanwhile is the first interrupt once they are let
- * through); the server's exit on its own ends the current run (on_child).
- */
-static int run_start_server(struct run *run, struct run_opts *o, struct hb_err *err)
-{
-    sigset_t held, old;
-    int rc;
-
-    if (o->netns == NETNS_NONE) return run_serve(run, o, NULL, err); /* --in-netns, or nothing */
-    install_signals();
-    install_child_watch();
-    stop_signal_set(&held);
-    pthread_sigmask(SIG_BLOCK, &held, &old);
-    rc = run_serve(run, o, &g_main.lab_server, err);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
-}
-
-/* --netns: where the server and the client run, and the server's pid. */
-static void run_netns_header(const struct run *run)
-{
-    char tail[48];
-
-    snprintf(tail, sizeof(tail), "; server pid %ld", (long)run->server_pid);
-    netns_describe(&run->netns,
-                   &(struct netns_words){ .same = "built-in server and client in one network "
-                                                  "namespace made for the run (its own loopback)",
-                                          .in_a = "built-in server",
-                                          .in_b = "client in",
-                                          .after_b = ", joined by a veth pair",
-                                          .tail = tail },
-                   stdout);
-}
-
-/*
- * --wait uring where the placement line said uring (its probe set a ring up):
- * one line for the runs some of whose load threads could not set theirs up and
- * waited with epoll (as each run's wait in the evidence says), and why.
- */
-static void run_ring_note(const struct run *run)
-{
-    unsigned fell = 0;
-    int why = 0;
-
-    for (size_t i = 0; i < run->nrecs; i++) {
-        const struct run_record *r = &run->recs[i];
-        if (!r->cfg.uring_wait || r->res.ring_err == 0) continue; /* each thread's ring was up */
-        fell++;
-        if (why == 0) why = r->res.ring_err;
-    }
-    if (fell > 0)
-        fprintf(stderr,
-                "hopbench run: --wait uring: %u of %zu runs waited with epoll, not as the "
-                "placement line says (a load thread could not set up io_uring: %s)\n",
-                fell, run->nrecs, strerror(why));
-}
-
-/* After the checks: the runs, the tables and the evidence. */
-static int run_measure(struct run *run, struct run_opts *o, const char *json_path,
-                       const char *server)
-{
-    static struct progress progress;
-    struct hb_err err = { 0 };
-    struct machine m;
-    struct outfile jsonl_out, *jsonl;
-    bool failed;
-    const char *unseen = "no --server-pid";
-    char wait[160];
-    int rc, run_rc, ring = -1;
-
-    install_signals();
-    /* Where the server really runs, when it is named; else what --pin expects (not observed). */
-    if (run_place_server(run, &err) < 0) {
-        char msg[TEXT_SAFE_CAP];
-        fprintf(stderr, "hopbench run: the server's CPUs were not observed: %s\n",
-                text_safe(msg, sizeof(msg), err.msg));
-        unseen = "its threads could not be read";
-    }
-    probe_machine(&m);
-    struct report_meta meta = { .command = "run",
-                                .argc = g_main.argc,
-                                .argv = g_main.argv,
-                                .place = &run->place,
-                                .machine = &m,
-                                .started_unix_s = g_main.started_unix_s,
-                                .server = server,
-                                .plan = plan_json(o->shared.reps, o->order_random, o->shared.seed,
-                                                  o->shared.cooldown_ns) };
-    jsonl = open_jsonl("run", o->shared.jsonl_path, &meta, &jsonl_out, &failed);
-    if (failed) {
-        json_decref(meta.plan);
-        return HB_EXIT_RUNTIME;
-    }
-    if (o->load.uring_wait) {
-        ring = load_ring_probe();
-        snprintf(wait, sizeof(wait), ring == 0 ? "uring" : "epoll (io_uring cannot be set up: %s)",
-                 strerror(-ring));
-    }
-    print_placement(&run->place,
-                    o->load.uring_wait   ? wait
-                    : o->wait_auto       ? "block (the default with one kept connection per "
-                                           "thread, closed loop)"
-                    : o->load.block_wait ? "block"
-                                         : "epoll",
-                    unseen);
-    run_netns_header(run);
-    report_sysctls(stdout, &m);
-    /* Without a terminal (or with --quiet) there is no line and no thread. */
-    progress_start(&progress, STDERR_FILENO, !o->shared.quiet, run_planned_runs(o),
-                   run_planned_ns(o));
-    run->progress = &progress;
-    run_rc = run_plan(run, jsonl);
-    progress_stop(&progress);
-    run->progress = NULL;
-    if (ring == 0) run_ring_note(run);
-    if (jsonl != NULL && close_jsonl("run", &jsonl_out) != HB_EXIT_OK && run_rc == HB_EXIT_OK)
-        run_rc = HB_EXIT_RUNTIME;
-    /* Its own server's exit, unless a stop signal took it: said once, exit 1. */
-    if (run_serve_check(run, &err) < 0 && atomic_load(&g_main.stop) != STOP_INTERRUPT) {
-        fail("run", &err, HB_EXIT_RUNTIME);
-        atomic_store(&g_main.stop, STOP_SERVER_EXIT);
-        run_rc = HB_EXIT_RUNTIME;
-    }
-    rc = run_finish(run, json_path, o->shared.csv_path, &meta, run_rc);
-    json_decref(meta.plan);
-    return rc;
-}
-
-static int cmd_run(int argc, char **argv)
-{
-    static struct run_opts o;
-    static struct run run;
-    struct hb_err err = { 0 };
-    const char *json_path;
-    char path[64], server[64] = "";
-    int rc = cli_parse_run(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    if (run_init(&run, &o, &err) < 0) return fail("run", &err, HB_EXIT_USAGE);
-    json_path = evidence_path("run", o.shared.json_path, path, sizeof(path));
-    rc = check_evidence("run", json_path);
-    if (rc == HB_EXIT_OK && o.shared.csv_path != NULL)
-        rc = check_evidence("run", o.shared.csv_path);
-    if (rc == HB_EXIT_OK && o.shared.html_path != NULL)
-        rc = check_evidence("run", o.shared.html_path);
-    if (rc == HB_EXIT_OK) rc = check_budget("run", run_fd_need(&o), run_mem_need(&o));
-    if (rc == HB_EXIT_OK && (rc = run_start_server(&run, &o, &err)) < 0)
-        rc = fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
-    if (rc == HB_EXIT_OK && run_preflight(&o, &g_main.stop, &err) < 0)
-        rc = fail("run", &err, failure_exit(err.code));
-    /* a comm service once the endpoints answer, waited for as long as they are (a pod) */
-    if (rc == HB_EXIT_OK &&
-        service_resolve(&o.services, now_ns() + o.wait_ready_ns, &g_main.stop, &err) < 0)
-        rc = fail("run", &err, HB_EXIT_RUNTIME);
-    if (run.server_pid > 0)
-        snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name,
-                 (long)run.server_pid);
-    if (rc == HB_EXIT_OK) rc = run_measure(&run, &o, json_path, server[0] ? server : NULL);
-    run_serve_stop(&run);
-    run_release(&run);
-    return rc;
-}
-
-static int cmd_serve(int argc, char **argv)
-{
-    static struct serve_opts o;
-    struct hb_err err = { 0 };
-    struct server srv;
-    struct place pl;
-    sigset_t stop;
-    int rc = cli_parse_serve(argc, argv, &o, stdout, &err);
-    const int *cpus;
-    unsigned ncpus;
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    if (place_init(&pl, o.pin, &err) < 0) return fail("serve", &err, HB_EXIT_USAGE);
-    /* same: the client's CPU; split: the server's half (see place.h). */
-    cpus = o.pin == PLACE_SAME ? pl.client : pl.server;
-    ncpus = o.pin == PLACE_SAME ? pl.nclient : pl.nserver;
-    struct server_cfg cfg = {
-        .proto = o.proto->server,
-        .eps = o.eps,
-        .neps = o.neps,
-        .threads = o.threads              ? o.threads
-                   : ncpus                ? ncpus
-                   : place_allowed_cpus() ? place_allowed_cpus()
-                                          : 1,
-        .backlog = o.backlog,
-        .max_conns = o.max_conns,
-        .mode = o.socket_mode,
-        .allow_remote = o.allow_remote,
-        .cpus = ncpus ? cpus : NULL,
-        .ncpus = ncpus,
-        .stop_on_sigint = true,
-        .close_after = o.close_after,
-        .body_size = o.body_size,
-        .delay_ns = o.delay_ns,
-        .stall_every = o.stall_every,
-        .stall_ns = o.stall_ns,
-        .block_wait = o.block_wait,
-    };
-    /*
-     * SIGINT and SIGTERM are held from before the first socket file exists:
-     * one that comes while we start up (or print, below) waits for server_run's
-     * sigwait and stops the server cleanly, instead of killing it with its
-     * socket files in place. SIGPIPE is ignored for the same reason: a stdout
-     * nobody reads any more makes printf fail with EPIPE, and serving goes on.
-     */
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    if (server_open(&srv, &cfg, &err) < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
-    for (unsigned i = 0; i < o.neps; i++) {
-        char ep[TEXT_SAFE_CAP];
-        printf("hopbench: listening on %s\n", text_safe(ep, sizeof(ep), o.eps[i].text));
-        /* Nothing guards it: the kernel checks no permission on an abstract name. */
-        if (o.eps[i].kind == ENDPOINT_ABSTRACT)
-            fprintf(stderr,
-                    "hopbench serve: warning: %s is an abstract socket: it has no permissions, "
-                    "any local user (any process in this network namespace) can connect to it\n",
-                    ep);
-    }
-    printf("hopbench: limits: backlog %d, fd limit %llu, max conns %u, %zu B per connection, "
-           "%zu B kept per thread\n",
-           srv.backlog, (unsigned long long)srv.nofile, srv.max_conns, srv.conn_bytes,
-           SERVER_WARM_BYTES);
-    /* Every listener is up (server_open): scripts wait for this line (serve --help, README). */
-    printf("hopbench: %s server, %u threads, pid %ld, pin %s, wait %s\n", o.proto->name,
-           cfg.threads, (long)getpid(), place_name(o.pin), o.block_wait ? "block" : "epoll");
-    fflush(stdout);
-    rc = server_run(&srv, &err);
-    server_close(&srv, true);
-    if (rc < 0) return fail("serve", &err, HB_EXIT_RUNTIME);
-    printf("hopbench: stopped: %llu connections, %llu bytes in, %llu bytes out, %llu resets, "
-           "%llu errors, %llu requests, %llu bad requests, %llu over max conns, "
-           "%llu out of fds\n",
-           (unsigned long long)srv.stats.accepted, (unsigned long long)srv.stats.bytes_in,
-           (unsigned long long)srv.stats.bytes_out, (unsigned long long)srv.stats.resets,
-           (unsigned long long)srv.stats.errors, (unsigned long long)srv.stats.requests,
-           (unsigned long long)srv.stats.bad, (unsigned long long)srv.stats.over_max,
-           (unsigned long long)srv.stats.no_fds);
-    return HB_EXIT_OK;
-}
-
-static void lab_arm_emergency(const struct lab *lab)
-{
-    snprintf(g_main.lab_dir, sizeof(g_main.lab_dir), "%s", lab->dir);
-    snprintf(g_main.lab_owner, sizeof(g_main.lab_owner), "%s/%s", lab->dir, LEFTOVER_OWNER_FILE);
-    if (lab->eps[1].kind == ENDPOINT_UNIX)
-        snprintf(g_main.lab_sock, sizeof(g_main.lab_sock), "%s",
-                 lab->eps[1].text + strlen("unix:"));
-}
-
-/* Where --netns put the server and the client; nothing without it. */
-static void lab_netns_header(const struct lab *lab)
-{
-    char veth[sizeof(lab->eps[2].text) + 32];
-
-    snprintf(veth, sizeof(veth), " for tcp-veth to %s", lab->eps[2].text);
-    netns_describe(&lab->netns,
-                   &(struct netns_words){ .same = "server and client in one network namespace "
-                                                  "made for the lab (its own lo)",
-                                          .in_a = "server",
-                                          .in_b = "client in A for tcp and unix, in",
-                                          .after_b = veth,
-                                          .tail = "" },
-                   stdout);
-}
-
-static void lab_header(const struct lab *lab, const struct lab_opts *o)
-{
-    char tcp[TEXT_SAFE_CAP], unix_ep[TEXT_SAFE_CAP];
-
-    printf("hopbench %s lab: %s over %s and %s; server pid %ld\n", HOPBENCH_VERSION, o->proto->name,
-           text_safe(tcp, sizeof(tcp), lab->eps[0].text),
-           text_safe(unix_ep, sizeof(unix_ep), lab->eps[1].text), (long)lab->server_pid);
-    lab_netns_header(lab);
-    print_placement(&lab->place,
-                    o->wait_auto           ? "block in the reuse cells (the default with one kept "
-                                             "connection per thread, closed loop), epoll in the "
-                                             "connect cells"
-                    : o->shared.block_wait ? "block"
-                                           : "epoll",
-                    NULL);
-    printf("cells: %u connection(s), %u thread(s), %.2f s measured after %.2f s warm-up, %u run(s) "
-           "each\n",
-           o->shared.conns, o->shared.threads, (double)o->shared.duration_ns / 1e9,
-           (double)o->shared.warmup_ns / 1e9, o->shared.reps);
-    fflush(stdout);
-}
-
-static int cmd_lab(int argc, char **argv)
-{
-    static struct lab_opts o;
-    static struct lab lab;
-    static struct progress progress;
-    struct hb_err err = { 0 };
-    struct machine m;
-    char path[64], server[64];
-    int rc = cli_parse_lab(argc, argv, &o, stdout, &err);
-    const char *json_path;
-    struct outfile jsonl_out;
-    sigset_t held, old;
-    bool failed;
-    int run_rc;
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    json_path = evidence_path("lab", o.shared.json_path, path, sizeof(path));
-    if (check_evidence("lab", json_path) != HB_EXIT_OK) return HB_EXIT_RUNTIME;
-    if (o.shared.csv_path != NULL && check_evidence("lab", o.shared.csv_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    if (o.shared.html_path != NULL && check_evidence("lab", o.shared.html_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    if (o.shared.pin == PLACE_SPLIT && !o.shared.pin_given && place_allowed_cpus() < 2)
-        o.shared.pin = PLACE_SAME;
-    rc = check_budget("lab", lab_fd_need(&o), lab_mem_need(&o));
-    if (rc != HB_EXIT_OK) return rc;
-    /*
-     * The handler is in place before the temporary directory exists, and the
-     * stop signals are held until it knows what to clean up: one that comes
-     * meanwhile is the first interrupt once they are let through (the lab then
-     * stops before its first cell, and cleans up), never an abort that cannot
-     * see the directory.
-     */
-    install_signals();
-    install_child_watch();
-    lab_clean_leftovers(stdout); /* of labs whose hopbench was killed with its watcher */
-    stop_signal_set(&held);
-    pthread_sigmask(SIG_BLOCK, &held, &old);
-    rc = lab_init(&lab, &o, &g_main.lab_server, &err);
-    if (rc == 0) lab_arm_emergency(&lab);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc < 0) {
-        lab_release(&lab);
-        return fail("lab", &err,
-                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
-    }
-    probe_machine(&m);
-    lab_header(&lab, &o);
-    report_sysctls(stdout, &m);
-    snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name, (long)lab.server_pid);
-    struct report_meta meta = { .command = "lab",
-                                .argc = g_main.argc,
-                                .argv = g_main.argv,
-                                .place = &lab.place,
-                                .machine = &m,
-                                .started_unix_s = g_main.started_unix_s,
-                                .server = server,
-                                .plan = plan_json(o.shared.reps, false, o.shared.seed,
-                                                  o.shared.cooldown_ns) };
-    lab.jsonl = open_jsonl("lab", o.shared.jsonl_path, &meta, &jsonl_out, &failed);
-    if (failed) {
-        json_decref(meta.plan);
-        lab_release(&lab);
-        return HB_EXIT_RUNTIME;
-    }
-    progress_start(&progress, STDERR_FILENO, !o.shared.quiet, lab_planned_runs(&o),
-                   lab_planned_ns(&o));
-    lab.progress = &progress;
-    run_rc = lab_run(&lab, stdout, &g_main.stop, &err);
-    progress_stop(&progress);
-    lab.progress = NULL;
-    failed = lab.jsonl != NULL && close_jsonl("lab", &jsonl_out) != HB_EXIT_OK;
-    lab.jsonl = NULL;
-    /* the server may have been restarted (--close server): the last one's pid */
-    snprintf(server, sizeof(server), "built-in %s (pid %ld)", o.proto->name, (long)lab.server_pid);
-    if (o.shared.reps > 1)
-        printf("\nThe tables show each cell's run of median ops/s; the %s after them cover%s "
-               "all %u runs.\n",
-               o.shared.verbose ? "summaries and the bottom line" : "bottom line",
-               o.shared.verbose ? "" : "s", o.shared.reps);
-    report_lab_tables(stdout, lab.recs, lab.nrecs);
-    if (o.overload) report_overload(stdout, lab.recs, lab.nrecs);
-    meta.summary = o.shared.reps > 1 ? summary_lab(o.shared.verbose ? stdout : NULL, lab.recs,
-                                                   lab.nrecs, o.shared.seed)
-                                     : NULL;
-    (o.shared.verbose ? report_errors : report_errors_only)(stdout, lab.recs, lab.nrecs);
-    report_cut_short(stdout, lab.recs, lab.nrecs);
-    if (!o.overload)
-        meta.bottom = bottom_report(stdout, lab.recs, lab.nrecs, BOTTOM_BY_LAB, o.shared.seed,
-                                    o.shared.verbose);
-    /*
-     * Cut short: a stop signal, the reader gone, the server's exit while cells were left (not
-     * one after the last cell: STOP_SERVER_EXIT alone), a load thread's failed wait, not
-     * stdout failing now.
-     */
-    meta.interrupted = atomic_load(&g_main.stop) == STOP_INTERRUPT || lab.reader_gone ||
-                       lab.server_gone || wait_failed(lab.recs, lab.nrecs);
-    rc = write_evidence("lab", json_path, o.shared.csv_path, &meta, lab.recs, lab.nrecs);
-    if (rc == HB_EXIT_OK) rc = write_html("lab", o.shared.html_path, json_path);
-    json_decref(meta.plan);
-    json_decref(meta.summary);
-    json_decref(meta.bottom);
-    if (run_rc < 0)
-        rc = fail("lab", &err, HB_EXIT_RUNTIME);
-    else if (rc == HB_EXIT_OK && failed)
-        rc = HB_EXIT_RUNTIME;
-    else if (rc == HB_EXIT_OK)
-        rc = verdict(lab.recs, lab.nrecs, meta.interrupted);
-    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
-    lab_release(&lab);
-    return rc;
-}
-
-static int cmd_stack(int argc, char **argv)
-{
-    static struct stack_opts o;
-    struct hb_err err = { 0 };
-    enum stack_verdict verdict;
-    int rc = cli_parse_stack(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    if (o.list) {
-        stack_list(stdout);
-        return HB_EXIT_OK;
-    }
-    if (o.jsonl_path != NULL && outfile_check(o.jsonl_path, OUTFILE_APPEND, &err) < 0)
-        return fail("stack", &err, HB_EXIT_RUNTIME);
-    if (o.html_path != NULL && check_evidence("stack", o.html_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    if (o.csv_path != NULL && check_evidence("stack", o.csv_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    atomic_store(&g_main.no_abort, true);
-    install_signals();
-    rc = stack_run(&o, stdout, &g_main.stop, &verdict, &err);
-    if (rc < 0)
-        return fail("stack", &err,
-                    rc == -EPERM && o.netns != NETNS_NONE ? HB_EXIT_NOPERM
-                    : rc == STACK_AGENT_AUTH              ? HB_EXIT_AGENT_AUTH
-                    : rc == STACK_AGENT_PROTOCOL          ? HB_EXIT_PROTOCOL
-                                                          : HB_EXIT_RUNTIME);
-    if (verdict == STACK_INVALID) {
-        fprintf(stderr, "hopbench stack: results are invalid: some runs saw errors or were "
-                        "saturated (see above)\n");
-        return HB_EXIT_INVALID;
-    }
-    if (verdict == STACK_INTERRUPTED) return HB_EXIT_INTERRUPTED;
-    return stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
-}
-
-/*
- * `hopbench cost EVIDENCE`: reads the evidence, prints what the Unix socket
- * saves in each cell and, with --json, writes the same figures.
- */
-static int cmd_cost(int argc, char **argv)
-{
-    struct cost_opts o;
-    struct cost_set set = { 0 };
-    struct hb_err err = { 0 };
-    size_t ok = 0;
-    int rc = cli_parse_cost(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    if (o.json_path != NULL && check_evidence("cost", o.json_path) != HB_EXIT_OK)
-        return HB_EXIT_RUNTIME;
-    if (cost_read(o.evidence_path, &set, &err) < 0) {
-        rc = fail("cost", &err, HB_EXIT_RUNTIME);
-        goto out;
-    }
-    for (size_t i = 0; i < set.ncells; i++)
-        ok += report_saving_cell_ok(&set.cells[i]);
-    if (ok == 0) {
-        hb_fail(&err, -EINVAL, "%s: no cell has a counted run over both tcp and unix",
-                o.evidence_path);
-        rc = fail("cost", &err, HB_EXIT_INVALID);
-        goto out;
-    }
-    report_saving_table(stdout, o.evidence_path, &set, &o.plan);
-    rc = HB_EXIT_OK;
-    if (o.json_path != NULL) {
-        json_t *doc = report_saving_json(o.evidence_path, &set, &o.plan);
-        if (doc == NULL)
-            hb_fail(&err, -EINVAL, "the figures cannot be encoded as JSON (a path not UTF-8?)");
-        if (doc == NULL || report_json_write(o.json_path, doc, &err) < 0)
-            rc = fail("cost", &err, HB_EXIT_RUNTIME);
-        json_decref(doc);
-    }
-    if (rc == HB_EXIT_OK && stdout_failed()) rc = HB_EXIT_RUNTIME;
-out:
-    cost_set_release(&set);
-    return rc;
-}
-
-/*
  * A closed fd 0, 1 or 2 (`hopbench >&-`) gets /dev/null, so that no file or
  * socket opened later becomes stdin, stdout or stderr: the --jsonl file would
  * take fd 1 and the placement lines would go into it.
@@ -984,87 +181,6 @@ static void open_std_fds(void)
         int got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
         if (got >= 0 && got != fd) close(got); /* fds below it are open: cannot happen */
     }
-}
-
-/* A bad command line of compare or merge: one line, pointing at its --help. */
-static int usage_fail(const char *cmd, const struct hb_err *err)
-{
-    char msg[TEXT_SAFE_CAP];
-
-    fprintf(stderr, "hopbench %s: %s (see hopbench %s --help)\n", cmd,
-            text_safe(msg, sizeof(msg), err->msg), cmd);
-    return HB_EXIT_USAGE;
-}
-
-/* SIGUSR1 in the agent: its schedule moves on. */
-static atomic_int g_agent_next;
-
-static void on_next(int sig)
-{
-    UNUSED(sig);
-    atomic_store(&g_agent_next, 1);
-}
-
-static int cmd_agent(int argc, char **argv)
-{
-    static struct agent_cli o;
-    struct hb_err err = { 0 };
-    struct sigaction sa;
-    int rc = cli_parse_agent(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return fail(NULL, &err, HB_EXIT_USAGE);
-    install_signals();
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_next;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR1, &sa, NULL);
-    rc = agent_run(&o.agent, &g_main.stop, &g_agent_next, stdout, stderr, &err);
-    if (rc == -EINVAL) return fail("agent", &err, HB_EXIT_USAGE);
-    if (rc < 0) return fail("agent", &err, HB_EXIT_RUNTIME);
-    return HB_EXIT_OK;
-}
-
-/* `hopbench compare`: argv[0] is "compare". Exit 2 when no cell could be compared. */
-static int cmd_compare(int argc, char **argv)
-{
-    struct compare_opts o;
-    struct evidence_compare_result res;
-    struct hb_err err = { 0 };
-    int rc = cli_parse_compare(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) return HB_EXIT_OK;
-    if (rc < 0) return usage_fail("compare", &err);
-    if (evidence_compare(o.paths[0], o.paths[1], stdout, &res, &err) < 0)
-        return fail("compare", &err, HB_EXIT_RUNTIME);
-    fflush(stdout);
-    if (res.comparable > 0) return HB_EXIT_OK;
-    fprintf(stderr, "hopbench compare: nothing comparable: %s\n",
-            res.matched == 0 ? "no cell is in both files"
-                             : "no cell has a valid run in both files");
-    return HB_EXIT_INVALID;
-}
-
-/* `hopbench merge`: argv[0] is "merge". */
-static int cmd_merge(int argc, char **argv)
-{
-    struct merge_opts o;
-    struct hb_err err = { 0 };
-    char shown[TEXT_SAFE_CAP]; /* o.out, text_safe */
-    int rc = cli_parse_merge(argc, argv, &o, stdout, &err);
-
-    if (rc == CLI_HELP) {
-        rc = HB_EXIT_OK;
-    } else if (rc < 0) {
-        rc = usage_fail("merge", &err);
-    } else if (evidence_merge(o.paths, o.npaths, o.out, stderr, argc, argv, &err) < 0) {
-        rc = fail("merge", &err, HB_EXIT_RUNTIME);
-    } else {
-        if (o.out != NULL) printf("evidence: %s\n", text_safe(shown, sizeof(shown), o.out));
-        rc = HB_EXIT_OK;
-    }
-    cli_merge_opts_release(&o);
-    return rc;
 }
 
 /*
@@ -1114,55 +230,63 @@ static void hide_secrets(int argc, char **argv, char **shown)
     }
 }
 
-/* report --csv: every run of every file, each file's rows named by its path. */
-static int report_csv_files(const char *csv, const char *const *paths, size_t n, struct hb_err *err)
+/* What cmd_env.signals does: main's handlers put in place, as the command asks. */
+static void signals(unsigned what)
 {
-    struct loaded {
-        json_t *doc;
-    } *docs = xcalloc(n, sizeof(*docs));
-    struct csv_source *src = xcalloc(n, sizeof(*src));
-    int rc = 0;
-
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        rc = evidence_load(paths[i], &docs[i].doc, err);
-        if (rc < 0) break;
-        src[i] =
-            (struct csv_source){ paths[i], json_object_get(docs[i].doc, EV_RUNS), docs[i].doc };
-    }
-    if (rc == 0) rc = report_csv_write(csv, src, n, err);
-    for (size_t i = 0; i < n; i++)
-        json_decref(docs[i].doc);
-    free(docs);
-    free(src);
-    return rc;
+    if (what & CMD_SIG_NO_ABORT) atomic_store(&g_main.no_abort, true);
+    if (what & CMD_SIG_STOP) install_signals();
+    if (what & CMD_SIG_CHILD) install_child_watch();
 }
 
-/* `hopbench report`: argv[0] is "report". */
-static int cmd_report(int argc, char **argv)
-{
-    struct report_opts o;
-    struct hb_err err = { 0 };
-    char shown[TEXT_SAFE_CAP]; /* o.out, text_safe */
-    int rc = cli_parse_report(argc, argv, &o, stdout, &err);
+/* The commands, in the order the top-level help lists them. */
+static const struct command *const commands[] = { &cmd_lab,     &cmd_run,   &cmd_serve,
+                                                  &cmd_compare, &cmd_merge, &cmd_report,
+                                                  &cmd_cost,    &cmd_stack, &cmd_agent };
 
-    if (rc == CLI_HELP) {
-        rc = HB_EXIT_OK;
-    } else if (rc < 0) {
-        rc = usage_fail("report", &err);
-    } else if ((o.out != NULL && report_html_write(o.out, o.paths, o.npaths, &err) < 0) ||
-               (o.csv != NULL && report_csv_files(o.csv, o.paths, o.npaths, &err) < 0) ||
-               (o.hgrm != NULL &&
-                hdr_hgrm_write(o.hgrm, o.hgrm_ratio, o.paths, o.npaths, stdout, &err) < 0) ||
-               (o.hdr_log != NULL && hdr_log_write(o.hdr_log, o.paths, o.npaths, &err) < 0)) {
-        rc = fail("report", &err, HB_EXIT_RUNTIME);
-    } else {
-        if (o.out != NULL) printf("report: %s\n", text_safe(shown, sizeof(shown), o.out));
-        if (o.csv != NULL) printf("csv: %s\n", text_safe(shown, sizeof(shown), o.csv));
-        if (o.hdr_log != NULL) printf("hdr-log: %s\n", text_safe(shown, sizeof(shown), o.hdr_log));
-        rc = stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
+/*
+ * `hopbench help`: the top-level help. Not in it, for scripts: `help
+ * --commands` lists the commands' names, `help --options NAME` the options of
+ * NAME's table (cmd_options_dump: test_man.sh holds the man page to it, the
+ * bash completion offers it).
+ */
+static int help(int argc, char **argv)
+{
+    char shown[TEXT_SAFE_CAP]; /* argv[2], text_safe */
+
+    if (argc == 2 && strcmp(argv[1], "--commands") == 0) {
+        for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+            printf("%s\n", commands[i]->name);
+        return HB_EXIT_OK;
     }
-    cli_report_opts_release(&o);
-    return rc;
+    if (argc == 3 && strcmp(argv[1], "--options") == 0) {
+        for (size_t i = 0; i < ARRAY_LEN(commands); i++) {
+            if (strcmp(argv[2], commands[i]->name) != 0) continue;
+            cmd_options_dump(commands[i], stdout);
+            return HB_EXIT_OK;
+        }
+        fprintf(stderr, "hopbench help: --options: no command '%s'\n",
+                text_safe(shown, sizeof(shown), argv[2]));
+        return HB_EXIT_USAGE;
+    }
+    cmd_usage(stdout, commands, ARRAY_LEN(commands));
+    return HB_EXIT_OK;
+}
+
+/* A command's words: its help (exit 0), a bad command line (one line, exit 64), or its work. */
+static int command(const struct command *c, int argc, char **argv)
+{
+    struct hb_err err = { 0 };
+    char msg[TEXT_SAFE_CAP];
+    int rc = c->parse(argc, argv, stdout, &err);
+
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    if (rc < 0 && c->hint) {
+        fprintf(stderr, "hopbench %s: %s (see hopbench %s --help)\n", c->name,
+                text_safe(msg, sizeof(msg), err.msg), c->name);
+        return HB_EXIT_USAGE;
+    }
+    if (rc < 0) return cmd_fail(NULL, &err, HB_EXIT_USAGE);
+    return c->exec(&g_env);
 }
 
 int main(int argc, char **argv)
@@ -1179,38 +303,37 @@ int main(int argc, char **argv)
     g_main.argv = xcalloc((size_t)argc + 1, sizeof(*g_main.argv));
     memcpy(g_main.argv, argv, (size_t)argc * sizeof(*g_main.argv));
     hide_secrets(argc, argv, g_main.argv);
+    g_env = (struct cmd_env){ .stop = &g_main.stop,
+                              .server = &g_main.server,
+                              .abort_sock = g_main.abort_sock,
+                              .abort_mark = g_main.abort_mark,
+                              .abort_dir = g_main.abort_dir,
+                              .abort_cap = sizeof(g_main.abort_dir),
+                              .argc = g_main.argc,
+                              .argv = g_main.argv,
+                              .started_unix_s = g_main.started_unix_s,
+                              .started_ns = g_main.started_ns,
+                              .signals = signals };
 
     if (argc == 1 || cmd[0] == '-') {
-        int c = argc == 1 ? 0 : cli_option(&cli_spec_top, cmd);
-        if (c == 'h') {
-            cli_usage(stdout);
-            return HB_EXIT_OK;
-        }
+        int c = argc == 1 ? 0 : cmd_option(cmd_top_options, cmd);
+        if (c == 'h') return help(1, argv);
         if (c == 'V') {
             printf("hopbench %s\n", HOPBENCH_VERSION);
             return HB_EXIT_OK;
         }
-        return cmd_lab(argc, argv); /* "hopbench --quick" is "hopbench lab --quick" */
+        return command(&cmd_lab, argc, argv); /* "hopbench --quick" is "hopbench lab --quick" */
     }
-    if (strcmp(cmd, "lab") == 0) return cmd_lab(argc - 1, argv + 1);
-    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
-    if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
-    if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
-    if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
-    if (strcmp(cmd, "report") == 0) return cmd_report(argc - 1, argv + 1);
-    if (strcmp(cmd, "cost") == 0) return cmd_cost(argc - 1, argv + 1);
-    if (strcmp(cmd, "stack") == 0) return cmd_stack(argc - 1, argv + 1);
-    if (strcmp(cmd, "agent") == 0) return cmd_agent(argc - 1, argv + 1);
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) {
-        if (cmd[0] == 'v')
-            printf("hopbench %s\n", HOPBENCH_VERSION);
-        else
-            cli_usage(stdout);
+    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+        if (strcmp(cmd, commands[i]->name) == 0) return command(commands[i], argc - 1, argv + 1);
+    if (strcmp(cmd, "help") == 0) return help(argc - 1, argv + 1);
+    if (strcmp(cmd, "version") == 0) {
+        printf("hopbench %s\n", HOPBENCH_VERSION);
         return HB_EXIT_OK;
     }
-    fprintf(stderr,
-            "hopbench: unknown subcommand '%s' (lab, run, serve, compare, merge, report, cost, "
-            "stack, agent, help)\n",
-            text_safe(shown, sizeof(shown), cmd));
+    fprintf(stderr, "hopbench: unknown subcommand '%s' (", text_safe(shown, sizeof(shown), cmd));
+    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+        fprintf(stderr, "%s, ", commands[i]->name);
+    fprintf(stderr, "help)\n");
     return HB_EXIT_USAGE;
 }

@@ -5,7 +5,7 @@
  * run is a record, appended to --jsonl as soon as it ends. It prints the
  * tables and the summary over repetitions, but no error, and picks no exit
  * code: each call returns 0 or a negative errno with a struct hb_err, and
- * main.c says what went wrong.
+ * the command (cmd/run.c) says what went wrong.
  */
 #ifndef HOPBENCH_RUN_H
 #define HOPBENCH_RUN_H
@@ -16,12 +16,66 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "agent/client.h"
+#include "endpoint.h"
+#include "engine/load.h"
 #include "host/netns.h"
 #include "host/observe.h"
 #include "host/place.h"
+#include "plan.h"
 #include "progress.h"
+#include "proto/mysql.h"
 #include "report/report.h"
+#include "service.h"
+
+#define CLI_MAX_PARAMS 32   /* --param */
+#define CLI_MAX_SECRET 258  /* a password read from a file, its NUL and one more */
+#define CLI_MAX_BODY   4096 /* --expect-body, after escapes */
+
+struct proto_entry;
+
+/* What `hopbench run` is asked (cmd/run.c reads it from the command line). */
+struct run_opts {
+    const struct proto_entry *proto;
+    struct endpoint eps[CLI_MAX_ENDPOINTS];
+    unsigned neps;
+    struct shared_opts
+        shared;           /* reps: runs per endpoint; seed: the random order and the bootstrap */
+    struct load_cfg load; /* every field but ep, cpus and stop */
+    bool allow_remote;
+    pid_t server_pids[64]; /* --server-pid */
+    unsigned nserver_pids;
+    bool server_tree;          /* --server-tree */
+    const char *server_cgroup; /* --server-cgroup */
+    bool order_random;         /* --order random (default abba) */
+    struct codec_opts codec;   /* the protocol's request options (load.opts points here) */
+    const char *params[CLI_MAX_PARAMS];
+    char expect_body[CLI_MAX_BODY];     /* --expect-body with \n, \r, \t, \\ decoded */
+    char password[CLI_MAX_SECRET];      /* --password-file: the file's first line */
+    char server_key[MYSQL_MAX_KEY + 1]; /* --server-public-key: the file's PEM */
+    bool size_given;
+    bool close_given;       /* shared.close_given, where the protocol's checks read it */
+    bool arrivals_given;    /* --arrivals was given (it needs --rate) */
+    double rate_share;      /* --rate N%: N / 100 (load.rate is set per run); 0 = absolute */
+    bool wait_auto;         /* no --wait: one kept connection per thread, closed loop, so
+                             * load.block_wait was set as --wait block would (run_wait_default) */
+    uint64_t wait_ready_ns; /* --wait-ready: how long a refused endpoint is asked again */
+    uint64_t calibrate_ns;  /* how long the closed-loop maximum is measured for --rate N% */
+    /* --rate-base: ops/s the share is of, one for every endpoint or one per endpoint */
+    double rate_bases[CLI_MAX_ENDPOINTS];
+    unsigned nrate_bases;
+    /* --service, --watch */
+    struct service_set services;
+    /* --label, in the order of the endpoints */
+    const char *labels[CLI_MAX_ENDPOINTS];
+    unsigned nlabels;
+    /* --agent ENDPOINT, its token, services and state */
+    bool agent_given;
+    const char *agent_token_file;
+    struct agent_client agent;
+    enum netns_mode netns;    /* --netns: run starts the built-in server there (NETNS_NONE: none) */
+    enum netns_mode in_netns; /* --in-netns: started inside a stack's --netns namespaces */
+};
 
 struct run {
     const struct run_opts *opts;

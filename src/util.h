@@ -22,7 +22,7 @@
 
 /*
  * A failure the user must read: a negative errno (or 0) plus one line of
- * context. Filled by the module that failed, printed only by main.c/cli.c.
+ * context. Filled by the module that failed, printed only by the commands (src/cmd/) and main.c.
  */
 struct hb_err {
     int code;

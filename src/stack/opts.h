@@ -1,5 +1,5 @@
 /*
- * opts: what the command line asks of a stack (cli_parse_stack fills it),
+ * opts: what the command line asks of a stack (cmd/stack.c fills it),
  * read by the stacks (stack.c, fpm.c, php.c, redis.c) and by measure.c, which
  * runs their measurements.
  */
@@ -19,7 +19,7 @@
 
 #define STACK_MAX_POOL 8
 
-/* What the command line asks of a stack (cli_parse_stack fills it). */
+/* What the command line asks of a stack (cmd/stack.c fills it). */
 struct stack_opts {
     const char *name;       /* the stack; NULL with list */
     const char *profile;    /* --profile: one of the stack's profiles; NULL = its default */

@@ -6,7 +6,7 @@
  *
  * A stack prints its progress and tables to the FILE it is given; it prints
  * no error and picks no exit code (struct hb_err and enum stack_verdict go
- * back to main.c).
+ * back to the command, cmd/stack.c).
  */
 #ifndef HOPBENCH_STACK_STACK_H
 #define HOPBENCH_STACK_STACK_H

@@ -2,24 +2,20 @@
 # The manual page (docs/hopbench.1) and the bash completion
 # (scripts/hopbench.bash-completion) stay in step with the binary:
 # - groff formats the page without a warning;
-# - every subcommand `hopbench --help` names has its "NAME OPTIONS" section, and the
-#   options that section describes are exactly those `hopbench NAME --help` defines, each
-#   with the same short form and value name;
+# - every command of the binary's table (`hopbench help --commands`) has its "NAME OPTIONS"
+#   section, and the options that section describes are exactly those of the command's option
+#   table (`hopbench help --options NAME`), each with the same short form and value name, both
+#   ways; `hopbench NAME --help`, drawn from the same table, defines the same;
 # - each `hopbench run` example of README.md, docs/*.md and the page is a command line run
 #   takes (its endpoints replaced by one nothing listens on, it fails only there);
-# - the completion, sourced into bash, offers the subcommands, each subcommand's options,
-#   the protocols and the stacks the binary itself lists, and a file after --json.
+# - the completion, sourced into bash, offers the commands, each command's options (the
+#   table's), the protocols and the stacks the binary itself lists, and a file after --json.
 . "$(dirname "$0")/lib.sh"
 
 need groff troff grotty python3
 MAN=docs/hopbench.1
 COMPLETION=scripts/hopbench.bash-completion
 tmp=$T
-
-# The long options a --help text defines (its option lines, not mentions in prose).
-help_options() {
-    sed -n -E 's/^ {2,8}(-[a-zA-Z], )?(--[a-z0-9][a-z0-9-]*).*/\2/p' | sort -u
-}
 
 # The man page FILE's section SECTION: the first line after each .TP (an option's
 # entry), up to the next .SH, as text.
@@ -42,54 +38,69 @@ else
     not_ok "groff formats the man page without a warning # $warn"
 fi
 
-subs=$("$HOPBENCH" --help | sed -n -E 's/^(usage:|      ) hopbench \[?([a-z]+)\]?.*/\2/p' | grep -vx help | sort -u)
-if [ "$(echo "$subs" | wc -w)" -ge 7 ]; then
-    ok "the usage names the subcommands ($(echo $subs))"
+subs=$("$HOPBENCH" help --commands | sort)
+usage_subs=$("$HOPBENCH" --help | sed -n -E 's/^(usage:|      ) hopbench \[?([a-z]+)\]?.*/\2/p' | grep -vx help | sort -u)
+if [ "$(echo "$subs" | wc -w)" -ge 9 ] && [ "$subs" = "$usage_subs" ]; then
+    ok "the table's commands are those the usage names ($(echo $subs))"
 else
-    not_ok "the usage names the subcommands # got: $subs"
+    not_ok "the table's commands are those the usage names # table: $(echo $subs); usage: $(echo $usage_subs)"
 fi
+
+# The options of a command's table: "c --connections N", " --mode M", "q --quiet ".
+table_forms() {
+    "$HOPBENCH" help --options "$1" | sort -u
+}
+table_options() {
+    "$HOPBENCH" help --options "$1" | grep -oE -- '--[a-z0-9][a-z0-9-]*' | sort -u
+}
 for sub in $subs; do
     section=$(echo "$sub" | tr '[:lower:]' '[:upper:]')
-    "$HOPBENCH" "$sub" --help 2>&1 | help_options >"$tmp/help"
+    table_options "$sub" >"$tmp/table"
     man_options "$MAN" "$section OPTIONS" >"$tmp/man"
     if ! grep -qx "\.SH $section OPTIONS" "$MAN"; then
         not_ok "man page has a $section OPTIONS section"
-    elif [ ! -s "$tmp/help" ]; then
-        not_ok "hopbench $sub --help defines options"
-    elif cmp -s "$tmp/help" "$tmp/man"; then
-        ok "man $section OPTIONS describes exactly the $(wc -l <"$tmp/help") options of hopbench $sub --help"
+    elif [ ! -s "$tmp/table" ]; then
+        not_ok "hopbench $sub has options in its table"
+    elif cmp -s "$tmp/table" "$tmp/man"; then
+        ok "man $section OPTIONS describes exactly the $(wc -l <"$tmp/table") options of hopbench $sub's table"
     else
-        not_ok "man $section OPTIONS = hopbench $sub --help # only in --help: $(comm -23 "$tmp/help" "$tmp/man" | tr '\n' ' ')only in the man page: $(comm -13 "$tmp/help" "$tmp/man" | tr '\n' ' ')"
+        not_ok "man $section OPTIONS = hopbench $sub's table # only in the table: $(comm -23 "$tmp/table" "$tmp/man" | tr '\n' ' ')only in the man page: $(comm -13 "$tmp/table" "$tmp/man" | tr '\n' ' ')"
     fi
 done
 
 # The forms each entry gives: "-c, --connections N" in --help and in the man page
 # alike (the short letter and the value's name too, not only the long name).
 help_forms() {
-    sed -n -E 's/^ {2,8}(-([a-zA-Z]), )?(--[a-z0-9][a-z0-9-]*)( ([A-Z][A-Za-z0-9.,:|=-]*))?.*/\2 \3 \5/p' | sort -u
+    sed -n -E 's/^ {2,8}(-([a-zA-Z]), )?(--[a-z0-9][a-z0-9-]*)( (\[?[A-Z][][A-Za-z0-9.,:|=-]*))?.*/\2 \3 \5/p' | sort -u
 }
 man_forms() {
     man_entries "$1" "$2" |
-        sed -n -E 's/^(-([a-zA-Z]), )?(--[a-z0-9][a-z0-9-]*)( ([A-Z][A-Za-z0-9.,:|=-]*))?.*/\2 \3 \5/p' | sort -u
+        sed -n -E 's/^(-([a-zA-Z]), )?(--[a-z0-9][a-z0-9-]*)( (\[?[A-Z][][A-Za-z0-9.,:|=-]*))?.*/\2 \3 \5/p' | sort -u
 }
 
 for sub in $subs; do
     section=$(echo "$sub" | tr '[:lower:]' '[:upper:]')
+    table_forms "$sub" >"$tmp/tforms"
     "$HOPBENCH" "$sub" --help 2>&1 | help_forms >"$tmp/hforms"
     man_forms "$MAN" "$section OPTIONS" >"$tmp/mforms"
-    if [ -s "$tmp/hforms" ] && cmp -s "$tmp/hforms" "$tmp/mforms"; then
-        ok "man $section OPTIONS gives each option's short form and value as hopbench $sub --help does"
+    if [ -s "$tmp/tforms" ] && cmp -s "$tmp/tforms" "$tmp/mforms"; then
+        ok "man $section OPTIONS gives each option's short form and value as hopbench $sub's table does"
     else
-        not_ok "man $section OPTIONS forms = hopbench $sub --help's" \
-            "only in --help: $(comm -23 "$tmp/hforms" "$tmp/mforms" | tr '\n' ';') only in the man page: $(comm -13 "$tmp/hforms" "$tmp/mforms" | tr '\n' ';')"
+        not_ok "man $section OPTIONS forms = hopbench $sub's table's" \
+            "only in the table: $(comm -23 "$tmp/tforms" "$tmp/mforms" | tr '\n' ';') only in the man page: $(comm -13 "$tmp/tforms" "$tmp/mforms" | tr '\n' ';')"
+    fi
+    if cmp -s "$tmp/tforms" "$tmp/hforms"; then
+        ok "hopbench $sub --help defines its table's options, with their short forms and values"
+    else
+        not_ok "hopbench $sub --help = its table" "$(comm -3 "$tmp/tforms" "$tmp/hforms" | tr '\n' ';')"
     fi
 done
 
-# can_tell NAME SED HELP-FILTER MAN-FILTER MISSING: the run section of the page cut by
-# SED lacks exactly MISSING against run's --help, as read by the two filters.
+# can_tell NAME SED TABLE-FILTER MAN-FILTER MISSING: the run section of the page cut by
+# SED lacks exactly MISSING against run's table, as read by the two filters.
 can_tell() {
     sed "$2" "$MAN" >"$tmp/cut.1"
-    "$HOPBENCH" run --help | "$3" >"$tmp/help"
+    "$3" run >"$tmp/help"
     "$4" "$tmp/cut.1" "RUN OPTIONS" >"$tmp/man"
     if [ "$(comm -23 "$tmp/help" "$tmp/man")" = "$5" ]; then
         ok "$1 (the check can tell)"
@@ -100,9 +111,9 @@ can_tell() {
 # The comparisons above can fail: a page without run's --cooldown lacks it, and one
 # whose --count lost its -n differs in form.
 can_tell "a man page without run's --cooldown is found to lack it" \
-    '/^\\fB\\-\\-cooldown\\fR/d' help_options man_options --cooldown
+    '/^\\fB\\-\\-cooldown\\fR/d' table_options man_options --cooldown
 can_tell "a man page whose run --count lacks -n is found to differ" \
-    's/^\\fB\\-n\\fR, \\fB\\-\\-count\\fR/\\fB\\-\\-count\\fR/' help_forms man_forms "n --count N"
+    's/^\\fB\\-n\\fR, \\fB\\-\\-count\\fR/\\fB\\-\\-count\\fR/' table_forms man_forms "n --count N"
 
 # The `hopbench run` examples of README.md, docs/*.md and the man page's EXAMPLES, each
 # with its endpoints replaced by a socket path nothing listens on: the command line is
@@ -192,7 +203,7 @@ fi
 protos=$("$HOPBENCH" --help | sed -n -E 's/^PROTO: +//p' | tr -d '|')
 expect_complete "protocols after run" "hopbench run " $protos
 expect_complete "protocols after --proto" "hopbench lab --proto " $protos
-run_opts=$("$HOPBENCH" run --help | help_options)
+run_opts=$(table_options run)
 # shellcheck disable=SC2086
 expect_complete "every option of run" "hopbench run http unix:/x -" $run_opts
 stacks=$("$HOPBENCH" stack list | awk 'NF { print $1 }')
@@ -207,13 +218,13 @@ expect_complete "endpoint schemes after the protocol" "hopbench run echo t" "tcp
 touch "$tmp/evidence-a.json"
 expect_complete "a file after --json" "hopbench run echo unix:/x --json $tmp/evid" "$tmp/evidence-a.json"
 expect_complete "evidence files for compare" "hopbench compare $tmp/evi" "$tmp/evidence-a.json"
-agent_opts=$("$HOPBENCH" agent --help | help_options)
+agent_opts=$(table_options agent)
 # shellcheck disable=SC2086
 expect_complete "every option of agent" "hopbench agent -" $agent_opts
 # and every option of each other subcommand, after the words it takes first
 for line in "lab -" "serve echo -" "stack redis -" "cost x.json -" "report x.json -" "merge -" "compare -"; do
     sub=${line%% *}
-    opts=$("$HOPBENCH" "$sub" --help | help_options)
+    opts=$(table_options "$sub")
     # shellcheck disable=SC2086
     expect_complete "every option of $sub" "hopbench $line" $opts
 done

@@ -1,7 +1,7 @@
 /*
  * sql_mix: the --sql mix of the pg and mysql codecs as their unit tests drive
  * it: two statements 4:1 (the update third of every five requests), set in
- * codec_opts as cli.c sets them for --sql given twice, and a request encoded
+ * codec_opts as cmd/run.c's parser sets them for --sql given twice, and a request encoded
  * and checked against the statement the mix names for it. The expected order
  * is computed here, not by codec.h's helpers. Include after cmocka.h.
  */

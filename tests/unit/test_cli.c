@@ -1,10 +1,12 @@
 /*
  * test_cli: every option a command line takes is in the --help text that the
- * command prints. For the top level and each subcommand (run, serve, lab,
- * compare, merge, report, cost, stack, agent) it walks the option table the parser uses (struct
- * cli_spec) and looks in the printed help for a line of each option's own that starts with
- * "--name", or with "-x, --name" when the option has a short letter. The checker itself is tested
- * on a help text that lacks an option, so that this test can fail.
+ * command prints, and in the list `hopbench help --options` prints. For the top
+ * level and each command (run, serve, lab, compare, merge, report, cost,
+ * stack, agent) it walks the option table the parser reads (struct
+ * cmd_option) and looks in the printed help for a line of each option's own
+ * that starts with "--name ARG", or with "-x, --name ARG" when the option has
+ * a short letter; the list gives the same. The checker itself is tested on a
+ * help text that lacks an option, so that this test can fail.
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -16,15 +18,18 @@
 /* clang-format on */
 
 #include <ctype.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cli.h"
-#include "stack/opts.h"
+#include "cmd/cmd.h"
+#include "cmd/options.h"
+
+/* The commands, in the order main.c's table has them. */
+static const struct command *const commands[] = { &cmd_lab,     &cmd_run,   &cmd_serve,
+                                                  &cmd_compare, &cmd_merge, &cmd_report,
+                                                  &cmd_cost,    &cmd_stack, &cmd_agent };
 
 static bool name_char(char c)
 {
@@ -50,255 +55,194 @@ static bool has_entry(const char *text, const char *word)
     return false;
 }
 
-static bool is_short(const struct cli_spec *s, int c)
+/* "-c, --connections N" or "--mode M": how an option's entry begins. */
+static void entry_head(const struct cmd_option *t, char *want, size_t cap)
 {
-    return c > 0 && c < 256 && c != ':' && strchr(s->shortopts, c) != NULL;
+    if (t->letter != 0)
+        snprintf(want, cap, "-%c, --%s%s%s", t->letter, t->name, t->arg ? " " : "",
+                 t->arg ? t->arg : "");
+    else
+        snprintf(want, cap, "--%s%s%s", t->name, t->arg ? " " : "", t->arg ? t->arg : "");
 }
 
-/* The options of s that text does not describe, each printed; returns their number. */
-static unsigned missing_options(const struct cli_spec *s, const char *text)
+/* The options of table that text does not describe, each printed; returns their number. */
+static unsigned missing_entries(const char *name, const struct cmd_option *t, const char *text)
 {
     unsigned missing = 0;
 
-    for (const struct option *o = s->longopts; o->name != NULL; o++) {
+    for (; t->name != NULL || t->help != NULL; t++) {
         char want[128];
 
-        if (is_short(s, o->val))
-            snprintf(want, sizeof(want), "-%c, --%s", o->val, o->name);
-        else
-            snprintf(want, sizeof(want), "--%s", o->name);
+        if (t->name == NULL) continue;
+        entry_head(t, want, sizeof(want));
         if (!has_entry(text, want)) {
-            print_message("%s --help does not describe '%s'\n", s->name, want);
+            print_message("%s --help does not describe '%s'\n", name, want);
             missing++;
         }
     }
     return missing;
 }
 
-/* A short letter of the optstring that no long option has could not be described. */
-static unsigned unnamed_letters(const struct cli_spec *s)
+/* What fn(c, out) prints (c NULL: the top-level help), allocated. */
+static char *drawn(const struct command *c, void (*fn)(const struct command *, FILE *))
 {
-    unsigned n = 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
 
-    for (const char *c = s->shortopts; *c != '\0'; c++) {
-        const struct option *o = s->longopts;
-
-        if (*c == ':') continue;
-        while (o->name != NULL && o->val != *c)
-            o++;
-        if (o->name == NULL) {
-            print_message("%s: -%c has no long option in the table\n", s->name, *c);
-            n++;
-        }
-    }
-    return n;
+    assert_non_null(out);
+    if (c == NULL)
+        cmd_usage(out, commands, sizeof(commands) / sizeof(commands[0]));
+    else
+        fn(c, out);
+    fclose(out);
+    return text;
 }
 
-/* What "hopbench NAME --help" prints (NAME NULL: "hopbench --help"). */
-static char *printed_help(const char *name)
+/* What c's parser prints for "NAME --help". */
+static char *printed_help(const struct command *c)
 {
     char cmd[16], help[] = "--help";
     char *argv[] = { cmd, help, NULL };
-    char *buf = NULL;
+    char *text = NULL;
     size_t len = 0;
-    FILE *out;
     struct hb_err err = { 0 };
-    int rc = CLI_HELP;
+    FILE *out = open_memstream(&text, &len);
 
-    snprintf(cmd, sizeof(cmd), "%s", name != NULL ? name : "hopbench");
-    out = open_memstream(&buf, &len);
+    snprintf(cmd, sizeof(cmd), "%s", c->name);
     assert_non_null(out);
-    if (name == NULL) {
-        cli_usage(out);
-    } else if (strcmp(name, "run") == 0) {
-        struct run_opts o;
-        rc = cli_parse_run(2, argv, &o, out, &err);
-    } else if (strcmp(name, "agent") == 0) {
-        static struct agent_cli o;
-        rc = cli_parse_agent(2, argv, &o, out, &err);
-    } else if (strcmp(name, "serve") == 0) {
-        struct serve_opts o;
-        rc = cli_parse_serve(2, argv, &o, out, &err);
-    } else if (strcmp(name, "compare") == 0) {
-        struct compare_opts o;
-        rc = cli_parse_compare(2, argv, &o, out, &err);
-    } else if (strcmp(name, "merge") == 0) {
-        struct merge_opts o;
-        rc = cli_parse_merge(2, argv, &o, out, &err);
-        cli_merge_opts_release(&o);
-    } else if (strcmp(name, "report") == 0) {
-        struct report_opts o;
-        rc = cli_parse_report(2, argv, &o, out, &err);
-        cli_report_opts_release(&o);
-    } else if (strcmp(name, "cost") == 0) {
-        struct cost_opts o;
-        rc = cli_parse_cost(2, argv, &o, out, &err);
-    } else if (strcmp(name, "stack") == 0) {
-        struct stack_opts o;
-        rc = cli_parse_stack(2, argv, &o, out, &err);
-    } else {
-        struct lab_opts o;
-        rc = cli_parse_lab(2, argv, &o, out, &err);
-    }
+    assert_int_equal(c->parse(2, argv, out, &err), CLI_HELP);
     fclose(out);
-    assert_int_equal(rc, CLI_HELP);
-    return buf;
+    return text;
 }
 
-/* The help as printed is the spec's, and it describes every option of the spec's table. */
-static void check_spec(const struct cli_spec *s, const char *name)
+/* c's parser prints cmd_help's text (stack: then the stacks), which describes every option. */
+static void check_command(const struct command *c)
 {
-    char *text = printed_help(name);
+    char *printed = printed_help(c), *help = drawn(c, cmd_help);
 
-    assert_non_null(text);
-    assert_string_equal(text, s->help);
-    assert_int_equal(missing_options(s, text) + unnamed_letters(s), 0);
-    free(text);
+    if (c == &cmd_stack) {
+        assert_int_equal(strncmp(printed, help, strlen(help)), 0);
+        assert_non_null(strstr(printed + strlen(help), "\nStacks:\n"));
+    } else {
+        assert_string_equal(printed, help);
+    }
+    assert_int_equal(missing_entries(c->name, c->options, printed), 0);
+    free(printed);
+    free(help);
 }
 
+static void test_commands(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        check_command(commands[i]);
+}
+
+/*
+ * The list `hopbench help --options NAME` prints (the man page's test reads
+ * it) is the table's options, each with its letter and value as --help shows
+ * them, and nothing else.
+ */
+static void test_dump(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        const struct command *c = commands[i];
+        char *list = drawn(c, cmd_options_dump), *help = drawn(c, cmd_help), *save = NULL;
+        unsigned lines = 0, options = 0;
+
+        for (const struct cmd_option *t = c->options; t->name != NULL || t->help != NULL; t++)
+            options += t->name != NULL;
+        for (char *l = strtok_r(list, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+            char letter[2] = "", name[64] = "", arg[64] = "", want[160];
+
+            lines++;
+            if (l[0] != ' ') letter[0] = l[0];
+            assert_true(sscanf(l + (l[0] != ' '), " %63s %63s", name, arg) >= 1);
+            if (letter[0] != '\0')
+                snprintf(want, sizeof(want), "-%s, %s%s%s", letter, name, arg[0] ? " " : "", arg);
+            else
+                snprintf(want, sizeof(want), "%s%s%s", name, arg[0] ? " " : "", arg);
+            if (!has_entry(help, want)) print_message("%s: '%s' not in --help\n", c->name, want);
+            assert_true(has_entry(help, want));
+        }
+        assert_int_equal(lines, options);
+        free(list);
+        free(help);
+    }
+}
+
+/* The top-level help: a line of its own for each command, and its own options described. */
 static void test_top(void **state)
 {
-    const struct cli_spec *subs[] = { &cli_spec_lab,     &cli_spec_run,   &cli_spec_serve,
-                                      &cli_spec_compare, &cli_spec_merge, &cli_spec_report,
-                                      &cli_spec_cost,    &cli_spec_stack, &cli_spec_agent };
+    char *text = drawn(NULL, NULL);
     unsigned missing = 0;
 
     (void)state;
-    check_spec(&cli_spec_top, NULL);
-    /* each subcommand main() dispatches has a line of its own: "  NAME    what it does" */
-    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
         char want[32];
-        snprintf(want, sizeof(want), "\n  %s ", subs[i]->name);
-        if (strstr(cli_spec_top.help, want) == NULL) {
-            print_message("hopbench --help does not list the subcommand '%s'\n", subs[i]->name);
+        snprintf(want, sizeof(want), "\n  %s ", commands[i]->name);
+        if (strstr(text, want) == NULL) {
+            print_message("hopbench --help does not list the command '%s'\n", commands[i]->name);
             missing++;
         }
     }
     assert_int_equal(missing, 0);
-}
-
-static void test_run(void **state)
-{
-    (void)state;
-    check_spec(&cli_spec_run, "run");
-}
-
-static void test_agent(void **state)
-{
-    (void)state;
-    check_spec(&cli_spec_agent, "agent");
-}
-
-static void test_serve(void **state)
-{
-    (void)state;
-    check_spec(&cli_spec_serve, "serve");
-}
-
-static void test_lab(void **state)
-{
-    (void)state;
-    check_spec(&cli_spec_lab, "lab");
-}
-
-static void test_compare(void **state)
-{
-    (void)state;
-    check_spec(&cli_spec_compare, "compare");
-}
-
-static void test_merge(void **state)
-{
-    (void)state;
-    check_spec(&cli_spec_merge, "merge");
-}
-
-static void test_report(void **state)
-{
-    (void)state;
-    check_spec(&cli_spec_report, "report");
-}
-
-static void test_cost(void **state)
-{
-    (void)state;
-    check_spec(&cli_spec_cost, "cost");
-}
-
-/* stack --help is the spec's help, then the list of the stacks. */
-static void test_stack(void **state)
-{
-    char *text = printed_help("stack");
-
-    (void)state;
-    assert_non_null(text);
-    assert_int_equal(strncmp(text, cli_spec_stack.help, strlen(cli_spec_stack.help)), 0);
-    assert_non_null(strstr(text + strlen(cli_spec_stack.help), "\nStacks:\n"));
-    assert_int_equal(missing_options(&cli_spec_stack, text) + unnamed_letters(&cli_spec_stack), 0);
+    assert_int_equal(missing_entries("hopbench", cmd_top_options, text), 0);
     free(text);
 }
 
 /* The checker finds an option that is missing, one that is only a prefix of another's name,
  * one only named in the synopsis or another's description, a short letter not given with its
- * long name, and a short letter without a long option. */
+ * long name, and a value's name that differs. */
 static void test_checker_fails(void **state)
 {
-    static const struct option opts[] = {
-        { "alpha", required_argument, NULL, 'a' },
-        { "beta", no_argument, NULL, 256 },
-        { "json", required_argument, NULL, 257 },
-        { "gamma", no_argument, NULL, 'g' },
-        { "delta", no_argument, NULL, 258 },
-        { "epsilon", no_argument, NULL, 259 },
-        { NULL, 0, NULL, 0 },
+    static const struct cmd_option opts[] = {
+        { "alpha", 'a', "X", "the alpha", 'a' }, { "beta", 0, NULL, "the beta", 256 },
+        { "json", 0, "F", "a file", 257 },       { "gamma", 'g', NULL, "the gamma", 'g' },
+        { "delta", 0, NULL, "the delta", 258 },  { "epsilon", 0, NULL, "the epsilon", 259 },
+        { "zeta", 0, "N", "the zeta", 260 },     CMD_END,
     };
-    static const struct cli_spec s = {
-        "fake",
-        "usage: fake [--delta]\n"
-        "  -a, --alpha X   the alpha\n"
-        "      --jsonl F   a line per run\n"
-        "      --gamma     -g is not next to it\n"
-        "      --epsilon   beta is not here, --delta is only named\n",
-        "a:gz",
-        opts,
-    };
+    static const char text[] = "usage: fake [--delta]\n"
+                               "  -a, --alpha X   the alpha\n"
+                               "      --jsonl F   a line per run\n"
+                               "      --gamma     -g is not next to it\n"
+                               "      --epsilon   beta is not here, --delta is only named\n"
+                               "      --zeta M    another value's name\n";
 
     (void)state;
-    /* --beta (absent), --json (only --jsonl), -g, --gamma (not together), --delta (named) */
-    assert_int_equal(missing_options(&s, s.help), 4);
-    /* -z has no long option */
-    assert_int_equal(unnamed_letters(&s), 1);
+    /* --beta (absent), --json (only --jsonl), -g, --gamma (not together), --delta (named),
+     * --zeta N (M) */
+    assert_int_equal(missing_entries("fake", opts, text), 5);
 }
 
-static void test_cli_option(void **state)
+static void test_cmd_option(void **state)
 {
     (void)state;
-    assert_int_equal(cli_option(&cli_spec_merge, "-o"), 'o');
-    assert_int_equal(cli_option(&cli_spec_merge, "--output"), 'o');
-    assert_int_equal(cli_option(&cli_spec_merge, "--help"), 'h');
-    assert_int_equal(cli_option(&cli_spec_merge, "-h"), 'h');
-    assert_int_equal(cli_option(&cli_spec_merge, "--out"), '?'); /* no abbreviations */
-    assert_int_equal(cli_option(&cli_spec_merge, "--output=x"), '?');
-    assert_int_equal(cli_option(&cli_spec_merge, "-oh"), '?');
-    assert_int_equal(cli_option(&cli_spec_merge, "--"), '?');
-    assert_int_equal(cli_option(&cli_spec_merge, "-x"), '?');
-    assert_int_equal(cli_option(&cli_spec_merge, "-"), 0);
-    assert_int_equal(cli_option(&cli_spec_merge, "a.json"), 0);
-    assert_int_equal(cli_option(&cli_spec_compare, "-o"), '?');
-    assert_int_equal(cli_option(&cli_spec_top, "--version"), 'V');
-    assert_int_equal(cli_option(&cli_spec_top, "-V"), '?'); /* not a short letter of it */
-    assert_int_equal(cli_option(&cli_spec_top, "--quick"), '?');
+    assert_int_equal(cmd_option(cmd_merge.options, "-o"), 'o');
+    assert_int_equal(cmd_option(cmd_merge.options, "--output"), 'o');
+    assert_int_equal(cmd_option(cmd_merge.options, "--help"), 'h');
+    assert_int_equal(cmd_option(cmd_merge.options, "-h"), 'h');
+    assert_int_equal(cmd_option(cmd_merge.options, "--out"), '?'); /* no abbreviations */
+    assert_int_equal(cmd_option(cmd_merge.options, "--output=x"), '?');
+    assert_int_equal(cmd_option(cmd_merge.options, "-oh"), '?');
+    assert_int_equal(cmd_option(cmd_merge.options, "--"), '?');
+    assert_int_equal(cmd_option(cmd_merge.options, "-x"), '?');
+    assert_int_equal(cmd_option(cmd_merge.options, "-"), 0);
+    assert_int_equal(cmd_option(cmd_merge.options, "a.json"), 0);
+    assert_int_equal(cmd_option(cmd_compare.options, "-o"), '?');
+    assert_int_equal(cmd_option(cmd_top_options, "--version"), 'V');
+    assert_int_equal(cmd_option(cmd_top_options, "-V"), '?'); /* not a short letter of it */
+    assert_int_equal(cmd_option(cmd_top_options, "--quick"), '?');
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_top),           cmocka_unit_test(test_run),
-        cmocka_unit_test(test_serve),         cmocka_unit_test(test_agent),
-        cmocka_unit_test(test_lab),           cmocka_unit_test(test_compare),
-        cmocka_unit_test(test_merge),         cmocka_unit_test(test_report),
-        cmocka_unit_test(test_cost),          cmocka_unit_test(test_stack),
-        cmocka_unit_test(test_checker_fails), cmocka_unit_test(test_cli_option),
+        cmocka_unit_test(test_commands),   cmocka_unit_test(test_dump),
+        cmocka_unit_test(test_top),        cmocka_unit_test(test_checker_fails),
+        cmocka_unit_test(test_cmd_option),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cmd/cmd.h"
+#include "lab.h"
+#include "run.h"
 
 #define MAX_ARGS 12
 

@@ -25,10 +25,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cmd/cmd.h"
+#include "cmd/options.h"
+#include "cmd/serve.h"
+#include "lab.h"
 #include "proto/mysql.h"
 #include "proto/pg.h"
 #include "registry.h"
+#include "run.h"
 
 /* The request options with only option `bit` given, as the command line would set it. */
 static void give(struct codec_opts *co, unsigned bit)
@@ -247,6 +251,31 @@ static void test_serve_lab_messages(void **state)
     assert_int_equal(lo.proto->lab_codec.redis_cmd, REDIS_SET);
 }
 
+/*
+ * c's --help as it prints it, or with c NULL the top-level help (one at a
+ * time: the last one is freed by the next call).
+ */
+static const char *help_of(const struct command *c)
+{
+    static const struct command *const cmds[] = { &cmd_lab,     &cmd_run,   &cmd_serve,
+                                                  &cmd_compare, &cmd_merge, &cmd_report,
+                                                  &cmd_cost,    &cmd_stack, &cmd_agent };
+    static char *text;
+    size_t len = 0;
+    FILE *f;
+
+    free(text);
+    text = NULL;
+    f = open_memstream(&text, &len);
+    assert_non_null(f);
+    if (c != NULL)
+        cmd_help(c, f);
+    else
+        cmd_usage(f, cmds, ARRAY_LEN(cmds));
+    fclose(f);
+    return text;
+}
+
 /* The text of the option `opt` in a --help text: its line and the indented lines after it. */
 static void option_text(const char *help, const char *opt, char *out, size_t cap)
 {
@@ -265,12 +294,13 @@ static void test_help(void **state)
     const struct proto_entry *e = proto_entries(&n);
     char want[256] = "PROTO:    ", text[1024];
     size_t len = strlen(want);
+    const char *help;
 
     (void)state;
     for (size_t i = 0; i < n; i++)
         len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", i ? " | " : "", e[i].name);
     snprintf(want + len, sizeof(want) - len, "\n");
-    assert_non_null(strstr(cli_spec_top.help, want));
+    assert_non_null(strstr(help_of(NULL), want));
     /* the lab's other protocols, the default (the first) aside */
     len = (size_t)snprintf(want, sizeof(want), "--proto ");
     for (size_t i = 1, k = 0; i < n; i++)
@@ -278,20 +308,21 @@ static void test_help(void **state)
             len +=
                 (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", k++ ? "|" : "", e[i].name);
     snprintf(want + len, sizeof(want) - len, " ");
-    assert_non_null(strstr(cli_spec_top.help, want));
+    assert_non_null(strstr(help_of(NULL), want));
     /* the lab's and serve's protocols are those with a built-in server */
-    option_text(cli_spec_lab.help, "--proto P", text, sizeof(text));
+    option_text(help_of(&cmd_lab), "--proto P", text, sizeof(text));
     for (size_t i = 0; i < n; i++)
         assert_int_equal(strstr(text, e[i].name) != NULL, e[i].server != NULL);
-    option_text(cli_spec_run.help, "--size BYTES", text, sizeof(text));
+    option_text(help_of(&cmd_run), "--size BYTES", text, sizeof(text));
     for (size_t i = 0; i < n; i++)
         assert_non_null(strstr(text, e[i].name));
-    option_text(cli_spec_serve.help, "--body-size B", text, sizeof(text));
+    option_text(help_of(&cmd_serve), "--body-size B", text, sizeof(text));
     for (size_t i = 0; i < n; i++)
         assert_int_equal(strstr(text, e[i].name) != NULL, e[i].reply_body);
+    help = help_of(&cmd_serve);
     for (size_t i = 0; i < n; i++) {
         snprintf(want, sizeof(want), " %s (", e[i].name);
-        assert_int_equal(strstr(cli_spec_serve.help, want) != NULL, e[i].server != NULL);
+        assert_int_equal(strstr(help, want) != NULL, e[i].server != NULL);
     }
 }
 
@@ -379,10 +410,10 @@ static void test_options(void **state)
         assert_non_null(valid_value(po->name));
         /* found through the registry: run's table and its --help */
         assert_int_equal(strncmp(po->name, "--", 2), 0);
-        assert_true(cli_option(&cli_spec_run, po->name) >= 256);
+        assert_true(cmd_option(cmd_run.options, po->name) >= 256);
         snprintf(want, sizeof(want), "\n      %s%s%s ", po->name, po->arg ? " " : "",
                  po->arg ? po->arg : "");
-        assert_non_null(strstr(cli_spec_run.help, want));
+        assert_non_null(strstr(help_of(&cmd_run), want));
         snprintf(name, sizeof(name), "%s", po->name);
         snprintf(val, sizeof(val), "%s", valid_value(po->name));
         for (size_t i = 0; i < n; i++) {
