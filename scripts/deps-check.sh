@@ -272,6 +272,16 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
 cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# The network as this machine meets it: trust anchors added here (a TLS-inspecting proxy between
+# this machine and the registries) go into the root too, where ca-certificates, once deps.sh
+# installs it, adds them to the root's store; NODE_EXTRA_CA_CERTS likewise, when set here. They
+# are this machine's way out, not a package: a machine without them needs none.
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+    mkdir -p "$ROOT/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
+fi
+EXTRA_CA=
+[ -n "${NODE_EXTRA_CA_CERTS:-}" ] && EXTRA_CA=NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 mkdir -p "$ROOT/tmp/hopbench"
 cp "$DEPS_SH" "$ROOT/tmp/hopbench/deps.sh"
 mount -t proc proc "$ROOT/proc"
@@ -281,8 +291,8 @@ mount --bind "$CACHE/apt-lists" "$ROOT/var/lib/apt/lists"
 for p in $(purposes); do
     t=$(date +%s)
     bg "$WORK/deps-$p.log" chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-        HOME=/root LANG=C.UTF-8 sh /tmp/hopbench/deps.sh "$p" || {
-        tail -n 8 "$WORK/deps-$p.log" >&2
+        HOME=/root LANG=C.UTF-8 $EXTRA_CA sh /tmp/hopbench/deps.sh "$p" || {
+        tail -n 20 "$WORK/deps-$p.log" >&2
         die 2 "scripts/deps.sh $p failed in the root"
     }
     say "scripts/deps.sh $p in the root: $(since "$t")"

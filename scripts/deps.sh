@@ -18,7 +18,8 @@
 #                           a kubectl already installed will do: another package's, such as the
 #                           cloud SDK's, owns /usr/bin/kubectl then); chromium and python3 (the
 #                           HTML report opened in a headless browser: test_report.sh);
-#                           python3-jsonschema, nodejs and npm (test_formats.sh: the evidence
+#                           python3-jsonschema, nodejs, npm and ca-certificates (npm's TLS to
+#                           its registry) (test_formats.sh: the evidence
 #                           against docs/evidence.schema.json, and the HdrHistogram files read by
 #                           hdr-histogram-js), then hdr-histogram-js itself from npm, pinned
 #                           (HDR_JS_VERSION), into build/npm of the clone (HDR_JS_DIR), not the system
@@ -57,7 +58,7 @@ manual="groff-base man-db"
 container="podman runc catatonit netavark aardvark-dns iptables debootstrap"
 case "${1:-build}" in
 build) ;;
-test) want="$want libcmocka-dev jq iproute2 procps strace time wrk $real $manual $container python3-yaml kubernetes-client chromium python3 python3-jsonschema nodejs npm" ;;
+test) want="$want libcmocka-dev jq iproute2 procps strace time wrk $real $manual $container python3-yaml kubernetes-client chromium python3 python3-jsonschema nodejs npm ca-certificates" ;;
 bench) want="$want libcmocka-dev jq iproute2 procps strace $real $manual chromium python3 sockperf linux-perf wrk time sysbench" ;;
 fuzz) want="$want clang libclang-rt-14-dev" ;;
 image) want="$container" ;;
@@ -89,7 +90,7 @@ npm_deps() {
     d=${HDR_JS_DIR:-$(cd "$(dirname "$0")/.." && pwd)/build/npm}
     grep -qs "\"version\": \"$v\"" "$d/node_modules/hdr-histogram-js/package.json" && return 0
     echo "hopbench: installing hdr-histogram-js@$v (npm) into $d"
-    mkdir -p "$d" && npm install --prefix "$d" --no-audit --no-fund --no-save --silent \
+    mkdir -p "$d" && npm install --prefix "$d" --no-audit --no-fund --no-save --loglevel=error \
         "hdr-histogram-js@$v" >/dev/null
 }
 missing_now
