@@ -301,6 +301,27 @@ static int web_conf(struct stack_ctx *c, const struct web_front *w, const struct
     return rc;
 }
 
+/* The files w opens as its workers' user (web_front.worker_files): made, empty, theirs. */
+static int web_files(struct stack_ctx *c, const struct web_front *w, const struct front_site *s,
+                     const struct fpm_knobs *k, struct hb_err *err)
+{
+    const char *names[FRONT_MAX_ARGS];
+    unsigned n = w->worker_files != NULL ? w->worker_files(k, names) : 0;
+    char path[PATH_MAX];
+    struct users_id id;
+
+    if (n > 0 && s->user != NULL && users_lookup(USERS_PASSWD, USERS_GROUP, s->user, &id) < 0)
+        return hb_fail(err, -EACCES, "there is no user %s for the web server's workers", s->user);
+    for (unsigned i = 0; i < n && i < FRONT_MAX_ARGS; i++) {
+        int rc = sup_write(&c->sup, names[i], "", err);
+        if (rc < 0) return rc;
+        sup_path(&c->sup, names[i], path, sizeof(path));
+        if (s->user != NULL && chown(path, id.uid, id.gid) == -1)
+            return hb_fail(err, -errno, "chown %s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
 static int web_start(struct stack_ctx *c, const struct web_front *w, const struct front_site *s,
                      const struct fpm_knobs *k, struct hb_err *err)
 {
@@ -311,6 +332,7 @@ static int web_start(struct stack_ctx *c, const struct web_front *w, const struc
     int rc = sup_need(w->binary, w->package, words[0], sizeof(words[0]), err);
 
     if (rc == 0) rc = web_conf(c, w, s, k, err);
+    if (rc == 0) rc = web_files(c, w, s, k, err);
     if (rc < 0) return rc;
     sup_path(&c->sup, w->conf_file, conf, sizeof(conf));
     for (unsigned i = 0; i < FRONT_MAX_ARGS && w->args[i] != NULL; i++, n++) {

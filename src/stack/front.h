@@ -92,6 +92,13 @@ struct web_front {
      * optimized-reuse, no reuse step.
      */
     unsigned (*kept)(const struct fpm_knobs *k, unsigned conns, char *how, size_t cap);
+    /*
+     * The files of the private directory it opens only as its workers' user
+     * under k (lighttpd opens its logs after giving up root) into names (at
+     * most FRONT_MAX_ARGS): how many. fpm.c makes each, empty, theirs before
+     * it starts. NULL: none (it opens its files as root, as nginx and Apache).
+     */
+    unsigned (*worker_files)(const struct fpm_knobs *k, const char **names);
     /* Its own request-count page (the tests read it): stub_status, or mod_status's ?auto. */
     const char *status;
     /* A text in each line of its error log that reports an error (the failure cases count them). */

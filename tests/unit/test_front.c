@@ -311,6 +311,12 @@ static void test_fpm_stacks_consistent(void **state)
             assert_non_null(conf);
             assert_int_equal(w->conf(&s, &k, conf, FRONT_CONF_MAX), 0);
             assert_non_null(strstr(conf, SOCK)); /* its unix backend */
+            /* the files it opens as its workers': plain names in the private directory */
+            const char *names[FRONT_MAX_ARGS];
+            unsigned nf = w->worker_files != NULL ? w->worker_files(&k, names) : 0;
+            assert_true(nf <= FRONT_MAX_ARGS);
+            for (unsigned f = 0; f < nf; f++)
+                assert_true(names[f][0] != '\0' && strchr(names[f], '/') == NULL);
         }
         FILE *f = open_memstream(&help, &len);
         assert_non_null(f);
