@@ -15,13 +15,18 @@
 extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm, stack_php_method,
     stack_redis_mariadb, stack_postgres;
 
-const struct stack_def *const stack_defs[] = { &stack_redis,
-                                               &stack_nginx_fpm,
-                                               &stack_apache_fpm,
-                                               &stack_php_method,
-                                               &stack_redis_mariadb,
-                                               &stack_postgres,
-                                               NULL };
+/* one stack a line, as a new stack adds one */
+/* clang-format off */
+const struct stack_def *const stack_defs[] = {
+    &stack_redis,
+    &stack_nginx_fpm,
+    &stack_apache_fpm,
+    &stack_php_method,
+    &stack_redis_mariadb,
+    &stack_postgres,
+    NULL,
+};
+/* clang-format on */
 
 const struct stack_def *stack_find(const char *name)
 {
