@@ -511,13 +511,15 @@ static long long logs_size(struct stack_ctx *c, const struct web_front *w)
  * Waits until the requests still in the web server have ended and are logged:
  * those the client left when it stopped are still answered, and a backend
  * connection the kernel dropped fails only after the web server's timeouts
- * (connect, then read: twice BACKEND_TIMEOUT), so at least that long, then
- * until the logs stop growing for 0.5 s, 10 s at most.
+ * (connect, then read: twice BACKEND_TIMEOUT), and a front that holds its log
+ * lines back writes them up to w->log_lag_s later, so at least that long,
+ * then until the logs stop growing for 0.5 s, 10 s at most (and the lag).
  */
 static void logs_settle(struct stack_ctx *c, const struct web_front *w)
 {
-    uint64_t t0 = now_ns(), still_since = t0;
-    uint64_t least = t0 + (uint64_t)2 * BACKEND_TIMEOUT * NS_PER_S, end = t0 + 10 * NS_PER_S;
+    uint64_t t0 = now_ns(), still_since = t0, lag = (uint64_t)w->log_lag_s * NS_PER_S;
+    uint64_t least = t0 + (uint64_t)2 * BACKEND_TIMEOUT * NS_PER_S + lag,
+             end = t0 + 10 * NS_PER_S + lag;
     long long last = logs_size(c, w);
 
     while (now_ns() < end && (now_ns() < least || now_ns() < still_since + NS_PER_S / 2) &&

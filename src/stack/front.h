@@ -103,6 +103,12 @@ struct web_front {
     const char *status;
     /* A text in each line of its error log that reports an error (the failure cases count them). */
     const char *error_mark;
+    /*
+     * How long its logs may lag what it did, s: the failure cases wait that
+     * much longer for them (lighttpd holds its access log lines back and
+     * writes them every 4 s); 0: at once.
+     */
+    unsigned log_lag_s;
     bool htaccess; /* it reads .htaccess files under k.htaccess: the ablation has a step without */
     struct front_help help;
 };
