@@ -14,6 +14,7 @@
 /* The stacks, each defined in its own file (an fpm stack at the end of its front's). */
 extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm, stack_php_method,
     stack_redis_mariadb, stack_postgres;
+extern const struct stack_def stack_lighttpd_fpm;
 
 /* one stack a line, as a new stack adds one */
 /* clang-format off */
@@ -21,6 +22,7 @@ const struct stack_def *const stack_defs[] = {
     &stack_redis,
     &stack_nginx_fpm,
     &stack_apache_fpm,
+    &stack_lighttpd_fpm,
     &stack_php_method,
     &stack_redis_mariadb,
     &stack_postgres,

@@ -180,7 +180,7 @@ static void test_conf_too_long(void **state)
 {
     struct front_site s = { .dir = DIR, .host = "127.0.0.1", .sock = SOCK };
     struct fpm_knobs k;
-    char buf[512];
+    char buf[128];
 
     (void)state;
     fpm_knobs_of(FPM_OPTIMIZED, &k);
@@ -248,6 +248,10 @@ static void test_ablation_steps(void **state)
     snprintf(want, sizeof(want), "baseline|+fpm static %u|+lean nginx|+php.ini|+reuse%s", opt,
              opt < 17 ? ", pm 17" : "");
     assert_string_equal(got, want);
+    /* lighttpd reads no .htaccess and keeps no FastCGI connection: no such steps */
+    steps_of(front_of("lighttpd"), 16, got, sizeof(got));
+    snprintf(want, sizeof(want), "baseline|+fpm static %u|+lean lighttpd|+php.ini", opt);
+    assert_string_equal(got, want);
     /* each step one change: the last one's children are nginx's kept connections */
     unsigned n = fpm_ablation_steps(front_of("nginx"), 16, s);
     assert_int_equal(s[n - 1].k.children, opt < 17 ? 17 : opt);
@@ -311,12 +315,23 @@ static void test_fpm_stacks_consistent(void **state)
             assert_non_null(conf);
             assert_int_equal(w->conf(&s, &k, conf, FRONT_CONF_MAX), 0);
             assert_non_null(strstr(conf, SOCK)); /* its unix backend */
-            /* the files it opens as its workers': plain names in the private directory */
-            const char *names[FRONT_MAX_ARGS];
-            unsigned nf = w->worker_files != NULL ? w->worker_files(&k, names) : 0;
-            assert_true(nf <= FRONT_MAX_ARGS);
-            for (unsigned f = 0; f < nf; f++)
-                assert_true(names[f][0] != '\0' && strchr(names[f], '/') == NULL);
+            /* the failure cases read a status log per front, status-tcp.log and status-unix.log */
+            for (unsigned log = 0; log < 2; log++) {
+                k.status_log = log == 1;
+                assert_int_equal(w->conf(&s, &k, conf, FRONT_CONF_MAX), 0);
+                assert_int_equal(strstr(conf, DIR "/status-tcp.log") != NULL, k.status_log);
+                assert_int_equal(strstr(conf, DIR "/status-unix.log") != NULL, k.status_log);
+                /* the files it opens as its workers': plain names its configuration names */
+                const char *names[FRONT_MAX_ARGS];
+                unsigned nf = w->worker_files != NULL ? w->worker_files(&k, names) : 0;
+                assert_true(nf <= FRONT_MAX_ARGS);
+                for (unsigned f = 0; f < nf; f++) {
+                    char path[96];
+                    snprintf(path, sizeof(path), DIR "/%s", names[f]);
+                    assert_true(names[f][0] != '\0' && strchr(names[f], '/') == NULL);
+                    assert_non_null(strstr(conf, path));
+                }
+            }
         }
         FILE *f = open_memstream(&help, &len);
         assert_non_null(f);
@@ -333,7 +348,7 @@ static void test_fpm_stacks_consistent(void **state)
         free(help);
         free(conf);
     }
-    assert_true(fronts >= 2);
+    assert_true(fronts >= 3);
 }
 
 /* A server's binary is the newest executable the pattern matches, in version order. */
