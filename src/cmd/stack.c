@@ -83,8 +83,8 @@ static const struct cmd_option stack_options[] = {
       "transport fails",
       OPT_OVERLOAD },
     { "starve", 0, NULL,
-      "more kept FastCGI connections than pm.max_children (nginx-fpm)\n"
-      "(these four: the fpm stacks; their --help says more)",
+      "more kept FastCGI connections than pm.max_children\n"
+      "(these four: the fpm stacks; each one's --help says which it runs)",
       OPT_STARVE },
     { "help", 'h', NULL, "this text, or with NAME the stack's own", 'h' },
     CMD_END,
@@ -228,7 +228,7 @@ static int stack_parse(int argc, char **argv, FILE *out, struct hb_err *err)
     if (rc == CLI_HELP) {
         const struct stack_def *d = stack_named(argc, argv);
         if (d != NULL)
-            fputs(d->help, out);
+            stack_help(d, out);
         else
             cmd_help(&cmd_stack, out);
         if (d == NULL) fputs("\nStacks:\n", out);
@@ -301,9 +301,9 @@ static int stack_exec(const struct cmd_env *env)
 const struct command cmd_stack = {
     .name = "stack",
     .synopsis = "stack list | NAME [OPTIONS]",
-    .summary = "builds a real stack (redis, nginx-fpm, apache-fpm, php-method, postgres,\n"
-               "redis-mariadb) from Debian's servers in a private directory and cgroups,\n"
-               "measures it tcp against unix, prices the saving, removes it",
+    .summary = "builds a real stack ('hopbench stack list' names them) from Debian's servers\n"
+               "in a private directory and cgroups, measures it tcp against unix, prices the\n"
+               "saving, removes it",
     .usage = stack_usage,
     .options = stack_options,
     .tail = NULL,

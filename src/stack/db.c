@@ -34,8 +34,9 @@
 #include "stack/measure.h"
 #include "stack/stack.h"
 
-#define PG_INITDB   "/usr/lib/postgresql/15/bin/initdb"
-#define PG_POSTGRES "/usr/lib/postgresql/15/bin/postgres"
+/* PostgreSQL's server and initdb: of the newest version installed (15 on Debian 12) */
+#define PG_INITDB   "/usr/lib/postgresql/*/bin/initdb"
+#define PG_POSTGRES "/usr/lib/postgresql/*/bin/postgres"
 #define MY_INSTALL  "/usr/bin/mariadb-install-db"
 #define MY_SERVER   "/usr/sbin/mariadbd"
 #define DB_ROWS     10000
@@ -158,21 +159,27 @@ static int db_run_server(struct stack_ctx *c, struct db_srv *db, const struct su
 static int pg_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
 {
     char data[PATH_MAX], port[16], tcp[PATH_MAX + 16], unix_ep[PATH_MAX + 16];
-    char fill[160];
+    char fill[160], server[PATH_MAX], initdb[PATH_MAX + 8];
     struct sup_check checks[2];
     int rc;
 
     db->svc = "postgres";
-    rc = db_prepare(c, db, "postgres", data, sizeof(data), err);
+    /* the newest postgres installed, and initdb of the same version: its directory's */
+    rc = sup_need(PG_POSTGRES, "postgresql", server, sizeof(server), err);
+    if (rc == 0 && (size_t)snprintf(initdb, sizeof(initdb), "%.*s/initdb",
+                                    (int)(strrchr(server, '/') - server), server) >= sizeof(initdb))
+        rc = hb_fail(err, -ENAMETOOLONG, "path too long: %s", server);
+    if (rc == 0) rc = sup_need(initdb, "postgresql", NULL, 0, err);
+    if (rc == 0) rc = db_prepare(c, db, "postgres", data, sizeof(data), err);
     if (rc < 0) return rc;
-    const char *init[] = { PG_INITDB,       "-D", data,       "-A",        "password", "--pwfile",
+    const char *init[] = { initdb,          "-D", data,       "-A",        "password", "--pwfile",
                            db->who.pw_file, "-U", "postgres", "--no-sync", NULL };
     struct sup_spec task = { .name = "pg-initdb", .argv = init, .as = db->who.as };
     rc = sup_task(&c->sup, &task, DB_TASK_NS, c->stop, err);
     if (rc < 0) return rc;
     snprintf(port, sizeof(port), "%u", db->port);
     snprintf(db->sock, sizeof(db->sock), "%s/.s.PGSQL.%u", db->dir, db->port);
-    const char *argv[] = { PG_POSTGRES,
+    const char *argv[] = { server,
                            "-D",
                            data,
                            "-h",
@@ -449,12 +456,13 @@ static const char postgres_help[] =
     "usage: hopbench stack postgres [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
     "                               [--jsonl FILE] [--csv FILE] [-q] [--hold]\n"
     "\n"
-    "Builds: Debian's PostgreSQL 15 (package postgresql-15): initdb and postgres run as\n"
-    "the user postgres (PostgreSQL refuses root), its data directory in a private\n"
-    "temporary directory, its own port on 127.0.0.1 and its socket there, password\n"
-    "authentication (a random password made for the stack, in a 0600 file of postgres's\n"
-    "directory: its run children get --password-file, and --auth-method password as the\n"
-    "password goes in clear to this private server), fsync and synchronous_commit off;\n"
+    "Builds: Debian's PostgreSQL, the newest installed (package postgresql: 15 on Debian\n"
+    "12): initdb and postgres run as the user postgres (PostgreSQL refuses root), its data\n"
+    "directory in a private temporary directory, its own port on 127.0.0.1 and its socket\n"
+    "there, password authentication (a random password made for the stack, in a 0600 file\n"
+    "of postgres's directory: its run children get --password-file, and --auth-method\n"
+    "password as the password goes in clear to this private server), fsync and\n"
+    "synchronous_commit off;\n"
     "in its own cgroups made for the run under hopbench's own. A sysbench-like table\n"
     "sbtest1 (id primary key, k indexed, c, pad; 10,000 rows) in database postgres.\n"
     "Measures: 'hopbench run pg' over tcp and over unix, each transport --reps times in\n"

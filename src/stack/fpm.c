@@ -1,12 +1,9 @@
 /*
- * The web server → PHP-FPM stacks, profile "optimized": Debian's php8.2-fpm
- * running <?php echo "bench"; with two pools, one on its own TCP port on
- * 127.0.0.1 and one on its own Unix socket (pm static, no access log,
- * opcache.validate_timestamps=0), behind nginx or Apache 2.4 (mpm_event,
- * mod_proxy_fcgi) with one port per backend, a new FastCGI connection per
- * request, no access log. Measured: hopbench http keep-alive load on the web
- * server (each service by name from its own cgroup, the web server -> FPM hop
- * watched), then hopbench fcgi straight to FPM, the bare hop.
+ * The web server → PHP-FPM stacks' shared part: Debian's php-fpm (the newest
+ * installed) running <?php echo "bench"; with two pools, one on its own TCP
+ * port on 127.0.0.1 and one on its own Unix socket, behind a web front
+ * (front.h: nginx, Apache, ...) with one port per backend, written from one
+ * set of settings (struct fpm_knobs: a profile, or a case's step).
  *
  * As root, only the masters (nginx's, Apache's, php-fpm's: they bind and
  * fork) are root: every worker, which reads the requests, is www-data. Before
@@ -18,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,13 +25,7 @@
 #include "stack/stack.h"
 #include "stack/users.h"
 
-#define APACHE_STOCK_WORKERS 150u  /* the stock MaxRequestWorkers */
-#define NGINX_WORKER_CONNS   1024u /* each nginx worker's worker_connections */
-#define PHP_FPM              "/usr/sbin/php-fpm8.2"
-#define NGINX                "/usr/sbin/nginx"
-#define APACHE               "/usr/sbin/apache2"
-#define APACHE_MODS          "/usr/lib/apache2/modules"
-#define WORKER_USER          "www-data" /* the web servers' and the socket's user when hopbench is root */
+#define WORKER_USER "www-data" /* the web servers' and the socket's user when hopbench is root */
 
 const char *const fpm_profile_names[] = { "baseline", "optimized", "optimized-reuse", NULL };
 
@@ -71,7 +63,7 @@ void fpm_knobs_of(enum fpm_profile p, struct fpm_knobs *k)
 }
 
 /* One pool's settings, the same for both pools but for where it listens. */
-static void fpm_pool(const struct stack_ctx *c, const struct fpm_knobs *k, const char *name,
+static void fpm_pool(const struct front_site *s, const struct fpm_knobs *k, const char *name,
                      char *buf, size_t cap)
 {
     size_t len;
@@ -82,7 +74,7 @@ static void fpm_pool(const struct stack_ctx *c, const struct fpm_knobs *k, const
                                "pm.min_spare_servers = 1\npm.max_spare_servers = %u\n"
                                "access.log = %s/fpm-access-%s.log\n",
                                k->children, k->children < 2 ? k->children : 2,
-                               k->children < 3 ? k->children : 3, c->sup.dir, name);
+                               k->children < 3 ? k->children : 3, s->dir, name);
     else
         len = (size_t)snprintf(buf, cap, "pm = static\npm.max_children = %u\n", k->children);
     if (len < cap)
@@ -98,7 +90,7 @@ static void fpm_pool(const struct stack_ctx *c, const struct fpm_knobs *k, const
 }
 
 /*
- * php-fpm.conf: as root, the master alone stays root (it binds and forks);
+ * php-fpm.conf (fpm.h): as root, the master alone stays root (it binds and forks);
  * each pool's workers, which read the requests, are the web server's user,
  * the socket is theirs (0660), and the TCP pool takes connections from
  * 127.0.0.1 only. FastCGI has no authentication: whoever reaches a pool runs
@@ -106,263 +98,32 @@ static void fpm_pool(const struct stack_ctx *c, const struct fpm_knobs *k, const
  * and every local user reaches 127.0.0.1, so the fpm stacks keep the port in
  * a network namespace of their own (stack_def.private_net, stack.c).
  */
-static int fpm_conf(struct stack_ctx *c, const struct fpm_knobs *k, unsigned port, const char *sock,
-                    struct hb_err *err)
+int fpm_conf(const struct front_site *s, const struct fpm_knobs *k, char *conf, size_t cap)
 {
-    char conf[4 * PATH_MAX + 2048], owner[256] = "", who[128] = "", tcp[PATH_MAX + 512],
-                                    ux[PATH_MAX + 512];
-    const char *d = c->sup.dir;
-
-    if (geteuid() == 0) {
-        snprintf(owner, sizeof(owner), "listen.owner = %s\nlisten.group = %s\nlisten.mode = 0660\n",
-                 WORKER_USER, WORKER_USER);
-        snprintf(who, sizeof(who), "user = %s\ngroup = %s\n", WORKER_USER, WORKER_USER);
-    }
-    fpm_pool(c, k, "tcp", tcp, sizeof(tcp));
-    fpm_pool(c, k, "unix", ux, sizeof(ux));
-    snprintf(conf, sizeof(conf),
-             "[global]\npid = %s/fpm.pid\nerror_log = /proc/self/fd/2\ndaemonize = no\n"
-             "[tcp]\nlisten = 127.0.0.1:%u\nlisten.allowed_clients = 127.0.0.1\n%s%s"
-             "[unix]\nlisten = %s\n%s%s%s",
-             d, port, who, tcp, sock, owner, who, ux);
-    return sup_write(&c->sup, "php-fpm.conf", conf, err);
-}
-
-/*
- * nginx's upstream keepalive per worker when it keeps connections: its cache
- * of idle ones bounds only what it keeps, not what it opens (one for each
- * request in flight, with no queue), so it holds at least one per client
- * connection, since a worker may serve them all, and none is closed.
- */
-static unsigned nginx_keepalive(const struct stack_ctx *c, const struct fpm_knobs *k)
-{
-    return k->keep_all && c->conns > k->kept ? c->conns : k->kept;
-}
-
-/*
- * The FastCGI connections the web server keeps open per backend at most, and
- * how that comes (into how): Apache's enablereuse max per process is a hard
- * bound, as is nginx's keepalive per worker on what it keeps (it opens more,
- * and closes them) unless keep_all raised it to keep every one it opens.
- */
-static unsigned web_kept(const struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k,
-                         char *how, size_t cap)
-{
-    unsigned per = nginx_keepalive(c, k);
-
-    how[0] = '\0';
-    if (k->kept == 0) return 0;
-    if (strcmp(w->name, "nginx") != 0 || !k->keep_all) {
-        snprintf(how, cap, "%u x %u", WEB_PROCS, k->kept);
-        return WEB_PROCS * k->kept;
-    }
-    snprintf(how, cap,
-             "one per client connection and one per other worker (keepalive %u per worker "
-             "keeps them all)",
-             per);
-    return WEB_PROCS * per < fpm_nginx_kept(c->conns) ? WEB_PROCS * per : fpm_nginx_kept(c->conns);
-}
-
-unsigned fpm_nginx_kept(unsigned conns)
-{
-    return conns + WEB_PROCS - 1;
-}
-
-/* nginx's http{} settings: Debian's stock nginx.conf, or the lean ones. */
-static void nginx_http(const struct stack_ctx *c, const struct fpm_knobs *k, char *buf, size_t cap)
-{
-    size_t len;
-
-    if (!k->web_lean)
-        len = (size_t)snprintf(buf, cap,
-                               "  sendfile on;\n  tcp_nopush on;\n  types_hash_max_size 2048;\n"
-                               "  access_log %s/nginx-access.log;\n  gzip on;\n",
-                               c->sup.dir);
-    else
-        len = (size_t)snprintf(buf, cap, "  access_log off;\n  keepalive_requests 1000000;\n");
-    if (len < cap && k->status_log) snprintf(buf + len, cap - len, "  log_format st '$status';\n");
-}
-
-/* A front's own lines: its status log, the FastCGI timeouts. */
-static void front_extra(const struct stack_ctx *c, const struct fpm_knobs *k, bool nginx,
-                        const char *transport, char *buf, size_t cap)
-{
-    size_t len = 0;
-
-    buf[0] = '\0';
-    if (k->status_log)
-        len = (size_t)snprintf(buf, cap,
-                               nginx ? "    access_log %s/status-%s.log st;\n"
-                                     : "  CustomLog %s/status-%s.log \"%%>s\"\n",
-                               c->sup.dir, transport);
-    if (len < cap && k->timeout_s > 0 && nginx)
-        snprintf(buf + len, cap - len,
-                 "    fastcgi_connect_timeout %us;\n    fastcgi_read_timeout %us;\n", k->timeout_s,
-                 k->timeout_s);
-}
-
-static int nginx_conf(struct stack_ctx *c, const struct fpm_knobs *k, const unsigned front[2],
-                      unsigned fpm_port, const char *sock, struct hb_err *err)
-{
-    char conf[10 * PATH_MAX + 4096], user[64] = "", http[PATH_MAX + 256];
-    char backend[2][PATH_MAX + 16], extra[2][PATH_MAX + 128];
-    const char *pass[2] = { backend[0], backend[1] };
-    const char *d = c->sup.dir;
-    size_t len = 0;
-
-    if (geteuid() == 0) snprintf(user, sizeof(user), "user %s;\n", WORKER_USER);
-    snprintf(backend[0], sizeof(backend[0]), "127.0.0.1:%u", fpm_port);
-    snprintf(backend[1], sizeof(backend[1]), "unix:%s", sock);
-    nginx_http(c, k, http, sizeof(http));
-    front_extra(c, k, true, "tcp", extra[0], sizeof(extra[0]));
-    front_extra(c, k, true, "unix", extra[1], sizeof(extra[1]));
-    len += (size_t)snprintf(conf + len, sizeof(conf) - len,
-                            "%sdaemon off;\nworker_processes %s;\npid %s/nginx.pid;\n"
-                            "error_log stderr warn;\nevents { worker_connections %u; }\n"
-                            "http {\n%s"
-                            "  client_body_temp_path %s/nginx-body;\n"
-                            "  proxy_temp_path %s/nginx-proxy;\n"
-                            "  fastcgi_temp_path %s/nginx-fastcgi;\n"
-                            "  uwsgi_temp_path %s/nginx-uwsgi;\n  scgi_temp_path %s/nginx-scgi;\n",
-                            user, k->web_lean ? "2" : "auto", d, NGINX_WORKER_CONNS, http, d, d, d,
-                            d, d);
-    for (unsigned i = 0; i < 2; i++) {
-        if (k->kept == 0 || len >= sizeof(conf)) continue;
-        /* keepalive: the idle connections each worker keeps; fastcgi_keep_conn asks FPM to */
-        pass[i] = i == 0 ? "fpm0" : "fpm1";
-        len += (size_t)snprintf(conf + len, sizeof(conf) - len,
-                                "  upstream fpm%u {\n    server %s;\n    keepalive %u;\n"
-                                "    keepalive_requests 1000000;\n    keepalive_timeout 3600s;\n"
-                                "  }\n",
-                                i, backend[i], nginx_keepalive(c, k));
-    }
-    for (unsigned i = 0; i < 2 && len < sizeof(conf); i++)
-        len += (size_t)snprintf(
-            conf + len, sizeof(conf) - len,
-            "  server {\n    listen %s:%u;\n    root %s/www;\n%s"
-            "    location = /nginx_status { stub_status; }\n"
-            "    location ~ \\.php$ {\n      include /etc/nginx/fastcgi_params;\n"
-            "      fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n%s"
-            "      fastcgi_pass %s;\n    }\n  }\n",
-            c->front_host, front[i], d, extra[i],
-            k->kept > 0 ? "      fastcgi_keep_conn on;\n" : "", pass[i]);
-    if (len < sizeof(conf)) snprintf(conf + len, sizeof(conf) - len, "}\n");
-    if (len >= sizeof(conf)) return hb_fail(err, -ENAMETOOLONG, "nginx.conf: paths too long");
-    return sup_write(&c->sup, "nginx.conf", conf, err);
-}
-
-/*
- * The modules a stock httpd.conf loads (and proxy, rewrite), or the few the
- * lean one needs (and rewrite while an .htaccess is read: it rewrites).
- */
-static void apache_modules(const struct fpm_knobs *k, char *buf, size_t cap)
-{
-    static const char *const stock[] = {
-        "authn_file",    "authn_core", "authz_host", "authz_groupfile", "authz_user", "authz_core",
-        "access_compat", "auth_basic", "reqtimeout", "filter",          "mime",       "env",
-        "headers",       "setenvif",   "status",     "autoindex",       "dir",        "alias",
-        "rewrite",       "proxy",      "proxy_fcgi", "mpm_event",
-    };
-    static const char *const lean[] = { "authz_core", "proxy", "proxy_fcgi", "status",
-                                        "mpm_event",  "dir",   "rewrite" };
-    const char *const *m = k->web_lean ? lean : stock;
-    size_t n = !k->web_lean ? ARRAY_LEN(stock) : ARRAY_LEN(lean) - !k->htaccess, len = 0;
-
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && len < cap; i++)
-        len += (size_t)snprintf(buf + len, cap - len,
-                                "LoadModule %s_module " APACHE_MODS "/mod_%s.so\n", m[i], m[i]);
-}
-
-/* The lean Apache's threads per process: 32, or enough for k->web_workers. */
-static unsigned apache_threads(const struct fpm_knobs *k)
-{
-    unsigned need = (k->web_workers + WEB_PROCS - 1) / WEB_PROCS;
-
-    return need > 32 ? need : 32;
-}
-
-unsigned fpm_front_capacity(const struct web *w, const struct fpm_knobs *k)
-{
-    if (strcmp(w->name, "nginx") == 0) return WEB_PROCS * NGINX_WORKER_CONNS / 2;
-    return k->web_lean ? WEB_PROCS * apache_threads(k) : APACHE_STOCK_WORKERS;
-}
-
-/* The pool, keep-alive, logs, overrides and the FastCGI timeout. */
-static void apache_tuning(const struct stack_ctx *c, const struct fpm_knobs *k, char *buf,
-                          size_t cap)
-{
-    size_t len;
-
-    if (!k->web_lean)
-        len = (size_t)snprintf(
-            buf, cap,
-            "KeepAlive On\nMaxKeepAliveRequests 100\nKeepAliveTimeout 5\n"
-            "StartServers 2\nMinSpareThreads 25\nMaxSpareThreads 75\nThreadLimit 64\n"
-            "ThreadsPerChild 25\nMaxRequestWorkers %u\nMaxConnectionsPerChild 0\n"
-            "LogFormat \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%O \\\"%%{Referer}i\\\" "
-            "\\\"%%{User-Agent}i\\\"\" combined\n"
-            "CustomLog %s/apache-access.log combined\nTypesConfig /etc/mime.types\n",
-            APACHE_STOCK_WORKERS, c->sup.dir);
-    else
-        len = (size_t)snprintf(
-            buf, cap,
-            "KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 5\n"
-            "ServerLimit %u\nStartServers %u\nThreadLimit %u\nThreadsPerChild %u\n"
-            "MaxRequestWorkers %u\nMinSpareThreads %u\nMaxSpareThreads %u\n",
-            WEB_PROCS, WEB_PROCS, apache_threads(k), apache_threads(k),
-            WEB_PROCS * apache_threads(k), apache_threads(k), (WEB_PROCS + 1) * apache_threads(k));
-    if (len < cap && k->htaccess)
-        len +=
-            (size_t)snprintf(buf + len, cap - len,
-                             "<Directory %s/www>\n  AllowOverride All\n</Directory>\n", c->sup.dir);
-    if (len < cap && k->timeout_s > 0)
-        snprintf(buf + len, cap - len, "ProxyTimeout %u\n", k->timeout_s);
-}
-
-/* enablereuse: each process keeps at most max connections to each backend. */
-static void apache_reuse(const struct fpm_knobs *k, unsigned fpm_port, const char *sock, char *buf,
-                         size_t cap)
-{
-    buf[0] = '\0';
-    if (k->kept == 0) return;
-    snprintf(buf, cap,
-             "<Proxy \"fcgi://127.0.0.1:%u\">\n  ProxySet enablereuse=on max=%u\n</Proxy>\n"
-             "<Proxy \"unix:%s|fcgi://localhost\">\n  ProxySet enablereuse=on max=%u\n</Proxy>\n",
-             fpm_port, k->kept, sock, k->kept);
-}
-
-static int apache_conf(struct stack_ctx *c, const struct fpm_knobs *k, const unsigned front[2],
-                       unsigned fpm_port, const char *sock, struct hb_err *err)
-{
-    char conf[12 * PATH_MAX + 8192], user[96] = "", mods[4096], tuning[2 * PATH_MAX + 1024];
-    char reuse[PATH_MAX + 512], extra[2][PATH_MAX + 128];
-    const char *d = c->sup.dir;
+    char owner[256] = "", who[128] = "", tcp[PATH_MAX + 512], ux[PATH_MAX + 512];
     int n;
 
-    if (geteuid() == 0)
-        snprintf(user, sizeof(user), "User %s\nGroup %s\n", WORKER_USER, WORKER_USER);
-    apache_modules(k, mods, sizeof(mods));
-    apache_tuning(c, k, tuning, sizeof(tuning));
-    apache_reuse(k, fpm_port, sock, reuse, sizeof(reuse));
-    front_extra(c, k, false, "tcp", extra[0], sizeof(extra[0]));
-    front_extra(c, k, false, "unix", extra[1], sizeof(extra[1]));
-    n = snprintf(
-        conf, sizeof(conf),
-        "ServerRoot %s\nServerName localhost\nPidFile %s/apache.pid\nDefaultRuntimeDir %s\n"
-        "Mutex file:%s default\nErrorLog /proc/self/fd/2\nLogLevel warn\n%s%s"
-        "Listen %s:%u\nListen %s:%u\n%sExtendedStatus On\n"
-        "DocumentRoot %s/www\n<Directory />\n  AllowOverride None\n  Require all granted\n"
-        "</Directory>\n<Location /server-status>\n  SetHandler server-status\n</Location>\n%s"
-        "<VirtualHost %s:%u>\n%s  <FilesMatch \"\\.php$\">\n"
-        "    SetHandler \"proxy:fcgi://127.0.0.1:%u\"\n  </FilesMatch>\n</VirtualHost>\n"
-        "<VirtualHost %s:%u>\n%s  <FilesMatch \"\\.php$\">\n"
-        "    SetHandler \"proxy:unix:%s|fcgi://localhost\"\n  </FilesMatch>\n</VirtualHost>\n",
-        d, d, d, d, user, mods, c->front_host, front[0], c->front_host, front[1], tuning, d, reuse,
-        c->front_host, front[0], extra[0], fpm_port, c->front_host, front[1], extra[1], sock);
-    if (n < 0 || (size_t)n >= sizeof(conf))
-        return hb_fail(err, -ENAMETOOLONG, "apache2.conf: paths too long");
-    return sup_write(&c->sup, "apache2.conf", conf, err);
+    if (s->user != NULL) {
+        snprintf(owner, sizeof(owner), "listen.owner = %s\nlisten.group = %s\nlisten.mode = 0660\n",
+                 s->user, s->user);
+        snprintf(who, sizeof(who), "user = %s\ngroup = %s\n", s->user, s->user);
+    }
+    fpm_pool(s, k, "tcp", tcp, sizeof(tcp));
+    fpm_pool(s, k, "unix", ux, sizeof(ux));
+    n = snprintf(conf, cap,
+                 "[global]\npid = %s/fpm.pid\nerror_log = /proc/self/fd/2\ndaemonize = no\n"
+                 "[tcp]\nlisten = 127.0.0.1:%u\nlisten.allowed_clients = 127.0.0.1\n%s%s"
+                 "[unix]\nlisten = %s\n%s%s%s",
+                 s->dir, s->fpm_port, who, tcp, s->sock, owner, who, ux);
+    return n >= 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
+}
+
+/* The FastCGI connections w keeps open per backend at most under k, how into how. */
+static unsigned web_kept(const struct stack_ctx *c, const struct web_front *w,
+                         const struct fpm_knobs *k, char *how, size_t cap)
+{
+    how[0] = '\0';
+    return k->kept == 0 || w->kept == NULL ? 0 : w->kept(k, c->conns, how, cap);
 }
 
 /*
@@ -493,33 +254,93 @@ static int fpm_files(struct stack_ctx *c, const struct fpm_knobs *k, struct hb_e
     return rc;
 }
 
-static int fpm_start(struct stack_ctx *c, const struct fpm_knobs *k, unsigned port,
-                     const char *sock, struct hb_err *err)
+static int fpm_start(struct stack_ctx *c, const struct front_site *s, const struct fpm_knobs *k,
+                     struct hb_err *err)
 {
-    char conf[PATH_MAX];
-    int rc = fpm_conf(c, k, port, sock, err);
+    char conf[PATH_MAX], bin[PATH_MAX], text[4 * PATH_MAX + 2048];
+    int rc = sup_need(FPM_BINARY, FPM_PACKAGE, bin, sizeof(bin), err);
 
+    if (rc == 0 && fpm_conf(s, k, text, sizeof(text)) < 0)
+        rc = hb_fail(err, -ENAMETOOLONG, "php-fpm.conf: paths too long");
+    if (rc == 0) rc = sup_write(&c->sup, "php-fpm.conf", text, err);
     if (rc < 0) return rc;
     sup_path(&c->sup, "php-fpm.conf", conf, sizeof(conf));
     /* no -R: its workers are never root (fpm_conf) */
-    const char *argv[] = { PHP_FPM, "-y", conf, "-F", NULL };
+    const char *argv[] = { bin, "-y", conf, "-F", NULL };
     struct sup_spec spec = { .name = "php-fpm", .argv = argv };
     return sup_start(&c->sup, &spec, err);
 }
 
-static int web_start(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k,
-                     const unsigned front[2], unsigned fpm, const char *sock, struct hb_err *err)
+/* w's argument word: "{conf}" and "{dir}" replaced by the paths. */
+static void web_arg(const char *word, const char *conf, const char *dir, char *buf, size_t cap)
 {
-    char conf[PATH_MAX], prefix[PATH_MAX + 2];
-    int rc = w->conf(c, k, front, fpm, sock, err);
-    bool nginx = strcmp(w->name, "nginx") == 0;
+    const char *at = strchr(word, '{');
 
+    if (at != NULL && strncmp(at, "{conf}", 6) == 0)
+        snprintf(buf, cap, "%.*s%s%s", (int)(at - word), word, conf, at + 6);
+    else if (at != NULL && strncmp(at, "{dir}", 5) == 0)
+        snprintf(buf, cap, "%.*s%s%s", (int)(at - word), word, dir, at + 5);
+    else
+        snprintf(buf, cap, "%s", word);
+}
+
+/* w's configuration of k at site s, written into the private directory. */
+static int web_conf(struct stack_ctx *c, const struct web_front *w, const struct front_site *s,
+                    const struct fpm_knobs *k, struct hb_err *err)
+{
+    char *conf = malloc(FRONT_CONF_MAX);
+    int rc;
+
+    if (conf == NULL) return hb_fail(err, -ENOMEM, "%s: out of memory", w->conf_file);
+    rc = w->conf(s, k, conf, FRONT_CONF_MAX);
+    if (rc < 0)
+        rc = hb_fail(err, rc, "%s: paths too long", w->conf_file);
+    else
+        rc = sup_write(&c->sup, w->conf_file, conf, err);
+    free(conf);
+    return rc;
+}
+
+/* The files w opens as its workers' user (web_front.worker_files): made, empty, theirs. */
+static int web_files(struct stack_ctx *c, const struct web_front *w, const struct front_site *s,
+                     const struct fpm_knobs *k, struct hb_err *err)
+{
+    const char *names[FRONT_MAX_ARGS];
+    unsigned n = w->worker_files != NULL ? w->worker_files(k, names) : 0;
+    char path[PATH_MAX];
+    struct users_id id;
+
+    if (n > 0 && s->user != NULL && users_lookup(USERS_PASSWD, USERS_GROUP, s->user, &id) < 0)
+        return hb_fail(err, -EACCES, "there is no user %s for the web server's workers", s->user);
+    for (unsigned i = 0; i < n && i < FRONT_MAX_ARGS; i++) {
+        int rc = sup_write(&c->sup, names[i], "", err);
+        if (rc < 0) return rc;
+        sup_path(&c->sup, names[i], path, sizeof(path));
+        if (s->user != NULL && chown(path, id.uid, id.gid) == -1)
+            return hb_fail(err, -errno, "chown %s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+static int web_start(struct stack_ctx *c, const struct web_front *w, const struct front_site *s,
+                     const struct fpm_knobs *k, struct hb_err *err)
+{
+    static char words[FRONT_MAX_ARGS + 1][PATH_MAX + 16];
+    const char *argv[FRONT_MAX_ARGS + 2] = { words[0] };
+    char conf[PATH_MAX];
+    unsigned n = 1;
+    int rc = sup_need(w->binary, w->package, words[0], sizeof(words[0]), err);
+
+    if (rc == 0) rc = web_conf(c, w, s, k, err);
+    if (rc == 0) rc = web_files(c, w, s, k, err);
     if (rc < 0) return rc;
-    sup_path(&c->sup, nginx ? "nginx.conf" : "apache2.conf", conf, sizeof(conf));
-    snprintf(prefix, sizeof(prefix), "%s/", c->sup.dir);
-    const char *nginx_argv[] = { NGINX, "-c", conf, "-p", prefix, "-e", "stderr", NULL };
-    const char *apache_argv[] = { APACHE, "-f", conf, "-DFOREGROUND", NULL };
-    struct sup_spec spec = { .name = w->name, .argv = nginx ? nginx_argv : apache_argv };
+    sup_path(&c->sup, w->conf_file, conf, sizeof(conf));
+    for (unsigned i = 0; i < FRONT_MAX_ARGS && w->args[i] != NULL; i++, n++) {
+        web_arg(w->args[i], conf, c->sup.dir, words[n], sizeof(words[n]));
+        argv[n] = words[n];
+    }
+    argv[n] = NULL;
+    struct sup_spec spec = { .name = w->name, .argv = argv };
     return sup_start(&c->sup, &spec, err);
 }
 
@@ -538,7 +359,7 @@ static int fpm_check(struct sup_check *k, const char *svc, const char *proto, co
 }
 
 /* Waits for php-fpm's two pools (w NULL) or for the web server's two fronts to answer. */
-static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+static int fpm_ready(struct stack_ctx *c, const struct web_front *w, const struct fpm_eps *e,
                      struct hb_err *err)
 {
     struct sup_check k[2];
@@ -557,7 +378,7 @@ static int fpm_ready(struct stack_ctx *c, const struct web *w, const struct fpm_
  * server's. starve: kept connections beyond the pool are the case measured,
  * let through with a warning line.
  */
-static int fpm_pitfalls(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k,
+static int fpm_pitfalls(struct stack_ctx *c, const struct web_front *w, const struct fpm_knobs *k,
                         const struct fpm_eps *e, unsigned bare, bool starve, struct hb_err *err)
 {
     char line[PATH_MAX + 256], kept[256], how[160], user[64];
@@ -611,7 +432,7 @@ static void fpm_args(struct stack_args *a, const struct fpm_eps *e, bool front)
     stack_arg(a, "%s", e->docroot);
 }
 
-void fpm_observe_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+void fpm_observe_args(struct stack_ctx *c, const struct web_front *w, const struct fpm_eps *e,
                       struct stack_args *a)
 {
     const char *const names[] = { w->name, "php-fpm", NULL };
@@ -625,53 +446,33 @@ void fpm_observe_args(struct stack_ctx *c, const struct web *w, const struct fpm
     stack_arg(a, "backend-unix=%s", e->fpm[1]);
 }
 
-void fpm_front_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+void fpm_front_args(struct stack_ctx *c, const struct web_front *w, const struct fpm_eps *e,
                     struct stack_args *a)
 {
     fpm_args(a, e, true);
     fpm_observe_args(c, w, e, a);
 }
 
-static int fpm_measure(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
-                       struct hb_err *err)
+void fpm_bare_args(struct stack_ctx *c, const struct fpm_eps *e, struct stack_args *a)
 {
     static const char *const bare[] = { "php-fpm", NULL };
-    struct stack_cell cells[2]; /* in front of the web server, the bare hop */
-    struct stack_args a = { .n = 0 };
-    char label[48];
-    int rc = 0;
 
-    stack_plan(c, 2, 2 * c->reps);
-    snprintf(label, sizeof(label), "%s->fpm", w->name);
-    stack_cell_init(&cells[0], label, "tcp", "unix");
-    stack_cell_init(&cells[1], "fcgi->fpm", "tcp", "unix");
-    snprintf(cells[0].title, sizeof(cells[0].title), "%s \xe2\x86\x92 php-fpm", w->name);
-    snprintf(cells[1].title, sizeof(cells[1].title), "bare FastCGI hop");
-    fpm_front_args(c, w, e, &a);
-    fprintf(c->out, "measuring http keep-alive -> %s -> php-fpm, backend tcp and unix ...\n",
-            w->name);
-    fflush(c->out);
-    rc = stack_measure(c, &a, &cells[0], err);
-    if (rc == 0) rc = sup_alive(&c->sup, err);
-    if (rc == 0 && !stack_stopping(c)) {
-        struct stack_args b = { .n = 0 };
-        fpm_args(&b, e, false);
-        stack_services(c, &b, bare);
-        fprintf(c->out, "measuring fcgi -> php-fpm (the bare hop), tcp and unix ...\n");
-        fflush(c->out);
-        rc = stack_measure(c, &b, &cells[1], err);
-        if (rc == 0) rc = sup_alive(&c->sup, err);
-    }
-    stack_table(c->out, cells, 2);
-    return rc;
+    fpm_args(a, e, false);
+    stack_services(c, a, bare);
 }
 
-/* fpm_up with the connections the bare hop keeps open besides the web server's. */
-static int fpm_up_bare(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k,
-                       bool starve, unsigned bare, struct fpm_eps *e, struct hb_err *err)
+int fpm_up(struct stack_ctx *c, const struct web_front *w, const struct fpm_knobs *k, bool starve,
+           unsigned bare, struct fpm_eps *e, struct hb_err *err)
 {
     unsigned front[2] = { 0, 0 }, port = 0;
     int rc = fpm_ports(front, &port, err);
+    struct front_site s = { .dir = c->sup.dir,
+                            .host = c->front_host,
+                            .port = { front[0], front[1] },
+                            .fpm_port = port,
+                            .sock = e->sock,
+                            .user = geteuid() == 0 ? WORKER_USER : NULL,
+                            .conns = c->conns };
 
     memset(e, 0, sizeof(*e));
     if (rc == 0) rc = fpm_files(c, k, err);
@@ -686,179 +487,19 @@ static int fpm_up_bare(struct stack_ctx *c, const struct web *w, const struct fp
     snprintf(e->fpm[1], sizeof(e->fpm[1]), "unix:%s", e->sock);
     /* The set-up checks come before the web server: a socket it cannot use is named, not 502s. */
     rc = fpm_reach(e, err);
-    if (rc == 0) rc = fpm_start(c, k, port, e->sock, err);
+    if (rc == 0) rc = fpm_start(c, &s, k, err);
     if (rc == 0) rc = fpm_ready(c, NULL, e, err);
     if (rc == 0) rc = fpm_pitfalls(c, w, k, e, bare, starve, err);
-    if (rc == 0) rc = web_start(c, w, k, front, port, e->sock, err);
+    if (rc == 0) rc = web_start(c, w, &s, k, err);
     if (rc == 0) rc = fpm_ready(c, w, e, err);
     return rc;
 }
 
-int fpm_up(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k, bool starve,
-           struct fpm_eps *e, struct hb_err *err)
-{
-    return fpm_up_bare(c, w, k, starve, fpm_case_asked(c->o) ? 0 : c->conns, e, err);
-}
-
-int fpm_build(struct stack_ctx *c, const struct web *w, enum fpm_profile p, unsigned bare,
+int fpm_build(struct stack_ctx *c, const struct web_front *w, enum fpm_profile p, unsigned bare,
               struct fpm_eps *e, struct hb_err *err)
 {
     struct fpm_knobs k;
 
     fpm_knobs_of(p, &k);
-    return fpm_up_bare(c, w, &k, false, bare, e, err);
+    return fpm_up(c, w, &k, false, bare, e, err);
 }
-
-static int fpm_stack(struct stack_ctx *c, const struct web *w, struct hb_err *err)
-{
-    static struct fpm_eps e;
-    enum fpm_profile p = fpm_profile_of(c->o);
-    struct fpm_knobs k;
-    int rc;
-
-    if (fpm_case_asked(c->o)) return fpm_cases(c, w, err);
-    fpm_knobs_of(p, &k);
-    rc = fpm_up(c, w, &k, false, &e, err);
-    if (rc == -EINTR) {
-        c->interrupted = true;
-        return 0;
-    }
-    if (rc < 0) return rc;
-    struct sup_svc *web = sup_find(&c->sup, w->name), *fpm = sup_find(&c->sup, "php-fpm");
-    fprintf(c->out,
-            "hopbench stack %s-fpm (profile %s): %s pid %ld on %s (backend tcp) and %s "
-            "(backend unix); php-fpm pid %ld on %s and %s, pm %s %u per pool\n"
-            "cgroup: %s\ncgroup: %s\n"
-            "runs: tcp and unix %u times each in ABBA order, %.2f s after %.2f s warm-up, "
-            "%u connection(s); status: %s\n",
-            w->name, fpm_profile_names[p], w->name, (long)web->pid, e.front[0], e.front[1],
-            (long)fpm->pid, e.fpm[0], e.fpm[1], k.fpm_static ? "static" : "dynamic, at most",
-            k.children, sup_cgroup_cpu(web), sup_cgroup_cpu(fpm), c->reps,
-            (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, c->conns, w->status);
-    return fpm_measure(c, w, &e, err);
-}
-
-const struct web web_nginx = { "nginx", NGINX, nginx_conf, "/nginx_status" };
-static const struct web web_apache = { "apache", APACHE, apache_conf, "/server-status?auto" };
-
-static int nginx_run(struct stack_ctx *c, struct hb_err *err)
-{
-    return fpm_stack(c, &web_nginx, err);
-}
-
-static int apache_run(struct stack_ctx *c, struct hb_err *err)
-{
-    return fpm_stack(c, &web_apache, err);
-}
-
-#define FPM_HELP(WEB, WHAT, STOCK, REUSE, CASES, STEPS, REUSE_STEP, STARVE)                                 \
-    "usage: hopbench stack " WEB "-fpm [--profile P] [--short] [--reps N] [-d S] [--warmup S]\n"            \
-    "                              [-c N] [--jsonl FILE] [--csv FILE] [-q] [--hold]\n"                      \
-    "       hopbench stack " WEB "-fpm --ablation | --pool N,N,.. | --overload" CASES "\n"                  \
-    "\n"                                                                                                    \
-    "Builds: Debian's php8.2-fpm running <?php echo \"bench\"; with two pools, one on its own\n"            \
-    "port on 127.0.0.1 and one on its own Unix socket, behind " WHAT "\n"                                   \
-    "with one port per backend; everything in a private temporary directory, each server\n"                 \
-    "in its own cgroups under hopbench's. --profile (default optimized):\n"                                 \
-    "  baseline         stock-like: " STOCK ",\n"                                                           \
-    "                   access logs, pm dynamic with at most 5 children, a new FastCGI\n"                   \
-    "                   connection per request\n"                                                           \
-    "  optimized        minimal modules, a fixed pool of 2 processes, no access logs, pm static\n"          \
-    "                   with 2 children per CPU, opcache.validate_timestamps=0, a new FastCGI\n"            \
-    "                   connection per request\n"                                                           \
-    "  optimized-reuse  optimized, and FastCGI connections kept (" REUSE "\n"                               \
-    "As root only the masters (php-fpm's and the web server's) are root; every worker is\n"                 \
-    "www-data. FastCGI has no authentication: the services and the run children are in a\n"                 \
-    "network namespace of the stack's own (--netns same) so that no other local user\n"                     \
-    "reaches php-fpm's TCP port; not root, or with --agent, on the host's loopback, which a\n"              \
-    "warning line says is open to every local user.\n"                                                      \
-    "Checks, one line each: the web server's workers may connect to the socket (else every\n"               \
-    "request is a 502 'Permission denied'); kept FastCGI connections fit pm.max_children.\n"                \
-    "Measures: hopbench http keep-alive load on the web server, backend tcp against unix\n"                 \
-    "(the web server and php-fpm each measured by name from its own cgroup, the web server\n"               \
-    "-> php-fpm hop watched); then hopbench fcgi straight to php-fpm, tcp against unix (the\n"              \
-    "bare hop). Each --reps times in ABBA order. Every reply must be 2xx with the body\n"                   \
-    "'bench': a 5xx, a reset or a wrong body fails the gate (exit 2). Per measurement, for\n"               \
-    "tcp, unix and unix/tcp (95 % interval, '~' when not significant): ops/s, p50, p99; CPU\n"              \
-    "us per request of the client, each service, their sum and the system (softirq\n"                       \
-    "included); each service's PSS and working set; TIME_WAIT per side of the front hop\n"                  \
-    "and of the backend hop, and the backend's established connections.\n"                                  \
-    "Takes: 2 measurements x 2 backends x --reps (default 4) x (-d 2 s + --warmup 0.5 s),\n"                \
-    "about 45 s; --short about 10 s and is a check, not a result.\n"                                        \
-    "\n"                                                                                                    \
-    "The study's cases, instead of a profile (the web server's load only, no bare hop):\n"                  \
-    "  --ablation       baseline, then one change added at a time: php-fpm pm static (2 per\n"              \
-    "                   CPU), the lean web server (its modules, fixed pool, no access log)" STEPS           \
-    "                   php.ini (opcache.validate_timestamps=0), FastCGI connections kept;\n"               \
-    "                   each step a fresh stack, tcp against unix; one table, and each step's\n"            \
-    "                   change from the one before (-c default 16, 8 with --short; ~15 s short)" REUSE_STEP \
-    "\n"                                                                                                    \
-    "  --pool N,N,..    the optimized profile with pm static N, each N (at most 8 sizes)\n"                 \
-    "  --overload       pm static 4, listen.backlog 4, 128 connections (64 with --short) for\n"             \
-    "                   5 s (1 s) per transport, the web server holding a request for each\n"               \
-    "                   (Apache's workers raised to match) so that the limit is php-fpm's:\n"               \
-    "                   where each transport hit it ('limit hit: ...') and how it fails, from\n"            \
-    "                   the client's errors by kind, the web server's status log and error\n"               \
-    "                   log, php-fpm's log, its status page's listen queue per pool (listen\n"              \
-    "                   queue, max listen queue, listen queue len) beside the kernel's\n"                   \
-    "                   ListenOverflows (TCP) and the backend's accept queue, and the\n"                    \
-    "                   TIME_WAIT sockets on the backend port;\n"                                           \
-    "                   errors do not fail the gate\n" STARVE "\n"                                          \
-    "  --profile P      baseline, optimized (default) or optimized-reuse\n"                                 \
-    "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                                       \
-    "  --reps N         runs per backend and measurement (default 4; 2 with --short)\n"                     \
-    "  -d, --duration S each run's measured seconds (default 2)\n"                                          \
-    "      --warmup S   each run's discarded start (default 0.5)\n"                                         \
-    "  -c, --connections N  connections of each run (default 1; the bare hop keeps them open:\n"            \
-    "                   at most what pm.max_children leaves)\n"                                             \
-    "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"                 \
-    "      --csv FILE   one CSV row per run of every measurement (source: the measurement)\n"               \
-    "  -q, --quiet      no live progress line from the runs\n"                                              \
-    "      --hold       after measuring keep the services up until Ctrl-C (to look at them)\n"              \
-    "  -h, --help       this text\n"
-
-const char *const nginx_needs[] = { PHP_FPM, "php8.2-fpm", NGINX, "nginx", NULL };
-static const char *const apache_needs[] = { PHP_FPM, "php8.2-fpm", APACHE, "apache2", NULL };
-
-const struct stack_def stack_nginx_fpm = {
-    .name = "nginx-fpm",
-    .summary = "nginx -> php8.2-fpm (3 profiles), backend tcp vs unix, and the bare FastCGI hop",
-    .help = FPM_HELP(
-        "nginx", "nginx", "worker_processes auto, gzip",
-        "upstream keepalive,\n                   fastcgi_keep_conn on): nginx opens one for each "
-        "request in flight\n                   (it has no queue) and keeps them all (keepalive "
-        "at least -c per\n                   worker, keepalive_requests 1000000, "
-        "keepalive_timeout 1 h): one per\n                   client connection and one per other "
-        "worker (its readiness request),\n                   which with the bare hop's must fit "
-        "pm.max_children",
-        " | --starve", ",\n",
-        ";\n                   its reuse step has pm static -c + 1, a worker for each kept connection",
-        "  --starve         fastcgi_keep_conn on with upstream keepalive 8 per worker (16 in\n"
-        "                   all) for pm static 4, 16 connections, 6 s (3 s) per transport:\n"
-        "                   the pool starves; the output names it ('pool starved: ...')\n"
-        "                   with the 504s and timeouts that show it\n"),
-    .needs = nginx_needs,
-    .profiles = fpm_profile_names,
-    .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD | STACK_CASE_STARVE,
-    .private_net = true,
-    .run = nginx_run,
-};
-
-const struct stack_def stack_apache_fpm = {
-    .name = "apache-fpm",
-    .summary = "Apache 2.4 -> php8.2-fpm (3 profiles), backend tcp vs unix, and the bare "
-               "FastCGI hop",
-    .help = FPM_HELP("apache", "Apache 2.4 (mpm_event, mod_proxy_fcgi)",
-                     "22 modules, a dynamic mpm_event pool,\n"
-                     "                   MaxKeepAliveRequests 100, a WordPress .htaccess",
-                     "enablereuse=on max=N): the 2\n"
-                     "                   processes keep at most pm.max_children / 2 per backend, "
-                     "so\n                   that the bare hop's connections find free workers "
-                     "too",
-                     "", ",\n                   AllowOverride None (no .htaccess read),\n", "", ""),
-    .needs = apache_needs,
-    .profiles = fpm_profile_names,
-    .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD,
-    .private_net = true,
-    .run = apache_run,
-};

@@ -1,10 +1,10 @@
 /*
- * The web server -> PHP-FPM stacks' shared part (fpm.c): the settings a
- * configuration is written from, the services started from them and the
- * run child's arguments, so that the study's cases (fpm_cases.c: the
- * ablation, the pool sweep, the overload, the starvation) build the same
- * stack with one setting changed at a time, and php.c's php-method builds
- * nginx -> php-fpm from the same parts.
+ * The web server -> PHP-FPM stacks' shared part (fpm.c): php-fpm's two pools
+ * and any web front (front.h) started from one set of settings, the set-up
+ * checks and the run child's arguments, so that a profile's measurement
+ * (fpm_stack.c), the study's cases (fpm_cases.c: the ablation, the pool
+ * sweep, the overload, the starvation) and php.c's php-method build the same
+ * stack with one setting changed at a time.
  */
 #ifndef HOPBENCH_STACK_FPM_H
 #define HOPBENCH_STACK_FPM_H
@@ -12,42 +12,13 @@
 #include <limits.h>
 #include <stdbool.h>
 
+#include "stack/front.h"
 #include "stack/measure.h"
-
-/* The web server's processes: each may keep FastCGI connections (kept > 0). */
-#define WEB_PROCS 2u
 #include "stack/stack.h"
 
-/* The study's profiles (stack_opts.profile). */
-enum fpm_profile {
-    FPM_BASELINE = 0, /* stock-like: many modules, dynamic pools, access logs, .htaccess */
-    FPM_OPTIMIZED,    /* minimal modules, fixed pools, no access logs, pm static */
-    FPM_REUSE,        /* optimized + FastCGI connections kept, within pm.max_children */
-};
-
-/* What a configuration is written from; a profile is one set of them. */
-struct fpm_knobs {
-    bool fpm_static;   /* pm static, no php-fpm access log; else pm dynamic, access log */
-    bool web_lean;     /* minimal modules, a fixed pool, no access log, unlimited keep-alive */
-    bool htaccess;     /* Apache: AllowOverride All and WordPress's .htaccess */
-    bool php_ini;      /* opcache.validate_timestamps=0, a larger realpath cache, expose_php off */
-    unsigned children; /* pm.max_children */
-    unsigned backlog;  /* listen.backlog; 0: php-fpm's default */
-    unsigned kept;     /* FastCGI connections each web server process keeps per backend; 0: none */
-    bool keep_all;     /* nginx: keepalive raised so that it keeps every connection it opens */
-    bool status_log;   /* each front logs every reply's status to status-tcp.log, status-unix.log */
-    unsigned timeout_s;   /* the web server's FastCGI connect and read timeout; 0: its default */
-    unsigned web_workers; /* lean Apache: at least this many request workers; 0: 2 x 32 */
-};
-
-/* What differs between the two web servers. */
-struct web {
-    const char *name; /* the service's name: "nginx", "apache" */
-    const char *binary;
-    int (*conf)(struct stack_ctx *c, const struct fpm_knobs *k, const unsigned front[2],
-                unsigned fpm_port, const char *sock, struct hb_err *err);
-    const char *status; /* its request-count page */
-};
+/* php-fpm: the newest installed (php8.2-fpm on Debian 12), and the package of the default one. */
+#define FPM_BINARY  "/usr/sbin/php-fpm[0-9]*"
+#define FPM_PACKAGE "php-fpm"
 
 /* The stack's endpoints: the two fronts, FPM's port and socket; script and docroot paths. */
 struct fpm_eps {
@@ -60,50 +31,41 @@ struct fpm_eps {
 };
 
 /*
- * The requests web server w can hold at once under k: Apache's request
- * workers (MaxRequestWorkers), nginx's worker connections (each request holds
- * two: the client's and the backend's).
+ * php-fpm.conf of k at s (its two pools: 127.0.0.1:s->fpm_port and s->sock;
+ * as root their workers and the socket are s->user's) into buf: 0, or
+ * -ENAMETOOLONG when it does not fit cap.
  */
-unsigned fpm_front_capacity(const struct web *w, const struct fpm_knobs *k);
-
-/*
- * The FastCGI connections nginx keeps open at most per backend when it keeps
- * them: one per client connection (one request in flight each; nginx opens a
- * connection per request in flight, and keeps them all), and one more per
- * worker that served only the readiness request.
- */
-unsigned fpm_nginx_kept(unsigned conns);
+int fpm_conf(const struct front_site *s, const struct fpm_knobs *k, char *buf, size_t cap);
 
 /* The settings of profile p. */
 void fpm_knobs_of(enum fpm_profile p, struct fpm_knobs *k);
 
 /*
  * Writes the configurations of k into c's private directory, starts php-fpm,
- * checks the set-up (one line each), starts the web server, waits until all
- * answer. starve: kept connections beyond pm.max_children are let through
- * with a warning line instead of refused. Returns 0, -EINTR on a stop
- * signal, or a negative errno with err set.
+ * checks the set-up (one line each), starts the web server w, waits until all
+ * answer. bare: the connections a bare FastCGI hop will keep open besides the
+ * web server's (0 for none). starve: kept connections beyond pm.max_children
+ * are let through with a warning line instead of refused. Returns 0, -EINTR
+ * on a stop signal, or a negative errno with err set.
  */
-int fpm_up(struct stack_ctx *c, const struct web *w, const struct fpm_knobs *k, bool starve,
-           struct fpm_eps *e, struct hb_err *err);
+int fpm_up(struct stack_ctx *c, const struct web_front *w, const struct fpm_knobs *k, bool starve,
+           unsigned bare, struct fpm_eps *e, struct hb_err *err);
 
 /*
  * The run child's arguments that measure the stack: --service for the web
  * server and php-fpm (each its cgroup), --watch for both backend hops
  * (backend-tcp, backend-unix: web server -> php-fpm).
  */
-void fpm_observe_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+void fpm_observe_args(struct stack_ctx *c, const struct web_front *w, const struct fpm_eps *e,
                       struct stack_args *a);
 
 /* The run child's arguments for the http load on both fronts, with fpm_observe_args. */
-void fpm_front_args(struct stack_ctx *c, const struct web *w, const struct fpm_eps *e,
+void fpm_front_args(struct stack_ctx *c, const struct web_front *w, const struct fpm_eps *e,
                     struct stack_args *a);
 
-/* The cases of stack_opts (--ablation, --pool, --overload, --starve); fpm_cases.c. */
-int fpm_cases(struct stack_ctx *c, const struct web *w, struct hb_err *err);
-
-/* Whether o asks for one of the cases. */
-bool fpm_case_asked(const struct stack_opts *o);
+/* The run child's arguments for the fcgi load straight to php-fpm (the bare hop), measured alone.
+ */
+void fpm_bare_args(struct stack_ctx *c, const struct fpm_eps *e, struct stack_args *a);
 
 /* The profiles' names, in the enum's order (the stacks' --profile), NULL-terminated. */
 extern const char *const fpm_profile_names[];
@@ -114,15 +76,11 @@ enum fpm_profile fpm_profile_of(const struct stack_opts *o);
 /* pm.max_children of each pool under profile p. */
 unsigned fpm_children(enum fpm_profile p);
 
-/* nginx in front of php-fpm, and nginx-fpm's server binaries and packages (stack_def.needs). */
-extern const struct web web_nginx;
-extern const char *const nginx_needs[];
-
 /*
  * fpm_up with profile p's settings, no case: bare is the connections a bare
  * FastCGI hop will keep open besides the web server's (0 for none).
  */
-int fpm_build(struct stack_ctx *c, const struct web *w, enum fpm_profile p, unsigned bare,
+int fpm_build(struct stack_ctx *c, const struct web_front *w, enum fpm_profile p, unsigned bare,
               struct fpm_eps *e, struct hb_err *err);
 
 #endif

@@ -8,7 +8,7 @@
  *               transport fails, from the client's evidence and the servers'
  *               own logs (statuses, backend errors, pm.max_children) and the
  *               TIME_WAIT sockets left on the backend port;
- *   --starve    nginx keeping more FastCGI connections than pm.max_children:
+ *   --starve    the front (nginx) keeping more FastCGI connections than pm.max_children:
  *               the pool starves, and the output says so by name.
  * In the last two errors are what is measured: they do not fail the gate.
  */
@@ -22,17 +22,11 @@
 #include <unistd.h>
 
 #include "stack/fpm.h"
+#include "stack/fpm_cases.h"
 #include "stats.h"
 
-#define CASE_MAX_STEPS  8
 #define CLIENT_TIMEOUT  "3" /* the client's --timeout in the failure cases, s */
 #define BACKEND_TIMEOUT 2u  /* the web server's FastCGI timeouts in the failure cases, s */
-
-/* One step of a case: its label and the settings it is built from. */
-struct fpm_step {
-    char label[48];
-    struct fpm_knobs k;
-};
 
 /* What one run of a failure case gave, from its evidence. */
 struct case_run {
@@ -79,11 +73,6 @@ static const struct {
 };
 #define KIND_OTHER 5 /* a line on the backend matching none of log_kinds */
 
-bool fpm_case_asked(const struct stack_opts *o)
-{
-    return o->cases != 0;
-}
-
 static double median_of(const double *x, unsigned n)
 {
     struct stats_summary s;
@@ -108,10 +97,10 @@ static int case_fresh(struct stack_ctx *c, struct hb_err *err)
 }
 
 /* Starts the stack of k; one line naming its services. */
-static int case_up(struct stack_ctx *c, const struct web *w, const char *label,
+static int case_up(struct stack_ctx *c, const struct web_front *w, const char *label,
                    const struct fpm_knobs *k, bool starve, struct fpm_eps *e, struct hb_err *err)
 {
-    int rc = fpm_up(c, w, k, starve, e, err);
+    int rc = fpm_up(c, w, k, starve, 0, e, err);
 
     if (rc == -EINTR) c->interrupted = true;
     if (rc < 0) return rc;
@@ -125,16 +114,11 @@ static int case_up(struct stack_ctx *c, const struct web *w, const char *label,
     return 0;
 }
 
-/*
- * The ablation's steps: the study's order, each adding one change to the one
- * before. nginx keeps every FastCGI connection it opens, about one per
- * client connection (conns; fpm_nginx_kept): its reuse step has a worker for
- * each, else the pool would starve.
- */
-static unsigned ablation_steps(const struct web *w, unsigned conns, struct fpm_step *s)
+unsigned fpm_ablation_steps(const struct web_front *w, unsigned conns, struct fpm_step *s)
 {
     struct fpm_knobs opt, reuse;
     unsigned n = 0;
+    char how[160];
 
     fpm_knobs_of(FPM_OPTIMIZED, &opt);
     fpm_knobs_of(FPM_REUSE, &reuse);
@@ -148,7 +132,7 @@ static unsigned ablation_steps(const struct web *w, unsigned conns, struct fpm_s
     s[n].k = s[n - 1].k;
     s[n].k.web_lean = true;
     snprintf(s[n++].label, sizeof(s->label), "+lean %s", w->name);
-    if (strcmp(w->name, "apache") == 0) { /* nginx reads no .htaccess: no such step */
+    if (w->htaccess) {
         s[n].k = s[n - 1].k;
         s[n].k.htaccess = false;
         snprintf(s[n++].label, sizeof(s->label), "+no .htaccess");
@@ -156,12 +140,14 @@ static unsigned ablation_steps(const struct web *w, unsigned conns, struct fpm_s
     s[n].k = s[n - 1].k;
     s[n].k.php_ini = true;
     snprintf(s[n++].label, sizeof(s->label), "+php.ini");
+    if (w->kept == NULL) return n;
     s[n].k = s[n - 1].k;
     s[n].k.kept = reuse.kept;
     s[n].k.keep_all = reuse.keep_all;
     snprintf(s[n].label, sizeof(s->label), "+reuse");
-    if (strcmp(w->name, "nginx") == 0 && s[n].k.children < fpm_nginx_kept(conns)) {
-        s[n].k.children = fpm_nginx_kept(conns);
+    unsigned kept = w->kept(&s[n].k, conns, how, sizeof(how));
+    if (s[n].k.children < kept) {
+        s[n].k.children = kept;
         snprintf(s[n].label, sizeof(s->label), "+reuse, pm %u", s[n].k.children);
     }
     return n + 1;
@@ -213,10 +199,10 @@ static unsigned steps_conns(const struct stack_ctx *c)
 }
 
 /* Each step a fresh stack, http keep-alive load on both fronts; one table of them all. */
-static int case_steps(struct stack_ctx *c, const struct web *w, const char *what,
+static int case_steps(struct stack_ctx *c, const struct web_front *w, const char *what,
                       const struct fpm_step *s, unsigned n, struct hb_err *err)
 {
-    static struct stack_cell cells[CASE_MAX_STEPS];
+    static struct stack_cell cells[FPM_MAX_STEPS];
     static struct fpm_eps e;
     unsigned done = 0;
     int rc = 0;
@@ -248,15 +234,15 @@ static int case_steps(struct stack_ctx *c, const struct web *w, const char *what
     return rc;
 }
 
-static int case_ablation(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+static int case_ablation(struct stack_ctx *c, const struct web_front *w, struct hb_err *err)
 {
-    struct fpm_step s[CASE_MAX_STEPS];
-    unsigned n = ablation_steps(w, steps_conns(c), s);
+    struct fpm_step s[FPM_MAX_STEPS];
+    unsigned n = fpm_ablation_steps(w, steps_conns(c), s);
 
     return case_steps(c, w, "ablation, baseline to optimized-reuse", s, n, err);
 }
 
-static int case_pool(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+static int case_pool(struct stack_ctx *c, const struct web_front *w, struct hb_err *err)
 {
     struct fpm_step s[STACK_MAX_POOL];
 
@@ -432,15 +418,15 @@ static void status_read(struct stack_ctx *c, const char *transport, struct case_
  * and php-fpm's log lines from the offsets taken before its run (one front
  * is loaded at a time, and the logs settle after each), its front's status log.
  */
-static void logs_read(struct stack_ctx *c, const struct web *w, const char *transport,
+static void logs_read(struct stack_ctx *c, const struct web_front *w, const char *transport,
                       const long from[2], struct case_logs *l)
 {
     const char *web = sup_find(&c->sup, w->name)->log, *fpm = sup_find(&c->sup, "php-fpm")->log;
-    unsigned long long all = log_count(web, from[0], "error]", NULL), known = 0;
+    unsigned long long all = log_count(web, from[0], w->error_mark, NULL), known = 0;
 
     status_read(c, transport, l);
     for (unsigned i = 0; i < ARRAY_LEN(log_kinds); i++) {
-        unsigned long long k = log_count(web, from[0], "error]", log_kinds[i].text);
+        unsigned long long k = log_count(web, from[0], w->error_mark, log_kinds[i].text);
         /* two texts may name one kind: the first entry of a kind holds the count */
         unsigned j = 0;
         while (strcmp(log_kinds[j].kind, log_kinds[i].kind) != 0)
@@ -469,7 +455,7 @@ static void kinds_text(const struct case_logs *l, char *buf, size_t cap)
  * each transport has its own), reps 1, with the client's timeout shorter than
  * the run; errors are what is measured: the gate's verdict is not the stack's.
  */
-static int case_load(struct stack_ctx *c, const struct web *w, const char *label,
+static int case_load(struct stack_ctx *c, const struct web_front *w, const char *label,
                      const struct fpm_eps *e, unsigned t, struct case_run *r, struct hb_err *err)
 {
     struct stack_args a = { .n = 0 };
@@ -508,7 +494,7 @@ static void case_timing(struct stack_ctx *c, unsigned conns, uint64_t short_ns, 
 }
 
 /* The summed sizes of the web server's log and the two status logs. */
-static long long logs_size(struct stack_ctx *c, const struct web *w)
+static long long logs_size(struct stack_ctx *c, const struct web_front *w)
 {
     const char *names[] = { "status-tcp.log", "status-unix.log" };
     char path[PATH_MAX];
@@ -525,13 +511,15 @@ static long long logs_size(struct stack_ctx *c, const struct web *w)
  * Waits until the requests still in the web server have ended and are logged:
  * those the client left when it stopped are still answered, and a backend
  * connection the kernel dropped fails only after the web server's timeouts
- * (connect, then read: twice BACKEND_TIMEOUT), so at least that long, then
- * until the logs stop growing for 0.5 s, 10 s at most.
+ * (connect, then read: twice BACKEND_TIMEOUT), and a front that holds its log
+ * lines back writes them up to w->log_lag_s later, so at least that long,
+ * then until the logs stop growing for 0.5 s, 10 s at most (and the lag).
  */
-static void logs_settle(struct stack_ctx *c, const struct web *w)
+static void logs_settle(struct stack_ctx *c, const struct web_front *w)
 {
-    uint64_t t0 = now_ns(), still_since = t0;
-    uint64_t least = t0 + (uint64_t)2 * BACKEND_TIMEOUT * NS_PER_S, end = t0 + 10 * NS_PER_S;
+    uint64_t t0 = now_ns(), still_since = t0, lag = (uint64_t)w->log_lag_s * NS_PER_S;
+    uint64_t least = t0 + (uint64_t)2 * BACKEND_TIMEOUT * NS_PER_S + lag,
+             end = t0 + 10 * NS_PER_S + lag;
     long long last = logs_size(c, w);
 
     while (now_ns() < end && (now_ns() < least || now_ns() < still_since + NS_PER_S / 2) &&
@@ -577,7 +565,7 @@ static void fpm_lq_read(const struct fpm_eps *e, unsigned t, struct fpm_lq *q)
 }
 
 /* Measures both transports of a failure case into r, l (index: 0 tcp, 1 unix). */
-static int case_both(struct stack_ctx *c, const struct web *w, const char *label,
+static int case_both(struct stack_ctx *c, const struct web_front *w, const char *label,
                      const struct fpm_eps *e, struct case_run r[2], struct case_logs l[2],
                      struct hb_err *err)
 {
@@ -675,11 +663,11 @@ static void queue_report(FILE *f, unsigned t, const struct case_run *r, const st
  * "reached pm.max_children"), the backend's errors in the web server's log,
  * the front's own request slots (fewer than the client's connections).
  */
-static void limit_line(FILE *f, const struct web *w, const struct fpm_knobs *k, unsigned conns,
-                       const struct case_run *r, const struct case_logs *l)
+static void limit_line(FILE *f, const struct web_front *w, const struct fpm_knobs *k,
+                       unsigned conns, const struct case_run *r, const struct case_logs *l)
 {
     unsigned long long backend = 0;
-    unsigned front = fpm_front_capacity(w, k);
+    unsigned front = w->capacity(k);
     const char *sep = "";
 
     for (unsigned i = 0; i < KIND_OTHER; i++)
@@ -709,8 +697,8 @@ static void limit_line(FILE *f, const struct web *w, const struct fpm_knobs *k, 
     fprintf(f, "%s\n", sep[0] ? "" : " none seen");
 }
 
-static void case_report(FILE *f, const struct web *w, const struct fpm_knobs *k, unsigned conns,
-                        const struct case_run r[2], const struct case_logs l[2])
+static void case_report(FILE *f, const struct web_front *w, const struct fpm_knobs *k,
+                        unsigned conns, const struct case_run r[2], const struct case_logs l[2])
 {
     for (unsigned t = 0; t < 2; t++) {
         char kinds[256], mode[512];
@@ -738,7 +726,7 @@ static void case_report(FILE *f, const struct web *w, const struct fpm_knobs *k,
  * A failure case: the stack of k (with a status log per front and short
  * FastCGI timeouts) under the load of c, each transport alone; its report.
  */
-static int case_failing(struct stack_ctx *c, const struct web *w, const char *label,
+static int case_failing(struct stack_ctx *c, const struct web_front *w, const char *label,
                         struct fpm_knobs *k, bool starve, struct case_run r[2],
                         struct case_logs l[2], struct hb_err *err)
 {
@@ -760,9 +748,9 @@ static int case_failing(struct stack_ctx *c, const struct web *w, const char *la
     fprintf(c->out,
             "%s: limits: %u client connection(s); %s holds %u request(s) at once%s; php-fpm %u "
             "worker(s), listen.backlog %u\n",
-            label, c->conns, w->name, fpm_front_capacity(w, k),
-            fpm_front_capacity(w, k) < c->conns ? " (fewer: the front is a limit too)" : "",
-            k->children, k->backlog);
+            label, c->conns, w->name, w->capacity(k),
+            w->capacity(k) < c->conns ? " (fewer: the front is a limit too)" : "", k->children,
+            k->backlog);
     stack_plan(c, 2, 1); /* each transport alone, once */
     rc = case_both(c, w, label, &e, r, l, err);
     fprintf(c->out, "\n");
@@ -770,7 +758,7 @@ static int case_failing(struct stack_ctx *c, const struct web *w, const char *la
     return rc;
 }
 
-static int case_overload(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+static int case_overload(struct stack_ctx *c, const struct web_front *w, struct hb_err *err)
 {
     struct case_run r[2];
     struct case_logs l[2];
@@ -786,19 +774,20 @@ static int case_overload(struct stack_ctx *c, const struct web *w, struct hb_err
 }
 
 /* The starvation named, or its absence, for one transport. */
-static void starve_line(FILE *f, const struct fpm_knobs *k, const char *t, const struct case_run *r,
-                        const struct case_logs *l)
+static void starve_line(FILE *f, const struct web_front *w, const struct fpm_knobs *k,
+                        const char *t, const struct case_run *r, const struct case_logs *l)
 {
-    unsigned kept = WEB_PROCS * k->kept;
+    char how[160];
+    unsigned kept = w->kept(k, 0, how, sizeof(how));
 
     if (l->s504 + l->kinds[2] + r->timeouts > 0)
         fprintf(f,
                 "pool starved: %u kept FastCGI connections for %u workers (backend %s): %llu "
-                "request(s) waited for a worker until nginx's %u s FastCGI timeout (504 in "
-                "nginx's status log: %llu; 'timed out' in its error log: %llu; client timeouts: "
+                "request(s) waited for a worker until %s's %u s FastCGI timeout (504 in "
+                "%s's status log: %llu; 'timed out' in its error log: %llu; client timeouts: "
                 "%llu); p99 %.1f ms against p50 %.2f ms\n",
-                kept, k->children, t, l->s504 > l->kinds[2] ? l->s504 : l->kinds[2],
-                BACKEND_TIMEOUT, l->s504, l->kinds[2], r->timeouts, r->p99_ms, r->p50_ms);
+                kept, k->children, t, l->s504 > l->kinds[2] ? l->s504 : l->kinds[2], w->name,
+                BACKEND_TIMEOUT, w->name, l->s504, l->kinds[2], r->timeouts, r->p99_ms, r->p50_ms);
     else
         fprintf(f,
                 "pool not starved in this run (backend %s): %u kept FastCGI connections for %u "
@@ -806,7 +795,7 @@ static void starve_line(FILE *f, const struct fpm_knobs *k, const char *t, const
                 t, kept, k->children, r->p99_ms, r->p50_ms);
 }
 
-static int case_starve(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+static int case_starve(struct stack_ctx *c, const struct web_front *w, struct hb_err *err)
 {
     struct case_run r[2];
     struct case_logs l[2];
@@ -820,11 +809,11 @@ static int case_starve(struct stack_ctx *c, const struct web *w, struct hb_err *
     case_timing(c, 16, 3 * NS_PER_S, 6 * NS_PER_S);
     rc = case_failing(c, w, "starve", &k, true, r, l, err);
     for (unsigned t = 0; t < 2; t++)
-        if (r[t].have) starve_line(c->out, &k, t ? "unix" : "tcp", &r[t], &l[t]);
+        if (r[t].have) starve_line(c->out, w, &k, t ? "unix" : "tcp", &r[t], &l[t]);
     return rc;
 }
 
-int fpm_cases(struct stack_ctx *c, const struct web *w, struct hb_err *err)
+int fpm_cases(struct stack_ctx *c, const struct web_front *w, struct hb_err *err)
 {
     switch (c->o->cases) {
     case STACK_CASE_ABLATION:

@@ -42,9 +42,12 @@ struct stack_costed {
     char why[sizeof(((struct hb_err *)0)->msg)]; /* else why they could not be read */
 };
 
+struct stack_def;
+
 /* A stack being built and measured. */
 struct stack_ctx {
     const struct stack_opts *o;
+    const struct stack_def *def; /* the stack's entry (stack.h) */
     FILE *out;
     const atomic_int *stop;
     struct sup sup;

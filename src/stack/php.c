@@ -1,7 +1,7 @@
 /*
  * The php-method stack: the PHP image-benchmark method on this machine.
- * nginx in front of php8.2-fpm (fpm.h: two pools, one on a TCP port and one
- * on a Unix socket, one nginx port per backend) serving three workloads,
+ * nginx in front of php-fpm (fpm.h, front_nginx.c: two pools, one on a TCP
+ * port and one on a Unix socket, one nginx port per backend) serving three workloads,
  * reported apart (no composite score): hello.php (nearly all of its cost is
  * the nginx -> FPM hop), a static file nginx serves itself (the web server
  * alone: its two fronts are a control, the backend is not on its path) and
@@ -81,7 +81,7 @@ static void php_args(struct stack_ctx *c, struct stack_args *a, const struct fpm
     stack_arg(a, "%s", w->path);
     stack_arg(a, "--expect-body");
     stack_arg(a, "%s", w->body);
-    fpm_observe_args(c, &web_nginx, e, a);
+    fpm_observe_args(c, &front_nginx, e, a);
 }
 
 /* The median of an arm's figure, or NAN without a run. */
@@ -219,7 +219,7 @@ static int php_run(struct stack_ctx *c, struct hb_err *err)
     int rc;
 
     if (c->o->conns == 0) c->conns = PHP_CONNS;
-    rc = fpm_build(c, &web_nginx, p, 0, &e, err);
+    rc = fpm_build(c, &front_nginx, p, 0, &e, err);
     if (rc == 0) rc = php_files(c, w, err);
     if (rc == -EINTR) {
         c->interrupted = true;
@@ -253,12 +253,13 @@ static const char php_help[] =
     "                                 [-c N] [--jsonl FILE] [--csv FILE] [-q] [--hold]\n"
     "\n"
     "The PHP image-benchmark method on this machine.\n"
-    "Builds: Debian's php8.2-fpm with two pools, one on its own port on 127.0.0.1 and one on\n"
-    "its own Unix socket, behind nginx with one port per backend (as nginx-fpm, --profile\n"
-    "baseline, optimized (default) or optimized-reuse); everything in a private temporary\n"
-    "directory, each server in its own cgroups under hopbench's, all in a network namespace\n"
-    "of the stack's own, as nginx-fpm (FastCGI has no authentication). Three workloads, each\n"
-    "reported on its own (no composite score):\n"
+    "Builds: Debian's php-fpm (the newest installed: php8.2-fpm on Debian 12) with two pools,\n"
+    "one on its own port on 127.0.0.1 and one on its own Unix socket, behind nginx with one\n"
+    "port per backend (as nginx-fpm, --profile baseline, optimized (default) or\n"
+    "optimized-reuse); everything in a private temporary directory, each server in its own\n"
+    "cgroups under hopbench's, all in a network namespace of the stack's own, as nginx-fpm\n"
+    "(FastCGI has no authentication). Three workloads, each reported on its own (no\n"
+    "composite score):\n"
     "  hello.php  <?php echo \"hello\";: nearly all of its cost is the nginx -> FPM hop\n"
     "  static     a 6-byte file nginx serves itself: php-fpm is not on its path, so its two\n"
     "             backends are a control (they should not differ)\n"
@@ -293,7 +294,7 @@ static const char php_help[] =
 
 const struct stack_def stack_php_method = {
     .name = "php-method",
-    .summary = "the PHP image-benchmark method: nginx -> php8.2-fpm, hello.php, a static file, "
+    .summary = "the PHP image-benchmark method: nginx -> php-fpm, hello.php, a static file, "
                "cpu.php; max, then open loop at 60 %",
     .help = php_help,
     .needs = nginx_needs,

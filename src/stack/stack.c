@@ -11,22 +11,38 @@
 
 #include "stack/measure.h"
 
+/* The stacks, each defined in its own file (an fpm stack at the end of its front's). */
 extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm, stack_php_method,
     stack_redis_mariadb, stack_postgres;
+extern const struct stack_def stack_lighttpd_fpm;
 
-const struct stack_def *const stack_defs[] = { &stack_redis,
-                                               &stack_nginx_fpm,
-                                               &stack_apache_fpm,
-                                               &stack_php_method,
-                                               &stack_redis_mariadb,
-                                               &stack_postgres,
-                                               NULL };
+/* one stack a line, as a new stack adds one */
+/* clang-format off */
+const struct stack_def *const stack_defs[] = {
+    &stack_redis,
+    &stack_nginx_fpm,
+    &stack_apache_fpm,
+    &stack_lighttpd_fpm,
+    &stack_php_method,
+    &stack_redis_mariadb,
+    &stack_postgres,
+    NULL,
+};
+/* clang-format on */
 
 const struct stack_def *stack_find(const char *name)
 {
     for (unsigned i = 0; stack_defs[i] != NULL; i++)
         if (strcmp(stack_defs[i]->name, name) == 0) return stack_defs[i];
     return NULL;
+}
+
+void stack_help(const struct stack_def *d, FILE *f)
+{
+    if (d->help_write != NULL)
+        d->help_write(d, f);
+    else
+        fputs(d->help, f);
 }
 
 int stack_profile_check(const struct stack_def *d, const char *name, struct hb_err *err)
@@ -56,7 +72,7 @@ void stack_list(FILE *f)
 static int needs_check(const struct stack_def *d, struct hb_err *err)
 {
     for (unsigned i = 0; d->needs[i] != NULL; i += 2) {
-        int rc = sup_need(d->needs[i], d->needs[i + 1], err);
+        int rc = sup_need(d->needs[i], d->needs[i + 1], NULL, 0, err);
         if (rc < 0) return rc;
     }
     return 0;
@@ -173,6 +189,7 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
     sup_clean_leftovers(out); /* of stacks whose hopbench was killed with their watcher */
     memset(&c, 0, sizeof(c));
     c.o = o;
+    c.def = d;
     c.out = out;
     c.stop = stop;
     ctx_defaults(&c, o);

@@ -30,12 +30,16 @@ enum stack_verdict {
 
 struct stack_ctx;
 struct stack_args;
+struct web_front; /* front.h: the fpm stacks' web server */
 
 struct stack_def {
     const char *name;
-    const char *summary;      /* one line for `stack list` */
-    const char *help;         /* `stack NAME --help`: what it builds, measures, how long it takes */
-    const char *const *needs; /* pairs: binary path, Debian package; NULL-terminated */
+    const char *summary; /* one line for `stack list` */
+    const char *help;    /* `stack NAME --help`: what it builds, measures, how long it takes */
+    /* or its --help written from the stack's own table (the fpm stacks: from their front's) */
+    void (*help_write)(const struct stack_def *d, FILE *f);
+    /* pairs: binary (a glob: the newest match, sup_need), Debian package; NULL-terminated */
+    const char *const *needs;
     const char *const *profiles; /* its --profile names, NULL-terminated; NULL: none */
     unsigned cases;              /* the STACK_CASE_* it runs; 0: none */
     bool front_unix; /* its arms are the front hop (redis, the databases): no --netns other */
@@ -44,6 +48,7 @@ struct stack_def {
      * --netns it runs in a network namespace of its own (same) when it can.
      */
     bool private_net;
+    const struct web_front *front; /* the fpm stacks: the web server in front of php-fpm */
     /* Starts the services, measures, prints the table: 0 or a negative errno with err set. */
     int (*run)(struct stack_ctx *c, struct hb_err *err);
 };
@@ -89,6 +94,9 @@ extern const struct stack_def *const stack_defs[];
 
 /* The stack called name, or NULL. */
 const struct stack_def *stack_find(const char *name);
+
+/* `stack NAME --help`: d's help text, or what its help_write writes. */
+void stack_help(const struct stack_def *d, FILE *f);
 
 /* 0 when the stack has a profile called name, else -EINVAL with err naming them. */
 int stack_profile_check(const struct stack_def *d, const char *name, struct hb_err *err);

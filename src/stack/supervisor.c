@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
@@ -30,13 +31,28 @@ static const char *const sup_ctls[] = { "cpuacct", "cpu", "memory", "" };
 
 #define SUP_POLL_NS (20 * NS_PER_MS)
 
-int sup_need(const char *path, const char *package, struct hb_err *err)
+int sup_need(const char *pattern, const char *package, char *path, size_t cap, struct hb_err *err)
 {
-    const char *base = strrchr(path, '/');
+    const char *base = strrchr(pattern, '/');
+    char best[PATH_MAX] = "";
+    glob_t g;
 
-    if (access(path, X_OK) == 0) return 0;
-    return hb_fail(err, -ENOENT, "%s is not installed (no %s): apt-get install -y %s",
-                   base ? base + 1 : path, path, package);
+    if (glob(pattern, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            if (access(g.gl_pathv[i], X_OK) == 0 &&
+                (best[0] == '\0' || strverscmp(g.gl_pathv[i], best) > 0))
+                snprintf(best, sizeof(best), "%s", g.gl_pathv[i]);
+        globfree(&g);
+    }
+    if (best[0] != '\0') {
+        if (path != NULL && (size_t)snprintf(path, cap, "%s", best) >= cap)
+            return hb_fail(err, -ENAMETOOLONG, "path too long: %s", best);
+        return 0;
+    }
+    base = base ? base + 1 : pattern;
+    /* the program's name without the pattern's wildcards: "php-fpm" of "php-fpm[0-9]*" */
+    return hb_fail(err, -ENOENT, "%.*s is not installed (no %s): apt-get install -y %s",
+                   (int)strcspn(base, "*?["), base, pattern, package);
 }
 
 int sup_path(const struct sup *s, const char *name, char *buf, size_t cap)

@@ -85,11 +85,15 @@ struct sup_check {
 };
 
 /*
- * Whether `path` is an executable; if not, fails with one line naming the
- * Debian package to install: "redis-server is not installed (/usr/bin/...):
- * apt-get install -y redis-server". Returns 0 or -ENOENT.
+ * The server's binary as found on this machine: the newest executable that
+ * pattern matches (a glob; a plain path matches itself), in version order
+ * (strverscmp: php-fpm8.10 after php-fpm8.4, postgresql/16 after 15), into
+ * path (NULL: only whether there is one). Else fails with one line naming the
+ * Debian package to install: "redis-server is not installed
+ * (no /usr/bin/redis-server): apt-get install -y redis-server". Returns 0,
+ * -ENOENT, or -ENAMETOOLONG when it does not fit cap.
  */
-int sup_need(const char *path, const char *package, struct hb_err *err);
+int sup_need(const char *pattern, const char *package, char *path, size_t cap, struct hb_err *err);
 
 /*
  * Makes the private directory (under $TMPDIR or /tmp) with its owner mark, the

@@ -113,7 +113,7 @@ redis_attack() {
 # fpm_need : the fpm stacks' servers and the programs their tests use are installed, or the
 # test ends failed with a line naming each one missing and its package (need).
 fpm_need() {
-    need nginx apache2 php-fpm8.2 cgi-fcgi curl pgrep nsenter setpriv
+    need nginx apache2 lighttpd php-fpm8.2 cgi-fcgi curl pgrep nsenter setpriv
 }
 
 # in_ns PID CMD.. : runs CMD in the network namespace of process PID (a service of the stack:
@@ -124,9 +124,9 @@ in_ns() {
     nsenter -t "$pid" -n -- "$@"
 }
 
-# web_requests WEB PORT PID : the requests the web server (nginx or apache) on 127.0.0.1:PORT
-# of the namespace of PID counted, from its own status page (nginx stub_status, Apache
-# mod_status).
+# web_requests WEB PORT PID : the requests the web server (nginx, apache or lighttpd) on
+# 127.0.0.1:PORT of the namespace of PID counted, from its own status page (nginx stub_status,
+# Apache's and lighttpd's mod_status: "Total Accesses", lighttpd's updated once a second).
 web_requests() {
     if [ "$1" = nginx ]; then
         in_ns "$3" curl -s "http://127.0.0.1:$2/nginx_status" |
@@ -134,6 +134,15 @@ web_requests() {
     else
         in_ns "$3" curl -s "http://127.0.0.1:$2/server-status?auto" | sed -n 's/^Total Accesses: //p'
     fi
+}
+
+# web_error_mark WEB : the text in each line of WEB's error log that reports an error (its
+# entry's error_mark, src/stack/front_WEB.c), one line a front.
+web_error_mark() {
+    case $1 in
+    lighttpd) echo '(gw_backend.c.' ;;
+    *) echo 'error]' ;;
+    esac
 }
 
 # fpm_status SOCKET [PID] : php-fpm's status page of the pool on SOCKET (a path, or HOST:PORT in

@@ -1,10 +1,10 @@
 #!/bin/bash
-# stack nginx-fpm and apache-fpm, each profile (baseline, optimized, optimized-reuse), in
-# short mode against the real servers, held after measuring so that their own counters
-# can be read:
+# stack nginx-fpm, apache-fpm and lighttpd-fpm, each profile (baseline, optimized,
+# optimized-reuse; lighttpd, which keeps no FastCGI connection, the first two), in short mode
+# against the real servers, held after measuring so that their own counters can be read:
 #   - the set-up checks print their lines (socket permissions, kept connections vs pool)
-#   - the web server's own request count (nginx stub_status "requests", Apache
-#     mod_status "Total Accesses") is what the evidence says hopbench sent in front,
+#   - the web server's own request count (nginx stub_status "requests", Apache's and
+#     lighttpd's mod_status "Total Accesses") is what the evidence says hopbench sent in front,
 #     plus the two readiness requests (and the status request itself, which one of
 #     them counts before it answers)
 #   - php-fpm's status page ("accepted conn" of the unix pool; php-fpm counts a request as
@@ -27,7 +27,7 @@
 #     connections leave none while measured
 #   - a socket the web server's workers cannot reach is refused before measuring (exit 1,
 #     one line naming the directory), nothing left
-#   - --profile is checked; -c more than the pool leaves (the bare hop keeps its
+#   - --profile is checked (lighttpd-fpm has no optimized-reuse); -c more than the pool leaves (the bare hop keeps its
 #     connections) is refused before measuring, one line, exit 1, nothing left
 #   - no process of the stack runs as root but the web server's master and php-fpm's (which
 #     bind and fork): php-fpm's workers are www-data, as the web server's are
@@ -73,6 +73,10 @@ close() { awk -v a="$1" -v b="$2" -v u="$3" 'BEGIN { d = a - b; exit !(d <= u &&
 expect_rc "--profile nope: exit 64" 64 nope stack nginx-fpm --profile nope
 one_line "--profile nope: one line naming the profiles" "$T/nope.err" \
     "'nope' is not one of baseline, optimized, optimized-reuse"
+expect_rc "lighttpd-fpm --profile optimized-reuse: exit 64" 64 lreuse stack lighttpd-fpm \
+    --profile optimized-reuse
+one_line "lighttpd-fpm --profile optimized-reuse: one line naming its profiles" "$T/lreuse.err" \
+    "'optimized-reuse' is not one of baseline, optimized\$"
 expect_rc "redis --profile: exit 64" 64 rprof stack redis --profile optimized
 one_line "redis --profile: one line" "$T/rprof.err" 'has no profiles'
 # The web server's kept connections and the bare hop's must fit the pool: refused before
@@ -115,7 +119,8 @@ stack_nothing_left "--agent" "$T/agentwarn.out"
 # --- each stack and profile, held ----------------------------------------------------------
 
 for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
-    apache-fpm:baseline nginx-fpm:optimized-reuse apache-fpm:optimized-reuse; do
+    apache-fpm:baseline nginx-fpm:optimized-reuse apache-fpm:optimized-reuse \
+    lighttpd-fpm:optimized lighttpd-fpm:baseline; do
     stack=${combo%%:*}
     profile=${combo#*:}
     web=${stack%-fpm}

@@ -1,6 +1,7 @@
 #!/bin/bash
-# The study's cases of stack nginx-fpm and apache-fpm, each in short mode against the real
-# servers, held after measuring so that the servers' own counters and logs can be read:
+# The study's cases of stack nginx-fpm and apache-fpm (and lighttpd-fpm's overload), each in
+# short mode against the real servers, held after measuring so that the servers' own counters
+# and logs can be read:
 #   - the options: one case at a time, only where the stack has it, not with --profile,
 #     --pool sizes checked (exit 64, one line)
 #   - --ablation: one fresh stack per step (nginx: 5 steps, Apache 6 with AllowOverride
@@ -11,11 +12,11 @@
 #     under 5 % of their requests, the step before for at least a quarter
 #   - --pool 4,8: each size a fresh stack; php-fpm's own status page of the last one says
 #     8 processes; the table names both sizes
-#   - --overload (both stacks): Apache runs a request worker for every connection (its
+#   - --overload (the three stacks): Apache runs a request worker for every connection (its
 #     apache2.conf), as the limits line says, so its client timeouts are not the excess of
 #     connections over its workers; per transport a "limit hit" line that does not name the
 #     front's slots, and names php-fpm's backlog when its status page says it filled
-#   - --overload (both stacks): exit 0 whatever fails; per transport the 5xx it prints are
+#   - --overload (the three stacks): exit 0 whatever fails; per transport the 5xx it prints are
 #     the lines of the front's own status log; the client's 5xx are no more than those (a
 #     reply in flight at the end is logged but not counted); the backend errors it prints
 #     by kind are the web server's own log lines of that kind on that backend; the failure
@@ -42,6 +43,8 @@ expect_rc "two cases: exit 64" 64 two stack nginx-fpm --ablation --overload
 one_line "two cases: one line" "$T/two.err" 'one at a time'
 expect_rc "apache --starve: exit 64" 64 astarve stack apache-fpm --starve
 one_line "apache --starve: one line" "$T/astarve.err" 'stack apache-fpm: --starve: not a case'
+expect_rc "lighttpd --starve (it keeps no FastCGI connection): exit 64" 64 lstarve stack \
+    lighttpd-fpm --starve
 expect_rc "redis --overload: exit 64" 64 rover stack redis --overload
 expect_rc "--pool 0: exit 64" 64 pool0 stack nginx-fpm --pool 4,0
 expect_rc "--pool x: exit 64" 64 poolx stack nginx-fpm --pool 4,x
@@ -119,7 +122,7 @@ kind_of() {
         sed -n "s/^ *$2 \([0-9]*\)\$/\1/p" | grep . || echo 0
 }
 
-for stack in nginx-fpm apache-fpm; do
+for stack in nginx-fpm apache-fpm lighttpd-fpm; do
     web=${stack%-fpm}
     name=overload-$web
     held "$name" "$stack" --overload || continue
@@ -184,7 +187,7 @@ for stack in nginx-fpm apache-fpm; do
     for kind in 'connect EAGAIN (backlog full):Resource temporarily unavailable' \
         'reset:Connection reset by peer' 'timed out:timed out\|timeout specified has expired'; do
         label=${kind%%:*}
-        logged=$(grep 'error\]' "$DIR/$web.log" | grep -c "${kind#*:}")
+        logged=$(grep -F -- "$(web_error_mark "$web")" "$DIR/$web.log" | grep -c "${kind#*:}")
         check_eq "$name: '$label' printed (tcp + unix) as in $web's log" "$logged" \
             $(($(kind_of tcp "$label") + $(kind_of unix "$label")))
     done

@@ -1,11 +1,11 @@
 /*
  * test_stack_needs: every server binary a stack starts (stack_def.needs: its
- * path and the Debian package its "is not installed" line names) is in
- * scripts/programs.txt, the list `make deps-check` proves a fresh Debian 12
- * gets from scripts/deps.sh test, with the same package and the test purpose:
- * a stack that starts a new binary, or names another package, fails here
- * until the list says so. Run from the top of the tree (tests/run.sh is);
- * PROGRAMS names another list.
+ * path, or a pattern such as /usr/sbin/php-fpm[0-9]* whose newest match runs,
+ * and the Debian package its "is not installed" line names) is in
+ * scripts/programs.txt (a pattern: some line's path matches it), the list `make deps-check` proves
+ * a fresh Debian 12 gets from scripts/deps.sh test, with the same package and the test purpose: a
+ * stack that starts a new binary, or names another package, fails here until the list says so. Run
+ * from the top of the tree (tests/run.sh is); PROGRAMS names another list.
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -16,6 +16,7 @@
 #include <cmocka.h>
 /* clang-format on */
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +57,11 @@ static int progs_read(void **state)
     return g_nprogs > 0 ? 0 : -1;
 }
 
+/* The line whose path is path, or that the pattern path matches (the first). */
 static const struct prog *prog_find(const char *path)
 {
     for (unsigned i = 0; i < g_nprogs; i++)
-        if (strcmp(g_progs[i].path, path) == 0) return &g_progs[i];
+        if (fnmatch(path, g_progs[i].path, FNM_PATHNAME) == 0) return &g_progs[i];
     return NULL;
 }
 
@@ -114,6 +116,11 @@ static void test_check_can_tell(void **state)
     assert_string_equal(p->pkg, "redis-server");
     assert_true(for_test(p->purposes));
     assert_null(prog_find("/usr/sbin/redis-server"));
+    /* a pattern finds the line of the version Debian 12 has; a slash is not a wildcard's */
+    p = prog_find("/usr/lib/postgresql/*/bin/postgres");
+    assert_non_null(p);
+    assert_string_equal(p->pkg, "postgresql");
+    assert_null(prog_find("/usr/lib/*/bin/postgres"));
     assert_false(for_test("image,bench"));
     assert_true(for_test("image,test"));
 }

@@ -181,8 +181,8 @@ static void test_missing_package_line(void **state)
     struct hb_err err = { 0 };
 
     (void)state;
-    assert_int_equal(sup_need("/bin/sh", "dash", &err), 0);
-    assert_int_equal(sup_need("/nonexistent/redis-server", "redis-server", &err), -ENOENT);
+    assert_int_equal(sup_need("/bin/sh", "dash", NULL, 0, &err), 0);
+    assert_int_equal(sup_need("/nonexistent/redis-server", "redis-server", NULL, 0, &err), -ENOENT);
     assert_string_equal(err.msg, "redis-server is not installed (no /nonexistent/redis-server): "
                                  "apt-get install -y redis-server");
 }
