@@ -125,19 +125,31 @@ int opt_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint6
     return 0;
 }
 
-int parse_seconds(const char *s, double max_s, uint64_t *out_ns)
+int parse_duration(const char *s, double max_s, uint64_t *out_ns)
 {
+    static const struct {
+        const char *unit;
+        double s;
+    } units[] = { { "", 1 },      { "s", 1 },  { "ms", 1e-3 }, { "us", 1e-6 }, { "µs", 1e-6 },
+                  { "ns", 1e-9 }, { "m", 60 }, { "min", 60 },  { "h", 3600 } };
     char *end = NULL;
     double v;
 
     if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ') return -EINVAL;
     errno = 0;
     v = strtod(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !isfinite(v)) return -EINVAL;
-    if (v <= 0 || v > max_s) return -ERANGE;
-    if (v * 1e9 < 0.5) return -ERANGE; /* below a nanosecond: would read as "unset" */
-    *out_ns = (uint64_t)(v * 1e9 + 0.5);
-    return 0;
+    /* a plain decimal (an exponent allowed): no hex, inf or nan */
+    if (errno != 0 || end == s || strspn(s, "0123456789.eE+-") < (size_t)(end - s) || !isfinite(v))
+        return -EINVAL;
+    for (size_t i = 0; i < ARRAY_LEN(units); i++) {
+        if (strcmp(end, units[i].unit) != 0) continue;
+        v *= units[i].s;
+        if (v <= 0 || v > max_s) return -ERANGE;
+        if (v * 1e9 < 0.5) return -ERANGE; /* below a nanosecond: would read as "unset" */
+        *out_ns = (uint64_t)(v * 1e9 + 0.5);
+        return 0;
+    }
+    return -EINVAL;
 }
 
 bool sleep_until_ns(uint64_t deadline_ns, const atomic_int *stop)

@@ -127,9 +127,13 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int opt_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out,
              struct hb_err *err);
 
-/* Parses seconds as a decimal ("2", "0.25"), > 0 and <= max_s, into ns. Returns 0 or
- * -EINVAL/-ERANGE. */
-int parse_seconds(const char *s, double max_s, uint64_t *out_ns);
+/*
+ * Parses a duration into ns: a decimal number of seconds ("2", "0.25"), or
+ * one with its unit: ns, us or µs, ms, s, m or min, h ("500ms", "10s",
+ * "2m", "1.5h"). It must be > 0 and <= max_s seconds. Returns 0 or
+ * -EINVAL (not a duration) / -ERANGE (out of range).
+ */
+int parse_duration(const char *s, double max_s, uint64_t *out_ns);
 
 /* Columns s takes on a terminal: UTF-8 continuation bytes take none ("µs" is 2). */
 int text_columns(const char *s);

@@ -70,7 +70,8 @@ static const struct cmd_option lab_options[] = {
         "that took 1 s or more. A connect that waits is slow, not an error, until --timeout.\n"),
     { "duration", 'd', "S",
       "measured seconds per run (default 0.6, each cell 5 runs; with\n"
-      "-d and no --reps one run per cell; --reps alone 3; --quick 0.75)",
+      "-d and no --reps one run per cell; --reps alone 3; --quick 0.75);\n"
+      "S, here and below, is seconds or a time with its unit (500ms, 10s)",
       'd' },
     { "count", 'n', "N", "measure N ops per run instead of a duration", 'n' },
     { "pipeline", 0, "P",

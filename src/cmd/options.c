@@ -25,6 +25,7 @@ static const char top_text[] =
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
     "PROTO:    " PROTO_HELP_NAMES "\n"
+    "S:        a time: seconds (2, 0.5) or with its unit (500ms, 10s, 2m, 1h)\n"
     "\n"
     "Exit codes: 0 valid results, 1 runtime failure (also: stdout could not be written, as\n"
     "to a full disk; the work goes on), 2 invalid results (a run saw errors or an open loop\n"
@@ -277,19 +278,23 @@ int cli_parse_size(const char *s, size_t max, size_t *out)
     return -EINVAL;
 }
 
-/* Seconds > 0 (or == 0 when zero_ok), at most a day. */
+/* A duration > 0 (or == 0 when zero_ok), at most a day: seconds, or with a unit (parse_duration).
+ */
 int opt_seconds(const char *opt, const char *val, bool zero_ok, uint64_t *out, struct hb_err *err)
 {
-    int rc = parse_seconds(val, 86400, out);
+    int rc = parse_duration(val, 86400, out);
 
-    /* parse_seconds refuses 0 ("0", "0.0") as out of range; only a zero, not "-0", is one here */
+    /* parse_duration refuses 0 ("0", "0.0", "0s") as out of range; only a zero, not "-0", is one
+     * here */
     if (zero_ok && rc == -ERANGE && strtod(val, NULL) == 0) {
         *out = 0;
         return 0;
     }
     if (rc < 0)
-        return hb_fail(err, -EINVAL, "%s: '%s' is not a number of seconds in %s0, 86400]", opt, val,
-                       zero_ok ? "[" : "(");
+        return hb_fail(err, -EINVAL,
+                       "%s: '%s' is not a duration in %s0, 1 day] (seconds, or with a unit: "
+                       "500ms, 10s, 2m, 1h)",
+                       opt, val, zero_ok ? "[" : "(");
     return 0;
 }
 

@@ -40,7 +40,10 @@ static const char run_usage[] =
 static const struct cmd_option run_head[] = {
     { "connections", 'c', "N", "connections in total, spread over the threads (default 1)", 'c' },
     { "threads", 't', "N", "load threads, one epoll loop each (default 1; <= connections)", 't' },
-    { "duration", 'd', "S", "measure for S seconds after the warm-up (default 5)", 'd' },
+    { "duration", 'd', "S",
+      "measure for S after the warm-up (default 5); S, here and below,\n"
+      "is seconds (2, 0.5) or a time with its unit (500ms, 10s, 2m, 1h)",
+      'd' },
     { "count", 'n', "N", "measure N ops instead (failed ops count too)", 'n' },
     { "mode", 0, "M",
       "connect: a new connection per request (batch); reuse: one\n"

@@ -37,7 +37,10 @@ static const struct cmd_option stack_options[] = {
     { "profile", 0, "P", "the stack's configuration profile (its --help names them)", OPT_PROFILE },
     { "short", 0, NULL, "a quick pass (fewer, shorter runs): a check, not a result", OPT_SHORT },
     { "reps", 0, "N", "runs per transport and cell, ABBA order (default: the stack's)", OPT_REPS },
-    { "duration", 'd', "S", "each run's measured seconds (default: the stack's)", 'd' },
+    { "duration", 'd', "S",
+      "each run's measured time (default: the stack's): seconds, or\n"
+      "with a unit (500ms, 10s, 2m); so is --warmup's S",
+      'd' },
     { "warmup", 0, "S", "each run's discarded start (default: the stack's)", OPT_WARMUP },
     { "connections", 'c', "N", "connections of each run (default 1)", 'c' },
     { "jsonl", 0, "FILE", "append every run's evidence (run --jsonl lines) to FILE", OPT_JSONL },
