@@ -23,6 +23,7 @@
 #include "report/bottom.h"
 #include "report/report.h"
 #include "report/summary.h"
+#include "suggest.h"
 #include "util.h"
 
 static const char lab_usage[] =
@@ -178,6 +179,7 @@ static int lab_option(int c, const char *val, void *opts, struct hb_err *err)
 {
     struct lab_opts *o = opts;
     uint64_t v = 0;
+    char near[160];
     int rc = shared_option(c, val, &o->shared, err);
 
     if (rc != SHARED_NOT_MINE) return rc;
@@ -207,7 +209,8 @@ static int lab_option(int c, const char *val, void *opts, struct hb_err *err)
     case OPT_PROTO:
         o->proto = proto_find(val);
         if (o->proto == NULL)
-            return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, proto_names());
+            return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s%s", val, proto_names(),
+                           cmd_suggest_proto(val, true, near, sizeof(near)));
         if (o->proto->server == NULL)
             return hb_fail(err, -EINVAL,
                            "--proto: %s has no built-in server for the lab; measure a real one "
@@ -347,7 +350,14 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
                                                   : "--pipeline");
         lab_overload_defaults(o);
     }
-    if (optind < argc) return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);
+    if (optind < argc) {
+        struct suggest s;
+        char near[64];
+        suggest_init(&s, argv[optind]);
+        suggest_add(&s, "overload");
+        return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'%s", argv[optind],
+                       suggest_text(&s, false, near, sizeof(near)));
+    }
     if (o->quick && !o->shared.duration_given) o->shared.duration_ns = 750 * NS_PER_MS;
     if (o->quick && !o->shared.warmup_given) o->shared.warmup_ns = 250 * NS_PER_MS;
     lab_verdict_defaults(o);

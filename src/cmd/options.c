@@ -11,6 +11,7 @@
 
 #include "proto/echo.h"
 #include "registry.h"
+#include "suggest.h"
 #include "util.h"
 
 const struct cmd_option cmd_top_options[] = {
@@ -41,7 +42,7 @@ static const char top_text[] =
     "stdout whose reader is gone (hopbench lab | head) ends the work after the current run or\n"
     "cell, as an interrupt if runs were left: SIGPIPE is ignored. The lab stops its server and\n"
     "removes its directory on every one of these paths. serve stops on SIGINT or SIGTERM.\n"
-    "'hopbench SUBCOMMAND --help' describes every option.\n"
+    "'hopbench help SUBCOMMAND' (or 'hopbench SUBCOMMAND --help') describes every option.\n"
     "\n";
 
 static bool table_end(const struct cmd_option *e)
@@ -104,23 +105,51 @@ static const struct cmd_option *long_entry(const struct cmd_option *t, const cha
     return *matches == 1 ? found : NULL;
 }
 
+const char *cmd_suggest_option(const struct cmd_option *t, const char *arg, char *buf, size_t cap)
+{
+    char word[SUGGEST_WORD_MAX + 1];
+    struct suggest s;
+
+    /* "--duraton=5", "-duration": the name alone */
+    arg += strspn(arg, "-");
+    snprintf(word, sizeof(word), "%.*s", (int)strcspn(arg, "="), arg);
+    suggest_init(&s, word);
+    for (; !table_end(t); t++)
+        if (t->name != NULL) suggest_add(&s, t->name);
+    return suggest_text(&s, true, buf, cap);
+}
+
+const char *cmd_suggest_proto(const char *word, bool served, char *buf, size_t cap)
+{
+    size_t n = 0;
+    const struct proto_entry *pe = proto_entries(&n);
+    struct suggest s;
+
+    suggest_init(&s, word);
+    for (size_t i = 0; i < n; i++)
+        if (!served || pe[i].server != NULL) suggest_add(&s, pe[i].name);
+    return suggest_text(&s, false, buf, cap);
+}
+
 /*
  * An unknown option, a missing value: getopt's own message is replaced by
- * ours. A long option is named as written: getopt's optopt is then its
- * table's id (an enum past the letters, not a letter to print), or 0 for one
- * that is unknown or ambiguous. A short option is named by its letter.
+ * ours, with the options nearest to an unknown or ambiguous one. A long option is named as written:
+ * getopt's optopt is then its table's id (an enum past the letters, not a letter to print), or 0
+ * for one that is unknown or ambiguous. A short option is named by its letter.
  */
 static int bad_option(const struct command *c, char **argv, struct hb_err *err)
 {
     const char *arg = argv[optind - 1], *cmd = c->name;
     size_t n = strcspn(arg, "=");
     const struct cmd_option *lo = NULL;
+    char near[160];
     int matches = 0;
 
     if (strncmp(arg, "--", 2) == 0 && n > 2) lo = long_entry(c->options, arg + 2, n - 2, &matches);
     if (strncmp(arg, "--", 2) == 0 && n > 2 && optopt == 0)
-        return hb_fail(err, -EINVAL, "%s: %s option '%.*s'", cmd,
-                       matches > 1 ? "ambiguous" : "unknown", (int)n, arg);
+        return hb_fail(err, -EINVAL, "%s: %s option '%.*s'%s", cmd,
+                       matches > 1 ? "ambiguous" : "unknown", (int)n, arg,
+                       cmd_suggest_option(c->options, arg, near, sizeof(near)));
     if (lo != NULL && optopt == lo->id)
         return hb_fail(err, -EINVAL, "%s: option --%s %s", cmd, lo->name,
                        arg[n] == '=' ? "takes no value" : "needs a value");
@@ -224,7 +253,7 @@ void cmd_usage(FILE *out, const struct command *const *cmds, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s hopbench %s\n", i == 0 ? "usage:" : "      ", cmds[i]->synopsis);
-    fputs("       hopbench help | --help | --version\n"
+    fputs("       hopbench help [SUBCOMMAND] | --help | --version\n"
           "\n"
           "What does the hop between two services on one host cost: TCP loopback or a Unix "
           "socket?\n"
@@ -420,7 +449,9 @@ int opt_files_out(const struct cmd_option *table, int argc, char **argv, const c
             if (*v != NULL) return hb_fail(err, -EINVAL, "%s given twice", a);
             *v = argv[++i];
         } else if (c != 0) {
-            return hb_fail(err, -EINVAL, "unknown option '%s'", a);
+            char near[160];
+            return hb_fail(err, -EINVAL, "unknown option '%s'%s", a,
+                           cmd_suggest_option(table, a, near, sizeof(near)));
         } else {
             (*paths)[(*npaths)++] = a;
         }

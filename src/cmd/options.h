@@ -118,6 +118,16 @@ int cmd_getopt(const struct command *c, int argc, char **argv,
  */
 int cmd_option(const struct cmd_option *table, const char *arg);
 
+/*
+ * "; did you mean --duration?" for the unknown option arg ("--duraton",
+ * "--duraton=5") among table's, into buf; "" when none is near (suggest.h).
+ */
+const char *cmd_suggest_option(const struct cmd_option *table, const char *arg, char *buf,
+                               size_t cap);
+
+/* The same for a protocol's name: among those with a built-in server when served. */
+const char *cmd_suggest_proto(const char *word, bool served, char *buf, size_t cap);
+
 /* Whether -h or --help (as table spells them) is one of argv's words after argv[0]. */
 bool cmd_asks_help(const struct cmd_option *table, int argc, char **argv);
 

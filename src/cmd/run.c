@@ -617,12 +617,14 @@ static int run_check_netns(const struct run_opts *o, struct hb_err *err)
 
 static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
+    char near[160];
+
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "run: missing PROTO (%s) and ENDPOINT", proto_names());
     o->proto = proto_find(argv[optind]);
     if (o->proto == NULL)
-        return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)", argv[optind],
-                       proto_names());
+        return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)%s", argv[optind],
+                       proto_names(), cmd_suggest_proto(argv[optind], false, near, sizeof(near)));
     optind++;
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "run: missing ENDPOINT (e.g. tcp://127.0.0.1:9000)");

@@ -158,6 +158,7 @@ static bool has_reply_body(const struct proto_entry *pe, unsigned unused)
 
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err)
 {
+    char near[160];
     int rc;
 
     memset(o, 0, sizeof(*o));
@@ -167,8 +168,8 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
     if (optind >= argc) return hb_fail(err, -EINVAL, "serve: missing PROTO (%s)", proto_names());
     o->proto = proto_find(argv[optind]);
     if (o->proto == NULL)
-        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: %s)", argv[optind],
-                       proto_names());
+        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: %s)%s", argv[optind],
+                       proto_names(), cmd_suggest_proto(argv[optind], true, near, sizeof(near)));
     if (o->proto->server == NULL)
         return hb_fail(err, -EINVAL,
                        "serve: %s has no built-in server; run %s against a real one "

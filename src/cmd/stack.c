@@ -11,6 +11,7 @@
 #include "outfile.h"
 #include "stack/measure.h"
 #include "stack/stack.h"
+#include "suggest.h"
 #include "util.h"
 
 static const char stack_usage[] =
@@ -248,9 +249,15 @@ static int stack_parse(int argc, char **argv, FILE *out, struct hb_err *err)
         o->name = NULL;
         return 0;
     }
-    if (stack_find(o->name) == NULL)
-        return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)",
-                       o->name);
+    if (stack_find(o->name) == NULL) {
+        struct suggest s;
+        char near[160];
+        suggest_init(&s, o->name);
+        for (unsigned i = 0; stack_defs[i] != NULL; i++)
+            suggest_add(&s, stack_defs[i]->name);
+        return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)%s",
+                       o->name, suggest_text(&s, false, near, sizeof(near)));
+    }
     if (stack_cases_check(stack_find(o->name), o, err) < 0) return -EINVAL;
     if (stack_agent_check(o, err) < 0) return -EINVAL;
     if (o->agent != NULL && o->netns != NETNS_NONE)

@@ -162,6 +162,11 @@ usage_cases=(
     "lab --sizes bogus|lab --sizes 64,lots|--sizes"
     "lab unknown option|lab --bogus|--bogus"
     "unknown subcommand|frobnicate|frobnicate"
+    "mistyped option|run echo unix:/x --duraton 3|unknown option '--duraton'; did you mean --duration\\?$"
+    "mistyped protocol|run ehco unix:/x|unknown protocol 'ehco' .*; did you mean 'echo'\\?$"
+    "a stack's first word|stack nginx|no stack 'nginx' .*; did you mean 'nginx-fpm'\\?$"
+    "mistyped subcommand|rn|unknown subcommand 'rn' .*; did you mean 'run'\\?$"
+    "help of a mistyped command|help rn|no command 'rn' .*; did you mean 'run'\\?$"
 )
 for c in "${usage_cases[@]}"; do
     name=${c%%|*}

@@ -96,6 +96,24 @@ for sub in $subs; do
     fi
 done
 
+# `hopbench help NAME` is `hopbench NAME --help`, not the top-level help; `help stack NAME` the
+# stack's own.
+top=$("$HOPBENCH" help)
+for sub in $subs; do
+    if [ "$("$HOPBENCH" help "$sub")" = "$("$HOPBENCH" "$sub" --help)" ] && [ "$("$HOPBENCH" help "$sub")" != "$top" ]; then
+        ok "hopbench help $sub prints hopbench $sub --help"
+    else
+        not_ok "hopbench help $sub prints hopbench $sub --help" "$("$HOPBENCH" help "$sub" | head -n 2)"
+    fi
+done
+stack1=$("$HOPBENCH" stack list | awk 'NF { print $1; exit }')
+if [ "$("$HOPBENCH" help stack "$stack1")" = "$("$HOPBENCH" stack "$stack1" --help)" ] &&
+    [ "$("$HOPBENCH" help stack "$stack1")" != "$("$HOPBENCH" help stack)" ]; then
+    ok "hopbench help stack $stack1 prints that stack's help"
+else
+    not_ok "hopbench help stack $stack1 prints that stack's help"
+fi
+
 # can_tell NAME SED TABLE-FILTER MAN-FILTER MISSING: the run section of the page cut by
 # SED lacks exactly MISSING against run's table, as read by the two filters.
 can_tell() {
