@@ -25,6 +25,7 @@ static const char top_text[] =
     "\n"
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
+    "          http://HOST:PORT/PATH http+unix://%2Fpath%2Fto.sock/PATH (http's, with its path)\n"
     "PROTO:    " PROTO_HELP_NAMES "\n"
     "S:        a time: seconds (2, 0.5) or with its unit (500ms, 10s, 2m, 1h)\n"
     "\n"

@@ -34,6 +34,9 @@ static const char run_usage[] =
     "Loads each ENDPOINT in turn with identical settings and prints a row per endpoint\n"
     "with its ratio to the first. Every reply is checked: echo byte for byte, the other\n"
     "protocols' framing and status (and the body, with --expect-body).\n"
+    "An ENDPOINT may be a URL: http://HOST[:PORT]/PATH is tcp://HOST:PORT with --path\n"
+    "/PATH, http+unix://%2Frun%2Fx.sock/PATH the socket unix:/run/x.sock; it names its\n"
+    "protocol, so PROTO may be left out ('hopbench run http://127.0.0.1:8080/').\n"
     "\n";
 
 /* Before the registry's protocol options (run_options_build). */
@@ -582,15 +585,59 @@ static int run_check_servers(const struct run_opts *o, struct hb_err *err)
     return 0;
 }
 
+/* The protocol a URL's scheme names ("http" of http:// and http+unix://; LABEL= before it), or
+ * NULL. */
+static const struct proto_entry *url_proto(const char *url)
+{
+    const char *eq = strchr(url, '=');
+    char scheme[16];
+    size_t n;
+
+    if (eq != NULL && memchr(url, ':', (size_t)(eq - url)) == NULL) url = eq + 1;
+    n = strcspn(url, "+:");
+    if (strstr(url, "://") == NULL || n >= sizeof(scheme)) return NULL;
+    memcpy(scheme, url, n);
+    scheme[n] = '\0';
+    return proto_find(scheme);
+}
+
+/*
+ * An endpoint given as a URL (endpoint_parse_url): its scheme must name the
+ * run's protocol, and its /PATH is --path's, one for every endpoint.
+ */
+static int run_url(struct run_opts *o, const char *url, const char *path, struct hb_err *err)
+{
+    const struct proto_option *po;
+    size_t i = 0;
+
+    if (url_proto(url) != o->proto)
+        return hb_fail(err, -EINVAL,
+                       "run %s: %s is a URL of another protocol; give the address as "
+                       "tcp://HOST:PORT or unix:PATH",
+                       o->proto->name, url);
+    if (path[0] == '\0') return 0;
+    if (o->codec.path != NULL && strcmp(o->codec.path, path) != 0)
+        return hb_fail(err, -EINVAL,
+                       "run: %s asks for %s, and --path or another URL for %s: one path is for "
+                       "every endpoint",
+                       url, path, o->codec.path);
+    while ((po = proto_option_at(i)) != NULL && strcmp(po->name, "--path") != 0)
+        i++;
+    return run_proto_option(OPT_PROTO_FIRST + (int)i, path, o, err);
+}
+
 /* An ENDPOINT or LABEL=ENDPOINT word of run. */
 static int run_add_endpoint(struct run_opts *o, const char *arg, struct hb_err *err)
 {
     char label[ENDPOINT_LABEL_MAX];
-    const char *text;
+    const char *text, *path = NULL;
 
     if (service_label_split(arg, label, sizeof(label), &text, err) < 0) return -EINVAL;
-    if (opt_endpoint(o->eps, &o->neps, text, err) < 0) return -EINVAL;
-    snprintf(o->eps[o->neps - 1].label, sizeof(o->eps[0].label), "%s", label);
+    if (o->neps == CLI_MAX_ENDPOINTS)
+        return hb_fail(err, -EINVAL, "too many endpoints (at most %d)", CLI_MAX_ENDPOINTS);
+    if (endpoint_parse_url(&o->eps[o->neps], text, &path, err) < 0) return -EINVAL;
+    if (path != NULL && run_url(o, text, path, err) < 0) return -EINVAL;
+    snprintf(o->eps[o->neps++].label, sizeof(o->eps[0].label), "%s", label);
     return 0;
 }
 
@@ -622,6 +669,8 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "run: missing PROTO (%s) and ENDPOINT", proto_names());
     o->proto = proto_find(argv[optind]);
+    /* "hopbench run http://127.0.0.1:8080/": the URL names its protocol */
+    if (o->proto == NULL && (o->proto = url_proto(argv[optind])) != NULL) optind--;
     if (o->proto == NULL)
         return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)%s", argv[optind],
                        proto_names(), cmd_suggest_proto(argv[optind], false, near, sizeof(near)));

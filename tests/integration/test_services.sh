@@ -46,7 +46,8 @@ bad "a bad label" "a label \(before '='\)" "a b=tcp://127.0.0.1:2"
 bad "one label for two endpoints" "label 'x' is given to two endpoints" --label x x=tcp://127.0.0.1:2
 bad "labelled twice" "labelled 'y' already" --label x --label z y=tcp://127.0.0.1:2
 bad "watch port 0" "port 0 is no hop" --watch tcp://127.0.0.1:0
-bad "watch a bad endpoint" "unknown scheme" --watch http://127.0.0.1:2
+bad "watch a bad endpoint" "unknown scheme" --watch gopher://127.0.0.1:2
+bad "watch a URL with a path" "a path is for run.s requests" --watch http://127.0.0.1:2/x
 
 # --- a cgroup of the test's own, in the cpuacct (v1) or unified (v2) hierarchy ---
 # Made below the cgroup this script runs in, so nothing leaves the limits it was started
