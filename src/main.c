@@ -291,7 +291,9 @@ static int help_command(const struct command *c, int argc, char **argv)
  * `hopbench help`: the top-level help; `hopbench help CMD`, CMD's. Not in it,
  * for scripts: `help --commands` lists the commands' names, `help --options
  * NAME` the options of NAME's table (cmd_options_dump: test_man.sh holds the
- * man page to it, the bash completion offers it).
+ * man page to it, the bash completion offers it), `help --values NAME` the
+ * words its first word and its options take (cmd_values_dump: the bash
+ * completion offers them).
  */
 static int help(int argc, char **argv)
 {
@@ -303,12 +305,12 @@ static int help(int argc, char **argv)
             printf("%s\n", commands[i]->name);
         return HB_EXIT_OK;
     }
-    if (argc == 3 && strcmp(argv[1], "--options") == 0) {
+    if (argc == 3 && (strcmp(argv[1], "--options") == 0 || strcmp(argv[1], "--values") == 0)) {
         if ((c = command_named(argv[2])) != NULL) {
-            cmd_options_dump(c, stdout);
+            (argv[1][2] == 'o' ? cmd_options_dump : cmd_values_dump)(c, stdout);
             return HB_EXIT_OK;
         }
-        fprintf(stderr, "hopbench help: --options: no command '%s'%s\n",
+        fprintf(stderr, "hopbench help: %s: no command '%s'%s\n", argv[1],
                 text_safe(shown, sizeof(shown), argv[2]),
                 near_command(argv[2], near, sizeof(near)));
         return HB_EXIT_USAGE;

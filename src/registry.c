@@ -23,12 +23,16 @@
 #include "proto/pg.h"
 #include "proto/resp.h"
 
+static const char *const method_words[] = { "GET", "POST", NULL };
+
 static int parse_method(const char *val, const struct proto_args *a, struct hb_err *err)
 {
-    if (strcmp(val, "GET") != 0 && strcmp(val, "POST") != 0)
-        return hb_fail(err, -EINVAL, "--method: '%s' is not GET or POST", val);
-    a->co->method = val;
-    return 0;
+    for (size_t i = 0; method_words[i] != NULL; i++)
+        if (strcmp(val, method_words[i]) == 0) {
+            a->co->method = method_words[i];
+            return 0;
+        }
+    return hb_fail(err, -EINVAL, "--method: '%s' is not GET or POST", val);
 }
 
 static int parse_path(const char *val, const struct proto_args *a, struct hb_err *err)
@@ -110,14 +114,14 @@ static int parse_param(const char *val, const struct proto_args *a, struct hb_er
 }
 
 /* "ping", "set" or "get" (the first len bytes of s) as its command: 0, or -1. */
+static const char *const redis_words[] = {
+    [REDIS_PING] = "ping", [REDIS_SET] = "set", [REDIS_GET] = "get", NULL
+};
+
 static int redis_cmd_word(const char *s, size_t len, enum codec_redis_cmd *cmd)
 {
-    static const char *const words[] = {
-        [REDIS_PING] = "ping", [REDIS_SET] = "set", [REDIS_GET] = "get"
-    };
-
-    for (size_t i = 0; i < ARRAY_LEN(words); i++)
-        if (strlen(words[i]) == len && strncmp(s, words[i], len) == 0) {
+    for (size_t i = 0; redis_words[i] != NULL; i++)
+        if (strlen(redis_words[i]) == len && strncmp(s, redis_words[i], len) == 0) {
             *cmd = (enum codec_redis_cmd)i;
             return 0;
         }
@@ -412,26 +416,22 @@ static int parse_ping(const char *val, const struct proto_args *a, struct hb_err
     return 0;
 }
 
+/* libpq's require_auth names, and the codec's bit of each. */
+static const char *const auth_words[] = { "scram-sha-256", "md5", "password", "none", NULL };
+static const unsigned auth_bits[] = { CODEC_AUTH_SCRAM, CODEC_AUTH_MD5, CODEC_AUTH_PASSWORD,
+                                      CODEC_AUTH_NONE };
+
 /* --auth-method M[,M...]: libpq's require_auth names, each at most once, into auth_methods. */
 static int parse_auth_method(const char *val, const struct proto_args *a, struct hb_err *err)
 {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } ways[] = {
-        { "scram-sha-256", CODEC_AUTH_SCRAM },
-        { "md5", CODEC_AUTH_MD5 },
-        { "password", CODEC_AUTH_PASSWORD },
-        { "none", CODEC_AUTH_NONE },
-    };
     const char *p = val;
     unsigned bits = 0;
 
     for (;;) {
         size_t n = strcspn(p, ",");
         unsigned bit = 0;
-        for (size_t i = 0; i < ARRAY_LEN(ways); i++)
-            if (n == strlen(ways[i].name) && strncmp(p, ways[i].name, n) == 0) bit = ways[i].bit;
+        for (size_t i = 0; auth_words[i] != NULL; i++)
+            if (n == strlen(auth_words[i]) && strncmp(p, auth_words[i], n) == 0) bit = auth_bits[i];
         if (bit == 0 || (bits & bit) != 0)
             return hb_fail(err, -EINVAL,
                            "--auth-method: '%s' is not a list of scram-sha-256, md5, password "
@@ -860,6 +860,20 @@ const struct proto_option *proto_option_at(size_t i)
             if (k++ == i) return *o;
         }
     }
+    return NULL;
+}
+
+const char *const *proto_option_values(const struct proto_option *po)
+{
+    static const struct {
+        const struct proto_option *po;
+        const char *const *words;
+    } lists[] = { { &opt_method, method_words },
+                  { &opt_command, redis_words },
+                  { &opt_auth_method, auth_words } };
+
+    for (size_t i = 0; i < ARRAY_LEN(lists); i++)
+        if (lists[i].po == po) return lists[i].words;
     return NULL;
 }
 

@@ -196,6 +196,12 @@ const struct proto_option *proto_option_at(size_t i);
  */
 bool proto_option_secret(const char *name, size_t len);
 
+/*
+ * The words po's hook takes (a list of them, for --auth-method; a mix, for
+ * --command), NULL-terminated; NULL when its value is not one of a few.
+ */
+const char *const *proto_option_values(const struct proto_option *po);
+
 /* "--method" for PROTO_OPT_METHOD...; NULL for a bit that is no option. */
 const char *proto_opt_name(unsigned bit);
 

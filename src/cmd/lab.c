@@ -42,6 +42,16 @@ static const char lab_usage[] =
     "cut short), and the exit code is 1.\n"
     "\n";
 
+/* The word after the options: 'lab overload'. */
+static const char *const lab_words[] = { "overload", NULL };
+
+/* The words its options take, which their parsers check against. */
+static const struct cmd_value lab_values[] = {
+    { OPT_PROTO, cmd_served_words }, { OPT_PIN, cmd_pin_values },
+    { OPT_CLOSE, cmd_close_values }, { OPT_WAIT, cmd_wait_values },
+    { OPT_NETNS, cmd_netns_values }, { 0, NULL },
+};
+
 static const struct cmd_option lab_options[] = {
     { "proto", 0, "P", PROTO_HELP_LAB, OPT_PROTO },
     { "rates", 0, "LIST",
@@ -225,7 +235,7 @@ static int lab_option(int c, const char *val, void *opts, struct hb_err *err)
         rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &o->count, err);
         break;
     case OPT_NETNS:
-        rc = opt_netns(val, &o->netns, err);
+        rc = opt_netns("--netns", val, &o->netns, err);
         break;
     default:
         rc = -EINVAL;
@@ -337,7 +347,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
     lab_defaults(o);
     rc = cmd_getopt(&cmd_lab, argc, argv, lab_option, o, out, err);
     if (rc != 0) return rc;
-    if (optind < argc && strcmp(argv[optind], "overload") == 0) {
+    if (optind < argc && strcmp(argv[optind], lab_words[0]) == 0) {
         optind++;
         /* Its cells are fixed: 64 B, connect mode, closed loop. */
         if (o->sizes_given || o->nrates > 0 || o->shared.block_wait || o->pipeline > 1)
@@ -354,7 +364,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
         struct suggest s;
         char near[64];
         suggest_init(&s, argv[optind]);
-        suggest_add(&s, "overload");
+        suggest_add(&s, lab_words[0]);
         return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'%s", argv[optind],
                        suggest_text(&s, false, near, sizeof(near)));
     }
@@ -579,6 +589,8 @@ const struct command cmd_lab = {
                "each transport fails under overload",
     .usage = lab_usage,
     .options = lab_options,
+    .words = lab_words,
+    .values = lab_values,
     .tail = NULL,
     .column = 24,
     .parse = lab_parse,

@@ -20,6 +20,47 @@ const struct cmd_option cmd_top_options[] = {
     CMD_END,
 };
 
+const char *const cmd_pin_values[] = { "none", "same", "split", NULL };
+const char *const cmd_close_values[] = { "client", "server", "rst", NULL };
+const char *const cmd_wait_values[] = { "epoll", "block", NULL };
+const char *const cmd_wait_run_values[] = { "epoll", "block", "uring", NULL };
+const char *const cmd_netns_values[] = { "same", "other", NULL };
+const char *cmd_proto_words[CMD_MAX_PROTOS + 1];
+const char *cmd_served_words[CMD_MAX_PROTOS + 1];
+
+/* The protocols' names, from the registry, before main. */
+__attribute__((constructor)) static void proto_words_build(void)
+{
+    size_t n = 0, served = 0;
+    const struct proto_entry *pe = proto_entries(&n);
+
+    for (size_t i = 0; i < n && i < CMD_MAX_PROTOS; i++) {
+        cmd_proto_words[i] = pe[i].name;
+        if (pe[i].server != NULL) cmd_served_words[served++] = pe[i].name;
+    }
+}
+
+int opt_choice(const char *opt, const char *val, const char *const *values, unsigned *index,
+               struct hb_err *err)
+{
+    char list[256] = "", near[160];
+    struct suggest s;
+    size_t len;
+
+    suggest_init(&s, val);
+    for (size_t i = 0; values[i] != NULL; i++) {
+        if (strcmp(val, values[i]) == 0) {
+            *index = (unsigned)i;
+            return 0;
+        }
+        suggest_add(&s, values[i]);
+        len = strlen(list);
+        snprintf(list + len, sizeof(list) - len, "%s%s", i > 0 ? ", " : "", values[i]);
+    }
+    return hb_fail(err, -EINVAL, "%s: '%s' is not one of %s%s", opt, val, list,
+                   suggest_text(&s, false, near, sizeof(near)));
+}
+
 /* What the top-level help says after the commands' summaries, before its options. */
 static const char top_text[] =
     "\n"
@@ -269,6 +310,25 @@ void cmd_usage(FILE *out, const struct command *const *cmds, size_t n)
         put_option(out, e, 24);
 }
 
+void cmd_values_dump(const struct command *c, FILE *out)
+{
+    if (c->words != NULL) {
+        fputc('-', out);
+        for (const char *const *w = c->words; *w != NULL; w++)
+            fprintf(out, " %s", *w);
+        fputc('\n', out);
+    }
+    for (const struct cmd_value *v = c->values; v != NULL && v->words != NULL; v++) {
+        for (const struct cmd_option *e = c->options; !table_end(e); e++) {
+            if (e->name == NULL || e->id != v->id) continue;
+            fprintf(out, "--%s", e->name);
+            for (const char *const *w = v->words; *w != NULL; w++)
+                fprintf(out, " %s", *w);
+            fputc('\n', out);
+        }
+    }
+}
+
 void cmd_options_dump(const struct command *c, FILE *out)
 {
     for (const struct cmd_option *e = c->options; !table_end(e); e++) {
@@ -330,15 +390,21 @@ int opt_seconds(const char *opt, const char *val, bool zero_ok, uint64_t *out, s
 
 int opt_pin(const char *val, enum place_mode *mode, struct hb_err *err)
 {
-    if (place_parse(val, mode) < 0)
-        return hb_fail(err, -EINVAL, "--pin: '%s' is not one of none, same, split", val);
+    static const enum place_mode modes[] = { PLACE_NONE, PLACE_SAME, PLACE_SPLIT };
+    unsigned i = 0;
+
+    if (opt_choice("--pin", val, cmd_pin_values, &i, err) < 0) return -EINVAL;
+    *mode = modes[i];
     return 0;
 }
 
-int opt_netns(const char *val, enum netns_mode *mode, struct hb_err *err)
+int opt_netns(const char *opt, const char *val, enum netns_mode *mode, struct hb_err *err)
 {
-    if (netns_parse_mode(val, mode) < 0)
-        return hb_fail(err, -EINVAL, "--netns: '%s' is not one of same, other", val);
+    static const enum netns_mode modes[] = { NETNS_SAME, NETNS_OTHER };
+    unsigned i = 0;
+
+    if (opt_choice(opt, val, cmd_netns_values, &i, err) < 0) return -EINVAL;
+    *mode = modes[i];
     return 0;
 }
 
@@ -400,9 +466,12 @@ int opt_wait(const char *val, bool *block, bool *uring, struct hb_err *err)
 
     if (is_uring && uring == NULL)
         return hb_fail(err, -EINVAL, "--wait: 'uring' is for 'hopbench run' only");
-    if (strcmp(val, "epoll") != 0 && strcmp(val, "block") != 0 && !is_uring)
-        return hb_fail(err, -EINVAL, "--wait: '%s' is not epoll, block or uring", val);
-    *block = val[0] == 'b';
+    unsigned i = 0;
+
+    if (opt_choice("--wait", val, uring != NULL ? cmd_wait_run_values : cmd_wait_values, &i, err) <
+        0)
+        return -EINVAL;
+    *block = strcmp(val, "block") == 0;
     if (uring != NULL) *uring = is_uring;
     return 0;
 }
@@ -500,14 +569,11 @@ static int opt_noisy(const char *val, double *cpus, struct hb_err *err)
 
 static int opt_close(const char *val, enum load_close *c, struct hb_err *err)
 {
-    if (strcmp(val, "client") == 0)
-        *c = CLOSE_CLIENT;
-    else if (strcmp(val, "server") == 0)
-        *c = CLOSE_SERVER;
-    else if (strcmp(val, "rst") == 0)
-        *c = CLOSE_RST;
-    else
-        return hb_fail(err, -EINVAL, "--close: '%s' is not one of client, server, rst", val);
+    static const enum load_close whos[] = { CLOSE_CLIENT, CLOSE_SERVER, CLOSE_RST };
+    unsigned i = 0;
+
+    if (opt_choice("--close", val, cmd_close_values, &i, err) < 0) return -EINVAL;
+    *c = whos[i];
     return 0;
 }
 

@@ -39,6 +39,12 @@ static const char run_usage[] =
     "protocol, so PROTO may be left out ('hopbench run http://127.0.0.1:8080/').\n"
     "\n";
 
+/* The words of run's own options that take one of a few, which their parsers check against. */
+static const char *const mode_values[] = { "connect", "reuse", NULL };
+static const char *const arrivals_values[] = { "constant", "poisson", NULL };
+static const char *const order_values[] = { "abba", "random", NULL };
+static const char *const retry_values[] = { "once", "none", NULL };
+
 /* Before the registry's protocol options (run_options_build). */
 static const struct cmd_option run_head[] = {
     { "connections", 'c', "N", "connections in total, spread over the threads (default 1)", 'c' },
@@ -263,16 +269,33 @@ static const struct cmd_option run_tail[] = {
  */
 static struct cmd_option run_options[CMD_MAX_OPTIONS + 1];
 
+/* The words its options take: its own, then the registry's protocol options' (run_options_build).
+ */
+#define RUN_VALUES_MAX 32
+static struct cmd_value run_values[RUN_VALUES_MAX + 1] = {
+    { OPT_MODE, mode_values },          { OPT_ARRIVALS, arrivals_values },
+    { OPT_WAIT, cmd_wait_run_values },  { OPT_CLOSE, cmd_close_values },
+    { OPT_PIN, cmd_pin_values },        { OPT_NETNS, cmd_netns_values },
+    { OPT_IN_NETNS, cmd_netns_values }, { OPT_ORDER, order_values },
+    { OPT_RETRY, retry_values },
+};
+
 __attribute__((constructor)) static void run_options_build(void)
 {
     const struct proto_option *po;
-    size_t n = 0;
+    size_t n = 0, nv = 0;
 
+    while (run_values[nv].words != NULL)
+        nv++;
     for (size_t i = 0; run_head[i].name != NULL || run_head[i].help != NULL; i++)
         run_options[n++] = run_head[i];
-    for (size_t i = 0; (po = proto_option_at(i)) != NULL && n < CMD_MAX_OPTIONS - 8; i++)
+    for (size_t i = 0; (po = proto_option_at(i)) != NULL && n < CMD_MAX_OPTIONS - 8; i++) {
         run_options[n++] =
             (struct cmd_option){ po->name + 2, 0, po->arg, po->help, OPT_PROTO_FIRST + (int)i };
+        if (proto_option_values(po) != NULL && nv < RUN_VALUES_MAX)
+            run_values[nv++] =
+                (struct cmd_value){ OPT_PROTO_FIRST + (int)i, proto_option_values(po) };
+    }
     for (size_t i = 0;
          n < CMD_MAX_OPTIONS && (run_tail[i].name != NULL || run_tail[i].help != NULL); i++)
         run_options[n++] = run_tail[i];
@@ -326,6 +349,7 @@ static int run_proto_option(int c, const char *val, struct run_opts *o, struct h
         .key = o->server_key,
         .key_cap = sizeof(o->server_key),
     };
+    unsigned k = 0;
     int rc = 0;
 
     if (po != NULL) return po->parse(val, &args, err);
@@ -341,9 +365,8 @@ static int run_proto_option(int c, const char *val, struct run_opts *o, struct h
         rc = opt_rate_base(val, o, err);
         break;
     case OPT_ARRIVALS:
-        if (strcmp(val, "constant") != 0 && strcmp(val, "poisson") != 0)
-            return hb_fail(err, -EINVAL, "--arrivals: '%s' is not constant or poisson", val);
-        o->load.poisson = val[0] == 'p';
+        rc = opt_choice("--arrivals", val, arrivals_values, &k, err);
+        o->load.poisson = k == 1;
         o->arrivals_given = true;
         break;
     default:
@@ -387,13 +410,13 @@ static void run_load_from_shared(struct run_opts *o)
 /* The order of the repetitions. */
 static int run_plan_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
 {
+    unsigned k = 0;
     int rc = 0;
 
     switch (c) {
     case OPT_ORDER:
-        if (strcmp(val, "abba") != 0 && strcmp(val, "random") != 0)
-            return hb_fail(err, -EINVAL, "--order: '%s' is not abba or random", val);
-        o->order_random = val[0] == 'r';
+        rc = opt_choice("--order", val, order_values, &k, err);
+        o->order_random = k == 1;
         break;
     default:
         rc = run_proto_option(c, val, o, err);
@@ -489,6 +512,7 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
     struct run_opts *o = opts;
     struct load_cfg *l = &o->load;
     uint64_t v = 0;
+    unsigned k = 0;
     int rc = shared_option(c, val, &o->shared, err);
 
     if (rc != SHARED_NOT_MINE) return rc;
@@ -498,22 +522,18 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
         rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &l->count, err);
         break;
     case OPT_MODE:
-        if (strcmp(val, "connect") == 0)
-            l->mode = LOAD_CONNECT;
-        else if (strcmp(val, "reuse") == 0)
-            l->mode = LOAD_REUSE;
-        else
-            rc = hb_fail(err, -EINVAL, "--mode: '%s' is not connect or reuse", val);
+        rc = opt_choice("--mode", val, mode_values, &k, err);
+        l->mode = k == 0 ? LOAD_CONNECT : LOAD_REUSE;
         break;
     case OPT_PIPELINE:
         rc = opt_uint("--pipeline", val, 1, 1024, &v, err);
         l->pipeline = (unsigned)v;
         break;
     case OPT_NETNS:
-        rc = opt_netns(val, &o->netns, err);
+        rc = opt_netns("--netns", val, &o->netns, err);
         break;
     case OPT_IN_NETNS:
-        rc = opt_netns(val, &o->in_netns, err);
+        rc = opt_netns("--in-netns", val, &o->in_netns, err);
         break;
     case OPT_SIZE:
         o->size_given = true;
@@ -533,12 +553,8 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
         rc = run_agent_option(c, val, o, err);
         break;
     case OPT_RETRY:
-        if (strcmp(val, "once") == 0)
-            l->retry = RETRY_ONCE;
-        else if (strcmp(val, "none") == 0)
-            l->retry = RETRY_NONE;
-        else
-            rc = hb_fail(err, -EINVAL, "--retry: '%s' is not once or none", val);
+        rc = opt_choice("--retry", val, retry_values, &k, err);
+        l->retry = k == 1 ? RETRY_NONE : RETRY_ONCE;
         break;
     default:
         rc = run_observe_option(c, val, o, err);
@@ -970,6 +986,8 @@ const struct command cmd_run = {
     .summary = "loads one or more endpoints in turn under identical settings",
     .usage = run_usage,
     .options = run_options,
+    .words = cmd_proto_words,
+    .values = run_values,
     .tail = NULL,
     .column = 24,
     .parse = run_parse,

@@ -36,6 +36,11 @@ static const char serve_usage[] =
     "exit counts both kinds of refused connections.\n"
     "\n";
 
+/* The words its options take, which their parsers check against. */
+static const struct cmd_value serve_values[] = { { OPT_PIN, cmd_pin_values },
+                                                 { OPT_WAIT, cmd_wait_values },
+                                                 { 0, NULL } };
+
 static const struct cmd_option serve_options[] = {
     { "listen", 'l', "EP", "where to listen; repeat for several endpoints", 'l' },
     { "backlog", 0, "N",
@@ -311,6 +316,8 @@ const struct command cmd_serve = {
     .summary = "runs a built-in reference server until SIGINT or SIGTERM",
     .usage = serve_usage,
     .options = serve_options,
+    .words = cmd_served_words,
+    .values = serve_values,
     .tail = NULL,
     .column = 24,
     .parse = serve_parse,

@@ -34,6 +34,23 @@ static const char stack_usage[] =
     "for run.\n"
     "\n";
 
+/* NAME: every stack's name, then "list"; built before main from the stacks' table. */
+#define STACK_WORDS_MAX 64
+static const char *stack_words[STACK_WORDS_MAX + 2];
+static const char stack_list_word[] = "list";
+
+__attribute__((constructor)) static void stack_words_build(void)
+{
+    size_t n = 0;
+
+    for (; stack_defs[n] != NULL && n < STACK_WORDS_MAX; n++)
+        stack_words[n] = stack_defs[n]->name;
+    stack_words[n] = stack_list_word;
+}
+
+/* The words its options take, which their parsers check against. */
+static const struct cmd_value stack_values[] = { { OPT_NETNS, cmd_netns_values }, { 0, NULL } };
+
 static const struct cmd_option stack_options[] = {
     { "profile", 0, "P", "the stack's configuration profile (its --help names them)", OPT_PROFILE },
     { "short", 0, NULL, "a quick pass (fewer, shorter runs): a check, not a result", OPT_SHORT },
@@ -168,7 +185,7 @@ static int stack_option(int c, const char *val, void *opts, struct hb_err *err)
         o->cases |= STACK_CASE_STARVE;
         return 0;
     case OPT_NETNS:
-        return opt_netns(val, &o->netns, err);
+        return opt_netns("--netns", val, &o->netns, err);
     case OPT_AGENT:
         o->agent = val;
         return 0;
@@ -244,7 +261,7 @@ static int stack_parse(int argc, char **argv, FILE *out, struct hb_err *err)
     o->name = argv[optind++];
     if (optind < argc)
         return hb_fail(err, -EINVAL, "stack: unexpected argument '%s'", argv[optind]);
-    if (strcmp(o->name, "list") == 0) {
+    if (strcmp(o->name, stack_list_word) == 0) {
         o->list = true;
         o->name = NULL;
         return 0;
@@ -253,8 +270,8 @@ static int stack_parse(int argc, char **argv, FILE *out, struct hb_err *err)
         struct suggest s;
         char near[160];
         suggest_init(&s, o->name);
-        for (unsigned i = 0; stack_defs[i] != NULL; i++)
-            suggest_add(&s, stack_defs[i]->name);
+        for (unsigned i = 0; stack_words[i] != NULL; i++)
+            suggest_add(&s, stack_words[i]);
         return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)%s",
                        o->name, suggest_text(&s, false, near, sizeof(near)));
     }
@@ -316,6 +333,8 @@ const struct command cmd_stack = {
                "saving, removes it",
     .usage = stack_usage,
     .options = stack_options,
+    .words = stack_words,
+    .values = stack_values,
     .tail = NULL,
     .column = 19,
     .parse = stack_parse,

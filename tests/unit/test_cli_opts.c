@@ -324,7 +324,10 @@ static void test_bad_option_named(void **state)
         { { "-c" }, "lab: option -c needs a value" },
         { { "--quick=3" }, "lab: option --quick takes no value" },
         { { "--bogus=1" }, "lab: unknown option '--bogus'" },
-        { { "--s", "1" }, "lab: ambiguous option '--s'" },
+        { { "--s", "1" },
+          "lab: ambiguous option '--s'; did you mean one of --server-threads, --sizes, "
+          "--sample-ms, --seed?" },
+        { { "--sizs", "64" }, "lab: unknown option '--sizs'; did you mean --sizes?" },
         { { "--quick", "-Z" }, "lab: unknown option -Z" },
         { { "--quick", "-Zq" }, "lab: unknown option -Z" },
     };
