@@ -259,3 +259,52 @@ int text_columns(const char *s)
         w += ((unsigned char)*s & 0xC0) != 0x80;
     return w;
 }
+
+void text_number(char *buf, size_t cap, double v, int decimals)
+{
+    char raw[64];
+    const char *digits = raw;
+    size_t whole, out = 0;
+    int n;
+
+    if (cap == 0) return;
+    n = isfinite(v) ? snprintf(raw, sizeof(raw), "%.*f", decimals, v) : -1;
+    if (n < 0 || (size_t)n >= sizeof(raw)) {
+        snprintf(buf, cap, "n/a");
+        return;
+    }
+    if (raw[0] == '-') {
+        if (strspn(raw + 1, "0.") < strlen(raw + 1) && out + 1 < cap) buf[out++] = '-'; /* no -0 */
+        digits++;
+    }
+    whole = strcspn(digits, ".");
+    for (size_t i = 0; digits[i] != '\0' && out + 1 < cap; i++) {
+        if (i > 0 && i < whole && (whole - i) % 3 == 0) {
+            buf[out++] = ',';
+            if (out + 1 >= cap) break;
+        }
+        buf[out++] = digits[i];
+    }
+    buf[out] = '\0';
+}
+
+void text_ratio(char *buf, size_t cap, double r, int decimals)
+{
+    if (!isfinite(r))
+        snprintf(buf, cap, "n/a");
+    else
+        snprintf(buf, cap, "%.*f×", decimals, r);
+}
+
+void put_columns(FILE *f, int width, const char *s)
+{
+    int pad = (width < 0 ? -width : width) - text_columns(s);
+
+    if (width > 0)
+        for (; pad > 0; pad--)
+            fputc(' ', f);
+    fputs(s, f);
+    if (width < 0)
+        for (; pad > 0; pad--)
+            fputc(' ', f);
+}

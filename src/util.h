@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #define UNUSED(x)    ((void)(x))
@@ -137,5 +138,24 @@ int parse_duration(const char *s, double max_s, uint64_t *out_ns);
 
 /* Columns s takes on a terminal: UTF-8 continuation bytes take none ("µs" is 2). */
 int text_columns(const char *s);
+
+/*
+ * The one spelling of figures in text for a reader (never in CSV or JSON):
+ * v rounded to `decimals`, its thousands grouped by ',' ("1,223,806",
+ * "22,943.06", "-1,500"); "n/a" when v is not finite.
+ */
+void text_number(char *buf, size_t cap, double v, int decimals);
+
+/*
+ * A ratio: "1.18×" with `decimals` decimals (2 in tables, 3 for a change
+ * below 10 %: "1.032×"; ×, U+00D7, takes 1 column); "n/a" when r is not finite.
+ */
+void text_ratio(char *buf, size_t cap, double r, int decimals);
+
+/*
+ * Writes s padded with spaces to `width` terminal columns (text_columns: "µs"
+ * and "×" take one each), right-aligned for a width > 0, left for < 0.
+ */
+void put_columns(FILE *f, int width, const char *s);
 
 #endif

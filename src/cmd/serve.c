@@ -69,7 +69,7 @@ static const struct cmd_option serve_options[] = {
     { "body-size", 0, "B",
       PROTO_HELP_REPLY_BODY ": answer with a B-byte body instead of the greeting", OPT_BODY_SIZE },
     { "delay-us", 0, "D",
-      "service time: every reply waits D us in the worker thread that\n"
+      "service time: every reply waits D µs in the worker thread that\n"
       "made it (with --threads N: at most N / D requests per second;\n"
       "echo has no message boundaries: per read)",
       OPT_DELAY_US },

@@ -80,7 +80,7 @@ static const struct cmd_option stack_options[] = {
       "services, on this host; not with --netns) for the server side,\n"
       "naming each service by its cgroup as the stack made it; every run\n"
       "record has \"agent\" (docs/agent.md), and the table each service's\n"
-      "'agent CPU us/req' and 'agent/local CPU' rows; a refused token is\n"
+      "'agent CPU µs/req' and 'agent/local CPU' rows; a refused token is\n"
       "exit 3, a request the agent refuses as bad or too large or a\n"
       "reply that breaks the protocol 76",
       OPT_AGENT },

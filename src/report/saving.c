@@ -36,7 +36,8 @@ bool report_saving_cell_ok(const struct cost_cell *c)
            !c->mixed[COST_UDS];
 }
 
-/* v with `digits` significant digits in fixed notation ("0.000095", "40800"). */
+/* v with `digits` significant digits in fixed notation, thousands grouped ("0.000095", "40,800").
+ */
 static const char *sig(char *buf, size_t cap, double v, int digits)
 {
     int d;
@@ -49,7 +50,7 @@ static const char *sig(char *buf, size_t cap, double v, int digits)
     snprintf(buf, cap, "%.*e", digits - 1, v);
     d = digits - 1 - (int)floor(log10(fabs(strtod(buf, NULL))));
     d = d < 0 ? 0 : d > 12 ? 12 : d;
-    snprintf(buf, cap, "%.*f", d, v);
+    text_number(buf, cap, v, d);
     return buf;
 }
 
@@ -153,7 +154,7 @@ static void put_per_request(FILE *f, const struct cost_cell *c, const struct cos
             "saved by unix µs [95 % interval]", "saved");
     for (size_t i = 0; i < c->nseries; i++) {
         const struct cost_series *ser = &c->series[i];
-        char name[64], saved[160], share[64], pct[48];
+        char name[64], saved[160], share[64], pct[48], tcp[32], uds[32];
         struct cost_saving s;
 
         snprintf(name, sizeof(name), "%s %s", ser->kind == COST_CPU ? "cpu" : "latency", ser->name);
@@ -168,7 +169,9 @@ static void put_per_request(FILE *f, const struct cost_cell *c, const struct cos
             none = true;
         sig(pct, sizeof(pct), 100 * s.saved.v / s.tcp, 3);
         snprintf(share, sizeof(share), "%s %%", pct);
-        fprintf(f, "   %-22s %10.2f %10.2f   %-32s %s%s\n", name, s.tcp / 1e3, s.uds / 1e3, saved,
+        text_number(tcp, sizeof(tcp), s.tcp / 1e3, 2);
+        text_number(uds, sizeof(uds), s.uds / 1e3, 2);
+        fprintf(f, "   %-22s %10s %10s   %-32s %s%s\n", name, tcp, uds, saved,
                 s.tcp > 0 ? share : "n/a", s.saved.v < 0 ? "  (unix costs more)" : "");
     }
     if (none)
@@ -211,14 +214,14 @@ static void put_month(FILE *f, const struct cost_series *ser, const struct cost_
         const struct cost_traffic *tr = &p->traffic[t];
         struct cost_range cpu = cost_month_cpu_s(s->saved, tr->per_month);
         struct cost_range share = cost_vcpu_share(cpu);
-        char text[TEXT_SAFE_CAP], cpu_t[192], share_t[160], usd_t[160], rps[48];
+        char text[TEXT_SAFE_CAP], cpu_t[192], share_t[160], usd_t[160], rps[48], month[48];
 
         duration_text(cpu_t, sizeof(cpu_t), cpu);
         range_text(share_t, sizeof(share_t), share, 100, 2);
         usd_text(usd_t, sizeof(usd_t), cost_price(share, p->price_usd));
-        fprintf(f, "   %-14s %16.0f %12s   %-30s %-34s %s\n",
-                text_safe(text, sizeof(text), tr->text), tr->per_month,
-                sig(rps, sizeof(rps), cost_traffic_per_s(tr), 3), cpu_t, share_t, usd_t);
+        text_number(month, sizeof(month), tr->per_month, 0);
+        fprintf(f, "   %-14s %16s %12s   %-30s %-34s %s\n", text_safe(text, sizeof(text), tr->text),
+                month, sig(rps, sizeof(rps), cost_traffic_per_s(tr), 3), cpu_t, share_t, usd_t);
     }
     vcpu_rate_text(rtext, sizeof(rtext), s);
     fprintf(f, "   %s\n", rtext);
@@ -264,17 +267,18 @@ static void put_dilution(FILE *f, const struct cost_cell *c, const struct cost_p
 void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
                          const struct cost_plan *p)
 {
-    char shown[TEXT_SAFE_CAP];
+    char shown[TEXT_SAFE_CAP], month_s[32];
 
+    text_number(month_s, sizeof(month_s), COST_MONTH_S, 0);
     fprintf(f,
             "hopbench cost: what a Unix socket saves over TCP loopback, from %s\n"
             "Each figure is the median of a transport's runs that count; saved = tcp - unix\n"
             "(negative: the Unix socket costs more). [low, high] is the %.0f %% bootstrap\n"
             "interval of the ratio of medians unix/tcp (seed %llu), carried to each figure;\n"
-            "fewer than two runs on a side give none. A month is 30 days (%.0f s).\n"
+            "fewer than two runs on a side give none. A month is 30 days (%s s).\n"
             "Price: $%g per vCPU-month%s.\n",
             text_safe(shown, sizeof(shown), path), COST_LEVEL * 100, (unsigned long long)p->seed,
-            COST_MONTH_S, p->price_usd,
+            month_s, p->price_usd,
             p->price_given ? " (--price)" : ", an assumption (--price sets it)");
     for (size_t i = 0; i < s->ncells; i++) {
         const struct cost_cell *c = &s->cells[i];

@@ -101,19 +101,19 @@ jcheck "one run per transport: no interval anywhere" "$c" \
 o=$T/reps.out
 check "table: the study's server row, 97.20 72.70 saved 24.5 (25.2 %)" \
     grep -Eq '^ +cpu server +97\.20 +72\.70 +24\.5 \[[0-9.]+, [0-9.]+\] +25\.2 %$' "$o"
-check "table: one whole vCPU saved at 40816 req/s (server)" \
-    grep -Eq '^ +one whole vCPU is saved at 40816 \[' "$o"
+check "table: one whole vCPU saved at 40,816 req/s (server)" \
+    grep -Eq '^ +one whole vCPU is saved at 40,816 \[' "$o"
 check "table: the loss is shown as one" \
     grep -Eq '^ +cpu server +40\.00 +45\.00 +-5\.00 +-12\.5 %  \(unix costs more\)$' "$o"
-check "table: the Unix socket costs one whole vCPU more at 200000 req/s" \
-    grep -q 'the Unix socket costs one whole vCPU more at 200000 requests/s' "$o"
+check "table: the Unix socket costs one whole vCPU more at 200,000 req/s" \
+    grep -q 'the Unix socket costs one whole vCPU more at 200,000 requests/s' "$o"
 check "table: one run per transport says there is no interval" \
     grep -q 'fewer than two runs on a side give no interval' "$o"
 check "table: the month is 30 days, the price is --price's" \
-    grep -q 'A month is 30 days (2592000 s)' "$o"
+    grep -q 'A month is 30 days (2,592,000 s)' "$o"
 check "table: \$30 from --price" grep -q 'Price: \$30 per vCPU-month (--price)' "$o"
 check "table: 40k/s saves 40k * 86400 * 30 * 24.5 us = 29.4 days of server CPU, 98 % of a vCPU" \
-    grep -Eq '^ +40k/s +103680000000 +40000 +29\.4 \[[0-9.]+, [0-9.]+\] days +98 \[' "$o"
+    grep -Eq '^ +40k/s +103,680,000,000 +40,000 +29\.4 \[[0-9.]+, [0-9.]+\] days +98 \[' "$o"
 check "table: each cell is named by compare's key without an endpoint" \
     grep -qx '== echo reuse 64 B c=1 p=1' "$o"
 check "table: the tcp-only cell is named and skipped" \

@@ -102,7 +102,7 @@ check "lab --quick: a table per size" \
     sh -c "grep -q '^64 B echo round trips' '$T/quick.out' &&
            grep -q '^4 KiB echo round trips' '$T/quick.out'"
 check_eq "lab --quick: unix÷tcp rows (2 sizes x 2 modes)" 4 \
-    "$(grep -Ec '^ +unix÷tcp +[0-9.]+x' "$T/quick.out")"
+    "$(grep -Ec '^ +unix÷tcp +[0-9.]+×' "$T/quick.out")"
 check "lab --quick: --json given, nothing else written to cwd" \
     sh -c "[ -z \"\$(ls -A '$T/quick.cwd')\" ]"
 check_lab_gone quick
@@ -554,7 +554,7 @@ check_eq "lab -v: a line per run" 8 "$(grep -Ec '^  (connect|reuse) +(tcp|unix) 
 check "lab -v: summaries printed" grep -q "unix against tcp: median" "$T/lv.out"
 # 2 + 2 runs can never be significant: "~", and still each ratio of medians with its interval.
 check_eq "lab -v --reps 2: every figure's ratio with its interval, '~' (2 modes x 6 figures)" 12 \
-    "$(grep -Ec '^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) .*   vs first: ~ [+-][0-9.]+ % \[[+-][0-9.]+ %, [+-][0-9.]+ %\] \(p=[0-9.e-]+ n=2\+2\)$' \
+    "$(grep -Ec '^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) .*   vs first: ~ [0-9.]+× \[[0-9.]+×, [0-9.]+×\] \(p=[0-9.e-]+ n=2\+2\)$' \
         "$T/lv.out")"
 
 done_testing

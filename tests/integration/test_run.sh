@@ -102,8 +102,8 @@ if expect_rc "run two endpoints: exit 0" 0 two \
     run echo "$tcp" "$uds" -d 0.3 --warmup 0.05 --json "$j"; then
     check_eq "run two endpoints: table has 2 rows" 2 "$(table_rows "$T/two.out")"
     check "run two endpoints: rows in order, first is 1.00x" \
-        sh -c "grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' '$T/two.out' | head -n 1 | grep -q '^$tcp .* 1\.00x\$' &&
-               grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' '$T/two.out' | tail -n 1 | grep -Eq '^$uds .* [0-9.]+x\$'"
+        sh -c "grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' '$T/two.out' | head -n 1 | grep -q '^$tcp .* 1\.00×\$' &&
+               grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' '$T/two.out' | tail -n 1 | grep -Eq '^$uds .* [0-9.]+×\$'"
     rcheck "run two endpoints: two runs in JSON, in order" "$j" \
         '(.runs | length) == 2 and .runs[0].endpoint == "'"$tcp"'" and .runs[0].transport == "tcp"
          and .runs[1].endpoint == "'"$uds"'" and .runs[1].transport == "unix" and .valid'
@@ -117,7 +117,7 @@ if expect_rc "run two endpoints --reps 2: exit 0" 0 vs \
     run echo "$tcp" "$uds" -d 0.15 --warmup 0 --reps 2 --json "$j"; then
     want=$(jq -r '.runs as $r | .runs[] | . as $x | ($r[] | select(.cell == 0 and .rep == $x.rep)
         | .ops_per_s) as $b | "\($x.ops_per_s / $b)"' "$j" | while read -r v; do
-        printf '%.2fx\n' "$v"
+        printf '%.2f×\n' "$v"
     done | tr '\n' ' ')
     got=$(grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) +64 B ' "$T/vs.out" | awk '{print $NF}' | tr '\n' ' ')
     check_eq "run --reps 2: vs first is against the first endpoint's run of the same rep" \

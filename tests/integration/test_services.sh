@@ -175,7 +175,7 @@ hb reps run echo "tcp=tcp://127.0.0.1:$porta" "unix=unix:$sock" -d 0.25 --warmup
     "${svca[@]}" --json "$j"
 exit0 "reps" reps
 check "reps: the comparison has each figure, unix against tcp with n=4+4" \
-    sh -c "grep -Eq '^  A cpu µs/op +tcp [0-9.]+  unix [0-9.]+ vs first: (~ )?[-+][0-9.]+ % \[[-+][0-9.]+ %, [-+][0-9.]+ %\] \(p=[0-9.e-]+ n=4\+4\)$' '$T/reps.out' &&
+    sh -c "grep -Eq '^  A cpu µs/op +tcp [0-9.]+  unix [0-9.]+ vs first: (~ )?[0-9.]+× \[[0-9.]+×, [0-9.]+×\] \(p=[0-9.e-]+ n=4\+4\)$' '$T/reps.out' &&
            grep -Eq '^  sum cpu µs/op +tcp [0-9.]+  unix [0-9.]+ vs first: ' '$T/reps.out' &&
            grep -Eq '^  system cpu µs/op +tcp ' '$T/reps.out' && grep -Eq '^  client cpu µs/op +tcp ' '$T/reps.out' &&
            grep -Eq '^  A PSS MiB +tcp [0-9.]+  unix [0-9.]+ vs first: ' '$T/reps.out'"
