@@ -176,13 +176,16 @@ int sock_block_with_timeout(int fd, uint64_t timeout_ns)
     return 0;
 }
 
-/* How many bytes of valid UTF-8 start at s that is not a C1 control; 0 if none does. */
-static size_t utf8_len(const unsigned char *s)
+/*
+ * How many bytes of valid UTF-8 start at s (avail bytes there) that is not a
+ * C1 control; 0 if none does.
+ */
+static size_t utf8_len(const unsigned char *s, size_t avail)
 {
     size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : 2;
     unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range: no overlong, no surrogate */
 
-    if (s[0] < 0xC2 || s[0] > 0xF4) return 0;
+    if (s[0] < 0xC2 || s[0] > 0xF4 || n > avail) return 0;
     if (s[0] == 0xC2) lo = 0xA0; /* U+0080..U+009F are the C1 controls */
     if (s[0] == 0xE0) lo = 0xA0;
     if (s[0] == 0xED) hi = 0x9F;
@@ -214,10 +217,14 @@ static const char *byte_escape(unsigned char c, char tmp[5])
     return tmp;
 }
 
-/* What *p prints as: *piece (tmp when escaped) of *plen bytes; returns the bytes of p it takes. */
-static size_t safe_piece(const unsigned char *p, char tmp[5], const char **piece, size_t *plen)
+/*
+ * What *p (avail bytes there) prints as: *piece (tmp when escaped) of *plen
+ * bytes; returns the bytes of p it takes.
+ */
+static size_t safe_piece(const unsigned char *p, size_t avail, char tmp[5], const char **piece,
+                         size_t *plen)
 {
-    size_t n = *p >= 0x80 ? utf8_len(p) : 0;
+    size_t n = *p >= 0x80 ? utf8_len(p, avail) : 0;
     const char *esc = n == 0 ? byte_escape(*p, tmp) : NULL;
 
     *piece = esc != NULL ? esc : (const char *)p;
@@ -227,17 +234,22 @@ static size_t safe_piece(const unsigned char *p, char tmp[5], const char **piece
 
 const char *text_safe(char *buf, size_t cap, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
+    return text_safe_n(buf, cap, s, strlen(s));
+}
+
+const char *text_safe_n(char *buf, size_t cap, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
     size_t need = 0, len = 0, plen;
     const char *piece;
     char tmp[5];
 
-    while (*p != '\0') {
-        p += safe_piece(p, tmp, &piece, &plen);
+    while (p < end) {
+        p += safe_piece(p, (size_t)(end - p), tmp, &piece, &plen);
         need += plen;
     }
-    for (p = (const unsigned char *)s; *p != '\0';) {
-        size_t step = safe_piece(p, tmp, &piece, &plen);
+    for (p = (const unsigned char *)s; p < end;) {
+        size_t step = safe_piece(p, (size_t)(end - p), tmp, &piece, &plen);
         /* when the whole does not fit, room is kept for "..." and the NUL */
         if (need >= cap && len + plen + 3 >= cap) {
             memcpy(buf + len, "...", 4);

@@ -105,6 +105,9 @@ void bytes_format(char *buf, size_t cap, uint64_t bytes);
  */
 const char *text_safe(char *buf, size_t cap, const char *s);
 
+/* text_safe of the n bytes at s, which may hold NULs (each "\x00"): bytes a server sent. */
+const char *text_safe_n(char *buf, size_t cap, const char *s, size_t n);
+
 /* Copies src into dst[cap]; returns 0, or -ENAMETOOLONG if it does not fit (dst is then ""). */
 int str_copy(char *dst, size_t cap, const char *src);
 

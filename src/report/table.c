@@ -866,6 +866,26 @@ static void saturated_line(FILE *f, const struct run_record *r, bool reps)
             r->cfg.size, rep, kept, asked, 100.0 * got / report_rate_intended(r));
 }
 
+/*
+ * Under a run's errors line, what the first bad reply was: its first bytes,
+ * escaped, and what that says when they are not the protocol's at all.
+ */
+static void bad_reply_line(FILE *f, const struct run_record *r)
+{
+    const struct op_bad *b = &r->res.bad;
+    char text[4 * OP_BAD_BYTES + 4];
+
+    if (b->t_ns == 0) return;
+    text_safe_n(text, sizeof(text), (const char *)b->bytes, b->len);
+    fprintf(f, "  the first %s reply: \"%s\" (%s%u bytes%s, escaped)%s\n",
+            b->kind == OP_ERR_UNEXPECTED ? "unasked-for" : op_err_name(b->kind), text,
+            b->len == OP_BAD_BYTES ? "its first " : "", (unsigned)b->len,
+            b->from_start ? "" : " as a read brought them, not from its start",
+            b->kind == OP_ERR_WRONG || b->kind == OP_ERR_UNEXPECTED
+                ? "; does the endpoint speak another protocol?"
+                : "");
+}
+
 void report_errors(FILE *f, const struct run_record *recs, size_t n)
 {
     noisy_lines(f, recs, n);
@@ -904,6 +924,7 @@ void report_errors_only(FILE *f, const struct run_record *recs, size_t n)
             fprintf(f, " %s=%s", op_err_name((enum op_err)k), num);
         }
         fputc('\n', f);
+        bad_reply_line(f, &recs[i]);
     }
 }
 

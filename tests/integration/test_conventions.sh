@@ -1,6 +1,8 @@
 #!/bin/bash
 # The conventions users type and read: times with units (-d 500ms), http:// and
-# http+unix:// URLs as endpoints (their path sent, their protocol named by them).
+# http+unix:// URLs as endpoints (their path sent, their protocol named by them); a run
+# against a server of another protocol: n/a with its reason, never 0.00, and the first bad
+# reply's first bytes, escaped, in the text and the evidence.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -47,6 +49,32 @@ rcheck "http+unix:// is the socket unix:PATH" "$T/hu.json" \
 expect_rc "a URL of another protocol is refused: exit 64" 64 hu_bad \
     run fcgi "http+unix://$enc/" -d 0.2
 one_line "a URL of another protocol: one line" "$T/hu_bad.err" "is a URL of another protocol"
+stop_server "$SRV_PID" "$SRV_OUT"
+
+# --- the wrong protocol: what came back is said ------------------------------------------
+
+start_server echo --listen "unix:$T/echo.sock" || done_testing
+j=$T/wrong.json
+expect_rc "redis against an echo server: exit 2 (every reply wrong)" 2 wrong \
+    run redis "unix:$T/echo.sock" -n 30 --warmup 0 --json "$j"
+row=$(grep -E "^unix:$T/echo.sock +reuse " "$T/wrong.out")
+check "its row: 0 ops/s, every latency n/a, 30 errors, no 0.00 ($row)" \
+    sh -c "echo '$row' | grep -Eq ' 0 +n/a +n/a +n/a +n/a +n/a +30 +-\$' && ! echo '$row' | grep -q '0\.00'"
+check "under the table: why the latencies are n/a" \
+    grep -qxF "  n/a (no op completed: 30 failed (wrong)): the latencies" "$T/wrong.out"
+# the echo server sent back redis's own PING: the line shows those bytes, escaped
+check "the first wrong reply's bytes, escaped, under the errors line" \
+    grep -A1 "^errors: unix:$T/echo.sock reuse 64 B: wrong=30\$" "$T/wrong.out" |
+    grep -qxF '  the first wrong reply: "*1\r\n$4\r\nPING\r\n" (14 bytes, escaped); does the endpoint speak another protocol?'
+rcheck "the evidence keeps it: kind, bytes, escaped text and exact hex" "$j" \
+    '.runs[0].first_bad_reply == {"kind": "wrong", "bytes": 14, "from_start": true,
+      "text": "*1\\r\\n$4\\r\\nPING\\r\\n", "hex": "2a310d0a24340d0a50494e470d0a"}'
+# binary bytes (FastCGI's records) are escaped byte by byte, the NULs too
+expect_rc "fcgi against an echo server: exit 2" 2 wrongf \
+    run fcgi "unix:$T/echo.sock" -n 5 --warmup 0 --json "$T/wrongf.json"
+check "fcgi's first bytes: \\x01 (its version), NULs as \\x00" \
+    grep -qF '  the first wrong reply: "\x01\x01\x00\x01\x00\x08\x00\x00' "$T/wrongf.out"
+rcheck "a valid run has none" "$T/url.json" '.runs[0].first_bad_reply == null'
 stop_server "$SRV_PID" "$SRV_OUT"
 
 done_testing
