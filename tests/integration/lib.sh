@@ -268,6 +268,18 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 alive() { kill -0 "$1" 2>/dev/null; }
 
+# eventually SECONDS CMD... : CMD succeeds within SECONDS (times SAN), asked every 0.1 s: for
+# what the kernel finishes after the call that asked for it returned (a deleted namespace's
+# devices go in a work queue).
+eventually() {
+    local until=$(($(now_ms) + $(san_s "$1" | cut -d. -f1) * 1000))
+    shift
+    until "$@"; do
+        [ "$(now_ms)" -lt "$until" ] || return 1
+        sleep 0.1
+    done
+}
+
 # wait_gone PID SECONDS : waits (50 ms steps) until PID is gone; returns 1 if still alive.
 wait_gone() {
     local pid=$1 steps=$(($2 * 20)) i
