@@ -60,9 +60,12 @@ static void getopt_table(const struct cmd_option *t, struct getopt_table *g)
 
     for (; !table_end(t) && n < CMD_MAX_OPTIONS; t++) {
         if (t->name == NULL) continue;
-        g->longopts[n++] =
-            (struct option){ t->name, t->arg != NULL ? required_argument : no_argument, NULL,
-                             t->id };
+        /* a value named "[P]" may be left out: getopt gives it only as --name=P */
+        g->longopts[n++] = (struct option){ t->name,
+                                            t->arg == NULL     ? no_argument
+                                            : t->arg[0] == '[' ? optional_argument
+                                                               : required_argument,
+                                            NULL, t->id };
         if (t->letter == 0) continue;
         g->shortopts[s++] = (char)t->letter;
         if (t->arg != NULL) g->shortopts[s++] = ':';
@@ -548,6 +551,14 @@ int shared_option(int c, const char *val, struct shared_opts *o, struct hb_err *
         break;
     case OPT_NOISY_THRESHOLD:
         rc = opt_noisy(val, &o->noisy_cpus, err);
+        break;
+    case OPT_PROFILE: /* run's and lab's: the kernel's samples (stack's is its configuration) */
+        o->profile = true;
+        break;
+    case OPT_PROFILE_HZ:
+        o->profile = true;
+        rc = opt_uint("--profile-hz", val, 10, 20000, &v, err);
+        o->profile_hz = (unsigned)v;
         break;
     case OPT_JSON:
         o->json_path = val;

@@ -32,11 +32,13 @@
 #include "util.h"
 
 /*
- * The sampling period: 997 Hz per CPU, not a divisor of the scheduler's tick
- * (so the samples do not fall in step with it). bench/profile_cost.sh
- * measures its cost (docs/profile.md): well under 2 % of throughput.
+ * The sampling period: 1.236 ms (809 Hz per CPU), 4 ms × (√5 − 1) / 4, so that
+ * the samples' phase against a 4 ms, 1 ms or 10 ms scheduler tick never falls
+ * in step with it (a period just off the tick's, as 1.003 ms, drifts through
+ * its phase only once a second or so). bench/profile.sh measures its cost
+ * (docs/profile.md): within 2 % of throughput.
  */
-#define PROFILE_PERIOD_NS 1003009ULL
+#define PROFILE_PERIOD_NS 1236068ULL
 #define PROFILE_STACK_MAX 64                /* kernel frames kept of a sample's callchain */
 #define PROFILE_SIDES     (4 + SERVICE_MAX) /* client, hopbench, server, services, other */
 

@@ -1,0 +1,90 @@
+#!/bin/bash
+# run --profile: where in the kernel each request's CPU goes (docs/profile.md).
+#
+# An echo run over TCP and over a Unix socket with --profile (kept connections, 2 s each,
+# sampled 4000 times a second per CPU): every run has its profile; over TCP the client's and
+# the server's TCP and IP subsystems carry samples, over the socket they carry none while
+# AF_UNIX does; the sampled time of the client and of the server, summed over the runs, is
+# within 5 % of their measured CPU (the load threads' clocks, the server's process clock).
+# Why 4000 Hz and 2 s: the client and the server each run about half of the 4 s, in slices of
+# microseconds, so each is hit like a coin toss per sample: about 8000 samples each, whose
+# count's spread is 1/sqrt(8000) = 1.1 %, and 5 % is more than 4 of those (the load of a busy
+# CI box moves the two figures together: both clocks and samples see the same time). The
+# text has the per-request table and the tcp - unix decomposition, the evidence both; the
+# folded stacks name the TCP functions. Without the right to sample (root with CAP_PERFMON
+# and CAP_SYS_ADMIN dropped, kernel.perf_event_paranoid above 0): exit 77, one line, nothing
+# run.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+need jq setpriv
+
+if [ "$(id -u)" != 0 ]; then
+    ok "run --profile # SKIP needs root"
+    done_testing
+fi
+
+# --- no right to sample: exit 77, one line ---------------------------------------------
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+if [ "$paranoid" -gt 0 ] &&
+    setpriv --bounding-set=-perfmon,-sys_admin --inh-caps=-perfmon,-sys_admin true 2>/dev/null; then
+    RC=0
+    (cd "$T" && exec setpriv --bounding-set=-perfmon,-sys_admin --inh-caps=-perfmon,-sys_admin \
+        timeout -k 5 60 "$HOPBENCH" run echo unix:/nonexistent -n 10 --profile \
+        --json "$T/noperm.json") >"$T/noperm.out" 2>"$T/noperm.err" || RC=$?
+    check_eq "--profile without CAP_PERFMON (paranoid $paranoid): exit 77" 77 "$RC"
+    one_line "--profile without the right: one line naming perf_event_paranoid" "$T/noperm.err" \
+        'perf_event_paranoid <= 0 \(it is '"$paranoid"'\)'
+    check "--profile without the right: nothing ran, no evidence" test ! -e "$T/noperm.json"
+else
+    ok "--profile without the right # SKIP perf_event_paranoid is $paranoid or setpriv cannot drop"
+fi
+
+# --- tcp and unix ----------------------------------------------------------------------
+start_server prof --listen tcp://127.0.0.1:0 --listen "unix:$T/prof.sock" || done_testing
+j=$T/prof.json
+hb prof run echo "tcp://127.0.0.1:$SRV_PORT" "unix:$T/prof.sock" -d 2 --warmup 0.5 -q \
+    --server-pid "$SRV_PID" --profile-hz 4000 --json "$j"
+stop_server "$SRV_PID" "$SRV_OUT"
+check_eq "run --profile over tcp and unix: exit 0" 0 "$RC"
+[ "$RC" = 0 ] || cat "$T/prof.err"
+
+defs='
+def side($n): .profile.sides[] | select(.name == $n);
+def ns($n; $k): side($n).ns[$k];
+def sampled($n): side($n).samples * .profile.period_ns;'
+jcheck "every run has its profile: 4000 Hz, sides client, hopbench, server, other, no sample lost" \
+    "$j" 'all(.runs[]; .profile.period_ns == 250000 and .profile.lost == 0
+        and ([.profile.sides[].name] == ["client", "hopbench", "server", "other"])
+        and .profile.cpus >= 1)' "$defs"
+jcheck "over tcp the client's and the server's TCP and IP subsystems carry samples" "$j" \
+    '[.runs[] | select(.transport == "tcp")] | length == 1 and
+     all(.[]; ns("client"; "tcp") > 0 and ns("server"; "tcp") > 0
+         and ns("client"; "ip") + ns("server"; "ip") > 0)' "$defs"
+jcheck "over unix TCP and IP carry none, AF_UNIX carries samples (client and server)" "$j" \
+    '[.runs[] | select(.transport == "unix")] | length == 1 and
+     all(.[]; ns("client"; "tcp") + ns("server"; "tcp") + ns("client"; "ip") + ns("server"; "ip")
+         == 0 and ns("client"; "unix") > 0 and ns("server"; "unix") > 0)' "$defs"
+jcheck "the client's sampled time is within 5 % of its load threads' CPU" "$j" \
+    '([.runs[] | sampled("client")] | add) / ([.runs[].client_cpu_ns] | add) | . > 0.95 and . < 1.05' \
+    "$defs"
+jcheck "the server's sampled time is within 5 % of its process CPU clock" "$j" \
+    '([.runs[] | sampled("server")] | add) / ([.runs[].observed.cpu.server_ns] | add)
+     | . > 0.95 and . < 1.05' "$defs"
+jcheck "per request: each side's ns_per_op is its ns over the run's ops" "$j" \
+    'all(.runs[]; .ops as $o | all(.profile.sides[]; .ns.tcp / $o - .ns_per_op.tcp | fabs < 1e-6))'
+jcheck "the folded stacks: the client's over tcp reach tcp_sendmsg, each line 'STACK COUNT'" \
+    "$j" '(.runs[] | select(.transport == "tcp") | .profile.folded) as $f
+     | any($f[]; startswith("client;") and test(";tcp_sendmsg(_locked)?(;|\\s)"))
+     and all($f[]; test("^[^ ]+ [0-9]+$"))'
+jcheck "the document's profile: both cells and one tcp - unix difference of the hop" "$j" \
+    '.profile.unit == "us_per_op" and (.profile.cells | length) == 2
+     and (.profile.differences | length) == 1
+     and (.profile.differences[0].sides[0] | .name == "hop" and (.total.diff | type) == "number")
+     and .profile.differences[0].sides[0].subsystems.tcp.diff > 0'
+check "the text: the table per request and the decomposition" \
+    grep -q "^    hop: over tcp each request costs [0-9.]* us " "$T/prof.out"
+check "the text: the phases beside it" grep -q "phases (latency means): kept connections" \
+    "$T/prof.out"
+
+done_testing
