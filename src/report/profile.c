@@ -75,6 +75,21 @@ static void key_make(char *key, size_t cap, const char *proto, const char *mode,
              stem[0] ? " " : "", stem);
 }
 
+/*
+ * The run's transport as the pairs take it: a label's last part when it names one (a stack's
+ * "apache-fpm.unix" loads the web server over TCP; its backend hop is the socket), else the
+ * endpoint's.
+ */
+static void arm_set(char *buf, size_t cap, const char *label, const char *transport)
+{
+    const char *dot = label != NULL ? strrchr(label, '.') : NULL;
+
+    if (dot != NULL && (strcmp(dot + 1, "tcp") == 0 || strcmp(dot + 1, "unix") == 0 ||
+                        strcmp(dot + 1, "tcp-veth") == 0))
+        transport = dot + 1;
+    snprintf(buf, cap, "%s", transport);
+}
+
 bool prof_run_from_record(const struct run_record *r, struct prof_run *out)
 {
     const struct profile_result *p = &r->obs.prof;
@@ -85,7 +100,7 @@ bool prof_run_from_record(const struct run_record *r, struct prof_run *out)
              (long long)r->cfg.size, (long long)r->cfg.conns, (long long)r->cfg.pipeline,
              r->cfg.ep.label);
     snprintf(out->cell, sizeof(out->cell), "%s", endpoint_name(&r->cfg.ep));
-    snprintf(out->transport, sizeof(out->transport), "%s", report_transport(r));
+    arm_set(out->transport, sizeof(out->transport), r->cfg.ep.label, report_transport(r));
     out->counts = report_run_counts(r);
     out->ops = r->res.ops;
     for (int ph = 0; ph < PHASES; ph++) {
@@ -127,7 +142,7 @@ bool prof_run_from_json(const json_t *run, struct prof_run *out)
     key_make(out->key, sizeof(out->key), jstr(run, EV_PROTO), jstr(run, EV_MODE),
              jint(run, EV_SIZE), jint(run, EV_CONNECTIONS), jint(run, EV_PIPELINE), label);
     snprintf(out->cell, sizeof(out->cell), "%s", label[0] ? label : jstr(run, EV_ENDPOINT));
-    snprintf(out->transport, sizeof(out->transport), "%s", jstr(run, "transport"));
+    arm_set(out->transport, sizeof(out->transport), label, jstr(run, "transport"));
     out->counts = json_is_true(json_object_get(run, EV_VALID)) &&
                   !json_is_true(json_object_get(run, EV_INTERRUPTED));
     out->ops = (uint64_t)jint(run, EV_OPS);
@@ -514,4 +529,46 @@ json_t *profile_summary_records(FILE *f, const struct run_record *recs, size_t n
     out = profile_summary(f, v, k, seed);
     free(v);
     return out;
+}
+
+int profile_summary_jsonl(FILE *f, const char *path, uint64_t seed)
+{
+    FILE *in = fopen(path, "re");
+    struct prof_run *v = NULL;
+    json_t **lines = NULL;
+    size_t n = 0, cap = 0, len = 0;
+    char *line = NULL;
+
+    if (in == NULL) return -errno;
+    while (getline(&line, &len, in) > 0) {
+        json_t *rec = json_loads(line, 0, NULL);
+        struct prof_run r;
+        if (rec == NULL || !json_is_object(rec) ||
+            strcmp(jstr(rec, EV_RECORD), EV_RECORD_RUN) != 0 || !prof_run_from_json(rec, &r)) {
+            json_decref(rec);
+            continue;
+        }
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            struct prof_run *nv = realloc(v, nc * sizeof(*v));
+            json_t **nl = realloc(lines, nc * sizeof(*lines));
+            if (nv != NULL) v = nv;
+            if (nl != NULL) lines = nl;
+            if (nv == NULL || nl == NULL) {
+                json_decref(rec);
+                break;
+            }
+            cap = nc;
+        }
+        lines[n] = rec; /* r.folded and the names point into it: kept until the summary */
+        v[n++] = r;
+    }
+    free(line);
+    fclose(in);
+    json_decref(profile_summary(f, v, n, seed));
+    for (size_t i = 0; i < n; i++)
+        json_decref(lines[i]);
+    free(lines);
+    free(v);
+    return 0;
 }

@@ -32,7 +32,7 @@
 struct prof_run {
     char key[PROF_KEY_CAP];  /* the cell but for its transport (pairs tcp with unix) */
     char cell[PROF_KEY_CAP]; /* its name: the endpoint's label, or its address */
-    char transport[16];      /* "tcp", "unix", "tcp-veth" */
+    char transport[16];      /* "tcp", "unix", "tcp-veth": the label's last part if it is one */
     bool counts;             /* valid and not cut short */
     uint64_t ops;
     double phase_ns[PHASES]; /* mean latency of each phase, NAN when it has none */
@@ -59,6 +59,12 @@ bool prof_run_from_json(const json_t *run, struct prof_run *out);
  * (the document's "profile"), NULL when none; the bootstrap seeded by seed.
  */
 json_t *profile_summary(FILE *f, const struct prof_run *runs, size_t n, uint64_t seed);
+
+/*
+ * profile_summary of the run lines of a --jsonl file (a stack's run child's), printed; the
+ * figures are not kept. 0, or a negative errno when the file cannot be read.
+ */
+int profile_summary_jsonl(FILE *f, const char *path, uint64_t seed);
 
 /* profile_summary of records (those profiled). */
 json_t *profile_summary_records(FILE *f, const struct run_record *recs, size_t n, uint64_t seed);
