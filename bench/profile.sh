@@ -3,16 +3,16 @@
 # (--mode connect, one connection: every request a new TCP or Unix connection), two checks:
 #
 #   perf     one `hopbench run --profile` over TCP (no warm-up) while `perf record -e cpu-clock
-#            -c 1236068 -a -g` records the same CPUs (started a second before, stopped half a
-#            second after: idle time for the hop); perf's samples of the hop (the
-#            load threads, hb-load, and the server's pid) attributed by the SAME table of symbol
+#            -c 1000003 -a -g` records the same CPUs (started a second before, stopped half a
+#            second after: idle time for the hop); perf's samples of the client (the load
+#            threads, hb-load) and of the server (its pid) attributed by the SAME table of symbol
 #            patterns (read from src/host/subsys.c) and the same rule (docs/profile.md), as
-#            shares of the hop's samples, beside hopbench's own shares of the same run. Prints
-#            each subsystem's two shares and their difference in points; PASS when every
-#            subsystem is within DIFF_PTS (3) points.
-#   cost     REPS (5) pairs of runs over TCP, with and without --profile, interleaved (ABBA),
-#            each SECONDS long: the median ops/s of each and their ratio. PASS when --profile
-#            keeps 98 % of the throughput or more.
+#            shares of the side's samples, beside hopbench's own shares of the same run. Prints
+#            each subsystem's two shares per side and their difference in points; PASS when
+#            every one is within DIFF_PTS (3) points.
+#   cost     REPS (10) pairs of runs over TCP, with and without --profile, interleaved (ABBA),
+#            each SECONDS long: the median ops/s of each, their ratio and its 95 % bootstrap
+#            interval. PASS when the ratio is 98 % or more.
 #
 # usage: bench/profile.sh HOPBENCH [SECONDS] [REPS]   (root; perf from scripts/deps.sh bench)
 # Take the exclusive lock (flock -x /tmp/hb-machine.lock) and a quiet machine. Traffic:
@@ -28,7 +28,7 @@ KEEP_PCT=98
 [ $# -ge 1 ] && [ $# -le 3 ] || die "usage: bench/profile.sh HOPBENCH [SECONDS] [REPS]"
 HB=$1
 SECS=${2:-3}
-REPS=${3:-5}
+REPS=${3:-10}
 is_count "$SECS" || die "SECONDS must be a whole number above 0"
 is_count "$REPS" || die "REPS must be a whole number above 0"
 command -v perf >/dev/null || die "no perf (scripts/deps.sh bench installs linux-perf)"
@@ -55,9 +55,10 @@ PORT=$(sed -n 's|^hopbench: listening on tcp://127.0.0.1:\([0-9]*\)$|\1|p' "$D/s
 note "load $(cut -d' ' -f1-3 /proc/loadavg), server pid $SRV port $PORT"
 
 # --- perf beside hopbench --------------------------------------------------------------
-# perf at hopbench's period; no warm-up, so that perf's span adds only idle time to the hop's
-# (a warm-up's requests are made at fewer TIME_WAIT sockets, so cheaper connects)
-perf record -e cpu-clock -c 1236068 -a -g -o "$D/perf.data" >"$D/perf.out" 2>&1 &
+# perf at a period of its own (two events of one period fire in one interrupt); no warm-up,
+# so that perf's span adds only idle time to the hop's (a warm-up's requests are made at fewer
+# TIME_WAIT sockets: cheaper connects)
+perf record -e cpu-clock -c 1000003 -a -g -o "$D/perf.data" >"$D/perf.out" 2>&1 &
 PERF=$!
 sleep 1
 "$HB" run echo "tcp://127.0.0.1:$PORT" --mode connect -d "$SECS" --warmup 0 -q \
@@ -98,16 +99,16 @@ def chain(syms, user):
         else: return k
     return "syscall" if sc else "other"
 # perf script: a header line "comm pid/tid" per sample, then its frames "\taddr sym", leaf first
-counts = {}
+counts = {"client": {}, "server": {}}
 def done(sample):
     if sample is None: return
     comm, pid, frames = sample
-    hop = (comm == "hb-load") or pid == srv
-    if not hop: return
+    side = "client" if comm == "hb-load" else "server" if pid == srv else None
+    if side is None: return
     kern = [s for s, k in frames if k]
     user = len(frames) > 0 and not frames[0][1]
     k = chain(kern, user)
-    counts[k] = counts.get(k, 0) + 1
+    counts[side][k] = counts[side].get(k, 0) + 1
 cur = None
 for line in open(txt, errors="replace"):
     if not line.strip():
@@ -122,23 +123,30 @@ for line in open(txt, errors="replace"):
         cur[2].append((re.sub(r'\+0x[0-9a-f]+$', '', m.group(2)), int(m.group(1), 16) >= 0xffff800000000000))
 done(cur)
 d = json.load(open(prof))
-hb = {}
+hb = {"client": {}, "server": {}}
+n = {"client": 0, "server": 0}
 for r in d["runs"]:
     for s in r["profile"]["sides"]:
-        if s["name"] in ("client", "server"):
-            for k, v in s["ns"].items(): hb[k] = hb.get(k, 0) + v
-pt, ht = sum(counts.values()), sum(hb.values())
-print("perf record -a -g and run --profile, the same run (hop: hb-load threads + server pid), shares in %:")
-print("%-10s %8s %8s %8s" % ("subsystem", "perf", "hopbench", "points"))
+        if s["name"] in hb:
+            n[s["name"]] += s["samples"]
+            for k, v in s["ns"].items(): hb[s["name"]][k] = hb[s["name"]].get(k, 0) + v
+print("perf record -a -g and run --profile, the same run, each side's samples by subsystem, in %:")
+print("%-10s %8s %8s %7s   %8s %8s %7s" % ("subsystem", "client:", "hopbench", "points",
+                                          "server:", "hopbench", "points"))
 worst = 0
 for k in names.values():
-    a = 100.0 * counts.get(k, 0) / pt if pt else 0
-    b = 100.0 * hb.get(k, 0) / ht if ht else 0
-    worst = max(worst, abs(a - b))
-    print("%-10s %8.1f %8.1f %+8.1f" % (k, a, b, b - a))
-print("perf samples of the hop %d, hopbench's %d; largest difference %.1f points: %s" %
-      (pt, sum(s["samples"] for r in d["runs"] for s in r["profile"]["sides"]
-               if s["name"] in ("client", "server")), worst, "PASS" if worst <= tol else "FAIL"))
+    row = [k]
+    for side in ("client", "server"):
+        pt, ht = sum(counts[side].values()), sum(hb[side].values())
+        a = 100.0 * counts[side].get(k, 0) / pt if pt else 0
+        b = 100.0 * hb[side].get(k, 0) / ht if ht else 0
+        worst = max(worst, abs(a - b))
+        row += [a, b, b - a]
+    print("%-10s %7.1f  %8.1f %+7.1f   %7.1f  %8.1f %+7.1f" % tuple(row))
+print("samples: client perf %d, hopbench %d; server perf %d, hopbench %d; largest difference "
+      "%.1f points: %s" % (sum(counts["client"].values()), n["client"],
+                           sum(counts["server"].values()), n["server"], worst,
+                           "PASS" if worst <= tol else "FAIL"))
 EOF
 
 # --- the cost: interleaved, with and without -------------------------------------------
@@ -158,14 +166,19 @@ while [ "$i" -lt "$REPS" ]; do
     i=$((i + 1))
 done
 python3 - "$D/cost.txt" "$KEEP_PCT" <<'EOF'
-import statistics, sys
+import random, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 on = [float(v) for a, v in rows if a == "on"]
 off = [float(v) for a, v in rows if a == "off"]
 r = statistics.median(on) / statistics.median(off)
-print("cost: ops/s without --profile %s (median %.0f), with %s (median %.0f): %.1f %% kept: %s" %
+rng = random.Random(1)
+boot = sorted(statistics.median(rng.choices(on, k=len(on))) /
+              statistics.median(rng.choices(off, k=len(off))) for _ in range(10000))
+lo, hi = boot[250], boot[9749]
+print("cost: ops/s without --profile %s (median %.0f), with %s (median %.0f): %.1f %% kept "
+      "[%.1f, %.1f] (95 %% bootstrap): %s" %
       (", ".join("%.0f" % v for v in off), statistics.median(off),
-       ", ".join("%.0f" % v for v in on), statistics.median(on), 100 * r,
+       ", ".join("%.0f" % v for v in on), statistics.median(on), 100 * r, 100 * lo, 100 * hi,
        "PASS" if 100 * r >= float(sys.argv[2]) else "FAIL"))
 EOF
 note "load $(cut -d' ' -f1-3 /proc/loadavg)"

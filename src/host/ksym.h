@@ -13,7 +13,7 @@
 #include "util.h"
 
 /* Beyond this many bytes past a symbol's start an address is in none (a gap, data). */
-#define KSYM_MAX_SIZE (256 * 1024)
+#define KSYM_MAX_SIZE (256ULL * 1024)
 
 struct ksym_table {
     uint64_t *addr; /* sorted */

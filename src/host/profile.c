@@ -460,7 +460,7 @@ static void sample_take(struct profile *p, const struct perf_event_header *h,
     unsigned n = 0;
     bool kernel = false;
 
-    if (q + 6 * 8 > end) return;
+    if (end - q < (ptrdiff_t)(6 * 8)) return;
     memcpy(&ip, q, 8);
     memcpy(&pid, q + 8, 4);
     memcpy(&tid, q + 12, 4);
@@ -580,17 +580,17 @@ static bool fold_line(struct profile *p, const struct fold *e, char **t, size_t 
 /* The folded text of the window's stacks (profile_result.folded). */
 static char *fold_text(struct profile *p)
 {
-    struct fold **v = malloc((p->nfold + 1) * sizeof(*v));
+    struct fold **v = malloc((p->nfold + 1) * sizeof(struct fold *));
     uint64_t rest[PROFILE_SIDES], busy = p->acc.samples - p->acc.idle;
     size_t k = 0, n = 0, cap = 0;
     char *t = NULL;
-    bool ok = v != NULL;
+    bool ok = true;
 
-    if (!ok) return NULL;
+    if (v == NULL) return NULL;
     memcpy(rest, p->fold_rest, sizeof(rest));
     for (size_t i = 0; i < FOLD_SLOTS; i++)
         if (p->fold[i].used) v[k++] = &p->fold[i];
-    qsort(v, k, sizeof(*v), by_count);
+    qsort(v, k, sizeof(struct fold *), by_count);
     for (size_t i = 0; i < k && ok; i++) {
         if (i < PROFILE_FOLD_MAX && (double)v[i]->count >= PROFILE_FOLD_SHARE * (double)busy)
             ok = fold_line(p, v[i], &t, &n, &cap);

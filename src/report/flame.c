@@ -128,12 +128,15 @@ static void chart_sides(FILE *f, const json_t *cells)
     double hi = 0, v[SUBSYS_COUNT];
     const json_t *c, *s;
 
-    json_array_foreach(cells, i, c) json_array_foreach(json_object_get(c, "sides"), j, s)
+    json_array_foreach(cells, i, c)
     {
-        double t = num(json_object_get(s, "total"), EV_MEDIAN);
-        if (t <= 0) continue;
-        rows++;
-        if (t > hi) hi = t;
+        json_array_foreach(json_object_get(c, "sides"), j, s)
+        {
+            double t = num(json_object_get(s, "total"), EV_MEDIAN);
+            if (t <= 0) continue;
+            rows++;
+            if (t > hi) hi = t;
+        }
     }
     if (rows == 0) return;
     struct svg_axis x = { SVG_LINEAR, 0, hi, LEFT, RIGHT };
@@ -143,20 +146,24 @@ static void chart_sides(FILE *f, const json_t *cells)
              "hop: the client, the server and the services together");
     legend(f, 14);
     svg_axis_x(f, &x, top + ROW_H * (double)rows + 4, top, "µs per request");
-    json_array_foreach(cells, i, c) json_array_foreach(json_object_get(c, "sides"), j, s)
+    json_array_foreach(cells, i, c)
     {
-        char label[2 * PROF_LABEL_CAP], val[32];
-        double t = num(json_object_get(s, "total"), EV_MEDIAN);
-        if (t <= 0) continue;
-        snprintf(label, sizeof(label), "%s (%s): %s", json_string_value(json_object_get(c, "cell")),
-                 json_string_value(json_object_get(c, "transport")),
-                 json_string_value(json_object_get(s, EV_NAME)));
-        svg_text(f, LEFT, y + 10, "row-label", "start", label);
-        subs_of(json_object_get(s, "subsystems"), EV_MEDIAN, v);
-        bar(f, v, &x, y + 13, label);
-        snprintf(val, sizeof(val), "%.2f µs", t);
-        svg_text(f, RIGHT + 10, y + 24, "cpu-val", "start", val);
-        y += ROW_H;
+        json_array_foreach(json_object_get(c, "sides"), j, s)
+        {
+            char label[2 * PROF_LABEL_CAP], val[32];
+            double t = num(json_object_get(s, "total"), EV_MEDIAN);
+            if (t <= 0) continue;
+            snprintf(label, sizeof(label), "%s (%s): %s",
+                     json_string_value(json_object_get(c, "cell")),
+                     json_string_value(json_object_get(c, "transport")),
+                     json_string_value(json_object_get(s, EV_NAME)));
+            svg_text(f, LEFT, y + 10, "row-label", "start", label);
+            subs_of(json_object_get(s, "subsystems"), EV_MEDIAN, v);
+            bar(f, v, &x, y + 13, label);
+            snprintf(val, sizeof(val), "%.2f µs", t);
+            svg_text(f, RIGHT + 10, y + 24, "cpu-val", "start", val);
+            y += ROW_H;
+        }
     }
     svg_close(f);
 }

@@ -551,7 +551,7 @@ int profile_summary_jsonl(FILE *f, const char *path, uint64_t seed)
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 16;
             struct prof_run *nv = realloc(v, nc * sizeof(*v));
-            json_t **nl = realloc(lines, nc * sizeof(*lines));
+            json_t **nl = realloc(lines, nc * sizeof(json_t *));
             if (nv != NULL) v = nv;
             if (nl != NULL) lines = nl;
             if (nv == NULL || nl == NULL) {
