@@ -13,7 +13,10 @@
 # text has the per-request table and the tcp - unix decomposition, the evidence both; the
 # folded stacks name the TCP functions. Without the right to sample (root with CAP_PERFMON
 # and CAP_SYS_ADMIN dropped, kernel.perf_event_paranoid above 0): exit 77, one line, nothing
-# run.
+# run, for run and for stack (before any service starts). stack's --profile: alone (before an
+# option, the stack's name or nothing) the kernel's samples, with a word that is no stack's
+# name the configuration profile; stack nginx-fpm --short --profile prints, after each of its
+# two measurements, the per-request table with nginx's and php-fpm's sides and tcp - unix.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -36,6 +39,13 @@ if [ "$paranoid" -gt 0 ] &&
     one_line "--profile without the right: one line naming perf_event_paranoid" "$T/noperm.err" \
         'perf_event_paranoid <= 0 \(it is '"$paranoid"'\)'
     check "--profile without the right: nothing ran, no evidence" test ! -e "$T/noperm.json"
+    RC=0
+    (cd "$T" && exec setpriv --bounding-set=-perfmon,-sys_admin --inh-caps=-perfmon,-sys_admin \
+        timeout -k 5 60 "$HOPBENCH" stack nginx-fpm --short --profile) \
+        >"$T/snoperm.out" 2>"$T/snoperm.err" || RC=$?
+    check_eq "stack --profile without the right: exit 77" 77 "$RC"
+    one_line "stack --profile without the right: one line" "$T/snoperm.err" 'perf_event_paranoid'
+    check "stack --profile without the right: no service started" test ! -s "$T/snoperm.out"
 else
     ok "--profile without the right # SKIP perf_event_paranoid is $paranoid or setpriv cannot drop"
 fi
@@ -86,5 +96,32 @@ check "the text: the table per request and the decomposition" \
     grep -q "^    hop: over tcp each request costs [0-9.]* us " "$T/prof.out"
 check "the text: the phases beside it" grep -q "phases (latency means): kept connections" \
     "$T/prof.out"
+
+# --- stack: --profile alone, --profile P -----------------------------------------------
+expect_rc "stack --profile nope nginx-fpm: nope is a configuration profile, refused: exit 64" 64 \
+    sprof_nope stack --profile nope nginx-fpm
+check "stack --profile nope: the line names the configuration profile" \
+    grep -q "'nope' is not one of" "$T/sprof_nope.err"
+expect_rc "stack nosuch --profile: --profile takes no stack's name: exit 64" 64 sprof_name \
+    stack --profile nosuch
+check "stack --profile nosuch: the line names the missing stack" \
+    grep -q "missing NAME\|no stack 'nosuch'" "$T/sprof_name.err"
+fpm_stack=1
+for p in nginx php-fpm8.2; do
+    [ -x "$(command -v "$p" || echo /usr/sbin/$p)" ] || fpm_stack=0
+done
+if [ "$fpm_stack" = 1 ]; then
+    RC=0
+    (cd "$T" && exec timeout -k 5 300 "$HOPBENCH" stack nginx-fpm --short --profile -q) \
+        >"$T/sprof.out" 2>"$T/sprof.err" || RC=$?
+    check_eq "stack nginx-fpm --short --profile: exit 0" 0 "$RC"
+    check "stack --profile: the web server's measurement: nginx's and php-fpm's sides per request" \
+        sh -c "grep -A40 '^nginx->fpm:' '$T/sprof.out' | grep -q '^    nginx ' &&
+               grep -A40 '^nginx->fpm:' '$T/sprof.out' | grep -q '^    php-fpm '"
+    check "stack --profile: both measurements decomposed tcp - unix" \
+        sh -c "[ \$(grep -c '^    hop: over tcp each request costs' '$T/sprof.out') = 2 ]"
+else
+    ok "stack nginx-fpm --profile # SKIP nginx or php-fpm8.2 missing (scripts/deps.sh test)"
+fi
 
 done_testing
