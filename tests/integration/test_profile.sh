@@ -11,7 +11,7 @@
 # count's spread is 1/sqrt(8000) = 1.1 %, and 5 % is more than 4 of those (the load of a busy
 # CI box moves the two figures together: both clocks and samples see the same time). The
 # text has the per-request table and the tcp - unix decomposition, the evidence both; the
-# folded stacks name the TCP functions. Without the right to sample (root with CAP_PERFMON
+# folded stacks name the TCP functions; a merged run has none (each part sampled the host). Without the right to sample (root with CAP_PERFMON
 # and CAP_SYS_ADMIN dropped, kernel.perf_event_paranoid above 0): exit 77, one line, nothing
 # run, for run and for stack (before any service starts). stack's --profile: alone (before an
 # option, the stack's name or nothing) the kernel's samples, with a word that is no stack's
@@ -96,6 +96,10 @@ check "the text: the table per request and the decomposition" \
     grep -q "^    hop: over tcp each request costs [0-9.]* us " "$T/prof.out"
 check "the text: the phases beside it" grep -q "phases (latency means): kept connections" \
     "$T/prof.out"
+expect_rc "merge of the profiled evidence with itself: exit 0" 0 pmerge merge "$j" "$j" \
+    -o "$T/pmerge.json"
+jcheck "merge: a merged run has no profile (each part sampled every CPU of the same host)" \
+    "$T/pmerge.json" 'all(.runs[]; has("profile") | not) and (has("profile") | not)'
 
 # --- stack: --profile alone, --profile P -----------------------------------------------
 expect_rc "stack --profile nope nginx-fpm: nope is a configuration profile, refused: exit 64" 64 \
