@@ -3,8 +3,9 @@
 #
 # An echo run over TCP and over a Unix socket with --profile (kept connections, 2 s each,
 # sampled 4000 times a second per CPU): every run has its profile; over TCP the client's and
-# the server's TCP and IP subsystems carry samples, over the socket they carry none while
-# AF_UNIX does; the sampled time of the client and of the server, summed over the runs, is
+# the server's TCP and IP subsystems carry samples, over the socket none of their system calls
+# enters TCP or IP (their TCP and IP samples, another socket's timers and softirqs in their
+# context, under 1 %) while AF_UNIX carries samples; the sampled time of the client and of the server, summed over the runs, is
 # within 5 % of their measured CPU (the load threads' clocks, the server's process clock).
 # Why 4000 Hz and 2 s: the client and the server each run about half of the 4 s, in slices of
 # microseconds, so each is hit like a coin toss per sample: about 8000 samples each, whose
@@ -71,16 +72,36 @@ jcheck "over tcp the client's and the server's TCP and IP subsystems carry sampl
     '[.runs[] | select(.transport == "tcp")] | length == 1 and
      all(.[]; ns("client"; "tcp") > 0 and ns("server"; "tcp") > 0
          and ns("client"; "ip") + ns("server"; "ip") > 0)' "$defs"
-jcheck "over unix TCP and IP carry none, AF_UNIX carries samples (client and server)" "$j" \
+# Over unix no system call of the client's or the server's enters TCP or IP; a timer or a
+# softirq of another socket (a TIME_WAIT socket of an earlier test expiring, another test's
+# loopback segment) may run in their context on a busy machine, so their TCP and IP samples
+# are held under 1 % rather than at 0.
+jcheck "over unix the client's and the server's system calls never enter TCP or IP" "$j" \
+    '[.runs[] | select(.transport == "unix") | .profile.folded[]
+      | select(test("^(client|server);") and test(";entry_SYSCALL")
+               and test(";(__)?(tcp|ip)_|;inet_csk_|;loopback_xmit"))] == []'
+jcheck "over unix TCP and IP carry under 1 % of their samples, AF_UNIX carries samples" "$j" \
     '[.runs[] | select(.transport == "unix")] | length == 1 and
-     all(.[]; ns("client"; "tcp") + ns("server"; "tcp") + ns("client"; "ip") + ns("server"; "ip")
-         == 0 and ns("client"; "unix") > 0 and ns("server"; "unix") > 0)' "$defs"
-jcheck "the client's sampled time is within 5 % of its load threads' CPU" "$j" \
-    '([.runs[] | sampled("client")] | add) / ([.runs[].client_cpu_ns] | add) | . > 0.95 and . < 1.05' \
-    "$defs"
-jcheck "the server's sampled time is within 5 % of its process CPU clock" "$j" \
+     all(.[]; (ns("client"; "tcp") + ns("server"; "tcp") + ns("client"; "ip") + ns("server"; "ip"))
+         < 0.01 * ((side("client").ns + side("server").ns) | add)
+         and ns("client"; "unix") > 0 and ns("server"; "unix") > 0)' "$defs"
+# A sample that falls while a task switches to the other lands in the one switched in: under a
+# sanitizer (SAN 3) the client and the server hand the CPU to each other at other points, and
+# a few % of the server's samples land in the client's (docs/profile.md): each side within
+# 5 % (10 % under a sanitizer), the two together within 5 % in every build.
+side_pct=$((SAN > 1 ? 10 : 5))
+lo=$(awk -v p="$side_pct" 'BEGIN { print 1 - p / 100 }')
+hi=$(awk -v p="$side_pct" 'BEGIN { print 1 + p / 100 }')
+jcheck "the client's sampled time is within $side_pct % of its load threads' CPU" "$j" \
+    '([.runs[] | sampled("client")] | add) / ([.runs[].client_cpu_ns] | add)
+     | . > '"$lo"' and . < '"$hi" "$defs"
+jcheck "the server's sampled time is within $side_pct % of its process CPU clock" "$j" \
     '([.runs[] | sampled("server")] | add) / ([.runs[].observed.cpu.server_ns] | add)
-     | . > 0.95 and . < 1.05' "$defs"
+     | . > '"$lo"' and . < '"$hi" "$defs"
+jcheck "the client's and the server's sampled time together within 5 % of their clocks" "$j" \
+    '([.runs[] | sampled("client") + sampled("server")] | add)
+     / ([.runs[] | .client_cpu_ns + .observed.cpu.server_ns] | add) | . > 0.95 and . < 1.05' \
+    "$defs"
 jcheck "per request: each side's ns_per_op is its ns over the run's ops" "$j" \
     'all(.runs[]; .ops as $o | all(.profile.sides[]; .ns.tcp / $o - .ns_per_op.tcp | fabs < 1e-6))'
 jcheck "the folded stacks: the client's over tcp reach tcp_sendmsg, each line 'STACK COUNT'" \
