@@ -509,6 +509,8 @@ static void *drain_main(void *arg)
     struct profile *p = arg;
     struct pollfd fds[PROFILE_CPUS + 1];
 
+    uint64_t cpu0 = thread_cpu_ns();
+
     prctl(PR_SET_NAME, "hb-profile");
     for (unsigned i = 0; i < p->nring; i++)
         fds[i] = (struct pollfd){ .fd = p->ring[i].fd, .events = POLLIN };
@@ -518,6 +520,7 @@ static void *drain_main(void *arg)
             ring_drain(p, &p->ring[i]);
         if (poll(fds, p->nring + 1, DRAIN_POLL_MS) > 0 && fds[p->nring].revents != 0) break;
     }
+    p->acc.self_ns = thread_cpu_ns() - cpu0;
     return NULL;
 }
 

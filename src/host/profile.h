@@ -71,6 +71,7 @@ struct profile_result {
     uint64_t samples; /* all, idle ones included */
     uint64_t idle;    /* samples of the idle task in its idle loop */
     uint64_t lost;    /* samples the kernel could not write (a ring was full) */
+    uint64_t self_ns; /* the draining thread's own CPU over the window (its cost in hopbench) */
     unsigned nsides;
     struct profile_side side[PROFILE_SIDES];
     /*

@@ -12,7 +12,9 @@
 # count's spread is 1/sqrt(8000) = 1.1 %, and 5 % is more than 4 of those (the load of a busy
 # CI box moves the two figures together: both clocks and samples see the same time). The
 # text has the per-request table and the tcp - unix decomposition, the evidence both; the
-# folded stacks name the TCP functions; a merged run has none (each part sampled the host). Without the right to sample (root with CAP_PERFMON
+# folded stacks name the TCP functions; the profiler's own thread's CPU is kept; the HTML
+# report draws the difference's bar first, the sides' bars, a flame graph per cell, no
+# script; a merged run has none (each part sampled the host). Without the right to sample (root with CAP_PERFMON
 # and CAP_SYS_ADMIN dropped, kernel.perf_event_paranoid above 0): exit 77, one line, nothing
 # run, for run and for stack (before any service starts). stack's --profile: alone (before an
 # option, the stack's name or nothing) the kernel's samples, with a word that is no stack's
@@ -21,7 +23,7 @@
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-need jq setpriv
+need jq setpriv python3
 
 if [ "$(id -u)" != 0 ]; then
     ok "run --profile # SKIP needs root"
@@ -117,6 +119,17 @@ check "the text: the table per request and the decomposition" \
     grep -q "^    hop: over tcp each request costs [0-9.]* us " "$T/prof.out"
 check "the text: the phases beside it" grep -q "phases (latency means): kept connections" \
     "$T/prof.out"
+jcheck "the profiler's own thread: its CPU over each window, a fraction of the window" "$j" \
+    'all(.runs[]; .profile.profiler_cpu_ns > 0 and .profile.profiler_cpu_ns < .window_s * 1e9 / 10)'
+expect_rc "report of the profiled evidence: exit 0" 0 preport report "$j" -o "$T/prof.html"
+check "report: the difference's bar first, then the sides' bars and a flame graph per cell" \
+    python3 -c '
+import re, sys
+h = open(sys.argv[1]).read()
+i = h.index("Where each request")
+d, s = h.find("chart profile-diff", i), h.find("chart profile-sides", i)
+assert 0 < d < s and h.count("chart flame") == 2 and "<script" not in h.lower()
+' "$T/prof.html"
 expect_rc "merge of the profiled evidence with itself: exit 0" 0 pmerge merge "$j" "$j" \
     -o "$T/pmerge.json"
 jcheck "merge: a merged run has no profile (each part sampled every CPU of the same host)" \
