@@ -141,6 +141,11 @@ static const struct pattern table[] = {
     { "__smp_call_single_queue", SUB_SCHED }, { "schedule_hrtimeout", SUB_SCHED },
     { "do_sched_yield", SUB_SCHED }, { "yield_task", SUB_SCHED }, { "io_schedule", SUB_SCHED },
     { "preempt_schedule", SUB_SCHED }, { "avg_vruntime", SUB_SCHED },
+    /* a socket's data-ready and write-space callbacks wake its waiters: a sample taken in
+     * their wake-up, with interrupts off, lands where they are turned back on
+     * (_raw_spin_unlock_irqrestore) under the callback, not under try_to_wake_up */
+    { "sock_def_readable", SUB_SCHED }, { "sock_def_write_space", SUB_SCHED },
+    { "sock_def_wakeup", SUB_SCHED }, { "sk_stream_write_space", SUB_SCHED },
     /* helpers called from everywhere: no subsystem of their own, the walk goes on up */
     { "sched_clock", SUBSYS_NONE }, { "native_sched_clock", SUBSYS_NONE },
     { "local_clock", SUBSYS_NONE }, { "schedule_work", SUBSYS_NONE },

@@ -117,6 +117,9 @@ static void test_subsystem_table(void **state)
     assert_int_equal(subsys_of_symbol("sock_sendmsg"), SUB_SOCKET);
     assert_int_equal(subsys_of_symbol("rep_movs_alternative"), SUB_COPY);
     assert_int_equal(subsys_of_symbol("try_to_wake_up"), SUB_SCHED);
+    /* a data-ready callback is its reader's wake-up, though "sock_" is the socket layer's */
+    assert_int_equal(subsys_of_symbol("sock_def_readable"), SUB_SCHED);
+    assert_int_equal(subsys_of_symbol("sock_recvmsg"), SUB_SOCKET);
     assert_int_equal(subsys_of_symbol("do_epoll_wait"), SUB_EPOLL);
     assert_int_equal(subsys_of_symbol("do_syscall_64"), SUB_SYSCALL);
     /* the longest pattern decides: __x64_sys_ is the entry, __x64_sys_epoll_wait epoll's */
