@@ -15,6 +15,7 @@
 #            interval. PASS when the ratio is 98 % or more.
 #
 # usage: bench/profile.sh HOPBENCH [SECONDS] [REPS]   (root; perf from scripts/deps.sh bench)
+#        PROFILE_HZ=N: the cost at --profile-hz N instead of the default rate
 # Take the exclusive lock (flock -x /tmp/hb-machine.lock) and a quiet machine. Traffic:
 # 127.0.0.1 and a socket in a temporary directory only.
 set -eu
@@ -157,7 +158,7 @@ while [ "$i" -lt "$REPS" ]; do
     if [ $((i % 2)) -eq 0 ]; then order="off on"; else order="on off"; fi
     for arm in $order; do
         flag=
-        [ "$arm" = on ] && flag=--profile
+        [ "$arm" = on ] && flag="--profile${PROFILE_HZ:+ --profile-hz $PROFILE_HZ}"
         # shellcheck disable=SC2086 # flag is empty or one word
         "$HB" run echo "tcp://127.0.0.1:$PORT" --mode connect -d "$SECS" --warmup 0.5 -q $flag \
             --json "$D/c.json" >/dev/null 2>&1 || die "a cost run failed"

@@ -356,7 +356,10 @@ static struct diff diff_of(const struct prof_run *runs, const struct pcell *a,
     return r;
 }
 
-/* The median of a cell's phases p + q latency means, in µs; NAN when neither was seen. */
+/*
+ * The median of a cell's phase p (+ phase q unless q < 0) latency means, in µs; NAN when
+ * none was seen.
+ */
 static double phases_us(const struct prof_run *runs, const struct pcell *c, int p, int q, double *x)
 {
     size_t n = 0;
@@ -364,10 +367,9 @@ static double phases_us(const struct prof_run *runs, const struct pcell *c, int 
 
     for (size_t i = 0; i < c->n; i++) {
         const struct prof_run *r = &runs[c->idx[i]];
-        if (isnan(r->phase_ns[p]) && isnan(r->phase_ns[q])) continue;
-        x[n++] = ((isnan(r->phase_ns[p]) ? 0 : r->phase_ns[p]) +
-                  (isnan(r->phase_ns[q]) ? 0 : r->phase_ns[q])) /
-                 1000.0;
+        double vq = q < 0 ? NAN : r->phase_ns[q];
+        if (isnan(r->phase_ns[p]) && isnan(vq)) continue;
+        x[n++] = ((isnan(r->phase_ns[p]) ? 0 : r->phase_ns[p]) + (isnan(vq) ? 0 : vq)) / 1000.0;
     }
     return stats_median_known(x, n, &m) > 0 ? m : NAN;
 }
@@ -378,21 +380,22 @@ static json_t *phases_print(FILE *f, const struct prof_run *runs, const struct p
 {
     double la = phases_us(runs, a, PHASE_CONNECT, PHASE_CLOSE, x);
     double lb = phases_us(runs, b, PHASE_CONNECT, PHASE_CLOSE, x);
-    double ta = phases_us(runs, a, PHASE_TTFB, PHASE_RESPONSE, x);
-    double tb = phases_us(runs, b, PHASE_TTFB, PHASE_RESPONSE, x);
+    /* the response phase runs from the request written to the reply's last byte: ttfb is in it */
+    double ta = phases_us(runs, a, PHASE_RESPONSE, -1, x);
+    double tb = phases_us(runs, b, PHASE_RESPONSE, -1, x);
     double dl = la - lb, dt = ta - tb, share = NAN;
 
     if (isnan(la) || isnan(lb)) {
         fprintf(f,
                 "    phases (latency means): kept connections, no lifecycle per request; "
-                "transfer (ttfb + response) %.2f -> %.2f us (%.2f %s)\n",
+                "transfer (response) %.2f -> %.2f us (%.2f %s)\n",
                 ta, tb, fabs(dt), dt >= 0 ? "less" : "more");
     } else {
         if (dl + dt != 0 && isfinite(dl + dt)) share = dl / (dl + dt);
         fprintf(
             f,
             "    phases (latency means): lifecycle (connect + close) %.2f -> %.2f us (%.2f %s), "
-            "transfer (ttfb + response) %.2f -> %.2f us (%.2f %s)",
+            "transfer (response) %.2f -> %.2f us (%.2f %s)",
             la, lb, fabs(dl), dl >= 0 ? "less" : "more", ta, tb, fabs(dt),
             dt >= 0 ? "less" : "more");
         if (isfinite(share))

@@ -10,9 +10,9 @@
  * request costs more over TCP, by subsystem, medians subtracted with a 95 %
  * bootstrap interval, for the hop's sides together (client, server, the
  * services) and each side; beside it the phases' decomposition (the latency
- * of connect + close, the connection's lifecycle, against ttfb + response,
- * the transfer). The same from records (run, lab) and from evidence read
- * back (the stacks, the HTML report).
+ * of connect + close, the connection's lifecycle, against the response
+ * phase, the transfer: from the request written to the reply's last byte). The same from records
+ * (run, lab) and from evidence read back (the stacks, the HTML report).
  */
 #ifndef HOPBENCH_REPORT_PROFILE_H
 #define HOPBENCH_REPORT_PROFILE_H

@@ -21,6 +21,8 @@
 /* clang-format on */
 
 #include <errno.h>
+#include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,7 @@
 #include "host/ksym.h"
 #include "host/profile.h"
 #include "host/subsys.h"
+#include "report/profile.h"
 
 /* The fixture's text. */
 static char *fixture(void)
@@ -278,6 +281,80 @@ static void test_samples_attributed(void **state)
     free(text);
 }
 
+/* A fabricated run of cell key over transport: the client's and server's ns, ops, phases. */
+static struct prof_run fake_run(const char *transport, double tcp_ns, double unix_ns,
+                                double connect_ns, double response_ns)
+{
+    struct prof_run r;
+
+    memset(&r, 0, sizeof(r));
+    snprintf(r.key, sizeof(r.key), "echo connect 64");
+    snprintf(r.cell, sizeof(r.cell), "%s-cell", transport);
+    snprintf(r.transport, sizeof(r.transport), "%s", transport);
+    r.counts = true;
+    r.ops = 1000;
+    r.period_ns = 1000;
+    r.nsides = 3;
+    snprintf(r.side[0], sizeof(r.side[0]), "client");
+    snprintf(r.side[1], sizeof(r.side[1]), "server");
+    snprintf(r.side[2], sizeof(r.side[2]), "other");
+    r.ns[0][SUB_TCP] = tcp_ns;
+    r.ns[0][SUB_UNIX] = unix_ns;
+    r.ns[1][SUB_TCP] = tcp_ns / 2;
+    r.ns[1][SUB_SCHED] = 3e6;
+    r.ns[2][SUB_TCP] = tcp_ns * 1000; /* other processes: never the hop's */
+    for (int p = 0; p < PHASES; p++)
+        r.phase_ns[p] = NAN;
+    r.phase_ns[PHASE_CONNECT] = connect_ns;
+    r.phase_ns[PHASE_CLOSE] = connect_ns / 2;
+    r.phase_ns[PHASE_TTFB] = response_ns / 2; /* inside response: not added again */
+    r.phase_ns[PHASE_RESPONSE] = response_ns;
+    return r;
+}
+
+/*
+ * tcp - unix from fabricated runs, 1000 ops each: the hop (client + server, never other) takes
+ * 9 µs per request over tcp (client tcp 4, server tcp 2, server sched 3) and 4 over unix
+ * (client unix 1, server sched 3): 5 µs more, tcp 6 more, unix 1 less, sched the same; the
+ * phases: the lifecycle (connect + close) 30 -> 12 µs, the transfer (the response phase, ttfb
+ * inside it) 20 -> 18 µs, so the lifecycle is 18 of the 20 µs difference.
+ */
+static void test_decomposition(void **state)
+{
+    struct prof_run runs[4] = {
+        fake_run("tcp", 4e6, 0, 20000, 20000),
+        fake_run("unix", 0, 1e6, 8000, 18000),
+        fake_run("unix", 0, 1e6, 8000, 18000),
+        fake_run("tcp", 4e6, 0, 20000, 20000),
+    };
+    FILE *devnull = fopen("/dev/null", "w");
+    json_t *o = profile_summary(devnull, runs, 4, 1);
+    json_t *d = json_array_get(json_object_get(o, "differences"), 0);
+    json_t *hop = json_array_get(json_object_get(d, "sides"), 0);
+    json_t *subs = json_object_get(hop, "subsystems"), *ph = json_object_get(d, "phases");
+
+    (void)state;
+    assert_non_null(o);
+    assert_int_equal(json_array_size(json_object_get(o, "cells")), 2);
+    assert_string_equal(json_string_value(json_object_get(hop, "name")), "hop");
+    /* hop over tcp: client 4 + server 2 + sched 3 = 9 µs; over unix: unix 1 + sched 3 = 4 µs */
+    assert_float_equal(json_real_value(json_object_get(json_object_get(hop, "total"), "diff")), 5.0,
+                       1e-9);
+    assert_float_equal(json_real_value(json_object_get(json_object_get(subs, "tcp"), "diff")), 6.0,
+                       1e-9);
+    assert_float_equal(json_real_value(json_object_get(json_object_get(subs, "unix"), "diff")),
+                       -1.0, 1e-9);
+    assert_float_equal(json_real_value(json_object_get(json_object_get(subs, "sched"), "diff")), 0,
+                       1e-9);
+    assert_float_equal(json_real_value(json_object_get(ph, "lifecycle_tcp_us")), 30, 1e-9);
+    assert_float_equal(json_real_value(json_object_get(ph, "lifecycle_unix_us")), 12, 1e-9);
+    assert_float_equal(json_real_value(json_object_get(ph, "transfer_tcp_us")), 20, 1e-9);
+    assert_float_equal(json_real_value(json_object_get(ph, "transfer_unix_us")), 18, 1e-9);
+    assert_float_equal(json_real_value(json_object_get(ph, "lifecycle_share")), 18.0 / 20.0, 1e-9);
+    json_decref(o);
+    fclose(devnull);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_subsystem_table),
         cmocka_unit_test(test_chain_rule),
         cmocka_unit_test(test_samples_attributed),
+        cmocka_unit_test(test_decomposition),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
