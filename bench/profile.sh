@@ -26,7 +26,7 @@ KEEP_PCT=98
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ $# -ge 1 ] && [ $# -le 3 ] || die "usage: bench/profile.sh HOPBENCH [SECONDS] [REPS]"
+if [ $# -lt 1 ] || [ $# -gt 3 ]; then die "usage: bench/profile.sh HOPBENCH [SECONDS] [REPS]"; fi
 HB=$1
 SECS=${2:-3}
 REPS=${3:-10}
