@@ -224,6 +224,7 @@ static void lab_cell_observe(struct lab *lab, struct run_record *r)
     h->cfg.pids[0] = lab->server_pid;
     h->cfg.npids = 1;
     h->cfg.noisy_cpus = lab->opts->shared.noisy_cpus;
+    h->cfg.prof = lab->prof;
     observe_set_sampler(&h->cfg, lab->opts->shared.sample_given, lab->opts->shared.sample_ns,
                         r->cfg.mode, &lab->place);
     observe_baseline(&h->cfg);
@@ -459,8 +460,12 @@ void lab_release(struct lab *lab)
     }
     leftover_watch_stop(&lab->watch); /* after the server's: its SIGCHLD is not the server's */
     netns_release(&lab->netns);       /* the server that was in A has exited */
-    for (size_t i = 0; i < lab->nrecs; i++)
+    for (size_t i = 0; i < lab->nrecs; i++) {
         load_result_release(&lab->recs[i].res);
+        profile_result_release(&lab->recs[i].obs.prof);
+    }
+    profile_free(lab->prof);
+    lab->prof = NULL;
     free(lab->recs);
     lab->recs = NULL;
     lab->nrecs = 0;

@@ -72,6 +72,7 @@ struct lab {
     struct run_record *recs;
     size_t nrecs;
     size_t cap;
+    struct profile *prof; /* --profile: the profiler of every cell's window, or NULL */
 };
 
 /* How many runs lab_run makes, and how long each takes as planned. */

@@ -99,6 +99,7 @@ struct run {
     enum netns_side client_side; /* where the load runs: A (same) or B (other) */
     pid_t server_pid;
     _Atomic pid_t *pid_mirror; /* server_pid for signal handlers, or NULL (spawn.h) */
+    struct profile *prof;      /* --profile: the profiler of every window, or NULL */
 };
 
 /* How many runs run_all makes, and how long each takes as planned (0: a count, not a time). */

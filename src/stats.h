@@ -99,6 +99,15 @@ int stats_bootstrap_ratio(const double *a, size_t na, const double *b, size_t nb
                           double *lo, double *hi);
 
 /*
+ * The same percentile bootstrap for the difference median(a) - median(b), of
+ * finite values of any sign (what a request costs more over one transport,
+ * in µs): *diff from the data, [*lo, *hi] its interval. The same returns.
+ */
+int stats_bootstrap_diff(const double *a, size_t na, const double *b, size_t nb,
+                         unsigned iterations, double level, uint64_t seed, double *diff, double *lo,
+                         double *hi);
+
+/*
  * Whether an A/B pair is a significant difference: p < alpha and the interval
  * [lo, hi] of the ratio excludes 1 (all three finite).
  */

@@ -16,11 +16,13 @@
 #include "cmd/options.h"
 #include "cmd/session.h"
 #include "host/probe.h"
+#include "host/profile.h"
 #include "lab.h"
 #include "outfile.h"
 #include "progress.h"
 #include "registry.h"
 #include "report/bottom.h"
+#include "report/profile.h"
 #include "report/report.h"
 #include "report/summary.h"
 #include "util.h"
@@ -101,6 +103,13 @@ static const struct cmd_option lab_options[] = {
       "flag a run noisy when other processes' CPU plus steal\n"
       "averaged more than CPUS over its window (default 0.1)",
       OPT_NOISY_THRESHOLD },
+    { "profile", 0, NULL,
+      "sample every CPU's kernel stacks in each cell (as run\n"
+      "--profile; root, else exit 77): per request by side and kernel\n"
+      "subsystem, tcp - unix decomposed per size and mode",
+      OPT_PROFILE },
+    { "profile-hz", 0, "N", "--profile at N samples a second per CPU (default 809)",
+      OPT_PROFILE_HZ },
     { "jsonl", 0, "FILE",
       "append a header line, then one JSON line per finished cell,\n"
       "each appended whole or not at all",
@@ -467,6 +476,7 @@ static void lab_tables(const struct lab *lab, const struct lab_opts *o, struct r
     meta->summary = o->shared.reps > 1 ? summary_lab(verbose ? stdout : NULL, lab->recs, lab->nrecs,
                                                      o->shared.seed)
                                        : NULL;
+    meta->profile = profile_summary_records(stdout, lab->recs, lab->nrecs, o->shared.seed);
     (verbose ? report_errors : report_errors_only)(stdout, lab->recs, lab->nrecs);
     report_cut_short(stdout, lab->recs, lab->nrecs);
     if (!o->overload)
@@ -516,9 +526,15 @@ static int lab_exec(const struct cmd_env *env)
     struct outfile jsonl_out;
     bool failed;
     int rc = lab_check(o, json_path), run_rc;
+    struct profile *prof = NULL;
 
+    if (rc == HB_EXIT_OK) rc = cmd_open_profile("lab", &o->shared, &prof);
     if (rc == HB_EXIT_OK) rc = lab_start(env, &lab, o);
-    if (rc != HB_EXIT_OK) return rc;
+    if (rc != HB_EXIT_OK) {
+        profile_free(prof);
+        return rc;
+    }
+    lab.prof = prof; /* lab_release frees it */
     probe_machine(&m);
     lab_header(&lab, o);
     report_sysctls(stdout, &m);
@@ -553,6 +569,7 @@ static int lab_exec(const struct cmd_env *env)
     json_decref(meta.plan);
     json_decref(meta.summary);
     json_decref(meta.bottom);
+    json_decref(meta.profile);
     lab_release(&lab);
     return rc;
 }

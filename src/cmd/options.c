@@ -48,6 +48,14 @@ static bool table_end(const struct cmd_option *e)
     return e->name == NULL && e->help == NULL;
 }
 
+/* Whether the option's value may be left out: its name is all in brackets, "[P]". */
+static bool optional_arg(const struct cmd_option *t)
+{
+    size_t n = t->arg != NULL ? strlen(t->arg) : 0;
+
+    return n > 2 && t->arg[0] == '[' && t->arg[n - 1] == ']' && strchr(t->arg + 1, '[') == NULL;
+}
+
 /* getopt_long's view of a table. */
 struct getopt_table {
     struct option longopts[CMD_MAX_OPTIONS + 1];
@@ -60,9 +68,13 @@ static void getopt_table(const struct cmd_option *t, struct getopt_table *g)
 
     for (; !table_end(t) && n < CMD_MAX_OPTIONS; t++) {
         if (t->name == NULL) continue;
-        g->longopts[n++] =
-            (struct option){ t->name, t->arg != NULL ? required_argument : no_argument, NULL,
-                             t->id };
+        /* a value named "[P]", all in brackets, may be left out: getopt gives it only as
+         * --name=P ("[LABEL=]ENDPOINT" is a value that must be there) */
+        g->longopts[n++] = (struct option){ t->name,
+                                            t->arg == NULL    ? no_argument
+                                            : optional_arg(t) ? optional_argument
+                                                              : required_argument,
+                                            NULL, t->id };
         if (t->letter == 0) continue;
         g->shortopts[s++] = (char)t->letter;
         if (t->arg != NULL) g->shortopts[s++] = ':';
@@ -548,6 +560,14 @@ int shared_option(int c, const char *val, struct shared_opts *o, struct hb_err *
         break;
     case OPT_NOISY_THRESHOLD:
         rc = opt_noisy(val, &o->noisy_cpus, err);
+        break;
+    case OPT_PROFILE: /* run's and lab's: the kernel's samples (stack's is its configuration) */
+        o->profile = true;
+        break;
+    case OPT_PROFILE_HZ:
+        o->profile = true;
+        rc = opt_uint("--profile-hz", val, 10, 20000, &v, err);
+        o->profile_hz = (unsigned)v;
         break;
     case OPT_JSON:
         o->json_path = val;

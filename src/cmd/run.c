@@ -21,6 +21,7 @@
 #include "outfile.h"
 #include "progress.h"
 #include "registry.h"
+#include "report/profile.h"
 #include "run.h"
 #include "service.h"
 #include "util.h"
@@ -179,6 +180,16 @@ static const struct cmd_option run_head[] = {
       "flag a run noisy when other processes' CPU plus steal\n"
       "averaged more than CPUS over its window (default 0.1)",
       OPT_NOISY_THRESHOLD },
+    { "profile", 0, NULL,
+      "sample every CPU's kernel stacks in each window (needs root or\n"
+      "kernel.perf_event_paranoid <= 0, else exit 77): us per request\n"
+      "by side and kernel subsystem, tcp - unix decomposed, flame\n"
+      "graphs in --html (docs/profile.md)",
+      OPT_PROFILE },
+    { "profile-hz", 0, "N",
+      "--profile, sampling each CPU N times a second (10..20000;\n"
+      "default 809: every 1.236 ms)",
+      OPT_PROFILE_HZ },
     { "service", 0, "NAME=KIND:ARG",
       "a named service, measured apart (repeatable): pid:PID,\n"
       "tree:PID (its descendants and reaped children too),\n"
@@ -719,6 +730,7 @@ static int run_finish(const struct cmd_env *env, struct run *run, const char *js
     int rc;
 
     run_report(run, stdout);
+    meta->profile = profile_summary_records(stdout, run->recs, run->nrecs, run->opts->shared.seed);
     meta->bottom = run_bottom(run, stdout);
     /* not stdout failing now: the runs are done */
     meta->interrupted = atomic_load(env->stop) || cmd_wait_failed(run->recs, run->nrecs);
@@ -729,6 +741,8 @@ static int run_finish(const struct cmd_env *env, struct run *run, const char *js
     meta->summary = NULL;
     json_decref(meta->bottom);
     meta->bottom = NULL;
+    json_decref(meta->profile);
+    meta->profile = NULL;
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
     rc = run_rc != HB_EXIT_OK ? run_rc : cmd_verdict(run->recs, run->nrecs, atomic_load(env->stop));
     if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
@@ -893,6 +907,7 @@ static int run_exec(const struct cmd_env *env)
     json_path = cmd_evidence_path("run", o->shared.json_path, path, sizeof(path));
     rc = cmd_check_outputs("run", json_path, o->shared.csv_path, o->shared.html_path);
     if (rc == HB_EXIT_OK) rc = cmd_check_budget("run", run_fd_need(o), run_mem_need(o));
+    if (rc == HB_EXIT_OK) rc = cmd_open_profile("run", &o->shared, &run.prof);
     if (rc == HB_EXIT_OK && (rc = run_start_server(env, &run, o, &err)) < 0)
         rc = cmd_fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     if (rc == HB_EXIT_OK && run_preflight(o, env->stop, &err) < 0)

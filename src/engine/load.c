@@ -555,6 +555,7 @@ static void *worker_main(void *arg)
 {
     struct worker *w = arg;
 
+    prctl(PR_SET_NAME, "hb-load"); /* --profile tells the client's threads by this name */
     w->rc = worker_setup(w);
     if (w->rc == 0) worker_loop(w);
     return NULL;

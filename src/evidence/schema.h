@@ -81,6 +81,13 @@
 #define EV_MERGED_RUNS          "merged_runs"
 #define EV_ERROR                "error" /* the placeholder of a run that could not be encoded */
 
+/*
+ * --profile: a run's samples by side and subsystem, and the document's figures per request
+ * over the runs (docs/profile.md lists what each holds; report/profile.c writes and reads them).
+ */
+#define EV_PROFILE "profile"
+#define EV_MEDIAN  "median"
+
 /* A run's server side from run --agent (docs/agent.md lists what it holds). */
 #define EV_AGENT "agent"
 

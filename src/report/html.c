@@ -6,6 +6,7 @@
  * file's charts (charts.c) and tables.
  */
 #include "report/html.h"
+#include "report/flame.h"
 
 #include <errno.h>
 #include <math.h>
@@ -474,6 +475,7 @@ static const char page_css[] =
     "code{background:#f4f4f4;padding:1px 3px;word-break:break-all}"
     ".na{color:#a33}.muted{color:#777}"
     "svg.chart{display:block;margin:.5em 0;background:#fff;border:1px solid #eee}"
+    "svg.flame text.flame{font:10px sans-serif;fill:#222}"
     "svg text{font:11px system-ui,sans-serif;fill:#222}svg text.tick{fill:#555}"
     "svg text.axis-title{font-size:12px}svg .grid{stroke:#eee}svg .axis{stroke:#888}"
     "svg .median{stroke-width:3}svg .curve,svg .rate{fill:none;stroke-width:1.8}"
@@ -1304,6 +1306,10 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
     chart_cpu(f, hf);
     fputs("<h3>Connection phases</h3>\n", f);
     chart_phases(f, hf);
+    if (json_object_get(hf->head, EV_PROFILE) != NULL) {
+        fputs("<h3>Where each request's CPU goes (--profile)</h3>\n", f);
+        chart_profile(f, hf);
+    }
     fputs("<h3>Latency against the offered rate</h3>\n", f);
     chart_rates(f, hf);
     verdicts_section(f, hf);

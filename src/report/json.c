@@ -18,6 +18,7 @@
 #include "evidence/schema.h"
 #include "host/place.h"
 #include "outfile.h"
+#include "report/profile.h"
 #include "report/services.h"
 
 /* A string fact, or null when it could not be read. */
@@ -346,6 +347,7 @@ json_t *report_run_json(const struct run_record *r)
     json_object_set_new(run, EV_PLACEMENT, placement_json(r));
     if (r->netns.mode != NETNS_NONE) json_object_set_new(run, EV_NETNS, netns_json(&r->netns));
     if (r->agent != NULL) json_object_set(run, EV_AGENT, r->agent);
+    if (r->obs.profiled) json_object_set_new(run, EV_PROFILE, profile_run_json(r));
     if (report_services_json(run, r) < 0) {
         json_decref(run);
         return NULL;
@@ -492,6 +494,7 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
     if (meta->plan != NULL) json_object_set(doc, EV_PLAN, meta->plan);
     if (meta->summary != NULL) json_object_set(doc, EV_SUMMARY, meta->summary);
     if (meta->bottom != NULL) json_object_set(doc, EV_BOTTOM_LINE, meta->bottom);
+    if (meta->profile != NULL) json_object_set(doc, EV_PROFILE, meta->profile);
     return doc;
 }
 

@@ -426,6 +426,26 @@ static void test_bootstrap_known_quantiles(void **state)
 }
 
 /*
+ * The difference of medians the same way: a = {2}, b = {1, 3} gives 2 - 1, 2 - 2 or
+ * 2 - 3 with probability 1/4, 1/2, 1/4, so at level 0.9 [-1, 1] around 0; values of any
+ * sign are taken (a ratio refuses them), a value not finite is refused.
+ */
+static void test_bootstrap_diff(void **state)
+{
+    const double a[] = { 2 }, b[] = { 1, 3 }, neg[] = { -5, -4, -6 }, bad[] = { 1, INFINITY };
+    double d, lo, hi;
+
+    (void)state;
+    assert_int_equal(stats_bootstrap_diff(a, 1, b, 2, 10000, 0.9, SEED, &d, &lo, &hi), 0);
+    assert_true(d == 0);
+    assert_true(lo == -1 && hi == 1);
+    assert_int_equal(stats_bootstrap_diff(neg, 3, a, 1, 1000, 0.95, SEED, &d, &lo, &hi), 0);
+    assert_true(d == -7 && lo <= -7 && hi >= -7 && lo >= -8 && hi <= -6);
+    assert_int_equal(stats_bootstrap_diff(bad, 2, a, 1, 1000, 0.95, SEED, &d, &lo, &hi), -EINVAL);
+    assert_int_equal(stats_bootstrap_ratio(neg, 3, a, 1, 1000, 0.95, SEED, &d, &lo, &hi), -EINVAL);
+}
+
+/*
  * With 2 iterations the sorted ratios are r0 <= r1 and the q-quantile is
  * r0 + q (r1 - r0) (linear interpolation, numpy's default). Levels 0.9 and 0.5
  * with one seed see the same r0, r1: from the first, d = (hi - lo) / 0.9 and
@@ -719,6 +739,7 @@ int main(void)
         cmocka_unit_test(test_mwu_invalid),
         cmocka_unit_test(test_bootstrap_point_estimate),
         cmocka_unit_test(test_bootstrap_known_quantiles),
+        cmocka_unit_test(test_bootstrap_diff),
         cmocka_unit_test(test_bootstrap_interpolation),
         cmocka_unit_test(test_bootstrap_determinism),
         cmocka_unit_test(test_bootstrap_coverage),
