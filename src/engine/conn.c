@@ -835,8 +835,11 @@ static void conn_on_event(struct loop *l, int fd, void *data, unsigned events)
         return;
     }
     if (c->state != CONN_BUSY) return;
-    /* A reply needs no clock here: conn_read reads it when the bytes come. */
-    if ((events & EPOLLOUT) && conn_write(c, now_ns()) != 0) return;
+    /* A reply needs no clock here: conn_read reads it when the bytes come. A batch still part
+     * unwritten is sent on any event, not only on EPOLLOUT: AF_UNIX signals EPOLLOUT only once
+     * the bytes in flight fell to a quarter of the send buffer (unix_writable), so a large
+     * request would wait for the server to drain it while its echo was being read. */
+    if ((events & EPOLLOUT || c->wr_off < c->wr_len) && conn_write(c, now_ns()) != 0) return;
     if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))) return;
     if (conn_read(c, (events & (EPOLLRDHUP | EPOLLHUP)) != 0, false) != 1) return;
     conn_finish_batch(c);
