@@ -480,6 +480,7 @@ static const char page_css[] =
     "svg text.axis-title{font-size:12px}svg .grid{stroke:#eee}svg .axis{stroke:#888}"
     "svg .median{stroke-width:3}svg .curve,svg .rate{fill:none;stroke-width:1.8}"
     "svg .service,svg .p99{stroke-dasharray:5 3}"
+    "svg .series{fill:none;stroke-width:1.3;stroke-linejoin:round}svg path.bad{stroke-dasharray:2 3}"
     ".cards{display:flex;gap:.8em;margin:.8em 0}.card{flex:1;border:1px solid #ddd;"
     "border-radius:6px;padding:.5em .8em}.card b{display:block;font-size:1.6em}"
     "table.bottom td{white-space:nowrap}table.bottom td.words{white-space:normal}"
@@ -1300,6 +1301,8 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
     fputs("</p>\n<h3>ops/s per cell</h3>\n", f);
     chart_ops(f, &self, 1);
     invalid_list(f, hf);
+    fputs("<h3>ops/s and p99 across each run</h3>\n", f);
+    chart_series(f, hf);
     fputs("<h3>Latency percentiles</h3>\n", f);
     chart_latency(f, hf);
     fputs("<h3>CPU per op, by who pays</h3>\n", f);

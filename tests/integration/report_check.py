@@ -11,6 +11,9 @@
   report_check.py deltas DOM.html DOC.json   the verdicts a page computed are DOC's summary's
   report_check.py inject EVIDENCE OUT        the evidence with markup in its strings
   report_check.py bottom DOM.html TEXT.out   the page's bottom line is the text's, and first
+  report_check.py stall DOM.html EVIDENCE    a run against a stalling server: an interval with
+                                             no ops, then a p99 of the stall, in the evidence
+                                             and on the page's series chart
 
 Results are lines "ok NAME" / "not ok NAME # DETAIL".
 """
@@ -25,7 +28,7 @@ import sys
 import zlib
 from html.parser import HTMLParser
 
-KINDS = ["ops", "latency", "cpu", "phases", "rates"]
+KINDS = ["ops", "series", "latency", "cpu", "phases", "rates"]
 failed = 0
 
 
@@ -167,6 +170,27 @@ def merged_percentile(hists, p):
     return hmax
 
 
+def series_extremes(s):
+    """A run's series as the report's chart reads it (charts.c tl_*): the lowest ops/s and the
+    highest p99 (µs) of the intervals drawn, every one but a last one shorter than half."""
+    iv, end, n = s["interval_ms"] / 1e3, s["end_ms"] / 1e3, len(s["ops"])
+
+    def length(i):
+        rest = end - iv * i
+        return iv if i + 1 < n or rest > iv else rest
+
+    drawn = [i for i in range(n) if i + 1 < n or length(i) >= iv / 2]
+    lo = min([s["ops"][i] / length(i) for i in drawn], default=0)
+    hi = max([s["p99_ns"][i] / 1000 for i in drawn], default=0)
+    return lo, hi
+
+
+def series_title_numbers(title):
+    """(lowest ops/s, highest p99 µs) as a series line's title prints them."""
+    m = re.search(r"lowest ([0-9.,e+-]+) ops/s at .* highest p99 ([0-9.,e+-]+) µs", title)
+    return (m.group(1), m.group(2)) if m else None
+
+
 # ---- the DOM -------------------------------------------------------------------------
 
 
@@ -207,6 +231,13 @@ class Dom(HTMLParser):
 
 def elements(chart, tag, cls):
     return [e for e in chart[1] if e[0] == tag and cls in e[1]]
+
+
+def titled(chart, tag, cls):
+    """The elements of a chart with their <title> child's text (the element after each)."""
+    els = chart[1]
+    return [(e, els[i + 1][3] if i + 1 < len(els) and els[i + 1][0] == "title" else "")
+            for i, e in enumerate(els) if e[0] == tag and cls in e[1]]
 
 
 def check_file(sec, path, n):
@@ -290,6 +321,23 @@ def check_file(sec, path, n):
     if "rates" in charts:
         ok("%s: rates: p50 and p99 lines drawn" % name,
            all(elements(ch, "polyline", "rate") for ch in charts["rates"]))
+    # ops/s and p99 per interval: two lines per run, each titled with the run's extremes
+    with_series = [r for c in cells.values() for r in c if isinstance(r.get("series"), dict)]
+    ok("%s: a series chart exactly when runs have a series (%d)" % (name, len(with_series)),
+       ("series" in charts) == bool(with_series), "kinds: %s" % sorted(charts))
+    if "series" in charts:
+        ops_lines = [t for ch in charts["series"] for t in titled(ch, "path", "series-ops")]
+        p99_lines = [e for ch in charts["series"] for e in elements(ch, "path", "series-p99")]
+        ok("%s: series: an ops/s and a p99 line per run (%d)" % (name, len(with_series)),
+           len(ops_lines) == len(with_series) == len(p99_lines),
+           "%d and %d lines" % (len(ops_lines), len(p99_lines)))
+        got = sorted(series_title_numbers(t) or ("?", t) for _, t in ops_lines)
+        want = sorted((number(lo), number(hi)) for lo, hi in
+                      (series_extremes(r["series"]) for r in with_series))
+        ok("%s: series: each run's lowest ops/s and highest p99 are its evidence's" % name,
+           got == want, "page %s, evidence %s" % (got[:4], want[:4]))
+        ok("%s: series: the ops of the intervals add up to each run's" % name,
+           all(sum(r["series"]["ops"]) + r["series"]["beyond"] == r["ops"] for r in with_series))
 
 
 def cmd_dom(dom_path, paths):
@@ -512,6 +560,32 @@ def cmd_bottom(dom_path, text_path):
           (len(page), sum(1 for r in page if not r[4].startswith("no "))))
 
 
+def cmd_stall(dom_path, path):
+    """A run against a server that stalls 300 ms: in the evidence an interval with no ops
+    inside the window, then one whose p99 is at least 250 ms; on the page, that run's line."""
+    runs = [r for r in load_runs(path) if isinstance(r.get("series"), dict)]
+    ok("stall: every run has a series", runs and len(runs) == len(load_runs(path)))
+    stalled = []
+    for r in runs:
+        ops, p99 = r["series"]["ops"], r["series"]["p99_ns"]
+        for i in range(1, len(ops) - 1):
+            if ops[i] == 0 and max(p99[i + 1:]) >= 250e6:
+                stalled.append(r)
+                print("# %s rep %d: no ops in interval %d, then p99 %d ns" %
+                      (r["endpoint"], r["rep"], i, max(p99[i + 1:])))
+                break
+    ok("stall: an interval with no ops, then a p99 of 250 ms or more", stalled,
+       [(r["series"]["ops"], r["series"]["p99_ns"]) for r in runs][:2])
+    dom = Dom()
+    with open(dom_path) as f:
+        dom.feed(f.read())
+    titles = [t for sec in dom.sections for ch in sec[1] if ch[0] == "series"
+              for _, t in titled(ch, "path", "series-ops")]
+    shown = [series_title_numbers(t) for t in titles]
+    ok("stall: the page's series chart draws it: lowest 0 ops/s, highest p99 250,000 µs or more",
+       any(t and t[0] == "0" and float(t[1].replace(",", "")) >= 250000 for t in shown), titles)
+
+
 def cmd_inject(path, out):
     doc = json.load(open(path))
     bad = '<img src=x onerror=alert(1)><b id="injected">&amp;</b>'
@@ -537,6 +611,8 @@ def main():
         cmd_inject(sys.argv[2], sys.argv[3])
     elif cmd == "bottom":
         cmd_bottom(sys.argv[2], sys.argv[3])
+    elif cmd == "stall":
+        cmd_stall(sys.argv[2], sys.argv[3])
     sys.exit(1 if failed else 0)
 
 

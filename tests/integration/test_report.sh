@@ -3,8 +3,9 @@
 # a real run against a built-in server, and the fixtures, opened in headless Chromium
 # (Debian's chromium). Checks: each chart's SVG elements in the DOM Chromium dumped, each
 # chart's screenshot not blank, no console error, the figures on the page the evidence's
-# (medians, the p99 of the added histograms, CPU, phases, the summary's verdicts), nothing
-# fetched, markup in the evidence's strings shown as text.
+# (medians, the p99 of the added histograms, CPU, phases, the summary's verdicts, each run's
+# ops/s and p99 per interval), nothing fetched, markup in the evidence's strings shown as
+# text; a run against a server that stalls shows the stall in its evidence and on its page.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -119,6 +120,25 @@ if start_server s --listen tcp://127.0.0.1:0 --listen "unix:$T/s.sock"; then
     expect_rc "report of a --jsonl file: exit 0" 0 jl report "$T/run.jsonl" -o "$T/jl.html"
     page_checks jsonl "$T/jl.html" "$T/run.jsonl"
     pycheck deltas "$T/jsonl-dom.out" "$T/run.json"
+    stop_server "$SRV_PID" "$SRV_OUT"
+fi
+
+# --- a stall shows: ops and p99 per interval across the run -------------------------------
+
+# One server thread that stops 300 ms after every 1,500 requests, loaded at 2,000 ops/s: every
+# 100 ms interval inside a stall has no op, and the ops that waited through it end in the next
+# with a p99 of the stall (an open loop counts from each op's intended time). A run that could
+# not keep up on a loaded machine is saturated (exit 2): its series is drawn all the same.
+if start_server st --listen "unix:$T/st.sock" -t 1 --stall-every 1500 --stall-ms 300; then
+    hb stall run echo "unix:$T/st.sock" -c 4 --rate 2000 -d 2 --warmup 0.1 --sample-ms 0 \
+        --json "$T/stall.json" --html "$T/stall.html"
+    check "run against a stalling server: exit 0, or 2 for a run that does not count (exit $RC)" \
+        test "$RC" = 0 -o "$RC" = 2
+    if chrome "$T/stall-dom" --dump-dom "file://$T/stall.html"; then
+        pycheck stall "$T/stall-dom.out" "$T/stall.json"
+    else
+        not_ok "stall: chromium --dump-dom" "$(head -c 300 "$T/stall-dom.err")"
+    fi
     stop_server "$SRV_PID" "$SRV_OUT"
 fi
 
