@@ -168,15 +168,25 @@ static size_t key_series(const struct cost_cell *c)
     return SIZE_MAX;
 }
 
+/* Too few runs for Mann-Whitney to reach p < STATS_ALPHA, whatever they measured. */
+static bool few_runs(const struct cost_saving *s)
+{
+    return stats_mw_min_p(s->n_tcp, s->n_uds) >= STATS_ALPHA;
+}
+
 /*
  * Why a saving is not priced: "no significant difference (p=0.31, n=5+5): not
- * priced", or without an interval "no interval (n=1+1: fewer than two runs a
- * side): not priced". Empty when it is significant.
+ * priced", "too few runs for a verdict (n=2+2): not priced", or without an
+ * interval "no interval (n=1+1: fewer than two runs a side): not priced".
+ * Empty when it is significant.
  */
 static void unpriced_text(char *buf, size_t cap, const struct cost_saving *s)
 {
     if (s->significant)
         snprintf(buf, cap, "%s", "");
+    else if (!isnan(s->p) && few_runs(s))
+        snprintf(buf, cap, "too few runs for a verdict (n=%zu+%zu): not priced", s->n_tcp,
+                 s->n_uds);
     else if (!isnan(s->p))
         snprintf(buf, cap, "no significant difference (p=%.2g, n=%zu+%zu): not priced", s->p,
                  s->n_tcp, s->n_uds);
@@ -221,7 +231,9 @@ static void put_per_request(FILE *f, const struct cost_cell *c, const struct cos
                      test);
         } else {
             snprintf(verdict, sizeof(verdict), "%s",
-                     isnan(s.p) ? "no interval" : "not significant");
+                     isnan(s.p)     ? "no interval"
+                     : few_runs(&s) ? "too few runs"
+                                    : "not significant");
             if (!isnan(s.p))
                 snprintf(verdict + strlen(verdict), sizeof(verdict) - strlen(verdict),
                          " (p=%.2g, n=%zu+%zu)", s.p, s.n_tcp, s.n_uds);

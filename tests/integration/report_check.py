@@ -484,37 +484,55 @@ def cmd_deltas(dom_path, doc_path):
 
 
 class Bottom(HTMLParser):
-    """The rows of the bottom line's table (each a list of its cells' texts), and what comes
-    before it: whether a chart does."""
+    """The rows of the bottom line's table (each a list of its cells' texts), its head's
+    cells, whether it is the grid of a bottom line without verdicts, the "few" card's text,
+    and what comes before it: whether a chart does."""
 
     def __init__(self):
         super().__init__()
         self.rows, self.cell, self.inside = [], None, False
         self.chart_before = False
         self.seen = False
+        self.grid = False
+        self.heads, self.head = [], None
+        self.few, self.in_few = "", False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         cls = (a.get("class") or "").split()
         if tag == "svg" and "chart" in cls and not self.seen:
             self.chart_before = True
+        if tag == "div" and "card" in cls and "few" in cls:
+            self.in_few = True
         if tag == "table" and "bottom" in cls:
             self.inside = self.seen = True
+            self.grid = "grid" in cls
         if self.inside and tag == "tr" and "row" in cls:
             self.rows.append([])
         if self.inside and tag == "td" and self.rows:
             self.cell = ""
+        if self.inside and tag == "th" and not self.rows:
+            self.head = ""
 
     def handle_endtag(self, tag):
         if tag == "td" and self.cell is not None:
             self.rows[-1].append(self.cell.strip())
             self.cell = None
+        if tag == "th" and self.head is not None:
+            self.heads.append(self.head.strip())
+            self.head = None
         if tag == "table":
             self.inside = False
+        if tag == "div":
+            self.in_few = False
 
     def handle_data(self, data):
         if self.cell is not None:
             self.cell += data
+        if self.head is not None:
+            self.head += data
+        if self.in_few:
+            self.few += data
 
 
 ROW = re.compile(r"^  (.*?)\s{2,}(ops/s|p50 µs|p99 µs|CPU µs/req \S+)\s+(\S+)\s+(\S+)  (.*)$")
@@ -529,11 +547,45 @@ def carried(rows):
     return out
 
 
+def grid_bottom(p, text_path):
+    """A bottom line without verdicts: the text's sentence in the page's card, and its grid of
+    ratios row by row the page's table."""
+    lines = open(text_path, encoding="utf-8").read().split("\n")
+    at = [i for i, l in enumerate(lines) if l.startswith("bottom line: ")][-1]
+    words = lines[at][len("bottom line: "):]
+    heads = re.split(r"\s{2,}", lines[at + 1].strip())
+    rows, pending = [], ""
+    for line in lines[at + 2:]:
+        if not line.startswith("  ") or re.match(r"^  \d+ of \d+ runs", line):
+            break
+        tokens = re.split(r"\s{2,}", line.strip())
+        if len(tokens) < len(heads):  # a cell name too long for its column: on its own line
+            pending = line.strip()
+            continue
+        cell = " ".join(tokens[:len(tokens) - len(heads)]) or pending
+        rows.append([cell] + tokens[len(tokens) - len(heads):])
+        pending = ""
+    ok("no verdict: the page's grid, its sentence in a card, is the text's",
+       p.grid and words in p.few.replace("\n", " "), "card %r, text %r" % (p.few[:200], words))
+    ok("no verdict: the grid's columns are the text's (%s)" % ", ".join(heads),
+       p.heads == ["cell"] + heads, "page %s" % p.heads)
+    ok("no verdict: the grid's rows are the text's, cell by cell (%d rows)" % len(rows),
+       rows and p.rows == rows, "page %s; text %s" % (p.rows[:3], rows[:3]))
+    print("# %d cells, no verdict: %s" % (len(rows), words))
+
+
 def cmd_bottom(dom_path, text_path):
     """The page's bottom line: first (no chart before it), and row by row the text's."""
     p = Bottom()
     with open(dom_path) as f:
         p.feed(f.read())
+    if any(l.startswith("bottom line: no verdict is possible")
+           for l in open(text_path, encoding="utf-8")):
+        ok("the bottom line is on the page, before any chart", p.seen and not p.chart_before,
+           "table %s, a chart before it %s" % (p.seen, p.chart_before))
+        grid_bottom(p, text_path)
+        return
+    ok("a bottom line with verdicts: not drawn as a grid", not p.grid)
     text, inside, pending = [], False, ""
     for line in open(text_path, encoding="utf-8"):
         line = line.rstrip("\n")

@@ -215,6 +215,15 @@ static void test_interval_mapping(void **state)
     /* separated sides: significant (p = 2/252), so priced */
     assert_true(s.significant);
     check_close(s.p, 2.0 / 252, "Mann-Whitney p");
+    /* 3 runs a side, each side's tied: the normal approximation's p is 0.047, but no exact
+     * test of 3 + 3 runs goes below 0.1: never significant, never priced */
+    {
+        const double t3[] = { 100, 100, 100 }, u3[] = { 50, 50, 50 };
+        struct cost_saving few;
+        assert_int_equal(cost_saving_of(t3, 3, u3, 3, 7, &few), 0);
+        assert_true(few.p < 0.05);
+        assert_false(few.significant);
+    }
     /* overlapping ones are not: no price, whatever the interval's ends */
     {
         const double t2[] = { 100, 104, 98, 101, 103 }, u2[] = { 99, 105, 97, 102, 100 };
