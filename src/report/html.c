@@ -1110,6 +1110,54 @@ static void gauge_cell(FILE *f, const struct hcell *cell, const char *a, const c
     known_cell(f, best >= 0, text, why);
 }
 
+/*
+ * The server's PSS at the end, the largest over the cell's runs; when no
+ * server was named but services were (a stack's), each service's by its name
+ * ("redis 2,345,678"): a measured service is never shown as n/a for a
+ * server that was not given.
+ */
+static void pss_cell(FILE *f, const struct hcell *cell)
+{
+    const json_t *svcs =
+        json_object_get(json_object_get(json_array_get(cell->runs, 0), EV_OBSERVED), "services");
+    char text[512] = "", num[48], why[256];
+    size_t i, len = 0;
+    json_t *run;
+    double v;
+
+    if (json_array_size(svcs) == 0 ||
+        hd_figure(json_object_get(json_array_get(cell->runs, 0), EV_OBSERVED), &v, why, sizeof(why),
+                  "memory", "server_pss_end", NULL)) {
+        gauge_cell(f, cell, "memory", "server_pss_end", NULL);
+        return;
+    }
+    for (size_t j = 0; j < json_array_size(svcs) && len < sizeof(text); j++) {
+        const char *name = json_string_value(json_object_get(json_array_get(svcs, j), "name"));
+        double best = -1;
+        char raw[TEXT_SAFE_CAP], shown[TEXT_SAFE_CAP];
+        snprintf(why, sizeof(why), "not in the evidence");
+        json_array_foreach(cell->runs, i, run)
+        {
+            const json_t *svc =
+                json_array_get(json_object_get(json_object_get(run, EV_OBSERVED), "services"), j);
+            char w[256];
+            if (hd_figure(svc, &v, w, sizeof(w), "pss_end", NULL, NULL)) {
+                if (v > best) best = v;
+            } else if (best < 0) {
+                memcpy(why, w, sizeof(why));
+            }
+        }
+        if (best >= 0)
+            svg_number(num, sizeof(num), best);
+        else
+            snprintf(num, sizeof(num), "n/a (%.40s)", why);
+        snprintf(raw, sizeof(raw), "%s", name != NULL ? name : "service");
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s %s", j > 0 ? "; " : "",
+                                text_safe(shown, sizeof(shown), raw), num);
+    }
+    known_cell(f, true, text, "");
+}
+
 /* The kernel counters that moved, summed over the cell's runs. */
 static void net_cell(FILE *f, const struct hcell *cell)
 {
@@ -1152,7 +1200,8 @@ static void kernel_section(FILE *f, const struct hfile *hf)
 
     fputs("<h3>Kernel evidence</h3>\n<p class=\"muted\">Per cell over its runs: the largest "
           "socket peaks the sampler saw (whole counts, earlier runs' sockets included), the "
-          "server's PSS at the end, and the kernel counters that moved, summed.</p>\n"
+          "server's PSS at the end (each service's, by its name, where services were measured "
+          "instead), and the kernel counters that moved, summed.</p>\n"
           "<table class=\"kernel\"><tr><th>cell</th><th>TIME_WAIT client</th>"
           "<th>TIME_WAIT server</th><th>established</th><th>accept queue</th>"
           "<th>server PSS end (B)</th><th>counters that moved</th></tr>\n",
@@ -1167,7 +1216,7 @@ static void kernel_section(FILE *f, const struct hfile *hf)
         gauge_cell(f, cell, "sockets", "time_wait_server", "peak");
         gauge_cell(f, cell, "sockets", "established", "peak");
         gauge_cell(f, cell, "sockets", "listen_queue", "peak");
-        gauge_cell(f, cell, "memory", "server_pss_end", NULL);
+        pss_cell(f, cell);
         net_cell(f, cell);
         fputs("</tr>\n", f);
     }

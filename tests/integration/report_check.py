@@ -11,6 +11,10 @@
   report_check.py deltas DOM.html DOC.json   the verdicts a page computed are DOC's summary's
   report_check.py inject EVIDENCE OUT        the evidence with markup in its strings
   report_check.py bottom DOM.html TEXT.out   the page's bottom line is the text's, and first
+  report_check.py stack DOM.html JSONL        a stack's page: its arms named by their labels,
+                                             each service's CPU per request drawn and in the
+                                             bottom line, no n/a for a measured service, no
+                                             link or path to a file the stack removed
   report_check.py stall DOM.html EVIDENCE    a run against a stalling server: an interval with
                                              no ops, then a p99 of the stall, in the evidence
                                              and on the page's series chart
@@ -638,6 +642,101 @@ def cmd_stall(dom_path, path):
        any(t and t[0] == "0" and float(t[1].replace(",", "")) >= 250000 for t in shown), titles)
 
 
+class Sections(HTMLParser):
+    """Per section id: its texts; the titles of the CPU chart's bars; the n/a items under the
+    CPU charts; every href and src."""
+
+    def __init__(self):
+        super().__init__()
+        self.section, self.texts, self.links = None, {}, []
+        self.kind, self.bar, self.bars = None, False, []
+        self.in_na, self.na = False, []
+        self.last_h3 = ""
+        self.in_h3 = False
+        self.named, self.in_named = [], False  # the texts of links and section headings
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        cls = (a.get("class") or "").split()
+        if tag == "section":
+            self.section = a.get("id") or a.get("class")
+        if tag == "svg" and "chart" in cls:
+            self.kind = [c for c in cls if c != "chart"][0]
+        if tag == "rect" and "bar" in cls and self.kind == "cpu":
+            self.bar = True
+            self.bars.append("")
+        if tag == "li" and "na" in cls and self.last_h3.startswith("CPU per op"):
+            self.in_na = True
+            self.na.append("")
+        if tag == "h3":
+            self.in_h3, self.last_h3 = True, ""
+        if tag in ("a", "h2"):
+            self.in_named = True
+            self.named.append("")
+        for k in ("href", "src"):
+            if k in a:
+                self.links.append(a[k])
+
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self.kind = None
+        if tag == "rect":
+            self.bar = False
+        if tag == "li":
+            self.in_na = False
+        if tag == "h3":
+            self.in_h3 = False
+        if tag in ("a", "h2"):
+            self.in_named = False
+
+    def handle_data(self, data):
+        self.texts.setdefault(self.section, []).append(data)
+        if self.bar:
+            self.bars[-1] += data
+        if self.in_na:
+            self.na[-1] += data
+        if self.in_h3:
+            self.last_h3 += data
+        if self.in_named:
+            self.named[-1] += data
+
+
+def cmd_stack(dom_path, jsonl):
+    """A stack's page: the arms by their labels, each service's CPU, no n/a for what was
+    measured, nothing that points to the files the stack removed."""
+    runs = load_runs(jsonl)
+    p = Sections()
+    with open(dom_path) as f:
+        p.feed(f.read())
+    text = " ".join(t for ts in p.texts.values() for t in ts)
+    labels = sorted({r["label"] for r in runs if r.get("label")})
+    missing = [l for l in labels if l not in text]
+    ok("stack page: each arm named by its label (%s)" % ", ".join(labels), labels and not missing,
+       missing)
+    services = sorted({s["name"] for r in runs for s in (r.get("observed") or {}).get("services", [])})
+    ok("stack page: the runs measured services (%s)" % ", ".join(services), services)
+    bottom = " ".join(p.texts.get("bottom-line", []))
+    for name in services:
+        ok("stack page: %s's CPU per request in the bottom line" % name,
+           ("CPU " + name) in bottom or ("CPU µs/req " + name) in bottom, bottom[:300])
+        bars = [b for b in p.bars if b.startswith(name + " ") and "µs/op" in b]
+        ok("stack page: %s's CPU per op drawn in the CPU chart (%d bars)" % (name, len(bars)),
+           bars, p.bars[:6])
+    ok("stack page: no n/a in the bottom line", "n/a" not in bottom, bottom[:300])
+    bad = [n for n in p.na if any(w in n for w in services + ["server", "client"])]
+    ok("stack page: no n/a for the client, a server or a measured service under the CPU charts",
+       not bad, bad)
+    pss = [t for sec, ts in p.texts.items() if sec and sec.startswith("file") for t in ts
+           if "n/a (no --server-pid given)" in t]
+    ok("stack page: no server n/a where services were measured", not pss, pss[:3])
+    ext = [l for l in p.links if not l.startswith("#") and not l.startswith("data:")]
+    ok("stack page: no link but in-page and data: ones", not ext, ext)
+    # each measurement is named by its title, not by its evidence file, which the stack removed
+    gone = [n for n in p.named if "hopbench-stack." in n or n.strip().endswith((".json", ".jsonl"))]
+    ok("stack page: no link or section named after a file the stack removed (%d names)" %
+       len(p.named), p.named and not gone, gone[:3])
+
+
 def cmd_inject(path, out):
     doc = json.load(open(path))
     bad = '<img src=x onerror=alert(1)><b id="injected">&amp;</b>'
@@ -665,6 +764,8 @@ def main():
         cmd_bottom(sys.argv[2], sys.argv[3])
     elif cmd == "stall":
         cmd_stall(sys.argv[2], sys.argv[3])
+    elif cmd == "stack":
+        cmd_stack(sys.argv[2], sys.argv[3])
     sys.exit(1 if failed else 0)
 
 

@@ -12,21 +12,6 @@
 CHECK="python3 $(cd "$(dirname "$0")" && pwd)/report_check.py"
 FIX=$(cd "$(dirname "$0")/../fixtures/evidence" && pwd)
 need chromium python3 hostname
-CHROME=$(program_path chromium)
-
-# chrome PREFIX ARGS... : headless Chromium with a private profile in $T, bounded in time
-# (timeout signals the process group, so its helper processes too); stdout to PREFIX.out,
-# stderr (its log, console messages included) to PREFIX.err.
-chrome() {
-    local prefix=$1 prof rc=0
-    shift
-    prof=$(mktemp -d "$T/chrome.XXXXXX")
-    timeout -k 5 90 "$CHROME" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --no-first-run --disable-extensions --user-data-dir="$prof" --enable-logging=stderr \
-        --v=0 "$@" >"$prefix.out" 2>"$prefix.err" || rc=$?
-    rm -rf "$prof"
-    return "$rc"
-}
 
 # pycheck ARGS... : runs report_check.py, whose "ok"/"not ok" lines count here.
 pycheck() {
