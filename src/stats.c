@@ -385,6 +385,17 @@ static double percent(double ratio, int decimals)
     return v == 0 ? 0 : v;
 }
 
+double stats_mw_min_p(size_t na, size_t nb)
+{
+    double c = 1; /* C(na + nb, k) for k up to the smaller of the two */
+    size_t k = na < nb ? na : nb, n = na + nb;
+
+    if (na == 0 || nb == 0) return 1;
+    for (size_t i = 1; i <= k && c < 1e300; i++)
+        c = c * (double)(n - k + i) / (double)i;
+    return 2 / c < 1 ? 2 / c : 1;
+}
+
 bool stats_significant(double ratio, double lo, double hi, double p, double alpha)
 {
     return isfinite(ratio) && isfinite(lo) && isfinite(hi) && p < alpha && (lo > 1 || hi < 1);

@@ -628,6 +628,7 @@ static void conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_
     if (c->in_window && ok) {
         /* Open loop: from the intended time (a reply late because the one before it was late
          * counts its wait); the service time, from the actual send, goes beside it. */
+        series_note(&ctx->series, t_done); /* before the histogram has it: a compare */
         hist_record(ctx->lat, t_done - (intended < from ? intended : from));
         if (ctx->service != NULL) hist_record(ctx->service, t_done - from);
         ctx->ops++;

@@ -36,6 +36,7 @@
 #include "engine/loop.h"
 #include "engine/operr.h"
 #include "engine/sendq.h"
+#include "engine/series.h"
 #include "hist.h"
 
 #define CONN_RETRY_NS                                                                              \
@@ -68,7 +69,8 @@ struct conn_ctx {
     unsigned active;          /* connections not IDLE */
     struct hist *lat;
     struct hist *phase[PHASES];
-    struct hist *service; /* open loop only */
+    struct hist *service;      /* open loop only */
+    struct series_mine series; /* the interval the thread is in, of lat (series.h) */
     uint64_t ops;
     uint64_t connects;
     uint64_t requests;

@@ -28,11 +28,13 @@ struct worker {
     const atomic_bool *opened; /* the window's counters were read (LOAD_WINDOW_OPEN); NULL: no
                                 * wait, the window begins at t0 + warmup */
     atomic_bool *failed;       /* a thread's wait failed: the run fails, every thread stops */
+    struct series_run *series; /* the run's intervals, which the thread adds its own to */
     struct conn_ctx ctx;
     struct conn *conns;
     uint8_t *mem;   /* request copies, receive buffers, codec states */
     unsigned ninit; /* connections set up (the only ones worker_release touches) */
     struct load_thread_window win;
+    uint64_t end_ns;        /* the thread's loop ended: after every op it recorded */
     struct load_live *live; /* this thread's entry of cfg->live, or NULL */
     int rc;                 /* 0, or the negative errno that stopped the thread from running */
     pthread_t tid;
@@ -138,6 +140,15 @@ static size_t load_hists_bytes(const struct load_cfg *cfg)
     return (1 + PHASES + (cfg->rate > 0)) * sizeof(struct hist);
 }
 
+/* The run's interval slots (series_alloc) and, kept with its result, the series' points. */
+static size_t load_series_bytes(const struct load_cfg *cfg)
+{
+    struct series_run r;
+
+    series_plan(&r, cfg->duration_ns, cfg->rate > 0 ? cfg->timeout_ns : 0);
+    return sat_add(series_mem(&r), sat_mul(r.nslots, 2 * sizeof(uint64_t)));
+}
+
 size_t load_mem_need(const struct load_cfg *cfg, size_t kept)
 {
     struct worker_layout lo = worker_layout_of(cfg);
@@ -149,6 +160,7 @@ size_t load_mem_need(const struct load_cfg *cfg, size_t kept)
     if (cfg->rate > 0) conn_bytes = sat_add(conn_bytes, sizeof(struct sendq_node *));
     total = sat_add(total, sat_mul(cfg->threads, per_thread));
     total = sat_add(total, sat_mul(kept, load_hists_bytes(cfg)));
+    total = sat_add(total, load_series_bytes(cfg));
     return sat_add(total, sat_mul(cfg->conns, conn_bytes));
 }
 
@@ -270,6 +282,7 @@ static int worker_setup(struct worker *w)
     ctx->window_start_ns = w->opened != NULL ? UINT64_MAX : w->t0 + cfg->warmup_ns;
     ctx->quota = w->quota;
     ctx->end_ns = UINT64_MAX;
+    series_mine_init(&ctx->series, w->series, ctx->lat);
     ctx->block_ns = worker_block_ns(w);
     if (cfg->uring_wait && cfg->rate <= 0 && cfg->mode == LOAD_REUSE)
         w->win.ring_err = -worker_ring_init(w);
@@ -543,6 +556,7 @@ static void worker_loop(struct worker *w)
         }
     }
     if (w->live != NULL) worker_publish(w);
+    w->end_ns = now_ns();
     if (in_window) {
         w->win.cpu_ns = thread_cpu_ns() - cpu0;
         worker_end_window(w, win, deadline, now);
@@ -616,7 +630,7 @@ static uint64_t load_share(uint64_t count, unsigned k, unsigned n)
 }
 
 static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0,
-                       const atomic_bool *opened, atomic_bool *failed)
+                       const atomic_bool *opened, atomic_bool *failed, struct series_run *series)
 {
     unsigned first = 0;
 
@@ -626,6 +640,7 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
         w->t0 = t0;
         w->opened = opened;
         w->failed = failed;
+        w->series = series;
         w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
         w->first_conn = first;
         w->live = cfg->live != NULL ? &cfg->live[i] : NULL;
@@ -641,14 +656,17 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
 
 /*
  * Sleeps until the window begins (or Ctrl-C), calls the OPEN hook, lets the
- * load threads into the window (*opened, set whatever happened), then calls
- * the OPENED hook. Returns whether it called them.
+ * load threads into the window (*opened, set whatever happened; the series'
+ * first interval begins then, before any thread's window), then calls the
+ * OPENED hook. Returns whether it called them.
  */
-static bool window_begin(const struct load_cfg *cfg, uint64_t t0, atomic_bool *opened)
+static bool window_begin(const struct load_cfg *cfg, uint64_t t0, atomic_bool *opened,
+                         struct series_run *series)
 {
     bool hooked = sleep_until_ns(t0 + cfg->warmup_ns, cfg->stop);
 
     if (hooked) cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPEN);
+    series->origin_ns = now_ns();
     atomic_store(opened, true);
     if (hooked) cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPENED);
     return hooked;
@@ -661,7 +679,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     bool hooked = false;
     atomic_bool opened = false, failed = false;
     bool await = cfg->on_window != NULL && cfg->warmup_ns > 0; /* load threads wait for opened */
-    uint64_t t0, win0 = UINT64_MAX;
+    struct series_run series;
+    uint64_t t0, win0 = UINT64_MAX, end = 0;
     struct timespec real0;
     int rc = 0;
 
@@ -676,6 +695,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         res->service = xmalloc(sizeof(*res->service));
         hist_init(res->service);
     }
+    series_plan(&series, cfg->duration_ns, cfg->rate > 0 ? cfg->timeout_ns : 0);
+    series_alloc(&series);
     /* Without a warm-up the window opens with the threads: snapshot before they start. */
     if (cfg->on_window != NULL && cfg->warmup_ns == 0) {
         cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPEN);
@@ -684,7 +705,9 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     }
     t0 = now_ns();
     clock_gettime(CLOCK_REALTIME, &real0); /* the wall clock at t0, to date the window by */
-    split_work(ws, cfg, t0, await ? &opened : NULL, &failed);
+    /* no op of the window ends before it: each thread's window begins there or later */
+    series.origin_ns = t0 + cfg->warmup_ns;
+    split_work(ws, cfg, t0, await ? &opened : NULL, &failed, &series);
     for (; started < cfg->threads; started++) {
         rc = worker_start(&ws[started], started);
         if (rc < 0) {
@@ -692,7 +715,7 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
             break;
         }
     }
-    if (await && rc == 0) hooked = window_begin(cfg, t0, &opened);
+    if (await && rc == 0) hooked = window_begin(cfg, t0, &opened, &series);
     atomic_store(&opened, true); /* also when a thread could not start: none waits on */
     for (unsigned i = 0; i < started; i++)
         pthread_join(ws[i].tid, NULL);
@@ -707,6 +730,9 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         load_result_add(res, &ws[i].ctx, &ws[i].win);
         if (ws[i].win.window_ns > 0 && ws[i].ctx.window_start_ns < win0)
             win0 = ws[i].ctx.window_start_ns;
+        series_flush(&ws[i].ctx.series);
+        if (ws[i].end_ns > series.origin_ns && ws[i].end_ns - series.origin_ns > end)
+            end = ws[i].end_ns - series.origin_ns;
         worker_release(&ws[i]);
         hist_free(ws[i].ctx.lat);
         hist_free(ws[i].ctx.service);
@@ -718,11 +744,14 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     if (win0 == UINT64_MAX || win0 < t0) win0 = t0 + cfg->warmup_ns;
     res->window_start_unix_ns =
         (uint64_t)real0.tv_sec * 1000000000u + (uint64_t)real0.tv_nsec + (win0 - t0);
+    series_result_of(&series, end, &res->series);
+    series_free(&series);
     return rc;
 }
 
 void load_result_release(struct load_result *res)
 {
+    series_result_release(&res->series);
     free(res->lat);
     res->lat = NULL;
     for (int p = 0; p < PHASES; p++) {

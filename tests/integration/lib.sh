@@ -262,6 +262,20 @@ program_path() {
     printf '%s\n' "${PROG_PATH[$1]}"
 }
 
+# chrome PREFIX ARGS... : headless Chromium (after `need chromium`) with a private profile in
+# $T, bounded in time (timeout signals the process group, so its helper processes too); stdout
+# to PREFIX.out, stderr (its log, console messages included) to PREFIX.err.
+chrome() {
+    local prefix=$1 prof rc=0
+    shift
+    prof=$(mktemp -d "$T/chrome.XXXXXX")
+    timeout -k 5 90 "$(program_path chromium)" --headless --no-sandbox --disable-gpu \
+        --hide-scrollbars --no-first-run --disable-extensions --user-data-dir="$prof" \
+        --enable-logging=stderr --v=0 "$@" >"$prefix.out" 2>"$prefix.err" || rc=$?
+    rm -rf "$prof"
+    return "$rc"
+}
+
 # --- processes ------------------------------------------------------------------
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }

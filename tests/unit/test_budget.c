@@ -122,17 +122,27 @@ static void test_fd_ensure_live(void **state)
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
 }
 
+/* The run's interval slots (series_alloc) and its series' points, as load_run takes them. */
+static size_t series_bytes(const struct load_cfg *c)
+{
+    struct series_run r;
+
+    series_plan(&r, c->duration_ns, c->rate > 0 ? c->timeout_ns : 0);
+    return series_mem(&r) + r.nslots * 2 * sizeof(uint64_t);
+}
+
 /* A fixed codec (echo): pipeline copies of the request per thread, a 64 KiB receive buffer. */
 static void test_mem_fixed(void **state)
 {
     struct load_cfg one = cfg_of("echo", 64 * MIB, 200, 1, 1),
                     two = cfg_of("echo", 64 * MIB, 200, 2, 2);
     size_t copies = 200 * 64 * MIB, hists = 2 * (1 + PHASES) * sizeof(struct hist);
-    size_t need = load_mem_need(&one, 0);
+    size_t need = load_mem_need(&one, 0), series = series_bytes(&one);
 
     (void)state;
-    assert_true(need >= copies + 64 * 1024 + hists);
-    assert_true(need < copies + 64 * 1024 + hists + 64 * 1024); /* + structs and codec state */
+    assert_true(need >= copies + 64 * 1024 + hists + series);
+    /* + structs and codec state */
+    assert_true(need < copies + 64 * 1024 + hists + series + 64 * 1024);
     /* a second thread copies the requests again */
     assert_true(load_mem_need(&two, 0) - need >= copies);
     /* two connections on one thread share the copies: one more receive buffer */
@@ -165,6 +175,26 @@ static void test_mem_open_loop(void **state)
     assert_true(load_result_mem(&open) - load_result_mem(&closed) == sizeof(struct hist));
     /* the records of earlier runs: their histograms stay */
     assert_true(load_mem_need(&open, 3) - load_mem_need(&open, 0) == 3 * load_result_mem(&open));
+}
+
+/*
+ * The intervals of ops and p99: a count-bound run's 3,000 slots of 216 counters, a 5 s one's
+ * 50 and the slack, whatever its threads.
+ */
+static void test_mem_series(void **state)
+{
+    struct load_cfg count = cfg_of("echo", 64, 1, 1, 1), timed = count;
+    size_t slot = SERIES_BUCKETS * sizeof(uint32_t);
+
+    (void)state;
+    timed.duration_ns = 5 * NS_PER_S;
+    assert_true(load_mem_need(&count, 0) - load_mem_need(&timed, 0) >=
+                (SERIES_COUNT_SLOTS - 50 - SERIES_SLACK) * slot);
+    assert_true(series_bytes(&timed) >= (50 + SERIES_SLACK) * slot);
+    timed.threads = timed.conns = 4;
+    count.threads = count.conns = 4;
+    assert_true(load_mem_need(&count, 0) - load_mem_need(&timed, 0) ==
+                series_bytes(&count) - series_bytes(&timed));
 }
 
 /* A plan too large for a size_t says so instead of wrapping round to a small number. */
@@ -209,8 +239,8 @@ int main(void)
         cmocka_unit_test(test_err_kinds),     cmocka_unit_test(test_fd_need),
         cmocka_unit_test(test_fd_plan),       cmocka_unit_test(test_fd_ensure_live),
         cmocka_unit_test(test_mem_fixed),     cmocka_unit_test(test_mem_per_conn),
-        cmocka_unit_test(test_mem_open_loop), cmocka_unit_test(test_mem_saturates),
-        cmocka_unit_test(test_mem_check),
+        cmocka_unit_test(test_mem_open_loop), cmocka_unit_test(test_mem_series),
+        cmocka_unit_test(test_mem_saturates), cmocka_unit_test(test_mem_check),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
