@@ -96,8 +96,8 @@ int stack_redis_start(struct stack_ctx *c, struct stack_redis *r, struct hb_err 
     for (unsigned i = 0; i < 2; i++) {
         checks[i].svc = "redis-server";
         checks[i].proto = "redis";
-        checks[i].opts.redis_cmd = REDIS_PING;
-        checks[i].opts.password = r->who.pw;
+        checks[i].opts.redis.command.cmd = REDIS_PING;
+        checks[i].opts.redis.password = r->who.pw;
     }
     rc = sup_wait_ready(&c->sup, checks, 2, 10 * NS_PER_S, c->stop, err);
     if (rc < 0) return rc;
