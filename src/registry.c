@@ -12,6 +12,7 @@
 /* Each in protocol/NAME.c. */
 extern const struct proto_entry proto_echo, proto_http, proto_fcgi, proto_redis, proto_pg,
     proto_mysql;
+extern const struct proto_entry proto_memcached;
 
 /* The protocols, in the order names and --help list them; the first is the lab's default. */
 /* clang-format off */
@@ -22,6 +23,7 @@ static const struct proto_entry *const entries[] = {
     &proto_redis,
     &proto_pg,
     &proto_mysql,
+    &proto_memcached,
 };
 /* clang-format on */
 

@@ -2,7 +2,7 @@
  * test_registry: the list of protocols (registry.h). Every entry joins a
  * codec and a server part of its own name; names are unique and found;
  * proto_names() and the --help texts list exactly the entries, in the words
- * the texts said when they were written by hand; an option of
+ * the texts said when they were written by hand (memcached added); an option of
  * another protocol is refused naming the protocols that take it (checked for
  * every entry and every option, so a new entry is covered), and the command
  * line prints the same lines through the registry; every option an entry
@@ -225,7 +225,8 @@ static void test_run_messages(void **state)
     (void)state;
     assert_string_equal(run_error(&err, 5, a1),
                         "run echo: --method, --path and --host are for http and fcgi");
-    assert_string_equal(run_error(&err, 5, a2), "run echo: --command and --keys are for redis");
+    assert_string_equal(run_error(&err, 5, a2),
+                        "run echo: --command and --keys are for redis and memcached");
     assert_string_equal(
         run_error(&err, 5, a3),
         "run redis: --expect-body is for http, fcgi, redis --command get, pg and mysql");
@@ -235,7 +236,7 @@ static void test_run_messages(void **state)
     assert_string_equal(run_error(&err, 7, a5), "");
     assert_string_equal(
         run_error(&err, 3, a6),
-        "run: unknown protocol 'gopher' (known: echo, http, fcgi, redis, pg, mysql)");
+        "run: unknown protocol 'gopher' (known: echo, http, fcgi, redis, pg, mysql, memcached)");
 }
 
 static void test_serve_lab_messages(void **state)
@@ -258,7 +259,8 @@ static void test_serve_lab_messages(void **state)
     assert_ptr_equal(so.proto, proto_find("http"));
     assert_int_equal(cli_parse_lab(3, l1, &lo, stdout, &err), -EINVAL);
     assert_string_equal(err.msg,
-                        "--proto: 'gopher' is not one of echo, http, fcgi, redis, pg, mysql");
+                        "--proto: 'gopher' is not one of echo, http, fcgi, redis, pg, mysql, "
+                        "memcached");
     assert_int_equal(cli_parse_lab(3, l2, &lo, stdout, &err), 0);
     assert_ptr_equal(lo.proto, proto_find("redis"));
     assert_int_equal(((const struct resp_opts *)lo.proto->lab_opts)->command.cmd, REDIS_SET);
@@ -384,29 +386,34 @@ static void test_help_words(void **state)
 
     (void)state;
     assert_string_equal(proto_help(PROTO_HELP_NAMES, buf, sizeof(buf), 0, 0),
-                        "echo | http | fcgi | redis | pg | mysql");
+                        "echo | http | fcgi | redis | pg | mysql | memcached");
     assert_string_equal(proto_help(PROTO_HELP_LAB_OTHERS, buf, sizeof(buf), 0, 0),
-                        "http|fcgi|redis");
+                        "http|fcgi|redis|memcached");
     assert_string_equal(proto_help(PROTO_HELP_REPLY_BODY, buf, sizeof(buf), 0, 0), "http, fcgi");
-    assert_string_equal(proto_help(PROTO_HELP_VALUE_SIZE, buf, sizeof(buf), 0, 0), "redis");
+    assert_string_equal(proto_help(PROTO_HELP_VALUE_SIZE, buf, sizeof(buf), 0, 0),
+                        "redis, memcached");
     /* serve's, after "server may have taken it over). PROTO:" */
     assert_string_equal(
         proto_help(PROTO_HELP_SERVE, buf, sizeof(buf), 38, 0),
         " echo (every byte back), http (200 with a short\n"
         "body), fcgi (a FastCGI responder answering 'bench'), redis (PING, ECHO, GET, SET, DEL,\n"
-        "DBSIZE, FLUSHALL, INFO, QUIT, in memory)");
+        "DBSIZE, FLUSHALL, INFO, QUIT, in memory), memcached (get, set, delete, stats, version,\n"
+        "quit, in memory; no authentication)");
     /* run --size's, after its head at column 24 + 60: "pg, mysql:" is not broken */
     assert_string_equal(
         proto_help(PROTO_HELP_RUN_SIZE, buf, sizeof(buf), 84, 24),
         " echo:\n"
         "                        the message; http, fcgi: the POST body; redis: the "
         "SET value;\n"
-        "                        pg, mysql: none (a query has no payload)");
+        "                        pg, mysql: none (a query has no payload); memcached: the set "
+        "value");
     assert_string_equal(proto_help(PROTO_HELP_LAB, buf, sizeof(buf), 24, 24),
-                        "echo (default), http, fcgi or redis: the built-in server and the\n"
-                        "                        client speak it; sizes are the echo message, "
-                        "the http and fcgi\n"
-                        "                        reply body, the redis SET value");
+                        "echo (default), http, fcgi, redis or memcached: the built-in\n"
+                        "                        server and the client speak it; sizes are the "
+                        "echo message, the\n"
+                        "                        http and fcgi reply body, the redis SET value, "
+                        "the memcached set\n"
+                        "                        value");
     /* a short buffer is cut, never overrun */
     assert_int_equal(strlen(proto_help(PROTO_HELP_LAB, buf, 8, 24, 24)), 7);
 }
