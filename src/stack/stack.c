@@ -15,6 +15,7 @@
 extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm, stack_php_method,
     stack_redis_mariadb, stack_postgres;
 extern const struct stack_def stack_lighttpd_fpm;
+extern const struct stack_def stack_memcached;
 
 /* one stack a line, as a new stack adds one */
 /* clang-format off */
@@ -26,6 +27,7 @@ const struct stack_def *const stack_defs[] = {
     &stack_php_method,
     &stack_redis_mariadb,
     &stack_postgres,
+    &stack_memcached,
     NULL,
 };
 /* clang-format on */
