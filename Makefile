@@ -236,14 +236,13 @@ test-unit: $(UNIT_BIN) $(REPLAY_BIN) $(TOOL_BIN) $(BENCH_BIN) $(B)/hopbench | te
 	@sh tests/run.sh $(B) unit
 
 # libFuzzer (clang) over each codec, FUZZ_SECONDS each, starting from a copy of
-# the seed corpus so found inputs stay in build/ (add the useful ones by hand).
+# the seed corpus so found inputs stay in build/ (add the useful ones by hand). Each target
+# is built with the codecs and the sources its own line "/* fuzz: also FILES */" names.
 fuzz: | deps
 	@$(DEPS) fuzz
 	@mkdir -p build/fuzz
 	@set -e; for t in $(FUZZ_NAMES); do \
-	  extra=; case $$t in *_server) extra=src/server/$${t%_server}.c;; \
-	    counts) extra="src/evidence/counts_code.c src/util.c";; \
-	    agent) extra="src/agent/wire.c src/util.c";; esac; \
+	  extra=$$(sed -n 's|^/\* fuzz: also \(.*\) \*/$$|\1|p' fuzz/fuzz_$$t.c); \
 	  clang -std=c11 -D_GNU_SOURCE -Isrc -g -O2 -fsanitize=fuzzer,address,undefined \
 	    -fsanitize-coverage-ignorelist=fuzz/coverage_ignore.txt \
 	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC) $$extra -ljansson -lcrypto; \

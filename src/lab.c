@@ -110,7 +110,7 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
 /* The requests of every cell: the protocol's entry says (redis SETs values of each size). */
 static void lab_codec_opts(struct lab *lab)
 {
-    lab->codec = lab->opts->proto->lab_codec;
+    lab->codec = lab->opts->proto->lab_opts;
 }
 
 /* Every run the lab may make: sizes × modes × transports × reps × (closed + each rate). */
@@ -164,7 +164,7 @@ static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct
     *c = (struct load_cfg){
         .ep = *ep,
         .codec = o->proto->codec,
-        .opts = &lab->codec,
+        .opts = lab->codec,
         .size = size, /* http, fcgi: a GET, so the size only shapes the server's reply */
         .mode = mode,
         .close = o->shared.close,

@@ -338,7 +338,7 @@ static void run_observe(struct run *run, struct run_record *r)
  */
 static int run_prepare(const struct run_opts *o, struct run_record *r, struct hb_err *err)
 {
-    struct codec_opts pre;
+    union codec_room pre;
     uint64_t n = o->proto->prepare != NULL ? o->proto->prepare(&o->codec, &pre) : 0;
     struct load_cfg c = r->cfg;
     struct load_result res = { 0 };

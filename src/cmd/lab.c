@@ -43,8 +43,12 @@ static const char lab_usage[] =
     "cut short), and the exit code is 1.\n"
     "\n";
 
+/* The texts that name the protocols, from the registry's entries (lab_help_build). */
+static char lab_proto_help[512];
+static char lab_summary[640];
+
 static const struct cmd_option lab_options[] = {
-    { "proto", 0, "P", PROTO_HELP_LAB, OPT_PROTO },
+    { "proto", 0, "P", lab_proto_help, OPT_PROTO },
     { "rates", 0, "LIST",
       "after each closed-loop cell, open-loop runs at these shares of\n"
       "the ops/s it measured, e.g. 30%,60%,90% (60 % is the headline):\n"
@@ -574,15 +578,26 @@ static int lab_exec(const struct cmd_env *env)
     return rc;
 }
 
+/* Before main: lab's help and summary with the protocols the registry has. */
+__attribute__((constructor)) static void lab_help_build(void)
+{
+    char others[128];
+
+    proto_help(PROTO_HELP_LAB, lab_proto_help, sizeof(lab_proto_help), 24, 24);
+    snprintf(lab_summary, sizeof(lab_summary),
+             "the default: starts its own echo server on TCP loopback and on a Unix socket,\n"
+             "measures {tcp, unix} x {connect, reuse} x {64 B, 4 KiB, 64 KiB}, each cell 5\n"
+             "times, prints one table per size, each unix/tcp ratio with its interval, and\n"
+             "writes the evidence as JSON; --proto %s runs\n"
+             "it on that protocol, --rates adds open-loop runs, 'lab overload' shows how\n"
+             "each transport fails under overload",
+             proto_help(PROTO_HELP_LAB_OTHERS, others, sizeof(others), 0, 0));
+}
+
 const struct command cmd_lab = {
     .name = "lab",
     .synopsis = "[lab] [LAB OPTIONS]",
-    .summary = "the default: starts its own echo server on TCP loopback and on a Unix socket,\n"
-               "measures {tcp, unix} x {connect, reuse} x {64 B, 4 KiB, 64 KiB}, each cell 5\n"
-               "times, prints one table per size, each unix/tcp ratio with its interval, and\n"
-               "writes the evidence as JSON; --proto " PROTO_HELP_LAB_OTHERS " runs\n"
-               "it on that protocol, --rates adds open-loop runs, 'lab overload' shows how\n"
-               "each transport fails under overload",
+    .summary = lab_summary,
     .usage = lab_usage,
     .options = lab_options,
     .tail = NULL,

@@ -20,11 +20,13 @@ const struct cmd_option cmd_top_options[] = {
 };
 
 /* What the top-level help says after the commands' summaries, before its options. */
-static const char top_text[] =
+static const char top_head[] =
     "\n"
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
-    "PROTO:    " PROTO_HELP_NAMES "\n"
+    "PROTO:    ";
+static const char top_tail[] =
+    "\n"
     "\n"
     "Exit codes: 0 valid results, 1 runtime failure (also: stdout could not be written, as\n"
     "to a full disk; the work goes on), 2 invalid results (a run saw errors or an open loop\n"
@@ -233,6 +235,8 @@ void cmd_help(const struct command *c, FILE *out)
 
 void cmd_usage(FILE *out, const struct command *const *cmds, size_t n)
 {
+    char names[256];
+
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s hopbench %s\n", i == 0 ? "usage:" : "      ", cmds[i]->synopsis);
     fputs("       hopbench help | --help | --version\n"
@@ -245,7 +249,9 @@ void cmd_usage(FILE *out, const struct command *const *cmds, size_t n)
         fprintf(out, "  %-7s ", cmds[i]->name);
         put_lines(out, cmds[i]->summary, 10);
     }
-    fputs(top_text, out);
+    fputs(top_head, out);
+    fputs(proto_help(PROTO_HELP_NAMES, names, sizeof(names), 0, 0), out);
+    fputs(top_tail, out);
     for (const struct cmd_option *e = cmd_top_options; !table_end(e); e++)
         put_option(out, e, 24);
 }

@@ -108,7 +108,7 @@ struct worker_layout {
 /* What the codec is told about the requests (worker_setup adds a fixed codec's request bytes). */
 static struct codec_cfg worker_codec_cfg(const struct load_cfg *cfg)
 {
-    static const struct codec_opts defaults = { 0 };
+    static const union codec_room defaults; /* every protocol's defaults: all zero */
 
     return (struct codec_cfg){ .size = cfg->size,
                                .keep_alive = cfg->mode == LOAD_REUSE,

@@ -24,6 +24,7 @@
 
 #include "engine/load.h"
 #include "host/budget.h"
+#include "proto/resp.h"
 #include "registry.h"
 
 #define MIB ((size_t)1024 * 1024)
@@ -31,7 +32,7 @@
 static struct load_cfg cfg_of(const char *proto, size_t size, unsigned pipeline, unsigned conns,
                               unsigned threads)
 {
-    static struct codec_opts set = { .redis_cmd = REDIS_SET, .keys = 1 };
+    static struct resp_opts set = { .command = { .cmd = REDIS_SET }, .keys = 1 };
     struct load_cfg c = { .codec = codec_find(proto),
                           .size = size,
                           .mode = LOAD_REUSE,
