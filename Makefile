@@ -47,7 +47,9 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 MAIN_OBJ := $(B)/src/main.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
-BENCH_BIN := $(B)/bench/floor
+FLOOR_BIN := $(B)/bench/floor
+PROTOFLOOR_BIN := $(B)/bench/protofloor
+BENCH_BIN := $(FLOOR_BIN) $(PROTOFLOOR_BIN)
 FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 FUZZ_NAMES := $(FUZZ_SRC:fuzz/fuzz_%.c=%)
 REPLAY_BIN := $(FUZZ_NAMES:%=$(B)/fuzz/replay_%)
@@ -139,10 +141,15 @@ $(B)/tools/%: tests/tools/%.c $(B)/.flags
 	$(call say,CC,$<)
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< $(FINAL_LDFLAGS)
 
-$(B)/bench/floor: bench/floor.c $(B)/.flags
+$(B)/bench/floor: bench/floor.c bench/bench.h $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< $(FINAL_LDFLAGS)
+
+$(B)/bench/protofloor: bench/protofloor.c bench/bench.h $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< $(FINAL_LDFLAGS) -luring
 
 # A static hopbench (the release objects, linked with -static) for images on an empty base.
 # The linker's warnings (kept in build/static/hopbench.ld) are glibc's about libcrypto's own
@@ -266,12 +273,12 @@ tsan:
 
 bench: hopbench $(BENCH_BIN)
 	@$(DEPS) bench
-	@sh bench/pingpong.sh ./hopbench $(BENCH_BIN)
+	@sh bench/pingpong.sh ./hopbench $(FLOOR_BIN)
 	@sh bench/peers.sh ./hopbench
 	@sh bench/cpu_crosscheck.sh ./hopbench 10
 	@sh bench/sampler.sh ./hopbench
 
-FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.c fuzz/*.[ch])
+FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.[ch] fuzz/*.[ch])
 format: | lint-deps
 	clang-format -i $(FORMAT_FILES)
 format-check: | lint-deps

@@ -555,6 +555,10 @@ static void worker_loop(struct worker *w)
             published = now;
         }
     }
+    /* --wait uring: the batches taken up in the last turn are counted as sent (requests) but
+     * still queued in the ring, which the next wait would have submitted; they go out now, as
+     * the epoll path's went out when taken up. */
+    if (w->ctx.ring_on) io_uring_submit(&w->ctx.ring);
     if (w->live != NULL) worker_publish(w);
     w->end_ns = now_ns();
     if (in_window) {
