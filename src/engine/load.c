@@ -97,12 +97,19 @@ static size_t round_up(size_t n, size_t to)
     return n > SIZE_MAX - (to - 1) ? SIZE_MAX : (n + to - 1) / to * to;
 }
 
-/* Per-thread memory: the shared request copies, then per connection rbuf, wbuf, codec state. */
+/*
+ * Per-thread memory: the shared request copies, the scratch codec state, the
+ * receive buffer when the thread's connections share it, then per connection
+ * its receive buffer (when not shared), wbuf and codec state.
+ */
 struct worker_layout {
-    size_t reqs;  /* fixed codecs: pipeline copies of the request (and the scratch state) */
-    size_t rbuf;  /* receive buffer per connection */
-    size_t wbuf;  /* other codecs: request buffer per connection; a session's set-up buffer */
-    size_t state; /* codec state, rounded up */
+    size_t reqs;      /* fixed codecs: pipeline copies of the request (and the scratch state) */
+    size_t rbuf;      /* the receive buffer's size */
+    bool rbuf_shared; /* one receive buffer per thread (epoll, block): a connection's bytes
+                       * are all handed to its codec before the next recv() of any other;
+                       * --wait uring has a receive in flight per connection: one each */
+    size_t wbuf;      /* other codecs: request buffer per connection; a session's set-up buffer */
+    size_t state;     /* codec state, rounded up */
 };
 
 /* What the codec is told about the requests (worker_setup adds a fixed codec's request bytes). */
@@ -124,6 +131,7 @@ static struct worker_layout worker_layout_of(const struct load_cfg *cfg)
     size_t batch = sat_mul(codec->max_request(&cc), cfg->pipeline);
 
     lo.rbuf = batch < 16384 ? 16384 : batch > 65536 ? 65536 : round_up(batch, 64);
+    lo.rbuf_shared = !(cfg->uring_wait && cfg->mode == LOAD_REUSE && cfg->rate <= 0);
     if (codec_fixed(codec, &cc))
         lo.reqs = round_up(batch, 64);
     else
@@ -152,9 +160,10 @@ static size_t load_series_bytes(const struct load_cfg *cfg)
 size_t load_mem_need(const struct load_cfg *cfg, size_t kept)
 {
     struct worker_layout lo = worker_layout_of(cfg);
-    size_t per_conn = sat_add(sat_add(lo.rbuf, lo.wbuf), lo.state);
+    size_t per_conn = sat_add(sat_add(lo.rbuf_shared ? 0 : lo.rbuf, lo.wbuf), lo.state);
     size_t conn_bytes = sat_add(per_conn, sizeof(struct conn));
-    size_t per_thread = sat_add(sat_add(lo.reqs, lo.state), load_hists_bytes(cfg));
+    size_t per_thread = sat_add(sat_add(sat_add(lo.reqs, lo.state), lo.rbuf_shared ? lo.rbuf : 0),
+                                load_hists_bytes(cfg));
     size_t total = sat_add(sat_mul(cfg->threads, sizeof(struct worker)), load_hists_bytes(cfg));
 
     if (cfg->rate > 0) conn_bytes = sat_add(conn_bytes, sizeof(struct sendq_node *));
@@ -244,15 +253,16 @@ static int worker_setup(struct worker *w)
     struct conn_ctx *ctx = &w->ctx;
     struct codec_cfg cc = worker_codec_cfg(cfg);
     struct worker_layout lo = worker_layout_of(cfg);
-    size_t per_conn = lo.rbuf + lo.wbuf + lo.state;
-    uint8_t *scratch;
+    size_t shared = lo.rbuf_shared ? lo.rbuf : 0;
+    size_t per_conn = lo.rbuf - shared + lo.wbuf + lo.state;
+    uint8_t *scratch, *rbuf;
     int rc;
 
     ctx->loop.epfd = -1; /* so worker_release never closes fd 0 after an early failure */
     /* Per-thread randomness for session nonces (a database's SCRAM); none is no error. */
     if (getrandom(&cc.seed, sizeof(cc.seed), GRND_NONBLOCK) != (ssize_t)sizeof(cc.seed))
         cc.seed = now_ns() ^ (uintptr_t)w;
-    w->mem = calloc(1, lo.reqs + lo.state + (size_t)w->nconns * per_conn);
+    w->mem = calloc(1, lo.reqs + lo.state + shared + (size_t)w->nconns * per_conn);
     w->conns = calloc(w->nconns, sizeof(*w->conns));
     ctx->lat = hist_new();
     for (int p = 0; p < PHASES; p++)
@@ -262,6 +272,7 @@ static int worker_setup(struct worker *w)
     if (rc < 0) return rc;
     ctx->cfg = cfg;
     scratch = w->mem + lo.reqs;
+    rbuf = lo.rbuf_shared ? scratch + lo.state : NULL;
     if (codec_fixed(codec, &cc)) {
         /* Encode one request with a scratch state, then copy it `pipeline` times. */
         size_t req_len;
@@ -296,10 +307,11 @@ static int worker_setup(struct worker *w)
         if (ctx->service == NULL || sendq_init(&ctx->sendq, w->nconns) < 0) return -ENOMEM;
     }
     for (unsigned i = 0; i < w->nconns; i++) {
-        uint8_t *base = scratch + lo.state + (size_t)i * per_conn;
+        uint8_t *base = scratch + lo.state + shared + (size_t)i * per_conn;
+        size_t own = lo.rbuf - shared; /* the connection's own receive buffer, if any */
         unsigned index = w->first_conn + i;
-        conn_init(&w->conns[i], ctx, base, lo.wbuf ? base + lo.rbuf : NULL,
-                  base + lo.rbuf + lo.wbuf, index);
+        conn_init(&w->conns[i], ctx, rbuf != NULL ? rbuf : base, lo.wbuf ? base + own : NULL,
+                  base + own + lo.wbuf, index);
         /* Connections start staggered, so arrivals are spread from the first instant. */
         w->conns[i].sn.at =
             w->t0 + (cfg->rate > 0 ? (uint64_t)((double)index * 1e9 / cfg->rate) : 0);

@@ -111,9 +111,10 @@ bool load_result_valid(const struct load_result *r);
 /*
  * The memory a load_run of cfg allocates, in bytes, as worker_setup lays it
  * out: per thread its request copies (fixed codecs: size × pipeline), codec
- * state and histograms; per connection its receive buffer (16 to 64 KiB),
- * its request buffer (codecs that are not fixed: size × pipeline; codecs
- * with a session set-up: at least the set-up's own), codec
+ * state, histograms and receive buffer (16 to 64 KiB, which its connections
+ * share; with --wait uring each connection has its own: a receive in flight
+ * each); per connection its request buffer (codecs that are not fixed: size
+ * × pipeline; codecs with a session set-up: at least the set-up's own), codec
  * state and struct conn; the run's interval slots (series.h); the
  * result's histograms, and those of `kept` more
  * results held meanwhile (the records of earlier runs). SIZE_MAX when it
