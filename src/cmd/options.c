@@ -31,12 +31,12 @@ const char *cmd_served_words[CMD_MAX_PROTOS + 1];
 /* The protocols' names, from the registry, before main. */
 __attribute__((constructor)) static void proto_words_build(void)
 {
-    size_t n = 0, served = 0;
-    const struct proto_entry *pe = proto_entries(&n);
+    const struct proto_entry *pe;
+    size_t served = 0;
 
-    for (size_t i = 0; i < n && i < CMD_MAX_PROTOS; i++) {
-        cmd_proto_words[i] = pe[i].name;
-        if (pe[i].server != NULL) cmd_served_words[served++] = pe[i].name;
+    for (size_t i = 0; (pe = proto_at(i)) != NULL && i < CMD_MAX_PROTOS; i++) {
+        cmd_proto_words[i] = pe->name;
+        if (pe->server != NULL) cmd_served_words[served++] = pe->name;
     }
 }
 
@@ -62,12 +62,14 @@ int opt_choice(const char *opt, const char *val, const char *const *values, unsi
 }
 
 /* What the top-level help says after the commands' summaries, before its options. */
-static const char top_text[] =
+static const char top_head[] =
     "\n"
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
     "          http://HOST:PORT/PATH http+unix://%2Fpath%2Fto.sock/PATH (http's, with its path)\n"
-    "PROTO:    " PROTO_HELP_NAMES "\n"
+    "PROTO:    ";
+static const char top_tail[] =
+    "\n"
     "S:        a time: seconds (2, 0.5) or with its unit (500ms, 10s, 2m, 1h)\n"
     "\n"
     "Exit codes: 0 valid results, 1 runtime failure (also: stdout could not be written, as\n"
@@ -92,6 +94,14 @@ static bool table_end(const struct cmd_option *e)
     return e->name == NULL && e->help == NULL;
 }
 
+/* Whether the option's value may be left out: its name is all in brackets, "[P]". */
+static bool optional_arg(const struct cmd_option *t)
+{
+    size_t n = t->arg != NULL ? strlen(t->arg) : 0;
+
+    return n > 2 && t->arg[0] == '[' && t->arg[n - 1] == ']' && strchr(t->arg + 1, '[') == NULL;
+}
+
 /* getopt_long's view of a table. */
 struct getopt_table {
     struct option longopts[CMD_MAX_OPTIONS + 1];
@@ -104,9 +114,13 @@ static void getopt_table(const struct cmd_option *t, struct getopt_table *g)
 
     for (; !table_end(t) && n < CMD_MAX_OPTIONS; t++) {
         if (t->name == NULL) continue;
-        g->longopts[n++] =
-            (struct option){ t->name, t->arg != NULL ? required_argument : no_argument, NULL,
-                             t->id };
+        /* a value named "[P]", all in brackets, may be left out: getopt gives it only as
+         * --name=P ("[LABEL=]ENDPOINT" is a value that must be there) */
+        g->longopts[n++] = (struct option){ t->name,
+                                            t->arg == NULL    ? no_argument
+                                            : optional_arg(t) ? optional_argument
+                                                              : required_argument,
+                                            NULL, t->id };
         if (t->letter == 0) continue;
         g->shortopts[s++] = (char)t->letter;
         if (t->arg != NULL) g->shortopts[s++] = ':';
@@ -163,13 +177,12 @@ const char *cmd_suggest_option(const struct cmd_option *t, const char *arg, char
 
 const char *cmd_suggest_proto(const char *word, bool served, char *buf, size_t cap)
 {
-    size_t n = 0;
-    const struct proto_entry *pe = proto_entries(&n);
+    const struct proto_entry *pe;
     struct suggest s;
 
     suggest_init(&s, word);
-    for (size_t i = 0; i < n; i++)
-        if (!served || pe[i].server != NULL) suggest_add(&s, pe[i].name);
+    for (size_t i = 0; (pe = proto_at(i)) != NULL; i++)
+        if (!served || pe->server != NULL) suggest_add(&s, pe->name);
     return suggest_text(&s, false, buf, cap);
 }
 
@@ -293,6 +306,8 @@ void cmd_help(const struct command *c, FILE *out)
 
 void cmd_usage(FILE *out, const struct command *const *cmds, size_t n)
 {
+    char names[256];
+
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s hopbench %s\n", i == 0 ? "usage:" : "      ", cmds[i]->synopsis);
     fputs("       hopbench help [SUBCOMMAND] | --help | --version\n"
@@ -305,7 +320,9 @@ void cmd_usage(FILE *out, const struct command *const *cmds, size_t n)
         fprintf(out, "  %-7s ", cmds[i]->name);
         put_lines(out, cmds[i]->summary, 10);
     }
-    fputs(top_text, out);
+    fputs(top_head, out);
+    fputs(proto_help(PROTO_HELP_NAMES, names, sizeof(names), 0, 0), out);
+    fputs(top_tail, out);
     for (const struct cmd_option *e = cmd_top_options; !table_end(e); e++)
         put_option(out, e, 24);
 }
@@ -651,6 +668,14 @@ int shared_option(int c, const char *val, struct shared_opts *o, struct hb_err *
         break;
     case OPT_NOISY_THRESHOLD:
         rc = opt_noisy(val, &o->noisy_cpus, err);
+        break;
+    case OPT_PROFILE: /* run's and lab's: the kernel's samples (stack's is its configuration) */
+        o->profile = true;
+        break;
+    case OPT_PROFILE_HZ:
+        o->profile = true;
+        rc = opt_uint("--profile-hz", val, 10, 20000, &v, err);
+        o->profile_hz = (unsigned)v;
         break;
     case OPT_JSON:
         o->json_path = val;

@@ -21,11 +21,12 @@
 #include "outfile.h"
 #include "progress.h"
 #include "registry.h"
+#include "report/profile.h"
 #include "run.h"
 #include "service.h"
 #include "util.h"
 
-/* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_at index. */
+/* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_name index. */
 enum { OPT_PROTO_FIRST = 1024 };
 
 static const char run_usage[] =
@@ -44,6 +45,11 @@ static const char *const mode_values[] = { "connect", "reuse", NULL };
 static const char *const arrivals_values[] = { "constant", "poisson", NULL };
 static const char *const order_values[] = { "abba", "random", NULL };
 static const char *const retry_values[] = { "once", "none", NULL };
+
+/* The help of --size and --value-size: the entries' words, made by run_options_build. */
+static const char run_size_head[] = "payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64);";
+static char run_size_help[640];
+static char run_value_size_help[160];
 
 /* Before the registry's protocol options (run_options_build). */
 static const struct cmd_option run_head[] = {
@@ -95,8 +101,7 @@ static const struct cmd_option run_head[] = {
       "built-in server with --close-after SIZE) or rst (SO_LINGER 0:\n"
       "an RST, no TIME_WAIT)",
       OPT_CLOSE },
-    { "size", 0, "BYTES",
-      "payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64);" PROTO_HELP_RUN_SIZE, OPT_SIZE },
+    { "size", 0, "BYTES", run_size_help, OPT_SIZE },
     { "warmup", 0, "S", "seconds of load before measuring; discarded (default 1, 0 = none)",
       OPT_WARMUP },
     { "timeout", 0, "S", "a connect or reply slower than this is a timeout (default 5)",
@@ -191,6 +196,16 @@ static const struct cmd_option run_head[] = {
       "flag a run noisy when other processes' CPU plus steal\n"
       "averaged more than CPUS over its window (default 0.1)",
       OPT_NOISY_THRESHOLD },
+    { "profile", 0, NULL,
+      "sample every CPU's kernel stacks in each window (needs root or\n"
+      "kernel.perf_event_paranoid <= 0, else exit 77): us per request\n"
+      "by side and kernel subsystem, tcp - unix decomposed, flame\n"
+      "graphs in --html (docs/profile.md)",
+      OPT_PROFILE },
+    { "profile-hz", 0, "N",
+      "--profile, sampling each CPU N times a second (10..20000;\n"
+      "default 809: every 1.236 ms)",
+      OPT_PROFILE_HZ },
     { "service", 0, "NAME=KIND:ARG",
       "a named service, measured apart (repeatable): pid:PID,\n"
       "tree:PID (its descendants and reaped children too),\n"
@@ -239,7 +254,7 @@ static const struct cmd_option run_head[] = {
 
 /* After them. */
 static const struct cmd_option run_tail[] = {
-    { "value-size", 0, "B", "redis: the SET value (the same as --size)", OPT_VALUE_SIZE },
+    { "value-size", 0, "B", run_value_size_help, OPT_VALUE_SIZE },
     CMD_TEXT(
         "A non-2xx status (http, fcgi's Status:) counts as an error of kind 'status', a RESP error\n"
         "or a FastCGI protocolStatus other than REQUEST_COMPLETE as 'error_reply'. A kept\n"
@@ -279,22 +294,37 @@ static struct cmd_value run_values[RUN_VALUES_MAX + 1] = {
     { OPT_IN_NETNS, cmd_netns_values }, { OPT_ORDER, order_values },
     { OPT_RETRY, retry_values },
 };
+/* The protocol options' words, each list NULL-terminated, that run_values point into. */
+static const char *run_words[64];
 
 __attribute__((constructor)) static void run_options_build(void)
 {
     const struct proto_option *po;
-    size_t n = 0, nv = 0;
+    size_t nwords = 0;
+    size_t n = 0, nv = 0, len = sizeof(run_size_head) - 1;
+    char names[96];
 
     while (run_values[nv].words != NULL)
         nv++;
+    memcpy(run_size_help, run_size_head, len);
+    proto_help(PROTO_HELP_RUN_SIZE, run_size_help + len, sizeof(run_size_help) - len,
+               (unsigned)(cmd_run.column + len), cmd_run.column);
+    snprintf(run_value_size_help, sizeof(run_value_size_help),
+             "%s: the SET value (the same as --size)",
+             proto_help(PROTO_HELP_VALUE_SIZE, names, sizeof(names), 0, 0));
     for (size_t i = 0; run_head[i].name != NULL || run_head[i].help != NULL; i++)
         run_options[n++] = run_head[i];
     for (size_t i = 0; (po = proto_option_at(i)) != NULL && n < CMD_MAX_OPTIONS - 8; i++) {
-        run_options[n++] =
-            (struct cmd_option){ po->name + 2, 0, po->arg, po->help, OPT_PROTO_FIRST + (int)i };
-        if (proto_option_values(po) != NULL && nv < RUN_VALUES_MAX)
-            run_values[nv++] =
-                (struct cmd_value){ OPT_PROTO_FIRST + (int)i, proto_option_values(po) };
+        size_t nw = 0;
+
+        run_options[n++] = (struct cmd_option){ po->name + 2, 0, po->arg, proto_option_help(i),
+                                                OPT_PROTO_FIRST + (int)i };
+        if (nv < RUN_VALUES_MAX && nwords < ARRAY_LEN(run_words))
+            nw = proto_option_values(i, run_words + nwords, ARRAY_LEN(run_words) - nwords - 1);
+        if (nw > 0) {
+            run_values[nv++] = (struct cmd_value){ OPT_PROTO_FIRST + (int)i, run_words + nwords };
+            nwords += nw + 1; /* and its NULL */
+        }
     }
     for (size_t i = 0;
          n < CMD_MAX_OPTIONS && (run_tail[i].name != NULL || run_tail[i].help != NULL); i++)
@@ -330,29 +360,22 @@ static int opt_rate_base(const char *val, struct run_opts *o, struct hb_err *err
 }
 
 /*
- * Options that shape the protocol's requests: the registry's, each parsed by
- * its hook (proto_check_run refuses it later if the protocol chosen does not
- * take it), and the payload and the open loop.
+ * Options that shape the protocol's requests: the registry's, kept as given
+ * until the protocol is known (run_proto_parse), and the payload and the
+ * open loop.
  */
 static int run_proto_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
 {
-    const struct proto_option *po =
-        c >= OPT_PROTO_FIRST ? proto_option_at((size_t)(c - OPT_PROTO_FIRST)) : NULL;
-    struct proto_args args = {
-        .co = &o->codec,
-        .params = o->params,
-        .params_cap = ARRAY_LEN(o->params),
-        .body = o->expect_body,
-        .body_cap = sizeof(o->expect_body),
-        .secret = o->password,
-        .secret_cap = sizeof(o->password),
-        .key = o->server_key,
-        .key_cap = sizeof(o->server_key),
-    };
     unsigned k = 0;
     int rc = 0;
 
-    if (po != NULL) return po->parse(val, &args, err);
+    if (c >= OPT_PROTO_FIRST && proto_option_name((size_t)(c - OPT_PROTO_FIRST)) != NULL) {
+        if (o->ngiven == ARRAY_LEN(o->given))
+            return hb_fail(err, -EINVAL, "run: more than %zu protocol options",
+                           ARRAY_LEN(o->given));
+        o->given[o->ngiven++] = (struct proto_given){ (unsigned)(c - OPT_PROTO_FIRST), val };
+        return 0;
+    }
     switch (c) {
     case OPT_VALUE_SIZE:
         o->size_given = true;
@@ -562,6 +585,85 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
     return rc;
 }
 
+/* The protocol a URL's scheme names ("http" of http:// and http+unix://; LABEL= before it), or
+ * NULL. */
+static const struct proto_entry *url_proto(const char *url)
+{
+    const char *eq = strchr(url, '=');
+    char scheme[16];
+    size_t n;
+
+    if (eq != NULL && memchr(url, ':', (size_t)(eq - url)) == NULL) url = eq + 1;
+    n = strcspn(url, "+:");
+    if (strstr(url, "://") == NULL || n >= sizeof(scheme)) return NULL;
+    memcpy(scheme, url, n);
+    scheme[n] = '\0';
+    return proto_find(scheme);
+}
+
+/*
+ * The /PATH of the URLs among the words after the options (argv[from..]) is
+ * --path's, as if given before them: one path for every endpoint, the same
+ * as --path's if given. A word that is no URL is left to run_positionals.
+ */
+static int run_url_paths(int argc, char **argv, int from, struct run_opts *o, struct hb_err *err)
+{
+    const char *given = NULL;
+    size_t i = 0;
+
+    while (proto_option_name(i) != NULL && strcmp(proto_option_name(i), "--path") != 0)
+        i++;
+    for (size_t k = 0; k < o->ngiven; k++)
+        if (o->given[k].opt == i) given = o->given[k].val;
+    for (int w = from; w < argc; w++) {
+        char label[ENDPOINT_LABEL_MAX];
+        const char *text = NULL, *path = NULL;
+        struct endpoint ep;
+        struct hb_err scratch;
+
+        if (service_label_split(argv[w], label, sizeof(label), &text, &scratch) < 0 ||
+            endpoint_parse_url(&ep, text, &path, &scratch) < 0 || path == NULL || path[0] == '\0')
+            continue;
+        if (given != NULL && strcmp(given, path) != 0)
+            return hb_fail(err, -EINVAL,
+                           "run: %s asks for %s, and --path or another URL for %s: one path is "
+                           "for every endpoint",
+                           text, path, given);
+        if (given == NULL && run_proto_option(OPT_PROTO_FIRST + (int)i, path, o, err) < 0)
+            return -EINVAL;
+        given = path;
+    }
+    return 0;
+}
+
+/*
+ * The protocol options given, each parsed by the protocol's own hook into its
+ * options (o->codec), in their order: PROTO is the first word left once the
+ * options are read (an unknown one is said later, run_positionals).
+ */
+static int run_proto_parse(int argc, char **argv, struct run_opts *o, struct hb_err *err)
+{
+    const struct proto_entry *pe = optind < argc ? proto_find(argv[optind]) : NULL;
+    int from = optind;
+    struct proto_args args = {
+        .params = o->params,
+        .params_cap = ARRAY_LEN(o->params),
+        .body = o->expect_body,
+        .body_cap = sizeof(o->expect_body),
+        .secret = o->password,
+        .secret_cap = sizeof(o->password),
+        .key = o->server_key,
+        .key_cap = sizeof(o->server_key),
+    };
+
+    if (pe != NULL)
+        from++;
+    else if (optind < argc) /* "hopbench run http://127.0.0.1:8080/": the URL names it */
+        pe = url_proto(argv[optind]);
+    if (run_url_paths(argc, argv, from, o, err) < 0) return -EINVAL;
+    return proto_parse(pe, o->given, o->ngiven, &args, &o->codec, err) < 0 ? -EINVAL : 0;
+}
+
 /*
  * Options that only some protocols take, and what the protocol makes of --size
  * (the registry's entry says both).
@@ -569,14 +671,14 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
 static int run_check_proto(struct run_opts *o, struct hb_err *err)
 {
     struct proto_req req = {
-        .co = &o->codec,
+        .opts = &o->codec,
         .size = &o->load.size,
         .size_given = o->size_given,
         .connect = o->load.mode == LOAD_CONNECT,
         .pipeline = o->load.pipeline,
     };
 
-    if (proto_check_run(o->proto, &req, err) < 0) return -EINVAL;
+    if (proto_check_run(o->proto, o->given, o->ngiven, &req, err) < 0) return -EINVAL;
     o->load.close_auto = !o->close_given;
     o->load.opts = &o->codec;
     return 0;
@@ -601,45 +703,15 @@ static int run_check_servers(const struct run_opts *o, struct hb_err *err)
     return 0;
 }
 
-/* The protocol a URL's scheme names ("http" of http:// and http+unix://; LABEL= before it), or
- * NULL. */
-static const struct proto_entry *url_proto(const char *url)
+/* An endpoint given as a URL (endpoint_parse_url): its scheme must name the run's protocol. */
+static int run_url(const struct run_opts *o, const char *url, struct hb_err *err)
 {
-    const char *eq = strchr(url, '=');
-    char scheme[16];
-    size_t n;
-
-    if (eq != NULL && memchr(url, ':', (size_t)(eq - url)) == NULL) url = eq + 1;
-    n = strcspn(url, "+:");
-    if (strstr(url, "://") == NULL || n >= sizeof(scheme)) return NULL;
-    memcpy(scheme, url, n);
-    scheme[n] = '\0';
-    return proto_find(scheme);
-}
-
-/*
- * An endpoint given as a URL (endpoint_parse_url): its scheme must name the
- * run's protocol, and its /PATH is --path's, one for every endpoint.
- */
-static int run_url(struct run_opts *o, const char *url, const char *path, struct hb_err *err)
-{
-    const struct proto_option *po;
-    size_t i = 0;
-
     if (url_proto(url) != o->proto)
         return hb_fail(err, -EINVAL,
                        "run %s: %s is a URL of another protocol; give the address as "
                        "tcp://HOST:PORT or unix:PATH",
                        o->proto->name, url);
-    if (path[0] == '\0') return 0;
-    if (o->codec.path != NULL && strcmp(o->codec.path, path) != 0)
-        return hb_fail(err, -EINVAL,
-                       "run: %s asks for %s, and --path or another URL for %s: one path is for "
-                       "every endpoint",
-                       url, path, o->codec.path);
-    while ((po = proto_option_at(i)) != NULL && strcmp(po->name, "--path") != 0)
-        i++;
-    return run_proto_option(OPT_PROTO_FIRST + (int)i, path, o, err);
+    return 0;
 }
 
 /* An ENDPOINT or LABEL=ENDPOINT word of run. */
@@ -652,7 +724,7 @@ static int run_add_endpoint(struct run_opts *o, const char *arg, struct hb_err *
     if (o->neps == CLI_MAX_ENDPOINTS)
         return hb_fail(err, -EINVAL, "too many endpoints (at most %d)", CLI_MAX_ENDPOINTS);
     if (endpoint_parse_url(&o->eps[o->neps], text, &path, err) < 0) return -EINVAL;
-    if (path != NULL && run_url(o, text, path, err) < 0) return -EINVAL;
+    if (path != NULL && run_url(o, text, err) < 0) return -EINVAL;
     snprintf(o->eps[o->neps++].label, sizeof(o->eps[0].label), "%s", label);
     return 0;
 }
@@ -730,6 +802,7 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
 
     run_defaults(o);
     rc = cmd_getopt(&cmd_run, argc, argv, run_option, o, out, err);
+    if (rc == 0) rc = run_proto_parse(argc, argv, o, err);
     if (rc != 0) return rc;
     run_load_from_shared(o);
     if (o->load.duration_ns && o->load.count)
@@ -789,6 +862,7 @@ static int run_finish(const struct cmd_env *env, struct run *run, const char *js
     int rc;
 
     run_report(run, stdout);
+    meta->profile = profile_summary_records(stdout, run->recs, run->nrecs, run->opts->shared.seed);
     meta->bottom = run_bottom(run, stdout);
     /* not stdout failing now: the runs are done */
     meta->interrupted = atomic_load(env->stop) || cmd_wait_failed(run->recs, run->nrecs);
@@ -799,6 +873,8 @@ static int run_finish(const struct cmd_env *env, struct run *run, const char *js
     meta->summary = NULL;
     json_decref(meta->bottom);
     meta->bottom = NULL;
+    json_decref(meta->profile);
+    meta->profile = NULL;
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
     rc = run_rc != HB_EXIT_OK ? run_rc : cmd_verdict(run->recs, run->nrecs, atomic_load(env->stop));
     if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
@@ -963,6 +1039,7 @@ static int run_exec(const struct cmd_env *env)
     json_path = cmd_evidence_path("run", o->shared.json_path, path, sizeof(path));
     rc = cmd_check_outputs("run", json_path, o->shared.csv_path, o->shared.html_path);
     if (rc == HB_EXIT_OK) rc = cmd_check_budget("run", run_fd_need(o), run_mem_need(o));
+    if (rc == HB_EXIT_OK) rc = cmd_open_profile("run", &o->shared, &run.prof);
     if (rc == HB_EXIT_OK && (rc = run_start_server(env, &run, o, &err)) < 0)
         rc = cmd_fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     if (rc == HB_EXIT_OK && run_preflight(o, env->stop, &err) < 0)

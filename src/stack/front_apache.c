@@ -179,6 +179,6 @@ const struct stack_def stack_apache_fpm = {
     .needs = apache_needs,
     .profiles = fpm_profile_names,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD,
-    .private_net = true,
+    .private_net = &stack_private_fastcgi,
     .run = fpm_stack_run,
 };

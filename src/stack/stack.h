@@ -30,6 +30,20 @@ enum stack_verdict {
 
 struct stack_ctx;
 struct stack_args;
+
+/*
+ * What a stack's port without authentication is and what any local user who
+ * reaches it could do (stack_def.private_net), for the lines that say where
+ * the stack's network is.
+ */
+struct stack_private {
+    const char *port; /* "FastCGI": "its FastCGI port", "the FastCGI TCP port" */
+    const char *why;  /* "FastCGI has no authentication" */
+    const char *risk; /* "send it requests, which run code as php-fpm's workers" */
+};
+
+/* php-fpm's FastCGI port (the fpm stacks). */
+extern const struct stack_private stack_private_fastcgi;
 struct web_front; /* front.h: the fpm stacks' web server */
 
 struct stack_def {
@@ -45,9 +59,10 @@ struct stack_def {
     bool front_unix; /* its arms are the front hop (redis, the databases): no --netns other */
     /*
      * It has a port with no authentication (php-fpm's FastCGI): without
-     * --netns it runs in a network namespace of its own (same) when it can.
+     * --netns it runs in a network namespace of its own (same) when it can,
+     * and says why in these words; NULL: the host's network.
      */
-    bool private_net;
+    const struct stack_private *private_net;
     const struct web_front *front; /* the fpm stacks: the web server in front of php-fpm */
     /* Starts the services, measures, prints the table: 0 or a negative errno with err set. */
     int (*run)(struct stack_ctx *c, struct hb_err *err);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "proto/http.h"
 #include "registry.h"
 #include "run.h"
 
@@ -47,13 +48,19 @@ static int parse(const char *const *words)
     return cli_parse_run(n, argv, &o, stdout, &err);
 }
 
+/* The path the parsed run's http requests ask for (NULL: the default). */
+static const char *http_path(void)
+{
+    return ((const struct http_opts *)(const void *)&o.codec)->path;
+}
+
 static void test_taken(void **state)
 {
     (void)state;
     assert_int_equal(parse((const char *const[]){ "http", "http://127.0.0.1:8080/", NULL }), 0);
     assert_ptr_equal(o.proto, proto_find("http"));
     assert_string_equal(o.eps[0].text, "tcp://127.0.0.1:8080");
-    assert_string_equal(o.codec.path, "/");
+    assert_string_equal(http_path(), "/");
 
     /* PROTO left out: the URL names it; the path goes into the requests */
     assert_int_equal(parse((const char *const[]){ "http://127.0.0.1:8080/index.php?x=1",
@@ -63,18 +70,18 @@ static void test_taken(void **state)
     assert_ptr_equal(o.proto, proto_find("http"));
     assert_int_equal(o.neps, 2);
     assert_string_equal(o.eps[1].text, "unix:/run/a.sock");
-    assert_string_equal(o.codec.path, "/index.php?x=1");
+    assert_string_equal(http_path(), "/index.php?x=1");
 
     /* a label before it, a URL beside a native endpoint, the same --path */
     assert_int_equal(parse((const char *const[]){ "front=http://127.0.0.1:8080/x",
                                                   "tcp://127.0.0.1:9", "--path", "/x", NULL }),
                      0);
     assert_string_equal(o.eps[0].label, "front");
-    assert_string_equal(o.codec.path, "/x");
+    assert_string_equal(http_path(), "/x");
 
     /* no path: the protocol's default */
     assert_int_equal(parse((const char *const[]){ "http://localhost:8080", NULL }), 0);
-    assert_null(o.codec.path);
+    assert_null(http_path());
     assert_string_equal(o.eps[0].text, "tcp://127.0.0.1:8080");
 }
 

@@ -138,6 +138,23 @@ static void test_run_says(void **state)
     assert_int_equal(cli_parse_run(3, argv, &o, stdout, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "run: unknown protocol 'ehco' (known: "));
     assert_non_null(strstr(err.msg, "); did you mean 'echo'?"));
+
+    /* a protocol option's word, by the protocol's own list: memcached's, redis's, http's */
+    snprintf(w[1], sizeof(w[1]), "--command=gte");
+    snprintf(w[2], sizeof(w[2]), "memcached");
+    snprintf(w[3], sizeof(w[3]), "unix:/x");
+    for (int i = 0; i < 4; i++)
+        argv[i] = w[i];
+    assert_int_equal(cli_parse_run(4, argv, &o, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg, "--command: 'gte' is not get or set; did you mean 'get'?");
+    snprintf(w[1], sizeof(w[1]), "--command=pnig");
+    snprintf(w[2], sizeof(w[2]), "redis");
+    assert_int_equal(cli_parse_run(4, argv, &o, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg, "--command: 'pnig' is not ping, set or get; did you mean 'ping'?");
+    snprintf(w[1], sizeof(w[1]), "--method=post");
+    snprintf(w[2], sizeof(w[2]), "http");
+    assert_int_equal(cli_parse_run(4, argv, &o, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg, "--method: 'post' is not GET or POST; did you mean 'POST'?");
 }
 
 int main(void)
