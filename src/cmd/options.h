@@ -92,6 +92,7 @@ enum {
     OPT_HGRM_RATIO,
     OPT_HDR_LOG,
     OPT_PROFILE_HZ,
+    OPT_NO_SERVER_LOOKUP,
 };
 
 /* The most options one table has (run's, the registry's protocol options included). */

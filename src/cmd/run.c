@@ -176,8 +176,17 @@ static const struct cmd_option run_head[] = {
              "Where the cost goes (the client's own CPU is always measured):\n"),
     { "server-pid", 0, "PID",
       "count this server process's CPU time and memory (PSS);\n"
-      "repeat for several processes; each must be running",
+      "repeat for several processes; each must be running. Without\n"
+      "it (nor --server-cgroup, --service, --netns), the server of each\n"
+      "local endpoint is found by its listening socket (sock_diag's\n"
+      "inode, the process whose fds hold it: any as root, else only\n"
+      "this user's) and counted with its tree, as --server-pid PID\n"
+      "--server-tree would, never signalled nor moved; a line says\n"
+      "which it found and how, or why none is counted (not this user's,\n"
+      "several that are not one tree: docs/server-lookup.md)",
       OPT_SERVER_PID },
+    { "no-server-lookup", 0, NULL, "do not look for the server by its listening socket",
+      OPT_NO_SERVER_LOOKUP },
     { "server-tree", 0, NULL,
       "add the descendants of each --server-pid (a php-fpm pool),\n"
       "found again at the end, and the CPU of the children they reaped",
@@ -509,6 +518,9 @@ static int run_observe_option(int c, const char *val, struct run_opts *o, struct
         break;
     case OPT_SERVER_TREE:
         o->server_tree = true;
+        break;
+    case OPT_NO_SERVER_LOOKUP:
+        o->no_server_lookup = true;
         break;
     case OPT_SERVER_CGROUP:
         o->server_cgroup = val;
@@ -1032,7 +1044,7 @@ static int run_exec(const struct cmd_env *env)
     static struct run run;
     struct hb_err err = { 0 };
     const char *json_path;
-    char path[64], server[64] = "";
+    char path[64], server[1024] = "";
     int rc;
 
     if (run_init(&run, o, &err) < 0) return cmd_fail("run", &err, HB_EXIT_USAGE);
@@ -1051,6 +1063,8 @@ static int run_exec(const struct cmd_env *env)
     if (run.server_pid > 0)
         snprintf(server, sizeof(server), "built-in %s (pid %ld)", o->proto->name,
                  (long)run.server_pid);
+    else if (rc == HB_EXIT_OK) /* the server each endpoint's listening socket names */
+        run_find_servers(o, stdout, server, sizeof(server));
     if (rc == HB_EXIT_OK) rc = run_measure(env, &run, o, json_path, server[0] ? server : NULL);
     run_serve_stop(&run);
     run_release(&run);

@@ -61,7 +61,8 @@ rcheck "run: argv recorded as typed" "$j" \
     '.argv[1:] == ["run", "echo", "'"$tcp"'", "--mode", "reuse", "-d", "0.5", "--warmup", "0.1",
      "--json", "'"$j"'"] and (.argv[0] | endswith("hopbench"))'
 rcheck "run: tool, server, placement recorded" "$j" \
-    '.tool.name == "hopbench" and (.tool.version | type) == "string" and .server == "external"
+    '.tool.name == "hopbench" and (.tool.version | type) == "string"
+     and (.server | test("^hopbench \\(pid [0-9]+, found by its listening socket tcp://"))
      and .placement.pin == "none" and (.placement.client_cpus | type) == "string"
      and (.placement.server_cpus | type) == "string"'
 rcheck "run: machine facts recorded" "$j" \
@@ -175,16 +176,17 @@ rcheck "run >&-: evidence complete, not interrupted" "$T/cl.json" \
 RC=0
 (cd "$T/wj" || exit 1
     timeout -k 5 60 "$HOPBENCH" run echo "$uds" -d 0.3 --warmup 0.1 --reps 4 --cooldown 0 \
-        --json "$T/rp.json" 2>"$T/rp.err" | head -n 2 >"$T/rp.out"
+        --json "$T/rp.json" 2>"$T/rp.err" | head -n 3 >"$T/rp.out"
     exit "${PIPESTATUS[0]}") || RC=$?
-check "run --reps 4 | head -n 2: exit 130 (runs left undone) or 0 (all done) (exit $RC)" \
+check "run --reps 4 | head -n 3: exit 130 (runs left undone) or 0 (all done) (exit $RC)" \
     jtrue --argjson rc "$RC" \
     'if .interrupted then $rc == 130 and (.runs | length) < 4
      else $rc == 0 and (.runs | length) == 4 end' "$T/rp.json"
-check "run | head -n 2: the lines before the run got through" \
-    sh -c "grep -q '^placement: ' '$T/rp.out' && grep -q '^sysctl: ' '$T/rp.out'"
-check "run | head -n 2: nothing on stderr" test ! -s "$T/rp.err"
-rcheck "run | head -n 2: each run measured is whole" "$T/rp.json" \
+check "run | head -n 3: the lines before the run got through" \
+    sh -c "grep -q '^server: hopbench ' '$T/rp.out' && grep -q '^placement: ' '$T/rp.out' &&
+           grep -q '^sysctl: ' '$T/rp.out'"
+check "run | head -n 3: nothing on stderr" test ! -s "$T/rp.err"
+rcheck "run | head -n 3: each run measured is whole" "$T/rp.json" \
     'all(.runs[]; .ops > 0 and .valid == true and .interrupted == false and errors_zero)'
 
 # stdout has a reader but cannot be written (ENOSPC): that is no interrupt, every run is
