@@ -163,7 +163,7 @@ expect_rc "report of a file that is not evidence: exit 1" 1 bad report /etc/host
 check "report of a file that is not evidence: no page" test ! -e "$T/bad.html"
 one_line "report of a file that is not evidence: one line" "$T/bad.err" \
     'hopbench report: /etc/hostname: '
-# 1 to 16 files (README, docs/report.md): the 16th is drawn, a 17th refused before any page.
+# 1 to 16 files (docs/report.md): the 16th is drawn, a 17th refused before any page.
 sixteen=()
 for _ in $(seq 16); do sixteen+=("$lab"); done
 expect_rc "report of 16 files: exit 0" 0 r16 report "${sixteen[@]}" -o "$T/16.html"
