@@ -23,6 +23,7 @@
 
 #include "stack/fpm.h"
 #include "stack/fpm_cases.h"
+#include "stack/readings.h"
 #include "stats.h"
 
 #define CLIENT_TIMEOUT  "3" /* the client's --timeout in the failure cases, s */
@@ -100,8 +101,9 @@ static int case_fresh(struct stack_ctx *c, struct hb_err *err)
 static int case_up(struct stack_ctx *c, const struct web_front *w, const char *label,
                    const struct fpm_knobs *k, bool starve, struct fpm_eps *e, struct hb_err *err)
 {
-    int rc = fpm_up(c, w, k, starve, 0, e, err);
+    int rc = fpm_up(c, w, k, starve, e, err);
 
+    if (rc == 0) rc = fpm_front_up(c, w, k, e, err);
     if (rc == -EINTR) c->interrupted = true;
     if (rc < 0) return rc;
     fprintf(c->out,
@@ -118,7 +120,6 @@ unsigned fpm_ablation_steps(const struct web_front *w, unsigned conns, struct fp
 {
     struct fpm_knobs opt, reuse;
     unsigned n = 0;
-    char how[160];
 
     fpm_knobs_of(FPM_OPTIMIZED, &opt);
     fpm_knobs_of(FPM_REUSE, &reuse);
@@ -145,11 +146,11 @@ unsigned fpm_ablation_steps(const struct web_front *w, unsigned conns, struct fp
     s[n].k.kept = reuse.kept;
     s[n].k.keep_all = reuse.keep_all;
     snprintf(s[n].label, sizeof(s->label), "+reuse");
-    unsigned kept = w->kept(&s[n].k, conns, how, sizeof(how));
-    if (s[n].k.children < kept) {
-        s[n].k.children = kept;
+    fpm_knobs_fit(w, &s[n].k, conns);
+    if (s[n].k.children > s[n - 1].k.children)
         snprintf(s[n].label, sizeof(s->label), "+reuse, pm %u", s[n].k.children);
-    }
+    for (unsigned i = 0; i <= n; i++)
+        fpm_knobs_fit(w, &s[i].k, conns); /* a request worker per connection in each */
     return n + 1;
 }
 
@@ -192,10 +193,10 @@ static unsigned case_conns(const struct stack_ctx *c, unsigned dflt)
     return c->o->conns ? c->o->conns : dflt;
 }
 
-/* The connections of the ablation's and the sweep's steps. */
+/* The connections of the ablation's and the sweep's steps: the pod study's, unless -c. */
 static unsigned steps_conns(const struct stack_ctx *c)
 {
-    return case_conns(c, c->o->short_mode ? 8 : 16);
+    return case_conns(c, FPM_STUDY_CONNS);
 }
 
 /* Each step a fresh stack, http keep-alive load on both fronts; one table of them all. */
@@ -231,6 +232,10 @@ static int case_steps(struct stack_ctx *c, const struct web_front *w, const char
         stack_table(c->out, cells, done);
         change_table(c->out, cells, done);
     }
+    /* the pod study's 33 against 12 us: the step before keeping connections against it */
+    for (unsigned i = 1; i < done; i++)
+        if (s[i].k.kept > 0 && s[i - 1].k.kept == 0)
+            stack_lifecycle_cpu_print(c->out, &cells[i], &cells[i - 1], false);
     return rc;
 }
 
@@ -249,6 +254,7 @@ static int case_pool(struct stack_ctx *c, const struct web_front *w, struct hb_e
     for (unsigned i = 0; i < c->o->npool; i++) {
         fpm_knobs_of(FPM_OPTIMIZED, &s[i].k);
         s[i].k.children = c->o->pool[i];
+        fpm_knobs_fit(w, &s[i].k, steps_conns(c));
         snprintf(s[i].label, sizeof(s[i].label), "pm static %u", c->o->pool[i]);
     }
     return case_steps(c, w, "pool sweep (profile optimized)", s, c->o->npool, err);

@@ -149,6 +149,17 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
                 "cost exit $RC, $n lines, unmatched:$bad"
         fi
     done
+    # the method's 16 connections by default; each closed loop's readings against its runs
+    check "php-method: the method's 16 connections in every run" \
+        jtrue -s '[.[] | select(.record == "run") | .connections] | unique == [16]' "$T/pm.jsonl"
+    for path in /hello.php /static.txt /cpu.php; do
+        k=$(jq --arg p "$path" '[.[] | select(.path == $p and (.open | not))][0].child' "$T/runs.json")
+        cell=${path#/}
+        [ "$cell" = static.txt ] && cell=static
+        stack_readings php-method "$cell" "$k" "$T/pm.jsonl"
+    done
+    check "php-method: the closed and open tables print p99.9 and the mean" test \
+        "$(grep -c '^workload .* p99 us *p99.9 us *mean us *n$' "$OUT")" = 2
     kill -INT "$PID"
     reap "$PID" 20
     # A saturated open-loop run is invalid, which makes the stack's exit 2.
@@ -161,6 +172,22 @@ else
     stop_pid "$PID"
 fi
 stack_nothing_left "php-method" "$OUT"
+
+# --- the keepalive profile at the method's load ---------------------------------------------
+# nginx keeps a FastCGI connection per client connection on each of its workers: php-fpm gets
+# a worker for each, so kept connections never outnumber the workers (no refusal at -c 16, no
+# starvation); an open-loop run may saturate on a loaded machine (exit 2), never fail.
+
+hb keep stack php-method --short --profile optimized-reuse --jsonl "$T/keep.jsonl"
+check "keepalive: exit 0, or 2 for a saturated open-loop run (got $RC)" test "$RC" = 0 -o "$RC" = 2
+check "keepalive: the web server keeps 2 x 16 for pm static 32, said so" grep -q \
+    '^check: the web server keeps at most 2 x 16 (.*) = 32 FastCGI connections per backend, each holding one of pm.max_children 32: no starvation$' \
+    "$T/keep.out"
+runs_of "$T/keep.jsonl" >"$T/keep-runs.json"
+check "keepalive: 24 runs, no error (valid, or an open loop saturated)" \
+    jtrue 'length == 24 and all(.[]; (.valid or (.open and .saturated)) and .errors == 0)' \
+    "$T/keep-runs.json"
+stack_nothing_left "keepalive" "$T/keep.out"
 
 # --- the gate: a workload that fails ------------------------------------------------------
 
