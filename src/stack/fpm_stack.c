@@ -213,18 +213,21 @@ static void help_cases(const struct stack_def *d, FILE *f)
     fputs("  --pool N,N,..    the optimized profile with pm static N, each N (at most 8 sizes)\n",
           f);
     if (d->cases & STACK_CASE_OVERLOAD)
-        fputs("  --overload       pm static 4, listen.backlog 4, 128 connections (64 with "
-              "--short) for\n                   5 s (1 s) per transport, the web server holding "
-              "a request for each\n                   (Apache's workers raised to match) so that "
-              "the limit is php-fpm's:\n                   where each transport hit it ('limit "
-              "hit: ...') and how it fails, from\n                   the client's errors by "
-              "kind, the web server's status log and error\n                   log, php-fpm's "
-              "log, its status page's listen queue per pool (listen\n                   queue, "
-              "max listen queue, listen queue len) beside the kernel's\n                   "
-              "ListenOverflows (TCP) and the backend's accept queue, and the\n                   "
-              "TIME_WAIT sockets on the backend port;\n                   errors do not fail the "
-              "gate\n",
-              f);
+        fputs(
+            "  --overload       pm static 4, listen.backlog 4, 128 connections (64 with "
+            "--short) for\n                   5 s (1 s) per transport, the web server holding "
+            "a request for each\n                   (Apache's workers raised to match) so that "
+            "the limit is php-fpm's:\n                   where each transport hit it ('limit "
+            "hit: ...') and how it fails, from\n                   the client's errors by "
+            "kind, the web server's status log and error\n                   log, php-fpm's "
+            "log, its status page's listen queue per pool (listen\n                   queue, "
+            "max listen queue, listen queue len) beside the kernel's\n                   "
+            "ListenOverflows (TCP) and the backend's accept queue, and the\n                   "
+            "TIME_WAIT sockets on the backend port; then both ways, unix against\n                   "
+            "tcp: what succeeded (p50, p99, p99.9, mean), what failed and\n                   "
+            "how, TCP's SYN retransmits;\n                   errors do not fail the "
+            "gate\n",
+            f);
     if (d->cases & STACK_CASE_STARVE) fputs(w->help.starve, f);
 }
 

@@ -26,7 +26,9 @@
 #     only without a 5xx)
 #     php-fpm's listen queue printed per pool (max listen queue, listen queue len) is its
 #     own status page's, read again while held; the kernel's ListenOverflows printed for
-#     tcp is the run's evidence's
+#     tcp is the run's evidence's; both ways, unix against tcp: what succeeded (p50, p99,
+#     p99.9, mean) and what failed (errors of requests, 5xx, client timeouts), and TCP's SYN
+#     retransmits, each the runs' own
 #   - --starve (nginx): the warning line before measuring; the output names the
 #     starvation ("pool starved: 16 kept FastCGI connections for 4 workers") and its 504s
 #     are the lines of nginx's status log
@@ -187,6 +189,23 @@ for stack in nginx-fpm apache-fpm lighttpd-fpm; do
                 test "${hit#*"$named"}" != "$hit"
         fi
     done
+    # both ways: what succeeded (the run's own percentiles and mean, ms) and what failed (its
+    # errors, of its requests), unix against tcp, and TCP's SYN retransmits over its run
+    want=$(jq -rs 'def ms: . / 1e6 * 100 | round / 100;
+        [.[] | select(.record == "run")] as $r |
+        ($r | map(select(.label == "overload.tcp"))[0]) as $t |
+        ($r | map(select(.label == "overload.unix"))[0]) as $u |
+        "p50 \($u.latency_ns.p50 | ms) against \($t.latency_ns.p50 | ms), p99 \($u.latency_ns.p99 | ms) against \($t.latency_ns.p99 | ms), p99.9 \($u.latency_ns.p999 | ms) against \($t.latency_ns.p999 | ms), mean \($u.latency_ns.mean | ms) against \($t.latency_ns.mean | ms)|unix \($u.errors_total) of \($u.requests) (5xx \($u.status["5xx"]), client timeouts \($u.errors.timeout)), tcp \($t.errors_total) of \($t.requests) (5xx \($t.status["5xx"]), client timeouts \($t.errors.timeout)); SYN retransmits over the tcp run: \($t.observed.net_delta["TcpExt.TCPSynRetrans"])"' \
+        "$T/$name.jsonl")
+    got=$(sed -n '/^both ways, unix against tcp:$/,/^  unix lower at/p' "$OUT" |
+        sed -n -e 's/^  what succeeded, ms: //p' -e 's/^  what failed: //p' | tr '\n' '|' | sed 's/|$//')
+    # the percentiles printed to 2 decimals: compare what jq rounds the same way, as numbers
+    check "$name: both ways, unix against tcp: what succeeded and what failed, the runs' own" \
+        python3 -c 'import re, sys
+num = lambda s: [float(x) for x in re.findall(r"-?[0-9]+(?:\.[0-9]+)?", s)]
+a, b = num(sys.argv[1]), num(sys.argv[2])
+sys.exit(0 if len(a) == len(b) > 10 and all(abs(x - y) <= 0.0051 for x, y in zip(a, b)) else 1)' \
+        "$want" "$got"
     ovf=$(jq -s '[.[] | select(.record == "run" and .label == "overload.tcp")][0] |
         .observed.net_delta["TcpExt.ListenOverflows"]' "$T/$name.jsonl")
     check "$name tcp: the kernel's ListenOverflows printed is the run's (+$ovf)" \
