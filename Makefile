@@ -47,7 +47,9 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 MAIN_OBJ := $(B)/src/main.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
-BENCH_BIN := $(B)/bench/floor
+FLOOR_BIN := $(B)/bench/floor
+PROTOFLOOR_BIN := $(B)/bench/protofloor
+BENCH_BIN := $(FLOOR_BIN) $(PROTOFLOOR_BIN)
 FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 FUZZ_NAMES := $(FUZZ_SRC:fuzz/fuzz_%.c=%)
 REPLAY_BIN := $(FUZZ_NAMES:%=$(B)/fuzz/replay_%)
@@ -139,10 +141,15 @@ $(B)/tools/%: tests/tools/%.c $(B)/.flags
 	$(call say,CC,$<)
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< $(FINAL_LDFLAGS)
 
-$(B)/bench/floor: bench/floor.c $(B)/.flags
+$(B)/bench/floor: bench/floor.c bench/bench.h $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< $(FINAL_LDFLAGS)
+
+$(B)/bench/protofloor: bench/protofloor.c bench/bench.h $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< $(FINAL_LDFLAGS) -luring
 
 # A static hopbench (the release objects, linked with -static) for images on an empty base.
 # The linker's warnings (kept in build/static/hopbench.ld) are glibc's about libcrypto's own
@@ -236,14 +243,13 @@ test-unit: $(UNIT_BIN) $(REPLAY_BIN) $(TOOL_BIN) $(BENCH_BIN) $(B)/hopbench | te
 	@sh tests/run.sh $(B) unit
 
 # libFuzzer (clang) over each codec, FUZZ_SECONDS each, starting from a copy of
-# the seed corpus so found inputs stay in build/ (add the useful ones by hand).
+# the seed corpus so found inputs stay in build/ (add the useful ones by hand). Each target
+# is built with the codecs and the sources its own line "/* fuzz: also FILES */" names.
 fuzz: | deps
 	@$(DEPS) fuzz
 	@mkdir -p build/fuzz
 	@set -e; for t in $(FUZZ_NAMES); do \
-	  extra=; case $$t in *_server) extra=src/server/$${t%_server}.c;; \
-	    counts) extra="src/evidence/counts_code.c src/util.c";; \
-	    agent) extra="src/agent/wire.c src/util.c";; esac; \
+	  extra=$$(sed -n 's|^/\* fuzz: also \(.*\) \*/$$|\1|p' fuzz/fuzz_$$t.c); \
 	  clang -std=c11 -D_GNU_SOURCE -Isrc -g -O2 -fsanitize=fuzzer,address,undefined \
 	    -fsanitize-coverage-ignorelist=fuzz/coverage_ignore.txt \
 	    -fno-sanitize-recover=all -o build/fuzz/fuzz_$$t fuzz/fuzz_$$t.c $(PROTO_SRC) $$extra -ljansson -lcrypto; \
@@ -259,7 +265,7 @@ fuzz: | deps
 # rest (stacks, reports, compare, images) run the same threads as these under a slower harness.
 TSAN_INTEG ?= test_run test_lab test_serve test_serve_limits test_uring test_agent \
               test_invariants test_open test_open_tail test_progress test_reps test_pin \
-              test_services test_retry test_connect_timeout test_limits test_noisy
+              test_services test_retry test_connect_timeout test_limits test_noisy test_profile
 asan:
 	$(Q)$(MAKE) --no-print-directory FLAVOUR=asan test
 tsan:
@@ -267,12 +273,12 @@ tsan:
 
 bench: hopbench $(BENCH_BIN)
 	@$(DEPS) bench
-	@sh bench/pingpong.sh ./hopbench $(BENCH_BIN)
+	@sh bench/pingpong.sh ./hopbench $(FLOOR_BIN)
 	@sh bench/peers.sh ./hopbench
 	@sh bench/cpu_crosscheck.sh ./hopbench 10
 	@sh bench/sampler.sh ./hopbench
 
-FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.c fuzz/*.[ch])
+FORMAT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] tests/unit/*.[ch] tests/tools/*.c bench/*.[ch] fuzz/*.[ch])
 format: | lint-deps
 	clang-format -i $(FORMAT_FILES)
 format-check: | lint-deps

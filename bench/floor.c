@@ -69,8 +69,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_PROG "floor"
+#include "bench.h"
+
 #define EXIT_USAGE 64
-#define NS_PER_S   1000000000ULL
 /*
  * The client writes all SIZE bytes before it reads any: a message larger than
  * the socket buffers in flight would deadlock both blocking writers (AF_UNIX
@@ -133,21 +135,6 @@ struct stats {
     uint64_t cpu_per_op;
 };
 
-/* One line on stderr, "floor: ..." */
-__attribute__((format(printf, 1, 2))) static void report_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("floor: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-/* `return fail(...)`: reports and yields -1 (a macro, so -1 is visible to the analyzer). */
-#define fail(...) (report_error(__VA_ARGS__), -1)
-
 static void usage(void)
 {
     fputs("usage: floor tcp|unix|socketpair SIZE ITERATIONS [--pin none|same|split] "
@@ -158,37 +145,7 @@ static void usage(void)
           stderr);
 }
 
-static uint64_t clock_ns(clockid_t clock)
-{
-    struct timespec ts;
-
-    clock_gettime(clock, &ts);
-    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- argument parsing ---------------------------------------------------- */
-
-/* Whole decimal number in [min, max]; no sign, spaces or suffix. */
-static int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-    char *end = NULL;
-    unsigned long long v;
-
-    if (s[0] < '0' || s[0] > '9') return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < min || v > max) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_name(const char *s, const char *const *names, int count)
-{
-    for (int i = 0; i < count; i++) {
-        if (strcmp(s, names[i]) == 0) return i;
-    }
-    return -1;
-}
 
 /* One flag and its value, if the mode allows it. */
 static int parse_flag(const char *name, const char *value, unsigned allowed, struct options *opt)

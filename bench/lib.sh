@@ -73,3 +73,47 @@ private_tmp_cleanup() {
     done
     rm -rf "$TMP"
 }
+
+# nginx_conf DIR PORT [ACCESS_LOG [MORE]]: a private nginx's configuration, DIR/nginx.conf
+# (its pid, error log and temporary files in DIR too): one worker, 127.0.0.1:PORT, kept
+# connections for a million requests, GET / answered 200 "hello\n", any other path 404.
+# ACCESS_LOG: access_log's arguments (default off; the format "bench" logs the status);
+# MORE: more lines of the server block (a location). nginx runs as root.
+nginx_conf() {
+    mkdir -p "$1/tmp"
+    cat >"$1/nginx.conf" <<EOF
+# a private nginx for bench/ (see tests/integration/real/nginx.conf)
+daemon off;
+master_process on;
+user root root;
+worker_processes 1;
+pid $1/nginx.pid;
+error_log $1/error.log warn;
+events {
+    worker_connections 1024;
+}
+http {
+    log_format bench '\$status';
+    access_log ${3:-off};
+    client_body_temp_path $1/tmp/body;
+    proxy_temp_path $1/tmp/proxy;
+    fastcgi_temp_path $1/tmp/fastcgi;
+    uwsgi_temp_path $1/tmp/uwsgi;
+    scgi_temp_path $1/tmp/scgi;
+    default_type text/plain;
+    keepalive_requests 1000000;
+    keepalive_timeout 60s;
+    server {
+        listen 127.0.0.1:$2;
+        server_name _;
+        location = / {
+            return 200 "hello\n";
+        }
+        location / {
+            return 404 "not here\n";
+        }
+        ${4:-}
+    }
+}
+EOF
+}

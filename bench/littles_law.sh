@@ -67,39 +67,8 @@ private_tmp littles
 
 # Sets NG_PID and NG_PORT.
 start_nginx() {
-    mkdir -p "$TMP/nginx/tmp"
     NG_PORT=$(pick_port 0)
-    cat >"$TMP/nginx/nginx.conf" <<EOF
-# littles_law.sh: a private nginx (see tests/integration/real/nginx.conf)
-daemon off;
-master_process on;
-user root root;
-worker_processes 1;
-pid $TMP/nginx/nginx.pid;
-error_log $TMP/nginx/error.log warn;
-events {
-    worker_connections 1024;
-}
-http {
-    log_format bench '\$status';
-    access_log $TMP/nginx/access.log bench;
-    client_body_temp_path $TMP/nginx/tmp/body;
-    proxy_temp_path $TMP/nginx/tmp/proxy;
-    fastcgi_temp_path $TMP/nginx/tmp/fastcgi;
-    uwsgi_temp_path $TMP/nginx/tmp/uwsgi;
-    scgi_temp_path $TMP/nginx/tmp/scgi;
-    default_type text/plain;
-    keepalive_requests 1000000;
-    keepalive_timeout 60s;
-    server {
-        listen 127.0.0.1:$NG_PORT;
-        server_name _;
-        location = / {
-            return 200 "hello\n";
-        }
-    }
-}
-EOF
+    nginx_conf "$TMP/nginx" "$NG_PORT" "$TMP/nginx/access.log bench"
     nginx -p "$TMP/nginx/" -e "$TMP/nginx/error.log" -c "$TMP/nginx/nginx.conf" \
         >"$TMP/nginx.out" 2>&1 &
     NG_PID=$!

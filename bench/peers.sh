@@ -158,43 +158,10 @@ stop_server() {
 
 # Sets NG_PID (the master), NG_WORKER and NG_PORT.
 start_nginx() {
-    mkdir -p "$TMP/nginx/tmp"
     attempt=0
     while [ "$attempt" -lt 5 ]; do
         NG_PORT=$(pick_port "$attempt")
-        cat >"$TMP/nginx/nginx.conf" <<EOF
-# peers.sh: a private nginx (see tests/integration/real/nginx.conf)
-daemon off;
-master_process on;
-user root root;
-worker_processes 1;
-pid $TMP/nginx/nginx.pid;
-error_log $TMP/nginx/error.log warn;
-events {
-    worker_connections 1024;
-}
-http {
-    access_log off;
-    client_body_temp_path $TMP/nginx/tmp/body;
-    proxy_temp_path $TMP/nginx/tmp/proxy;
-    fastcgi_temp_path $TMP/nginx/tmp/fastcgi;
-    uwsgi_temp_path $TMP/nginx/tmp/uwsgi;
-    scgi_temp_path $TMP/nginx/tmp/scgi;
-    default_type text/plain;
-    keepalive_requests 1000000;
-    keepalive_timeout 60s;
-    server {
-        listen 127.0.0.1:$NG_PORT;
-        server_name _;
-        location = / {
-            return 200 "hello\n";
-        }
-        location / {
-            return 404 "not here\n";
-        }
-    }
-}
-EOF
+        nginx_conf "$TMP/nginx" "$NG_PORT"
         nice -n "$NICE" taskset -c 1 nginx -p "$TMP/nginx/" -e "$TMP/nginx/error.log" -c "$TMP/nginx/nginx.conf" \
             >"$TMP/nginx.out" 2>&1 &
         NG_PID=$!

@@ -9,6 +9,7 @@
  * and any one byte of it changed, it is not. Every body's MAC is checked as
  * the agent checks it.
  */
+/* fuzz: also src/agent/wire.c src/util.c */
 #include <assert.h>
 #include <errno.h>
 #include <stddef.h>

@@ -14,6 +14,7 @@
  * byte 0 less one, while the total fits in int64): the string decodes to the
  * same counters.
  */
+/* fuzz: also src/evidence/counts_code.c src/util.c */
 #include <assert.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -62,7 +62,7 @@ static void feed_all(void *st, const uint8_t *p, size_t len, size_t base, struct
     }
 }
 
-static void setup(void *st, struct codec_opts *o, uint8_t mode)
+static void setup(void *st, struct fcgi_opts *o, uint8_t mode)
 {
     struct codec_cfg cfg = { .keep_alive = (mode & 1) != 0, .opts = o };
 
@@ -85,7 +85,7 @@ static void same(const struct run *a, const struct run *b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     _Alignas(max_align_t) uint8_t st1[512], st2[512], st3[512];
-    struct codec_opts o1, o2, o3;
+    struct fcgi_opts o1, o2, o3;
     struct run whole = { 0 }, split = { 0 }, bytes = { 0 };
     uint8_t mode;
     size_t cut;

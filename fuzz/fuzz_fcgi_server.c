@@ -8,6 +8,7 @@
  * the transcript (every reply byte, the requests answered, how the
  * connection ended) is the same as when the stream arrives in in_cap reads.
  */
+/* fuzz: also src/server/fcgi.c */
 #include <assert.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -103,7 +103,7 @@ static void same(const struct run *a, const struct run *b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct run whole, split, bytes;
-    struct codec_opts opts = { 0 };
+    struct http_opts opts = { 0 };
     struct codec_cfg cfg = { .keep_alive = true, .opts = &opts };
     size_t cut;
 

@@ -7,6 +7,7 @@
  * and that the transcript (every reply byte, the requests answered, how the
  * connection ended) is the same as when the stream arrives in in_cap reads.
  */
+/* fuzz: also src/server/http.c */
 #include <assert.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -20,13 +20,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct codec_opts opts;
+    struct mysql_opts opts;
     struct codec_cfg cfg;
     size_t first;
     bool setup;
 
     if (size < 2) return 0;
-    setup = session_opts(data, &opts, &cfg);
+    setup = session_opts(data, &opts, sizeof(opts), &opts.password, &opts.expect_body, &cfg);
     cfg.local = data[0] & 4;
     opts.ping = data[0] & 32;
     opts.get_server_key = !(data[0] & 64);

@@ -19,13 +19,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct codec_opts opts;
+    struct pg_opts opts;
     struct codec_cfg cfg;
     size_t first;
     bool setup;
 
     if (size < 2) return 0;
-    setup = session_opts(data, &opts, &cfg);
+    setup = session_opts(data, &opts, sizeof(opts), &opts.password, &opts.expect_body, &cfg);
     opts.extended = data[0] & 4;
     opts.auth_methods =
         data[0] & 32 ? 0

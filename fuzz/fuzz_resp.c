@@ -62,7 +62,7 @@ static void feed_all(void *st, const uint8_t *p, size_t len, size_t base, struct
 static void check_encode(const struct codec_cfg *cfg)
 {
     _Alignas(max_align_t) uint8_t st[STATE_MAX], rd[STATE_MAX];
-    static const struct codec_opts get = { .redis_cmd = REDIS_GET };
+    static const struct resp_opts get = { .command = { .cmd = REDIS_GET } };
     struct codec_cfg rcfg = { .opts = &get };
     size_t max = resp_codec.max_request(cfg);
     uint8_t buf[512];
@@ -90,7 +90,7 @@ struct auth_run {
 
 static struct auth_run auth_feed(const uint8_t *p, size_t len, size_t cut)
 {
-    static const struct codec_opts pw = { .password = "pw" };
+    static const struct resp_opts pw = { .password = "pw" };
     static const struct codec_cfg cfg = { .opts = &pw };
     _Alignas(max_align_t) uint8_t st[STATE_MAX];
     struct auth_run r = { .rc = CODEC_NEED_MORE };
@@ -117,18 +117,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const bodies[] = { NULL, "", "hello", "PONG" };
     _Alignas(max_align_t) uint8_t st1[STATE_MAX], st2[STATE_MAX];
-    struct codec_opts opts = { 0 };
+    struct resp_opts opts = { 0 };
     struct codec_cfg cfg = { .opts = &opts };
     struct run whole = { 0 }, split = { 0 };
     struct codec_msg m1 = { 0 }, m2 = { 0 };
     size_t cut;
 
     if (size < 2 || resp_codec.state_size > sizeof(st1)) return 0;
-    opts.redis_cmd = (data[0] & 3) == 1 ? REDIS_SET : (data[0] & 3) == 2 ? REDIS_GET : REDIS_PING;
+    opts.command.cmd = (data[0] & 3) == 1 ? REDIS_SET : (data[0] & 3) == 2 ? REDIS_GET : REDIS_PING;
     if ((data[0] & 3) == 3) {
         static const uint8_t mix[] = { REDIS_SET, REDIS_GET, REDIS_GET, REDIS_PING };
-        memcpy(opts.redis_mix, mix, sizeof(mix));
-        opts.redis_mix_len = sizeof(mix);
+        memcpy(opts.command.mix, mix, sizeof(mix));
+        opts.command.len = sizeof(mix);
     }
     opts.expect_body = bodies[(data[0] >> 2) & 3];
     opts.keys = (uint64_t)(data[0] >> 4) * 997;

@@ -152,20 +152,22 @@ static void session_check(const struct codec_ops *c, const struct codec_cfg *cfg
 }
 
 /*
- * What byte 0 picks for every target, into opts and cfg (cfg->opts = opts):
- * the set-up (bit 0: the return value), a password (bit 1: none or
+ * What byte 0 picks for every target, into the target's options (opts, all
+ * zero first, its password and expected body fields) and cfg (cfg->opts =
+ * opts): the set-up (bit 0: the return value), a password (bit 1: none or
  * "pencil") and the expected body (bits 3-4: none, "1", "", "abc"); bit 2
  * and bits 5-7 are the target's own. Byte 1 is the connection's index (and
  * the split point, session_input). data holds at least two bytes.
  */
-static bool session_opts(const uint8_t *data, struct codec_opts *opts, struct codec_cfg *cfg)
+static bool session_opts(const uint8_t *data, void *opts, size_t opts_size, const char **password,
+                         const char **expect_body, struct codec_cfg *cfg)
 {
     static const char *const bodies[] = { NULL, "1", "", "abc" };
 
-    *opts = (struct codec_opts){ 0 };
+    memset(opts, 0, opts_size);
     *cfg = (struct codec_cfg){ .opts = opts };
-    opts->password = data[0] & 2 ? "pencil" : NULL;
-    opts->expect_body = bodies[(data[0] >> 3) & 3];
+    *password = data[0] & 2 ? "pencil" : NULL;
+    *expect_body = bodies[(data[0] >> 3) & 3];
     cfg->conn_index = data[1];
     return data[0] & 1;
 }

@@ -10,7 +10,7 @@
 #                           holds hopbench's retries against it), and the real
 #                           servers of tests/integration/test_real.sh and test_stack_*.sh: nginx,
 #                           apache2, lighttpd, php-fpm (Debian's default version: php8.2-fpm on 12),
-#                           redis-server, redis-tools (redis-cli),
+#                           redis-server, redis-tools (redis-cli), memcached (test_memcached.sh),
 #                           libfcgi-bin (cgi-fcgi), curl, postgresql, mariadb-server and
 #                           mariadb-client (test_db.sh); groff-base and man-db (the man page test);
 #                           the image purpose's packages and python3-yaml (the image and pod test:
@@ -54,7 +54,7 @@ case "${CC:-cc}" in
     ;;
 esac
 want="$cc libc6-dev make pkg-config libjansson-dev libssl-dev liburing-dev zlib1g-dev"
-real="nginx apache2 lighttpd php-fpm redis-server redis-tools libfcgi-bin curl postgresql mariadb-server mariadb-client"
+real="nginx apache2 lighttpd php-fpm redis-server redis-tools libfcgi-bin curl postgresql mariadb-server mariadb-client memcached"
 manual="groff-base man-db"
 container="podman runc catatonit netavark aardvark-dns iptables debootstrap"
 case "${1:-build}" in

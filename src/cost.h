@@ -78,7 +78,8 @@ struct cost_saving {
     size_t n_tcp, n_uds;
     struct cost_range saved; /* tcp - uds, in the figure's unit */
     double p;                /* Mann-Whitney p of the two sides (NAN without an interval) */
-    bool significant;        /* p < STATS_ALPHA and the interval excludes 0: only then priced */
+    bool significant;        /* p < STATS_ALPHA and the interval excludes 0, with runs enough
+                              * for that (stats_mw_min_p below it): only then priced */
 };
 
 /*

@@ -110,7 +110,7 @@ static int lab_start_server(struct lab *lab, uint64_t close_after, size_t body_s
 /* The requests of every cell: the protocol's entry says (redis SETs values of each size). */
 static void lab_codec_opts(struct lab *lab)
 {
-    lab->codec = lab->opts->proto->lab_codec;
+    lab->codec = lab->opts->proto->lab_opts;
 }
 
 /* Every run the lab may make: sizes × modes × transports × reps × (closed + each rate). */
@@ -164,7 +164,7 @@ static void lab_cell_cfg(const struct lab *lab, struct load_cfg *c, const struct
     *c = (struct load_cfg){
         .ep = *ep,
         .codec = o->proto->codec,
-        .opts = &lab->codec,
+        .opts = lab->codec,
         .size = size, /* http, fcgi: a GET, so the size only shapes the server's reply */
         .mode = mode,
         .close = o->shared.close,
@@ -224,6 +224,7 @@ static void lab_cell_observe(struct lab *lab, struct run_record *r)
     h->cfg.pids[0] = lab->server_pid;
     h->cfg.npids = 1;
     h->cfg.noisy_cpus = lab->opts->shared.noisy_cpus;
+    h->cfg.prof = lab->prof;
     observe_set_sampler(&h->cfg, lab->opts->shared.sample_given, lab->opts->shared.sample_ns,
                         r->cfg.mode, &lab->place);
     observe_baseline(&h->cfg);
@@ -459,8 +460,12 @@ void lab_release(struct lab *lab)
     }
     leftover_watch_stop(&lab->watch); /* after the server's: its SIGCHLD is not the server's */
     netns_release(&lab->netns);       /* the server that was in A has exited */
-    for (size_t i = 0; i < lab->nrecs; i++)
+    for (size_t i = 0; i < lab->nrecs; i++) {
         load_result_release(&lab->recs[i].res);
+        profile_result_release(&lab->recs[i].obs.prof);
+    }
+    profile_free(lab->prof);
+    lab->prof = NULL;
     free(lab->recs);
     lab->recs = NULL;
     lab->nrecs = 0;

@@ -61,7 +61,7 @@ struct lab {
     pid_t server_pid;            /* 0 when no server runs */
     uint64_t server_close_after; /* the running server's --close-after */
     size_t server_body_size;     /* the running server's --body-size */
-    struct codec_opts codec;     /* the requests of every cell */
+    const void *codec;           /* the requests of every cell: the entry's lab_opts */
     _Atomic pid_t *pid_mirror;   /* server_pid, -server_pid while lab_stop_server stops it, 0 when
                                     none: for signal handlers; may be NULL */
     struct observe_hook hook;    /* the current cell's outside counters */
@@ -72,6 +72,7 @@ struct lab {
     struct run_record *recs;
     size_t nrecs;
     size_t cap;
+    struct profile *prof; /* --profile: the profiler of every cell's window, or NULL */
 };
 
 /* How many runs lab_run makes, and how long each takes as planned. */

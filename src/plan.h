@@ -30,6 +30,8 @@ struct shared_opts {
     bool uring_wait;        /* --wait uring (run only) */
     uint64_t sample_ns;     /* --sample-ms: sock_diag sampling period during a run, if given */
     double noisy_cpus;      /* --noisy-threshold, in CPUs; 0: the default (OBS_NOISY_CPUS) */
+    bool profile;           /* --profile: sample the kernel's stacks in each window */
+    unsigned profile_hz;    /* --profile-hz: samples per second per CPU; 0: PROFILE_PERIOD_NS's */
     const char *json_path;  /* --json; NULL: hopbench-CMD-DATE-TIME.json in the current directory */
     const char *jsonl_path; /* --jsonl: one record per finished run */
     const char *csv_path;   /* --csv: one row per run, written with the evidence; NULL: none */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,6 +113,7 @@ static void *progress_main(void *arg)
     struct progress *p = arg;
     struct timespec until;
 
+    prctl(PR_SET_NAME, "hb-progress");
     pthread_mutex_lock(&p->mu);
     while (!p->quit) {
         if (p->running) draw(p);

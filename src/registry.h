@@ -1,17 +1,18 @@
 /*
- * registry: the one table of protocols. An entry joins a protocol's client
- * codec to its built-in server and says what the command line may ask of it:
- * which request options of `run` it takes, what a size means for it, what the
- * lab's requests are. The command line, `serve`, the lab and the evidence
- * find a protocol here by its name; nothing else branches on a name.
+ * registry: the list of protocols. Each protocol is its own files: its codec
+ * (proto/NAME.c, with its struct NAME_opts in proto/NAME.h), its built-in
+ * server if it has one (server/NAME.c), and its entry (protocol/NAME.c),
+ * which ends in one `const struct proto_entry`: the codec and the server,
+ * the options `run` takes for it (each parsed into its own struct NAME_opts),
+ * what else it checks, the requests before a run, the lab's requests, and
+ * the words the --help texts say of it. registry.c lists the entries; the
+ * command line, `serve`, the lab and the evidence find a protocol here by
+ * its name, and nothing else branches on a name.
  *
- * Adding a protocol: its codec (proto/) with its fields in struct codec_opts,
- * its server part (server/), an entry in registry.c's table with its options
- * (struct proto_option: name, help and the hook that parses it; a new option
- * also gets a proto_opt bit and a line in registry.c's opts_given), and its
- * name and help in the PROTO_* texts below. The command line builds `run`'s
- * options and their --help lines from the entries; test_registry checks the
- * table and the texts against each other.
+ * Adding a protocol: its files, and one line in registry.c's list (and its
+ * server in server.h's). run's option table and --help, the refusal of an
+ * option another protocol takes, and the --help texts' lists of protocols
+ * are made from the entries; test_registry checks them against the list.
  */
 #ifndef HOPBENCH_REGISTRY_H
 #define HOPBENCH_REGISTRY_H
@@ -23,36 +24,14 @@
 #include "server/server.h"
 #include "util.h"
 
-/* The request options of `run` that only some protocols take (one bit each). */
-enum proto_opt {
-    PROTO_OPT_METHOD = 1u << 0,
-    PROTO_OPT_PATH = 1u << 1,
-    PROTO_OPT_HOST = 1u << 2,
-    PROTO_OPT_SCRIPT = 1u << 3,
-    PROTO_OPT_DOCROOT = 1u << 4,
-    PROTO_OPT_QUERY = 1u << 5,
-    PROTO_OPT_PARAM = 1u << 6,
-    PROTO_OPT_COMMAND = 1u << 7,
-    PROTO_OPT_KEYS = 1u << 8,
-    PROTO_OPT_EXPECT_BODY = 1u << 9,
-    PROTO_OPT_SQL = 1u << 10,
-    PROTO_OPT_USER = 1u << 11,
-    PROTO_OPT_PASSWORD = 1u << 12,
-    PROTO_OPT_PASSWORD_FILE = 1u << 13,
-    PROTO_OPT_DATABASE = 1u << 14,
-    PROTO_OPT_EXTENDED = 1u << 15,
-    PROTO_OPT_PING = 1u << 16,
-    PROTO_OPT_AUTH_METHOD = 1u << 17,
-    PROTO_OPT_SERVER_KEY = 1u << 18,
-    PROTO_OPT_GET_SERVER_KEY = 1u << 19,
-};
+/* The most protocol options one command line may give (--param and --sql repeat). */
+#define PROTO_GIVEN_MAX 64
 
 /*
- * Where an option's hook writes: the request options and the room behind the
- * strings they point to (the command line's own).
+ * Where an option's hook may write besides the protocol's options: the room
+ * behind the strings they point to (the command line's own).
  */
 struct proto_args {
-    struct codec_opts *co;
     const char **params; /* --param: room for params_cap */
     unsigned params_cap;
     char *body; /* --expect-body, decoded: room for body_cap bytes */
@@ -64,19 +43,22 @@ struct proto_args {
 };
 
 /*
- * A request option of `run` that some protocols take. An entry lists the
- * options it takes; protocols that take the same option share it (its name
- * means one thing), so its hook parses the value whichever protocol is
- * chosen, and proto_check_run refuses it for the others.
+ * A request option of `run` that a protocol takes. Protocols that take an
+ * option of the same name may share one (its help names them all) or each
+ * have their own (run --help prints each one's help in turn); either way the
+ * name means one thing, and `run` refuses it for the protocols that take
+ * none of that name.
  */
 struct proto_option {
-    unsigned bit;     /* its enum proto_opt bit */
     const char *name; /* "--method" */
     const char *arg;  /* "M": the value's name in --help; NULL: a flag, with no value */
     /* The --help text beside it; lines after the first indented to column 24. */
     const char *help;
-    /* Checks val and fills its part of a->co: 0, or -EINVAL with err set. */
-    int (*parse)(const char *val, const struct proto_args *a, struct hb_err *err);
+    /*
+     * Checks val and writes it at `at`, the field of the protocol's options
+     * that its proto_take says: 0, or -EINVAL (or -errno) with err set.
+     */
+    int (*parse)(const char *val, void *at, const struct proto_args *a, struct hb_err *err);
     /*
      * Its value is a secret (a password): main.c overwrites it in the process's
      * own argument memory (/proc/PID/cmdline) and the evidence's command line
@@ -85,10 +67,22 @@ struct proto_option {
     bool secret;
 };
 
+/* An option an entry takes, and where in its struct NAME_opts it goes. */
+struct proto_take {
+    const struct proto_option *opt; /* NULL ends an entry's list */
+    size_t at;                      /* offsetof the field its hook writes */
+    /*
+     * NULL; or the entry takes it only so (redis: --expect-body with
+     * "--command get"): its check refuses the rest with proto_refuse, and
+     * the list of who takes the option says so.
+     */
+    const char *when;
+};
+
 /* What `run`'s command line asks of a protocol, for its entry's check. */
 struct proto_req {
-    struct codec_opts *co; /* the request options as given */
-    size_t *size;          /* --size (or --value-size); set to 0 when the request has no payload */
+    void *opts;   /* the entry's struct NAME_opts as given */
+    size_t *size; /* --size (or --value-size); set to 0 when the request has no payload */
     bool size_given;
     bool connect;      /* --mode connect */
     unsigned pipeline; /* --pipeline */
@@ -97,25 +91,18 @@ struct proto_req {
 struct proto_entry {
     const char *name;                  /* on the command line and in the evidence ("proto") */
     const struct codec_ops *codec;     /* the client */
-    const struct server_proto *server; /* the built-in server (serve, the lab's child) */
-    unsigned opts;                     /* the proto_opt bits `run` accepts */
-    /* The options it takes (bits of opts or opts_when), in --help order; NULL ends it. */
-    const struct proto_option *const *options;
-    /*
-     * Bits `run` accepts only as `when` says (redis: --expect-body with
-     * --command get); `check` refuses the rest with proto_refuse.
-     */
-    unsigned opts_when;
-    const char *when;
+    const struct server_proto *server; /* the built-in server (serve, the lab's child), or NULL */
+    const struct proto_take *takes;    /* the options it takes, in --help order; NULL: none */
+    size_t opts_size;                  /* sizeof its struct NAME_opts (<= CODEC_OPTS_MAX) */
     /* What else `run` requires of the options together; NULL: nothing. 0 or -EINVAL. */
     int (*check)(const struct proto_entry *pe, struct proto_req *req, struct hb_err *err);
     /*
      * Requests `run` makes before each run, not measured (redis: a mix that
-     * GETs SETs its keys first): fills *pre with their options and returns
-     * how many, sent in turn over one connection from its first key; 0 (or
-     * NULL): none.
+     * GETs SETs its keys first): fills *pre (its struct NAME_opts, in room of
+     * CODEC_OPTS_MAX bytes) and returns how many, sent in turn over one
+     * connection from its first key; 0 (or NULL): none.
      */
-    uint64_t (*prepare)(const struct codec_opts *co, struct codec_opts *pre);
+    uint64_t (*prepare)(const void *opts, void *pre);
     /*
      * The server answers with a body of a chosen size (serve --body-size), and
      * the lab's sizes are that reply body: its requests are bodiless GETs.
@@ -128,67 +115,56 @@ struct proto_entry {
      * the cell's size was sent (--close-after).
      */
     bool close_after_size;
-    struct codec_opts lab_codec; /* the lab's request options */
+    const void *lab_opts; /* the lab's request options (its struct NAME_opts); NULL: all zero */
+    /* The words of the --help texts: */
+    const char *serve_words; /* serve's PROTO: what its server answers ("every byte back") */
+    const char *size_words;  /* run --size: what a size is ("the message", "the POST body") */
+    const char *lab_words;   /* lab --proto: what the lab's sizes are ("message", "reply body") */
+    bool value_size;         /* run --value-size is its --size (a stored value's size) */
 };
-
-/*
- * The --help texts' lists of protocols, in the table's order (test_registry
- * checks each against the table). They are wrapped and indented to the
- * columns of the text they stand in.
- */
-#define PROTO_NAMES           "echo, http, fcgi, redis, pg, mysql" /* proto_names() */
-#define PROTO_HELP_NAMES      "echo | http | fcgi | redis | pg | mysql"
-#define PROTO_HELP_LAB_OTHERS "http|fcgi|redis" /* lab --proto, but the default */
-/* serve: what each built-in server answers */
-#define PROTO_HELP_SERVE                                                                           \
-    "echo (every byte back), http (200 with a short\n"                                             \
-    "body), fcgi (a FastCGI responder answering 'bench'), redis (PING, ECHO, GET, SET, DEL,\n"     \
-    "DBSIZE, FLUSHALL, INFO, QUIT, in memory)"
-#define PROTO_HELP_REPLY_BODY "http, fcgi" /* serve --body-size: the entries with reply_body */
-/* run --size: what the size is the payload of, after "(default 64);" */
-#define PROTO_HELP_RUN_SIZE                                                                        \
-    " echo:\n"                                                                                     \
-    "                        the message; http, fcgi: the POST body; redis: the SET value;\n"      \
-    "                        pg, mysql: none (a query has no payload)"
-/* lab --proto: the protocols and what the lab's sizes are for each */
-#define PROTO_HELP_LAB                                                                             \
-    "echo (default), http, fcgi or redis: the built-in server and the\n"                           \
-    "                        client speak it; sizes are the echo message, the http and fcgi\n"     \
-    "                        reply body, the redis SET value"
 
 /* The entry called `name`, or NULL. */
 const struct proto_entry *proto_find(const char *name);
 
-/* The entries in order, `*n` of them. */
-const struct proto_entry *proto_entries(size_t *n);
+/* The i-th entry in the list's order, or NULL past the last. */
+const struct proto_entry *proto_at(size_t i);
 
-/* The lab's protocol unless --proto says otherwise: the table's first. */
+/* How many entries there are. */
+size_t proto_count(void);
+
+/* The lab's protocol unless --proto says otherwise: the list's first. */
 const struct proto_entry *proto_lab_default(void);
 
-/* PROTO_NAMES: every name in the table's order, for messages. */
+/* Every name in the list's order, "echo, http, fcgi, ...", for messages. */
 const char *proto_names(void);
 
 /*
  * Writes into buf the names of the entries for which `pick` is true, joined
  * as a list ("http", "http and fcgi", "echo, http and fcgi"), each followed by
- * " " and its `when` text when `when_bits` holds a bit of its opts_when.
+ * " " and the `when` of its take of option `opt` (a name) when it has one.
  * Returns buf.
  */
-char *proto_list(char *buf, size_t cap, bool (*pick)(const struct proto_entry *pe, unsigned arg),
-                 unsigned arg, unsigned when_bits);
+char *proto_list(char *buf, size_t cap, bool (*pick)(const struct proto_entry *pe, const char *arg),
+                 const char *arg, const char *opt);
 
 /*
- * `run PROTO`'s request options against the entry: an option of another
- * protocol is refused, naming the protocols that take it, then the entry's
- * check runs. Returns 0 or -EINVAL with err set.
+ * The i-th of the names of the options the entries take, each once, in the
+ * order the entries list them (run --help's order); NULL past the last. Its
+ * first proto_option is proto_option_at(i).
  */
-int proto_check_run(const struct proto_entry *pe, struct proto_req *req, struct hb_err *err);
+const char *proto_option_name(size_t i);
 
-/*
- * The i-th of the options the entries take, each once, in the order the
- * entries list them (run --help's order); NULL past the last.
- */
+/* The first option called proto_option_name(i), or NULL past the last. */
 const struct proto_option *proto_option_at(size_t i);
+
+/*
+ * The --help text of the option proto_option_name(i): its help, then the help
+ * of each other option of that name an entry takes, on lines of their own.
+ */
+const char *proto_option_help(size_t i);
+
+/* The take of option `name` in pe's list, or NULL when pe takes none of that name. */
+const struct proto_take *proto_takes(const struct proto_entry *pe, const char *name);
 
 /*
  * Whether the len bytes at name ("--password", without a value) name an
@@ -196,16 +172,56 @@ const struct proto_option *proto_option_at(size_t i);
  */
 bool proto_option_secret(const char *name, size_t len);
 
-/* "--method" for PROTO_OPT_METHOD...; NULL for a bit that is no option. */
-const char *proto_opt_name(unsigned bit);
+/* Refuses option `name` for pe, naming the protocols that take it: -EINVAL with err set. */
+int proto_refuse(const struct proto_entry *pe, const char *name, struct hb_err *err);
 
-/* Refuses option `bit` for pe, naming the protocols that take it: -EINVAL with err set. */
-int proto_refuse(const struct proto_entry *pe, unsigned bit, struct hb_err *err);
+/* A protocol option as the command line gave it: proto_option_name(opt), and its value. */
+struct proto_given {
+    unsigned opt;
+    const char *val;
+};
+
+/*
+ * Parses the protocol options given, in their order, into opts (pe's struct
+ * NAME_opts, zeroed first: room of CODEC_OPTS_MAX bytes). An option that pe
+ * takes none of (or pe NULL: its protocol is not known yet) is parsed by the
+ * first entry that takes it into scratch, so a bad value is said either way.
+ * Returns 0 or a negative errno with err set.
+ */
+int proto_parse(const struct proto_entry *pe, const struct proto_given *given, size_t n,
+                const struct proto_args *a, void *opts, struct hb_err *err);
+
+/*
+ * `run PROTO`'s request options against the entry: the first option given
+ * (in proto_option_name's order) that pe takes none of is refused, naming
+ * the protocols that take it; then the entry's check runs. Returns 0 or
+ * -EINVAL with err set.
+ */
+int proto_check_run(const struct proto_entry *pe, const struct proto_given *given, size_t n,
+                    struct proto_req *req, struct hb_err *err);
+
+/*
+ * The --help texts' words about the protocols, made from the entries and
+ * wrapped to 90 columns: `col` is the column the text begins at, `indent`
+ * that of its further lines. A name list ("pg, mysql:") is never broken.
+ */
+enum proto_help {
+    PROTO_HELP_NAMES,      /* "echo | http | ..." */
+    PROTO_HELP_LAB_OTHERS, /* "http|fcgi|redis": lab --proto's, but the default */
+    PROTO_HELP_SERVE,      /* serve's PROTO: each with a server and what it answers */
+    PROTO_HELP_REPLY_BODY, /* serve --body-size: the entries with reply_body, "http, fcgi" */
+    PROTO_HELP_RUN_SIZE,   /* run --size: what each size is the payload of */
+    PROTO_HELP_LAB,        /* lab --proto: the protocols and what the lab's sizes are */
+    PROTO_HELP_VALUE_SIZE, /* run --value-size: the entries with value_size, "redis" */
+};
+
+/* Writes text `what` into buf (cap bytes) as the entries make it; returns buf. */
+char *proto_help(enum proto_help what, char *buf, size_t cap, unsigned col, unsigned indent);
 
 /* The codec of the protocol called `name`, or NULL. */
 const struct codec_ops *codec_find(const char *name);
 
-/* The protocol names, "echo, http, fcgi, redis" (proto_names). */
+/* The protocol names (proto_names). */
 const char *codec_names(void);
 
 #endif

@@ -315,6 +315,7 @@ static void run_observe(struct run *run, struct run_record *r)
     h->cfg.cgroup = o->server_cgroup;
     h->cfg.noisy_cpus = o->shared.noisy_cpus;
     h->cfg.set = o->services.n + o->services.nwatch > 0 ? &o->services : NULL;
+    h->cfg.prof = run->prof;
     observe_set_sampler(&h->cfg, o->shared.sample_given, o->shared.sample_ns, r->cfg.mode,
                         &run->place);
     observe_baseline(&h->cfg);
@@ -337,7 +338,7 @@ static void run_observe(struct run *run, struct run_record *r)
  */
 static int run_prepare(const struct run_opts *o, struct run_record *r, struct hb_err *err)
 {
-    struct codec_opts pre;
+    union codec_room pre;
     uint64_t n = o->proto->prepare != NULL ? o->proto->prepare(&o->codec, &pre) : 0;
     struct load_cfg c = r->cfg;
     struct load_result res = { 0 };
@@ -634,7 +635,10 @@ void run_release(struct run *run)
     for (size_t i = 0; i < run->nrecs; i++) {
         load_result_release(&run->recs[i].res);
         json_decref(run->recs[i].agent);
+        profile_result_release(&run->recs[i].obs.prof);
     }
+    profile_free(run->prof);
+    run->prof = NULL;
     free(run->recs);
     free(run->probes);
     run->recs = NULL;

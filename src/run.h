@@ -25,6 +25,7 @@
 #include "plan.h"
 #include "progress.h"
 #include "proto/mysql.h"
+#include "registry.h"
 #include "report/report.h"
 #include "service.h"
 
@@ -48,7 +49,9 @@ struct run_opts {
     bool server_tree;          /* --server-tree */
     const char *server_cgroup; /* --server-cgroup */
     bool order_random;         /* --order random (default abba) */
-    struct codec_opts codec;   /* the protocol's request options (load.opts points here) */
+    union codec_room codec;    /* the protocol's struct NAME_opts (load.opts points here) */
+    struct proto_given given[PROTO_GIVEN_MAX]; /* its options, as given, in order */
+    unsigned ngiven;
     const char *params[CLI_MAX_PARAMS];
     char expect_body[CLI_MAX_BODY];     /* --expect-body with \n, \r, \t, \\ decoded */
     char password[CLI_MAX_SECRET];      /* --password-file: the file's first line */
@@ -99,6 +102,7 @@ struct run {
     enum netns_side client_side; /* where the load runs: A (same) or B (other) */
     pid_t server_pid;
     _Atomic pid_t *pid_mirror; /* server_pid for signal handlers, or NULL (spawn.h) */
+    struct profile *prof;      /* --profile: the profiler of every window, or NULL */
 };
 
 /* How many runs run_all makes, and how long each takes as planned (0: a count, not a time). */

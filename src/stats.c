@@ -296,6 +296,13 @@ int stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb, d
 
 /* ---- bootstrap ---- */
 
+static int all_finite(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
 static int all_positive(const double *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -320,34 +327,51 @@ static double resampled_median(struct rng *r, const double *x, size_t n, double 
     return median_sorted(scratch, n);
 }
 
+/* Bootstrap of median(b) / median(a), or with diff median(a) - median(b) (the stats.h pair). */
+static int bootstrap(const double *a, size_t na, const double *b, size_t nb, unsigned iterations,
+                     double level, uint64_t seed, bool diff, double *est, double *lo, double *hi)
+{
+    const size_t max = SIZE_MAX / sizeof(double) / 3; /* so the sum below cannot overflow */
+    struct rng r;
+    double *draws, *sa, *sb;
+
+    if (na == 0 || nb == 0 || iterations == 0 || !(level > 0 && level < 1)) return -EINVAL;
+    if (diff ? !all_finite(a, na) || !all_finite(b, nb)
+             : !all_positive(a, na) || !all_positive(b, nb))
+        return -EINVAL;
+    if (na > max || nb > max || iterations > max) return -ENOMEM;
+    draws = malloc(((size_t)iterations + na + nb) * sizeof(double));
+    if (draws == NULL) return -ENOMEM;
+    sa = draws + iterations;
+    sb = sa + na;
+
+    double ma = sorted_median_of(a, na, sa), mb = sorted_median_of(b, nb, sb);
+    *est = diff ? ma - mb : mb / ma;
+    rng_seed(&r, seed);
+    for (unsigned i = 0; i < iterations; i++) {
+        ma = resampled_median(&r, a, na, sa);
+        mb = resampled_median(&r, b, nb, sb);
+        draws[i] = diff ? ma - mb : mb / ma;
+    }
+    sort_doubles(draws, iterations);
+    *lo = quantile_sorted(draws, iterations, (1 - level) / 2);
+    *hi = quantile_sorted(draws, iterations, (1 + level) / 2);
+    free(draws);
+    return 0;
+}
+
 int stats_bootstrap_ratio(const double *a, size_t na, const double *b, size_t nb,
                           unsigned iterations, double level, uint64_t seed, double *ratio,
                           double *lo, double *hi)
 {
-    const size_t max = SIZE_MAX / sizeof(double) / 3; /* so the sum below cannot overflow */
-    struct rng r;
-    double *ratios, *sa, *sb;
+    return bootstrap(a, na, b, nb, iterations, level, seed, false, ratio, lo, hi);
+}
 
-    if (na == 0 || nb == 0 || iterations == 0 || !(level > 0 && level < 1)) return -EINVAL;
-    if (!all_positive(a, na) || !all_positive(b, nb)) return -EINVAL;
-    if (na > max || nb > max || iterations > max) return -ENOMEM;
-    ratios = malloc(((size_t)iterations + na + nb) * sizeof(double));
-    if (ratios == NULL) return -ENOMEM;
-    sa = ratios + iterations;
-    sb = sa + na;
-
-    *ratio = sorted_median_of(b, nb, sb) / sorted_median_of(a, na, sa);
-    rng_seed(&r, seed);
-    for (unsigned i = 0; i < iterations; i++) {
-        double ma = resampled_median(&r, a, na, sa);
-
-        ratios[i] = resampled_median(&r, b, nb, sb) / ma;
-    }
-    sort_doubles(ratios, iterations);
-    *lo = quantile_sorted(ratios, iterations, (1 - level) / 2);
-    *hi = quantile_sorted(ratios, iterations, (1 + level) / 2);
-    free(ratios);
-    return 0;
+int stats_bootstrap_diff(const double *a, size_t na, const double *b, size_t nb,
+                         unsigned iterations, double level, uint64_t seed, double *diff, double *lo,
+                         double *hi)
+{
+    return bootstrap(a, na, b, nb, iterations, level, seed, true, diff, lo, hi);
 }
 
 /* ---- verdict ---- */
@@ -359,6 +383,17 @@ static double percent(double ratio, int decimals)
     double v = round((ratio - 1) * 100 * scale) / scale;
 
     return v == 0 ? 0 : v;
+}
+
+double stats_mw_min_p(size_t na, size_t nb)
+{
+    double c = 1; /* C(na + nb, k) for k up to the smaller of the two */
+    size_t k = na < nb ? na : nb, n = na + nb;
+
+    if (na == 0 || nb == 0) return 1;
+    for (size_t i = 1; i <= k && c < 1e300; i++)
+        c = c * (double)(n - k + i) / (double)i;
+    return 2 / c < 1 ? 2 / c : 1;
 }
 
 bool stats_significant(double ratio, double lo, double hi, double p, double alpha)

@@ -99,6 +99,23 @@ int stats_bootstrap_ratio(const double *a, size_t na, const double *b, size_t nb
                           double *lo, double *hi);
 
 /*
+ * The same percentile bootstrap for the difference median(a) - median(b), of
+ * finite values of any sign (what a request costs more over one transport,
+ * in µs): *diff from the data, [*lo, *hi] its interval. The same returns.
+ */
+int stats_bootstrap_diff(const double *a, size_t na, const double *b, size_t nb,
+                         unsigned iterations, double level, uint64_t seed, double *diff, double *lo,
+                         double *hi);
+
+/*
+ * The smallest two-sided p the exact Mann–Whitney test can give na against
+ * nb values: 2 / C(na + nb, na) (every b above every a), at most 1; 1 when
+ * either is 0. Below alpha only with enough runs: 1+1 gives 1, 2+2 0.33,
+ * 3+3 0.1, 3+4 0.057, 4+4 0.029, 3+5 0.036.
+ */
+double stats_mw_min_p(size_t na, size_t nb);
+
+/*
  * Whether an A/B pair is a significant difference: p < alpha and the interval
  * [lo, hi] of the ratio excludes 1 (all three finite).
  */

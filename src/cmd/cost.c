@@ -27,12 +27,16 @@ static const char cost_usage[] =
     "open-loop share or rate), tcp on one side and unix on the other; only valid runs that\n"
     "Ctrl-C did not cut short count. For each CPU figure the evidence holds (client, server,\n"
     "their sum, the whole system with softirq) and latency (p50, mean) it prints the median\n"
-    "of each transport and the saving per request, tcp - unix (negative: the Unix socket\n"
-    "costs more); then for each CPU figure the CPU saved per month (30 days) at each traffic\n"
-    "volume, its share of one vCPU and its price, the sustained request rate that saves one\n"
-    "whole vCPU, and the saving as a share of all CPU per request once the application adds\n"
-    "its own work. With two runs or more per transport every figure carries a 95 % bootstrap\n"
-    "interval of the ratio of medians (seeded, so the same evidence prints the same).\n"
+    "of each transport, the saving per request, tcp - unix (negative: the Unix socket costs\n"
+    "more), and whether it is significant (Mann-Whitney p < 0.05, the interval excluding 0;\n"
+    "5 runs a side at least). Only a significant difference is priced, any other is said to\n"
+    "be one: the CPU saved per month (30 days) at each traffic volume, its share of one vCPU\n"
+    "and its price, the sustained request rate that saves one whole vCPU, and the saving as\n"
+    "a share of all CPU per request once the application adds its own work. The second line\n"
+    "is the bottom line: the largest significant saving of CPU per request of client and\n"
+    "server together and the rate at which it is one vCPU. With two runs or more per\n"
+    "transport every figure carries a 95 % bootstrap interval of the ratio of medians\n"
+    "(seeded, so the same evidence prints the same).\n"
     "\n";
 
 static const struct cmd_option cost_options[] = {

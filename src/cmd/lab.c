@@ -16,11 +16,13 @@
 #include "cmd/options.h"
 #include "cmd/session.h"
 #include "host/probe.h"
+#include "host/profile.h"
 #include "lab.h"
 #include "outfile.h"
 #include "progress.h"
 #include "registry.h"
 #include "report/bottom.h"
+#include "report/profile.h"
 #include "report/report.h"
 #include "report/summary.h"
 #include "util.h"
@@ -41,8 +43,12 @@ static const char lab_usage[] =
     "cut short), and the exit code is 1.\n"
     "\n";
 
+/* The texts that name the protocols, from the registry's entries (lab_help_build). */
+static char lab_proto_help[512];
+static char lab_summary[640];
+
 static const struct cmd_option lab_options[] = {
-    { "proto", 0, "P", PROTO_HELP_LAB, OPT_PROTO },
+    { "proto", 0, "P", lab_proto_help, OPT_PROTO },
     { "rates", 0, "LIST",
       "after each closed-loop cell, open-loop runs at these shares of\n"
       "the ops/s it measured, e.g. 30%,60%,90% (60 % is the headline):\n"
@@ -101,6 +107,13 @@ static const struct cmd_option lab_options[] = {
       "flag a run noisy when other processes' CPU plus steal\n"
       "averaged more than CPUS over its window (default 0.1)",
       OPT_NOISY_THRESHOLD },
+    { "profile", 0, NULL,
+      "sample every CPU's kernel stacks in each cell (as run\n"
+      "--profile; root, else exit 77): per request by side and kernel\n"
+      "subsystem, tcp - unix decomposed per size and mode",
+      OPT_PROFILE },
+    { "profile-hz", 0, "N", "--profile at N samples a second per CPU (default 809)",
+      OPT_PROFILE_HZ },
     { "jsonl", 0, "FILE",
       "append a header line, then one JSON line per finished cell,\n"
       "each appended whole or not at all",
@@ -467,6 +480,7 @@ static void lab_tables(const struct lab *lab, const struct lab_opts *o, struct r
     meta->summary = o->shared.reps > 1 ? summary_lab(verbose ? stdout : NULL, lab->recs, lab->nrecs,
                                                      o->shared.seed)
                                        : NULL;
+    meta->profile = profile_summary_records(stdout, lab->recs, lab->nrecs, o->shared.seed);
     (verbose ? report_errors : report_errors_only)(stdout, lab->recs, lab->nrecs);
     report_cut_short(stdout, lab->recs, lab->nrecs);
     if (!o->overload)
@@ -516,9 +530,15 @@ static int lab_exec(const struct cmd_env *env)
     struct outfile jsonl_out;
     bool failed;
     int rc = lab_check(o, json_path), run_rc;
+    struct profile *prof = NULL;
 
+    if (rc == HB_EXIT_OK) rc = cmd_open_profile("lab", &o->shared, &prof);
     if (rc == HB_EXIT_OK) rc = lab_start(env, &lab, o);
-    if (rc != HB_EXIT_OK) return rc;
+    if (rc != HB_EXIT_OK) {
+        profile_free(prof);
+        return rc;
+    }
+    lab.prof = prof; /* lab_release frees it */
     probe_machine(&m);
     lab_header(&lab, o);
     report_sysctls(stdout, &m);
@@ -553,19 +573,31 @@ static int lab_exec(const struct cmd_env *env)
     json_decref(meta.plan);
     json_decref(meta.summary);
     json_decref(meta.bottom);
+    json_decref(meta.profile);
     lab_release(&lab);
     return rc;
+}
+
+/* Before main: lab's help and summary with the protocols the registry has. */
+__attribute__((constructor)) static void lab_help_build(void)
+{
+    char others[128];
+
+    proto_help(PROTO_HELP_LAB, lab_proto_help, sizeof(lab_proto_help), 24, 24);
+    snprintf(lab_summary, sizeof(lab_summary),
+             "the default: starts its own echo server on TCP loopback and on a Unix socket,\n"
+             "measures {tcp, unix} x {connect, reuse} x {64 B, 4 KiB, 64 KiB}, each cell 5\n"
+             "times, prints one table per size, each unix/tcp ratio with its interval, and\n"
+             "writes the evidence as JSON; --proto %s runs\n"
+             "it on that protocol, --rates adds open-loop runs, 'lab overload' shows how\n"
+             "each transport fails under overload",
+             proto_help(PROTO_HELP_LAB_OTHERS, others, sizeof(others), 0, 0));
 }
 
 const struct command cmd_lab = {
     .name = "lab",
     .synopsis = "[lab] [LAB OPTIONS]",
-    .summary = "the default: starts its own echo server on TCP loopback and on a Unix socket,\n"
-               "measures {tcp, unix} x {connect, reuse} x {64 B, 4 KiB, 64 KiB}, each cell 5\n"
-               "times, prints one table per size, each unix/tcp ratio with its interval, and\n"
-               "writes the evidence as JSON; --proto " PROTO_HELP_LAB_OTHERS " runs\n"
-               "it on that protocol, --rates adds open-loop runs, 'lab overload' shows how\n"
-               "each transport fails under overload",
+    .summary = lab_summary,
     .usage = lab_usage,
     .options = lab_options,
     .tail = NULL,

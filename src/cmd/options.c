@@ -20,11 +20,13 @@ const struct cmd_option cmd_top_options[] = {
 };
 
 /* What the top-level help says after the commands' summaries, before its options. */
-static const char top_text[] =
+static const char top_head[] =
     "\n"
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
-    "PROTO:    " PROTO_HELP_NAMES "\n"
+    "PROTO:    ";
+static const char top_tail[] =
+    "\n"
     "\n"
     "Exit codes: 0 valid results, 1 runtime failure (also: stdout could not be written, as\n"
     "to a full disk; the work goes on), 2 invalid results (a run saw errors or an open loop\n"
@@ -48,6 +50,14 @@ static bool table_end(const struct cmd_option *e)
     return e->name == NULL && e->help == NULL;
 }
 
+/* Whether the option's value may be left out: its name is all in brackets, "[P]". */
+static bool optional_arg(const struct cmd_option *t)
+{
+    size_t n = t->arg != NULL ? strlen(t->arg) : 0;
+
+    return n > 2 && t->arg[0] == '[' && t->arg[n - 1] == ']' && strchr(t->arg + 1, '[') == NULL;
+}
+
 /* getopt_long's view of a table. */
 struct getopt_table {
     struct option longopts[CMD_MAX_OPTIONS + 1];
@@ -60,9 +70,13 @@ static void getopt_table(const struct cmd_option *t, struct getopt_table *g)
 
     for (; !table_end(t) && n < CMD_MAX_OPTIONS; t++) {
         if (t->name == NULL) continue;
-        g->longopts[n++] =
-            (struct option){ t->name, t->arg != NULL ? required_argument : no_argument, NULL,
-                             t->id };
+        /* a value named "[P]", all in brackets, may be left out: getopt gives it only as
+         * --name=P ("[LABEL=]ENDPOINT" is a value that must be there) */
+        g->longopts[n++] = (struct option){ t->name,
+                                            t->arg == NULL    ? no_argument
+                                            : optional_arg(t) ? optional_argument
+                                                              : required_argument,
+                                            NULL, t->id };
         if (t->letter == 0) continue;
         g->shortopts[s++] = (char)t->letter;
         if (t->arg != NULL) g->shortopts[s++] = ':';
@@ -221,6 +235,8 @@ void cmd_help(const struct command *c, FILE *out)
 
 void cmd_usage(FILE *out, const struct command *const *cmds, size_t n)
 {
+    char names[256];
+
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s hopbench %s\n", i == 0 ? "usage:" : "      ", cmds[i]->synopsis);
     fputs("       hopbench help | --help | --version\n"
@@ -233,7 +249,9 @@ void cmd_usage(FILE *out, const struct command *const *cmds, size_t n)
         fprintf(out, "  %-7s ", cmds[i]->name);
         put_lines(out, cmds[i]->summary, 10);
     }
-    fputs(top_text, out);
+    fputs(top_head, out);
+    fputs(proto_help(PROTO_HELP_NAMES, names, sizeof(names), 0, 0), out);
+    fputs(top_tail, out);
     for (const struct cmd_option *e = cmd_top_options; !table_end(e); e++)
         put_option(out, e, 24);
 }
@@ -548,6 +566,14 @@ int shared_option(int c, const char *val, struct shared_opts *o, struct hb_err *
         break;
     case OPT_NOISY_THRESHOLD:
         rc = opt_noisy(val, &o->noisy_cpus, err);
+        break;
+    case OPT_PROFILE: /* run's and lab's: the kernel's samples (stack's is its configuration) */
+        o->profile = true;
+        break;
+    case OPT_PROFILE_HZ:
+        o->profile = true;
+        rc = opt_uint("--profile-hz", val, 10, 20000, &v, err);
+        o->profile_hz = (unsigned)v;
         break;
     case OPT_JSON:
         o->json_path = val;

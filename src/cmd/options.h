@@ -91,6 +91,7 @@ enum {
     OPT_HGRM,
     OPT_HGRM_RATIO,
     OPT_HDR_LOG,
+    OPT_PROFILE_HZ,
 };
 
 /* The most options one table has (run's, the registry's protocol options included). */

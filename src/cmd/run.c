@@ -21,11 +21,12 @@
 #include "outfile.h"
 #include "progress.h"
 #include "registry.h"
+#include "report/profile.h"
 #include "run.h"
 #include "service.h"
 #include "util.h"
 
-/* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_at index. */
+/* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_name index. */
 enum { OPT_PROTO_FIRST = 1024 };
 
 static const char run_usage[] =
@@ -35,6 +36,11 @@ static const char run_usage[] =
     "with its ratio to the first. Every reply is checked: echo byte for byte, the other\n"
     "protocols' framing and status (and the body, with --expect-body).\n"
     "\n";
+
+/* The help of --size and --value-size: the entries' words, made by run_options_build. */
+static const char run_size_head[] = "payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64);";
+static char run_size_help[640];
+static char run_value_size_help[160];
 
 /* Before the registry's protocol options (run_options_build). */
 static const struct cmd_option run_head[] = {
@@ -83,8 +89,7 @@ static const struct cmd_option run_head[] = {
       "built-in server with --close-after SIZE) or rst (SO_LINGER 0:\n"
       "an RST, no TIME_WAIT)",
       OPT_CLOSE },
-    { "size", 0, "BYTES",
-      "payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64);" PROTO_HELP_RUN_SIZE, OPT_SIZE },
+    { "size", 0, "BYTES", run_size_help, OPT_SIZE },
     { "warmup", 0, "S", "seconds of load before measuring; discarded (default 1, 0 = none)",
       OPT_WARMUP },
     { "timeout", 0, "S", "a connect or reply slower than this is a timeout (default 5)",
@@ -179,6 +184,16 @@ static const struct cmd_option run_head[] = {
       "flag a run noisy when other processes' CPU plus steal\n"
       "averaged more than CPUS over its window (default 0.1)",
       OPT_NOISY_THRESHOLD },
+    { "profile", 0, NULL,
+      "sample every CPU's kernel stacks in each window (needs root or\n"
+      "kernel.perf_event_paranoid <= 0, else exit 77): us per request\n"
+      "by side and kernel subsystem, tcp - unix decomposed, flame\n"
+      "graphs in --html (docs/profile.md)",
+      OPT_PROFILE },
+    { "profile-hz", 0, "N",
+      "--profile, sampling each CPU N times a second (10..20000;\n"
+      "default 809: every 1.236 ms)",
+      OPT_PROFILE_HZ },
     { "service", 0, "NAME=KIND:ARG",
       "a named service, measured apart (repeatable): pid:PID,\n"
       "tree:PID (its descendants and reaped children too),\n"
@@ -227,7 +242,7 @@ static const struct cmd_option run_head[] = {
 
 /* After them. */
 static const struct cmd_option run_tail[] = {
-    { "value-size", 0, "B", "redis: the SET value (the same as --size)", OPT_VALUE_SIZE },
+    { "value-size", 0, "B", run_value_size_help, OPT_VALUE_SIZE },
     CMD_TEXT(
         "A non-2xx status (http, fcgi's Status:) counts as an error of kind 'status', a RESP error\n"
         "or a FastCGI protocolStatus other than REQUEST_COMPLETE as 'error_reply'. A kept\n"
@@ -260,13 +275,20 @@ static struct cmd_option run_options[CMD_MAX_OPTIONS + 1];
 __attribute__((constructor)) static void run_options_build(void)
 {
     const struct proto_option *po;
-    size_t n = 0;
+    size_t n = 0, len = sizeof(run_size_head) - 1;
+    char names[96];
 
+    memcpy(run_size_help, run_size_head, len);
+    proto_help(PROTO_HELP_RUN_SIZE, run_size_help + len, sizeof(run_size_help) - len,
+               (unsigned)(cmd_run.column + len), cmd_run.column);
+    snprintf(run_value_size_help, sizeof(run_value_size_help),
+             "%s: the SET value (the same as --size)",
+             proto_help(PROTO_HELP_VALUE_SIZE, names, sizeof(names), 0, 0));
     for (size_t i = 0; run_head[i].name != NULL || run_head[i].help != NULL; i++)
         run_options[n++] = run_head[i];
     for (size_t i = 0; (po = proto_option_at(i)) != NULL && n < CMD_MAX_OPTIONS - 8; i++)
-        run_options[n++] =
-            (struct cmd_option){ po->name + 2, 0, po->arg, po->help, OPT_PROTO_FIRST + (int)i };
+        run_options[n++] = (struct cmd_option){ po->name + 2, 0, po->arg, proto_option_help(i),
+                                                OPT_PROTO_FIRST + (int)i };
     for (size_t i = 0;
          n < CMD_MAX_OPTIONS && (run_tail[i].name != NULL || run_tail[i].help != NULL); i++)
         run_options[n++] = run_tail[i];
@@ -301,28 +323,21 @@ static int opt_rate_base(const char *val, struct run_opts *o, struct hb_err *err
 }
 
 /*
- * Options that shape the protocol's requests: the registry's, each parsed by
- * its hook (proto_check_run refuses it later if the protocol chosen does not
- * take it), and the payload and the open loop.
+ * Options that shape the protocol's requests: the registry's, kept as given
+ * until the protocol is known (run_proto_parse), and the payload and the
+ * open loop.
  */
 static int run_proto_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
 {
-    const struct proto_option *po =
-        c >= OPT_PROTO_FIRST ? proto_option_at((size_t)(c - OPT_PROTO_FIRST)) : NULL;
-    struct proto_args args = {
-        .co = &o->codec,
-        .params = o->params,
-        .params_cap = ARRAY_LEN(o->params),
-        .body = o->expect_body,
-        .body_cap = sizeof(o->expect_body),
-        .secret = o->password,
-        .secret_cap = sizeof(o->password),
-        .key = o->server_key,
-        .key_cap = sizeof(o->server_key),
-    };
     int rc = 0;
 
-    if (po != NULL) return po->parse(val, &args, err);
+    if (c >= OPT_PROTO_FIRST && proto_option_name((size_t)(c - OPT_PROTO_FIRST)) != NULL) {
+        if (o->ngiven == ARRAY_LEN(o->given))
+            return hb_fail(err, -EINVAL, "run: more than %zu protocol options",
+                           ARRAY_LEN(o->given));
+        o->given[o->ngiven++] = (struct proto_given){ (unsigned)(c - OPT_PROTO_FIRST), val };
+        return 0;
+    }
     switch (c) {
     case OPT_VALUE_SIZE:
         o->size_given = true;
@@ -541,20 +556,42 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
 }
 
 /*
+ * The protocol options given, each parsed by the protocol's own hook into its
+ * options (o->codec), in their order: PROTO is the first word left once the
+ * options are read (an unknown one is said later, run_positionals).
+ */
+static int run_proto_parse(int argc, char **argv, struct run_opts *o, struct hb_err *err)
+{
+    const struct proto_entry *pe = optind < argc ? proto_find(argv[optind]) : NULL;
+    struct proto_args args = {
+        .params = o->params,
+        .params_cap = ARRAY_LEN(o->params),
+        .body = o->expect_body,
+        .body_cap = sizeof(o->expect_body),
+        .secret = o->password,
+        .secret_cap = sizeof(o->password),
+        .key = o->server_key,
+        .key_cap = sizeof(o->server_key),
+    };
+
+    return proto_parse(pe, o->given, o->ngiven, &args, &o->codec, err) < 0 ? -EINVAL : 0;
+}
+
+/*
  * Options that only some protocols take, and what the protocol makes of --size
  * (the registry's entry says both).
  */
 static int run_check_proto(struct run_opts *o, struct hb_err *err)
 {
     struct proto_req req = {
-        .co = &o->codec,
+        .opts = &o->codec,
         .size = &o->load.size,
         .size_given = o->size_given,
         .connect = o->load.mode == LOAD_CONNECT,
         .pipeline = o->load.pipeline,
     };
 
-    if (proto_check_run(o->proto, &req, err) < 0) return -EINVAL;
+    if (proto_check_run(o->proto, o->given, o->ngiven, &req, err) < 0) return -EINVAL;
     o->load.close_auto = !o->close_given;
     o->load.opts = &o->codec;
     return 0;
@@ -660,6 +697,7 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
 
     run_defaults(o);
     rc = cmd_getopt(&cmd_run, argc, argv, run_option, o, out, err);
+    if (rc == 0) rc = run_proto_parse(argc, argv, o, err);
     if (rc != 0) return rc;
     run_load_from_shared(o);
     if (o->load.duration_ns && o->load.count)
@@ -719,6 +757,7 @@ static int run_finish(const struct cmd_env *env, struct run *run, const char *js
     int rc;
 
     run_report(run, stdout);
+    meta->profile = profile_summary_records(stdout, run->recs, run->nrecs, run->opts->shared.seed);
     meta->bottom = run_bottom(run, stdout);
     /* not stdout failing now: the runs are done */
     meta->interrupted = atomic_load(env->stop) || cmd_wait_failed(run->recs, run->nrecs);
@@ -729,6 +768,8 @@ static int run_finish(const struct cmd_env *env, struct run *run, const char *js
     meta->summary = NULL;
     json_decref(meta->bottom);
     meta->bottom = NULL;
+    json_decref(meta->profile);
+    meta->profile = NULL;
     if (rc != HB_EXIT_OK && run_rc == HB_EXIT_OK) run_rc = rc;
     rc = run_rc != HB_EXIT_OK ? run_rc : cmd_verdict(run->recs, run->nrecs, atomic_load(env->stop));
     if (rc == HB_EXIT_OK && cmd_stdout_failed()) rc = HB_EXIT_RUNTIME;
@@ -893,6 +934,7 @@ static int run_exec(const struct cmd_env *env)
     json_path = cmd_evidence_path("run", o->shared.json_path, path, sizeof(path));
     rc = cmd_check_outputs("run", json_path, o->shared.csv_path, o->shared.html_path);
     if (rc == HB_EXIT_OK) rc = cmd_check_budget("run", run_fd_need(o), run_mem_need(o));
+    if (rc == HB_EXIT_OK) rc = cmd_open_profile("run", &o->shared, &run.prof);
     if (rc == HB_EXIT_OK && (rc = run_start_server(env, &run, o, &err)) < 0)
         rc = cmd_fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     if (rc == HB_EXIT_OK && run_preflight(o, env->stop, &err) < 0)

@@ -18,12 +18,15 @@
 #include "server/server.h"
 #include "util.h"
 
-static const char serve_usage[] =
+/* serve's usage: its head, the protocols' words (serve_help_build), its tail. */
+static const char serve_usage_head[] =
     "usage: hopbench serve PROTO --listen ENDPOINT [--listen ENDPOINT...] [OPTIONS]\n"
     "\n"
     "Runs a built-in reference server until SIGINT or SIGTERM, then removes the socket\n"
     "files it made (a path that no longer holds the socket it bound is left alone: another\n"
-    "server may have taken it over). PROTO: " PROTO_HELP_SERVE ".\n"
+    "server may have taken it over). PROTO:";
+static const char serve_usage_tail[] =
+    ".\n"
     "Prints 'hopbench: listening on ENDPOINT' per listener (a TCP port 0 is replaced by\n"
     "the port the kernel chose), then, once every listener is up, 'hopbench: PROTO server,\n"
     "N threads, pid PID, ...': a script can wait for that line before it starts a client.\n"
@@ -35,6 +38,26 @@ static const char serve_usage[] =
     "gets its error reply (http 431, redis -ERR) and a close. The 'stopped:' line at\n"
     "exit counts both kinds of refused connections.\n"
     "\n";
+
+static char serve_usage[2048];
+static char serve_body_help[128];
+
+/* The texts that name the protocols, from the registry's entries, before main. */
+__attribute__((constructor)) static void serve_help_build(void)
+{
+    size_t len = sizeof(serve_usage_head) - 1;
+    const char *line = strrchr(serve_usage_head, '\n') + 1;
+    char names[96];
+
+    memcpy(serve_usage, serve_usage_head, len);
+    proto_help(PROTO_HELP_SERVE, serve_usage + len, sizeof(serve_usage) - len,
+               (unsigned)strlen(line), 0);
+    len = strlen(serve_usage);
+    snprintf(serve_usage + len, sizeof(serve_usage) - len, "%s", serve_usage_tail);
+    snprintf(serve_body_help, sizeof(serve_body_help),
+             "%s: answer with a B-byte body instead of the greeting",
+             proto_help(PROTO_HELP_REPLY_BODY, names, sizeof(names), 0, 0));
+}
 
 static const struct cmd_option serve_options[] = {
     { "listen", 'l', "EP", "where to listen; repeat for several endpoints", 'l' },
@@ -61,8 +84,7 @@ static const struct cmd_option serve_options[] = {
       "close each connection first once B bytes were sent on it (one\n"
       "echo of B bytes): the server holds TIME_WAIT (run --close server)",
       OPT_CLOSE_AFTER },
-    { "body-size", 0, "B",
-      PROTO_HELP_REPLY_BODY ": answer with a B-byte body instead of the greeting", OPT_BODY_SIZE },
+    { "body-size", 0, "B", serve_body_help, OPT_BODY_SIZE },
     { "delay-us", 0, "D",
       "service time: every reply waits D us in the worker thread that\n"
       "made it (with --threads N: at most N / D requests per second;\n"
@@ -150,7 +172,7 @@ static int serve_option(int c, const char *val, void *opts, struct hb_err *err)
 }
 
 /* serve --body-size: the protocols whose server answers with a body of a chosen size. */
-static bool has_reply_body(const struct proto_entry *pe, unsigned unused)
+static bool has_reply_body(const struct proto_entry *pe, const char *unused)
 {
     (void)unused;
     return pe->reply_body;
@@ -177,7 +199,7 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
     optind++;
     if (o->body_size > 0 && !o->proto->reply_body) {
         char names[128];
-        proto_list(names, sizeof(names), has_reply_body, 0, 0);
+        proto_list(names, sizeof(names), has_reply_body, NULL, NULL);
         return hb_fail(err, -EINVAL, "serve %s: --body-size is for %s", o->proto->name, names);
     }
     if (optind < argc)

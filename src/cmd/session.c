@@ -13,6 +13,8 @@
 
 #include "evidence.h"
 #include "host/budget.h"
+#include "host/profile.h"
+#include "plan.h"
 #include "report/csv.h"
 #include "report/html.h"
 #include "util.h"
@@ -185,6 +187,20 @@ int cmd_check_budget(const char *cmd, uint64_t load, size_t mem)
         return cmd_fail(cmd, &err, HB_EXIT_LIMITS);
     budget_mem_read("/proc/meminfo", &m);
     if (budget_mem_check(mem, &m, &err) < 0) return cmd_fail(cmd, &err, HB_EXIT_LIMITS);
+    return HB_EXIT_OK;
+}
+
+int cmd_open_profile(const char *cmd, const struct shared_opts *o, struct profile **out)
+{
+    struct hb_err err = { 0 };
+    uint64_t period_ns = o->profile_hz ? NS_PER_S / o->profile_hz : 0;
+
+    *out = NULL;
+    if (!o->profile) return HB_EXIT_OK;
+    if (profile_check(&err) < 0 || (*out = profile_new(period_ns, NULL, true, &err)) == NULL)
+        return cmd_fail(cmd, &err,
+                        err.code == -EACCES || err.code == -EPERM ? HB_EXIT_NOPERM
+                                                                  : HB_EXIT_RUNTIME);
     return HB_EXIT_OK;
 }
 

@@ -46,6 +46,15 @@ int cmd_check_outputs(const char *cmd, const char *json, const char *csv, const 
  */
 int cmd_check_budget(const char *cmd, uint64_t load, size_t mem);
 
+struct profile;
+struct shared_opts;
+
+/*
+ * --profile: the profiler into *out (NULL without it). HB_EXIT_OK, or after
+ * one line HB_EXIT_NOPERM (no right to sample: nothing ran) or HB_EXIT_RUNTIME.
+ */
+int cmd_open_profile(const char *cmd, const struct shared_opts *o, struct profile **out);
+
 /* --json FILE, or hopbench-CMD-DATE-TIME.json in the current directory (in buf). */
 const char *cmd_evidence_path(const char *cmd, const char *given, char *buf, size_t cap);
 

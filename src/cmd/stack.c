@@ -8,6 +8,7 @@
 
 #include "cmd/options.h"
 #include "cmd/session.h"
+#include "host/profile.h"
 #include "outfile.h"
 #include "stack/measure.h"
 #include "stack/stack.h"
@@ -15,7 +16,7 @@
 
 static const char stack_usage[] =
     "usage: hopbench stack list\n"
-    "       hopbench stack NAME [--profile P] [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
+    "       hopbench stack NAME [--profile [P]] [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
     "                           [--jsonl FILE] [--csv FILE] [-q] [--hold] [--netns M]\n"
     "                           [--ablation | --pool N,N,.. | --overload | --starve]\n"
     "       hopbench stack NAME --help   what NAME builds, what it measures, how long it takes\n"
@@ -34,7 +35,13 @@ static const char stack_usage[] =
     "\n";
 
 static const struct cmd_option stack_options[] = {
-    { "profile", 0, "P", "the stack's configuration profile (its --help names them)", OPT_PROFILE },
+    { "profile", 0, "[P]",
+      "P: the stack's configuration profile (its --help names them);\n"
+      "alone (before another option, NAME or nothing): each run child\n"
+      "samples the kernel's stacks (run --profile; root, else exit 77) and\n"
+      "the stack prints where each request's CPU goes, tcp - unix by\n"
+      "kernel subsystem, after each measurement (docs/profile.md)",
+      OPT_PROFILE },
     { "short", 0, NULL, "a quick pass (fewer, shorter runs): a check, not a result", OPT_SHORT },
     { "reps", 0, "N", "runs per transport and cell, ABBA order (default: the stack's)", OPT_REPS },
     { "duration", 'd', "S", "each run's measured seconds (default: the stack's)", 'd' },
@@ -117,6 +124,10 @@ static int stack_pool_list(const char *val, struct stack_opts *o, struct hb_err 
     return 0;
 }
 
+/* The stack's command line, for --profile's look at the word after it. */
+static int stack_argc;
+static char **stack_argv;
+
 static int stack_option(int c, const char *val, void *opts, struct hb_err *err)
 {
     struct stack_opts *o = opts;
@@ -154,7 +165,14 @@ static int stack_option(int c, const char *val, void *opts, struct hb_err *err)
         o->quiet = true;
         return 0;
     case OPT_PROFILE:
-        o->profile = val;
+        /* --profile=P or --profile P: a configuration profile; alone, the kernel's samples */
+        if (val == NULL && optind < stack_argc && stack_argv[optind][0] != '-' &&
+            stack_find(stack_argv[optind]) == NULL)
+            val = stack_argv[optind++];
+        if (val == NULL)
+            o->kernel_profile = true;
+        else
+            o->profile = val;
         return 0;
     case OPT_ABLATION:
         o->cases |= STACK_CASE_ABLATION;
@@ -229,6 +247,8 @@ static int stack_parse(int argc, char **argv, FILE *out, struct hb_err *err)
 
     memset(o, 0, sizeof(*o));
     o->warmup_ns = UINT64_MAX;
+    stack_argc = argc;
+    stack_argv = argv;
     rc = cmd_getopt(&cmd_stack, argc, argv, stack_option, o, NULL, err);
     if (rc == CLI_HELP) {
         const struct stack_def *d = stack_named(argc, argv);
@@ -286,6 +306,8 @@ static int stack_exec(const struct cmd_env *env)
         return HB_EXIT_RUNTIME;
     if (o->csv_path != NULL && cmd_check_output("stack", o->csv_path) != HB_EXIT_OK)
         return HB_EXIT_RUNTIME;
+    if (o->kernel_profile && profile_check(&err) < 0)
+        return cmd_fail("stack", &err, err.code == -EACCES ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);
     env->signals(CMD_SIG_NO_ABORT | CMD_SIG_STOP);
     rc = stack_run(o, stdout, env->stop, &verdict, &err);
     if (rc < 0)

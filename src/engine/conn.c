@@ -628,6 +628,7 @@ static void conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_
     if (c->in_window && ok) {
         /* Open loop: from the intended time (a reply late because the one before it was late
          * counts its wait); the service time, from the actual send, goes beside it. */
+        series_note(&ctx->series, t_done); /* before the histogram has it: a compare */
         hist_record(ctx->lat, t_done - (intended < from ? intended : from));
         if (ctx->service != NULL) hist_record(ctx->service, t_done - from);
         ctx->ops++;
@@ -835,8 +836,11 @@ static void conn_on_event(struct loop *l, int fd, void *data, unsigned events)
         return;
     }
     if (c->state != CONN_BUSY) return;
-    /* A reply needs no clock here: conn_read reads it when the bytes come. */
-    if ((events & EPOLLOUT) && conn_write(c, now_ns()) != 0) return;
+    /* A reply needs no clock here: conn_read reads it when the bytes come. A batch still part
+     * unwritten is sent on any event, not only on EPOLLOUT: AF_UNIX signals EPOLLOUT only once
+     * the bytes in flight fell to a quarter of the send buffer (unix_writable), so a large
+     * request would wait for the server to drain it while its echo was being read. */
+    if ((events & EPOLLOUT || c->wr_off < c->wr_len) && conn_write(c, now_ns()) != 0) return;
     if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))) return;
     if (conn_read(c, (events & (EPOLLRDHUP | EPOLLHUP)) != 0, false) != 1) return;
     conn_finish_batch(c);

@@ -20,8 +20,9 @@
  * handler takes the next batch up at once (its latency runs from there) but
  * sends it after the loop has handled every other ready socket (SEND), so the
  * replies of one wake-up are all read before any request goes out, as wrk
- * does. The connection owns its bytes: it reads into its buffer and hands
- * them to the codec; the loop never parses. An op's latency runs from the
+ * does. The connection reads into its thread's receive buffer (its own with
+ * --wait uring) and hands every byte of each read to the codec before any
+ * other read; the loop never parses. An op's latency runs from the
  * first connect (connect mode) or from the batch's first write (reuse mode)
  * to the reply's last byte.
  */
@@ -36,6 +37,7 @@
 #include "engine/loop.h"
 #include "engine/operr.h"
 #include "engine/sendq.h"
+#include "engine/series.h"
 #include "hist.h"
 
 #define CONN_RETRY_NS                                                                              \
@@ -68,7 +70,8 @@ struct conn_ctx {
     unsigned active;          /* connections not IDLE */
     struct hist *lat;
     struct hist *phase[PHASES];
-    struct hist *service; /* open loop only */
+    struct hist *service;      /* open loop only */
+    struct series_mine series; /* the interval the thread is in, of lat (series.h) */
     uint64_t ops;
     uint64_t connects;
     uint64_t requests;
@@ -133,7 +136,7 @@ struct conn {
                             * dropped */
     bool blocking;         /* the socket is blocking with SO_RCVTIMEO = ctx->block_ns (conn_wait);
                             * every other send and recv passes MSG_DONTWAIT */
-    uint8_t *rbuf;         /* ctx->rbuf_cap bytes */
+    uint8_t *rbuf;         /* ctx->rbuf_cap bytes: the thread's, shared (but with --wait uring) */
     uint8_t *wbuf;         /* wbuf_cap bytes of its own, or ctx->req when wbuf_cap is 0 */
     void *codec_state;     /* ctx->cfg->codec->state_size bytes */
     /* The bytes being written: ctx->req (a fixed codec's batch) or wbuf. */

@@ -28,11 +28,13 @@ struct worker {
     const atomic_bool *opened; /* the window's counters were read (LOAD_WINDOW_OPEN); NULL: no
                                 * wait, the window begins at t0 + warmup */
     atomic_bool *failed;       /* a thread's wait failed: the run fails, every thread stops */
+    struct series_run *series; /* the run's intervals, which the thread adds its own to */
     struct conn_ctx ctx;
     struct conn *conns;
     uint8_t *mem;   /* request copies, receive buffers, codec states */
     unsigned ninit; /* connections set up (the only ones worker_release touches) */
     struct load_thread_window win;
+    uint64_t end_ns;        /* the thread's loop ended: after every op it recorded */
     struct load_live *live; /* this thread's entry of cfg->live, or NULL */
     int rc;                 /* 0, or the negative errno that stopped the thread from running */
     pthread_t tid;
@@ -95,18 +97,25 @@ static size_t round_up(size_t n, size_t to)
     return n > SIZE_MAX - (to - 1) ? SIZE_MAX : (n + to - 1) / to * to;
 }
 
-/* Per-thread memory: the shared request copies, then per connection rbuf, wbuf, codec state. */
+/*
+ * Per-thread memory: the shared request copies, the scratch codec state, the
+ * receive buffer when the thread's connections share it, then per connection
+ * its receive buffer (when not shared), wbuf and codec state.
+ */
 struct worker_layout {
-    size_t reqs;  /* fixed codecs: pipeline copies of the request (and the scratch state) */
-    size_t rbuf;  /* receive buffer per connection */
-    size_t wbuf;  /* other codecs: request buffer per connection; a session's set-up buffer */
-    size_t state; /* codec state, rounded up */
+    size_t reqs;      /* fixed codecs: pipeline copies of the request (and the scratch state) */
+    size_t rbuf;      /* the receive buffer's size */
+    bool rbuf_shared; /* one receive buffer per thread (epoll, block): a connection's bytes
+                       * are all handed to its codec before the next recv() of any other;
+                       * --wait uring has a receive in flight per connection: one each */
+    size_t wbuf;      /* other codecs: request buffer per connection; a session's set-up buffer */
+    size_t state;     /* codec state, rounded up */
 };
 
 /* What the codec is told about the requests (worker_setup adds a fixed codec's request bytes). */
 static struct codec_cfg worker_codec_cfg(const struct load_cfg *cfg)
 {
-    static const struct codec_opts defaults = { 0 };
+    static const union codec_room defaults; /* every protocol's defaults: all zero */
 
     return (struct codec_cfg){ .size = cfg->size,
                                .keep_alive = cfg->mode == LOAD_REUSE,
@@ -122,6 +131,7 @@ static struct worker_layout worker_layout_of(const struct load_cfg *cfg)
     size_t batch = sat_mul(codec->max_request(&cc), cfg->pipeline);
 
     lo.rbuf = batch < 16384 ? 16384 : batch > 65536 ? 65536 : round_up(batch, 64);
+    lo.rbuf_shared = !(cfg->uring_wait && cfg->mode == LOAD_REUSE && cfg->rate <= 0);
     if (codec_fixed(codec, &cc))
         lo.reqs = round_up(batch, 64);
     else
@@ -138,17 +148,28 @@ static size_t load_hists_bytes(const struct load_cfg *cfg)
     return (1 + PHASES + (cfg->rate > 0)) * sizeof(struct hist);
 }
 
+/* The run's interval slots (series_alloc) and, kept with its result, the series' points. */
+static size_t load_series_bytes(const struct load_cfg *cfg)
+{
+    struct series_run r;
+
+    series_plan(&r, cfg->duration_ns, cfg->rate > 0 ? cfg->timeout_ns : 0);
+    return sat_add(series_mem(&r), sat_mul(r.nslots, 2 * sizeof(uint64_t)));
+}
+
 size_t load_mem_need(const struct load_cfg *cfg, size_t kept)
 {
     struct worker_layout lo = worker_layout_of(cfg);
-    size_t per_conn = sat_add(sat_add(lo.rbuf, lo.wbuf), lo.state);
+    size_t per_conn = sat_add(sat_add(lo.rbuf_shared ? 0 : lo.rbuf, lo.wbuf), lo.state);
     size_t conn_bytes = sat_add(per_conn, sizeof(struct conn));
-    size_t per_thread = sat_add(sat_add(lo.reqs, lo.state), load_hists_bytes(cfg));
+    size_t per_thread = sat_add(sat_add(sat_add(lo.reqs, lo.state), lo.rbuf_shared ? lo.rbuf : 0),
+                                load_hists_bytes(cfg));
     size_t total = sat_add(sat_mul(cfg->threads, sizeof(struct worker)), load_hists_bytes(cfg));
 
     if (cfg->rate > 0) conn_bytes = sat_add(conn_bytes, sizeof(struct sendq_node *));
     total = sat_add(total, sat_mul(cfg->threads, per_thread));
     total = sat_add(total, sat_mul(kept, load_hists_bytes(cfg)));
+    total = sat_add(total, load_series_bytes(cfg));
     return sat_add(total, sat_mul(cfg->conns, conn_bytes));
 }
 
@@ -232,15 +253,16 @@ static int worker_setup(struct worker *w)
     struct conn_ctx *ctx = &w->ctx;
     struct codec_cfg cc = worker_codec_cfg(cfg);
     struct worker_layout lo = worker_layout_of(cfg);
-    size_t per_conn = lo.rbuf + lo.wbuf + lo.state;
-    uint8_t *scratch;
+    size_t shared = lo.rbuf_shared ? lo.rbuf : 0;
+    size_t per_conn = lo.rbuf - shared + lo.wbuf + lo.state;
+    uint8_t *scratch, *rbuf;
     int rc;
 
     ctx->loop.epfd = -1; /* so worker_release never closes fd 0 after an early failure */
     /* Per-thread randomness for session nonces (a database's SCRAM); none is no error. */
     if (getrandom(&cc.seed, sizeof(cc.seed), GRND_NONBLOCK) != (ssize_t)sizeof(cc.seed))
         cc.seed = now_ns() ^ (uintptr_t)w;
-    w->mem = calloc(1, lo.reqs + lo.state + (size_t)w->nconns * per_conn);
+    w->mem = calloc(1, lo.reqs + lo.state + shared + (size_t)w->nconns * per_conn);
     w->conns = calloc(w->nconns, sizeof(*w->conns));
     ctx->lat = hist_new();
     for (int p = 0; p < PHASES; p++)
@@ -250,6 +272,7 @@ static int worker_setup(struct worker *w)
     if (rc < 0) return rc;
     ctx->cfg = cfg;
     scratch = w->mem + lo.reqs;
+    rbuf = lo.rbuf_shared ? scratch + lo.state : NULL;
     if (codec_fixed(codec, &cc)) {
         /* Encode one request with a scratch state, then copy it `pipeline` times. */
         size_t req_len;
@@ -270,6 +293,7 @@ static int worker_setup(struct worker *w)
     ctx->window_start_ns = w->opened != NULL ? UINT64_MAX : w->t0 + cfg->warmup_ns;
     ctx->quota = w->quota;
     ctx->end_ns = UINT64_MAX;
+    series_mine_init(&ctx->series, w->series, ctx->lat);
     ctx->block_ns = worker_block_ns(w);
     if (cfg->uring_wait && cfg->rate <= 0 && cfg->mode == LOAD_REUSE)
         w->win.ring_err = -worker_ring_init(w);
@@ -283,10 +307,11 @@ static int worker_setup(struct worker *w)
         if (ctx->service == NULL || sendq_init(&ctx->sendq, w->nconns) < 0) return -ENOMEM;
     }
     for (unsigned i = 0; i < w->nconns; i++) {
-        uint8_t *base = scratch + lo.state + (size_t)i * per_conn;
+        uint8_t *base = scratch + lo.state + shared + (size_t)i * per_conn;
+        size_t own = lo.rbuf - shared; /* the connection's own receive buffer, if any */
         unsigned index = w->first_conn + i;
-        conn_init(&w->conns[i], ctx, base, lo.wbuf ? base + lo.rbuf : NULL,
-                  base + lo.rbuf + lo.wbuf, index);
+        conn_init(&w->conns[i], ctx, rbuf != NULL ? rbuf : base, lo.wbuf ? base + own : NULL,
+                  base + own + lo.wbuf, index);
         /* Connections start staggered, so arrivals are spread from the first instant. */
         w->conns[i].sn.at =
             w->t0 + (cfg->rate > 0 ? (uint64_t)((double)index * 1e9 / cfg->rate) : 0);
@@ -542,7 +567,12 @@ static void worker_loop(struct worker *w)
             published = now;
         }
     }
+    /* --wait uring: the batches taken up in the last turn are counted as sent (requests) but
+     * still queued in the ring, which the next wait would have submitted; they go out now, as
+     * the epoll path's went out when taken up. */
+    if (w->ctx.ring_on) io_uring_submit(&w->ctx.ring);
     if (w->live != NULL) worker_publish(w);
+    w->end_ns = now_ns();
     if (in_window) {
         w->win.cpu_ns = thread_cpu_ns() - cpu0;
         worker_end_window(w, win, deadline, now);
@@ -555,6 +585,7 @@ static void *worker_main(void *arg)
 {
     struct worker *w = arg;
 
+    prctl(PR_SET_NAME, "hb-load"); /* --profile tells the client's threads by this name */
     w->rc = worker_setup(w);
     if (w->rc == 0) worker_loop(w);
     return NULL;
@@ -615,7 +646,7 @@ static uint64_t load_share(uint64_t count, unsigned k, unsigned n)
 }
 
 static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0,
-                       const atomic_bool *opened, atomic_bool *failed)
+                       const atomic_bool *opened, atomic_bool *failed, struct series_run *series)
 {
     unsigned first = 0;
 
@@ -625,6 +656,7 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
         w->t0 = t0;
         w->opened = opened;
         w->failed = failed;
+        w->series = series;
         w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
         w->first_conn = first;
         w->live = cfg->live != NULL ? &cfg->live[i] : NULL;
@@ -640,14 +672,17 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
 
 /*
  * Sleeps until the window begins (or Ctrl-C), calls the OPEN hook, lets the
- * load threads into the window (*opened, set whatever happened), then calls
- * the OPENED hook. Returns whether it called them.
+ * load threads into the window (*opened, set whatever happened; the series'
+ * first interval begins then, before any thread's window), then calls the
+ * OPENED hook. Returns whether it called them.
  */
-static bool window_begin(const struct load_cfg *cfg, uint64_t t0, atomic_bool *opened)
+static bool window_begin(const struct load_cfg *cfg, uint64_t t0, atomic_bool *opened,
+                         struct series_run *series)
 {
     bool hooked = sleep_until_ns(t0 + cfg->warmup_ns, cfg->stop);
 
     if (hooked) cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPEN);
+    series->origin_ns = now_ns();
     atomic_store(opened, true);
     if (hooked) cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPENED);
     return hooked;
@@ -660,7 +695,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     bool hooked = false;
     atomic_bool opened = false, failed = false;
     bool await = cfg->on_window != NULL && cfg->warmup_ns > 0; /* load threads wait for opened */
-    uint64_t t0, win0 = UINT64_MAX;
+    struct series_run series;
+    uint64_t t0, win0 = UINT64_MAX, end = 0;
     struct timespec real0;
     int rc = 0;
 
@@ -675,6 +711,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         res->service = xmalloc(sizeof(*res->service));
         hist_init(res->service);
     }
+    series_plan(&series, cfg->duration_ns, cfg->rate > 0 ? cfg->timeout_ns : 0);
+    series_alloc(&series);
     /* Without a warm-up the window opens with the threads: snapshot before they start. */
     if (cfg->on_window != NULL && cfg->warmup_ns == 0) {
         cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPEN);
@@ -683,7 +721,9 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     }
     t0 = now_ns();
     clock_gettime(CLOCK_REALTIME, &real0); /* the wall clock at t0, to date the window by */
-    split_work(ws, cfg, t0, await ? &opened : NULL, &failed);
+    /* no op of the window ends before it: each thread's window begins there or later */
+    series.origin_ns = t0 + cfg->warmup_ns;
+    split_work(ws, cfg, t0, await ? &opened : NULL, &failed, &series);
     for (; started < cfg->threads; started++) {
         rc = worker_start(&ws[started], started);
         if (rc < 0) {
@@ -691,7 +731,7 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
             break;
         }
     }
-    if (await && rc == 0) hooked = window_begin(cfg, t0, &opened);
+    if (await && rc == 0) hooked = window_begin(cfg, t0, &opened, &series);
     atomic_store(&opened, true); /* also when a thread could not start: none waits on */
     for (unsigned i = 0; i < started; i++)
         pthread_join(ws[i].tid, NULL);
@@ -706,6 +746,9 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         load_result_add(res, &ws[i].ctx, &ws[i].win);
         if (ws[i].win.window_ns > 0 && ws[i].ctx.window_start_ns < win0)
             win0 = ws[i].ctx.window_start_ns;
+        series_flush(&ws[i].ctx.series);
+        if (ws[i].end_ns > series.origin_ns && ws[i].end_ns - series.origin_ns > end)
+            end = ws[i].end_ns - series.origin_ns;
         worker_release(&ws[i]);
         hist_free(ws[i].ctx.lat);
         hist_free(ws[i].ctx.service);
@@ -717,11 +760,14 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     if (win0 == UINT64_MAX || win0 < t0) win0 = t0 + cfg->warmup_ns;
     res->window_start_unix_ns =
         (uint64_t)real0.tv_sec * 1000000000u + (uint64_t)real0.tv_nsec + (win0 - t0);
+    series_result_of(&series, end, &res->series);
+    series_free(&series);
     return rc;
 }
 
 void load_result_release(struct load_result *res)
 {
+    series_result_release(&res->series);
     free(res->lat);
     res->lat = NULL;
     for (int p = 0; p < PHASES; p++) {

@@ -30,6 +30,7 @@
 #include "endpoint.h"
 #include "engine/loadcfg.h"
 #include "engine/operr.h"
+#include "engine/series.h"
 #include "hist.h"
 #include "proto/codec.h"
 #include "util.h"
@@ -71,6 +72,8 @@ struct load_result {
      * coordinated omission); `service` from its actual send. NULL when closed.
      */
     struct hist *service;
+    /* Ops and p99 per interval of the window, from every thread (series.h); owned likewise. */
+    struct series_result series;
 };
 
 /* What one load thread measured of the window. */
@@ -108,10 +111,12 @@ bool load_result_valid(const struct load_result *r);
 /*
  * The memory a load_run of cfg allocates, in bytes, as worker_setup lays it
  * out: per thread its request copies (fixed codecs: size × pipeline), codec
- * state and histograms; per connection its receive buffer (16 to 64 KiB),
- * its request buffer (codecs that are not fixed: size × pipeline; codecs
- * with a session set-up: at least the set-up's own), codec
- * state and struct conn; the result's histograms, and those of `kept` more
+ * state, histograms and receive buffer (16 to 64 KiB, which its connections
+ * share; with --wait uring each connection has its own: a receive in flight
+ * each); per connection its request buffer (codecs that are not fixed: size
+ * × pipeline; codecs with a session set-up: at least the set-up's own), codec
+ * state and struct conn; the run's interval slots (series.h); the
+ * result's histograms, and those of `kept` more
  * results held meanwhile (the records of earlier runs). SIZE_MAX when it
  * does not fit a size_t. Pure: cfg's codec is asked only for max_request.
  */

@@ -84,14 +84,14 @@ struct load_cfg {
     const struct codec_ops *codec;
     size_t size; /* payload bytes per request */
     enum load_mode mode;
-    enum load_close close;         /* connect mode only */
-    enum load_retry retry;         /* reuse mode: a kept connection the server closed */
-    bool close_auto;               /* --close not given: when the reply says the server closes (http
-                                    * "Connection: close", fcgi without KEEP_CONN), wait for its FIN */
-    const struct codec_opts *opts; /* the protocol's request options; NULL = defaults */
-    double rate;                   /* > 0: open loop, this many ops/s in all; 0: closed */
-    bool poisson;  /* open loop: exponential gaps (Poisson arrivals), else constant */
-    uint64_t seed; /* open loop with poisson: the arrivals' seed */
+    enum load_close close; /* connect mode only */
+    enum load_retry retry; /* reuse mode: a kept connection the server closed */
+    bool close_auto;       /* --close not given: when the reply says the server closes (http
+                            * "Connection: close", fcgi without KEEP_CONN), wait for its FIN */
+    const void *opts;      /* the protocol's struct NAME_opts; NULL = its defaults (all zero) */
+    double rate;           /* > 0: open loop, this many ops/s in all; 0: closed */
+    bool poisson;          /* open loop: exponential gaps (Poisson arrivals), else constant */
+    uint64_t seed;         /* open loop with poisson: the arrivals' seed */
     unsigned conns;
     unsigned threads;
     unsigned pipeline;    /* requests in flight per connection, >= 1 */

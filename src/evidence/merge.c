@@ -578,8 +578,12 @@ static json_t *merge_slot(struct merge *m, const struct slot *s, struct hb_err *
         }
     derive_rates(run);
     if (merge_hists(m, s, run, err) < 0 || merge_open_loop(m, s, run, err) < 0) goto fail;
-    /* server, system and socket figures cannot be added: each file saw the same host */
+    /* server, system and socket figures cannot be added: each file saw the same host; nor can
+     * the samples of --profile, each of every CPU of it */
     json_object_set_new(run, EV_OBSERVED, json_null());
+    json_object_del(run, EV_PROFILE);
+    /* each part's intervals began at its own time: ops and p99 per interval cannot be added */
+    json_object_set_new(run, EV_SERIES, json_null());
     json_object_set_new(run, EV_MERGED_RUNS, json_integer((json_int_t)s->nparts));
     /*
      * As for a rate_share the parts do not share: no one wait was the merged run's when

@@ -79,7 +79,21 @@
 #define EV_STATUS               "status"
 #define EV_OPEN_LOOP            "open_loop"
 #define EV_MERGED_RUNS          "merged_runs"
-#define EV_ERROR                "error" /* the placeholder of a run that could not be encoded */
+/* Ops and p99 per interval of the window (engine/series.h): one line of the document. */
+#define EV_SERIES             "series"
+#define EV_SERIES_INTERVAL_MS "interval_ms"
+#define EV_SERIES_END_MS      "end_ms"
+#define EV_SERIES_OPS         "ops"
+#define EV_SERIES_P99_NS      "p99_ns"
+#define EV_SERIES_BEYOND      "beyond"
+#define EV_ERROR              "error" /* the placeholder of a run that could not be encoded */
+
+/*
+ * --profile: a run's samples by side and subsystem, and the document's figures per request
+ * over the runs (docs/profile.md lists what each holds; report/profile.c writes and reads them).
+ */
+#define EV_PROFILE "profile"
+#define EV_MEDIAN  "median"
 
 /* A run's server side from run --agent (docs/agent.md lists what it holds). */
 #define EV_AGENT "agent"

@@ -168,8 +168,7 @@ static char *read_all(int fd, int *err)
     return NULL;
 }
 
-/* Slurps path into a malloc'd NUL-terminated string; NULL with *err (negative errno) on failure. */
-static char *read_text(const char *path, int *err)
+char *read_text(const char *path, int *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     char *text;

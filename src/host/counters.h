@@ -58,6 +58,12 @@ struct netstat {
 };
 
 /*
+ * Slurps path (a /proc, sysfs or cgroup file, at most 64 MiB) into a malloc'd
+ * NUL-terminated string; NULL with *err (negative errno) on failure.
+ */
+char *read_text(const char *path, int *err);
+
+/*
  * Parses "Prefix: Name1 Name2 ...\nPrefix: v1 v2 ...\n" line pairs (the
  * format of both files) and appends one entry per column, named
  * "Prefix.Name", so callers look values up by name, never by position. Blank

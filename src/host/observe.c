@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -390,6 +391,7 @@ static void *sampler_main(void *arg)
     struct pollfd pfd = { .fd = o->stop_fd, .events = POLLIN };
     int ms = (int)(o->cfg.sample_ns / 1000000);
 
+    prctl(PR_SET_NAME, "hb-sampler");
     sampler_step_aside(&o->cfg);
     while (poll(&pfd, 1, ms > 0 ? ms : 1) == 0)
         sample(o);
@@ -645,6 +647,17 @@ void observe_open(struct observe *o, const struct observe_cfg *cfg)
     o->cfg = *cfg;
     o->stop_fd = -1;
     snapshot_fast(o, &o->snap0);
+    if (cfg->prof != NULL) {
+        struct profile_cfg pc = {
+            .self = getpid(),
+            .server_pids = cfg->pids,
+            .nserver_pids = cfg->npids,
+            .server_tree = cfg->tree,
+            .server_cgroup = cfg->cgroup,
+            .set = cfg->set,
+        };
+        o->profiling = profile_begin(cfg->prof, &pc) == 0;
+    }
 }
 
 int observe_opened(struct observe *o)
@@ -828,6 +841,10 @@ void observe_end(struct observe *o, struct observe_result *res)
     struct ctr_val running;
 
     snapshot_fast(o, &s1);
+    if (o->profiling) {
+        profile_end(o->cfg.prof, &o->res.prof);
+        o->res.profiled = true;
+    }
     running = server_still_running(o);
     stop_sampler(o);
     fast_deltas(o, &s1, &running);

@@ -32,6 +32,7 @@
 #include "engine/load.h"
 #include "host/counters.h"
 #include "host/place.h"
+#include "host/profile.h"
 #include "service.h"
 
 #define OBS_MAX_PIDS   64   /* server pids given (--server-pid) */
@@ -127,6 +128,8 @@ struct observe_cfg {
     const struct service_set *set;
     struct ctr_val watch_base[SERVICE_MAX_WATCH][OBS_GAUGES]; /* as base, for each watched hop */
     double noisy_cpus; /* --noisy-threshold, in CPUs; 0: OBS_NOISY_CPUS */
+    /* --profile: the profiler, begun and ended with the window (host/profile.h); or NULL */
+    struct profile *prof;
 };
 
 /*
@@ -223,6 +226,9 @@ struct observe_result {
     const struct service_set *set;
     struct obs_service svc[SERVICE_MAX];
     struct obs_hop watch[SERVICE_MAX_WATCH];
+    /* --profile: the window's samples; prof.folded is the record's to release */
+    bool profiled;
+    struct profile_result prof;
 };
 
 /* The counters read at the window's boundaries, fast ones only (no dump, no page-table walk). */
@@ -249,7 +255,8 @@ struct observe {
     struct observe_result res;
     pthread_t sampler;
     bool sampling;
-    int stop_fd; /* eventfd that ends the sampler */
+    bool profiling; /* cfg.prof began with the window */
+    int stop_fd;    /* eventfd that ends the sampler */
     /* Each pid or tree service's start time, and whether it ran then (else why not). */
     uint64_t svc_ticks[SERVICE_MAX];
     struct ctr_val svc_ident[SERVICE_MAX];

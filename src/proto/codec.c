@@ -88,21 +88,20 @@ size_t codec_sql_id_write(const char *sql, size_t len, const struct codec_sql_id
 }
 
 /* How many statements o sends: those given, else the one (or the default). */
-static unsigned sql_count(const struct codec_opts *o)
+static unsigned sql_count(const struct codec_sql *o)
 {
     return o->nsql > 1 ? (o->nsql < CODEC_SQL_MAX ? o->nsql : CODEC_SQL_MAX) : 1;
 }
 
-bool codec_sql_varies(const struct codec_cfg *cfg)
+bool codec_sql_varies(const struct codec_sql *o)
 {
-    const struct codec_opts *o = cfg->opts;
     struct codec_sql_id id;
 
     if (o->nsql > 1) return true;
     return codec_sql_id_parse(codec_sql_text(o, 0, ""), &id) == 0 && id.len > 0;
 }
 
-size_t codec_sql_max_len(const struct codec_opts *o, const char *dflt)
+size_t codec_sql_max_len(const struct codec_sql *o, const char *dflt)
 {
     size_t max = 0;
 
@@ -114,4 +113,71 @@ size_t codec_sql_max_len(const struct codec_opts *o, const char *dflt)
         if (n > max) max = n;
     }
     return max;
+}
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* (a + b) mod m for a, b < m, without overflow. */
+static uint64_t add_mod(uint64_t a, uint64_t b, uint64_t m)
+{
+    return a >= m - b ? a - (m - b) : a + b;
+}
+
+/* (a * b) mod m for a, b < m, by doubling: no 128-bit type needed. */
+static uint64_t mul_mod(uint64_t a, uint64_t b, uint64_t m)
+{
+    uint64_t r = 0;
+
+    for (; a > 0; a >>= 1) {
+        if (a & 1) r = add_mod(r, b, m);
+        b = add_mod(b, b, m);
+    }
+    return r;
+}
+
+/*
+ * A stride coprime to keys makes i -> i * stride a permutation of the key
+ * space, and a stride near the golden ratio puts consecutive connections far
+ * apart in it.
+ */
+uint64_t codec_key_start(uint64_t keys, unsigned conn)
+{
+    uint64_t stride;
+
+    if (keys <= 2) return conn % keys;
+    stride = (uint64_t)((double)keys * 0.6180339887498949);
+    if (stride == 0) stride = 1;
+    while (gcd_u64(stride, keys) != 1) /* stops at keys - 1 at the latest */
+        stride++;
+    return mul_mod(conn % keys, stride, keys);
+}
+
+size_t codec_dec_len(uint64_t v)
+{
+    size_t n = 1;
+
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
+size_t codec_put_dec(char *dst, uint64_t v)
+{
+    size_t n = codec_dec_len(v);
+
+    for (size_t i = n; i > 0; i--) {
+        dst[i - 1] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return n;
 }

@@ -30,12 +30,6 @@ enum codec_err {
     CODEC_ERR_BODY,     /* a well-formed reply whose body is not --expect-body */
 };
 
-/* Redis commands the resp codec sends. */
-enum codec_redis_cmd { REDIS_PING = 0, REDIS_SET, REDIS_GET };
-
-/* The longest period of a redis mix (--command set:1,get:99). */
-#define CODEC_REDIS_MIX_MAX 100
-
 /* The kinds of request a codec tells its replies apart by (codec_msg.kind). */
 #define CODEC_KINDS 4
 
@@ -45,82 +39,82 @@ enum codec_redis_cmd { REDIS_PING = 0, REDIS_SET, REDIS_GET };
 /* The longest period of an SQL mix (--sql 9:Q1 --sql 1:Q2). */
 #define CODEC_SQL_MIX_MAX 100
 
+/* The longest period of a mix of commands (redis --command set:1,get:99). */
+#define CODEC_MIX_MAX 100
+
 /*
- * pg: the ways a server may have the client prove who it is (--auth-method,
- * libpq's require_auth names), bits of codec_opts.auth_methods; a server
- * that asks for another is refused before any password byte goes out.
+ * A command sent alone, or several in turn (redis, memcached --command): the
+ * protocol's own numbers for them; request n sends mix[n % len]; len 0: cmd
+ * alone.
  */
-enum codec_auth {
-    CODEC_AUTH_NONE = 1u << 0,     /* "none": the server asks for nothing (trust) */
-    CODEC_AUTH_PASSWORD = 1u << 1, /* "password": the password in clear */
-    CODEC_AUTH_MD5 = 1u << 2,      /* "md5": a salted MD5 of it, crackable offline */
-    CODEC_AUTH_SCRAM = 1u << 3,    /* "scram-sha-256" */
+struct codec_mix {
+    uint8_t cmd;
+    uint8_t mix[CODEC_MIX_MAX];
+    unsigned len;
 };
 
-/* What auth_methods 0 means: no password goes out in clear or as a crackable hash. */
-#define CODEC_AUTH_DEFAULT (CODEC_AUTH_SCRAM | CODEC_AUTH_NONE)
+/* The command request n sends. */
+static inline unsigned codec_mix_pick(const struct codec_mix *m, uint64_t n)
+{
+    unsigned len = m->len < CODEC_MIX_MAX ? m->len : CODEC_MIX_MAX;
+
+    return len > 0 ? m->mix[n % len] : m->cmd;
+}
+
+/* Whether the mix sends cmd (alone, or among others). */
+static inline bool codec_mix_has(const struct codec_mix *m, unsigned cmd)
+{
+    return m->len > 0
+               ? memchr(m->mix, (int)cmd, m->len < CODEC_MIX_MAX ? m->len : CODEC_MIX_MAX) != NULL
+               : m->cmd == cmd;
+}
 
 /*
- * What the command line says about the requests. Strings are NUL-terminated
- * and outlive every codec state; NULL means "the codec's default".
+ * Keys key:0 .. key:(keys-1) cycled through by each connection from its own
+ * offset: connection `conn`'s first key, spread by the golden ratio so that
+ * connections start far apart whatever their number.
  */
-struct codec_opts {
-    const char *method;        /* http, fcgi: "GET" (default) or "POST" (body = size bytes) */
-    const char *path;          /* http: request target, default "/"; fcgi: SCRIPT_NAME and
-                                * REQUEST_URI, default "/bench" */
-    const char *host;          /* http: Host header, default "localhost" */
-    const char *expect_body;   /* http, fcgi: the body must equal this; NULL = not checked */
-    const char *script;        /* fcgi: SCRIPT_FILENAME; default DOCUMENT_ROOT + path */
-    const char *docroot;       /* fcgi: DOCUMENT_ROOT, default "/var/www/html" */
-    const char *query;         /* fcgi: QUERY_STRING, default "" */
-    const char *const *params; /* fcgi: extra "NAME=VALUE" params, in order */
-    unsigned nparams;
-    enum codec_redis_cmd redis_cmd; /* resp: PING, SET or GET (default PING) */
-    uint64_t keys;                  /* resp: keys cycle through key:0 .. key:(keys-1); 0 = 1 */
-    const char *sql;                /* pg, mysql: the SQL each request sends (default "SELECT 1") */
-    const char *user;               /* pg, mysql: who logs in (default "postgres", "root") */
-    const char *password;           /* pg, mysql, redis: NULL = none (pg, mysql: the server must
-                                     * not ask for one; redis: no AUTH) */
-    const char *database;           /* pg: NULL = the user's name; mysql: NULL = none */
-    bool extended;                  /* pg: extended query protocol (Parse/Bind/Execute/Sync) */
-    bool ping;                      /* mysql: COM_PING instead of a query */
-    unsigned auth_methods;          /* pg: enum codec_auth bits allowed; 0: CODEC_AUTH_DEFAULT */
+uint64_t codec_key_start(uint64_t keys, unsigned conn);
+
+/*
+ * pg, mysql: the statements a request sends (--sql). Strings are
+ * NUL-terminated and outlive every codec state.
+ */
+struct codec_sql {
+    const char *text; /* the SQL each request sends; NULL: the codec's default ("SELECT 1") */
     /*
-     * mysql, caching_sha2_password's full authentication over TCP: the
-     * server's RSA public key (PEM, server_key_len bytes) to encrypt the
-     * password with, or (get_server_key) the one the server sends when
-     * asked; neither: refused. Over a Unix socket the password goes itself.
-     */
-    const char *server_key;
-    size_t server_key_len;
-    bool get_server_key;
-    /*
-     * resp: several commands in turn, request n sending redis_mix[n % len]
-     * (enum codec_redis_cmd values); len 0: redis_cmd alone. A mix's GET
-     * wants a value of the size given (its keys were SET before the run).
-     */
-    uint8_t redis_mix[CODEC_REDIS_MIX_MAX];
-    unsigned redis_mix_len;
-    /*
-     * pg, mysql: the statements given (sql is sqls[0]) and the order they go
-     * in: request n sends sqls[sql_mix[n % sql_mix_len]], and its reply counts
-     * under that index's kind; sql_mix_len 0: sql alone.
+     * The statements given (text is sqls[0]) and the order they go in:
+     * request n sends sqls[mix[n % mix_len]], and its reply counts under that
+     * index's kind; mix_len 0: text alone.
      */
     const char *sqls[CODEC_SQL_MAX];
     unsigned nsql;
-    uint8_t sql_mix[CODEC_SQL_MIX_MAX];
-    unsigned sql_mix_len;
+    uint8_t mix[CODEC_SQL_MIX_MAX];
+    unsigned mix_len;
+};
+
+/*
+ * A protocol's request options (proto/NAME.h: struct NAME_opts, what the
+ * command line says about its requests) fit in CODEC_OPTS_MAX bytes, so a
+ * caller keeps any protocol's in a union codec_room.
+ */
+#define CODEC_OPTS_MAX 512
+
+union codec_room {
+    max_align_t align;
+    unsigned char bytes[CODEC_OPTS_MAX];
 };
 
 struct codec_cfg {
     size_t size;            /* payload bytes: echo message; http/fcgi POST body; resp value */
     const uint8_t *request; /* echo: the request as encoded, checked against the echo */
     size_t request_len;
-    bool keep_alive;               /* reuse mode: ask the server to keep the connection open */
-    unsigned conn_index;           /* this connection's number, to spread keys across connections */
-    uint64_t seed;                 /* random per connection: authentication nonces (0 in tests) */
-    bool local;                    /* the transport is a Unix socket: a password may go in clear */
-    const struct codec_opts *opts; /* never NULL */
+    bool keep_alive;     /* reuse mode: ask the server to keep the connection open */
+    unsigned conn_index; /* this connection's number, to spread keys across connections */
+    uint64_t seed;       /* random per connection: authentication nonces (0 in tests) */
+    bool local;          /* the transport is a Unix socket: a password may go in clear */
+    /* The protocol's struct NAME_opts (proto/NAME.h); all zero: its defaults. Never NULL. */
+    const void *opts;
 };
 
 /* What a completed reply said, beyond "it was well-formed". feed() fills it on DONE. */
@@ -195,6 +189,36 @@ struct codec_ops {
     size_t (*bye)(void *st, uint8_t *dst, size_t cap);
 };
 
+/* ERROR, msg saying e at reply offset `at` (the first wrong byte). */
+static inline enum codec_rc codec_fail(struct codec_msg *msg, enum codec_err e, size_t at)
+{
+    *msg = (struct codec_msg){ .err = e, .err_off = at };
+    return CODEC_ERROR;
+}
+
+/*
+ * A reply's first departure from the one wanted (a GET's value of another
+ * length), kept while the rest of it streams past and said once it ended.
+ */
+struct codec_verdict {
+    enum codec_err err; /* CODEC_ERR_NONE: none yet */
+    size_t off;
+};
+
+/* Records a departure; only the first one counts. */
+static inline void codec_depart(struct codec_verdict *v, enum codec_err e, size_t at)
+{
+    if (v->err != CODEC_ERR_NONE) return;
+    v->err = e;
+    v->off = at;
+}
+
+/* The decimal digits of v. */
+size_t codec_dec_len(uint64_t v);
+
+/* v in decimal at dst (room for 20 digits, no NUL); returns the digits written. */
+size_t codec_put_dec(char *dst, uint64_t v);
+
 /* Whether a connection under cfg sets up a session before its first request (codec_ops.setup). */
 static inline bool codec_session(const struct codec_ops *c, const struct codec_cfg *cfg)
 {
@@ -241,29 +265,29 @@ static inline uint64_t codec_sql_id_seed(const struct codec_cfg *cfg)
  * pg, mysql: a mix of statements sends different ones in turn, a statement
  * with a random id different bytes each time (codec_ops.varies); else one.
  */
-bool codec_sql_varies(const struct codec_cfg *cfg);
+bool codec_sql_varies(const struct codec_sql *q);
 
 /* pg, mysql: the kinds of an SQL mix, by the order the statements were given. */
 extern const char *const codec_sql_kinds[CODEC_SQL_MAX + 1];
 
 /* pg, mysql: the index among o->sqls of the statement request n sends (its kind). */
-static inline unsigned codec_sql_pick(const struct codec_opts *o, uint64_t n)
+static inline unsigned codec_sql_pick(const struct codec_sql *o, uint64_t n)
 {
-    unsigned len = o->sql_mix_len < CODEC_SQL_MIX_MAX ? o->sql_mix_len : CODEC_SQL_MIX_MAX;
-    unsigned i = len > 0 ? o->sql_mix[n % len] : 0;
+    unsigned len = o->mix_len < CODEC_SQL_MIX_MAX ? o->mix_len : CODEC_SQL_MIX_MAX;
+    unsigned i = len > 0 ? o->mix[n % len] : 0;
 
     return i < CODEC_SQL_MAX ? i : 0;
 }
 
 /* pg, mysql: statement i, or the only one, or dflt when none was given. */
-static inline const char *codec_sql_text(const struct codec_opts *o, unsigned i, const char *dflt)
+static inline const char *codec_sql_text(const struct codec_sql *o, unsigned i, const char *dflt)
 {
-    if (o->sql_mix_len > 0 && i < o->nsql && o->sqls[i] != NULL) return o->sqls[i];
-    return o->sql != NULL ? o->sql : dflt;
+    if (o->mix_len > 0 && i < o->nsql && o->sqls[i] != NULL) return o->sqls[i];
+    return o->text != NULL ? o->text : dflt;
 }
 
 /* pg, mysql: the longest statement's length, its placeholder's id at its longest. */
-size_t codec_sql_max_len(const struct codec_opts *o, const char *dflt);
+size_t codec_sql_max_len(const struct codec_sql *o, const char *dflt);
 
 static inline const char *codec_err_str(enum codec_err e)
 {

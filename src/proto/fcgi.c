@@ -12,7 +12,7 @@
 
 /* What the request is made of, taken from the codec_cfg at init. */
 struct fcgi_req {
-    const struct codec_opts *opts;
+    const struct fcgi_opts *opts;
     size_t size; /* POST body bytes */
     bool keep_alive;
 };
@@ -66,7 +66,7 @@ struct fcgi_part {
     size_t n;
 };
 
-/* The request body exists only for POST (codec_opts: "POST" (body = size bytes)). */
+/* The request body exists only for POST (fcgi_opts: "POST" (body = size bytes)). */
 static bool fcgi_has_body(const struct fcgi_req *q)
 {
     return q->opts->method != NULL && strcmp(q->opts->method, "POST") == 0;
@@ -259,7 +259,7 @@ static size_t fmt_size(char *buf, size_t v)
  */
 static void fcgi_params(const struct fcgi_req *q, struct fcgi_sink *k)
 {
-    const struct codec_opts *o = q->opts;
+    const struct fcgi_opts *o = q->opts;
     const char *path = opt_or(o->path, "/bench");
     const char *query = opt_or(o->query, "");
     const char *docroot = opt_or(o->docroot, "/var/www/html");
@@ -356,7 +356,7 @@ static void fcgi_init(void *st, const struct codec_cfg *cfg)
     struct fcgi_state *s = st;
 
     s->req = fcgi_req_of(cfg);
-    s->expect = cfg->opts->expect_body;
+    s->expect = ((const struct fcgi_opts *)cfg->opts)->expect_body;
     s->expect_len = s->expect != NULL ? strlen(s->expect) : 0;
     fcgi_reset(s);
 }

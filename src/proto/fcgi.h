@@ -76,6 +76,22 @@ enum fcgi_protocol_status {
     FCGI_UNKNOWN_ROLE = 3,
 };
 
+/*
+ * What the command line says about fcgi's requests (run's options); all zero:
+ * the defaults. Strings are NUL-terminated and outlive every codec state.
+ */
+struct fcgi_opts {
+    const char *method;        /* "GET" (default) or "POST" (body = size bytes) */
+    const char *path;          /* SCRIPT_NAME and REQUEST_URI, default "/bench" */
+    const char *host;          /* taken as http's --host is; FastCGI sends no Host header */
+    const char *expect_body;   /* the body must equal this; NULL = not checked */
+    const char *script;        /* SCRIPT_FILENAME; default DOCUMENT_ROOT + path */
+    const char *docroot;       /* DOCUMENT_ROOT, default "/var/www/html" */
+    const char *query;         /* QUERY_STRING, default "" */
+    const char *const *params; /* extra "NAME=VALUE" params, in order */
+    unsigned nparams;
+};
+
 extern const struct codec_ops fcgi_codec;
 
 /*

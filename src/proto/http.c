@@ -119,7 +119,7 @@ static const char content_length[] = "Content-Length: ";
 
 static void req_of(const struct codec_cfg *cfg, struct http_req *q)
 {
-    const struct codec_opts *o = cfg->opts;
+    const struct http_opts *o = cfg->opts;
 
     q->method = o != NULL && o->method != NULL ? o->method : "GET";
     q->path = o != NULL && o->path != NULL ? o->path : "/";
@@ -793,7 +793,8 @@ static enum step body_until_close(struct http_state *h, const uint8_t *src, cons
 static void http_init(void *st, const struct codec_cfg *cfg)
 {
     struct http_state *h = st;
-    const char *expect = cfg->opts != NULL ? cfg->opts->expect_body : NULL;
+    const struct http_opts *o = cfg->opts;
+    const char *expect = o != NULL ? o->expect_body : NULL;
 
     req_of(cfg, &h->req);
     h->expect = (const uint8_t *)expect;

@@ -42,6 +42,17 @@
 #define HTTP_CHUNK_LINE_MAX   4096
 #define HTTP_CHUNK_DIGITS_MAX 16
 
+/*
+ * What the command line says about http's requests (run's options); all zero:
+ * the defaults. Strings are NUL-terminated and outlive every codec state.
+ */
+struct http_opts {
+    const char *method;      /* "GET" (default) or "POST" (body = size bytes) */
+    const char *path;        /* request target, default "/" */
+    const char *host;        /* Host header, default "localhost" */
+    const char *expect_body; /* the body must equal this; NULL = not checked */
+};
+
 extern const struct codec_ops http_codec;
 
 /* Character classes, shared with the reference server's request parser. */

@@ -46,7 +46,7 @@ enum my_reply {
 };
 
 struct my_state {
-    const struct codec_opts *opts;
+    const struct mysql_opts *opts;
     const char *user, *password, *database, *sql[CODEC_SQL_MAX], *expect;
     size_t sql_len[CODEC_SQL_MAX], expect_len;
     struct codec_sql_id id[CODEC_SQL_MAX]; /* each statement's random id, if it has one */
@@ -93,7 +93,7 @@ static uint8_t *put_le(uint8_t *p, uint32_t v, unsigned n)
 static void my_init(void *st, const struct codec_cfg *cfg)
 {
     struct my_state *s = st;
-    const struct codec_opts *o = cfg->opts;
+    const struct mysql_opts *o = cfg->opts;
 
     memset(s, 0, sizeof(*s));
     s->user = o->user != NULL ? o->user : MYSQL_DEFAULT_USER;
@@ -101,7 +101,7 @@ static void my_init(void *st, const struct codec_cfg *cfg)
     s->database = o->database;
     s->opts = o;
     for (unsigned i = 0; i < CODEC_SQL_MAX; i++) {
-        s->sql[i] = codec_sql_text(o, i, MYSQL_DEFAULT_SQL);
+        s->sql[i] = codec_sql_text(&o->sql, i, MYSQL_DEFAULT_SQL);
         s->sql_len[i] = strlen(s->sql[i]);
         if (codec_sql_id_parse(s->sql[i], &s->id[i]) < 0) s->id[i].len = 0; /* sent as written */
     }
@@ -129,16 +129,16 @@ static void my_reset(void *st)
 
 static size_t my_max_request(const struct codec_cfg *cfg)
 {
-    const struct codec_opts *o = cfg->opts;
+    const struct mysql_opts *o = cfg->opts;
 
     if (o->ping) return 5;
-    return 5 + codec_sql_max_len(o, MYSQL_DEFAULT_SQL);
+    return 5 + codec_sql_max_len(&o->sql, MYSQL_DEFAULT_SQL);
 }
 
 static size_t my_encode(void *st, uint8_t *dst, size_t cap)
 {
     struct my_state *s = st;
-    unsigned k = codec_sql_pick(s->opts, s->sent);
+    unsigned k = codec_sql_pick(&s->opts->sql, s->sent);
     size_t n = s->ping ? 1 : 1 + s->sql_len[k] + (s->id[k].len > 0 ? CODEC_SQL_ID_DIGITS : 0);
 
     if (4 + n > cap || n > MYSQL_MAX_PACKET) return 0;
@@ -349,7 +349,7 @@ static size_t rsa_password(struct my_state *s, const void *pem, size_t len, uint
  */
 static long more_data(struct my_state *s, uint8_t *out, struct codec_msg *msg)
 {
-    const struct codec_opts *o = s->opts;
+    const struct mysql_opts *o = s->opts;
     size_t n;
     uint8_t *m;
 
@@ -676,11 +676,19 @@ static enum codec_rc my_eof(void *st, struct codec_msg *msg)
     return CODEC_ERROR;
 }
 
+/* A mix of statements, or a statement with a random id, differs from one request to the next. */
+static bool mysql_varies(const struct codec_cfg *cfg)
+{
+    const struct mysql_opts *o = cfg->opts;
+
+    return codec_sql_varies(&o->sql);
+}
+
 const struct codec_ops mysql_codec = {
     .name = "mysql",
     .state_size = sizeof(struct my_state),
     .fixed = true,
-    .varies = codec_sql_varies,
+    .varies = mysql_varies,
     .kind_names = codec_sql_kinds,
     .max_request = my_max_request,
     .init = my_init,

@@ -47,6 +47,29 @@
 #define MYSQL_DEFAULT_USER "root"
 #define MYSQL_DEFAULT_SQL  "SELECT 1"
 
+/*
+ * What the command line says about mysql's requests and log-in (run's
+ * options); all zero: the defaults. Strings are NUL-terminated and outlive
+ * every codec state.
+ */
+struct mysql_opts {
+    struct codec_sql sql;    /* default "SELECT 1" */
+    const char *user;        /* who logs in, default MYSQL_DEFAULT_USER */
+    const char *password;    /* NULL: none (the server must not ask for one) */
+    const char *database;    /* NULL: none */
+    const char *expect_body; /* the first row's first column must equal this; NULL: not checked */
+    bool ping;               /* COM_PING instead of a query */
+    /*
+     * caching_sha2_password's full authentication over TCP: the server's RSA
+     * public key (PEM, server_key_len bytes) to encrypt the password with, or
+     * (get_server_key) the one the server sends when asked; neither: refused.
+     * Over a Unix socket the password goes itself.
+     */
+    const char *server_key;
+    size_t server_key_len;
+    bool get_server_key;
+};
+
 extern const struct codec_ops mysql_codec;
 
 #endif

@@ -29,7 +29,7 @@ enum pg_auth {
 #define SHA256_LEN      32
 
 struct pg_state {
-    const struct codec_opts *opts;
+    const struct pg_opts *opts;
     const char *sql[CODEC_SQL_MAX], *user, *database, *password, *expect;
     size_t sql_len[CODEC_SQL_MAX], expect_len;
     struct codec_sql_id id[CODEC_SQL_MAX]; /* each statement's random id, if it has one */
@@ -105,12 +105,12 @@ static uint8_t *msg_end(uint8_t *start, uint8_t *end)
 static void pg_init(void *st, const struct codec_cfg *cfg)
 {
     struct pg_state *s = st;
-    const struct codec_opts *o = cfg->opts;
+    const struct pg_opts *o = cfg->opts;
 
     memset(s, 0, sizeof(*s));
     s->opts = o;
     for (unsigned i = 0; i < CODEC_SQL_MAX; i++) {
-        s->sql[i] = codec_sql_text(o, i, PG_DEFAULT_SQL);
+        s->sql[i] = codec_sql_text(&o->sql, i, PG_DEFAULT_SQL);
         s->sql_len[i] = strlen(s->sql[i]);
         if (codec_sql_id_parse(s->sql[i], &s->id[i]) < 0) s->id[i].len = 0; /* sent as written */
     }
@@ -141,8 +141,8 @@ static void pg_reset(void *st)
 
 static size_t pg_max_request(const struct codec_cfg *cfg)
 {
-    const struct codec_opts *o = cfg->opts;
-    size_t sql = codec_sql_max_len(o, PG_DEFAULT_SQL);
+    const struct pg_opts *o = cfg->opts;
+    size_t sql = codec_sql_max_len(&o->sql, PG_DEFAULT_SQL);
 
     if (!o->extended) return 5 + sql + 1;
     /* Parse "" sql 0 | Bind "" "" 0 0 0 | Execute "" 0 | Sync */
@@ -154,7 +154,7 @@ static size_t pg_encode(void *st, uint8_t *dst, size_t cap)
     struct pg_state *s = st;
     struct codec_cfg cc = { .opts = s->opts };
     uint8_t *p = dst, *m;
-    unsigned k = codec_sql_pick(s->opts, s->sent);
+    unsigned k = codec_sql_pick(&s->opts->sql, s->sent);
     const char *sql = s->sql[k];
     size_t len = s->sql_len[k];
 
@@ -712,7 +712,7 @@ static enum codec_rc pg_feed(void *st, const uint8_t *src, size_t len, size_t *u
 
             memset(msg, 0, sizeof(*msg));
             msg->error_reply = s->error_reply;
-            msg->kind = codec_sql_pick(s->opts, s->answered++);
+            msg->kind = codec_sql_pick(&s->opts->sql, s->answered++);
             s->lost = false; /* the requests awaited were sent again, in order */
             *used = off;
             if (no_row) {
@@ -737,11 +737,19 @@ static enum codec_rc pg_eof(void *st, struct codec_msg *msg)
     return CODEC_ERROR;
 }
 
+/* A mix of statements, or a statement with a random id, differs from one request to the next. */
+static bool pg_varies(const struct codec_cfg *cfg)
+{
+    const struct pg_opts *o = cfg->opts;
+
+    return codec_sql_varies(&o->sql);
+}
+
 const struct codec_ops pg_codec = {
     .name = "pg",
     .state_size = sizeof(struct pg_state),
     .fixed = true,
-    .varies = codec_sql_varies,
+    .varies = pg_varies,
     .kind_names = codec_sql_kinds,
     .max_request = pg_max_request,
     .init = pg_init,

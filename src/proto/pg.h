@@ -42,6 +42,21 @@
 
 #include "proto/codec.h"
 
+/*
+ * pg: the ways a server may have the client prove who it is (--auth-method,
+ * libpq's require_auth names), bits of pg_opts.auth_methods; a server
+ * that asks for another is refused before any password byte goes out.
+ */
+enum codec_auth {
+    CODEC_AUTH_NONE = 1u << 0,     /* "none": the server asks for nothing (trust) */
+    CODEC_AUTH_PASSWORD = 1u << 1, /* "password": the password in clear */
+    CODEC_AUTH_MD5 = 1u << 2,      /* "md5": a salted MD5 of it, crackable offline */
+    CODEC_AUTH_SCRAM = 1u << 3,    /* "scram-sha-256" */
+};
+
+/* What auth_methods 0 means: no password goes out in clear or as a crackable hash. */
+#define CODEC_AUTH_DEFAULT (CODEC_AUTH_SCRAM | CODEC_AUTH_NONE)
+
 #define PG_MAX_MESSAGE  ((uint32_t)1 << 30) /* the server's own limit on a message */
 #define PG_MAX_AUTH     1024u               /* an authentication request's body */
 #define PG_MAX_NAME     63u                 /* user and database (NAMEDATALEN - 1) */
@@ -55,6 +70,21 @@
 #define PG_SCRAM_ITER_MAX 100000
 #define PG_DEFAULT_SQL    "SELECT 1"
 #define PG_DEFAULT_USER   "postgres"
+
+/*
+ * What the command line says about pg's requests and log-in (run's options);
+ * all zero: the defaults. Strings are NUL-terminated and outlive every codec
+ * state.
+ */
+struct pg_opts {
+    struct codec_sql sql;    /* default "SELECT 1" */
+    const char *user;        /* who logs in, default PG_DEFAULT_USER */
+    const char *password;    /* NULL: none (the server must not ask for one) */
+    const char *database;    /* NULL: the user's name */
+    const char *expect_body; /* the first row's first column must equal this; NULL: not checked */
+    bool extended;           /* the extended query protocol (Parse/Bind/Execute/Sync) */
+    unsigned auth_methods;   /* enum codec_auth bits allowed; 0: CODEC_AUTH_DEFAULT */
+};
 
 extern const struct codec_ops pg_codec;
 

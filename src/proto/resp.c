@@ -27,7 +27,7 @@ enum resp_pstate {
 struct resp_state {
     /* request side, fixed at init but for the key and the count */
     enum codec_redis_cmd single; /* the command, unless a mix gives them in turn */
-    const uint8_t *mix;          /* opts->redis_mix: request n is mix[n % mix_len] */
+    const uint8_t *mix;          /* opts->command.mix: request n is mix[n % mix_len] */
     unsigned mix_len;
     uint64_t sent;     /* requests encoded */
     uint64_t answered; /* replies complete, and requests given up by reset() */
@@ -68,8 +68,7 @@ struct resp_state {
     uint64_t num;      /* the number read so far */
     unsigned ndig;
     uint64_t bulk_left;
-    enum codec_err verdict; /* the first departure from the wanted reply */
-    size_t verdict_off;
+    struct codec_verdict verdict;  /* the first departure from the wanted reply */
     uint64_t left[RESP_MAX_DEPTH]; /* elements still to come in each open array */
 };
 
@@ -79,82 +78,12 @@ static const char ping_req[] = "*1\r\n$4\r\nPING\r\n";
 static const char set_prefix[] = "*3\r\n$3\r\nSET\r\n";
 static const char get_prefix[] = "*2\r\n$3\r\nGET\r\n";
 static const char key_prefix[] = "key:";
-static const struct codec_opts no_opts = { .redis_cmd = REDIS_PING }; /* opts should not be NULL */
+static const struct resp_opts no_opts = { .command = {
+                                              .cmd = REDIS_PING } }; /* opts should not be NULL */
 
 #define LIT_LEN(s) (sizeof(s) - 1)
 
-/* Decimal digits of v into dst (room for 20); returns how many. */
-static size_t u64_dec(char *dst, uint64_t v)
-{
-    char tmp[KEY_DIGITS_MAX];
-    size_t n = 0;
-
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v > 0);
-    for (size_t i = 0; i < n; i++)
-        dst[i] = tmp[n - 1 - i];
-    return n;
-}
-
-static size_t dec_len(uint64_t v)
-{
-    size_t n = 1;
-
-    while (v >= 10) {
-        v /= 10;
-        n++;
-    }
-    return n;
-}
-
-static uint64_t gcd_u64(uint64_t a, uint64_t b)
-{
-    while (b != 0) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* (a + b) mod m for a, b < m, without overflow. */
-static uint64_t add_mod(uint64_t a, uint64_t b, uint64_t m)
-{
-    return a >= m - b ? a - (m - b) : a + b;
-}
-
-/* (a * b) mod m for a, b < m, by doubling: no 128-bit type needed. */
-static uint64_t mul_mod(uint64_t a, uint64_t b, uint64_t m)
-{
-    uint64_t r = 0;
-
-    for (; a > 0; a >>= 1) {
-        if (a & 1) r = add_mod(r, b, m);
-        b = add_mod(b, b, m);
-    }
-    return r;
-}
-
-/*
- * The first key of connection `conn`. A stride coprime to keys makes i ->
- * i * stride a permutation of the key space, and a stride near the golden
- * ratio puts consecutive connections far apart in it.
- */
-static uint64_t start_key(uint64_t keys, unsigned conn)
-{
-    uint64_t stride;
-
-    if (keys <= 2) return conn % keys;
-    stride = (uint64_t)((double)keys * 0.6180339887498949);
-    if (stride == 0) stride = 1;
-    while (gcd_u64(stride, keys) != 1) /* stops at keys - 1 at the latest */
-        stride++;
-    return mul_mod(conn % keys, stride, keys);
-}
-
-static uint64_t cfg_keys(const struct codec_opts *o)
+static uint64_t cfg_keys(const struct resp_opts *o)
 {
     return o->keys == 0 ? 1 : o->keys;
 }
@@ -164,9 +93,9 @@ static enum codec_redis_cmd valid_cmd(unsigned cmd)
     return cmd == REDIS_SET || cmd == REDIS_GET ? (enum codec_redis_cmd)cmd : REDIS_PING;
 }
 
-static unsigned cfg_mix_len(const struct codec_opts *o)
+static unsigned cfg_mix_len(const struct resp_opts *o)
 {
-    return o->redis_mix_len <= CODEC_REDIS_MIX_MAX ? o->redis_mix_len : CODEC_REDIS_MIX_MAX;
+    return o->command.len <= CODEC_MIX_MAX ? o->command.len : CODEC_MIX_MAX;
 }
 
 /* The command of request number n. */
@@ -180,7 +109,7 @@ static size_t key_arg_len(size_t digits)
 {
     size_t klen = LIT_LEN(key_prefix) + digits;
 
-    return 1 + dec_len(klen) + 2 + klen + 2;
+    return 1 + codec_dec_len(klen) + 2 + klen + 2;
 }
 
 /* Bytes of one request; SIZE_MAX when the value is too large to count. */
@@ -189,18 +118,18 @@ static size_t request_len(enum codec_redis_cmd cmd, size_t key_digits, size_t si
     if (cmd == REDIS_PING) return LIT_LEN(ping_req);
     if (cmd == REDIS_GET) return LIT_LEN(get_prefix) + key_arg_len(key_digits);
     if (size > SIZE_MAX - 128) return SIZE_MAX;
-    return LIT_LEN(set_prefix) + key_arg_len(key_digits) + 1 + dec_len(size) + 2 + size + 2;
+    return LIT_LEN(set_prefix) + key_arg_len(key_digits) + 1 + codec_dec_len(size) + 2 + size + 2;
 }
 
 static size_t resp_max_request(const struct codec_cfg *cfg)
 {
-    const struct codec_opts *o = cfg->opts != NULL ? cfg->opts : &no_opts;
+    const struct resp_opts *o = cfg->opts != NULL ? cfg->opts : &no_opts;
     /* The last key has the most digits. */
-    size_t digits = dec_len(cfg_keys(o) - 1), most = 0;
+    size_t digits = codec_dec_len(cfg_keys(o) - 1), most = 0;
 
-    if (cfg_mix_len(o) == 0) return request_len(valid_cmd(o->redis_cmd), digits, cfg->size);
+    if (cfg_mix_len(o) == 0) return request_len(valid_cmd(o->command.cmd), digits, cfg->size);
     for (unsigned i = 0; i < cfg_mix_len(o); i++) {
-        size_t n = request_len(valid_cmd(o->redis_mix[i]), digits, cfg->size);
+        size_t n = request_len(valid_cmd(o->command.mix[i]), digits, cfg->size);
         if (n > most) most = n;
     }
     return most;
@@ -210,19 +139,19 @@ static void parse_reset(struct resp_state *s);
 
 static void resp_init(void *st, const struct codec_cfg *cfg)
 {
-    const struct codec_opts *o = cfg->opts != NULL ? cfg->opts : &no_opts;
+    const struct resp_opts *o = cfg->opts != NULL ? cfg->opts : &no_opts;
     struct resp_state *s = st;
 
     memset(s, 0, sizeof(*s));
-    s->single = valid_cmd(o->redis_cmd);
-    s->mix = o->redis_mix;
+    s->single = valid_cmd(o->command.cmd);
+    s->mix = o->command.mix;
     s->mix_len = cfg_mix_len(o);
     s->keys = cfg_keys(o);
-    s->key = start_key(s->keys, cfg->conn_index);
-    s->key_len = u64_dec(s->key_dig, s->key);
+    s->key = codec_key_start(s->keys, cfg->conn_index);
+    s->key_len = codec_put_dec(s->key_dig, s->key);
     s->size = cfg->size;
     s->size_hdr[0] = '$';
-    s->size_hdr_len = 1 + u64_dec(s->size_hdr + 1, s->size);
+    s->size_hdr_len = 1 + codec_put_dec(s->size_hdr + 1, s->size);
     memcpy(s->size_hdr + s->size_hdr_len, "\r\n", 2);
     s->size_hdr_len += 2;
     s->get_len = s->mix_len > 0 ? cfg->size : SIZE_MAX;
@@ -317,8 +246,7 @@ static void parse_reset(struct resp_state *s)
     s->compare = false;
     s->depth = 0;
     s->off = 0;
-    s->verdict = CODEC_ERR_NONE;
-    s->verdict_off = 0;
+    s->verdict = (struct codec_verdict){ CODEC_ERR_NONE, 0 };
 }
 
 /* The requests sent and not answered are given up: the next reply answers the next one sent. */
@@ -328,14 +256,6 @@ static void resp_reset(void *st)
 
     s->answered = s->sent;
     parse_reset(s);
-}
-
-/* Records a departure from the wanted reply; only the first one counts. */
-static void depart(struct resp_state *s, enum codec_err e, size_t at)
-{
-    if (s->verdict != CODEC_ERR_NONE) return;
-    s->verdict = e;
-    s->verdict_off = at;
 }
 
 /* A value ended. True when that completes the reply (no array left open). */
@@ -375,7 +295,7 @@ static enum codec_err on_type(struct resp_state *s, uint8_t c, size_t at)
     if (c == '-')
         s->err_reply = true;
     else if (c != (s->cmd == REDIS_GET ? '$' : '+'))
-        depart(s, CODEC_ERR_MISMATCH, at);
+        codec_depart(&s->verdict, CODEC_ERR_MISMATCH, at);
     return CODEC_ERR_NONE;
 }
 
@@ -385,14 +305,14 @@ static enum codec_err on_line(struct resp_state *s, uint8_t c, size_t at)
     bool judged = s->depth == 0 && s->type == '+' && s->want != NULL;
 
     if (c == '\r') {
-        if (judged && s->line_len != s->want_len) depart(s, CODEC_ERR_MISMATCH, at);
+        if (judged && s->line_len != s->want_len) codec_depart(&s->verdict, CODEC_ERR_MISMATCH, at);
         s->ps = RESP_P_LF;
         return CODEC_ERR_NONE;
     }
     if (c == '\n') return CODEC_ERR_MISMATCH;
     if (s->line_len == RESP_MAX_LINE) return CODEC_ERR_TOO_BIG;
     if (judged && (s->line_len >= s->want_len || c != (uint8_t)s->want[s->line_len]))
-        depart(s, CODEC_ERR_MISMATCH, at);
+        codec_depart(&s->verdict, CODEC_ERR_MISMATCH, at);
     s->line_len++;
     return CODEC_ERR_NONE;
 }
@@ -440,8 +360,9 @@ static void judge_bulk(struct resp_state *s)
 {
     bool judged = s->depth == 0 && s->cmd == REDIS_GET && s->get_len != SIZE_MAX;
 
-    if (judged && (s->neg || s->num != s->get_len)) depart(s, CODEC_ERR_BODY, s->line_start + 1);
-    s->compare = judged && s->expect != NULL && s->verdict == CODEC_ERR_NONE;
+    if (judged && (s->neg || s->num != s->get_len))
+        codec_depart(&s->verdict, CODEC_ERR_BODY, s->line_start + 1);
+    s->compare = judged && s->expect != NULL && s->verdict.err == CODEC_ERR_NONE;
 }
 
 /*
@@ -514,7 +435,7 @@ static size_t take_bulk(struct resp_state *s, const uint8_t *p, size_t n, size_t
 
             while (p[i] == want[i])
                 i++;
-            depart(s, CODEC_ERR_BODY, at + i);
+            codec_depart(&s->verdict, CODEC_ERR_BODY, at + i);
             s->compare = false;
         }
     }
@@ -523,25 +444,19 @@ static size_t take_bulk(struct resp_state *s, const uint8_t *p, size_t n, size_t
     return n;
 }
 
-static enum codec_rc fail(struct codec_msg *msg, enum codec_err e, size_t at)
-{
-    *msg = (struct codec_msg){ .err = e, .err_off = at };
-    return CODEC_ERROR;
-}
-
 /* The reply ended after `used` bytes of this call: the verdict, and a fresh parser. */
 static enum codec_rc finish(struct resp_state *s, size_t used_n, size_t *used,
                             struct codec_msg *msg)
 {
-    enum codec_err v = s->verdict;
-    size_t at = s->verdict_off;
+    enum codec_err v = s->verdict.err;
+    size_t at = s->verdict.off;
     bool err_reply = s->err_reply;
     enum codec_redis_cmd cmd = s->cmd;
 
     *used = used_n;
     s->answered++;
     parse_reset(s);
-    if (v != CODEC_ERR_NONE) return fail(msg, v, at);
+    if (v != CODEC_ERR_NONE) return codec_fail(msg, v, at);
     *msg = (struct codec_msg){ .error_reply = err_reply, .kind = (unsigned)cmd };
     return CODEC_DONE;
 }
@@ -570,7 +485,7 @@ static enum codec_rc resp_feed(void *st, const uint8_t *src, size_t len, size_t 
         e = step(s, src[i], s->off + i, &done, &err_at);
         if (e != CODEC_ERR_NONE) {
             *used = i;
-            return fail(msg, e, err_at);
+            return codec_fail(msg, e, err_at);
         }
         i++;
         if (done) return finish(s, i, used, msg);
@@ -584,14 +499,16 @@ static enum codec_rc resp_eof(void *st, struct codec_msg *msg)
 {
     const struct resp_state *s = st;
 
-    return fail(msg, CODEC_ERR_MISMATCH, s->off);
+    return codec_fail(msg, CODEC_ERR_MISMATCH, s->off);
 }
 
 /* ---- AUTH --------------------------------------------------------------- */
 
 static bool resp_session(const struct codec_cfg *cfg)
 {
-    return cfg->opts != NULL && cfg->opts->password != NULL;
+    const struct resp_opts *o = cfg->opts;
+
+    return o != NULL && o->password != NULL;
 }
 
 /* "*2\r\n$4\r\nAUTH\r\n$<len>\r\n<password>\r\n" into out; 0 when it does not fit. */
@@ -602,7 +519,7 @@ static size_t auth_request(const char *pw, uint8_t *out)
 
     if (len > RESP_MAX_PASSWORD) return 0;
     p = put(p, "*2\r\n$4\r\nAUTH\r\n$", 15);
-    n = u64_dec((char *)p, len);
+    n = codec_put_dec((char *)p, len);
     p = put(p + n, "\r\n", 2);
     p = put(p, pw, len);
     p = put(p, "\r\n", 2);
@@ -613,25 +530,25 @@ static size_t auth_request(const char *pw, uint8_t *out)
 static enum codec_rc auth_byte(struct resp_state *s, uint8_t c, size_t at, struct codec_msg *msg)
 {
     if (s->auth_type == 0) {
-        if (c != '+' && c != '-') return fail(msg, CODEC_ERR_MISMATCH, at);
+        if (c != '+' && c != '-') return codec_fail(msg, CODEC_ERR_MISMATCH, at);
         s->auth_type = c;
         s->auth_ok = c == '+';
         return CODEC_NEED_MORE;
     }
     if (s->auth_cr) {
-        if (c != '\n') return fail(msg, CODEC_ERR_MISMATCH, at);
+        if (c != '\n') return codec_fail(msg, CODEC_ERR_MISMATCH, at);
         if (s->auth_type == '-') {
             *msg = (struct codec_msg){ .error_reply = true }; /* WRONGPASS, or no password set */
             return CODEC_ERROR;
         }
-        return s->auth_ok && s->auth_len == 2 ? CODEC_DONE : fail(msg, CODEC_ERR_MISMATCH, 1);
+        return s->auth_ok && s->auth_len == 2 ? CODEC_DONE : codec_fail(msg, CODEC_ERR_MISMATCH, 1);
     }
     if (c == '\r') {
         s->auth_cr = true;
         return CODEC_NEED_MORE;
     }
-    if (c == '\n') return fail(msg, CODEC_ERR_MISMATCH, at);
-    if (s->auth_len == RESP_MAX_LINE) return fail(msg, CODEC_ERR_TOO_BIG, at);
+    if (c == '\n') return codec_fail(msg, CODEC_ERR_MISMATCH, at);
+    if (s->auth_len == RESP_MAX_LINE) return codec_fail(msg, CODEC_ERR_TOO_BIG, at);
     if (s->auth_len >= 2 || c != (uint8_t) "OK"[s->auth_len]) s->auth_ok = false;
     s->auth_len++;
     return CODEC_NEED_MORE;
@@ -655,7 +572,7 @@ static enum codec_rc resp_setup(void *st, const uint8_t *src, size_t len, size_t
         s->auth_len = 0;
         s->auth_cr = false;
         *out_len = auth_request(s->password, out);
-        return *out_len > 0 ? CODEC_NEED_MORE : fail(msg, CODEC_ERR_TOO_BIG, 0);
+        return *out_len > 0 ? CODEC_NEED_MORE : codec_fail(msg, CODEC_ERR_TOO_BIG, 0);
     }
     for (size_t i = 0; i < len; i++) {
         size_t at = s->auth_type == 0 ? 0 : 1 + s->auth_len + (s->auth_cr ? 1 : 0);

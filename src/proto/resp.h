@@ -1,12 +1,12 @@
 /*
  * resp: the Redis RESP2 client codec (name "redis").
  *
- * Requests are arrays of bulk strings, by opts->redis_cmd:
+ * Requests are arrays of bulk strings, by opts->command.cmd (struct resp_opts):
  *   PING  *1\r\n$4\r\nPING\r\n
  *   SET   *3\r\n$3\r\nSET\r\n$<k>\r\nkey:<n>\r\n$<size>\r\n<size x RESP_VALUE_BYTE>\r\n
  *   GET   *2\r\n$3\r\nGET\r\n$<k>\r\nkey:<n>\r\n
- * With opts->redis_mix, request number i (per codec state) sends
- * redis_mix[i % redis_mix_len] instead: SET, GET and PING in turn.
+ * With a mix (opts->command.len > 0), request number i (per codec state)
+ * sends command.mix[i % command.len] instead: SET, GET and PING in turn.
  * <n> cycles through 0 .. keys-1 (opts->keys; 0 means 1), one step per
  * SET or GET, per codec state. Connection i (cfg->conn_index) starts at key
  * (i * stride) mod keys, where stride is the first integer from
@@ -64,6 +64,24 @@
 #define RESP_VALUE_BYTE   'x'                           /* every byte of a SET value */
 #define RESP_MAX_PASSWORD 256u                     /* AUTH's password, bytes (--password's limit) */
 #define RESP_SETUP_CAP    (RESP_MAX_PASSWORD + 32) /* AUTH's request */
+
+/* The commands the resp codec sends (resp_opts.command's numbers). */
+enum codec_redis_cmd { REDIS_PING = 0, REDIS_SET, REDIS_GET };
+
+/*
+ * What the command line says about redis's requests (run's options); all
+ * zero: PING. Strings are NUL-terminated and outlive every codec state.
+ */
+struct resp_opts {
+    /*
+     * PING, SET or GET (enum codec_redis_cmd), or several in turn. A mix's
+     * GET wants a value of the size given (its keys were SET before the run).
+     */
+    struct codec_mix command;
+    uint64_t keys;           /* keys cycle through key:0 .. key:(keys-1); 0 = 1 */
+    const char *password;    /* AUTH on each connection first; NULL: none */
+    const char *expect_body; /* a lone GET: the value must equal this; NULL = not checked */
+};
 
 extern const struct codec_ops resp_codec;
 

@@ -198,11 +198,18 @@ static double median_of(double *x, size_t n)
     return n > 0 && stats_summarize(x, n, &s) == 0 ? s.median : NAN;
 }
 
+bool bottom_few(size_t n_base, size_t n_arm)
+{
+    return n_base > 0 && n_arm > 0 && stats_mw_min_p(n_base, n_arm) >= STATS_ALPHA;
+}
+
 static enum bottom_verdict verdict_of(const struct stats_delta *d, enum bottom_fig fig)
 {
     bool up = d->ratio > 1;
 
     if (!d->ok) return BOTTOM_NA;
+    /* ties can bring the normal approximation's p below alpha; so few runs never can */
+    if (bottom_few(d->na, d->nb)) return BOTTOM_FEW;
     if (!d->significant) return BOTTOM_SAME;
     return (fig == BOTTOM_OPS) == up ? BOTTOM_BETTER : BOTTOM_WORSE;
 }
@@ -293,7 +300,7 @@ static int add_cost(struct calc *c, const struct run_record *any, const char *ce
     k->p = d.p;
     k->n_base = na;
     k->n_arm = nb;
-    k->priced = d.significant;
+    k->priced = d.significant && !bottom_few(na, nb);
     if (!k->priced) { /* a difference that is not significant is never priced */
         k->saved_ns = k->saved_lo_ns = k->saved_hi_ns = NAN;
         k->rate = k->rate_lo = k->rate_hi = NAN;
@@ -418,9 +425,10 @@ static const char *const fig_keys[BOTTOM_FIGS] = { "ops_per_s", "p50_ns", "p99_n
 
 const char *bottom_verdict_name(enum bottom_verdict v)
 {
-    static const char *const names[] = { "not significant", "better", "worse", "n/a" };
+    static const char *const names[] = { "not significant", "better", "worse", "n/a",
+                                         "too few runs" };
 
-    return (unsigned)v <= BOTTOM_NA ? names[v] : "n/a";
+    return (unsigned)v <= BOTTOM_FEW ? names[v] : "n/a";
 }
 
 void bottom_fig_name(char *buf, size_t cap, const struct bottom_row *r)
@@ -480,6 +488,12 @@ void bottom_words(char *buf, size_t cap, const struct bottom_row *r)
         snprintf(buf, cap, "no comparison (n=%zu+%zu)", r->n_base, r->n_arm);
         return;
     }
+    if (r->verdict == BOTTOM_FEW) {
+        ratio_text(ratio, sizeof(ratio), r->ratio);
+        snprintf(buf, cap, "too few runs for a verdict (n=%zu+%zu): ratio %s", r->n_base, r->n_arm,
+                 ratio);
+        return;
+    }
     if (r->verdict == BOTTOM_SAME) {
         snprintf(buf, cap, "no significant difference (p=%.2g, n=%zu+%zu)", r->p, r->n_base,
                  r->n_arm);
@@ -535,6 +549,11 @@ void bottom_cost_words(char *buf, size_t cap, const struct bottom_cost *c)
 {
     bool saves = c->saved_ns > 0;
 
+    if (!c->priced && bottom_few(c->n_base, c->n_arm)) {
+        snprintf(buf, cap, "too few runs to price CPU per request (%s) (n=%zu+%zu)", c->who,
+                 c->n_base, c->n_arm);
+        return;
+    }
     if (!c->priced) {
         snprintf(buf, cap,
                  "no significant difference in CPU per request (%s): not priced (p=%.2g, "
@@ -657,6 +676,133 @@ static void against_text(char *buf, size_t cap, const struct bottom_line *b)
     }
 }
 
+bool bottom_no_verdict(const struct bottom_line *b)
+{
+    bool few = false;
+
+    for (size_t i = 0; i < b->nrows; i++) {
+        if (b->rows[i].verdict != BOTTOM_FEW && b->rows[i].verdict != BOTTOM_NA) return false;
+        few |= b->rows[i].verdict == BOTTOM_FEW;
+    }
+    return few;
+}
+
+void bottom_few_words(char *buf, size_t cap, const struct bottom_line *b)
+{
+    size_t na = 0, nb = 0;
+    bool one = true;
+    char arm[TEXT_SAFE_CAP], base[TEXT_SAFE_CAP], runs[64], min_p[32];
+
+    for (size_t i = 0; i < b->nrows; i++) {
+        const struct bottom_row *r = &b->rows[i];
+        if (r->verdict != BOTTOM_FEW) continue;
+        if (na == 0) na = r->n_base, nb = r->n_arm;
+        one &= r->n_base == na && r->n_arm == nb;
+    }
+    if (one) {
+        snprintf(runs, sizeof(runs), "n=%zu+%zu", na, nb);
+        snprintf(min_p, sizeof(min_p), "%.2g", stats_mw_min_p(na, nb));
+    } else {
+        snprintf(runs, sizeof(runs), "so few runs");
+        snprintf(min_p, sizeof(min_p), "%.2g or more", STATS_ALPHA);
+    }
+    text_safe(arm, sizeof(arm), b->nrows > 0 ? b->rows[0].arm : "");
+    text_safe(base, sizeof(base), b->nrows > 0 ? b->rows[0].base : "");
+    snprintf(buf, cap,
+             "no verdict is possible with %s: Mann-Whitney's smallest p is then %s, and a "
+             "difference needs p < %.2g (4 runs a side can reach %.2g); the ratios %s/%s of the "
+             "medians only, nothing priced",
+             runs, min_p, STATS_ALPHA, stats_mw_min_p(4, 4), arm, base);
+}
+
+bool bottom_grid_cell_at(const struct bottom_line *b, size_t i)
+{
+    const struct bottom_row *r = &b->rows[i], *prev = i > 0 ? &b->rows[i - 1] : NULL;
+
+    return prev == NULL || strcmp(prev->cell, r->cell) != 0 || strcmp(prev->arm, r->arm) != 0 ||
+           strcmp(prev->base, r->base) != 0;
+}
+
+/* Whether rows a and b are of one column: the same figure, of the same who's CPU. */
+static bool same_col(const struct bottom_row *a, const struct bottom_row *b)
+{
+    return a->fig == b->fig && strcmp(a->who, b->who) == 0;
+}
+
+size_t bottom_grid_cols(const struct bottom_line *b, const struct bottom_row **cols, size_t cap)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < b->nrows; i++) {
+        size_t k = 0;
+        while (k < n && !same_col(cols[k], &b->rows[i]))
+            k++;
+        if (k == n && n < cap) cols[n++] = &b->rows[i];
+    }
+    return n;
+}
+
+void bottom_grid_col_name(char *buf, size_t cap, const struct bottom_row *col)
+{
+    static const char *const names[BOTTOM_FIGS] = { "ops/s", "p50", "p99", "CPU" };
+    char who[TEXT_SAFE_CAP];
+
+    if (col->fig == BOTTOM_CPU)
+        snprintf(buf, cap, "%s %s", names[BOTTOM_CPU], text_safe(who, sizeof(who), col->who));
+    else
+        snprintf(buf, cap, "%s", names[(unsigned)col->fig < BOTTOM_FIGS ? col->fig : 0]);
+}
+
+void bottom_grid_value(char *buf, size_t cap, const struct bottom_line *b, size_t i,
+                       const struct bottom_row *col)
+{
+    snprintf(buf, cap, "n/a");
+    for (size_t j = i; j < b->nrows && (j == i || !bottom_grid_cell_at(b, j)); j++)
+        if (same_col(&b->rows[j], col) && isfinite(b->rows[j].ratio)) {
+            ratio_text(buf, cap, b->rows[j].ratio);
+            return;
+        }
+}
+
+#define BOTTOM_GRID_COLS 16 /* ops/s, p50, p99, the client, the server and 11 services */
+
+/* The bottom line without verdicts: the sentence, then a row of ratios per cell. */
+static void print_grid(FILE *f, const struct bottom_line *b, bool colour)
+{
+    const struct bottom_row *cols[BOTTOM_GRID_COLS];
+    size_t ncols = bottom_grid_cols(b, cols, BOTTOM_GRID_COLS);
+    char words[512], name[TEXT_SAFE_CAP + 8], v[32], cell[TEXT_SAFE_CAP];
+    int cw = cell_width(b), w[BOTTOM_GRID_COLS];
+
+    bottom_few_words(words, sizeof(words), b);
+    fprintf(f, "\n%sbottom line%s: %s\n", colour ? "\033[1m" : "", colour ? "\033[0m" : "", words);
+    fputs("  ", f);
+    put_left(f, "", cw);
+    for (size_t k = 0; k < ncols; k++) {
+        bottom_grid_col_name(name, sizeof(name), cols[k]);
+        w[k] = text_columns(name) > 6 ? text_columns(name) : 6;
+        fputs("  ", f);
+        put_right(f, name, w[k]);
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < b->nrows; i++) {
+        if (!bottom_grid_cell_at(b, i)) continue;
+        text_safe(cell, sizeof(cell), b->rows[i].cell);
+        if (text_columns(cell) > cw) {
+            fprintf(f, "  %s\n", cell);
+            cell[0] = '\0';
+        }
+        fputs("  ", f);
+        put_left(f, cell, cw);
+        for (size_t k = 0; k < ncols; k++) {
+            bottom_grid_value(v, sizeof(v), b, i, cols[k]);
+            fputs("  ", f);
+            put_right(f, v, w[k]);
+        }
+        fputc('\n', f);
+    }
+}
+
 void bottom_print(FILE *f, const struct bottom_line *b, bool colour, const char *hint)
 {
     char against[2 * TEXT_SAFE_CAP + 32], words[512], cell[TEXT_SAFE_CAP];
@@ -664,6 +810,10 @@ void bottom_print(FILE *f, const struct bottom_line *b, bool colour, const char 
     int cw, fw;
 
     if (b->nrows == 0) return;
+    if (bottom_no_verdict(b)) {
+        print_grid(f, b, colour);
+        goto noisy;
+    }
     cw = cell_width(b);
     fw = fig_width(b);
     against_text(against, sizeof(against), b);
@@ -695,6 +845,7 @@ void bottom_print(FILE *f, const struct bottom_line *b, bool colour, const char 
         fprintf(f, "  cost%s: no significant difference in CPU per request: not priced\n",
                 priced > 0 ? " in the other cells" : "");
     }
+noisy:
     bottom_noisy_words(words, sizeof(words), b);
     if (words[0] != '\0')
         fprintf(f, "  %s%s%s\n", words, b->noisy > 0 && hint != NULL ? "; " : "",
@@ -751,10 +902,11 @@ json_t *bottom_json(const struct bottom_line *b)
         json_decref(costs);
         return NULL;
     }
-    return json_pack("{s:f, s:f, s:I, s:I, s:I, s:f, s:o, s:o}", "alpha", STATS_ALPHA, "level",
+    return json_pack("{s:f, s:f, s:I, s:I, s:I, s:f, s:b, s:o, s:o}", "alpha", STATS_ALPHA, "level",
                      STATS_LEVEL, "runs", (json_int_t)b->runs, "noisy", (json_int_t)b->noisy,
                      "noisy_unknown", (json_int_t)b->noisy_unknown, "noisy_threshold_cpus",
-                     b->noisy_cpus, "rows", rows, "cost", costs);
+                     b->noisy_cpus, "verdict_possible", !bottom_no_verdict(b), "rows", rows, "cost",
+                     costs);
 }
 
 /* j[key] as a number; NAN when null or missing; *bad when it is there and not a number. */
@@ -812,11 +964,11 @@ static bool row_from(const json_t *j, struct bottom_row *r)
     r->fig = BOTTOM_FIGS;
     for (int i = 0; i < BOTTOM_FIGS; i++)
         if (strcmp(fig, fig_keys[i]) == 0) r->fig = (enum bottom_fig)i;
-    r->verdict = BOTTOM_NA + 1;
-    for (int v = 0; v <= BOTTOM_NA; v++)
+    r->verdict = BOTTOM_FEW + 1;
+    for (int v = 0; v <= BOTTOM_FEW; v++)
         if (strcmp(verdict, bottom_verdict_name((enum bottom_verdict)v)) == 0)
             r->verdict = (enum bottom_verdict)v;
-    return !bad && r->fig < BOTTOM_FIGS && r->verdict <= BOTTOM_NA;
+    return !bad && r->fig < BOTTOM_FIGS && r->verdict <= BOTTOM_FEW;
 }
 
 static bool cost_from(const json_t *j, struct bottom_cost *c)

@@ -33,7 +33,12 @@
 
 enum bottom_fig { BOTTOM_OPS = 0, BOTTOM_P50, BOTTOM_P99, BOTTOM_CPU, BOTTOM_FIGS };
 
-enum bottom_verdict { BOTTOM_SAME = 0, BOTTOM_BETTER, BOTTOM_WORSE, BOTTOM_NA };
+/*
+ * BOTTOM_FEW: too few runs for a verdict, whatever they measured: with n_base
+ * against n_arm runs Mann-Whitney's smallest p (stats_mw_min_p) is not below
+ * STATS_ALPHA (1+1, 2+2, 3+3, 3+4: fewer than 4 a side).
+ */
+enum bottom_verdict { BOTTOM_SAME = 0, BOTTOM_BETTER, BOTTOM_WORSE, BOTTOM_NA, BOTTOM_FEW };
 
 /* One figure of one cell: arm against base. */
 struct bottom_row {
@@ -108,8 +113,45 @@ void bottom_fig_name(char *buf, size_t cap, const struct bottom_row *r);
 /* A median as the tables show it: "12,043" ops/s, "55.87" µs; "n/a". */
 void bottom_value_text(char *buf, size_t cap, const struct bottom_row *r, double v);
 
-/* "better", "worse", "not significant", "n/a". */
+/* "better", "worse", "not significant", "n/a", "too few runs". */
 const char *bottom_verdict_name(enum bottom_verdict v);
+
+/* Whether n_base against n_arm runs are too few for a verdict (BOTTOM_FEW). */
+bool bottom_few(size_t n_base, size_t n_arm);
+
+/*
+ * Whether no row of b can have a verdict: each has too few runs (or none on a
+ * side), one at least too few. The bottom line is then one sentence saying so
+ * (bottom_few_words) and per cell the ratios of the medians alone
+ * (bottom_grid_*), in the text and the HTML alike.
+ */
+bool bottom_no_verdict(const struct bottom_line *b);
+
+/*
+ * That sentence: "no verdict is possible with n=1+1 (Mann-Whitney's smallest
+ * p is then 1, not below 0.05; 4 runs a side can reach 0.029): the ratios
+ * unix/tcp of the medians only, nothing priced".
+ */
+void bottom_few_words(char *buf, size_t cap, const struct bottom_line *b);
+
+/*
+ * The compact grid of a bottom line without verdicts: its columns are the
+ * figures in the order first seen (ops/s, p50, p99, CPU of each who); its
+ * rows the cells, each starting at the row bottom_grid_cell_at gives.
+ * bottom_grid_cols fills cols (at most cap) with the first row of each
+ * column and returns how many.
+ */
+size_t bottom_grid_cols(const struct bottom_line *b, const struct bottom_row **cols, size_t cap);
+
+/* Whether row i of b begins a cell (its cell, arm or base differs from row i - 1's). */
+bool bottom_grid_cell_at(const struct bottom_line *b, size_t i);
+
+/* A column's name: "ops/s", "p50", "p99", "CPU client". */
+void bottom_grid_col_name(char *buf, size_t cap, const struct bottom_row *col);
+
+/* The ratio of the medians of the cell beginning at row i in column col ("1.78"), or "n/a". */
+void bottom_grid_value(char *buf, size_t cap, const struct bottom_line *b, size_t i,
+                       const struct bottom_row *col);
 
 /*
  * The row's words: "better: unix ran 1.63× [1.20, 1.80] the ops/s of tcp

@@ -656,24 +656,247 @@ static void rates_group(FILE *f, const struct hfile *hf, const size_t *group, si
     free(pt);
 }
 
+/*
+ * A chart per group of hf's cells (hd_groups with their rates apart): the
+ * note, then draw for each group; or, when no cell has what it shows (!any),
+ * the n/a line alone.
+ */
+static void per_group(FILE *f, const struct hfile *hf, bool any, const char *na, const char *note,
+                      void (*draw)(FILE *, const struct hfile *, const size_t *, size_t))
+{
+    size_t *group;
+
+    if (!any) {
+        fprintf(f, "<p class=\"na\">%s</p>\n", na);
+        return;
+    }
+    fprintf(f, "<p class=\"muted\">%s</p>\n", note);
+    group = hd_groups(hf, true);
+    for (size_t c = 0; c < hf->ncells; c++)
+        if (group[c] == c) draw(f, hf, group, c);
+    free(group);
+}
+
 void chart_rates(FILE *f, const struct hfile *hf)
 {
-    size_t *group = hd_groups(hf, true);
     bool any = false;
 
     for (size_t c = 0; c < hf->ncells; c++)
         any = any || hd_open_loop(&hf->cells[c]);
-    if (!any) {
-        fputs("<p class=\"na\">n/a: this file has no open-loop runs (--rate, lab --rates)</p>\n",
-              f);
-        free(group);
-        return;
+    per_group(f, hf, any, "n/a: this file has no open-loop runs (--rate, lab --rates)",
+              "Open-loop cells, each point one cell: the rate it offered (all connections "
+              "together) and the latency from the intended send time, its runs that count added.",
+              rates_group);
+}
+
+/* ---- ops/s and p99 across each run ----------------------------------------------------- */
+
+#define TL_PANEL_H 150 /* each of the two panels */
+#define TL_GAP     44  /* between them: the upper panel's ticks */
+
+/* A run's series as the evidence holds it (docs/evidence.md, runs[].series). */
+struct tl_run {
+    const json_t *ops, *p99;
+    size_t n;
+    double interval_s, end_s;
+};
+
+/* The run's series: false when it has none (older evidence, a merged run) or it is malformed. */
+static bool tl_of(const json_t *run, struct tl_run *s)
+{
+    const json_t *o = json_object_get(run, EV_SERIES);
+    double ms, end;
+
+    s->ops = json_object_get(o, EV_SERIES_OPS);
+    s->p99 = json_object_get(o, EV_SERIES_P99_NS);
+    s->n = json_array_size(s->ops);
+    if (s->n == 0 || json_array_size(s->p99) != s->n ||
+        !hd_number(o, &ms, EV_SERIES_INTERVAL_MS, NULL, NULL) || !(ms > 0) ||
+        !hd_number(o, &end, EV_SERIES_END_MS, NULL, NULL))
+        return false;
+    s->interval_s = ms / 1e3;
+    s->end_s = end / 1e3;
+    return true;
+}
+
+/* Interval i's length in s: the last one ends at end_s. */
+static double tl_len(const struct tl_run *s, size_t i)
+{
+    double rest = s->end_s - s->interval_s * (double)i;
+
+    return i + 1 < s->n || rest > s->interval_s ? s->interval_s : rest;
+}
+
+/* Interval i is drawn: all but a last one shorter than half an interval (its rate is noise). */
+static bool tl_drawn(const struct tl_run *s, size_t i)
+{
+    return i + 1 < s->n || tl_len(s, i) >= s->interval_s / 2;
+}
+
+static double tl_ops_per_s(const struct tl_run *s, size_t i)
+{
+    return json_number_value(json_array_get(s->ops, i)) / tl_len(s, i);
+}
+
+static double tl_p99_us(const struct tl_run *s, size_t i)
+{
+    return json_number_value(json_array_get(s->p99, i)) / 1000;
+}
+
+/* The middle of interval i, in s from the window's start. */
+static double tl_mid(const struct tl_run *s, size_t i)
+{
+    return s->interval_s * (double)i + tl_len(s, i) / 2;
+}
+
+/* The extremes of a group's series: seconds, ops/s, p99 µs (those of intervals with ops). */
+struct tl_range {
+    double end, ops, p99_lo, p99_hi;
+    size_t runs;
+};
+
+static void tl_range_add(struct tl_range *r, const struct tl_run *s)
+{
+    r->runs++;
+    if (s->end_s > r->end) r->end = s->end_s;
+    for (size_t i = 0; i < s->n; i++) {
+        double p99 = tl_p99_us(s, i);
+        if (!tl_drawn(s, i)) continue;
+        if (tl_ops_per_s(s, i) > r->ops) r->ops = tl_ops_per_s(s, i);
+        if (p99 <= 0) continue;
+        if (r->p99_lo == 0 || p99 < r->p99_lo) r->p99_lo = p99;
+        if (p99 > r->p99_hi) r->p99_hi = p99;
     }
-    fputs("<p class=\"muted\">Open-loop cells, each point one cell: the rate it offered (all "
-          "connections together) and the latency from the intended send time, its runs that "
-          "count added.</p>\n",
-          f);
-    for (size_t c = 0; c < hf->ncells; c++)
-        if (group[c] == c) rates_group(f, hf, group, c);
-    free(group);
+}
+
+/*
+ * One run's two lines: ops/s in the upper panel, p99 in the lower one (broken
+ * across an interval without ops, which has no p99), each with a title
+ * naming its extremes.
+ */
+static void tl_lines(FILE *f, const struct tl_run *s, const char *who, bool counts,
+                     const struct svg_axis *x, const struct svg_axis *y_ops,
+                     const struct svg_axis *y_p99, const char *colour)
+{
+    double lo = -1, hi = 0, lo_at = 0, hi_at = 0;
+    char a[32], b[32], at_a[32], at_b[32], ms[32], title[TEXT_SAFE_CAP + 320];
+    bool pen = false;
+
+    for (size_t i = 0; i < s->n; i++) {
+        if (!tl_drawn(s, i)) continue;
+        if (lo < 0 || tl_ops_per_s(s, i) < lo) lo = tl_ops_per_s(s, i), lo_at = tl_mid(s, i);
+        if (tl_p99_us(s, i) > hi) hi = tl_p99_us(s, i), hi_at = tl_mid(s, i);
+    }
+    svg_number(a, sizeof(a), lo < 0 ? 0 : lo);
+    svg_number(b, sizeof(b), hi);
+    svg_number(at_a, sizeof(at_a), lo_at);
+    svg_number(at_b, sizeof(at_b), hi_at);
+    svg_number(ms, sizeof(ms), s->interval_s * 1e3);
+    snprintf(title, sizeof(title),
+             "%s: lowest %s ops/s at %s s, highest p99 %s µs at %s s (%zu intervals of %s ms)%s",
+             who, a, at_a, b, at_b, s->n, ms, counts ? "" : "; does not count");
+    fprintf(f, "<path class=\"series series-ops%s\" stroke=\"%s\" d=\"", counts ? "" : " bad",
+            colour);
+    for (size_t i = 0, k = 0; i < s->n; i++)
+        if (tl_drawn(s, i))
+            fprintf(f, "%s%.1f,%.1f", k++ ? " L" : "M", svg_map(x, tl_mid(s, i)),
+                    svg_map(y_ops, tl_ops_per_s(s, i)));
+    fputs("\"><title>", f);
+    html_text(f, title);
+    fputs("</title></path>\n", f);
+    fprintf(f, "<path class=\"series series-p99%s\" stroke=\"%s\" d=\"", counts ? "" : " bad",
+            colour);
+    for (size_t i = 0; i < s->n; i++) {
+        if (!tl_drawn(s, i) || tl_p99_us(s, i) <= 0) {
+            pen = false;
+            continue;
+        }
+        fprintf(f, "%s%.1f,%.1f", pen ? " L" : " M", svg_map(x, tl_mid(s, i)),
+                svg_map(y_p99, tl_p99_us(s, i)));
+        pen = true;
+    }
+    fputs("\"><title>", f);
+    html_text(f, title);
+    fputs("</title></path>\n", f);
+}
+
+static void tl_group(FILE *f, const struct hfile *hf, const size_t *group, size_t g)
+{
+    struct tl_range r = { 0 };
+    struct tl_run s;
+    struct svg_axis x = { SVG_LINEAR, 0, 0, CURVE_LEFT, CURVE_RIGHT };
+    struct svg_axis y_ops = { SVG_LINEAR, 0, 0, CURVE_TOP + TL_PANEL_H, CURVE_TOP };
+    double top2 = CURVE_TOP + TL_PANEL_H + TL_GAP, y_leg = top2 + TL_PANEL_H + 52;
+    struct svg_axis y_p99 = { SVG_LOG, 0, 0, top2 + TL_PANEL_H, top2 };
+    size_t ncells = 0, k = 0, i;
+    const json_t *run;
+
+    for (size_t c = g; c < hf->ncells; c++) {
+        size_t before = r.runs;
+        if (group[c] != g) continue;
+        json_array_foreach(hf->cells[c].runs, i, run)
+        {
+            if (tl_of(run, &s)) tl_range_add(&r, &s);
+        }
+        ncells += r.runs > before;
+    }
+    if (r.runs == 0) return;
+    group_heading(f, &hf->cells[g], true);
+    axis_fit(&x, 0, r.end);
+    axis_fit(&y_ops, 0, r.ops);
+    axis_fit(&y_p99, r.p99_lo > 0 ? r.p99_lo : 1, r.p99_hi > 0 ? r.p99_hi : 1);
+    svg_open(f, "series", CHART_W, (int)(y_leg + LEGEND_ROW * (double)ncells),
+             "ops/s (above) and p99 µs on a log scale (below) per interval across each run, one "
+             "line per run; a stall is a dip to 0 ops/s, then a p99 spike");
+    svg_axis_x(f, &x, CURVE_TOP + TL_PANEL_H, CURVE_TOP, "");
+    svg_axis_y(f, &y_ops, CURVE_LEFT, CURVE_RIGHT, "ops/s");
+    svg_axis_x(f, &x, top2 + TL_PANEL_H, top2, "seconds into the window");
+    svg_axis_y(f, &y_p99, CURVE_LEFT, CURVE_RIGHT, "p99 µs");
+    for (size_t c = g; c < hf->ncells; c++) {
+        const struct hcell *cell = &hf->cells[c];
+        char place[TEXT_SAFE_CAP], raw[TEXT_SAFE_CAP], who[TEXT_SAFE_CAP + 32];
+        char text[TEXT_SAFE_CAP + 64];
+        size_t drawn = 0;
+        if (group[c] != g) continue;
+        hd_short(place, sizeof(place), text_safe(raw, sizeof(raw), hd_place(cell)));
+        json_array_foreach(cell->runs, i, run)
+        {
+            double rep = -1;
+            if (!tl_of(run, &s)) continue;
+            hd_number(run, &rep, EV_REP, NULL, NULL);
+            snprintf(who, sizeof(who), "%s rep %.0f", place, rep);
+            tl_lines(f, &s, who, evidence_run_counts(run), &x, &y_ops, &y_p99, hd_colour(cell, k));
+            drawn++;
+        }
+        if (drawn == 0) continue;
+        snprintf(text, sizeof(text), "%s: %zu run%s", place, drawn, drawn == 1 ? "" : "s");
+        legend_line(f, CURVE_LEFT, y_leg + LEGEND_ROW * (double)k, hd_colour(cell, k), "series",
+                    text);
+        k++;
+    }
+    svg_close(f);
+}
+
+void chart_series(FILE *f, const struct hfile *hf)
+{
+    struct tl_run s;
+    bool any = false;
+    size_t i;
+    const json_t *run;
+
+    for (size_t c = 0; c < hf->ncells && !any; c++)
+        json_array_foreach(hf->cells[c].runs, i, run)
+        {
+            any = any || tl_of(run, &s);
+        }
+    per_group(f, hf, any,
+              "n/a: no run of this file holds ops and p99 per interval (written before hopbench "
+              "recorded them, or merged)",
+              "Per run, the ops that ended in each interval of its window (100 ms, longer for a "
+              "window over a minute) as ops/s, and their p99: the upper edge of a counter at most "
+              "12.5 % wide (docs/evidence.md). An interval without ops breaks the p99 line; a "
+              "last interval shorter than half of one is not drawn. A stall shows as a dip to 0 "
+              "ops/s, then a p99 spike when the ops that waited end. Hover a line for its "
+              "extremes; dashed: a run that does not count.",
+              tl_group);
 }

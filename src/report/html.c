@@ -6,6 +6,7 @@
  * file's charts (charts.c) and tables.
  */
 #include "report/html.h"
+#include "report/flame.h"
 
 #include <errno.h>
 #include <math.h>
@@ -474,14 +475,17 @@ static const char page_css[] =
     "code{background:#f4f4f4;padding:1px 3px;word-break:break-all}"
     ".na{color:#a33}.muted{color:#777}"
     "svg.chart{display:block;margin:.5em 0;background:#fff;border:1px solid #eee}"
+    "svg.flame text.flame{font:10px sans-serif;fill:#222}"
     "svg text{font:11px system-ui,sans-serif;fill:#222}svg text.tick{fill:#555}"
     "svg text.axis-title{font-size:12px}svg .grid{stroke:#eee}svg .axis{stroke:#888}"
     "svg .median{stroke-width:3}svg .curve,svg .rate{fill:none;stroke-width:1.8}"
     "svg .service,svg .p99{stroke-dasharray:5 3}"
+    "svg .series{fill:none;stroke-width:1.3;stroke-linejoin:round}svg path.bad{stroke-dasharray:2 3}"
     ".cards{display:flex;gap:.8em;margin:.8em 0}.card{flex:1;border:1px solid #ddd;"
     "border-radius:6px;padding:.5em .8em}.card b{display:block;font-size:1.6em}"
     "table.bottom td{white-space:nowrap}table.bottom td.words{white-space:normal}"
-    ".better{color:#1a7f37}.worse{color:#c62828}.same{color:#777}"
+    ".better{color:#1a7f37}.worse{color:#c62828}.same{color:#777}.few{color:#8a5a00}"
+    ".card.few{border-color:#8a5a00}"
     "body{max-width:1360px}";
 
 /* One row of a two-column table: name, then the value escaped. */
@@ -842,7 +846,7 @@ static void card(FILE *f, const char *cls, const char *big, const char *text)
 /* Three or four cards: how many figures are better, worse, not significant; what it costs. */
 static void bottom_cards(FILE *f, const struct bottom_line *b)
 {
-    size_t count[BOTTOM_NA + 1] = { 0 };
+    size_t count[BOTTOM_FEW + 1] = { 0 };
     char big[32], text[3 * TEXT_SAFE_CAP], arm[TEXT_SAFE_CAP], base[TEXT_SAFE_CAP];
     const struct bottom_cost *priced = NULL;
 
@@ -859,8 +863,12 @@ static void bottom_cards(FILE *f, const struct bottom_line *b)
     snprintf(big, sizeof(big), "%zu of %zu", count[BOTTOM_WORSE], b->nrows);
     snprintf(text, sizeof(text), "figures where %s is worse", arm);
     card(f, "worse", big, text);
-    snprintf(big, sizeof(big), "%zu of %zu", count[BOTTOM_SAME] + count[BOTTOM_NA], b->nrows);
-    card(f, "same", big, "figures with no significant difference: not priced, not claimed");
+    snprintf(big, sizeof(big), "%zu of %zu",
+             count[BOTTOM_SAME] + count[BOTTOM_NA] + count[BOTTOM_FEW], b->nrows);
+    card(f, "same", big,
+         count[BOTTOM_FEW] > 0 ? "figures with no significant difference, or too few runs for a "
+                                 "verdict: not priced, not claimed"
+                               : "figures with no significant difference: not priced, not claimed");
     if (priced != NULL) {
         char cell[TEXT_SAFE_CAP];
         bottom_cost_words(text, sizeof(text), priced);
@@ -875,14 +883,68 @@ static void bottom_cards(FILE *f, const struct bottom_line *b)
     fputs("</div>\n", f);
 }
 
+/* The noisy runs' count, the last item of the bottom line's list. */
+static void bottom_noisy(FILE *f, const struct bottom_line *b)
+{
+    char noisy[256];
+
+    bottom_noisy_words(noisy, sizeof(noisy), b);
+    if (noisy[0] == '\0') return;
+    fputs("<li class=\"muted\">", f);
+    html_text(f, noisy);
+    fputs("</li>\n", f);
+}
+
+#define GRID_COLS 16
+
+/*
+ * A bottom line without verdicts (bottom_no_verdict) as the text prints it:
+ * the sentence saying why, in a card, and per cell the ratios of the medians.
+ */
+static void bottom_grid(FILE *f, const struct bottom_line *b)
+{
+    const struct bottom_row *cols[GRID_COLS];
+    size_t ncols = bottom_grid_cols(b, cols, GRID_COLS);
+    char words[512], name[TEXT_SAFE_CAP + 8], v[32];
+
+    bottom_few_words(words, sizeof(words), b);
+    fputs("<div class=\"cards\">\n", f);
+    card(f, "few", "no verdict", words);
+    fputs("</div>\n<table class=\"bottom grid\"><tr><th>cell</th>", f);
+    for (size_t k = 0; k < ncols; k++) {
+        bottom_grid_col_name(name, sizeof(name), cols[k]);
+        fputs("<th>", f);
+        html_text(f, name);
+        fputs("</th>", f);
+    }
+    fputs("</tr>\n", f);
+    for (size_t i = 0; i < b->nrows; i++) {
+        if (!bottom_grid_cell_at(b, i)) continue;
+        fputs("<tr class=\"row few\"><td class=\"cell\">", f);
+        html_text(f, b->rows[i].cell);
+        fputs("</td>", f);
+        for (size_t k = 0; k < ncols; k++) {
+            bottom_grid_value(v, sizeof(v), b, i, cols[k]);
+            fputs("<td class=\"num\">", f);
+            html_text(f, v);
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n<ul class=\"costs\">\n", f);
+    bottom_noisy(f, b);
+    fputs("</ul>\n", f);
+}
+
 /*
  * The bottom line as the text ends with it (report/bottom.c's words, read from
- * the evidence): cards, then per cell and figure both medians and the verdict.
+ * the evidence): cards, then per cell and figure both medians and the verdict;
+ * without a verdict possible, the sentence and the ratios (bottom_grid).
  */
 static void bottom_section(FILE *f, const struct hfile *const *files, size_t n)
 {
     struct bottom_line b;
-    char name[BOTTOM_NAME_CAP + 16], a[48], v[48], words[320], noisy[256];
+    char name[BOTTOM_NAME_CAP + 16], a[48], v[48], words[320];
 
     bottom_of(files, n, &b);
     if (b.nrows == 0) {
@@ -890,6 +952,12 @@ static void bottom_section(FILE *f, const struct hfile *const *files, size_t n)
         return;
     }
     fputs("<section class=\"bottom\" id=\"bottom-line\">\n<h2>The bottom line</h2>\n", f);
+    if (bottom_no_verdict(&b)) {
+        bottom_grid(f, &b);
+        fputs("</section>\n", f);
+        bottom_release(&b);
+        return;
+    }
     bottom_cards(f, &b);
     fputs("<table class=\"bottom\"><tr><th>cell</th><th>figure</th><th>", f);
     html_text(f, b.rows[0].base);
@@ -924,12 +992,7 @@ static void bottom_section(FILE *f, const struct hfile *const *files, size_t n)
         html_text(f, line);
         fputs("</li>\n", f);
     }
-    bottom_noisy_words(noisy, sizeof(noisy), &b);
-    if (noisy[0] != '\0') {
-        fputs("<li class=\"muted\">", f);
-        html_text(f, noisy);
-        fputs("</li>\n", f);
-    }
+    bottom_noisy(f, &b);
     fputs("</ul>\n</section>\n", f);
     bottom_release(&b);
 }
@@ -1047,6 +1110,54 @@ static void gauge_cell(FILE *f, const struct hcell *cell, const char *a, const c
     known_cell(f, best >= 0, text, why);
 }
 
+/*
+ * The server's PSS at the end, the largest over the cell's runs; when no
+ * server was named but services were (a stack's), each service's by its name
+ * ("redis 2,345,678"): a measured service is never shown as n/a for a
+ * server that was not given.
+ */
+static void pss_cell(FILE *f, const struct hcell *cell)
+{
+    const json_t *svcs =
+        json_object_get(json_object_get(json_array_get(cell->runs, 0), EV_OBSERVED), "services");
+    char text[512] = "", num[48], why[256];
+    size_t i, len = 0;
+    json_t *run;
+    double v;
+
+    if (json_array_size(svcs) == 0 ||
+        hd_figure(json_object_get(json_array_get(cell->runs, 0), EV_OBSERVED), &v, why, sizeof(why),
+                  "memory", "server_pss_end", NULL)) {
+        gauge_cell(f, cell, "memory", "server_pss_end", NULL);
+        return;
+    }
+    for (size_t j = 0; j < json_array_size(svcs) && len < sizeof(text); j++) {
+        const char *name = json_string_value(json_object_get(json_array_get(svcs, j), "name"));
+        double best = -1;
+        char raw[TEXT_SAFE_CAP], shown[TEXT_SAFE_CAP];
+        snprintf(why, sizeof(why), "not in the evidence");
+        json_array_foreach(cell->runs, i, run)
+        {
+            const json_t *svc =
+                json_array_get(json_object_get(json_object_get(run, EV_OBSERVED), "services"), j);
+            char w[256];
+            if (hd_figure(svc, &v, w, sizeof(w), "pss_end", NULL, NULL)) {
+                if (v > best) best = v;
+            } else if (best < 0) {
+                memcpy(why, w, sizeof(why));
+            }
+        }
+        if (best >= 0)
+            svg_number(num, sizeof(num), best);
+        else
+            snprintf(num, sizeof(num), "n/a (%.40s)", why);
+        snprintf(raw, sizeof(raw), "%s", name != NULL ? name : "service");
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s %s", j > 0 ? "; " : "",
+                                text_safe(shown, sizeof(shown), raw), num);
+    }
+    known_cell(f, true, text, "");
+}
+
 /* The kernel counters that moved, summed over the cell's runs. */
 static void net_cell(FILE *f, const struct hcell *cell)
 {
@@ -1089,7 +1200,8 @@ static void kernel_section(FILE *f, const struct hfile *hf)
 
     fputs("<h3>Kernel evidence</h3>\n<p class=\"muted\">Per cell over its runs: the largest "
           "socket peaks the sampler saw (whole counts, earlier runs' sockets included), the "
-          "server's PSS at the end, and the kernel counters that moved, summed.</p>\n"
+          "server's PSS at the end (each service's, by its name, where services were measured "
+          "instead), and the kernel counters that moved, summed.</p>\n"
           "<table class=\"kernel\"><tr><th>cell</th><th>TIME_WAIT client</th>"
           "<th>TIME_WAIT server</th><th>established</th><th>accept queue</th>"
           "<th>server PSS end (B)</th><th>counters that moved</th></tr>\n",
@@ -1104,7 +1216,7 @@ static void kernel_section(FILE *f, const struct hfile *hf)
         gauge_cell(f, cell, "sockets", "time_wait_server", "peak");
         gauge_cell(f, cell, "sockets", "established", "peak");
         gauge_cell(f, cell, "sockets", "listen_queue", "peak");
-        gauge_cell(f, cell, "memory", "server_pss_end", NULL);
+        pss_cell(f, cell);
         net_cell(f, cell);
         fputs("</tr>\n", f);
     }
@@ -1298,12 +1410,18 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
     fputs("</p>\n<h3>ops/s per cell</h3>\n", f);
     chart_ops(f, &self, 1);
     invalid_list(f, hf);
+    fputs("<h3>ops/s and p99 across each run</h3>\n", f);
+    chart_series(f, hf);
     fputs("<h3>Latency percentiles</h3>\n", f);
     chart_latency(f, hf);
     fputs("<h3>CPU per op, by who pays</h3>\n", f);
     chart_cpu(f, hf);
     fputs("<h3>Connection phases</h3>\n", f);
     chart_phases(f, hf);
+    if (json_object_get(hf->head, EV_PROFILE) != NULL) {
+        fputs("<h3>Where each request's CPU goes (--profile)</h3>\n", f);
+        chart_profile(f, hf);
+    }
     fputs("<h3>Latency against the offered rate</h3>\n", f);
     chart_rates(f, hf);
     verdicts_section(f, hf);

@@ -142,6 +142,8 @@ void chart_latency(FILE *f, const struct hfile *hf);
 void chart_cpu(FILE *f, const struct hfile *hf);
 void chart_phases(FILE *f, const struct hfile *hf);
 void chart_rates(FILE *f, const struct hfile *hf);
+/* ops/s and p99 per interval across each run (runs[].series), a chart per group of cells. */
+void chart_series(FILE *f, const struct hfile *hf);
 
 /*
  * ops/s per cell, every rep a dot and the median marked, over the files

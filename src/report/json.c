@@ -18,12 +18,34 @@
 #include "evidence/schema.h"
 #include "host/place.h"
 #include "outfile.h"
+#include "report/profile.h"
 #include "report/services.h"
 
 /* A string fact, or null when it could not be read. */
 static json_t *fact(const char *s)
 {
     return s[0] != '\0' ? json_string(s) : json_null();
+}
+
+/*
+ * Ops and p99 per interval: {interval_ms, end_ms, ops[], p99_ns[], beyond}, or
+ * null when the run has none (it never reached its window).
+ */
+static json_t *series_json(const struct series_result *s)
+{
+    json_t *ops, *p99;
+
+    if (s->interval_ns == 0 || s->n == 0) return json_null();
+    ops = json_array();
+    p99 = json_array();
+    for (size_t i = 0; i < s->n; i++) {
+        json_array_append_new(ops, json_integer((json_int_t)s->ops[i]));
+        json_array_append_new(p99, json_integer((json_int_t)s->p99_ns[i]));
+    }
+    return json_pack("{s:I, s:f, s:o, s:o, s:I}", EV_SERIES_INTERVAL_MS,
+                     (json_int_t)(s->interval_ns / NS_PER_MS), EV_SERIES_END_MS,
+                     (double)s->end_ns / 1e6, EV_SERIES_OPS, ops, EV_SERIES_P99_NS, p99,
+                     EV_SERIES_BEYOND, (json_int_t)s->beyond);
 }
 
 /* Each phase that was measured: its percentiles and whole histogram. */
@@ -344,9 +366,11 @@ json_t *report_run_json(const struct run_record *r)
     json_object_set_new(run, EV_STDERR_REPLIES, json_integer((json_int_t)res->stderr_replies));
     json_object_set_new(run, EV_STATUS, status_json(res));
     json_object_set_new(run, EV_OPEN_LOOP, open_loop_json(r));
+    json_object_set_new(run, EV_SERIES, series_json(&res->series));
     json_object_set_new(run, EV_PLACEMENT, placement_json(r));
     if (r->netns.mode != NETNS_NONE) json_object_set_new(run, EV_NETNS, netns_json(&r->netns));
     if (r->agent != NULL) json_object_set(run, EV_AGENT, r->agent);
+    if (r->obs.profiled) json_object_set_new(run, EV_PROFILE, profile_run_json(r));
     if (report_services_json(run, r) < 0) {
         json_decref(run);
         return NULL;
@@ -493,6 +517,7 @@ json_t *report_json(const struct report_meta *meta, const struct run_record *rec
     if (meta->plan != NULL) json_object_set(doc, EV_PLAN, meta->plan);
     if (meta->summary != NULL) json_object_set(doc, EV_SUMMARY, meta->summary);
     if (meta->bottom != NULL) json_object_set(doc, EV_BOTTOM_LINE, meta->bottom);
+    if (meta->profile != NULL) json_object_set(doc, EV_PROFILE, meta->profile);
     return doc;
 }
 
@@ -588,8 +613,9 @@ static int dump_break(FILE *f, int depth)
 
 /*
  * v as json_dumpf with JSON_INDENT(1) | JSON_COMPACT writes it, a member per
- * line, but each histogram's counts on one line, should they be a list: one
- * number per line would make them four fifths of the document.
+ * line, but each histogram's counts on one line, should they be a list, and
+ * each run's series on one: one number per line would make them four fifths
+ * of the document.
  */
 static int dump_indented(FILE *f, json_t *v, int depth)
 {
@@ -611,7 +637,8 @@ static int dump_indented(FILE *f, json_t *v, int depth)
                 (k == NULL || json_dumpf(k, f, JSON_ENCODE_ANY) != 0 || fputc(':', f) == EOF))
                 rc = -EIO;
             json_decref(k);
-            if (rc == 0 && strcmp(key, EV_COUNTS) == 0 && json_is_array(item))
+            if (rc == 0 && ((strcmp(key, EV_COUNTS) == 0 && json_is_array(item)) ||
+                            (strcmp(key, EV_SERIES) == 0 && json_is_object(item))))
                 rc = json_dumpf(item, f, JSON_COMPACT) != 0 ? -EIO : 0;
             else if (rc == 0)
                 rc = dump_indented(f, item, depth + 1);

@@ -35,6 +35,7 @@ struct report_meta {
     json_t *plan;       /* {reps, order, seed, cooldown_s} or NULL; borrowed */
     json_t *summary;    /* from summary_json, or NULL; borrowed */
     json_t *bottom;     /* from bottom_json, or NULL; borrowed */
+    json_t *profile;    /* --profile: from profile_summary, or NULL; borrowed */
 };
 
 /*

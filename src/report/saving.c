@@ -1,14 +1,22 @@
 /*
- * report/saving: prints what cost.c computes, per cell: the figures per request
- * (tcp, unix, saved with its interval), then for each CPU figure what the
- * saving is worth per month at each traffic volume and the rate that saves a
- * whole vCPU, then the dilution by application work; or the same as JSON.
+ * report/saving: prints what cost.c computes: first the bottom line, the one
+ * key figure (the rate at which the largest significant saving of CPU per
+ * request, client and server together, is one vCPU); then per cell the
+ * figures per request (tcp, unix, saved with its interval, and whether the
+ * difference is significant), then for each CPU figure whose difference is
+ * significant what the saving is worth per month at each traffic volume, the
+ * rate that saves a whole vCPU and the dilution by application work. A
+ * difference that is not significant is said to be one, never priced. Or the
+ * same as JSON.
  */
 #include "report/saving.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "report/bottom.h"
+#include "stats.h"
 
 /* What a CPU figure measures, for the notes under a cell's table. */
 static const struct {
@@ -145,15 +153,63 @@ static bool saving_of(const struct cost_cell *c, size_t i, const struct cost_pla
                           p->seed + i, out) == 0;
 }
 
+/*
+ * The one figure of c's whole CPU per request: the client and every service
+ * (a stack's), else the client and the server, else the client's alone (a
+ * merged file); SIZE_MAX when c has none of them.
+ */
+static size_t key_series(const struct cost_cell *c)
+{
+    static const char *const order[] = { "client+services", "client+server", "client" };
+
+    for (size_t k = 0; k < ARRAY_LEN(order); k++)
+        for (size_t i = 0; i < c->nseries; i++)
+            if (strcmp(c->series[i].name, order[k]) == 0) return i;
+    return SIZE_MAX;
+}
+
+/* Too few runs for Mann-Whitney to reach p < STATS_ALPHA, whatever they measured. */
+static bool few_runs(const struct cost_saving *s)
+{
+    return stats_mw_min_p(s->n_tcp, s->n_uds) >= STATS_ALPHA;
+}
+
+/*
+ * Why a saving is not priced: "no significant difference (p=0.31, n=5+5): not
+ * priced", "too few runs for a verdict (n=2+2): not priced", or without an
+ * interval "no interval (n=1+1: fewer than two runs a side): not priced".
+ * Empty when it is significant.
+ */
+static void unpriced_text(char *buf, size_t cap, const struct cost_saving *s)
+{
+    if (s->significant)
+        snprintf(buf, cap, "%s", "");
+    else if (!isnan(s->p) && few_runs(s))
+        snprintf(buf, cap, "too few runs for a verdict (n=%zu+%zu): not priced", s->n_tcp,
+                 s->n_uds);
+    else if (!isnan(s->p))
+        snprintf(buf, cap, "no significant difference (p=%.2g, n=%zu+%zu): not priced", s->p,
+                 s->n_tcp, s->n_uds);
+    else
+        snprintf(buf, cap, "no interval (n=%zu+%zu: fewer than two runs a side): not priced",
+                 s->n_tcp, s->n_uds);
+}
+
+/* "p=0.0079, n=5+5": a significant saving's test. */
+static void test_text(char *buf, size_t cap, const struct cost_saving *s)
+{
+    snprintf(buf, cap, "p=%.2g, n=%zu+%zu", s->p, s->n_tcp, s->n_uds);
+}
+
 static void put_per_request(FILE *f, const struct cost_cell *c, const struct cost_plan *p)
 {
     bool any_interval = false, none = false;
 
-    fprintf(f, "\n   %-22s %11s %11s   %-33s %s\n", "per request", "tcp µs", "unix µs",
-            "saved by unix µs [95 % interval]", "saved");
+    fprintf(f, "\n   %-22s %11s %11s   %-33s %-9s %s\n", "per request", "tcp µs", "unix µs",
+            "saved by unix µs [95 % interval]", "saved", "unix against tcp");
     for (size_t i = 0; i < c->nseries; i++) {
         const struct cost_series *ser = &c->series[i];
-        char name[64], saved[160], share[64], pct[48];
+        char name[64], saved[160], share[64], pct[48], verdict[96];
         struct cost_saving s;
 
         snprintf(name, sizeof(name), "%s %s", ser->kind == COST_CPU ? "cpu" : "latency", ser->name);
@@ -168,18 +224,47 @@ static void put_per_request(FILE *f, const struct cost_cell *c, const struct cos
             none = true;
         sig(pct, sizeof(pct), 100 * s.saved.v / s.tcp, 3);
         snprintf(share, sizeof(share), "%s %%", pct);
-        fprintf(f, "   %-22s %10.2f %10.2f   %-32s %s%s\n", name, s.tcp / 1e3, s.uds / 1e3, saved,
-                s.tcp > 0 ? share : "n/a", s.saved.v < 0 ? "  (unix costs more)" : "");
+        if (s.significant) {
+            char test[64];
+            test_text(test, sizeof(test), &s);
+            snprintf(verdict, sizeof(verdict), "%s (%s)", s.saved.v < 0 ? "costs more" : "saves",
+                     test);
+        } else {
+            snprintf(verdict, sizeof(verdict), "%s",
+                     isnan(s.p)     ? "no interval"
+                     : few_runs(&s) ? "too few runs"
+                                    : "not significant");
+            if (!isnan(s.p))
+                snprintf(verdict + strlen(verdict), sizeof(verdict) - strlen(verdict),
+                         " (p=%.2g, n=%zu+%zu)", s.p, s.n_tcp, s.n_uds);
+        }
+        fprintf(f, "   %-22s %10.2f %10.2f   %-32s %-9s %s\n", name, s.tcp / 1e3, s.uds / 1e3,
+                saved, s.tcp > 0 ? share : "n/a", verdict);
     }
     if (none)
         fprintf(f, "   %s: fewer than two runs on a side give no interval\n",
                 any_interval ? "a figure without [ ]" : "no interval");
-    for (size_t i = 0; i < ARRAY_LEN(figure_notes); i++)
-        if (cost_cell_series(c, figure_notes[i].name) != NULL)
-            fprintf(f, "   cpu %s: %s\n", figure_notes[i].name, figure_notes[i].what);
-    for (size_t i = 0; i < c->nseries; i++)
-        if (c->series[i].kind == COST_CPU && !noted(&c->series[i]))
-            fprintf(f, "   cpu %s: a named service (--service)\n", c->series[i].name);
+}
+
+/* What each CPU figure of s measures, once for the whole output. */
+static void put_notes(FILE *f, const struct cost_set *s)
+{
+    bool named = false;
+
+    fputc('\n', f);
+    for (size_t i = 0; i < ARRAY_LEN(figure_notes); i++) {
+        bool any = false;
+        for (size_t c = 0; c < s->ncells && !any; c++)
+            any = report_saving_cell_ok(&s->cells[c]) &&
+                  cost_cell_series(&s->cells[c], figure_notes[i].name) != NULL;
+        if (any) fprintf(f, "cpu %s: %s\n", figure_notes[i].name, figure_notes[i].what);
+    }
+    for (size_t c = 0; c < s->ncells; c++)
+        for (size_t i = 0; i < s->cells[c].nseries; i++)
+            named =
+                named || (report_saving_cell_ok(&s->cells[c]) &&
+                          s->cells[c].series[i].kind == COST_CPU && !noted(&s->cells[c].series[i]));
+    if (named) fprintf(f, "cpu NAME: a named service (--service)\n");
 }
 
 /* The sustained rate at which the saving s adds up to one whole vCPU, as a phrase. */
@@ -231,8 +316,10 @@ static void put_dilution(FILE *f, const struct cost_cell *c, const struct cost_p
     const struct cost_series *ser[COST_MAX_FIGURES];
     size_t n = 0;
 
+    /* the cell's key figure (the whole CPU per request), when it is priced */
     for (size_t i = 0; i < c->nseries && n < COST_MAX_FIGURES; i++)
-        if (c->series[i].kind == COST_CPU && saving_of(c, i, p, &s[n])) ser[n++] = &c->series[i];
+        if (i == key_series(c) && saving_of(c, i, p, &s[n]) && s[n].significant)
+            ser[n++] = &c->series[i];
     if (n == 0) return;
     fprintf(f,
             "\n   application work per request dilutes the saving (an estimate, not a "
@@ -261,20 +348,108 @@ static void put_dilution(FILE *f, const struct cost_cell *c, const struct cost_p
     }
 }
 
+/*
+ * The bottom line's figure: over the compared cells, the significant saving
+ * of each one's key series (key_series) that saves the most, or when none
+ * saves, the one that costs the most. Returns how many cells have a
+ * significant one (0: *cell and *sv are not set).
+ */
+static size_t key_figure(const struct cost_set *s, const struct cost_plan *p, size_t *cell,
+                         struct cost_saving *sv)
+{
+    size_t n = 0;
+
+    for (size_t c = 0; c < s->ncells; c++) {
+        size_t k = key_series(&s->cells[c]);
+        struct cost_saving x;
+        if (!report_saving_cell_ok(&s->cells[c]) || k == SIZE_MAX ||
+            !saving_of(&s->cells[c], k, p, &x) || !x.significant)
+            continue;
+        if (n++ == 0 || (x.saved.v > 0 && x.saved.v > sv->saved.v) ||
+            (x.saved.v < 0 && sv->saved.v < 0 && x.saved.v < sv->saved.v)) {
+            *cell = c;
+            *sv = x;
+        }
+    }
+    return n;
+}
+
+/* The cells compared. */
+static size_t compared_cells(const struct cost_set *s)
+{
+    size_t n = 0;
+
+    for (size_t c = 0; c < s->ncells; c++)
+        n += report_saving_cell_ok(&s->cells[c]);
+    return n;
+}
+
+/* The bottom line's saving as report/bottom.c words a stack's or a lab's cost. */
+static struct bottom_cost key_cost(const struct cost_cell *c, const struct cost_saving *sv)
+{
+    struct cost_range rate = cost_breakeven_rate(sv->saved);
+    struct bottom_cost b = { .base = "tcp",
+                             .arm = "unix",
+                             .priced = sv->significant,
+                             .p = sv->p,
+                             .n_base = sv->n_tcp,
+                             .n_arm = sv->n_uds,
+                             .saved_ns = sv->saved.v,
+                             .saved_lo_ns = sv->saved.lo,
+                             .saved_hi_ns = sv->saved.hi,
+                             .rate = rate.v,
+                             .rate_lo = rate.lo,
+                             .rate_hi = rate.hi };
+
+    snprintf(b.who, sizeof(b.who), "%s", c->series[key_series(c)].name);
+    return b;
+}
+
+/*
+ * The bottom line's words: "unix saves 23.1 µs [18.2, 30.0] of CPU per
+ * request (client+server): one vCPU saved at 43,300 [33,300, 54,900]
+ * requests/s, in echo reuse 64 B c=1 p=1 (p=0.0079, n=5+5); 2 of 6 cells
+ * priced", or that no compared cell has a significant difference: nothing
+ * priced.
+ */
+static void bottom_text(char *buf, size_t cap, const struct cost_set *s, const struct cost_plan *p)
+{
+    struct cost_saving sv;
+    size_t cell = 0, n = key_figure(s, p, &cell, &sv), cells = compared_cells(s);
+    char words[512], test[64], label[TEXT_SAFE_CAP], more[96] = "";
+    struct bottom_cost b;
+
+    if (n == 0) {
+        snprintf(buf, cap,
+                 "no significant difference in CPU per request in %s%zu compared cell%s: "
+                 "nothing priced",
+                 cells > 1 ? "any of the " : "the ", cells, cells == 1 ? "" : "s");
+        return;
+    }
+    b = key_cost(&s->cells[cell], &sv);
+    bottom_cost_words(words, sizeof(words), &b);
+    evidence_cell_label(label, sizeof(label), &s->cells[cell].key);
+    test_text(test, sizeof(test), &sv);
+    if (cells > 1) snprintf(more, sizeof(more), "; %zu of %zu cells priced", n, cells);
+    snprintf(buf, cap, "%s, in %s (%s)%s", words, label, test, more);
+}
+
 void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
                          const struct cost_plan *p)
 {
-    char shown[TEXT_SAFE_CAP];
+    char shown[TEXT_SAFE_CAP], bottom[2 * TEXT_SAFE_CAP];
 
+    bottom_text(bottom, sizeof(bottom), s, p);
     fprintf(f,
             "hopbench cost: what a Unix socket saves over TCP loopback, from %s\n"
-            "Each figure is the median of a transport's runs that count; saved = tcp - unix\n"
-            "(negative: the Unix socket costs more). [low, high] is the %.0f %% bootstrap\n"
-            "interval of the ratio of medians unix/tcp (seed %llu), carried to each figure;\n"
-            "fewer than two runs on a side give none. A month is 30 days (%.0f s).\n"
+            "bottom line: %s\n\n"
+            "Per cell the median of each transport's runs that count; saved = tcp - unix\n"
+            "(negative: unix costs more), [ ] the %.0f %% bootstrap interval of the ratio of\n"
+            "medians (seed %llu) carried to it. Only a significant difference (Mann-Whitney\n"
+            "p < %.2g, the interval excluding 0) is priced. A month is 30 days (%.0f s).\n"
             "Price: $%g per vCPU-month%s.\n",
-            text_safe(shown, sizeof(shown), path), COST_LEVEL * 100, (unsigned long long)p->seed,
-            COST_MONTH_S, p->price_usd,
+            text_safe(shown, sizeof(shown), path), bottom, COST_LEVEL * 100,
+            (unsigned long long)p->seed, STATS_ALPHA, COST_MONTH_S, p->price_usd,
             p->price_given ? " (--price)" : ", an assumption (--price sets it)");
     for (size_t i = 0; i < s->ncells; i++) {
         const struct cost_cell *c = &s->cells[i];
@@ -291,11 +466,24 @@ void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
             continue;
         }
         put_per_request(f, c, p);
-        for (size_t j = 0; j < c->nseries; j++)
-            if (c->series[j].kind == COST_CPU && saving_of(c, j, p, &sv))
-                put_month(f, &c->series[j], &sv, p);
+        /* the key figure's month in full (every figure's is in --json), the others a line each */
+        if (key_series(c) != SIZE_MAX && saving_of(c, key_series(c), p, &sv) && sv.significant)
+            put_month(f, &c->series[key_series(c)], &sv, p);
+        fputc('\n', f);
+        for (size_t j = 0; j < c->nseries; j++) {
+            char why[256];
+            if (c->series[j].kind != COST_CPU || !saving_of(c, j, p, &sv)) continue;
+            if (sv.significant && j == key_series(c)) continue;
+            if (sv.significant) {
+                vcpu_rate_text(why, sizeof(why), &sv);
+            } else {
+                unpriced_text(why, sizeof(why), &sv);
+            }
+            fprintf(f, "   cpu %s: %s\n", c->series[j].name, why);
+        }
         put_dilution(f, c, p);
     }
+    put_notes(f, s);
 }
 
 void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
@@ -321,15 +509,11 @@ void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
             range_text(saved, sizeof(saved), sv.saved, 1e-3, 3);
             sig(pct, sizeof(pct), 100 * sv.saved.v / sv.tcp, 3);
             /* the stack's short form prices only a significant difference */
-            if (sv.significant)
+            if (sv.significant) {
                 vcpu_rate_text(rate, sizeof(rate), &sv);
-            else if (!isnan(sv.p))
-                snprintf(rate, sizeof(rate),
-                         "no significant difference (p=%.2g, n=%zu+%zu): not priced", sv.p,
-                         sv.n_tcp, sv.n_uds);
-            else
-                snprintf(rate, sizeof(rate),
-                         "no interval (fewer than two runs a side): not priced");
+            } else {
+                unpriced_text(rate, sizeof(rate), &sv);
+            }
             fprintf(f, "   cpu %s: saved %s µs per request (%s%s); %s\n", c->series[j].name, saved,
                     sv.tcp > 0 ? pct : "n/a", sv.tcp > 0 ? " %" : "", rate);
         }
@@ -353,13 +537,25 @@ static json_t *range_json(struct cost_range r)
 static json_t *figure_json(const struct cost_series *ser, const struct cost_saving *s,
                            const struct cost_plan *p)
 {
-    json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:I, s:I, s:o}", "name", ser->name, "kind",
-                          ser->kind == COST_CPU ? "cpu" : "latency", "tcp_ns", s->tcp, "unix_ns",
-                          s->uds, "n_tcp", (json_int_t)s->n_tcp, "n_unix", (json_int_t)s->n_uds,
-                          "saved_ns", range_json(s->saved));
+    char why[128];
+    json_t *o =
+        json_pack("{s:s, s:s, s:f, s:f, s:I, s:I, s:o, s:o, s:b}", "name", ser->name, "kind",
+                  ser->kind == COST_CPU ? "cpu" : "latency", "tcp_ns", s->tcp, "unix_ns", s->uds,
+                  "n_tcp", (json_int_t)s->n_tcp, "n_unix", (json_int_t)s->n_uds, "saved_ns",
+                  range_json(s->saved), "p", num_or_null(s->p), "significant", s->significant);
     json_t *month, *app;
 
     if (o == NULL || ser->kind != COST_CPU) return o;
+    /* a difference that is not significant is said to be one, never priced */
+    json_object_set_new(o, "priced", json_boolean(s->significant));
+    if (!s->significant) {
+        unpriced_text(why, sizeof(why), s);
+        json_object_set_new(o, "not_priced", json_string(why));
+        json_object_set_new(o, "per_month", json_null());
+        json_object_set_new(o, "vcpu_saved_at_requests_per_s", json_null());
+        json_object_set_new(o, "app_work", json_null());
+        return o;
+    }
     month = json_array();
     app = json_array();
     for (size_t t = 0; t < p->ntraffic; t++) {
@@ -410,6 +606,31 @@ static json_t *cell_json(const struct cost_cell *c, const struct cost_plan *p)
     return o;
 }
 
+/* The bottom line: its words, and the figure priced in them (null when none is). */
+static json_t *key_json(const struct cost_set *s, const struct cost_plan *p)
+{
+    struct cost_saving sv;
+    size_t cell = 0, n = key_figure(s, p, &cell, &sv);
+    char text[2 * TEXT_SAFE_CAP], label[TEXT_SAFE_CAP];
+    json_t *o;
+
+    bottom_text(text, sizeof(text), s, p);
+    o = json_pack("{s:s, s:b, s:I, s:I}", "text", text, "priced", n > 0, "cells_priced",
+                  (json_int_t)n, "cells_compared", (json_int_t)compared_cells(s));
+    if (o == NULL || n == 0) return o;
+    evidence_cell_label(label, sizeof(label), &s->cells[cell].key);
+    json_object_set_new(o, "cell", json_string(label));
+    json_object_set_new(o, "figure",
+                        json_string(s->cells[cell].series[key_series(&s->cells[cell])].name));
+    json_object_set_new(o, "saved_ns", range_json(sv.saved));
+    json_object_set_new(o, "vcpu_saved_at_requests_per_s",
+                        range_json(cost_breakeven_rate(sv.saved)));
+    json_object_set_new(o, "p", num_or_null(sv.p));
+    json_object_set_new(o, "n_tcp", json_integer((json_int_t)sv.n_tcp));
+    json_object_set_new(o, "n_unix", json_integer((json_int_t)sv.n_uds));
+    return o;
+}
+
 json_t *report_saving_json(const char *path, const struct cost_set *s, const struct cost_plan *p)
 {
     json_t *cells = json_array();
@@ -421,8 +642,9 @@ json_t *report_saving_json(const char *path, const struct cost_set *s, const str
             return NULL;
         }
     }
-    return json_pack("{s:s, s:s, s:f, s:f, s:b, s:I, s:f, s:o}", "schema", REPORT_SAVING_SCHEMA,
-                     "evidence", path, "month_s", COST_MONTH_S, "price_usd_per_vcpu_month",
-                     p->price_usd, "price_assumed", !p->price_given, "seed", (json_int_t)p->seed,
-                     "interval_level", COST_LEVEL, "cells", cells);
+    return json_pack("{s:s, s:s, s:o, s:f, s:f, s:b, s:I, s:f, s:f, s:o}", "schema",
+                     REPORT_SAVING_SCHEMA, "evidence", path, "bottom_line", key_json(s, p),
+                     "month_s", COST_MONTH_S, "price_usd_per_vcpu_month", p->price_usd,
+                     "price_assumed", !p->price_given, "seed", (json_int_t)p->seed,
+                     "interval_level", COST_LEVEL, "alpha", STATS_ALPHA, "cells", cells);
 }

@@ -72,6 +72,7 @@ struct server_proto {
 
 /* Each protocol's part; proto/registry.c joins each to its client codec. */
 extern const struct server_proto server_echo, server_http, server_fcgi, server_redis;
+extern const struct server_proto server_memcached;
 
 struct server_cfg {
     const struct server_proto *proto;

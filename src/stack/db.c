@@ -97,6 +97,29 @@ static int db_prepare(struct stack_ctx *c, struct db_srv *db, const char *user, 
     return login_secret(&db->who, db->dir, err);
 }
 
+/* The check's log-in (pg's or mysql's options, as its protocol is): a NULL keeps what it was. */
+static void db_login(struct sup_check *chk, const char *user, const char *database,
+                     const char *password)
+{
+    bool pg = strcmp(chk->proto, "pg") == 0;
+    const char **u = pg ? &chk->opts.pg.user : &chk->opts.mysql.user;
+    const char **d = pg ? &chk->opts.pg.database : &chk->opts.mysql.database;
+    const char **p = pg ? &chk->opts.pg.password : &chk->opts.mysql.password;
+
+    if (user != NULL) *u = user;
+    if (database != NULL) *d = database;
+    if (password != NULL) *p = password;
+}
+
+/* The check's statement. */
+static void db_statement(struct sup_check *chk, const char *sql)
+{
+    if (strcmp(chk->proto, "pg") == 0)
+        chk->opts.pg.sql.text = sql;
+    else
+        chk->opts.mysql.sql.text = sql;
+}
+
 /* A check of protocol proto at ep ("tcp://..." or "unix:..."), logged in as user to database. */
 static int db_check(struct sup_check *chk, const struct db_srv *db, const char *proto,
                     const char *ep, const char *user, const char *database, struct hb_err *err)
@@ -104,9 +127,8 @@ static int db_check(struct sup_check *chk, const struct db_srv *db, const char *
     memset(chk, 0, sizeof(*chk));
     chk->svc = db->svc;
     chk->proto = proto;
-    chk->opts.user = user;
-    chk->opts.database = database;
-    chk->opts.sql = "SELECT 1";
+    db_login(chk, user, database, NULL);
+    db_statement(chk, "SELECT 1");
     return endpoint_parse(&chk->ep, ep, err);
 }
 
@@ -116,7 +138,7 @@ static int db_exec(const struct sup_check *chk, const char *const *sqls, struct 
     for (unsigned i = 0; sqls[i] != NULL; i++) {
         struct sup_check one = *chk;
         char why[128] = "";
-        one.opts.sql = sqls[i];
+        db_statement(&one, sqls[i]);
         if (sup_ask(&one, DB_SQL_NS, why, sizeof(why)) < 0)
             return hb_fail(err, -EPROTO, "%s: setting up the table: '%.60s' failed: %s", chk->svc,
                            sqls[i], why);
@@ -204,9 +226,9 @@ static int pg_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
     db_eps(db, tcp, unix_ep, sizeof(tcp));
     rc = db_check(&checks[0], db, "pg", tcp, "postgres", "postgres", err);
     if (rc == 0) rc = db_check(&checks[1], db, "pg", unix_ep, "postgres", "postgres", err);
-    checks[0].opts.password = checks[1].opts.password = db->who.pw;
+    checks[0].opts.pg.password = checks[1].opts.pg.password = db->who.pw;
     db->auth = "password"; /* initdb -A password: asked for in clear */
-    checks[0].opts.auth_methods = checks[1].opts.auth_methods = CODEC_AUTH_PASSWORD;
+    checks[0].opts.pg.auth_methods = checks[1].opts.pg.auth_methods = CODEC_AUTH_PASSWORD;
     if (rc == 0) rc = db_run_server(c, db, &spec, checks, 2, err);
     if (rc < 0) return rc;
     snprintf(fill, sizeof(fill),
@@ -301,10 +323,10 @@ static int my_start(struct stack_ctx *c, struct db_srv *db, struct hb_err *err)
                             "DELETE FROM mysql.global_priv WHERE User = ''", "FLUSH PRIVILEGES",
                             bench, my_grant, NULL };
     rc = db_exec(&checks[0], make_db, err);
-    checks[0].opts.database = "sbtest";
+    db_login(&checks[0], NULL, "sbtest", NULL);
     if (rc == 0) rc = db_exec(&checks[0], setup, err);
     if (rc == 0) rc = db_check(&checks[1], db, "mysql", tcp, "bench", "sbtest", err);
-    checks[1].opts.password = db->who.pw;
+    db_login(&checks[1], NULL, NULL, db->who.pw);
     if (rc == 0) rc = sup_wait_ready(&c->sup, &checks[1], 1, DB_READY_NS, c->stop, err);
     return rc;
 }

@@ -364,10 +364,15 @@ static int fpm_check(struct sup_check *k, const char *svc, const char *proto, co
     memset(k, 0, sizeof(*k));
     k->svc = svc;
     k->proto = proto;
-    k->opts.path = "/bench.php";
-    k->opts.script = script;
-    k->opts.docroot = docroot;
-    k->opts.expect_body = "bench";
+    if (strcmp(proto, "http") == 0) {
+        k->opts.http.path = "/bench.php";
+        k->opts.http.expect_body = "bench";
+    } else {
+        k->opts.fcgi.path = "/bench.php";
+        k->opts.fcgi.script = script;
+        k->opts.fcgi.docroot = docroot;
+        k->opts.fcgi.expect_body = "bench";
+    }
     return endpoint_parse(&k->ep, ep, err);
 }
 

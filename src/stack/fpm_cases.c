@@ -564,8 +564,8 @@ static void fpm_lq_read(const struct fpm_eps *e, unsigned t, struct fpm_lq *q)
     char page[4096];
 
     memset(q, 0, sizeof(*q));
-    chk.opts.path = "/status";
-    chk.opts.script = "/status";
+    chk.opts.fcgi.path = "/status";
+    chk.opts.fcgi.script = "/status";
     if (endpoint_parse(&chk.ep, e->fpm[t], &err) < 0) {
         snprintf(q->why, sizeof(q->why), "%s", err.msg);
         return;

@@ -180,7 +180,7 @@ const struct stack_def stack_apache_fpm = {
     .needs = apache_needs,
     .profiles = fpm_profile_names,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD,
-    .private_net = true,
+    .private_net = &stack_private_fastcgi,
     .conns = FPM_STUDY_CONNS,
     .run = fpm_stack_run,
 };

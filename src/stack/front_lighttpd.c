@@ -148,7 +148,7 @@ const struct stack_def stack_lighttpd_fpm = {
     .needs = lighttpd_needs,
     .profiles = lighttpd_profiles,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD,
-    .private_net = true,
+    .private_net = &stack_private_fastcgi,
     .conns = FPM_STUDY_CONNS,
     .run = fpm_stack_run,
 };

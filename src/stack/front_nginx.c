@@ -177,7 +177,7 @@ const struct stack_def stack_nginx_fpm = {
     .needs = nginx_needs,
     .profiles = fpm_profile_names,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD | STACK_CASE_STARVE,
-    .private_net = true,
+    .private_net = &stack_private_fastcgi,
     .conns = FPM_STUDY_CONNS,
     .run = fpm_stack_run,
 };

@@ -25,6 +25,7 @@
 #include "progress.h"
 #include "report/csv.h"
 #include "report/html.h"
+#include "report/profile.h"
 #include "report/saving.h"
 #include "stack/readings.h"
 #include "stats.h"
@@ -468,6 +469,7 @@ static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps
                         enum netns_side side)
 {
     if (c->o->quiet) stack_arg(a, "--quiet");
+    if (c->o->kernel_profile) stack_arg(a, "--profile");
     stack_arg(a, "--reps");
     stack_arg(a, "%u", reps);
     stack_arg(a, "--order");
@@ -747,6 +749,10 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     }
     if (rc == 0 && arm < 0) rc = bottom_keep(c, json, cell->title, err);
     if (rc == 0 && access(jsonl, R_OK) == 0) rc = cell_read(cell, jsonl, arm, err);
+    if (rc == 0 && c->o->kernel_profile && access(jsonl, R_OK) == 0) {
+        fprintf(c->out, "\n%s:", cell->label);
+        profile_summary_jsonl(c->out, jsonl, 1);
+    }
     if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2) gate_lines(c->out, cell, arm);
     if (rc == 0 && arm < 0 && c->ncosted < STACK_MAX_COSTED && access(jsonl, R_OK) == 0) {
         struct stack_costed *m = &c->costed[c->ncosted++];

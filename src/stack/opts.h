@@ -21,14 +21,15 @@
 
 /* What the command line asks of a stack (cmd/stack.c fills it). */
 struct stack_opts {
-    const char *name;       /* the stack; NULL with list */
-    const char *profile;    /* --profile: one of the stack's profiles; NULL = its default */
-    bool list;              /* `hopbench stack list` */
-    bool short_mode;        /* --short: a quick pass (tests), not a result */
-    unsigned reps;          /* --reps: runs per transport and cell, ABBA; 0 = the stack's */
-    uint64_t duration_ns;   /* -d: each run; 0 = the stack's */
-    uint64_t warmup_ns;     /* --warmup; UINT64_MAX = the stack's */
-    unsigned conns;         /* -c; 0 = the stack's */
+    const char *name;     /* the stack; NULL with list */
+    const char *profile;  /* --profile P: one of the stack's profiles; NULL = its default */
+    bool kernel_profile;  /* --profile alone: the run children sample the kernel (run --profile) */
+    bool list;            /* `hopbench stack list` */
+    bool short_mode;      /* --short: a quick pass (tests), not a result */
+    unsigned reps;        /* --reps: runs per transport and cell, ABBA; 0 = the stack's */
+    uint64_t duration_ns; /* -d: each run; 0 = the stack's */
+    uint64_t warmup_ns;   /* --warmup; UINT64_MAX = the stack's */
+    unsigned conns;       /* -c; 0 = the stack's */
     const char *jsonl_path; /* --jsonl: every run of every child, appended */
     bool hold;              /* --hold: keep the services up after measuring, until a stop signal */
     bool quiet;             /* -q, --quiet: the run children draw no progress line */

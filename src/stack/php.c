@@ -303,7 +303,7 @@ const struct stack_def stack_php_method = {
     .help = php_help,
     .needs = nginx_needs,
     .profiles = fpm_profile_names,
-    .private_net = true,
+    .private_net = &stack_private_fastcgi,
     .conns = PHP_CONNS,
     .run = php_run,
 };

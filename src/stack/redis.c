@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "stack/kv.h"
 #include "stack/measure.h"
 #include "stack/stack.h"
 
@@ -99,8 +100,8 @@ int stack_redis_start(struct stack_ctx *c, struct stack_redis *r, struct hb_err 
     for (unsigned i = 0; i < 2; i++) {
         checks[i].svc = "redis-server";
         checks[i].proto = "redis";
-        checks[i].opts.redis_cmd = REDIS_PING;
-        checks[i].opts.password = r->who.pw;
+        checks[i].opts.redis.command.cmd = REDIS_PING;
+        checks[i].opts.redis.password = r->who.pw;
     }
     rc = sup_wait_ready(&c->sup, checks, 2, 10 * NS_PER_S, c->stop, err);
     if (rc < 0) return rc;
@@ -128,14 +129,17 @@ void stack_redis_args(struct stack_args *a, const struct stack_redis *r, const c
     stack_arg(a, "%s", r->who.pw_file);
 }
 
+/* A redis cell's run child: stack_redis_args, the stack's kv args. */
+static void redis_cell_args(struct stack_args *a, const void *srv, const char *cmd,
+                            unsigned pipeline)
+{
+    stack_redis_args(a, srv, cmd, pipeline);
+}
+
 static int redis_run(struct stack_ctx *c, struct hb_err *err)
 {
-    static const char *const cmds[] = { "set", "get" };
-    static const unsigned pipes[] = { 1, 16 };
     static const char *const names[] = { "redis", NULL };
-    struct stack_cell cells[4];
     static struct stack_redis r;
-    unsigned n = 0;
     int rc = stack_redis_start(c, &r, err);
 
     if (rc == -EINTR) {
@@ -152,25 +156,7 @@ static int redis_run(struct stack_ctx *c, struct hb_err *err)
             (long)v->pid, r.port, r.sock, sup_cgroup_cpu(v), c->reps, (double)c->duration_ns / 1e9,
             (double)c->warmup_ns / 1e9, c->conns);
     fflush(c->out);
-    memset(cells, 0, sizeof(cells));
-    stack_plan(c, 4, 2 * c->reps);
-    for (unsigned i = 0; i < 2 && rc == 0; i++) {
-        for (unsigned j = 0; j < 2 && rc == 0 && !stack_stopping(c); j++) {
-            struct stack_cell *cell = &cells[n++];
-            struct stack_args a = { .n = 0 };
-            char label[48];
-            snprintf(label, sizeof(label), "%s pipeline %u", cmds[i], pipes[j]);
-            stack_cell_init(cell, label, "tcp", "unix");
-            stack_redis_args(&a, &r, cmds[i], pipes[j]);
-            stack_services(c, &a, names);
-            fprintf(c->out, "measuring %s ...\n", cell->label);
-            fflush(c->out);
-            rc = stack_measure(c, &a, cell, err);
-            if (rc == 0) rc = sup_alive(&c->sup, err);
-        }
-    }
-    if (n > 0) stack_table(c->out, cells, n);
-    return rc;
+    return stack_kv_cells(c, names, redis_cell_args, &r, err);
 }
 
 const struct stack_def stack_redis = {

@@ -15,6 +15,7 @@
 extern const struct stack_def stack_redis, stack_nginx_fpm, stack_apache_fpm, stack_php_method,
     stack_redis_mariadb, stack_postgres;
 extern const struct stack_def stack_lighttpd_fpm;
+extern const struct stack_def stack_memcached;
 
 /* one stack a line, as a new stack adds one */
 /* clang-format off */
@@ -26,9 +27,16 @@ const struct stack_def *const stack_defs[] = {
     &stack_php_method,
     &stack_redis_mariadb,
     &stack_postgres,
+    &stack_memcached,
     NULL,
 };
 /* clang-format on */
+
+const struct stack_private stack_private_fastcgi = {
+    .port = "FastCGI",
+    .why = "FastCGI has no authentication",
+    .risk = "send it requests, which run code as php-fpm's workers",
+};
 
 const struct stack_def *stack_find(const char *name)
 {
@@ -100,8 +108,14 @@ unsigned stack_conns(const struct stack_ctx *c, unsigned study)
  * The words of the "netns:" line; implied: the namespace is the stack's
  * default (stack_def.private_net), not --netns's.
  */
-static void stack_netns_line(struct stack_ctx *c, bool implied)
+static void stack_netns_line(struct stack_ctx *c, const struct stack_private *implied)
 {
+    char tail[256] = "";
+
+    if (implied != NULL)
+        snprintf(tail, sizeof(tail),
+                 ", this stack's default: no other local user reaches its %s port (%s)",
+                 implied->port, implied->why);
     netns_describe(&c->netns,
                    &(struct netns_words){ .same = "services and run children in one network "
                                                   "namespace made for the stack (its own loopback)",
@@ -109,10 +123,7 @@ static void stack_netns_line(struct stack_ctx *c, bool implied)
                                           .in_b = "run children in",
                                           .after_b = ", joined by a veth pair: the front hop "
                                                      "crosses it",
-                                          .tail = implied ? ", this stack's default: no other "
-                                                            "local user reaches its FastCGI port "
-                                                            "(FastCGI has no authentication)"
-                                                          : "" },
+                                          .tail = tail },
                    c->out);
 }
 
@@ -120,31 +131,30 @@ static void stack_netns_line(struct stack_ctx *c, bool implied)
  * --netns: makes the namespaces and moves this thread into A, where the
  * services start (netns.h: the children of a thread begin in its namespace);
  * the run children go to A or B (child_spawn). Without it, the host's; but a
- * stack with a FastCGI port (private_net: whoever reaches it runs code as its
- * workers) makes one namespace for itself when it can (root, no --agent,
- * whose run children talk to an agent outside), else says that its port is
- * open to every local user.
+ * stack with a port without authentication (private_net: php-fpm's FastCGI,
+ * whoever reaches it runs code as its workers) makes one namespace for itself
+ * when it can (root, no --agent, whose run children talk to an agent
+ * outside), else says that its port is open to every local user.
  */
 static int stack_netns(struct stack_ctx *c, const struct stack_def *d, struct hb_err *err)
 {
-    bool implied = c->o->netns == NETNS_NONE && d->private_net;
+    const struct stack_private *implied = c->o->netns == NETNS_NONE ? d->private_net : NULL;
     const char *why = c->o->agent != NULL ? "--agent: its run children reach the agent there"
                       : geteuid() != 0    ? "not root: no network namespace"
                                           : NULL;
-    int rc = netns_init(&c->netns, implied && why == NULL ? NETNS_SAME : c->o->netns, err);
+    int rc = netns_init(&c->netns, implied != NULL && why == NULL ? NETNS_SAME : c->o->netns, err);
 
     c->front_host = "127.0.0.1";
-    if (rc < 0 && implied) { /* root without CAP_SYS_ADMIN: the host's, said so */
+    if (rc < 0 && implied != NULL) { /* root without CAP_SYS_ADMIN: the host's, said so */
         why = err->msg;
         netns_release(&c->netns);
         rc = netns_init(&c->netns, NETNS_NONE, err);
     }
-    if (implied && why != NULL)
+    if (implied != NULL && why != NULL)
         fprintf(c->out,
-                "warning: the FastCGI TCP port is on the host's loopback (%s): any local user "
-                "may send it requests, which run code as php-fpm's workers, while the stack "
-                "runs\n",
-                why);
+                "warning: the %s TCP port is on the host's loopback (%s): any local user may %s, "
+                "while the stack runs\n",
+                implied->port, why, implied->risk);
     if (rc < 0 || c->netns.mode == NETNS_NONE) return rc;
     c->child_side = c->netns.mode == NETNS_OTHER ? NETNS_B : NETNS_A;
     if (c->netns.mode == NETNS_OTHER) c->front_host = c->netns.addr_a;

@@ -30,6 +30,20 @@ enum stack_verdict {
 
 struct stack_ctx;
 struct stack_args;
+
+/*
+ * What a stack's port without authentication is and what any local user who
+ * reaches it could do (stack_def.private_net), for the lines that say where
+ * the stack's network is.
+ */
+struct stack_private {
+    const char *port; /* "FastCGI": "its FastCGI port", "the FastCGI TCP port" */
+    const char *why;  /* "FastCGI has no authentication" */
+    const char *risk; /* "send it requests, which run code as php-fpm's workers" */
+};
+
+/* php-fpm's FastCGI port (the fpm stacks). */
+extern const struct stack_private stack_private_fastcgi;
 struct web_front; /* front.h: the fpm stacks' web server */
 
 struct stack_def {
@@ -47,9 +61,10 @@ struct stack_def {
     unsigned conns;
     /*
      * It has a port with no authentication (php-fpm's FastCGI): without
-     * --netns it runs in a network namespace of its own (same) when it can.
+     * --netns it runs in a network namespace of its own (same) when it can,
+     * and says why in these words; NULL: the host's network.
      */
-    bool private_net;
+    const struct stack_private *private_net;
     const struct web_front *front; /* the fpm stacks: the web server in front of php-fpm */
     /* Starts the services, measures, prints the table: 0 or a negative errno with err set. */
     int (*run)(struct stack_ctx *c, struct hb_err *err);
@@ -80,15 +95,18 @@ void stack_redis_args(struct stack_args *a, const struct stack_redis *r, const c
 
 /*
  * The options' lines of the --help of a stack with neither profiles nor cases;
- * conns: its default -c, as a string literal.
+ * conns: its default -c, the study's, as a string literal.
  */
 #define STACK_HELP_OPTIONS(conns)                                                                  \
+    STACK_HELP_OPTIONS_C("  -c, --connections N  connections of each run (default " conns          \
+                         ", the study's; -c 1: a\n                   ping-pong)\n")
+
+/* The same with the -c line given whole (a stack that reproduces no study). */
+#define STACK_HELP_OPTIONS_C(c_line)                                                               \
     "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                              \
     "  --reps N         runs per transport and cell (default 4; 2 with --short)\n"                 \
     "  -d, --duration S each run's measured seconds (default 2)\n"                                 \
-    "      --warmup S   each run's discarded start (default 0.5)\n"                                \
-    "  -c, --connections N  connections of each run (default " conns ", the study's; -c 1: a\n"    \
-    "                   ping-pong)\n"                                                              \
+    "      --warmup S   each run's discarded start (default 0.5)\n" c_line                         \
     "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"        \
     "      --csv FILE   one CSV row per run of every measurement (source: the measurement)\n"      \
     "  -q, --quiet      no live progress line from the runs\n"                                     \

@@ -460,7 +460,7 @@ static int read_reply(int fd, const struct codec_ops *ops, void *st, uint64_t de
 static int ask_on(int fd, const struct sup_check *c, uint64_t deadline, char *why, size_t cap)
 {
     const struct codec_ops *ops = codec_find(c->proto);
-    struct codec_cfg cfg = { .opts = &c->opts, .local = c->ep.kind != ENDPOINT_TCP };
+    struct codec_cfg cfg = { .opts = &c->opts.room, .local = c->ep.kind != ENDPOINT_TCP };
     struct codec_msg msg;
     void *st = xcalloc(1, ops->state_size);
     size_t need = ops->max_request(&cfg);
@@ -549,7 +549,7 @@ int sup_fcgi_get(const struct sup_check *c, uint64_t timeout_ns, char *out, size
                  size_t whycap)
 {
     const struct codec_ops *ops = codec_find("fcgi");
-    struct codec_cfg cfg = { .opts = &c->opts };
+    struct codec_cfg cfg = { .opts = &c->opts.fcgi };
     uint64_t deadline = now_ns() + timeout_ns;
     uint8_t buf[16384], *req = NULL;
     size_t have = 0, olen = 0, need;

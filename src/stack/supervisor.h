@@ -35,6 +35,11 @@
 #include "endpoint.h"
 #include "host/leftover.h"
 #include "proto/codec.h"
+#include "proto/fcgi.h"
+#include "proto/http.h"
+#include "proto/mysql.h"
+#include "proto/pg.h"
+#include "proto/resp.h"
 #include "stack/users.h"
 #include "util.h"
 
@@ -81,7 +86,16 @@ struct sup_check {
     const char *proto; /* "redis" (PING), "http" (GET), "fcgi"; "pg", "mysql" (a query, after
                         * the codec's log-in) */
     struct endpoint ep;
-    struct codec_opts opts; /* the request; an http or fcgi reply must be 2xx */
+    /* the request: its protocol's options (all zero: its defaults); an http or fcgi reply
+     * must be 2xx */
+    union {
+        union codec_room room;
+        struct http_opts http;
+        struct fcgi_opts fcgi;
+        struct resp_opts redis;
+        struct pg_opts pg;
+        struct mysql_opts mysql;
+    } opts;
 };
 
 /*

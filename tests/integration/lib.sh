@@ -262,11 +262,37 @@ program_path() {
     printf '%s\n' "${PROG_PATH[$1]}"
 }
 
+# chrome PREFIX ARGS... : headless Chromium (after `need chromium`) with a private profile in
+# $T, bounded in time (timeout signals the process group, so its helper processes too); stdout
+# to PREFIX.out, stderr (its log, console messages included) to PREFIX.err.
+chrome() {
+    local prefix=$1 prof rc=0
+    shift
+    prof=$(mktemp -d "$T/chrome.XXXXXX")
+    timeout -k 5 90 "$(program_path chromium)" --headless --no-sandbox --disable-gpu \
+        --hide-scrollbars --no-first-run --disable-extensions --user-data-dir="$prof" \
+        --enable-logging=stderr --v=0 "$@" >"$prefix.out" 2>"$prefix.err" || rc=$?
+    rm -rf "$prof"
+    return "$rc"
+}
+
 # --- processes ------------------------------------------------------------------
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 alive() { kill -0 "$1" 2>/dev/null; }
+
+# eventually SECONDS CMD... : CMD succeeds within SECONDS (times SAN), asked every 0.1 s: for
+# what the kernel finishes after the call that asked for it returned (a deleted namespace's
+# devices go in a work queue).
+eventually() {
+    local until=$(($(now_ms) + $(san_s "$1" | cut -d. -f1) * 1000))
+    shift
+    until "$@"; do
+        [ "$(now_ms)" -lt "$until" ] || return 1
+        sleep 0.1
+    done
+}
 
 # wait_gone PID SECONDS : waits (50 ms steps) until PID is gone; returns 1 if still alive.
 wait_gone() {

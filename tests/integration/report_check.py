@@ -11,6 +11,13 @@
   report_check.py deltas DOM.html DOC.json   the verdicts a page computed are DOC's summary's
   report_check.py inject EVIDENCE OUT        the evidence with markup in its strings
   report_check.py bottom DOM.html TEXT.out   the page's bottom line is the text's, and first
+  report_check.py stack DOM.html JSONL        a stack's page: its arms named by their labels,
+                                             each service's CPU per request drawn and in the
+                                             bottom line, no n/a for a measured service, no
+                                             link or path to a file the stack removed
+  report_check.py stall DOM.html EVIDENCE    a run against a stalling server: an interval with
+                                             no ops, then a p99 of the stall, in the evidence
+                                             and on the page's series chart
 
 Results are lines "ok NAME" / "not ok NAME # DETAIL".
 """
@@ -25,7 +32,7 @@ import sys
 import zlib
 from html.parser import HTMLParser
 
-KINDS = ["ops", "latency", "cpu", "phases", "rates"]
+KINDS = ["ops", "series", "latency", "cpu", "phases", "rates"]
 failed = 0
 
 
@@ -167,6 +174,27 @@ def merged_percentile(hists, p):
     return hmax
 
 
+def series_extremes(s):
+    """A run's series as the report's chart reads it (charts.c tl_*): the lowest ops/s and the
+    highest p99 (µs) of the intervals drawn, every one but a last one shorter than half."""
+    iv, end, n = s["interval_ms"] / 1e3, s["end_ms"] / 1e3, len(s["ops"])
+
+    def length(i):
+        rest = end - iv * i
+        return iv if i + 1 < n or rest > iv else rest
+
+    drawn = [i for i in range(n) if i + 1 < n or length(i) >= iv / 2]
+    lo = min([s["ops"][i] / length(i) for i in drawn], default=0)
+    hi = max([s["p99_ns"][i] / 1000 for i in drawn], default=0)
+    return lo, hi
+
+
+def series_title_numbers(title):
+    """(lowest ops/s, highest p99 µs) as a series line's title prints them."""
+    m = re.search(r"lowest ([0-9.,e+-]+) ops/s at .* highest p99 ([0-9.,e+-]+) µs", title)
+    return (m.group(1), m.group(2)) if m else None
+
+
 # ---- the DOM -------------------------------------------------------------------------
 
 
@@ -207,6 +235,13 @@ class Dom(HTMLParser):
 
 def elements(chart, tag, cls):
     return [e for e in chart[1] if e[0] == tag and cls in e[1]]
+
+
+def titled(chart, tag, cls):
+    """The elements of a chart with their <title> child's text (the element after each)."""
+    els = chart[1]
+    return [(e, els[i + 1][3] if i + 1 < len(els) and els[i + 1][0] == "title" else "")
+            for i, e in enumerate(els) if e[0] == tag and cls in e[1]]
 
 
 def check_file(sec, path, n):
@@ -290,6 +325,23 @@ def check_file(sec, path, n):
     if "rates" in charts:
         ok("%s: rates: p50 and p99 lines drawn" % name,
            all(elements(ch, "polyline", "rate") for ch in charts["rates"]))
+    # ops/s and p99 per interval: two lines per run, each titled with the run's extremes
+    with_series = [r for c in cells.values() for r in c if isinstance(r.get("series"), dict)]
+    ok("%s: a series chart exactly when runs have a series (%d)" % (name, len(with_series)),
+       ("series" in charts) == bool(with_series), "kinds: %s" % sorted(charts))
+    if "series" in charts:
+        ops_lines = [t for ch in charts["series"] for t in titled(ch, "path", "series-ops")]
+        p99_lines = [e for ch in charts["series"] for e in elements(ch, "path", "series-p99")]
+        ok("%s: series: an ops/s and a p99 line per run (%d)" % (name, len(with_series)),
+           len(ops_lines) == len(with_series) == len(p99_lines),
+           "%d and %d lines" % (len(ops_lines), len(p99_lines)))
+        got = sorted(series_title_numbers(t) or ("?", t) for _, t in ops_lines)
+        want = sorted((number(lo), number(hi)) for lo, hi in
+                      (series_extremes(r["series"]) for r in with_series))
+        ok("%s: series: each run's lowest ops/s and highest p99 are its evidence's" % name,
+           got == want, "page %s, evidence %s" % (got[:4], want[:4]))
+        ok("%s: series: the ops of the intervals add up to each run's" % name,
+           all(sum(r["series"]["ops"]) + r["series"]["beyond"] == r["ops"] for r in with_series))
 
 
 def cmd_dom(dom_path, paths):
@@ -436,37 +488,55 @@ def cmd_deltas(dom_path, doc_path):
 
 
 class Bottom(HTMLParser):
-    """The rows of the bottom line's table (each a list of its cells' texts), and what comes
-    before it: whether a chart does."""
+    """The rows of the bottom line's table (each a list of its cells' texts), its head's
+    cells, whether it is the grid of a bottom line without verdicts, the "few" card's text,
+    and what comes before it: whether a chart does."""
 
     def __init__(self):
         super().__init__()
         self.rows, self.cell, self.inside = [], None, False
         self.chart_before = False
         self.seen = False
+        self.grid = False
+        self.heads, self.head = [], None
+        self.few, self.in_few = "", False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         cls = (a.get("class") or "").split()
         if tag == "svg" and "chart" in cls and not self.seen:
             self.chart_before = True
+        if tag == "div" and "card" in cls and "few" in cls:
+            self.in_few = True
         if tag == "table" and "bottom" in cls:
             self.inside = self.seen = True
+            self.grid = "grid" in cls
         if self.inside and tag == "tr" and "row" in cls:
             self.rows.append([])
         if self.inside and tag == "td" and self.rows:
             self.cell = ""
+        if self.inside and tag == "th" and not self.rows:
+            self.head = ""
 
     def handle_endtag(self, tag):
         if tag == "td" and self.cell is not None:
             self.rows[-1].append(self.cell.strip())
             self.cell = None
+        if tag == "th" and self.head is not None:
+            self.heads.append(self.head.strip())
+            self.head = None
         if tag == "table":
             self.inside = False
+        if tag == "div":
+            self.in_few = False
 
     def handle_data(self, data):
         if self.cell is not None:
             self.cell += data
+        if self.head is not None:
+            self.head += data
+        if self.in_few:
+            self.few += data
 
 
 ROW = re.compile(r"^  (.*?)\s{2,}(ops/s|p50 µs|p99 µs|CPU µs/req \S+)\s+(\S+)\s+(\S+)  (.*)$")
@@ -481,11 +551,45 @@ def carried(rows):
     return out
 
 
+def grid_bottom(p, text_path):
+    """A bottom line without verdicts: the text's sentence in the page's card, and its grid of
+    ratios row by row the page's table."""
+    lines = open(text_path, encoding="utf-8").read().split("\n")
+    at = [i for i, l in enumerate(lines) if l.startswith("bottom line: ")][-1]
+    words = lines[at][len("bottom line: "):]
+    heads = re.split(r"\s{2,}", lines[at + 1].strip())
+    rows, pending = [], ""
+    for line in lines[at + 2:]:
+        if not line.startswith("  ") or re.match(r"^  \d+ of \d+ runs", line):
+            break
+        tokens = re.split(r"\s{2,}", line.strip())
+        if len(tokens) < len(heads):  # a cell name too long for its column: on its own line
+            pending = line.strip()
+            continue
+        cell = " ".join(tokens[:len(tokens) - len(heads)]) or pending
+        rows.append([cell] + tokens[len(tokens) - len(heads):])
+        pending = ""
+    ok("no verdict: the page's grid, its sentence in a card, is the text's",
+       p.grid and words in p.few.replace("\n", " "), "card %r, text %r" % (p.few[:200], words))
+    ok("no verdict: the grid's columns are the text's (%s)" % ", ".join(heads),
+       p.heads == ["cell"] + heads, "page %s" % p.heads)
+    ok("no verdict: the grid's rows are the text's, cell by cell (%d rows)" % len(rows),
+       rows and p.rows == rows, "page %s; text %s" % (p.rows[:3], rows[:3]))
+    print("# %d cells, no verdict: %s" % (len(rows), words))
+
+
 def cmd_bottom(dom_path, text_path):
     """The page's bottom line: first (no chart before it), and row by row the text's."""
     p = Bottom()
     with open(dom_path) as f:
         p.feed(f.read())
+    if any(l.startswith("bottom line: no verdict is possible")
+           for l in open(text_path, encoding="utf-8")):
+        ok("the bottom line is on the page, before any chart", p.seen and not p.chart_before,
+           "table %s, a chart before it %s" % (p.seen, p.chart_before))
+        grid_bottom(p, text_path)
+        return
+    ok("a bottom line with verdicts: not drawn as a grid", not p.grid)
     text, inside, pending = [], False, ""
     for line in open(text_path, encoding="utf-8"):
         line = line.rstrip("\n")
@@ -510,6 +614,127 @@ def cmd_bottom(dom_path, text_path):
        want and page == want, "page %s; text %s" % (page[:3], want[:3]))
     print("# %d rows, %d of them better or worse" %
           (len(page), sum(1 for r in page if not r[4].startswith("no "))))
+
+
+def cmd_stall(dom_path, path):
+    """A run against a server that stalls 300 ms: in the evidence an interval with no ops
+    inside the window, then one whose p99 is at least 250 ms; on the page, that run's line."""
+    runs = [r for r in load_runs(path) if isinstance(r.get("series"), dict)]
+    ok("stall: every run has a series", runs and len(runs) == len(load_runs(path)))
+    stalled = []
+    for r in runs:
+        ops, p99 = r["series"]["ops"], r["series"]["p99_ns"]
+        for i in range(1, len(ops) - 1):
+            if ops[i] == 0 and max(p99[i + 1:]) >= 250e6:
+                stalled.append(r)
+                print("# %s rep %d: no ops in interval %d, then p99 %d ns" %
+                      (r["endpoint"], r["rep"], i, max(p99[i + 1:])))
+                break
+    ok("stall: an interval with no ops, then a p99 of 250 ms or more", stalled,
+       [(r["series"]["ops"], r["series"]["p99_ns"]) for r in runs][:2])
+    dom = Dom()
+    with open(dom_path) as f:
+        dom.feed(f.read())
+    titles = [t for sec in dom.sections for ch in sec[1] if ch[0] == "series"
+              for _, t in titled(ch, "path", "series-ops")]
+    shown = [series_title_numbers(t) for t in titles]
+    ok("stall: the page's series chart draws it: lowest 0 ops/s, highest p99 250,000 µs or more",
+       any(t and t[0] == "0" and float(t[1].replace(",", "")) >= 250000 for t in shown), titles)
+
+
+class Sections(HTMLParser):
+    """Per section id: its texts; the titles of the CPU chart's bars; the n/a items under the
+    CPU charts; every href and src."""
+
+    def __init__(self):
+        super().__init__()
+        self.section, self.texts, self.links = None, {}, []
+        self.kind, self.bar, self.bars = None, False, []
+        self.in_na, self.na = False, []
+        self.last_h3 = ""
+        self.in_h3 = False
+        self.named, self.in_named = [], False  # the texts of links and section headings
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        cls = (a.get("class") or "").split()
+        if tag == "section":
+            self.section = a.get("id") or a.get("class")
+        if tag == "svg" and "chart" in cls:
+            self.kind = [c for c in cls if c != "chart"][0]
+        if tag == "rect" and "bar" in cls and self.kind == "cpu":
+            self.bar = True
+            self.bars.append("")
+        if tag == "li" and "na" in cls and self.last_h3.startswith("CPU per op"):
+            self.in_na = True
+            self.na.append("")
+        if tag == "h3":
+            self.in_h3, self.last_h3 = True, ""
+        if tag in ("a", "h2"):
+            self.in_named = True
+            self.named.append("")
+        for k in ("href", "src"):
+            if k in a:
+                self.links.append(a[k])
+
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self.kind = None
+        if tag == "rect":
+            self.bar = False
+        if tag == "li":
+            self.in_na = False
+        if tag == "h3":
+            self.in_h3 = False
+        if tag in ("a", "h2"):
+            self.in_named = False
+
+    def handle_data(self, data):
+        self.texts.setdefault(self.section, []).append(data)
+        if self.bar:
+            self.bars[-1] += data
+        if self.in_na:
+            self.na[-1] += data
+        if self.in_h3:
+            self.last_h3 += data
+        if self.in_named:
+            self.named[-1] += data
+
+
+def cmd_stack(dom_path, jsonl):
+    """A stack's page: the arms by their labels, each service's CPU, no n/a for what was
+    measured, nothing that points to the files the stack removed."""
+    runs = load_runs(jsonl)
+    p = Sections()
+    with open(dom_path) as f:
+        p.feed(f.read())
+    text = " ".join(t for ts in p.texts.values() for t in ts)
+    labels = sorted({r["label"] for r in runs if r.get("label")})
+    missing = [l for l in labels if l not in text]
+    ok("stack page: each arm named by its label (%s)" % ", ".join(labels), labels and not missing,
+       missing)
+    services = sorted({s["name"] for r in runs for s in (r.get("observed") or {}).get("services", [])})
+    ok("stack page: the runs measured services (%s)" % ", ".join(services), services)
+    bottom = " ".join(p.texts.get("bottom-line", []))
+    for name in services:
+        ok("stack page: %s's CPU per request in the bottom line" % name,
+           ("CPU " + name) in bottom or ("CPU µs/req " + name) in bottom, bottom[:300])
+        bars = [b for b in p.bars if b.startswith(name + " ") and "µs/op" in b]
+        ok("stack page: %s's CPU per op drawn in the CPU chart (%d bars)" % (name, len(bars)),
+           bars, p.bars[:6])
+    ok("stack page: no n/a in the bottom line", "n/a" not in bottom, bottom[:300])
+    bad = [n for n in p.na if any(w in n for w in services + ["server", "client"])]
+    ok("stack page: no n/a for the client, a server or a measured service under the CPU charts",
+       not bad, bad)
+    pss = [t for sec, ts in p.texts.items() if sec and sec.startswith("file") for t in ts
+           if "n/a (no --server-pid given)" in t]
+    ok("stack page: no server n/a where services were measured", not pss, pss[:3])
+    ext = [l for l in p.links if not l.startswith("#") and not l.startswith("data:")]
+    ok("stack page: no link but in-page and data: ones", not ext, ext)
+    # each measurement is named by its title, not by its evidence file, which the stack removed
+    gone = [n for n in p.named if "hopbench-stack." in n or n.strip().endswith((".json", ".jsonl"))]
+    ok("stack page: no link or section named after a file the stack removed (%d names)" %
+       len(p.named), p.named and not gone, gone[:3])
 
 
 def cmd_inject(path, out):
@@ -537,6 +762,10 @@ def main():
         cmd_inject(sys.argv[2], sys.argv[3])
     elif cmd == "bottom":
         cmd_bottom(sys.argv[2], sys.argv[3])
+    elif cmd == "stall":
+        cmd_stall(sys.argv[2], sys.argv[3])
+    elif cmd == "stack":
+        cmd_stack(sys.argv[2], sys.argv[3])
     sys.exit(1 if failed else 0)
 
 

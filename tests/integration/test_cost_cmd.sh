@@ -1,9 +1,12 @@
 #!/bin/bash
 # hopbench cost: what the Unix socket saves per request and per month, checked
 # against the same arithmetic done here with jq on fixed evidence
-# (tests/fixtures/cost/), then on evidence a short live run writes; labelled
-# runs name their sides (and NAME.tcp / NAME.unix their cell); bad input gets
-# one line and its exit code.
+# (tests/fixtures/cost/), then on evidence a short live run writes; only a
+# significant difference is priced (5 runs a side in the fixture's priced
+# cells, a cell whose sides interleave and a stack's 2 runs a side not), and
+# the one key figure comes first, as the output's bottom line; labelled runs
+# name their sides (and NAME.tcp / NAME.unix their cell); bad input gets one
+# line and its exit code.
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -47,13 +50,13 @@ c=$T/reps.cost.json
 expect_rc "cost on fixed evidence: exit 0" 0 reps \
     cost "$DATA/reps.json" --traffic 100k/month,1M/day,40k/s --price 30 --app-work 1ms,10ms \
     --json "$c"
-jcheck "two cells compared, the tcp-only cell not" "$c" \
-    '[.cells[] | select(.compared)] | length == 2 and
-     ([.[] | .mode] | sort) == ["connect", "reuse"]'
+jcheck "three cells compared, the tcp-only cell not" "$c" \
+    '[.cells[] | select(.compared)] | length == 3 and
+     ([.[] | "\(.mode) \(.size)"] | sort) == ["connect 64", "reuse 1024", "reuse 64"]'
 jcheck "the 4 KiB cell: one tcp run, no unix run, not compared" "$c" \
     '.cells[] | select(.size == 4096) | .compared == false and .tcp.runs == 1 and .unix.runs == 0'
 jcheck "the invalid unix run is read but not counted" "$c" \
-    '.cells[] | select(.mode == "reuse" and .size == 64) | .unix.runs == 4 and .unix.counted == 3'
+    '.cells[] | select(.mode == "reuse" and .size == 64) | .unix.runs == 6 and .unix.counted == 5'
 jcheck "price and month as given: 30 USD, not assumed; 2592000 s" "$c" \
     '.price_usd_per_vcpu_month == 30 and .price_assumed == false and .month_s == 2592000'
 hand "every figure's medians and saving match the evidence's runs" "$c" "$DATA/reps.json" \
@@ -61,10 +64,25 @@ hand "every figure's medians and saving match the evidence's runs" "$c" "$DATA/r
       close(.tcp_ns; side($c; "tcp"; .name)) and close(.unix_ns; side($c; "unix"; .name))
       and close(.saved_ns.value; side($c; "tcp"; .name) - side($c; "unix"; .name))
       and .n_tcp == ([counted($c)[] | select(.transport == "tcp")] | length)]
-     | length == 12 and all'
+     | length == 18 and all'
+# 5 runs a side whose CPU figures do not overlap: p = 0.0079 (0.011 with the reuse cell's
+# ties), below 0.05, each such figure priced; the 1 KiB cell's sides interleave: p = 0.69
+jcheck "priced: every CPU figure of the reuse and connect cells (p < 0.05, 5+5 runs)" "$c" \
+    '[.cells[] | select(.compared and .size == 64) | .figures[] | select(.kind == "cpu")
+      | .priced and .significant and .p < 0.05 and .n_tcp == 5 and .n_unix == 5
+        and (.per_month | length) == 3 and .vcpu_saved_at_requests_per_s.value > 0]
+     | length == 8 and all'
+jcheck "not significant: the 1 KiB cell's CPU figures said to be so, with p and n, never priced" \
+    "$c" \
+    '[.cells[] | select(.size == 1024) | .figures[] | select(.kind == "cpu")
+      | (.priced | not) and (.significant | not) and .p > 0.05
+        and .not_priced == "no significant difference (p=0.69, n=5+5): not priced"
+        and .per_month == null and .vcpu_saved_at_requests_per_s == null and .app_work == null]
+     | length == 4 and all'
 hand "CPU per month, vCPU share and price at 100k/month, 1M/day, 40k/s" "$c" "$DATA/reps.json" \
     '{"100k/month": 1e5, "1M/day": 3e7, "40k/s": (40000 * 86400 * 30)} as $vol
-     | [.cells[] | select(.compared) | .figures[] | select(.kind == "cpu") | .saved_ns.value as $s
+     | [.cells[] | select(.compared) | .figures[] | select(.kind == "cpu" and .priced)
+        | .saved_ns.value as $s
         | .per_month[] | ($s * $vol[.traffic] / 1e9) as $cpu
         | close(.requests_per_month; $vol[.traffic]) and close(.cpu_saved_s.value; $cpu)
           and close(.vcpu_share.value; $cpu / 2592000)
@@ -72,7 +90,7 @@ hand "CPU per month, vCPU share and price at 100k/month, 1M/day, 40k/s" "$c" "$D
      | length == 24 and all'
 hand "one vCPU saved at 1e9 / saved req/s; dilution saved / (tcp + app work)" "$c" \
     "$DATA/reps.json" \
-    '[.cells[] | select(.compared) | .figures[] | select(.kind == "cpu") | . as $f
+    '[.cells[] | select(.compared) | .figures[] | select(.kind == "cpu" and .priced) | . as $f
       | close(.vcpu_saved_at_requests_per_s.value; 1e9 / (.saved_ns.value | fabs))
         and ([.app_work[] | .app_ns] == [0, 1e6, 1e7])
         and all(.app_work[]; close(.saved_share.value; $f.saved_ns.value / ($f.tcp_ns + .app_ns)))]
@@ -94,26 +112,57 @@ jcheck "reps: every figure has an interval around its point, carried linearly" "
              ((.cpu_saved_s.lo / .cpu_saved_s.value) - ($s.lo / $s.value) | fabs) < 1e-9
              and ((.usd.hi / .usd.value) - ($s.hi / $s.value) | fabs) < 1e-9))]
      | length == 6 and all'
-jcheck "one run per transport: no interval anywhere" "$c" \
-    '[.cells[] | select(.mode == "connect") | .figures[] | .saved_ns.lo, .saved_ns.hi,
-      (.per_month[]? | .usd.lo)] | all(. == null)'
 
 o=$T/reps.out
 check "table: the study's server row, 97.20 72.70 saved 24.5 (25.2 %)" \
-    grep -Eq '^ +cpu server +97\.20 +72\.70 +24\.5 \[[0-9.]+, [0-9.]+\] +25\.2 %$' "$o"
+    grep -Eq '^ +cpu server +97\.20 +72\.70 +24\.5 \[[0-9.]+, [0-9.]+\] +25\.2 % +saves \(p=0\.011, n=5\+5\)$' \
+    "$o"
 check "table: one whole vCPU saved at 40816 req/s (server)" \
-    grep -Eq '^ +one whole vCPU is saved at 40816 \[' "$o"
-check "table: the loss is shown as one" \
-    grep -Eq '^ +cpu server +40\.00 +45\.00 +-5\.00 +-12\.5 %  \(unix costs more\)$' "$o"
+    grep -Eq '^ +cpu server: one whole vCPU is saved at 40816 \[' "$o"
+check "table: the loss is shown as one, significant" \
+    grep -Eq '^ +cpu server +40\.00 +45\.00 +-5\.00 \[-5\.[0-9]+, -4\.[0-9]+\] +-12\.5 % +costs more \(p=0\.0079, n=5\+5\)$' "$o"
 check "table: the Unix socket costs one whole vCPU more at 200000 req/s" \
-    grep -q 'the Unix socket costs one whole vCPU more at 200000 requests/s' "$o"
-check "table: one run per transport says there is no interval" \
-    grep -q 'fewer than two runs on a side give no interval' "$o"
+    grep -Eq '^ +cpu server: the Unix socket costs one whole vCPU more at 200000 \[' "$o"
 check "table: the month is 30 days, the price is --price's" \
     grep -q 'A month is 30 days (2592000 s)' "$o"
 check "table: \$30 from --price" grep -q 'Price: \$30 per vCPU-month (--price)' "$o"
-check "table: 40k/s saves 40k * 86400 * 30 * 24.5 us = 29.4 days of server CPU, 98 % of a vCPU" \
-    grep -Eq '^ +40k/s +103680000000 +40000 +29\.4 \[[0-9.]+, [0-9.]+\] days +98 \[' "$o"
+# the key figure, client+server: 108.2 - 81.0 = 27.2 us; 40k/s * 86400 * 30 * 27.2 us
+check "table: 40k/s saves 40k * 86400 * 30 * 27.2 us = 32.6 days of CPU, 109 % of a vCPU" \
+    grep -Eq '^ +40k/s +103680000000 +40000 +32\.6 \[[0-9.]+, [0-9.]+\] days +109 \[' "$o"
+check "table: the month in full for the key figure only, client+server, in each priced cell" \
+    sh -c "[ \$(grep -c 'saved per month' '$o') = 2 ] &&
+           [ \$(grep -c '^   cpu client+server: saved per month' '$o') = 2 ]"
+check "table: a figure that is not significant says so, with p and n, and is not priced" \
+    grep -qx '   cpu server: no significant difference (p=0.69, n=5+5): not priced' "$o"
+check "table: nothing of the 1 KiB cell is priced" \
+    sh -c "! sed -n '/^== echo reuse 1 KiB/,/^cpu /p' '$o' | grep -q 'vCPU\|per month\|dilutes'"
+check "table: in the per-request table each figure's verdict, with p and n" \
+    grep -Eq '^ +cpu client\+server +108\.20 +81\.00 +27\.2 \[[0-9.]+, [0-9.]+\] +25\.1 % +saves \(p=0\.011, n=5\+5\)$' "$o"
+# the bottom line, second: the largest significant saving of CPU per request of client and
+# server together, the reuse cell's 27.2 us, and the rate at which it is one vCPU
+jcheck "--json bottom line: the reuse cell's client+server, 1e9 / 27.2 us, 2 of 3 cells priced" \
+    "$c" \
+    '.bottom_line | .priced and .cell == "echo reuse 64 B c=1 p=1" and .figure == "client+server"
+     and .saved_ns.value == 27200 and (.vcpu_saved_at_requests_per_s.value | floor) == 36764
+     and .cells_priced == 2 and .cells_compared == 3 and .n_tcp == 5 and .n_unix == 5'
+check "table: the bottom line is its second line, the --json's words" \
+    test "$(sed -n 2p "$o")" = "bottom line: $(jq -r .bottom_line.text "$c")"
+check "table: the bottom line's words" \
+    grep -Eqx 'bottom line: unix saves 27\.2 µs \[[0-9.]+, [0-9.]+\] of CPU per request \(client\+server\): one vCPU saved at 36,800 \[[0-9,]+, [0-9,]+\] requests/s, in echo reuse 64 B c=1 p=1 \(p=0\.011, n=5\+5\); 2 of 3 cells priced' "$o"
+# only the cell whose difference is not significant: nothing priced, and the bottom line says so
+jq '.runs |= map(select(.size == 1024))' "$DATA/reps.json" >"$T/same.json"
+expect_rc "cost on a cell without a significant difference: exit 0" 0 same cost "$T/same.json" \
+    --json "$T/same.cost.json"
+check "no significant difference anywhere: the bottom line says nothing is priced" \
+    grep -qx 'bottom line: no significant difference in CPU per request in the 1 compared cell: nothing priced' \
+    "$T/same.out"
+check "no significant difference anywhere: no price, no vCPU rate, no dilution" \
+    sh -c "! grep -q 'value at\|vCPU is saved\|per month\|dilutes' '$T/same.out'"
+jcheck "no significant difference anywhere: --json bottom line not priced, no figure" \
+    "$T/same.cost.json" \
+    '.bottom_line | (.priced | not) and .cells_priced == 0 and .cells_compared == 1
+     and has("saved_ns") == false'
+
 check "table: each cell is named by compare's key without an endpoint" \
     grep -qx '== echo reuse 64 B c=1 p=1' "$o"
 check "table: the tcp-only cell is named and skipped" \
@@ -132,6 +181,15 @@ hand "jsonl: the connect cell's figures match its run lines" "$c1" "$DATA/single
     '[.cells[] | . as $c | .figures[]
       | close(.saved_ns.value; side($c; "tcp"; .name) - side($c; "unix"; .name))]
      | length == 6 and all'
+jcheck "one run per transport: no interval, no p, nothing priced" "$c1" \
+    '([.cells[] | .figures[] | .saved_ns.lo, .saved_ns.hi, .p, (.per_month[]? | .usd.lo)]
+      | all(. == null))
+     and all(.cells[].figures[] | select(.kind == "cpu"); (.priced | not)
+             and .not_priced == "no interval (n=1+1: fewer than two runs a side): not priced")'
+check "one run per transport: the table says there is no interval, nothing priced" \
+    sh -c "grep -q 'fewer than two runs on a side give no interval' '$T/single.out' &&
+           grep -qx '   cpu client: no interval (n=1+1: fewer than two runs a side): not priced' \
+               '$T/single.out' && ! grep -q 'per month' '$T/single.out'"
 
 # a second tcp endpoint in the reuse cell: the cell is named and skipped, the others computed
 jq '(.runs[] | select(.mode == "reuse" and .size == 64 and .rep == 1 and .transport == "tcp")
@@ -167,7 +225,7 @@ check "labelled: the same figures as the same runs on one address" \
     jtrue -n --slurpfile a "$c" --slurpfile b "$T/labelled.cost.json" \
     '[$a[0].cells[] | select(.mode == "reuse" and .size == 64) | .figures]
      == [$b[0].cells[] | select(.mode == "reuse" and .size == 64) | .figures]
-     and ([$b[0].cells[] | select(.compared)] | length) == 2'
+     and ([$b[0].cells[] | select(.compared)] | length) == 3'
 # other labels ("a" on tcp, "u" on unix): the cell is grouped as unlabelled runs are
 jq '.runs[] |= (.label = (if .transport == "tcp" then "a" else "u" end)
                 | if .rep >= 2 then .endpoint |= sub("9000$"; "9001") else . end)' \
@@ -216,19 +274,23 @@ hand "stack front: each figure's medians and saving are the runs' by label" \
         and close(.unix_ns; lside("apache-fpm.unix"; .name))
         and close(.saved_ns.value; lside("apache-fpm.tcp"; .name) - lside("apache-fpm.unix"; .name))]
     | length == 7 and all'
-hand "stack front: the services apache and php-fpm priced, at 1M/day their CPU per month" \
-    "$T/stackfront.cost.json" "$SF" "$STACK_DEFS"'
-    [.cells[] | select(.label == "apache-fpm") | .figures[]
+# 2 runs a side: the smallest p Mann-Whitney can give is 1/3: too few runs for a verdict,
+# never priced
+jcheck "stack front: 2 runs a side, the services apache and php-fpm not priced (too few runs)" \
+    "$T/stackfront.cost.json" \
+    '[.cells[] | select(.label == "apache-fpm") | .figures[]
       | select(.name == "apache" or .name == "php-fpm" or .name == "client+services")
-      | (lside("apache-fpm.tcp"; .name) - lside("apache-fpm.unix"; .name)) as $s
-      | close(.per_month[0].cpu_saved_s.value; $s * 3e7 / 1e9)
-        and close(.vcpu_saved_at_requests_per_s.value; 1e9 / ($s | fabs))]
-    | length == 3 and all'
+      | (.priced | not) and .p >= 0.33 and .per_month == null
+        and .not_priced == "too few runs for a verdict (n=2+2): not priced"]
+     | length == 3 and all'
+check "stack front: the bottom line prices nothing" \
+    grep -q '^bottom line: no significant difference in CPU per request in the 1 compared cell: nothing priced$' \
+    "$T/stackfront.out"
 # an endpoint with an escape sequence in it is printed escaped, as compare prints it
 jq '(.runs[] | select(.transport == "unix") | .endpoint) = "unix:/x\u001b[2J.sock"' \
     "$DATA/reps.json" >"$T/esc.json"
 expect_rc "an endpoint with ESC in it: exit 0" 0 esc cost "$T/esc.json"
-check "the endpoint is printed with ESC escaped" grep -qF 'unix:/x\x1b[2J.sock: 4 runs' "$T/esc.out"
+check "the endpoint is printed with ESC escaped" grep -qF 'unix:/x\x1b[2J.sock: 6 runs' "$T/esc.out"
 check "no raw ESC reaches the terminal" bash -c "! grep -q \$'\\x1b' '$T/esc.out'"
 jcheck "the --json document names its schema and evidence" "$c" \
     '.schema == "hopbench.cost/1" and (.evidence | endswith("reps.json")) and .interval_level == 0.95'

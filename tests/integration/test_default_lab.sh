@@ -80,10 +80,21 @@ check_default_lab() {
     # and the client's and the server's CPU per request, each the ratio of medians with its
     # interval and p in words ("better: unix ran 1.63× [1.20, 1.80] the ops/s of tcp (p=..)",
     # "no significant difference (p=0.22, n=5+5)"), the cost sentence, the noisy runs counted.
+    # With fewer than 4 runs a side (--quick: 1) no verdict is possible: one line says so, then
+    # per size and mode the ratios of the medians alone, nothing priced.
     # Nothing per run, no summary and no noisy: line without -v: the output fits a screen or two.
-    n=$(sed -n '/^bottom line: unix against tcp (medians of the runs that count; ratio unix\/tcp with its 95 % interval)$/,$p' \
-        "$T/$name.out" | grep -Ec "^  ([0-9]+ K?i?B (connect|reuse))? +(ops/s|p50 µs|p99 µs|CPU µs/req (client|server)) +[0-9,.]+ +[0-9,.]+  (no significant difference \(p=[0-9.e-]+, n=$reps\+$reps\)|(better|worse): unix (ran|took|used) [0-9.]+× \[[0-9.]+, [0-9.]+\] the (ops/s|p50|p99|client CPU|server CPU) of tcp \(p=[0-9.e-]+, n=$reps\+$reps\))$")
-    check_eq "$name: the bottom line: 5 figures x 3 sizes x 2 modes, each with its verdict" 30 "$n"
+    if [ "$reps" -ge 4 ]; then
+        n=$(sed -n '/^bottom line: unix against tcp (medians of the runs that count; ratio unix\/tcp with its 95 % interval)$/,$p' \
+            "$T/$name.out" | grep -Ec "^  ([0-9]+ K?i?B (connect|reuse))? +(ops/s|p50 µs|p99 µs|CPU µs/req (client|server)) +[0-9,.]+ +[0-9,.]+  (no significant difference \(p=[0-9.e-]+, n=$reps\+$reps\)|(better|worse): unix (ran|took|used) [0-9.]+× \[[0-9.]+, [0-9.]+\] the (ops/s|p50|p99|client CPU|server CPU) of tcp \(p=[0-9.e-]+, n=$reps\+$reps\))$")
+        check_eq "$name: the bottom line: 5 figures x 3 sizes x 2 modes, each with its verdict" 30 "$n"
+    else
+        check "$name: the bottom line says no verdict is possible with n=$reps+$reps" grep -Eq \
+            "^bottom line: no verdict is possible with n=$reps\+$reps: .*the ratios unix/tcp of the medians only, nothing priced$" \
+            "$T/$name.out"
+        n=$(sed -n '/^bottom line: no verdict/,$p' "$T/$name.out" |
+            grep -Ec '^  [0-9]+ K?i?B (connect|reuse) +([0-9.]+ +){4}[0-9.]+$')
+        check_eq "$name: the bottom line: a row of 5 ratios per size and mode" 6 "$n"
+    fi
     # a cost line prices a significant difference, or says that none is priced
     n=$(sed -n '/^bottom line: /,$p' "$T/$name.out" | grep '^  cost' | grep -Evc '^  cost( [0-9]+ K?i?B (connect|reuse)| in the other cells)?: (unix (saves|costs) [0-9.]+ µs \[[0-9.e+-]+, [0-9.e+-]+\] (of|more) CPU per request \(client \+ server\): one vCPU (saved|more) at [0-9,]+( \[[0-9,]+, ([0-9,]+|unbounded)\])? requests/s|no significant difference in CPU per request( \(client \+ server\))?: not priced.*)$')
     check_eq "$name: the bottom line prices only significant CPU differences" 0 "$n"
@@ -131,7 +142,9 @@ check_default_lab() {
                   and .significant == (.text | startswith("~ ") | not))) end'
     rcheck "$name: the evidence's bottom line, as printed" "$j" \
         "$reps"' as $reps | .bottom_line | (.rows | length) == 30 and .runs == 12 * $reps
-         and all(.rows[]; .n_base == $reps and .n_arm == $reps and .base == "tcp" and .arm == "unix")
+         and all(.rows[]; .n_base == $reps and .n_arm == $reps and .base == "tcp" and .arm == "unix"
+                          and ((.verdict == "too few runs") == ($reps < 4)))
+         and .verdict_possible == ($reps >= 4)
          and (.cost | length) == 6 and all(.cost[]; .priced == (.saved_ns != null))'
     for v in better worse; do
         while IFS= read -r line; do

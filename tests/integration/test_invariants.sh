@@ -3,7 +3,8 @@
 # runs against `hopbench serve` (echo, http, fcgi, redis) and the real servers of
 # real/servers.sh (nginx, php-fpm, redis-server), over TCP and a Unix socket, in reuse mode
 # with 1 and 8 connections (php-fpm: 4, its pool's size) and in connect mode with 4; each
-# shape run twice, duration-bound with a warm-up and count-bound without:
+# shape run twice, duration-bound with a warm-up and count-bound without (and against
+# hopbench serve, reuse -c 8 --wait uring duration-bound):
 #
 #   Little's law  a closed loop keeps exactly `connections` requests in the system, so
 #                 connections = ops/s x the mean time a connection is taken by one op:
@@ -115,12 +116,15 @@ for proto in echo http fcgi redis; do
     sent=0
     for tr in tcp unix; do
         ep=$(ep_of $tr "tcp://127.0.0.1:$SRV_PORT" "unix:$T/serve_$proto.sock")
-        for shape in $SHAPES; do
-            mode=${shape%:*} c=${shape#*:}
-            n="serve $proto $tr $mode -c $c"
-            for kind in $KINDS; do
-                load "$n" "serve_${proto}_${tr}_$mode$c" "$ep" "$mode" "$c" "$kind" "$proto" ||
-                    continue
+        # uring:8, reuse with --wait uring: a window's end leaves each connection's next
+        # request queued in the ring; what was counted must have gone out.
+        for shape in $SHAPES uring:8; do
+            mode=${shape%:*} c=${shape#*:} kinds=$KINDS wait=()
+            [ "$mode" = uring ] && mode=reuse kinds=window wait=(--wait uring)
+            n="serve $proto $tr $mode -c $c${wait[*]:+ ${wait[*]}}"
+            for kind in $kinds; do
+                load "$n" "serve_${proto}_${tr}_${shape%:*}$c" "$ep" "$mode" "$c" "$kind" "$proto" \
+                    "${wait[@]}" || continue
                 sent=$((sent + $(jget "$J" '.runs[0].requests')))
                 if [ "$kind" = count ]; then
                     little "$n"

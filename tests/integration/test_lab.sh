@@ -98,6 +98,16 @@ check_eq "lab --quick: no line per run without -v" 0 \
 check "lab --quick: ends with the bottom line, then the evidence" \
     sh -c "tail -n 2 '$T/quick.out' | head -n 1 | grep -Eq '^  [0-9]+ of 8 runs noisy' &&
            tail -n 1 '$T/quick.out' | grep -q '^evidence: '"
+# One run per transport: no verdict is possible (Mann-Whitney's smallest p with 1+1 runs is 1):
+# one line says so, then per size and mode the ratios unix/tcp of the medians alone.
+check "lab --quick: the bottom line says no verdict is possible with n=1+1, nothing priced" \
+    grep -qx "bottom line: no verdict is possible with n=1+1: Mann-Whitney's smallest p is then 1, and a difference needs p < 0.05 (4 runs a side can reach 0.029); the ratios unix/tcp of the medians only, nothing priced" \
+    "$T/quick.out"
+check_eq "lab --quick: the bottom line's grid, a row of 5 ratios per size and mode" 4 \
+    "$(sed -n '/^bottom line: no verdict/,/^evidence: /p' "$T/quick.out" |
+        grep -Ec '^  (64 B|4 KiB) (connect|reuse) +([0-9.]+ +){4}[0-9.]+$')"
+check "lab --quick: no verdict, no cost sentence in the bottom line" \
+    sh -c "! sed -n '/^bottom line: /,\$p' '$T/quick.out' | grep -q 'significant\|^  cost'"
 check "lab --quick: a table per size" \
     sh -c "grep -q '^64 B echo round trips' '$T/quick.out' &&
            grep -q '^4 KiB echo round trips' '$T/quick.out'"
@@ -531,13 +541,31 @@ check "lab --reps 2: the tables say which run they show" grep -qx \
     "$T/lr.out"
 check "lab --reps 2: no line per run, no noisy: line without -v" \
     sh -c "! grep -Eq '^  (connect|reuse) +(tcp|unix) +64 B: |^noisy: ' '$T/lr.out'"
-# The bottom line, last before the evidence: per mode ops/s, p50, p99, client and server CPU,
-# each the summary's ratio; 2 + 2 runs are never significant, and so never priced.
-check_eq "lab --reps 2: the bottom line's rows (2 modes x 5 figures), each not significant" 10 \
-    "$(sed -n '/^bottom line: unix against tcp /,/^evidence: /p' "$T/lr.out" |
-        grep -Ec '^  (64 B (connect|reuse))? +(ops/s|p50 µs|p99 µs|CPU µs/req (client|server)) +[0-9,.]+ +[0-9,.]+  no significant difference \(p=[0-9.e-]+, n=2\+2\)$')"
-check "lab --reps 2: the bottom line prices nothing" grep -qx \
-    "  cost: no significant difference in CPU per request: not priced" "$T/lr.out"
+# The bottom line, last before the evidence: 2 + 2 runs can never be significant (the
+# smallest p is 1/3), so it says no verdict is possible and gives per mode the ratios of
+# ops/s, p50, p99, client and server CPU alone, each the summary's; the evidence's rows say
+# "too few runs", and the grid's values are their ratios.
+check "lab --reps 2: the bottom line says no verdict is possible with n=2+2" grep -qx \
+    "bottom line: no verdict is possible with n=2+2: Mann-Whitney's smallest p is then 0.33, and a difference needs p < 0.05 (4 runs a side can reach 0.029); the ratios unix/tcp of the medians only, nothing priced" \
+    "$T/lr.out"
+sed -n '/^bottom line: no verdict/,/^evidence: /p' "$T/lr.out" |
+    awk 'NR == 2 { n = split($0, h, /  +/); next }
+         NR > 2 && /^  [0-9]+ (B|KiB) / { k = split($0, v, /  +/)
+             for (i = 2; i <= n; i++) print v[2] "|" h[i] "|" v[k - n + i] }' >"$T/lr.grid"
+check_eq "lab --reps 2: the grid, 2 modes x 5 ratios" 10 "$(wc -l <"$T/lr.grid")"
+check "lab --reps 2: every grid value is the evidence's ratio; its rows too few runs, not priced" \
+    jtrue -n --slurpfile ev "$T/lr.json" --rawfile g "$T/lr.grid" '
+    [$g | split("\n")[] | select(length > 0) | split("|")
+     | {cell: .[0], col: .[1], v: (.[2] | tonumber)}] as $t
+    | [$ev[0].bottom_line.rows[] | {cell, r: .ratio, verdict, text, n_base, n_arm,
+        col: (if .figure == "ops_per_s" then "ops/s" elif .figure == "p50_ns" then "p50"
+              elif .figure == "p99_ns" then "p99" else "CPU " + .who end)}] as $e
+    | ($t | length) == ($e | length)
+      and all($t[]; . as $x | any($e[]; .cell == $x.cell and .col == $x.col
+                                      and ((.r - $x.v) | fabs) <= 0.006 * (1 + .r)))
+      and all($e[]; .verdict == "too few runs" and .n_base == 2 and .n_arm == 2
+                    and (.text | startswith("too few runs for a verdict (n=2+2): ratio ")))
+      and ($ev[0].bottom_line | .verdict_possible == false and all(.cost[]; .priced == false))'
 rcheck "lab --reps 2: the bottom line's ratios are the summary's" "$T/lr.json" '
     . as $d | [.summary[] | .mode as $m | .summary.cells[1].metrics | to_entries[]
      | select(.key == "ops_per_s" or .key == "p50_ns" or .key == "p99_ns" or .key == "client_cpu_ns_per_op")

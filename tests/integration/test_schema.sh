@@ -51,7 +51,8 @@ check "the list is in docs/evidence.md (> 300 keys, every line well-formed)" \
 
 # run: http (status classes), connect mode (phases), two endpoints and --reps 2 (summary),
 # open loop at a share of the maximum (open_loop); merge of it with itself; a lab with
-# --reps and --rates (its summary array); the --jsonl of the run.
+# --reps, --rates (its summary array) and --profile (root: the runs' and the document's
+# profile); the --jsonl of the run.
 sock=$T/h.sock
 PROTO=http start_server h --listen tcp://127.0.0.1:0 --listen "unix:$sock" || done_testing
 h_pid=$SRV_PID
@@ -75,7 +76,7 @@ rcheck "merge redis: replies by kind and the SETs before the run are summed" "$T
 mkdir -p "$T/lab.tmp"
 RC=0
 (cd "$T" && TMPDIR=$T/lab.tmp exec timeout -k 5 60 "$HOPBENCH" lab --sizes 64 -d 0.2 \
-    --warmup 0.05 --reps 2 --rates 50% --json "$T/lab.json") >"$T/lab.out" 2>"$T/lab.err" || RC=$?
+    --warmup 0.05 --reps 2 --rates 50% --profile --json "$T/lab.json") >"$T/lab.out" 2>"$T/lab.err" || RC=$?
 # A run that does not keep up with its share on a loaded machine is saturated: exit 2.
 want=$(jq 'if any(.runs[]; .open_loop.saturated == true) then 2 else 0 end' "$T/lab.json")
 check_eq "lab --reps 2 --rates 50%: exit 0, or 2 when a run was saturated (here $want)" "$want" "$RC"

@@ -12,7 +12,10 @@
 #   - a second --short run, on its own port and socket path, compares with the first cell by
 #     cell: every endpoint is labelled by its cell and arm (set-pipeline-1.tcp); cost
 #     computes each SET/GET and pipeline cell
-#   - --html: the measurements' evidence drawn as one report, a file section each;
+#   - --html: the measurements' evidence drawn as one report, a file section each; in
+#     headless Chromium the bottom line is in the first 1400x900 viewport, the arms are
+#     named by their labels, redis's CPU per request is drawn and in the bottom line, no
+#     n/a stands for the measured service, and nothing links to the files the stack removed;
 #   - --csv: one row per run of every measurement in one file, its source the measurement
 #     (the cell), its label the run's; a --csv path that cannot be written: exit 1 before
 #     anything starts
@@ -36,7 +39,8 @@
 # shellcheck source=tests/integration/stack_lib.sh
 . "$(dirname "$0")/stack_lib.sh"
 
-need redis-server redis-cli unshare mount script setpriv
+need redis-server redis-cli unshare mount script setpriv chromium python3
+CHECK="python3 $(cd "$(dirname "$0")" && pwd)/report_check.py"
 
 # --- list, help, usage errors -------------------------------------------------------------
 
@@ -262,6 +266,23 @@ sys.exit(0 if text and text in out and all(w in text for w in
     "$T/second.html" "$T/second.out"
 check "second --html: the stack's directory holds no copy afterwards" \
     bash -c "! ls /tmp/hopbench-stack.*/[0-9]*-*.json 2>/dev/null | grep -q ."
+# The page in headless Chromium: the DOM it builds, and the first 1400x900 viewport, where
+# the bottom line must be (2 runs a side: no verdict, its amber card and grid of ratios).
+if chrome "$T/second-dom" --dump-dom "file://$T/second.html"; then
+    # shellcheck disable=SC2086 # CHECK is a command and its script
+    tap_from $CHECK stack "$T/second-dom.out" "$T/second.jsonl"
+else
+    not_ok "second --html: chromium --dump-dom" "$(head -c 300 "$T/second-dom.err")"
+fi
+if chrome "$T/second-view" --screenshot="$T/second-view.png" --window-size=1400,900 \
+    "file://$T/second.html"; then
+    # shellcheck disable=SC2086
+    read -r _ amber < <($CHECK colours "$T/second-view.png" 0 0 1400 900 8a5a00)
+    check "second --html: the bottom line in the first 1400x900 viewport ($amber amber pixels)" \
+        test "${amber:-0}" -ge 20
+else
+    not_ok "second --html: chromium --screenshot" "$(head -c 300 "$T/second-view.err")"
+fi
 expect_rc "--csv a directory: exit 1" 1 csvdir stack redis --short --csv "$T"
 one_line "--csv a directory: one line" "$T/csvdir.err" 'stack: '
 check "--csv a directory: refused before starting anything" test ! -s "$T/csvdir.out"

@@ -1,7 +1,7 @@
 /*
  * sql_mix: the --sql mix of the pg and mysql codecs as their unit tests drive
  * it: two statements 4:1 (the update third of every five requests), set in
- * codec_opts as cmd/run.c's parser sets them for --sql given twice, and a request encoded
+ * codec_sql as cmd/run.c's parser sets them for --sql given twice, and a request encoded
  * and checked against the statement the mix names for it. The expected order
  * is computed here, not by codec.h's helpers. Include after cmocka.h.
  */
@@ -18,13 +18,13 @@
 #define SQL_MIX_UPDATE "UPDATE t SET k = k + 1"
 
 /* --sql SQL_MIX_SELECT --sql SQL_MIX_UPDATE in the order 0 0 1 0 0. */
-static inline void sql_mix_opts(struct codec_opts *o)
+static inline void sql_mix_opts(struct codec_sql *o)
 {
-    o->sqls[0] = o->sql = SQL_MIX_SELECT;
+    o->sqls[0] = o->text = SQL_MIX_SELECT;
     o->sqls[1] = SQL_MIX_UPDATE;
     o->nsql = 2;
-    memcpy(o->sql_mix, "\0\0\1\0\0", 5);
-    o->sql_mix_len = 5;
+    memcpy(o->mix, "\0\0\1\0\0", 5);
+    o->mix_len = 5;
 }
 
 /* The kind request n's reply counts under: 1 for the update, 0 for the select. */

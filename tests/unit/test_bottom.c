@@ -224,6 +224,81 @@ static void test_not_significant(void **state)
     recs_free(&rs);
 }
 
+/*
+ * Too few runs for a verdict: 3 a side (Mann-Whitney's smallest p is 0.1), each side's
+ * values tied, so that the normal approximation's p (0.047) would pass; no row has a
+ * verdict, nothing is priced, and the bottom line is one sentence and a grid of ratios,
+ * in the text and read back from the evidence alike. 4 a side can have one.
+ */
+static void test_few_runs(void **state)
+{
+    struct recs rs = { 0 };
+    struct bottom_line b, back;
+    const struct bottom_row *cols[8];
+    char words[512], v[32];
+    char *text, *again, *dumped;
+    json_t *j;
+
+    (void)state;
+    for (unsigned i = 0; i < 3; i++) {
+        rec_add(&rs, "tcp://127.0.0.1:9000", "", 10000, 50000, 20000, 18000, false);
+        rec_add(&rs, "unix:/tmp/x.sock", "", 20000, 40000, 10000, 9000, false);
+    }
+    assert_int_equal(bottom_compute(rs.r, rs.n, BOTTOM_BY_LAB, 1, &b), 0);
+    for (size_t i = 0; i < b.nrows; i++)
+        assert_int_equal(b.rows[i].verdict, BOTTOM_FEW);
+    assert_true(bottom_no_verdict(&b));
+    bottom_words(words, sizeof(words), row_of(&b, BOTTOM_OPS, ""));
+    assert_string_equal(words, "too few runs for a verdict (n=3+3): ratio 2.00");
+    assert_false(b.costs[0].priced);
+    bottom_cost_words(words, sizeof(words), &b.costs[0]);
+    assert_string_equal(words, "too few runs to price CPU per request (client + server) (n=3+3)");
+    bottom_few_words(words, sizeof(words), &b);
+    assert_string_equal(words, "no verdict is possible with n=3+3: Mann-Whitney's smallest p is "
+                               "then 0.1, and a difference needs p < 0.05 (4 runs a side can "
+                               "reach 0.029); the ratios unix/tcp of the medians only, nothing "
+                               "priced");
+    assert_int_equal(bottom_grid_cols(&b, cols, 8), 5);
+    bottom_grid_col_name(words, sizeof(words), cols[4]);
+    assert_string_equal(words, "CPU server");
+    bottom_grid_value(v, sizeof(v), &b, 0, cols[0]);
+    assert_string_equal(v, "2.00");
+    bottom_grid_value(v, sizeof(v), &b, 0, cols[3]);
+    assert_string_equal(v, "0.50");
+    text = print_text(&b, false);
+    assert_has(text, "\nbottom line: no verdict is possible with n=3+3: ");
+    assert_has(text, "   ops/s     p50     p99  CPU client  CPU server\n");
+    assert_has(text, "  64 B reuse    2.00    0.80    0.80        0.50        0.50\n");
+    assert_null(strstr(text, "cost"));
+    assert_null(strstr(text, "significant"));
+    /* the evidence says so, and read back prints the same */
+    j = bottom_json(&b);
+    assert_true(json_is_false(json_object_get(j, "verdict_possible")));
+    dumped = json_dumps(j, JSON_REAL_PRECISION(17));
+    json_decref(j);
+    j = json_loads(dumped, 0, NULL);
+    free(dumped);
+    assert_int_equal(bottom_from_json(j, &back), 0);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(j, "rows"), 0), "verdict")),
+                        "too few runs");
+    again = print_text(&back, false);
+    assert_string_equal(text, again);
+    free(again);
+    free(text);
+    json_decref(j);
+    bottom_release(&back);
+    bottom_release(&b);
+    /* a fourth run a side: a verdict is possible, and this one is better */
+    rec_add(&rs, "tcp://127.0.0.1:9000", "", 10000, 50000, 20000, 18000, false);
+    rec_add(&rs, "unix:/tmp/x.sock", "", 20000, 40000, 10000, 9000, false);
+    assert_int_equal(bottom_compute(rs.r, rs.n, BOTTOM_BY_LAB, 1, &b), 0);
+    assert_false(bottom_no_verdict(&b));
+    assert_int_equal(row_of(&b, BOTTOM_OPS, "")->verdict, BOTTOM_BETTER);
+    bottom_release(&b);
+    recs_free(&rs);
+}
+
 /* run: NAME.tcp and NAME.unix make cell NAME, tcp its base even when unix comes first. */
 static void test_run_labels(void **state)
 {
@@ -313,7 +388,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lab_better),      cmocka_unit_test(test_same_as_summary),
         cmocka_unit_test(test_not_significant), cmocka_unit_test(test_run_labels),
-        cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_json_round_trip), cmocka_unit_test(test_few_runs),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

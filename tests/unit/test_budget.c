@@ -24,6 +24,7 @@
 
 #include "engine/load.h"
 #include "host/budget.h"
+#include "proto/resp.h"
 #include "registry.h"
 
 #define MIB ((size_t)1024 * 1024)
@@ -31,7 +32,7 @@
 static struct load_cfg cfg_of(const char *proto, size_t size, unsigned pipeline, unsigned conns,
                               unsigned threads)
 {
-    static struct codec_opts set = { .redis_cmd = REDIS_SET, .keys = 1 };
+    static struct resp_opts set = { .command = { .cmd = REDIS_SET }, .keys = 1 };
     struct load_cfg c = { .codec = codec_find(proto),
                           .size = size,
                           .mode = LOAD_REUSE,
@@ -122,26 +123,57 @@ static void test_fd_ensure_live(void **state)
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
 }
 
+/* The run's interval slots (series_alloc) and its series' points, as load_run takes them. */
+static size_t series_bytes(const struct load_cfg *c)
+{
+    struct series_run r;
+
+    series_plan(&r, c->duration_ns, c->rate > 0 ? c->timeout_ns : 0);
+    return series_mem(&r) + r.nslots * 2 * sizeof(uint64_t);
+}
+
 /* A fixed codec (echo): pipeline copies of the request per thread, a 64 KiB receive buffer. */
 static void test_mem_fixed(void **state)
 {
     struct load_cfg one = cfg_of("echo", 64 * MIB, 200, 1, 1),
                     two = cfg_of("echo", 64 * MIB, 200, 2, 2);
     size_t copies = 200 * 64 * MIB, hists = 2 * (1 + PHASES) * sizeof(struct hist);
-    size_t need = load_mem_need(&one, 0);
+    size_t need = load_mem_need(&one, 0), series = series_bytes(&one);
 
     (void)state;
-    assert_true(need >= copies + 64 * 1024 + hists);
-    assert_true(need < copies + 64 * 1024 + hists + 64 * 1024); /* + structs and codec state */
+    assert_true(need >= copies + 64 * 1024 + hists + series);
+    /* + structs and codec state */
+    assert_true(need < copies + 64 * 1024 + hists + series + 64 * 1024);
     /* a second thread copies the requests again */
     assert_true(load_mem_need(&two, 0) - need >= copies);
-    /* two connections on one thread share the copies: one more receive buffer */
+    /* two connections on one thread share the copies and the receive buffer */
     two.threads = 1;
-    assert_true(load_mem_need(&two, 0) - need >= 64 * 1024);
-    assert_true(load_mem_need(&two, 0) - need < copies);
+    assert_true(load_mem_need(&two, 0) - need < 1024);
     /* small requests: the receive buffer's floor is 16 KiB */
     one = cfg_of("echo", 64, 1, 1, 1);
     assert_true(load_mem_need(&one, 0) >= 64 + 16 * 1024 + hists);
+}
+
+/*
+ * Many connections of small requests (issue 31: at most 4 KiB of client memory each): a
+ * connection is its struct and codec state, the thread's receive buffer shared; with
+ * --wait uring each has a receive in flight, so a buffer of its own.
+ */
+static void test_mem_many_conns(void **state)
+{
+    struct load_cfg one = cfg_of("echo", 64, 1, 1, 1), many = cfg_of("echo", 64, 1, 10001, 1);
+    size_t each;
+
+    (void)state;
+    each = (load_mem_need(&many, 0) - load_mem_need(&one, 0)) / 10000;
+    assert_true(each > 0 && each < 1024);
+    one = cfg_of("http", 64, 1, 1, 1);
+    many = cfg_of("http", 64, 1, 10001, 1);
+    each = (load_mem_need(&many, 0) - load_mem_need(&one, 0)) / 10000;
+    assert_true(each > 0 && each < 4096);
+    one.uring_wait = many.uring_wait = true;
+    each = (load_mem_need(&many, 0) - load_mem_need(&one, 0)) / 10000;
+    assert_true(each >= 16 * 1024);
 }
 
 /* A codec that encodes per connection (redis SET): each connection has its own request buffer. */
@@ -150,7 +182,7 @@ static void test_mem_per_conn(void **state)
     struct load_cfg one = cfg_of("redis", MIB, 100, 1, 1), three = cfg_of("redis", MIB, 100, 3, 1);
 
     (void)state;
-    assert_true(load_mem_need(&three, 0) - load_mem_need(&one, 0) >= 2 * (100 * MIB + 64 * 1024));
+    assert_true(load_mem_need(&three, 0) - load_mem_need(&one, 0) >= 2 * 100 * MIB);
 }
 
 /* Open loop: a service histogram per thread and per result, a heap slot per connection. */
@@ -165,6 +197,26 @@ static void test_mem_open_loop(void **state)
     assert_true(load_result_mem(&open) - load_result_mem(&closed) == sizeof(struct hist));
     /* the records of earlier runs: their histograms stay */
     assert_true(load_mem_need(&open, 3) - load_mem_need(&open, 0) == 3 * load_result_mem(&open));
+}
+
+/*
+ * The intervals of ops and p99: a count-bound run's 3,000 slots of 216 counters, a 5 s one's
+ * 50 and the slack, whatever its threads.
+ */
+static void test_mem_series(void **state)
+{
+    struct load_cfg count = cfg_of("echo", 64, 1, 1, 1), timed = count;
+    size_t slot = SERIES_BUCKETS * sizeof(uint32_t);
+
+    (void)state;
+    timed.duration_ns = 5 * NS_PER_S;
+    assert_true(load_mem_need(&count, 0) - load_mem_need(&timed, 0) >=
+                (SERIES_COUNT_SLOTS - 50 - SERIES_SLACK) * slot);
+    assert_true(series_bytes(&timed) >= (50 + SERIES_SLACK) * slot);
+    timed.threads = timed.conns = 4;
+    count.threads = count.conns = 4;
+    assert_true(load_mem_need(&count, 0) - load_mem_need(&timed, 0) ==
+                series_bytes(&count) - series_bytes(&timed));
 }
 
 /* A plan too large for a size_t says so instead of wrapping round to a small number. */
@@ -206,10 +258,11 @@ static void test_mem_check(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_err_kinds),     cmocka_unit_test(test_fd_need),
-        cmocka_unit_test(test_fd_plan),       cmocka_unit_test(test_fd_ensure_live),
-        cmocka_unit_test(test_mem_fixed),     cmocka_unit_test(test_mem_per_conn),
-        cmocka_unit_test(test_mem_open_loop), cmocka_unit_test(test_mem_saturates),
+        cmocka_unit_test(test_err_kinds),    cmocka_unit_test(test_fd_need),
+        cmocka_unit_test(test_fd_plan),      cmocka_unit_test(test_fd_ensure_live),
+        cmocka_unit_test(test_mem_fixed),    cmocka_unit_test(test_mem_many_conns),
+        cmocka_unit_test(test_mem_per_conn), cmocka_unit_test(test_mem_open_loop),
+        cmocka_unit_test(test_mem_series),   cmocka_unit_test(test_mem_saturates),
         cmocka_unit_test(test_mem_check),
     };
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -42,7 +43,11 @@ enum behaviour {
     EXTRA,  /* the reply and one byte more, in one send */
     ONCE,   /* one correct reply on each connection, then close it */
     ROUNDS, /* echo on `conns` connections at once, a round at a time (barrier_serve) */
+    LARGE, /* one request of LARGE_SIZE: part echoed while the rest is still unsent (large_serve) */
 };
+
+#define LARGE_SIZE  (1024 * 1024)
+#define LARGE_FIRST (64 * 1024) /* what large_serve reads and echoes before it waits */
 
 #define ROUNDS_MAX_CONNS    8
 #define ROUNDS_MAX_PIPELINE 4
@@ -53,6 +58,8 @@ struct responder {
     unsigned conns;         /* ROUNDS: the connections it serves together */
     unsigned pipeline;      /* ROUNDS: the requests each connection sends per round */
     unsigned long requests; /* ROUNDS: the requests it echoed; read after responder_stop */
+    size_t queued;          /* LARGE: request bytes in its receive queue once the client stopped */
+    size_t queued_after;    /* LARGE: the most there within 1 s of the first echo */
     int lfd;                /* the listener */
     int stop[2];            /* a byte on stop[1] ends the thread */
     char dir[64];
@@ -111,6 +118,7 @@ static void serve(const struct responder *rs, int fd)
             return;
         case ONCE:
         case ROUNDS: /* served by rounds_serve */
+        case LARGE:  /* served by large_serve */
             (void)write_full(fd, req, REQ_SIZE);
             return;
         case WRONG:
@@ -163,6 +171,53 @@ out:
         close(fds[i]);
 }
 
+/* Request bytes waiting in fd's receive queue. */
+static size_t queued_bytes(int fd)
+{
+    int n = 0;
+
+    return ioctl(fd, FIONREAD, &n) == 0 && n > 0 ? (size_t)n : 0;
+}
+
+/*
+ * LARGE: waits until the client's first send of LARGE_SIZE bytes stopped at a
+ * full send buffer (the queue has not grown for 50 ms), reads LARGE_FIRST of
+ * it and echoes them: the client is woken to read, while the bytes it still has
+ * in flight stay above a quarter of its buffer, so AF_UNIX does not signal
+ * EPOLLOUT. Records the most bytes queued within 1 s of that echo, then echoes
+ * the rest and drains to the client's close.
+ */
+static void large_serve(struct responder *rs, int fd)
+{
+    static uint8_t buf[LARGE_FIRST];
+    size_t left = LARGE_SIZE, q = 0, floor;
+    uint64_t until;
+
+    for (;;) {
+        usleep(50000);
+        if (q > 0 && queued_bytes(fd) == q) break;
+        q = queued_bytes(fd);
+    }
+    rs->queued = q;
+    if (q <= LARGE_FIRST || !read_full(fd, buf, LARGE_FIRST) || !write_full(fd, buf, LARGE_FIRST))
+        return;
+    left -= LARGE_FIRST;
+    floor = q - LARGE_FIRST; /* in the queue now, unless the client sends more */
+    rs->queued_after = queued_bytes(fd);
+    for (until = now_ns() + NS_PER_S; now_ns() < until && rs->queued_after <= floor;) {
+        usleep(1000);
+        q = queued_bytes(fd);
+        if (q > rs->queued_after) rs->queued_after = q;
+    }
+    while (left > 0) {
+        size_t n = left < sizeof(buf) ? left : sizeof(buf);
+        ssize_t r = recv(fd, buf, n, 0);
+        if (r <= 0 || !write_full(fd, buf, (size_t)r)) return;
+        left -= (size_t)r;
+    }
+    drain_to_eof(fd);
+}
+
 static void *responder_main(void *arg)
 {
     struct responder *rs = arg;
@@ -187,7 +242,10 @@ static void *responder_main(void *arg)
         if (p[1].revents) break;
         fd = accept(rs->lfd, NULL, NULL);
         if (fd < 0) continue;
-        serve(rs, fd);
+        if (rs->how == LARGE)
+            large_serve(rs, fd);
+        else
+            serve(rs, fd);
         close(fd);
     }
     return NULL;
@@ -546,6 +604,37 @@ static void test_kept_sends_after_batch(void **state)
     }
 }
 
+/*
+ * A request larger than the socket's send buffer: its first send stops short
+ * (EAGAIN). When the server echoes part of it, the client is woken to read,
+ * and it sends more of the request then, with the bytes the server read: it
+ * does not wait for EPOLLOUT, which AF_UNIX signals only once the bytes in
+ * flight fell to a quarter of the send buffer, while the server waits for the
+ * rest of the request. The op completes, without an error.
+ */
+static void test_large_send_goes_on_when_woken(void **state)
+{
+    struct responder rs;
+    struct load_cfg cfg;
+    struct load_result res;
+
+    (void)state;
+    responder_start(&rs, LARGE);
+    cfg_for(&cfg, &rs, LOAD_REUSE);
+    cfg.size = LARGE_SIZE;
+    cfg.count = 1;
+    run(&cfg, &res);
+    responder_stop(&rs);
+    assert_int_equal(load_errors_total(&res), 0);
+    assert_int_equal(res.ops, 1);
+    assert_true(rs.queued > LARGE_FIRST && rs.queued < LARGE_SIZE); /* the first send stopped */
+    if (rs.queued_after <= rs.queued - LARGE_FIRST)
+        fail_msg("the client sent nothing more within 1 s of the first echo: %zu bytes queued "
+                 "before it, %zu after the server read %d",
+                 rs.queued, rs.queued_after, LARGE_FIRST);
+    load_result_release(&res);
+}
+
 static void test_errno_kinds(void **state)
 {
     static const struct {
@@ -602,6 +691,7 @@ int main(void)
         cmocka_unit_test_teardown(test_backlog_full_times_out, teardown),
         cmocka_unit_test_teardown(test_retry_once_or_none, teardown),
         cmocka_unit_test_teardown(test_kept_sends_after_batch, teardown),
+        cmocka_unit_test_teardown(test_large_send_goes_on_when_woken, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,9 +19,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cost.h"
+#include "report/saving.h"
 #include "stats.h"
 
 /* |got - want| <= 1e-12 * |want| (or both 0), with a message that shows both. */
@@ -212,6 +215,15 @@ static void test_interval_mapping(void **state)
     /* separated sides: significant (p = 2/252), so priced */
     assert_true(s.significant);
     check_close(s.p, 2.0 / 252, "Mann-Whitney p");
+    /* 3 runs a side, each side's tied: the normal approximation's p is 0.047, but no exact
+     * test of 3 + 3 runs goes below 0.1: never significant, never priced */
+    {
+        const double t3[] = { 100, 100, 100 }, u3[] = { 50, 50, 50 };
+        struct cost_saving few;
+        assert_int_equal(cost_saving_of(t3, 3, u3, 3, 7, &few), 0);
+        assert_true(few.p < 0.05);
+        assert_false(few.significant);
+    }
     /* overlapping ones are not: no price, whatever the interval's ends */
     {
         const double t2[] = { 100, 104, 98, 101, 103 }, u2[] = { 99, 105, 97, 102, 100 };
@@ -462,16 +474,92 @@ static void test_cells(void **state)
     assert_int_equal(s.ncells, 0);
 }
 
+/*
+ * What cost prints and writes: a reuse cell of 5 runs a side whose CPU does
+ * not overlap is priced; a connect cell of 5 interleaved runs a side is not
+ * (said to be no significant difference, with p and n), and the bottom line
+ * is the reuse cell's client+server.
+ */
+static void test_priced_only_significant(void **state)
+{
+    struct cost_set s = { 0 };
+    struct cost_plan p = { .price_usd = 25, .seed = 1 };
+    struct hb_err err = { 0 };
+    json_t *doc, *figs, *f;
+    char *text = NULL;
+    size_t len = 0, i;
+    FILE *out;
+
+    (void)state;
+    assert_int_equal(cost_traffic_parse("1M/day", &p.traffic[0], &err), 0);
+    p.ntraffic = 1;
+    for (int k = 0; k < 5; k++) {
+        add(&s, run_of("tcp://127.0.0.1:1", "tcp", "reuse", 10 + k, 100 + k, true));
+        add(&s, run_of("unix:/a", "unix", "reuse", 5 + k, 70 + k, true));
+        /* tcp 30, 32, ... 38; unix 31, 33, ... 39: p = 0.69 */
+        add(&s, run_of("tcp://127.0.0.1:1", "tcp", "connect", 30 + 2 * k, 300 + 20 * k, true));
+        add(&s, run_of("unix:/a", "unix", "connect", 31 + 2 * k, 310 + 20 * k, true));
+    }
+    doc = report_saving_json("x.json", &s, &p);
+    assert_non_null(doc);
+    assert_true(json_is_true(json_object_get(json_object_get(doc, "bottom_line"), "priced")));
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(doc, "bottom_line"), "figure")),
+        "client+server");
+    assert_non_null(strstr(
+        json_string_value(json_object_get(json_object_get(doc, "bottom_line"), "cell")), "reuse"));
+    figs = json_object_get(json_array_get(json_object_get(doc, "cells"), 0), "figures");
+    json_array_foreach(figs, i, f)
+    {
+        if (strcmp(json_string_value(json_object_get(f, "kind")), "cpu") != 0) continue;
+        assert_true(json_is_true(json_object_get(f, "priced")));
+        assert_true(json_is_array(json_object_get(f, "per_month")));
+    }
+    figs = json_object_get(json_array_get(json_object_get(doc, "cells"), 1), "figures");
+    json_array_foreach(figs, i, f)
+    {
+        if (strcmp(json_string_value(json_object_get(f, "kind")), "cpu") != 0) continue;
+        assert_true(json_is_false(json_object_get(f, "priced")));
+        assert_true(json_is_null(json_object_get(f, "per_month")));
+        assert_true(json_is_null(json_object_get(f, "vcpu_saved_at_requests_per_s")));
+        assert_true(json_is_null(json_object_get(f, "app_work")));
+        assert_true(json_real_value(json_object_get(f, "p")) > 0.05);
+        assert_non_null(strstr(json_string_value(json_object_get(f, "not_priced")),
+                               "no significant difference (p=0.69, n=5+5): not priced"));
+    }
+    json_decref(doc);
+    out = open_memstream(&text, &len);
+    assert_non_null(out);
+    report_saving_table(out, "x.json", &s, &p);
+    fclose(out);
+    assert_non_null(strstr(text, "\nbottom line: unix saves "));
+    assert_non_null(strstr(text, "   cpu server: no significant difference (p=0.69, n=5+5): "
+                                 "not priced\n"));
+    /* the connect cell, last: nothing priced in it */
+    assert_null(strstr(strstr(text, "== echo connect"), "per month"));
+    assert_null(strstr(strstr(text, "== echo connect"), "vCPU is saved"));
+    free(text);
+    cost_set_release(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_traffic_units),      cmocka_unit_test(test_traffic_bad),
-        cmocka_unit_test(test_app_work),           cmocka_unit_test(test_study_example),
-        cmocka_unit_test(test_unix_costs_more),    cmocka_unit_test(test_median_of_reps),
-        cmocka_unit_test(test_range_scale),        cmocka_unit_test(test_interval_mapping),
-        cmocka_unit_test(test_interval_ties),      cmocka_unit_test(test_no_interval),
-        cmocka_unit_test(test_breakeven_interval), cmocka_unit_test(test_cells),
-        cmocka_unit_test(test_cells_by_label),     cmocka_unit_test(test_service_series),
+        cmocka_unit_test(test_traffic_units),
+        cmocka_unit_test(test_traffic_bad),
+        cmocka_unit_test(test_app_work),
+        cmocka_unit_test(test_study_example),
+        cmocka_unit_test(test_unix_costs_more),
+        cmocka_unit_test(test_median_of_reps),
+        cmocka_unit_test(test_range_scale),
+        cmocka_unit_test(test_interval_mapping),
+        cmocka_unit_test(test_interval_ties),
+        cmocka_unit_test(test_no_interval),
+        cmocka_unit_test(test_breakeven_interval),
+        cmocka_unit_test(test_cells),
+        cmocka_unit_test(test_cells_by_label),
+        cmocka_unit_test(test_service_series),
+        cmocka_unit_test(test_priced_only_significant),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -267,11 +267,11 @@ static void expect_pair_at(const struct decoded *d, size_t i, const char *name, 
 
 struct ctx {
     _Alignas(max_align_t) unsigned char st[STATE_MAX];
-    struct codec_opts opts;
+    struct fcgi_opts opts;
     struct codec_cfg cfg;
 };
 
-static void ctx_init(struct ctx *c, const struct codec_opts *o, size_t size, bool keep)
+static void ctx_init(struct ctx *c, const struct fcgi_opts *o, size_t size, bool keep)
 {
     assert_true(fcgi_codec.state_size <= STATE_MAX);
     c->opts = *o;
@@ -316,7 +316,7 @@ static void test_encode_defaults(void **state)
         { "REMOTE_ADDR", "127.0.0.1" },
         { "SERVER_SOFTWARE", "hopbench" },
     };
-    struct codec_opts o = { 0 };
+    struct fcgi_opts o = { 0 };
 
     (void)state;
     for (int keep = 0; keep < 2; keep++) {
@@ -347,7 +347,7 @@ static void test_encode_defaults(void **state)
 static void test_encode_options(void **state)
 {
     static const char *const extra[] = { "HTTP_HOST=example", "EMPTY=", "A=b=c", "NOEQ" };
-    struct codec_opts o = {
+    struct fcgi_opts o = {
         .method = "POST",
         .path = "/x/y.php",
         .query = "a=1&b=2",
@@ -388,7 +388,7 @@ static void test_encode_options(void **state)
     guard_free(&g);
 
     /* An explicit script wins; a docroot without '/' joins with the path as is. */
-    o = (struct codec_opts){ .script = "/opt/s.php", .docroot = "/d", .method = "HEAD" };
+    o = (struct fcgi_opts){ .script = "/opt/s.php", .docroot = "/d", .method = "HEAD" };
     ctx_init(&c, &o, 5, false);
     req = encode(&c, &g, &len);
     decode_request(req, len, &d);
@@ -398,7 +398,7 @@ static void test_encode_options(void **state)
     assert_int_equal(d.in.len, 0);
     decoded_free(&d);
     guard_free(&g);
-    o = (struct codec_opts){ .docroot = "/d" };
+    o = (struct fcgi_opts){ .docroot = "/d" };
     ctx_init(&c, &o, 0, false);
     req = encode(&c, &g, &len);
     decode_request(req, len, &d);
@@ -407,7 +407,7 @@ static void test_encode_options(void **state)
     guard_free(&g);
 
     /* POST with an empty body: the lengths say 0, STDIN is only its terminator */
-    o = (struct codec_opts){ .method = "POST" };
+    o = (struct fcgi_opts){ .method = "POST" };
     ctx_init(&c, &o, 0, false);
     req = encode(&c, &g, &len);
     decode_request(req, len, &d);
@@ -427,7 +427,7 @@ static void test_encode_long(void **state)
         size_t n = lens[li];
         char *path = malloc(n + 1), *name = malloc(n + 3), *param = malloc(n + 3);
         const char *params[1];
-        struct codec_opts o = { 0 };
+        struct fcgi_opts o = { 0 };
         struct ctx c;
         struct guard g;
         struct decoded d;
@@ -472,7 +472,7 @@ static void test_encode_long(void **state)
 
 static void test_encode_fixed(void **state)
 {
-    struct codec_opts o = { .method = "POST" };
+    struct fcgi_opts o = { .method = "POST" };
     struct ctx c;
     struct guard g1, g2;
     size_t l1, l2;
@@ -587,7 +587,7 @@ static const struct want *error(enum codec_err e, size_t used, size_t err_off)
 
 static void test_reply_good(void **state)
 {
-    struct codec_opts o = { .expect_body = "bench" }, plain = { 0 };
+    struct fcgi_opts o = { .expect_body = "bench" }, plain = { 0 };
     struct ctx c;
     struct bytes b = { 0 };
 
@@ -628,7 +628,7 @@ static void test_reply_good(void **state)
 
 static void test_reply_records(void **state)
 {
-    struct codec_opts o = { .expect_body = "hello world" };
+    struct fcgi_opts o = { .expect_body = "hello world" };
     struct ctx c;
     struct bytes b = { 0 };
     static const char *const parts[] = { "Sta",   "tus: 3", "02 Found\r", "\n",    "\r",
@@ -653,7 +653,7 @@ static void test_reply_records(void **state)
 
 static void test_reply_protocol_status(void **state)
 {
-    struct codec_opts o = { .expect_body = "bench" }, plain = { 0 };
+    struct fcgi_opts o = { .expect_body = "bench" }, plain = { 0 };
     struct ctx c;
     struct bytes b = { 0 };
     struct want w;
@@ -678,7 +678,7 @@ static void test_reply_protocol_status(void **state)
 
 static void test_reply_errors(void **state)
 {
-    struct codec_opts plain = { 0 }, body = { .expect_body = "bench" };
+    struct fcgi_opts plain = { 0 }, body = { .expect_body = "bench" };
     struct ctx c;
     struct bytes b = { 0 };
     uint8_t h[FCGI_HEADER_LEN];
@@ -776,7 +776,7 @@ static void test_reply_errors(void **state)
 static void test_reply_garbage(void **state)
 {
     static const char *const junk[] = { "HTTP/1.1 200 OK\r\n\r\n", "+PONG\r\n", "\0\0\0\0" };
-    struct codec_opts o = { 0 };
+    struct fcgi_opts o = { 0 };
     struct ctx c;
     uint64_t x = 0x9e3779b97f4a7c15u;
 
@@ -818,7 +818,7 @@ static void test_reply_garbage(void **state)
 /* CGI headers: exactly 64 KiB is fine, one byte more is too big. */
 static void test_reply_header_cap(void **state)
 {
-    struct codec_opts o = { 0 };
+    struct fcgi_opts o = { 0 };
     struct ctx c;
     struct bytes b = { 0 }, hdr = { 0 };
     size_t used;
@@ -867,7 +867,7 @@ static void test_reply_header_cap(void **state)
 /* Body: exactly 1 GiB is fine, one byte more is too big (no copy: fed record by record). */
 static void test_reply_body_cap(void **state)
 {
-    struct codec_opts o = { 0 };
+    struct fcgi_opts o = { 0 };
     struct ctx c;
     struct bytes b = { 0 };
     static uint8_t chunk[FCGI_MAX_CONTENT];
@@ -920,7 +920,7 @@ static void test_reply_body_cap(void **state)
 static void test_reply_stderr_saturates(void **state)
 {
     static uint8_t chunk[FCGI_MAX_CONTENT];
-    struct codec_opts o = { 0 };
+    struct fcgi_opts o = { 0 };
     struct ctx c;
     struct bytes b = { 0 };
     uint8_t h[FCGI_HEADER_LEN];
@@ -943,7 +943,7 @@ static void test_reply_stderr_saturates(void **state)
 
 static void test_pipeline_reset_eof(void **state)
 {
-    struct codec_opts o = { .expect_body = "bench" };
+    struct fcgi_opts o = { .expect_body = "bench" };
     struct ctx c;
     struct bytes b = { 0 };
     size_t one, used, off = 0;
@@ -1080,7 +1080,7 @@ static void sim_send(struct sim *s, const uint8_t *p, size_t len, size_t chunk)
 /* The replies in s->out through the codec: how many DONE, all 200 with body `expect`. */
 static unsigned sim_replies(const struct sim *s, const char *expect, bool keep)
 {
-    struct codec_opts o = { .expect_body = expect };
+    struct fcgi_opts o = { .expect_body = expect };
     struct ctx c;
     size_t off = 0;
     unsigned n = 0;
@@ -1107,7 +1107,7 @@ static unsigned sim_replies(const struct sim *s, const char *expect, bool keep)
 static uint8_t *codec_request(struct guard *g, size_t *len, const char *method, size_t size,
                               bool keep)
 {
-    struct codec_opts o = { .method = method };
+    struct fcgi_opts o = { .method = method };
     struct ctx c;
 
     ctx_init(&c, &o, size, keep);

@@ -310,7 +310,7 @@ static void test_fpm_stacks_consistent(void **state)
         fronts++;
         snprintf(name, sizeof(name), "%s-fpm", w->name);
         assert_string_equal(d->name, name);
-        assert_true(d->private_net);
+        assert_ptr_equal(d->private_net, &stack_private_fastcgi);
         assert_true(needs_pair(d->needs, FPM_BINARY, FPM_PACKAGE));
         assert_true(needs_pair(d->needs, w->binary, w->package));
         assert_true(has(d->profiles, "baseline") && has(d->profiles, "optimized"));

@@ -44,7 +44,7 @@
 
 struct hctx {
     _Alignas(max_align_t) unsigned char st[STATE_MAX];
-    struct codec_opts opts;
+    struct http_opts opts;
     struct codec_cfg cfg;
 };
 
@@ -191,7 +191,7 @@ static void check_encode(const char *method, const char *path, const char *host,
                          bool keep, const char *want_head)
 {
     _Alignas(max_align_t) unsigned char st[STATE_MAX];
-    struct codec_opts opts = { .method = method, .path = path, .host = host };
+    struct http_opts opts = { .method = method, .path = path, .host = host };
     struct codec_cfg cfg = { .size = size, .keep_alive = keep, .opts = &opts };
     bool body = method != NULL && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
     size_t hlen = strlen(want_head), want = hlen + (body ? size : 0), n;

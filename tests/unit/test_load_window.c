@@ -6,8 +6,9 @@
  * connections are split over threads; a stop ends the run early, marked
  * interrupted. An open loop whose window ends inside a stall of the server
  * sends and awaits every op intended inside the window, none after it, and
- * counts what is unanswered `timeout` after the window as timeouts. Every run
- * is bounded (at most a few seconds).
+ * counts what is unanswered `timeout` after the window as timeouts. The ops
+ * per interval (series.h) add up to the run's, the stall's ops in the p99 of
+ * the interval they end in. Every run is bounded (at most a few seconds).
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -188,12 +189,32 @@ static void assert_hook_order(const struct hooks *h)
     assert_int_equal(h->at[2], LOAD_WINDOW_CLOSED);
 }
 
+/* The ops per interval add up to the ops; the p99 of each with ops, none without. */
+static void assert_series(const struct load_result *r)
+{
+    uint64_t sum = r->series.beyond;
+
+    assert_int_equal(r->series.interval_ns, SERIES_STEP_NS);
+    assert_true(r->series.n > 0);
+    for (size_t i = 0; i < r->series.n; i++) {
+        sum += r->series.ops[i];
+        assert_true((r->series.ops[i] > 0) == (r->series.p99_ns[i] > 0));
+        assert_true(r->series.p99_ns[i] <= r->lat->max + r->lat->max / 8 + 128);
+    }
+    assert_int_equal(sum, r->ops);
+    assert_int_equal(r->series.beyond, 0);
+    /* the last interval holds the window's end */
+    assert_true(r->series.end_ns > (r->series.n - 1) * r->series.interval_ns);
+    assert_true(r->series.end_ns <= r->series.n * r->series.interval_ns);
+}
+
 /* Every measured op is in the latency histogram once, and no op failed. */
 static void assert_clean(const struct load_result *r)
 {
     assert_true(r->ops > 0);
     assert_int_equal(load_errors_total(r), 0);
     assert_int_equal(r->lat->total, r->ops);
+    assert_series(r);
     assert_true(r->requests >= r->ops); /* the warm-up's requests count too */
 }
 
@@ -308,6 +329,13 @@ static void test_open_drain(void **state)
     assert_int_equal(r.service->total, 200);
     assert_true(r.drain_ns > 0 && r.drain_ns < 2 * NS_PER_S);
     assert_true(r.lat->max >= 50 * NS_PER_MS); /* the stall is measured, not cut off */
+    /* and shows in the series: an interval whose p99 is the ops that waited through it */
+    {
+        uint64_t top = 0;
+        for (size_t i = 0; i < r.series.n; i++)
+            if (r.series.p99_ns[i] > top) top = r.series.p99_ns[i];
+        assert_true(top >= 50 * NS_PER_MS);
+    }
     load_result_release(&r);
     echo_stop(e);
 }

@@ -88,7 +88,7 @@ static void greeting(struct buf *o, uint32_t caps, const char *plugin)
 
 struct my {
     uint8_t st[8192];
-    struct codec_opts opts;
+    struct mysql_opts opts;
     struct codec_cfg cfg;
     uint8_t out[MYSQL_SETUP_CAP];
     size_t out_len;
@@ -450,11 +450,11 @@ static void test_result_sets(void **state)
 static void mix_new(struct my *c, const char *sel, const char *upd, const char *order)
 {
     my_new(c, NULL, false);
-    c->opts.sqls[0] = c->opts.sql = sel;
-    c->opts.sqls[1] = upd;
-    c->opts.nsql = 2;
-    memcpy(c->opts.sql_mix, order, 5);
-    c->opts.sql_mix_len = 5;
+    c->opts.sql.sqls[0] = c->opts.sql.text = sel;
+    c->opts.sql.sqls[1] = upd;
+    c->opts.sql.nsql = 2;
+    memcpy(c->opts.sql.mix, order, 5);
+    c->opts.sql.mix_len = 5;
     mysql_codec.init(c->st, &c->cfg);
 }
 
@@ -468,7 +468,7 @@ static void test_sql_mix(void **state)
 
     (void)state;
     my_new(&c, NULL, false);
-    sql_mix_opts(&c.opts);
+    sql_mix_opts(&c.opts.sql);
     mysql_codec.init(c.st, &c.cfg);
     assert_false(codec_fixed(&mysql_codec, &c.cfg)); /* each connection encodes its own */
     mysql_codec.setup(c.st, NULL, 0, &used, c.out, &c.out_len, &c.m);

@@ -72,7 +72,7 @@ static void ready(struct buf *o)
 
 struct pg {
     uint8_t st[8192];
-    struct codec_opts opts;
+    struct pg_opts opts;
     struct codec_cfg cfg;
     uint8_t out[PG_SETUP_CAP];
     size_t out_len;
@@ -491,7 +491,7 @@ static void test_sql_mix(void **state)
 
     (void)state;
     pg_new(&p, NULL);
-    sql_mix_opts(&p.opts);
+    sql_mix_opts(&p.opts.sql);
     pg_codec.init(p.st, &p.cfg);
     assert_false(codec_fixed(&pg_codec, &p.cfg)); /* each connection encodes its own */
     step(&p, NULL, &used);
@@ -561,7 +561,7 @@ static void test_sql_random_id(void **state)
 
         ready_pg(&p, NULL, ext);
         ready_pg(&q, NULL, ext);
-        p.opts.sql = q.opts.sql = "SELECT c FROM t WHERE id = {id:3-9} AND k > 0";
+        p.opts.sql.text = q.opts.sql.text = "SELECT c FROM t WHERE id = {id:3-9} AND k > 0";
         q.cfg.conn_index = 1;
         pg_codec.init(p.st, &p.cfg);
         pg_codec.init(q.st, &q.cfg);

@@ -1,7 +1,8 @@
 /*
- * test_registry: the protocol table (proto/registry.h). Every entry joins a
+ * test_registry: the list of protocols (registry.h). Every entry joins a
  * codec and a server part of its own name; names are unique and found;
- * proto_names() and the --help texts list exactly the table; an option of
+ * proto_names() and the --help texts list exactly the entries, in the words
+ * the texts said when they were written by hand (memcached added); an option of
  * another protocol is refused naming the protocols that take it (checked for
  * every entry and every option, so a new entry is covered), and the command
  * line prints the same lines through the registry; every option an entry
@@ -29,100 +30,103 @@
 #include "cmd/options.h"
 #include "cmd/serve.h"
 #include "lab.h"
+#include "proto/fcgi.h"
 #include "proto/mysql.h"
 #include "proto/pg.h"
+#include "proto/resp.h"
 #include "registry.h"
 #include "run.h"
 
-/* The request options with only option `bit` given, as the command line would set it. */
-static void give(struct codec_opts *co, unsigned bit)
-{
-    static const char *const params[] = { "A=1" };
+/* A value each option's hook accepts; an option missing here fails test_options. */
+static const char *valid_value(const char *name);
 
-    memset(co, 0, sizeof(*co));
-    co->method = bit == PROTO_OPT_METHOD ? "GET" : NULL;
-    co->path = bit == PROTO_OPT_PATH ? "/x" : NULL;
-    co->host = bit == PROTO_OPT_HOST ? "h" : NULL;
-    co->script = bit == PROTO_OPT_SCRIPT ? "/s.php" : NULL;
-    co->docroot = bit == PROTO_OPT_DOCROOT ? "/d" : NULL;
-    co->query = bit == PROTO_OPT_QUERY ? "q=1" : NULL;
-    co->params = bit == PROTO_OPT_PARAM ? params : NULL;
-    co->nparams = bit == PROTO_OPT_PARAM ? 1 : 0;
-    co->redis_cmd = bit == PROTO_OPT_COMMAND ? REDIS_SET : REDIS_PING;
-    co->keys = bit == PROTO_OPT_KEYS ? 2 : 0;
-    co->expect_body = bit == PROTO_OPT_EXPECT_BODY ? "x" : NULL;
-    co->sql = bit == PROTO_OPT_SQL ? "SELECT 2" : NULL;
-    co->user = bit == PROTO_OPT_USER ? "u" : NULL;
-    co->password = bit == PROTO_OPT_PASSWORD || bit == PROTO_OPT_PASSWORD_FILE ? "pw" : NULL;
-    co->database = bit == PROTO_OPT_DATABASE ? "d" : NULL;
-    co->extended = bit == PROTO_OPT_EXTENDED;
-    co->ping = bit == PROTO_OPT_PING;
-    co->auth_methods = bit == PROTO_OPT_AUTH_METHOD ? CODEC_AUTH_MD5 : 0;
-    co->server_key = bit == PROTO_OPT_SERVER_KEY ? "PEM" : NULL;
-    co->server_key_len = bit == PROTO_OPT_SERVER_KEY ? 3 : 0;
-    co->get_server_key = bit == PROTO_OPT_GET_SERVER_KEY;
+/* A password file of mode 0600 holding "pw", made by pw_file_make. */
+static char pw_file[] = "/tmp/test_registry.XXXXXX";
+
+static void pw_file_make(mode_t mode)
+{
+    int fd;
+
+    strcpy(pw_file, "/tmp/test_registry.XXXXXX");
+    fd = mkstemp(pw_file);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "pw\nnext\n", 8), 8);
+    assert_int_equal(fchmod(fd, mode), 0);
+    close(fd);
 }
 
-static bool takes(const struct proto_entry *pe, unsigned bit)
+/* Does pe take option `name`, unconditionally (no `when`)? */
+static bool takes_always(const struct proto_entry *pe, const char *name)
 {
-    return ((pe->opts | pe->opts_when) & bit) != 0;
+    const struct proto_take *t = proto_takes(pe, name);
+
+    return t != NULL && t->when == NULL;
 }
 
 static void test_entries(void **state)
 {
-    size_t n = 0;
-    const struct proto_entry *e = proto_entries(&n);
+    size_t n = proto_count();
 
     (void)state;
     assert_true(n >= 4);
-    assert_ptr_equal(proto_lab_default(), &e[0]);
+    assert_ptr_equal(proto_lab_default(), proto_at(0));
+    assert_null(proto_at(n));
     for (size_t i = 0; i < n; i++) {
-        assert_non_null(e[i].codec);
+        const struct proto_entry *e = proto_at(i);
+        assert_non_null(e->codec);
         /* a protocol without a built-in server (the databases) is measured against real ones */
-        assert_true(e[i].server == NULL || e[i].server->process != NULL);
-        assert_string_equal(e[i].codec->name, e[i].name);
-        if (e[i].server != NULL) assert_string_equal(e[i].server->name, e[i].name);
-        assert_ptr_equal(proto_find(e[i].name), &e[i]);
-        assert_ptr_equal(codec_find(e[i].name), e[i].codec);
-        assert_true((e[i].opts & e[i].opts_when) == 0);
-        assert_true(e[i].opts_when == 0 || (e[i].when != NULL && e[i].check != NULL));
+        assert_true(e->server == NULL || e->server->process != NULL);
+        assert_string_equal(e->codec->name, e->name);
+        if (e->server != NULL) {
+            assert_string_equal(e->server->name, e->name);
+            assert_non_null(e->serve_words);
+            assert_non_null(e->lab_words);
+        }
+        assert_ptr_equal(proto_find(e->name), e);
+        assert_ptr_equal(codec_find(e->name), e->codec);
+        assert_true(e->opts_size <= CODEC_OPTS_MAX);
+        assert_true(e->takes == NULL || e->opts_size > 0);
+        for (const struct proto_take *t = e->takes; t != NULL && t->opt != NULL; t++) {
+            assert_non_null(t->opt->parse);
+            assert_true(t->at < e->opts_size);
+            assert_true(t->when == NULL || e->check != NULL);
+            /* one take per name */
+            assert_ptr_equal(proto_takes(e, t->opt->name), t);
+        }
         for (size_t j = 0; j < i; j++) {
-            assert_string_not_equal(e[i].name, e[j].name);
-            assert_ptr_not_equal(e[i].codec, e[j].codec);
-            if (e[i].server != NULL) assert_ptr_not_equal(e[i].server, e[j].server);
+            assert_string_not_equal(e->name, proto_at(j)->name);
+            assert_ptr_not_equal(e->codec, proto_at(j)->codec);
+            if (e->server != NULL) assert_ptr_not_equal(e->server, proto_at(j)->server);
         }
     }
     assert_null(proto_find(""));
     assert_null(proto_find("ech"));
     assert_null(proto_find("echo2"));
     assert_null(proto_find("ECHO"));
-    /* test_every_option walks the option bits up to the first without a name */
-    assert_non_null(proto_opt_name(PROTO_OPT_EXPECT_BODY));
-    assert_null(proto_opt_name(0));
 }
 
 /* proto_names() is the table's names in order, joined by ", ". */
 static void test_names(void **state)
 {
-    size_t n = 0, len = 0;
-    const struct proto_entry *e = proto_entries(&n);
+    size_t n = proto_count(), len = 0;
     char want[256] = "";
 
     (void)state;
     for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", i ? ", " : "", e[i].name);
+        len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", i ? ", " : "",
+                                proto_at(i)->name);
     assert_string_equal(proto_names(), want);
     assert_string_equal(codec_names(), want);
 }
 
-static bool any(const struct proto_entry *pe, unsigned arg)
+static bool any(const struct proto_entry *pe, const char *arg)
 {
     (void)pe;
     (void)arg;
     return true;
 }
 
-static bool first_only(const struct proto_entry *pe, unsigned arg)
+static bool first_only(const struct proto_entry *pe, const char *arg)
 {
     (void)arg;
     return pe == proto_lab_default();
@@ -130,59 +134,68 @@ static bool first_only(const struct proto_entry *pe, unsigned arg)
 
 static void test_list(void **state)
 {
-    size_t n = 0;
-    const struct proto_entry *e = proto_entries(&n);
+    size_t n = proto_count();
     char buf[256], want[256];
 
     (void)state;
-    assert_string_equal(proto_list(buf, sizeof(buf), first_only, 0, 0), e[0].name);
-    snprintf(want, sizeof(want), "%s and %s", e[n - 2].name, e[n - 1].name);
-    proto_list(buf, sizeof(buf), any, 0, 0);
+    assert_string_equal(proto_list(buf, sizeof(buf), first_only, NULL, NULL), proto_at(0)->name);
+    snprintf(want, sizeof(want), "%s and %s", proto_at(n - 2)->name, proto_at(n - 1)->name);
+    proto_list(buf, sizeof(buf), any, NULL, NULL);
     assert_non_null(strstr(buf, want));
     assert_int_equal(strlen(buf), strlen(proto_names()) + strlen(" and") - strlen(","));
     /* a short buffer is cut, never overrun */
-    assert_int_equal(strlen(proto_list(buf, 6, any, 0, 0)), 5);
+    assert_int_equal(strlen(proto_list(buf, 6, any, NULL, NULL)), 5);
 }
 
 /*
- * Each option alone (the bits from 1 up to the first without a name), for
- * each protocol: refused, naming who takes it, unless this one does.
+ * Each option alone, for each protocol, through the registry (proto_parse,
+ * proto_check_run): refused, naming who takes it, unless this one does.
  */
 static void test_every_option(void **state)
 {
-    size_t n = 0;
-    const struct proto_entry *e = proto_entries(&n);
+    size_t n = proto_count();
+    const char *name;
+    static const char *params[4];
+    static char body[64], secret[300], key[MYSQL_MAX_KEY + 1];
+    const struct proto_args args = { params,         4,   body,       sizeof(body), secret,
+                                     sizeof(secret), key, sizeof(key) };
 
     (void)state;
+    pw_file_make(0600);
     for (size_t i = 0; i < n; i++) {
-        for (unsigned bit = 1; proto_opt_name(bit) != NULL; bit <<= 1) {
-            struct codec_opts co;
+        const struct proto_entry *e = proto_at(i);
+        for (unsigned k = 0; (name = proto_option_name(k)) != NULL; k++) {
+            union codec_room room;
+            struct proto_given given = { k, valid_value(name) };
             size_t size = 64;
-            struct proto_req req = { .co = &co, .size = &size, .pipeline = 1 };
+            struct proto_req req = { .opts = &room, .size = &size, .pipeline = 1 };
             struct hb_err err = { 0 };
             char head[64];
             const char *list;
             int rc;
 
-            give(&co, bit);
-            rc = proto_check_run(&e[i], &req, &err);
+            assert_non_null(given.val);
+            assert_int_equal(proto_parse(e, &given, 1, &args, &room, &err), 0);
+            rc = proto_check_run(e, &given, 1, &req, &err);
             list = strstr(err.msg, " for ");
-            if (e[i].opts & bit) {
+            if (takes_always(e, name)) {
                 /* its own option: accepted, or refused by its check for another reason */
                 assert_true(rc == 0 || list == NULL);
                 continue;
             }
             /* taken only as `when` says: refused as another protocol's option would be */
-            if (e[i].opts_when & bit && rc == 0) continue;
+            if (proto_takes(e, name) != NULL && rc == 0) continue;
             assert_int_equal(rc, -EINVAL);
-            snprintf(head, sizeof(head), "run %s: ", e[i].name);
+            snprintf(head, sizeof(head), "run %s: ", e->name);
             assert_int_equal(strncmp(err.msg, head, strlen(head)), 0);
-            assert_non_null(strstr(err.msg, proto_opt_name(bit)));
+            assert_non_null(strstr(err.msg, name));
             assert_non_null(list);
             for (size_t j = 0; j < n; j++)
-                assert_int_equal(strstr(list, e[j].name) != NULL, takes(&e[j], bit));
+                assert_int_equal(strstr(list, proto_at(j)->name) != NULL,
+                                 proto_takes(proto_at(j), name) != NULL);
         }
     }
+    unlink(pw_file);
 }
 
 /* What `run` prints for a command line (argv without the program), or "" when it parses. */
@@ -212,7 +225,8 @@ static void test_run_messages(void **state)
     (void)state;
     assert_string_equal(run_error(&err, 5, a1),
                         "run echo: --method, --path and --host are for http and fcgi");
-    assert_string_equal(run_error(&err, 5, a2), "run echo: --command and --keys are for redis");
+    assert_string_equal(run_error(&err, 5, a2),
+                        "run echo: --command and --keys are for redis and memcached");
     assert_string_equal(
         run_error(&err, 5, a3),
         "run redis: --expect-body is for http, fcgi, redis --command get, pg and mysql");
@@ -222,7 +236,7 @@ static void test_run_messages(void **state)
     assert_string_equal(run_error(&err, 7, a5), "");
     assert_string_equal(
         run_error(&err, 3, a6),
-        "run: unknown protocol 'gopher' (known: echo, http, fcgi, redis, pg, mysql)");
+        "run: unknown protocol 'gopher' (known: echo, http, fcgi, redis, pg, mysql, memcached)");
 }
 
 static void test_serve_lab_messages(void **state)
@@ -245,10 +259,11 @@ static void test_serve_lab_messages(void **state)
     assert_ptr_equal(so.proto, proto_find("http"));
     assert_int_equal(cli_parse_lab(3, l1, &lo, stdout, &err), -EINVAL);
     assert_string_equal(err.msg,
-                        "--proto: 'gopher' is not one of echo, http, fcgi, redis, pg, mysql");
+                        "--proto: 'gopher' is not one of echo, http, fcgi, redis, pg, mysql, "
+                        "memcached");
     assert_int_equal(cli_parse_lab(3, l2, &lo, stdout, &err), 0);
     assert_ptr_equal(lo.proto, proto_find("redis"));
-    assert_int_equal(lo.proto->lab_codec.redis_cmd, REDIS_SET);
+    assert_int_equal(((const struct resp_opts *)lo.proto->lab_opts)->command.cmd, REDIS_SET);
 }
 
 /*
@@ -290,55 +305,43 @@ static void option_text(const char *help, const char *opt, char *out, size_t cap
 /* The help texts list exactly the table: a new entry fails here until they name it. */
 static void test_help(void **state)
 {
-    size_t n = 0;
-    const struct proto_entry *e = proto_entries(&n);
+    size_t n = proto_count();
+    const struct proto_entry *e[16];
     char want[256] = "PROTO:    ", text[1024];
     size_t len = strlen(want);
     const char *help;
 
     (void)state;
+    assert_true(n <= ARRAY_LEN(e));
     for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", i ? " | " : "", e[i].name);
+        e[i] = proto_at(i);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", i ? " | " : "", e[i]->name);
     snprintf(want + len, sizeof(want) - len, "\n");
     assert_non_null(strstr(help_of(NULL), want));
     /* the lab's other protocols, the default (the first) aside */
     len = (size_t)snprintf(want, sizeof(want), "--proto ");
     for (size_t i = 1, k = 0; i < n; i++)
-        if (e[i].server != NULL)
-            len +=
-                (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", k++ ? "|" : "", e[i].name);
+        if (e[i]->server != NULL)
+            len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s", k++ ? "|" : "",
+                                    e[i]->name);
     snprintf(want + len, sizeof(want) - len, " ");
     assert_non_null(strstr(help_of(NULL), want));
     /* the lab's and serve's protocols are those with a built-in server */
     option_text(help_of(&cmd_lab), "--proto P", text, sizeof(text));
     for (size_t i = 0; i < n; i++)
-        assert_int_equal(strstr(text, e[i].name) != NULL, e[i].server != NULL);
+        assert_int_equal(strstr(text, e[i]->name) != NULL, e[i]->server != NULL);
     option_text(help_of(&cmd_run), "--size BYTES", text, sizeof(text));
     for (size_t i = 0; i < n; i++)
-        assert_non_null(strstr(text, e[i].name));
+        assert_non_null(strstr(text, e[i]->name));
     option_text(help_of(&cmd_serve), "--body-size B", text, sizeof(text));
     for (size_t i = 0; i < n; i++)
-        assert_int_equal(strstr(text, e[i].name) != NULL, e[i].reply_body);
+        assert_int_equal(strstr(text, e[i]->name) != NULL, e[i]->reply_body);
     help = help_of(&cmd_serve);
     for (size_t i = 0; i < n; i++) {
-        snprintf(want, sizeof(want), " %s (", e[i].name);
-        assert_int_equal(strstr(help, want) != NULL, e[i].server != NULL);
+        snprintf(want, sizeof(want), " %s (", e[i]->name);
+        assert_int_equal(strstr(help, want) != NULL, e[i]->server != NULL);
     }
-}
-
-/* A password file of mode 0600 holding "pw", made by pw_file_make. */
-static char pw_file[] = "/tmp/test_registry.XXXXXX";
-
-static void pw_file_make(mode_t mode)
-{
-    int fd;
-
-    strcpy(pw_file, "/tmp/test_registry.XXXXXX");
-    fd = mkstemp(pw_file);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, "pw\nnext\n", 8), 8);
-    assert_int_equal(fchmod(fd, mode), 0);
-    close(fd);
 }
 
 /* A value each option's hook accepts; an option missing here fails test_options. */
@@ -372,12 +375,47 @@ static const char *valid_value(const char *name)
     return NULL;
 }
 
-/* Does the entry list option po? */
-static bool lists(const struct proto_entry *pe, const struct proto_option *po)
+/*
+ * The --help texts' words about the protocols, made from the entries, are
+ * the texts as they were written by hand, wrapped where those were; a name
+ * list is never broken across lines.
+ */
+static void test_help_words(void **state)
 {
-    for (const struct proto_option *const *o = pe->options; o != NULL && *o != NULL; o++)
-        if (*o == po) return true;
-    return false;
+    char buf[1024];
+
+    (void)state;
+    assert_string_equal(proto_help(PROTO_HELP_NAMES, buf, sizeof(buf), 0, 0),
+                        "echo | http | fcgi | redis | pg | mysql | memcached");
+    assert_string_equal(proto_help(PROTO_HELP_LAB_OTHERS, buf, sizeof(buf), 0, 0),
+                        "http|fcgi|redis|memcached");
+    assert_string_equal(proto_help(PROTO_HELP_REPLY_BODY, buf, sizeof(buf), 0, 0), "http, fcgi");
+    assert_string_equal(proto_help(PROTO_HELP_VALUE_SIZE, buf, sizeof(buf), 0, 0),
+                        "redis, memcached");
+    /* serve's, after "server may have taken it over). PROTO:" */
+    assert_string_equal(
+        proto_help(PROTO_HELP_SERVE, buf, sizeof(buf), 38, 0),
+        " echo (every byte back), http (200 with a short\n"
+        "body), fcgi (a FastCGI responder answering 'bench'), redis (PING, ECHO, GET, SET, DEL,\n"
+        "DBSIZE, FLUSHALL, INFO, QUIT, in memory), memcached (get, set, delete, stats, version,\n"
+        "quit, in memory; no authentication)");
+    /* run --size's, after its head at column 24 + 60: "pg, mysql:" is not broken */
+    assert_string_equal(
+        proto_help(PROTO_HELP_RUN_SIZE, buf, sizeof(buf), 84, 24),
+        " echo:\n"
+        "                        the message; http, fcgi: the POST body; redis: the "
+        "SET value;\n"
+        "                        pg, mysql: none (a query has no payload); memcached: the set "
+        "value");
+    assert_string_equal(proto_help(PROTO_HELP_LAB, buf, sizeof(buf), 24, 24),
+                        "echo (default), http, fcgi, redis or memcached: the built-in\n"
+                        "                        server and the client speak it; sizes are the "
+                        "echo message, the\n"
+                        "                        http and fcgi reply body, the redis SET value, "
+                        "the memcached set\n"
+                        "                        value");
+    /* a short buffer is cut, never overrun */
+    assert_int_equal(strlen(proto_help(PROTO_HELP_LAB, buf, 8, 24, 24)), 7);
 }
 
 /*
@@ -387,25 +425,17 @@ static bool lists(const struct proto_entry *pe, const struct proto_option *po)
  */
 static void test_options(void **state)
 {
-    size_t n = 0, nopts = 0;
-    const struct proto_entry *e = proto_entries(&n);
+    size_t n = proto_count(), nopts = 0;
     const struct proto_option *po;
 
     (void)state;
     pw_file_make(0600);
-    for (size_t i = 0; i < n; i++) {
-        unsigned bits = 0;
-        for (const struct proto_option *const *o = e[i].options; o != NULL && *o != NULL; o++)
-            bits |= (*o)->bit;
-        assert_int_equal(bits, e[i].opts | e[i].opts_when);
-    }
     for (; (po = proto_option_at(nopts)) != NULL; nopts++) {
         char want[64], run[] = "run", ep[] = "unix:/x", name[32], val[64], proto[16];
         char *argv[] = { run, proto, ep, name, val, NULL };
         bool some = false;
 
-        assert_int_equal(__builtin_popcount(po->bit), 1);
-        assert_string_equal(proto_opt_name(po->bit), po->name);
+        assert_string_equal(proto_option_name(nopts), po->name);
         assert_non_null(po->parse);
         assert_non_null(valid_value(po->name));
         /* found through the registry: run's table and its --help */
@@ -421,14 +451,14 @@ static void test_options(void **state)
             struct hb_err err = { 0 };
             int rc;
 
-            snprintf(proto, sizeof(proto), "%s", e[i].name);
+            snprintf(proto, sizeof(proto), "%s", proto_at(i)->name);
             rc = cli_parse_run(po->arg != NULL ? 5 : 4, argv, &o, stdout, &err);
-            if (e[i].opts & po->bit) {
+            if (takes_always(proto_at(i), po->name)) {
                 /* its own: parsed, or refused by the entry's check for another reason */
                 assert_true(rc == 0 || strstr(err.msg, " for ") == NULL);
                 some = true;
-            } else if (!lists(&e[i], po)) {
-                snprintf(want, sizeof(want), "run %s: ", e[i].name);
+            } else if (proto_takes(proto_at(i), po->name) == NULL) {
+                snprintf(want, sizeof(want), "run %s: ", proto_at(i)->name);
                 assert_int_equal(rc, -EINVAL);
                 assert_int_equal(strncmp(err.msg, want, strlen(want)), 0);
                 assert_non_null(strstr(err.msg, po->name));
@@ -436,9 +466,9 @@ static void test_options(void **state)
             }
         }
         assert_true(some);
-        /* one option per bit */
+        /* one option per name */
         for (size_t j = 0; j < nopts; j++)
-            assert_int_not_equal(proto_option_at(j)->bit, po->bit);
+            assert_string_not_equal(proto_option_name(j), po->name);
     }
     assert_true(nopts > 0);
     unlink(pw_file);
@@ -470,7 +500,7 @@ static void test_password_file_mode(void **state)
 
     (void)state;
     assert_int_equal(pw_file_run(0600, &o, &err), 0);
-    assert_string_equal(o.codec.password, "pw");
+    assert_string_equal(((const struct pg_opts *)&o.codec)->password, "pw");
     assert_int_equal(pw_file_run(0400, &o, &err), 0);
     for (size_t i = 0; i < ARRAY_LEN(refused); i++) {
         assert_int_equal(pw_file_run(refused[i], &o, &err), -EINVAL);
@@ -489,8 +519,7 @@ static void test_password_file_mode(void **state)
  */
 static void test_secret(void **state)
 {
-    size_t n = 0, nsecret = 0;
-    const struct proto_entry *e = proto_entries(&n);
+    size_t n = proto_count(), nsecret = 0;
     const struct proto_option *po;
 
     (void)state;
@@ -509,11 +538,12 @@ static void test_secret(void **state)
     assert_true(proto_option_secret("--password=x", strlen("--password")));
     assert_false(proto_option_secret("--password-file", strlen("--password-file")));
     for (size_t i = 0; i < n; i++) {
+        const struct proto_entry *e = proto_at(i);
         bool has = false;
-        for (const struct proto_option *const *o = e[i].options; o != NULL && *o != NULL; o++)
-            has |= (*o)->secret && strcmp((*o)->name, "--password") == 0;
-        assert_int_equal(has, strcmp(e[i].name, "pg") == 0 || strcmp(e[i].name, "mysql") == 0 ||
-                                  strcmp(e[i].name, "redis") == 0);
+        for (const struct proto_take *t = e->takes; t != NULL && t->opt != NULL; t++)
+            has |= t->opt->secret && strcmp(t->opt->name, "--password") == 0;
+        assert_int_equal(has, strcmp(e->name, "pg") == 0 || strcmp(e->name, "mysql") == 0 ||
+                                  strcmp(e->name, "redis") == 0);
     }
 }
 
@@ -533,15 +563,18 @@ static void test_option_hooks(void **state)
     char *r3[] = { run, redis, ep, param, a1, NULL };
 
     (void)state;
+    const struct fcgi_opts *fo = (const struct fcgi_opts *)&o.codec;
+    const struct resp_opts *ro = (const struct resp_opts *)&o.codec;
+
     assert_int_equal(cli_parse_run(9, f1, &o, stdout, &err), 0);
-    assert_int_equal(o.codec.nparams, 2);
-    assert_string_equal(o.codec.params[0], "A=1");
-    assert_string_equal(o.codec.params[1], "B=2");
-    assert_string_equal(o.codec.expect_body, "a\nb");
+    assert_int_equal(fo->nparams, 2);
+    assert_string_equal(fo->params[0], "A=1");
+    assert_string_equal(fo->params[1], "B=2");
+    assert_string_equal(fo->expect_body, "a\nb");
     assert_ptr_equal(o.load.opts, &o.codec);
     assert_int_equal(cli_parse_run(7, r1, &o, stdout, &err), 0);
-    assert_int_equal(o.codec.keys, 7);
-    assert_int_equal(o.codec.redis_cmd, REDIS_GET);
+    assert_int_equal(ro->keys, 7);
+    assert_int_equal(ro->command.cmd, REDIS_GET);
     assert_int_equal(cli_parse_run(5, r2, &o, stdout, &err), -EINVAL);
     assert_string_equal(err.msg, "--keys: '0' is not a whole number in 1..1000000000");
     assert_int_equal(cli_parse_run(5, f2, &o, stdout, &err), -EINVAL);
@@ -567,14 +600,14 @@ static void test_auth_options(void **state)
         { "pg", "--auth-method", "md5,md5", "--auth-method: 'md5,md5' is not a list" },
         { "pg", "--auth-method", "gss", "--auth-method: 'gss' is not a list" },
         { "pg", "--auth-method", "md5,", "--auth-method: 'md5,' is not a list" },
-        { "mysql", "--auth-method", "md5", "run mysql: --extended and --auth-method are for pg" },
+        { "mysql", "--auth-method", "md5", "run mysql: --auth-method and --extended are for pg" },
         { "mysql", "--server-public-key", "tests/fixtures/mysql/server_public_key.pem", NULL },
         { "mysql", "--server-public-key", "/dev/null",
           "--server-public-key: /dev/null is not an RSA public key in PEM" },
         { "mysql", "--server-public-key", "/nonexistent/key.pem",
           "--server-public-key: cannot read /nonexistent/key.pem: No such file" },
         { "pg", "--server-public-key", "tests/fixtures/mysql/server_public_key.pem",
-          "run pg: --ping, --server-public-key and --get-server-public-key are for mysql" },
+          "run pg: --server-public-key, --get-server-public-key and --ping are for mysql" },
     };
     static struct run_opts o;
 
@@ -604,16 +637,19 @@ static void test_auth_options(void **state)
         struct hb_err err = { 0 };
 
         assert_int_equal(cli_parse_run(5, argv, &o, stdout, &err), 0);
-        assert_int_equal(o.codec.auth_methods, CODEC_AUTH_MD5 | CODEC_AUTH_NONE);
+        assert_int_equal(((const struct pg_opts *)&o.codec)->auth_methods,
+                         CODEC_AUTH_MD5 | CODEC_AUTH_NONE);
     }
 }
 
 /* The commands of a mix, as letters: "SGG". */
-static void mix_text(const struct codec_opts *co, char *out)
+static void mix_text(const union codec_room *room, char *out)
 {
-    for (unsigned i = 0; i < co->redis_mix_len; i++)
-        out[i] = co->redis_mix[i] == REDIS_SET ? 'S' : co->redis_mix[i] == REDIS_GET ? 'G' : 'P';
-    out[co->redis_mix_len] = '\0';
+    const struct codec_mix *m = &((const struct resp_opts *)room)->command;
+
+    for (unsigned i = 0; i < m->len; i++)
+        out[i] = m->mix[i] == REDIS_SET ? 'S' : m->mix[i] == REDIS_GET ? 'G' : 'P';
+    out[m->len] = '\0';
 }
 
 /* run redis --command VAL [extra...]: what cli_parse_run returns. */
@@ -638,8 +674,10 @@ static void test_redis_command(void **state)
     const struct proto_entry *redis = proto_find("redis");
     struct run_opts o;
     struct hb_err err;
-    struct codec_opts pre;
-    char text[CODEC_REDIS_MIX_MAX + 1];
+    union codec_room pre_room;
+    const struct resp_opts *ro = (const struct resp_opts *)&o.codec;
+    const struct resp_opts *pre = (const struct resp_opts *)&pre_room;
+    char text[CODEC_MIX_MAX + 1];
     unsigned gets = 0;
 
     (void)state;
@@ -648,27 +686,27 @@ static void test_redis_command(void **state)
     assert_string_equal(text, "SG");
     assert_int_equal(o.load.size, 100);
     /* a mix that GETs fills its keys first: SET each once */
-    assert_int_equal(redis->prepare(&o.codec, &pre), 1);
-    assert_int_equal(pre.redis_cmd, REDIS_SET);
-    assert_int_equal(pre.redis_mix_len, 0);
+    assert_int_equal(redis->prepare(&o.codec, &pre_room), 1);
+    assert_int_equal(pre->command.cmd, REDIS_SET);
+    assert_int_equal(pre->command.len, 0);
     assert_int_equal(run_redis(&o, &err, "get,ping", "--keys", "40"), 0);
     mix_text(&o.codec, text);
     assert_string_equal(text, "GP");
-    assert_int_equal(redis->prepare(&o.codec, &pre), 40);
-    assert_int_equal(pre.keys, 40);
+    assert_int_equal(redis->prepare(&o.codec, &pre_room), 40);
+    assert_int_equal(pre->keys, 40);
     assert_int_equal(run_redis(&o, &err, "set:1,get:9", NULL, NULL), 0);
-    assert_int_equal(o.codec.redis_mix_len, 10);
+    assert_int_equal(ro->command.len, 10);
     for (unsigned i = 0; i < 10; i++)
-        gets += o.codec.redis_mix[i] == REDIS_GET;
+        gets += ro->command.mix[i] == REDIS_GET;
     assert_int_equal(gets, 9);
     assert_int_equal(run_redis(&o, &err, "set:2,ping:1", NULL, NULL), 0);
     mix_text(&o.codec, text);
     assert_int_equal(strlen(text), 3);
-    assert_int_equal(redis->prepare(&o.codec, &pre), 0); /* no GET: nothing before */
+    assert_int_equal(redis->prepare(&o.codec, &pre_room), 0); /* no GET: nothing before */
     /* one command is that command alone; a lone GET's size is the value it expects */
     assert_int_equal(run_redis(&o, &err, "get", NULL, NULL), 0);
-    assert_int_equal(o.codec.redis_mix_len, 0);
-    assert_int_equal(o.codec.redis_cmd, REDIS_GET);
+    assert_int_equal(ro->command.len, 0);
+    assert_int_equal(ro->command.cmd, REDIS_GET);
     assert_int_equal(o.load.size, 0);
     assert_int_equal(run_redis(&o, &err, "get", "--expect-body", "xxxxx"), 0);
     assert_int_equal(o.load.size, 5);
@@ -704,11 +742,11 @@ static int run_args(struct run_opts *o, struct hb_err *err, const char *const *a
 }
 
 /* The statements' indices of an SQL mix's period, as text: "00100". */
-static void sql_mix_text(const struct codec_opts *co, char *out)
+static void sql_mix_text(const struct codec_sql *q, char *out)
 {
-    for (unsigned i = 0; i < co->sql_mix_len; i++)
-        out[i] = (char)('0' + co->sql_mix[i]);
-    out[co->sql_mix_len] = '\0';
+    for (unsigned i = 0; i < q->mix_len; i++)
+        out[i] = (char)('0' + q->mix[i]);
+    out[q->mix_len] = '\0';
 }
 
 static void test_sql_mix(void **state)
@@ -729,21 +767,24 @@ static void test_sql_mix(void **state)
     struct run_opts o;
     struct hb_err err;
     char text[CODEC_SQL_MIX_MAX + 1];
+    /* pg's and mysql's options both begin with their statements */
+    const struct codec_sql *q = &((const struct pg_opts *)&o.codec)->sql;
 
     (void)state;
+    assert_ptr_equal(q, &((const struct mysql_opts *)&o.codec)->sql);
     assert_int_equal(run_args(&o, &err, mix), 0);
-    assert_int_equal(o.codec.nsql, 2);
-    assert_string_equal(o.codec.sqls[0], "SELECT 1");
-    assert_string_equal(o.codec.sqls[1], "UPDATE t SET k = 1");
-    assert_ptr_equal(o.codec.sql, o.codec.sqls[0]);
-    sql_mix_text(&o.codec, text);
+    assert_int_equal(q->nsql, 2);
+    assert_string_equal(q->sqls[0], "SELECT 1");
+    assert_string_equal(q->sqls[1], "UPDATE t SET k = 1");
+    assert_ptr_equal(q->text, q->sqls[0]);
+    sql_mix_text(q, text);
     assert_string_equal(text, "00100");
     /* the statements differ: each connection encodes its own, in the mix's order */
     assert_false(codec_fixed(&pg_codec, &(struct codec_cfg){ .opts = &o.codec }));
     /* a colon later in a statement is no share; mysql takes --sql as pg does */
     assert_int_equal(run_args(&o, &err, one), 0);
-    assert_int_equal(o.codec.nsql, 1);
-    assert_string_equal(o.codec.sql, "SELECT '1:2'");
+    assert_int_equal(q->nsql, 1);
+    assert_string_equal(q->text, "SELECT '1:2'");
     /* one statement, however given: the same bytes every time, encoded once per thread */
     assert_true(codec_fixed(&mysql_codec, &(struct codec_cfg){ .opts = &o.codec }));
     assert_int_equal(run_args(&o, &err, many), -EINVAL);
@@ -761,19 +802,13 @@ static void test_sql_mix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_entries),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_list),
-        cmocka_unit_test(test_every_option),
-        cmocka_unit_test(test_run_messages),
-        cmocka_unit_test(test_serve_lab_messages),
-        cmocka_unit_test(test_help),
-        cmocka_unit_test(test_options),
-        cmocka_unit_test(test_password_file_mode),
-        cmocka_unit_test(test_option_hooks),
-        cmocka_unit_test(test_auth_options),
-        cmocka_unit_test(test_redis_command),
-        cmocka_unit_test(test_secret),
+        cmocka_unit_test(test_entries),       cmocka_unit_test(test_names),
+        cmocka_unit_test(test_list),          cmocka_unit_test(test_every_option),
+        cmocka_unit_test(test_run_messages),  cmocka_unit_test(test_serve_lab_messages),
+        cmocka_unit_test(test_help),          cmocka_unit_test(test_help_words),
+        cmocka_unit_test(test_options),       cmocka_unit_test(test_password_file_mode),
+        cmocka_unit_test(test_option_hooks),  cmocka_unit_test(test_auth_options),
+        cmocka_unit_test(test_redis_command), cmocka_unit_test(test_secret),
         cmocka_unit_test(test_sql_mix),
     };
 

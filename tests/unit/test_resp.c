@@ -41,7 +41,7 @@
 /* One codec instance with its options. */
 struct rctx {
     _Alignas(max_align_t) unsigned char st[STATE_MAX];
-    struct codec_opts opts;
+    struct resp_opts opts;
     struct codec_cfg cfg;
 };
 
@@ -49,7 +49,7 @@ static void ctx_init(struct rctx *c, enum codec_redis_cmd cmd, size_t size, uint
                      unsigned conn, const char *expect)
 {
     assert_true(resp_codec.state_size <= STATE_MAX);
-    c->opts = (struct codec_opts){ .redis_cmd = cmd, .keys = keys, .expect_body = expect };
+    c->opts = (struct resp_opts){ .command = { .cmd = cmd }, .keys = keys, .expect_body = expect };
     c->cfg = (struct codec_cfg){ .size = size, .conn_index = conn, .opts = &c->opts };
     resp_codec.init(c->st, &c->cfg);
 }
@@ -1389,11 +1389,11 @@ static void test_server_threads(void **state)
 /* A codec sending the commands of `mix` in turn, values of `size` bytes over `keys` keys. */
 static void ctx_init_mix(struct rctx *c, const char *mix, size_t size, uint64_t keys)
 {
-    c->opts = (struct codec_opts){ .keys = keys, .redis_mix_len = (unsigned)strlen(mix) };
+    c->opts = (struct resp_opts){ .command = { .len = (unsigned)strlen(mix) }, .keys = keys };
     for (size_t i = 0; mix[i] != '\0'; i++)
-        c->opts.redis_mix[i] = (uint8_t)(mix[i] == 'S'   ? REDIS_SET
-                                         : mix[i] == 'G' ? REDIS_GET
-                                                         : REDIS_PING);
+        c->opts.command.mix[i] = (uint8_t)(mix[i] == 'S'   ? REDIS_SET
+                                           : mix[i] == 'G' ? REDIS_GET
+                                                           : REDIS_PING);
     c->cfg = (struct codec_cfg){ .size = size, .opts = &c->opts };
     resp_codec.init(c->st, &c->cfg);
 }

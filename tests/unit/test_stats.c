@@ -170,6 +170,26 @@ static void test_mwu_separated(void **state)
     }
 }
 
+/* The smallest p of na against nb runs: that of two separated samples, for every size. */
+static void test_mwu_min_p(void **state)
+{
+    double lo[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, hi[8] = { 11, 12, 13, 14, 15, 16, 17, 18 };
+
+    (void)state;
+    for (size_t na = 1; na <= 8; na++)
+        for (size_t nb = 1; nb <= 8; nb++) {
+            double u, p;
+            assert_int_equal(stats_mann_whitney(lo, na, hi, nb, &u, &p), 0);
+            check_rel(stats_mw_min_p(na, nb), p, 1e-12, "the separated samples' p");
+        }
+    assert_true(stats_mw_min_p(1, 1) == 1);
+    check_rel(stats_mw_min_p(2, 2), 1.0 / 3, 1e-12, "2+2");
+    check_rel(stats_mw_min_p(3, 4), 2.0 / 35, 1e-12, "3+4: above 0.05");
+    check_rel(stats_mw_min_p(5, 3), 2.0 / 56, 1e-12, "5+3: below");
+    assert_true(stats_mw_min_p(0, 5) == 1 && stats_mw_min_p(5, 0) == 1);
+    assert_true(stats_mw_min_p(200, 200) < 1e-100 && stats_mw_min_p(200, 200) >= 0);
+}
+
 /*
  * The SciPy documentation example (from R. Shier, "The Mann-Whitney U Test",
  * 2004): ages at diagnosis, males vs females. Published: U1 = 17, exact
@@ -423,6 +443,26 @@ static void test_bootstrap_known_quantiles(void **state)
     assert_true(lo == 0.5 && hi == 1.5);
     assert_int_equal(stats_bootstrap_ratio(a, 1, b, 2, 10000, 0.4, SEED, &r, &lo, &hi), 0);
     assert_true(lo == 1 && hi == 1);
+}
+
+/*
+ * The difference of medians the same way: a = {2}, b = {1, 3} gives 2 - 1, 2 - 2 or
+ * 2 - 3 with probability 1/4, 1/2, 1/4, so at level 0.9 [-1, 1] around 0; values of any
+ * sign are taken (a ratio refuses them), a value not finite is refused.
+ */
+static void test_bootstrap_diff(void **state)
+{
+    const double a[] = { 2 }, b[] = { 1, 3 }, neg[] = { -5, -4, -6 }, bad[] = { 1, INFINITY };
+    double d, lo, hi;
+
+    (void)state;
+    assert_int_equal(stats_bootstrap_diff(a, 1, b, 2, 10000, 0.9, SEED, &d, &lo, &hi), 0);
+    assert_true(d == 0);
+    assert_true(lo == -1 && hi == 1);
+    assert_int_equal(stats_bootstrap_diff(neg, 3, a, 1, 1000, 0.95, SEED, &d, &lo, &hi), 0);
+    assert_true(d == -7 && lo <= -7 && hi >= -7 && lo >= -8 && hi <= -6);
+    assert_int_equal(stats_bootstrap_diff(bad, 2, a, 1, 1000, 0.95, SEED, &d, &lo, &hi), -EINVAL);
+    assert_int_equal(stats_bootstrap_ratio(neg, 3, a, 1, 1000, 0.95, SEED, &d, &lo, &hi), -EINVAL);
 }
 
 /*
@@ -709,6 +749,7 @@ int main(void)
         cmocka_unit_test(test_summary_sd_by_hand),
         cmocka_unit_test(test_summary_single_and_invalid),
         cmocka_unit_test(test_mwu_separated),
+        cmocka_unit_test(test_mwu_min_p),
         cmocka_unit_test(test_mwu_published_example),
         cmocka_unit_test(test_mwu_mixed_by_hand),
         cmocka_unit_test(test_mwu_table_critical_values),
@@ -719,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_mwu_invalid),
         cmocka_unit_test(test_bootstrap_point_estimate),
         cmocka_unit_test(test_bootstrap_known_quantiles),
+        cmocka_unit_test(test_bootstrap_diff),
         cmocka_unit_test(test_bootstrap_interpolation),
         cmocka_unit_test(test_bootstrap_determinism),
         cmocka_unit_test(test_bootstrap_coverage),
