@@ -780,9 +780,11 @@ int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack
 
 void stack_cost(struct stack_ctx *c)
 {
-    struct cost_plan plan = { .price_usd = COST_PRICE_USD, .seed = 1 };
+    struct cost_plan plan = { .price_usd = COST_PRICE_USD, .seed = 1, .ntraffic = 1 };
+    struct hb_err e = { 0 };
 
     if (c->ncosted == 0) return;
+    if (cost_traffic_parse(STACK_TRAFFIC, &plan.traffic[0], &e) < 0) plan.ntraffic = 0;
     fprintf(c->out,
             "\nWhat the Unix socket saves, per request: 'hopbench cost' on each measurement's "
             "own runs,\neach run on the side its label names, the transport of the hop under "
@@ -793,6 +795,15 @@ void stack_cost(struct stack_ctx *c)
         fprintf(c->out, "%s %s", i ? "," : "", c->costed[i].label);
     fprintf(c->out, ".\nFigures: client = hopbench; each service by its name (its cgroup); "
                     "client+services = their\nsum; system = every CPU of the machine.\n");
+    if (plan.ntraffic > 0)
+        fprintf(c->out,
+                "A month: only the whole CPU per request (client+services), only where its "
+                "difference\nis significant, as 'hopbench cost' prices it in full, at a stated "
+                "traffic of %s\n(%g requests/s) sustained, %.4g billion requests in 30 days, and "
+                "$%g per vCPU-month:\nboth assumptions, not measurements ('hopbench cost "
+                "--traffic LIST --price USD' on\n--jsonl for others).\n",
+                plan.traffic[0].text, cost_traffic_per_s(&plan.traffic[0]),
+                plan.traffic[0].per_month / 1e9, plan.price_usd);
     for (unsigned i = 0; i < c->ncosted; i++) {
         const struct stack_costed *m = &c->costed[i];
         if (!m->read)

@@ -17,7 +17,9 @@
 #     (open_loop.kept_ops_per_s), and at least one run achieved its rate within 1 %
 #   - the cost section names the three workloads, and each of its lines is what `hopbench
 #     cost` prints on that closed-loop measurement's runs from --jsonl as they are (the
-#     labels hello-php.tcp, hello-php.unix name each run's backend, both fronts being TCP)
+#     labels hello-php.tcp, hello-php.unix name each run's backend, both fronts being TCP);
+#     it states the traffic and price a month assumes, and prices a month (at 1k/s, cost's row
+#     for it) for the key figure only, exactly when cost prices its month (--short: never)
 #   - Ctrl-C while held: exit 0, nothing left (process, cgroup, file)
 #   - the gate: cpu.php removed from the docroot while the static file is measured: its
 #     requests are 404s: exit 2, a gate line naming cpu.php, each backend and the status
@@ -121,6 +123,8 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
     # same runs (cut from --jsonl as they are: their labels name their backends).
     check "php-method: the cost section covers the three workloads" \
         grep -q "^cost' on that measurement's part of --jsonl). Covers: hello.php, static, cpu.php.$" "$OUT"
+    check "php-method: the cost section states the traffic and price a month assumes" \
+        grep -q "^is significant, as 'hopbench cost' prices it in full, at a stated traffic of 1k/s\$" "$OUT"
     for child in $(jq '[.[] | select(.open | not) | .child] | unique | .[]' "$T/runs.json"); do
         path=$(jq -r --argjson k "$child" '[.[] | select(.child == $k)][0].path' "$T/runs.json")
         label=${path#/}
@@ -132,11 +136,22 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
         hb "cost-$child" cost "$T/child-$child.jsonl"
         sed -n "/^$label\$/,/^[^ ]/p" "$OUT" | grep '^   cpu ' >"$T/brief-$child.txt"
         bad=""
+        months=0
         while IFS= read -r line; do
             name=$(sed -n 's/^   cpu \(.*\): saved .*/\1/p' <<<"$line")
             saved=$(sed -n 's/.*: saved \(.*\) µs per request .*/\1/p' <<<"$line")
             share=$(sed -n 's/.* µs per request (\(.*\)); .*/\1/p' <<<"$line")
             phrase=$(sed -n 's/.* µs per request ([^)]*); //p' <<<"$line")
+            # the key figure's month at the stated traffic: cost's row for 1k/s, its CPU and $
+            month=$(sed -n 's/.*; at 1k\/s: \(.*\) of CPU a month, .*/\1/p' <<<"$line")
+            usd=$(sed -n 's/.* of CPU a month, \(.*\) a month at \$25\/vCPU-month$/\1/p' <<<"$line")
+            phrase=${phrase%%; at 1k/s: *}
+            if [ -n "$month$usd" ]; then
+                months=$((months + 1))
+                sed -n "/^   cpu $name: saved per month/,/^\$/p" "$T/cost-$child.out" |
+                    grep '^   1k/s ' | grep -F -- "$month" | grep -qF -- " $usd" ||
+                    bad="$bad [$name: month $month, $usd]"
+            fi
             grep "^   cpu $name  " "$T/cost-$child.out" | grep -F -- "$saved" |
                 grep -qF -- "$share" || bad="$bad [$name: $saved, $share]"
             # the key figure's rate under its month, each other figure's on its own line
@@ -145,8 +160,11 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
                 bad="$bad [$name: $phrase]"
         done <"$T/brief-$child.txt"
         n=$(wc -l <"$T/brief-$child.txt")
+        # a month only for the key figure, and only when cost prices its month too
+        want_months=$(grep -c '^   cpu .*: saved per month' "$T/cost-$child.out")
+        [ "$months" = "$want_months" ] || bad="$bad [$months months, cost prices $want_months]"
         if [ "$RC" = 0 ] && [ "$n" -ge 3 ] && [ -z "$bad" ]; then
-            ok "php-method: $label: the $n cost lines are hopbench cost's on the same runs"
+            ok "php-method: $label: the $n cost lines are hopbench cost's on the same runs ($months priced a month)"
         else
             not_ok "php-method: $label: cost lines match hopbench cost" \
                 "cost exit $RC, $n lines, unmatched:$bad"

@@ -262,7 +262,8 @@ out = open(sys.argv[2], encoding="utf-8").read()
 text = html.unescape(m.group(1)) if m else ""
 sys.exit(0 if text and text in out and all(w in text for w in
     ("latency p99.9 us", "latency mean us", "noisy runs", "  lifecycle: ", "  load tcp: ",
-     "TIME_WAIT front, client side", "What the Unix socket saves")) else 1)' \
+     "TIME_WAIT front, client side", "What the Unix socket saves",
+     "at a stated traffic of 1k/s")) else 1)' \
     "$T/second.html" "$T/second.out"
 check "second --html: the stack's directory holds no copy afterwards" \
     bash -c "! ls /tmp/hopbench-stack.*/[0-9]*-*.json 2>/dev/null | grep -q ."
