@@ -1434,7 +1434,8 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
 struct page {
     const struct hfile *const *files;
     size_t n;
-    bool parts; /* the files are one stack's measurements, not files to compare */
+    bool parts;       /* the files are one stack's measurements, not files to compare */
+    const char *text; /* the stack's own text, or NULL */
 };
 
 /* report_file_write's writer: the whole page. */
@@ -1449,6 +1450,14 @@ static int write_page(FILE *f, void *ctx, struct hb_err *err)
     fputs(page_css, f);
     fputs("</style></head><body>\n<h1>hopbench report</h1>\n", f);
     bottom_section(f, p->files, p->n);
+    if (p->text != NULL) {
+        fputs("<section class=\"stack\" id=\"stack-text\">\n<h2>What the stack printed</h2>\n"
+              "<p class=\"muted\">Its tables and what it reads beside them (lifecycle, load, "
+              "cost), as on its standard output.</p>\n<pre>",
+              f);
+        html_text(f, p->text);
+        fputs("</pre>\n</section>\n", f);
+    }
     fputs("<ul class=\"files\">\n", f);
     for (size_t i = 0; i < p->n; i++) {
         fprintf(f, "<li><a href=\"#file%zu\">", i);
@@ -1472,15 +1481,15 @@ static int write_page(FILE *f, void *ctx, struct hb_err *err)
 
 int report_html_write(const char *out, const char *const *paths, size_t npaths, struct hb_err *err)
 {
-    return report_html_write_parts(out, paths, NULL, npaths, err);
+    return report_html_write_parts(out, paths, NULL, npaths, NULL, err);
 }
 
 int report_html_write_parts(const char *out, const char *const *paths, const char *const *titles,
-                            size_t npaths, struct hb_err *err)
+                            size_t npaths, const char *text, struct hb_err *err)
 {
     struct hfile files[HTML_MAX_FILES] = { 0 };
     const struct hfile *ptrs[HTML_MAX_FILES];
-    struct page page = { .files = ptrs, .n = npaths, .parts = titles != NULL };
+    struct page page = { .files = ptrs, .n = npaths, .parts = titles != NULL, .text = text };
     int rc = 0;
 
     if (npaths == 0 || npaths > HTML_MAX_FILES)

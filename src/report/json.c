@@ -134,12 +134,13 @@ static json_t *cpu_json(const struct run_record *r)
 
     if (sum.ok) sum.v += r->res.client_cpu_ns;
     return json_pack(
-        "{s:I, s:f, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "client_ns",
+        "{s:I, s:f, s:o, s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "client_ns",
         (json_int_t)r->res.client_cpu_ns, "client_ns_per_op", report_cpu_ns_per_op(r), "server_ns",
         ctr_json(&o->server_cpu_ns), "server_source", observe_server_source_name(o->server_source),
         "server_ns_per_op", per_op_json(&o->server_cpu_ns, ops), "client_plus_server_ns_per_op",
         per_op_json(&sum, ops), "system_busy_ns", ctr_json(&o->system_busy_ns), "system_ns_per_op",
-        per_op_json(&o->system_busy_ns, ops), "cgroup_ns", ctr_json(&o->cgroup_cpu_ns),
+        per_op_json(&o->system_busy_ns, ops), "system_source",
+        machine_cpu_source_name(o->system_source), "cgroup_ns", ctr_json(&o->cgroup_cpu_ns),
         "cgroup_ns_per_op", per_op_json(&o->cgroup_cpu_ns, ops), "cgroup_throttled_us",
         ctr_json(&o->cgroup_throttled_us));
 }
