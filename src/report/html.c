@@ -821,17 +821,14 @@ static const char *verdict_class(enum bottom_verdict v)
 /* The files' bottom lines as one (each file's cells named by its title when there are several). */
 static void bottom_of(const struct hfile *const *files, size_t n, struct bottom_line *all)
 {
-    memset(all, 0, sizeof(*all));
-    for (size_t i = 0; i < n; i++) {
-        const json_t *j = json_object_get(files[i]->head, EV_BOTTOM_LINE);
-        struct bottom_line b;
-        const char *title = files[i]->title;
+    const json_t *heads[HTML_MAX_FILES];
+    const char *titles[HTML_MAX_FILES];
 
-        if (j == NULL || bottom_from_json(j, &b) < 0) continue;
-        if (title == NULL && n > 1) title = files[i]->path;
-        bottom_append(all, &b, title);
-        bottom_release(&b);
+    for (size_t i = 0; i < n; i++) {
+        heads[i] = files[i]->head;
+        titles[i] = files[i]->title != NULL ? files[i]->title : n > 1 ? files[i]->path : NULL;
     }
+    bottom_of_heads(heads, titles, n, all);
 }
 
 static void card(FILE *f, const char *cls, const char *big, const char *text)
