@@ -361,7 +361,7 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     if (lab->progress != NULL) {
         char what[PROGRESS_WHAT_CAP], size[32];
 
-        report_size_text(size, sizeof(size), (long long)o->sizes[s]);
+        size_text(size, sizeof(size), (long long)o->sizes[s]);
         snprintf(what, sizeof(what), "%s %s %s %s", o->proto->name, size, report_mode_name(mode),
                  lab_transport_name(t));
         progress_run_begin(lab->progress, what, rep + 1, o->shared.reps, &r->cfg);
