@@ -22,12 +22,12 @@
 #include "host/netns.h"
 #include "host/observe.h"
 #include "host/place.h"
+#include "host/service.h"
 #include "plan.h"
 #include "progress.h"
 #include "proto/mysql.h"
 #include "registry.h"
 #include "report/report.h"
-#include "service.h"
 
 #define CLI_MAX_PARAMS 32   /* --param */
 #define CLI_MAX_SECRET 258  /* a password read from a file, its NUL and one more */
