@@ -105,6 +105,14 @@ struct run {
     struct profile *prof;      /* --profile: the profiler of every window, or NULL */
 };
 
+/*
+ * The order of run_all's runs into order[run_planned_runs(o)]: each an
+ * endpoint's index, --reps of each, in reps blocks that hold every endpoint
+ * once: ABBA (forward and reverse in turn), or with --order random each block
+ * shuffled by --seed. --rate's probes of each endpoint's base go in the same order.
+ */
+void run_order(const struct run_opts *o, unsigned *order);
+
 /* How many runs run_all makes, and how long each takes as planned (0: a count, not a time). */
 unsigned run_planned_runs(const struct run_opts *o);
 uint64_t run_planned_ns(const struct run_opts *o);
