@@ -4,6 +4,8 @@
 # - every path under src/ the page names exists;
 # - "Layers" puts each folder and top-level file of src/ on exactly one layer, and no
 #   #include of src/ goes from a layer to a higher one;
+# - a header X.h beside X.c declares only functions X.c defines, so that a call between files
+#   is an include between them (a folder's header with no .c, cmd/cmd.h, is its interface);
 # - no include circle (scripts/include-cycles.sh).
 # Each check is also run on a copy made wrong on purpose (a line taken out, a file added, an
 # include up a layer), which it must refuse: a check that cannot fail proves nothing.
@@ -85,6 +87,20 @@ layer_breaks() {
     done
 }
 
+# foreign_decls SRC : prints each function a header X.h of SRC declares (a line from column 0:
+# a type, the name, a parenthesis) that its X.c does not define.
+foreign_decls() {
+    local h c f
+    (cd "$1" && find . -name '*.h' | sed 's|^\./||' | sort) | while read -r h; do
+        c=${h%.h}.c
+        [ -f "$1/$c" ] || continue
+        grep -E '^[a-z_][a-z_0-9 *]*[ *][a-z_][a-z_0-9]*\(' "$1/$h" | grep -Ev '^(static|typedef) ' |
+            sed -E 's/^[^(]*[ *]([a-z_][a-z_0-9]*)\(.*/\1/' | while read -r f; do
+            grep -qE "^[a-z_][^;]*[ *]$f\(" "$1/$c" || echo "src/$h declares $f, which src/$c does not define"
+        done
+    done
+}
+
 DOC=$ROOT/docs/architecture.md
 SRC=$ROOT/src
 
@@ -95,6 +111,8 @@ check_eq "every path under src/ the page names exists" "" "$out"
 check "the page puts some 20 entries on layers" test "$(layers "$DOC" | wc -l)" -ge 20
 out=$(layer_breaks "$DOC" "$SRC")
 check_eq "each entry of src/ on one layer, no include up a layer" "" "$out"
+out=$(foreign_decls "$SRC")
+check_eq "each header beside its .c declares only what that .c defines" "" "$out"
 check "no include circle (scripts/include-cycles.sh)" sh "$ROOT/scripts/include-cycles.sh"
 
 # The same checks on copies made wrong on purpose.
@@ -126,5 +144,10 @@ cp "$SRC/engine/operr.c" "$W/engine/operr.c"
 sed 's|^\(1  proto/ endpoint.c outfile.c stats.c hist.c\) util.c|\1|' "$DOC" >"$T/w/nolayer.md"
 out=$(layer_breaks "$T/w/nolayer.md" "$W" | tr '\n' ';')
 check_eq "refused: a top-level file on no layer" "src/util.c is on no layer;src/util.h is on no layer;" "$out"
+
+printf 'int sendq_elsewhere(void);\n' >>"$W/engine/sendq.h"
+out=$(foreign_decls "$W")
+check_eq "refused: a header declaring another file's function" \
+    "src/engine/sendq.h declares sendq_elsewhere, which src/engine/sendq.c does not define" "$out"
 
 done_testing
