@@ -169,7 +169,7 @@ static int report_skip_run(void *ctx, size_t idx, json_t *run, struct hb_err *er
  */
 static int report_bottom_print(const char *const *paths, size_t n, struct hb_err *err)
 {
-    const struct evidence_reader skip = { .run = report_skip_run };
+    const struct evidence_reader skip = { .take = report_skip_run };
     json_t *heads[HTML_MAX_FILES] = { 0 };
     const char *titles[HTML_MAX_FILES];
     struct bottom_line b;

@@ -33,7 +33,7 @@
 #include "host/counters.h"
 #include "host/place.h"
 #include "host/profile.h"
-#include "service.h"
+#include "host/service.h"
 
 #define OBS_MAX_PIDS   64   /* server pids given (--server-pid) */
 #define OBS_MAX_TREE   4096 /* processes in the server's trees (--server-tree); beyond: n/a */

@@ -49,7 +49,7 @@ static void place_of(const struct run_record *recs, size_t n, const struct run_r
         char size[32];
         int k;
 
-        report_size_text(size, sizeof(size), (long long)r->cfg.size);
+        size_text(size, sizeof(size), (long long)r->cfg.size);
         k = snprintf(p->cell, sizeof(p->cell), "%s %s", size, report_mode_name(r->cfg.mode));
         if (r->rate_share > 0 && k > 0 && (size_t)k < sizeof(p->cell))
             snprintf(p->cell + k, sizeof(p->cell) - (size_t)k, " open loop at %.0f %%",

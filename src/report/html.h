@@ -15,14 +15,12 @@
 
 #include <stddef.h>
 
+#include "report/htmldata.h"
 #include "util.h"
-
-/* The most evidence files one report takes. */
-#define HTML_MAX_FILES 16
 
 /*
  * Reads the evidence files paths[0 .. npaths-1] (1 .. HTML_MAX_FILES) and
- * writes the report to out (atomically, through report_file_write). Returns
+ * writes the report to out (atomically, through outfile_replace). Returns
  * 0, or a negative errno with err set: a file cannot be read or is not
  * evidence (-EINVAL, the message naming the file and the run), or the report
  * cannot be written. Nothing is written when a file fails.

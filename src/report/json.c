@@ -574,37 +574,6 @@ int report_jsonl_append(struct outfile *o, const struct run_record *r, struct hb
     return rc;
 }
 
-int report_file_write(const char *path, int (*fill)(FILE *f, void *ctx, struct hb_err *err),
-                      void *ctx, struct hb_err *err)
-{
-    struct outfile out;
-    sigset_t held, old;
-    int rc;
-
-    /* no stop signal between the temporary file's creation and its rename or removal */
-    stop_signal_set(&held);
-    pthread_sigmask(SIG_BLOCK, &held, &old);
-    rc = outfile_open(&out, path, OUTFILE_REPLACE, err);
-    if (rc == 0) {
-        FILE *f = outfile_stream(&out);
-
-        errno = 0;
-        if (f == NULL) {
-            rc = hb_fail(err, -ENOMEM, "cannot write %s: out of memory", path);
-        } else {
-            rc = fill(f, ctx, err);
-            if (rc == -EIO) {
-                int e = errno != 0 ? errno : EIO;
-                rc = hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
-            }
-        }
-        if (rc == 0) rc = outfile_commit(&out, err);
-        outfile_abort(&out);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
-}
-
 /* A newline and depth spaces. */
 static int dump_break(FILE *f, int depth)
 {
@@ -656,7 +625,7 @@ static int dump_indented(FILE *f, json_t *v, int depth)
     return rc;
 }
 
-/* report_file_write's writer of a whole document, ending in a newline. */
+/* outfile_replace's writer of a whole document, ending in a newline. */
 static int dump_doc(FILE *f, void *doc, struct hb_err *err)
 {
     UNUSED(err);
@@ -666,5 +635,5 @@ static int dump_doc(FILE *f, void *doc, struct hb_err *err)
 
 int report_json_write(const char *path, json_t *doc, struct hb_err *err)
 {
-    return report_file_write(path, dump_doc, doc, err);
+    return outfile_replace(path, dump_doc, doc, err);
 }

@@ -75,7 +75,7 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
         double rate = report_ops_per_s(r);
 
         fmt_thousands(ops, sizeof(ops), rate);
-        report_size_text(size, sizeof(size), (long long)r->cfg.size);
+        size_text(size, sizeof(size), (long long)r->cfg.size);
         fprintf(f, "%-32s %-7s %9s %12s %9.2f %9.2f %9.2f %9.2f %9.2f %7llu",
                 text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), report_mode_name(r->cfg.mode),
                 size, ops, us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
@@ -577,7 +577,7 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
     const struct run_record *any = find(recs, n, size, LOAD_REUSE, "tcp");
 
     if (any == NULL) any = &recs[0];
-    report_size_text(sz, sizeof(sz), (long long)size);
+    size_text(sz, sizeof(sz), (long long)size);
     fprintf(f,
             "\n%s%s %s round trips (latency µs; CPU µs per op: client, server, both, whole "
             "system)\n",
@@ -638,7 +638,7 @@ static void lab_open_table(FILE *f, const struct run_record *recs, size_t n, siz
         if (r->cfg.size != size || r->cfg.rate <= 0 || r->res.service == NULL || r->rep != 0)
             continue;
         if (!header) {
-            report_size_text(sz, sizeof(sz), (long long)size);
+            size_text(sz, sizeof(sz), (long long)size);
             fprintf(f,
                     "\n%s open loop (latency µs from the intended send time; service p99 from "
                     "the actual send)\n",

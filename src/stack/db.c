@@ -32,6 +32,7 @@
 
 #include "stack/login.h"
 #include "stack/measure.h"
+#include "stack/redis.h"
 #include "stack/stack.h"
 
 /* PostgreSQL's server and initdb: of the newest version installed (15 on Debian 12) */

@@ -6,6 +6,8 @@
  * a password made for the stack (login.c), which every connection AUTHs with:
  * no other local user may use it, over TCP or its socket.
  */
+#include "stack/redis.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

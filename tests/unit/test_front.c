@@ -39,6 +39,8 @@
 #include "stack/front.h"
 #include "stack/stack.h"
 
+#include "fixture.h"
+
 #define DIR  "/run/hb-test"
 #define SOCK DIR "/fpm.sock"
 
@@ -63,22 +65,7 @@ static const struct web_front *front_of(const char *name)
 /* The fixture tests/fixtures/front/name, whole; the caller frees it. */
 static char *fixture(const char *name)
 {
-    const char *root = getenv("HOPBENCH_FIXTURES");
-    char path[512], *text;
-    FILE *f;
-    long len;
-
-    snprintf(path, sizeof(path), "%s/front/%s", root != NULL ? root : "tests/fixtures", name);
-    f = fopen(path, "r");
-    if (f == NULL) fail_msg("cannot open %s (run from the top of the tree)", path);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    len = ftell(f);
-    rewind(f);
-    text = calloc(1, (size_t)len + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    return text;
+    return fixture_read("front", name);
 }
 
 /* Renders front w's configuration (NULL: php-fpm.conf) of k at a fixed site, checks it. */
