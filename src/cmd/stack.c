@@ -44,7 +44,7 @@ __attribute__((constructor)) static void stack_words_build(void)
 {
     size_t n = 0;
 
-    for (; stack_defs[n] != NULL && n < STACK_WORDS_MAX; n++)
+    for (; n < STACK_WORDS_MAX && stack_defs[n] != NULL; n++)
         stack_words[n] = stack_defs[n]->name;
     stack_words[n] = stack_list_word;
 }

@@ -121,7 +121,7 @@ static void conn_note_bad(struct conn_ctx *ctx, enum op_err kind, const uint8_t 
 {
     struct op_bad *b = &ctx->bad;
 
-    if (b->t_ns != 0 || n == 0) return;
+    if (b->t_ns != 0 || n == 0 || p == NULL) return;
     b->t_ns = now_ns();
     b->kind = kind;
     b->from_start = from_start;

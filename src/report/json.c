@@ -99,9 +99,9 @@ static json_t *bad_reply_json(const struct op_bad *b)
     char text[4 * OP_BAD_BYTES + 4], hex[2 * OP_BAD_BYTES + 1];
 
     if (b->t_ns == 0) return json_null();
-    for (unsigned i = 0; i < b->len; i++)
+    for (size_t i = 0; i < b->len; i++)
         snprintf(hex + 2 * i, 3, "%02x", b->bytes[i]);
-    hex[2 * b->len] = '\0';
+    hex[2 * (size_t)b->len] = '\0';
     text_safe_n(text, sizeof(text), (const char *)b->bytes, b->len);
     return json_pack("{s:s, s:i, s:b, s:s, s:s}", "kind", op_err_name(b->kind), "bytes",
                      (int)b->len, "from_start", b->from_start, "text", text, "hex", hex);

@@ -106,7 +106,7 @@ def main():
                                    ("latency mean µs", "mean", 1e3, 0.051)):
         got = (row(block, name_) or "").split()
         want = [med([dig(r, "latency_ns", key) for r in arms[t]]) / scale for t in ("tcp", "unix")]
-        good = len(got) >= 2 and all(near(float(g), w, tol) for g, w in zip(got[:2], want))
+        good = len(got) >= 2 and all(near(float(g.replace(",", "")), w, tol) for g, w in zip(got[:2], want))
         tap.check("%s %s: the runs' medians %.1f, %.1f" % (cell, name_, *want), good, " ".join(got[:2]))
     for name_ in ("connections", "noisy runs"):
         got = (row(block, name_) or "").split()
