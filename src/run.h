@@ -19,6 +19,7 @@
 #include "agent/client.h"
 #include "endpoint.h"
 #include "engine/load.h"
+#include "host/budget.h"
 #include "host/netns.h"
 #include "host/observe.h"
 #include "host/place.h"
@@ -32,6 +33,10 @@
 #define CLI_MAX_PARAMS 32   /* --param */
 #define CLI_MAX_SECRET 258  /* a password read from a file, its NUL and one more */
 #define CLI_MAX_BODY   4096 /* --expect-body, after escapes */
+
+/* From this many connections (or with --procs or --source) run prints its limits and what
+ * kept connections shut. */
+#define RUN_MANY_CONNS 1000
 
 struct proto_entry;
 
@@ -76,6 +81,13 @@ struct run_opts {
     bool agent_given;
     const char *agent_token_file;
     struct agent_client agent;
+    /* --procs: the load's child processes (0: hopbench's own process); given, or set by
+     * run_procs_auto when one process may not open the connections' fds */
+    unsigned procs;
+    bool procs_given;
+    /* --source, or chosen by run_sources_auto (sources_auto): TCP connections bind these */
+    struct endpoint_sources sources;
+    bool sources_auto;
     enum netns_mode netns;    /* --netns: run starts the built-in server there (NETNS_NONE: none) */
     enum netns_mode in_netns; /* --in-netns: started inside a stack's --netns namespaces */
 };
@@ -137,8 +149,48 @@ int run_serve_check(struct run *run, struct hb_err *err);
 /* Stops the built-in server, moves the thread back to the host's namespace, closes them. */
 void run_serve_stop(struct run *run);
 
-/* The fds one run holds at once (load_fd_need), besides those open when it starts. */
+/*
+ * The fds one run holds at once (load_fd_need), besides those open when it
+ * starts; with --procs, those of the load process with the most (each inherits
+ * the soft limit the budget check raises).
+ */
 uint64_t run_fd_need(const struct run_opts *o);
+
+/*
+ * How many load processes o's plan needs: o->procs when --procs was given (or
+ * it is set), 0 when one process with `open` fds open may open the run's fds
+ * under the hard RLIMIT_NOFILE `hard` (budget_fds), else the fewest that may,
+ * each with its share (at least a thread each); 0 when not even PROCS_MAX
+ * processes may (the budget check then refuses the plan). Pure.
+ */
+unsigned run_procs_for(const struct run_opts *o, uint64_t hard, uint64_t open);
+
+/*
+ * What the plan needs that it was not told: source addresses from 127.0.0.1
+ * on (run_sources_for) and load processes (run_procs_for, with l's hard
+ * RLIMIT_NOFILE and `open` fds open), each said in a line on out.
+ */
+void run_plan_auto(struct run_opts *o, const struct budget_limits *l, uint64_t open, FILE *out);
+
+/*
+ * The limits lines: what the machine allows o's connections (fds a process
+ * and the system's, ports a source address, the accept queue, memory) from
+ * l, and which limit binds first, on out. Returns 0, or with err set
+ * -EADDRNOTAVAIL when a TCP endpoint's connections are more than its source
+ * addresses have ports, -ENFILE when more than the system has fds left (the
+ * fds of a process and memory are the budget check's: cmd_check_budget).
+ */
+int run_limits_print(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                     FILE *out, struct hb_err *err);
+
+/*
+ * How many source addresses (127.0.0.1 on) the connections to o's first
+ * IPv4 loopback TCP endpoint need when each has `ports` ephemeral ports
+ * (ip_local_port_range) to it, seven eighths of them counted on (the rest for
+ * ports others hold): 0 when the kernel's one address is enough, --source was
+ * given, or no endpoint is such. Pure.
+ */
+unsigned run_sources_for(const struct run_opts *o, unsigned ports);
 
 /*
  * The most memory a run allocates while the histograms of every earlier
