@@ -500,16 +500,18 @@ int endpoint_connect_from(const struct endpoint *ep, const struct sockaddr_stora
 }
 
 /*
- * TCP options of a listener: SO_REUSEADDR; TCP_NODELAY, which accepted
- * sockets inherit (so a server needs no setsockopt per connection); and
- * IPV6_V6ONLY so [::] does not take IPv4 too.
+ * TCP options of a listener: SO_REUSEADDR (and SO_REUSEPORT when asked); TCP_NODELAY, which
+ * accepted sockets inherit (so a server needs no setsockopt per connection); and IPV6_V6ONLY so
+ * [::] does not take IPv4 too.
  */
-static int tcp_listen_options(int fd, const struct endpoint *ep, struct hb_err *err)
+static int tcp_listen_options(int fd, const struct endpoint *ep, bool reuseport, struct hb_err *err)
 {
     int one = 1;
 
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1)
         return sys_fail(err, "cannot set SO_REUSEADDR on", ep);
+    if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) == -1)
+        return sys_fail(err, "cannot set SO_REUSEPORT on", ep);
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
         return sys_fail(err, "cannot set TCP_NODELAY on", ep);
     if (tcp_family(ep) == AF_INET6 &&
@@ -572,7 +574,7 @@ static int listen_tcp(struct endpoint *ep, const struct listen_opts *opts, struc
     fd = open_socket(ep);
     if (fd < 0)
         return hb_fail(err, fd, "cannot create a socket for %s: %s", ep->text, strerror(-fd));
-    rc = tcp_listen_options(fd, ep, err);
+    rc = tcp_listen_options(fd, ep, opts->reuseport, err);
     if (rc < 0) goto fail;
     rc = bind_endpoint(fd, ep, err);
     if (rc < 0) goto fail;

@@ -125,6 +125,9 @@ struct listen_opts {
     int backlog;       /* listen(2) backlog; 0 = endpoint_default_backlog() */
     unsigned mode;     /* permission bits of a socket file, e.g. 0600 */
     bool allow_remote; /* allow binding a non-loopback TCP address */
+    /* TCP: SO_REUSEPORT, so that several servers (processes) listen on one port, the
+     * kernel spreading the connections over them by their addresses' hash */
+    bool reuseport;
 };
 
 /*

@@ -93,6 +93,7 @@ enum {
     OPT_HDR_LOG,
     OPT_PROFILE_HZ,
     OPT_PROCS,
+    OPT_REUSEPORT,
     OPT_SOURCE,
 };
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # run --procs and --source: one run's load made by several load processes, over TCP from
-# several 127.x source addresses and over a Unix socket, against hopbench serve and nginx
-# (docs/connections.md). For each run:
+# several 127.x source addresses and over a Unix socket, against hopbench serve (over TCP two
+# of them, serve --reuseport on one port) and nginx (docs/connections.md). For each run:
 #   - the limits lines (fds, ports, accept queue, memory, which binds first) before it runs;
 #   - during the window: the load processes are the run's children, one per --procs, and
 #     the server has every connection, each source address its share (ss);
@@ -133,9 +133,16 @@ run_checks() {
 # shellcheck disable=SC2317 # called through check
 conns_left() { [ "$(now_conns)" = 0 ]; }
 
-# --- hopbench serve, TCP from 3 source addresses -----------------------------------------
-start_server srv_tcp -l tcp://127.0.0.1:0 || done_testing
+# --- two hopbench serve --reuseport on one port, TCP from 3 source addresses --------------
+# (several servers for more connections than one process has fds for)
+start_server srv_tcp --reuseport -l tcp://127.0.0.1:0 || done_testing
 SRC_PORT=$SRV_PORT
+SRV1=$SRV_PID
+start_server srv_tcp2 --reuseport -l "tcp://127.0.0.1:$SRC_PORT" || done_testing
+SRV2=$SRV_PID
+expect_rc "serve without --reuseport on a port two servers share: exit 1" 1 srv_no \
+    serve echo -l "tcp://127.0.0.1:$SRC_PORT"
+one_line "its error is one line" "$T/srv_no.err" 'already in use'
 watch_run tcp echo "tcp://127.0.0.1:$SRC_PORT" -c $N --procs $P --source 127.0.0.2-127.0.0.4 \
     --warmup 0.5 -d 1 --json "$T/tcp.json"
 run_checks tcp "$T/tcp.json"
@@ -144,12 +151,18 @@ check_eq "tcp: each source address had its third of the connections" \
 rcheck "tcp: the evidence names the source addresses" "$T/tcp.json" \
     '.runs[0].source_addresses == "127.0.0.2-127.0.0.4"'
 check "tcp: no connection left after the run" eventually 5 conns_left
-stop_server "$SRV_PID" "$T/srv_tcp.out"
+stop_server "$SRV1" "$T/srv_tcp.out"
+in1=$(stopped_field 'bytes in') c1=$(stopped_field connections)
+stop_server "$SRV2" "$T/srv_tcp2.out"
+in2=$(stopped_field 'bytes in') c2=$(stopped_field connections)
+echo "# tcp: the two servers had $c1 and $c2 connections"
 req=$(jq -r '.runs[0].requests' "$T/tcp.json")
-check_eq "tcp: the server read requests x 64 bytes (warm-up included)" $((req * 64)) \
-    "$(stopped_field 'bytes in')"
-check_eq "tcp: the server had the run's connections and the pre-flight one" $((N + 1)) \
-    "$(stopped_field connections)"
+check_eq "tcp: the two servers read requests x 64 bytes (warm-up included)" $((req * 64)) \
+    $((${in1:-0} + ${in2:-0}))
+check_eq "tcp: they had the run's connections and the pre-flight one" $((N + 1)) \
+    $((${c1:-0} + ${c2:-0}))
+check "tcp: each of them had a share (more than a quarter)" \
+    test "${c1:-0}" -gt $((N / 4)) -a "${c2:-0}" -gt $((N / 4))
 
 # --- hopbench serve, a Unix socket ---------------------------------------------------------
 SRC_PORT=
