@@ -170,7 +170,10 @@ unsigned run_procs_for(const struct run_opts *o, uint64_t hard, uint64_t open)
 unsigned run_sources_for(const struct run_opts *o, unsigned ports)
 {
     const struct endpoint *ep = NULL;
-    uint64_t per = (uint64_t)ports * 7 / 8; /* room for ports others hold */
+    /* connect() takes a source address's even ports first (the odd ones are bind()'s):
+     * past them each connect scans them all, milliseconds each. 7/8 of them: room for
+     * ports others hold. */
+    uint64_t per = (uint64_t)(ports / 2) * 7 / 8;
 
     for (unsigned i = 0; i < o->neps && ep == NULL; i++)
         if (o->eps[i].kind == ENDPOINT_TCP && o->eps[i].addr.ss_family == AF_INET &&
@@ -197,9 +200,10 @@ void run_plan_auto(struct run_opts *o, const struct budget_limits *l, uint64_t o
         o->sources.n = n;
         o->sources_auto = true;
         fprintf(out,
-                "run: %u connections to one TCP endpoint are more than 7/8 of the %u ephemeral "
-                "ports of one source address: from %u (--source %s)\n",
-                o->load.conns, ports, n,
+                "run: %u connections to one TCP endpoint are more than 7/8 of the %u even "
+                "ephemeral ports of one source address (connect() takes those first): from %u "
+                "(--source %s)\n",
+                o->load.conns, ports / 2, n,
                 endpoint_sources_text(o->sources.addr, o->sources.n, text, sizeof(text)));
     }
     n = run_procs_for(o, l->nofile_hard, open);
@@ -271,8 +275,10 @@ int run_limits_print(const struct run_opts *o, const struct budget_limits *l, ui
     if (tcp > 0)
         fprintf(out,
                 "limits: ports: %u a source address to one endpoint (net.ipv4."
-                "ip_local_port_range %u-%u), %s: %s\n",
+                "ip_local_port_range %u-%u; connect() takes the even %u first, past them each "
+                "connect scans them all), %s: %s\n",
                 l->port_hi ? l->port_hi - l->port_lo + 1 : 0, l->port_lo, l->port_hi,
+                l->port_hi ? (l->port_hi - l->port_lo + 1) / 2 : 0,
                 o->sources.n
                     ? endpoint_sources_text(o->sources.addr, o->sources.n, text, sizeof(text))
                     : "the kernel's one source address",
@@ -578,10 +584,30 @@ static void run_cfg(const struct run *run, unsigned cell, const atomic_int *stop
 }
 
 /* One run of cell `cell` into r (at its share of the cell's base with --rate N%). */
+/* What the accept queues refused since `before` (this network namespace's counters). */
+static void run_accept_delta(const struct netstat *before, struct record_accept *a)
+{
+    struct netstat *after = xmalloc(sizeof(*after));
+    struct ctr_val ov, dr, sr;
+
+    a->ok = false;
+    if (netstat_read(after) == 0) {
+        ov = netstat_delta(before, after, "TcpExt.ListenOverflows");
+        dr = netstat_delta(before, after, "TcpExt.ListenDrops");
+        sr = netstat_delta(before, after, "TcpExt.TCPSynRetrans");
+        a->ok = ov.ok && dr.ok && sr.ok;
+        a->overflows = ov.v;
+        a->drops = dr.v;
+        a->syn_retrans = sr.v;
+    }
+    free(after);
+}
+
 static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_record *r,
                    const atomic_int *stop, struct hb_err *err)
 {
     const struct run_opts *o = run->opts;
+    struct netstat *before = NULL;
     int rc;
 
     r->proto = o->proto->name;
@@ -606,10 +632,21 @@ static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_reco
     }
     run->agent_rc = 0;
     if (run->netns.mode != NETNS_NONE) record_netns_begin(&r->netns, &run->netns, run->client_side);
+    if (o->procs > 0 || r->cfg.conns >= RUN_MANY_CONNS) {
+        before = xmalloc(sizeof(*before));
+        if (netstat_read(before) < 0) {
+            free(before);
+            before = NULL;
+        }
+    }
     if (o->procs > 0)
         rc = procs_run(&r->cfg, o->procs, &r->res, r->procs, err);
     else
         rc = load_run(&r->cfg, &r->res, err);
+    if (before != NULL) {
+        run_accept_delta(before, &r->accept);
+        free(before);
+    }
     if (r->res.wait_err != 0) r->cut_by = "a failed wait";
     if (run->netns.mode != NETNS_NONE) record_netns_end(&r->netns, &run->netns);
     if (run->progress != NULL) progress_run_end(run->progress, &r->cfg);
@@ -826,8 +863,16 @@ static const char *run_short_causes(const struct run_record *r, char *buf, size_
           (unsigned long long)e[OP_ERR_ADDRNOTAVAIL]);
     CAUSE(e[OP_ERR_FDS] > 0, "fds (%llu out of file descriptors)",
           (unsigned long long)e[OP_ERR_FDS]);
-    CAUSE(run_net(r, "TcpExt.ListenOverflows", &overflows) && overflows > 0,
-          "the accept queue (TcpExt.ListenOverflows +%llu)", (unsigned long long)overflows);
+    if (r->accept.ok)
+        CAUSE(r->accept.overflows + r->accept.drops + r->accept.syn_retrans > 0,
+              "the accept queue (over the run, its connects included: TcpExt.ListenOverflows "
+              "+%llu, ListenDrops +%llu, TCPSynRetrans +%llu: SYNs dropped wait 1 s, 3 s, ... "
+              "to be sent again)",
+              (unsigned long long)r->accept.overflows, (unsigned long long)r->accept.drops,
+              (unsigned long long)r->accept.syn_retrans);
+    else
+        CAUSE(run_net(r, "TcpExt.ListenOverflows", &overflows) && overflows > 0,
+              "the accept queue (TcpExt.ListenOverflows +%llu)", (unsigned long long)overflows);
     CAUSE(r->res.connect_retries > 0 || e[OP_ERR_AGAIN] > 0,
           "the accept queue (%llu AF_UNIX connects tried again, %llu given up)",
           (unsigned long long)r->res.connect_retries, (unsigned long long)e[OP_ERR_AGAIN]);

@@ -551,7 +551,7 @@ void conn_begin(struct conn *c, uint64_t now)
     if (c->reopen && ctx->cfg->mode == LOAD_REUSE) ctx->reconnects++;
     c->reopen = false;
     if (c->lfd.fd < 0 || ctx->cfg->mode == LOAD_CONNECT) {
-        conn_open(c, now);
+        conn_open(c, c->t_begin); /* its connect's timeout from its own start */
         return;
     }
     /* In a handler, the send waits for the other ready sockets: their replies are read first,

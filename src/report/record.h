@@ -89,6 +89,13 @@ struct run_record {
     json_t *agent;
     /* run --procs: the child processes that made the load; owned, or NULL (hopbench's own) */
     struct record_procs *procs;
+    /* With many connections or --procs: what the accept queues refused over the whole run,
+     * warm-up (the connects) included, where the window's counters miss it (run.c) */
+    struct record_accept {
+        bool ok; /* both snapshots read */
+        uint64_t overflows, drops,
+            syn_retrans; /* TcpExt.ListenOverflows, ListenDrops, TCPSynRetrans */
+    } accept;
 };
 
 /*

@@ -12,7 +12,8 @@
 #     the window's end (evidence) and their private memory read here during the window,
 #     is at most 4 KiB;
 #   - after: the load processes are gone, and so is every connection of the run.
-# And a plan the machine cannot hold is refused before anything runs (one line, exit 71).
+# A run short of connections names why, counted over the whole run (the accept queue); a plan
+# the machine cannot hold is refused before anything runs (one line, exit 71).
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -214,6 +215,23 @@ check_eq "nginx: the TCP run's lines came from its two source addresses, both" \
     "$(awk '$1 ~ /^127/ { n[$1]++; t++ } END { for (k in n) printf "%s ", k; print t }' \
         "$NG/access.log" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/^ *//; s/ *$//')"
 N=$n_saved P=3
+
+# --- what kept connections shut, over the whole run ---------------------------------------
+# The server stopped (SIGSTOP) while the connects go out: past its backlog of 2 the SYNs are
+# dropped and sent again 1 s later, after the 0.3 s warm-up, so connections are not open when
+# the window begins; the cause is counted over the run (the window's counters miss it).
+start_server srv_stop --backlog 2 -l tcp://127.0.0.1:0 || done_testing
+kill -STOP "$SRV_PID"
+spawn shut run echo "tcp://127.0.0.1:$SRV_PORT" -c 1000 --procs 2 --warmup 0.3 -d 0.5 \
+    --json "$T/shut.json"
+shut_pid=$SPAWNED
+sleep 0.5
+kill -CONT "$SRV_PID"
+reap "$shut_pid" 60
+check "a run short of connections names the accept queue over the run, with its counters" \
+    grep -Eq '^connections: .* short by [0-9]+: the accept queue \(over the run, its connects included: TcpExt.ListenOverflows \+[1-9]' \
+    "$T/shut.out"
+stop_server "$SRV_PID" "$T/srv_stop.out"
 
 # --- refused before anything runs ----------------------------------------------------------
 expect_rc "more connections than one source address has ports: exit 71" 71 refuse \

@@ -6,7 +6,10 @@
  * into the parent's exactly (every counter, every histogram counter by
  * counter, the window the longest, the child's own figures kept apart); a
  * result with a field missing, or one that says the load could not run, is
- * refused with a line.
+ * refused with a line. What run picks when not told: as many source
+ * addresses as keep each under 7/8 of the port range's even half (connect()
+ * takes those first; past them each connect scans them all), as few load
+ * processes as fit the hard fd limit.
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -20,9 +23,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include "endpoint.h"
 #include "hist.h"
 #include "procs.h"
 #include "proto/echo.h"
+#include "registry.h"
+#include "run.h"
 
 static void test_share(void **state)
 {
@@ -133,11 +139,43 @@ static void test_result_add(void **state)
     load_result_release(&want);
 }
 
+static void test_plan_auto(void **state)
+{
+    static struct run_opts o; /* large: not on the stack */
+    struct hb_err err = { 0 };
+
+    (void)state;
+    memset(&o, 0, sizeof(o));
+    o.proto = proto_find("echo");
+    assert_non_null(o.proto);
+    assert_int_equal(endpoint_parse(&o.eps[0], "tcp://127.0.0.1:9", &err), 0);
+    o.neps = 1;
+    o.load.conns = 50000;
+    o.load.threads = 1;
+    /* 28232 ports: 14116 even, 12351 counted on per address */
+    assert_int_equal(run_sources_for(&o, 28232), 5);
+    o.load.conns = 12351;
+    assert_int_equal(run_sources_for(&o, 28232), 0);
+    o.load.conns = 12352;
+    assert_int_equal(run_sources_for(&o, 28232), 2);
+    o.sources.n = 1; /* --source given: its own */
+    assert_int_equal(run_sources_for(&o, 28232), 0);
+    o.sources.n = 0;
+    assert_int_equal(endpoint_parse(&o.eps[0], "unix:/tmp/x.sock", &err), 0);
+    assert_int_equal(run_sources_for(&o, 28232), 0);
+    /* fds: 50000 connections under a hard limit of 20000 */
+    o.load.conns = 50000;
+    assert_int_equal(run_procs_for(&o, 20000, 10), 3);
+    o.load.conns = 1000;
+    assert_int_equal(run_procs_for(&o, 20000, 10), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_share),
         cmocka_unit_test(test_result_add),
+        cmocka_unit_test(test_plan_auto),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
