@@ -188,7 +188,7 @@ int run_limits_print(const struct run_opts *o, const struct budget_limits *l, ui
  * IPv4 loopback TCP endpoint need when each has `ports` ephemeral ports
  * (ip_local_port_range) to it: connect() takes the even half first, and past
  * it each connect scans them all (5 ms each with 16,000 connections from one
- * address, measured on Linux 6.x), so seven eighths of the half are counted on
+ * address, measured on Linux 6.18), so seven eighths of the half are counted on
  * (the rest for ports others hold): 0 when the kernel's one address is enough,
  * --source was given, or no endpoint is such. Pure.
  */
