@@ -183,11 +183,11 @@ unsigned run_sources_for(const struct run_opts *o, unsigned ports)
     return (unsigned)((o->load.conns + per - 1) / per);
 }
 
-void run_plan_auto(struct run_opts *o, const struct budget_limits *l, uint64_t open, FILE *out)
+int run_plan_auto(struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                  struct hb_err *err)
 {
     unsigned ports = l->port_hi ? l->port_hi - l->port_lo + 1 : 0;
     unsigned n = run_sources_for(o, ports);
-    char text[160];
 
     if (n > 0) {
         if (n > ENDPOINT_MAX_SOURCES) n = ENDPOINT_MAX_SOURCES;
@@ -199,25 +199,17 @@ void run_plan_auto(struct run_opts *o, const struct budget_limits *l, uint64_t o
         }
         o->sources.n = n;
         o->sources_auto = true;
-        fprintf(out,
-                "run: %u connections to one TCP endpoint are more than 7/8 of the %u even "
-                "ephemeral ports of one source address (connect() takes those first): from %u "
-                "(--source %s)\n",
-                o->load.conns, ports / 2, n,
-                endpoint_sources_text(o->sources.addr, o->sources.n, text, sizeof(text)));
     }
+    if (o->procs_given) return 0;
     n = run_procs_for(o, l->nofile_hard, open);
-    if (n > 0 && !o->procs_given) {
-        struct run_opts one = *o;
-        one.procs = 0;
-        o->procs = n;
-        if (o->load.threads < n) o->load.threads = n;
-        fprintf(out,
-                "run: %u connections need %llu fds, more than the hard limit of one process "
-                "(%llu): in %u load processes (--procs %u)\n",
-                o->load.conns, (unsigned long long)budget_fds(open, run_fd_need(&one)),
-                (unsigned long long)l->nofile_hard, n, n);
-    }
+    if (n == 0) return 0; /* one process may, or not even PROCS_MAX: the budget check says */
+    return hb_fail(err, -EMFILE,
+                   "needs %llu file descriptors, the hard limit is %llu: raise it (ulimit -n %llu, "
+                   "as root or in /etc/security/limits.conf) or split the load (--procs %u), and "
+                   "run again",
+                   (unsigned long long)budget_fds(open, run_fd_need(o)),
+                   (unsigned long long)l->nofile_hard,
+                   (unsigned long long)budget_fds(open, run_fd_need(o)), n);
 }
 
 /* A count of connections as the limits lines print it: "unlimited" for none. */
@@ -230,31 +222,71 @@ static const char *room_text(char *buf, size_t cap, uint64_t room)
     return buf;
 }
 
-int run_limits_print(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
-                     FILE *out, struct hb_err *err)
+/* What o's plan spends of l (into *plan, room[]: budget_limits_room); the limit that binds. */
+static enum budget_limit limits_plan(const struct run_opts *o, const struct budget_limits *l,
+                                     uint64_t open, struct budget_plan *plan,
+                                     uint64_t room[BUDGET_LIMITS])
 {
-    struct load_cfg c = run_need_cfg(o);
-    unsigned procs = o->procs ? o->procs : 1, tcp = 0, first;
-    bool local = true;
-    uint64_t room[BUDGET_LIMITS], fds_each = budget_fds(open, run_fd_need(o));
-    size_t mem = run_mem_need(o), mem_one;
-    struct budget_plan plan = { .procs = procs };
-    struct load_cfg more = c, part;
-    char a[48], b[48], text[160];
-    enum budget_limit bind;
+    struct load_cfg c = run_need_cfg(o), more = c;
+    unsigned procs = o->procs ? o->procs : 1, tcp = 0;
+    uint64_t fds_each = budget_fds(open, run_fd_need(o));
+    size_t mem = run_mem_need(o);
 
+    *plan = (struct budget_plan){ .procs = procs, .local = true };
     for (unsigned i = 0; i < o->neps; i++) {
         tcp += o->eps[i].kind == ENDPOINT_TCP;
-        local &= endpoint_is_local(&o->eps[i]);
+        plan->local &= endpoint_is_local(&o->eps[i]);
     }
     more.conns += 1024; /* what 1024 connections more of the same threads would take */
-    mem_one = load_mem_need(&more, 0) - load_mem_need(&c, 0);
-    plan.fds_per_proc = fds_each - (c.conns + procs - 1) / procs;
-    plan.local = local;
-    plan.sources = tcp ? (o->sources.n ? o->sources.n : 1) : 0;
-    plan.mem_per_conn = mem_one / 1024;
-    plan.mem_fixed = mem > plan.mem_per_conn * c.conns ? mem - plan.mem_per_conn * c.conns : 0;
-    bind = budget_limits_room(l, &plan, room);
+    plan->mem_per_conn = (load_mem_need(&more, 0) - load_mem_need(&c, 0)) / 1024;
+    plan->fds_per_proc = fds_each - (c.conns + procs - 1) / procs;
+    plan->sources = tcp ? (o->sources.n ? o->sources.n : 1) : 0;
+    plan->mem_fixed = mem > plan->mem_per_conn * c.conns ? mem - plan->mem_per_conn * c.conns : 0;
+    return budget_limits_room(l, plan, room);
+}
+
+int run_limits_check(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                     struct hb_err *err)
+{
+    struct budget_plan plan;
+    uint64_t room[BUDGET_LIMITS];
+    unsigned conns = o->load.conns;
+
+    limits_plan(o, l, open, &plan, room);
+    /* fds a process and memory: the budget check's (it raises the soft limit first) */
+    if (room[BUDGET_PORTS] < conns)
+        return hb_fail(err, -EADDRNOTAVAIL,
+                       "%u connections to one TCP endpoint need more ephemeral ports than %u "
+                       "source address%s ha%s (%llu): give more with --source",
+                       conns, plan.sources, plan.sources == 1 ? "" : "es",
+                       plan.sources == 1 ? "s" : "ve", (unsigned long long)room[BUDGET_PORTS]);
+    if (room[BUDGET_SYSTEM_FDS] < conns)
+        return hb_fail(err, -ENFILE,
+                       "%u connections need more fds than the system has left (fs.file-max %llu, "
+                       "%llu allocated)",
+                       conns, (unsigned long long)l->file_max, (unsigned long long)l->file_nr);
+    return 0;
+}
+
+void run_limits_print(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                      FILE *out)
+{
+    struct load_cfg c = run_need_cfg(o), part;
+    unsigned first, ports = l->port_hi ? l->port_hi - l->port_lo + 1 : 0;
+    uint64_t room[BUDGET_LIMITS], fds_each = budget_fds(open, run_fd_need(o));
+    size_t mem = run_mem_need(o);
+    struct budget_plan plan;
+    char a[48], b[48], text[160];
+    enum budget_limit bind = limits_plan(o, l, open, &plan, room);
+    bool local = plan.local;
+
+    if (o->sources_auto)
+        fprintf(out,
+                "run: %u connections to one TCP endpoint are more than 7/8 of the %u even "
+                "ephemeral ports of one source address (connect() takes those first): from %u "
+                "(--source %s)\n",
+                o->load.conns, ports / 2, o->sources.n,
+                endpoint_sources_text(o->sources.addr, o->sources.n, text, sizeof(text)));
     fprintf(out, "limits: %u connections, %u threads", c.conns, c.threads);
     if (o->procs > 0) {
         fprintf(out, " in %u load processes (", o->procs);
@@ -272,7 +304,7 @@ int run_limits_print(const struct run_opts *o, const struct budget_limits *l, ui
             room_text(a, sizeof(a), room[BUDGET_FDS]), (unsigned long long)l->file_max,
             (unsigned long long)l->file_nr, room_text(b, sizeof(b), room[BUDGET_SYSTEM_FDS]),
             local ? " (a local server's ends take as many)" : "");
-    if (tcp > 0)
+    if (plan.sources > 0)
         fprintf(out,
                 "limits: ports: %u a source address to one endpoint (net.ipv4."
                 "ip_local_port_range %u-%u; connect() takes the even %u first, past them each "
@@ -300,19 +332,6 @@ int run_limits_print(const struct run_opts *o, const struct budget_limits *l, ui
         room_text(text, sizeof(text), room[BUDGET_MEMORY]));
     fprintf(out, "limits: binds first: %s (%s connections, the plan has %u)\n",
             budget_limit_name(bind), room_text(a, sizeof(a), room[bind]), c.conns);
-    /* fds a process and memory: the budget check's (it raises the soft limit first) */
-    if (room[BUDGET_PORTS] < c.conns)
-        return hb_fail(err, -EADDRNOTAVAIL,
-                       "%u connections to one TCP endpoint need more ephemeral ports than %u "
-                       "source address%s ha%s (%llu): give more with --source",
-                       c.conns, plan.sources, plan.sources == 1 ? "" : "es",
-                       plan.sources == 1 ? "s" : "ve", (unsigned long long)room[BUDGET_PORTS]);
-    if (room[BUDGET_SYSTEM_FDS] < c.conns)
-        return hb_fail(err, -ENFILE,
-                       "%u connections need more fds than the system has left (fs.file-max %llu, "
-                       "%llu allocated)",
-                       c.conns, (unsigned long long)l->file_max, (unsigned long long)l->file_nr);
-    return 0;
 }
 
 /*

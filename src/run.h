@@ -167,21 +167,31 @@ unsigned run_procs_for(const struct run_opts *o, uint64_t hard, uint64_t open);
 
 /*
  * What the plan needs that it was not told: source addresses from 127.0.0.1
- * on (run_sources_for) and load processes (run_procs_for, with l's hard
- * RLIMIT_NOFILE and `open` fds open), each said in a line on out.
+ * on (run_sources_for, o->sources_auto). Returns 0, or -EMFILE with err set
+ * when one process may not open the connections' fds (l's hard RLIMIT_NOFILE,
+ * `open` fds open) and --procs was not given: the line says how many would
+ * (run_procs_for).
  */
-void run_plan_auto(struct run_opts *o, const struct budget_limits *l, uint64_t open, FILE *out);
+int run_plan_auto(struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                  struct hb_err *err);
 
 /*
- * The limits lines: what the machine allows o's connections (fds a process
- * and the system's, ports a source address, the accept queue, memory) from
- * l, and which limit binds first, on out. Returns 0, or with err set
- * -EADDRNOTAVAIL when a TCP endpoint's connections are more than its source
- * addresses have ports, -ENFILE when more than the system has fds left (the
- * fds of a process and memory are the budget check's: cmd_check_budget).
+ * Whether the machine (l) holds o's connections beyond what the budget check
+ * sees: 0, or with err set -EADDRNOTAVAIL when a TCP endpoint's connections
+ * are more than its source addresses have ports, -ENFILE when more than the
+ * system has fds left (the fds of a process and memory are cmd_check_budget's).
  */
-int run_limits_print(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
-                     FILE *out, struct hb_err *err);
+int run_limits_check(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                     struct hb_err *err);
+
+/*
+ * The limits lines, once the plan is not refused: the source addresses chosen
+ * (run_plan_auto), what the machine allows o's connections (fds a process and
+ * the system's, ports a source address, the accept queue, memory) from l, and
+ * which limit binds first, on out.
+ */
+void run_limits_print(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                      FILE *out);
 
 /*
  * How many source addresses (127.0.0.1 on) the connections to o's first

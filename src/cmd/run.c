@@ -51,9 +51,9 @@ static const struct cmd_option run_head[] = {
       "make the load in N child processes (1..64), each with its share\n"
       "of -c and -t (at least one thread each), their windows opened\n"
       "together, their results added into one run, histograms exactly\n"
-      "(docs/connections.md). Default: hopbench's own process, or as\n"
-      "many as the connections' fds need when one process may not open\n"
-      "them all (its hard RLIMIT_NOFILE)",
+      "(docs/connections.md). Default: hopbench's own process; a plan\n"
+      "whose fds one process may not open (its hard RLIMIT_NOFILE) is\n"
+      "refused with the --procs that would do",
       OPT_PROCS },
     { "source", 0, "LIST",
       "TCP: the source addresses connections bind, in turn\n"
@@ -995,22 +995,28 @@ static int run_measure(const struct cmd_env *env, struct run *run, struct run_op
 }
 
 /*
- * Before the budget check: the source addresses and load processes the plan
- * needs (run_plan_auto), and the machine's limits for its connections.
+ * Before the budget check: the source addresses the plan needs (run_plan_auto)
+ * and the machine's limits for its connections (run_limits_check), read into
+ * *l. A plan refused gets one line and HB_EXIT_LIMITS, nothing on stdout.
  */
-static int run_limits(struct run_opts *o)
+static int run_limits(struct run_opts *o, struct budget_limits *l, uint64_t *nopen)
 {
-    struct budget_limits l;
     struct hb_err err = { 0 };
-    int open = budget_fds_open(), rc = 0;
-    uint64_t nopen = open > 0 ? (uint64_t)open : 3;
+    int open = budget_fds_open();
 
-    budget_limits_read("/proc/meminfo", &l);
-    run_plan_auto(o, &l, nopen, stdout);
-    if (o->procs > 0 || o->sources.n > 0 || o->load.conns >= RUN_MANY_CONNS)
-        rc = run_limits_print(o, &l, nopen, stdout, &err);
+    *nopen = open > 0 ? (uint64_t)open : 3;
+    budget_limits_read("/proc/meminfo", l);
+    if (run_plan_auto(o, l, *nopen, &err) < 0 || run_limits_check(o, l, *nopen, &err) < 0)
+        return cmd_fail("run", &err, HB_EXIT_LIMITS);
+    return HB_EXIT_OK;
+}
+
+/* Once the plan may run: its limits lines, with many connections, --procs or --source. */
+static void run_limits_show(const struct run_opts *o, const struct budget_limits *l, uint64_t nopen)
+{
+    if (o->procs == 0 && o->sources.n == 0 && o->load.conns < RUN_MANY_CONNS) return;
+    run_limits_print(o, l, nopen, stdout);
     fflush(stdout);
-    return rc < 0 ? cmd_fail("run", &err, HB_EXIT_LIMITS) : HB_EXIT_OK;
 }
 
 static int run_exec(const struct cmd_env *env)
@@ -1020,13 +1026,16 @@ static int run_exec(const struct cmd_env *env)
     struct hb_err err = { 0 };
     const char *json_path;
     char path[64], server[64] = "";
+    struct budget_limits limits;
+    uint64_t nopen = 3;
     int rc;
 
     if (run_init(&run, o, &err) < 0) return cmd_fail("run", &err, HB_EXIT_USAGE);
     json_path = cmd_evidence_path("run", o->shared.json_path, path, sizeof(path));
     rc = cmd_check_outputs("run", json_path, o->shared.csv_path, o->shared.html_path);
-    if (rc == HB_EXIT_OK) rc = run_limits(o);
+    if (rc == HB_EXIT_OK) rc = run_limits(o, &limits, &nopen);
     if (rc == HB_EXIT_OK) rc = cmd_check_budget("run", run_fd_need(o), run_mem_need(o));
+    if (rc == HB_EXIT_OK) run_limits_show(o, &limits, nopen);
     if (rc == HB_EXIT_OK) rc = cmd_open_profile("run", &o->shared, &run.prof);
     if (rc == HB_EXIT_OK && (rc = run_start_server(env, &run, o, &err)) < 0)
         rc = cmd_fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);

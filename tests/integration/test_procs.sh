@@ -235,9 +235,29 @@ stop_server "$SRV_PID" "$T/srv_stop.out"
 
 # --- refused before anything runs ----------------------------------------------------------
 expect_rc "more connections than one source address has ports: exit 71" 71 refuse \
-    run echo tcp://127.0.0.1:9 -c 30000 --source 127.0.0.2 -d 1
+    run echo tcp://127.0.0.1:9 -c 30000 --procs 2 --source 127.0.0.2 -d 1
 one_line "the refusal is one line naming the ports" "$T/refuse.err" 'ephemeral ports.*--source'
-check "the refusal printed the limits first" grep -q '^limits: binds first: ports' "$T/refuse.out"
+check "refused: nothing on stdout" test ! -s "$T/refuse.out"
+# more connections than one process has fds for, without --procs: refused, the line says how
+# many processes would do; with them it runs
+start_server srv_lim -l "unix:$T/lim.sock" || done_testing
+for procs in "" 2; do
+    RC=0
+    (ulimit -n 600 && cd "$T" && exec timeout -k 5 60 "$HOPBENCH" run echo "unix:$T/lim.sock" \
+        -c 1000 ${procs:+--procs $procs} --warmup 0.3 -d 0.3 --json "$T/lim$procs.json") \
+        >"$T/lim$procs.out" 2>"$T/lim$procs.err" || RC=$?
+    if [ -z "$procs" ]; then
+        check_eq "1000 connections under a hard fd limit of 600: exit 71" 71 "$RC"
+        one_line "its line says raise the limit or split the load" "$T/lim.err" \
+            'needs [0-9]+ file descriptors, the hard limit is 600: raise it \(ulimit -n [0-9]+, .*\) or split the load \(--procs 2\)'
+        check "refused: nothing on stdout" test ! -s "$T/lim.out"
+    else
+        check_eq "with --procs 2 under that limit: exit 0" 0 "$RC"
+        rcheck "with --procs 2: every connection open through the window" "$T/lim2.json" \
+            '.runs[0] | errors_zero and .connections_open.start == 1000 and .connections_open.end == 1000'
+    fi
+done
+stop_server "$SRV_PID" "$T/srv_lim.out"
 expect_rc "--procs over --connections: exit 64" 64 procs_usage run echo tcp://127.0.0.1:9 -c 2 --procs 3
 one_line "its error is one line" "$T/procs_usage.err" 'procs 3 is more than --connections 2'
 expect_rc "--source to a Unix socket: exit 64" 64 src_usage run echo unix:/nonexistent -c 2 --source 127.0.0.2
