@@ -81,11 +81,10 @@ struct run_opts {
     bool agent_given;
     const char *agent_token_file;
     struct agent_client agent;
-    /* --procs: the load's child processes (0: hopbench's own process); given, or set by
-     * run_procs_auto when one process may not open the connections' fds */
+    /* --procs: the load's child processes (0: hopbench's own process) */
     unsigned procs;
     bool procs_given;
-    /* --source, or chosen by run_sources_auto (sources_auto): TCP connections bind these */
+    /* --source, or chosen by run_plan_auto (sources_auto): TCP connections bind these */
     struct endpoint_sources sources;
     bool sources_auto;
     enum netns_mode netns;    /* --netns: run starts the built-in server there (NETNS_NONE: none) */
