@@ -208,7 +208,7 @@ note "output in $OUT"
 {
     for web in apache-fpm nginx-fpm; do
         for profile in baseline optimized optimized-reuse; do
-            run_case "$web-$profile" "$web" --profile "$profile" -c 2 $MEASURE --jsonl "$OUT/$web-$profile.jsonl"
+            run_case "$web-$profile" "$web" --profile "$profile" $MEASURE --jsonl "$OUT/$web-$profile.jsonl"
         done
     done
     for web in apache-fpm nginx-fpm; do
@@ -240,9 +240,9 @@ summaries() {
     fi
     echo "the connection lifecycle, web server + php-fpm CPU per request, new connection - kept:"
     for web in apache-fpm nginx-fpm; do
-        printf '%s, profile optimized against optimized-reuse (-c 2): ' "$web"
+        printf '%s, profile optimized against optimized-reuse (the pod study -c 96): ' "$web"
         lifecycle "$OUT/$web-optimized.runs.tsv" "$web" "$OUT/$web-optimized-reuse.runs.tsv" "$web"
-        printf '%s, ablation step +php.ini against +reuse (-c 16): ' "$web"
+        printf '%s, ablation step +php.ini against +reuse (the pod study -c 96): ' "$web"
         lifecycle "$OUT/$web-ablation.runs.tsv" php.ini "$OUT/$web-ablation.runs.tsv" reuse
     done
 }

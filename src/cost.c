@@ -488,7 +488,7 @@ static int cost_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
 int cost_read(const char *path, struct cost_set *s, struct hb_err *err)
 {
     struct cost_reading r = { s, path };
-    struct evidence_reader reader = { .run = cost_take, .ctx = &r };
+    struct evidence_reader reader = { .take = cost_take, .ctx = &r };
     json_t *head = NULL;
     int rc = evidence_read(path, &reader, &head, err);
 

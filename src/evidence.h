@@ -48,7 +48,7 @@ int evidence_compare(const char *old_path, const char *new_path, FILE *out,
 
 /*
  * Merges the evidence files paths[0 .. npaths-1] and writes the merged
- * document to out (atomically, through report_file_write), or to stdout when
+ * document to out (atomically, through outfile_replace), or to stdout when
  * out is NULL. argv (argc words, argv[0] "merge") goes into the document as
  * typed. Each output run added from runs that waited differently is named on
  * notes (unless NULL), one line with the cell as compare names it and
@@ -68,13 +68,13 @@ int evidence_merge(const char *const *paths, size_t npaths, const char *out, FIL
 #define EVIDENCE_MAX_BYTES ((size_t)256 << 20)
 
 /*
- * What reads the runs of an evidence file, one at a time: run(ctx, idx, run,
+ * What reads the runs of an evidence file, one at a time: take(ctx, idx, run,
  * err) gets each record of "runs" in order (idx counts from 0), lent for the
  * call only (json_incref what is kept; it may be changed). It returns 0, or a
  * negative errno with err set to stop the reading.
  */
 struct evidence_reader {
-    int (*run)(void *ctx, size_t idx, json_t *run, struct hb_err *err);
+    int (*take)(void *ctx, size_t idx, json_t *run, struct hb_err *err);
     void *ctx;
 };
 

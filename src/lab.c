@@ -119,9 +119,36 @@ static size_t lab_records(const struct lab_opts *o)
     return (size_t)o->nsizes * 2 * lab_transports(o) * o->shared.reps * (1 + o->nrates);
 }
 
+size_t lab_plan_len(const struct lab_opts *o)
+{
+    return (size_t)o->nsizes * (o->overload ? 1 : 2) * lab_transports(o) * o->shared.reps;
+}
+
+void lab_plan(const struct lab_opts *o, struct lab_step *steps)
+{
+    static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
+    unsigned nt = lab_transports(o), reps = o->shared.reps, done[3];
+    unsigned *order = xcalloc(nt * (size_t)reps, sizeof(*order));
+    size_t n = 0;
+
+    /* Within each (size, mode), the transports alternate A B B A ... so drift cancels. */
+    stats_order_abba(nt, reps, order);
+    for (unsigned s = 0; s < o->nsizes; s++) {
+        for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
+            if (o->overload && modes[m] == LOAD_REUSE) continue; /* overload: new connections */
+            done[0] = done[1] = done[2] = 0;
+            for (unsigned i = 0; i < nt * reps; i++)
+                steps[n++] = (struct lab_step){
+                    .size = s, .mode = modes[m], .transport = order[i], .rep = done[order[i]]++
+                };
+        }
+    }
+    free(order);
+}
+
 unsigned lab_planned_runs(const struct lab_opts *o)
 {
-    return o->nsizes * (o->overload ? 1 : 2) * lab_transports(o) * o->shared.reps * (1 + o->nrates);
+    return (unsigned)lab_plan_len(o) * (1 + o->nrates);
 }
 
 uint64_t lab_planned_ns(const struct lab_opts *o)
@@ -361,7 +388,7 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     if (lab->progress != NULL) {
         char what[PROGRESS_WHAT_CAP], size[32];
 
-        report_size_text(size, sizeof(size), (long long)o->sizes[s]);
+        size_text(size, sizeof(size), (long long)o->sizes[s]);
         snprintf(what, sizeof(what), "%s %s %s %s", o->proto->name, size, report_mode_name(mode),
                  lab_transport_name(t));
         progress_run_begin(lab->progress, what, rep + 1, o->shared.reps, &r->cfg);
@@ -419,30 +446,22 @@ static int lab_cell(struct lab *lab, unsigned s, enum load_mode mode, unsigned t
 
 int lab_run(struct lab *lab, FILE *progress, const atomic_int *stop, struct hb_err *err)
 {
-    static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
     const struct lab_opts *o = lab->opts;
-    unsigned nt = lab->neps;
-    unsigned *order = xcalloc(nt * (size_t)o->shared.reps, sizeof(*order));
-    unsigned done[3];
+    size_t n = lab_plan_len(o);
+    struct lab_step *steps = xcalloc(n, sizeof(*steps));
     int rc = 0;
 
-    /* Within each (size, mode), the transports alternate A B B A ... so drift cancels. */
-    stats_order_abba(nt, o->shared.reps, order);
-    for (unsigned s = 0; s < o->nsizes && rc == 0; s++) {
-        for (size_t m = 0; m < ARRAY_LEN(modes) && rc == 0; m++) {
-            if (o->overload && modes[m] == LOAD_REUSE) continue; /* overload: new connections */
-            done[0] = done[1] = done[2] = 0;
-            for (unsigned i = 0; i < nt * o->shared.reps && rc == 0; i++) {
-                if (lab_stopping(lab, progress, stop)) break;
-                if (lab->nrecs > 0 && o->shared.cooldown_ns)
-                    sleep_until_ns(now_ns() + o->shared.cooldown_ns, stop);
-                rc = lab_cell(lab, s, modes[m], order[i], done[order[i]]++, progress, stop, err);
-            }
-        }
+    lab_plan(o, steps);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (lab_stopping(lab, progress, stop)) break;
+        if (lab->nrecs > 0 && o->shared.cooldown_ns)
+            sleep_until_ns(now_ns() + o->shared.cooldown_ns, stop);
+        rc = lab_cell(lab, steps[i].size, steps[i].mode, steps[i].transport, steps[i].rep, progress,
+                      stop, err);
     }
     /* The server's exit between cells (SIGCHLD set *stop) ends the loops without a cell. */
     if (rc == 0) rc = lab_server_check(lab, NULL, stop, err);
-    free(order);
+    free(steps);
     return rc;
 }
 

@@ -75,7 +75,27 @@ struct lab {
     struct profile *prof; /* --profile: the profiler of every cell's window, or NULL */
 };
 
-/* How many runs lab_run makes, and how long each takes as planned. */
+/* One closed-loop run of the lab's plan: the cell (sizes[size], mode, transport) and its rep. */
+struct lab_step {
+    unsigned size; /* index into lab_opts.sizes */
+    enum load_mode mode;
+    unsigned transport; /* 0 tcp, 1 unix, 2 tcp-veth (--netns other) */
+    unsigned rep;       /* counted per cell, from 0 */
+};
+
+/* How many closed-loop runs the lab makes: sizes × modes × transports × reps. */
+size_t lab_plan_len(const struct lab_opts *o);
+
+/*
+ * The lab's closed-loop runs in the order lab_run makes them, into
+ * steps[lab_plan_len(o)]: per size as given, connect then reuse (overload:
+ * connect alone), and within each the transports in ABBA order over the reps
+ * (stats_order_abba). lab_run follows each with its open-loop runs at the
+ * --rates shares of the ops/s it measured.
+ */
+void lab_plan(const struct lab_opts *o, struct lab_step *steps);
+
+/* How many runs lab_run makes (each step and its --rates), and how long each takes as planned. */
 unsigned lab_planned_runs(const struct lab_opts *o);
 uint64_t lab_planned_ns(const struct lab_opts *o);
 

@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,4 +391,35 @@ void outfile_abort(struct outfile *o)
     (void)finish(o);
     if (o->tmp[0] != '\0') unlink(o->tmp);
     o->tmp[0] = '\0';
+}
+
+int outfile_replace(const char *path, int (*fill)(FILE *f, void *ctx, struct hb_err *err),
+                    void *ctx, struct hb_err *err)
+{
+    struct outfile out;
+    sigset_t held, old;
+    int rc;
+
+    /* no stop signal between the temporary file's creation and its rename or removal */
+    stop_signal_set(&held);
+    pthread_sigmask(SIG_BLOCK, &held, &old);
+    rc = outfile_open(&out, path, OUTFILE_REPLACE, err);
+    if (rc == 0) {
+        FILE *f = outfile_stream(&out);
+
+        errno = 0;
+        if (f == NULL) {
+            rc = hb_fail(err, -ENOMEM, "cannot write %s: out of memory", path);
+        } else {
+            rc = fill(f, ctx, err);
+            if (rc == -EIO) {
+                int e = errno != 0 ? errno : EIO;
+                rc = hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+            }
+        }
+        if (rc == 0) rc = outfile_commit(&out, err);
+        outfile_abort(&out);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }

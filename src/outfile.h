@@ -110,4 +110,15 @@ int outfile_commit(struct outfile *o, struct hb_err *err);
  */
 void outfile_abort(struct outfile *o);
 
+/*
+ * Writes path as one whole document (OUTFILE_REPLACE: a regular file is replaced
+ * atomically, a device or FIFO written in place), with the stop signals held
+ * meanwhile: fill(f, ctx, err) writes the content. fill returns 0, -EIO for a
+ * write error (errno says which; err is set here), or another negative errno
+ * with err set. On failure path is left as it was. Returns 0 or a negative
+ * errno, err set.
+ */
+int outfile_replace(const char *path, int (*fill)(FILE *f, void *ctx, struct hb_err *err),
+                    void *ctx, struct hb_err *err);
+
 #endif

@@ -674,6 +674,14 @@ static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_reco
     return rc;
 }
 
+void run_order(const struct run_opts *o, unsigned *order)
+{
+    if (o->order_random)
+        stats_order_shuffle(o->neps, o->shared.reps, o->shared.seed, order);
+    else
+        stats_order_abba(o->neps, o->shared.reps, order);
+}
+
 unsigned run_planned_runs(const struct run_opts *o)
 {
     return o->neps * o->shared.reps;
@@ -760,10 +768,7 @@ int run_all(struct run *run, struct outfile *jsonl, FILE *out, atomic_int *stop,
     int rc = 0;
 
     run->recs = xcalloc(slots, sizeof(*run->recs));
-    if (o->order_random)
-        stats_order_shuffle(o->neps, o->shared.reps, o->shared.seed, order);
-    else
-        stats_order_abba(o->neps, o->shared.reps, order);
+    run_order(o, order);
     if (o->rate_share > 0) rc = run_bases(run, order, out, stop, err);
     for (unsigned i = 0; i < slots && !run_stopping(stop, out) && rc == 0; i++) {
         struct run_record *r = &run->recs[run->nrecs];

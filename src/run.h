@@ -23,12 +23,12 @@
 #include "host/netns.h"
 #include "host/observe.h"
 #include "host/place.h"
+#include "host/service.h"
 #include "plan.h"
 #include "progress.h"
 #include "proto/mysql.h"
 #include "registry.h"
 #include "report/report.h"
-#include "service.h"
 
 #define CLI_MAX_PARAMS 32   /* --param */
 #define CLI_MAX_SECRET 258  /* a password read from a file, its NUL and one more */
@@ -115,6 +115,14 @@ struct run {
     _Atomic pid_t *pid_mirror; /* server_pid for signal handlers, or NULL (spawn.h) */
     struct profile *prof;      /* --profile: the profiler of every window, or NULL */
 };
+
+/*
+ * The order of run_all's runs into order[run_planned_runs(o)]: each an
+ * endpoint's index, --reps of each, in reps blocks that hold every endpoint
+ * once: ABBA (forward and reverse in turn), or with --order random each block
+ * shuffled by --seed. --rate's probes of each endpoint's base go in the same order.
+ */
+void run_order(const struct run_opts *o, unsigned *order);
 
 /* How many runs run_all makes, and how long each takes as planned (0: a count, not a time). */
 unsigned run_planned_runs(const struct run_opts *o);

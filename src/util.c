@@ -87,6 +87,18 @@ void bytes_format(char *buf, size_t cap, uint64_t bytes)
         snprintf(buf, cap, "%.0f KiB", b / 1024.0);
 }
 
+void size_text(char *buf, size_t cap, long long size)
+{
+    const long long mib = 1LL << 20;
+
+    if (size > 0 && size % mib == 0)
+        snprintf(buf, cap, "%lld MiB", size / mib);
+    else if (size > 0 && size % 1024 == 0)
+        snprintf(buf, cap, "%lld KiB", size / 1024);
+    else
+        snprintf(buf, cap, "%lld B", size);
+}
+
 int str_copy(char *dst, size_t cap, const char *src)
 {
     size_t len = strlen(src);

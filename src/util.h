@@ -91,6 +91,9 @@ void wait_status_text(char *buf, size_t cap, int status);
 /* "812 KiB", "1.2 MiB", "12.5 GiB": bytes for a reader (KiB, MiB, GiB; one decimal above KiB). */
 void bytes_format(char *buf, size_t cap, uint64_t bytes);
 
+/* "64 B", "4 KiB", "1 MiB": a size in the largest unit that divides it (bytes when not > 0). */
+void size_text(char *buf, size_t cap, long long size);
+
 /* Room for text_safe of an endpoint or a one-line error: 4 bytes a byte at worst. */
 #define TEXT_SAFE_CAP 1024
 

@@ -19,8 +19,8 @@
 
 #include "host/observe.h"
 #include "host/probe.h"
+#include "host/service.h"
 #include "report/report.h"
-#include "service.h"
 
 /* A schedule command the agent is stopped during: SIGTERM to its group, SIGKILL after this. */
 #define AGENT_CMD_STOP_NS (2 * NS_PER_S)

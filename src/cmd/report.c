@@ -10,6 +10,7 @@
 #include "cmd/options.h"
 #include "cmd/session.h"
 #include "evidence.h"
+#include "report/bottom.h"
 #include "report/csv.h"
 #include "report/hdr.h"
 #include "report/html.h"
@@ -28,11 +29,16 @@ static const char report_usage[] =
     "intervals; the kernel evidence, the machine, placement, sysctls and command line; n/a\n"
     "figures with their reasons. With several files (before and after, two hosts), their\n"
     "cells side by side first, each file against the first as compare prints it.\n"
+    "With -o it then prints the page's bottom line as a run with --reps ends with it (the\n"
+    "files' own, each file's cells named by its path when there are several).\n"
     "docs/report.md describes each chart.\n"
     "\n";
 
 static const struct cmd_option report_options[] = {
-    { "output", 'o', "FILE", "write the report to FILE (atomically)", 'o' },
+    { "output", 'o', "FILE",
+      "write the report to FILE (atomically), then print its bottom\n"
+      "line (the files' own, as a run with --reps ends with it)",
+      'o' },
     { "csv", 0, "FILE",
       "also (or instead) write one CSV row per run of every file, its\n"
       "source column the file's name (docs/csv.md lists the columns)",
@@ -146,6 +152,43 @@ static int report_csv_files(const char *csv, const char *const *paths, size_t n,
     return rc;
 }
 
+/* Skips a run: the bottom line is in the files' heads. */
+static int report_skip_run(void *ctx, size_t idx, json_t *run, struct hb_err *err)
+{
+    UNUSED(ctx);
+    UNUSED(idx);
+    UNUSED(run);
+    UNUSED(err);
+    return 0;
+}
+
+/*
+ * The files' bottom line as the page draws it first, printed as a run ends
+ * with it (each file's cells named by its path when there are several);
+ * nothing when no file has one.
+ */
+static int report_bottom_print(const char *const *paths, size_t n, struct hb_err *err)
+{
+    const struct evidence_reader skip = { .take = report_skip_run };
+    json_t *heads[HTML_MAX_FILES] = { 0 };
+    const char *titles[HTML_MAX_FILES];
+    struct bottom_line b;
+    int rc = 0;
+
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = evidence_read(paths[i], &skip, &heads[i], err);
+        titles[i] = n > 1 ? paths[i] : NULL;
+    }
+    if (rc == 0) {
+        bottom_of_heads((const json_t *const *)heads, titles, n, &b);
+        bottom_print(stdout, &b, bottom_colour(stdout), NULL);
+        bottom_release(&b);
+    }
+    for (size_t i = 0; i < n; i++)
+        json_decref(heads[i]);
+    return rc;
+}
+
 static int report_exec(const struct cmd_env *env)
 {
     const struct report_opts *o = &report_opts;
@@ -165,7 +208,11 @@ static int report_exec(const struct cmd_env *env)
         if (o->csv != NULL) printf("csv: %s\n", text_safe(shown, sizeof(shown), o->csv));
         if (o->hdr_log != NULL)
             printf("hdr-log: %s\n", text_safe(shown, sizeof(shown), o->hdr_log));
-        rc = cmd_stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
+        /* the page's bottom line, as a run ends with it */
+        if (o->out != NULL && report_bottom_print(o->paths, o->npaths, &err) < 0)
+            rc = cmd_fail("report", &err, HB_EXIT_RUNTIME);
+        else
+            rc = cmd_stdout_failed() ? HB_EXIT_RUNTIME : HB_EXIT_OK;
     }
     report_release();
     return rc;

@@ -18,13 +18,13 @@
 #include "cmd/session.h"
 #include "host/counters.h"
 #include "host/probe.h"
+#include "host/service.h"
 #include "outfile.h"
 #include "procs.h"
 #include "progress.h"
 #include "registry.h"
 #include "report/profile.h"
 #include "run.h"
-#include "service.h"
 #include "util.h"
 
 /* run's protocol options (the registry's): OPT_PROTO_FIRST + their proto_option_name index. */

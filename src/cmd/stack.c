@@ -46,7 +46,11 @@ static const struct cmd_option stack_options[] = {
     { "reps", 0, "N", "runs per transport and cell, ABBA order (default: the stack's)", OPT_REPS },
     { "duration", 'd', "S", "each run's measured seconds (default: the stack's)", 'd' },
     { "warmup", 0, "S", "each run's discarded start (default: the stack's)", OPT_WARMUP },
-    { "connections", 'c', "N", "connections of each run (default 1)", 'c' },
+    { "connections", 'c', "N",
+      "connections of each run (default: the study's load, each stack's\n"
+      "--help says; -c 1 is a ping-pong); any N: a pool smaller than\n"
+      "the load is a queue, measured",
+      'c' },
     { "jsonl", 0, "FILE", "append every run's evidence (run --jsonl lines) to FILE", OPT_JSONL },
     { "csv", 0, "FILE",
       "one CSV row per run of every measurement, in one file (source: the\n"
@@ -54,7 +58,8 @@ static const struct cmd_option stack_options[] = {
       OPT_CSV },
     { "html", 0, "FILE",
       "every measurement's evidence drawn as one HTML report (as\n"
-      "'hopbench report' draws files; the first 16 measurements)",
+      "'hopbench report' draws files; the first 16 measurements), with\n"
+      "what the stack printed (its tables and what it reads beside them)",
       OPT_HTML },
     { "quiet", 'q', NULL,
       "no live progress line from the runs (drawn on stderr only when it\n"

@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "evidence/check.h"
+#include "evidence/metric.h"
 #include "evidence/schema.h"
-#include "report/metric.h"
-#include "report/record.h"
 #include "stats.h"
+#include "util.h"
 
 #define CMP_SEED 1  /* the bootstrap's: the same files give the same intervals */
 #define CMP_COL  24 /* width of the old and new columns */
@@ -261,7 +261,7 @@ void evidence_cell_label(char *buf, size_t cap, const struct run_key *k)
     const char *place = k->label[0] != '\0' ? k->label : k->endpoint;
     char size[32], rate[48] = "", raw[512];
 
-    report_size_text(size, sizeof(size), (long long)k->size);
+    size_text(size, sizeof(size), (long long)k->size);
     if (k->rate < 0)
         snprintf(rate, sizeof(rate), " rate=%.4g%%", -k->rate * 100);
     else if (k->rate > 0)
@@ -476,7 +476,7 @@ int evidence_compare(const char *old_path, const char *new_path, FILE *out,
 
     *res = (struct evidence_compare_result){ 0 };
     for (c.side = 0; c.side < 2 && rc == 0; c.side++) {
-        struct evidence_reader reader = { .run = cmp_take, .ctx = &c };
+        struct evidence_reader reader = { .take = cmp_take, .ctx = &c };
         rc = evidence_read(c.path[c.side], &reader, &head[c.side], err);
     }
     if (rc == 0 && cmp_place(&c, head) < 0) rc = hb_fail(err, -ENOMEM, "out of memory");

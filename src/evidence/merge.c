@@ -21,7 +21,7 @@
 #include "evidence/check.h"
 #include "evidence/hist_json.h"
 #include "evidence/schema.h"
-#include "report/report.h"
+#include "outfile.h"
 
 /* A phase's histogram, by the phase's name (a key of the run's "phases"). */
 struct phase_hist {
@@ -753,7 +753,7 @@ static int merge_emit(FILE *f, void *ctx, struct hb_err *err)
 /* Writes the merged document to m->out, or to stdout. */
 static int merge_write(struct merge *m, struct hb_err *err)
 {
-    if (m->out != NULL) return report_file_write(m->out, merge_emit, m, err) < 0 ? -EIO : 0;
+    if (m->out != NULL) return outfile_replace(m->out, merge_emit, m, err) < 0 ? -EIO : 0;
     if (merge_emit(stdout, m, err) < 0 || fflush(stdout) != 0)
         return hb_fail(err, -EIO, "cannot write the merged evidence to stdout");
     return 0;
@@ -766,7 +766,7 @@ static int merge_run(struct merge *m, int argc, char **argv, struct hb_err *err)
 
     m->heads = xcalloc(m->nfiles, sizeof(json_t *));
     for (m->file = 0; m->file < m->nfiles; m->file++) {
-        struct evidence_reader reader = { .run = merge_take, .ctx = m };
+        struct evidence_reader reader = { .take = merge_take, .ctx = m };
         rc = evidence_read(m->paths[m->file], &reader, &m->heads[m->file], err);
         if (rc < 0) return rc;
     }

@@ -109,7 +109,7 @@ struct run_sink {
 /* Hands run (the record, owned by the reader for the call only) to the reader. */
 static int sink_run(struct run_sink *sink, json_t *run, struct hb_err *err)
 {
-    return sink->reader->run(sink->reader->ctx, sink->nruns++, run, err);
+    return sink->reader->take(sink->reader->ctx, sink->nruns++, run, err);
 }
 
 /*
@@ -461,7 +461,7 @@ static int load_append(void *ctx, size_t idx, json_t *run, struct hb_err *err)
 int evidence_load(const char *path, json_t **doc, struct hb_err *err)
 {
     json_t *runs = json_array();
-    struct evidence_reader reader = { .run = load_append, .ctx = runs };
+    struct evidence_reader reader = { .take = load_append, .ctx = runs };
     int rc = evidence_read(path, &reader, doc, err);
 
     if (rc == 0) json_object_set(*doc, EV_RUNS, runs);

@@ -15,13 +15,16 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "util.h"
 
@@ -387,6 +390,9 @@ int procstat_parse(const char *text, struct cpu_jiffies *out)
     out->irq = f[5];
     out->softirq = f[6];
     out->steal = f[7];
+    out->cpus = 0;
+    for (p = next_line(p); *p != '\0'; p = next_line(p))
+        if (strncmp(p, "cpu", 3) == 0 && is_digit(p[3])) out->cpus++;
     return 0;
 }
 
@@ -425,6 +431,16 @@ uint64_t procstat_busy_ns(const struct cpu_jiffies *a, const struct cpu_jiffies 
 uint64_t procstat_steal_ns(const struct cpu_jiffies *a, const struct cpu_jiffies *b)
 {
     return clock_ticks_ns(delta0(a->steal, b->steal));
+}
+
+uint64_t procstat_idle_busy_ns(const struct cpu_jiffies *a, const struct cpu_jiffies *b,
+                               uint64_t window_ns)
+{
+    uint64_t all = (uint64_t)b->cpus * window_ns;
+    uint64_t off = clock_ticks_ns(delta0(a->idle, b->idle) + delta0(a->iowait, b->iowait) +
+                                  delta0(a->steal, b->steal));
+
+    return all > off ? all - off : 0;
 }
 
 /* ---- processes ----------------------------------------------------------------------------- */
@@ -940,6 +956,127 @@ int cgroup_pid_dir(pid_t pid, const char *controller, char *buf, size_t cap)
 int cgroup_self_dir(const char *controller, char *buf, size_t cap)
 {
     return cgroup_pid_dir(0, controller, buf, cap);
+}
+
+/* ---- the whole machine's CPU to the nanosecond ------------------------------------------- */
+
+const char *machine_cpu_source_name(enum machine_cpu_source s)
+{
+    static const char *const names[] = { "none", "schedstat", "cpuacct", "idle" };
+
+    return (unsigned)s < ARRAY_LEN(names) ? names[s] : "none";
+}
+
+int schedstat_parse(const char *text, uint64_t *run_ns)
+{
+    uint64_t sum = 0, v = 0;
+    bool any = false;
+
+    for (const char *p = text; *p != '\0'; p = next_line(p)) {
+        if (strncmp(p, "version ", 8) == 0 && (!parse_dec(p + 8, &v, NULL) || v < 15))
+            return -EINVAL;
+        if (strncmp(p, "cpu", 3) != 0 || !is_digit(p[3])) continue;
+        const char *q = p + 3;
+        while (is_digit(*q))
+            q++;
+        for (unsigned i = 0; i < 7; i++) {
+            q = parse_dec(skip_blanks(q), &v, NULL);
+            if (q == NULL) return -EINVAL;
+        }
+        sum += v;
+        any = true;
+    }
+    if (!any) return -ENOENT;
+    *run_ns = sum;
+    return 0;
+}
+
+int cgroup_root_cpuacct_resolve(const char *mountinfo_text, char *buf, size_t cap)
+{
+    for (const char *p = mountinfo_text; *p != '\0'; p = next_line(p)) {
+        const char *f[MI_FIELDS] = { NULL };
+        size_t flen[MI_FIELDS] = { 0 };
+        size_t n = mi_split(p, f, flen);
+
+        if (!mi_serves(f, flen, n, "cpuacct") || !field_is(f[3], flen[3], "/")) continue;
+        return mi_unescape(f[4], flen[4], buf, cap);
+    }
+    return -ENOENT;
+}
+
+bool kconfig_set(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = text; *p != '\0'; p = next_line(p))
+        if (strncmp(p, name, n) == 0 && strncmp(p + n, "=y", 2) == 0 && is_eol(p[n + 2]))
+            return true;
+    return false;
+}
+
+/* The running kernel's configuration text (/proc/config.gz, else /boot's), or NULL. */
+static char *kconfig_text(void)
+{
+    char path[PATH_CAP], *text = NULL;
+    struct utsname u;
+    int rc = 0;
+    gzFile z = gzopen("/proc/config.gz", "rb");
+
+    if (z != NULL) {
+        size_t cap = 1 << 20, len = 0;
+        int got;
+        text = malloc(cap);
+        while (text != NULL && len + 1 < cap &&
+               (got = gzread(z, text + len, (unsigned)(cap - 1 - len))) > 0)
+            len += (size_t)got;
+        if (text != NULL) text[len] = '\0';
+        gzclose(z);
+        return text;
+    }
+    if (uname(&u) != 0) return NULL;
+    snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+    return read_text(path, &rc);
+}
+
+/* The root cpuacct.usage's path and whether interrupt time is kept apart, found once. */
+static char root_usage[PATH_CAP];
+static bool root_irq_apart;
+static pthread_once_t root_once = PTHREAD_ONCE_INIT;
+
+static void root_find(void)
+{
+    char dir[PATH_CAP];
+    int rc = 0;
+    char *mi = read_text("/proc/self/mountinfo", &rc), *conf;
+
+    if (mi != NULL && cgroup_root_cpuacct_resolve(mi, dir, sizeof(dir)) == 0 &&
+        path_join(root_usage, sizeof(root_usage), dir, "cpuacct.usage") != 0)
+        root_usage[0] = '\0';
+    free(mi);
+    conf = kconfig_text();
+    root_irq_apart = conf != NULL && kconfig_set(conf, "CONFIG_IRQ_TIME_ACCOUNTING");
+    free(conf);
+}
+
+int machine_cpu_read(struct machine_cpu *m)
+{
+    int rc = 0;
+    char *text = read_text("/proc/schedstat", &rc);
+
+    memset(m, 0, sizeof(*m));
+    if (text != NULL) {
+        rc = schedstat_parse(text, &m->run_ns);
+        free(text);
+        if (rc == 0) {
+            m->source = MACHINE_CPU_SCHEDSTAT;
+            return 0;
+        }
+    }
+    pthread_once(&root_once, root_find);
+    if (root_usage[0] == '\0' || read_u64_file(root_usage, &m->run_ns) != 0) return -ENOENT;
+    m->source = MACHINE_CPU_CPUACCT;
+    m->irq_added = root_irq_apart;
+    return 0;
 }
 
 /* ---- cgroups: CPU and memory --------------------------------------------------------------- */

@@ -597,6 +597,7 @@ static void snapshot_fast(struct observe *o, struct obs_snap *s)
             s->self_cpu = child;
     }
     s->cpu_ok = procstat_read(&s->cpu) == 0;
+    s->mach_ok = machine_cpu_read(&s->mach) == 0;
     s->cpu_at_ns = now_ns();
     for (unsigned i = 0; i < nservices(o); i++)
         s->svc_cpu[i] = service_cpu(o, i, &s->svc_members[i]);
@@ -712,6 +713,37 @@ static void net_deltas(struct observe_result *r, const struct netstat *a, const 
                         : val_na("%s", "cannot read /proc/net/netstat or /proc/net/snmp");
 }
 
+/*
+ * Every CPU's busy time over the window, to the ns where the kernel counts it
+ * so (host/counters.h: the machine's run time, with /proc/stat's irq and
+ * softirq when it keeps them apart), else from /proc/stat's per-CPU idle:
+ * never its sampled busy ticks, which miss what runs between them.
+ */
+static void system_busy(struct observe_result *r, const struct obs_snap *s0,
+                        const struct obs_snap *s1)
+{
+    bool cpu = s0->cpu_ok && s1->cpu_ok;
+
+    r->system_source = MACHINE_CPU_NONE;
+    if (s0->mach_ok && s1->mach_ok && s0->mach.source == s1->mach.source &&
+        s1->mach.run_ns >= s0->mach.run_ns && (cpu || !s1->mach.irq_added)) {
+        uint64_t v = s1->mach.run_ns - s0->mach.run_ns;
+        if (s1->mach.irq_added) {
+            struct cpu_jiffies a = s0->cpu, b = s1->cpu;
+            a.user = a.nice = a.system = b.user = b.nice = b.system = 0;
+            v += procstat_busy_ns(&a, &b); /* irq and softirq alone */
+        }
+        r->system_source = s1->mach.source;
+        r->system_busy_ns = val_ok(v);
+    } else if (cpu && s1->cpu.cpus > 0 && s1->cpu_at_ns > s0->cpu_at_ns) {
+        r->system_source = MACHINE_CPU_IDLE;
+        r->system_busy_ns =
+            val_ok(procstat_idle_busy_ns(&s0->cpu, &s1->cpu, s1->cpu_at_ns - s0->cpu_at_ns));
+    } else {
+        r->system_busy_ns = val_na("%s", "cannot read /proc/stat");
+    }
+}
+
 /* The window's figures from the snapshots at its two ends. */
 static void fast_deltas(struct observe *o, const struct obs_snap *s1, const struct ctr_val *running)
 {
@@ -735,8 +767,7 @@ static void fast_deltas(struct observe *o, const struct obs_snap *s1, const stru
         r->svc[i].cpu_ns = tree_cpu_delta(sp->kind == SERVICE_TREE, &s0->svc_cpu[i],
                                           &s1->svc_cpu[i], s1->svc_members[i], &run);
     }
-    r->system_busy_ns = s0->cpu_ok && s1->cpu_ok ? val_ok(procstat_busy_ns(&s0->cpu, &s1->cpu))
-                                                 : val_na("%s", "cannot read /proc/stat");
+    system_busy(r, s0, s1);
 }
 
 /* ---- other processes' CPU ------------------------------------------------------------------ */

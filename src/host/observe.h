@@ -33,7 +33,7 @@
 #include "host/counters.h"
 #include "host/place.h"
 #include "host/profile.h"
-#include "service.h"
+#include "host/service.h"
 
 #define OBS_MAX_PIDS   64   /* server pids given (--server-pid) */
 #define OBS_MAX_TREE   4096 /* processes in the server's trees (--server-tree); beyond: n/a */
@@ -209,11 +209,12 @@ struct observe_result {
     enum obs_server_source server_source;
     struct ctr_val cgroup_cpu_ns; /* the cgroup's usage */
     struct ctr_val cgroup_throttled_us;
-    struct ctr_val system_busy_ns;     /* all CPUs, non-idle, softirq included */
-    struct obs_other other;            /* the CPU of the window that was not the run's */
-    struct ctr_val pss_start, pss_end; /* summed over the server pids, bytes */
-    struct ctr_val ws_start, ws_end;   /* cgroup working set, bytes */
-    unsigned server_pids;              /* processes summed for PSS, at the end (else start) */
+    struct ctr_val system_busy_ns;         /* all CPUs, non-idle, softirq included */
+    enum machine_cpu_source system_source; /* where system_busy_ns comes from */
+    struct obs_other other;                /* the CPU of the window that was not the run's */
+    struct ctr_val pss_start, pss_end;     /* summed over the server pids, bytes */
+    struct ctr_val ws_start, ws_end;       /* cgroup working set, bytes */
+    unsigned server_pids;                  /* processes summed for PSS, at the end (else start) */
     struct ctr_val net[OBS_NET_COUNT];
     /* The hop's sockets (sock_diag). TIME_WAIT is split by side: it belongs to whoever closed
      * first. */
@@ -241,6 +242,8 @@ struct obs_snap {
     unsigned srv_members; /* processes summed in srv_cpu */
     struct cpu_jiffies cpu;
     bool cpu_ok;
+    struct machine_cpu mach; /* the machine's run time, to the ns */
+    bool mach_ok;
     struct ctr_val self_cpu;             /* hopbench's own process, read next to /proc/stat */
     uint64_t cpu_at_ns;                  /* when /proc/stat was read */
     struct ctr_val svc_cpu[SERVICE_MAX]; /* each named service's CPU */

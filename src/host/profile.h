@@ -27,8 +27,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "host/service.h"
 #include "host/subsys.h"
-#include "service.h"
 #include "util.h"
 
 /*

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cost.h"
+#include "evidence/schema.h"
 #include "report/metric.h"
 #include "util.h"
 
@@ -48,7 +49,7 @@ static void place_of(const struct run_record *recs, size_t n, const struct run_r
         char size[32];
         int k;
 
-        report_size_text(size, sizeof(size), (long long)r->cfg.size);
+        size_text(size, sizeof(size), (long long)r->cfg.size);
         k = snprintf(p->cell, sizeof(p->cell), "%s %s", size, report_mode_name(r->cfg.mode));
         if (r->rate_share > 0 && k > 0 && (size_t)k < sizeof(p->cell))
             snprintf(p->cell + k, sizeof(p->cell) - (size_t)k, " open loop at %.0f %%",
@@ -1074,6 +1075,20 @@ int bottom_append(struct bottom_line *dst, const struct bottom_line *src, const 
     dst->noisy += src->noisy;
     dst->noisy_unknown += src->noisy_unknown;
     return 0;
+}
+
+void bottom_of_heads(const json_t *const *heads, const char *const *titles, size_t n,
+                     struct bottom_line *all)
+{
+    memset(all, 0, sizeof(*all));
+    for (size_t i = 0; i < n; i++) {
+        const json_t *j = json_object_get(heads[i], EV_BOTTOM_LINE);
+        struct bottom_line b;
+
+        if (j == NULL || bottom_from_json(j, &b) < 0) continue;
+        bottom_append(all, &b, titles[i]);
+        bottom_release(&b);
+    }
 }
 
 json_t *bottom_report(FILE *f, const struct run_record *recs, size_t n, enum bottom_by by,

@@ -107,6 +107,16 @@ int bottom_from_json(const json_t *j, struct bottom_line *out);
  */
 int bottom_append(struct bottom_line *dst, const struct bottom_line *src, const char *title);
 
+/*
+ * The bottom lines of n evidence files' heads as one into *all (bottom_release
+ * frees it): each head's "bottom_line" read back (bottom_from_json) and
+ * appended, its cells named by titles[i] (NULL: not named); a head without
+ * one, or with one that cannot be read, adds nothing. What the HTML report
+ * draws first and `hopbench report` prints.
+ */
+void bottom_of_heads(const json_t *const *heads, const char *const *titles, size_t n,
+                     struct bottom_line *all);
+
 /* The figure's name with its unit: "ops/s", "p50 µs", "CPU µs/req client". */
 void bottom_fig_name(char *buf, size_t cap, const struct bottom_row *r);
 

@@ -5,14 +5,13 @@
  * Each is drawn from the cells' records and added histograms; a figure the
  * evidence lacks is left out of the drawing and listed with its reason.
  */
-#include "report/htmldata.h"
+#include "report/charts.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "evidence/schema.h"
-#include "report/html.h"
 #include "report/svg.h"
 #include "stats.h"
 #include "util.h"

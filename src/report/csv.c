@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "evidence/schema.h"
+#include "outfile.h"
 #include "report/report.h"
 
 /*
@@ -366,5 +367,5 @@ int report_csv_write(const char *path, const struct csv_source *src, size_t n, s
 {
     struct csv_job job = { src, n };
 
-    return report_file_write(path, csv_fill, &job, err);
+    return outfile_replace(path, csv_fill, &job, err);
 }

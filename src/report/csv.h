@@ -29,7 +29,7 @@ struct csv_source {
  */
 int report_csv(FILE *f, const struct csv_source *src, size_t n);
 
-/* report_csv into path, atomically (report_file_write); err says why not. */
+/* report_csv into path, atomically (outfile_replace); err says why not. */
 int report_csv_write(const char *path, const struct csv_source *src, size_t n, struct hb_err *err);
 
 #endif

@@ -18,6 +18,7 @@
 #include "evidence/counts_code.h"
 #include "evidence/hist_json.h"
 #include "evidence/schema.h"
+#include "outfile.h"
 #include "report/report.h"
 
 #define HDR_TICKS_PER_HALF 5          /* outputPercentileDistribution's default */
@@ -388,7 +389,7 @@ static int hgrm_visit(const struct hdr_item *it, void *ctx, struct hb_err *err)
     if (snprintf(path, sizeof(path), "%s/%s.hgrm", job->dir, it->name) >= (int)sizeof(path))
         return hb_fail(err, -ENAMETOOLONG, "--hgrm: the directory's name is too long");
     job->h = it->h;
-    int rc = report_file_write(path, hgrm_fill, job, err);
+    int rc = outfile_replace(path, hgrm_fill, job, err);
     if (rc == 0) job->written++;
     return rc;
 }
@@ -487,7 +488,7 @@ int hdr_log_write(const char *path, const char *const *paths, size_t n, struct h
     struct log_job job = { 0 };
     int rc = hdr_walk(paths, n, log_visit, &job, err);
 
-    if (rc == 0) rc = report_file_write(path, log_fill, &job, err);
+    if (rc == 0) rc = outfile_replace(path, log_fill, &job, err);
     for (size_t i = 0; i < job.n; i++)
         free(job.v[i].b64);
     free(job.v);

@@ -15,14 +15,12 @@
 
 #include <stddef.h>
 
+#include "report/htmldata.h"
 #include "util.h"
-
-/* The most evidence files one report takes. */
-#define HTML_MAX_FILES 16
 
 /*
  * Reads the evidence files paths[0 .. npaths-1] (1 .. HTML_MAX_FILES) and
- * writes the report to out (atomically, through report_file_write). Returns
+ * writes the report to out (atomically, through outfile_replace). Returns
  * 0, or a negative errno with err set: a file cannot be read or is not
  * evidence (-EINVAL, the message naming the file and the run), or the report
  * cannot be written. Nothing is written when a file fails.
@@ -33,9 +31,11 @@ int report_html_write(const char *out, const char *const *paths, size_t npaths, 
  * report_html_write for the parts of one measurement (a stack's run
  * children): each file's section and its cells in the bottom line named by
  * titles[i] ("nginx → php-fpm", "bare FastCGI hop"), not by its path, and
- * no "side by side" of files that are not alternatives of each other.
+ * no "side by side" of files that are not alternatives of each other. text:
+ * what the stack printed (its tables and what it reads beside them, UTF-8),
+ * shown whole after the bottom line; NULL for none.
  */
 int report_html_write_parts(const char *out, const char *const *paths, const char *const *titles,
-                            size_t npaths, struct hb_err *err);
+                            size_t npaths, const char *text, struct hb_err *err);
 
 #endif

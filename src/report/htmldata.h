@@ -1,8 +1,9 @@
 /*
  * htmldata: the evidence as the HTML report holds it (html.c reads it, charts.c
- * draws it): per file its head and its cells, each cell its run records
- * (their histograms taken out) and the latency histograms of its runs that
- * count, added exactly. Figures are read from the records when drawn.
+ * and flame.c draw it, htmldata.c reads its figures): per file its head and
+ * its cells, each cell its run records (their histograms taken out) and the
+ * latency histograms of its runs that count, added exactly. Figures are read
+ * from the records when drawn.
  */
 #ifndef HOPBENCH_REPORT_HTMLDATA_H
 #define HOPBENCH_REPORT_HTMLDATA_H
@@ -16,6 +17,9 @@
 #include "evidence/hist_json.h"
 #include "hist.h"
 #include "util.h"
+
+/* The most evidence files one report takes. */
+#define HTML_MAX_FILES 16
 
 /*
  * A latency histogram kept sparse: its non-zero counters, ascending by index,
@@ -136,19 +140,5 @@ void hd_group_name(char *buf, size_t cap, const struct hcell *cell, bool any_rat
 
 /* The cell is an open-loop one. */
 bool hd_open_loop(const struct hcell *cell);
-
-/* The charts of one file (charts.c): each writes its SVG, or a line saying why there is none. */
-void chart_latency(FILE *f, const struct hfile *hf);
-void chart_cpu(FILE *f, const struct hfile *hf);
-void chart_phases(FILE *f, const struct hfile *hf);
-void chart_rates(FILE *f, const struct hfile *hf);
-/* ops/s and p99 per interval across each run (runs[].series), a chart per group of cells. */
-void chart_series(FILE *f, const struct hfile *hf);
-
-/*
- * ops/s per cell, every rep a dot and the median marked, over the files
- * files[0 .. n-1] side by side (cells matched by key), one colour each.
- */
-void chart_ops(FILE *f, const struct hfile *const *files, size_t n);
 
 #endif

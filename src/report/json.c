@@ -134,12 +134,13 @@ static json_t *cpu_json(const struct run_record *r)
 
     if (sum.ok) sum.v += r->res.client_cpu_ns;
     return json_pack(
-        "{s:I, s:f, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "client_ns",
+        "{s:I, s:f, s:o, s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "client_ns",
         (json_int_t)r->res.client_cpu_ns, "client_ns_per_op", report_cpu_ns_per_op(r), "server_ns",
         ctr_json(&o->server_cpu_ns), "server_source", observe_server_source_name(o->server_source),
         "server_ns_per_op", per_op_json(&o->server_cpu_ns, ops), "client_plus_server_ns_per_op",
         per_op_json(&sum, ops), "system_busy_ns", ctr_json(&o->system_busy_ns), "system_ns_per_op",
-        per_op_json(&o->system_busy_ns, ops), "cgroup_ns", ctr_json(&o->cgroup_cpu_ns),
+        per_op_json(&o->system_busy_ns, ops), "system_source",
+        machine_cpu_source_name(o->system_source), "cgroup_ns", ctr_json(&o->cgroup_cpu_ns),
         "cgroup_ns_per_op", per_op_json(&o->cgroup_cpu_ns, ops), "cgroup_throttled_us",
         ctr_json(&o->cgroup_throttled_us));
 }
@@ -612,37 +613,6 @@ int report_jsonl_append(struct outfile *o, const struct run_record *r, struct hb
     return rc;
 }
 
-int report_file_write(const char *path, int (*fill)(FILE *f, void *ctx, struct hb_err *err),
-                      void *ctx, struct hb_err *err)
-{
-    struct outfile out;
-    sigset_t held, old;
-    int rc;
-
-    /* no stop signal between the temporary file's creation and its rename or removal */
-    stop_signal_set(&held);
-    pthread_sigmask(SIG_BLOCK, &held, &old);
-    rc = outfile_open(&out, path, OUTFILE_REPLACE, err);
-    if (rc == 0) {
-        FILE *f = outfile_stream(&out);
-
-        errno = 0;
-        if (f == NULL) {
-            rc = hb_fail(err, -ENOMEM, "cannot write %s: out of memory", path);
-        } else {
-            rc = fill(f, ctx, err);
-            if (rc == -EIO) {
-                int e = errno != 0 ? errno : EIO;
-                rc = hb_fail(err, -e, "cannot write %s: %s", path, strerror(e));
-            }
-        }
-        if (rc == 0) rc = outfile_commit(&out, err);
-        outfile_abort(&out);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
-}
-
 /* A newline and depth spaces. */
 static int dump_break(FILE *f, int depth)
 {
@@ -694,7 +664,7 @@ static int dump_indented(FILE *f, json_t *v, int depth)
     return rc;
 }
 
-/* report_file_write's writer of a whole document, ending in a newline. */
+/* outfile_replace's writer of a whole document, ending in a newline. */
 static int dump_doc(FILE *f, void *doc, struct hb_err *err)
 {
     UNUSED(err);
@@ -704,5 +674,5 @@ static int dump_doc(FILE *f, void *doc, struct hb_err *err)
 
 int report_json_write(const char *path, json_t *doc, struct hb_err *err)
 {
-    return report_file_write(path, dump_doc, doc, err);
+    return outfile_replace(path, dump_doc, doc, err);
 }

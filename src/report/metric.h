@@ -1,39 +1,12 @@
 /*
- * metric: the figures of a run that repetitions are summarized and compared
- * by (ops/s, p50, mean latency, p99, p99.9, client CPU per op), listed once for the run
- * summary, the lab's summaries and compare: their names in JSON, their
- * labels, where a run record of the evidence holds them, how they are shown,
- * and their value in a struct run_record.
+ * metric: a metric's value in a struct run_record (the metrics themselves, and
+ * where the evidence holds each, are evidence/metric.h's).
  */
 #ifndef HOPBENCH_REPORT_METRIC_H
 #define HOPBENCH_REPORT_METRIC_H
 
+#include "evidence/metric.h"
 #include "report/record.h"
-
-enum summary_metric {
-    METRIC_OPS_PER_S = 0,
-    METRIC_P50,
-    METRIC_MEAN,
-    METRIC_P99,
-    METRIC_P999,
-    METRIC_CPU_PER_OP,
-    METRICS
-};
-
-struct metric_def {
-    const char *name;      /* in the summary's JSON: "ops_per_s", "p50_ns", ... */
-    const char *label;     /* the summary's label, with its unit: "p50 µs" */
-    const char *cmp_label; /* compare's table title, with its unit: "client cpu µs/op" */
-    const char *obj;       /* the run's object holding key ("latency_ns"), NULL for the run */
-    const char *key;       /* its key there: "p50", "ops_per_s" */
-    double scale;          /* compare shows value * scale (1e-3: ns to µs); the run summary shows
-                            * latencies and CPU as value / 1000, which rounds some values to the
-                            * other side of a printed digit, so each keeps its own */
-    int digits;            /* decimals shown */
-};
-
-/* The metric m (METRIC_OPS_PER_S .. METRICS - 1). */
-const struct metric_def *metric_def(enum summary_metric m);
 
 /* m's value for r: ops/s, a latency percentile in ns, or client CPU ns per op. */
 double metric_of_record(const struct run_record *r, enum summary_metric m);

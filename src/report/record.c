@@ -129,15 +129,3 @@ const char *report_mode_name(enum load_mode mode)
 {
     return mode == LOAD_CONNECT ? "connect" : "reuse";
 }
-
-void report_size_text(char *buf, size_t cap, long long size)
-{
-    const long long mib = 1LL << 20;
-
-    if (size > 0 && size % mib == 0)
-        snprintf(buf, cap, "%lld MiB", size / mib);
-    else if (size > 0 && size % 1024 == 0)
-        snprintf(buf, cap, "%lld KiB", size / 1024);
-    else
-        snprintf(buf, cap, "%lld B", size);
-}

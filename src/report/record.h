@@ -163,7 +163,4 @@ struct report_cost report_cost_of(const struct run_record *r);
 /* "connect" or "reuse", as tables, summaries and the evidence name a mode. */
 const char *report_mode_name(enum load_mode mode);
 
-/* "64 B", "4 KiB", "1 MiB": a size in the largest unit that divides it (bytes when not > 0). */
-void report_size_text(char *buf, size_t cap, long long size);
-
 #endif

@@ -122,18 +122,7 @@ int report_jsonl_header(struct outfile *o, const struct report_meta *meta, struc
 /* Appends r as one line {"record": "run", ...the run record}, as report_jsonl_header does. */
 int report_jsonl_append(struct outfile *o, const struct run_record *r, struct hb_err *err);
 
-/*
- * Writes path through outfile (OUTFILE_REPLACE: a regular file is replaced
- * atomically, a device or FIFO written in place), with the stop signals held
- * meanwhile: fill(f, ctx, err) writes the content. fill returns 0, -EIO for a
- * write error (errno says which; err is set here), or another negative errno
- * with err set. On failure path is left as it was. Returns 0 or a negative
- * errno, err set.
- */
-int report_file_write(const char *path, int (*fill)(FILE *f, void *ctx, struct hb_err *err),
-                      void *ctx, struct hb_err *err);
-
-/* Writes doc to path through report_file_write. Returns 0 or a negative errno. */
+/* Writes doc to path through outfile_replace. Returns 0 or a negative errno. */
 int report_json_write(const char *path, json_t *doc, struct hb_err *err);
 
 #endif

@@ -282,6 +282,23 @@ static void vcpu_rate_text(char *buf, size_t cap, const struct cost_saving *s)
         snprintf(buf, cap, "nothing is saved at any rate");
 }
 
+/*
+ * A saving's month at traffic tr, as the month's table and the stack's short
+ * form both print it: the CPU saved ("36.0 [30.1, 41.2] h"), its share of one
+ * vCPU in % and its value at p's price ("$1.2 [$1.0, $1.4]").
+ */
+static void month_text(char *cpu_t, size_t cpu_cap, char *share_t, size_t share_cap, char *usd_t,
+                       size_t usd_cap, const struct cost_saving *s, const struct cost_traffic *tr,
+                       const struct cost_plan *p)
+{
+    struct cost_range cpu = cost_month_cpu_s(s->saved, tr->per_month);
+    struct cost_range share = cost_vcpu_share(cpu);
+
+    duration_text(cpu_t, cpu_cap, cpu);
+    range_text(share_t, share_cap, share, 100, 2);
+    usd_text(usd_t, usd_cap, cost_price(share, p->price_usd));
+}
+
 /* What one CPU figure's saving is worth per month, and the rate that saves a vCPU. */
 static void put_month(FILE *f, const struct cost_series *ser, const struct cost_saving *s,
                       const struct cost_plan *p)
@@ -294,13 +311,9 @@ static void put_month(FILE *f, const struct cost_series *ser, const struct cost_
             "CPU saved", "share of 1 vCPU %", price);
     for (size_t t = 0; t < p->ntraffic; t++) {
         const struct cost_traffic *tr = &p->traffic[t];
-        struct cost_range cpu = cost_month_cpu_s(s->saved, tr->per_month);
-        struct cost_range share = cost_vcpu_share(cpu);
         char text[TEXT_SAFE_CAP], cpu_t[192], share_t[160], usd_t[160], rps[48];
 
-        duration_text(cpu_t, sizeof(cpu_t), cpu);
-        range_text(share_t, sizeof(share_t), share, 100, 2);
-        usd_text(usd_t, sizeof(usd_t), cost_price(share, p->price_usd));
+        month_text(cpu_t, sizeof(cpu_t), share_t, sizeof(share_t), usd_t, sizeof(usd_t), s, tr, p);
         fprintf(f, "   %-14s %16.0f %12s   %-30s %-34s %s\n",
                 text_safe(text, sizeof(text), tr->text), tr->per_month,
                 sig(rps, sizeof(rps), cost_traffic_per_s(tr), 3), cpu_t, share_t, usd_t);
@@ -486,6 +499,27 @@ void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
     put_notes(f, s);
 }
 
+/*
+ * A significant saving in short: the rate that saves one whole vCPU, as
+ * report_saving_table prints it; for the cell's key figure (the one whose
+ * month report_saving_table prints in full) also its month at p's first
+ * traffic, when p has one, the same words as that table's row.
+ */
+static void brief_priced(char *buf, size_t cap, const struct cost_cell *c, size_t j,
+                         const struct cost_saving *s, const struct cost_plan *p)
+{
+    char rate[256], cpu[192], share[160], usd[160], tr[4 * sizeof(p->traffic[0].text)];
+
+    vcpu_rate_text(rate, sizeof(rate), s);
+    if (j != key_series(c) || p->ntraffic == 0) {
+        snprintf(buf, cap, "%s", rate);
+        return;
+    }
+    month_text(cpu, sizeof(cpu), share, sizeof(share), usd, sizeof(usd), s, &p->traffic[0], p);
+    snprintf(buf, cap, "%s; at %s: %s of CPU a month, %s a month at $%g/vCPU-month", rate,
+             text_safe(tr, sizeof(tr), p->traffic[0].text), cpu, usd, p->price_usd);
+}
+
 void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
                          const struct cost_plan *p)
 {
@@ -504,13 +538,13 @@ void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
             continue;
         }
         for (size_t j = 0; j < c->nseries; j++) {
-            char saved[160], pct[48], rate[256];
+            char saved[160], pct[48], rate[896];
             if (c->series[j].kind != COST_CPU || !saving_of(c, j, p, &sv)) continue;
             range_text(saved, sizeof(saved), sv.saved, 1e-3, 3);
             sig(pct, sizeof(pct), 100 * sv.saved.v / sv.tcp, 3);
             /* the stack's short form prices only a significant difference */
             if (sv.significant) {
-                vcpu_rate_text(rate, sizeof(rate), &sv);
+                brief_priced(rate, sizeof(rate), c, j, &sv, p);
             } else {
                 unpriced_text(rate, sizeof(rate), &sv);
             }

@@ -28,8 +28,11 @@ void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
  * The short form, under label: per cell of s, per CPU figure, the saving per
  * request with its interval and share, and the rate that saves one whole
  * vCPU, each printed as report_saving_table prints it; that rate only for a
- * significant difference (cost_saving.significant), else "no significant
- * difference (p=.., n=..): not priced".
+ * significant difference (cost_saving.significant), and for the cell's key
+ * figure (the whole CPU per request, whose month report_saving_table prints in
+ * full) with it what the saving is worth a month at p's first traffic (when p
+ * has one), in the words of that table's row; else why it is not priced
+ * ("no significant difference (p=.., n=..): not priced").
  */
 void report_saving_brief(FILE *f, const char *label, const struct cost_set *s,
                          const struct cost_plan *p);

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "evidence/schema.h"
+#include "host/service.h"
 #include "report/summary.h"
-#include "service.h"
 
 /* The services and watched hops of the runs (every run of an invocation has the same). */
 static const struct service_set *set_of(const struct run_record *recs, size_t n)

@@ -75,7 +75,7 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
         double rate = report_ops_per_s(r);
 
         fmt_thousands(ops, sizeof(ops), rate);
-        report_size_text(size, sizeof(size), (long long)r->cfg.size);
+        size_text(size, sizeof(size), (long long)r->cfg.size);
         fprintf(f, "%-32s %-7s %9s %12s %9.2f %9.2f %9.2f %9.2f %9.2f %7llu",
                 text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), report_mode_name(r->cfg.mode),
                 size, ops, us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
@@ -577,7 +577,7 @@ static void lab_size_table(FILE *f, const struct run_record *recs, size_t n, siz
     const struct run_record *any = find(recs, n, size, LOAD_REUSE, "tcp");
 
     if (any == NULL) any = &recs[0];
-    report_size_text(sz, sizeof(sz), (long long)size);
+    size_text(sz, sizeof(sz), (long long)size);
     fprintf(f,
             "\n%s%s %s round trips (latency µs; CPU µs per op: client, server, both, whole "
             "system)\n",
@@ -638,7 +638,7 @@ static void lab_open_table(FILE *f, const struct run_record *recs, size_t n, siz
         if (r->cfg.size != size || r->cfg.rate <= 0 || r->res.service == NULL || r->rep != 0)
             continue;
         if (!header) {
-            report_size_text(sz, sizeof(sz), (long long)size);
+            size_text(sz, sizeof(sz), (long long)size);
             fprintf(f,
                     "\n%s open loop (latency µs from the intended send time; service p99 from "
                     "the actual send)\n",
@@ -925,10 +925,11 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
     char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
-        char asked[32], got[32], base[32], basis[96] = "";
+        char asked[32], got[32], kept[32], base[32], basis[96] = "";
         if (r->cfg.rate <= 0 || r->res.service == NULL) continue;
         fmt_thousands(asked, sizeof(asked), r->cfg.rate);
         fmt_thousands(got, sizeof(got), report_ops_per_s(r));
+        fmt_thousands(kept, sizeof(kept), report_rate_kept(r));
         fmt_thousands(base, sizeof(base), r->rate_basis);
         if (r->rate_share > 0)
             snprintf(basis, sizeof(basis), " (%.0f %% of %s ops/s, %s)", r->rate_share * 100, base,
@@ -936,9 +937,10 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
                      : r->base->given ? "--rate-base"
                                       : "the probes' median");
         fprintf(f,
-                "\nopen loop, %s arrivals: %s asked %s ops/s%s, achieved %s (kept up %.1f %%)%s\n",
+                "\nopen loop, %s arrivals: %s asked %s ops/s%s, achieved %s, kept up with %s "
+                "(%.1f %%)%s\n",
                 r->cfg.poisson ? "poisson" : "constant",
-                text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), asked, basis, got,
+                text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), asked, basis, got, kept,
                 100.0 * report_rate_kept(r) / report_rate_intended(r),
                 report_saturated(r) ? ": SATURATED (below 99 %: invalid)" : "");
         fprintf(f, "    %-30s %9s %9s %9s %10s %10s\n", "latency (µs)", "p50", "p99", "p99.9",

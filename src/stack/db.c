@@ -32,6 +32,7 @@
 
 #include "stack/login.h"
 #include "stack/measure.h"
+#include "stack/redis.h"
 #include "stack/stack.h"
 
 /* PostgreSQL's server and initdb: of the newest version installed (15 on Debian 12) */
@@ -43,6 +44,9 @@
 #define DB_TASK_NS  (120 * NS_PER_S) /* initdb, mariadb-install-db */
 #define DB_READY_NS (60 * NS_PER_S)
 #define DB_SQL_NS   (30 * NS_PER_S) /* one statement of the set-up */
+/* The Redis-MariaDB study's load: sysbench's 16 threads, redis-benchmark's 50 clients. */
+#define DB_STUDY_CONNS    16u
+#define REDIS_STUDY_CONNS 50u
 
 /*
  * What the cells send: a row by its primary key; the mix adds 1 UPDATE to 4
@@ -448,8 +452,12 @@ static int redis_mariadb_run(struct stack_ctx *c, struct hb_err *err)
         rc = my_start(c, &my, err);
     }
     if (rc < 0 || stack_stopping(c)) return db_started(c, rc);
-    db_plan(c, "redis SET, GET at pipeline 16; mariadb point select, read-write mix "
-               "(4 selects : 1 update)");
+    char what[160];
+    snprintf(what, sizeof(what),
+             "redis SET, GET at pipeline 16 (%u connection(s)); mariadb point select, read-write "
+             "mix (4 selects : 1 update)",
+             stack_conns(c, REDIS_STUDY_CONNS));
+    db_plan(c, what);
     memset(cells, 0, sizeof(cells));
     stack_plan(c, ARRAY_LEN(cells), 2 * c->reps);
     for (unsigned i = 0; i < 2 && rc == 0 && !stack_stopping(c); i++) {
@@ -458,6 +466,7 @@ static int redis_mariadb_run(struct stack_ctx *c, struct hb_err *err)
         char label[48];
         snprintf(label, sizeof(label), "redis %s pipeline 16", cmds[i]);
         stack_cell_init(cell, label, "tcp", "unix");
+        cell->conns = stack_conns(c, REDIS_STUDY_CONNS);
         stack_redis_args(&a, &r, cmds[i], 16);
         rc = db_measure(c, &a, cell, "redis", err);
     }
@@ -500,7 +509,7 @@ static const char postgres_help[] =
     "Takes: 3 cells x 2 transports x --reps (default 4) x (-d 2 s + --warmup 0.5 s), about\n"
     "70 s with the set-up; --short (2 reps of 0.3 s after 0.1 s) about 15 s and is a check,\n"
     "not a result.\n"
-    "\n" STACK_HELP_OPTIONS;
+    "\n" STACK_HELP_OPTIONS("16");
 
 static const char redis_mariadb_help[] =
     "usage: hopbench stack redis-mariadb [--short] [--reps N] [-d S] [--warmup S] [-c N]\n"
@@ -527,7 +536,7 @@ static const char redis_mariadb_help[] =
     "Takes: 4 cells x 2 transports x --reps (default 4) x (-d 2 s + --warmup 0.5 s), about\n"
     "90 s with the set-up; --short (2 reps of 0.3 s after 0.1 s) about 20 s and is a check,\n"
     "not a result.\n"
-    "\n" STACK_HELP_OPTIONS;
+    "\n" STACK_HELP_OPTIONS("16; the redis cells 50");
 
 static const char *const postgres_needs[] = { PG_INITDB, "postgresql", PG_POSTGRES, "postgresql",
                                               NULL };
@@ -546,6 +555,7 @@ const struct stack_def stack_postgres = {
     .needs = postgres_needs,
     .run = postgres_run,
     .front_unix = true,
+    .conns = DB_STUDY_CONNS,
 };
 
 const struct stack_def stack_redis_mariadb = {
@@ -555,4 +565,5 @@ const struct stack_def stack_redis_mariadb = {
     .needs = redis_mariadb_needs,
     .run = redis_mariadb_run,
     .front_unix = true,
+    .conns = DB_STUDY_CONNS,
 };

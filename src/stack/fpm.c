@@ -36,13 +36,10 @@ enum fpm_profile fpm_profile_of(const struct stack_opts *o)
     return FPM_OPTIMIZED;
 }
 
-/* pm.max_children: the stock 5, else pm static with two children per CPU, at least 4. */
+/* pm.max_children: the stock 5, else the pod study's pm static 16. */
 unsigned fpm_children(enum fpm_profile p)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-    if (p == FPM_BASELINE) return 5;
-    return n >= 2 ? (unsigned)n * 2 : 4;
+    return p == FPM_BASELINE ? 5 : FPM_STUDY_POOL;
 }
 
 void fpm_knobs_of(enum fpm_profile p, struct fpm_knobs *k)
@@ -55,11 +52,27 @@ void fpm_knobs_of(enum fpm_profile p, struct fpm_knobs *k)
     k->children = fpm_children(p);
     k->backlog = tuned ? 1024 : 0;
     /*
-     * Kept connections: half the pool in all, so that the bare hop, measured
-     * after, finds free workers while the web server's connections pin theirs.
+     * Kept connections: one per worker, as the pod study kept 16 for its 16
+     * (each process its share; the bare hop is measured before the web
+     * server starts, so it needs none of them).
      */
-    if (p == FPM_REUSE) k->kept = k->children / 2 / WEB_PROCS > 0 ? k->children / 2 / WEB_PROCS : 1;
+    if (p == FPM_REUSE) k->kept = k->children / WEB_PROCS > 0 ? k->children / WEB_PROCS : 1;
     k->keep_all = p == FPM_REUSE;
+}
+
+void fpm_knobs_fit(const struct web_front *w, struct fpm_knobs *k, unsigned conns)
+{
+    char how[160];
+
+    if (k->web_workers < conns) k->web_workers = conns;
+    if (k->kept == 0 || !k->keep_all || w->kept == NULL) return;
+    unsigned kept = w->kept(k, conns, how, sizeof(how));
+    if (k->children < kept) k->children = kept;
+}
+
+unsigned fpm_bare_kept(const struct fpm_knobs *k, unsigned conns)
+{
+    return conns < k->children ? conns : k->children;
 }
 
 /* One pool's settings, the same for both pools but for where it listens. */
@@ -379,14 +392,16 @@ static int fpm_ready(struct stack_ctx *c, const struct web_front *w, const struc
 
 /*
  * The set-up checks of the study's pitfalls, one line each; an error when one
- * fails. bare: the connections the bare hop keeps open besides the web
- * server's. starve: kept connections beyond the pool are the case measured,
- * let through with a warning line.
+ * fails: the workers may connect to the socket, and the FastCGI connections
+ * the web server keeps fit pm.max_children (each holds a worker while open).
+ * starve: more kept connections than the pool are the case measured, let
+ * through with a warning line. Clients that outnumber the kept connections
+ * are said so: their requests queue for one inside the web server.
  */
 static int fpm_pitfalls(struct stack_ctx *c, const struct web_front *w, const struct fpm_knobs *k,
-                        const struct fpm_eps *e, unsigned bare, bool starve, struct hb_err *err)
+                        const struct fpm_eps *e, bool starve, struct hb_err *err)
 {
-    char line[PATH_MAX + 256], kept[256], how[160], user[64];
+    char line[PATH_MAX + 256], how[160], user[64];
     unsigned kids = k->children, web = web_kept(c, w, k, how, sizeof(how));
 
     worker_user(user, sizeof(user));
@@ -400,21 +415,28 @@ static int fpm_pitfalls(struct stack_ctx *c, const struct web_front *w, const st
                 how, web, kids);
         return 0;
     }
-    if (web + bare > kids)
+    if (web > kids)
         return hb_fail(err, -EINVAL,
-                       "the bare FastCGI hop would keep %u connection(s) open besides the web "
-                       "server's %u, more than pm.max_children %u: the pool would starve (use "
-                       "-c %u or less)",
-                       bare, web, kids, kids > web ? kids - web : 0);
-    if (web > 0)
-        snprintf(kept, sizeof(kept), "keeps at most %s = %u FastCGI connections per backend", how,
-                 web);
-    else
-        snprintf(kept, sizeof(kept), "opens a FastCGI connection per request (none kept)");
+                       "the web server would keep %s = %u FastCGI connections per backend, more "
+                       "than pm.max_children %u: the pool would starve",
+                       how, web, kids);
+    if (web == 0) {
+        fprintf(c->out,
+                "check: the web server opens a FastCGI connection per request (none "
+                "kept): each waits for one of pm.max_children %u per pool\n",
+                kids);
+        return 0;
+    }
     fprintf(c->out,
-            "check: the web server %s; the bare hop keeps %u; together within pm.max_children "
-            "%u per pool: no starvation\n",
-            kept, bare, kids);
+            "check: the web server keeps at most %s = %u FastCGI connections per backend, "
+            "each holding one of pm.max_children %u: no starvation\n",
+            how, web, kids);
+    if (c->conns > web)
+        fprintf(c->out,
+                "check: clients outnumber kept connections: %u client connection(s) share the %u "
+                "kept FastCGI connections per backend; the web server's requests beyond them "
+                "wait for a free one\n",
+                c->conns, web);
     return 0;
 }
 
@@ -466,23 +488,31 @@ void fpm_bare_args(struct stack_ctx *c, const struct fpm_eps *e, struct stack_ar
     stack_services(c, a, bare);
 }
 
+/* Where the stack's configurations put things, from its endpoints. */
+static struct front_site fpm_site(const struct stack_ctx *c, const struct fpm_eps *e)
+{
+    return (struct front_site){ .dir = c->sup.dir,
+                                .host = c->front_host,
+                                .port = { e->front_port[0], e->front_port[1] },
+                                .fpm_port = e->fpm_port,
+                                .sock = e->sock,
+                                .user = geteuid() == 0 ? WORKER_USER : NULL,
+                                .conns = c->conns };
+}
+
 int fpm_up(struct stack_ctx *c, const struct web_front *w, const struct fpm_knobs *k, bool starve,
-           unsigned bare, struct fpm_eps *e, struct hb_err *err)
+           struct fpm_eps *e, struct hb_err *err)
 {
     unsigned front[2] = { 0, 0 }, port = 0;
     int rc = fpm_ports(front, &port, err);
-    struct front_site s = { .dir = c->sup.dir,
-                            .host = c->front_host,
-                            .port = { front[0], front[1] },
-                            .fpm_port = port,
-                            .sock = e->sock,
-                            .user = geteuid() == 0 ? WORKER_USER : NULL,
-                            .conns = c->conns };
+    struct front_site s;
 
     memset(e, 0, sizeof(*e));
     if (rc == 0) rc = fpm_files(c, k, err);
     if (rc < 0) return rc;
     e->fpm_port = port;
+    e->front_port[0] = front[0];
+    e->front_port[1] = front[1];
     sup_path(&c->sup, "fpm.sock", e->sock, sizeof(e->sock));
     sup_path(&c->sup, "www/bench.php", e->script, sizeof(e->script));
     sup_path(&c->sup, "www", e->docroot, sizeof(e->docroot));
@@ -490,21 +520,33 @@ int fpm_up(struct stack_ctx *c, const struct web_front *w, const struct fpm_knob
         snprintf(e->front[i], sizeof(e->front[i]), "tcp://%s:%u", c->front_host, front[i]);
     snprintf(e->fpm[0], sizeof(e->fpm[0]), "tcp://127.0.0.1:%u", port);
     snprintf(e->fpm[1], sizeof(e->fpm[1]), "unix:%s", e->sock);
+    s = fpm_site(c, e);
     /* The set-up checks come before the web server: a socket it cannot use is named, not 502s. */
     rc = fpm_reach(e, err);
     if (rc == 0) rc = fpm_start(c, &s, k, err);
     if (rc == 0) rc = fpm_ready(c, NULL, e, err);
-    if (rc == 0) rc = fpm_pitfalls(c, w, k, e, bare, starve, err);
-    if (rc == 0) rc = web_start(c, w, &s, k, err);
+    if (rc == 0) rc = fpm_pitfalls(c, w, k, e, starve, err);
+    return rc;
+}
+
+int fpm_front_up(struct stack_ctx *c, const struct web_front *w, const struct fpm_knobs *k,
+                 const struct fpm_eps *e, struct hb_err *err)
+{
+    struct front_site s = fpm_site(c, e);
+    int rc = web_start(c, w, &s, k, err);
+
     if (rc == 0) rc = fpm_ready(c, w, e, err);
     return rc;
 }
 
-int fpm_build(struct stack_ctx *c, const struct web_front *w, enum fpm_profile p, unsigned bare,
-              struct fpm_eps *e, struct hb_err *err)
+int fpm_build(struct stack_ctx *c, const struct web_front *w, enum fpm_profile p,
+              struct fpm_knobs *k, struct fpm_eps *e, struct hb_err *err)
 {
-    struct fpm_knobs k;
+    int rc;
 
-    fpm_knobs_of(p, &k);
-    return fpm_up(c, w, &k, false, bare, e, err);
+    fpm_knobs_of(p, k);
+    fpm_knobs_fit(w, k, c->conns);
+    rc = fpm_up(c, w, k, false, e, err);
+    if (rc == 0) rc = fpm_front_up(c, w, k, e, err);
+    return rc;
 }

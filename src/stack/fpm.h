@@ -28,7 +28,12 @@ struct fpm_eps {
     char script[PATH_MAX];
     char docroot[PATH_MAX];
     unsigned fpm_port;
+    unsigned front_port[2];
 };
+
+/* The pod study's pool (pm static 16) and load (96 connections): the stacks' defaults. */
+#define FPM_STUDY_POOL  16u
+#define FPM_STUDY_CONNS 96u
 
 /*
  * php-fpm.conf of k at s (its two pools: 127.0.0.1:s->fpm_port and s->sock;
@@ -41,15 +46,37 @@ int fpm_conf(const struct front_site *s, const struct fpm_knobs *k, char *buf, s
 void fpm_knobs_of(enum fpm_profile p, struct fpm_knobs *k);
 
 /*
- * Writes the configurations of k into c's private directory, starts php-fpm,
- * checks the set-up (one line each), starts the web server w, waits until all
- * answer. bare: the connections a bare FastCGI hop will keep open besides the
- * web server's (0 for none). starve: kept connections beyond pm.max_children
- * are let through with a warning line instead of refused. Returns 0, -EINTR
- * on a stop signal, or a negative errno with err set.
+ * k fitted to conns client connections in front of w: a request worker per
+ * connection in the web server (lean Apache's pool), and when w keeps every
+ * FastCGI connection it opens (nginx: one per request in flight, no queue) a
+ * php-fpm worker for each, so that kept connections are never more than the
+ * workers that serve them.
+ */
+void fpm_knobs_fit(const struct web_front *w, struct fpm_knobs *k, unsigned conns);
+
+/*
+ * The connections the bare FastCGI hop keeps open at conns: one per worker
+ * at most (a kept FastCGI connection holds its worker until it closes, so
+ * more would wait for ever); its connect-mode measurement takes conns.
+ */
+unsigned fpm_bare_kept(const struct fpm_knobs *k, unsigned conns);
+
+/*
+ * Writes php-fpm's configuration of k into c's private directory, starts it,
+ * checks the set-up (one line each: the socket, the web server's kept
+ * connections against the pool, clients outnumbering them), waits until both
+ * pools answer; the web server comes after (fpm_front_up), so that the bare
+ * hop can be measured before it holds any worker. starve: kept connections
+ * beyond pm.max_children are let through with a warning line instead of
+ * refused. Returns 0, -EINTR on a stop signal, or a negative errno with err
+ * set.
  */
 int fpm_up(struct stack_ctx *c, const struct web_front *w, const struct fpm_knobs *k, bool starve,
-           unsigned bare, struct fpm_eps *e, struct hb_err *err);
+           struct fpm_eps *e, struct hb_err *err);
+
+/* Writes w's configuration of k, starts it and waits until both its fronts answer. */
+int fpm_front_up(struct stack_ctx *c, const struct web_front *w, const struct fpm_knobs *k,
+                 const struct fpm_eps *e, struct hb_err *err);
 
 /*
  * The run child's arguments that measure the stack: --service for the web
@@ -76,11 +103,8 @@ enum fpm_profile fpm_profile_of(const struct stack_opts *o);
 /* pm.max_children of each pool under profile p. */
 unsigned fpm_children(enum fpm_profile p);
 
-/*
- * fpm_up with profile p's settings, no case: bare is the connections a bare
- * FastCGI hop will keep open besides the web server's (0 for none).
- */
-int fpm_build(struct stack_ctx *c, const struct web_front *w, enum fpm_profile p, unsigned bare,
-              struct fpm_eps *e, struct hb_err *err);
+/* fpm_up and fpm_front_up with profile p's settings fitted to c's connections (into *k). */
+int fpm_build(struct stack_ctx *c, const struct web_front *w, enum fpm_profile p,
+              struct fpm_knobs *k, struct fpm_eps *e, struct hb_err *err);
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "stack/fpm.h"
 #include "stack/fpm_cases.h"
+#include "stack/readings.h"
 #include "stats.h"
 
 #define CLIENT_TIMEOUT  "3" /* the client's --timeout in the failure cases, s */
@@ -31,9 +32,11 @@
 /* What one run of a failure case gave, from its evidence. */
 struct case_run {
     bool have;
-    double ops_s, p50_ms, p99_ms;
+    double ops_s, p50_ms, p99_ms, p999_ms, mean_ms; /* of what succeeded */
     unsigned long long requests, s2xx, s5xx, timeouts;
-    char errors[256];   /* the client's errors by kind, "timeout 3, reset 2", or "none" */
+    unsigned long long failed; /* the client's errors, every kind (a 5xx among them) */
+    double syn_retrans;        /* TcpExt.TCPSynRetrans over the run: each a 1-s stall; NAN n/a */
+    char errors[256];          /* the client's errors by kind, "timeout 3, reset 2", or "none" */
     double overflows;   /* the kernel's TcpExt.ListenOverflows over the run (all TCP); NAN: n/a */
     double drops;       /* TcpExt.ListenDrops likewise */
     double accept_peak; /* the backend socket's accept queue at its peak (sock_diag); NAN: n/a */
@@ -100,8 +103,9 @@ static int case_fresh(struct stack_ctx *c, struct hb_err *err)
 static int case_up(struct stack_ctx *c, const struct web_front *w, const char *label,
                    const struct fpm_knobs *k, bool starve, struct fpm_eps *e, struct hb_err *err)
 {
-    int rc = fpm_up(c, w, k, starve, 0, e, err);
+    int rc = fpm_up(c, w, k, starve, e, err);
 
+    if (rc == 0) rc = fpm_front_up(c, w, k, e, err);
     if (rc == -EINTR) c->interrupted = true;
     if (rc < 0) return rc;
     fprintf(c->out,
@@ -118,7 +122,6 @@ unsigned fpm_ablation_steps(const struct web_front *w, unsigned conns, struct fp
 {
     struct fpm_knobs opt, reuse;
     unsigned n = 0;
-    char how[160];
 
     fpm_knobs_of(FPM_OPTIMIZED, &opt);
     fpm_knobs_of(FPM_REUSE, &reuse);
@@ -145,11 +148,11 @@ unsigned fpm_ablation_steps(const struct web_front *w, unsigned conns, struct fp
     s[n].k.kept = reuse.kept;
     s[n].k.keep_all = reuse.keep_all;
     snprintf(s[n].label, sizeof(s->label), "+reuse");
-    unsigned kept = w->kept(&s[n].k, conns, how, sizeof(how));
-    if (s[n].k.children < kept) {
-        s[n].k.children = kept;
+    fpm_knobs_fit(w, &s[n].k, conns);
+    if (s[n].k.children > s[n - 1].k.children)
         snprintf(s[n].label, sizeof(s->label), "+reuse, pm %u", s[n].k.children);
-    }
+    for (unsigned i = 0; i <= n; i++)
+        fpm_knobs_fit(w, &s[i].k, conns); /* a request worker per connection in each */
     return n + 1;
 }
 
@@ -192,10 +195,10 @@ static unsigned case_conns(const struct stack_ctx *c, unsigned dflt)
     return c->o->conns ? c->o->conns : dflt;
 }
 
-/* The connections of the ablation's and the sweep's steps. */
+/* The connections of the ablation's and the sweep's steps: the pod study's, unless -c. */
 static unsigned steps_conns(const struct stack_ctx *c)
 {
-    return case_conns(c, c->o->short_mode ? 8 : 16);
+    return case_conns(c, FPM_STUDY_CONNS);
 }
 
 /* Each step a fresh stack, http keep-alive load on both fronts; one table of them all. */
@@ -231,6 +234,10 @@ static int case_steps(struct stack_ctx *c, const struct web_front *w, const char
         stack_table(c->out, cells, done);
         change_table(c->out, cells, done);
     }
+    /* the pod study's 33 against 12 us: the step before keeping connections against it */
+    for (unsigned i = 1; i < done; i++)
+        if (s[i].k.kept > 0 && s[i - 1].k.kept == 0)
+            stack_lifecycle_cpu_print(c->out, &cells[i], &cells[i - 1], false);
     return rc;
 }
 
@@ -249,6 +256,7 @@ static int case_pool(struct stack_ctx *c, const struct web_front *w, struct hb_e
     for (unsigned i = 0; i < c->o->npool; i++) {
         fpm_knobs_of(FPM_OPTIMIZED, &s[i].k);
         s[i].k.children = c->o->pool[i];
+        fpm_knobs_fit(w, &s[i].k, steps_conns(c));
         snprintf(s[i].label, sizeof(s[i].label), "pm static %u", c->o->pool[i]);
     }
     return case_steps(c, w, "pool sweep (profile optimized)", s, c->o->npool, err);
@@ -271,6 +279,7 @@ static void run_kernel(struct case_run *r, const json_t *rec, unsigned t)
 
     r->overflows = num_or_nan(json_object_get(net, "TcpExt.ListenOverflows"));
     r->drops = num_or_nan(json_object_get(net, "TcpExt.ListenDrops"));
+    r->syn_retrans = num_or_nan(json_object_get(net, "TcpExt.TCPSynRetrans"));
     r->accept_peak = NAN;
     for (size_t i = 0; i < json_array_size(watch); i++) {
         const json_t *w = json_array_get(watch, i);
@@ -319,6 +328,11 @@ static int run_read(struct stack_ctx *c, struct case_run *r, unsigned t, struct 
             json_number_value(json_object_get(json_object_get(rec, "latency_ns"), "p50")) / 1e6;
         r->p99_ms =
             json_number_value(json_object_get(json_object_get(rec, "latency_ns"), "p99")) / 1e6;
+        r->p999_ms =
+            json_number_value(json_object_get(json_object_get(rec, "latency_ns"), "p999")) / 1e6;
+        r->mean_ms =
+            json_number_value(json_object_get(json_object_get(rec, "latency_ns"), "mean")) / 1e6;
+        r->failed = (unsigned long long)json_integer_value(json_object_get(rec, "errors_total"));
         r->requests = (unsigned long long)json_integer_value(json_object_get(rec, "requests"));
         r->s2xx = (unsigned long long)json_integer_value(
             json_object_get(json_object_get(rec, "status"), "2xx"));
@@ -697,6 +711,40 @@ static void limit_line(FILE *f, const struct web_front *w, const struct fpm_knob
     fprintf(f, "%s\n", sep[0] ? "" : " none seen");
 }
 
+/*
+ * The two transports side by side, each way it can be read: the latency of
+ * what succeeded at each percentile (which is lower where), what failed and
+ * how, and TCP's SYN retransmits (each a connect that waited a second): a
+ * queue that answers late and a backlog that fails fast or stalls read
+ * opposite ways at the median and at the tail.
+ */
+static void both_ways(FILE *f, const struct case_run r[2])
+{
+    static const char *const names[] = { "p50", "p99", "p99.9", "mean" };
+    const char *lower = "", *higher = "";
+    char lo[64] = "", hi[64] = "", syn[48];
+
+    if (!r[0].have || !r[1].have) return;
+    fprintf(f, "both ways, unix against tcp:\n  what succeeded, ms:");
+    for (unsigned i = 0; i < ARRAY_LEN(names); i++) {
+        const double v[2][4] = { { r[0].p50_ms, r[0].p99_ms, r[0].p999_ms, r[0].mean_ms },
+                                 { r[1].p50_ms, r[1].p99_ms, r[1].p999_ms, r[1].mean_ms } };
+        fprintf(f, "%s %s %.2f against %.2f", i ? "," : "", names[i], v[1][i], v[0][i]);
+        char *into = v[1][i] < v[0][i] ? lo : v[1][i] > v[0][i] ? hi : NULL;
+        if (into != NULL)
+            snprintf(into + strlen(into), 64 - strlen(into), "%s%s", into[0] ? ", " : "", names[i]);
+    }
+    lower = lo[0] ? lo : "none";
+    higher = hi[0] ? hi : "none";
+    fprintf(f,
+            "\n  what failed: unix %llu of %llu (5xx %llu, client timeouts %llu), tcp %llu of %llu "
+            "(5xx %llu, client timeouts %llu); SYN retransmits over the tcp run: %s\n"
+            "  unix lower at: %s; higher at: %s\n",
+            r[1].failed, r[1].requests, r[1].s5xx, r[1].timeouts, r[0].failed, r[0].requests,
+            r[0].s5xx, r[0].timeouts, kernel_text(syn, sizeof(syn), r[0].syn_retrans, false), lower,
+            higher);
+}
+
 static void case_report(FILE *f, const struct web_front *w, const struct fpm_knobs *k,
                         unsigned conns, const struct case_run r[2], const struct case_logs l[2])
 {
@@ -706,20 +754,22 @@ static void case_report(FILE *f, const struct web_front *w, const struct fpm_kno
         kinds_text(&l[t], kinds, sizeof(kinds));
         failure_mode(&r[t], &l[t], mode, sizeof(mode));
         fprintf(f,
-                "%s:\n  client: %.0f ops/s, p50 %.2f ms, p99 %.2f ms; %llu requests, 2xx %llu, "
-                "5xx %llu; errors: %s\n"
+                "%s:\n  client: %.0f ops/s; %llu requests, 2xx %llu, 5xx %llu; errors: %s\n"
+                "  succeeded: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, mean %.2f ms; failed: "
+                "%llu of %llu\n"
                 "  %s status log: %s (5xx %llu)\n"
                 "  %s log, backend errors: %s\n"
                 "  php-fpm log: server reached pm.max_children %llu time(s)\n",
-                t ? "unix" : "tcp", r[t].ops_s, r[t].p50_ms, r[t].p99_ms, r[t].requests, r[t].s2xx,
-                r[t].s5xx, r[t].errors, w->name, l[t].statuses, l[t].s5xx, w->name, kinds,
-                l[t].reached);
+                t ? "unix" : "tcp", r[t].ops_s, r[t].requests, r[t].s2xx, r[t].s5xx, r[t].errors,
+                r[t].p50_ms, r[t].p99_ms, r[t].p999_ms, r[t].mean_ms, r[t].failed, r[t].requests,
+                w->name, l[t].statuses, l[t].s5xx, w->name, kinds, l[t].reached);
         queue_report(f, t, &r[t], &l[t].lq);
         fputs(r[t].agent, f);
         fprintf(f, "  TIME_WAIT on the backend port: %+ld\n", l[t].tw_delta);
         limit_line(f, w, k, conns, &r[t], &l[t]);
         fprintf(f, "  failure mode: %s\n", mode + 2);
     }
+    both_ways(f, r);
 }
 
 /*

@@ -12,7 +12,7 @@
  * Adding a front: a file front_NAME.c with its struct web_front and its
  * stack_def (copy front_nginx.c's), one line in stack.c's list of stacks, its
  * binary in scripts/programs.txt and its package in scripts/deps.sh
- * (docs/architecture.md, "How to add a web front").
+ * (docs/architecture.md, "How to add a stack").
  */
 #ifndef HOPBENCH_STACK_FRONT_H
 #define HOPBENCH_STACK_FRONT_H

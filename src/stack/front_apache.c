@@ -162,8 +162,9 @@ static const struct web_front front_apache = {
                  "                   MaxKeepAliveRequests 100, a WordPress .htaccess",
         .lean = "minimal modules, a fixed pool of 2 processes",
         .reuse = "enablereuse=on max=N): the 2\n"
-                 "                   processes keep at most pm.max_children / 2 per backend, so\n"
-                 "                   that the bare hop's connections find free workers too",
+                 "                   processes keep pm.max_children / 2 each per backend, one\n"
+                 "                   per worker in all, as the pod study (16 for 16); more\n"
+                 "                   client connections wait in Apache for a free one",
         .reuse_step = "",
     },
 };
@@ -180,5 +181,6 @@ const struct stack_def stack_apache_fpm = {
     .profiles = fpm_profile_names,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD,
     .private_net = &stack_private_fastcgi,
+    .conns = FPM_STUDY_CONNS,
     .run = fpm_stack_run,
 };

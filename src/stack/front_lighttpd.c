@@ -149,5 +149,6 @@ const struct stack_def stack_lighttpd_fpm = {
     .profiles = lighttpd_profiles,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD,
     .private_net = &stack_private_fastcgi,
+    .conns = FPM_STUDY_CONNS,
     .run = fpm_stack_run,
 };

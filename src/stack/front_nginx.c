@@ -28,25 +28,26 @@ static unsigned nginx_keepalive(const struct front_site *s, const struct fpm_kno
 /*
  * The FastCGI connections nginx keeps open at most per backend: keepalive per
  * worker bounds what it keeps (it opens more, and closes them) unless
- * keep_all raised it to keep every one it opens: then one per client
- * connection (one request in flight each; nginx opens a connection per
- * request in flight, and keeps them all), and one more per worker that served
- * only the readiness request.
+ * keep_all raised it to keep every one it opens: then each worker holds as
+ * many as it ever had requests in flight at once, up to one per client
+ * connection, and keeps them for later runs, whose connections the workers
+ * may share out differently: each worker up to -c of them.
  */
 static unsigned nginx_kept(const struct fpm_knobs *k, unsigned conns, char *how, size_t cap)
 {
     struct front_site s = { .conns = conns };
-    unsigned per = nginx_keepalive(&s, k), all = conns + WEB_PROCS - 1;
+    unsigned per = nginx_keepalive(&s, k);
 
     if (!k->keep_all) {
         snprintf(how, cap, "%u x %u", WEB_PROCS, k->kept);
         return WEB_PROCS * k->kept;
     }
+    per = conns > 0 && conns < per ? conns : per;
     snprintf(how, cap,
-             "one per client connection and one per other worker (keepalive %u per worker "
-             "keeps them all)",
-             per);
-    return WEB_PROCS * per < all ? WEB_PROCS * per : all;
+             "%u x %u (each worker up to one per client connection: keepalive %u per worker "
+             "keeps all it opens)",
+             WEB_PROCS, per, nginx_keepalive(&s, k));
+    return WEB_PROCS * per;
 }
 
 /* Each request holds two of a worker's connections: the client's and the backend's. */
@@ -154,10 +155,10 @@ const struct web_front front_nginx = {
                  "                   fastcgi_keep_conn on): nginx opens one for each request in "
                  "flight\n                   (it has no queue) and keeps them all (keepalive at "
                  "least -c per\n                   worker, keepalive_requests 1000000, "
-                 "keepalive_timeout 1 h): one per\n                   client connection and one "
-                 "per other worker (its readiness request),\n                   which with the "
-                 "bare hop's must fit pm.max_children",
-        .reuse_step = ";\n                   its reuse step has pm static -c + 1, a worker for "
+                 "keepalive_timeout 1 h): each\n                   of its 2 workers up to one "
+                 "per client connection, and php-fpm\n                   a worker for each "
+                 "(pm static 2 x -c when more than 16)",
+        .reuse_step = ";\n                   its reuse step has pm static 2 x -c, a worker for "
                       "each kept connection",
         .starve = "  --starve         fastcgi_keep_conn on with upstream keepalive 8 per worker "
                   "(16 in\n                   all) for pm static 4, 16 connections, 6 s (3 s) per "
@@ -177,5 +178,6 @@ const struct stack_def stack_nginx_fpm = {
     .profiles = fpm_profile_names,
     .cases = STACK_CASE_ABLATION | STACK_CASE_POOL | STACK_CASE_OVERLOAD | STACK_CASE_STARVE,
     .private_net = &stack_private_fastcgi,
+    .conns = FPM_STUDY_CONNS,
     .run = fpm_stack_run,
 };

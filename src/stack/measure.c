@@ -27,6 +27,7 @@
 #include "report/html.h"
 #include "report/profile.h"
 #include "report/saving.h"
+#include "stack/readings.h"
 #include "stats.h"
 
 /* How long a run child gets to end after the SIGINT it was forwarded. */
@@ -312,6 +313,24 @@ static double hop_peak(const json_t *hop, const char *what, bool unix_hop)
     return jnum(hop, path);
 }
 
+/* What the run added to gauge what of a hop: its peak less its start (0 as hop_peak). */
+static double hop_added(const json_t *hop, const char *what, bool unix_hop)
+{
+    char path[64];
+
+    if (unix_hop && strncmp(what, "time_wait", 9) == 0) return 0;
+    snprintf(path, sizeof(path), "%s.start", what);
+    return hop_peak(hop, what, false) - jnum(hop, path);
+}
+
+/* Gauge what of a hop into figure k of run r: its peak and what the run added. */
+static void hop_fig(struct stack_arm *a, unsigned k, const json_t *hop, const char *what,
+                    bool unix_hop)
+{
+    a->hop[k][a->n] = hop_peak(hop, what, unix_hop);
+    a->hop_added[k][a->n] = hop_added(hop, what, unix_hop);
+}
+
 /*
  * The socket figures of the run into its arm: the front hop's TIME_WAIT (the
  * endpoint loaded), and the watched hop of the arm's transport (the backend).
@@ -328,16 +347,38 @@ static void cell_hops(struct stack_cell *cell, struct stack_arm *a, const json_t
         const char *wt = json_string_value(json_object_get(json_array_get(watch, i), "transport"));
         if (wt != NULL && strcmp(wt, a->transport) == 0) back = json_array_get(watch, i);
     }
-    a->hop[STACK_TW_FRONT_CLIENT][r] = hop_peak(front, "time_wait_client", unix_front);
-    a->hop[STACK_TW_FRONT_SERVER][r] = hop_peak(front, "time_wait_server", unix_front);
+    hop_fig(a, STACK_TW_FRONT_CLIENT, front, "time_wait_client", unix_front);
+    hop_fig(a, STACK_TW_FRONT_SERVER, front, "time_wait_server", unix_front);
     for (unsigned k = STACK_TW_BACK_CLIENT; k <= STACK_EST_BACK; k++)
-        a->hop[k][r] = NAN;
+        a->hop[k][r] = a->hop_added[k][r] = NAN;
     if (back == NULL) return;
     cell->backend = true;
     bool unix_back = strcmp(a->transport, "unix") == 0;
-    a->hop[STACK_TW_BACK_CLIENT][r] = hop_peak(back, "time_wait_client", unix_back);
-    a->hop[STACK_TW_BACK_SERVER][r] = hop_peak(back, "time_wait_server", unix_back);
-    a->hop[STACK_EST_BACK][r] = hop_peak(back, "established", unix_back);
+    hop_fig(a, STACK_TW_BACK_CLIENT, back, "time_wait_client", unix_back);
+    hop_fig(a, STACK_TW_BACK_SERVER, back, "time_wait_server", unix_back);
+    hop_fig(a, STACK_EST_BACK, back, "established", unix_back);
+}
+
+/*
+ * What loaded the machine in the run: its connections, the client's threads,
+ * the CPUs it could use, other processes' CPU and steal (in CPUs), whether it
+ * was noisy, and where its system figure came from.
+ */
+static void cell_load(struct stack_arm *a, const json_t *run)
+{
+    const json_t *obs = json_object_get(run, "observed");
+    const json_t *x = json_object_get(obs, "other_cpu");
+    const char *src =
+        json_string_value(json_object_get(json_object_get(obs, "cpu"), "system_source"));
+    double cpus = jnum(x, "cpus_allowed"), share = jnum(x, "other_share") + jnum(x, "steal_share");
+
+    a->conns = (unsigned)jnum(run, "connections");
+    a->threads = (unsigned)jnum(run, "threads");
+    if (isfinite(cpus) && cpus > 0) a->cpus = (unsigned)cpus;
+    a->other_cpus[a->n] = isfinite(cpus) ? share * cpus : NAN;
+    a->machine_cpus[a->n] = jnum(obs, "cpu.system_busy_ns") / jnum(x, "window_ns");
+    a->noisy += json_is_true(json_object_get(x, "noisy"));
+    if (src != NULL) snprintf(a->sys_source, sizeof(a->sys_source), "%s", src);
 }
 
 /* One run record into arm k, or into its endpoint's arm when k is negative. */
@@ -366,7 +407,12 @@ static void cell_add(struct stack_cell *cell, const json_t *run, int k)
     a->ops_s[a->n] = jnum(run, "ops_per_s");
     a->p50_us[a->n] = jnum(run, "latency_ns.p50") / 1e3;
     a->p99_us[a->n] = jnum(run, "latency_ns.p99") / 1e3;
+    a->p999_us[a->n] = jnum(run, "latency_ns.p999") / 1e3;
     a->mean_us[a->n] = jnum(run, "latency_ns.mean") / 1e3;
+    a->connect_us[a->n] = jnum(run, "phases.connect.latency_ns.mean") / 1e3;
+    a->response_us[a->n] = jnum(run, "phases.response.latency_ns.mean") / 1e3;
+    a->close_us[a->n] = jnum(run, "phases.close.latency_ns.mean") / 1e3;
+    cell_load(a, run);
     a->rate[a->n] = isnan(jnum(run, "open_loop.rate")) ? 0 : jnum(run, "open_loop.rate");
     a->client_us[a->n] = jnum(run, "client_cpu_ns_per_op") / 1e3;
     cell_services(cell, a, run);
@@ -419,7 +465,7 @@ static int jsonl_pass(struct stack_ctx *c, const char *path, struct hb_err *err)
 
 /* The common options of every run child. */
 static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps,
-                        uint64_t duration_ns, const char *json, const char *jsonl,
+                        uint64_t duration_ns, unsigned conns, const char *json, const char *jsonl,
                         enum netns_side side)
 {
     if (c->o->quiet) stack_arg(a, "--quiet");
@@ -433,7 +479,7 @@ static void args_common(struct stack_ctx *c, struct stack_args *a, unsigned reps
     stack_arg(a, "--warmup");
     stack_arg(a, "%.3f", (double)c->warmup_ns / 1e9);
     stack_arg(a, "-c");
-    stack_arg(a, "%u", c->conns);
+    stack_arg(a, "%u", conns);
     stack_arg(a, "--json");
     stack_arg(a, "%s", json);
     stack_arg(a, "--jsonl");
@@ -573,7 +619,11 @@ static int stack_html_write(struct stack_ctx *c, struct hb_err *err)
             rc = hb_fail(err, -EIO, "--html: cannot write %s", paths[i]);
     }
     /* one page for the stack: its measurements by name, not the files they were kept in */
-    if (rc == 0) rc = report_html_write_parts(c->o->html_path, ptrs, titles, k, err);
+    if (c->text != NULL) fflush(c->out);
+    if (c->text != NULL) fflush(c->text);
+    if (rc == 0)
+        rc = report_html_write_parts(c->o->html_path, ptrs, titles, k,
+                                     c->text != NULL ? c->text_buf : NULL, err);
     if (rc == 0) fprintf(c->out, "html: %s (%zu of %zu measurement(s))\n", c->o->html_path, k, n);
     for (size_t i = 0; i < k; i++)
         if (ptrs[i] != NULL) unlink(ptrs[i]);
@@ -648,7 +698,8 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
     snprintf(name, sizeof(name), "run-%u.out", k);
     sup_path(&c->sup, name, log, sizeof(log));
     enum netns_side side = child_side(c, args);
-    args_common(c, args, reps, duration_ns, json, jsonl, side);
+    args_common(c, args, reps, duration_ns, cell->conns ? cell->conns : c->conns, json, jsonl,
+                side);
     /* each endpoint its label: both arms, or the one arm this child loads */
     for (unsigned i = arm < 0 ? 0 : (unsigned)arm; i < (arm < 0 ? 2u : (unsigned)arm + 1); i++) {
         char label[ENDPOINT_LABEL_MAX];
@@ -729,9 +780,11 @@ int stack_measure_one(struct stack_ctx *c, struct stack_args *args, struct stack
 
 void stack_cost(struct stack_ctx *c)
 {
-    struct cost_plan plan = { .price_usd = COST_PRICE_USD, .seed = 1 };
+    struct cost_plan plan = { .price_usd = COST_PRICE_USD, .seed = 1, .ntraffic = 1 };
+    struct hb_err e = { 0 };
 
     if (c->ncosted == 0) return;
+    if (cost_traffic_parse(STACK_TRAFFIC, &plan.traffic[0], &e) < 0) plan.ntraffic = 0;
     fprintf(c->out,
             "\nWhat the Unix socket saves, per request: 'hopbench cost' on each measurement's "
             "own runs,\neach run on the side its label names, the transport of the hop under "
@@ -742,6 +795,15 @@ void stack_cost(struct stack_ctx *c)
         fprintf(c->out, "%s %s", i ? "," : "", c->costed[i].label);
     fprintf(c->out, ".\nFigures: client = hopbench; each service by its name (its cgroup); "
                     "client+services = their\nsum; system = every CPU of the machine.\n");
+    if (plan.ntraffic > 0)
+        fprintf(c->out,
+                "A month: only the whole CPU per request (client+services), only where its "
+                "difference\nis significant, as 'hopbench cost' prices it in full, at a stated "
+                "traffic of %s\n(%g requests/s) sustained, %.4g billion requests in 30 days, and "
+                "$%g per vCPU-month:\nboth assumptions, not measurements ('hopbench cost "
+                "--traffic LIST --price USD' on\n--jsonl for others).\n",
+                plan.traffic[0].text, cost_traffic_per_s(&plan.traffic[0]),
+                plan.traffic[0].per_month / 1e9, plan.price_usd);
     for (unsigned i = 0; i < c->ncosted; i++) {
         const struct stack_costed *m = &c->costed[i];
         if (!m->read)
@@ -761,7 +823,7 @@ void stack_cost_release(struct stack_ctx *c)
 
 void stack_bottom(struct stack_ctx *c)
 {
-    bottom_print(c->out, &c->bottom, bottom_colour(c->out), NULL);
+    bottom_print(c->out, &c->bottom, bottom_colour(c->term), NULL);
 }
 
 /* The finite values of x[0 .. n - 1] into out; how many. */
@@ -953,31 +1015,85 @@ void stack_agent_run_rows(FILE *f, const json_t *run)
     free(c);
 }
 
-static void cell_block(FILE *f, const struct stack_cell *c)
+/* The median of figure k's peaks and what the runs added over arm a: "12478 (+0)", or "n/a". */
+static void hop_text(char *buf, size_t cap, const struct stack_arm *a, unsigned k)
+{
+    double peak = median_of(a->hop[k], a->n), add = median_of(a->hop_added[k], a->n);
+
+    if (isnan(peak))
+        snprintf(buf, cap, "n/a");
+    else if (isnan(add))
+        snprintf(buf, cap, "%.0f", peak);
+    else
+        snprintf(buf, cap, "%.0f (%+.0f)", peak, add);
+}
+
+/*
+ * The socket rows: each figure's peak over the run, the median of the runs,
+ * and in brackets what the runs added (peak - start): a count left by the
+ * measurement before is not this one's.
+ */
+static void hop_rows(FILE *f, const struct stack_cell *c)
 {
     static const char *const hop_names[STACK_HOP_FIGS] = {
         "TIME_WAIT front, client side",  "TIME_WAIT front, server side",
         "TIME_WAIT backend, web server", "TIME_WAIT backend, FPM side",
         "established backend",
     };
+
+    for (unsigned k = 0; k < STACK_HOP_FIGS; k++) {
+        char v[2][48];
+        if (k >= STACK_TW_BACK_CLIENT && !c->backend) continue;
+        for (unsigned t = 0; t < 2; t++)
+            hop_text(v[t], sizeof(v[t]), &c->arm[t], k);
+        fprintf(f, "  %-30s %11s %11s\n", hop_names[k], v[0], v[1]);
+    }
+}
+
+/*
+ * After the system row: a transport whose system figure is below the sum of
+ * the parts it contains, and why it can be (its source, readings.h).
+ */
+static void system_note(FILE *f, const struct stack_cell *c)
+{
+    for (unsigned t = 0; t < 2; t++) {
+        const struct stack_arm *a = &c->arm[t];
+        double sys = median_of(a->system_us, a->n), sum = median_of(a->sum_us, a->n);
+        if (isnan(sys) || isnan(sum) || sys >= sum) continue;
+        fprintf(f, "  (%s: system %.2f below client + services %.2f: %s)\n", a->transport, sys, sum,
+                strcmp(a->sys_source, "idle") == 0
+                    ? "the machine's idle time is counted to a tick per CPU, the parts to the ns"
+                : a->sys_source[0] == '\0' || strcmp(a->sys_source, "none") == 0
+                    ? "this evidence does not say how the system figure was counted"
+                    : "the parts were read a few microseconds apart from the whole");
+    }
+}
+
+static void cell_block(FILE *f, const struct stack_cell *c)
+{
     const struct stack_arm *t = &c->arm[0], *u = &c->arm[1];
 
     fprintf(f, "\n%-32s %11s %11s  %s\n", c->label, t->transport, u->transport,
             "unix/tcp (95 % interval; ~ not significant)");
     fprintf(f, "  %-30s %11u %11u\n", "runs", t->n, u->n);
+    fprintf(f, "  %-30s %11u %11u\n", "connections", t->conns, u->conns);
     figure_row(f, c, "ops/s", t->ops_s, u->ops_s, 0);
     figure_row(f, c, "latency p50 us", t->p50_us, u->p50_us, 1);
     figure_row(f, c, "latency p99 us", t->p99_us, u->p99_us, 1);
+    figure_row(f, c, "latency p99.9 us", t->p999_us, u->p999_us, 1);
+    figure_row(f, c, "latency mean us", t->mean_us, u->mean_us, 1);
     figure_row(f, c, "CPU us/req client", t->client_us, u->client_us, 2);
     service_rows(f, c, "CPU us/req", SVC_CPU, 2);
     figure_row(f, c, "CPU us/req sum", t->sum_us, u->sum_us, 2);
     figure_row(f, c, "CPU us/req system", t->system_us, u->system_us, 2);
+    system_note(f, c);
     if (c->agent) agent_rows(f, c);
     service_rows(f, c, "PSS MiB", SVC_PSS, 1);
     service_rows(f, c, "working set MiB", SVC_WS, 1);
-    for (unsigned k = 0; k < STACK_HOP_FIGS; k++)
-        if (k < STACK_TW_BACK_CLIENT || c->backend)
-            figure_row(f, c, hop_names[k], t->hop[k], u->hop[k], 0);
+    hop_rows(f, c);
+    fprintf(f, "  %-30s %11u %11u\n", "noisy runs", t->noisy, u->noisy);
+    stack_lifecycle_print(f, c);
+    stack_busy_print(f, c);
 }
 
 void stack_table(FILE *f, const struct stack_cell *cells, unsigned n)
@@ -989,9 +1105,12 @@ void stack_table(FILE *f, const struct stack_cell *cells, unsigned n)
     if (runs == 0) return;
     fprintf(f, "\nmedians of the valid runs; CPU per request: client = hopbench, each service "
                "its cgroup,\nsum = client + services, system = every CPU's busy time (softirq "
-               "included); memory at\nthe end of each run; TIME_WAIT and connections: peaks "
-               "over the run (a Unix socket has no\nTIME_WAIT: 0); a figure not every run has: "
-               "the median of those that have it,\nhow many after the row ([tcp: 1 of 2 runs])\n");
+               "included, counted as\nthe scheduler counts run time); memory at the end of each "
+               "run; TIME_WAIT and connections:\npeaks over the run and (+ what the run added: "
+               "peak - start; a Unix socket has no\nTIME_WAIT: 0); noisy runs: other processes' "
+               "CPU + steal above the threshold; load: CPUs\nkept busy (CPU per request x "
+               "ops/s) and what saturated; a figure not every run has: the\nmedian of those that "
+               "have it, how many after the row ([tcp: 1 of 2 runs])\n");
     for (unsigned i = 0; i < n; i++)
         if (cells[i].agent) {
             fprintf(f, "agent CPU us/req: each service's cgroup as the agent (--agent) read it "

@@ -15,6 +15,7 @@
 #include "cost.h"
 #include "outfile.h"
 #include "report/bottom.h"
+#include "stack/cell.h"
 #include "stack/opts.h"
 #include "stack/supervisor.h"
 
@@ -26,9 +27,9 @@
 #define STACK_AGENT_AUTH     (-4096)
 #define STACK_AGENT_PROTOCOL (-4097)
 
-#define STACK_MAX_REPS   50
 #define STACK_MAX_ARGS   64
-#define STACK_MAX_COSTED 16 /* measurements of both transports whose saving is priced */
+#define STACK_MAX_COSTED 16     /* measurements of both transports whose saving is priced */
+#define STACK_TRAFFIC    "1k/s" /* the traffic a month's saving is stated at */
 
 /*
  * A measurement of both transports in one run child: its label and its
@@ -48,7 +49,11 @@ struct stack_def;
 struct stack_ctx {
     const struct stack_opts *o;
     const struct stack_def *def; /* the stack's entry (stack.h) */
-    FILE *out;
+    FILE *out;  /* where it prints: the command's stdout, or with --html a tee of it into text */
+    FILE *term; /* the command's stdout itself (whether to colour the bottom line) */
+    FILE *text; /* --html: what it printed, its colours left out, for the page; else NULL */
+    char *text_buf;
+    size_t text_len;
     const atomic_int *stop;
     struct sup sup;
     unsigned reps; /* the options, or the stack's defaults */
@@ -76,65 +81,6 @@ struct stack_ctx {
     struct netns netns;
     enum netns_side child_side;
     const char *front_host; /* where the front listens: "127.0.0.1", or A's veth address */
-};
-
-#define STACK_MAX_SVC 4 /* named services of a run child the table shows */
-
-/*
- * The socket figures of a run, peaks over its window: the hop the client
- * loads (front) and the watched hop behind it of the arm's transport
- * (backend; the stacks watch their web server -> FPM hop). A Unix socket has
- * no TIME_WAIT state: 0 there.
- */
-enum stack_hop_fig {
-    STACK_TW_FRONT_CLIENT = 0, /* TIME_WAIT on the client's side of the front hop */
-    STACK_TW_FRONT_SERVER,
-    STACK_TW_BACK_CLIENT, /* the web server's side of the backend hop */
-    STACK_TW_BACK_SERVER, /* FPM's side */
-    STACK_EST_BACK,       /* established connections on the backend hop */
-    STACK_HOP_FIGS
-};
-
-/*
- * The runs of one transport within a cell, as the evidence gives them. A
- * figure a run does not hold is NAN.
- */
-struct stack_arm {
-    char transport[8];
-    unsigned n;
-    double ops_s[STACK_MAX_REPS];
-    double p50_us[STACK_MAX_REPS], p99_us[STACK_MAX_REPS];
-    double mean_us[STACK_MAX_REPS];   /* the mean latency */
-    double rate[STACK_MAX_REPS];      /* open loop: the rate asked, ops/s; 0 closed loop */
-    double client_us[STACK_MAX_REPS]; /* the client's CPU per op, µs */
-    double sum_us[STACK_MAX_REPS];    /* client + every service, CPU per op, µs */
-    double system_us[STACK_MAX_REPS]; /* every CPU's busy time (softirq included) per op, µs */
-    double svc_us[STACK_MAX_SVC][STACK_MAX_REPS];   /* each service's CPU per op, µs */
-    double pss_mib[STACK_MAX_SVC][STACK_MAX_REPS];  /* each service's PSS at the end, MiB */
-    double ws_mib[STACK_MAX_SVC][STACK_MAX_REPS];   /* its cgroup's working set at the end, MiB */
-    double agent_us[STACK_MAX_SVC][STACK_MAX_REPS]; /* each service's CPU per op by the agent, µs */
-    double hop[STACK_HOP_FIGS][STACK_MAX_REPS];
-    unsigned long long requests; /* requests sent, warm-up included */
-    unsigned saturated;          /* open-loop runs below 99 % of their rate (invalid) */
-    unsigned failed;             /* runs the gate failed (errors, or no op) */
-    unsigned long long errors;   /* their errors */
-    char kinds[96];              /* their errors' kinds, "status 4xx, reset" */
-};
-
-/*
- * One measurement: a label and its two endpoints, in the order given to run
- * (the evidence's "cell"): arm[i].transport is the stack's own name for the
- * hop under test ("tcp", "unix"), which the client's endpoint may not be.
- * svc: the run child's --service names, in its order (from the evidence).
- */
-struct stack_cell {
-    char label[48];
-    char title[64]; /* what a reader calls it: "nginx → php-fpm" (the label's "->" as " → ") */
-    char svc[STACK_MAX_SVC][32];
-    unsigned nsvc;
-    bool backend; /* the runs watched a backend hop */
-    bool agent;   /* a run holds an agent's evidence (stack --agent) */
-    struct stack_arm arm[2];
 };
 
 /* Names the two arms of cell (before stack_measure). */

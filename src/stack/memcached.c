@@ -43,7 +43,9 @@ static const char memcached_help[] =
     "set); an error fails the gate (exit 2).\n"
     "Takes: 4 cells x 2 transports x --reps (default 4) x (-d 2 s + --warmup 0.5 s), about\n"
     "90 s; --short (2 reps of 0.3 s after 0.1 s) about 15 s and is a check, not a result.\n"
-    "\n" STACK_HELP_OPTIONS;
+    "\n" STACK_HELP_OPTIONS_C(
+        "  -c, --connections N  connections of each run (default 1, a ping-pong: it "
+        "reproduces\n                   no study)\n");
 
 static const char *const memcached_needs[] = { MEMCACHED, "memcached", NULL };
 

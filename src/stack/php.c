@@ -22,7 +22,7 @@
 #include "stack/stack.h"
 #include "stats.h"
 
-#define PHP_CONNS      16u     /* -c of every run unless given: enough to reach the maximum */
+#define PHP_CONNS      16u     /* -c of every run unless given: the method's 16 */
 #define PHP_OPEN       0.6     /* the open loop's share of the closed-loop maximum */
 #define PHP_CPU_LOOP   300000u /* cpu.php's iterations: a few ms of PHP */
 #define PHP_CPU_MOD    1000003u
@@ -170,13 +170,14 @@ static const char *php_msd(char *buf, size_t cap, const double *x, unsigned n)
 /* One row: a workload's arm, closed loop or (with its rate asked) open loop. */
 static void php_row(FILE *f, const char *name, const struct stack_arm *a, bool open)
 {
-    char ops[48], p50[48], p99[48], mean[48], rate[24] = "";
+    char ops[48], p50[48], p99[48], p999[48], mean[48], rate[24] = "";
 
     if (open && a->n > 0) snprintf(rate, sizeof(rate), "%.1f", php_median(a->rate, a->n));
     if (open && a->n == 0) snprintf(rate, sizeof(rate), "n/a");
-    fprintf(f, "%-10s %-7s %10s %20s %16s %18s %16s %3u", name, a->transport, open ? rate : "",
+    fprintf(f, "%-10s %-7s %10s %20s %16s %18s %20s %16s %3u", name, a->transport, open ? rate : "",
             php_msd(ops, sizeof(ops), a->ops_s, a->n), php_msd(p50, sizeof(p50), a->p50_us, a->n),
             php_msd(p99, sizeof(p99), a->p99_us, a->n),
+            php_msd(p999, sizeof(p999), a->p999_us, a->n),
             php_msd(mean, sizeof(mean), a->mean_us, a->n), a->n);
     if (open && a->saturated) fprintf(f, "  %u saturated (below 99 %% of the rate)", a->saturated);
     if (a->failed) fprintf(f, "  %u failed the gate", a->failed);
@@ -195,9 +196,9 @@ static void php_tables(struct stack_ctx *c, const struct php_load *w, unsigned n
                     "request's\nintended send time (corrected for coordinated omission)\n");
         else
             fprintf(f, "\nClosed loop: the maximum, %u connection(s)\n", c->conns);
-        fprintf(f, "%-10s %-7s %10s %20s %16s %18s %16s %3s\n", "workload", "backend",
-                open ? "rate asked" : "", "ops/s (median ± SD)", "p50 us", "p99 us", "mean us",
-                "n");
+        fprintf(f, "%-10s %-7s %10s %20s %16s %18s %20s %16s %3s\n", "workload", "backend",
+                open ? "rate asked" : "", "ops/s (median ± SD)", "p50 us", "p99 us", "p99.9 us",
+                "mean us", "n");
         for (unsigned i = 0; i < n; i++)
             for (unsigned t = 0; t < 2; t++)
                 php_row(f, t == 0 ? w[i].name : "", open ? &w[i].open.arm[t] : &w[i].closed.arm[t],
@@ -215,11 +216,11 @@ static int php_run(struct stack_ctx *c, struct hb_err *err)
     static struct fpm_eps e;
     static struct php_load w[PHP_WORKLOADS];
     enum fpm_profile p = fpm_profile_of(c->o);
+    struct fpm_knobs k;
     unsigned n = 0;
     int rc;
 
-    if (c->o->conns == 0) c->conns = PHP_CONNS;
-    rc = fpm_build(c, &front_nginx, p, 0, &e, err);
+    rc = fpm_build(c, &front_nginx, p, &k, &e, err);
     if (rc == 0) rc = php_files(c, w, err);
     if (rc == -EINTR) {
         c->interrupted = true;
@@ -236,9 +237,9 @@ static int php_run(struct stack_ctx *c, struct hb_err *err)
             "runs: tcp and unix %u times each in ABBA order, %.2f s after %.2f s warm-up, "
             "%u connection(s); status: /nginx_status\n",
             fpm_profile_names[p], (long)web->pid, e.front[0], e.front[1], (long)fpm->pid, e.fpm[0],
-            e.fpm[1], p == FPM_BASELINE ? "dynamic, at most" : "static", fpm_children(p),
-            sup_cgroup_cpu(web), sup_cgroup_cpu(fpm), PHP_CPU_LOOP, c->reps,
-            (double)c->duration_ns / 1e9, (double)c->warmup_ns / 1e9, c->conns);
+            e.fpm[1], k.fpm_static ? "static" : "dynamic, at most", k.children, sup_cgroup_cpu(web),
+            sup_cgroup_cpu(fpm), PHP_CPU_LOOP, c->reps, (double)c->duration_ns / 1e9,
+            (double)c->warmup_ns / 1e9, c->conns);
     /* per workload: the closed loop's child, then one child per open-loop run */
     stack_plan(c, PHP_WORKLOADS, 2 * c->reps);
     stack_plan(c, PHP_WORKLOADS * 2 * c->reps, 1);
@@ -271,10 +272,13 @@ static const char php_help[] =
     "take at its rate, at most 10 s), its latency from each request's intended send time;\n"
     "a run below 99 % of its rate is flagged saturated. Every reply must be 2xx with the\n"
     "workload's body: any error fails the gate (exit 2), named per workload and backend.\n"
-    "Prints median ± SD with n of ops/s and of latency p50, p99 and mean; CPU per request\n"
-    "of nginx and php-fpm (each its cgroup) and the client; then what the Unix\n"
-    "socket saves per request and the rate that saves one vCPU ('hopbench cost' on each\n"
-    "closed-loop measurement; the open loop is not priced: each backend has its own rate).\n"
+    "Prints median ± SD with n of ops/s and of latency p50, p99, p99.9 and mean; CPU per\n"
+    "request of nginx and php-fpm (each its cgroup) and the client, the CPUs each kept busy\n"
+    "and what saturated; then what the Unix socket saves per request, the rate that saves\n"
+    "one vCPU and its worth a month ('hopbench cost' on each closed-loop measurement; the\n"
+    "open loop is not priced: each backend has its own rate). With optimized-reuse nginx\n"
+    "keeps a FastCGI connection per client connection and php-fpm gets a worker for each\n"
+    "(-c + 1: kept connections never outnumber the workers that serve them).\n"
     "Takes: 3 workloads x 2 loops x 2 backends x --reps (default 4) x (-d 2 s + --warmup\n"
     "0.5 s), about 130 s; --short (2 reps of 0.3 s after 0.1 s) about 20 s and is a\n"
     "check, not a result.\n"
@@ -300,5 +304,6 @@ const struct stack_def stack_php_method = {
     .needs = nginx_needs,
     .profiles = fpm_profile_names,
     .private_net = &stack_private_fastcgi,
+    .conns = PHP_CONNS,
     .run = php_run,
 };

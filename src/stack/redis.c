@@ -6,6 +6,8 @@
  * a password made for the stack (login.c), which every connection AUTHs with:
  * no other local user may use it, over TCP or its socket.
  */
+#include "stack/redis.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,14 +30,17 @@ static const char redis_help[] =
     "with requirepass: a random password made for the stack, in a 0600 file there that\n"
     "the run children get with --password-file (each connection sends AUTH first).\n"
     "Measures: 'hopbench run redis' over tcp and over unix, SET then GET (1000 keys, 64 B\n"
-    "values), at pipeline 1 and at pipeline 16, each transport --reps times in ABBA order;\n"
+    "values), at pipeline 1 and at pipeline 16, 50 connections as redis-benchmark's clients\n"
+    "(-c), each transport --reps times in ABBA order;\n"
     "per cell, for tcp, unix and unix/tcp (a 95 % interval, '~' when not significant):\n"
     "ops/s, p50, p99, CPU per op of the client, of redis-server (the service redis, its\n"
     "cgroup's usage), their sum and the system; redis-server's PSS and working set;\n"
-    "TIME_WAIT per side. Every reply is checked; an error fails the gate (exit 2).\n"
+    "TIME_WAIT per side (+ what each run added); the noisy runs; the CPUs each side kept busy\n"
+    "and what saturated (the machine, the client, redis-server on its one thread). Every\n"
+    "reply is checked; an error fails the gate (exit 2).\n"
     "Takes: 4 cells x 2 transports x --reps (default 4) x (-d 2 s + --warmup 0.5 s), about\n"
     "90 s; --short (2 reps of 0.3 s after 0.1 s) about 15 s and is a check, not a result.\n"
-    "\n" STACK_HELP_OPTIONS;
+    "\n" STACK_HELP_OPTIONS("50");
 
 static const char *const redis_needs[] = { REDIS_SERVER, "redis-server", NULL };
 
@@ -162,5 +167,6 @@ const struct stack_def stack_redis = {
     .help = redis_help,
     .needs = redis_needs,
     .front_unix = true,
+    .conns = 50, /* redis-benchmark's clients */
     .run = redis_run,
 };

@@ -96,7 +96,12 @@ static void ctx_defaults(struct stack_ctx *c, const struct stack_opts *o)
     c->warmup_ns = o->warmup_ns != UINT64_MAX ? o->warmup_ns
                    : o->short_mode            ? 100 * NS_PER_MS
                                               : 500 * NS_PER_MS;
-    c->conns = o->conns ? o->conns : 1;
+    c->conns = stack_conns(c, c->def->conns ? c->def->conns : 1);
+}
+
+unsigned stack_conns(const struct stack_ctx *c, unsigned study)
+{
+    return c->o->conns ? c->o->conns : study;
 }
 
 /*
@@ -159,6 +164,57 @@ static int stack_netns(struct stack_ctx *c, const struct stack_def *d, struct hb
     return 0;
 }
 
+/* --html: what the stack prints goes to its stdout and, its colours left out, into its text. */
+struct stack_tee {
+    FILE *out, *text;
+    bool esc; /* inside an ANSI escape sequence */
+};
+
+static ssize_t tee_write(void *cookie, const char *buf, size_t n)
+{
+    struct stack_tee *t = cookie;
+
+    if (fwrite(buf, 1, n, t->out) != n) return -1;
+    fflush(t->out); /* the tee is line-buffered: the lines keep their order with stderr's */
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] == '\033') t->esc = true;
+        if (!t->esc) fputc(buf[i], t->text);
+        if (t->esc && ((buf[i] >= 'A' && buf[i] <= 'Z') || (buf[i] >= 'a' && buf[i] <= 'z')))
+            t->esc = false;
+    }
+    return (ssize_t)n;
+}
+
+/* With --html, c->out becomes a tee of out into c->text. 0 or -ENOMEM. */
+static int tee_open(struct stack_ctx *c, FILE *out, struct stack_tee *t)
+{
+    static const cookie_io_functions_t io = { .write = tee_write };
+
+    c->out = c->term = out;
+    if (c->o->html_path == NULL) return 0;
+    c->text = open_memstream(&c->text_buf, &c->text_len);
+    if (c->text == NULL) return -ENOMEM;
+    *t = (struct stack_tee){ .out = out, .text = c->text };
+    c->out = fopencookie(t, "w", io);
+    if (c->out == NULL) {
+        c->out = out;
+        return -ENOMEM;
+    }
+    setvbuf(c->out, NULL, _IOLBF, 0);
+    return 0;
+}
+
+/* The tee and its text closed, c->out the command's stdout again. */
+static void tee_close(struct stack_ctx *c)
+{
+    if (c->out != c->term) fclose(c->out);
+    c->out = c->term;
+    if (c->text != NULL) fclose(c->text);
+    c->text = NULL;
+    free(c->text_buf);
+    c->text_buf = NULL;
+}
+
 /* The stack's own part, between the set-up and the tear-down. */
 static int stack_body(struct stack_ctx *c, const struct stack_def *d, struct hb_err *err)
 {
@@ -188,6 +244,7 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
               enum stack_verdict *verdict, struct hb_err *err)
 {
     static struct stack_ctx c;
+    static struct stack_tee tee;
     const struct stack_def *d = stack_find(o->name);
     struct hb_err rel = { 0 };
     int rc;
@@ -200,12 +257,14 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
     memset(&c, 0, sizeof(c));
     c.o = o;
     c.def = d;
-    c.out = out;
     c.stop = stop;
+    if (tee_open(&c, out, &tee) < 0) return hb_fail(err, -ENOMEM, "--html: out of memory");
+    out = c.out;
     ctx_defaults(&c, o);
     rc = stack_netns(&c, d, err);
     if (rc < 0) {
         netns_release(&c.netns);
+        tee_close(&c);
         return rc;
     }
     rc = sup_init(&c.sup, err);
@@ -226,6 +285,7 @@ int stack_run(const struct stack_opts *o, FILE *out, const atomic_int *stop,
         rc = -EBUSY;
     }
     netns_release(&c.netns); /* its services have exited: the namespaces go */
+    tee_close(&c);
     if (c.invalid)
         *verdict = STACK_INVALID;
     else if (c.interrupted)

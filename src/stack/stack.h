@@ -57,6 +57,8 @@ struct stack_def {
     const char *const *profiles; /* its --profile names, NULL-terminated; NULL: none */
     unsigned cases;              /* the STACK_CASE_* it runs; 0: none */
     bool front_unix; /* its arms are the front hop (redis, the databases): no --netns other */
+    /* -c by default: the connections of the study it reproduces (0: 1, a ping-pong) */
+    unsigned conns;
     /*
      * It has a port with no authentication (php-fpm's FastCGI): without
      * --netns it runs in a network namespace of its own (same) when it can,
@@ -68,36 +70,20 @@ struct stack_def {
     int (*run)(struct stack_ctx *c, struct hb_err *err);
 };
 
-/* The stacks' redis-server (redis.c): where it listens, who it runs as, its password. */
-struct stack_redis {
-    unsigned port; /* on 127.0.0.1 */
-    char sock[PATH_MAX];
-    struct login who; /* the user redis; requirepass, in its directory's pw */
-};
-
 /*
- * Starts redis-server as the service "redis" (redis.c), as the user redis
- * (nobody when missing) when hopbench is root, in a 0700 directory of its
- * own: a free port on 127.0.0.1, its socket there, requirepass with a
- * password made for the stack; waits for its PING (after AUTH) on both.
- * Returns 0, -EINTR on a stop signal, or a negative errno with err set.
+ * The options' lines of the --help of a stack with neither profiles nor cases;
+ * conns: its default -c, the study's, as a string literal.
  */
-int stack_redis_start(struct stack_ctx *c, struct stack_redis *r, struct hb_err *err);
+#define STACK_HELP_OPTIONS(conns)                                                                  \
+    STACK_HELP_OPTIONS_C("  -c, --connections N  connections of each run (default " conns          \
+                         ", the study's; -c 1: a\n                   ping-pong)\n")
 
-/*
- * The run children's arguments of a redis cell: SET or GET (cmd) over 1000
- * keys, both endpoints, the password by file.
- */
-void stack_redis_args(struct stack_args *a, const struct stack_redis *r, const char *cmd,
-                      unsigned pipeline);
-
-/* The options' lines of the --help of a stack with neither profiles nor cases. */
-#define STACK_HELP_OPTIONS                                                                         \
+/* The same with the -c line given whole (a stack that reproduces no study). */
+#define STACK_HELP_OPTIONS_C(c_line)                                                               \
     "  --short          a quick pass: 2 reps, -d 0.3, --warmup 0.1\n"                              \
     "  --reps N         runs per transport and cell (default 4; 2 with --short)\n"                 \
     "  -d, --duration S each run's measured seconds (default 2)\n"                                 \
-    "      --warmup S   each run's discarded start (default 0.5)\n"                                \
-    "  -c, --connections N  connections of each run (default 1)\n"                                 \
+    "      --warmup S   each run's discarded start (default 0.5)\n" c_line                         \
     "      --jsonl FILE append every run's evidence (hopbench run --jsonl lines) to FILE\n"        \
     "      --csv FILE   one CSV row per run of every measurement (source: the measurement)\n"      \
     "  -q, --quiet      no live progress line from the runs\n"                                     \
@@ -106,6 +92,9 @@ void stack_redis_args(struct stack_args *a, const struct stack_redis *r, const c
 
 /* Every stack, NULL-terminated. */
 extern const struct stack_def *const stack_defs[];
+
+/* -c when given, else study: the connections of one measurement of the stack. */
+unsigned stack_conns(const struct stack_ctx *c, unsigned study);
 
 /* The stack called name, or NULL. */
 const struct stack_def *stack_find(const char *name);

@@ -16,7 +16,7 @@ written from the published rules (baseline's, then restricted's):
 - seccompProfile RuntimeDefault or Localhost (the pod's, or every container's).
 And the project's: every container has requests equal to limits for cpu and memory (a
 Guaranteed pod), the measured containers (load, server, nginx, php-fpm) whole CPUs, a
-read-only root file system; a sidecar has a startup probe and no container waits in a shell
+read-only root file system, every mount a volume of its pod; a sidecar has a startup probe and no container waits in a shell
 loop; an Indexed Job spreads its pods over the nodes.
 Then it checks that each rule can fail: copies of the manifests broken one way at a time
 must be refused. Prints "ok NAME" or "not ok NAME # WHY" lines; exits 1 when any failed.
@@ -128,6 +128,9 @@ def own(name, spec):
             out.append(f"{n}: a measured container with {lim.get('cpu')} CPUs, not whole ones")
         if (c.get("securityContext") or {}).get("readOnlyRootFilesystem") is not True:
             out.append(f"{n}: the root file system is not read-only")
+        for m in c.get("volumeMounts") or []:
+            if m["name"] not in {v["name"] for v in spec.get("volumes") or []}:
+                out.append(f"{n}: mounts {m['name']}, no volume of the pod")
         line = " ".join(c.get("command", []) + c.get("args", []))
         if re.search(r"\b(for|while|until)\b.*\bsleep\b", line):
             out.append(f"{n}: waits in a shell loop")
@@ -207,6 +210,8 @@ def broken(docs):
             "command", ["bash", "-c", "for i in {1..300}; do exec nginx; sleep 0.1; done"])),
         edit("a sidecar without its startup probe", lambda ds: first(
             ds, "Pod", lambda c: c.get("restartPolicy") == "Always")[1].pop("startupProbe")),
+        edit("a mount of a volume the pod lacks", lambda ds: first(ds, "Pod", lambda c: any(
+            c.get("volumeMounts") or []))[1]["volumeMounts"][0].__setitem__("name", "gone")),
         edit("the Indexed Job not spread", lambda ds: job(ds).pop("topologySpreadConstraints")),
     ]
 

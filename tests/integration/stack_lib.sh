@@ -150,8 +150,9 @@ web_error_mark() {
 fpm_status() {
     local ns=()
     [ -z "${2:-}" ] || ns=(nsenter -t "$2" -n --)
+    # a pool whose every worker a kept connection holds answers no one else: none within 5 s
     SCRIPT_NAME=/status SCRIPT_FILENAME=/status REQUEST_METHOD=GET QUERY_STRING='' \
-        "${ns[@]}" cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
+        timeout 5 "${ns[@]}" cgi-fcgi -bind -connect "$1" 2>/dev/null | tr -d '\r'
 }
 
 # fcgi_attack NAME TARGET : as nobody (another local user), a FastCGI request to TARGET
@@ -230,4 +231,11 @@ stack_cut() {
         stop_pid "$pid"
     fi
     stack_nothing_left "cut" "$T/cut.out"
+}
+
+# stack_readings NAME CELL K JSONL : the table block of measurement CELL in $OUT against the
+# runs of the K-th run child of JSONL (stack_readings.py: p99.9, mean, connections, noisy runs,
+# TIME_WAIT's (+added), system never below its parts unsaid, the lifecycle, the load lines).
+stack_readings() {
+    tap_from python3 "$(dirname "${BASH_SOURCE[0]}")/stack_readings.py" "$OUT" "$4" "$2" "$3" "$1"
 }

@@ -9,12 +9,16 @@
 #     read/write mix and the connection-per-query cell, with PostgreSQL's CPU per op (the
 #     service postgres, every run); postgres runs as the user postgres, not root; the server's
 #     own counters agree with the requests sent: sbtest1's index scans (one per statement)
-#     are the requests of every run, its updated rows those the mix's 4:1 order sends
-#     (S S U S S per connection), and the sessions at least the connects; the mix's
+#     are the requests of every run, its updated rows the mix's UPDATEs answered and at most
+#     one in flight per connection when a run stopped (the study's 16 connections), and the
+#     sessions at least the connects; the mix's
 #     statements take a random id ({id:1-10000}): the rows whose k moved are many (at least
 #     half of the UPDATEs, up to the 10,000 rows), their k moved by the UPDATEs in all
+#   - each server's table block's readings against its runs (stack_readings.py), at the
+#     study's load by default: postgres 16 connections, redis 50, mariadb 16
 #   - redis-mariadb --short --hold: the same for MariaDB (user mysql; Com_update the mix's
-#     UPDATEs, Com_select the SELECTs sent and the stack's two readiness queries) and
+#     UPDATEs as above, Com_select + Com_update the statements sent and the stack's two
+#     readiness queries) and
 #     redis-server (cmdstat_set and cmdstat_get calls), each server's CPU per op, and the
 #     rows the mix updated spread over the table as for postgres
 #   - another local user (nobody) gets nothing: no process of either stack is root (redis-server
@@ -73,11 +77,17 @@ label_sum() {
         "$T/$1.jsonl"
 }
 
-# mix_updates NAME LABEL : the UPDATEs the mix's runs sent: of each run's requests (one
-# connection each), the third of every five (S S U S S).
-mix_updates() {
-    jq -s --arg l "$2" '[.[] | select(.record == "run" and (.label | startswith($l + ".")))
-        | .requests | (. / 5 | floor) + (if . % 5 >= 3 then 1 else 0 end)] | add // 0' "$T/$1.jsonl"
+# updates_within NAME LABEL GOT WHAT : GOT, the server's count of the UPDATEs the runs of LABEL
+# sent, is at least those answered (replies_by_kind.sql2) and at most one more per connection of
+# each run: at the study's 16 connections each may have had one in flight when its run stopped
+# (sent, executed by the server, never answered), so the exact count is no longer known.
+updates_within() {
+    local range
+    range=$(jq -rs --arg l "$2" '[.[] | select(.record == "run" and (.label | startswith($l + ".")))]
+        | "\(map(.replies_by_kind.sql2) | add) \(map(.replies_by_kind.sql2 + .connections) | add)"' \
+        "$T/$1.jsonl")
+    check "$1: $4 ($3) = the UPDATEs the mix's runs sent: those answered and at most one in flight per connection ($range)" \
+        test "$3" -ge "${range% *}" -a "$3" -le "${range#* }"
 }
 
 # spread NAME UPDATES "ROWS MOVED" : the mix's UPDATEs (k = k + 1 of a random id; k starts as
@@ -169,17 +179,23 @@ if hold pg postgres -d 1; then
         -h 127.0.0.1 -p "$(port pg postgres)" -U postgres -d postgres -c 'SELECT 1'
     check "pg: the password is in no evidence (the runs were given its file)" \
         refused grep -qF "$PGPW" "$T/pg.jsonl"
+    OUT=$T/pg.out
+    k=0
     for cell in "point select" "read-write mix" "point select connect"; do
         table_has pg "$cell" postgres
         services pg "${cell// /-}" postgres
+        k=$((k + 1))
+        stack_readings pg "$cell" "$k" "$T/pg.jsonl"
     done
+    # sysbench's 16 threads by default
+    check "pg: the study's 16 connections in every run" \
+        jtrue -s '[.[] | select(.record == "run") | .connections] | unique == [16]' "$T/pg.jsonl"
     sent=$(jq -s '[.[] | select(.record == "run") | .requests] | add' "$T/pg.jsonl")
     check_eq "pg: sbtest1's index scans = the statements every run sent" "$sent" \
         "$(pgq "SELECT idx_scan FROM pg_stat_user_tables WHERE relname = 'sbtest1'")"
-    check_eq "pg: sbtest1's updated rows = the UPDATEs the mix sent (1 in 5)" \
-        "$(mix_updates pg read-write-mix)" \
-        "$(pgq "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'sbtest1'")"
-    spread pg "$(mix_updates pg read-write-mix)" "$(pgq "SELECT count(*) || ' ' ||
+    upd=$(pgq "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'sbtest1'")
+    updates_within pg read-write-mix "$upd" "sbtest1's updated rows"
+    spread pg "$upd" "$(pgq "SELECT count(*) || ' ' ||
         coalesce(sum(k - id % 1000), 0) FROM sbtest1 WHERE k <> id % 1000")"
     check "pg: the mix's replies are counted by statement (sql1 the selects, sql2 the updates)" \
         jtrue -s '[.[] | select(.record == "run" and (.label | startswith("read-write-mix.")))]
@@ -212,18 +228,27 @@ if hold rm redis-mariadb; then
     private_refused rm "$(dirname "$(dirname "$MYSOCK")")" "$MYPW" "$(dirname "$RDSOCK")/pw" \
         "$(dirname "$RDSOCK")/redis.conf"
     redis_attack rm "$(port rm redis)" "$RDSOCK" "$(dirname "$RDSOCK")/pw"
+    OUT=$T/rm.out
+    k=0
     for cell in "redis set pipeline 16:redis" "redis get pipeline 16:redis" \
         "mariadb point select:mariadb" "mariadb read-write mix:mariadb"; do
         table_has rm "${cell%:*}" "${cell#*:}"
         label=${cell%:*}
         services rm "${label// /-}" "${cell#*:}"
+        k=$((k + 1))
+        stack_readings rm "${cell%:*}" "$k" "$T/rm.jsonl"
     done
-    upd=$(mix_updates rm mariadb-read-write-mix)
-    check_eq "mariadb: Com_update = the UPDATEs the mix sent (1 in 5)" "$upd" "$(status Com_update)"
-    selects=$(($(label_sum rm mariadb-point-select .requests) + $(label_sum rm mariadb-read-write-mix .requests) - upd))
+    # the study's load: redis-benchmark's 50 clients, sysbench's 16 threads
+    check "rm: redis at 50 connections, mariadb at 16, as the study" jtrue -s '
+        [.[] | select(.record == "run")] |
+        (map(select(.proto == "redis") | .connections) | unique == [50]) and
+        (map(select(.proto == "mysql") | .connections) | unique == [16])' "$T/rm.jsonl"
+    upd=$(status Com_update)
+    updates_within rm mariadb-read-write-mix "$upd" "mariadb's Com_update"
+    sent=$(($(label_sum rm mariadb-point-select .requests) + $(label_sum rm mariadb-read-write-mix .requests)))
     # the stack's readiness queries: SELECT 1 as root over the socket, as bench over tcp
-    check_eq "mariadb: Com_select = the SELECTs sent and the stack's 2 readiness queries" \
-        $((selects + 2)) "$(status Com_select)"
+    check_eq "mariadb: Com_select + Com_update = the statements sent and the stack's 2 readiness queries" \
+        $((sent + 2)) $(($(status Com_select) + upd))
     # after Com_select was read: this SELECT is one more
     spread mariadb "$upd" "$(mariadb --no-defaults -S "$MYSOCK" -u root -N -B -e "SELECT
         COUNT(*), COALESCE(SUM(k - id % 1000), 0) FROM sbtest.sbtest1 WHERE k <> id % 1000" |

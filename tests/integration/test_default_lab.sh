@@ -3,18 +3,19 @@
 # {64 B, 4 KiB, 64 KiB}, each cell 5 runs with tcp and unix in ABBA order, in a fresh working
 # directory and with a private TMPDIR. Its tables (each cell's run of median ops/s), its
 # verdicts (each unix/tcp ratio with its interval), its evidence (written to the cwd, the
-# path printed), the cleanup, and the wall time README gives: "about 50 s in all" (and
+# path printed), the cleanup, and the wall time docs/lab.md gives: "about 50 s in all" (and
 # "--quick ... about 13 s", one run per cell and no verdicts).
 # shellcheck disable=SC2016 # $vars in single quotes are jq variables
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-# README's figures, and the bounds that keep them honest. A run is 0.6 s after a 0.15 s
+# docs/lab.md's figures (README's quick start repeats the first), and the bounds that keep
+# them honest. A run is 0.6 s after a 0.15 s
 # warm-up, 5 per cell, 12 cells (--quick: one run of 0.75 s after 0.25 s), so the runs alone
 # take 45 s (12 s); what the lab adds (the server, each run's start and counters, the tables,
-# the summaries) must keep the whole "about" README's figure. Measured on the 2-vCPU VM: the
+# the summaries) must keep the whole "about" figure. Measured on the 2-vCPU VM: the
 # default lab at 50.9 s, --quick at 12.7 s (release), 13.1 s (ASan), 14.0 s (TSan). So: at
-# most 60 s for "about 50 s", 16 s for "about 13 s". README's figures are the release build's;
+# most 60 s for "about 50 s", 16 s for "about 13 s". The figures are the release build's;
 # under a sanitizer what the lab adds to the runs (15 s, 4 s) may take SAN times as long: TSan
 # on a busy 2-core box took 77.3 s and 16.2 s.
 LAB_MIN_S=45
@@ -188,7 +189,7 @@ check_default_lab() {
         "(.argv | length) == $(($# + 1)) and (.argv[0] | endswith(\"hopbench\"))"
 
     # The wall time: measured from outside, and as the lab records it.
-    check "$name: took ${wall_s} s, within README's figure (${min_s}..${max_s} s)" \
+    check "$name: took ${wall_s} s, within docs/lab.md's figure (${min_s}..${max_s} s)" \
         test "$WALL_MS" -ge $((min_s * 1000)) -a "$WALL_MS" -le $((max_s * 1000))
     rcheck "$name: elapsed_s recorded, within ${min_s}..${max_s} s and the wall time" "$j" \
         ".elapsed_s >= $min_s and .elapsed_s <= $max_s and .elapsed_s <= $WALL_MS / 1000 + 0.05"

@@ -72,13 +72,18 @@ done
 # histogram, the four phases of connect mode, the two of reuse mode); then the same files
 # passed through jq as they are (str/: jq writes some numbers otherwise, 5 for 5.0, and
 # merge copies them) and with every histogram's counts rewritten as the runs an older build
-# wrote (runs/).
+# wrote (runs/). What is checked here is the evidence, not the rate: a 0.15 s open loop on a
+# box at load 9 fell behind by a stall (79 % of 2,000/s; 96 % of 500/s), exit 2, its evidence
+# written all the same.
 start_server f --listen tcp://127.0.0.1:0 --listen "unix:$T/f.sock" || done_testing
 ep=(echo "tcp://127.0.0.1:$SRV_PORT" "unix:$T/f.sock")
 mkdir -p "$T/raw" "$T/str" "$T/runs"
 for x in a b; do
-    expect_rc "fresh $x: connect, open loop: exit 0" 0 "fc-$x" run "${ep[@]}" --mode connect \
-        -n 300 --rate 2000 --warmup 0.05 --json "$T/raw/c-$x.json"
+    hb "fc-$x" run "${ep[@]}" --mode connect -n 300 --rate 2000 --warmup 0.05 \
+        --json "$T/raw/c-$x.json"
+    check "fresh $x: connect, open loop: exit 0, or 2 for a run that fell behind (got $RC)" \
+        bash -c '[ "$1" = 0 ] || { [ "$1" = 2 ] && grep -q "open-loop run saturated" "$2"; }' _ \
+        "$RC" "$T/fc-$x.err"
     expect_rc "fresh $x: reuse, closed loop, 3 reps: exit 0" 0 "fr-$x" run "${ep[@]}" --reps 3 \
         -d 0.2 --warmup 0.05 --json "$T/raw/r-$x.json"
 done

@@ -13,10 +13,12 @@
 # part runs), and the pod overlay measures its two backend hops in one pod (the FastCGI TCP
 # opens tell them apart) with nginx's and php-fpm's CPU and memory per service, under the same
 # keys as the host stack's (`hopbench stack nginx-fpm --short`, run meanwhile), from a
-# Guaranteed container that says so with its cpuset; the service overlay reaches php-fpm in
-# another pod by the Service's name, the jobs overlay's Indexed Job runs three load pods at
-# once and the report overlay's Job merges their evidence (the merged counts are the sums),
-# draws the HTML report and prints the comparison in its log. Each evidence file says in
+# Guaranteed container that says so with its cpuset; the TCP pod and the socket pod (the same
+# pod, each on one hop) one after the other, their cells paired by compare; the service
+# overlay reaches php-fpm in another pod by the Service's name, the jobs overlay's Indexed Job
+# runs three load pods at once against its nginx + php-fpm server pod, both hops each, and the
+# report overlay's Job merges their evidence (the merged counts are the sums), draws the HTML
+# report and prints the bottom line in its log. Each evidence file says in
 # which pod, on which node and in which container its load ran. Podman's storage (--root in
 # $T, the vfs driver: plain files) and its network configuration are private to the test,
 # and every pod, container, image, volume and network goes with them.
@@ -191,7 +193,7 @@ exits0() { # CONTAINER NAME: the container ends with exit 0; else the end of its
         not_ok "$2" "exit '$rc': $(pm pod logs "$(pod_of "$1")" 2>&1 | tail -n 6 | tr '\n' '|')"
     fi
 }
-OVERLAYS="echo-pod pod service jobs report"
+OVERLAYS="echo-pod pod tcp-pod socket-pod service jobs report"
 for o in $OVERLAYS; do
     msg=$(render "$o")
     check_eq "kubectl kustomize renders the $o overlay with the test's images" "" "$msg"
@@ -270,6 +272,33 @@ check "docs/evidence.md lists the pod's placement keys" test -s "$T/pod.document
 check_eq "every pod placement key written is listed, every one listed is written" "" \
     "$(diff "$T/pod.documented" "$T/pod.written" | grep '^[<>]' | tr '\n' ' ')"
 
+# the study's TCP pod and socket pod: the pod above, each loading one backend hop alone, one
+# after the other; under one label, so that compare pairs their cells
+placed_ok=
+for kind in tcp socket; do
+    msg=$(play "$kind" "$kind-pod")
+    check_eq "podman kube play of the $kind-pod overlay" "" "$msg"
+    exits0 "hopbench-$kind-load" "the $kind pod's load container exits 0"
+    cp "$(vol "$kind-out")/$kind-pod.json" "$T/" # kube down takes the pod's volumes with it
+    placed "$T/$kind-pod.json" "hopbench-$kind" && placed_ok+="$kind "
+    pm kube down "$T/$kind.yaml" >/dev/null 2>&1
+done
+TP=$T/tcp-pod.json
+SO=$T/socket-pod.json
+jcheck "the TCP pod: 4 runs of fcgi, every reply from its pod, a TCP open per request" "$TP" \
+    '([.runs[] | select(.label == "fcgi")] | length) == 4 and
+     all(.runs[]; .valid and .errors_total == 0 and
+         .observed.net_delta["Tcp.ActiveOpens"] >= .ops)'
+jcheck "the socket pod: 4 runs of fcgi over the socket, no TCP open" "$SO" \
+    '([.runs[] | select(.label == "fcgi")] | length) == 4 and
+     all(.runs[]; .valid and .errors_total == 0 and
+         .observed.net_delta["Tcp.ActiveOpens"] == 0)'
+check_eq "the TCP pod's and the socket pod's evidence say where they ran (checked in the pod's time)" \
+    "tcp socket " "${placed_ok:-}"
+(cd "$T" && "$HOPBENCH" compare "$TP" "$SO") >"$T/pods-compare.out" 2>&1
+check "compare pairs the TCP pod's cell with the socket pod's" \
+    grep -qE '^http fcgi reuse .* \(n=4\) .* \(n=4\) ' "$T/pods-compare.out"
+
 # across pods: php-fpm's pod first, ready as the Service would want it, then the web pod
 msg=$(play fpm service --pod php-fpm)
 check_eq "podman kube play of the service overlay's php-fpm pod" "" "$msg"
@@ -292,34 +321,55 @@ check "the web pod's evidence says where it ran" placed "$WP" hopbench-web
 
 msg=$(play server jobs --only pods)
 check_eq "podman kube play of the jobs overlay's volume, server and Service" "" "$msg"
-ip=$(pm inspect hopbench-server-server --format "{{(index .NetworkSettings.Networks \"$NET\").IPAddress}}")
+# the Service sends once the server pod is ready: nginx's readiness probe, a page through each hop
+probe=$(python3 -c 'import sys, yaml
+pod = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["metadata"]["name"] == "hopbench-server")
+print(next(c for c in pod["spec"]["containers"] if c["name"] == "nginx")["readinessProbe"]["exec"]["command"][2])' \
+    "$T/jobs.rendered.yaml")
+for _ in $(seq 150); do
+    pm exec hopbench-server-nginx bash -c "$probe" >/dev/null 2>&1 && break
+    sleep 0.2
+done
+check "the jobs overlay's server pod is ready: a page through each hop" \
+    pm exec hopbench-server-nginx bash -c "$probe"
+ip=$(pm inspect hopbench-server-nginx --format "{{(index .NetworkSettings.Networks \"$NET\").IPAddress}}")
 msg=$(play jobs jobs --only jobs --env "HOPBENCH_SERVER_SERVICE_HOST=$ip" \
-    --env HOPBENCH_SERVER_SERVICE_PORT=8000)
+    --env HOPBENCH_SERVER_SERVICE_PORT_FCGI_TCP=8080 --env HOPBENCH_SERVER_SERVICE_PORT_FCGI_UNIX=8081)
 check_eq "the Indexed Job's three pods, played from its template" "" "$msg"
 for i in 0 1 2; do
     exits0 "hopbench-load-$i-load" "load pod $i exits 0"
 done
 msg=$(play report report --only jobs)
 check_eq "the report Job's pod" "" "$msg"
-exits0 hopbench-report-bottom-line "the report Job merges, reports and compares: exit 0"
-pm logs hopbench-report-bottom-line >"$T/bottom.log" 2>&1
-check "the report Job's log has the comparison of two load pods" \
-    grep -q '^new: /out/load-2.json (2 runs, 2 valid); placement pod hopbench-load-2' "$T/bottom.log"
+exits0 hopbench-report-report "the report Job merges, draws and prints: exit 0"
+pm logs hopbench-report-report >"$T/bottom.log" 2>&1
 V=$(vol hopbench-out)
-check "the report Job drew the merged evidence as HTML on the claim" grep -q '<html' "$V/report.html"
+check "the report Job drew the load pods' and the merged evidence as HTML on the claim" \
+    bash -c "grep -q '<html' '$V/report.html' && grep -q 'merged.json' '$V/report.html'"
+# its log: the bottom line, unix against tcp (or, some run not counting, the sentence saying
+# no verdict is possible), each load pod's cell named by its file, as `report` of them prints
+(cd "$V" && "$HOPBENCH" report load-0.json load-1.json load-2.json merged.json -o "$T/r.html") |
+    sed -n '/^bottom line: /,$p' | sed 's|^  load-|  /out/load-|' | tr -s ' ' >"$T/bottom.want"
+check "the report Job's log ends with the load pods' bottom line" \
+    bash -c "grep -q '^bottom line: ' '$T/bottom.log' && grep -q '^  /out/load-2.json ' '$T/bottom.log'"
+check_eq "the report Job's bottom line is report's of the claim's files" "$(cat "$T/bottom.want")" \
+    "$(sed -n '/^bottom line: /,$p' "$T/bottom.log" | tr -s ' ')"
+sed -n '/^bottom line: /,$p' "$T/bottom.log" | sed 's/^/# /' >&2
 for i in 0 1 2; do
-    jcheck "load pod $i's evidence: 2 valid runs" "$V/load-$i.json" \
-        '.valid and (.runs | length) == 2'
+    jcheck "load pod $i's evidence: 4 valid runs over each hop, a bottom line" "$V/load-$i.json" \
+        '.valid and ([.runs[] | select(.label == "fcgi.tcp")] | length) == 4 and
+         ([.runs[] | select(.label == "fcgi.unix")] | length) == 4 and
+         (.bottom_line.rows | length) > 0'
     check "load pod $i's evidence says it ran in pod $(pod_of "hopbench-load-$i-load")" \
         placed "$V/load-$i.json" "$(pod_of "hopbench-load-$i-load")"
 done
 jq -n --slurpfile l "$V/load-0.json" --slurpfile m "$V/merged.json" \
     --slurpfile l1 "$V/load-1.json" --slurpfile l2 "$V/load-2.json" \
     '{merged: $m[0], parts: ([$l[0], $l1[0], $l2[0]] | map(.runs) | add)}' >"$T/merge-check.json"
-jcheck "merged: each rep one run of the three, with the sums of ops, requests and histogram counts" \
+jcheck "merged: each rep of each hop one run of the three, with the sums of ops, requests and histogram counts" \
     "$T/merge-check.json" \
-    '.parts as $in | .merged | (.merged_from | length) == 3 and (.runs | length) == 2 and
-     all(.runs[]; .rep as $r | [$in[] | select(.rep == $r)] as $parts |
+    '.parts as $in | .merged | (.merged_from | length) == 3 and (.runs | length) == 8 and
+     all(.runs[]; .rep as $r | .label as $l | [$in[] | select(.rep == $r and .label == $l)] as $parts |
          ($parts | length) == 3 and .merged_runs == 3 and .ops == ([$parts[].ops] | add) and
          .requests == ([$parts[].requests] | add) and
          .histogram.total == ([$parts[].histogram.total] | add) and

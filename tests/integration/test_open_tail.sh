@@ -30,7 +30,7 @@ if start_server stall --listen "unix:$T/stall.sock" --threads 1 --stall-every 15
          and ($o.kept_ops_per_s - .ops / (.window_s - ([$o.drain_s,
               $o.service_latency_ns.max / 1e9] | min)) | fabs) < 1e-3'
     check "the text shows the rate kept up with" \
-        grep -Eq "achieved [0-9,]+ \(kept up (99\.[0-9]|100\.[0-9]) %\)$" "$T/c.out"
+        grep -Eq "achieved [0-9,]+, kept up with [0-9,]+ \((99\.[0-9]|100\.[0-9]) %\)$" "$T/c.out"
     rcheck "every op intended inside the window answered: ops = 1000/s x 1.6 s = 1600" \
         "$T/c.json" '.runs[0] | .ops == 1600 and .histogram.total == 1600 and errors_zero'
     rcheck "every request written was answered, none after the window (requests = 1600)" \

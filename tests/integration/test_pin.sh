@@ -56,6 +56,24 @@ thread_ticks() {
     done
 }
 
+# load_thread PID : "TID CPU" of PID's load thread (the engine names it hb-load) and the CPU it
+# last ran on. By name, not by CPU growth: on a box at load 9 the sampler thread once grew more
+# over the half second watched, and its CPUs (not pinned) were taken for the load thread's.
+load_thread() {
+    local st tid comm line
+    local -a f
+    for st in /proc/"$1"/task/*/stat; do
+        tid=${st%/stat}
+        tid=${tid##*/}
+        read -r comm 2>/dev/null <"/proc/$1/task/$tid/comm" || continue
+        [ "$comm" = hb-load ] || continue
+        read -r line 2>/dev/null <"$st" || continue
+        read -r -a f <<<"${line##*) }"
+        echo "$tid ${f[36]}"
+        return
+    done
+}
+
 # busiest_since PID BEFORE : "TID CPU" of the thread of PID whose CPU time grew the most since
 # BEFORE (thread_ticks PID, read earlier). Growth, not the time so far: a TSan build's start
 # left its main thread the busiest so far 1 s into a run (17 ticks, the load thread 10-16).
@@ -107,20 +125,19 @@ AUTO_WAIT="block (the default with one kept connection per thread, closed loop)"
 echo "# allowed CPUs: ${ALLOWED[*]} (client ${CLIENT[*]}, server ${SERVER[*]})"
 
 # run_watched NAME SERVER-PID RUN-ARGS... : "hopbench run RUN-ARGS..." in the background;
-# from 1 s to 1.5 s in it notes the busiest thread of the run (its load thread) as
+# from 1 s to 1.5 s in it notes the run's load thread (by its name) as
 # CLI_TID/CLI_CPU and of the server as SRV_TID/SRV_CPU (the CPU each last ran on), with the
 # CPUs each may run on (CLI_ALLOWED, SRV_ALLOWED); then it waits for the run (bounded) and
 # sets RC.
 run_watched() {
-    local name=$1 srv=$2 pid cli0 srv0
+    local name=$1 srv=$2 pid srv0
     shift 2
     spawn "$name" run "$@"
     pid=$SPAWNED
     sleep 1
-    cli0=$(thread_ticks "$pid")
     srv0=$(thread_ticks "$srv")
     sleep 0.5
-    read -r CLI_TID CLI_CPU <<<"$(busiest_since "$pid" "$cli0")"
+    read -r CLI_TID CLI_CPU <<<"$(load_thread "$pid")"
     read -r SRV_TID SRV_CPU <<<"$(busiest_since "$srv" "$srv0")"
     CLI_ALLOWED=$(task_cpus "$pid" "$CLI_TID")
     SRV_ALLOWED=$(task_cpus "$srv" "$SRV_TID")

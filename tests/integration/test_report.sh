@@ -92,6 +92,14 @@ echo "# screenshot of the first viewport: $T/lab-viewport.png"
 # the same evidence through `hopbench report`: the same page
 expect_rc "report of the lab's evidence: exit 0" 0 rep report "$lab" -o "$T/lab2.html"
 check "report and lab --html write the same page" cmp -s "$T/lab.html" "$T/lab2.html"
+# and prints the bottom line the page shows first, as the lab ended with it (less its -v hint)
+bottom_text() { # OUT-FILE: the bottom line's lines of a run's, lab's or report's stdout
+    sed -n '/^bottom line: /,$p' "$1" | grep -vE '^(evidence|report|csv|hdr-log): ' |
+        sed 's/; -v lists them$//'
+}
+check "report prints a bottom line" grep -q '^bottom line: ' "$T/rep.out"
+check_eq "report prints the lab's own bottom line" "$(bottom_text "$T/lab.out")" \
+    "$(bottom_text "$T/rep.out")"
 
 # --- a real run against a built-in server, with its --jsonl -----------------------------
 
@@ -110,6 +118,16 @@ if start_server s --listen tcp://127.0.0.1:0 --listen "unix:$T/s.sock"; then
     check "run --html: the bottom line's cards in the first 1400x900 viewport ($green green pixels)" \
         test "${green:-0}" -ge 20
     expect_rc "report of a --jsonl file: exit 0" 0 jl report "$T/run.jsonl" -o "$T/jl.html"
+    # (a --jsonl file's header is written before the runs: it has no bottom line)
+    expect_rc "report of the run's evidence: exit 0" 0 rj report run.json -o rj.html
+    check_eq "report of the run's evidence prints the run's bottom line, its verdicts" \
+        "$(bottom_text "$T/run.out")" "$(bottom_text "$T/rj.out")"
+    # two files: each file's cells named by its path, as on the page
+    expect_rc "report of the run's and the lab's evidence: exit 0" 0 rl report run.json \
+        lab.json -o rl.html
+    check "report of two files: the bottom line names each file's cells by its path" \
+        bash -c "grep -q '^  run.json  *ops/s  ' '$T/rl.out' &&
+            grep -q '^  lab.json: 64 B reuse  ' '$T/rl.out'"
     page_checks jsonl "$T/jl.html" "$T/run.jsonl"
     pycheck deltas "$T/jsonl-dom.out" "$T/run.json"
     stop_server "$SRV_PID" "$SRV_OUT"
@@ -163,7 +181,7 @@ expect_rc "report of a file that is not evidence: exit 1" 1 bad report /etc/host
 check "report of a file that is not evidence: no page" test ! -e "$T/bad.html"
 one_line "report of a file that is not evidence: one line" "$T/bad.err" \
     'hopbench report: /etc/hostname: '
-# 1 to 16 files (README, docs/report.md): the 16th is drawn, a 17th refused before any page.
+# 1 to 16 files (docs/report.md): the 16th is drawn, a 17th refused before any page.
 sixteen=()
 for _ in $(seq 16); do sixteen+=("$lab"); done
 expect_rc "report of 16 files: exit 0" 0 r16 report "${sixteen[@]}" -o "$T/16.html"

@@ -7,9 +7,11 @@
 #   - --ablation: one fresh stack per step (nginx: 5 steps, Apache 6 with AllowOverride
 #     None), each measured tcp and unix; the table and the change table name every step;
 #     every run valid; the last step's request count in front is the web server's own
-#   - kept connections really kept (nginx keeps one per client connection, its reuse step
-#     with a php-fpm worker for each): the reuse step's tcp-backend runs leave TIME_WAIT for
-#     under 5 % of their requests, the step before for at least a quarter
+#   - at the pod study's 96 connections by default; kept connections really kept, one per
+#     php-fpm worker (Apache 2 x 8 for pm static 16, the study's 16 for 16; nginx up to one
+#     per client connection on each worker, its reuse step with a php-fpm worker for each):
+#     the reuse step's tcp-backend runs leave TIME_WAIT for under 5 % of their requests, the
+#     step before for at least a quarter; the lifecycle in CPU per request across them
 #   - --pool 4,8: each size a fresh stack; php-fpm's own status page of the last one says
 #     8 processes; the table names both sizes
 #   - --overload (the three stacks): Apache runs a request worker for every connection (its
@@ -24,7 +26,9 @@
 #     only without a 5xx)
 #     php-fpm's listen queue printed per pool (max listen queue, listen queue len) is its
 #     own status page's, read again while held; the kernel's ListenOverflows printed for
-#     tcp is the run's evidence's
+#     tcp is the run's evidence's; both ways, unix against tcp: what succeeded (p50, p99,
+#     p99.9, mean) and what failed (errors of requests, 5xx, client timeouts), and TCP's SYN
+#     retransmits, each the runs' own
 #   - --starve (nginx): the warning line before measuring; the output names the
 #     starvation ("pool starved: 16 kept FastCGI connections for 4 workers") and its 504s
 #     are the lines of nginx's status log
@@ -79,7 +83,12 @@ for stack in nginx-fpm apache-fpm; do
         all(.[2:][]; tw < .requests / 20)' \
         "$T/$name.jsonl"
     [ "$web" = nginx ] && check "$name: nginx's reuse step has a worker for every kept connection" \
-        grep -q "^+reuse, pm $((conns + 1)): .*pm static $((conns + 1)), listen.backlog 1024, kept per process [0-9]*\$" "$OUT"
+        grep -q "^+reuse, pm $((2 * conns)): .*pm static $((2 * conns)), listen.backlog 1024, kept per process [0-9]*\$" "$OUT"
+    [ "$web" = apache ] && check "$name: Apache's reuse step keeps one connection per worker, as the pod study (16 for 16)" \
+        grep -q "^+reuse: .*pm static 16, listen.backlog 1024, kept per process 8\$" "$OUT"
+    check_eq "$name: the study's load by default" 96 "$conns"
+    check "$name: the lifecycle in CPU per request across the step that keeps connections" grep -q \
+        "^lifecycle in CPU per request (the services, medians: +php.ini less +reuse" "$OUT"
     # every step priced, though each step's directory (its evidence) is gone by the end
     check_eq "$name: no step that cannot be priced" 0 "$(grep -c 'cannot be priced' "$OUT")"
     measured=$(sed -n 's/^measuring \(.*\) \.\.\.$/\1/p' "$OUT")
@@ -94,8 +103,9 @@ for stack in nginx-fpm apache-fpm; do
     sent=$(jq -s '[.[] | select(.record == "run")] | .[-4:] | map(.requests) | add' "$T/$name.jsonl")
     web_pid=$(grep '^+reuse[^:]*: ' "$OUT" | sed -n "s|.*: $web pid \([0-9]*\) on .*|\1|p")
     got=$(web_requests "$web" "$FRONT_UNIX" "$web_pid")
-    check "$name: the last step's $web counted $got requests: hopbench sent $sent + 2 readiness (+ the status request)" \
-        test "${got:-0}" -ge $((sent + 2)) -a "${got:-0}" -le $((sent + 3))
+    flight=$(jq -s '[.[] | select(.record == "run")] | .[-4:] | map(.connections) | add' "$T/$name.jsonl")
+    check "$name: the last step's $web counted $got requests: hopbench sent $sent + 2 readiness (+ the status request; - at most $flight in flight when a run stopped)" \
+        test "${got:-0}" -ge $((sent + 2 - flight)) -a "${got:-0}" -le $((sent + 3))
     release "$name"
 done
 
@@ -179,6 +189,23 @@ for stack in nginx-fpm apache-fpm lighttpd-fpm; do
                 test "${hit#*"$named"}" != "$hit"
         fi
     done
+    # both ways: what succeeded (the run's own percentiles and mean, ms) and what failed (its
+    # errors, of its requests), unix against tcp, and TCP's SYN retransmits over its run
+    want=$(jq -rs 'def ms: . / 1e6 * 100 | round / 100;
+        [.[] | select(.record == "run")] as $r |
+        ($r | map(select(.label == "overload.tcp"))[0]) as $t |
+        ($r | map(select(.label == "overload.unix"))[0]) as $u |
+        "p50 \($u.latency_ns.p50 | ms) against \($t.latency_ns.p50 | ms), p99 \($u.latency_ns.p99 | ms) against \($t.latency_ns.p99 | ms), p99.9 \($u.latency_ns.p999 | ms) against \($t.latency_ns.p999 | ms), mean \($u.latency_ns.mean | ms) against \($t.latency_ns.mean | ms)|unix \($u.errors_total) of \($u.requests) (5xx \($u.status["5xx"]), client timeouts \($u.errors.timeout)), tcp \($t.errors_total) of \($t.requests) (5xx \($t.status["5xx"]), client timeouts \($t.errors.timeout)); SYN retransmits over the tcp run: \($t.observed.net_delta["TcpExt.TCPSynRetrans"])"' \
+        "$T/$name.jsonl")
+    got=$(sed -n '/^both ways, unix against tcp:$/,/^  unix lower at/p' "$OUT" |
+        sed -n -e 's/^  what succeeded, ms: //p' -e 's/^  what failed: //p' | tr '\n' '|' | sed 's/|$//')
+    # the percentiles printed to 2 decimals: compare what jq rounds the same way, as numbers
+    check "$name: both ways, unix against tcp: what succeeded and what failed, the runs' own" \
+        python3 -c 'import re, sys
+num = lambda s: [float(x) for x in re.findall(r"-?[0-9]+(?:\.[0-9]+)?", s)]
+a, b = num(sys.argv[1]), num(sys.argv[2])
+sys.exit(0 if len(a) == len(b) > 10 and all(abs(x - y) <= 0.0051 for x, y in zip(a, b)) else 1)' \
+        "$want" "$got"
     ovf=$(jq -s '[.[] | select(.record == "run" and .label == "overload.tcp")][0] |
         .observed.net_delta["TcpExt.ListenOverflows"]' "$T/$name.jsonl")
     check "$name tcp: the kernel's ListenOverflows printed is the run's (+$ovf)" \

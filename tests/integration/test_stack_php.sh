@@ -17,7 +17,9 @@
 #     (open_loop.kept_ops_per_s), and at least one run achieved its rate within 1 %
 #   - the cost section names the three workloads, and each of its lines is what `hopbench
 #     cost` prints on that closed-loop measurement's runs from --jsonl as they are (the
-#     labels hello-php.tcp, hello-php.unix name each run's backend, both fronts being TCP)
+#     labels hello-php.tcp, hello-php.unix name each run's backend, both fronts being TCP);
+#     it states the traffic and price a month assumes, and prices a month (at 1k/s, cost's row
+#     for it) for the key figure only, exactly when cost prices its month (--short: never)
 #   - Ctrl-C while held: exit 0, nothing left (process, cgroup, file)
 #   - the gate: cpu.php removed from the docroot while the static file is measured: its
 #     requests are 404s: exit 2, a gate line naming cpu.php, each backend and the status
@@ -121,6 +123,8 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
     # same runs (cut from --jsonl as they are: their labels name their backends).
     check "php-method: the cost section covers the three workloads" \
         grep -q "^cost' on that measurement's part of --jsonl). Covers: hello.php, static, cpu.php.$" "$OUT"
+    check "php-method: the cost section states the traffic and price a month assumes" \
+        grep -q "^is significant, as 'hopbench cost' prices it in full, at a stated traffic of 1k/s\$" "$OUT"
     for child in $(jq '[.[] | select(.open | not) | .child] | unique | .[]' "$T/runs.json"); do
         path=$(jq -r --argjson k "$child" '[.[] | select(.child == $k)][0].path' "$T/runs.json")
         label=${path#/}
@@ -132,11 +136,22 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
         hb "cost-$child" cost "$T/child-$child.jsonl"
         sed -n "/^$label\$/,/^[^ ]/p" "$OUT" | grep '^   cpu ' >"$T/brief-$child.txt"
         bad=""
+        months=0
         while IFS= read -r line; do
             name=$(sed -n 's/^   cpu \(.*\): saved .*/\1/p' <<<"$line")
             saved=$(sed -n 's/.*: saved \(.*\) µs per request .*/\1/p' <<<"$line")
             share=$(sed -n 's/.* µs per request (\(.*\)); .*/\1/p' <<<"$line")
             phrase=$(sed -n 's/.* µs per request ([^)]*); //p' <<<"$line")
+            # the key figure's month at the stated traffic: cost's row for 1k/s, its CPU and $
+            month=$(sed -n 's/.*; at 1k\/s: \(.*\) of CPU a month, .*/\1/p' <<<"$line")
+            usd=$(sed -n 's/.* of CPU a month, \(.*\) a month at \$25\/vCPU-month$/\1/p' <<<"$line")
+            phrase=${phrase%%; at 1k/s: *}
+            if [ -n "$month$usd" ]; then
+                months=$((months + 1))
+                sed -n "/^   cpu $name: saved per month/,/^\$/p" "$T/cost-$child.out" |
+                    grep '^   1k/s ' | grep -F -- "$month" | grep -qF -- " $usd" ||
+                    bad="$bad [$name: month $month, $usd]"
+            fi
             grep "^   cpu $name  " "$T/cost-$child.out" | grep -F -- "$saved" |
                 grep -qF -- "$share" || bad="$bad [$name: $saved, $share]"
             # the key figure's rate under its month, each other figure's on its own line
@@ -145,13 +160,27 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
                 bad="$bad [$name: $phrase]"
         done <"$T/brief-$child.txt"
         n=$(wc -l <"$T/brief-$child.txt")
+        # a month only for the key figure, and only when cost prices its month too
+        want_months=$(grep -c '^   cpu .*: saved per month' "$T/cost-$child.out")
+        [ "$months" = "$want_months" ] || bad="$bad [$months months, cost prices $want_months]"
         if [ "$RC" = 0 ] && [ "$n" -ge 3 ] && [ -z "$bad" ]; then
-            ok "php-method: $label: the $n cost lines are hopbench cost's on the same runs"
+            ok "php-method: $label: the $n cost lines are hopbench cost's on the same runs ($months priced a month)"
         else
             not_ok "php-method: $label: cost lines match hopbench cost" \
                 "cost exit $RC, $n lines, unmatched:$bad"
         fi
     done
+    # the method's 16 connections by default; each closed loop's readings against its runs
+    check "php-method: the method's 16 connections in every run" \
+        jtrue -s '[.[] | select(.record == "run") | .connections] | unique == [16]' "$T/pm.jsonl"
+    for path in /hello.php /static.txt /cpu.php; do
+        k=$(jq --arg p "$path" '[.[] | select(.path == $p and (.open | not))][0].child' "$T/runs.json")
+        cell=${path#/}
+        [ "$cell" = static.txt ] && cell=static
+        stack_readings php-method "$cell" "$k" "$T/pm.jsonl"
+    done
+    check "php-method: the closed and open tables print p99.9 and the mean" test \
+        "$(grep -c '^workload .* p99 us *p99.9 us *mean us *n$' "$OUT")" = 2
     kill -INT "$PID"
     reap "$PID" 20
     # A saturated open-loop run is invalid, which makes the stack's exit 2.
@@ -164,6 +193,22 @@ else
     stop_pid "$PID"
 fi
 stack_nothing_left "php-method" "$OUT"
+
+# --- the keepalive profile at the method's load ---------------------------------------------
+# nginx keeps a FastCGI connection per client connection on each of its workers: php-fpm gets
+# a worker for each, so kept connections never outnumber the workers (no refusal at -c 16, no
+# starvation); an open-loop run may saturate on a loaded machine (exit 2), never fail.
+
+hb keep stack php-method --short --profile optimized-reuse --jsonl "$T/keep.jsonl"
+check "keepalive: exit 0, or 2 for a saturated open-loop run (got $RC)" test "$RC" = 0 -o "$RC" = 2
+check "keepalive: the web server keeps 2 x 16 for pm static 32, said so" grep -q \
+    '^check: the web server keeps at most 2 x 16 (.*) = 32 FastCGI connections per backend, each holding one of pm.max_children 32: no starvation$' \
+    "$T/keep.out"
+runs_of "$T/keep.jsonl" >"$T/keep-runs.json"
+check "keepalive: 24 runs, no error (valid, or an open loop saturated)" \
+    jtrue 'length == 24 and all(.[]; (.valid or (.open and .saturated)) and .errors == 0)' \
+    "$T/keep-runs.json"
+stack_nothing_left "keepalive" "$T/keep.out"
 
 # --- the gate: a workload that fails ------------------------------------------------------
 

@@ -170,7 +170,7 @@ check "held: cgroup usage ($USAGE ns) within 10 % of redis-server's getrusage ($
 # row NAME : the tcp and unix figures of row NAME in the block of "set pipeline 1".
 row() {
     sed -n '/^set pipeline 1 /,/^$/p' "$T/held.out" | grep -- "^  $1 " |
-        sed "s|^  $1 *||" | awk '{ print $1, $2 }'
+        sed -e "s|^  $1 *||" -e 's/ ([+-][0-9]*)//g' | awk '{ print $1, $2 }'
 }
 # want JQ-FIGURE T : the mean of the figure over the 2 runs of transport T of set pipeline 1.
 want() {
@@ -209,6 +209,19 @@ if [ -n "$MEMCG" ] && [ -r "/sys/fs/cgroup/memory$MEMCG/memory.stat" ]; then
         test "$WS" -gt 0 -a "$((WS * 2))" -ge "$((USE - NOW))" -a "$WS" -le "$(((USE - NOW) * 2))"
 fi
 
+# The study's load by default, redis-benchmark's 50 clients; beside each table the readings
+# the evidence gives (p99.9, mean, the noisy runs, TIME_WAIT's (+added), system never below its
+# parts unsaid, the lifecycle: every connection kept, the load and what saturated).
+check "held: 50 connections in every run, the stack's line says so" sh -c \
+    "grep -q ' 50 connection(s)\$' '$T/held.out' && jq -se '[.[] | select(.record == \"run\") |
+     .connections] | unique == [50]' '$T/held.jsonl' >/dev/null"
+OUT=$T/held.out
+k=0
+for cell in "set pipeline 1" "set pipeline 16" "get pipeline 1" "get pipeline 16"; do
+    k=$((k + 1))
+    stack_readings held "$cell" "$k" "$T/held.jsonl"
+done
+
 kill -INT "$HELD"
 reap "$HELD" 20
 check_eq "held: Ctrl-C while held: exit 0" 0 "$RC"
@@ -239,6 +252,19 @@ check_eq "second --html: a file section per measurement" 4 \
     "$(grep -o '<section class="file"' "$T/second.html" | wc -l)"
 check "second --html: charts drawn (SVG), no script" \
     bash -c "grep -q '<svg' '$T/second.html' && ! grep -qi '<script' '$T/second.html'"
+# what the stack printed, its tables and what it reads beside them, in the page as on stdout
+check "second --html: what the stack printed is in the page, its tables and readings" \
+    python3 -c '
+import html, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r"<section class=\"stack\" id=\"stack-text\">.*?<pre>(.*?)</pre>", page, re.S)
+out = open(sys.argv[2], encoding="utf-8").read()
+text = html.unescape(m.group(1)) if m else ""
+sys.exit(0 if text and text in out and all(w in text for w in
+    ("latency p99.9 us", "latency mean us", "noisy runs", "  lifecycle: ", "  load tcp: ",
+     "TIME_WAIT front, client side", "What the Unix socket saves",
+     "at a stated traffic of 1k/s")) else 1)' \
+    "$T/second.html" "$T/second.out"
 check "second --html: the stack's directory holds no copy afterwards" \
     bash -c "! ls /tmp/hopbench-stack.*/[0-9]*-*.json 2>/dev/null | grep -q ."
 # The page in headless Chromium: the DOM it builds, and the first 1400x900 viewport, where

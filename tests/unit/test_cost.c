@@ -424,6 +424,89 @@ static void test_service_series(void **state)
     cost_set_release(&s);
 }
 
+/* The text of line in buf after prefix, up to its end (empty when no line starts so). */
+static void line_after(char *out, size_t cap, const char *buf, const char *prefix)
+{
+    const char *l = strstr(buf, prefix), *end;
+
+    out[0] = '\0';
+    if (l == NULL) return;
+    l += strlen(prefix);
+    end = strchr(l, '\n');
+    snprintf(out, cap, "%.*s", (int)(end ? end - l : (long)strlen(l)), l);
+}
+
+/*
+ * The stack's short form prices a month only where report_saving_table (what
+ * `hopbench cost` prints) does: the key figure, client+server here, its 50 us
+ * saved per request at 1k/s sustained is 2.592e9 requests a month, 36.0 h of
+ * CPU, 5 % of a vCPU: $1.2 at $25 per vCPU-month, in the words of cost's row
+ * for 1k/s; the server's significant saving its vCPU rate alone, as cost's
+ * line for it; the client's, which does not differ, not priced at all.
+ */
+static void test_brief_month(void **state)
+{
+    struct cost_plan plan = { .price_usd = 25, .seed = 1, .ntraffic = 1 };
+    struct cost_set s = { 0 };
+    struct hb_err err = { 0 };
+    char *buf = NULL, *table = NULL, key[1024], server[1024], row[1024], want[1200];
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    assert_int_equal(cost_traffic_parse("1k/s", &plan.traffic[0], &err), 0);
+    for (int i = 0; i < 5; i++) { /* 5 + 5 runs apart: p = 0.008; client 10 us, server 100 */
+        add(&s, labelled("hop.tcp", "tcp://127.0.0.1:1", "tcp", 10000 + 10 * i));
+        json_t *u = labelled("hop.unix", "unix:/s", "unix", 10000 + 10 * i);
+        json_t *cpu = json_object_get(json_object_get(u, "observed"), "cpu");
+        json_object_set_new(cpu, "server_ns_per_op", json_real(50000 + 100 * i)); /* 50 us */
+        json_object_set_new(cpu, "client_plus_server_ns_per_op", json_real(60000 + 110 * i));
+        add(&s, u);
+    }
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    report_saving_brief(f, "hop", &s, &plan);
+    assert_int_equal(fclose(f), 0);
+    f = open_memstream(&table, &len);
+    assert_non_null(f);
+    report_saving_table(f, "x.jsonl", &s, &plan);
+    assert_int_equal(fclose(f), 0);
+    print_message("%s\n%s", buf, table);
+
+    /* the key figure: its rate, then its month at 1k/s, by hand */
+    line_after(key, sizeof(key), buf, "   cpu client+server: saved 50.0 ");
+    assert_non_null(strstr(key, "; one whole vCPU is saved at "));
+    assert_non_null(strstr(key, "; at 1k/s: 36.0 "));
+    assert_non_null(strstr(key, " h of CPU a month, $1.2 "));
+    assert_non_null(strstr(key, " a month at $25/vCPU-month"));
+    /* and as cost prints them: the rate under the month's table, the month in its 1k/s row */
+    const char *rate = strstr(key, "one whole vCPU"), *at = strstr(key, "; at 1k/s: ");
+    snprintf(want, sizeof(want), "\n   %.*s\n", (int)(at - rate), rate);
+    assert_non_null(strstr(table, want));
+    line_after(row, sizeof(row), table, "   1k/s ");
+    const char *cpu_t = at + strlen("; at 1k/s: "), *of = strstr(cpu_t, " of CPU a month, ");
+    snprintf(want, sizeof(want), "%.*s", (int)(of - cpu_t), cpu_t);
+    assert_non_null(strstr(row, want));
+    const char *usd_t = of + strlen(" of CPU a month, "), *per = strstr(usd_t, " a month at $");
+    snprintf(want, sizeof(want), " %.*s", (int)(per - usd_t), usd_t);
+    assert_true(strlen(row) > strlen(want) && strcmp(row + strlen(row) - strlen(want), want) == 0);
+
+    /* the server's significant saving: its rate, as cost's own line, no month */
+    line_after(server, sizeof(server), buf, "   cpu server: saved 50.0 ");
+    assert_null(strstr(server, "a month"));
+    rate = strstr(server, "one whole vCPU is saved at ");
+    assert_non_null(rate);
+    snprintf(want, sizeof(want), "\n   cpu server: %s\n", rate);
+    assert_non_null(strstr(table, want));
+    /* the client's CPU does not differ: not priced, no month */
+    line_after(key, sizeof(key), buf, "   cpu client: ");
+    assert_non_null(strstr(key, "not priced"));
+    assert_null(strstr(key, "a month"));
+    free(buf);
+    free(table);
+    cost_set_release(&s);
+}
+
 static void test_cells(void **state)
 {
     struct cost_set s = { 0 };
@@ -560,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_cells_by_label),
         cmocka_unit_test(test_service_series),
         cmocka_unit_test(test_priced_only_significant),
+        cmocka_unit_test(test_brief_month),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

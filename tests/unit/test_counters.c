@@ -312,6 +312,62 @@ static void test_procstat_fixture(void **state)
     free(text);
 }
 
+/* The per-CPU lines counted; the busy time from the idle side. */
+static void test_procstat_idle(void **state)
+{
+    char *text = slurp("proc/stat");
+    struct cpu_jiffies a, b;
+    uint64_t tick = NS_PER_S / (uint64_t)sysconf(_SC_CLK_TCK);
+
+    (void)state;
+    assert_int_equal(procstat_parse(text, &a), 0);
+    assert_int_equal(a.cpus, 2);
+    b = a;
+    b.idle += 30;  /* of a 1-s window on 2 CPUs, 0.3 s idle, */
+    b.iowait += 5; /* 0.05 s waiting for I/O */
+    b.steal += 5;  /* and 0.05 s given to another guest: */
+    assert_int_equal(procstat_idle_busy_ns(&a, &b, NS_PER_S), 2 * NS_PER_S - 40 * tick);
+    b.idle += 1000; /* idle longer than the window: clamped */
+    assert_int_equal(procstat_idle_busy_ns(&a, &b, NS_PER_S), 0);
+    assert_int_equal(procstat_parse("cpu  1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\n", &b), 0);
+    assert_int_equal(b.cpus, 1);
+    free(text);
+}
+
+/* /proc/schedstat's run time, the machine's root cpuacct cgroup, the kernel's configuration. */
+static void test_machine_cpu_fixture(void **state)
+{
+    static const char sched[] = "version 15\ntimestamp 4296784292\n"
+                                "cpu0 0 0 1 2 3 4 1000000007 5 6\n"
+                                "domain0 3 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"
+                                "cpu1 0 0 1 2 3 4 2000000000 5 6\n";
+    char *hybrid = slurp("proc/mountinfo-hybrid"), *v2 = slurp("proc/mountinfo-v2");
+    char dir[256];
+    uint64_t ns = 0;
+
+    (void)state;
+    assert_int_equal(schedstat_parse(sched, &ns), 0);
+    assert_int_equal(ns, 3000000007ULL); /* the 7th number of each cpu line, summed */
+    assert_int_equal(schedstat_parse("version 14\ncpu0 0 0 1 2 3 4 5 6 7\n", &ns), -EINVAL);
+    assert_int_equal(schedstat_parse("version 15\ncpu0 0 0 1 2 3\n", &ns), -EINVAL);
+    assert_int_equal(schedstat_parse("version 15\ntimestamp 1\n", &ns), -ENOENT);
+    assert_int_equal(cgroup_root_cpuacct_resolve(hybrid, dir, sizeof(dir)), 0);
+    assert_string_equal(dir, "/sys/fs/cgroup/cpuacct");
+    assert_int_equal(cgroup_root_cpuacct_resolve(v2, dir, sizeof(dir)), -ENOENT);
+    /* a container's mount of its own cgroup is not the machine's */
+    assert_int_equal(cgroup_root_cpuacct_resolve("32 30 0:29 /docker/x /sys/fs/cgroup/cpuacct rw "
+                                                 "- cgroup cgroup rw,cpuacct\n",
+                                                 dir, sizeof(dir)),
+                     -ENOENT);
+    assert_true(kconfig_set("# x\nCONFIG_IRQ_TIME_ACCOUNTING=y\n", "CONFIG_IRQ_TIME_ACCOUNTING"));
+    assert_false(
+        kconfig_set("# CONFIG_IRQ_TIME_ACCOUNTING is not set\n", "CONFIG_IRQ_TIME_ACCOUNTING"));
+    assert_false(kconfig_set("CONFIG_IRQ_TIME_ACCOUNTING=yes\n", "CONFIG_IRQ_TIME_ACCOUNTING"));
+    assert_string_equal(machine_cpu_source_name(MACHINE_CPU_CPUACCT), "cpuacct");
+    free(hybrid);
+    free(v2);
+}
+
 static void test_smaps_fixture(void **state)
 {
     char *text = slurp("proc/smaps_rollup");
@@ -741,6 +797,36 @@ static void test_procstat_live(void **state)
                   (uint64_t)(procstat_busy_ns(&a, &b) / NS_PER_MS));
 }
 
+/*
+ * The machine's run time, where this host has it, holds this process's own
+ * CPU over the same interval: the whole is never below this part (the
+ * sampled /proc/stat can be). Without schedstat or a v1 root cpuacct, -ENOENT.
+ */
+static void test_machine_cpu_live(void **state)
+{
+    struct machine_cpu a, b;
+    struct ctr_val me0, me1;
+
+    (void)state;
+    if (machine_cpu_read(&a) == -ENOENT) {
+        print_message("  no /proc/schedstat and no v1 root cpuacct: skipped\n");
+        return;
+    }
+    me0 = proc_cpu_ns(0);
+    for (int i = 0; i < 20; i++) { /* short bursts between ticks, as a light load runs */
+        burn_cpu(BURN_NS / 40);
+        usleep(1000);
+    }
+    me1 = proc_cpu_ns(0);
+    assert_int_equal(machine_cpu_read(&b), 0);
+    assert_int_equal(b.source, a.source);
+    assert_true(me0.ok && me1.ok);
+    assert_true(b.run_ns - a.run_ns >= me1.v - me0.v);
+    print_message("  machine (%s) %" PRIu64 " ms, this process %" PRIu64 " ms\n",
+                  machine_cpu_source_name(b.source), (uint64_t)((b.run_ns - a.run_ns) / NS_PER_MS),
+                  (uint64_t)((me1.v - me0.v) / NS_PER_MS));
+}
+
 static void test_proc_cpu_self(void **state)
 {
     struct ctr_val a = proc_cpu_ns(getpid()), b, z;
@@ -1025,6 +1111,8 @@ int main(void)
         cmocka_unit_test(test_netstat_edges),
         cmocka_unit_test(test_netstat_delta),
         cmocka_unit_test(test_procstat_fixture),
+        cmocka_unit_test(test_procstat_idle),
+        cmocka_unit_test(test_machine_cpu_fixture),
         cmocka_unit_test(test_smaps_fixture),
         cmocka_unit_test(test_keyed_get),
         cmocka_unit_test(test_cgroup_resolve),
@@ -1039,6 +1127,7 @@ int main(void)
         cmocka_unit_test(test_proc_stat_live),
         cmocka_unit_test(test_netstat_live),
         cmocka_unit_test(test_procstat_live),
+        cmocka_unit_test(test_machine_cpu_live),
         cmocka_unit_test(test_proc_cpu_self),
         cmocka_unit_test(test_proc_cpu_child),
         cmocka_unit_test(test_proc_cpu_sleeping),

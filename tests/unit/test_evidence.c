@@ -547,7 +547,7 @@ static long jsonl_runs(const char *text, char *msg, size_t cap)
 {
     const char *path = temp_file(text);
     size_t n = 0;
-    struct evidence_reader reader = { .run = count_run, .ctx = &n };
+    struct evidence_reader reader = { .take = count_run, .ctx = &n };
     struct hb_err err = { 0 };
     json_t *head = NULL;
     int rc = evidence_read(path, &reader, &head, &err);
@@ -632,7 +632,7 @@ static void assert_figures(const char *extra, const char *want)
     char *text = run_doc(extra), msg[512], cmd[] = "compare", path[64];
     char *argv[] = { cmd, path, path, NULL };
     size_t n = 0;
-    struct evidence_reader reader = { .run = count_run, .ctx = &n };
+    struct evidence_reader reader = { .take = count_run, .ctx = &n };
     struct hb_err err = { 0 };
     json_t *head = NULL;
 

@@ -39,6 +39,8 @@
 #include "stack/front.h"
 #include "stack/stack.h"
 
+#include "fixture.h"
+
 #define DIR  "/run/hb-test"
 #define SOCK DIR "/fpm.sock"
 
@@ -63,22 +65,7 @@ static const struct web_front *front_of(const char *name)
 /* The fixture tests/fixtures/front/name, whole; the caller frees it. */
 static char *fixture(const char *name)
 {
-    const char *root = getenv("HOPBENCH_FIXTURES");
-    char path[512], *text;
-    FILE *f;
-    long len;
-
-    snprintf(path, sizeof(path), "%s/front/%s", root != NULL ? root : "tests/fixtures", name);
-    f = fopen(path, "r");
-    if (f == NULL) fail_msg("cannot open %s (run from the top of the tree)", path);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    len = ftell(f);
-    rewind(f);
-    text = calloc(1, (size_t)len + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    return text;
+    return fixture_read("front", name);
 }
 
 /* Renders front w's configuration (NULL: php-fpm.conf) of k at a fixed site, checks it. */
@@ -206,10 +193,21 @@ static void test_capacity_and_kept(void **state)
     assert_int_equal(apache->capacity(&k), 130); /* raised: 2 x 65 */
     fpm_knobs_of(FPM_REUSE, &k);
     k.kept = 2;
-    /* nginx keeps one per client connection and one per other worker */
-    assert_int_equal(nginx->kept(&k, 16, how, sizeof(how)), 17);
-    assert_non_null(strstr(how, "keepalive 16 per worker keeps them all"));
+    /* nginx: each worker up to one per client connection (later runs share them out anew) */
+    assert_int_equal(nginx->kept(&k, 16, how, sizeof(how)), 32);
+    assert_non_null(strstr(how, "keepalive 16 per worker keeps all it opens"));
     assert_int_equal(nginx->kept(&k, 1, how, sizeof(how)), 2);
+    /* kept connections never outnumber the workers: fitted, the pool has one for each */
+    fpm_knobs_fit(nginx, &k, 16);
+    assert_int_equal(k.children, 32);
+    assert_int_equal(k.web_workers, 16);
+    fpm_knobs_of(FPM_REUSE, &k);
+    assert_int_equal(apache->kept(&k, 96, how, sizeof(how)), k.children); /* the pod's 16 for 16 */
+    fpm_knobs_fit(apache, &k, 96);
+    assert_int_equal(k.children, FPM_STUDY_POOL); /* Apache queues its threads: no more workers */
+    assert_int_equal(apache->capacity(&k), 96);   /* a request worker per client connection */
+    fpm_knobs_of(FPM_REUSE, &k);
+    k.kept = 2;
     /* its keepalive bounds what it keeps when not raised; Apache's enablereuse max always */
     k.keep_all = false;
     k.kept = 8;
@@ -246,7 +244,7 @@ static void test_ablation_steps(void **state)
     assert_string_equal(got, want);
     steps_of(front_of("nginx"), 16, got, sizeof(got));
     snprintf(want, sizeof(want), "baseline|+fpm static %u|+lean nginx|+php.ini|+reuse%s", opt,
-             opt < 17 ? ", pm 17" : "");
+             opt < 32 ? ", pm 32" : "");
     assert_string_equal(got, want);
     /* lighttpd reads no .htaccess and keeps no FastCGI connection: no such steps */
     steps_of(front_of("lighttpd"), 16, got, sizeof(got));
@@ -254,7 +252,11 @@ static void test_ablation_steps(void **state)
     assert_string_equal(got, want);
     /* each step one change: the last one's children are nginx's kept connections */
     unsigned n = fpm_ablation_steps(front_of("nginx"), 16, s);
-    assert_int_equal(s[n - 1].k.children, opt < 17 ? 17 : opt);
+    assert_int_equal(s[n - 1].k.children, opt < 32 ? 32 : opt);
+    /* Apache's reuse step keeps one connection per worker, the pod study's 16 for 16 */
+    n = fpm_ablation_steps(front_of("apache"), 96, s);
+    assert_int_equal(WEB_PROCS * s[n - 1].k.kept, s[n - 1].k.children);
+    assert_string_equal(s[n - 1].label, "+reuse");
     assert_true(s[n - 1].k.keep_all && s[n - 1].k.kept > 0 && s[n - 2].k.kept == 0);
     assert_false(s[0].k.fpm_static || s[0].k.web_lean || s[0].k.php_ini);
     assert_true(s[0].k.htaccess);

@@ -32,7 +32,7 @@ static void assert_size(long long size, const char *want)
 {
     char buf[32];
 
-    report_size_text(buf, sizeof(buf), size);
+    size_text(buf, sizeof(buf), size);
     assert_string_equal(buf, want);
 }
 

@@ -222,7 +222,7 @@ static void *busy_main(void *arg)
             b->failed = true;
             break;
         }
-        b->trips++;
+        __atomic_fetch_add(&b->trips, 1, __ATOMIC_RELAXED);
     }
     return NULL;
 }

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "service.h"
+#include "host/service.h"
 
 static void test_parse_kinds(void **state)
 {

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 /* clang-format on */
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include <jansson.h>
 
 #include "stack/measure.h"
+#include "stack/readings.h"
 
 /* A cell "get pipeline 1" of two runs a transport, services redis and php-fpm. */
 static void cell_make(struct stack_cell *c, bool agent)
@@ -50,8 +52,11 @@ static void cell_make(struct stack_cell *c, bool agent)
                 a->agent_us[k][r] = agent && k == 0 ? by_agent[t][r] : NAN;
             }
             a->sum_us[r] = a->system_us[r] = NAN;
+            a->p50_us[r] = a->p99_us[r] = a->p999_us[r] = a->mean_us[r] = NAN;
+            a->connect_us[r] = a->response_us[r] = a->close_us[r] = NAN; /* kept connections */
+            a->machine_cpus[r] = a->other_cpus[r] = NAN;
             for (unsigned h = 0; h < STACK_HOP_FIGS; h++)
-                a->hop[h][r] = 0;
+                a->hop[h][r] = a->hop_added[h][r] = 0;
         }
     }
 }
@@ -235,12 +240,215 @@ static void test_agent_run_rows(void **state)
     json_decref(run);
 }
 
+/*
+ * The rows beside the study's figures: connections, p99.9 and mean, the noisy
+ * runs, and each socket count with what the runs added, "12478 (+0)": a
+ * count the measurement before left is not this one's.
+ */
+static void test_rows(void **state)
+{
+    struct stack_cell c;
+    char *text;
+    const char *r;
+    double tcp, ux;
+
+    (void)state;
+    cell_make(&c, false);
+    for (unsigned t = 0; t < 2; t++) {
+        c.arm[t].conns = 96;
+        for (unsigned k = 0; k < 2; k++) {
+            c.arm[t].p999_us[k] = t ? 9000 + k : 1010000 + k; /* the study's 9 ms and 1,010 ms */
+            c.arm[t].mean_us[k] = t ? 700 : 900;
+            c.arm[t].hop[STACK_TW_FRONT_SERVER][k] = t ? 0 : 12478;
+            c.arm[t].hop_added[STACK_TW_FRONT_SERVER][k] = t ? 0 : 2 * k; /* median 1 */
+        }
+    }
+    c.arm[0].noisy = 1;
+    text = render(&c);
+    r = row(text, "connections");
+    assert_non_null(r);
+    assert_int_equal(sscanf(r, "%lf %lf", &tcp, &ux), 2);
+    assert_true(tcp == 96 && ux == 96);
+    r = row(text, "latency p99.9 us");
+    assert_non_null(r);
+    assert_int_equal(sscanf(r, "%lf %lf", &tcp, &ux), 2);
+    assert_float_equal(tcp, 1010000.5, 0.05);
+    assert_float_equal(ux, 9000.5, 0.05);
+    one_figure(text, "latency mean us", false, 900);
+    r = row(text, "noisy runs");
+    assert_non_null(r);
+    assert_int_equal(sscanf(r, "%lf %lf", &tcp, &ux), 2);
+    assert_true(tcp == 1 && ux == 0);
+    r = row(text, "TIME_WAIT front, server side");
+    assert_non_null(r);
+    assert_non_null(strstr(r, "12478 (+1)      0 (+0)\n"));
+    free(text);
+}
+
+/* A connect-mode cell: tcp's phases and unix's, means per request over two runs each. */
+static void connect_cell(struct stack_cell *c)
+{
+    static const double ph[2][3] = { { 30, 10, 50 }, { 5, 3, 48 } }; /* connect, close, response */
+
+    cell_make(c, false);
+    for (unsigned t = 0; t < 2; t++)
+        for (unsigned r = 0; r < 2; r++) {
+            c->arm[t].connect_us[r] = ph[t][0] + r; /* medians: 30.5 + 10.5, 5.5 + 3.5 */
+            c->arm[t].close_us[r] = ph[t][1] + r;
+            c->arm[t].response_us[r] = ph[t][2];
+        }
+}
+
+/*
+ * The lifecycle's share of the saving is the phases' arithmetic: connect +
+ * close against the transfer, tcp - unix, medians of the runs' means.
+ */
+static void test_lifecycle(void **state)
+{
+    struct stack_cell c;
+    struct stack_lifecycle l;
+    char *text;
+
+    (void)state;
+    connect_cell(&c);
+    assert_int_equal(stack_lifecycle_of(&c, &l), 0);
+    assert_float_equal(l.life[0], 41, 1e-9);
+    assert_float_equal(l.life[1], 9, 1e-9);
+    assert_float_equal(l.saved, (41 + 50) - (9 + 48), 1e-9);
+    assert_float_equal(l.saved_life, 32, 1e-9);
+    assert_float_equal(l.share, 32.0 / 34.0, 1e-9);
+    text = render(&c);
+    assert_non_null(strstr(text, "tcp connect + close 41.0, transfer 50.0; unix connect + close "
+                                 "9.0, transfer 48.0\n"));
+    assert_non_null(strstr(text, "the socket saves 34.0 us per request: the lifecycle 32.0 (94 %), "
+                                 "the transfer 2.0 (6 %)\n"));
+    free(text);
+    /* kept connections: no share, and a line saying why */
+    cell_make(&c, false);
+    assert_int_equal(stack_lifecycle_of(&c, &l), -ENOENT);
+    text = render(&c);
+    assert_non_null(strstr(text, "  lifecycle: every connection kept for the run"));
+    free(text);
+    /* the socket saving nothing: no share to give */
+    connect_cell(&c);
+    for (unsigned r = 0; r < 2; r++)
+        c.arm[1].response_us[r] = 200;
+    assert_int_equal(stack_lifecycle_of(&c, &l), 0);
+    assert_true(isnan(l.share));
+}
+
+/* The pod study's arithmetic: connect-mode CPU less kept CPU on each transport. */
+static void test_lifecycle_cpu(void **state)
+{
+    struct stack_cell kept, connect;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    cell_make(&kept, false);
+    cell_make(&connect, false);
+    for (unsigned r = 0; r < 2; r++) {
+        kept.arm[0].sum_us[r] = 63.9; /* the pod study's Apache + FPM, kept */
+        kept.arm[1].sum_us[r] = 60.7;
+        connect.arm[0].sum_us[r] = 97.2; /* and with a connection per request */
+        connect.arm[1].sum_us[r] = 72.7;
+    }
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    stack_lifecycle_cpu_print(f, &kept, &connect, true);
+    assert_int_equal(fclose(f), 0);
+    /* 33.3 and 12.0 us; of 24.5 saved, 21.3: 87 % */
+    assert_non_null(strstr(buf, "tcp 33.3 us, unix 12.0 us; of the 24.5 us the socket saves with "
+                                "a connection per request, 21.3 (87 %)\n"));
+    free(buf);
+}
+
+/* A system figure below the sum of the parts it holds is printed with the reason, else not. */
+static void test_system_below_parts(void **state)
+{
+    struct stack_cell c;
+    char *text;
+
+    (void)state;
+    cell_make(&c, false);
+    for (unsigned t = 0; t < 2; t++)
+        for (unsigned r = 0; r < 2; r++) {
+            c.arm[t].sum_us[r] = 20;
+            c.arm[t].system_us[r] = t ? 25 : 15;
+        }
+    snprintf(c.arm[0].sys_source, sizeof(c.arm[0].sys_source), "idle");
+    text = render(&c);
+    assert_non_null(strstr(text, "\n  (tcp: system 15.00 below client + services 20.00: the "
+                                 "machine's idle time is counted to a tick per CPU"));
+    assert_null(strstr(text, "(unix: system"));
+    free(text);
+}
+
+/* What saturated: the machine, else the client's threads, else a service on a whole CPU. */
+static void test_busy(void **state)
+{
+    struct stack_cell c;
+    struct stack_busy b;
+    char *text;
+
+    (void)state;
+    cell_make(&c, false);
+    for (unsigned t = 0; t < 2; t++) {
+        c.arm[t].cpus = 2;
+        c.arm[t].threads = 1;
+        c.arm[t].conns = 50;
+        for (unsigned r = 0; r < 2; r++) {
+            c.arm[t].ops_s[r] = 100000;
+            c.arm[t].client_us[r] = 3;           /* 0.3 CPU */
+            c.arm[t].svc_us[0][r] = t ? 9.6 : 5; /* redis: 0.96 CPU over unix, 0.5 over tcp */
+            c.arm[t].svc_us[1][r] = 1;
+            c.arm[t].machine_cpus[r] = t ? 1.5 : 1.95;
+            c.arm[t].other_cpus[r] = 0.1;
+        }
+    }
+    assert_int_equal(stack_busy_of(&c, &c.arm[0], &b), 0);
+    assert_int_equal(b.what, STACK_SAT_MACHINE);
+    assert_float_equal(b.client, 0.3, 1e-9);
+    assert_float_equal(b.svc[0], 0.5, 1e-9);
+    assert_int_equal(stack_busy_of(&c, &c.arm[1], &b), 0);
+    assert_int_equal(b.what, STACK_SAT_SERVICE);
+    assert_string_equal(c.svc[b.svc_at], "redis");
+    text = render(&c);
+    assert_non_null(strstr(text, "  load tcp: 50 connection(s), 1 client thread(s); busy, CPUs "
+                                 "(medians): machine 1.95 of 2, client 0.30, redis 0.50, php-fpm "
+                                 "0.10, other processes and steal 0.10\n    saturated: the "
+                                 "machine (its 2 CPUs 98 % busy; the most: redis)\n"));
+    assert_non_null(strstr(text, "    saturated if it serves on one thread: redis on a whole CPU "
+                                 "(0.96); the machine had 0.50 CPU idle\n"));
+    free(text);
+    for (unsigned r = 0; r < 2; r++) {
+        c.arm[1].svc_us[0][r] = 1;
+        c.arm[1].client_us[r] = 9.5; /* 0.95 CPU: its one thread */
+    }
+    assert_int_equal(stack_busy_of(&c, &c.arm[1], &b), 0);
+    assert_int_equal(b.what, STACK_SAT_CLIENT);
+    for (unsigned r = 0; r < 2; r++)
+        c.arm[1].client_us[r] = 1;
+    assert_int_equal(stack_busy_of(&c, &c.arm[1], &b), 0);
+    assert_int_equal(b.what, STACK_SAT_NONE);
+    c.arm[1].n = 0;
+    assert_int_equal(stack_busy_of(&c, &c.arm[1], &b), -ENOENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_agent_rows),       cmocka_unit_test(test_no_agent),
-        cmocka_unit_test(test_ratio_needs_both), cmocka_unit_test(test_median_of_runs_that_have_it),
+        cmocka_unit_test(test_agent_rows),
+        cmocka_unit_test(test_no_agent),
+        cmocka_unit_test(test_ratio_needs_both),
+        cmocka_unit_test(test_median_of_runs_that_have_it),
         cmocka_unit_test(test_agent_run_rows),
+        cmocka_unit_test(test_rows),
+        cmocka_unit_test(test_lifecycle),
+        cmocka_unit_test(test_lifecycle_cpu),
+        cmocka_unit_test(test_system_below_parts),
+        cmocka_unit_test(test_busy),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
 /*
  * service: parsing and checking of --service, --watch and --label (see service.h).
  */
-#include "service.h"
+#include "host/service.h"
 
 #include <errno.h>
 #include <linux/magic.h>

@@ -21,8 +21,8 @@
  * cgroup file system, names that are unique); observe.c measures the services
  * and samples the watched hops, report/services.c prints and records them.
  */
-#ifndef HOPBENCH_SERVICE_H
-#define HOPBENCH_SERVICE_H
+#ifndef HOPBENCH_HOST_SERVICE_H
+#define HOPBENCH_HOST_SERVICE_H
 
 #include <limits.h>
 #include <stdatomic.h>
