@@ -92,6 +92,9 @@ enum {
     OPT_HGRM_RATIO,
     OPT_HDR_LOG,
     OPT_PROFILE_HZ,
+    OPT_PROCS,
+    OPT_REUSEPORT,
+    OPT_SOURCE,
 };
 
 /* The most options one table has (run's, the registry's protocol options included). */
