@@ -256,6 +256,120 @@ static int parse_unix(struct endpoint *ep, const char *s, const char *rest, stru
     return 0;
 }
 
+/* One source address, src's next: 0 or -EINVAL with err set. */
+static int source_add(struct endpoint_sources *src, const char *text, const void *addr, int family,
+                      struct hb_err *err)
+{
+    struct sockaddr_storage *ss;
+
+    if (src->n == ENDPOINT_MAX_SOURCES)
+        return hb_fail(err, -EINVAL, "more than %d source addresses in '%s'", ENDPOINT_MAX_SOURCES,
+                       text);
+    ss = &src->addr[src->n++];
+    memset(ss, 0, sizeof(*ss));
+    ss->ss_family = (sa_family_t)family;
+    if (family == AF_INET6)
+        memcpy(&((struct sockaddr_in6 *)ss)->sin6_addr, addr, sizeof(struct in6_addr));
+    else
+        memcpy(&((struct sockaddr_in *)ss)->sin_addr, addr, sizeof(struct in_addr));
+    return 0;
+}
+
+/* An IPv4 range A-B of the list text: each of its addresses into src. */
+static int source_range(struct endpoint_sources *src, const char *text, const char *a,
+                        const char *b, struct hb_err *err)
+{
+    struct in_addr lo, hi;
+    char qs[QUOTE_BUF];
+
+    if (inet_pton(AF_INET, a, &lo) != 1 || inet_pton(AF_INET, b, &hi) != 1 ||
+        ntohl(lo.s_addr) > ntohl(hi.s_addr))
+        return hb_fail(err, -EINVAL,
+                       "'%s-%s' is not a range of IPv4 addresses, low to high (e.g. "
+                       "127.0.0.2-127.0.0.9)",
+                       quote(qs, a), b);
+    for (uint32_t v = ntohl(lo.s_addr);; v++) {
+        struct in_addr one = { .s_addr = htonl(v) };
+        if (source_add(src, text, &one, AF_INET, err) < 0) return -EINVAL;
+        if (v == ntohl(hi.s_addr)) return 0;
+    }
+}
+
+int endpoint_sources_parse(struct endpoint_sources *src, const char *s, struct hb_err *err)
+{
+    char buf[1024], qs[QUOTE_BUF];
+    char *save = NULL, *item;
+
+    src->n = 0;
+    if (s == NULL || *s == '\0' || strlen(s) >= sizeof(buf))
+        return hb_fail(err, -EINVAL, "'%s' is not a list of source addresses",
+                       quote(qs, s ? s : ""));
+    snprintf(buf, sizeof(buf), "%s", s);
+    for (item = strtok_r(buf, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+        char *dash = strchr(item, '-');
+        struct in6_addr a6;
+        struct in_addr a4;
+
+        if (dash != NULL) {
+            *dash = '\0';
+            if (source_range(src, s, item, dash + 1, err) < 0) return -EINVAL;
+        } else if (inet_pton(AF_INET, item, &a4) == 1) {
+            if (source_add(src, s, &a4, AF_INET, err) < 0) return -EINVAL;
+        } else if (inet_pton(AF_INET6, item, &a6) == 1) {
+            if (source_add(src, s, &a6, AF_INET6, err) < 0) return -EINVAL;
+        } else {
+            return hb_fail(err, -EINVAL,
+                           "'%s' is not a numeric IPv4 or IPv6 address or an IPv4 range A-B",
+                           quote(qs, item));
+        }
+    }
+    if (src->n == 0) return hb_fail(err, -EINVAL, "'%s' names no source address", quote(qs, s));
+    return 0;
+}
+
+bool endpoint_sources_local(const struct endpoint_sources *src)
+{
+    for (unsigned i = 0; i < src->n; i++) {
+        const struct sockaddr_storage *ss = &src->addr[i];
+        const struct sockaddr_in *in4 = (const struct sockaddr_in *)ss;
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+        if (ss->ss_family == AF_INET ? (ntohl(in4->sin_addr.s_addr) >> 24) != 127
+                                     : !IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+            return false;
+    }
+    return true;
+}
+
+/* The IPv4 address of ss in host order, or 0 for another family. */
+static uint32_t source_v4(const struct sockaddr_storage *ss)
+{
+    return ss->ss_family == AF_INET ? ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) : 0;
+}
+
+const char *endpoint_sources_text(const struct sockaddr_storage *src, unsigned n, char *buf,
+                                  size_t cap)
+{
+    char a[INET6_ADDRSTRLEN];
+    bool range = n > 2;
+    size_t off = 0;
+
+    for (unsigned i = 1; i < n && range; i++)
+        range = source_v4(&src[i - 1]) != 0 && source_v4(&src[i]) == source_v4(&src[i - 1]) + 1;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < n && off < cap; i++) {
+        const struct sockaddr_storage *ss = &src[i];
+        const void *addr = ss->ss_family == AF_INET6
+                               ? (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr
+                               : (const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+
+        if (range && i > 0 && i + 1 < n) continue; /* A-B: the ends only */
+        inet_ntop(ss->ss_family, addr, a, sizeof(a));
+        off += (size_t)snprintf(buf + off, cap - off, "%s%s", i == 0 ? "" : range ? "-" : ",", a);
+    }
+    return buf;
+}
+
 /* Longest HOST:PORT of an http:// URL (a bracketed IPv6 address and a port fit). */
 #define URL_HOST_MAX 80
 
@@ -433,7 +547,30 @@ static int open_socket(const struct endpoint *ep)
     return fd;
 }
 
+/*
+ * Binds fd to src, port 0, the port left to connect (IP_BIND_ADDRESS_NO_PORT):
+ * 0 or a negative errno.
+ */
+static int bind_source(int fd, const struct endpoint *ep, const struct sockaddr_storage *src)
+{
+    int one = 1;
+    socklen_t len =
+        src->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+
+    if (src->ss_family != tcp_family(ep)) return -EAFNOSUPPORT;
+    if (setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one)) == -1 ||
+        bind(fd, (const struct sockaddr *)src, len) == -1)
+        return -errno;
+    return 0;
+}
+
 int endpoint_connect(const struct endpoint *ep, bool *in_progress)
+{
+    return endpoint_connect_from(ep, NULL, in_progress);
+}
+
+int endpoint_connect_from(const struct endpoint *ep, const struct sockaddr_storage *src,
+                          bool *in_progress)
 {
     bool retried = false;
     int fd = open_socket(ep);
@@ -441,6 +578,10 @@ int endpoint_connect(const struct endpoint *ep, bool *in_progress)
 
     if (fd < 0) return fd;
     *in_progress = false;
+    if (src != NULL && ep->kind == ENDPOINT_TCP && (e = bind_source(fd, ep, src)) < 0) {
+        close(fd);
+        return e;
+    }
     while (connect(fd, (const struct sockaddr *)&ep->addr, ep->addr_len) == -1) {
         e = errno;
         if (e == EINTR) {
@@ -459,16 +600,18 @@ int endpoint_connect(const struct endpoint *ep, bool *in_progress)
 }
 
 /*
- * TCP options of a listener: SO_REUSEADDR; TCP_NODELAY, which accepted
- * sockets inherit (so a server needs no setsockopt per connection); and
- * IPV6_V6ONLY so [::] does not take IPv4 too.
+ * TCP options of a listener: SO_REUSEADDR (and SO_REUSEPORT when asked); TCP_NODELAY, which
+ * accepted sockets inherit (so a server needs no setsockopt per connection); and IPV6_V6ONLY so
+ * [::] does not take IPv4 too.
  */
-static int tcp_listen_options(int fd, const struct endpoint *ep, struct hb_err *err)
+static int tcp_listen_options(int fd, const struct endpoint *ep, bool reuseport, struct hb_err *err)
 {
     int one = 1;
 
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1)
         return sys_fail(err, "cannot set SO_REUSEADDR on", ep);
+    if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) == -1)
+        return sys_fail(err, "cannot set SO_REUSEPORT on", ep);
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
         return sys_fail(err, "cannot set TCP_NODELAY on", ep);
     if (tcp_family(ep) == AF_INET6 &&
@@ -531,7 +674,7 @@ static int listen_tcp(struct endpoint *ep, const struct listen_opts *opts, struc
     fd = open_socket(ep);
     if (fd < 0)
         return hb_fail(err, fd, "cannot create a socket for %s: %s", ep->text, strerror(-fd));
-    rc = tcp_listen_options(fd, ep, err);
+    rc = tcp_listen_options(fd, ep, opts->reuseport, err);
     if (rc < 0) goto fail;
     rc = bind_endpoint(fd, ep, err);
     if (rc < 0) goto fail;

@@ -87,6 +87,47 @@ void endpoint_set_port(struct endpoint *ep, unsigned port);
 int endpoint_connect(const struct endpoint *ep, bool *in_progress);
 
 /*
+ * Source addresses for TCP connects (run --source): a connection binds one of
+ * them, port 0, before it connects, with IP_BIND_ADDRESS_NO_PORT so that the
+ * port is picked at connect time per destination: each address has the
+ * ephemeral range's ports (net.ipv4.ip_local_port_range) to each destination
+ * address and port, where one process without them has that many in all.
+ */
+#define ENDPOINT_MAX_SOURCES 64
+
+struct endpoint_sources {
+    struct sockaddr_storage addr[ENDPOINT_MAX_SOURCES]; /* port 0 */
+    unsigned n;
+};
+
+/*
+ * Parses a list of source addresses into src: numeric IPv4 or IPv6 addresses,
+ * comma-separated, and IPv4 ranges A-B ("127.0.0.2-127.0.0.9"), at most
+ * ENDPOINT_MAX_SOURCES in all. Returns 0 or -EINVAL with err saying what is
+ * wrong (no option name: the caller's).
+ */
+int endpoint_sources_parse(struct endpoint_sources *src, const char *s, struct hb_err *err);
+
+/* Whether every address of src is a loopback one (127.0.0.0/8, ::1). */
+bool endpoint_sources_local(const struct endpoint_sources *src);
+
+/*
+ * The n source addresses src as --source takes them: "127.0.0.2-127.0.0.9"
+ * for three or more consecutive IPv4 addresses, else "A,B,...", into buf.
+ */
+const char *endpoint_sources_text(const struct sockaddr_storage *src, unsigned n, char *buf,
+                                  size_t cap);
+
+/*
+ * endpoint_connect from source address src (port 0: see struct
+ * endpoint_sources), or as endpoint_connect when src is NULL or ep is not
+ * TCP. A source of another family than ep's is -EAFNOSUPPORT; a bind that
+ * fails returns its errno (EADDRNOTAVAIL: not an address of this host).
+ */
+int endpoint_connect_from(const struct endpoint *ep, const struct sockaddr_storage *src,
+                          bool *in_progress);
+
+/*
  * Checks that something accepts connections at ep: connects, waits at most
  * timeout_ms, closes. Returns 0 or the negative errno of the failure
  * (-ETIMEDOUT when nothing answered in time). The server sees one connection;
@@ -98,6 +139,9 @@ struct listen_opts {
     int backlog;       /* listen(2) backlog; 0 = endpoint_default_backlog() */
     unsigned mode;     /* permission bits of a socket file, e.g. 0600 */
     bool allow_remote; /* allow binding a non-loopback TCP address */
+    /* TCP: SO_REUSEPORT, so that several servers (processes) listen on one port, the
+     * kernel spreading the connections over them by their addresses' hash */
+    bool reuseport;
 };
 
 /*

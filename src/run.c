@@ -3,6 +3,7 @@
  */
 #include "run.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 #include "agent/client.h"
 #include "endpoint.h"
 #include "engine/load.h"
+#include "host/budget.h"
+#include "procs.h"
 #include "registry.h"
 #include "report/bottom.h"
 #include "report/services.h"
@@ -110,23 +113,225 @@ static struct load_cfg run_need_cfg(const struct run_opts *o)
     return c;
 }
 
+/* With --procs: the fds of the load process with the most. */
 uint64_t run_fd_need(const struct run_opts *o)
 {
-    struct load_cfg c = run_need_cfg(o);
+    struct load_cfg c = run_need_cfg(o), part;
+    uint64_t most = 0;
+    unsigned first;
 
-    return load_fd_need(&c);
+    if (o->procs == 0) return load_fd_need(&c);
+    for (unsigned k = 0; k < o->procs; k++) {
+        procs_share(&c, k, o->procs, &part, &first);
+        if (load_fd_need(&part) > most) most = load_fd_need(&part);
+    }
+    return most;
 }
 
 /*
  * With --rate N% the closed-loop maximum is measured first with the same
  * connections and buffers, and each run then keeps a service histogram too.
+ * With --procs: each process's load, and the result they are added into.
  */
 size_t run_mem_need(const struct run_opts *o)
 {
-    struct load_cfg c = run_need_cfg(o);
-    size_t records = (size_t)o->neps * o->shared.reps;
+    struct load_cfg c = run_need_cfg(o), part;
+    size_t records = (size_t)o->neps * o->shared.reps, sum;
+    unsigned first;
 
-    return load_mem_need(&c, records - 1);
+    if (o->procs == 0) return load_mem_need(&c, records - 1);
+    sum = load_result_mem(&c) * records;
+    for (unsigned k = 0; k < o->procs; k++) {
+        size_t one;
+        procs_share(&c, k, o->procs, &part, &first);
+        one = load_mem_need(&part, 0);
+        sum = one > SIZE_MAX - sum ? SIZE_MAX : sum + one;
+    }
+    return sum;
+}
+
+unsigned run_procs_for(const struct run_opts *o, uint64_t hard, uint64_t open)
+{
+    struct run_opts each = *o;
+
+    if (o->procs_given || o->procs > 0) return o->procs;
+    /* the plans --procs refuses (run_check_procs) stay in one process, which the budget refuses */
+    if (o->netns != NETNS_NONE || (o->rate_share > 0 && o->nrate_bases == 0)) return 0;
+    each.procs = 0;
+    if (budget_fds(open, run_fd_need(&each)) <= hard) return 0;
+    for (unsigned n = 2; n <= PROCS_MAX && n <= o->load.conns; n++) {
+        each.procs = n;
+        each.load.threads = o->load.threads < n ? n : o->load.threads;
+        if (budget_fds(open, run_fd_need(&each)) <= hard) return n;
+    }
+    return 0; /* not even PROCS_MAX: the budget check says so */
+}
+
+unsigned run_sources_for(const struct run_opts *o, unsigned ports)
+{
+    const struct endpoint *ep = NULL;
+    /* connect() takes a source address's even ports first (the odd ones are bind()'s):
+     * past them each connect scans them all, milliseconds each. 7/8 of them: room for
+     * ports others hold. */
+    uint64_t per = (uint64_t)(ports / 2) * 7 / 8;
+
+    for (unsigned i = 0; i < o->neps && ep == NULL; i++)
+        if (o->eps[i].kind == ENDPOINT_TCP && o->eps[i].addr.ss_family == AF_INET &&
+            endpoint_is_local(&o->eps[i]))
+            ep = &o->eps[i];
+    if (o->sources.n > 0 || ep == NULL || per == 0 || o->load.conns <= per) return 0;
+    return (unsigned)((o->load.conns + per - 1) / per);
+}
+
+int run_plan_auto(struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                  struct hb_err *err)
+{
+    unsigned ports = l->port_hi ? l->port_hi - l->port_lo + 1 : 0;
+    unsigned n = run_sources_for(o, ports);
+
+    if (n > 0) {
+        if (n > ENDPOINT_MAX_SOURCES) n = ENDPOINT_MAX_SOURCES;
+        for (unsigned i = 0; i < n; i++) {
+            struct sockaddr_in *in4 = (struct sockaddr_in *)&o->sources.addr[i];
+            memset(in4, 0, sizeof(o->sources.addr[i]));
+            in4->sin_family = AF_INET;
+            in4->sin_addr.s_addr = htonl(0x7f000001u + i);
+        }
+        o->sources.n = n;
+        o->sources_auto = true;
+    }
+    if (o->procs_given) return 0;
+    n = run_procs_for(o, l->nofile_hard, open);
+    if (n == 0) return 0; /* one process may, or not even PROCS_MAX: the budget check says */
+    return hb_fail(err, -EMFILE,
+                   "needs %llu file descriptors, the hard limit is %llu: raise it (ulimit -n %llu, "
+                   "as root or in /etc/security/limits.conf) or split the load (--procs %u), and "
+                   "run again",
+                   (unsigned long long)budget_fds(open, run_fd_need(o)),
+                   (unsigned long long)l->nofile_hard,
+                   (unsigned long long)budget_fds(open, run_fd_need(o)), n);
+}
+
+/* A count of connections as the limits lines print it: "unlimited" for none. */
+static const char *room_text(char *buf, size_t cap, uint64_t room)
+{
+    if (room == UINT64_MAX)
+        snprintf(buf, cap, "no limit known");
+    else
+        snprintf(buf, cap, "room for %llu", (unsigned long long)room);
+    return buf;
+}
+
+/* What o's plan spends of l (into *plan, room[]: budget_limits_room); the limit that binds. */
+static enum budget_limit limits_plan(const struct run_opts *o, const struct budget_limits *l,
+                                     uint64_t open, struct budget_plan *plan,
+                                     uint64_t room[BUDGET_LIMITS])
+{
+    struct load_cfg c = run_need_cfg(o), more = c;
+    unsigned procs = o->procs ? o->procs : 1, tcp = 0;
+    uint64_t fds_each = budget_fds(open, run_fd_need(o));
+    size_t mem = run_mem_need(o);
+
+    *plan = (struct budget_plan){ .procs = procs, .local = true };
+    for (unsigned i = 0; i < o->neps; i++) {
+        tcp += o->eps[i].kind == ENDPOINT_TCP;
+        plan->local &= endpoint_is_local(&o->eps[i]);
+    }
+    more.conns += 1024; /* what 1024 connections more of the same threads would take */
+    plan->mem_per_conn = (load_mem_need(&more, 0) - load_mem_need(&c, 0)) / 1024;
+    plan->fds_per_proc = fds_each - (c.conns + procs - 1) / procs;
+    plan->sources = tcp ? (o->sources.n ? o->sources.n : 1) : 0;
+    plan->mem_fixed = mem > plan->mem_per_conn * c.conns ? mem - plan->mem_per_conn * c.conns : 0;
+    return budget_limits_room(l, plan, room);
+}
+
+int run_limits_check(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                     struct hb_err *err)
+{
+    struct budget_plan plan;
+    uint64_t room[BUDGET_LIMITS];
+    unsigned conns = o->load.conns;
+
+    limits_plan(o, l, open, &plan, room);
+    /* fds a process and memory: the budget check's (it raises the soft limit first) */
+    if (room[BUDGET_PORTS] < conns)
+        return hb_fail(err, -EADDRNOTAVAIL,
+                       "%u connections to one TCP endpoint need more ephemeral ports than %u "
+                       "source address%s ha%s (%llu): give more with --source",
+                       conns, plan.sources, plan.sources == 1 ? "" : "es",
+                       plan.sources == 1 ? "s" : "ve", (unsigned long long)room[BUDGET_PORTS]);
+    if (room[BUDGET_SYSTEM_FDS] < conns)
+        return hb_fail(err, -ENFILE,
+                       "%u connections need more fds than the system has left (fs.file-max %llu, "
+                       "%llu allocated)",
+                       conns, (unsigned long long)l->file_max, (unsigned long long)l->file_nr);
+    return 0;
+}
+
+void run_limits_print(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                      FILE *out)
+{
+    struct load_cfg c = run_need_cfg(o), part;
+    unsigned first, ports = l->port_hi ? l->port_hi - l->port_lo + 1 : 0;
+    uint64_t room[BUDGET_LIMITS], fds_each = budget_fds(open, run_fd_need(o));
+    size_t mem = run_mem_need(o);
+    struct budget_plan plan;
+    char a[48], b[48], text[160];
+    enum budget_limit bind = limits_plan(o, l, open, &plan, room);
+    bool local = plan.local;
+
+    if (o->sources_auto)
+        fprintf(out,
+                "run: %u connections to one TCP endpoint are more than 7/8 of the %u even "
+                "ephemeral ports of one source address (connect() takes those first): from %u "
+                "(--source %s)\n",
+                o->load.conns, ports / 2, o->sources.n,
+                endpoint_sources_text(o->sources.addr, o->sources.n, text, sizeof(text)));
+    fprintf(out, "limits: %u connections, %u threads", c.conns, c.threads);
+    if (o->procs > 0) {
+        fprintf(out, " in %u load processes (", o->procs);
+        for (unsigned k = 0; k < o->procs; k++) {
+            procs_share(&c, k, o->procs, &part, &first);
+            fprintf(out, "%s%u", k ? ", " : "", part.conns);
+        }
+        fprintf(out, ")");
+    }
+    fprintf(out, "\n");
+    fprintf(out,
+            "limits: fds: %llu a process (hard RLIMIT_NOFILE; %llu needed each), %s "
+            "connections; system: fs.file-max %llu, %llu allocated: %s%s\n",
+            (unsigned long long)l->nofile_hard, (unsigned long long)fds_each,
+            room_text(a, sizeof(a), room[BUDGET_FDS]), (unsigned long long)l->file_max,
+            (unsigned long long)l->file_nr, room_text(b, sizeof(b), room[BUDGET_SYSTEM_FDS]),
+            local ? " (a local server's ends take as many)" : "");
+    if (plan.sources > 0)
+        fprintf(out,
+                "limits: ports: %u a source address to one endpoint (net.ipv4."
+                "ip_local_port_range %u-%u; connect() takes the even %u first, past them each "
+                "connect scans them all), %s: %s\n",
+                l->port_hi ? l->port_hi - l->port_lo + 1 : 0, l->port_lo, l->port_hi,
+                l->port_hi ? (l->port_hi - l->port_lo + 1) / 2 : 0,
+                o->sources.n
+                    ? endpoint_sources_text(o->sources.addr, o->sources.n, text, sizeof(text))
+                    : "the kernel's one source address",
+                room_text(a, sizeof(a), room[BUDGET_PORTS]));
+    fprintf(out,
+            "limits: accept queue: net.core.somaxconn %d, the most a listener's backlog holds: "
+            "connects beyond it wait (TCP sends its SYN again after 1 s, AF_UNIX tries again "
+            "every 1 ms)\n",
+            l->somaxconn);
+    bytes_format(a, sizeof(a), mem);
+    bytes_format(b, sizeof(b),
+                 l->mem.cgroup_ok && (!l->mem.meminfo_ok || l->mem.cgroup < l->mem.meminfo)
+                     ? l->mem.cgroup
+                     : l->mem.meminfo);
+    fprintf(
+        out,
+        "limits: memory: %s for the load's buffers and histograms (%llu B a connection), %s available: %s\n",
+        a, (unsigned long long)plan.mem_per_conn, b,
+        room_text(text, sizeof(text), room[BUDGET_MEMORY]));
+    fprintf(out, "limits: binds first: %s (%s connections, the plan has %u)\n",
+            budget_limit_name(bind), room_text(a, sizeof(a), room[bind]), c.conns);
 }
 
 /*
@@ -399,6 +604,11 @@ static void run_observe(struct run *run, struct run_record *r)
     h->cfg.noisy_cpus = o->shared.noisy_cpus;
     h->cfg.set = o->services.n + o->services.nwatch > 0 ? &o->services : NULL;
     h->cfg.prof = run->prof;
+    if (o->procs > 0) { /* the load processes, forked before the window opens */
+        r->procs = xcalloc(1, sizeof(*r->procs));
+        h->cfg.own_pids = r->procs->pid;
+        h->cfg.nown_pids = o->procs;
+    }
     observe_set_sampler(&h->cfg, o->shared.sample_given, o->shared.sample_ns, r->cfg.mode,
                         &run->place);
     observe_baseline(&h->cfg);
@@ -463,16 +673,43 @@ static void run_cfg(const struct run *run, unsigned cell, const atomic_int *stop
     *c = o->load;
     c->ep = o->eps[cell];
     c->codec = o->proto->codec;
+    /* --source, or the ones chosen (run_plan_auto) for loopback IPv4 endpoints */
+    if (c->ep.kind == ENDPOINT_TCP && o->sources.n > 0 &&
+        o->sources.addr[0].ss_family == c->ep.addr.ss_family &&
+        (!o->sources_auto || endpoint_is_local(&c->ep))) {
+        c->src = o->sources.addr;
+        c->nsrc = o->sources.n;
+    }
     c->cpus = pl->nclient ? pl->client : NULL;
     c->ncpus = pl->nclient;
     c->stop = stop;
 }
 
 /* One run of cell `cell` into r (at its share of the cell's base with --rate N%). */
+/* What the accept queues refused since `before` (this network namespace's counters). */
+static void run_accept_delta(const struct netstat *before, struct record_accept *a)
+{
+    struct netstat *after = xmalloc(sizeof(*after));
+    struct ctr_val ov, dr, sr;
+
+    a->ok = false;
+    if (netstat_read(after) == 0) {
+        ov = netstat_delta(before, after, "TcpExt.ListenOverflows");
+        dr = netstat_delta(before, after, "TcpExt.ListenDrops");
+        sr = netstat_delta(before, after, "TcpExt.TCPSynRetrans");
+        a->ok = ov.ok && dr.ok && sr.ok;
+        a->overflows = ov.v;
+        a->drops = dr.v;
+        a->syn_retrans = sr.v;
+    }
+    free(after);
+}
+
 static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_record *r,
                    const atomic_int *stop, struct hb_err *err)
 {
     const struct run_opts *o = run->opts;
+    struct netstat *before = NULL;
     int rc;
 
     r->proto = o->proto->name;
@@ -497,7 +734,21 @@ static int run_one(struct run *run, unsigned cell, unsigned rep, struct run_reco
     }
     run->agent_rc = 0;
     if (run->netns.mode != NETNS_NONE) record_netns_begin(&r->netns, &run->netns, run->client_side);
-    rc = load_run(&r->cfg, &r->res, err);
+    if (o->procs > 0 || r->cfg.conns >= RUN_MANY_CONNS) {
+        before = xmalloc(sizeof(*before));
+        if (netstat_read(before) < 0) {
+            free(before);
+            before = NULL;
+        }
+    }
+    if (o->procs > 0)
+        rc = procs_run(&r->cfg, o->procs, &r->res, r->procs, err);
+    else
+        rc = load_run(&r->cfg, &r->res, err);
+    if (before != NULL) {
+        run_accept_delta(before, &r->accept);
+        free(before);
+    }
     if (r->res.wait_err != 0) r->cut_by = "a failed wait";
     if (run->netns.mode != NETNS_NONE) record_netns_end(&r->netns, &run->netns);
     if (run->progress != NULL) progress_run_end(run->progress, &r->cfg);
@@ -687,6 +938,103 @@ static void run_agent_lines(FILE *out, const struct run_record *recs, size_t n)
     }
 }
 
+/* The kernel counter `name` of r's window (observe.h's OBS_NET_NAMES); false when not read. */
+static bool run_net(const struct run_record *r, const char *name, uint64_t *v)
+{
+    for (unsigned i = 0; i < OBS_NET_COUNT && r->observed; i++)
+        if (strcmp(observe_net_name(i), name) == 0 && r->obs.net[i].ok) {
+            *v = r->obs.net[i].v;
+            return true;
+        }
+    return false;
+}
+
+/*
+ * What kept r's connections from all being open, from what the run counted:
+ * each cause seen, in the order a plan meets them, into buf.
+ */
+static const char *run_short_causes(const struct run_record *r, char *buf, size_t cap)
+{
+    const uint64_t *e = r->res.errors;
+    uint64_t overflows = 0;
+    size_t off = 0;
+
+    buf[0] = '\0';
+#define CAUSE(cond, ...)                                                                           \
+    do {                                                                                           \
+        if ((cond) && off < cap)                                                                   \
+            off += (size_t)snprintf(buf + off, cap - off, "%s", off ? ", " : "");                  \
+        if ((cond) && off < cap) off += (size_t)snprintf(buf + off, cap - off, __VA_ARGS__);       \
+    } while (0)
+    CAUSE(e[OP_ERR_ADDRNOTAVAIL] > 0, "ports (%llu connects out of ephemeral ports)",
+          (unsigned long long)e[OP_ERR_ADDRNOTAVAIL]);
+    CAUSE(e[OP_ERR_FDS] > 0, "fds (%llu out of file descriptors)",
+          (unsigned long long)e[OP_ERR_FDS]);
+    if (r->accept.ok)
+        CAUSE(r->accept.overflows + r->accept.drops + r->accept.syn_retrans > 0,
+              "the accept queue (over the run, its connects included: TcpExt.ListenOverflows "
+              "+%llu, ListenDrops +%llu, TCPSynRetrans +%llu: SYNs dropped wait 1 s, 3 s, ... "
+              "to be sent again)",
+              (unsigned long long)r->accept.overflows, (unsigned long long)r->accept.drops,
+              (unsigned long long)r->accept.syn_retrans);
+    else
+        CAUSE(run_net(r, "TcpExt.ListenOverflows", &overflows) && overflows > 0,
+              "the accept queue (TcpExt.ListenOverflows +%llu)", (unsigned long long)overflows);
+    CAUSE(r->res.connect_retries > 0 || e[OP_ERR_AGAIN] > 0,
+          "the accept queue (%llu AF_UNIX connects tried again, %llu given up)",
+          (unsigned long long)r->res.connect_retries, (unsigned long long)e[OP_ERR_AGAIN]);
+    CAUSE(e[OP_ERR_REFUSED] > 0, "refusals (%llu: nobody listening)",
+          (unsigned long long)e[OP_ERR_REFUSED]);
+    CAUSE(e[OP_ERR_TIMEOUT] > 0, "timeouts (%llu)", (unsigned long long)e[OP_ERR_TIMEOUT]);
+    CAUSE(e[OP_ERR_RESET] + e[OP_ERR_SHORT] > 0 || r->res.reconnects > 0,
+          "the server's closes (%llu resets or short replies, %llu reopened: its --max-conns?)",
+          (unsigned long long)(e[OP_ERR_RESET] + e[OP_ERR_SHORT]),
+          (unsigned long long)r->res.reconnects);
+#undef CAUSE
+    if (off == 0) snprintf(buf, cap, "no cause counted");
+    return buf;
+}
+
+/*
+ * With many connections or --procs, per run: how many were open at each end
+ * of the window and what kept the rest shut; the load processes' memory.
+ */
+static void run_conns_lines(FILE *out, const struct run_record *recs, size_t n, unsigned many)
+{
+    char why[512], a[32];
+
+    for (size_t i = 0; i < n; i++) {
+        const struct run_record *r = &recs[i];
+        const struct record_procs *p = r->procs;
+        uint64_t bytes;
+        double per;
+
+        if (r->cfg.conns < many && p == NULL) continue;
+        fprintf(out,
+                "connections: %s rep %u: %llu of %u open when the window began, %llu when "
+                "it ended",
+                endpoint_name(&r->cfg.ep), r->rep + 1, (unsigned long long)r->res.open_start,
+                r->cfg.conns, (unsigned long long)r->res.open_end);
+        if (r->res.open_start < r->cfg.conns || r->res.open_end < r->cfg.conns)
+            fprintf(out, "; short by %llu: %s",
+                    (unsigned long long)(r->cfg.conns - (r->res.open_end < r->res.open_start
+                                                             ? r->res.open_end
+                                                             : r->res.open_start)),
+                    run_short_causes(r, why, sizeof(why)));
+        fprintf(out, "\n");
+        if (p == NULL) continue;
+        if (!record_procs_growth(p, &bytes, &per)) {
+            fprintf(out, "client memory: %u load processes, PSS not read\n", p->n);
+            continue;
+        }
+        bytes_format(a, sizeof(a), bytes);
+        fprintf(out,
+                "client memory: %u load processes grew by %s (PSS, after the fork to the "
+                "window's end) for %u connections: %.0f B a connection\n",
+                p->n, a, r->cfg.conns, per);
+    }
+}
+
 void run_report(const struct run *run, FILE *out)
 {
     const struct run_record *recs = run->recs;
@@ -707,6 +1055,7 @@ void run_report(const struct run *run, FILE *out)
          ? report_errors_only
          : report_errors)(out, recs, n);
     report_cut_short(out, recs, n);
+    run_conns_lines(out, recs, n, RUN_MANY_CONNS);
 }
 
 json_t *run_bottom(const struct run *run, FILE *out)
@@ -723,6 +1072,8 @@ void run_release(struct run *run)
     for (size_t i = 0; i < run->nrecs; i++) {
         load_result_release(&run->recs[i].res);
         json_decref(run->recs[i].agent);
+        free(run->recs[i].procs);
+        run->recs[i].procs = NULL;
         profile_result_release(&run->recs[i].obs.prof);
     }
     profile_free(run->prof);

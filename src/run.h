@@ -19,6 +19,7 @@
 #include "agent/client.h"
 #include "endpoint.h"
 #include "engine/load.h"
+#include "host/budget.h"
 #include "host/listener.h"
 #include "host/netns.h"
 #include "host/observe.h"
@@ -33,6 +34,10 @@
 #define CLI_MAX_PARAMS 32   /* --param */
 #define CLI_MAX_SECRET 258  /* a password read from a file, its NUL and one more */
 #define CLI_MAX_BODY   4096 /* --expect-body, after escapes */
+
+/* From this many connections (or with --procs or --source) run prints its limits and what
+ * kept connections shut. */
+#define RUN_MANY_CONNS 1000
 
 struct proto_entry;
 
@@ -86,6 +91,12 @@ struct run_opts {
     bool agent_given;
     const char *agent_token_file;
     struct agent_client agent;
+    /* --procs: the load's child processes (0: hopbench's own process) */
+    unsigned procs;
+    bool procs_given;
+    /* --source, or chosen by run_plan_auto (sources_auto): TCP connections bind these */
+    struct endpoint_sources sources;
+    bool sources_auto;
     enum netns_mode netns;    /* --netns: run starts the built-in server there (NETNS_NONE: none) */
     enum netns_mode in_netns; /* --in-netns: started inside a stack's --netns namespaces */
 };
@@ -155,8 +166,60 @@ int run_serve_check(struct run *run, struct hb_err *err);
 /* Stops the built-in server, moves the thread back to the host's namespace, closes them. */
 void run_serve_stop(struct run *run);
 
-/* The fds one run holds at once (load_fd_need), besides those open when it starts. */
+/*
+ * The fds one run holds at once (load_fd_need), besides those open when it
+ * starts; with --procs, those of the load process with the most (each inherits
+ * the soft limit the budget check raises).
+ */
 uint64_t run_fd_need(const struct run_opts *o);
+
+/*
+ * How many load processes o's plan needs: o->procs when --procs was given (or
+ * it is set), 0 when one process with `open` fds open may open the run's fds
+ * under the hard RLIMIT_NOFILE `hard` (budget_fds), else the fewest that may,
+ * each with its share (at least a thread each); 0 when not even PROCS_MAX
+ * processes may (the budget check then refuses the plan). Pure.
+ */
+unsigned run_procs_for(const struct run_opts *o, uint64_t hard, uint64_t open);
+
+/*
+ * What the plan needs that it was not told: source addresses from 127.0.0.1
+ * on (run_sources_for, o->sources_auto). Returns 0, or -EMFILE with err set
+ * when one process may not open the connections' fds (l's hard RLIMIT_NOFILE,
+ * `open` fds open) and --procs was not given: the line says how many would
+ * (run_procs_for).
+ */
+int run_plan_auto(struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                  struct hb_err *err);
+
+/*
+ * Whether the machine (l) holds o's connections beyond what the budget check
+ * sees: 0, or with err set -EADDRNOTAVAIL when a TCP endpoint's connections
+ * are more than its source addresses have ports, -ENFILE when more than the
+ * system has fds left (the fds of a process and memory are cmd_check_budget's).
+ */
+int run_limits_check(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                     struct hb_err *err);
+
+/*
+ * The limits lines, once the plan is not refused: the source addresses chosen
+ * (run_plan_auto), what the machine allows o's connections (fds a process and
+ * the system's, ports a source address, the accept queue, memory) from l, and
+ * which limit binds first, on out.
+ */
+void run_limits_print(const struct run_opts *o, const struct budget_limits *l, uint64_t open,
+                      FILE *out);
+
+/*
+ * How many source addresses (127.0.0.1 on) the connections to o's first
+ * IPv4 loopback TCP endpoint need when each has `ports` ephemeral ports
+ * (ip_local_port_range) to it: connect() takes the even half first, and past
+ * it each connect scans them all (5 ms each with 16,000 connections from one
+ * address, measured on Linux 6.18), so seven eighths of the half are counted on
+ * (the rest for ports others hold): 0 when the kernel's one address is enough,
+ * --source was given, or no endpoint is such. Pure.
+ */
+unsigned run_sources_for(const struct run_opts *o, unsigned ports);
 
 /*
  * The most memory a run allocates while the histograms of every earlier

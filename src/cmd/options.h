@@ -93,6 +93,9 @@ enum {
     OPT_HDR_LOG,
     OPT_PROFILE_HZ,
     OPT_NO_SERVER_LOOKUP,
+    OPT_PROCS,
+    OPT_REUSEPORT,
+    OPT_SOURCE,
 };
 
 /* The most options one table has (run's, the registry's protocol options included). */

@@ -20,6 +20,7 @@
 #include "host/probe.h"
 #include "host/service.h"
 #include "outfile.h"
+#include "procs.h"
 #include "progress.h"
 #include "registry.h"
 #include "report/profile.h"
@@ -55,6 +56,21 @@ static char run_value_size_help[160];
 static const struct cmd_option run_head[] = {
     { "connections", 'c', "N", "connections in total, spread over the threads (default 1)", 'c' },
     { "threads", 't', "N", "load threads, one epoll loop each (default 1; <= connections)", 't' },
+    { "procs", 0, "N",
+      "make the load in N child processes (1..64), each with its share\n"
+      "of -c and -t (at least one thread each), their windows opened\n"
+      "together, their results added into one run, histograms exactly\n"
+      "(docs/connections.md). Default: hopbench's own process; a plan\n"
+      "whose fds one process may not open (its hard RLIMIT_NOFILE) is\n"
+      "refused with the --procs that would do",
+      OPT_PROCS },
+    { "source", 0, "LIST",
+      "TCP: the source addresses connections bind, in turn\n"
+      "(127.0.0.2-127.0.0.9, or A,B,...), each with the ephemeral port\n"
+      "range to the endpoint. Default: the kernel's pick (127.0.0.1 to\n"
+      "a loopback endpoint), or 127.0.0.1, .2, ... as many as -c needs\n"
+      "when it is more than one address has ports for",
+      OPT_SOURCE },
     { "duration", 'd', "S",
       "measure for S after the warm-up (default 5); S, here and below,\n"
       "is seconds (2, 0.5) or a time with its unit (500ms, 10s, 2m, 1h)",
@@ -567,6 +583,18 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
     case OPT_NETNS:
         rc = opt_netns("--netns", val, &o->netns, err);
         break;
+    case OPT_PROCS:
+        rc = opt_uint("--procs", val, 1, PROCS_MAX, &v, err);
+        o->procs = (unsigned)v;
+        o->procs_given = true;
+        break;
+    case OPT_SOURCE:
+        if (endpoint_sources_parse(&o->sources, val, err) < 0) {
+            char msg[sizeof(err->msg)];
+            memcpy(msg, err->msg, sizeof(msg));
+            rc = hb_fail(err, -EINVAL, "--source: %s", msg);
+        }
+        break;
     case OPT_IN_NETNS:
         rc = opt_netns("--in-netns", val, &o->in_netns, err);
         break;
@@ -790,6 +818,44 @@ static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_
     return opt_check_remote(o->eps, o->neps, o->allow_remote, err);
 }
 
+/* --source against the endpoints, and --procs against the rest of the plan. */
+static int run_check_procs(const struct run_opts *o, struct hb_err *err)
+{
+    const struct endpoint_sources *src = &o->sources;
+    unsigned tcp = 0;
+
+    for (unsigned i = 0; i < o->neps && src->n > 0; i++) {
+        const struct endpoint *ep = &o->eps[i];
+        if (ep->kind != ENDPOINT_TCP) continue;
+        tcp++;
+        for (unsigned k = 0; k < src->n; k++)
+            if (src->addr[k].ss_family != ep->addr.ss_family)
+                return hb_fail(err, -EINVAL,
+                               "run: --source: %s takes source addresses of its own family "
+                               "(IPv%d)",
+                               ep->text, ep->addr.ss_family == AF_INET6 ? 6 : 4);
+    }
+    if (src->n > 0 && tcp == 0)
+        return hb_fail(err, -EINVAL, "run: --source is for TCP endpoints; none is TCP");
+    if (src->n > 0 && !o->allow_remote && !endpoint_sources_local(src))
+        return hb_fail(err, -EINVAL,
+                       "run: --source: an address that is not a loopback one needs "
+                       "--allow-remote");
+    if (!o->procs_given) return 0;
+    if (o->netns != NETNS_NONE)
+        return hb_fail(err, -EINVAL,
+                       "run: give --procs or --netns, not both (the load processes' exits "
+                       "would be taken for the server's)");
+    if (o->load.count && o->load.count < o->procs)
+        return hb_fail(err, -EINVAL, "run: --count %llu is less than --procs %u",
+                       (unsigned long long)o->load.count, o->procs);
+    if (o->rate_share > 0 && o->nrate_bases == 0)
+        return hb_fail(err, -EINVAL,
+                       "run: --procs with --rate N%% needs --rate-base (the closed-loop probes "
+                       "would run in one process)");
+    return 0;
+}
+
 /*
  * Without --wait, a run whose threads each have one kept connection and one
  * request at a time, closed loop (-c equal to -t, --mode reuse, no --pipeline,
@@ -817,6 +883,11 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
     if (rc == 0) rc = run_proto_parse(argc, argv, o, err);
     if (rc != 0) return rc;
     run_load_from_shared(o);
+    if (o->procs_given && o->procs > o->load.conns)
+        return hb_fail(err, -EINVAL, "run: --procs %u is more than --connections %u", o->procs,
+                       o->load.conns);
+    /* each load process has a thread at least */
+    if (o->procs_given && o->load.threads < o->procs) o->load.threads = o->procs;
     if (o->load.duration_ns && o->load.count)
         return hb_fail(err, -EINVAL, "run: give --duration or --count, not both");
     if (!o->load.duration_ns && !o->load.count) o->load.duration_ns = 5 * NS_PER_S;
@@ -847,7 +918,9 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, FILE *out, struct h
     o->calibrate_ns = o->load.duration_ns && o->load.duration_ns < 3 * NS_PER_S
                           ? o->load.duration_ns
                           : 3 * NS_PER_S;
-    if (run_positionals(argc, argv, o, err) < 0 || run_agent_check(o, err) < 0) return -EINVAL;
+    if (run_positionals(argc, argv, o, err) < 0 || run_agent_check(o, err) < 0 ||
+        run_check_procs(o, err) < 0)
+        return -EINVAL;
     if (o->nrate_bases > 1 && o->nrate_bases != o->neps)
         return hb_fail(err, -EINVAL,
                        "run: --rate-base gives %u bases for %u endpoints: give one for all, or "
@@ -1038,6 +1111,31 @@ static int run_measure(const struct cmd_env *env, struct run *run, struct run_op
     return rc;
 }
 
+/*
+ * Before the budget check: the source addresses the plan needs (run_plan_auto)
+ * and the machine's limits for its connections (run_limits_check), read into
+ * *l. A plan refused gets one line and HB_EXIT_LIMITS, nothing on stdout.
+ */
+static int run_limits(struct run_opts *o, struct budget_limits *l, uint64_t *nopen)
+{
+    struct hb_err err = { 0 };
+    int open = budget_fds_open();
+
+    *nopen = open > 0 ? (uint64_t)open : 3;
+    budget_limits_read("/proc/meminfo", l);
+    if (run_plan_auto(o, l, *nopen, &err) < 0 || run_limits_check(o, l, *nopen, &err) < 0)
+        return cmd_fail("run", &err, HB_EXIT_LIMITS);
+    return HB_EXIT_OK;
+}
+
+/* Once the plan may run: its limits lines, with many connections, --procs or --source. */
+static void run_limits_show(const struct run_opts *o, const struct budget_limits *l, uint64_t nopen)
+{
+    if (o->procs == 0 && o->sources.n == 0 && o->load.conns < RUN_MANY_CONNS) return;
+    run_limits_print(o, l, nopen, stdout);
+    fflush(stdout);
+}
+
 static int run_exec(const struct cmd_env *env)
 {
     struct run_opts *o = &run_opts;
@@ -1045,12 +1143,16 @@ static int run_exec(const struct cmd_env *env)
     struct hb_err err = { 0 };
     const char *json_path;
     char path[64], server[1024] = "";
+    struct budget_limits limits;
+    uint64_t nopen = 3;
     int rc;
 
     if (run_init(&run, o, &err) < 0) return cmd_fail("run", &err, HB_EXIT_USAGE);
     json_path = cmd_evidence_path("run", o->shared.json_path, path, sizeof(path));
     rc = cmd_check_outputs("run", json_path, o->shared.csv_path, o->shared.html_path);
+    if (rc == HB_EXIT_OK) rc = run_limits(o, &limits, &nopen);
     if (rc == HB_EXIT_OK) rc = cmd_check_budget("run", run_fd_need(o), run_mem_need(o));
+    if (rc == HB_EXIT_OK) run_limits_show(o, &limits, nopen);
     if (rc == HB_EXIT_OK) rc = cmd_open_profile("run", &o->shared, &run.prof);
     if (rc == HB_EXIT_OK && (rc = run_start_server(env, &run, o, &err)) < 0)
         rc = cmd_fail("run", &err, rc == -EPERM ? HB_EXIT_NOPERM : HB_EXIT_RUNTIME);

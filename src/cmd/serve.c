@@ -85,6 +85,11 @@ static const struct cmd_option serve_options[] = {
       "the CPUs) (default none); use the same --pin for run",
       OPT_PIN },
     { "allow-remote", 0, NULL, "allow a non-loopback TCP address", OPT_ALLOW_REMOTE },
+    { "reuseport", 0, NULL,
+      "TCP: SO_REUSEPORT, so that several serve processes listen on\n"
+      "one port (more connections than one process has fds for: the\n"
+      "kernel spreads them by address; docs/connections.md)",
+      OPT_REUSEPORT },
     { "close-after", 0, "B",
       "close each connection first once B bytes were sent on it (one\n"
       "echo of B bytes): the server holds TIME_WAIT (run --close server)",
@@ -138,6 +143,9 @@ static int serve_option(int c, const char *val, void *opts, struct hb_err *err)
         break;
     case OPT_ALLOW_REMOTE:
         o->allow_remote = true;
+        break;
+    case OPT_REUSEPORT:
+        o->reuseport = true;
         break;
     case 't':
         rc = opt_uint("--threads", val, 1, 1024, &v, err);
@@ -255,6 +263,7 @@ static int serve_cfg(struct serve_opts *o, struct place *pl, struct server_cfg *
         .max_conns = o->max_conns,
         .mode = o->socket_mode,
         .allow_remote = o->allow_remote,
+        .reuseport = o->reuseport,
         .cpus = ncpus ? cpus : NULL,
         .ncpus = ncpus,
         .stop_on_sigint = true,

@@ -26,6 +26,7 @@ struct serve_opts {
     unsigned socket_mode;
     bool socket_mode_given; /* --socket-mode was on the command line */
     bool allow_remote;
+    bool reuseport; /* --reuseport */
     enum place_mode pin;
     uint64_t close_after; /* 0: never close first */
     size_t body_size;     /* http, fcgi: reply body bytes (0 = the short greeting) */

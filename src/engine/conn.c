@@ -38,6 +38,7 @@ void conn_init(struct conn *c, struct conn_ctx *ctx, uint8_t *rbuf, uint8_t *wbu
     c->lfd = (struct loop_fd){ .fn = conn_on_event, .data = c, .fd = -1 };
     c->sn.idx = SENDQ_NONE;
     c->send = (struct loop_task){ .fn = conn_send_deferred, .data = c };
+    if (ctx->cfg->nsrc > 0) c->src = &ctx->cfg->src[index % ctx->cfg->nsrc];
     cc.conn_index = index;
     ctx->cfg->codec->init(codec_state, &cc);
     c->live = true;
@@ -461,7 +462,7 @@ static void conn_open(struct conn *c, uint64_t now)
 {
     struct conn_ctx *ctx = c->ctx;
     bool in_progress = false;
-    int fd = endpoint_connect(&ctx->cfg->ep, &in_progress);
+    int fd = endpoint_connect_from(&ctx->cfg->ep, c->src, &in_progress);
     int rc;
 
     if (fd == -EAGAIN && ctx->cfg->ep.kind != ENDPOINT_TCP) {
@@ -572,7 +573,7 @@ void conn_begin(struct conn *c, uint64_t now)
     if (c->reopen && ctx->cfg->mode == LOAD_REUSE) ctx->reconnects++;
     c->reopen = false;
     if (c->lfd.fd < 0 || ctx->cfg->mode == LOAD_CONNECT) {
-        conn_open(c, now);
+        conn_open(c, c->t_begin); /* its connect's timeout from its own start */
         return;
     }
     /* In a handler, the send waits for the other ready sockets: their replies are read first,

@@ -140,6 +140,7 @@ struct conn {
     uint8_t *rbuf;         /* ctx->rbuf_cap bytes: the thread's, shared (but with --wait uring) */
     uint8_t *wbuf;         /* wbuf_cap bytes of its own, or ctx->req when wbuf_cap is 0 */
     void *codec_state;     /* ctx->cfg->codec->state_size bytes */
+    const struct sockaddr_storage *src; /* the source address it binds (load_cfg.src), or NULL */
     /* The bytes being written: ctx->req (a fixed codec's batch) or wbuf. */
     const uint8_t *wr_buf;
 };

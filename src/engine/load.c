@@ -314,7 +314,8 @@ static int worker_setup(struct worker *w)
                   base + own + lo.wbuf, index);
         /* Connections start staggered, so arrivals are spread from the first instant. */
         w->conns[i].sn.at =
-            w->t0 + (cfg->rate > 0 ? (uint64_t)((double)index * 1e9 / cfg->rate) : 0);
+            w->t0 +
+            (cfg->rate > 0 ? (uint64_t)((double)(index - cfg->conn_base) * 1e9 / cfg->rate) : 0);
         w->conns[i].rng =
             (cfg->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (index + 1) * 0xD1B54A32D192ED03ULL;
         if (w->conns[i].rng == 0) w->conns[i].rng = 1;
@@ -514,6 +515,16 @@ static void worker_publish(const struct worker *w)
     atomic_store_explicit(&w->live->errors, op_err_total(w->ctx.errors), memory_order_relaxed);
 }
 
+/* The thread's connections open now: connected sockets (not a connect still pending). */
+static unsigned worker_open_conns(const struct worker *w)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < w->nconns; i++)
+        n += w->conns[i].lfd.fd >= 0 && w->conns[i].state != CONN_CONNECTING;
+    return n;
+}
+
 static void worker_loop(struct worker *w)
 {
     const struct load_cfg *cfg = w->cfg;
@@ -541,6 +552,7 @@ static void worker_loop(struct worker *w)
             }
             in_window = true;
             w->ctx.end_ns = deadline;
+            w->win.open_start = worker_open_conns(w);
             cpu0 = thread_cpu_ns();
         }
         limit = open ? add_ns(deadline, cfg->timeout_ns) : deadline;
@@ -576,6 +588,7 @@ static void worker_loop(struct worker *w)
     if (in_window) {
         w->win.cpu_ns = thread_cpu_ns() - cpu0;
         worker_end_window(w, win, deadline, now);
+        w->win.open_end = worker_open_conns(w);
     }
     w->ctx.stopping = true;
 }
@@ -632,6 +645,8 @@ void load_result_add(struct load_result *res, const struct conn_ctx *ctx,
     if (win->window_ns > res->window_ns) res->window_ns = win->window_ns;
     if (win->drain_ns > res->drain_ns) res->drain_ns = win->drain_ns;
     res->interrupted |= win->interrupted;
+    res->open_start += win->open_start;
+    res->open_end += win->open_end;
     res->ring_threads += ctx->ring_on;
     if (win->ring_err != 0) res->ring_err = win->ring_err;
     if (win->wait_err != 0) res->wait_err = win->wait_err;
@@ -650,7 +665,7 @@ static uint64_t load_share(uint64_t count, unsigned k, unsigned n)
 static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t0,
                        const atomic_bool *opened, atomic_bool *failed, struct series_run *series)
 {
-    unsigned first = 0;
+    unsigned first = 0; /* of this load's connections; the run's numbers begin at conn_base */
 
     for (unsigned i = 0; i < cfg->threads; i++) {
         struct worker *w = &ws[i];
@@ -660,23 +675,24 @@ static void split_work(struct worker *ws, const struct load_cfg *cfg, uint64_t t
         w->failed = failed;
         w->series = series;
         w->nconns = cfg->conns / cfg->threads + (i < cfg->conns % cfg->threads);
-        w->first_conn = first;
+        w->first_conn = cfg->conn_base + first;
         w->live = cfg->live != NULL ? &cfg->live[i] : NULL;
-        first += w->nconns;
         w->quota = UINT64_MAX;
         /* The count in proportion to the thread's connections (so an open-loop rate, which is
          * per connection, meets its share): ops [count*first/conns, count*end/conns). */
         if (cfg->count)
-            w->quota = load_share(cfg->count, w->first_conn + w->nconns, cfg->conns) -
-                       load_share(cfg->count, w->first_conn, cfg->conns);
+            w->quota = load_share(cfg->count, first + w->nconns, cfg->conns) -
+                       load_share(cfg->count, first, cfg->conns);
+        first += w->nconns;
     }
 }
 
 /*
  * Sleeps until the window begins (or Ctrl-C), calls the OPEN hook, lets the
  * load threads into the window (*opened, set whatever happened; the series'
- * first interval begins then, before any thread's window), then calls the
- * OPENED hook. Returns whether it called them.
+ * first interval begins then, before any thread's window, unless the series
+ * is the caller's: NULL), then calls the OPENED hook. Returns whether it
+ * called them.
  */
 static bool window_begin(const struct load_cfg *cfg, uint64_t t0, atomic_bool *opened,
                          struct series_run *series)
@@ -684,24 +700,14 @@ static bool window_begin(const struct load_cfg *cfg, uint64_t t0, atomic_bool *o
     bool hooked = sleep_until_ns(t0 + cfg->warmup_ns, cfg->stop);
 
     if (hooked) cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPEN);
-    series->origin_ns = now_ns();
+    if (series != NULL) series->origin_ns = now_ns();
     atomic_store(opened, true);
     if (hooked) cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPENED);
     return hooked;
 }
 
-int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err *err)
+void load_result_init(struct load_result *res, const struct load_cfg *cfg)
 {
-    struct worker *ws = xcalloc(cfg->threads, sizeof(*ws));
-    unsigned started = 0;
-    bool hooked = false;
-    atomic_bool opened = false, failed = false;
-    bool await = cfg->on_window != NULL && cfg->warmup_ns > 0; /* load threads wait for opened */
-    struct series_run series;
-    uint64_t t0, win0 = UINT64_MAX, end = 0;
-    struct timespec real0;
-    int rc = 0;
-
     *res = (struct load_result){ 0 };
     res->lat = xmalloc(sizeof(*res->lat));
     hist_init(res->lat);
@@ -713,8 +719,25 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         res->service = xmalloc(sizeof(*res->service));
         hist_init(res->service);
     }
-    series_plan(&series, cfg->duration_ns, cfg->rate > 0 ? cfg->timeout_ns : 0);
-    series_alloc(&series);
+}
+
+int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err *err)
+{
+    struct worker *ws = xcalloc(cfg->threads, sizeof(*ws));
+    unsigned started = 0;
+    bool hooked = false;
+    atomic_bool opened = false, failed = false;
+    bool await = cfg->on_window != NULL && cfg->warmup_ns > 0; /* load threads wait for opened */
+    struct series_run own = { 0 }, *series = cfg->series != NULL ? cfg->series : &own;
+    uint64_t t0, win0 = UINT64_MAX, end = 0;
+    struct timespec real0;
+    int rc = 0;
+
+    load_result_init(res, cfg);
+    if (cfg->series == NULL) {
+        series_plan(&own, cfg->duration_ns, cfg->rate > 0 ? cfg->timeout_ns : 0);
+        series_alloc(&own);
+    }
     /* Without a warm-up the window opens with the threads: snapshot before they start. */
     if (cfg->on_window != NULL && cfg->warmup_ns == 0) {
         cfg->on_window(cfg->on_window_arg, LOAD_WINDOW_OPEN);
@@ -724,8 +747,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     t0 = now_ns();
     clock_gettime(CLOCK_REALTIME, &real0); /* the wall clock at t0, to date the window by */
     /* no op of the window ends before it: each thread's window begins there or later */
-    series.origin_ns = t0 + cfg->warmup_ns;
-    split_work(ws, cfg, t0, await ? &opened : NULL, &failed, &series);
+    if (cfg->series == NULL) own.origin_ns = t0 + cfg->warmup_ns;
+    split_work(ws, cfg, t0, await ? &opened : NULL, &failed, series);
     for (; started < cfg->threads; started++) {
         rc = worker_start(&ws[started], started);
         if (rc < 0) {
@@ -733,7 +756,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
             break;
         }
     }
-    if (await && rc == 0) hooked = window_begin(cfg, t0, &opened, &series);
+    if (await && rc == 0)
+        hooked = window_begin(cfg, t0, &opened, cfg->series == NULL ? &own : NULL);
     atomic_store(&opened, true); /* also when a thread could not start: none waits on */
     for (unsigned i = 0; i < started; i++)
         pthread_join(ws[i].tid, NULL);
@@ -749,8 +773,8 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
         if (ws[i].win.window_ns > 0 && ws[i].ctx.window_start_ns < win0)
             win0 = ws[i].ctx.window_start_ns;
         series_flush(&ws[i].ctx.series);
-        if (ws[i].end_ns > series.origin_ns && ws[i].end_ns - series.origin_ns > end)
-            end = ws[i].end_ns - series.origin_ns;
+        if (ws[i].end_ns > series->origin_ns && ws[i].end_ns - series->origin_ns > end)
+            end = ws[i].end_ns - series->origin_ns;
         worker_release(&ws[i]);
         hist_free(ws[i].ctx.lat);
         hist_free(ws[i].ctx.service);
@@ -762,8 +786,13 @@ int load_run(const struct load_cfg *cfg, struct load_result *res, struct hb_err 
     if (win0 == UINT64_MAX || win0 < t0) win0 = t0 + cfg->warmup_ns;
     res->window_start_unix_ns =
         (uint64_t)real0.tv_sec * 1000000000u + (uint64_t)real0.tv_nsec + (win0 - t0);
-    series_result_of(&series, end, &res->series);
-    series_free(&series);
+    if (cfg->series == NULL) {
+        series_result_of(&own, end, &res->series);
+        series_free(&own);
+    } else { /* the caller's slots, which the other parts may still be adding to */
+        res->series.interval_ns = series->interval_ns;
+        res->series.end_ns = end;
+    }
     return rc;
 }
 

@@ -66,6 +66,8 @@ struct load_result {
     int wait_err;                  /* a thread's wait failed with this errno, ending it (the run
                                     * is interrupted and fails), or 0 */
     struct op_bad bad;             /* the first bad reply of the threads', t_ns 0: none */
+    uint64_t open_start;           /* connections open (connected) when the window began */
+    uint64_t open_end;             /* and when it ended, before any was closed */
     struct hist *lat;              /* merged op latency (ns); owned, freed by load_result_release */
     struct hist *phase[PHASES];    /* merged phase latencies (ns); owned likewise */
     /*
@@ -73,20 +75,23 @@ struct load_result {
      * coordinated omission); `service` from its actual send. NULL when closed.
      */
     struct hist *service;
-    /* Ops and p99 per interval of the window, from every thread (series.h); owned likewise. */
+    /* Ops and p99 per interval of the window, from every thread (series.h); owned likewise.
+     * With load_cfg.series given, only its interval_ns and end_ns: the slots are the caller's. */
     struct series_result series;
 };
 
 /* What one load thread measured of the window. */
 struct load_thread_window {
-    uint64_t window_ns; /* the window's start to the thread's end: the deadline at the latest
-                         * in a closed loop; at the earliest in an open loop (unless stopped),
-                         * which drains after it; 0 when the thread never reached the window */
-    uint64_t drain_ns;  /* open loop: how long after the deadline the thread ended; else 0 */
-    uint64_t cpu_ns;    /* the thread's CPU time inside the window */
-    bool interrupted;   /* *stop, or its failed wait, ended the thread's loop */
-    int ring_err;       /* --wait uring: the errno io_uring_queue_init failed with, or 0 */
-    int wait_err;       /* the errno the loop's wait failed with (it ended: interrupted), or 0 */
+    uint64_t window_ns;  /* the window's start to the thread's end: the deadline at the latest
+                          * in a closed loop; at the earliest in an open loop (unless stopped),
+                          * which drains after it; 0 when the thread never reached the window */
+    uint64_t drain_ns;   /* open loop: how long after the deadline the thread ended; else 0 */
+    uint64_t cpu_ns;     /* the thread's CPU time inside the window */
+    bool interrupted;    /* *stop, or its failed wait, ended the thread's loop */
+    int ring_err;        /* --wait uring: the errno io_uring_queue_init failed with, or 0 */
+    int wait_err;        /* the errno the loop's wait failed with (it ended: interrupted), or 0 */
+    unsigned open_start; /* its connections open when its window began */
+    unsigned open_end;   /* and when its loop ended */
 };
 
 struct conn_ctx; /* conn.h: one thread's connections and what they counted */
@@ -136,6 +141,12 @@ int load_ring_probe(void);
 
 /* The fds a load_run of cfg holds at once: one socket per connection, one epoll per thread. */
 unsigned long long load_fd_need(const struct load_cfg *cfg);
+
+/*
+ * An empty result of cfg's load: zero counters, empty histograms (a service
+ * one for an open loop), no series. Exits on OOM, as xmalloc.
+ */
+void load_result_init(struct load_result *res, const struct load_cfg *cfg);
 
 /*
  * Runs one load. Fills res (caller-owned; release with load_result_release).

@@ -81,6 +81,10 @@ struct load_live {
 
 struct load_cfg {
     struct endpoint ep;
+    /* TCP: the source addresses connections bind before they connect (endpoint.h's struct
+     * endpoint_sources), connection i the (i mod nsrc)th; NULL: the kernel picks one */
+    const struct sockaddr_storage *src;
+    unsigned nsrc;
     const struct codec_ops *codec;
     size_t size; /* payload bytes per request */
     enum load_mode mode;
@@ -115,6 +119,16 @@ struct load_cfg {
     void (*on_window)(void *arg, enum load_window at);
     void *on_window_arg;
     struct load_live *live; /* threads entries, kept up to date during the run; NULL: none */
+    /*
+     * A load that is one part of a larger one (run --procs: each child
+     * process's): the number of its first connection in the whole (0 alone;
+     * connections are numbered from there, which spreads keys, seeds and
+     * source addresses over the whole), and the intervals every part adds its
+     * ops to (series.h), in memory they all map, whose origin the caller sets
+     * by LOAD_WINDOW_OPEN's return; NULL: the load's own.
+     */
+    unsigned conn_base;
+    struct series_run *series;
 };
 
 #endif

@@ -333,6 +333,7 @@ static int add_run(json_t *dst, const json_t *src, struct hb_err *err)
     if (add_counts(dst, src, EV_ERRORS, true, err) < 0) return -EINVAL;
     if (add_counts(dst, src, EV_STATUS, false, err) < 0) return -EINVAL;
     if (add_counts(dst, src, EV_REPLIES_BY_KIND, false, err) < 0) return -EINVAL;
+    if (add_counts(dst, src, EV_CONNECTIONS_OPEN, false, err) < 0) return -EINVAL;
     if (!json_is_number(wa) || !json_is_number(wb))
         return hb_fail(err, -EINVAL, "\"" EV_WINDOW_S "\" is missing or not a number");
     if (json_number_value(wb) > json_number_value(wa))
@@ -584,6 +585,8 @@ static json_t *merge_slot(struct merge *m, const struct slot *s, struct hb_err *
     json_object_del(run, EV_PROFILE);
     /* each part's intervals began at its own time: ops and p99 per interval cannot be added */
     json_object_set_new(run, EV_SERIES, json_null());
+    /* each file's load processes are its own; their memory was read on its host */
+    json_object_del(run, EV_PROCS);
     json_object_set_new(run, EV_MERGED_RUNS, json_integer((json_int_t)s->nparts));
     /*
      * As for a rate_share the parts do not share: no one wait was the merged run's when

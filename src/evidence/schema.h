@@ -79,6 +79,9 @@
 #define EV_STATUS               "status"
 #define EV_OPEN_LOOP            "open_loop"
 #define EV_MERGED_RUNS          "merged_runs"
+#define EV_CONNECTIONS_OPEN     "connections_open" /* {start, end}: connected at the window's */
+#define EV_SOURCE_ADDRESSES     "source_addresses" /* --source's, when the run bound any */
+#define EV_PROCS                "procs"            /* run --procs: the load processes */
 /* Ops and p99 per interval of the window (engine/series.h): one line of the document. */
 #define EV_SERIES             "series"
 #define EV_SERIES_INTERVAL_MS "interval_ms"

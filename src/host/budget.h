@@ -81,4 +81,49 @@ void budget_mem_read(const char *meminfo_path, struct budget_mem *m);
  */
 int budget_mem_check(uint64_t need, const struct budget_mem *m, struct hb_err *err);
 
+/*
+ * What the machine allows a plan of many connections, read before the runs
+ * (run prints it: docs/connections.md). 0 where a figure could not be read.
+ */
+struct budget_limits {
+    uint64_t nofile_soft,
+        nofile_hard;            /* this process's RLIMIT_NOFILE (RLIM_INFINITY: UINT64_MAX) */
+    uint64_t file_max, file_nr; /* fs.file-max, and the fds allocated now (fs.file-nr) */
+    unsigned port_lo, port_hi;  /* net.ipv4.ip_local_port_range */
+    int somaxconn;              /* net.core.somaxconn: the most any listen backlog is */
+    struct budget_mem mem;
+};
+
+/* Reads them (meminfo_path: MemAvailable's /proc/meminfo). */
+void budget_limits_read(const char *meminfo_path, struct budget_limits *l);
+
+/* The limits a plan's connections meet, in the order run prints them. */
+enum budget_limit {
+    BUDGET_FDS,        /* each process's hard RLIMIT_NOFILE */
+    BUDGET_SYSTEM_FDS, /* fs.file-max, less what is allocated: for the client and a local server */
+    BUDGET_PORTS,      /* TCP: the ephemeral ports of each source address, to one endpoint */
+    BUDGET_MEMORY,     /* the load's buffers and histograms against the memory available */
+    BUDGET_LIMITS
+};
+
+/* "fds", "system fds", "ports", "memory". */
+const char *budget_limit_name(enum budget_limit b);
+
+/* What a plan spends of them. */
+struct budget_plan {
+    unsigned procs;        /* processes holding the connections (1: hopbench's own) */
+    uint64_t fds_per_proc; /* each one's fds besides its connections (open, threads, spare) */
+    bool local;            /* the server is on this host: its end takes an fd too */
+    unsigned sources;      /* TCP: source addresses (1: the kernel's one); 0: not TCP */
+    uint64_t mem_fixed;    /* bytes whatever the connections (histograms, threads) */
+    uint64_t mem_per_conn; /* bytes per connection */
+};
+
+/*
+ * The most connections each limit allows the plan, into room[] (UINT64_MAX:
+ * no such limit, or not known); returns the one that allows the fewest. Pure.
+ */
+enum budget_limit budget_limits_room(const struct budget_limits *l, const struct budget_plan *p,
+                                     uint64_t room[BUDGET_LIMITS]);
+
 #endif

@@ -589,6 +589,15 @@ static void snapshot_fast(struct observe *o, struct obs_snap *s)
     s->srv_cpu = server_cpu(o, &s->srv_members);
     snapshot_cgroup(o, &s->cg_cpu, &s->cg_thr);
     s->self_cpu = proc_cpu_ns(0);
+    for (unsigned i = 0; i < o->cfg.nown_pids && s->self_cpu.ok; i++) {
+        struct ctr_val child;
+        if (o->cfg.own_pids[i] <= 0) continue;
+        child = proc_cpu_ns(o->cfg.own_pids[i]);
+        if (child.ok)
+            s->self_cpu.v += child.v;
+        else
+            s->self_cpu = child;
+    }
     s->cpu_ok = procstat_read(&s->cpu) == 0;
     s->mach_ok = machine_cpu_read(&s->mach) == 0;
     s->cpu_at_ns = now_ns();

@@ -131,6 +131,10 @@ struct observe_cfg {
     double noisy_cpus; /* --noisy-threshold, in CPUs; 0: OBS_NOISY_CPUS */
     /* --profile: the profiler, begun and ended with the window (host/profile.h); or NULL */
     struct profile *prof;
+    /* run --procs: hopbench's load processes, whose CPU is hopbench's own (not another
+     * process's), read at both ends of the window; pids <= 0 are skipped. Or NULL. */
+    const pid_t *own_pids;
+    unsigned nown_pids;
 };
 
 /*

@@ -333,6 +333,35 @@ static const char *report_wait_name(const struct load_cfg *c, const struct load_
     return c->block_wait ? "block" : "epoll";
 }
 
+/* run --procs: the load processes, each one's share and figures, and their memory. */
+static json_t *procs_json(const struct record_procs *p)
+{
+    json_t *list = json_array(), *o;
+    uint64_t bytes = 0;
+    double per = 0;
+    bool grew = record_procs_growth(p, &bytes, &per);
+
+    for (unsigned k = 0; k < p->n; k++) {
+        const struct record_proc *c = &p->proc[k];
+        json_array_append_new(
+            list,
+            json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+                      "pid", (int)p->pid[k], EV_CONNECTIONS, (int)c->conns, EV_THREADS,
+                      (int)c->threads, EV_OPS, (json_int_t)c->ops, EV_REQUESTS,
+                      (json_int_t)c->requests, EV_REPLIES, (json_int_t)c->replies, EV_ERRORS_TOTAL,
+                      (json_int_t)c->errors, EV_CONNECTS, (json_int_t)c->connects, EV_RECONNECTS,
+                      (json_int_t)c->reconnects, "open_start", (json_int_t)c->open_start,
+                      "open_end", (json_int_t)c->open_end, EV_CLIENT_CPU_NS,
+                      (json_int_t)c->client_cpu_ns, "pss_start", ctr_json(&c->pss_start), "pss_end",
+                      ctr_json(&c->pss_end)));
+    }
+    o = json_pack("{s:i, s:o, s:o, s:o}", "n", (int)p->n, "memory_bytes",
+                  grew ? json_integer((json_int_t)bytes) : json_null(),
+                  "memory_bytes_per_connection", grew ? json_real(per) : json_null(), "children",
+                  list);
+    return o;
+}
+
 json_t *report_run_json(const struct run_record *r)
 {
     const struct load_cfg *c = &r->cfg;
@@ -390,6 +419,16 @@ json_t *report_run_json(const struct run_record *r)
     if (r->netns.mode != NETNS_NONE) json_object_set_new(run, EV_NETNS, netns_json(&r->netns));
     if (r->agent != NULL) json_object_set(run, EV_AGENT, r->agent);
     if (r->obs.profiled) json_object_set_new(run, EV_PROFILE, profile_run_json(r));
+    json_object_set_new(run, EV_CONNECTIONS_OPEN,
+                        json_pack("{s:I, s:I}", "start", (json_int_t)res->open_start, "end",
+                                  (json_int_t)res->open_end));
+    if (c->nsrc > 0) {
+        char text[ENDPOINT_MAX_SOURCES * 48];
+        json_object_set_new(
+            run, EV_SOURCE_ADDRESSES,
+            json_string(endpoint_sources_text(c->src, c->nsrc, text, sizeof(text))));
+    }
+    if (r->procs != NULL) json_object_set_new(run, EV_PROCS, procs_json(r->procs));
     if (report_services_json(run, r) < 0) {
         json_decref(run);
         return NULL;

@@ -18,6 +18,21 @@ double report_cpu_ns_per_op(const struct run_record *r)
     return (double)r->res.client_cpu_ns / (double)r->res.ops;
 }
 
+bool record_procs_growth(const struct record_procs *p, uint64_t *bytes, double *per_conn)
+{
+    uint64_t sum = 0, conns = 0;
+
+    for (unsigned k = 0; k < p->n; k++) {
+        const struct record_proc *c = &p->proc[k];
+        if (!c->pss_start.ok || !c->pss_end.ok || c->pss_end.v < c->pss_start.v) return false;
+        sum += c->pss_end.v - c->pss_start.v;
+        conns += c->conns;
+    }
+    *bytes = sum;
+    *per_conn = conns > 0 ? (double)sum / (double)conns : 0;
+    return p->n > 0;
+}
+
 const char *report_transport(const struct run_record *r)
 {
     return r->transport != NULL ? r->transport : endpoint_transport(&r->cfg.ep);

@@ -40,6 +40,32 @@ struct record_netns {
     struct netns_veth_bytes veth;     /* what the veth end in B moved over the run */
 };
 
+/* run --procs: the load's child processes, each with its share of the connections. */
+#define RECORD_MAX_PROCS 64
+
+struct record_proc {
+    unsigned conns, threads; /* its share */
+    uint64_t ops, requests, replies, errors, connects, reconnects;
+    uint64_t open_start, open_end; /* its connections open when the window began and ended */
+    uint64_t client_cpu_ns;
+    /* its PSS after the fork, before its load set up, and when its window closed (every
+     * connection and buffer in place), bytes */
+    struct ctr_val pss_start, pss_end;
+};
+
+struct record_procs {
+    unsigned n;
+    pid_t pid[RECORD_MAX_PROCS]; /* each child's, from its fork until it is reaped */
+    struct record_proc proc[RECORD_MAX_PROCS];
+};
+
+/*
+ * The memory the load's children took for it: the sum of each one's PSS
+ * growth (pss_end - pss_start), and that over their connections; false when a
+ * PSS was not read (or went down).
+ */
+bool record_procs_growth(const struct record_procs *p, uint64_t *bytes, double *per_conn);
+
 /* One measured run: what was asked and what came back. */
 struct run_record {
     const char *proto;
@@ -61,6 +87,15 @@ struct run_record {
     struct record_netns netns; /* lab, run --netns: where each end ran */
     /* run --agent: the agent's evidence of the window, its host and endpoint; owned, or NULL */
     json_t *agent;
+    /* run --procs: the child processes that made the load; owned, or NULL (hopbench's own) */
+    struct record_procs *procs;
+    /* With many connections or --procs: what the accept queues refused over the whole run,
+     * warm-up (the connects) included, where the window's counters miss it (run.c) */
+    struct record_accept {
+        bool ok; /* both snapshots read */
+        uint64_t overflows, drops,
+            syn_retrans; /* TcpExt.ListenOverflows, ListenDrops, TCPSynRetrans */
+    } accept;
 };
 
 /*

@@ -191,7 +191,8 @@ int server_open(struct server *s, const struct server_cfg *cfg, struct hb_err *e
 {
     struct listen_opts lo = { .backlog = cfg->backlog,
                               .mode = cfg->mode,
-                              .allow_remote = cfg->allow_remote };
+                              .allow_remote = cfg->allow_remote,
+                              .reuseport = cfg->reuseport };
 
     *s = (struct server){ .cfg = cfg };
     s->nofile = srv_raise_nofile();

@@ -84,6 +84,7 @@ struct server_cfg {
                          * for (server_open). One more is accepted and closed at once */
     unsigned mode;      /* permission bits of socket files */
     bool allow_remote;  /* bind non-loopback TCP addresses */
+    bool reuseport;     /* TCP: SO_REUSEPORT (serve --reuseport: several servers, one port) */
     const int *cpus;    /* run the server on these CPUs; NULL = anywhere */
     unsigned ncpus;
     bool stop_on_sigint;  /* SIGINT stops it too (false: ignored, for a lab's child) */

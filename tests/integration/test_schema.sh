@@ -76,6 +76,11 @@ expect_rc "merge redis: exit 0" 0 rmerge merge "$T/redis1.json" "$T/redis1.json"
     -o "$T/redis.json"
 rcheck "merge redis: replies by kind and the SETs before the run are summed" "$T/redis.json" \
     '.runs[0] | .replies_by_kind == {"PING": 0, "SET": 200, "GET": 200} and .prepared == 20'
+# --procs and --source: the load processes and the source addresses
+start_server p --listen tcp://127.0.0.1:0 || done_testing
+expect_rc "run echo --procs 2 --source: exit 0" 0 procs run echo "tcp://127.0.0.1:$SRV_PORT" \
+    -c 2 --procs 2 --source 127.0.0.1,127.0.0.2 -n 200 --warmup 0 --json "$T/procs.json"
+stop_pid "$SRV_PID"
 mkdir -p "$T/lab.tmp"
 RC=0
 (cd "$T" && TMPDIR=$T/lab.tmp exec timeout -k 5 60 "$HOPBENCH" lab --sizes 64 -d 0.2 \
@@ -103,13 +108,13 @@ undocumented() {
         esac
     done
 }
-for f in run lab merge jsonl redis bad; do
+for f in run lab merge jsonl redis bad procs; do
     check_eq "every key $f writes is in docs/evidence.md" "" "$(undocumented "$T/$f.json" | tr '\n' ' ')"
 done
 
 # --- listed => written ------------------------------------------------------------------
 
-for f in run lab merge jsonl redis bad; do
+for f in run lab merge jsonl redis bad procs; do
     jq -r "$LEAVES" "$T/$f.json" | sed 's/?$//'
 done | sort -u >"$T/written"
 missing=$(comm -23 "$T/documented" "$T/written")

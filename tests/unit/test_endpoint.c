@@ -748,6 +748,73 @@ static void test_abstract(void **state)
     assert_int_equal(endpoint_connect(&ep, &pending), -ECONNREFUSED);
 }
 
+/* --source: lists, ranges and their text; what is not an address or a range is refused. */
+static void test_sources_parse(void **state)
+{
+    struct endpoint_sources src;
+    struct hb_err err = { 0 };
+    char text[256];
+
+    (void)state;
+    assert_int_equal(endpoint_sources_parse(&src, "127.0.0.2-127.0.0.9", &err), 0);
+    assert_int_equal(src.n, 8);
+    assert_string_equal(endpoint_sources_text(src.addr, src.n, text, sizeof(text)),
+                        "127.0.0.2-127.0.0.9");
+    assert_true(endpoint_sources_local(&src));
+    assert_int_equal(endpoint_sources_parse(&src, "127.0.0.5,::1,127.0.0.7", &err), 0);
+    assert_int_equal(src.n, 3);
+    assert_int_equal(src.addr[1].ss_family, AF_INET6);
+    assert_string_equal(endpoint_sources_text(src.addr, src.n, text, sizeof(text)),
+                        "127.0.0.5,::1,127.0.0.7");
+    assert_true(endpoint_sources_local(&src));
+    assert_int_equal(endpoint_sources_parse(&src, "10.0.0.1", &err), 0);
+    assert_false(endpoint_sources_local(&src));
+    assert_int_equal(endpoint_sources_parse(&src, "127.0.0.9-127.0.0.2", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "low to high"));
+    assert_int_equal(endpoint_sources_parse(&src, "localhost", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "not a numeric"));
+    assert_int_equal(endpoint_sources_parse(&src, "127.0.0.1-127.0.1.0", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "more than 64"));
+    assert_int_equal(endpoint_sources_parse(&src, ",", &err), -EINVAL);
+    assert_int_equal(endpoint_sources_parse(&src, "", &err), -EINVAL);
+}
+
+/*
+ * A connect from a source address: the server sees the connection come from it, each source
+ * with its own ports; a source of the other family, or not of this host, is refused.
+ */
+static void test_connect_from(void **state)
+{
+    struct endpoint_sources src;
+    struct sockaddr_in peer;
+    socklen_t len = sizeof(peer);
+    struct hb_err err = { 0 };
+    struct endpoint ep;
+    bool pending = false;
+    int lfd, cfd, afd;
+
+    (void)state;
+    parse_or_die(&ep, "tcp://127.0.0.1:0");
+    lfd = listen_or_die(&ep, &opts_0600);
+    assert_int_equal(endpoint_sources_parse(&src, "127.0.0.3,::1,192.0.2.1", &err), 0);
+    cfd = endpoint_connect_from(&ep, &src.addr[0], &pending);
+    assert_true(cfd >= 0);
+    if (pending) assert_int_equal(finish_connect(cfd), 0);
+    afd = accept4(lfd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
+    if (afd < 0) {
+        struct pollfd p = { .fd = lfd, .events = POLLIN };
+        assert_int_equal(poll(&p, 1, 5000), 1);
+        afd = accept4(lfd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
+    }
+    assert_true(afd >= 0);
+    assert_int_equal(ntohl(peer.sin_addr.s_addr), 0x7f000003);
+    close(afd);
+    close(cfd);
+    assert_int_equal(endpoint_connect_from(&ep, &src.addr[1], &pending), -EAFNOSUPPORT);
+    assert_int_equal(endpoint_connect_from(&ep, &src.addr[2], &pending), -EADDRNOTAVAIL);
+    close(lfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -771,6 +838,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_connect_missing_path, setup_dir, teardown_dir),
         cmocka_unit_test(test_connect_refused_tcp),
         cmocka_unit_test(test_abstract),
+        cmocka_unit_test(test_sources_parse),
+        cmocka_unit_test(test_connect_from),
     };
 
     srand((unsigned)getpid());

@@ -19,6 +19,8 @@
 #include <cmocka.h>
 /* clang-format on */
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,6 +46,10 @@ struct echo {
     unsigned stall_after; /* > 0: after this many reads, the thread sleeps stall_ms once */
     unsigned stall_ms;
     unsigned reads;
+    bool tcp; /* on 127.0.0.1, port in `port` (else the socket) */
+    unsigned port;
+    uint32_t peers[ECHO_MAX_CONNS]; /* TCP: each accepted connection's address */
+    _Atomic unsigned npeers;
     bool running; /* tid runs echo_main */
     pthread_t tid;
 };
@@ -81,7 +87,11 @@ static void *echo_main(void *arg)
         for (nfds_t i = n; i-- > 1;)
             if (fds[i].revents != 0) echo_serve(e, fds, &n, i);
         if ((fds[0].revents & POLLIN) != 0) {
-            int fd = accept(e->lfd, NULL, NULL);
+            struct sockaddr_in peer = { 0 };
+            socklen_t len = sizeof(peer);
+            int fd = accept(e->lfd, (struct sockaddr *)&peer, &len);
+            if (fd >= 0 && e->tcp && atomic_load(&e->npeers) < ECHO_MAX_CONNS)
+                e->peers[atomic_fetch_add(&e->npeers, 1)] = ntohl(peer.sin_addr.s_addr);
             if (fd >= 0 && n < ARRAY_LEN(fds))
                 fds[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
             else if (fd >= 0)
@@ -120,6 +130,28 @@ static int echo_setup(void **state)
     return 0;
 }
 
+/* The same server on 127.0.0.1, a port the kernel picks. */
+static int echo_setup_tcp(void **state)
+{
+    static struct echo echo;
+    struct echo *e = &echo;
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(sa);
+
+    memset(e, 0, sizeof(*e));
+    e->tcp = true;
+    e->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(e->lfd >= 0);
+    assert_int_equal(bind(e->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(getsockname(e->lfd, (struct sockaddr *)&sa, &len), 0);
+    e->port = ntohs(sa.sin_port);
+    assert_int_equal(listen(e->lfd, 16), 0);
+    assert_int_equal(pthread_create(&e->tid, NULL, echo_main, e), 0);
+    e->running = true;
+    *state = e;
+    return 0;
+}
+
 /* Stops the server (its thread ends within 20 ms) and removes its socket and directory. */
 static void echo_stop(struct echo *e)
 {
@@ -130,6 +162,7 @@ static void echo_stop(struct echo *e)
     }
     if (e->lfd >= 0) close(e->lfd);
     e->lfd = -1;
+    if (e->tcp) return;
     unlink(e->path);
     rmdir(e->dir);
 }
@@ -146,6 +179,7 @@ struct hooks {
     uint64_t when_ns[8];
     unsigned n;
     atomic_int *stop_at_opened; /* set to STOP_INTERRUPT at LOAD_WINDOW_OPENED; may be NULL */
+    struct series_run *series;  /* the caller's intervals: their origin set at LOAD_WINDOW_OPEN */
 };
 
 static void on_window(void *arg, enum load_window at)
@@ -157,6 +191,7 @@ static void on_window(void *arg, enum load_window at)
         h->when_ns[h->n] = now_ns();
     }
     h->n++;
+    if (at == LOAD_WINDOW_OPEN && h->series != NULL) h->series->origin_ns = now_ns();
     if (at == LOAD_WINDOW_OPENED && h->stop_at_opened != NULL)
         atomic_store(h->stop_at_opened, STOP_INTERRUPT);
 }
@@ -167,7 +202,10 @@ static void cfg_init(struct load_cfg *cfg, const struct echo *e, struct hooks *h
     char ep[160];
 
     memset(cfg, 0, sizeof(*cfg));
-    snprintf(ep, sizeof(ep), "unix:%s", e->path);
+    if (e->tcp)
+        snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%u", e->port);
+    else
+        snprintf(ep, sizeof(ep), "unix:%s", e->path);
     assert_int_equal(endpoint_parse(&cfg->ep, ep, &err), 0);
     cfg->codec = codec_find("echo");
     assert_non_null(cfg->codec);
@@ -357,6 +395,66 @@ static void test_open_drain_timeout(void **state)
     echo_stop(e);
 }
 
+/*
+ * A load that is one part of a larger one (run --procs): its connections numbered from
+ * conn_base, so connection i binds source (conn_base + i) mod nsrc; its ops added to the
+ * caller's intervals, whose origin the caller set, the part's own series only its end. Every
+ * connection was open when the window began and when it ended.
+ */
+static void test_part(void **state)
+{
+    struct echo *e = *state;
+    struct series_run shared;
+    struct hooks h = { .series = &shared };
+    struct endpoint_sources src;
+    struct series_result all;
+    struct load_cfg cfg;
+    struct load_result r;
+    struct hb_err err = { 0 };
+    uint64_t origin, sum = 0;
+    unsigned seen[3] = { 0 };
+
+    assert_int_equal(endpoint_sources_parse(&src, "127.0.0.2-127.0.0.4", &err), 0);
+    cfg_init(&cfg, e, &h);
+    cfg.conns = 2;
+    cfg.conn_base = 1;
+    cfg.src = src.addr;
+    cfg.nsrc = src.n;
+    cfg.warmup_ns = 50 * NS_PER_MS;
+    cfg.duration_ns = 150 * NS_PER_MS;
+    series_plan(&shared, cfg.duration_ns, 0);
+    series_alloc(&shared);
+    cfg.series = &shared;
+    assert_int_equal(load_run(&cfg, &r, &err), 0);
+    origin = shared.origin_ns;
+    echo_stop(e);
+
+    assert_hook_order(&h);
+    assert_true(origin > 0 && origin <= h.when_ns[1]); /* the hook's, not load_run's */
+    assert_int_equal(r.open_start, 2);
+    assert_int_equal(r.open_end, 2);
+    /* connections 1 and 2 of the whole: sources .3 and .4, not .2 */
+    assert_int_equal(atomic_load(&e->npeers), 2);
+    for (unsigned i = 0; i < 2; i++) {
+        assert_true(e->peers[i] >= 0x7f000002 && e->peers[i] <= 0x7f000004);
+        seen[e->peers[i] - 0x7f000002]++;
+    }
+    assert_int_equal(seen[0], 0);
+    assert_int_equal(seen[1], 1);
+    assert_int_equal(seen[2], 1);
+    /* the part's series is the caller's to read: only its end */
+    assert_int_equal(r.series.n, 0);
+    assert_true(r.series.end_ns >= cfg.duration_ns);
+    series_result_of(&shared, r.series.end_ns, &all);
+    for (size_t i = 0; i < all.n; i++)
+        sum += all.ops[i];
+    assert_true(r.ops > 0);
+    assert_int_equal(sum + all.beyond, r.ops);
+    series_result_release(&all);
+    series_free(&shared);
+    load_result_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +463,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stop, echo_setup, echo_teardown),
         cmocka_unit_test_setup_teardown(test_open_drain, echo_setup, echo_teardown),
         cmocka_unit_test_setup_teardown(test_open_drain_timeout, echo_setup, echo_teardown),
+        cmocka_unit_test_setup_teardown(test_part, echo_setup_tcp, echo_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
