@@ -88,6 +88,10 @@ static void observed_of(struct run_view *v, const json_t *obs)
     v->system_busy_ns = num(cpu, EV_OBS_SYSTEM_BUSY_NS);
     v->system_ns_per_op = num(cpu, EV_OBS_SYSTEM_NS_PER_OP);
     v->system_source = json_string_value(json_object_get(cpu, EV_OBS_SYSTEM_SOURCE));
+    v->server_ns_per_op = num(cpu, EV_OBS_SERVER_NS_PER_OP);
+    v->client_plus_server_ns_per_op = num(cpu, EV_OBS_CLIENT_PLUS_SERVER_NS_PER_OP);
+    v->cgroup_ns_per_op = num(cpu, EV_OBS_CGROUP_NS_PER_OP);
+    v->server_source = json_string_value(json_object_get(cpu, EV_OBS_SERVER_SOURCE));
     v->cpus_allowed = num(other, EV_OBS_CPUS_ALLOWED);
     v->other_share = num(other, EV_OBS_OTHER_SHARE);
     v->steal_share = num(other, EV_OBS_STEAL_SHARE);
@@ -104,33 +108,18 @@ static void observed_of(struct run_view *v, const json_t *obs)
     v->syn_retrans = num(net, EV_NET_SYN_RETRANS);
 }
 
-int run_view_of(const json_t *run, struct run_view *v, struct hb_err *err)
+void run_view_fill(const json_t *run, struct run_view *v)
 {
-    static const char *const need[] = { EV_CELL,         EV_ENDPOINT,  EV_TRANSPORT,
-                                        EV_CONNECTIONS,  EV_THREADS,   EV_OPS,
-                                        EV_ERRORS_TOTAL, EV_VALID,     EV_INTERRUPTED,
-                                        EV_OPS_PER_S,    EV_LATENCY_NS };
     const json_t *phases = json_object_get(run, EV_PHASES);
     const json_t *open = json_object_get(run, EV_OPEN_LOOP);
     const json_t *agent = json_object_get(run, EV_AGENT);
-    int rc = evidence_check_record(run, err);
+    const json_t *cell = json_object_get(run, EV_CELL);
 
-    if (rc < 0) return rc;
-    if (evidence_run_placeholder(run)) return 1;
-    for (size_t i = 0; i < ARRAY_LEN(need); i++)
-        if (json_object_get(run, need[i]) == NULL)
-            return hb_fail(err, -EINVAL, "a run without \"%s\"", need[i]);
-    if (!json_is_integer(json_object_get(run, EV_CELL)) || num(run, EV_CELL) < 0 ||
-        num(run, EV_CELL) > 65535 || !json_is_string(json_object_get(run, EV_ENDPOINT)) ||
-        !json_is_string(json_object_get(run, EV_TRANSPORT)) ||
-        !json_is_boolean(json_object_get(run, EV_VALID)) ||
-        !json_is_boolean(json_object_get(run, EV_INTERRUPTED)) ||
-        !json_is_object(json_object_get(run, EV_LATENCY_NS)))
-        return hb_fail(err, -EINVAL,
-                       "a run whose cell, endpoint, transport, valid, interrupted or latency_ns "
-                       "is not of its type");
     memset(v, 0, sizeof(*v));
-    v->cell = (int)json_integer_value(json_object_get(run, EV_CELL));
+    v->cell =
+        json_is_integer(cell) && json_integer_value(cell) >= 0 && json_integer_value(cell) <= 65535
+            ? (int)json_integer_value(cell)
+            : -1;
     v->endpoint = json_string_value(json_object_get(run, EV_ENDPOINT));
     v->label = json_string_value(json_object_get(run, EV_LABEL));
     v->transport = json_string_value(json_object_get(run, EV_TRANSPORT));
@@ -156,6 +145,31 @@ int run_view_of(const json_t *run, struct run_view *v, struct hb_err *err)
     observed_of(v, json_object_get(run, EV_OBSERVED));
     v->agent = json_is_object(agent);
     v->nagent = services_of(json_object_get(agent, EV_OBS_SERVICES), v->agent_svc);
+}
+
+int run_view_of(const json_t *run, struct run_view *v, struct hb_err *err)
+{
+    static const char *const need[] = { EV_CELL,         EV_ENDPOINT,  EV_TRANSPORT,
+                                        EV_CONNECTIONS,  EV_THREADS,   EV_OPS,
+                                        EV_ERRORS_TOTAL, EV_VALID,     EV_INTERRUPTED,
+                                        EV_OPS_PER_S,    EV_LATENCY_NS };
+    int rc = evidence_check_record(run, err);
+
+    if (rc < 0) return rc;
+    if (evidence_run_placeholder(run)) return 1;
+    for (size_t i = 0; i < ARRAY_LEN(need); i++)
+        if (json_object_get(run, need[i]) == NULL)
+            return hb_fail(err, -EINVAL, "a run without \"%s\"", need[i]);
+    if (!json_is_integer(json_object_get(run, EV_CELL)) || num(run, EV_CELL) < 0 ||
+        num(run, EV_CELL) > 65535 || !json_is_string(json_object_get(run, EV_ENDPOINT)) ||
+        !json_is_string(json_object_get(run, EV_TRANSPORT)) ||
+        !json_is_boolean(json_object_get(run, EV_VALID)) ||
+        !json_is_boolean(json_object_get(run, EV_INTERRUPTED)) ||
+        !json_is_object(json_object_get(run, EV_LATENCY_NS)))
+        return hb_fail(err, -EINVAL,
+                       "a run whose cell, endpoint, transport, valid, interrupted or latency_ns "
+                       "is not of its type");
+    run_view_fill(run, v);
     return 0;
 }
 

@@ -16,9 +16,9 @@
 
 #include "util.h"
 
-#define RUN_VIEW_MAX_SVC   8  /* services (and the agent's) kept, in the run's order */
+#define RUN_VIEW_MAX_SVC   8  /* services (and the agent's) kept, in order: run's --service cap */
 #define RUN_VIEW_MAX_KINDS 24 /* error kinds and status classes kept, in the run's order */
-#define RUN_VIEW_MAX_WATCH 8  /* watched hops kept */
+#define RUN_VIEW_MAX_WATCH 8  /* watched hops kept: run's --watch cap */
 
 /* A gauge of a hop's sockets over the window: at its start and its fullest sample. */
 struct run_gauge {
@@ -71,6 +71,8 @@ struct run_view {
     /* observed: the machine's CPU over the window and what else used it */
     double system_busy_ns, system_ns_per_op;
     const char *system_source; /* where system_* comes from; NULL when not said */
+    double server_ns_per_op, client_plus_server_ns_per_op, cgroup_ns_per_op; /* --server-* */
+    const char *server_source; /* "pid", "cgroup", "none"; NULL when not said */
     double cpus_allowed, other_share, steal_share, window_ns;
     bool noisy;
     struct run_service svc[RUN_VIEW_MAX_SVC]; /* observed.services */
@@ -93,6 +95,13 @@ struct run_view {
  * valid, interrupted, ops_per_s, latency_ns.
  */
 int run_view_of(const json_t *run, struct run_view *v, struct hb_err *err);
+
+/*
+ * Fills *v with every figure run holds, checking none: cell -1, strings NULL,
+ * counts 0 and figures NAN for what it lacks (cost, which checks runs its own
+ * way, reads older and merged evidence through it).
+ */
+void run_view_fill(const json_t *run, struct run_view *v);
 
 /* The watched hop of transport t in v, or NULL. */
 const struct run_hop *run_view_watch(const struct run_view *v, const char *t);

@@ -5,7 +5,8 @@
  * Unix socket, with --service web=pid, --watch of the TCP port and a label
  * per endpoint), read through evidence_read; a record that lacks a key every
  * run has, holds one of another type, or is not an object is refused with the
- * key named; the writer's placeholder is told apart.
+ * key named; the writer's placeholder is told apart; run_view_fill reads what
+ * a partial record holds and checks nothing.
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -181,13 +182,40 @@ static void test_wrong_types(void **state)
     json_decref(runs);
 }
 
+/* run_view_fill checks nothing: what a record lacks is -1, NULL, 0 or NAN; the rest is read. */
+static void test_fill_partial(void **state)
+{
+    json_t *run =
+        json_pack("{s:f, s:{s:{s:s, s:f}, s:[{s:s, s:f}]}}", "client_cpu_ns_per_op", 4000.0,
+                  "observed", "cpu", "server_source", "cgroup", "server_ns_per_op", 9000.0,
+                  "services", "name", "redis", "cpu_ns_per_op", 7000.0);
+    struct run_view v;
+
+    UNUSED(state);
+    assert_non_null(run);
+    run_view_fill(run, &v);
+    assert_int_equal(v.cell, -1);
+    assert_null(v.endpoint);
+    assert_null(v.transport);
+    assert_false(v.valid);
+    assert_int_equal(v.ops, 0);
+    assert_true(isnan(v.ops_per_s) && isnan(v.latency.p50) && isnan(v.system_ns_per_op));
+    assert_true(v.client_cpu_ns_per_op == 4000.0);
+    assert_string_equal(v.server_source, "cgroup");
+    assert_true(v.server_ns_per_op == 9000.0);
+    assert_true(isnan(v.cgroup_ns_per_op));
+    assert_int_equal(v.nsvc, 1);
+    assert_string_equal(v.svc[0].name, "redis");
+    assert_true(v.svc[0].cpu_ns_per_op == 7000.0 && isnan(v.svc[0].pss_end));
+    json_decref(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tcp_run),
-        cmocka_unit_test(test_unix_run),
-        cmocka_unit_test(test_required_keys),
-        cmocka_unit_test(test_wrong_types),
+        cmocka_unit_test(test_tcp_run),       cmocka_unit_test(test_unix_run),
+        cmocka_unit_test(test_required_keys), cmocka_unit_test(test_wrong_types),
+        cmocka_unit_test(test_fill_partial),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
