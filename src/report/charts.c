@@ -481,17 +481,29 @@ static bool phase_p50(const json_t *run, const void *arg, double *out, char *why
     return hd_figure(phase, out, why, cap, EV_LATENCY_NS, EV_P50, NULL);
 }
 
+/* A phase bar's pitch: its value's label (svg text, 11 px) clear of the next bar's. */
+#define PHASE_PITCH 13.0
+#define PHASE_TOP   18.0 /* below the row's label */
+
+/* How many of a cell's four phases were measured (p50 >= 0). */
+static int phases_known(const double *p50)
+{
+    int n = 0;
+
+    for (int p = 0; p < 4; p++)
+        n += p50[p] >= 0;
+    return n;
+}
+
 void chart_phases(FILE *f, const struct hfile *hf)
 {
     double(*p50)[4] = xcalloc(hf->ncells ? hf->ncells : 1, sizeof(*p50));
     struct notes *ns = xcalloc(1, sizeof(*ns));
     struct svg_axis x = { SVG_LINEAR, 0, 0, PLOT_LEFT, PLOT_RIGHT };
-    double lo = 0, hi = 0, top = 8 + LEGEND_ROW, row_h = 42;
-    size_t rows = 0;
+    double lo = 0, hi = 0, top = 8 + LEGEND_ROW, height = 0;
     char name[TEXT_SAFE_CAP], num[48];
 
     for (size_t c = 0; c < hf->ncells; c++) {
-        bool any = false;
         for (int p = 0; p < 4; p++) {
             char why[128];
             if (hd_median_by(&hf->cells[c], phase_p50, phase_key[p], &p50[c][p], why, sizeof(why)))
@@ -499,44 +511,44 @@ void chart_phases(FILE *f, const struct hfile *hf)
             else
                 p50[c][p] = -1;
             if (p50[c][p] > hi) hi = p50[c][p];
-            any = any || p50[c][p] >= 0;
         }
-        rows += any;
-        if (!any) note_add(ns, "phases", hf->cells[c].counted ? "not measured" : "no run counts");
+        if (phases_known(p50[c]) > 0)
+            height += PHASE_TOP + PHASE_PITCH * phases_known(p50[c]) + 6;
+        else
+            note_add(ns, "phases", hf->cells[c].counted ? "not measured" : "no run counts");
     }
-    if (rows == 0) {
+    if (height == 0) {
         fputs("<p class=\"na\">n/a: no run that counts measured its phases</p>\n", f);
         free(p50);
         free(ns);
         return;
     }
     axis_fit(&x, lo, hi);
-    svg_open(f, "phases", CHART_W, (int)(top + row_h * (double)rows + 44),
+    svg_open(f, "phases", CHART_W, (int)(top + height + 44),
              "connection phases per cell, the median over its runs of each phase's p50 in µs: "
              "connect, request written to first reply byte, to whole reply, close");
     for (int p = 0; p < 4; p++)
         legend_box(f, PLOT_LEFT + 120.0 * p, 14, svg_colour((size_t)p), phase_name[p]);
-    svg_axis_x(f, &x, top + row_h * (double)rows + 4, top, "p50 µs");
-    for (size_t c = 0, r = 0; c < hf->ncells; c++) {
-        double y0 = top + row_h * (double)r;
-        bool any = false;
-        for (int p = 0; p < 4; p++)
-            any = any || p50[c][p] >= 0;
-        if (!any) continue;
+    svg_axis_x(f, &x, top + height + 4, top, "p50 µs");
+    for (size_t c = 0; c < hf->ncells; c++) {
+        double y0 = top; /* this row's top: each row as tall as its measured phases */
+        int k = 0;
+        if (phases_known(p50[c]) == 0) continue;
         hd_cell_name(name, sizeof(name), &hf->cells[c]);
         svg_text(f, PLOT_LEFT, y0 + 12, "row-label", "start", name);
         for (int p = 0; p < 4; p++) {
-            double yb = y0 + 16 + 6.0 * p;
+            double yb = y0 + PHASE_TOP + PHASE_PITCH * (double)k;
             if (p50[c][p] < 0) continue;
             fprintf(f,
-                    "<rect class=\"phase\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"5\" "
+                    "<rect class=\"phase\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"8\" "
                     "fill=\"%s\"/>\n",
                     (double)PLOT_LEFT, yb, svg_map(&x, p50[c][p]) - PLOT_LEFT,
                     svg_colour((size_t)p));
             svg_number(num, sizeof(num), p50[c][p]);
-            svg_text(f, svg_map(&x, p50[c][p]) + 4, yb + 5, "phase-val", "start", num);
+            svg_text(f, svg_map(&x, p50[c][p]) + 4, yb + 8, "phase-val", "start", num);
+            k++;
         }
-        r++;
+        top += PHASE_TOP + PHASE_PITCH * (double)k + 6;
     }
     svg_close(f);
     notes_print(f, ns);

@@ -244,6 +244,26 @@ def titled(chart, tag, cls):
             for i, e in enumerate(els) if e[0] == tag and cls in e[1]]
 
 
+def text_boxes(chart):
+    """The chart's texts as boxes (x0, y0, x1, y1, text): 11 px high above the baseline, about
+    6.2 px a character wide (svg text is 11 px system-ui; a tick 10 %% less), by text-anchor."""
+    boxes = []
+    for e in chart[1]:
+        if e[0] != "text" or not e[3] or "x" not in e[2] or "y" not in e[2]:
+            continue
+        x, y, w = float(e[2]["x"]), float(e[2]["y"]), 6.2 * len(e[3])
+        x0 = {"middle": x - w / 2, "end": x - w}.get(e[2].get("text-anchor"), x)
+        boxes.append((x0, y - 9, x0 + w, y + 2, e[3]))
+    return boxes
+
+
+def overlaps(chart):
+    """Pairs of the chart's texts that overlap (more than a pixel each way)."""
+    b = text_boxes(chart)
+    return [(p[4], q[4]) for i, p in enumerate(b) for q in b[i + 1:]
+            if min(p[2], q[2]) - max(p[0], q[0]) > 1 and min(p[3], q[3]) - max(p[1], q[1]) > 1]
+
+
 def check_file(sec, path, n):
     runs = load_runs(path)
     cells = cells_of(runs)
@@ -256,6 +276,9 @@ def check_file(sec, path, n):
     open_runs = [r for r in runs if r.get("open_loop")]
     ok("%s: a rates chart exactly when there are open-loop runs" % name,
        ("rates" in charts) == bool(open_runs), "%d open-loop runs" % len(open_runs))
+    for kind, chs in sorted(charts.items()):
+        bad = [pair for ch in chs for pair in overlaps(ch)]
+        ok("%s: %s charts: no label over another" % (name, kind), not bad, bad[:3])
     if "ops" not in charts:
         return
     ops = charts["ops"][0]
