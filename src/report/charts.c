@@ -694,7 +694,7 @@ void chart_rates(FILE *f, const struct hfile *hf)
 
     for (size_t c = 0; c < hf->ncells; c++)
         any = any || hd_open_loop(&hf->cells[c]);
-    per_group(f, hf, any, "n/a: this file has no open-loop runs (--rate, lab --rates)",
+    per_group(f, hf, any, "n/a: no open-loop runs (--rate, lab --rates)",
               "Open-loop cells, each point one cell: the rate it offered (all connections "
               "together) and the latency from the intended send time, its runs that count added.",
               rates_group);

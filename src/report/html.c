@@ -1076,6 +1076,7 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
     const struct hfile *self = hf;
     char runs[128];
     size_t nruns = 0, counted = 0;
+    bool open_loop = false;
 
     for (size_t c = 0; c < hf->ncells; c++) {
         nruns += json_array_size(hf->cells[c].runs);
@@ -1105,8 +1106,12 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
         fputs("<h3>Where each request's CPU goes (--profile)</h3>\n", f);
         chart_profile(f, hf);
     }
-    fputs("<h3>Latency against the offered rate</h3>\n", f);
-    chart_rates(f, hf);
+    for (size_t c = 0; c < hf->ncells; c++)
+        open_loop = open_loop || hd_open_loop(&hf->cells[c]);
+    if (open_loop) { /* only where asked (--rate, lab --rates): else not an n/a but not drawn */
+        fputs("<h3>Latency against the offered rate</h3>\n", f);
+        chart_rates(f, hf);
+    }
     verdicts_section(f, hf);
     kernel_section(f, hf);
     agent_section(f, hf);

@@ -752,6 +752,11 @@ def cmd_stack(dom_path, jsonl):
     pss = [t for sec, ts in p.texts.items() if sec and sec.startswith("file") for t in ts
            if "n/a (no --server-pid given)" in t]
     ok("stack page: no server n/a where services were measured", not pss, pss[:3])
+    # a stack's sections are its measurements, and what it did not ask is not an n/a
+    files = [t.strip() for sec, ts in p.texts.items() if sec != "stack-text" for t in ts
+             if re.search(r"(?<![-\w])files?\b", t) or "open-loop" in t]
+    ok("stack page: nothing called a file, no n/a for open-loop runs not asked", not files,
+       files[:3])
     ext = [l for l in p.links if not l.startswith("#") and not l.startswith("data:")]
     ok("stack page: no link but in-page and data: ones", not ext, ext)
     # each measurement is named by its title, not by its evidence file, which the stack removed
