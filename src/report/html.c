@@ -589,6 +589,7 @@ static void bottom_grid(FILE *f, const struct bottom_line *b)
     const struct bottom_row *cols[GRID_COLS];
     size_t ncols = bottom_grid_cols(b, cols, GRID_COLS);
     char words[512], name[TEXT_SAFE_CAP + 8], v[32];
+    bool absent = false;
 
     bottom_few_words(words, sizeof(words), b);
     fputs("<div class=\"cards\">\n", f);
@@ -608,6 +609,7 @@ static void bottom_grid(FILE *f, const struct bottom_line *b)
         fputs("</td>", f);
         for (size_t k = 0; k < ncols; k++) {
             bottom_grid_value(v, sizeof(v), b, i, cols[k]);
+            absent = absent || strcmp(v, BOTTOM_GRID_ABSENT) == 0;
             fputs("<td class=\"num\">", f);
             html_text(f, v);
             fputs("</td>", f);
@@ -615,6 +617,7 @@ static void bottom_grid(FILE *f, const struct bottom_line *b)
         fputs("</tr>\n", f);
     }
     fputs("</table>\n<ul class=\"costs\">\n", f);
+    if (absent) fputs("<li class=\"muted\">" BOTTOM_GRID_ABSENT_WORDS "</li>\n", f);
     bottom_noisy(f, b);
     fputs("</ul>\n", f);
 }
