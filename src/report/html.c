@@ -1170,6 +1170,33 @@ static int write_page(FILE *f, void *ctx, struct hb_err *err)
     return ferror(f) ? -EIO : 0;
 }
 
+#define PAGE_WHO 16 /* services named on one page, each its own colour */
+
+/* The services the files' runs measured, by name, in order of first appearance, into who. */
+static size_t page_who(const struct hfile *files, size_t n, const char **who)
+{
+    size_t nwho = 0;
+
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < files[i].ncells; c++) {
+            size_t r, s;
+            const json_t *run, *svc;
+            json_array_foreach(files[i].cells[c].runs, r, run)
+            {
+                json_array_foreach(json_object_get(json_object_get(run, EV_OBSERVED), "services"),
+                                   s, svc)
+                {
+                    const char *name = json_string_value(json_object_get(svc, "name"));
+                    size_t k = 0;
+                    while (name != NULL && k < nwho && strcmp(who[k], name) != 0)
+                        k++;
+                    if (name != NULL && k == nwho && nwho < PAGE_WHO) who[nwho++] = name;
+                }
+            }
+        }
+    return nwho;
+}
+
 int report_html_write(const char *out, const char *const *paths, size_t npaths, struct hb_err *err)
 {
     return report_html_write_parts(out, paths, NULL, npaths, NULL, err);
@@ -1194,7 +1221,13 @@ int report_html_write_parts(const char *out, const char *const *paths, const cha
         rc = evidence_read(paths[i], &reader, &files[i].head, err);
         if (rc == 0) rc = file_place(&files[i], err);
     }
-    if (rc == 0) rc = outfile_replace(out, write_page, &page, err);
+    if (rc == 0) {
+        const char *who[PAGE_WHO];
+        size_t nwho = page_who(files, npaths, who);
+        for (size_t i = 0; i < npaths; i++)
+            files[i].who = who, files[i].nwho = nwho;
+        rc = outfile_replace(out, write_page, &page, err);
+    }
     for (size_t i = 0; i < npaths; i++)
         file_release(&files[i]);
     return rc;

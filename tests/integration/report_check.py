@@ -765,6 +765,27 @@ def cmd_stack(dom_path, jsonl):
        len(p.named), p.named and not gone, gone[:3])
 
 
+def cmd_who(dom_path):
+    """Each part of the CPU charts (client, a service, the rest) one colour on the whole page,
+    and no two parts the same colour."""
+    dom = Dom()
+    with open(dom_path) as f:
+        dom.feed(f.read())
+    fills = {}
+    for _, charts in dom.sections:
+        for ch in charts:
+            if ch[0] != "cpu":
+                continue
+            for e, title in titled(ch, "rect", "bar"):
+                who = re.sub(r" [0-9.e+-]+ µs/op$", "", title)
+                fills.setdefault(who, set()).add(e[2].get("fill"))
+    ok("cpu charts: parts drawn (%s)" % ", ".join(sorted(fills)), len(fills) >= 3, fills)
+    ok("cpu charts: each part one colour on the whole page", all(len(v) == 1 for v in
+       fills.values()), fills)
+    one = [next(iter(v)) for v in fills.values()]
+    ok("cpu charts: no two parts the same colour", len(set(one)) == len(one), fills)
+
+
 def cmd_inject(path, out):
     doc = json.load(open(path))
     bad = '<img src=x onerror=alert(1)><b id="injected">&amp;</b>'
@@ -794,6 +815,8 @@ def main():
         cmd_stall(sys.argv[2], sys.argv[3])
     elif cmd == "stack":
         cmd_stack(sys.argv[2], sys.argv[3])
+    elif cmd == "who":
+        cmd_who(sys.argv[2])
     sys.exit(1 if failed else 0)
 
 
