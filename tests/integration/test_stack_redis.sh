@@ -281,6 +281,8 @@ if chrome "$T/second-view" --screenshot="$T/second-view.png" --window-size=1400,
     read -r _ amber < <($CHECK colours "$T/second-view.png" 0 0 1400 900 8a5a00)
     check "second --html: the bottom line in the first 1400x900 viewport ($amber amber pixels)" \
         test "${amber:-0}" -ge 20
+    echo "# screenshot of the first viewport: $T/second-view.png"
+    [ -z "${REPORT_SHOTS:-}" ] || cp "$T/second-view.png" "$REPORT_SHOTS/stack-redis-viewport.png"
 else
     not_ok "second --html: chromium --screenshot" "$(head -c 300 "$T/second-view.err")"
 fi
