@@ -307,13 +307,13 @@ static void machine_section(FILE *f, const struct hfile *hf)
 
 /* ---- the verdicts --------------------------------------------------------------------- */
 
-/* The metric's header cells of a verdicts table. */
+/* The header cells of a verdicts table, as compare names them: "client cpu µs/op", whose. */
 static void metric_heads(FILE *f)
 {
     fputs("<table class=\"verdicts\"><tr><th>cell</th>", f);
     for (size_t m = 0; m < METRICS; m++) {
         fputs("<th>", f);
-        html_text(f, metric_def(m)->label);
+        html_text(f, metric_def(m)->cmp_label);
         fputs("</th>", f);
     }
     fputs("</tr>\n", f);

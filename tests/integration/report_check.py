@@ -380,6 +380,10 @@ def cmd_dom(dom_path, paths):
     ext = [a for t, a in dom.tags for k in ("src", "href") if k in a and
            not a[k].startswith("#") and not a[k].startswith("data:")]
     ok("nothing fetched: no src or href but in-page and data: ones", not ext, ext)
+    # the verdicts' CPU column says whose CPU it is: the client's (a service's is not in it)
+    heads = [t.strip() for t in dom.texts if "cpu µs/op" in t.lower()]
+    ok("the verdicts' CPU column is named the client's", heads and all(
+       h.lower().startswith("client ") for h in heads), heads[:3])
     # the verdicts the evidence's summary printed are on the page
     text = " ".join(dom.texts)
     for path in paths:
