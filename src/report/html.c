@@ -172,6 +172,7 @@ static const char page_css[] =
     "table.bottom td{white-space:nowrap}table.bottom td.words{white-space:normal}"
     ".better{color:#1a7f37}.worse{color:#c62828}.same{color:#777}.few{color:#8a5a00}"
     ".card.few{border-color:#8a5a00}"
+    "section.stack pre{white-space:pre-wrap;overflow-wrap:anywhere}"
     "body{max-width:1360px}";
 
 /* One row of a two-column table: name, then the value escaped. */

@@ -291,6 +291,17 @@ if chrome "$T/second-view" --screenshot="$T/second-view.png" --window-size=1400,
 else
     not_ok "second --html: chromium --screenshot" "$(head -c 300 "$T/second-view.err")"
 fi
+# What the stack printed wraps within the page (1360 px and its margin): in a 2400 px wide
+# window no text (#222) right of x 1400, where its long lines ran before.
+if chrome "$T/second-wide" --screenshot="$T/second-wide.png" --window-size=2400,900 \
+    "file://$T/second.html"; then
+    # shellcheck disable=SC2086
+    read -r _ beyond < <($CHECK colours "$T/second-wide.png" 1400 0 1000 900 222222)
+    check_eq "second --html: what the stack printed wraps within the page (text pixels right of 1400 px)" \
+        0 "${beyond:-x}"
+else
+    not_ok "second --html: chromium --screenshot, 2400 px wide" "$(head -c 300 "$T/second-wide.err")"
+fi
 expect_rc "--csv a directory: exit 1" 1 csvdir stack redis --short --csv "$T"
 one_line "--csv a directory: one line" "$T/csvdir.err" 'stack: '
 check "--csv a directory: refused before starting anything" test ! -s "$T/csvdir.out"
