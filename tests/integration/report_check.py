@@ -761,6 +761,9 @@ def cmd_stack(dom_path, jsonl):
              if re.search(r"(?<![-\w])files?\b", t) or "open-loop" in t]
     ok("stack page: nothing called a file, no n/a for open-loop runs not asked", not files,
        files[:3])
+    unix = [t.strip() for ts in p.texts.values() for t in ts if "n/a (AF_UNIX" in t]
+    ok("stack page: a Unix socket's TIME_WAIT is 0, as the stack's tables say, not n/a",
+       not unix, unix[:2])
     ext = [l for l in p.links if not l.startswith("#") and not l.startswith("data:")]
     ok("stack page: no link but in-page and data: ones", not ext, ext)
     # each measurement is named by its title, not by its evidence file, which the stack removed
