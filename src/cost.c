@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evidence/runview.h"
 #include "evidence/schema.h"
 #include "stats.h"
 
@@ -228,16 +229,6 @@ struct cost_point {
     double v;
 };
 
-/* The number at o[key], when there is one. */
-static bool number_at(const json_t *o, const char *key, double *v)
-{
-    const json_t *j = json_object_get(o, key);
-
-    if (!json_is_number(j)) return false;
-    *v = json_number_value(j);
-    return true;
-}
-
 /* Appends a figure to out (of cap) unless full; n is how many it holds. */
 static void point_add(struct cost_point *out, size_t cap, size_t *n, const char *name,
                       enum cost_kind kind, double v)
@@ -261,62 +252,56 @@ static bool own_figure(const char *name)
     return false;
 }
 
+/* Appends figure v to out unless it is not one (NAN: the run does not hold it). */
+static void figure_add(struct cost_point *out, size_t cap, size_t *n, const char *name,
+                       enum cost_kind kind, double v)
+{
+    if (!isnan(v)) point_add(out, cap, n, name, kind, v);
+}
+
 /*
  * Each named service's CPU per request (observed.services, `run --service`),
  * a series named after it ("php-fpm"; "service NAME" when the name is one of
  * cost's own), and their sum with the client's ("client+services").
  */
-static void service_points(const json_t *obs, struct cost_point *out, size_t cap, size_t *n)
+static void service_points(const struct run_view *r, struct cost_point *out, size_t cap, size_t *n)
 {
-    const json_t *svcs = json_object_get(obs, "services");
     char name[COST_NAME_CAP];
-    double v;
 
-    for (size_t i = 0; i < json_array_size(svcs); i++) {
-        const json_t *sv = json_array_get(svcs, i);
-        const char *svc = json_string_value(json_object_get(sv, "name"));
-        if (svc == NULL || !number_at(sv, "cpu_ns_per_op", &v)) continue;
+    for (unsigned i = 0; i < r->nsvc; i++) {
+        const char *svc = r->svc[i].name;
+        if (svc == NULL || isnan(r->svc[i].cpu_ns_per_op)) continue;
         snprintf(name, sizeof(name), "%s%s", own_figure(svc) ? "service " : "", svc);
-        point_add(out, cap, n, name, COST_CPU, v);
+        point_add(out, cap, n, name, COST_CPU, r->svc[i].cpu_ns_per_op);
     }
-    if (number_at(json_object_get(obs, "services_total"), "sum_ns_per_op", &v))
-        point_add(out, cap, n, "client+services", COST_CPU, v);
+    figure_add(out, cap, n, "client+services", COST_CPU, r->sum_ns_per_op);
 }
 
 /*
- * The figures of one run (report/json.c writes them): CPU per request of the
- * client, the server, their sum, the whole system (/proc/stat busy time,
- * softirq included) and the server's cgroup when it is measured besides the
- * server's pids; each named service's and their sum with the client's; then
- * latency p50 and mean. A figure the run does not hold (unavailable, or from
- * an older writer) is left out. Returns how many.
+ * The figures of one run (its run view): CPU per request of the client, the
+ * server, their sum, the whole system (/proc/stat busy time, softirq included)
+ * and the server's cgroup when it is measured besides the server's pids (a
+ * server measured by its cgroup alone: the cgroup figure is the server's);
+ * each named service's and their sum with the client's; then latency p50 and
+ * mean. A figure the run does not hold (unavailable, or from an older writer)
+ * is left out. Returns how many.
  */
 static size_t run_points(const json_t *run, struct cost_point *out, size_t cap)
 {
-    static const struct {
-        const char *name, *key;
-    } cpu[] = { { "server", "server_ns_per_op" },
-                { "client+server", "client_plus_server_ns_per_op" },
-                { "system", "system_ns_per_op" },
-                { "server cgroup", "cgroup_ns_per_op" } };
-    const json_t *observed = json_object_get(run, "observed");
-    const json_t *obs = json_object_get(observed, "cpu");
-    const json_t *lat = json_object_get(run, "latency_ns");
-    const char *source = json_string_value(json_object_get(obs, "server_source"));
+    struct run_view view, *r = &view;
     size_t n = 0;
-    double v;
+    bool cgroup_alone;
 
-    if (number_at(run, "client_cpu_ns_per_op", &v)) point_add(out, cap, &n, "client", COST_CPU, v);
-    for (size_t i = 0; i < ARRAY_LEN(cpu); i++) {
-        /* a server measured by its cgroup alone: the cgroup figure is the server's */
-        if (strcmp(cpu[i].key, "cgroup_ns_per_op") == 0 && source != NULL &&
-            strcmp(source, "cgroup") == 0)
-            continue;
-        if (number_at(obs, cpu[i].key, &v)) point_add(out, cap, &n, cpu[i].name, COST_CPU, v);
-    }
-    service_points(observed, out, cap, &n);
-    if (number_at(lat, "p50", &v)) point_add(out, cap, &n, "p50", COST_LATENCY, v);
-    if (number_at(lat, "mean", &v)) point_add(out, cap, &n, "mean", COST_LATENCY, v);
+    run_view_fill(run, r);
+    cgroup_alone = r->server_source != NULL && strcmp(r->server_source, "cgroup") == 0;
+    figure_add(out, cap, &n, "client", COST_CPU, r->client_cpu_ns_per_op);
+    figure_add(out, cap, &n, "server", COST_CPU, r->server_ns_per_op);
+    figure_add(out, cap, &n, "client+server", COST_CPU, r->client_plus_server_ns_per_op);
+    figure_add(out, cap, &n, "system", COST_CPU, r->system_ns_per_op);
+    if (!cgroup_alone) figure_add(out, cap, &n, "server cgroup", COST_CPU, r->cgroup_ns_per_op);
+    service_points(r, out, cap, &n);
+    figure_add(out, cap, &n, "p50", COST_LATENCY, r->latency.p50);
+    figure_add(out, cap, &n, "mean", COST_LATENCY, r->latency.mean);
     return n;
 }
 

@@ -71,11 +71,13 @@ int evidence_merge(const char *const *paths, size_t npaths, const char *out, FIL
  * What reads the runs of an evidence file, one at a time: take(ctx, idx, run,
  * err) gets each record of "runs" in order (idx counts from 0), lent for the
  * call only (json_incref what is kept; it may be changed). It returns 0, or a
- * negative errno with err set to stop the reading.
+ * negative errno with err set to stop the reading. With line not NULL, *line
+ * names where the run is, for take's messages.
  */
 struct evidence_reader {
     int (*take)(void *ctx, size_t idx, json_t *run, struct hb_err *err);
     void *ctx;
+    size_t *line; /* when not NULL: set to a --jsonl run's line before take (0 in a document) */
 };
 
 /*

@@ -104,11 +104,13 @@ struct run_sink {
     json_t *head; /* the document's fields but its runs (the first header's, for JSONL) */
     size_t nruns;
     const struct evidence_reader *reader;
+    bool jsonl; /* a --jsonl file: read_jsonl sets the reader's line */
 };
 
 /* Hands run (the record, owned by the reader for the call only) to the reader. */
 static int sink_run(struct run_sink *sink, json_t *run, struct hb_err *err)
 {
+    if (sink->reader->line != NULL && !sink->jsonl) *sink->reader->line = 0;
     return sink->reader->take(sink->reader->ctx, sink->nruns++, run, err);
 }
 
@@ -174,6 +176,7 @@ static int read_jsonl(struct run_sink *sink, const char *buf, size_t len, struct
         if (rec == NULL)
             return hb_fail(err, -EINVAL, "%s: line %zu: not JSON: %s (column %d)", sink->path, line,
                            jerr.text, jerr.column);
+        if (sink->reader->line != NULL) *sink->reader->line = line;
         rc = jsonl_line(sink, line, rec, err);
         json_decref(rec);
         if (rc < 0) return rc;
@@ -437,7 +440,8 @@ int evidence_read(const char *path, const struct evidence_reader *reader, json_t
     *head = NULL;
     rc = read_capped(path, &buf, &len, err);
     if (rc < 0 || buf == NULL) return rc < 0 ? rc : -EIO;
-    if (is_jsonl(buf, len))
+    sink.jsonl = is_jsonl(buf, len);
+    if (sink.jsonl)
         rc = read_jsonl(&sink, buf, len, err);
     else
         rc = read_document(&sink, buf, len, err);

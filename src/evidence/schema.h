@@ -143,6 +143,49 @@
 #define EV_VETH_RX_BYTES    "client_rx_bytes" /* what the client's end received over the run */
 #define EV_VETH_TX_BYTES    "client_tx_bytes" /* and sent; null when unreadable */
 
+/*
+ * A run's observed figures as the stack reads them back (evidence/runview.c): the machine's CPU,
+ * other processes' share of it, each --service, their sum, and the hops' sockets (the loaded
+ * one's, and each --watch hop's) as gauges of start, peak and end.
+ */
+#define EV_OBS_CPU                          "cpu"
+#define EV_OBS_SYSTEM_BUSY_NS               "system_busy_ns"
+#define EV_OBS_SYSTEM_NS_PER_OP             "system_ns_per_op" /* also services_total's */
+#define EV_OBS_SYSTEM_SOURCE                "system_source"
+#define EV_OBS_SERVER_NS_PER_OP             "server_ns_per_op" /* --server-pid or --server-cgroup */
+#define EV_OBS_CLIENT_PLUS_SERVER_NS_PER_OP "client_plus_server_ns_per_op"
+#define EV_OBS_CGROUP_NS_PER_OP             "cgroup_ns_per_op"
+#define EV_OBS_SERVER_SOURCE                "server_source" /* "pid", "cgroup", "none" */
+#define EV_OBS_OTHER_CPU                    "other_cpu"
+#define EV_OBS_CPUS_ALLOWED                 "cpus_allowed"
+#define EV_OBS_OTHER_SHARE                  "other_share"
+#define EV_OBS_STEAL_SHARE                  "steal_share"
+#define EV_OBS_WINDOW_NS                    "window_ns"
+#define EV_OBS_NOISY                        "noisy"
+#define EV_OBS_SERVICES                     "services" /* also an agent's */
+#define EV_OBS_SERVICES_TOTAL               "services_total"
+#define EV_OBS_SUM_NS_PER_OP                "sum_ns_per_op"
+#define EV_SVC_NAME                         "name"
+#define EV_SVC_CPU_NS_PER_OP                "cpu_ns_per_op"
+#define EV_SVC_PSS_END                      "pss_end"
+#define EV_SVC_WS_END                       "working_set_end"
+#define EV_OBS_SOCKETS                      "sockets"
+#define EV_OBS_WATCH                        "watch"
+#define EV_HOP_TW_CLIENT                    "time_wait_client"
+#define EV_HOP_TW_SERVER                    "time_wait_server"
+#define EV_HOP_ESTABLISHED                  "established"
+#define EV_GAUGE_START                      "start"
+#define EV_GAUGE_PEAK                       "peak"
+#define EV_HOP_LISTEN_QUEUE                 "listen_queue"
+#define EV_OBS_NET_DELTA                    "net_delta" /* the kernel's counters, each by its netstat name */
+#define EV_NET_LISTEN_OVERFLOWS             "TcpExt.ListenOverflows"
+#define EV_NET_LISTEN_DROPS                 "TcpExt.ListenDrops"
+#define EV_NET_SYN_RETRANS                  "TcpExt.TCPSynRetrans"
+/* A run's phases (connect mode): each {"latency_ns": ..., "histogram": ...}. */
+#define EV_PHASE_CONNECT  "connect"
+#define EV_PHASE_RESPONSE "response"
+#define EV_PHASE_CLOSE    "close"
+
 /* A run's open_loop. */
 #define EV_RATE               "rate"
 #define EV_ARRIVALS           "arrivals"

@@ -744,12 +744,15 @@ void bottom_grid_col_name(char *buf, size_t cap, const struct bottom_row *col)
 void bottom_grid_value(char *buf, size_t cap, const struct bottom_line *b, size_t i,
                        const struct bottom_row *col)
 {
-    snprintf(buf, cap, "n/a");
-    for (size_t j = i; j < b->nrows && (j == i || !bottom_grid_cell_at(b, j)); j++)
-        if (same_col(&b->rows[j], col) && isfinite(b->rows[j].ratio)) {
+    snprintf(buf, cap, BOTTOM_GRID_ABSENT);
+    for (size_t j = i; j < b->nrows && (j == i || !bottom_grid_cell_at(b, j)); j++) {
+        if (!same_col(&b->rows[j], col)) continue;
+        if (isfinite(b->rows[j].ratio))
             ratio_text(buf, cap, b->rows[j].ratio);
-            return;
-        }
+        else
+            snprintf(buf, cap, "n/a");
+        return;
+    }
 }
 
 #define BOTTOM_GRID_COLS 16 /* ops/s, p50, p99, the client, the server and 11 services */
@@ -761,6 +764,7 @@ static void print_grid(FILE *f, const struct bottom_line *b, bool colour)
     size_t ncols = bottom_grid_cols(b, cols, BOTTOM_GRID_COLS);
     char words[512], name[TEXT_SAFE_CAP + 8], v[32], cell[TEXT_SAFE_CAP];
     int cw = cell_width(b), w[BOTTOM_GRID_COLS];
+    bool absent = false;
 
     bottom_few_words(words, sizeof(words), b);
     fprintf(f, "\n%sbottom line%s: %s\n", colour ? "\033[1m" : "", colour ? "\033[0m" : "", words);
@@ -784,11 +788,13 @@ static void print_grid(FILE *f, const struct bottom_line *b, bool colour)
         put_left(f, cell, cw);
         for (size_t k = 0; k < ncols; k++) {
             bottom_grid_value(v, sizeof(v), b, i, cols[k]);
+            absent = absent || strcmp(v, BOTTOM_GRID_ABSENT) == 0;
             fputs("  ", f);
             put_right(f, v, w[k]);
         }
         fputc('\n', f);
     }
+    if (absent) fprintf(f, "  %s\n", BOTTOM_GRID_ABSENT_WORDS);
 }
 
 void bottom_print(FILE *f, const struct bottom_line *b, bool colour, const char *hint)

@@ -159,7 +159,13 @@ bool bottom_grid_cell_at(const struct bottom_line *b, size_t i);
 /* A column's name: "ops/s", "p50", "p99", "CPU client". */
 void bottom_grid_col_name(char *buf, size_t cap, const struct bottom_row *col);
 
-/* The ratio of the medians of the cell beginning at row i in column col ("1.78"), or "n/a". */
+/*
+ * The ratio of the medians of the cell beginning at row i in column col ("1.78"); "n/a"
+ * when the cell has the figure but no ratio; BOTTOM_GRID_ABSENT when the cell has no such
+ * figure (a service that takes no part in that measurement: nginx in the bare FastCGI hop).
+ */
+#define BOTTOM_GRID_ABSENT       "-"
+#define BOTTOM_GRID_ABSENT_WORDS "-: a service not in that measurement"
 void bottom_grid_value(char *buf, size_t cap, const struct bottom_line *b, size_t i,
                        const struct bottom_row *col);
 

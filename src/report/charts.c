@@ -352,18 +352,39 @@ static bool service_cpu(const json_t *run, const void *arg, double *out, char *w
 struct cpu_parts {
     double v[CPU_PARTS];
     const char *name[CPU_PARTS];
+    const char *colour[CPU_PARTS];
     size_t n;
     double system; /* < 0: n/a */
 };
 
-static void cpu_parts_of(const struct hcell *cell, struct cpu_parts *p, struct notes *ns)
+/*
+ * The colour of a service: by its place in the page's services (hf->who), so that
+ * php-fpm is one colour in the bare FastCGI hop's chart and in nginx → php-fpm's; after
+ * the server's (red) when the cell has one; never the client's blue nor the orange of unix.
+ */
+static const char *service_colour(const struct hfile *hf, const char *name, size_t j, bool server)
+{
+    static const size_t slot[] = { 1, 2, 4, 5, 6, 7, 8, 9 };
+    size_t k = j;
+
+    for (size_t i = 0; i < hf->nwho; i++)
+        if (strcmp(hf->who[i], name) == 0) k = i;
+    return svg_colour(slot[(k + (server ? 1 : 0)) % (sizeof(slot) / sizeof(slot[0]))]);
+}
+
+static void cpu_parts_of(const struct hfile *hf, const struct hcell *cell, struct cpu_parts *p,
+                         struct notes *ns)
 {
     const json_t *services =
         json_object_get(json_object_get(json_array_get(cell->runs, 0), EV_OBSERVED), "services");
     double sum = 0, v;
     char why[192];
+    bool server;
 
-    *p = (struct cpu_parts){ .name = { "client", "server" }, .n = 2, .system = -1 };
+    *p = (struct cpu_parts){ .name = { "client", "server" },
+                             .colour = { svg_colour(0), svg_colour(1) },
+                             .n = 2,
+                             .system = -1 };
     if (hd_median(cell, &v, why, sizeof(why), EV_OBSERVED, "cpu", "client_ns_per_op"))
         p->v[0] = v / 1000;
     else
@@ -374,9 +395,11 @@ static void cpu_parts_of(const struct hcell *cell, struct cpu_parts *p, struct n
         p->n = 1;
     else
         p->v[1] = -1, note_add(ns, "server", why);
+    server = p->n == 2;
     for (size_t j = 0; j < json_array_size(services) && p->n < CPU_PARTS - 1; j++) {
         const char *name = json_string_value(json_object_get(json_array_get(services, j), "name"));
         p->name[p->n] = name != NULL ? name : "service";
+        p->colour[p->n] = service_colour(hf, p->name[p->n], j, server);
         if (hd_median_by(cell, service_cpu, &j, &v, why, sizeof(why)))
             p->v[p->n] = v / 1000;
         else
@@ -390,13 +413,8 @@ static void cpu_parts_of(const struct hcell *cell, struct cpu_parts *p, struct n
     for (size_t i = 0; i < p->n; i++)
         sum += p->v[i] > 0 ? p->v[i] : 0;
     p->name[p->n] = "system/softirq, the rest";
+    p->colour[p->n] = component_colour_rest;
     p->v[p->n++] = p->system >= 0 ? (p->system > sum ? p->system - sum : 0) : -1;
-}
-
-/* The colour of part i of n: the last is the rest of the system. */
-static const char *part_colour(size_t i, size_t n)
-{
-    return i + 1 == n ? component_colour_rest : svg_colour(i);
 }
 
 static void cpu_row(FILE *f, const struct cpu_parts *p, const struct svg_axis *x, double y0)
@@ -409,8 +427,7 @@ static void cpu_row(FILE *f, const struct cpu_parts *p, const struct svg_axis *x
         fprintf(f,
                 "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"14\" "
                 "fill=\"%s\"><title>",
-                svg_map(x, at), y0 + 16, svg_map(x, at + p->v[i]) - svg_map(x, at),
-                part_colour(i, p->n));
+                svg_map(x, at), y0 + 16, svg_map(x, at + p->v[i]) - svg_map(x, at), p->colour[i]);
         html_text(f, p->name[i]);
         fprintf(f, " %.3g µs/op</title></rect>\n", p->v[i]);
         at += p->v[i];
@@ -432,7 +449,7 @@ void chart_cpu(FILE *f, const struct hfile *hf)
 
     for (size_t c = 0; c < hf->ncells; c++) {
         double sum = 0;
-        cpu_parts_of(&hf->cells[c], &parts[c], ns);
+        cpu_parts_of(hf, &hf->cells[c], &parts[c], ns);
         for (size_t i = 0; i < parts[c].n; i++)
             sum += parts[c].v[i] > 0 ? parts[c].v[i] : 0;
         if (sum > hi) hi = sum;
@@ -451,7 +468,7 @@ void chart_cpu(FILE *f, const struct hfile *hf)
              "named service, and the rest of the system's busy time (softirq, kernel, others); "
              "on the right the whole system's");
     for (size_t i = 0, xl = PLOT_LEFT; i < parts[legend].n; i++) {
-        legend_box(f, (double)xl, 14, part_colour(i, parts[legend].n), parts[legend].name[i]);
+        legend_box(f, (double)xl, 14, parts[legend].colour[i], parts[legend].name[i]);
         xl += 24 + 7 * strlen(parts[legend].name[i]);
     }
     svg_text(f, PLOT_RIGHT + 10, 14, "tick", "start", "system");
@@ -481,17 +498,29 @@ static bool phase_p50(const json_t *run, const void *arg, double *out, char *why
     return hd_figure(phase, out, why, cap, EV_LATENCY_NS, EV_P50, NULL);
 }
 
+/* A phase bar's pitch: its value's label (svg text, 11 px) clear of the next bar's. */
+#define PHASE_PITCH 13.0
+#define PHASE_TOP   18.0 /* below the row's label */
+
+/* How many of a cell's four phases were measured (p50 >= 0). */
+static int phases_known(const double *p50)
+{
+    int n = 0;
+
+    for (int p = 0; p < 4; p++)
+        n += p50[p] >= 0;
+    return n;
+}
+
 void chart_phases(FILE *f, const struct hfile *hf)
 {
     double(*p50)[4] = xcalloc(hf->ncells ? hf->ncells : 1, sizeof(*p50));
     struct notes *ns = xcalloc(1, sizeof(*ns));
     struct svg_axis x = { SVG_LINEAR, 0, 0, PLOT_LEFT, PLOT_RIGHT };
-    double lo = 0, hi = 0, top = 8 + LEGEND_ROW, row_h = 42;
-    size_t rows = 0;
+    double lo = 0, hi = 0, top = 8 + LEGEND_ROW, height = 0;
     char name[TEXT_SAFE_CAP], num[48];
 
     for (size_t c = 0; c < hf->ncells; c++) {
-        bool any = false;
         for (int p = 0; p < 4; p++) {
             char why[128];
             if (hd_median_by(&hf->cells[c], phase_p50, phase_key[p], &p50[c][p], why, sizeof(why)))
@@ -499,44 +528,44 @@ void chart_phases(FILE *f, const struct hfile *hf)
             else
                 p50[c][p] = -1;
             if (p50[c][p] > hi) hi = p50[c][p];
-            any = any || p50[c][p] >= 0;
         }
-        rows += any;
-        if (!any) note_add(ns, "phases", hf->cells[c].counted ? "not measured" : "no run counts");
+        if (phases_known(p50[c]) > 0)
+            height += PHASE_TOP + PHASE_PITCH * phases_known(p50[c]) + 6;
+        else
+            note_add(ns, "phases", hf->cells[c].counted ? "not measured" : "no run counts");
     }
-    if (rows == 0) {
+    if (height == 0) {
         fputs("<p class=\"na\">n/a: no run that counts measured its phases</p>\n", f);
         free(p50);
         free(ns);
         return;
     }
     axis_fit(&x, lo, hi);
-    svg_open(f, "phases", CHART_W, (int)(top + row_h * (double)rows + 44),
+    svg_open(f, "phases", CHART_W, (int)(top + height + 44),
              "connection phases per cell, the median over its runs of each phase's p50 in µs: "
              "connect, request written to first reply byte, to whole reply, close");
     for (int p = 0; p < 4; p++)
         legend_box(f, PLOT_LEFT + 120.0 * p, 14, svg_colour((size_t)p), phase_name[p]);
-    svg_axis_x(f, &x, top + row_h * (double)rows + 4, top, "p50 µs");
-    for (size_t c = 0, r = 0; c < hf->ncells; c++) {
-        double y0 = top + row_h * (double)r;
-        bool any = false;
-        for (int p = 0; p < 4; p++)
-            any = any || p50[c][p] >= 0;
-        if (!any) continue;
+    svg_axis_x(f, &x, top + height + 4, top, "p50 µs");
+    for (size_t c = 0; c < hf->ncells; c++) {
+        double y0 = top; /* this row's top: each row as tall as its measured phases */
+        int k = 0;
+        if (phases_known(p50[c]) == 0) continue;
         hd_cell_name(name, sizeof(name), &hf->cells[c]);
         svg_text(f, PLOT_LEFT, y0 + 12, "row-label", "start", name);
         for (int p = 0; p < 4; p++) {
-            double yb = y0 + 16 + 6.0 * p;
+            double yb = y0 + PHASE_TOP + PHASE_PITCH * (double)k;
             if (p50[c][p] < 0) continue;
             fprintf(f,
-                    "<rect class=\"phase\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"5\" "
+                    "<rect class=\"phase\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"8\" "
                     "fill=\"%s\"/>\n",
                     (double)PLOT_LEFT, yb, svg_map(&x, p50[c][p]) - PLOT_LEFT,
                     svg_colour((size_t)p));
             svg_number(num, sizeof(num), p50[c][p]);
-            svg_text(f, svg_map(&x, p50[c][p]) + 4, yb + 5, "phase-val", "start", num);
+            svg_text(f, svg_map(&x, p50[c][p]) + 4, yb + 8, "phase-val", "start", num);
+            k++;
         }
-        r++;
+        top += PHASE_TOP + PHASE_PITCH * (double)k + 6;
     }
     svg_close(f);
     notes_print(f, ns);
@@ -682,7 +711,7 @@ void chart_rates(FILE *f, const struct hfile *hf)
 
     for (size_t c = 0; c < hf->ncells; c++)
         any = any || hd_open_loop(&hf->cells[c]);
-    per_group(f, hf, any, "n/a: this file has no open-loop runs (--rate, lab --rates)",
+    per_group(f, hf, any, "n/a: no open-loop runs (--rate, lab --rates)",
               "Open-loop cells, each point one cell: the rate it offered (all connections "
               "together) and the latency from the intended send time, its runs that count added.",
               rates_group);

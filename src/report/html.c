@@ -172,6 +172,7 @@ static const char page_css[] =
     "table.bottom td{white-space:nowrap}table.bottom td.words{white-space:normal}"
     ".better{color:#1a7f37}.worse{color:#c62828}.same{color:#777}.few{color:#8a5a00}"
     ".card.few{border-color:#8a5a00}"
+    "section.stack pre{white-space:pre-wrap;overflow-wrap:anywhere}"
     "body{max-width:1360px}";
 
 /* One row of a two-column table: name, then the value escaped. */
@@ -307,13 +308,13 @@ static void machine_section(FILE *f, const struct hfile *hf)
 
 /* ---- the verdicts --------------------------------------------------------------------- */
 
-/* The metric's header cells of a verdicts table. */
+/* The header cells of a verdicts table, as compare names them: "client cpu µs/op", whose. */
 static void metric_heads(FILE *f)
 {
     fputs("<table class=\"verdicts\"><tr><th>cell</th>", f);
     for (size_t m = 0; m < METRICS; m++) {
         fputs("<th>", f);
-        html_text(f, metric_def(m)->label);
+        html_text(f, metric_def(m)->cmp_label);
         fputs("</th>", f);
     }
     fputs("</tr>\n", f);
@@ -589,6 +590,7 @@ static void bottom_grid(FILE *f, const struct bottom_line *b)
     const struct bottom_row *cols[GRID_COLS];
     size_t ncols = bottom_grid_cols(b, cols, GRID_COLS);
     char words[512], name[TEXT_SAFE_CAP + 8], v[32];
+    bool absent = false;
 
     bottom_few_words(words, sizeof(words), b);
     fputs("<div class=\"cards\">\n", f);
@@ -608,6 +610,7 @@ static void bottom_grid(FILE *f, const struct bottom_line *b)
         fputs("</td>", f);
         for (size_t k = 0; k < ncols; k++) {
             bottom_grid_value(v, sizeof(v), b, i, cols[k]);
+            absent = absent || strcmp(v, BOTTOM_GRID_ABSENT) == 0;
             fputs("<td class=\"num\">", f);
             html_text(f, v);
             fputs("</td>", f);
@@ -615,6 +618,7 @@ static void bottom_grid(FILE *f, const struct bottom_line *b)
         fputs("</tr>\n", f);
     }
     fputs("</table>\n<ul class=\"costs\">\n", f);
+    if (absent) fputs("<li class=\"muted\">" BOTTOM_GRID_ABSENT_WORDS "</li>\n", f);
     bottom_noisy(f, b);
     fputs("</ul>\n", f);
 }
@@ -775,6 +779,8 @@ static void known_cell(FILE *f, bool known, const char *text, const char *why)
 static void gauge_cell(FILE *f, const struct hcell *cell, const char *a, const char *b,
                        const char *c)
 {
+    const char *transport =
+        json_string_value(json_object_get(json_array_get(cell->runs, 0), EV_TRANSPORT));
     double best = -1, v;
     char why[256] = "not in the evidence", text[320];
     size_t i;
@@ -789,7 +795,14 @@ static void gauge_cell(FILE *f, const struct hcell *cell, const char *a, const c
             memcpy(why, w, sizeof(why));
         }
     }
-    if (best >= 0) svg_number(text, sizeof(text), best);
+    if (best >= 0) {
+        svg_number(text, sizeof(text), best);
+    } else if (strncmp(b, "time_wait", 9) == 0 && transport != NULL &&
+               strcmp(transport, "unix") == 0) {
+        /* not a figure missing: a Unix socket has none, 0 as the stacks' tables say */
+        snprintf(text, sizeof(text), "0 (a Unix socket has no TIME_WAIT)");
+        best = 0;
+    }
     known_cell(f, best >= 0, text, why);
 }
 
@@ -1076,6 +1089,7 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
     const struct hfile *self = hf;
     char runs[128];
     size_t nruns = 0, counted = 0;
+    bool open_loop = false;
 
     for (size_t c = 0; c < hf->ncells; c++) {
         nruns += json_array_size(hf->cells[c].runs);
@@ -1105,8 +1119,12 @@ static void file_section(FILE *f, const struct hfile *hf, size_t idx)
         fputs("<h3>Where each request's CPU goes (--profile)</h3>\n", f);
         chart_profile(f, hf);
     }
-    fputs("<h3>Latency against the offered rate</h3>\n", f);
-    chart_rates(f, hf);
+    for (size_t c = 0; c < hf->ncells; c++)
+        open_loop = open_loop || hd_open_loop(&hf->cells[c]);
+    if (open_loop) { /* only where asked (--rate, lab --rates): else not an n/a but not drawn */
+        fputs("<h3>Latency against the offered rate</h3>\n", f);
+        chart_rates(f, hf);
+    }
     verdicts_section(f, hf);
     kernel_section(f, hf);
     agent_section(f, hf);
@@ -1162,6 +1180,33 @@ static int write_page(FILE *f, void *ctx, struct hb_err *err)
     return ferror(f) ? -EIO : 0;
 }
 
+#define PAGE_WHO 16 /* services named on one page, each its own colour */
+
+/* The services the files' runs measured, by name, in order of first appearance, into who. */
+static size_t page_who(const struct hfile *files, size_t n, const char **who)
+{
+    size_t nwho = 0;
+
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < files[i].ncells; c++) {
+            size_t r, s;
+            const json_t *run, *svc;
+            json_array_foreach(files[i].cells[c].runs, r, run)
+            {
+                json_array_foreach(json_object_get(json_object_get(run, EV_OBSERVED), "services"),
+                                   s, svc)
+                {
+                    const char *name = json_string_value(json_object_get(svc, "name"));
+                    size_t k = 0;
+                    while (name != NULL && k < nwho && strcmp(who[k], name) != 0)
+                        k++;
+                    if (name != NULL && k == nwho && nwho < PAGE_WHO) who[nwho++] = name;
+                }
+            }
+        }
+    return nwho;
+}
+
 int report_html_write(const char *out, const char *const *paths, size_t npaths, struct hb_err *err)
 {
     return report_html_write_parts(out, paths, NULL, npaths, NULL, err);
@@ -1186,7 +1231,13 @@ int report_html_write_parts(const char *out, const char *const *paths, const cha
         rc = evidence_read(paths[i], &reader, &files[i].head, err);
         if (rc == 0) rc = file_place(&files[i], err);
     }
-    if (rc == 0) rc = outfile_replace(out, write_page, &page, err);
+    if (rc == 0) {
+        const char *who[PAGE_WHO];
+        size_t nwho = page_who(files, npaths, who);
+        for (size_t i = 0; i < npaths; i++)
+            files[i].who = who, files[i].nwho = nwho;
+        rc = outfile_replace(out, write_page, &page, err);
+    }
     for (size_t i = 0; i < npaths; i++)
         file_release(&files[i]);
     return rc;

@@ -58,6 +58,10 @@ struct hfile {
     json_t *head;      /* the document but its runs */
     struct hcell *cells;
     size_t ncells, cap;
+    /* the page's services in order of first appearance, the same for every file of it: a
+     * service's place here is its colour in every CPU chart of the page (none: NULL, 0) */
+    const char *const *who;
+    size_t nwho;
 };
 
 /* j[a][b]... as a number into *out: false when a step is missing or not a number. */

@@ -268,98 +268,81 @@ static int case_pool(struct stack_ctx *c, const struct web_front *w, struct hb_e
     return case_steps(c, w, "pool sweep (profile optimized)", s, c->o->npool, err);
 }
 
-/* A number of the evidence, or NAN (absent, or {"unavailable": why}). */
-static double num_or_nan(const json_t *v)
-{
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /*
  * The kernel's view of the run: its listen-queue counters over the window,
  * and the accept queue's peak on the watched backend hop of transport t.
  */
-static void run_kernel(struct case_run *r, const json_t *rec, unsigned t)
+static void run_kernel(struct case_run *r, const struct run_view *v, unsigned t)
 {
-    const json_t *obs = json_object_get(rec, "observed"), *watch = json_object_get(obs, "watch");
-    const json_t *net = json_object_get(obs, "net_delta");
+    const struct run_hop *w = run_view_watch(v, t ? "unix" : "tcp");
 
-    r->overflows = num_or_nan(json_object_get(net, "TcpExt.ListenOverflows"));
-    r->drops = num_or_nan(json_object_get(net, "TcpExt.ListenDrops"));
-    r->syn_retrans = num_or_nan(json_object_get(net, "TcpExt.TCPSynRetrans"));
-    r->accept_peak = NAN;
-    for (size_t i = 0; i < json_array_size(watch); i++) {
-        const json_t *w = json_array_get(watch, i);
-        const char *wt = json_string_value(json_object_get(w, "transport"));
-        if (wt != NULL && strcmp(wt, t ? "unix" : "tcp") == 0)
-            r->accept_peak =
-                num_or_nan(json_object_get(json_object_get(w, "listen_queue"), "peak"));
-    }
+    r->overflows = v->listen_overflows;
+    r->drops = v->listen_drops;
+    r->syn_retrans = v->syn_retrans;
+    r->accept_peak = w != NULL ? w->listen_queue.peak : NAN;
 }
 
 /* The agent's rows of the run (stack --agent), as the stack's table has them, into r->agent. */
-static void run_agent(struct case_run *r, const json_t *rec)
+static void run_agent(struct case_run *r, const struct run_view *v)
 {
     FILE *m = fmemopen(r->agent, sizeof(r->agent), "w");
 
     r->agent[0] = '\0';
     if (m == NULL) return;
-    stack_agent_run_rows(m, rec);
+    stack_agent_run_rows(m, v);
     if (fclose(m) != 0) r->agent[0] = '\0';
     r->agent[sizeof(r->agent) - 1] = '\0'; /* a full buffer is not terminated */
 }
 
-/* The last run record of the run child's evidence (its JSONL file) into r; t: its backend. */
+/* The count of kind in c[0 .. n - 1], 0 without it. */
+static unsigned long long count_of(const struct run_count *c, unsigned n, const char *kind)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (strcmp(c[i].kind, kind) == 0) return c[i].n;
+    return 0;
+}
+
+/* x, or 0 when it is not a number (a figure the run does not hold, printed as 0). */
+static double or0(double x)
+{
+    return isnan(x) ? 0 : x;
+}
+
+/*
+ * The last run of the run child (its evidence, as stack_measure_one read it:
+ * c->last_run) into r; t: its backend. Nothing when the child wrote no run.
+ */
 static int run_read(struct stack_ctx *c, struct case_run *r, unsigned t, struct hb_err *err)
 {
-    char path[PATH_MAX], name[32], *line = NULL;
-    size_t cap = 0;
-    FILE *f;
+    struct run_view v;
+    size_t len = 0;
+    int rc;
 
     memset(r, 0, sizeof(*r));
-    snprintf(name, sizeof(name), "run-%u.jsonl", c->nchild);
-    sup_path(&c->sup, name, path, sizeof(path));
-    f = fopen(path, "re");
-    if (f == NULL) return hb_fail(err, -errno, "cannot read %s: %s", path, strerror(errno));
-    while (getline(&line, &cap, f) > 0) {
-        json_t *rec = json_loads(line, 0, NULL), *errs, *v;
-        const char *kind = json_string_value(json_object_get(rec, "record")), *key;
-        size_t len = 0;
-        if (kind == NULL || strcmp(kind, "run") != 0) {
-            json_decref(rec);
-            continue;
-        }
-        r->have = true;
-        r->ops_s = json_number_value(json_object_get(rec, "ops_per_s"));
-        r->p50_ms =
-            json_number_value(json_object_get(json_object_get(rec, "latency_ns"), "p50")) / 1e6;
-        r->p99_ms =
-            json_number_value(json_object_get(json_object_get(rec, "latency_ns"), "p99")) / 1e6;
-        r->p999_ms =
-            json_number_value(json_object_get(json_object_get(rec, "latency_ns"), "p999")) / 1e6;
-        r->mean_ms =
-            json_number_value(json_object_get(json_object_get(rec, "latency_ns"), "mean")) / 1e6;
-        r->failed = (unsigned long long)json_integer_value(json_object_get(rec, "errors_total"));
-        r->requests = (unsigned long long)json_integer_value(json_object_get(rec, "requests"));
-        r->s2xx = (unsigned long long)json_integer_value(
-            json_object_get(json_object_get(rec, "status"), "2xx"));
-        r->s5xx = (unsigned long long)json_integer_value(
-            json_object_get(json_object_get(rec, "status"), "5xx"));
-        errs = json_object_get(rec, "errors");
-        r->timeouts = (unsigned long long)json_integer_value(json_object_get(errs, "timeout"));
-        r->errors[0] = '\0';
-        json_object_foreach(errs, key, v)
-        {
-            if (json_integer_value(v) == 0 || len >= sizeof(r->errors)) continue;
-            len += (size_t)snprintf(r->errors + len, sizeof(r->errors) - len, "%s%s %lld",
-                                    len ? ", " : "", key, (long long)json_integer_value(v));
-        }
-        if (len == 0) snprintf(r->errors, sizeof(r->errors), "none");
-        run_kernel(r, rec, t);
-        run_agent(r, rec);
-        json_decref(rec);
+    if (c->last_run == NULL) return 0;
+    rc = run_view_of(c->last_run, &v, err);
+    if (rc != 0) return rc < 0 ? rc : 0; /* measure.c's reading refused it already */
+    r->have = true;
+    r->ops_s = or0(v.ops_per_s);
+    r->p50_ms = or0(v.latency.p50) / 1e6;
+    r->p99_ms = or0(v.latency.p99) / 1e6;
+    r->p999_ms = or0(v.latency.p999) / 1e6;
+    r->mean_ms = or0(v.latency.mean) / 1e6;
+    r->failed = v.errors_total;
+    r->requests = v.requests;
+    r->s2xx = count_of(v.status, v.nstatus, "2xx");
+    r->s5xx = count_of(v.status, v.nstatus, "5xx");
+    r->timeouts = count_of(v.errors, v.nerrors, "timeout");
+    r->errors[0] = '\0';
+    for (unsigned i = 0; i < v.nerrors; i++) {
+        if (v.errors[i].n == 0 || len >= sizeof(r->errors)) continue;
+        len +=
+            (size_t)snprintf(r->errors + len, sizeof(r->errors) - len, "%s%s %llu", len ? ", " : "",
+                             v.errors[i].kind, (unsigned long long)v.errors[i].n);
     }
-    free(line);
-    fclose(f);
+    if (len == 0) snprintf(r->errors, sizeof(r->errors), "none");
+    run_kernel(r, &v, t);
+    run_agent(r, &v);
     return 0;
 }
 

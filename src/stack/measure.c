@@ -21,6 +21,8 @@
 
 #include "cost.h"
 #include "endpoint.h"
+#include "evidence.h"
+#include "evidence/runview.h"
 #include "evidence/schema.h"
 #include "progress.h"
 #include "report/csv.h"
@@ -170,21 +172,6 @@ static int child_wait(struct stack_ctx *c, pid_t pid)
     }
 }
 
-/* A number in the evidence, or NAN (absent, or {"unavailable": why}). */
-static double jnum(const json_t *o, const char *path)
-{
-    char key[64];
-    const char *dot;
-
-    while ((dot = strchr(path, '.')) != NULL) {
-        snprintf(key, sizeof(key), "%.*s", (int)(dot - path), path);
-        o = json_object_get(o, key);
-        path = dot + 1;
-    }
-    o = json_object_get(o, path);
-    return json_is_number(o) ? json_number_value(o) : NAN;
-}
-
 void stack_cell_init(struct stack_cell *cell, const char *label, const char *a, const char *b)
 {
     size_t k = 0;
@@ -205,41 +192,31 @@ void stack_cell_init(struct stack_cell *cell, const char *label, const char *a, 
     snprintf(cell->arm[1].transport, sizeof(cell->arm[1].transport), "%s", b);
 }
 
+/* Adds name to the kinds of arm a ("status 4xx, reset"), once, when it fits. */
+static void kind_add(struct stack_arm *a, const char *name)
+{
+    size_t len = strlen(a->kinds);
+
+    if (strstr(a->kinds, name) != NULL || len + strlen(name) + 3 > sizeof(a->kinds)) return;
+    snprintf(a->kinds + len, sizeof(a->kinds) - len, "%s%s", len ? ", " : "", name);
+}
+
 /*
  * Adds each kind the invalid run saw (an error count, a non-2xx status class,
  * or "saturated" for an open loop below 99 % of its rate) to a->kinds.
  */
-static void arm_kinds(struct stack_arm *a, const json_t *run)
+static void arm_kinds(struct stack_arm *a, const struct run_view *v)
 {
-    static const char *const objs[] = { "errors", "status" };
-    size_t len = strlen(a->kinds);
+    char name[40];
 
-    if (json_is_true(json_object_get(json_object_get(run, "open_loop"), "saturated")) &&
-        strstr(a->kinds, "saturated") == NULL && len + 12 < sizeof(a->kinds))
-        len += (size_t)snprintf(a->kinds + len, sizeof(a->kinds) - len, "%ssaturated",
-                                len ? ", " : "");
-
-    for (unsigned i = 0; i < ARRAY_LEN(objs); i++) {
-        const char *key;
-        json_t *v;
-        json_object_foreach(json_object_get(run, objs[i]), key, v)
-        {
-            char name[40];
-            if (!json_is_integer(v) || json_integer_value(v) == 0 || strcmp(key, "2xx") == 0)
-                continue;
-            snprintf(name, sizeof(name), "%s%s", i ? "status " : "", key);
-            if (strstr(a->kinds, name) != NULL || len + strlen(name) + 3 > sizeof(a->kinds))
-                continue;
-            len += (size_t)snprintf(a->kinds + len, sizeof(a->kinds) - len, "%s%s", len ? ", " : "",
-                                    name);
-        }
+    if (v->saturated) kind_add(a, "saturated");
+    for (unsigned i = 0; i < v->nerrors; i++)
+        if (v->errors[i].n != 0) kind_add(a, v->errors[i].kind);
+    for (unsigned i = 0; i < v->nstatus; i++) {
+        if (v->status[i].n == 0 || strcmp(v->status[i].kind, "2xx") == 0) continue;
+        snprintf(name, sizeof(name), "status %s", v->status[i].kind);
+        kind_add(a, name);
     }
-}
-
-/* A byte count of the evidence in MiB, or NAN. */
-static double mib(const json_t *v)
-{
-    return json_is_number(v) ? json_number_value(v) / (1024.0 * 1024.0) : NAN;
 }
 
 /*
@@ -248,27 +225,24 @@ static double mib(const json_t *v)
  * client's and the system's CPU per op. The cell takes the names of the first
  * run that has them.
  */
-static void cell_services(struct stack_cell *cell, struct stack_arm *a, const json_t *run)
+static void cell_services(struct stack_cell *cell, struct stack_arm *a, const struct run_view *v)
 {
-    const json_t *obs = json_object_get(run, "observed");
-    const json_t *svcs = json_object_get(obs, "services");
-    size_t n = json_array_size(svcs);
     unsigned r = a->n;
 
     if (cell->nsvc == 0)
-        for (size_t i = 0; i < n && i < STACK_MAX_SVC; i++) {
-            const char *name = json_string_value(json_object_get(json_array_get(svcs, i), "name"));
-            snprintf(cell->svc[i], sizeof(cell->svc[i]), "%s", name ? name : "?");
-            cell->nsvc = (unsigned)i + 1;
+        for (unsigned i = 0; i < v->nsvc && i < STACK_MAX_SVC; i++) {
+            snprintf(cell->svc[i], sizeof(cell->svc[i]), "%s",
+                     v->svc[i].name ? v->svc[i].name : "?");
+            cell->nsvc = i + 1;
         }
     for (unsigned i = 0; i < STACK_MAX_SVC; i++) {
-        const json_t *s = json_array_get(svcs, i);
-        a->svc_us[i][r] = jnum(s, "cpu_ns_per_op") / 1e3;
-        a->pss_mib[i][r] = mib(json_object_get(s, "pss_end"));
-        a->ws_mib[i][r] = mib(json_object_get(s, "working_set_end"));
+        bool has = i < v->nsvc;
+        a->svc_us[i][r] = has ? v->svc[i].cpu_ns_per_op / 1e3 : NAN;
+        a->pss_mib[i][r] = has ? v->svc[i].pss_end / (1024.0 * 1024.0) : NAN;
+        a->ws_mib[i][r] = has ? v->svc[i].ws_end / (1024.0 * 1024.0) : NAN;
     }
-    a->sum_us[r] = jnum(obs, "services_total.sum_ns_per_op") / 1e3;
-    a->system_us[r] = jnum(obs, "cpu.system_ns_per_op") / 1e3;
+    a->sum_us[r] = v->sum_ns_per_op / 1e3;
+    a->system_us[r] = v->system_ns_per_op / 1e3;
 }
 
 /*
@@ -276,24 +250,18 @@ static void cell_services(struct stack_cell *cell, struct stack_arm *a, const js
  * each of the cell's services' CPU per op as the agent read it, found by
  * name among the agent's services; NAN for one the agent did not give.
  */
-static void cell_agent(struct stack_cell *cell, struct stack_arm *a, const json_t *run)
+static void cell_agent(struct stack_cell *cell, struct stack_arm *a, const struct run_view *v)
 {
-    const json_t *agent = json_object_get(run, "agent");
-    const json_t *svcs = json_object_get(agent, "services");
     unsigned r = a->n;
 
-    if (json_is_object(agent)) cell->agent = true;
+    if (v->agent) cell->agent = true;
     for (unsigned k = 0; k < STACK_MAX_SVC; k++) {
-        const json_t *s;
-        size_t i;
-
         a->agent_us[k][r] = NAN;
         if (k >= cell->nsvc) continue;
-        json_array_foreach(svcs, i, s)
-        {
-            const char *name = json_string_value(json_object_get(s, "name"));
+        for (unsigned i = 0; i < v->nagent; i++) {
+            const char *name = v->agent_svc[i].name;
             if (name != NULL && strcmp(name, cell->svc[k]) == 0) {
-                a->agent_us[k][r] = jnum(s, "cpu_ns_per_op") / 1e3;
+                a->agent_us[k][r] = v->agent_svc[i].cpu_ns_per_op / 1e3;
                 break;
             }
         }
@@ -301,62 +269,36 @@ static void cell_agent(struct stack_cell *cell, struct stack_arm *a, const json_
 }
 
 /*
- * The peak of gauge what (time_wait_client, established...) of a hop's
- * sockets; 0 for a TIME_WAIT of a Unix socket (it has no such state).
+ * Gauge g of a hop into figure k of the arm's run: its peak and what the run
+ * added (its peak less its start); 0 for a TIME_WAIT of a Unix socket (it has
+ * no such state).
  */
-static double hop_peak(const json_t *hop, const char *what, bool unix_hop)
+static void hop_fig(struct stack_arm *a, unsigned k, const struct run_gauge *g, bool no_state)
 {
-    char path[64];
-
-    if (unix_hop && strncmp(what, "time_wait", 9) == 0) return 0;
-    snprintf(path, sizeof(path), "%s.peak", what);
-    return jnum(hop, path);
-}
-
-/* What the run added to gauge what of a hop: its peak less its start (0 as hop_peak). */
-static double hop_added(const json_t *hop, const char *what, bool unix_hop)
-{
-    char path[64];
-
-    if (unix_hop && strncmp(what, "time_wait", 9) == 0) return 0;
-    snprintf(path, sizeof(path), "%s.start", what);
-    return hop_peak(hop, what, false) - jnum(hop, path);
-}
-
-/* Gauge what of a hop into figure k of run r: its peak and what the run added. */
-static void hop_fig(struct stack_arm *a, unsigned k, const json_t *hop, const char *what,
-                    bool unix_hop)
-{
-    a->hop[k][a->n] = hop_peak(hop, what, unix_hop);
-    a->hop_added[k][a->n] = hop_added(hop, what, unix_hop);
+    a->hop[k][a->n] = no_state ? 0 : g->peak;
+    a->hop_added[k][a->n] = no_state ? 0 : g->peak - g->start;
 }
 
 /*
  * The socket figures of the run into its arm: the front hop's TIME_WAIT (the
  * endpoint loaded), and the watched hop of the arm's transport (the backend).
  */
-static void cell_hops(struct stack_cell *cell, struct stack_arm *a, const json_t *run)
+static void cell_hops(struct stack_cell *cell, struct stack_arm *a, const struct run_view *v)
 {
-    const json_t *obs = json_object_get(run, "observed"), *watch = json_object_get(obs, "watch");
-    const json_t *front = json_object_get(obs, "sockets"), *back = NULL;
-    const char *t = json_string_value(json_object_get(run, "transport"));
-    bool unix_front = t != NULL && strcmp(t, "unix") == 0;
+    const struct run_hop *back = run_view_watch(v, a->transport);
+    bool unix_front = strcmp(v->transport, "unix") == 0;
     unsigned r = a->n;
 
-    for (size_t i = 0; i < json_array_size(watch) && back == NULL; i++) {
-        const char *wt = json_string_value(json_object_get(json_array_get(watch, i), "transport"));
-        if (wt != NULL && strcmp(wt, a->transport) == 0) back = json_array_get(watch, i);
-    }
-    hop_fig(a, STACK_TW_FRONT_CLIENT, front, "time_wait_client", unix_front);
-    hop_fig(a, STACK_TW_FRONT_SERVER, front, "time_wait_server", unix_front);
+    hop_fig(a, STACK_TW_FRONT_CLIENT, &v->front.tw_client, unix_front);
+    hop_fig(a, STACK_TW_FRONT_SERVER, &v->front.tw_server, unix_front);
     for (unsigned k = STACK_TW_BACK_CLIENT; k <= STACK_EST_BACK; k++)
         a->hop[k][r] = a->hop_added[k][r] = NAN;
     if (back == NULL) return;
     cell->backend = true;
     bool unix_back = strcmp(a->transport, "unix") == 0;
-    hop_fig(a, STACK_TW_BACK_CLIENT, back, "time_wait_client", unix_back);
-    hop_fig(a, STACK_TW_BACK_SERVER, back, "time_wait_server", unix_back);
-    hop_fig(a, STACK_EST_BACK, back, "established", unix_back);
+    hop_fig(a, STACK_TW_BACK_CLIENT, &back->tw_client, unix_back);
+    hop_fig(a, STACK_TW_BACK_SERVER, &back->tw_server, unix_back);
+    hop_fig(a, STACK_EST_BACK, &back->established, false);
 }
 
 /*
@@ -364,81 +306,94 @@ static void cell_hops(struct stack_cell *cell, struct stack_arm *a, const json_t
  * the CPUs it could use, other processes' CPU and steal (in CPUs), whether it
  * was noisy, and where its system figure came from.
  */
-static void cell_load(struct stack_arm *a, const json_t *run)
+static void cell_load(struct stack_arm *a, const struct run_view *v)
 {
-    const json_t *obs = json_object_get(run, "observed");
-    const json_t *x = json_object_get(obs, "other_cpu");
-    const char *src =
-        json_string_value(json_object_get(json_object_get(obs, "cpu"), "system_source"));
-    double cpus = jnum(x, "cpus_allowed"), share = jnum(x, "other_share") + jnum(x, "steal_share");
+    double cpus = v->cpus_allowed, share = v->other_share + v->steal_share;
 
-    a->conns = (unsigned)jnum(run, "connections");
-    a->threads = (unsigned)jnum(run, "threads");
+    a->conns = v->connections;
+    a->threads = v->threads;
     if (isfinite(cpus) && cpus > 0) a->cpus = (unsigned)cpus;
     a->other_cpus[a->n] = isfinite(cpus) ? share * cpus : NAN;
-    a->machine_cpus[a->n] = jnum(obs, "cpu.system_busy_ns") / jnum(x, "window_ns");
-    a->noisy += json_is_true(json_object_get(x, "noisy"));
-    if (src != NULL) snprintf(a->sys_source, sizeof(a->sys_source), "%s", src);
+    a->machine_cpus[a->n] = v->system_busy_ns / v->window_ns;
+    a->noisy += v->noisy;
+    if (v->system_source != NULL)
+        snprintf(a->sys_source, sizeof(a->sys_source), "%s", v->system_source);
 }
 
-/* One run record into arm k, or into its endpoint's arm when k is negative. */
-static void cell_add(struct stack_cell *cell, const json_t *run, int k)
+/* One run into arm k, or into its endpoint's arm when k is negative. */
+static void cell_add(struct stack_cell *cell, const struct run_view *v, int k)
 {
     struct stack_arm *a;
 
     if (k < 0) {
-        double e = jnum(run, "cell");
-        if (!(e == 0 || e == 1)) return;
-        k = (int)e;
+        if (v->cell != 0 && v->cell != 1) return;
+        k = v->cell;
     }
     a = &cell->arm[k];
     if (a->n == STACK_MAX_REPS) return;
-    a->requests += (unsigned long long)jnum(run, "requests");
-    if (json_is_true(json_object_get(json_object_get(run, "open_loop"), "saturated")))
-        a->saturated++;
-    if (json_is_false(json_object_get(run, "valid"))) {
+    a->requests += v->requests;
+    if (v->saturated) a->saturated++;
+    if (!v->valid) {
         a->failed++;
-        a->errors += (unsigned long long)jnum(run, "errors_total");
-        arm_kinds(a, run);
+        a->errors += v->errors_total;
+        arm_kinds(a, v);
     }
-    if (!json_is_true(json_object_get(run, "valid")) ||
-        json_is_true(json_object_get(run, "interrupted")))
-        return; /* counted in requests, left out of the figures */
-    a->ops_s[a->n] = jnum(run, "ops_per_s");
-    a->p50_us[a->n] = jnum(run, "latency_ns.p50") / 1e3;
-    a->p99_us[a->n] = jnum(run, "latency_ns.p99") / 1e3;
-    a->p999_us[a->n] = jnum(run, "latency_ns.p999") / 1e3;
-    a->mean_us[a->n] = jnum(run, "latency_ns.mean") / 1e3;
-    a->connect_us[a->n] = jnum(run, "phases.connect.latency_ns.mean") / 1e3;
-    a->response_us[a->n] = jnum(run, "phases.response.latency_ns.mean") / 1e3;
-    a->close_us[a->n] = jnum(run, "phases.close.latency_ns.mean") / 1e3;
-    cell_load(a, run);
-    a->rate[a->n] = isnan(jnum(run, "open_loop.rate")) ? 0 : jnum(run, "open_loop.rate");
-    a->client_us[a->n] = jnum(run, "client_cpu_ns_per_op") / 1e3;
-    cell_services(cell, a, run);
-    cell_agent(cell, a, run);
-    cell_hops(cell, a, run);
+    if (!v->valid || v->interrupted) return; /* counted in requests, left out of the figures */
+    a->ops_s[a->n] = v->ops_per_s;
+    a->p50_us[a->n] = v->latency.p50 / 1e3;
+    a->p99_us[a->n] = v->latency.p99 / 1e3;
+    a->p999_us[a->n] = v->latency.p999 / 1e3;
+    a->mean_us[a->n] = v->latency.mean / 1e3;
+    a->connect_us[a->n] = v->connect.mean / 1e3;
+    a->response_us[a->n] = v->response.mean / 1e3;
+    a->close_us[a->n] = v->close.mean / 1e3;
+    cell_load(a, v);
+    a->rate[a->n] = v->rate;
+    a->client_us[a->n] = v->client_cpu_ns_per_op / 1e3;
+    cell_services(cell, a, v);
+    cell_agent(cell, a, v);
+    cell_hops(cell, a, v);
     a->n++;
 }
 
-/* The child's JSONL file, run records only, into cell (arm k, or by endpoint when negative). */
-static int cell_read(struct stack_cell *cell, const char *path, int k, struct hb_err *err)
+/* stack_child_read's reader: each run through the run view into the cell, and priced. */
+static int child_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
 {
-    json_error_t jerr;
-    FILE *f = fopen(path, "re");
-    char *big = NULL;
-    size_t cap = 0;
+    struct stack_child_read *r = ctx;
+    struct run_view v;
+    char msg[sizeof(err->msg)];
+    int rc = run_view_of(run, &v, err);
 
-    if (f == NULL) return hb_fail(err, -errno, "cannot read %s: %s", path, strerror(errno));
-    while (getline(&big, &cap, f) > 0) {
-        json_t *rec = json_loads(big, 0, &jerr);
-        const char *kind = json_string_value(json_object_get(rec, "record"));
-        if (kind != NULL && strcmp(kind, "run") == 0) cell_add(cell, rec, k);
-        json_decref(rec);
+    UNUSED(idx);
+    if (rc < 0) {
+        memcpy(msg, err->msg, sizeof(msg));
+        return hb_fail(err, rc, "%s: line %zu: not valid evidence: %s", r->path, r->line, msg);
     }
-    free(big);
-    fclose(f);
+    if (rc == 1) return 0; /* the writer's placeholder: nothing to show */
+    cell_add(r->cell, &v, r->arm);
+    if (r->cost != NULL && r->cost_rc == 0) {
+        struct hb_err e = { 0 }, where = { 0 };
+        r->cost_rc = cost_set_add(r->cost, run, &e);
+        if (r->cost_rc < 0) {
+            hb_fail(&where, r->cost_rc, "%s: line %zu: %s", r->path, r->line, e.msg);
+            memcpy(r->cost_why, where.msg, sizeof(r->cost_why));
+        }
+    }
+    if (r->keep_last) {
+        json_decref(r->last);
+        r->last = json_incref(run);
+    }
     return 0;
+}
+
+int stack_child_read(struct stack_child_read *r, struct hb_err *err)
+{
+    struct evidence_reader reader = { .take = child_take, .ctx = r, .line = &r->line };
+    json_t *head = NULL;
+    int rc = evidence_read(r->path, &reader, &head, err);
+
+    json_decref(head);
+    return rc;
 }
 
 /*
@@ -567,19 +522,17 @@ static void gate_lines(FILE *out, const struct stack_cell *cell, int k)
 }
 
 /*
- * --csv, --html: keeps the child's --json document under source, when it
- * wrote one (the child's directory goes before the stack's end).
+ * --csv, --html: keeps the child's --json document doc under source (the
+ * child's directory goes before the stack's end).
  */
-static int csv_keep(struct stack_ctx *c, const char *json, const char *source, const char *title,
+static int csv_keep(struct stack_ctx *c, json_t *doc, const char *source, const char *title,
                     struct hb_err *err)
 {
-    json_t *doc, *entry;
+    json_t *entry;
 
-    if ((c->o->csv_path == NULL && c->o->html_path == NULL) || access(json, R_OK) != 0) return 0;
-    doc = json_load_file(json, 0, NULL);
-    if (doc == NULL) return hb_fail(err, -EINVAL, "cannot read %s: not JSON", json);
+    if ((c->o->csv_path == NULL && c->o->html_path == NULL) || doc == NULL) return 0;
     if (c->csv == NULL) c->csv = json_array();
-    entry = json_pack("{s:s, s:s, s:o}", "source", source, "title", title, "doc", doc);
+    entry = json_pack("{s:s, s:s, s:O}", "source", source, "title", title, "doc", doc);
     if (c->csv == NULL || entry == NULL || json_array_append_new(c->csv, entry) < 0)
         return hb_fail(err, -ENOMEM, "--csv: out of memory");
     return 0;
@@ -663,13 +616,13 @@ out:
 }
 
 /*
- * The run child's bottom line (its evidence's, report/bottom.h), added to the
- * stack's under the measurement's title. A child without one (cut short
- * before two runs a side) adds nothing.
+ * The run child's bottom line (its --json document doc's, report/bottom.h),
+ * added to the stack's under the measurement's title. A child without one
+ * (cut short before two runs a side) adds nothing.
  */
-static int bottom_keep(struct stack_ctx *c, const char *json, const char *title, struct hb_err *err)
+static int bottom_keep(struct stack_ctx *c, const json_t *doc, const char *title,
+                       struct hb_err *err)
 {
-    json_t *doc = access(json, R_OK) == 0 ? json_load_file(json, 0, NULL) : NULL;
     const json_t *j = json_object_get(doc, EV_BOTTOM_LINE);
     struct bottom_line b;
     int rc = 0;
@@ -678,8 +631,57 @@ static int bottom_keep(struct stack_ctx *c, const char *json, const char *title,
         rc = bottom_append(&c->bottom, &b, title);
         bottom_release(&b);
     }
-    json_decref(doc);
     return rc < 0 ? hb_fail(err, rc, "the bottom line: out of memory") : 0;
+}
+
+/*
+ * The child's --json document at path, when it wrote one and the stack needs
+ * it (a measurement of both arms has a bottom line; --csv and --html keep
+ * every one), into *doc (NULL otherwise). -EINVAL when it is not JSON.
+ */
+static int doc_load(struct stack_ctx *c, const char *path, int arm, json_t **doc,
+                    struct hb_err *err)
+{
+    json_error_t jerr;
+
+    *doc = NULL;
+    if (arm >= 0 && c->o->csv_path == NULL && c->o->html_path == NULL) return 0;
+    if (access(path, R_OK) != 0) return 0;
+    *doc = json_load_file(path, 0, &jerr);
+    if (*doc == NULL)
+        return hb_fail(err, -EINVAL, "%s: line %d: not JSON: %s", path, jerr.line, jerr.text);
+    return 0;
+}
+
+/*
+ * The child's JSONL file, read once: its runs into cell (arm k, or by endpoint
+ * when negative), priced for stack_cost when it measured both arms, its last
+ * run kept in c->last_run. stopped: the child was killed, its last line may be
+ * cut short: what was read before it is kept.
+ */
+static int child_read(struct stack_ctx *c, const char *jsonl, struct stack_cell *cell, int arm,
+                      bool stopped, struct hb_err *err)
+{
+    struct stack_child_read r = { .path = jsonl, .cell = cell, .arm = arm, .keep_last = true };
+    struct stack_costed *m = NULL;
+    int rc;
+
+    json_decref(c->last_run);
+    c->last_run = NULL;
+    if (access(jsonl, R_OK) != 0) return 0;
+    if (arm < 0 && c->ncosted < STACK_MAX_COSTED) {
+        m = &c->costed[c->ncosted++];
+        memset(m, 0, sizeof(*m));
+        snprintf(m->label, sizeof(m->label), "%s", cell->label);
+        r.cost = &m->set;
+    }
+    rc = stack_child_read(&r, err);
+    c->last_run = r.last;
+    if (m != NULL) {
+        m->read = rc == 0 && r.cost_rc == 0;
+        snprintf(m->why, sizeof(m->why), "%s", r.cost_rc < 0 ? r.cost_why : rc < 0 ? err->msg : "");
+    }
+    return stopped ? 0 : rc;
 }
 
 /* A run child with reps runs of duration_ns; its runs into cell (arm k, or by endpoint when
@@ -689,6 +691,7 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
 {
     char json[PATH_MAX], jsonl[PATH_MAX], log[PATH_MAX], name[32];
     unsigned k = ++c->nchild;
+    json_t *doc = NULL;
     int st, rc;
 
     snprintf(name, sizeof(name), "run-%u.json", k);
@@ -736,6 +739,7 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
         return hb_fail(err, rc, "the run of %s ended badly (wait status %d)", cell->label, st);
     }
     rc = jsonl_pass(c, jsonl, err);
+    if (rc == 0) rc = doc_load(c, json, arm, &doc, err);
     if (rc == 0) {
         char source[64], title[sizeof(cell->title) + 16];
         if (arm < 0) {
@@ -745,23 +749,16 @@ static int measure_child(struct stack_ctx *c, struct stack_args *args, struct st
             arm_label(source, sizeof(source), cell, (unsigned)arm);
             snprintf(title, sizeof(title), "%s, %s", cell->title, cell->arm[arm].transport);
         }
-        rc = csv_keep(c, json, source, title, err);
+        rc = csv_keep(c, doc, source, title, err);
     }
-    if (rc == 0 && arm < 0) rc = bottom_keep(c, json, cell->title, err);
-    if (rc == 0 && access(jsonl, R_OK) == 0) rc = cell_read(cell, jsonl, arm, err);
+    if (rc == 0 && arm < 0) rc = bottom_keep(c, doc, cell->title, err);
+    json_decref(doc);
+    if (rc == 0) rc = child_read(c, jsonl, cell, arm, stopped, err);
     if (rc == 0 && c->o->kernel_profile && access(jsonl, R_OK) == 0) {
         fprintf(c->out, "\n%s:", cell->label);
         profile_summary_jsonl(c->out, jsonl, 1);
     }
     if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2) gate_lines(c->out, cell, arm);
-    if (rc == 0 && arm < 0 && c->ncosted < STACK_MAX_COSTED && access(jsonl, R_OK) == 0) {
-        struct stack_costed *m = &c->costed[c->ncosted++];
-        struct hb_err e = { 0 };
-        snprintf(m->label, sizeof(m->label), "%s", cell->label);
-        memset(&m->set, 0, sizeof(m->set));
-        m->read = cost_read(jsonl, &m->set, &e) == 0;
-        if (!m->read) snprintf(m->why, sizeof(m->why), "%s", e.msg);
-    }
     return rc;
 }
 
@@ -819,6 +816,8 @@ void stack_cost_release(struct stack_ctx *c)
         cost_set_release(&c->costed[i].set);
     c->ncosted = 0;
     bottom_release(&c->bottom);
+    json_decref(c->last_run);
+    c->last_run = NULL;
 }
 
 void stack_bottom(struct stack_ctx *c)
@@ -991,17 +990,17 @@ static void agent_rows(FILE *f, const struct stack_cell *c)
     }
 }
 
-void stack_agent_run_rows(FILE *f, const json_t *run)
+void stack_agent_run_rows(FILE *f, const struct run_view *v)
 {
     struct stack_cell *c;
     const struct stack_arm *a;
     char name[64], ratio[24];
 
-    if (!json_is_object(json_object_get(run, "agent"))) return;
+    if (!v->agent) return;
     c = xcalloc(1, sizeof(*c));
     a = &c->arm[0];
-    cell_services(c, &c->arm[0], run);
-    cell_agent(c, &c->arm[0], run);
+    cell_services(c, &c->arm[0], v);
+    cell_agent(c, &c->arm[0], v);
     for (unsigned k = 0; k < c->nsvc; k++) {
         snprintf(name, sizeof(name), "agent CPU µs/req %s", c->svc[k]);
         fputs("  ", f);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "cost.h"
+#include "evidence/runview.h"
 #include "outfile.h"
 #include "report/bottom.h"
 #include "stack/cell.h"
@@ -71,7 +72,8 @@ struct stack_ctx {
     struct stack_costed costed[STACK_MAX_COSTED]; /* for stack_cost, in the order measured */
     struct bottom_line bottom; /* each run child's bottom line, its cells named by measurement */
     unsigned ncosted;
-    json_t *csv; /* --csv: each child's {"source": its measurement, "runs": its document's} */
+    json_t *last_run; /* the last run record of the last run child (the fpm cases read it) */
+    json_t *csv;      /* --csv: each child's {"source": its measurement, "runs": its document's} */
     /*
      * --netns: the namespaces made for the stack. The stack's own thread is
      * in A from before the first service starts to after the last stops, so
@@ -82,6 +84,34 @@ struct stack_ctx {
     enum netns_side child_side;
     const char *front_host; /* where the front listens: "127.0.0.1", or A's veth address */
 };
+
+/*
+ * A run child's JSONL file, read once (stack_child_read): each run through the
+ * run view (evidence/runview.h) into cell, arm arm (or its endpoint's arm when
+ * arm is negative); with cost not NULL, into that set for stack_cost (cost_rc
+ * and cost_why say why it could not be: the stack goes on without that
+ * saving); with keep_last, the last run record into last (the caller
+ * json_decrefs it).
+ */
+struct stack_child_read {
+    const char *path;
+    struct stack_cell *cell;
+    int arm;
+    struct cost_set *cost;
+    bool keep_last;
+    json_t *last;
+    size_t line; /* the line of the run being read (evidence_read sets it) */
+    int cost_rc;
+    char cost_why[sizeof(((struct hb_err *)0)->msg)];
+};
+
+/*
+ * Reads r->path as struct stack_child_read says. Returns 0, or a negative
+ * errno with err naming the file and the line: -errno when it cannot be read,
+ * -EINVAL when a line is not JSON, not a header or run record, or a run lacks
+ * a key every run has (its runs before that line are in the cell).
+ */
+int stack_child_read(struct stack_child_read *r, struct hb_err *err);
 
 /* Names the two arms of cell (before stack_measure). */
 void stack_cell_init(struct stack_cell *cell, const char *label, const char *a, const char *b);
@@ -190,7 +220,7 @@ void stack_table(FILE *f, const struct stack_cell *cells, unsigned n);
  * none" without one), then "agent/local CPU NAME" (the agent's figure over
  * this host's) for each service both measured.
  */
-void stack_agent_run_rows(FILE *f, const json_t *run);
+void stack_agent_run_rows(FILE *f, const struct run_view *v);
 
 /* The median over arm a's runs of the CPU per op of cell's services together, µs (NAN: none). */
 double stack_services_cpu(const struct stack_cell *cell, const struct stack_arm *a);

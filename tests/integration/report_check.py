@@ -244,6 +244,26 @@ def titled(chart, tag, cls):
             for i, e in enumerate(els) if e[0] == tag and cls in e[1]]
 
 
+def text_boxes(chart):
+    """The chart's texts as boxes (x0, y0, x1, y1, text): 11 px high above the baseline, about
+    6.2 px a character wide (svg text is 11 px system-ui; a tick 10 %% less), by text-anchor."""
+    boxes = []
+    for e in chart[1]:
+        if e[0] != "text" or not e[3] or "x" not in e[2] or "y" not in e[2]:
+            continue
+        x, y, w = float(e[2]["x"]), float(e[2]["y"]), 6.2 * len(e[3])
+        x0 = {"middle": x - w / 2, "end": x - w}.get(e[2].get("text-anchor"), x)
+        boxes.append((x0, y - 9, x0 + w, y + 2, e[3]))
+    return boxes
+
+
+def overlaps(chart):
+    """Pairs of the chart's texts that overlap (more than a pixel each way)."""
+    b = text_boxes(chart)
+    return [(p[4], q[4]) for i, p in enumerate(b) for q in b[i + 1:]
+            if min(p[2], q[2]) - max(p[0], q[0]) > 1 and min(p[3], q[3]) - max(p[1], q[1]) > 1]
+
+
 def check_file(sec, path, n):
     runs = load_runs(path)
     cells = cells_of(runs)
@@ -256,6 +276,9 @@ def check_file(sec, path, n):
     open_runs = [r for r in runs if r.get("open_loop")]
     ok("%s: a rates chart exactly when there are open-loop runs" % name,
        ("rates" in charts) == bool(open_runs), "%d open-loop runs" % len(open_runs))
+    for kind, chs in sorted(charts.items()):
+        bad = [pair for ch in chs for pair in overlaps(ch)]
+        ok("%s: %s charts: no label over another" % (name, kind), not bad, bad[:3])
     if "ops" not in charts:
         return
     ops = charts["ops"][0]
@@ -357,6 +380,10 @@ def cmd_dom(dom_path, paths):
     ext = [a for t, a in dom.tags for k in ("src", "href") if k in a and
            not a[k].startswith("#") and not a[k].startswith("data:")]
     ok("nothing fetched: no src or href but in-page and data: ones", not ext, ext)
+    # the verdicts' CPU column says whose CPU it is: the client's (a service's is not in it)
+    heads = [t.strip() for t in dom.texts if "cpu µs/op" in t.lower()]
+    ok("the verdicts' CPU column is named the client's", heads and all(
+       h.lower().startswith("client ") for h in heads), heads[:3])
     # the verdicts the evidence's summary printed are on the page
     text = " ".join(dom.texts)
     for path in paths:
@@ -729,12 +756,41 @@ def cmd_stack(dom_path, jsonl):
     pss = [t for sec, ts in p.texts.items() if sec and sec.startswith("file") for t in ts
            if "n/a (no --server-pid given)" in t]
     ok("stack page: no server n/a where services were measured", not pss, pss[:3])
+    # a stack's sections are its measurements, and what it did not ask is not an n/a
+    files = [t.strip() for sec, ts in p.texts.items() if sec != "stack-text" for t in ts
+             if re.search(r"(?<![-\w])files?\b", t) or "open-loop" in t]
+    ok("stack page: nothing called a file, no n/a for open-loop runs not asked", not files,
+       files[:3])
+    unix = [t.strip() for ts in p.texts.values() for t in ts if "n/a (AF_UNIX" in t]
+    ok("stack page: a Unix socket's TIME_WAIT is 0, as the stack's tables say, not n/a",
+       not unix, unix[:2])
     ext = [l for l in p.links if not l.startswith("#") and not l.startswith("data:")]
     ok("stack page: no link but in-page and data: ones", not ext, ext)
     # each measurement is named by its title, not by its evidence file, which the stack removed
     gone = [n for n in p.named if "hopbench-stack." in n or n.strip().endswith((".json", ".jsonl"))]
     ok("stack page: no link or section named after a file the stack removed (%d names)" %
        len(p.named), p.named and not gone, gone[:3])
+
+
+def cmd_who(dom_path):
+    """Each part of the CPU charts (client, a service, the rest) one colour on the whole page,
+    and no two parts the same colour."""
+    dom = Dom()
+    with open(dom_path) as f:
+        dom.feed(f.read())
+    fills = {}
+    for _, charts in dom.sections:
+        for ch in charts:
+            if ch[0] != "cpu":
+                continue
+            for e, title in titled(ch, "rect", "bar"):
+                who = re.sub(r" [0-9.e+-]+ µs/op$", "", title)
+                fills.setdefault(who, set()).add(e[2].get("fill"))
+    ok("cpu charts: parts drawn (%s)" % ", ".join(sorted(fills)), len(fills) >= 3, fills)
+    ok("cpu charts: each part one colour on the whole page", all(len(v) == 1 for v in
+       fills.values()), fills)
+    one = [next(iter(v)) for v in fills.values()]
+    ok("cpu charts: no two parts the same colour", len(set(one)) == len(one), fills)
 
 
 def cmd_inject(path, out):
@@ -766,6 +822,8 @@ def main():
         cmd_stall(sys.argv[2], sys.argv[3])
     elif cmd == "stack":
         cmd_stack(sys.argv[2], sys.argv[3])
+    elif cmd == "who":
+        cmd_who(sys.argv[2])
     sys.exit(1 if failed else 0)
 
 

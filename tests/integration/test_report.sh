@@ -160,6 +160,31 @@ page_checks two "$T/two.html" "$FIX/pairs-a-open.json" "$FIX/pairs-b-open.json"
 check "two files: each against the first as compare prints it" \
     grep -q '~ 1.003× \[1.003×, 1.003×\] (p=1 n=1+1)' "$T/two.html"
 
+# --- a service one colour on the whole page ----------------------------------------------
+# The fixtures given services as a stack's measurements have them: php-fpm alone (the bare
+# FastCGI hop), then nginx and php-fpm (nginx -> php-fpm). php-fpm is the same colour in both
+# files' CPU charts, and no two parts share one.
+
+services() { # FILE OUT NAME... : FILE's runs given each NAME as a measured service
+    python3 - "$@" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for r in doc["runs"]:
+    r["observed"]["services"] = [{"name": n, "kind": "pid", "cpu_ns_per_op": 1000.0 * (k + 2)}
+                                 for k, n in enumerate(sys.argv[3:])]
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+}
+services "$FIX/pairs-a-closed.json" "$T/bare.json" php-fpm
+services "$FIX/pairs-b-closed.json" "$T/front.json" nginx php-fpm
+expect_rc "report of two files with services: exit 0" 0 who report "$T/bare.json" \
+    "$T/front.json" -o "$T/who.html"
+if chrome "$T/who-dom" --dump-dom "file://$T/who.html"; then
+    pycheck who "$T/who-dom.out"
+else
+    not_ok "services: chromium --dump-dom" "$(head -c 300 "$T/who-dom.err")"
+fi
+
 # --- markup in the evidence is text -----------------------------------------------------
 
 $CHECK inject "$FIX/pairs-a-closed.json" "$T/inject.json"

@@ -12,10 +12,12 @@
 #   - a second --short run, on its own port and socket path, compares with the first cell by
 #     cell: every endpoint is labelled by its cell and arm (set-pipeline-1.tcp); cost
 #     computes each SET/GET and pipeline cell
-#   - --html: the measurements' evidence drawn as one report, a file section each; in
-#     headless Chromium the bottom line is in the first 1400x900 viewport, the arms are
+#   - --html: the measurements' evidence drawn as one report, a section per measurement; in
+#     headless Chromium the bottom line is in the first 1400x900 viewport and is the one the
+#     stack printed, figure for figure, the arms are
 #     named by their labels, redis's CPU per request is drawn and in the bottom line, no
-#     n/a stands for the measured service, and nothing links to the files the stack removed;
+#     n/a stands for the measured service nor for open-loop runs not asked, nothing is called
+#     a file, and nothing links to the files the stack removed;
 #   - --csv: one row per run of every measurement in one file, its source the measurement
 #     (the cell), its label the run's; a --csv path that cannot be written: exit 1 before
 #     anything starts
@@ -272,6 +274,9 @@ check "second --html: the stack's directory holds no copy afterwards" \
 if chrome "$T/second-dom" --dump-dom "file://$T/second.html"; then
     # shellcheck disable=SC2086 # CHECK is a command and its script
     tap_from $CHECK stack "$T/second-dom.out" "$T/second.jsonl"
+    # the page's bottom line is the one the stack printed, figure for figure
+    # shellcheck disable=SC2086
+    tap_from $CHECK bottom "$T/second-dom.out" "$T/second.out"
 else
     not_ok "second --html: chromium --dump-dom" "$(head -c 300 "$T/second-dom.err")"
 fi
@@ -281,8 +286,21 @@ if chrome "$T/second-view" --screenshot="$T/second-view.png" --window-size=1400,
     read -r _ amber < <($CHECK colours "$T/second-view.png" 0 0 1400 900 8a5a00)
     check "second --html: the bottom line in the first 1400x900 viewport ($amber amber pixels)" \
         test "${amber:-0}" -ge 20
+    echo "# screenshot of the first viewport: $T/second-view.png"
+    [ -z "${REPORT_SHOTS:-}" ] || cp "$T/second-view.png" "$REPORT_SHOTS/stack-redis-viewport.png"
 else
     not_ok "second --html: chromium --screenshot" "$(head -c 300 "$T/second-view.err")"
+fi
+# What the stack printed wraps within the page (1360 px and its margin): in a 2400 px wide
+# window no text (#222) right of x 1400, where its long lines ran before.
+if chrome "$T/second-wide" --screenshot="$T/second-wide.png" --window-size=2400,900 \
+    "file://$T/second.html"; then
+    # shellcheck disable=SC2086
+    read -r _ beyond < <($CHECK colours "$T/second-wide.png" 1400 0 1000 900 222222)
+    check_eq "second --html: what the stack printed wraps within the page (text pixels right of 1400 px)" \
+        0 "${beyond:-x}"
+else
+    not_ok "second --html: chromium --screenshot, 2400 px wide" "$(head -c 300 "$T/second-wide.err")"
 fi
 expect_rc "--csv a directory: exit 1" 1 csvdir stack redis --short --csv "$T"
 one_line "--csv a directory: one line" "$T/csvdir.err" 'stack: '

@@ -383,12 +383,63 @@ static void test_json_round_trip(void **state)
     recs_free(&rs);
 }
 
+/* A grid row of the bottom line: cell, figure, whose CPU, ratio (NAN: none). */
+static struct bottom_row grid_row(const char *cell, enum bottom_fig fig, const char *who,
+                                  double ratio)
+{
+    struct bottom_row r = {
+        .fig = fig, .ratio = ratio, .n_base = 2, .n_arm = 2, .verdict = BOTTOM_FEW
+    };
+
+    snprintf(r.cell, sizeof(r.cell), "%s", cell);
+    snprintf(r.who, sizeof(r.who), "%s", who);
+    snprintf(r.base, sizeof(r.base), "tcp");
+    snprintf(r.arm, sizeof(r.arm), "unix");
+    return r;
+}
+
+/*
+ * A stack's measurements without verdicts, one of them without a service (the bare
+ * FastCGI hop has no nginx): its cell in that column is a dash, said once under the
+ * grid, not an n/a; a figure the cell has but without a ratio is n/a.
+ */
+static void test_grid_absent(void **state)
+{
+    struct bottom_row rows[] = {
+        grid_row("bare hop", BOTTOM_OPS, "", 1.15),
+        grid_row("bare hop", BOTTOM_CPU, "client", NAN),
+        grid_row("nginx", BOTTOM_OPS, "", 1.27),
+        grid_row("nginx", BOTTOM_CPU, "client", 0.75),
+        grid_row("nginx", BOTTOM_CPU, "nginx", 0.54),
+    };
+    struct bottom_line b = { .rows = rows, .nrows = 5, .runs = 8 };
+    const struct bottom_row *cols[8];
+    char v[32];
+    char *text;
+
+    (void)state;
+    assert_true(bottom_no_verdict(&b));
+    assert_int_equal(bottom_grid_cols(&b, cols, 8), 3);
+    bottom_grid_value(v, sizeof(v), &b, 0, cols[2]);
+    assert_string_equal(v, "-");
+    bottom_grid_value(v, sizeof(v), &b, 0, cols[1]);
+    assert_string_equal(v, "n/a");
+    bottom_grid_value(v, sizeof(v), &b, 2, cols[2]);
+    assert_string_equal(v, "0.54");
+    text = print_text(&b, false);
+    assert_has(text, "  bare hop    1.15         n/a          -\n");
+    assert_has(text, "  nginx       1.27        0.75       0.54\n");
+    assert_has(text, "\n  -: a service not in that measurement\n");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lab_better),      cmocka_unit_test(test_same_as_summary),
         cmocka_unit_test(test_not_significant), cmocka_unit_test(test_run_labels),
         cmocka_unit_test(test_json_round_trip), cmocka_unit_test(test_few_runs),
+        cmocka_unit_test(test_grid_absent),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
