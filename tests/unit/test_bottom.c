@@ -425,10 +425,10 @@ static void test_grid_absent(void **state)
     bottom_grid_value(v, sizeof(v), &b, 0, cols[1]);
     assert_string_equal(v, "n/a");
     bottom_grid_value(v, sizeof(v), &b, 2, cols[2]);
-    assert_string_equal(v, "0.54");
+    assert_string_equal(v, "0.54×");
     text = print_text(&b, false);
-    assert_has(text, "  bare hop    1.15         n/a          -\n");
-    assert_has(text, "  nginx       1.27        0.75       0.54\n");
+    assert_has(text, "  bare hop   1.15×         n/a          -\n");
+    assert_has(text, "  nginx      1.27×       0.75×      0.54×\n");
     assert_has(text, "\n  -: a service not in that measurement\n");
     free(text);
 }
