@@ -18,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define EXPECTED_FORMS "expected tcp://HOST:PORT, unix:/PATH or unix:@NAME"
+#define EXPECTED_FORMS                                                                             \
+    "expected tcp://HOST:PORT, unix:/PATH, unix:@NAME, http://HOST:PORT/PATH or "                  \
+    "http+unix://%%2FPATH/PATH"
 
 /* Longest path or abstract name: sun_path minus the terminating (or leading) NUL. */
 #define SUN_PATH_MAX 107
@@ -368,21 +370,119 @@ const char *endpoint_sources_text(const struct sockaddr_storage *src, unsigned n
     return buf;
 }
 
-int endpoint_parse(struct endpoint *ep, const char *s, struct hb_err *err)
+/* Longest HOST:PORT of an http:// URL (a bracketed IPv6 address and a port fit). */
+#define URL_HOST_MAX 80
+
+/*
+ * rest is s after "http://": HOST[:PORT][/PATH] is tcp://HOST:PORT (port 80
+ * when none), *path where /PATH begins ("" when there is none).
+ */
+static int parse_http(struct endpoint *ep, const char *s, const char *rest, const char **path,
+                      struct hb_err *err)
+{
+    size_t n = strcspn(rest, "/?#");
+    char hostport[URL_HOST_MAX + 4], qs[QUOTE_BUF];
+    bool has_port;
+
+    if (rest[n] == '?' || rest[n] == '#')
+        return hb_fail(err, -EINVAL, "expected /PATH after the address in '%s'", quote(qs, s));
+    if (n > URL_HOST_MAX)
+        return hb_fail(err, -EINVAL, "the address is too long in '%s'", quote(qs, s));
+    memcpy(hostport, rest, n);
+    hostport[n] = '\0';
+    has_port = rest[0] == '[' ? strstr(hostport, "]:") != NULL : strchr(hostport, ':') != NULL;
+    if (!has_port) memcpy(hostport + n, ":80", 4);
+    *path = rest + n;
+    return parse_tcp(ep, s, hostport, err);
+}
+
+/* A hex digit's value, or -1. */
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * rest is s after "http+unix://": the socket's path percent-encoded
+ * ("%2Frun%2Fphp.sock", "%40name" for an abstract name), then [/PATH].
+ */
+static int parse_http_unix(struct endpoint *ep, const char *s, const char *rest, const char **path,
+                           struct hb_err *err)
+{
+    size_t n = strcspn(rest, "/?#"), len = 0;
+    char name[SUN_PATH_MAX + 2], qs[QUOTE_BUF];
+
+    if (rest[n] == '?' || rest[n] == '#')
+        return hb_fail(err, -EINVAL, "expected /PATH after the socket in '%s'", quote(qs, s));
+    for (size_t i = 0; i < n; i++) {
+        int hi = rest[i] == '%' && i + 2 < n ? hex_value(rest[i + 1]) : -1;
+        int lo = rest[i] == '%' && i + 2 < n ? hex_value(rest[i + 2]) : -1;
+
+        if (len > SUN_PATH_MAX)
+            return hb_fail(err, -EINVAL, "the socket's path is longer than the %d allowed in '%s'",
+                           SUN_PATH_MAX, quote(qs, s));
+        if (rest[i] != '%') {
+            name[len++] = rest[i];
+            continue;
+        }
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) /* not two hex digits, or a NUL */
+            return hb_fail(err, -EINVAL, "a bad %%XX escape in the socket's path in '%s'",
+                           quote(qs, s));
+        name[len++] = (char)(hi * 16 + lo);
+        i += 2;
+    }
+    name[len] = '\0';
+    if (len == 0) return hb_fail(err, -EINVAL, "no socket path in '%s'", quote(qs, s));
+    *path = rest + n;
+    return parse_unix(ep, s, name, err);
+}
+
+int endpoint_parse_url(struct endpoint *ep, const char *s, const char **path, struct hb_err *err)
 {
     char qs[QUOTE_BUF];
     int rc;
 
     memset(ep, 0, sizeof(*ep));
+    *path = NULL;
     if (s == NULL || *s == '\0')
         return hb_fail(err, -EINVAL, "empty endpoint (" EXPECTED_FORMS ")");
     if (strncmp(s, "tcp://", 6) == 0)
         rc = parse_tcp(ep, s, s + 6, err);
+    else if (strncmp(s, "unix:///", 8) == 0) /* unix:///run/x.sock: the path /run/x.sock */
+        rc = parse_unix(ep, s, s + 7, err);
     else if (strncmp(s, "unix:", 5) == 0)
         rc = parse_unix(ep, s, s + 5, err);
+    else if (strncmp(s, "http://", 7) == 0)
+        rc = parse_http(ep, s, s + 7, path, err);
+    else if (strncmp(s, "http+unix://", 12) == 0)
+        rc = parse_http_unix(ep, s, s + 12, path, err);
+    else if (strncmp(s, "https://", 8) == 0)
+        rc = hb_fail(err, -EINVAL, "'%s': hopbench speaks no TLS (http:// or a socket)",
+                     quote(qs, s));
     else
         rc = hb_fail(err, -EINVAL, "unknown scheme in '%s' (" EXPECTED_FORMS ")", quote(qs, s));
-    if (rc < 0) memset(ep, 0, sizeof(*ep));
+    if (rc < 0) {
+        memset(ep, 0, sizeof(*ep));
+        *path = NULL;
+    }
+    return rc;
+}
+
+int endpoint_parse(struct endpoint *ep, const char *s, struct hb_err *err)
+{
+    const char *path = NULL;
+    char qs[QUOTE_BUF];
+    int rc = endpoint_parse_url(ep, s, &path, err);
+
+    if (rc == 0 && path != NULL && path[0] != '\0' && strcmp(path, "/") != 0) {
+        memset(ep, 0, sizeof(*ep));
+        return hb_fail(err, -EINVAL,
+                       "'%s': a path is for run's requests; give the address alone here",
+                       quote(qs, s));
+    }
     return rc;
 }
 

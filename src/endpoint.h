@@ -4,6 +4,13 @@
  *   tcp://127.0.0.1:9000   tcp://[::1]:9000   tcp://localhost:9000 (= 127.0.0.1)
  *   unix:/path/to.sock     unix:@name         (Linux abstract namespace)
  *
+ * and the forms users type for them: http://HOST[:PORT][/PATH] is
+ * tcp://HOST:PORT (port 80 by default), http+unix://%2Fpath%2Fto.sock[/PATH]
+ * (the socket's path percent-encoded, %40name for an abstract name) is
+ * unix:/path/to.sock, unix:///path/to.sock is unix:/path/to.sock. The
+ * endpoint is then the native one (its text, tables, evidence); the /PATH is
+ * for run's requests (endpoint_parse_url), refused elsewhere. https:// is refused.
+ *
  * Parsing is strict: numeric addresses only (plus "localhost"), a port in
  * 0..65535 written in plain decimal, a path or name that fits sun_path. An
  * abstract name's address length is exact (no trailing NULs). This module also
@@ -44,8 +51,15 @@ struct endpoint {
 /*
  * Parses s into ep. On error returns -EINVAL and err->msg names what is wrong
  * (e.g. "port 70000 is out of range 0..65535 in 'tcp://127.0.0.1:70000'").
+ * An http:// or http+unix:// URL may have no path but "/".
  */
 int endpoint_parse(struct endpoint *ep, const char *s, struct hb_err *err);
+
+/*
+ * endpoint_parse, and for an http:// or http+unix:// URL *path where its
+ * /PATH begins in s ("" when it has none); *path is NULL for the other forms.
+ */
+int endpoint_parse_url(struct endpoint *ep, const char *s, const char **path, struct hb_err *err);
 
 /* What tables print for ep: its label if it has one, else its text. */
 const char *endpoint_name(const struct endpoint *ep);

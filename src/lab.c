@@ -263,15 +263,19 @@ static void lab_cell_observe(struct lab *lab, struct run_record *r)
 
 static void lab_progress(FILE *f, const struct run_record *r)
 {
-    char rate[48] = "";
+    char rate[48] = "", ops[32], p50[32] = "n/a", p99[32] = "n/a", errors[32];
 
     if (r->rate_share > 0)
         snprintf(rate, sizeof(rate), " open loop at %.0f %%:", r->rate_share * 100);
-    fprintf(f, "  %-7s %-4s %6zu B:%s %10.0f ops/s, p50 %.2f us, p99 %.2f us, %llu errors\n",
-            report_mode_name(r->cfg.mode), report_transport(r), r->cfg.size, rate,
-            report_ops_per_s(r), (double)hist_percentile(r->res.lat, 50) / 1000.0,
-            (double)hist_percentile(r->res.lat, 99) / 1000.0,
-            (unsigned long long)load_errors_total(&r->res));
+    text_number(ops, sizeof(ops), report_ops_per_s(r), 0);
+    if (r->res.ops > 0) {
+        text_number(p50, sizeof(p50), (double)hist_percentile(r->res.lat, 50) / 1000.0, 2);
+        text_number(p99, sizeof(p99), (double)hist_percentile(r->res.lat, 99) / 1000.0, 2);
+    }
+    text_number(errors, sizeof(errors), (double)load_errors_total(&r->res), 0);
+    fprintf(f, "  %-7s %-4s %6zu B:%s %10s ops/s, p50 %s µs, p99 %s µs, %s errors\n",
+            report_mode_name(r->cfg.mode), report_transport(r), r->cfg.size, rate, ops, p50, p99,
+            errors);
     fflush(f);
 }
 

@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@
 #include "cmd/options.h"
 #include "cmd/session.h"
 #include "registry.h"
+#include "suggest.h"
 #include "util.h"
 
 /* A second signal this soon after the first is part of the same interrupt, not an abort. */
@@ -243,33 +245,84 @@ static const struct command *const commands[] = { &cmd_lab,     &cmd_run,   &cmd
                                                   &cmd_compare, &cmd_merge, &cmd_report,
                                                   &cmd_cost,    &cmd_stack, &cmd_agent };
 
+/* The command called name, or NULL. */
+static const struct command *command_named(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+        if (strcmp(name, commands[i]->name) == 0) return commands[i];
+    return NULL;
+}
+
+/* "; did you mean 'run'?" for a mistyped command (suggest.h), or "". */
+static const char *near_command(const char *word, char *buf, size_t cap)
+{
+    struct suggest s;
+
+    suggest_init(&s, word);
+    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+        suggest_add(&s, commands[i]->name);
+    suggest_add(&s, "help");
+    suggest_add(&s, "version");
+    return suggest_text(&s, false, buf, cap);
+}
+
 /*
- * `hopbench help`: the top-level help. Not in it, for scripts: `help
- * --commands` lists the commands' names, `help --options NAME` the options of
- * NAME's table (cmd_options_dump: test_man.sh holds the man page to it, the
- * bash completion offers it).
+ * `hopbench help CMD [WORD...]`: what `hopbench CMD [WORD...] --help` prints
+ * (`help stack nginx-fpm` the stack's own), from the command's own parser.
+ */
+static int help_command(const struct command *c, int argc, char **argv)
+{
+    char **words = xcalloc((size_t)argc + 2, sizeof(*words));
+    char help_word[] = "--help";
+    struct hb_err err = { 0 };
+    int rc;
+
+    words[0] = argv[0];
+    for (int i = 1; i < argc; i++)
+        words[i] = argv[i];
+    words[argc] = help_word;
+    rc = c->parse(argc + 1, words, stdout, &err);
+    free(words);
+    if (rc == CLI_HELP) return HB_EXIT_OK;
+    return cmd_fail(NULL, &err, HB_EXIT_USAGE);
+}
+
+/*
+ * `hopbench help`: the top-level help; `hopbench help CMD`, CMD's. Not in it,
+ * for scripts: `help --commands` lists the commands' names, `help --options
+ * NAME` the options of NAME's table (cmd_options_dump: test_man.sh holds the
+ * man page to it, the bash completion offers it), `help --values NAME` the
+ * words its first word and its options take (cmd_values_dump: the bash
+ * completion offers them).
  */
 static int help(int argc, char **argv)
 {
-    char shown[TEXT_SAFE_CAP]; /* argv[2], text_safe */
+    char shown[TEXT_SAFE_CAP], near[160]; /* argv[1] or argv[2], text_safe */
+    const struct command *c;
 
     if (argc == 2 && strcmp(argv[1], "--commands") == 0) {
         for (size_t i = 0; i < ARRAY_LEN(commands); i++)
             printf("%s\n", commands[i]->name);
         return HB_EXIT_OK;
     }
-    if (argc == 3 && strcmp(argv[1], "--options") == 0) {
-        for (size_t i = 0; i < ARRAY_LEN(commands); i++) {
-            if (strcmp(argv[2], commands[i]->name) != 0) continue;
-            cmd_options_dump(commands[i], stdout);
+    if (argc == 3 && (strcmp(argv[1], "--options") == 0 || strcmp(argv[1], "--values") == 0)) {
+        if ((c = command_named(argv[2])) != NULL) {
+            (argv[1][2] == 'o' ? cmd_options_dump : cmd_values_dump)(c, stdout);
             return HB_EXIT_OK;
         }
-        fprintf(stderr, "hopbench help: --options: no command '%s'\n",
-                text_safe(shown, sizeof(shown), argv[2]));
+        fprintf(stderr, "hopbench help: %s: no command '%s'%s\n", argv[1],
+                text_safe(shown, sizeof(shown), argv[2]),
+                near_command(argv[2], near, sizeof(near)));
         return HB_EXIT_USAGE;
     }
-    cmd_usage(stdout, commands, ARRAY_LEN(commands));
-    return HB_EXIT_OK;
+    if (argc == 1 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "version") == 0) {
+        cmd_usage(stdout, commands, ARRAY_LEN(commands));
+        return HB_EXIT_OK;
+    }
+    if ((c = command_named(argv[1])) != NULL) return help_command(c, argc - 1, argv + 1);
+    fprintf(stderr, "hopbench help: no command '%s' (hopbench help lists them)%s\n",
+            text_safe(shown, sizeof(shown), argv[1]), near_command(argv[1], near, sizeof(near)));
+    return HB_EXIT_USAGE;
 }
 
 /* A command's words: its help (exit 0), a bad command line (one line, exit 64), or its work. */
@@ -292,7 +345,7 @@ static int command(const struct command *c, int argc, char **argv)
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "lab";
-    char shown[TEXT_SAFE_CAP]; /* cmd, text_safe */
+    char shown[TEXT_SAFE_CAP], near[160]; /* cmd, text_safe */
 
     open_std_fds();
     /* Line by line even into a file or pipe: an abort (second Ctrl-C) loses no printed line. */
@@ -324,8 +377,7 @@ int main(int argc, char **argv)
         }
         return command(&cmd_lab, argc, argv); /* "hopbench --quick" is "hopbench lab --quick" */
     }
-    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
-        if (strcmp(cmd, commands[i]->name) == 0) return command(commands[i], argc - 1, argv + 1);
+    if (command_named(cmd) != NULL) return command(command_named(cmd), argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0) return help(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0) {
         printf("hopbench %s\n", HOPBENCH_VERSION);
@@ -334,6 +386,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "hopbench: unknown subcommand '%s' (", text_safe(shown, sizeof(shown), cmd));
     for (size_t i = 0; i < ARRAY_LEN(commands); i++)
         fprintf(stderr, "%s, ", commands[i]->name);
-    fprintf(stderr, "help)\n");
+    fprintf(stderr, "help)%s\n", near_command(cmd, near, sizeof(near)));
     return HB_EXIT_USAGE;
 }

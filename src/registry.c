@@ -176,6 +176,24 @@ const char *proto_option_help(size_t i)
     return help[i];
 }
 
+size_t proto_option_values(size_t i, const char **out, size_t cap)
+{
+    const char *name = proto_option_name(i);
+    size_t n = 0;
+
+    for (size_t e = 0; name != NULL && e < NENTRIES; e++) {
+        const struct proto_take *t = proto_takes(entries[e], name);
+        if (t == NULL || t->opt->values == NULL) continue;
+        for (const char *const *w = t->opt->values; *w != NULL; w++) {
+            bool dup = false;
+            for (size_t k = 0; k < n; k++)
+                dup |= strcmp(out[k], *w) == 0;
+            if (!dup && n < cap) out[n++] = *w;
+        }
+    }
+    return n;
+}
+
 bool proto_option_secret(const char *name, size_t len)
 {
     for (size_t e = 0; e < NENTRIES; e++)

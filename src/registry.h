@@ -65,6 +65,12 @@ struct proto_option {
      * shows "(hidden)" in its place.
      */
     bool secret;
+    /*
+     * The words its value is one of (or a list or mix of: --auth-method,
+     * --command), NULL-terminated, which `parse` takes and the completion
+     * offers; NULL when its value is not one of a few words.
+     */
+    const char *const *values;
 };
 
 /* An option an entry takes, and where in its struct NAME_opts it goes. */
@@ -153,6 +159,13 @@ char *proto_list(char *buf, size_t cap, bool (*pick)(const struct proto_entry *p
  * first proto_option is proto_option_at(i).
  */
 const char *proto_option_name(size_t i);
+
+/*
+ * The words the options called proto_option_name(i) take (their `values`),
+ * each once, in the entries' order, into out (room for cap); returns how
+ * many, 0 when none of them takes one of a few words.
+ */
+size_t proto_option_values(size_t i, const char **out, size_t cap);
 
 /* The first option called proto_option_name(i), or NULL past the last. */
 const struct proto_option *proto_option_at(size_t i);

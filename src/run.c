@@ -415,9 +415,87 @@ int run_preflight(const struct run_opts *o, const atomic_int *stop, struct hb_er
 int run_place_server(struct run *run, struct hb_err *err)
 {
     const struct run_opts *o = run->opts;
+    pid_t found[CLI_MAX_ENDPOINTS * LISTENER_MAX];
+    unsigned n = 0;
 
-    if (o->nserver_pids == 0) return 0;
-    return place_observe_server(&run->place, o->server_pids, o->nserver_pids, o->server_tree, err);
+    if (o->nserver_pids > 0)
+        return place_observe_server(&run->place, o->server_pids, o->nserver_pids, o->server_tree,
+                                    err);
+    for (unsigned i = 0; i < o->neps; i++)
+        for (unsigned k = 0; k < o->nfound[i]; k++)
+            found[n++] = o->found[i][k];
+    return n == 0 ? 0 : place_observe_server(&run->place, found, n, true, err);
+}
+
+/* A server run_find_servers found, once however many endpoints it listens at. */
+struct found_server {
+    pid_t pid;
+    char comm[PROC_COMM_MAX];
+    char by[256]; /* the endpoints it was found by */
+};
+
+/* Adds the servers an endpoint's lookup found (l, at ep) to s[*n], each once. */
+static void found_add(struct found_server *s, unsigned *n, const struct listener *l, const char *ep)
+{
+    for (unsigned r = 0; r < l->nroots; r++) {
+        unsigned k = 0;
+        size_t len;
+
+        while (k < *n && s[k].pid != l->roots[r])
+            k++;
+        if (k == CLI_MAX_ENDPOINTS * LISTENER_MAX) return;
+        if (k == *n) {
+            s[k] = (struct found_server){ .pid = l->roots[r] };
+            snprintf(s[k].comm, sizeof(s[k].comm), "%s", l->comm[r]);
+            (*n)++;
+        }
+        len = strlen(s[k].by);
+        snprintf(s[k].by + len, sizeof(s[k].by) - len, "%s%s", len ? " and " : "", ep);
+    }
+}
+
+void run_find_servers(struct run_opts *o, FILE *out, char *server, size_t cap)
+{
+    static struct found_server s[CLI_MAX_ENDPOINTS * LISTENER_MAX];
+    char ep[TEXT_SAFE_CAP], comm[4 * PROC_COMM_MAX], why[CTR_WHY_MAX];
+    unsigned n = 0;
+    size_t len;
+
+    server[0] = '\0';
+    if (o->no_server_lookup || o->nserver_pids > 0 || o->server_cgroup != NULL ||
+        o->services.n > 0 || o->netns != NETNS_NONE)
+        return;
+    for (unsigned i = 0; i < o->neps; i++) {
+        struct listener l;
+        int rc;
+
+        if (!endpoint_is_local(&o->eps[i])) continue;
+        text_safe(ep, sizeof(ep), o->eps[i].text);
+        rc = listener_find(&o->eps[i], &l);
+        if (rc == 0 && l.nroots != 1)
+            snprintf(o->not_found[i], sizeof(o->not_found[i]),
+                     "not found by its listening socket: %s", listener_why(&l, why, sizeof(why)));
+        else if (rc < 0)
+            snprintf(o->not_found[i], sizeof(o->not_found[i]),
+                     "not found by its listening socket: %s", strerror(-rc));
+        if (o->not_found[i][0] != '\0') {
+            fprintf(out, "server of %s %s (--server-pid names it)\n", ep, o->not_found[i]);
+            continue;
+        }
+        memcpy(o->found[i], l.roots, l.nroots * sizeof(pid_t));
+        o->nfound[i] = l.nroots;
+        found_add(s, &n, &l, ep);
+    }
+    for (unsigned k = 0; k < n; k++) {
+        text_safe(comm, sizeof(comm), s[k].comm);
+        fprintf(out,
+                "server: %s (pid %ld, found by its listening socket %s): its tree's CPU and "
+                "memory are the server's\n",
+                comm, (long)s[k].pid, s[k].by);
+        len = strlen(server);
+        snprintf(server + len, cap - len, "%s%s (pid %ld, found by its listening socket %s)",
+                 len ? "; " : "", comm, (long)s[k].pid, s[k].by);
+    }
 }
 
 /* Asks the agent; a failure is kept (the first) for run_one to return after the load. */
@@ -514,9 +592,14 @@ static void run_observe(struct run *run, struct run_record *r)
     h->cfg.ep = r->cfg.ep;
     memcpy(h->cfg.pids, o->server_pids, o->nserver_pids * sizeof(pid_t));
     h->cfg.npids = o->nserver_pids;
+    if (o->nserver_pids == 0 && r->cell < o->neps) { /* the server found for its endpoint */
+        memcpy(h->cfg.pids, o->found[r->cell], o->nfound[r->cell] * sizeof(pid_t));
+        h->cfg.npids = o->nfound[r->cell];
+        if (o->not_found[r->cell][0] != '\0') h->cfg.no_server = o->not_found[r->cell];
+    }
     if (run->server_pid > 0 && h->cfg.npids < OBS_MAX_PIDS)
         h->cfg.pids[h->cfg.npids++] = run->server_pid; /* --netns: its own server */
-    h->cfg.tree = o->server_tree;
+    h->cfg.tree = o->server_tree || (o->nserver_pids == 0 && h->cfg.npids > 0);
     h->cfg.cgroup = o->server_cgroup;
     h->cfg.noisy_cpus = o->shared.noisy_cpus;
     h->cfg.set = o->services.n + o->services.nwatch > 0 ? &o->services : NULL;

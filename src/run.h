@@ -20,6 +20,7 @@
 #include "endpoint.h"
 #include "engine/load.h"
 #include "host/budget.h"
+#include "host/listener.h"
 #include "host/netns.h"
 #include "host/observe.h"
 #include "host/place.h"
@@ -53,8 +54,17 @@ struct run_opts {
     unsigned nserver_pids;
     bool server_tree;          /* --server-tree */
     const char *server_cgroup; /* --server-cgroup */
-    bool order_random;         /* --order random (default abba) */
-    union codec_room codec;    /* the protocol's struct NAME_opts (load.opts points here) */
+    bool no_server_lookup;     /* --no-server-lookup: no server found by its listening socket */
+    /*
+     * The server of each endpoint found by its listening socket (run_find_servers),
+     * counted with its tree; why none was, for its figures' n/a ("" when one was, or
+     * when it was not looked for).
+     */
+    pid_t found[CLI_MAX_ENDPOINTS][LISTENER_MAX];
+    unsigned nfound[CLI_MAX_ENDPOINTS];
+    char not_found[CLI_MAX_ENDPOINTS][CTR_WHY_MAX];
+    bool order_random;      /* --order random (default abba) */
+    union codec_room codec; /* the protocol's struct NAME_opts (load.opts points here) */
     struct proto_given given[PROTO_GIVEN_MAX]; /* its options, as given, in order */
     unsigned ngiven;
     const char *params[CLI_MAX_PARAMS];
@@ -230,12 +240,24 @@ size_t run_mem_need(const struct run_opts *o);
 int run_preflight(const struct run_opts *o, const atomic_int *stop, struct hb_err *err);
 
 /*
- * Where the --server-pid processes run: the server's CPUs read from their
- * threads and marked observed (place_observe_server). 0 when none is named
- * or they were read; a negative errno with err set when they could not be
- * (the placement then stays what --pin expects).
+ * Where the --server-pid processes run, or those run_find_servers found: the
+ * server's CPUs read from their threads and marked observed
+ * (place_observe_server). 0 when none is named or they were read; a negative
+ * errno with err set when they could not be (the placement then stays what
+ * --pin expects).
  */
 int run_place_server(struct run *run, struct hb_err *err);
+
+/*
+ * When nothing says where the server is (no --server-pid, --server-cgroup,
+ * --service, --netns, nor --no-server-lookup): the server of each local
+ * endpoint found by its listening socket (host/listener.h), which each of the
+ * endpoint's runs counts as --server-pid PID --server-tree would. Prints to
+ * out a line per server found and how ("server: nginx (pid 1234, found by its
+ * listening socket tcp://127.0.0.1:8080)"), one per endpoint whose server was
+ * not and why; server (the evidence's, cap bytes) names those found, "" when none.
+ */
+void run_find_servers(struct run_opts *o, FILE *out, char *server, size_t cap);
 
 /*
  * Runs the plan into run->recs, each record appended to jsonl (if not NULL)

@@ -376,15 +376,6 @@ int stats_bootstrap_diff(const double *a, size_t na, const double *b, size_t nb,
 
 /* ---- verdict ---- */
 
-/* (ratio - 1) in percent, rounded half away from zero, never "-0". */
-static double percent(double ratio, int decimals)
-{
-    double scale = decimals > 0 ? 10 : 1;
-    double v = round((ratio - 1) * 100 * scale) / scale;
-
-    return v == 0 ? 0 : v;
-}
-
 double stats_mw_min_p(size_t na, size_t nb)
 {
     double c = 1; /* C(na + nb, k) for k up to the smaller of the two */
@@ -406,6 +397,7 @@ void stats_format_delta(char *buf, size_t cap, double ratio, double lo, double h
 {
     int finite = isfinite(ratio) && isfinite(lo) && isfinite(hi);
     const char *mark = stats_significant(ratio, lo, hi, p, alpha) ? "" : "~ ";
+    char r[32], l[32], h[32];
     int d;
 
     if (cap == 0) return;
@@ -414,9 +406,11 @@ void stats_format_delta(char *buf, size_t cap, double ratio, double lo, double h
         return;
     }
     /* The ratio and its interval are shown either way: "~" only says they do not decide. */
-    d = fabs(ratio - 1) < 0.1 ? 1 : 0;
-    snprintf(buf, cap, "%s%+.*f %% [%+.*f %%, %+.*f %%] (p=%.2g n=%zu+%zu)", mark, d,
-             percent(ratio, d), d, percent(lo, d), d, percent(hi, d), p, na, nb);
+    d = fabs(ratio - 1) < 0.1 ? 3 : 2;
+    text_ratio(r, sizeof(r), ratio, d);
+    text_ratio(l, sizeof(l), lo, d);
+    text_ratio(h, sizeof(h), hi, d);
+    snprintf(buf, cap, "%s%s [%s, %s] (p=%.2g n=%zu+%zu)", mark, r, l, h, p, na, nb);
 }
 
 void stats_delta(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,

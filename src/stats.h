@@ -5,7 +5,7 @@
  * - stats_summarize: median, min, max, mean and sample SD of one cell.
  * - stats_mann_whitney: two-sided Mann–Whitney U test (benchstat's A/B test).
  * - stats_bootstrap_ratio: percentile-bootstrap interval of median(b)/median(a).
- * - stats_format_delta: the benchstat-style verdict "+28 % [+24 %, +31 %] (p=…)", "~" before
+ * - stats_format_delta: the benchstat-style verdict "1.28× [1.24×, 1.31×] (p=…)", "~" before
  *   it when not significant.
  * - stats_delta: all three for one A/B pair, as summaries and compare report it.
  * - stats_order_abba / stats_order_shuffle: the order in which to run the arms.
@@ -123,13 +123,13 @@ bool stats_significant(double ratio, double lo, double hi, double p, double alph
 
 /*
  * Writes the verdict for one A/B pair into buf (at most cap bytes, always
- * NUL-terminated when cap > 0, silently truncated): the change of B relative
- * to A with its interval, in percent, e.g. ratio 1.28 in [1.24, 1.31] with
- * p = 0.002:
- *     "+28 % [+24 %, +31 %] (p=0.002 n=10+10)"
+ * NUL-terminated when cap > 0, silently truncated): B relative to A, the
+ * ratio with its interval as every ratio in text is written (text_ratio),
+ * e.g. ratio 1.28 in [1.24, 1.31] with p = 0.002:
+ *     "1.28× [1.24×, 1.31×] (p=0.002 n=10+10)"
  * When the pair is not significant (stats_significant) the same figures follow "~ ":
- *     "~ +28 % [-3 %, +60 %] (p=0.31 n=10+10)"
- * Percentages have one decimal when |ratio - 1| < 0.1 ("+5.0 %"), none otherwise.
+ *     "~ 1.28× [0.97×, 1.60×] (p=0.31 n=10+10)"
+ * Ratios have three decimals when |ratio - 1| < 0.1 ("1.050×"), two otherwise.
  * A non-finite ratio or bound has no figures to show: "~ (p=0.31 n=10+10)".
  * p is printed with two significant digits. Nothing is written when cap == 0.
  */

@@ -137,19 +137,31 @@ int opt_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint6
     return 0;
 }
 
-int parse_seconds(const char *s, double max_s, uint64_t *out_ns)
+int parse_duration(const char *s, double max_s, uint64_t *out_ns)
 {
+    static const struct {
+        const char *unit;
+        double s;
+    } units[] = { { "", 1 },      { "s", 1 },  { "ms", 1e-3 }, { "us", 1e-6 }, { "µs", 1e-6 },
+                  { "ns", 1e-9 }, { "m", 60 }, { "min", 60 },  { "h", 3600 } };
     char *end = NULL;
     double v;
 
     if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ') return -EINVAL;
     errno = 0;
     v = strtod(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !isfinite(v)) return -EINVAL;
-    if (v <= 0 || v > max_s) return -ERANGE;
-    if (v * 1e9 < 0.5) return -ERANGE; /* below a nanosecond: would read as "unset" */
-    *out_ns = (uint64_t)(v * 1e9 + 0.5);
-    return 0;
+    /* a plain decimal (an exponent allowed): no hex, inf or nan */
+    if (errno != 0 || end == s || strspn(s, "0123456789.eE+-") < (size_t)(end - s) || !isfinite(v))
+        return -EINVAL;
+    for (size_t i = 0; i < ARRAY_LEN(units); i++) {
+        if (strcmp(end, units[i].unit) != 0) continue;
+        v *= units[i].s;
+        if (v <= 0 || v > max_s) return -ERANGE;
+        if (v * 1e9 < 0.5) return -ERANGE; /* below a nanosecond: would read as "unset" */
+        *out_ns = (uint64_t)(v * 1e9 + 0.5);
+        return 0;
+    }
+    return -EINVAL;
 }
 
 bool sleep_until_ns(uint64_t deadline_ns, const atomic_int *stop)
@@ -176,13 +188,16 @@ int sock_block_with_timeout(int fd, uint64_t timeout_ns)
     return 0;
 }
 
-/* How many bytes of valid UTF-8 start at s that is not a C1 control; 0 if none does. */
-static size_t utf8_len(const unsigned char *s)
+/*
+ * How many bytes of valid UTF-8 start at s (avail bytes there) that is not a
+ * C1 control; 0 if none does.
+ */
+static size_t utf8_len(const unsigned char *s, size_t avail)
 {
     size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : 2;
     unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range: no overlong, no surrogate */
 
-    if (s[0] < 0xC2 || s[0] > 0xF4) return 0;
+    if (s[0] < 0xC2 || s[0] > 0xF4 || n > avail) return 0;
     if (s[0] == 0xC2) lo = 0xA0; /* U+0080..U+009F are the C1 controls */
     if (s[0] == 0xE0) lo = 0xA0;
     if (s[0] == 0xED) hi = 0x9F;
@@ -214,10 +229,14 @@ static const char *byte_escape(unsigned char c, char tmp[5])
     return tmp;
 }
 
-/* What *p prints as: *piece (tmp when escaped) of *plen bytes; returns the bytes of p it takes. */
-static size_t safe_piece(const unsigned char *p, char tmp[5], const char **piece, size_t *plen)
+/*
+ * What *p (avail bytes there) prints as: *piece (tmp when escaped) of *plen
+ * bytes; returns the bytes of p it takes.
+ */
+static size_t safe_piece(const unsigned char *p, size_t avail, char tmp[5], const char **piece,
+                         size_t *plen)
 {
-    size_t n = *p >= 0x80 ? utf8_len(p) : 0;
+    size_t n = *p >= 0x80 ? utf8_len(p, avail) : 0;
     const char *esc = n == 0 ? byte_escape(*p, tmp) : NULL;
 
     *piece = esc != NULL ? esc : (const char *)p;
@@ -227,17 +246,22 @@ static size_t safe_piece(const unsigned char *p, char tmp[5], const char **piece
 
 const char *text_safe(char *buf, size_t cap, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
+    return text_safe_n(buf, cap, s, strlen(s));
+}
+
+const char *text_safe_n(char *buf, size_t cap, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
     size_t need = 0, len = 0, plen;
     const char *piece;
     char tmp[5];
 
-    while (*p != '\0') {
-        p += safe_piece(p, tmp, &piece, &plen);
+    while (p < end) {
+        p += safe_piece(p, (size_t)(end - p), tmp, &piece, &plen);
         need += plen;
     }
-    for (p = (const unsigned char *)s; *p != '\0';) {
-        size_t step = safe_piece(p, tmp, &piece, &plen);
+    for (p = (const unsigned char *)s; p < end;) {
+        size_t step = safe_piece(p, (size_t)(end - p), tmp, &piece, &plen);
         /* when the whole does not fit, room is kept for "..." and the NUL */
         if (need >= cap && len + plen + 3 >= cap) {
             memcpy(buf + len, "...", 4);
@@ -258,4 +282,53 @@ int text_columns(const char *s)
     for (; *s != '\0'; s++)
         w += ((unsigned char)*s & 0xC0) != 0x80;
     return w;
+}
+
+void text_number(char *buf, size_t cap, double v, int decimals)
+{
+    char raw[64];
+    const char *digits = raw;
+    size_t whole, out = 0;
+    int n;
+
+    if (cap == 0) return;
+    n = isfinite(v) ? snprintf(raw, sizeof(raw), "%.*f", decimals, v) : -1;
+    if (n < 0 || (size_t)n >= sizeof(raw)) {
+        snprintf(buf, cap, "n/a");
+        return;
+    }
+    if (raw[0] == '-') {
+        if (strspn(raw + 1, "0.") < strlen(raw + 1) && out + 1 < cap) buf[out++] = '-'; /* no -0 */
+        digits++;
+    }
+    whole = strcspn(digits, ".");
+    for (size_t i = 0; digits[i] != '\0' && out + 1 < cap; i++) {
+        if (i > 0 && i < whole && (whole - i) % 3 == 0) {
+            buf[out++] = ',';
+            if (out + 1 >= cap) break;
+        }
+        buf[out++] = digits[i];
+    }
+    buf[out] = '\0';
+}
+
+void text_ratio(char *buf, size_t cap, double r, int decimals)
+{
+    if (!isfinite(r))
+        snprintf(buf, cap, "n/a");
+    else
+        snprintf(buf, cap, "%.*f×", decimals, r);
+}
+
+void put_columns(FILE *f, int width, const char *s)
+{
+    int pad = (width < 0 ? -width : width) - text_columns(s);
+
+    if (width > 0)
+        for (; pad > 0; pad--)
+            fputc(' ', f);
+    fputs(s, f);
+    if (width < 0)
+        for (; pad > 0; pad--)
+            fputc(' ', f);
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #define UNUSED(x)    ((void)(x))
@@ -107,6 +108,9 @@ void size_text(char *buf, size_t cap, long long size);
  */
 const char *text_safe(char *buf, size_t cap, const char *s);
 
+/* text_safe of the n bytes at s, which may hold NULs (each "\x00"): bytes a server sent. */
+const char *text_safe_n(char *buf, size_t cap, const char *s, size_t n);
+
 /* Copies src into dst[cap]; returns 0, or -ENAMETOOLONG if it does not fit (dst is then ""). */
 int str_copy(char *dst, size_t cap, const char *src);
 
@@ -130,11 +134,34 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int opt_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out,
              struct hb_err *err);
 
-/* Parses seconds as a decimal ("2", "0.25"), > 0 and <= max_s, into ns. Returns 0 or
- * -EINVAL/-ERANGE. */
-int parse_seconds(const char *s, double max_s, uint64_t *out_ns);
+/*
+ * Parses a duration into ns: a decimal number of seconds ("2", "0.25"), or
+ * one with its unit: ns, us or µs, ms, s, m or min, h ("500ms", "10s",
+ * "2m", "1.5h"). It must be > 0 and <= max_s seconds. Returns 0 or
+ * -EINVAL (not a duration) / -ERANGE (out of range).
+ */
+int parse_duration(const char *s, double max_s, uint64_t *out_ns);
 
 /* Columns s takes on a terminal: UTF-8 continuation bytes take none ("µs" is 2). */
 int text_columns(const char *s);
+
+/*
+ * The one spelling of figures in text for a reader (never in CSV or JSON):
+ * v rounded to `decimals`, its thousands grouped by ',' ("1,223,806",
+ * "22,943.06", "-1,500"); "n/a" when v is not finite.
+ */
+void text_number(char *buf, size_t cap, double v, int decimals);
+
+/*
+ * A ratio: "1.18×" with `decimals` decimals (2 in tables, 3 for a change
+ * below 10 %: "1.032×"; ×, U+00D7, takes 1 column); "n/a" when r is not finite.
+ */
+void text_ratio(char *buf, size_t cap, double r, int decimals);
+
+/*
+ * Writes s padded with spaces to `width` terminal columns (text_columns: "µs"
+ * and "×" take one each), right-aligned for a width > 0, left for < 0.
+ */
+void put_columns(FILE *f, int width, const char *s);
 
 #endif

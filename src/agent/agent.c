@@ -31,23 +31,14 @@ _Static_assert(AGENT_ARGS_MAX <= SERVICE_MAX && AGENT_ARGS_MAX <= SERVICE_MAX_WA
 
 /* ---- the schedule's text ---- */
 
-/* Seconds ("30", "2.5", "30s") or "next" into *ns (0 for next). */
-static int parse_duration(const char *w, uint64_t *ns)
+/* A time ("30", "2.5", "30s", "2m": parse_duration), at most a year, or "next" into *ns (0). */
+static int step_duration(const char *w, uint64_t *ns)
 {
-    char *end = NULL;
-    double s;
-
     if (strcmp(w, "next") == 0) {
         *ns = 0;
         return 0;
     }
-    errno = 0;
-    s = strtod(w, &end);
-    if (errno != 0 || end == w || (*end != '\0' && strcmp(end, "s") != 0) || !(s > 0) ||
-        s > 31536000)
-        return -EINVAL;
-    *ns = (uint64_t)(s * 1e9);
-    return 0;
+    return parse_duration(w, 31536000, ns);
 }
 
 /* One line (NUL-terminated, no newline) into a step; 1 for a step, 0 for nothing. */
@@ -64,8 +55,9 @@ static int parse_line(char *line, unsigned lineno, struct agent_step *st, struct
     if (!agent_name_valid(name))
         return hb_fail(err, -EINVAL, "line %u: '%.*s' is not a state name ([A-Za-z0-9_.-], 1..%d)",
                        lineno, 64, name, AGENT_NAME_MAX - 1);
-    if (dur == NULL || parse_duration(dur, &st->duration_ns) < 0)
-        return hb_fail(err, -EINVAL, "line %u: %s: the duration must be seconds or 'next'", lineno,
+    if (dur == NULL || step_duration(dur, &st->duration_ns) < 0)
+        return hb_fail(err, -EINVAL,
+                       "line %u: %s: the duration must be a time (30, 30s, 2m) or 'next'", lineno,
                        name);
     if (rest != NULL && strlen(rest) >= AGENT_CMD_MAX)
         return hb_fail(err, -EINVAL, "line %u: %s: the command is longer than %d bytes", lineno,

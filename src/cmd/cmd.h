@@ -52,6 +52,16 @@ struct cmd_option {
     int id;           /* the value the parser sees */
 };
 
+/*
+ * An option of a command's table that takes one of a few words (by its id),
+ * and the list its parser checks the value against (opt_choice), which
+ * `hopbench help --values NAME` prints for the bash completion.
+ */
+struct cmd_value {
+    int id;
+    const char *const *words; /* NULL-terminated; NULL ends a command's list */
+};
+
 #define CMD_TEXT(text)                                                                             \
     {                                                                                              \
         NULL, 0, NULL, (text), 0                                                                   \
@@ -101,8 +111,12 @@ struct command {
     const char *summary;              /* what it does in the top-level help; lines joined by '\n' */
     const char *usage;                /* its --help before the options */
     const struct cmd_option *options; /* ends with CMD_END */
-    const char *tail;                 /* its --help after the options, or NULL */
-    unsigned column;                  /* where the options' help begins */
+    /* The words its first word after the options may be (run's protocols), or NULL. */
+    const char *const *words;
+    /* Its options that take one of a few words (ends with a NULL words), or NULL. */
+    const struct cmd_value *values;
+    const char *tail; /* its --help after the options, or NULL */
+    unsigned column;  /* where the options' help begins */
     /* A bad command line is said as "hopbench NAME: MSG (see hopbench NAME --help)" (its
      * messages do not name it); else as "hopbench: MSG". */
     bool hint;

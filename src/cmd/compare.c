@@ -44,6 +44,7 @@ static const char *compare_paths[2];
 /* The words, read one by one: no abbreviations, --help anywhere. */
 static int compare_parse(int argc, char **argv, FILE *out, struct hb_err *err)
 {
+    char near[160];
     int n = 0;
 
     compare_paths[0] = compare_paths[1] = NULL;
@@ -53,7 +54,8 @@ static int compare_parse(int argc, char **argv, FILE *out, struct hb_err *err)
     }
     for (int i = 1; i < argc; i++) {
         if (cmd_option(compare_options, argv[i]) != 0)
-            return hb_fail(err, -EINVAL, "unknown option '%s'", argv[i]);
+            return hb_fail(err, -EINVAL, "unknown option '%s'%s", argv[i],
+                           cmd_suggest_option(compare_options, argv[i], near, sizeof(near)));
         if (n < 2) compare_paths[n] = argv[i];
         n++;
     }

@@ -25,6 +25,7 @@
 #include "report/profile.h"
 #include "report/report.h"
 #include "report/summary.h"
+#include "suggest.h"
 #include "util.h"
 
 static const char lab_usage[] =
@@ -42,6 +43,16 @@ static const char lab_usage[] =
     "says how and in which cell, the evidence holds what was measured (that cell marked\n"
     "cut short), and the exit code is 1.\n"
     "\n";
+
+/* The word after the options: 'lab overload'. */
+static const char *const lab_words[] = { "overload", NULL };
+
+/* The words its options take, which their parsers check against. */
+static const struct cmd_value lab_values[] = {
+    { OPT_PROTO, cmd_served_words }, { OPT_PIN, cmd_pin_values },
+    { OPT_CLOSE, cmd_close_values }, { OPT_WAIT, cmd_wait_values },
+    { OPT_NETNS, cmd_netns_values }, { 0, NULL },
+};
 
 /* The texts that name the protocols, from the registry's entries (lab_help_build). */
 static char lab_proto_help[512];
@@ -76,7 +87,8 @@ static const struct cmd_option lab_options[] = {
         "that took 1 s or more. A connect that waits is slow, not an error, until --timeout.\n"),
     { "duration", 'd', "S",
       "measured seconds per run (default 0.6, each cell 5 runs; with\n"
-      "-d and no --reps one run per cell; --reps alone 3; --quick 0.75)",
+      "-d and no --reps one run per cell; --reps alone 3; --quick 0.75);\n"
+      "S, here and below, is seconds or a time with its unit (500ms, 10s)",
       'd' },
     { "count", 'n', "N", "measure N ops per run instead of a duration", 'n' },
     { "pipeline", 0, "P",
@@ -190,6 +202,7 @@ static int lab_option(int c, const char *val, void *opts, struct hb_err *err)
 {
     struct lab_opts *o = opts;
     uint64_t v = 0;
+    char near[160];
     int rc = shared_option(c, val, &o->shared, err);
 
     if (rc != SHARED_NOT_MINE) return rc;
@@ -219,7 +232,8 @@ static int lab_option(int c, const char *val, void *opts, struct hb_err *err)
     case OPT_PROTO:
         o->proto = proto_find(val);
         if (o->proto == NULL)
-            return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s", val, proto_names());
+            return hb_fail(err, -EINVAL, "--proto: '%s' is not one of %s%s", val, proto_names(),
+                           cmd_suggest_proto(val, true, near, sizeof(near)));
         if (o->proto->server == NULL)
             return hb_fail(err, -EINVAL,
                            "--proto: %s has no built-in server for the lab; measure a real one "
@@ -234,7 +248,7 @@ static int lab_option(int c, const char *val, void *opts, struct hb_err *err)
         rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &o->count, err);
         break;
     case OPT_NETNS:
-        rc = opt_netns(val, &o->netns, err);
+        rc = opt_netns("--netns", val, &o->netns, err);
         break;
     default:
         rc = -EINVAL;
@@ -346,7 +360,7 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
     lab_defaults(o);
     rc = cmd_getopt(&cmd_lab, argc, argv, lab_option, o, out, err);
     if (rc != 0) return rc;
-    if (optind < argc && strcmp(argv[optind], "overload") == 0) {
+    if (optind < argc && strcmp(argv[optind], lab_words[0]) == 0) {
         optind++;
         /* Its cells are fixed: 64 B, connect mode, closed loop. */
         if (o->sizes_given || o->nrates > 0 || o->shared.block_wait || o->pipeline > 1)
@@ -359,7 +373,14 @@ int cli_parse_lab(int argc, char **argv, struct lab_opts *o, FILE *out, struct h
                                                   : "--pipeline");
         lab_overload_defaults(o);
     }
-    if (optind < argc) return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'", argv[optind]);
+    if (optind < argc) {
+        struct suggest s;
+        char near[64];
+        suggest_init(&s, argv[optind]);
+        suggest_add(&s, lab_words[0]);
+        return hb_fail(err, -EINVAL, "lab: unexpected argument '%s'%s", argv[optind],
+                       suggest_text(&s, false, near, sizeof(near)));
+    }
     if (o->quick && !o->shared.duration_given) o->shared.duration_ns = 750 * NS_PER_MS;
     if (o->quick && !o->shared.warmup_given) o->shared.warmup_ns = 250 * NS_PER_MS;
     lab_verdict_defaults(o);
@@ -600,6 +621,8 @@ const struct command cmd_lab = {
     .summary = lab_summary,
     .usage = lab_usage,
     .options = lab_options,
+    .words = lab_words,
+    .values = lab_values,
     .tail = NULL,
     .column = 24,
     .parse = lab_parse,

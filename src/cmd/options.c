@@ -11,6 +11,7 @@
 
 #include "proto/echo.h"
 #include "registry.h"
+#include "suggest.h"
 #include "util.h"
 
 const struct cmd_option cmd_top_options[] = {
@@ -19,14 +20,57 @@ const struct cmd_option cmd_top_options[] = {
     CMD_END,
 };
 
+const char *const cmd_pin_values[] = { "none", "same", "split", NULL };
+const char *const cmd_close_values[] = { "client", "server", "rst", NULL };
+const char *const cmd_wait_values[] = { "epoll", "block", NULL };
+const char *const cmd_wait_run_values[] = { "epoll", "block", "uring", NULL };
+const char *const cmd_netns_values[] = { "same", "other", NULL };
+const char *cmd_proto_words[CMD_MAX_PROTOS + 1];
+const char *cmd_served_words[CMD_MAX_PROTOS + 1];
+
+/* The protocols' names, from the registry, before main. */
+__attribute__((constructor)) static void proto_words_build(void)
+{
+    const struct proto_entry *pe;
+    size_t served = 0;
+
+    for (size_t i = 0; (pe = proto_at(i)) != NULL && i < CMD_MAX_PROTOS; i++) {
+        cmd_proto_words[i] = pe->name;
+        if (pe->server != NULL) cmd_served_words[served++] = pe->name;
+    }
+}
+
+int opt_choice(const char *opt, const char *val, const char *const *values, unsigned *index,
+               struct hb_err *err)
+{
+    char list[256] = "", near[160];
+    struct suggest s;
+    size_t len;
+
+    suggest_init(&s, val);
+    for (size_t i = 0; values[i] != NULL; i++) {
+        if (strcmp(val, values[i]) == 0) {
+            *index = (unsigned)i;
+            return 0;
+        }
+        suggest_add(&s, values[i]);
+        len = strlen(list);
+        snprintf(list + len, sizeof(list) - len, "%s%s", i > 0 ? ", " : "", values[i]);
+    }
+    return hb_fail(err, -EINVAL, "%s: '%s' is not one of %s%s", opt, val, list,
+                   suggest_text(&s, false, near, sizeof(near)));
+}
+
 /* What the top-level help says after the commands' summaries, before its options. */
 static const char top_head[] =
     "\n"
     "ENDPOINT: tcp://127.0.0.1:PORT  tcp://[::1]:PORT  tcp://localhost:PORT\n"
     "          unix:/path/to.sock    unix:@name (Linux abstract namespace)\n"
+    "          http://HOST:PORT/PATH http+unix://%2Fpath%2Fto.sock/PATH (http's, with its path)\n"
     "PROTO:    ";
 static const char top_tail[] =
     "\n"
+    "S:        a time: seconds (2, 0.5) or with its unit (500ms, 10s, 2m, 1h)\n"
     "\n"
     "Exit codes: 0 valid results, 1 runtime failure (also: stdout could not be written, as\n"
     "to a full disk; the work goes on), 2 invalid results (a run saw errors or an open loop\n"
@@ -42,7 +86,7 @@ static const char top_tail[] =
     "stdout whose reader is gone (hopbench lab | head) ends the work after the current run or\n"
     "cell, as an interrupt if runs were left: SIGPIPE is ignored. The lab stops its server and\n"
     "removes its directory on every one of these paths. serve stops on SIGINT or SIGTERM.\n"
-    "'hopbench SUBCOMMAND --help' describes every option.\n"
+    "'hopbench help SUBCOMMAND' (or 'hopbench SUBCOMMAND --help') describes every option.\n"
     "\n";
 
 static bool table_end(const struct cmd_option *e)
@@ -117,23 +161,50 @@ static const struct cmd_option *long_entry(const struct cmd_option *t, const cha
     return *matches == 1 ? found : NULL;
 }
 
+const char *cmd_suggest_option(const struct cmd_option *t, const char *arg, char *buf, size_t cap)
+{
+    char word[SUGGEST_WORD_MAX + 1];
+    struct suggest s;
+
+    /* "--duraton=5", "-duration": the name alone */
+    arg += strspn(arg, "-");
+    snprintf(word, sizeof(word), "%.*s", (int)strcspn(arg, "="), arg);
+    suggest_init(&s, word);
+    for (; !table_end(t); t++)
+        if (t->name != NULL) suggest_add(&s, t->name);
+    return suggest_text(&s, true, buf, cap);
+}
+
+const char *cmd_suggest_proto(const char *word, bool served, char *buf, size_t cap)
+{
+    const struct proto_entry *pe;
+    struct suggest s;
+
+    suggest_init(&s, word);
+    for (size_t i = 0; (pe = proto_at(i)) != NULL; i++)
+        if (!served || pe->server != NULL) suggest_add(&s, pe->name);
+    return suggest_text(&s, false, buf, cap);
+}
+
 /*
  * An unknown option, a missing value: getopt's own message is replaced by
- * ours. A long option is named as written: getopt's optopt is then its
- * table's id (an enum past the letters, not a letter to print), or 0 for one
- * that is unknown or ambiguous. A short option is named by its letter.
+ * ours, with the options nearest to an unknown or ambiguous one. A long option is named as written:
+ * getopt's optopt is then its table's id (an enum past the letters, not a letter to print), or 0
+ * for one that is unknown or ambiguous. A short option is named by its letter.
  */
 static int bad_option(const struct command *c, char **argv, struct hb_err *err)
 {
     const char *arg = argv[optind - 1], *cmd = c->name;
     size_t n = strcspn(arg, "=");
     const struct cmd_option *lo = NULL;
+    char near[160];
     int matches = 0;
 
     if (strncmp(arg, "--", 2) == 0 && n > 2) lo = long_entry(c->options, arg + 2, n - 2, &matches);
     if (strncmp(arg, "--", 2) == 0 && n > 2 && optopt == 0)
-        return hb_fail(err, -EINVAL, "%s: %s option '%.*s'", cmd,
-                       matches > 1 ? "ambiguous" : "unknown", (int)n, arg);
+        return hb_fail(err, -EINVAL, "%s: %s option '%.*s'%s", cmd,
+                       matches > 1 ? "ambiguous" : "unknown", (int)n, arg,
+                       cmd_suggest_option(c->options, arg, near, sizeof(near)));
     if (lo != NULL && optopt == lo->id)
         return hb_fail(err, -EINVAL, "%s: option --%s %s", cmd, lo->name,
                        arg[n] == '=' ? "takes no value" : "needs a value");
@@ -239,7 +310,7 @@ void cmd_usage(FILE *out, const struct command *const *cmds, size_t n)
 
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s hopbench %s\n", i == 0 ? "usage:" : "      ", cmds[i]->synopsis);
-    fputs("       hopbench help | --help | --version\n"
+    fputs("       hopbench help [SUBCOMMAND] | --help | --version\n"
           "\n"
           "What does the hop between two services on one host cost: TCP loopback or a Unix "
           "socket?\n"
@@ -254,6 +325,25 @@ void cmd_usage(FILE *out, const struct command *const *cmds, size_t n)
     fputs(top_tail, out);
     for (const struct cmd_option *e = cmd_top_options; !table_end(e); e++)
         put_option(out, e, 24);
+}
+
+void cmd_values_dump(const struct command *c, FILE *out)
+{
+    if (c->words != NULL) {
+        fputc('-', out);
+        for (const char *const *w = c->words; *w != NULL; w++)
+            fprintf(out, " %s", *w);
+        fputc('\n', out);
+    }
+    for (const struct cmd_value *v = c->values; v != NULL && v->words != NULL; v++) {
+        for (const struct cmd_option *e = c->options; !table_end(e); e++) {
+            if (e->name == NULL || e->id != v->id) continue;
+            fprintf(out, "--%s", e->name);
+            for (const char *const *w = v->words; *w != NULL; w++)
+                fprintf(out, " %s", *w);
+            fputc('\n', out);
+        }
+    }
 }
 
 void cmd_options_dump(const struct command *c, FILE *out)
@@ -295,33 +385,43 @@ int cli_parse_size(const char *s, size_t max, size_t *out)
     return -EINVAL;
 }
 
-/* Seconds > 0 (or == 0 when zero_ok), at most a day. */
+/* A duration > 0 (or == 0 when zero_ok), at most a day: seconds, or with a unit (parse_duration).
+ */
 int opt_seconds(const char *opt, const char *val, bool zero_ok, uint64_t *out, struct hb_err *err)
 {
-    int rc = parse_seconds(val, 86400, out);
+    int rc = parse_duration(val, 86400, out);
 
-    /* parse_seconds refuses 0 ("0", "0.0") as out of range; only a zero, not "-0", is one here */
+    /* parse_duration refuses 0 ("0", "0.0", "0s") as out of range; only a zero, not "-0", is one
+     * here */
     if (zero_ok && rc == -ERANGE && strtod(val, NULL) == 0) {
         *out = 0;
         return 0;
     }
     if (rc < 0)
-        return hb_fail(err, -EINVAL, "%s: '%s' is not a number of seconds in %s0, 86400]", opt, val,
-                       zero_ok ? "[" : "(");
+        return hb_fail(err, -EINVAL,
+                       "%s: '%s' is not a duration in %s0, 1 day] (seconds, or with a unit: "
+                       "500ms, 10s, 2m, 1h)",
+                       opt, val, zero_ok ? "[" : "(");
     return 0;
 }
 
 int opt_pin(const char *val, enum place_mode *mode, struct hb_err *err)
 {
-    if (place_parse(val, mode) < 0)
-        return hb_fail(err, -EINVAL, "--pin: '%s' is not one of none, same, split", val);
+    static const enum place_mode modes[] = { PLACE_NONE, PLACE_SAME, PLACE_SPLIT };
+    unsigned i = 0;
+
+    if (opt_choice("--pin", val, cmd_pin_values, &i, err) < 0) return -EINVAL;
+    *mode = modes[i];
     return 0;
 }
 
-int opt_netns(const char *val, enum netns_mode *mode, struct hb_err *err)
+int opt_netns(const char *opt, const char *val, enum netns_mode *mode, struct hb_err *err)
 {
-    if (netns_parse_mode(val, mode) < 0)
-        return hb_fail(err, -EINVAL, "--netns: '%s' is not one of same, other", val);
+    static const enum netns_mode modes[] = { NETNS_SAME, NETNS_OTHER };
+    unsigned i = 0;
+
+    if (opt_choice(opt, val, cmd_netns_values, &i, err) < 0) return -EINVAL;
+    *mode = modes[i];
     return 0;
 }
 
@@ -383,9 +483,12 @@ int opt_wait(const char *val, bool *block, bool *uring, struct hb_err *err)
 
     if (is_uring && uring == NULL)
         return hb_fail(err, -EINVAL, "--wait: 'uring' is for 'hopbench run' only");
-    if (strcmp(val, "epoll") != 0 && strcmp(val, "block") != 0 && !is_uring)
-        return hb_fail(err, -EINVAL, "--wait: '%s' is not epoll, block or uring", val);
-    *block = val[0] == 'b';
+    unsigned i = 0;
+
+    if (opt_choice("--wait", val, uring != NULL ? cmd_wait_run_values : cmd_wait_values, &i, err) <
+        0)
+        return -EINVAL;
+    *block = strcmp(val, "block") == 0;
     if (uring != NULL) *uring = is_uring;
     return 0;
 }
@@ -433,7 +536,9 @@ int opt_files_out(const struct cmd_option *table, int argc, char **argv, const c
             if (*v != NULL) return hb_fail(err, -EINVAL, "%s given twice", a);
             *v = argv[++i];
         } else if (c != 0) {
-            return hb_fail(err, -EINVAL, "unknown option '%s'", a);
+            char near[160];
+            return hb_fail(err, -EINVAL, "unknown option '%s'%s", a,
+                           cmd_suggest_option(table, a, near, sizeof(near)));
         } else {
             (*paths)[(*npaths)++] = a;
         }
@@ -481,14 +586,11 @@ static int opt_noisy(const char *val, double *cpus, struct hb_err *err)
 
 static int opt_close(const char *val, enum load_close *c, struct hb_err *err)
 {
-    if (strcmp(val, "client") == 0)
-        *c = CLOSE_CLIENT;
-    else if (strcmp(val, "server") == 0)
-        *c = CLOSE_SERVER;
-    else if (strcmp(val, "rst") == 0)
-        *c = CLOSE_RST;
-    else
-        return hb_fail(err, -EINVAL, "--close: '%s' is not one of client, server, rst", val);
+    static const enum load_close whos[] = { CLOSE_CLIENT, CLOSE_SERVER, CLOSE_RST };
+    unsigned i = 0;
+
+    if (opt_choice("--close", val, cmd_close_values, &i, err) < 0) return -EINVAL;
+    *c = whos[i];
     return 0;
 }
 

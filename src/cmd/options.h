@@ -92,6 +92,7 @@ enum {
     OPT_HGRM_RATIO,
     OPT_HDR_LOG,
     OPT_PROFILE_HZ,
+    OPT_NO_SERVER_LOOKUP,
     OPT_PROCS,
     OPT_REUSEPORT,
     OPT_SOURCE,
@@ -99,6 +100,27 @@ enum {
 
 /* The most options one table has (run's, the registry's protocol options included). */
 #define CMD_MAX_OPTIONS 128
+
+/* The most protocols the registry holds. */
+#define CMD_MAX_PROTOS 16
+
+/*
+ * The words of the options that take one of a few (struct cmd_value),
+ * which their parsers check against: --pin, --close, --wait (serve and lab;
+ * run also uring), --netns and --in-netns. The protocols' names and those
+ * with a built-in server (serve, lab --proto), from the registry.
+ */
+extern const char *const cmd_pin_values[],
+    *const cmd_close_values[], *const cmd_wait_values[], *const cmd_wait_run_values[],
+                                                             *const cmd_netns_values[];
+extern const char *cmd_proto_words[], *cmd_served_words[];
+
+/*
+ * val's place in values (NULL-terminated) into *index: 0, or -EINVAL with err
+ * saying "OPT: 'VAL' is not one of A, B, C" and the nearest ("; did you mean 'B'?").
+ */
+int opt_choice(const char *opt, const char *val, const char *const *values, unsigned *index,
+               struct hb_err *err);
 
 /* The top level's own options (main() before a command: --help, --version). */
 extern const struct cmd_option cmd_top_options[];
@@ -122,6 +144,16 @@ int cmd_getopt(const struct command *c, int argc, char **argv,
  */
 int cmd_option(const struct cmd_option *table, const char *arg);
 
+/*
+ * "; did you mean --duration?" for the unknown option arg ("--duraton",
+ * "--duraton=5") among table's, into buf; "" when none is near (suggest.h).
+ */
+const char *cmd_suggest_option(const struct cmd_option *table, const char *arg, char *buf,
+                               size_t cap);
+
+/* The same for a protocol's name: among those with a built-in server when served. */
+const char *cmd_suggest_proto(const char *word, bool served, char *buf, size_t cap);
+
 /* Whether -h or --help (as table spells them) is one of argv's words after argv[0]. */
 bool cmd_asks_help(const struct cmd_option *table, int argc, char **argv);
 
@@ -138,13 +170,20 @@ void cmd_usage(FILE *out, const struct command *const *cmds, size_t n);
  */
 void cmd_options_dump(const struct command *c, FILE *out);
 
+/*
+ * The words c's options take (c->values), one line an option: "--pin none same split";
+ * first, when c has them, its first word's: "- echo http fcgi...". `hopbench
+ * help --values NAME` prints it for the bash completion.
+ */
+void cmd_values_dump(const struct command *c, FILE *out);
+
 /* Parses "64", "4k", "4KiB", "1M"... into bytes in [1, max]. Returns 0 or -EINVAL/-ERANGE. */
 int cli_parse_size(const char *s, size_t max, size_t *out);
 
 /* The values of options, each 0 or -EINVAL with err naming opt and val. */
 int opt_seconds(const char *opt, const char *val, bool zero_ok, uint64_t *out, struct hb_err *err);
 int opt_pin(const char *val, enum place_mode *mode, struct hb_err *err);
-int opt_netns(const char *val, enum netns_mode *mode, struct hb_err *err);
+int opt_netns(const char *opt, const char *val, enum netns_mode *mode, struct hb_err *err);
 int opt_size(const char *opt, const char *val, size_t *out, struct hb_err *err);
 /* --wait: epoll, block, or (where uring is not NULL: run) uring. */
 int opt_wait(const char *val, bool *block, bool *uring, struct hb_err *err);

@@ -92,7 +92,7 @@ static int report_ratio(struct report_opts *o, struct hb_err *err)
     o->hgrm_ratio = strtod(o->hgrm_ratio_text, &end);
     if (end == o->hgrm_ratio_text || *end != '\0' || errno != 0 || !(o->hgrm_ratio > 0) ||
         !isfinite(o->hgrm_ratio))
-        return hb_fail(err, -EINVAL, "--hgrm-ratio: '%s' is not a number above 0 (1000: us)",
+        return hb_fail(err, -EINVAL, "--hgrm-ratio: '%s' is not a number above 0 (1000: µs)",
                        o->hgrm_ratio_text);
     return 0;
 }

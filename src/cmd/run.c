@@ -36,7 +36,16 @@ static const char run_usage[] =
     "Loads each ENDPOINT in turn with identical settings and prints a row per endpoint\n"
     "with its ratio to the first. Every reply is checked: echo byte for byte, the other\n"
     "protocols' framing and status (and the body, with --expect-body).\n"
+    "An ENDPOINT may be a URL: http://HOST[:PORT]/PATH is tcp://HOST:PORT with --path\n"
+    "/PATH, http+unix://%2Frun%2Fx.sock/PATH the socket unix:/run/x.sock; it names its\n"
+    "protocol, so PROTO may be left out ('hopbench run http://127.0.0.1:8080/').\n"
     "\n";
+
+/* The words of run's own options that take one of a few, which their parsers check against. */
+static const char *const mode_values[] = { "connect", "reuse", NULL };
+static const char *const arrivals_values[] = { "constant", "poisson", NULL };
+static const char *const order_values[] = { "abba", "random", NULL };
+static const char *const retry_values[] = { "once", "none", NULL };
 
 /* The help of --size and --value-size: the entries' words, made by run_options_build. */
 static const char run_size_head[] = "payload per request: 64, 4KiB, 64KiB, 1MiB... (default 64);";
@@ -62,7 +71,10 @@ static const struct cmd_option run_head[] = {
       "a loopback endpoint), or 127.0.0.1, .2, ... as many as -c needs\n"
       "when it is more than one address has ports for",
       OPT_SOURCE },
-    { "duration", 'd', "S", "measure for S seconds after the warm-up (default 5)", 'd' },
+    { "duration", 'd', "S",
+      "measure for S after the warm-up (default 5); S, here and below,\n"
+      "is seconds (2, 0.5) or a time with its unit (500ms, 10s, 2m, 1h)",
+      'd' },
     { "count", 'n', "N", "measure N ops instead (failed ops count too)", 'n' },
     { "mode", 0, "M",
       "connect: a new connection per request (batch); reuse: one\n"
@@ -180,8 +192,17 @@ static const struct cmd_option run_head[] = {
              "Where the cost goes (the client's own CPU is always measured):\n"),
     { "server-pid", 0, "PID",
       "count this server process's CPU time and memory (PSS);\n"
-      "repeat for several processes; each must be running",
+      "repeat for several processes; each must be running. Without\n"
+      "it (nor --server-cgroup, --service, --netns), the server of each\n"
+      "local endpoint is found by its listening socket (sock_diag's\n"
+      "inode, the process whose fds hold it: any as root, else only\n"
+      "this user's) and counted with its tree, as --server-pid PID\n"
+      "--server-tree would, never signalled nor moved; a line says\n"
+      "which it found and how, or why none is counted (not this user's,\n"
+      "several that are not one tree: docs/server-lookup.md)",
       OPT_SERVER_PID },
+    { "no-server-lookup", 0, NULL, "do not look for the server by its listening socket",
+      OPT_NO_SERVER_LOOKUP },
     { "server-tree", 0, NULL,
       "add the descendants of each --server-pid (a php-fpm pool),\n"
       "found again at the end, and the CPU of the children they reaped",
@@ -288,12 +309,28 @@ static const struct cmd_option run_tail[] = {
  */
 static struct cmd_option run_options[CMD_MAX_OPTIONS + 1];
 
+/* The words its options take: its own, then the registry's protocol options' (run_options_build).
+ */
+#define RUN_VALUES_MAX 32
+static struct cmd_value run_values[RUN_VALUES_MAX + 1] = {
+    { OPT_MODE, mode_values },          { OPT_ARRIVALS, arrivals_values },
+    { OPT_WAIT, cmd_wait_run_values },  { OPT_CLOSE, cmd_close_values },
+    { OPT_PIN, cmd_pin_values },        { OPT_NETNS, cmd_netns_values },
+    { OPT_IN_NETNS, cmd_netns_values }, { OPT_ORDER, order_values },
+    { OPT_RETRY, retry_values },
+};
+/* The protocol options' words, each list NULL-terminated, that run_values point into. */
+static const char *run_words[64];
+
 __attribute__((constructor)) static void run_options_build(void)
 {
     const struct proto_option *po;
-    size_t n = 0, len = sizeof(run_size_head) - 1;
+    size_t nwords = 0;
+    size_t n = 0, nv = 0, len = sizeof(run_size_head) - 1;
     char names[96];
 
+    while (run_values[nv].words != NULL)
+        nv++;
     memcpy(run_size_help, run_size_head, len);
     proto_help(PROTO_HELP_RUN_SIZE, run_size_help + len, sizeof(run_size_help) - len,
                (unsigned)(cmd_run.column + len), cmd_run.column);
@@ -302,9 +339,18 @@ __attribute__((constructor)) static void run_options_build(void)
              proto_help(PROTO_HELP_VALUE_SIZE, names, sizeof(names), 0, 0));
     for (size_t i = 0; run_head[i].name != NULL || run_head[i].help != NULL; i++)
         run_options[n++] = run_head[i];
-    for (size_t i = 0; (po = proto_option_at(i)) != NULL && n < CMD_MAX_OPTIONS - 8; i++)
+    for (size_t i = 0; (po = proto_option_at(i)) != NULL && n < CMD_MAX_OPTIONS - 8; i++) {
+        size_t nw = 0;
+
         run_options[n++] = (struct cmd_option){ po->name + 2, 0, po->arg, proto_option_help(i),
                                                 OPT_PROTO_FIRST + (int)i };
+        if (nv < RUN_VALUES_MAX && nwords < ARRAY_LEN(run_words))
+            nw = proto_option_values(i, run_words + nwords, ARRAY_LEN(run_words) - nwords - 1);
+        if (nw > 0) {
+            run_values[nv++] = (struct cmd_value){ OPT_PROTO_FIRST + (int)i, run_words + nwords };
+            nwords += nw + 1; /* and its NULL */
+        }
+    }
     for (size_t i = 0;
          n < CMD_MAX_OPTIONS && (run_tail[i].name != NULL || run_tail[i].help != NULL); i++)
         run_options[n++] = run_tail[i];
@@ -345,6 +391,7 @@ static int opt_rate_base(const char *val, struct run_opts *o, struct hb_err *err
  */
 static int run_proto_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
 {
+    unsigned k = 0;
     int rc = 0;
 
     if (c >= OPT_PROTO_FIRST && proto_option_name((size_t)(c - OPT_PROTO_FIRST)) != NULL) {
@@ -366,9 +413,8 @@ static int run_proto_option(int c, const char *val, struct run_opts *o, struct h
         rc = opt_rate_base(val, o, err);
         break;
     case OPT_ARRIVALS:
-        if (strcmp(val, "constant") != 0 && strcmp(val, "poisson") != 0)
-            return hb_fail(err, -EINVAL, "--arrivals: '%s' is not constant or poisson", val);
-        o->load.poisson = val[0] == 'p';
+        rc = opt_choice("--arrivals", val, arrivals_values, &k, err);
+        o->load.poisson = k == 1;
         o->arrivals_given = true;
         break;
     default:
@@ -412,13 +458,13 @@ static void run_load_from_shared(struct run_opts *o)
 /* The order of the repetitions. */
 static int run_plan_option(int c, const char *val, struct run_opts *o, struct hb_err *err)
 {
+    unsigned k = 0;
     int rc = 0;
 
     switch (c) {
     case OPT_ORDER:
-        if (strcmp(val, "abba") != 0 && strcmp(val, "random") != 0)
-            return hb_fail(err, -EINVAL, "--order: '%s' is not abba or random", val);
-        o->order_random = val[0] == 'r';
+        rc = opt_choice("--order", val, order_values, &k, err);
+        o->order_random = k == 1;
         break;
     default:
         rc = run_proto_option(c, val, o, err);
@@ -489,6 +535,9 @@ static int run_observe_option(int c, const char *val, struct run_opts *o, struct
     case OPT_SERVER_TREE:
         o->server_tree = true;
         break;
+    case OPT_NO_SERVER_LOOKUP:
+        o->no_server_lookup = true;
+        break;
     case OPT_SERVER_CGROUP:
         o->server_cgroup = val;
         break;
@@ -514,6 +563,7 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
     struct run_opts *o = opts;
     struct load_cfg *l = &o->load;
     uint64_t v = 0;
+    unsigned k = 0;
     int rc = shared_option(c, val, &o->shared, err);
 
     if (rc != SHARED_NOT_MINE) return rc;
@@ -523,19 +573,15 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
         rc = opt_uint("--count", val, 1, UINT64_MAX / 2, &l->count, err);
         break;
     case OPT_MODE:
-        if (strcmp(val, "connect") == 0)
-            l->mode = LOAD_CONNECT;
-        else if (strcmp(val, "reuse") == 0)
-            l->mode = LOAD_REUSE;
-        else
-            rc = hb_fail(err, -EINVAL, "--mode: '%s' is not connect or reuse", val);
+        rc = opt_choice("--mode", val, mode_values, &k, err);
+        l->mode = k == 0 ? LOAD_CONNECT : LOAD_REUSE;
         break;
     case OPT_PIPELINE:
         rc = opt_uint("--pipeline", val, 1, 1024, &v, err);
         l->pipeline = (unsigned)v;
         break;
     case OPT_NETNS:
-        rc = opt_netns(val, &o->netns, err);
+        rc = opt_netns("--netns", val, &o->netns, err);
         break;
     case OPT_PROCS:
         rc = opt_uint("--procs", val, 1, PROCS_MAX, &v, err);
@@ -550,7 +596,7 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
         }
         break;
     case OPT_IN_NETNS:
-        rc = opt_netns(val, &o->in_netns, err);
+        rc = opt_netns("--in-netns", val, &o->in_netns, err);
         break;
     case OPT_SIZE:
         o->size_given = true;
@@ -570,17 +616,64 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
         rc = run_agent_option(c, val, o, err);
         break;
     case OPT_RETRY:
-        if (strcmp(val, "once") == 0)
-            l->retry = RETRY_ONCE;
-        else if (strcmp(val, "none") == 0)
-            l->retry = RETRY_NONE;
-        else
-            rc = hb_fail(err, -EINVAL, "--retry: '%s' is not once or none", val);
+        rc = opt_choice("--retry", val, retry_values, &k, err);
+        l->retry = k == 1 ? RETRY_NONE : RETRY_ONCE;
         break;
     default:
         rc = run_observe_option(c, val, o, err);
     }
     return rc;
+}
+
+/* The protocol a URL's scheme names ("http" of http:// and http+unix://; LABEL= before it), or
+ * NULL. */
+static const struct proto_entry *url_proto(const char *url)
+{
+    const char *eq = strchr(url, '=');
+    char scheme[16];
+    size_t n;
+
+    if (eq != NULL && memchr(url, ':', (size_t)(eq - url)) == NULL) url = eq + 1;
+    n = strcspn(url, "+:");
+    if (strstr(url, "://") == NULL || n >= sizeof(scheme)) return NULL;
+    memcpy(scheme, url, n);
+    scheme[n] = '\0';
+    return proto_find(scheme);
+}
+
+/*
+ * The /PATH of the URLs among the words after the options (argv[from..]) is
+ * --path's, as if given before them: one path for every endpoint, the same
+ * as --path's if given. A word that is no URL is left to run_positionals.
+ */
+static int run_url_paths(int argc, char **argv, int from, struct run_opts *o, struct hb_err *err)
+{
+    const char *given = NULL;
+    size_t i = 0;
+
+    while (proto_option_name(i) != NULL && strcmp(proto_option_name(i), "--path") != 0)
+        i++;
+    for (size_t k = 0; k < o->ngiven; k++)
+        if (o->given[k].opt == i) given = o->given[k].val;
+    for (int w = from; w < argc; w++) {
+        char label[ENDPOINT_LABEL_MAX];
+        const char *text = NULL, *path = NULL;
+        struct endpoint ep;
+        struct hb_err scratch;
+
+        if (service_label_split(argv[w], label, sizeof(label), &text, &scratch) < 0 ||
+            endpoint_parse_url(&ep, text, &path, &scratch) < 0 || path == NULL || path[0] == '\0')
+            continue;
+        if (given != NULL && strcmp(given, path) != 0)
+            return hb_fail(err, -EINVAL,
+                           "run: %s asks for %s, and --path or another URL for %s: one path is "
+                           "for every endpoint",
+                           text, path, given);
+        if (given == NULL && run_proto_option(OPT_PROTO_FIRST + (int)i, path, o, err) < 0)
+            return -EINVAL;
+        given = path;
+    }
+    return 0;
 }
 
 /*
@@ -591,6 +684,7 @@ static int run_option(int c, const char *val, void *opts, struct hb_err *err)
 static int run_proto_parse(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
     const struct proto_entry *pe = optind < argc ? proto_find(argv[optind]) : NULL;
+    int from = optind;
     struct proto_args args = {
         .params = o->params,
         .params_cap = ARRAY_LEN(o->params),
@@ -602,6 +696,11 @@ static int run_proto_parse(int argc, char **argv, struct run_opts *o, struct hb_
         .key_cap = sizeof(o->server_key),
     };
 
+    if (pe != NULL)
+        from++;
+    else if (optind < argc) /* "hopbench run http://127.0.0.1:8080/": the URL names it */
+        pe = url_proto(argv[optind]);
+    if (run_url_paths(argc, argv, from, o, err) < 0) return -EINVAL;
     return proto_parse(pe, o->given, o->ngiven, &args, &o->codec, err) < 0 ? -EINVAL : 0;
 }
 
@@ -644,15 +743,29 @@ static int run_check_servers(const struct run_opts *o, struct hb_err *err)
     return 0;
 }
 
+/* An endpoint given as a URL (endpoint_parse_url): its scheme must name the run's protocol. */
+static int run_url(const struct run_opts *o, const char *url, struct hb_err *err)
+{
+    if (url_proto(url) != o->proto)
+        return hb_fail(err, -EINVAL,
+                       "run %s: %s is a URL of another protocol; give the address as "
+                       "tcp://HOST:PORT or unix:PATH",
+                       o->proto->name, url);
+    return 0;
+}
+
 /* An ENDPOINT or LABEL=ENDPOINT word of run. */
 static int run_add_endpoint(struct run_opts *o, const char *arg, struct hb_err *err)
 {
     char label[ENDPOINT_LABEL_MAX];
-    const char *text;
+    const char *text, *path = NULL;
 
     if (service_label_split(arg, label, sizeof(label), &text, err) < 0) return -EINVAL;
-    if (opt_endpoint(o->eps, &o->neps, text, err) < 0) return -EINVAL;
-    snprintf(o->eps[o->neps - 1].label, sizeof(o->eps[0].label), "%s", label);
+    if (o->neps == CLI_MAX_ENDPOINTS)
+        return hb_fail(err, -EINVAL, "too many endpoints (at most %d)", CLI_MAX_ENDPOINTS);
+    if (endpoint_parse_url(&o->eps[o->neps], text, &path, err) < 0) return -EINVAL;
+    if (path != NULL && run_url(o, text, err) < 0) return -EINVAL;
+    snprintf(o->eps[o->neps++].label, sizeof(o->eps[0].label), "%s", label);
     return 0;
 }
 
@@ -679,12 +792,16 @@ static int run_check_netns(const struct run_opts *o, struct hb_err *err)
 
 static int run_positionals(int argc, char **argv, struct run_opts *o, struct hb_err *err)
 {
+    char near[160];
+
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "run: missing PROTO (%s) and ENDPOINT", proto_names());
     o->proto = proto_find(argv[optind]);
+    /* "hopbench run http://127.0.0.1:8080/": the URL names its protocol */
+    if (o->proto == NULL && (o->proto = url_proto(argv[optind])) != NULL) optind--;
     if (o->proto == NULL)
-        return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)", argv[optind],
-                       proto_names());
+        return hb_fail(err, -EINVAL, "run: unknown protocol '%s' (known: %s)%s", argv[optind],
+                       proto_names(), cmd_suggest_proto(argv[optind], false, near, sizeof(near)));
     optind++;
     if (optind >= argc)
         return hb_fail(err, -EINVAL, "run: missing ENDPOINT (e.g. tcp://127.0.0.1:9000)");
@@ -1025,7 +1142,7 @@ static int run_exec(const struct cmd_env *env)
     static struct run run;
     struct hb_err err = { 0 };
     const char *json_path;
-    char path[64], server[64] = "";
+    char path[64], server[1024] = "";
     struct budget_limits limits;
     uint64_t nopen = 3;
     int rc;
@@ -1048,6 +1165,8 @@ static int run_exec(const struct cmd_env *env)
     if (run.server_pid > 0)
         snprintf(server, sizeof(server), "built-in %s (pid %ld)", o->proto->name,
                  (long)run.server_pid);
+    else if (rc == HB_EXIT_OK) /* the server each endpoint's listening socket names */
+        run_find_servers(o, stdout, server, sizeof(server));
     if (rc == HB_EXIT_OK) rc = run_measure(env, &run, o, json_path, server[0] ? server : NULL);
     run_serve_stop(&run);
     run_release(&run);
@@ -1060,6 +1179,8 @@ const struct command cmd_run = {
     .summary = "loads one or more endpoints in turn under identical settings",
     .usage = run_usage,
     .options = run_options,
+    .words = cmd_proto_words,
+    .values = run_values,
     .tail = NULL,
     .column = 24,
     .parse = run_parse,

@@ -39,6 +39,11 @@ static const char serve_usage_tail[] =
     "exit counts both kinds of refused connections.\n"
     "\n";
 
+/* The words its options take, which their parsers check against. */
+static const struct cmd_value serve_values[] = { { OPT_PIN, cmd_pin_values },
+                                                 { OPT_WAIT, cmd_wait_values },
+                                                 { 0, NULL } };
+
 static char serve_usage[2048];
 static char serve_body_help[128];
 
@@ -91,7 +96,7 @@ static const struct cmd_option serve_options[] = {
       OPT_CLOSE_AFTER },
     { "body-size", 0, "B", serve_body_help, OPT_BODY_SIZE },
     { "delay-us", 0, "D",
-      "service time: every reply waits D us in the worker thread that\n"
+      "service time: every reply waits D µs in the worker thread that\n"
       "made it (with --threads N: at most N / D requests per second;\n"
       "echo has no message boundaries: per read)",
       OPT_DELAY_US },
@@ -188,6 +193,7 @@ static bool has_reply_body(const struct proto_entry *pe, const char *unused)
 
 int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, struct hb_err *err)
 {
+    char near[160];
     int rc;
 
     memset(o, 0, sizeof(*o));
@@ -197,8 +203,8 @@ int cli_parse_serve(int argc, char **argv, struct serve_opts *o, FILE *out, stru
     if (optind >= argc) return hb_fail(err, -EINVAL, "serve: missing PROTO (%s)", proto_names());
     o->proto = proto_find(argv[optind]);
     if (o->proto == NULL)
-        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: %s)", argv[optind],
-                       proto_names());
+        return hb_fail(err, -EINVAL, "serve: unknown protocol '%s' (known: %s)%s", argv[optind],
+                       proto_names(), cmd_suggest_proto(argv[optind], true, near, sizeof(near)));
     if (o->proto->server == NULL)
         return hb_fail(err, -EINVAL,
                        "serve: %s has no built-in server; run %s against a real one "
@@ -341,6 +347,8 @@ const struct command cmd_serve = {
     .summary = "runs a built-in reference server until SIGINT or SIGTERM",
     .usage = serve_usage,
     .options = serve_options,
+    .words = cmd_served_words,
+    .values = serve_values,
     .tail = NULL,
     .column = 24,
     .parse = serve_parse,

@@ -12,6 +12,7 @@
 #include "outfile.h"
 #include "stack/measure.h"
 #include "stack/stack.h"
+#include "suggest.h"
 #include "util.h"
 
 static const char stack_usage[] =
@@ -34,6 +35,23 @@ static const char stack_usage[] =
     "for run.\n"
     "\n";
 
+/* NAME: every stack's name, then "list"; built before main from the stacks' table. */
+#define STACK_WORDS_MAX 64
+static const char *stack_words[STACK_WORDS_MAX + 2];
+static const char stack_list_word[] = "list";
+
+__attribute__((constructor)) static void stack_words_build(void)
+{
+    size_t n = 0;
+
+    for (; n < STACK_WORDS_MAX && stack_defs[n] != NULL; n++)
+        stack_words[n] = stack_defs[n]->name;
+    stack_words[n] = stack_list_word;
+}
+
+/* The words its options take, which their parsers check against. */
+static const struct cmd_value stack_values[] = { { OPT_NETNS, cmd_netns_values }, { 0, NULL } };
+
 static const struct cmd_option stack_options[] = {
     { "profile", 0, "[P]",
       "P: the stack's configuration profile (its --help names them);\n"
@@ -44,7 +62,10 @@ static const struct cmd_option stack_options[] = {
       OPT_PROFILE },
     { "short", 0, NULL, "a quick pass (fewer, shorter runs): a check, not a result", OPT_SHORT },
     { "reps", 0, "N", "runs per transport and cell, ABBA order (default: the stack's)", OPT_REPS },
-    { "duration", 'd', "S", "each run's measured seconds (default: the stack's)", 'd' },
+    { "duration", 'd', "S",
+      "each run's measured time (default: the stack's): seconds, or\n"
+      "with a unit (500ms, 10s, 2m); so is --warmup's S",
+      'd' },
     { "warmup", 0, "S", "each run's discarded start (default: the stack's)", OPT_WARMUP },
     { "connections", 'c', "N",
       "connections of each run (default: the study's load, each stack's\n"
@@ -71,7 +92,7 @@ static const struct cmd_option stack_options[] = {
       "services, on this host; not with --netns) for the server side,\n"
       "naming each service by its cgroup as the stack made it; every run\n"
       "record has \"agent\" (docs/agent.md), and the table each service's\n"
-      "'agent CPU us/req' and 'agent/local CPU' rows; a refused token is\n"
+      "'agent CPU µs/req' and 'agent/local CPU' rows; a refused token is\n"
       "exit 3, a request the agent refuses as bad or too large or a\n"
       "reply that breaks the protocol 76",
       OPT_AGENT },
@@ -187,7 +208,7 @@ static int stack_option(int c, const char *val, void *opts, struct hb_err *err)
         o->cases |= STACK_CASE_STARVE;
         return 0;
     case OPT_NETNS:
-        return opt_netns(val, &o->netns, err);
+        return opt_netns("--netns", val, &o->netns, err);
     case OPT_AGENT:
         o->agent = val;
         return 0;
@@ -265,14 +286,20 @@ static int stack_parse(int argc, char **argv, FILE *out, struct hb_err *err)
     o->name = argv[optind++];
     if (optind < argc)
         return hb_fail(err, -EINVAL, "stack: unexpected argument '%s'", argv[optind]);
-    if (strcmp(o->name, "list") == 0) {
+    if (strcmp(o->name, stack_list_word) == 0) {
         o->list = true;
         o->name = NULL;
         return 0;
     }
-    if (stack_find(o->name) == NULL)
-        return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)",
-                       o->name);
+    if (stack_find(o->name) == NULL) {
+        struct suggest s;
+        char near[160];
+        suggest_init(&s, o->name);
+        for (unsigned i = 0; stack_words[i] != NULL; i++)
+            suggest_add(&s, stack_words[i]);
+        return hb_fail(err, -EINVAL, "stack: no stack '%s' ('hopbench stack list' names them)%s",
+                       o->name, suggest_text(&s, false, near, sizeof(near)));
+    }
     if (stack_cases_check(stack_find(o->name), o, err) < 0) return -EINVAL;
     if (stack_agent_check(o, err) < 0) return -EINVAL;
     if (o->agent != NULL && o->netns != NETNS_NONE)
@@ -333,6 +360,8 @@ const struct command cmd_stack = {
                "saving, removes it",
     .usage = stack_usage,
     .options = stack_options,
+    .words = stack_words,
+    .values = stack_values,
     .tail = NULL,
     .column = 19,
     .parse = stack_parse,

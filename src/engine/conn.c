@@ -112,6 +112,24 @@ void conn_close(struct conn *c)
     conn_retire(c);
 }
 
+/*
+ * The thread's first bad reply: kind and the first bytes of what came (n of
+ * them at p; from_start when p is the reply's first byte). Only on the error
+ * path, and only once per thread: a copy of at most OP_BAD_BYTES.
+ */
+static void conn_note_bad(struct conn_ctx *ctx, enum op_err kind, const uint8_t *p, size_t n,
+                          bool from_start)
+{
+    struct op_bad *b = &ctx->bad;
+
+    if (b->t_ns != 0 || n == 0 || p == NULL) return;
+    b->t_ns = now_ns();
+    b->kind = kind;
+    b->from_start = from_start;
+    b->len = (uint8_t)(n < OP_BAD_BYTES ? n : OP_BAD_BYTES);
+    memcpy(b->bytes, p, b->len);
+}
+
 static void conn_fail(struct conn *c, enum op_err kind, uint64_t now)
 {
     struct conn_ctx *ctx = c->ctx;
@@ -336,10 +354,13 @@ static int conn_setup_step(struct conn *c, const uint8_t *src, size_t len, uint6
         enum codec_rc rc = codec->setup(c->codec_state, src, len, &used, c->wbuf, &out_len, &msg);
 
         if (rc == CODEC_ERROR) {
-            conn_fail(c, msg.error_reply ? OP_ERR_ERRREPLY : conn_codec_err(msg.err), now);
+            enum op_err kind = msg.error_reply ? OP_ERR_ERRREPLY : conn_codec_err(msg.err);
+            conn_note_bad(c->ctx, kind, src, len, false);
+            conn_fail(c, kind, now);
             return -1;
         }
         if (rc == CODEC_DONE && used < len) { /* the server spoke before it was asked */
+            conn_note_bad(c->ctx, OP_ERR_UNEXPECTED, src + used, len - used, false);
             conn_fail(c, OP_ERR_UNEXPECTED, now);
             return -1;
         }
@@ -354,6 +375,7 @@ static int conn_setup_step(struct conn *c, const uint8_t *src, size_t len, uint6
         len -= used;
     } while (len > 0 && c->wr_off == c->wr_len); /* more to read once the answer is out */
     if (len > 0) { /* the server went on before our answer could be written */
+        conn_note_bad(c->ctx, OP_ERR_UNEXPECTED, src, len, false);
         conn_fail(c, OP_ERR_UNEXPECTED, now);
         return -1;
     }
@@ -656,16 +678,18 @@ static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
         enum codec_rc rc;
 
         if (c->replies == c->batch) {
+            conn_note_bad(c->ctx, OP_ERR_UNEXPECTED, p + off, n - off, !c->mid_reply);
             conn_fail(c, OP_ERR_UNEXPECTED, t);
             return -1;
         }
         rc = codec->feed(c->codec_state, p + off, n - off, &used, &msg);
-        off += used;
-        c->mid_reply = rc == CODEC_NEED_MORE || used > 0;
-        if (rc == CODEC_ERROR) {
+        if (rc == CODEC_ERROR) { /* the reply began at p + off unless one was under way */
+            conn_note_bad(c->ctx, conn_codec_err(msg.err), p + off, n - off, !c->mid_reply);
             conn_fail(c, conn_codec_err(msg.err), t);
             return -1;
         }
+        off += used;
+        c->mid_reply = rc == CODEC_NEED_MORE || used > 0;
         if (rc == CODEC_DONE) {
             c->mid_reply = false;
             /* The op ends once its reply is read and checked, not when the recv returned. */
@@ -779,6 +803,7 @@ static void conn_await_fin(struct conn *c)
             return;
         }
         if (n > 0) {
+            conn_note_bad(c->ctx, OP_ERR_UNEXPECTED, c->rbuf, (size_t)n, true);
             conn_fail(c, OP_ERR_UNEXPECTED, now_ns());
             return;
         }

@@ -83,6 +83,7 @@ struct conn_ctx {
     uint64_t status[6];
     uint64_t stderr_replies;
     uint64_t errors[OP_ERR_KINDS];
+    struct op_bad bad; /* the thread's first bad reply (conn.c's conn_note_bad) */
 };
 
 enum conn_state {

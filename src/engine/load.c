@@ -639,6 +639,8 @@ void load_result_add(struct load_result *res, const struct conn_ctx *ctx,
         res->status[k] += ctx->status[k];
     for (int k = 0; k < OP_ERR_KINDS; k++)
         res->errors[k] += ctx->errors[k];
+    if (ctx->bad.t_ns != 0 && (res->bad.t_ns == 0 || ctx->bad.t_ns < res->bad.t_ns))
+        res->bad = ctx->bad;
     res->client_cpu_ns += win->cpu_ns;
     if (win->window_ns > res->window_ns) res->window_ns = win->window_ns;
     if (win->drain_ns > res->drain_ns) res->drain_ns = win->drain_ns;

@@ -65,6 +65,7 @@ struct load_result {
                                     * errno; it used epoll), or 0 */
     int wait_err;                  /* a thread's wait failed with this errno, ending it (the run
                                     * is interrupted and fails), or 0 */
+    struct op_bad bad;             /* the first bad reply of the threads', t_ns 0: none */
     uint64_t open_start;           /* connections open (connected) when the window began */
     uint64_t open_end;             /* and when it ended, before any was closed */
     struct hist *lat;              /* merged op latency (ns); owned, freed by load_result_release */

@@ -7,6 +7,7 @@
 #ifndef HOPBENCH_OPERR_H
 #define HOPBENCH_OPERR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Why an op failed. Every failed op is counted under exactly one kind. */
@@ -26,6 +27,24 @@ enum op_err {
     OP_ERR_FDS,          /* EMFILE, ENFILE: out of file descriptors (process or system limit) */
     OP_ERR_OTHER,        /* any other errno */
     OP_ERR_KINDS
+};
+
+/* The bytes of a bad reply kept (struct op_bad): enough to tell what spoke. */
+#define OP_BAD_BYTES 32
+
+/*
+ * The first reply of a run that the codec refused (wrong, too_big, body,
+ * error_reply, a session's set-up refused) or bytes that came when no reply
+ * was due (unexpected): its first OP_BAD_BYTES bytes as they came, so that the
+ * report can say what answered. Kept once per load thread on the error path
+ * only, the earliest of the threads' for the run.
+ */
+struct op_bad {
+    uint64_t t_ns; /* when it came (CLOCK_MONOTONIC); 0: no bad reply */
+    enum op_err kind;
+    bool from_start; /* bytes[0] is the reply's first byte (else the first of a later read) */
+    uint8_t len;     /* bytes kept, at most OP_BAD_BYTES */
+    uint8_t bytes[OP_BAD_BYTES];
 };
 
 /* "refused", "reset", ... : the names used in tables and JSON; "?" for a value out of range. */

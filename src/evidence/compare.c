@@ -314,11 +314,12 @@ static size_t cell_values(const struct cmp_cell *cell, int s, size_t m, double *
     return n;
 }
 
-/* "33860 ±4.2 % (n=4)": median, spread (the larger distance to min or max, % of median), n. */
+/* "33,860 ±4.2 % (n=4)": median, spread (the larger distance to min or max, % of median), n. */
 static void side_text(char *buf, size_t cap, const struct metric_def *m, const double *x, size_t n)
 {
     struct stats_summary s;
     double spread;
+    char median[32];
 
     if (n == 0 || stats_summarize(x, n, &s) < 0) {
         snprintf(buf, cap, "no valid run (n=%zu)", n);
@@ -326,14 +327,14 @@ static void side_text(char *buf, size_t cap, const struct metric_def *m, const d
     }
     spread = s.max - s.median > s.median - s.min ? s.max - s.median : s.median - s.min;
     spread = s.median != 0 ? 100.0 * spread / s.median : 0;
-    snprintf(buf, cap, "%.*f ±%.*f %% (n=%zu)", m->digits, s.median * m->scale, spread < 10 ? 1 : 0,
-             spread, n);
+    text_number(median, sizeof(median), s.median * m->scale, m->digits);
+    snprintf(buf, cap, "%s ±%.*f %% (n=%zu)", median, spread < 10 ? 1 : 0, spread, n);
 }
 
 /* One row: the cell, OLD, NEW and the delta. a and b have room for every run of a side. */
 static void cmp_row(FILE *f, const struct cmp_cell *cell, size_t m, int width, double *a, double *b)
 {
-    char label[TEXT_SAFE_CAP], old[64], new[64];
+    char label[TEXT_SAFE_CAP], old[96], new[96];
     size_t na = cell_values(cell, 0, m, a), nb = cell_values(cell, 1, m, b);
     struct stats_delta delta;
 

@@ -50,17 +50,6 @@ const char *netns_side_name(const struct netns *ns, enum netns_side side)
     return side == NETNS_A ? "A" : "B";
 }
 
-int netns_parse_mode(const char *s, enum netns_mode *out)
-{
-    if (strcmp(s, "same") == 0)
-        *out = NETNS_SAME;
-    else if (strcmp(s, "other") == 0)
-        *out = NETNS_OTHER;
-    else
-        return -EINVAL;
-    return 0;
-}
-
 void netns_describe(const struct netns *ns, const struct netns_words *w, FILE *f)
 {
     if (ns->mode == NETNS_SAME) fprintf(f, "netns: same: %s%s\n", w->same, w->tail);

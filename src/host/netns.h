@@ -59,9 +59,6 @@ struct netns_veth_bytes {
 const char *netns_mode_name(enum netns_mode mode);
 const char *netns_side_name(const struct netns *ns, enum netns_side side);
 
-/* "same" or "other" into *out; -EINVAL for anything else. */
-int netns_parse_mode(const char *s, enum netns_mode *out);
-
 /* The words of a command's "netns:" line that differ between commands (netns_describe). */
 struct netns_words {
     const char *same;    /* same: who shares the one namespace, and for what */

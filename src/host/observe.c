@@ -202,6 +202,7 @@ static struct ctr_val pids_cpu(struct observe *o, const pid_t *pids, unsigned np
 static struct ctr_val server_cpu(struct observe *o, unsigned *members)
 {
     *members = 0;
+    if (o->cfg.npids == 0 && o->cfg.no_server != NULL) return val_na("%s", o->cfg.no_server);
     if (o->cfg.npids == 0) return val_na("%s", "no --server-pid or --server-cgroup given");
     return pids_cpu(o, o->cfg.pids, o->cfg.npids, o->cfg.tree, members);
 }
@@ -247,6 +248,7 @@ static struct ctr_val pids_pss(struct observe *o, const pid_t *pids, unsigned np
 /* Σ PSS of the server's processes now; sets res.server_pids to how many were summed. */
 static struct ctr_val server_pss(struct observe *o)
 {
+    if (o->cfg.npids == 0 && o->cfg.no_server != NULL) return val_na("%s", o->cfg.no_server);
     if (o->cfg.npids == 0) return val_na("%s", "no --server-pid given");
     return pids_pss(o, o->cfg.pids, o->cfg.npids, o->cfg.tree, &o->res.server_pids);
 }

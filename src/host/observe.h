@@ -107,10 +107,11 @@ struct observe_cfg {
     struct endpoint ep;       /* the endpoint loaded: its port or socket name filters sockets */
     pid_t pids[OBS_MAX_PIDS]; /* server processes (0 of them: no server figures) */
     unsigned npids;
-    bool tree;          /* add each pid's descendants and the CPU of the children they reap */
-    unsigned tree_max;  /* the most processes in one tree (0: OBS_MAX_TREE); beyond: n/a */
-    const char *cgroup; /* a server cgroup directory (v1 or v2), or NULL */
-    uint64_t sample_ns; /* sock_diag sampling period; 0 = only at the end */
+    bool tree;             /* add each pid's descendants and the CPU of the children they reap */
+    const char *no_server; /* why there are no pids (the server was looked for), or NULL */
+    unsigned tree_max;     /* the most processes in one tree (0: OBS_MAX_TREE); beyond: n/a */
+    const char *cgroup;    /* a server cgroup directory (v1 or v2), or NULL */
+    uint64_t sample_ns;    /* sock_diag sampling period; 0 = only at the end */
     /*
      * CPUs for the sampler thread, away from the load threads and the server
      * (place_spare_now); none: wherever the scheduler puts it. It runs at idle

@@ -16,19 +16,6 @@
 /* Processes of one server's tree read for place_observe_server; more are left out. */
 #define PLACE_MAX_TREE 4096
 
-int place_parse(const char *s, enum place_mode *mode)
-{
-    if (strcmp(s, "none") == 0)
-        *mode = PLACE_NONE;
-    else if (strcmp(s, "same") == 0)
-        *mode = PLACE_SAME;
-    else if (strcmp(s, "split") == 0)
-        *mode = PLACE_SPLIT;
-    else
-        return -EINVAL;
-    return 0;
-}
-
 const char *place_name(enum place_mode mode)
 {
     switch (mode) {

@@ -46,9 +46,6 @@ struct place {
     enum place_source server_source;
 };
 
-/* Parses "none", "same", "split". Returns 0 or -EINVAL. */
-int place_parse(const char *s, enum place_mode *mode);
-
 const char *place_name(enum place_mode mode);
 
 /* Fills p for mode from the allowed CPUs. Returns 0, or -EINVAL with err set (split on one CPU). */

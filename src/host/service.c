@@ -204,7 +204,8 @@ int service_label_split(const char *arg, char *label, size_t cap, const char **r
 
     label[0] = '\0';
     *rest = arg;
-    if (eq == NULL || strncmp(arg, "tcp://", 6) == 0 || strncmp(arg, "unix:", 5) == 0) return 0;
+    /* no label holds a ':': every endpoint's scheme does (tcp://, unix:, http://...?a=b) */
+    if (eq == NULL || memchr(arg, ':', (size_t)(eq - arg)) != NULL) return 0;
     if (!name_valid_n(arg, (size_t)(eq - arg)) || (size_t)(eq - arg) >= cap)
         return hb_fail(err, -EINVAL,
                        "%s: a label (before '=') is 1 to %d letters, digits, '_', '-' or '.'", arg,

@@ -207,12 +207,12 @@ static int tcp_on_msg(const uint8_t *body, size_t len, void *ctx)
  * second holding the port (host order) in its `no`. The kernel's check of the
  * program also wants every op on the chain of `yes` moves from the start.
  */
-static size_t tcp_port_req(uint8_t *buf, int family, unsigned port)
+static size_t tcp_port_req(uint8_t *buf, int family, unsigned port, uint32_t states)
 {
     struct inet_diag_req_v2 req = {
         .sdiag_family = (uint8_t)family,
         .sdiag_protocol = IPPROTO_TCP,
-        .idiag_states = TCP_STATE_SET,
+        .idiag_states = states,
     };
     const struct inet_diag_bc_op bc[PORT_BC_OPS] = {
         { INET_DIAG_BC_S_EQ, 8, 12 },   /* 0: local port == port? yes: on to 8; no: to 12 */
@@ -234,7 +234,7 @@ static size_t tcp_port_req(uint8_t *buf, int family, unsigned port)
 static int tcp_dump(int family, struct tcp_scan *scan)
 {
     uint8_t req[DIAG_REQ_MAX] = { 0 };
-    size_t len = tcp_port_req(req, family, scan->port);
+    size_t len = tcp_port_req(req, family, scan->port, TCP_STATE_SET);
     struct diag_sink sink = { .on_msg = tcp_on_msg, .ctx = scan };
     uint64_t before = scan->out->dumped;
     int rc = diag_dump(req, len, &sink);
@@ -263,6 +263,70 @@ int sockdiag_tcp_count(unsigned port, int family, struct sockdiag_tcp *out)
         if (rc == -ENOENT) rc = 0;
     }
     if (rc < 0) memset(out, 0, sizeof(*out));
+    return rc;
+}
+
+/* What sockdiag_tcp_listeners looks for, and what it found. */
+struct listen_scan {
+    unsigned port;
+    int family;       /* the address's */
+    uint8_t addr[16]; /* as the kernel writes idiag_src: IPv4 in the first 4 bytes */
+    uint32_t *ino;
+    size_t cap, n;
+};
+
+/* Whether a listener bound to src (of family fam) takes connections to the scan's address. */
+static bool listen_takes(const struct listen_scan *s, int fam, const uint8_t *src)
+{
+    static const uint8_t any[16] = { 0 };
+    static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+    if (fam == s->family)
+        return memcmp(src, s->addr, fam == AF_INET ? 4 : 16) == 0 ||
+               memcmp(src, any, fam == AF_INET ? 4 : 16) == 0;
+    /* an IPv4 address, an IPv6 listener: [::] (unless V6ONLY, which the dump does not say) or
+     * the address as ::ffff:a.b.c.d */
+    return s->family == AF_INET && fam == AF_INET6 &&
+           (memcmp(src, any, 16) == 0 ||
+            (memcmp(src, v4mapped, 12) == 0 && memcmp(src + 12, s->addr, 4) == 0));
+}
+
+static int listen_on_msg(const uint8_t *body, size_t len, void *ctx)
+{
+    struct listen_scan *s = ctx;
+    struct inet_diag_msg m;
+
+    if (len < sizeof(m)) return -EPROTO;
+    memcpy(&m, body, sizeof(m));
+    if (m.idiag_state != TCP_LISTEN || ntohs(m.id.idiag_sport) != s->port || m.idiag_inode == 0)
+        return 0;
+    if (!listen_takes(s, m.idiag_family, (const uint8_t *)m.id.idiag_src)) return 0;
+    if (s->n < s->cap) s->ino[s->n++] = m.idiag_inode;
+    return 0;
+}
+
+int sockdiag_tcp_listeners(unsigned port, int family, const void *addr, uint32_t *ino, size_t cap,
+                           size_t *n)
+{
+    struct listen_scan s = { .port = port, .family = family, .ino = ino, .cap = cap };
+    struct diag_sink sink = { .on_msg = listen_on_msg, .ctx = &s };
+    uint8_t req[DIAG_REQ_MAX] = { 0 };
+    int rc = 0;
+
+    *n = 0;
+    if (port < 1 || port > 65535 || (family != AF_INET && family != AF_INET6)) return -EINVAL;
+    memcpy(s.addr, addr, family == AF_INET ? 4 : 16);
+    for (int f = 0; f < 2 && rc == 0; f++) {
+        int fam = f == 0 ? family : AF_INET6;
+        size_t len = tcp_port_req(req, fam, port, 1u << TCP_LISTEN);
+
+        if (f == 1 && family == AF_INET6) break; /* an IPv6 address: its own family only */
+        rc = diag_dump(req, len, &sink);
+        /* a kernel that refuses the filter: every listener of the family, matched here */
+        if (rc == -EINVAL) rc = diag_dump(req, sizeof(struct inet_diag_req_v2), &sink);
+        if (rc == -ENOENT && fam == AF_INET6) rc = 0; /* no IPv6 */
+    }
+    *n = s.n;
     return rc;
 }
 
@@ -391,6 +455,7 @@ static int unix_count_named(struct unix_scan *scan, const struct unix_diag_msg *
     if (m->udiag_state == TCP_LISTEN) {
         out->listening++;
         out->have_listener = true;
+        if (out->listen_ino == 0) out->listen_ino = m->udiag_ino;
         out->listen_rqueue += a->rqlen.udiag_rqueue;
         out->listen_backlog += a->rqlen.udiag_wqueue;
     } else if (m->udiag_state == TCP_ESTABLISHED) {

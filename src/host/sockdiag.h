@@ -21,6 +21,7 @@
 #define HOPBENCH_SOCKDIAG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* state[] slots: TCP states 1 (ESTABLISHED) .. 11 (CLOSING) of <netinet/tcp.h>; [0] unused. */
@@ -74,6 +75,7 @@ struct sockdiag_unix {
     uint64_t peers;          /* client sockets whose peer is one of those (UNIX_DIAG_PEER) */
     uint64_t total_unix;     /* all AF_UNIX sockets in the dump, any type, for context */
     bool have_listener;      /* a stream socket bound to name is listening */
+    uint32_t listen_ino;     /* its inode (the first one's), 0 when none */
     uint32_t listen_rqueue;  /* pending connections (UNIX_DIAG_RQLEN rqueue of the listener) */
     uint32_t listen_backlog; /* listen(2) backlog (UNIX_DIAG_RQLEN wqueue of the listener) */
 };
@@ -91,6 +93,20 @@ struct sockdiag_unix {
  * *out is all zero on error.
  */
 int sockdiag_unix_count(const char *name, struct sockdiag_unix *out);
+
+/* The most listening sockets sockdiag_tcp_listeners reports (SO_REUSEPORT: one per worker). */
+#define SOCKDIAG_MAX_LISTENERS 256
+
+/*
+ * The inodes of the TCP sockets listening on `port` that take connections to
+ * addr (4 bytes for AF_INET, 16 for AF_INET6, network order): bound to addr
+ * itself or to the wildcard of its family, and for an IPv4 addr an IPv6
+ * socket bound to [::] or to addr as ::ffff:a.b.c.d (a dual-stack listener).
+ * SO_REUSEPORT gives one per worker. Into ino[cap], *n of them (the rest
+ * dropped). Returns 0 or the negative errno of the dump.
+ */
+int sockdiag_tcp_listeners(unsigned port, int family, const void *addr, uint32_t *ino, size_t cap,
+                           size_t *n);
 
 /* "ESTABLISHED", "TIME_WAIT", ... for states 1..11, "UNKNOWN" otherwise. Static storage. */
 const char *sockdiag_tcp_state_name(int state);

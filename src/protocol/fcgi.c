@@ -60,16 +60,16 @@ static int parse_param(const char *val, void *at, const struct proto_args *a, st
 }
 
 static const struct proto_option opt_script = {
-    "--script", "FILE", "fcgi: SCRIPT_FILENAME (default DOCROOT + PATH)", parse_script, false,
+    "--script", "FILE", "fcgi: SCRIPT_FILENAME (default DOCROOT + PATH)", parse_script, false, NULL,
 };
 static const struct proto_option opt_docroot = {
-    "--docroot", "DIR", "fcgi: DOCUMENT_ROOT (default /var/www/html)", parse_docroot, false,
+    "--docroot", "DIR", "fcgi: DOCUMENT_ROOT (default /var/www/html)", parse_docroot, false, NULL,
 };
 static const struct proto_option opt_query = {
-    "--query", "QS", "fcgi: QUERY_STRING (default empty)", parse_query, false,
+    "--query", "QS", "fcgi: QUERY_STRING (default empty)", parse_query, false, NULL,
 };
 static const struct proto_option opt_param = {
-    "--param", "NAME=VAL", "fcgi: one more parameter; repeat for several", parse_param, false,
+    "--param", "NAME=VAL", "fcgi: one more parameter; repeat for several", parse_param, false, NULL,
 };
 
 static const struct proto_take fcgi_takes[] = {

@@ -13,12 +13,15 @@
 #include "registry.h"
 #include "server/server.h"
 
+/* The commands' words, each at its number; NULL ends them. */
+static const char *const command_words[] = {
+    [MEMCACHED_GET] = "get", [MEMCACHED_SET] = "set", NULL
+};
+
 static int parse_command(const char *val, void *at, const struct proto_args *a, struct hb_err *err)
 {
-    static const char *const words[] = { [MEMCACHED_GET] = "get", [MEMCACHED_SET] = "set" };
-
     (void)a;
-    return popt_parse_mix(val, words, ARRAY_LEN(words), at, err);
+    return popt_parse_mix(val, command_words, ARRAY_LEN(command_words) - 1, at, err);
 }
 
 static const struct proto_option opt_command = {
@@ -30,6 +33,7 @@ static const struct proto_option opt_command = {
     "--size bytes (else an error of kind 'body')",
     parse_command,
     false,
+    command_words,
 };
 static const struct proto_option opt_keys = {
     "--keys",
@@ -38,6 +42,7 @@ static const struct proto_option opt_keys = {
     "offset (default 1)",
     popt_parse_keys,
     false,
+    NULL,
 };
 
 static const struct proto_take memcached_takes[] = {

@@ -65,6 +65,7 @@ static const struct proto_option opt_server_key = {
     "password encrypted with it",
     parse_server_key,
     false,
+    NULL,
 };
 static const struct proto_option opt_get_server_key = {
     "--get-server-public-key",
@@ -74,9 +75,10 @@ static const struct proto_option opt_get_server_key = {
     "authentication over TCP is refused",
     popt_flag,
     false,
+    NULL,
 };
 static const struct proto_option opt_ping = {
-    "--ping", NULL, "mysql: COM_PING instead of a query", popt_flag, false,
+    "--ping", NULL, "mysql: COM_PING instead of a query", popt_flag, false, NULL,
 };
 
 static const struct proto_take mysql_takes[] = {

@@ -12,19 +12,15 @@
 #include "protocol/shared.h"
 #include "registry.h"
 
+/* libpq's require_auth names, and the codec's bit of each. */
+static const char *const auth_words[] = { "scram-sha-256", "md5", "password", "none", NULL };
+static const unsigned auth_bits[] = { CODEC_AUTH_SCRAM, CODEC_AUTH_MD5, CODEC_AUTH_PASSWORD,
+                                      CODEC_AUTH_NONE };
+
 /* --auth-method M[,M...]: libpq's require_auth names, each at most once, into their bits. */
 static int parse_auth_method(const char *val, void *at, const struct proto_args *a,
                              struct hb_err *err)
 {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } ways[] = {
-        { "scram-sha-256", CODEC_AUTH_SCRAM },
-        { "md5", CODEC_AUTH_MD5 },
-        { "password", CODEC_AUTH_PASSWORD },
-        { "none", CODEC_AUTH_NONE },
-    };
     unsigned *dst = at;
     const char *p = val;
     unsigned bits = 0;
@@ -33,8 +29,8 @@ static int parse_auth_method(const char *val, void *at, const struct proto_args 
     for (;;) {
         size_t n = strcspn(p, ",");
         unsigned bit = 0;
-        for (size_t i = 0; i < ARRAY_LEN(ways); i++)
-            if (n == strlen(ways[i].name) && strncmp(p, ways[i].name, n) == 0) bit = ways[i].bit;
+        for (size_t i = 0; auth_words[i] != NULL; i++)
+            if (n == strlen(auth_words[i]) && strncmp(p, auth_words[i], n) == 0) bit = auth_bits[i];
         if (bit == 0 || (bits & bit) != 0)
             return hb_fail(err, -EINVAL,
                            "--auth-method: '%s' is not a list of scram-sha-256, md5, password "
@@ -57,6 +53,7 @@ static const struct proto_option opt_auth_method = {
     "scram-sha-256,none: another is refused before the password goes",
     parse_auth_method,
     false,
+    auth_words,
 };
 static const struct proto_option opt_extended = {
     "--extended",
@@ -65,6 +62,7 @@ static const struct proto_option opt_extended = {
     "request), as pgbench -M extended",
     popt_flag,
     false,
+    NULL,
 };
 
 static const struct proto_take pg_takes[] = {

@@ -12,14 +12,15 @@
 #include "registry.h"
 #include "server/server.h"
 
+/* The commands' words, each at its number; NULL ends them. */
+static const char *const command_words[] = {
+    [REDIS_PING] = "ping", [REDIS_SET] = "set", [REDIS_GET] = "get", NULL
+};
+
 static int parse_command(const char *val, void *at, const struct proto_args *a, struct hb_err *err)
 {
-    static const char *const words[] = {
-        [REDIS_PING] = "ping", [REDIS_SET] = "set", [REDIS_GET] = "get"
-    };
-
     (void)a;
-    return popt_parse_mix(val, words, ARRAY_LEN(words), at, err);
+    return popt_parse_mix(val, command_words, ARRAY_LEN(command_words) - 1, at, err);
 }
 
 static const struct proto_option opt_command = {
@@ -32,6 +33,7 @@ static const struct proto_option opt_command = {
     "kind 'body'); the size column is that value's size",
     parse_command,
     false,
+    command_words,
 };
 static const struct proto_option opt_keys = {
     "--keys",
@@ -39,6 +41,7 @@ static const struct proto_option opt_keys = {
     "redis: keys key:0 .. key:N-1, each connection from its own" HELP_INDENT "offset (default 1)",
     popt_parse_keys,
     false,
+    NULL,
 };
 
 static const struct proto_take redis_takes[] = {

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "suggest.h"
+
 /* A user or database name: 1 to POPT_MAX_NAME bytes (PostgreSQL's limit, below MySQL's). */
 #define POPT_MAX_NAME 63u
 
@@ -21,13 +23,32 @@ static const char **str_at(void *at)
     return at;
 }
 
+/* "; did you mean 'get'?": the nearest of words[0..n-1] to val, or "" (suggest.h). */
+static const char *near_word(const char *val, const char *const *words, size_t n, char *buf,
+                             size_t cap)
+{
+    struct suggest s;
+
+    suggest_init(&s, val);
+    for (size_t i = 0; i < n; i++)
+        suggest_add(&s, words[i]);
+    return suggest_text(&s, false, buf, cap);
+}
+
+static const char *const method_words[] = { "GET", "POST", NULL };
+
 static int parse_method(const char *val, void *at, const struct proto_args *a, struct hb_err *err)
 {
+    char near[96];
+
     (void)a;
-    if (strcmp(val, "GET") != 0 && strcmp(val, "POST") != 0)
-        return hb_fail(err, -EINVAL, "--method: '%s' is not GET or POST", val);
-    *str_at(at) = val;
-    return 0;
+    for (size_t i = 0; method_words[i] != NULL; i++)
+        if (strcmp(val, method_words[i]) == 0) {
+            *str_at(at) = method_words[i];
+            return 0;
+        }
+    return hb_fail(err, -EINVAL, "--method: '%s' is not GET or POST%s", val,
+                   near_word(val, method_words, ARRAY_LEN(method_words) - 1, near, sizeof(near)));
 }
 
 static int parse_path(const char *val, void *at, const struct proto_args *a, struct hb_err *err)
@@ -126,13 +147,14 @@ int popt_parse_mix(const char *val, const char *const *words, size_t n, struct c
     unsigned weights[CODEC_KINDS], total = 0;
     size_t k = 0;
     const char *p = val;
-    char list[128];
+    char list[128], near[96];
 
     if (strpbrk(val, ",:") == NULL) {
         cmds[0] = mix_word(val, strlen(val), words, n);
         if (cmds[0] < 0)
-            return hb_fail(err, -EINVAL, "--command: '%s' is not %s", val,
-                           words_list(list, sizeof(list), words, n, "or"));
+            return hb_fail(err, -EINVAL, "--command: '%s' is not %s%s", val,
+                           words_list(list, sizeof(list), words, n, "or"),
+                           near_word(val, words, n, near, sizeof(near)));
         m->cmd = (uint8_t)cmds[0];
         m->len = 0;
         return 0;
@@ -328,7 +350,8 @@ int popt_check_db(const struct proto_entry *pe, struct proto_req *req, const cha
 }
 
 const struct proto_option popt_method = {
-    "--method", "M", "http, fcgi: GET (default) or POST (a --size byte body)", parse_method, false,
+    "--method",   "M",   "http, fcgi: GET (default) or POST (a --size byte body)",
+    parse_method, false, method_words,
 };
 const struct proto_option popt_path = {
     "--path",
@@ -337,9 +360,10 @@ const struct proto_option popt_path = {
     "REQUEST_URI (default /bench; php-fpm's ping.path, e.g. /ping," HELP_INDENT "runs no PHP)",
     parse_path,
     false,
+    NULL,
 };
 const struct proto_option popt_host = {
-    "--host", "H", "http: the Host header (default localhost)", parse_host, false,
+    "--host", "H", "http: the Host header (default localhost)", parse_host, false, NULL,
 };
 const struct proto_option popt_expect_body = {
     "--expect-body",
@@ -349,6 +373,7 @@ const struct proto_option popt_expect_body = {
     "an error of kind 'body'",
     parse_expect_body,
     false,
+    NULL,
 };
 const struct proto_option popt_sql = {
     "--sql",
@@ -360,9 +385,10 @@ const struct proto_option popt_sql = {
     "is a random id from LO to HI (uniform), drawn for each request",
     parse_sql,
     false,
+    NULL,
 };
 const struct proto_option popt_user = {
-    "--user", "U", "pg, mysql: who logs in (default postgres; root)", parse_user, false,
+    "--user", "U", "pg, mysql: who logs in (default postgres; root)", parse_user, false, NULL,
 };
 const struct proto_option popt_password = {
     "--password",
@@ -374,6 +400,7 @@ const struct proto_option popt_password = {
     "on each connection first",
     parse_password,
     true,
+    NULL,
 };
 const struct proto_option popt_password_file = {
     "--password-file",
@@ -382,10 +409,11 @@ const struct proto_option popt_password_file = {
     "group or others may read or write is refused)",
     parse_password_file,
     false,
+    NULL,
 };
 const struct proto_option popt_database = {
     "--database",   "D",   "pg, mysql: the database (default: pg the user's name; mysql none)",
-    parse_database, false,
+    parse_database, false, NULL,
 };
 
 int popt_check_get_post(const struct proto_entry *pe, struct proto_req *req, const char *method,

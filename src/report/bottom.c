@@ -445,18 +445,7 @@ void bottom_fig_name(char *buf, size_t cap, const struct bottom_row *r)
 /* v with thousands separators, no decimals: "12,043". */
 static void thousands(char *buf, size_t cap, double v)
 {
-    char digits[64];
-    size_t len, out = 0;
-    int k = snprintf(digits, sizeof(digits), "%.0f", fabs(v));
-
-    len = k > 0 ? (size_t)k : 0;
-    if (cap == 0) return;
-    if (v < 0 && out + 1 < cap) buf[out++] = '-';
-    for (size_t i = 0; i < len && out + 1 < cap; i++) {
-        buf[out++] = digits[i];
-        if ((len - i - 1) % 3 == 0 && i + 1 < len && out + 1 < cap) buf[out++] = ',';
-    }
-    buf[out] = '\0';
+    text_number(buf, cap, v, 0);
 }
 
 void bottom_value_text(char *buf, size_t cap, const struct bottom_row *r, double v)
@@ -466,18 +455,16 @@ void bottom_value_text(char *buf, size_t cap, const struct bottom_row *r, double
     else if (r->fig == BOTTOM_OPS)
         thousands(buf, cap, v);
     else
-        snprintf(buf, cap, "%.2f", v / 1000.0);
+        text_number(buf, cap, v / 1000.0, 2);
 }
 
-/* A ratio as the words give it: two decimals, or three significant digits far from 1. */
+/* A ratio as the words give it: "1.63×" (text_ratio); "inf" when not finite. */
 static void ratio_text(char *buf, size_t cap, double v)
 {
     if (!isfinite(v))
         snprintf(buf, cap, "inf");
-    else if (v >= 0.1 && v < 100)
-        snprintf(buf, cap, "%.2f", v);
     else
-        snprintf(buf, cap, "%.3g", v);
+        text_ratio(buf, cap, v, 2);
 }
 
 void bottom_words(char *buf, size_t cap, const struct bottom_row *r)
@@ -510,7 +497,7 @@ void bottom_words(char *buf, size_t cap, const struct bottom_row *r)
     ratio_text(ratio, sizeof(ratio), r->ratio);
     ratio_text(lo, sizeof(lo), r->lo);
     ratio_text(hi, sizeof(hi), r->hi);
-    snprintf(buf, cap, "%s: %s %s %s× [%s, %s] %s of %s (p=%.2g, n=%zu+%zu)",
+    snprintf(buf, cap, "%s: %s %s %s [%s, %s] %s of %s (p=%.2g, n=%zu+%zu)",
              bottom_verdict_name(r->verdict), r->arm, verbs[(unsigned)r->fig % BOTTOM_FIGS], ratio,
              lo, hi, what, r->base, r->p, r->n_base, r->n_arm);
 }

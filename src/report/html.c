@@ -991,7 +991,7 @@ static void median_cell(FILE *f, const struct hcell *cell, hd_figure_fn *fig, co
     size_t len;
 
     if (known > 0 && ratio)
-        snprintf(text, sizeof(text), "x%.3f", v);
+        text_ratio(text, sizeof(text), v, 3);
     else if (known > 0)
         svg_number(text, sizeof(text), v / 1e3);
     stats_known_note(note, sizeof(note), known, cell->counted);

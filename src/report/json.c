@@ -89,6 +89,24 @@ static json_t *kinds_json(const struct codec_ops *codec, const struct load_resul
     return o;
 }
 
+/*
+ * The run's first bad reply (struct op_bad): the kind it failed as, how many
+ * bytes were kept, whether they begin the reply, and them as text (escaped,
+ * text_safe_n) and in hex (exact); null when there was none.
+ */
+static json_t *bad_reply_json(const struct op_bad *b)
+{
+    char text[4 * OP_BAD_BYTES + 4], hex[2 * OP_BAD_BYTES + 1];
+
+    if (b->t_ns == 0) return json_null();
+    for (size_t i = 0; i < b->len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", b->bytes[i]);
+    hex[2 * (size_t)b->len] = '\0';
+    text_safe_n(text, sizeof(text), (const char *)b->bytes, b->len);
+    return json_pack("{s:s, s:i, s:b, s:s, s:s}", "kind", op_err_name(b->kind), "bytes",
+                     (int)b->len, "from_start", b->from_start, "text", text, "hex", hex);
+}
+
 static json_t *errors_json(const struct load_result *res)
 {
     json_t *o = json_object();
@@ -382,6 +400,7 @@ json_t *report_run_json(const struct run_record *r)
             json_object_set_new(run, "uring_error", json_string(strerror(res->ring_err)));
     }
     json_object_set_new(run, "size_of", json_string(r->size_is_reply ? "reply" : "request"));
+    json_object_set_new(run, "first_bad_reply", bad_reply_json(&res->bad));
     json_object_set_new(run, EV_REQUESTS, json_integer((json_int_t)res->requests));
     json_object_set_new(run, EV_REPLIES, json_integer((json_int_t)res->replies));
     if (c->codec != NULL && c->codec->kind_names != NULL)

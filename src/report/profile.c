@@ -388,14 +388,14 @@ static json_t *phases_print(FILE *f, const struct prof_run *runs, const struct p
     if (isnan(la) || isnan(lb)) {
         fprintf(f,
                 "    phases (latency means): kept connections, no lifecycle per request; "
-                "transfer (response) %.2f -> %.2f us (%.2f %s)\n",
+                "transfer (response) %.2f -> %.2f µs (%.2f %s)\n",
                 ta, tb, fabs(dt), dt >= 0 ? "less" : "more");
     } else {
         if (dl + dt != 0 && isfinite(dl + dt)) share = dl / (dl + dt);
         fprintf(
             f,
-            "    phases (latency means): lifecycle (connect + close) %.2f -> %.2f us (%.2f %s), "
-            "transfer (response) %.2f -> %.2f us (%.2f %s)",
+            "    phases (latency means): lifecycle (connect + close) %.2f -> %.2f µs (%.2f %s), "
+            "transfer (response) %.2f -> %.2f µs (%.2f %s)",
             la, lb, fabs(dl), dl >= 0 ? "less" : "more", ta, tb, fabs(dt),
             dt >= 0 ? "less" : "more");
         if (isfinite(share))
@@ -427,7 +427,7 @@ static json_t *side_diff_print(FILE *f, const struct prof_run *runs, const struc
             subs, subsys_name((enum prof_subsys)k),
             json_pack("{s:f, s:f, s:f}", "diff", d[k].d, "lo", d[k].lo, "hi", d[k].hi));
     }
-    w.col = (size_t)fprintf(f, "    %s: over tcp each request costs %.2f us %s [%.2f, %.2f]", side,
+    w.col = (size_t)fprintf(f, "    %s: over tcp each request costs %.2f µs %s [%.2f, %.2f]", side,
                             fabs(tot.d), tot.d >= 0 ? "more" : "less", tot.lo, tot.hi);
     fputs(": ", f);
     /* more over tcp, largest first; then less */
@@ -448,7 +448,7 @@ static json_t *side_diff_print(FILE *f, const struct prof_run *runs, const struc
             wrap_add(&w, buf);
         }
     }
-    if (w.first) fputs("no subsystem differs by 0.05 us", f);
+    if (w.first) fputs("no subsystem differs by 0.05 µs", f);
     fputc('\n', f);
     return json_pack("{s:s, s:o, s:o}", EV_NAME, side, "total",
                      json_pack("{s:f, s:f, s:f}", "diff", tot.d, "lo", tot.lo, "hi", tot.hi),
@@ -488,7 +488,7 @@ json_t *profile_summary(FILE *f, const struct prof_run *runs, size_t n, uint64_t
     cells = json_array();
     diffs = json_array();
     fprintf(f,
-            "\nWhere each request's CPU goes (--profile: every CPU sampled each %.3f ms; us per "
+            "\nWhere each request's CPU goes (--profile: every CPU sampled each %.3f ms; µs per "
             "request,\nmedian [min, max] of the runs that count; hop = the client, server and "
             "services; docs/profile.md):\n",
             (double)runs[0].period_ns / 1e6);

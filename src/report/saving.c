@@ -44,7 +44,8 @@ bool report_saving_cell_ok(const struct cost_cell *c)
            !c->mixed[COST_UDS];
 }
 
-/* v with `digits` significant digits in fixed notation ("0.000095", "40800"). */
+/* v with `digits` significant digits in fixed notation, thousands grouped ("0.000095", "40,800").
+ */
 static const char *sig(char *buf, size_t cap, double v, int digits)
 {
     int d;
@@ -57,7 +58,7 @@ static const char *sig(char *buf, size_t cap, double v, int digits)
     snprintf(buf, cap, "%.*e", digits - 1, v);
     d = digits - 1 - (int)floor(log10(fabs(strtod(buf, NULL))));
     d = d < 0 ? 0 : d > 12 ? 12 : d;
-    snprintf(buf, cap, "%.*f", d, v);
+    text_number(buf, cap, v, d);
     return buf;
 }
 
@@ -209,7 +210,7 @@ static void put_per_request(FILE *f, const struct cost_cell *c, const struct cos
             "saved by unix µs [95 % interval]", "saved", "unix against tcp");
     for (size_t i = 0; i < c->nseries; i++) {
         const struct cost_series *ser = &c->series[i];
-        char name[64], saved[160], share[64], pct[48], verdict[96];
+        char name[64], saved[160], share[64], pct[48], verdict[96], tcp[32], uds[32];
         struct cost_saving s;
 
         snprintf(name, sizeof(name), "%s %s", ser->kind == COST_CPU ? "cpu" : "latency", ser->name);
@@ -238,8 +239,10 @@ static void put_per_request(FILE *f, const struct cost_cell *c, const struct cos
                 snprintf(verdict + strlen(verdict), sizeof(verdict) - strlen(verdict),
                          " (p=%.2g, n=%zu+%zu)", s.p, s.n_tcp, s.n_uds);
         }
-        fprintf(f, "   %-22s %10.2f %10.2f   %-32s %-9s %s\n", name, s.tcp / 1e3, s.uds / 1e3,
-                saved, s.tcp > 0 ? share : "n/a", verdict);
+        text_number(tcp, sizeof(tcp), s.tcp / 1e3, 2);
+        text_number(uds, sizeof(uds), s.uds / 1e3, 2);
+        fprintf(f, "   %-22s %10s %10s   %-32s %-9s %s\n", name, tcp, uds, saved,
+                s.tcp > 0 ? share : "n/a", verdict);
     }
     if (none)
         fprintf(f, "   %s: fewer than two runs on a side give no interval\n",
@@ -311,12 +314,12 @@ static void put_month(FILE *f, const struct cost_series *ser, const struct cost_
             "CPU saved", "share of 1 vCPU %", price);
     for (size_t t = 0; t < p->ntraffic; t++) {
         const struct cost_traffic *tr = &p->traffic[t];
-        char text[TEXT_SAFE_CAP], cpu_t[192], share_t[160], usd_t[160], rps[48];
+        char text[TEXT_SAFE_CAP], cpu_t[192], share_t[160], usd_t[160], rps[48], month[48];
 
         month_text(cpu_t, sizeof(cpu_t), share_t, sizeof(share_t), usd_t, sizeof(usd_t), s, tr, p);
-        fprintf(f, "   %-14s %16.0f %12s   %-30s %-34s %s\n",
-                text_safe(text, sizeof(text), tr->text), tr->per_month,
-                sig(rps, sizeof(rps), cost_traffic_per_s(tr), 3), cpu_t, share_t, usd_t);
+        text_number(month, sizeof(month), tr->per_month, 0);
+        fprintf(f, "   %-14s %16s %12s   %-30s %-34s %s\n", text_safe(text, sizeof(text), tr->text),
+                month, sig(rps, sizeof(rps), cost_traffic_per_s(tr), 3), cpu_t, share_t, usd_t);
     }
     vcpu_rate_text(rtext, sizeof(rtext), s);
     fprintf(f, "   %s\n", rtext);
@@ -450,8 +453,9 @@ static void bottom_text(char *buf, size_t cap, const struct cost_set *s, const s
 void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
                          const struct cost_plan *p)
 {
-    char shown[TEXT_SAFE_CAP], bottom[2 * TEXT_SAFE_CAP];
+    char shown[TEXT_SAFE_CAP], month_s[32], bottom[2 * TEXT_SAFE_CAP];
 
+    text_number(month_s, sizeof(month_s), COST_MONTH_S, 0);
     bottom_text(bottom, sizeof(bottom), s, p);
     fprintf(f,
             "hopbench cost: what a Unix socket saves over TCP loopback, from %s\n"
@@ -459,10 +463,10 @@ void report_saving_table(FILE *f, const char *path, const struct cost_set *s,
             "Per cell the median of each transport's runs that count; saved = tcp - unix\n"
             "(negative: unix costs more), [ ] the %.0f %% bootstrap interval of the ratio of\n"
             "medians (seed %llu) carried to it. Only a significant difference (Mann-Whitney\n"
-            "p < %.2g, the interval excluding 0) is priced. A month is 30 days (%.0f s).\n"
+            "p < %.2g, the interval excluding 0) is priced. A month is 30 days (%s s).\n"
             "Price: $%g per vCPU-month%s.\n",
             text_safe(shown, sizeof(shown), path), bottom, COST_LEVEL * 100,
-            (unsigned long long)p->seed, STATS_ALPHA, COST_MONTH_S, p->price_usd,
+            (unsigned long long)p->seed, STATS_ALPHA, month_s, p->price_usd,
             p->price_given ? " (--price)" : ", an assumption (--price sets it)");
     for (size_t i = 0; i < s->ncells; i++) {
         const struct cost_cell *c = &s->cells[i];

@@ -140,12 +140,12 @@ static void cpu_table(FILE *f, const struct run_record *recs, size_t n,
         for (unsigned m = 0; m <= k + 2; m++) {
             double v = 0;
             int w = m >= 1 && m <= k ? col_width(set->svc[m - 1].name) : 9;
+            char num[32] = "n/a";
             if (figure(&recs[i], k, m, &v, &why))
-                fprintf(f, " %*.2f", w, v / 1000.0);
-            else {
-                fprintf(f, " %*s", w, "n/a");
-                if (first_why == NULL) first_why = why;
-            }
+                text_number(num, sizeof(num), v / 1000.0, 2);
+            else if (first_why == NULL)
+                first_why = why;
+            fprintf(f, " %*s", w, num);
         }
         fputc('\n', f);
     }

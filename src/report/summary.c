@@ -75,12 +75,15 @@ static void print_metric(FILE *f, const struct cell_summary *c, unsigned idx, en
     const struct stats_summary *s = &c->m[m];
     double sd_pct = s->mean > 0 ? 100.0 * s->sd / s->mean : 0;
 
-    /* "µs" takes 2 bytes for 1 column: one more byte of width for labels holding it. */
     int digits = metric_def(m)->digits;
+    char med[48], lo[48], hi[48];
 
-    fprintf(f, "  %-*s %12.*f  [%.*f – %.*f]  ±%.1f %%", m == METRIC_OPS_PER_S ? 10 : 11,
-            metric_def(m)->label, digits, shown(m, s->median), digits, shown(m, s->min), digits,
-            shown(m, s->max), sd_pct);
+    text_number(med, sizeof(med), shown(m, s->median), digits);
+    text_number(lo, sizeof(lo), shown(m, s->min), digits);
+    text_number(hi, sizeof(hi), shown(m, s->max), digits);
+    fputs("  ", f);
+    put_columns(f, -10, metric_def(m)->label);
+    fprintf(f, " %12s  [%s – %s]  ±%.1f %%", med, lo, hi, sd_pct);
     if (idx > 0) fprintf(f, "   vs first: %s", c->vs_first[m].text);
     fputc('\n', f);
 }

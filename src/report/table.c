@@ -7,22 +7,10 @@
 
 #include <string.h>
 
+/* v with thousands separators, no decimals (text_number). */
 static void fmt_thousands(char *buf, size_t cap, double v)
 {
-    char digits[32];
-    size_t len, out = 0;
-    int n = snprintf(digits, sizeof(digits), "%.0f", v);
-
-    if (n < 0 || (size_t)n >= sizeof(digits)) {
-        snprintf(buf, cap, "%.0f", v);
-        return;
-    }
-    len = (size_t)n;
-    for (size_t i = 0; i < len && out + 2 < cap; i++) {
-        if (i > 0 && (len - i) % 3 == 0) buf[out++] = ',';
-        buf[out++] = digits[i];
-    }
-    buf[out] = '\0';
+    text_number(buf, cap, v, 0);
 }
 
 static double us(uint64_t ns)
@@ -44,46 +32,40 @@ static void put_vs_first(FILE *f, const struct run_record *recs, size_t n,
                          const struct run_record *r)
 {
     const struct run_record *base = first_of_rep(recs, n, r);
+    char ratio[32] = "-";
 
-    if (base == NULL || !report_run_counts(r) || !report_run_counts(base))
-        fprintf(f, " %8s\n", "-");
-    else
-        fprintf(f, " %7.2fx\n", report_ops_per_s(r) / report_ops_per_s(base));
+    if (base != NULL && report_run_counts(r) && report_run_counts(base))
+        text_ratio(ratio, sizeof(ratio), report_ops_per_s(r) / report_ops_per_s(base), 2);
+    fputc(' ', f);
+    put_columns(f, 8, ratio);
+    fputc('\n', f);
 }
 
-/* Whether any run sent requests again on a reopened connection (the run table's column). */
-static bool any_retried(const struct run_record *recs, size_t n)
+/* A latency in µs, two decimals, in a column of width, or "n/a" when no op completed. */
+static void put_lat(FILE *f, int width, const struct run_record *r, double us_value)
 {
-    for (size_t i = 0; i < n; i++)
-        if (recs[i].res.retried > 0) return true;
-    return false;
+    char v[48] = "n/a";
+
+    if (r->res.ops > 0) text_number(v, sizeof(v), us_value, 2);
+    fprintf(f, " %*s", width, v);
 }
 
-void report_run_table(FILE *f, const struct run_record *recs, size_t n)
+/* Milliseconds, one decimal, in a column of width (the overload table), or "n/a" without any. */
+static void put_ms(FILE *f, int width, bool have, double ms)
 {
-    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
-    bool retried = any_retried(recs, n);
-    /* Widths of labels holding "µ" (2 bytes, 1 column) are one larger. */
-    fprintf(f, "%-32s %-7s %9s %12s %10s %10s %10s %10s %10s %7s", "endpoint", "mode", "size",
-            "ops/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs", "errors");
-    if (retried) fprintf(f, " %8s", "retried");
-    fprintf(f, " %8s\n", "vs first");
-    for (size_t i = 0; i < n; i++) {
-        const struct run_record *r = &recs[i];
-        const struct hist *h = r->res.lat;
-        char ops[32], size[32];
-        double rate = report_ops_per_s(r);
+    char v[48] = "n/a";
 
-        fmt_thousands(ops, sizeof(ops), rate);
-        size_text(size, sizeof(size), (long long)r->cfg.size);
-        fprintf(f, "%-32s %-7s %9s %12s %9.2f %9.2f %9.2f %9.2f %9.2f %7llu",
-                text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), report_mode_name(r->cfg.mode),
-                size, ops, us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
-                us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)), us(h->max),
-                (unsigned long long)load_errors_total(&r->res));
-        if (retried) fprintf(f, " %8llu", (unsigned long long)r->res.retried);
-        put_vs_first(f, recs, n, r);
-    }
+    if (have) text_number(v, sizeof(v), ms, 1);
+    fprintf(f, " %*s", width, v);
+}
+
+/* A count with thousands separators in a column of width. */
+static void put_count(FILE *f, int width, uint64_t v)
+{
+    char s[32];
+
+    text_number(s, sizeof(s), (double)v, 0);
+    fprintf(f, " %*s", width, s);
 }
 
 /*
@@ -139,6 +121,78 @@ static void na_print(FILE *f, const struct na_notes *ns)
     }
 }
 
+/*
+ * Why a run has no latency to show: "no op completed: 423 failed (wrong)",
+ * each kind its ops failed as; or that none completed in its window.
+ */
+static void no_op_why(char *buf, size_t cap, const struct load_result *res)
+{
+    uint64_t failed = load_errors_total(res);
+    char count[32];
+    size_t len;
+
+    if (failed == 0) {
+        snprintf(buf, cap, "no op completed in the window");
+        return;
+    }
+    text_number(count, sizeof(count), (double)failed, 0);
+    snprintf(buf, cap, "no op completed: %s failed (", count);
+    for (int k = 0, first = 1; k < OP_ERR_KINDS; k++) {
+        if (res->errors[k] == 0) continue;
+        len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s%s", first ? "" : ", ", op_err_name((enum op_err)k));
+        first = 0;
+    }
+    len = strlen(buf);
+    snprintf(buf + len, cap - len, ")");
+}
+
+/* Whether any run sent requests again on a reopened connection (the run table's column). */
+static bool any_retried(const struct run_record *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].res.retried > 0) return true;
+    return false;
+}
+
+void report_run_table(FILE *f, const struct run_record *recs, size_t n)
+{
+    char ep[TEXT_SAFE_CAP], why[CTR_WHY_MAX]; /* the endpoint, text_safe */
+    bool retried = any_retried(recs, n);
+    struct na_notes ns = { 0 };
+
+    /* Widths of labels holding "µ" (2 bytes, 1 column) are one larger. */
+    fprintf(f, "%-32s %-7s %9s %12s %10s %10s %10s %10s %10s %7s", "endpoint", "mode", "size",
+            "ops/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs", "errors");
+    if (retried) fprintf(f, " %8s", "retried");
+    fprintf(f, " %8s\n", "vs first");
+    for (size_t i = 0; i < n; i++) {
+        const struct run_record *r = &recs[i];
+        const struct hist *h = r->res.lat;
+        char ops[32], size[32];
+        double rate = report_ops_per_s(r);
+
+        fmt_thousands(ops, sizeof(ops), rate);
+        size_text(size, sizeof(size), (long long)r->cfg.size);
+        fprintf(f, "%-32s %-7s %9s %12s", text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)),
+                report_mode_name(r->cfg.mode), size, ops);
+        put_lat(f, 9, r, us(hist_percentile(h, 50)));
+        put_lat(f, 9, r, us(hist_percentile(h, 90)));
+        put_lat(f, 9, r, us(hist_percentile(h, 99)));
+        put_lat(f, 9, r, us(hist_percentile(h, 99.9)));
+        put_lat(f, 9, r, us(h->max));
+        put_count(f, 7, load_errors_total(&r->res));
+        if (retried) put_count(f, 8, r->res.retried);
+        put_vs_first(f, recs, n, r);
+        if (r->res.ops == 0) {
+            no_op_why(why, sizeof(why), &r->res);
+            na_add(&ns, "the latencies", why, ep);
+        }
+        ns.nrows++;
+    }
+    na_print(f, &ns);
+}
+
 /* Why an observed counter of r is n/a per op, or NULL when it is not. */
 static const char *per_op_why(const struct run_record *r, const struct ctr_val *v)
 {
@@ -174,21 +228,23 @@ static void phase_notes(struct na_notes *ns, const struct run_record *r, const c
     }
 }
 
-/* A figure in a column of `width`, or "n/a". */
+/* A figure in a column of `width` (two decimals, thousands separated), or "n/a". */
 static void put_num(FILE *f, int width, double v)
 {
-    if (v < 0)
-        fprintf(f, " %*s", width, "n/a");
-    else
-        fprintf(f, " %*.2f", width, v);
+    char s[48] = "n/a";
+
+    if (v >= 0) text_number(s, sizeof(s), v, 2);
+    fprintf(f, " %*s", width, s);
 }
 
+/* a / b in a column of `width` ("1.35×"), or "n/a". */
 static void put_ratio(FILE *f, int width, double a, double b)
 {
-    if (a < 0 || b <= 0)
-        fprintf(f, " %*s", width, "n/a");
-    else
-        fprintf(f, " %*.2fx", width - 1, a / b);
+    char s[32] = "n/a";
+
+    if (a >= 0 && b > 0) text_ratio(s, sizeof(s), a / b, 2);
+    fputc(' ', f);
+    put_columns(f, width, s);
 }
 
 static void lab_row(FILE *f, const char *mode, const struct run_record *r)
@@ -206,7 +262,8 @@ static void lab_row(FILE *f, const char *mode, const struct run_record *r)
     put_num(f, 8, c.srv);
     put_num(f, 8, c.sum);
     put_num(f, 8, c.sys);
-    fprintf(f, " %7llu\n", (unsigned long long)load_errors_total(&r->res));
+    put_count(f, 7, load_errors_total(&r->res));
+    fputc('\n', f);
 }
 
 /* The row of unx (unix, or tcp-veth) against tcp loopback: "unix÷tcp", "veth÷tcp". */
@@ -605,6 +662,7 @@ static const struct run_record *find_open(const struct run_record *recs, size_t 
 static void lab_open_headline(FILE *f, const struct run_record *recs, size_t n, size_t size)
 {
     static const enum load_mode modes[] = { LOAD_CONNECT, LOAD_REUSE };
+    char p99[32], p999[32];
 
     for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
         const struct run_record *t = find_open(recs, n, size, modes[m], "tcp");
@@ -617,13 +675,17 @@ static void lab_open_headline(FILE *f, const struct run_record *recs, size_t n, 
                     report_mode_name(t->cfg.mode));
             continue;
         }
+        text_ratio(
+            p99, sizeof(p99),
+            (double)hist_percentile(u->res.lat, 99) / (double)hist_percentile(t->res.lat, 99), 2);
+        text_ratio(p999, sizeof(p999),
+                   (double)hist_percentile(u->res.lat, 99.9) /
+                       (double)hist_percentile(t->res.lat, 99.9),
+                   2);
         fprintf(f,
-                "  headline, %s at 60 %% of each one's maximum: unix÷tcp p99 %.2fx, p99.9 %.2fx "
+                "  headline, %s at 60 %% of each one's maximum: unix÷tcp p99 %s, p99.9 %s "
                 "(latency from the intended send time)\n",
-                report_mode_name(t->cfg.mode),
-                (double)hist_percentile(u->res.lat, 99) / (double)hist_percentile(t->res.lat, 99),
-                (double)hist_percentile(u->res.lat, 99.9) /
-                    (double)hist_percentile(t->res.lat, 99.9));
+                report_mode_name(t->cfg.mode), p99, p999);
     }
 }
 
@@ -650,12 +712,15 @@ static void lab_open_table(FILE *f, const struct run_record *recs, size_t n, siz
         }
         fmt_thousands(asked, sizeof(asked), r->cfg.rate);
         fmt_thousands(got, sizeof(got), report_ops_per_s(r));
-        fprintf(f, "  %-8s %-5s %4.0f%% %12s %12s %9.2f %9.2f %9.2f %10.2f %10.2f %9.2f%s\n",
-                report_mode_name(r->cfg.mode), report_transport(r), r->rate_share * 100, asked, got,
-                us(hist_percentile(r->res.lat, 50)), us(hist_percentile(r->res.lat, 99)),
-                us(hist_percentile(r->res.lat, 99.9)), us(hist_percentile(r->res.lat, 99.99)),
-                us(r->res.lat->max), us(hist_percentile(r->res.service, 99)),
-                report_saturated(r) ? " saturated" : "");
+        fprintf(f, "  %-8s %-5s %4.0f%% %12s %12s", report_mode_name(r->cfg.mode),
+                report_transport(r), r->rate_share * 100, asked, got);
+        put_lat(f, 9, r, us(hist_percentile(r->res.lat, 50)));
+        put_lat(f, 9, r, us(hist_percentile(r->res.lat, 99)));
+        put_lat(f, 9, r, us(hist_percentile(r->res.lat, 99.9)));
+        put_lat(f, 10, r, us(hist_percentile(r->res.lat, 99.99)));
+        put_lat(f, 10, r, us(r->res.lat->max));
+        put_lat(f, 9, r, us(hist_percentile(r->res.service, 99)));
+        fprintf(f, "%s\n", report_saturated(r) ? " saturated" : "");
     }
     lab_open_headline(f, recs, n, size);
 }
@@ -759,41 +824,66 @@ void report_noisy_count(FILE *f, const struct run_record *recs, size_t n)
  */
 static void retry_lines(FILE *f, const struct run_record *recs, size_t n)
 {
-    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
+    char ep[TEXT_SAFE_CAP], a[32], b[32]; /* the endpoint, text_safe */
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
         const struct hist *h = r->res.phase[PHASE_CONNECT];
         text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep));
-        if (r->res.connect_retries > 0 && h != NULL)
+        if (r->res.connect_retries > 0 && h != NULL) {
+            text_number(a, sizeof(a), (double)r->res.connect_retries, 0);
             fprintf(f,
-                    "connect retries: %s %s %zu B: %llu connects found the backlog full (EAGAIN) "
+                    "connect retries: %s %s %zu B: %s connects found the backlog full (EAGAIN) "
                     "and were tried again 1 ms later; their ops waited in the connect phase "
                     "(p99 %.2f ms, max %.2f ms), not errors\n",
-                    ep, report_mode_name(r->cfg.mode), r->cfg.size,
-                    (unsigned long long)r->res.connect_retries, us(hist_percentile(h, 99)) / 1000,
-                    us(h->max) / 1000);
-        if (r->res.retried > 0)
+                    ep, report_mode_name(r->cfg.mode), r->cfg.size, a,
+                    us(hist_percentile(h, 99)) / 1000, us(h->max) / 1000);
+        }
+        if (r->res.retried > 0) {
+            text_number(a, sizeof(a), (double)r->res.retried, 0);
+            text_number(b, sizeof(b), (double)r->res.reconnects, 0);
             fprintf(f,
-                    "retried: %s %s %zu B: %llu requests sent again after the server closed a "
-                    "kept connection (%llu reconnects), not errors; --retry none counts each "
+                    "retried: %s %s %zu B: %s requests sent again after the server closed a "
+                    "kept connection (%s reconnects), not errors; --retry none counts each "
                     "such close as an error, as wrk does\n",
-                    ep, report_mode_name(r->cfg.mode), r->cfg.size,
-                    (unsigned long long)r->res.retried, (unsigned long long)r->res.reconnects);
+                    ep, report_mode_name(r->cfg.mode), r->cfg.size, a, b);
+        }
     }
 }
 
 /* "saturated: ENDPOINT MODE SIZE [#REP]: achieved ... of ... ops/s asked ...: invalid ..." */
 static void saturated_line(FILE *f, const struct run_record *r, bool reps)
 {
-    char ep[TEXT_SAFE_CAP], rep[16] = ""; /* the endpoint, text_safe */
+    char ep[TEXT_SAFE_CAP], rep[16] = "", kept[32], asked[32]; /* the endpoint, text_safe */
     double got = report_rate_kept(r);
 
     if (reps) snprintf(rep, sizeof(rep), " #%u", r->rep + 1);
+    text_number(kept, sizeof(kept), got, 0);
+    text_number(asked, sizeof(asked), report_rate_intended(r), 0);
     fprintf(f,
-            "saturated: %s %s %zu B%s: kept up with %.0f of %.0f ops/s (%.1f %%, below 99 %%): "
+            "saturated: %s %s %zu B%s: kept up with %s of %s ops/s (%.1f %%, below 99 %%): "
             "invalid, left out of summaries, comparisons and ratios\n",
             text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), report_mode_name(r->cfg.mode),
-            r->cfg.size, rep, got, report_rate_intended(r), 100.0 * got / report_rate_intended(r));
+            r->cfg.size, rep, kept, asked, 100.0 * got / report_rate_intended(r));
+}
+
+/*
+ * Under a run's errors line, what the first bad reply was: its first bytes,
+ * escaped, and what that says when they are not the protocol's at all.
+ */
+static void bad_reply_line(FILE *f, const struct run_record *r)
+{
+    const struct op_bad *b = &r->res.bad;
+    char text[4 * OP_BAD_BYTES + 4];
+
+    if (b->t_ns == 0) return;
+    text_safe_n(text, sizeof(text), (const char *)b->bytes, b->len);
+    fprintf(f, "  the first %s reply: \"%s\" (%s%u bytes%s, escaped)%s\n",
+            b->kind == OP_ERR_UNEXPECTED ? "unasked-for" : op_err_name(b->kind), text,
+            b->len == OP_BAD_BYTES ? "its first " : "", (unsigned)b->len,
+            b->from_start ? "" : " as a read brought them, not from its start",
+            b->kind == OP_ERR_WRONG || b->kind == OP_ERR_UNEXPECTED
+                ? "; does the endpoint speak another protocol?"
+                : "");
 }
 
 void report_errors(FILE *f, const struct run_record *recs, size_t n)
@@ -804,18 +894,18 @@ void report_errors(FILE *f, const struct run_record *recs, size_t n)
 
 void report_errors_only(FILE *f, const struct run_record *recs, size_t n)
 {
-    char ep[TEXT_SAFE_CAP]; /* the endpoint, text_safe */
+    char ep[TEXT_SAFE_CAP], num[32]; /* the endpoint, text_safe */
     retry_lines(f, recs, n);
     for (size_t i = 0; i < n; i++) {
         uint64_t drops = 0;
-        if (run_net(&recs[i], "Softnet.Dropped", &drops) && drops > 0)
-            fprintf(f,
-                    "kernel: %s %s %zu B: %llu packets dropped at a full per-CPU backlog "
-                    "(softnet_stat, host-wide); a dropped TCP segment waits >= 200 ms for its "
-                    "retransmission\n",
-                    text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
-                    report_mode_name(recs[i].cfg.mode), recs[i].cfg.size,
-                    (unsigned long long)drops);
+        if (!run_net(&recs[i], "Softnet.Dropped", &drops) || drops == 0) continue;
+        text_number(num, sizeof(num), (double)drops, 0);
+        fprintf(f,
+                "kernel: %s %s %zu B: %s packets dropped at a full per-CPU backlog "
+                "(softnet_stat, host-wide); a dropped TCP segment waits >= 200 ms for its "
+                "retransmission\n",
+                text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
+                report_mode_name(recs[i].cfg.mode), recs[i].cfg.size, num);
     }
     for (size_t i = 0; i < n; i++) {
         const struct load_result *res = &recs[i].res;
@@ -828,11 +918,13 @@ void report_errors_only(FILE *f, const struct run_record *recs, size_t n)
         fprintf(f,
                 "errors: %s %s %zu B:", text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
                 report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
-        for (int k = 0; k < OP_ERR_KINDS; k++)
-            if (res->errors[k] > 0)
-                fprintf(f, " %s=%llu", op_err_name((enum op_err)k),
-                        (unsigned long long)res->errors[k]);
+        for (int k = 0; k < OP_ERR_KINDS; k++) {
+            if (res->errors[k] == 0) continue;
+            text_number(num, sizeof(num), (double)res->errors[k], 0);
+            fprintf(f, " %s=%s", op_err_name((enum op_err)k), num);
+        }
         fputc('\n', f);
+        bad_reply_line(f, &recs[i]);
     }
 }
 
@@ -893,11 +985,16 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
         }
 }
 
-static void open_loop_lat(FILE *f, const char *what, const struct hist *h)
+static void open_loop_lat(FILE *f, const char *what, const struct run_record *r,
+                          const struct hist *h)
 {
-    fprintf(f, "    %-30s %9.2f %9.2f %9.2f %10.2f %10.2f\n", what, us(hist_percentile(h, 50)),
-            us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)), us(hist_percentile(h, 99.99)),
-            us(h->max));
+    fprintf(f, "    %-30s", what);
+    put_lat(f, 9, r, us(hist_percentile(h, 50)));
+    put_lat(f, 9, r, us(hist_percentile(h, 99)));
+    put_lat(f, 9, r, us(hist_percentile(h, 99.9)));
+    put_lat(f, 10, r, us(hist_percentile(h, 99.99)));
+    put_lat(f, 10, r, us(h->max));
+    fputc('\n', f);
 }
 
 void report_rate_base(FILE *f, const struct endpoint *ep, const struct rate_base *b, double share)
@@ -945,8 +1042,8 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
                 report_saturated(r) ? ": SATURATED (below 99 %: invalid)" : "");
         fprintf(f, "    %-30s %9s %9s %9s %10s %10s\n", "latency (µs)", "p50", "p99", "p99.9",
                 "p99.99", "max");
-        open_loop_lat(f, "from the intended send time", r->res.lat);
-        open_loop_lat(f, "service (from the actual send)", r->res.service);
+        open_loop_lat(f, "from the intended send time", r, r->res.lat);
+        open_loop_lat(f, "service (from the actual send)", r, r->res.service);
     }
 }
 
@@ -975,9 +1072,11 @@ void report_kinds(FILE *f, const struct run_record *recs, size_t n)
             sep = ", ";
         }
         fprintf(f, " (warm-up included)");
-        if (r->prepared > 0)
-            fprintf(f, "; %llu requests before the run (not measured)",
-                    (unsigned long long)r->prepared);
+        if (r->prepared > 0) {
+            char num[32];
+            fmt_thousands(num, sizeof(num), (double)r->prepared);
+            fprintf(f, "; %s requests before the run (not measured)", num);
+        }
         fputc('\n', f);
     }
 }
@@ -987,7 +1086,7 @@ static void overload_ctr(FILE *f, const struct run_record *r, const char *name, 
     uint64_t v = 0;
 
     if (run_net(r, name, &v)) {
-        fprintf(f, " %10llu", (unsigned long long)v);
+        put_count(f, 10, v);
         return;
     }
     fprintf(f, " %10s", "n/a");
@@ -1012,23 +1111,27 @@ void report_overload(FILE *f, const struct run_record *recs, size_t n)
 
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
-        const struct hist *h = r->res.lat;
+        const struct hist *h = r->res.lat, *conn = r->res.phase[PHASE_CONNECT];
         char ops[32];
         fmt_thousands(ops, sizeof(ops), report_ops_per_s(r));
-        fprintf(f, "  %-5s %10s %9.1f %9.1f %9.1f %10.1f %8llu %8llu %8llu", report_transport(r),
-                ops, us(hist_percentile(h, 50)) / 1000, us(hist_percentile(h, 99)) / 1000,
-                us(h->max) / 1000, us(hist_percentile(r->res.phase[PHASE_CONNECT], 99)) / 1000,
-                (unsigned long long)r->res.errors[OP_ERR_REFUSED],
-                (unsigned long long)r->res.errors[OP_ERR_TIMEOUT],
-                (unsigned long long)r->res.errors[OP_ERR_RESET]);
+        fprintf(f, "  %-5s %10s", report_transport(r), ops);
+        put_ms(f, 9, r->res.ops > 0, us(hist_percentile(h, 50)) / 1000);
+        put_ms(f, 9, r->res.ops > 0, us(hist_percentile(h, 99)) / 1000);
+        put_ms(f, 9, r->res.ops > 0, us(h->max) / 1000);
+        put_ms(f, 10, conn != NULL && conn->total > 0, us(hist_percentile(conn, 99)) / 1000);
+        put_count(f, 8, r->res.errors[OP_ERR_REFUSED]);
+        put_count(f, 8, r->res.errors[OP_ERR_TIMEOUT]);
+        put_count(f, 8, r->res.errors[OP_ERR_RESET]);
         /* The retries: TCP's are the kernel's SYN retransmits, AF_UNIX's hopbench's own. */
         if (r->cfg.ep.kind == ENDPOINT_TCP) {
             overload_ctr(f, r, "TcpExt.ListenOverflows", &ns);
             overload_ctr(f, r, "TcpExt.TCPSynRetrans", &ns);
         } else {
-            fprintf(f, " %10s %10llu", "-", (unsigned long long)r->res.connect_retries);
+            fprintf(f, " %10s", "-");
+            put_count(f, 10, r->res.connect_retries);
         }
-        fprintf(f, " %9llu\n", (unsigned long long)hist_count_at_least(h, NS_PER_S));
+        put_count(f, 9, hist_count_at_least(h, NS_PER_S));
+        fputc('\n', f);
         ns.nrows++;
     }
     na_print(f, &ns);

@@ -156,31 +156,37 @@ unsigned fpm_ablation_steps(const struct web_front *w, unsigned conns, struct fp
     return n + 1;
 }
 
+/* now against before as a ratio ("1.12×"), or blank. */
 static void print_change(FILE *f, double now, double before)
 {
-    if (isnan(now) || isnan(before) || before == 0)
-        fprintf(f, " %8s", "");
-    else
-        fprintf(f, " %+7.1f%%", (now / before - 1) * 100);
+    char ratio[32] = "";
+
+    if (!isnan(now) && !isnan(before) && before != 0)
+        text_ratio(ratio, sizeof(ratio), now / before, 2);
+    fputc(' ', f);
+    put_columns(f, 8, ratio);
 }
 
 /* Each step's change from the one before, per transport: ops/s and the services' CPU per op. */
 static void change_table(FILE *f, const struct stack_cell *cells, unsigned n)
 {
     fprintf(f,
-            "\nchange from the step before (medians; CPU = web server + php-fpm per op)\n"
-            "%-16s %11s %8s %9s %8s %11s %8s %9s %8s %9s\n",
-            "step", "tcp ops/s", "", "CPU us", "", "unix ops/s", "", "CPU us", "", "unix/tcp");
+            "\nagainst the step before (medians; CPU = web server + php-fpm per op)\n"
+            "%-16s %11s %8s %10s %8s %11s %8s %10s %8s %9s\n",
+            "step", "tcp ops/s", "", "CPU µs", "", "unix ops/s", "", "CPU µs", "", "unix/tcp");
     for (unsigned i = 0; i < n; i++) {
         double ops[2], cpu[2];
+        char num[32];
         fprintf(f, "%-16s", cells[i].label);
         for (unsigned t = 0; t < 2; t++) {
             ops[t] = median_of(cells[i].arm[t].ops_s, cells[i].arm[t].n);
             cpu[t] = stack_services_cpu(&cells[i], &cells[i].arm[t]);
-            fprintf(f, " %11.0f", ops[t]);
+            text_number(num, sizeof(num), ops[t], 0);
+            fprintf(f, " %11s", num);
             print_change(f, ops[t],
                          i ? median_of(cells[i - 1].arm[t].ops_s, cells[i - 1].arm[t].n) : NAN);
-            fprintf(f, " %9.1f", cpu[t]);
+            text_number(num, sizeof(num), cpu[t], 1);
+            fprintf(f, " %9s", num);
             print_change(f, cpu[t],
                          i ? stack_services_cpu(&cells[i - 1], &cells[i - 1].arm[t]) : NAN);
         }

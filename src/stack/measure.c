@@ -859,7 +859,7 @@ static void known_notes(FILE *f, const struct stack_cell *c, const size_t known[
 }
 
 /*
- * The unix÷tcp verdict of one figure ("x1.03 ~ +3 % [-2 %, +9 %] (p=.. n=..)")
+ * The unix÷tcp verdict of one figure ("~ 1.030× [0.980×, 1.090×] (p=.. n=..)")
  * over each side's finite values, or "-" when it cannot be had (fewer than
  * two runs a side, or a ratio of zeros).
  */
@@ -868,22 +868,19 @@ static void verdict_of(const double *a, unsigned na, const double *b, unsigned n
 {
     double x[STACK_MAX_REPS], y[STACK_MAX_REPS], ratio, lo, hi, u, p;
     unsigned nx = finite_of(a, na, x), ny = finite_of(b, nb, y);
-    char delta[80];
-
     snprintf(buf, cap, "-");
     if (nx < 2 || ny < 2) return;
     if (stats_bootstrap_ratio(x, nx, y, ny, 2000, 0.95, 1, &ratio, &lo, &hi) < 0) return;
     if (!isfinite(ratio) || stats_mann_whitney(x, nx, y, ny, &u, &p) < 0) return;
-    stats_format_delta(delta, sizeof(delta), ratio, lo, hi, p, 0.05, nx, ny);
-    snprintf(buf, cap, "x%.2f %s", ratio, delta);
+    stats_format_delta(buf, cap, ratio, lo, hi, p, 0.05, nx, ny);
 }
 
 static void print_figure(FILE *f, double v, int width, int prec)
 {
-    if (isnan(v))
-        fprintf(f, " %*s", width, "n/a");
-    else
-        fprintf(f, " %*.*f", width, prec, v);
+    char num[48] = "n/a";
+
+    if (!isnan(v)) text_number(num, sizeof(num), v, prec);
+    fprintf(f, " %*s", width, num);
 }
 
 /*
@@ -901,7 +898,8 @@ static void figure_row(FILE *f, const struct stack_cell *c, const char *name, co
 
     if (isnan(mt) && isnan(mu)) return;
     verdict_of(tcp, c->arm[0].n, ux, c->arm[1].n, verdict, sizeof(verdict));
-    fprintf(f, "  %-30s", name);
+    fputs("  ", f);
+    put_columns(f, -30, name);
     print_figure(f, mt, 11, prec);
     print_figure(f, mu, 11, prec);
     fprintf(f, "  %s", verdict);
@@ -958,13 +956,15 @@ static size_t agent_ratio(const struct stack_arm *a, unsigned k, double *med, do
 static void agent_rows(FILE *f, const struct stack_cell *c)
 {
     const struct stack_arm *t = &c->arm[0], *u = &c->arm[1];
-    char name[64];
+    char name[64], rlo[24], rhi[24];
 
     for (unsigned k = 0; k < c->nsvc; k++) {
-        snprintf(name, sizeof(name), "agent CPU us/req %s", c->svc[k]);
-        if (isnan(median_of(t->agent_us[k], t->n)) && isnan(median_of(u->agent_us[k], u->n)))
-            fprintf(f, "  %-30s %11s %11s  the agent gave none\n", name, "n/a", "n/a");
-        else
+        snprintf(name, sizeof(name), "agent CPU µs/req %s", c->svc[k]);
+        if (isnan(median_of(t->agent_us[k], t->n)) && isnan(median_of(u->agent_us[k], u->n))) {
+            fputs("  ", f);
+            put_columns(f, -30, name);
+            fprintf(f, " %11s %11s  the agent gave none\n", "n/a", "n/a");
+        } else
             figure_row(f, c, name, t->agent_us[k], u->agent_us[k], 2);
     }
     for (unsigned k = 0; k < c->nsvc; k++) {
@@ -978,10 +978,13 @@ static void agent_rows(FILE *f, const struct stack_cell *c)
         fprintf(f, "  %-30s", name);
         for (unsigned i = 0; i < 2; i++) {
             char v[24] = "n/a";
-            if (!isnan(med[i])) snprintf(v, sizeof(v), "x%.3f", med[i]);
-            fprintf(f, " %11s", v);
+            if (!isnan(med[i])) text_ratio(v, sizeof(v), med[i], 3);
+            fputc(' ', f);
+            put_columns(f, 11, v);
         }
-        fprintf(f, "  runs x%.3f to x%.3f", lo, hi);
+        text_ratio(rlo, sizeof(rlo), lo, 3);
+        text_ratio(rhi, sizeof(rhi), hi, 3);
+        fprintf(f, "  runs %s to %s", rlo, rhi);
         known_notes(f, c, known);
         fputc('\n', f);
     }
@@ -999,8 +1002,9 @@ void stack_agent_run_rows(FILE *f, const struct run_view *v)
     cell_services(c, &c->arm[0], v);
     cell_agent(c, &c->arm[0], v);
     for (unsigned k = 0; k < c->nsvc; k++) {
-        snprintf(name, sizeof(name), "agent CPU us/req %s", c->svc[k]);
-        fprintf(f, "  %-30s", name);
+        snprintf(name, sizeof(name), "agent CPU µs/req %s", c->svc[k]);
+        fputs("  ", f);
+        put_columns(f, -30, name);
         print_figure(f, a->agent_us[k][0], 11, 2);
         fprintf(f, "%s\n", isnan(a->agent_us[k][0]) ? "  the agent gave none" : "");
     }
@@ -1008,8 +1012,10 @@ void stack_agent_run_rows(FILE *f, const struct run_view *v)
         double ag = a->agent_us[k][0], local = a->svc_us[k][0];
         if (!isfinite(ag) || !isfinite(local) || local <= 0) continue;
         snprintf(name, sizeof(name), "agent/local CPU %s", c->svc[k]);
-        snprintf(ratio, sizeof(ratio), "x%.3f", ag / local);
-        fprintf(f, "  %-30s %11s\n", name, ratio);
+        text_ratio(ratio, sizeof(ratio), ag / local, 3);
+        fprintf(f, "  %-30s ", name);
+        put_columns(f, 11, ratio);
+        fputc('\n', f);
     }
     free(c);
 }
@@ -1077,14 +1083,14 @@ static void cell_block(FILE *f, const struct stack_cell *c)
     fprintf(f, "  %-30s %11u %11u\n", "runs", t->n, u->n);
     fprintf(f, "  %-30s %11u %11u\n", "connections", t->conns, u->conns);
     figure_row(f, c, "ops/s", t->ops_s, u->ops_s, 0);
-    figure_row(f, c, "latency p50 us", t->p50_us, u->p50_us, 1);
-    figure_row(f, c, "latency p99 us", t->p99_us, u->p99_us, 1);
-    figure_row(f, c, "latency p99.9 us", t->p999_us, u->p999_us, 1);
-    figure_row(f, c, "latency mean us", t->mean_us, u->mean_us, 1);
-    figure_row(f, c, "CPU us/req client", t->client_us, u->client_us, 2);
-    service_rows(f, c, "CPU us/req", SVC_CPU, 2);
-    figure_row(f, c, "CPU us/req sum", t->sum_us, u->sum_us, 2);
-    figure_row(f, c, "CPU us/req system", t->system_us, u->system_us, 2);
+    figure_row(f, c, "latency p50 µs", t->p50_us, u->p50_us, 1);
+    figure_row(f, c, "latency p99 µs", t->p99_us, u->p99_us, 1);
+    figure_row(f, c, "latency p99.9 µs", t->p999_us, u->p999_us, 1);
+    figure_row(f, c, "latency mean µs", t->mean_us, u->mean_us, 1);
+    figure_row(f, c, "CPU µs/req client", t->client_us, u->client_us, 2);
+    service_rows(f, c, "CPU µs/req", SVC_CPU, 2);
+    figure_row(f, c, "CPU µs/req sum", t->sum_us, u->sum_us, 2);
+    figure_row(f, c, "CPU µs/req system", t->system_us, u->system_us, 2);
     system_note(f, c);
     if (c->agent) agent_rows(f, c);
     service_rows(f, c, "PSS MiB", SVC_PSS, 1);
@@ -1112,7 +1118,7 @@ void stack_table(FILE *f, const struct stack_cell *cells, unsigned n)
                "have it, how many after the row ([tcp: 1 of 2 runs])\n");
     for (unsigned i = 0; i < n; i++)
         if (cells[i].agent) {
-            fprintf(f, "agent CPU us/req: each service's cgroup as the agent (--agent) read it "
+            fprintf(f, "agent CPU µs/req: each service's cgroup as the agent (--agent) read it "
                        "over its own\nwindow; agent/local: the agent's figure over this host's, "
                        "median of the runs and their range\n");
             break;

@@ -163,22 +163,33 @@ static const char *php_msd(char *buf, size_t cap, const double *x, unsigned n)
         return buf;
     }
     int prec = s.median < 100 ? 1 : 0;
-    snprintf(buf, cap, "%.*f ± %.*f", prec, s.median, prec, s.sd);
+    char med[24], sd[20];
+
+    text_number(med, sizeof(med), s.median, prec);
+    text_number(sd, sizeof(sd), s.sd, prec);
+    snprintf(buf, cap, "%s ± %s", med, sd);
     return buf;
 }
 
 /* One row: a workload's arm, closed loop or (with its rate asked) open loop. */
 static void php_row(FILE *f, const char *name, const struct stack_arm *a, bool open)
 {
-    char ops[48], p50[48], p99[48], p999[48], mean[48], rate[24] = "";
+    char ops[64], p50[64], p99[64], p999[64], mean[64], rate[24] = "";
 
-    if (open && a->n > 0) snprintf(rate, sizeof(rate), "%.1f", php_median(a->rate, a->n));
+    if (open && a->n > 0) text_number(rate, sizeof(rate), php_median(a->rate, a->n), 1);
     if (open && a->n == 0) snprintf(rate, sizeof(rate), "n/a");
-    fprintf(f, "%-10s %-7s %10s %20s %16s %18s %20s %16s %3u", name, a->transport, open ? rate : "",
-            php_msd(ops, sizeof(ops), a->ops_s, a->n), php_msd(p50, sizeof(p50), a->p50_us, a->n),
-            php_msd(p99, sizeof(p99), a->p99_us, a->n),
-            php_msd(p999, sizeof(p999), a->p999_us, a->n),
-            php_msd(mean, sizeof(mean), a->mean_us, a->n), a->n);
+    fprintf(f, "%-10s %-7s %10s", name, a->transport, open ? rate : "");
+    fputc(' ', f);
+    put_columns(f, 20, php_msd(ops, sizeof(ops), a->ops_s, a->n));
+    fputc(' ', f);
+    put_columns(f, 16, php_msd(p50, sizeof(p50), a->p50_us, a->n));
+    fputc(' ', f);
+    put_columns(f, 18, php_msd(p99, sizeof(p99), a->p99_us, a->n));
+    fputc(' ', f);
+    put_columns(f, 20, php_msd(p999, sizeof(p999), a->p999_us, a->n));
+    fputc(' ', f);
+    put_columns(f, 16, php_msd(mean, sizeof(mean), a->mean_us, a->n));
+    fprintf(f, " %3u", a->n);
     if (open && a->saturated) fprintf(f, "  %u saturated (below 99 %% of the rate)", a->saturated);
     if (a->failed) fprintf(f, "  %u failed the gate", a->failed);
     fputc('\n', f);
@@ -196,9 +207,17 @@ static void php_tables(struct stack_ctx *c, const struct php_load *w, unsigned n
                     "request's\nintended send time (corrected for coordinated omission)\n");
         else
             fprintf(f, "\nClosed loop: the maximum, %u connection(s)\n", c->conns);
-        fprintf(f, "%-10s %-7s %10s %20s %16s %18s %20s %16s %3s\n", "workload", "backend",
-                open ? "rate asked" : "", "ops/s (median ± SD)", "p50 us", "p99 us", "p99.9 us",
-                "mean us", "n");
+        fprintf(f, "%-10s %-7s %10s ", "workload", "backend", open ? "rate asked" : "");
+        put_columns(f, 20, "ops/s (median ± SD)");
+        fputc(' ', f);
+        put_columns(f, 16, "p50 µs");
+        fputc(' ', f);
+        put_columns(f, 18, "p99 µs");
+        fputc(' ', f);
+        put_columns(f, 20, "p99.9 µs");
+        fputc(' ', f);
+        put_columns(f, 16, "mean µs");
+        fprintf(f, " %3s\n", "n");
         for (unsigned i = 0; i < n; i++)
             for (unsigned t = 0; t < 2; t++)
                 php_row(f, t == 0 ? w[i].name : "", open ? &w[i].open.arm[t] : &w[i].closed.arm[t],

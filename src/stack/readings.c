@@ -54,16 +54,16 @@ void stack_lifecycle_print(FILE *f, const struct stack_cell *c)
         return;
     }
     fprintf(f,
-            "  lifecycle (a connection per request: the client's phases, mean us per request, "
+            "  lifecycle (a connection per request: the client's phases, mean µs per request, "
             "medians):\n    tcp connect + close %.1f, transfer %.1f; unix connect + close %.1f, "
             "transfer %.1f\n",
             l.life[0], l.transfer[0], l.life[1], l.transfer[1]);
     if (isnan(l.share))
-        fprintf(f, "    the socket saves nothing here (tcp - unix = %.1f us): no share to give\n",
+        fprintf(f, "    the socket saves nothing here (tcp - unix = %.1f µs): no share to give\n",
                 l.saved);
     else
         fprintf(f,
-                "    the socket saves %.1f us per request: the lifecycle %.1f (%.0f %%), the "
+                "    the socket saves %.1f µs per request: the lifecycle %.1f (%.0f %%), the "
                 "transfer %.1f (%.0f %%)\n",
                 l.saved, l.saved_life, 100 * l.share, l.saved - l.saved_life, 100 * (1 - l.share));
 }
@@ -95,15 +95,15 @@ void stack_lifecycle_cpu_print(FILE *f, const struct stack_cell *kept,
     double saved = n[0] - n[1], life = (n[0] - k[0]) - (n[1] - k[1]);
     fprintf(f,
             "\nlifecycle in CPU per request (%s, medians: %s less %s, the pod study's "
-            "arithmetic):\n    tcp %.1f us, unix %.1f us;",
+            "arithmetic):\n    tcp %.1f µs, unix %.1f µs;",
             client ? "client + services" : "the services", connect->label, kept->label, n[0] - k[0],
             n[1] - k[1]);
     if (saved > 0)
         fprintf(f,
-                " of the %.1f us the socket saves with a connection per request, %.1f (%.0f %%)\n",
+                " of the %.1f µs the socket saves with a connection per request, %.1f (%.0f %%)\n",
                 saved, life, 100 * life / saved);
     else
-        fprintf(f, " the socket saves nothing with a connection per request (%.1f us)\n", saved);
+        fprintf(f, " the socket saves nothing with a connection per request (%.1f µs)\n", saved);
 }
 
 int stack_busy_of(const struct stack_cell *c, const struct stack_arm *a, struct stack_busy *out)

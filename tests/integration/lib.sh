@@ -546,6 +546,10 @@ rcheck() {
     jcheck "$1" "$2" "$3" "$JQ_DEFS"
 }
 
+# grouped: stdin's whole numbers with their thousands separated by ',', as text prints them
+# (1541 -> 1,541); CSV and JSON keep plain numbers.
+grouped() { LC_ALL=C sed -E ':a; s/([0-9])([0-9]{3})($|[^0-9])/\1,\2\3/; ta'; }
+
 # table_rows FILE : how many endpoint rows the run table in FILE has.
 table_rows() {
     grep -Ec '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' "$1"

@@ -3,7 +3,7 @@
 
   stack_agent_check.py table OUT JSONL   the table the stack printed (OUT) against its runs
                                          (--jsonl), its columns found by the names of each
-                                         block's header row (tcp, unix, unix/tcp): each "agent CPU us/req NAME" row is, per
+                                         block's header row (tcp, unix, unix/tcp): each "agent CPU µs/req NAME" row is, per
                                          transport, the median of the valid runs'
                                          agent.services[NAME].cpu_ns_per_op in us, and each
                                          "agent/local CPU NAME" row the median of the runs'
@@ -161,7 +161,7 @@ def check_table(out, jsonl):
     for label, rows in sorted(blocks.items()):
         stem = label.replace(" ", "-")
         for name in names:
-            row = rows.get("agent CPU us/req " + name)
+            row = rows.get("agent CPU µs/req " + name)
             got = columns_of(row, ARMS)
             want = [cells.get((stem, arm), []) for arm in ARMS]
             vals = [[v for v in (agent_us(r, name) for r in runs) if v is not None]
@@ -170,7 +170,7 @@ def check_table(out, jsonl):
             good = got is not None and all(
                 (e == "n/a" and g == "n/a") or (e != "n/a" and close(g, float(e), 0.005))
                 for g, e in zip(got, exp))
-            ok("%s: agent CPU us/req %s is the runs' median (printed %s)" % (label, name, got),
+            ok("%s: agent CPU µs/req %s is the runs' median (printed %s)" % (label, name, got),
                good, "the runs give %s" % exp)
             rat = [ratios(runs, name) for runs in want]
             row = rows.get("agent/local CPU " + name)
@@ -178,13 +178,13 @@ def check_table(out, jsonl):
                 ok("%s: no agent/local row for %s without both figures" % (label, name),
                    row is None, row)
                 continue
-            exp = ["x%.3f" % statistics.median(v) if v else "n/a" for v in rat]
+            exp = ["%.3f×" % statistics.median(v) if v else "n/a" for v in rat]
             got = columns_of(row, ARMS + [VERDICT])
             good = got is not None and all(
                 (e == "n/a" and g == "n/a") or
-                (e != "n/a" and g.startswith("x") and close(g[1:], float(e[1:]), 0.0005))
+                (e != "n/a" and g.endswith("×") and close(g[:-1], float(e[:-1]), 0.0005))
                 for g, e in zip(got[:2], exp))
-            m = re.search(r"runs x([0-9.]+) to x([0-9.]+)", got[2]) if got else None
+            m = re.search(r"runs ([0-9.]+)× to ([0-9.]+)×", got[2]) if got else None
             allr = rat[0] + rat[1]
             good = good and m is not None and close(m.group(1), min(allr), 0.0005) and \
                 close(m.group(2), max(allr), 0.0005)
@@ -224,8 +224,8 @@ def check_html(html, jsonl):
         want = tuple("" if len(v) == len(runs) else "%d of %d runs)" % (len(v), len(runs))
                      for v in (a, loc, rat))
         good = bool(a and loc and rat) and close(ag, sig3(statistics.median(a)), 0) and \
-            close(lo, sig3(statistics.median(loc)), 0) and ra.startswith("x") and \
-            close(ra[1:], statistics.median(rat), 0.0005) and notes == want
+            close(lo, sig3(statistics.median(loc)), 0) and ra.endswith("×") and \
+            close(ra[:-1], statistics.median(rat), 0.0005) and notes == want
         ok("report: %s %s: agent %s, local %s, %s are the runs' medians" %
            (cell, name, *shown), good,
            "the runs give %s %s %s, of %s of %d runs" %

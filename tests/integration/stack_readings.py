@@ -102,11 +102,11 @@ def main():
         tap.check("a table block of '%s' and valid runs of both transports" % cell, False,
                   "%d lines, %s runs" % (len(block), {t: len(v) for t, v in arms.items()}))
         return
-    for name_, key, scale, tol in (("latency p99.9 us", "p999", 1e3, 0.051),
-                                   ("latency mean us", "mean", 1e3, 0.051)):
+    for name_, key, scale, tol in (("latency p99.9 µs", "p999", 1e3, 0.051),
+                                   ("latency mean µs", "mean", 1e3, 0.051)):
         got = (row(block, name_) or "").split()
         want = [med([dig(r, "latency_ns", key) for r in arms[t]]) / scale for t in ("tcp", "unix")]
-        good = len(got) >= 2 and all(near(float(g), w, tol) for g, w in zip(got[:2], want))
+        good = len(got) >= 2 and all(near(float(g.replace(",", "")), w, tol) for g, w in zip(got[:2], want))
         tap.check("%s %s: the runs' medians %.1f, %.1f" % (cell, name_, *want), good, " ".join(got[:2]))
     for name_ in ("connections", "noisy runs"):
         got = (row(block, name_) or "").split()
@@ -156,7 +156,7 @@ def main():
         saved_life = life["tcp"] - life["unix"]
         text = "\n".join(block)
         if saved > 0:
-            m = re.search(r"the socket saves ([-0-9.]+) us per request: the lifecycle ([-0-9.]+) \(([-0-9]+) %\)", text)
+            m = re.search(r"the socket saves ([-0-9.]+) µs per request: the lifecycle ([-0-9.]+) \(([-0-9]+) %\)", text)
             tap.check("%s: the lifecycle's share, the phases' arithmetic: %.1f of %.1f us (%.0f %%)"
                       % (cell, saved_life, saved, 100 * saved_life / saved),
                       m is not None and near(float(m.group(1)), saved, 0.051)

@@ -32,14 +32,14 @@ expect_rc "run --reps 4 (new): exit 0" 0 b run echo "$tcp" --reps 4 -d 0.2 --war
 
 expect_rc "compare a file with itself: exit 0" 0 self compare "$a" "$a"
 # Not significant: "~", then the ratio of medians with its interval all the same.
-NS_RE='  ~ [+-][0-9.]+ % \[[+-][0-9.]+ %, [+-][0-9.]+ %\] \(p='
+NS_RE='  ~ [0-9.]+× \[[0-9.]+×, [0-9.]+×\] \(p='
 check_eq "compare with itself: a row per metric, n=4+4" 6 "$(grep -c 'n=4+4)$' "$T/self.out")"
 check_eq "compare with itself: ~ and the ratio with its interval everywhere" "" \
     "$(grep 'n=4+4)$' "$T/self.out" | grep -Ev "$NS_RE")"
 
 expect_rc "compare two runs of one endpoint: exit 0" 0 ab compare "$a" "$b"
 check "compare: the cell is listed" \
-    grep -Eq "^echo $tcp reuse 64 B c=1 p=1 +[0-9]+ ±[0-9.]+ % \(n=4\) +[0-9]+ ±[0-9.]+ % \(n=4\) +(~|[+-][0-9])" \
+    grep -Eq "^echo $tcp reuse 64 B c=1 p=1 +[0-9,]+ ±[0-9.]+ % \(n=4\) +[0-9,]+ ±[0-9.]+ % \(n=4\) +(~ )?[0-9.]+× " \
     "$T/ab.out"
 check_eq "compare: n=4+4 in each metric's table" 6 "$(grep -c 'n=4+4)$' "$T/ab.out")"
 check "compare: every metric has a table" \

@@ -138,7 +138,7 @@ stop_pid "$s_pid"
 start_server r --listen tcp://127.0.0.1:0 || done_testing
 r_pid=$SRV_PID
 j=$T/rst.json
-hb rst run echo "tcp://127.0.0.1:$SRV_PORT" --mode connect -n 1000 --warmup 0 --close rst \
+hb rst run echo "tcp://127.0.0.1:$SRV_PORT" --mode connect -n 1000 --warmup 0 --close rst --no-server-lookup \
     --json "$j"
 rcheck "no server given: server_source none, server CPU unavailable" "$j" \
     '.runs[0].observed.cpu | .server_source == "none" and (.server_ns.unavailable | length > 0)'

@@ -117,18 +117,18 @@ o=$T/reps.out
 check "table: the study's server row, 97.20 72.70 saved 24.5 (25.2 %)" \
     grep -Eq '^ +cpu server +97\.20 +72\.70 +24\.5 \[[0-9.]+, [0-9.]+\] +25\.2 % +saves \(p=0\.011, n=5\+5\)$' \
     "$o"
-check "table: one whole vCPU saved at 40816 req/s (server)" \
-    grep -Eq '^ +cpu server: one whole vCPU is saved at 40816 \[' "$o"
+check "table: one whole vCPU saved at 40,816 req/s (server)" \
+    grep -Eq '^ +cpu server: one whole vCPU is saved at 40,816 \[' "$o"
 check "table: the loss is shown as one, significant" \
     grep -Eq '^ +cpu server +40\.00 +45\.00 +-5\.00 \[-5\.[0-9]+, -4\.[0-9]+\] +-12\.5 % +costs more \(p=0\.0079, n=5\+5\)$' "$o"
-check "table: the Unix socket costs one whole vCPU more at 200000 req/s" \
-    grep -Eq '^ +cpu server: the Unix socket costs one whole vCPU more at 200000 \[' "$o"
+check "table: the Unix socket costs one whole vCPU more at 200,000 req/s" \
+    grep -Eq '^ +cpu server: the Unix socket costs one whole vCPU more at 200,000 \[' "$o"
 check "table: the month is 30 days, the price is --price's" \
-    grep -q 'A month is 30 days (2592000 s)' "$o"
+    grep -q 'A month is 30 days (2,592,000 s)' "$o"
 check "table: \$30 from --price" grep -q 'Price: \$30 per vCPU-month (--price)' "$o"
 # the key figure, client+server: 108.2 - 81.0 = 27.2 us; 40k/s * 86400 * 30 * 27.2 us
 check "table: 40k/s saves 40k * 86400 * 30 * 27.2 us = 32.6 days of CPU, 109 % of a vCPU" \
-    grep -Eq '^ +40k/s +103680000000 +40000 +32\.6 \[[0-9.]+, [0-9.]+\] days +109 \[' "$o"
+    grep -Eq '^ +40k/s +103,680,000,000 +40,000 +32\.6 \[[0-9.]+, [0-9.]+\] days +109 \[' "$o"
 check "table: the month in full for the key figure only, client+server, in each priced cell" \
     sh -c "[ \$(grep -c 'saved per month' '$o') = 2 ] &&
            [ \$(grep -c '^   cpu client+server: saved per month' '$o') = 2 ]"

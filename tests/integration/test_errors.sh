@@ -147,9 +147,10 @@ usage_cases=(
     "--mode bogus|run echo unix:/x --mode bogus|bogus"
     "--size 0|run echo unix:/x --size 0|--size"
     "--duration -1|run echo unix:/x -d -1|--duration|-d"
-    "--duration 0|run echo unix:/x -d 0|--duration: '0' is not a number of seconds in \\(0, 86400\\]$"
-    "--warmup -1|run echo unix:/x --warmup -1|--warmup: '-1' is not a number of seconds in \\[0, 86400\\]$"
-    "lab --cooldown x|lab --cooldown x|--cooldown: 'x' is not a number of seconds in \\[0, 86400\\]$"
+    "--duration 0|run echo unix:/x -d 0|--duration: '0' is not a duration in \\(0, 1 day\\] \\(seconds, or with a unit: 500ms, 10s, 2m, 1h\\)$"
+    "--warmup -1|run echo unix:/x --warmup -1|--warmup: '-1' is not a duration in \\[0, 1 day\\]"
+    "--duration 10x|run echo unix:/x -d 10x|--duration: '10x' is not a duration"
+    "lab --cooldown x|lab --cooldown x|--cooldown: 'x' is not a duration in \\[0, 1 day\\]"
     "--connections 0|run echo unix:/x -c 0|--connections|-c"
     "non-loopback run|run echo tcp://10.0.0.1:80|--allow-remote"
     "--server-pid that does not exist|run echo unix:/x --server-pid 4194000|--server-pid 4194000: no such process"
@@ -161,6 +162,11 @@ usage_cases=(
     "lab --sizes bogus|lab --sizes 64,lots|--sizes"
     "lab unknown option|lab --bogus|--bogus"
     "unknown subcommand|frobnicate|frobnicate"
+    "mistyped option|run echo unix:/x --duraton 3|unknown option '--duraton'; did you mean --duration\\?$"
+    "mistyped protocol|run ehco unix:/x|unknown protocol 'ehco' .*; did you mean 'echo'\\?$"
+    "a stack's first word|stack nginx|no stack 'nginx' .*; did you mean 'nginx-fpm'\\?$"
+    "mistyped subcommand|rn|unknown subcommand 'rn' .*; did you mean 'run'\\?$"
+    "help of a mistyped command|help rn|no command 'rn' .*; did you mean 'run'\\?$"
 )
 for c in "${usage_cases[@]}"; do
     name=${c%%|*}

@@ -105,14 +105,14 @@ check "lab --quick: the bottom line says no verdict is possible with n=1+1, noth
     "$T/quick.out"
 check_eq "lab --quick: the bottom line's grid, a row of 5 ratios per size and mode" 4 \
     "$(sed -n '/^bottom line: no verdict/,/^evidence: /p' "$T/quick.out" |
-        grep -Ec '^  (64 B|4 KiB) (connect|reuse) +([0-9.]+ +){4}[0-9.]+$')"
+        grep -Ec '^  (64 B|4 KiB) (connect|reuse) +([0-9.]+× +){4}[0-9.]+×$')"
 check "lab --quick: no verdict, no cost sentence in the bottom line" \
     sh -c "! sed -n '/^bottom line: /,\$p' '$T/quick.out' | grep -q 'significant\|^  cost'"
 check "lab --quick: a table per size" \
     sh -c "grep -q '^64 B echo round trips' '$T/quick.out' &&
            grep -q '^4 KiB echo round trips' '$T/quick.out'"
 check_eq "lab --quick: unix÷tcp rows (2 sizes x 2 modes)" 4 \
-    "$(grep -Ec '^ +unix÷tcp +[0-9.]+x' "$T/quick.out")"
+    "$(grep -Ec '^ +unix÷tcp +[0-9.]+×' "$T/quick.out")"
 check "lab --quick: --json given, nothing else written to cwd" \
     sh -c "[ -z \"\$(ls -A '$T/quick.cwd')\" ]"
 check_lab_gone quick
@@ -556,7 +556,7 @@ check_eq "lab --reps 2: the grid, 2 modes x 5 ratios" 10 "$(wc -l <"$T/lr.grid")
 check "lab --reps 2: every grid value is the evidence's ratio; its rows too few runs, not priced" \
     jtrue -n --slurpfile ev "$T/lr.json" --rawfile g "$T/lr.grid" '
     [$g | split("\n")[] | select(length > 0) | split("|")
-     | {cell: .[0], col: .[1], v: (.[2] | tonumber)}] as $t
+     | {cell: .[0], col: .[1], v: (.[2] | rtrimstr("×") | tonumber)}] as $t
     | [$ev[0].bottom_line.rows[] | {cell, r: .ratio, verdict, text, n_base, n_arm,
         col: (if .figure == "ops_per_s" then "ops/s" elif .figure == "p50_ns" then "p50"
               elif .figure == "p99_ns" then "p99" else "CPU " + .who end)}] as $e
@@ -582,7 +582,7 @@ check_eq "lab -v: a line per run" 8 "$(grep -Ec '^  (connect|reuse) +(tcp|unix) 
 check "lab -v: summaries printed" grep -q "unix against tcp: median" "$T/lv.out"
 # 2 + 2 runs can never be significant: "~", and still each ratio of medians with its interval.
 check_eq "lab -v --reps 2: every figure's ratio with its interval, '~' (2 modes x 6 figures)" 12 \
-    "$(grep -Ec '^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) .*   vs first: ~ [+-][0-9.]+ % \[[+-][0-9.]+ %, [+-][0-9.]+ %\] \(p=[0-9.e-]+ n=2\+2\)$' \
+    "$(grep -Ec '^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) .*   vs first: ~ [0-9.]+× \[[0-9.]+×, [0-9.]+×\] \(p=[0-9.e-]+ n=2\+2\)$' \
         "$T/lv.out")"
 
 done_testing

@@ -9,7 +9,10 @@
 # - each `hopbench run` example of README.md, docs/*.md and the page is a command line run
 #   takes (its endpoints replaced by one nothing listens on, it fails only there);
 # - the completion, sourced into bash, offers the commands, each command's options (the
-#   table's), the protocols and the stacks the binary itself lists, and a file after --json.
+#   table's), a file after --json, and exactly the words each list of `hopbench help --values`
+#   gives (the parsers' own: test_cli test_values): each option's, run's protocols, serve's and
+#   lab --proto's (only those with a built-in server), the stacks; an option's value is not
+#   taken for the command's first word.
 . "$(dirname "$0")/lib.sh"
 
 need groff troff grotty python3
@@ -95,6 +98,24 @@ for sub in $subs; do
         not_ok "hopbench $sub --help = its table" "$(comm -3 "$tmp/tforms" "$tmp/hforms" | tr '\n' ';')"
     fi
 done
+
+# `hopbench help NAME` is `hopbench NAME --help`, not the top-level help; `help stack NAME` the
+# stack's own.
+top=$("$HOPBENCH" help)
+for sub in $subs; do
+    if [ "$("$HOPBENCH" help "$sub")" = "$("$HOPBENCH" "$sub" --help)" ] && [ "$("$HOPBENCH" help "$sub")" != "$top" ]; then
+        ok "hopbench help $sub prints hopbench $sub --help"
+    else
+        not_ok "hopbench help $sub prints hopbench $sub --help" "$("$HOPBENCH" help "$sub" | head -n 2)"
+    fi
+done
+stack1=$("$HOPBENCH" stack list | awk 'NF { print $1; exit }')
+if [ "$("$HOPBENCH" help stack "$stack1")" = "$("$HOPBENCH" stack "$stack1" --help)" ] &&
+    [ "$("$HOPBENCH" help stack "$stack1")" != "$("$HOPBENCH" help stack)" ]; then
+    ok "hopbench help stack $stack1 prints that stack's help"
+else
+    not_ok "hopbench help stack $stack1 prints that stack's help"
+fi
 
 # can_tell NAME SED TABLE-FILTER MAN-FILTER MISSING: the run section of the page cut by
 # SED lacks exactly MISSING against run's table, as read by the two filters.
@@ -200,9 +221,52 @@ if [ "$(complete_line "hopbench st" | wc -l)" -eq 1 ]; then
 else
     not_ok "completion: only stack starts with st # $(complete_line "hopbench st" | tr '\n' ' ')"
 fi
+# complete_exact NAME LINE WORD...: the words offered for LINE are exactly the WORDs.
+complete_exact() {
+    local name=$1 line=$2 got want
+    shift 2
+    got=$(complete_line "$line" 2>&1 | sort | tr '\n' ' ')
+    want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
+    if [ "$got" = "$want" ]; then
+        ok "completion: $name"
+    else
+        not_ok "completion: $name" "got: $got; want: $want"
+    fi
+}
+# words SUB KEY: the words of SUB's list KEY in hopbench help --values SUB.
+words() { "$HOPBENCH" help --values "$1" | awk -v k="$2" '$1 == k { $1 = ""; print }'; }
 protos=$("$HOPBENCH" --help | sed -n -E 's/^PROTO: +//p' | tr -d '|')
-expect_complete "protocols after run" "hopbench run " $protos
-expect_complete "protocols after --proto" "hopbench lab --proto " $protos
+# shellcheck disable=SC2046
+complete_exact "run's protocols are the registry's" "hopbench run " $protos
+nlists=0
+for sub in $subs; do
+    while read -r key list; do
+        nlists=$((nlists + 1))
+        case $key in
+        -) line="hopbench $sub " what="its first word" ;;
+        *) line="hopbench $sub $key " what=$key ;;
+        esac
+        [ "$sub" = serve ] && [ "$key" != - ] && line="hopbench serve echo $key "
+        # shellcheck disable=SC2086
+        complete_exact "$sub $what: the parser's words" "$line" $list
+    done < <("$HOPBENCH" help --values "$sub")
+done
+check "the lists are there (run, lab, serve, stack: $nlists)" test "$nlists" -ge 19
+# The four that offered words the parser refuses or lacked one it takes, before the lists:
+# run --wait lacked uring; lab --proto and serve offered pg and mysql, which have no built-in
+# server; a value of an option (-c 4) was taken for the protocol, so endpoints were offered.
+# shellcheck disable=SC2046
+complete_exact "run --wait offers uring" "hopbench run --wait " epoll block uring
+# shellcheck disable=SC2046
+complete_exact "lab --proto offers only protocols with a server" "hopbench lab --proto " \
+    $(words lab --proto)
+check "lab --proto's list lacks pg" test -z "$(words lab --proto | grep -w pg)"
+# shellcheck disable=SC2046
+complete_exact "serve offers only protocols with a server" "hopbench serve " $(words serve -)
+# shellcheck disable=SC2086
+complete_exact "an option's value is no protocol" "hopbench run -c 4 " $protos
+expect_complete "a comma list goes on after its comma" \
+    "hopbench run pg unix:/x --auth-method scram-sha-256,m" "scram-sha-256,md5"
 run_opts=$(table_options run)
 # shellcheck disable=SC2086
 expect_complete "every option of run" "hopbench run http unix:/x -" $run_opts

@@ -140,7 +140,7 @@ check "quiet: a noisy: line if and only if the evidence says noisy, with its fig
 
 # --- what is named: nothing (the server's CPU is then other), or a service ---
 j=$T/unnamed.json
-hb unnamed run echo "$ep" -d 0.3 --warmup 0 --json "$j"
+hb unnamed run echo "$ep" -d 0.3 --warmup 0 --no-server-lookup --json "$j"
 exit0 "no server named" unnamed
 rcheck "no server named: named 0, other is busy less hopbench's process (the server's CPU in it)" \
     "$j" '.runs[0].observed | .cpu.server_source == "none" and .other_cpu.named_ns == 0

@@ -204,10 +204,12 @@ else
     # run --pin split --server-pid: the client on the first half, the server observed.
     observed_runs split "$sp_pid" "$sp_port" "$T/split.sock" "$cfmt" "$sfmt" "${CLIENT[*]}" "${SERVER[*]}"
 
-    # Without --server-pid nothing is observed: what serve --pin split would use, said so.
+    # Without --server-pid (nor the server found by its socket) nothing is observed: what
+    # serve --pin split would use, said so.
     j=$T/split_exp.json
     expect_rc "run --pin split, no --server-pid: exit 0" 0 split_exp \
-        run echo "tcp://127.0.0.1:$sp_port" --pin split -n 300 --warmup 0 --json "$j"
+        run echo "tcp://127.0.0.1:$sp_port" --pin split -n 300 --warmup 0 --no-server-lookup \
+        --json "$j"
     rcheck "run --pin split, no --server-pid: server $sfmt, expected" "$j" \
         ".placement == {pin: \"split\", client_cpus: \"$cfmt\", server_cpus: \"$sfmt\",
                         server_cpus_source: \"expected\"}"
@@ -238,7 +240,12 @@ observed_runs same "$sm_pid" "$sm_port" "$T/same.sock" "$FIRST" "$FIRST" "$FIRST
 
 j=$T/same_exp.json
 expect_rc "run --pin same, no --server-pid: exit 0" 0 same_exp \
-    run echo "unix:$T/same.sock" --pin same -n 300 --warmup 0 --json "$j"
+    run echo "unix:$T/same.sock" --pin same -n 300 --warmup 0 --no-server-lookup --json "$j"
+# found by its listening socket, the server is observed as --server-pid would have it
+expect_rc "run --pin same, the server found by its socket: exit 0" 0 same_found \
+    run echo "unix:$T/same.sock" --pin same -n 300 --warmup 0 --json "$T/same_found.json"
+rcheck "run --pin same, the server found by its socket: server $FIRST, observed" "$T/same_found.json" \
+    ".placement | .server_cpus == \"$FIRST\" and .server_cpus_source == \"observed\""
 rcheck "run --pin same, no --server-pid: server $FIRST, expected" "$j" \
     ".placement | .server_cpus == \"$FIRST\" and .server_cpus_source == \"expected\""
 check "run --pin same, no --server-pid: the placement line says it was not observed" \
@@ -263,7 +270,7 @@ check "run --server-pid of an unpinned server: said in the placement line" \
     "$T/none_obs.out"
 j=$T/none_exp.json
 expect_rc "run --pin none, no --server-pid: exit 0" 0 none_exp \
-    run echo "unix:$T/none.sock" -n 300 --warmup 0 --json "$j"
+    run echo "unix:$T/none.sock" -n 300 --warmup 0 --no-server-lookup --json "$j"
 rcheck "run --pin none, no --server-pid: server any, expected" "$j" \
     '.placement == {pin: "none", client_cpus: "any", server_cpus: "any", server_cpus_source: "expected"}'
 stop_server "$nn_pid" "$T/none.out"

@@ -155,7 +155,7 @@ jcheck "the document's profile: both cells and one tcp - unix difference of the 
      and (.profile.differences[0].sides[0] | .name == "hop" and (.total.diff | type) == "number")
      and .profile.differences[0].sides[0].subsystems.tcp.diff > 0'
 check "the text: the table per request and the decomposition" \
-    grep -q "^    hop: over tcp each request costs [0-9.]* us " "$T/prof.out"
+    grep -q "^    hop: over tcp each request costs [0-9.]* µs " "$T/prof.out"
 check "the text: the phases beside it" grep -q "phases (latency means): kept connections" \
     "$T/prof.out"
 jcheck "the profiler's own thread: its CPU over each window, a fraction of the window" "$j" \

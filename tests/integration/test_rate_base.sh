@@ -92,7 +92,7 @@ if start_server slow --listen "unix:$T/slow.sock" --threads 1 --delay-us 2000; t
     one_line "saturated: one stderr line saying why the results are invalid" "$T/sat.err" \
         '^hopbench: results are invalid: 2 open-loop runs saturated \(below 99 % of the rate'
     check_eq "saturated: a line per run in the text" 2 \
-        "$(grep -c '^saturated: unix:.*slow.sock reuse 64 B #[12]: kept up with .* of 2000 ops/s (.*, below 99 %): invalid' "$T/sat.out")"
+        "$(grep -c '^saturated: unix:.*slow.sock reuse 64 B #[12]: kept up with .* of 2,000 ops/s (.*, below 99 %): invalid' "$T/sat.out")"
     check "saturated: the summary counts them" \
         grep -q '(n=0 valid of 2; 2 saturated (below 99 % of the rate))' "$T/sat.out"
     stop_server "$SRV_PID" "$SRV_OUT"

@@ -158,7 +158,7 @@ expect_rc "report of two files: exit 0" 0 two report "$FIX/pairs-a-open.json" \
     "$FIX/pairs-b-open.json" -o "$T/two.html"
 page_checks two "$T/two.html" "$FIX/pairs-a-open.json" "$FIX/pairs-b-open.json"
 check "two files: each against the first as compare prints it" \
-    grep -q '~ +0.3 % \[+0.3 %, +0.3 %\] (p=1 n=1+1)' "$T/two.html"
+    grep -q '~ 1.003× \[1.003×, 1.003×\] (p=1 n=1+1)' "$T/two.html"
 
 # --- a service one colour on the whole page ----------------------------------------------
 # The fixtures given services as a stack's measurements have them: php-fpm alone (the bare

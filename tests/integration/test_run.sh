@@ -61,7 +61,8 @@ rcheck "run: argv recorded as typed" "$j" \
     '.argv[1:] == ["run", "echo", "'"$tcp"'", "--mode", "reuse", "-d", "0.5", "--warmup", "0.1",
      "--json", "'"$j"'"] and (.argv[0] | endswith("hopbench"))'
 rcheck "run: tool, server, placement recorded" "$j" \
-    '.tool.name == "hopbench" and (.tool.version | type) == "string" and .server == "external"
+    '.tool.name == "hopbench" and (.tool.version | type) == "string"
+     and (.server | test("^hopbench \\(pid [0-9]+, found by its listening socket tcp://"))
      and .placement.pin == "none" and (.placement.client_cpus | type) == "string"
      and (.placement.server_cpus | type) == "string"'
 rcheck "run: machine facts recorded" "$j" \
@@ -102,8 +103,8 @@ if expect_rc "run two endpoints: exit 0" 0 two \
     run echo "$tcp" "$uds" -d 0.3 --warmup 0.05 --json "$j"; then
     check_eq "run two endpoints: table has 2 rows" 2 "$(table_rows "$T/two.out")"
     check "run two endpoints: rows in order, first is 1.00x" \
-        sh -c "grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' '$T/two.out' | head -n 1 | grep -q '^$tcp .* 1\.00x\$' &&
-               grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' '$T/two.out' | tail -n 1 | grep -Eq '^$uds .* [0-9.]+x\$'"
+        sh -c "grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' '$T/two.out' | head -n 1 | grep -q '^$tcp .* 1\.00×\$' &&
+               grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) ' '$T/two.out' | tail -n 1 | grep -Eq '^$uds .* [0-9.]+×\$'"
     rcheck "run two endpoints: two runs in JSON, in order" "$j" \
         '(.runs | length) == 2 and .runs[0].endpoint == "'"$tcp"'" and .runs[0].transport == "tcp"
          and .runs[1].endpoint == "'"$uds"'" and .runs[1].transport == "unix" and .valid'
@@ -117,7 +118,7 @@ if expect_rc "run two endpoints --reps 2: exit 0" 0 vs \
     run echo "$tcp" "$uds" -d 0.15 --warmup 0 --reps 2 --json "$j"; then
     want=$(jq -r '.runs as $r | .runs[] | . as $x | ($r[] | select(.cell == 0 and .rep == $x.rep)
         | .ops_per_s) as $b | "\($x.ops_per_s / $b)"' "$j" | while read -r v; do
-        printf '%.2fx\n' "$v"
+        printf '%.2f×\n' "$v"
     done | tr '\n' ' ')
     got=$(grep -E '^(tcp://|unix:)[^ ]+ +(connect|reuse) +64 B ' "$T/vs.out" | awk '{print $NF}' | tr '\n' ' ')
     check_eq "run --reps 2: vs first is against the first endpoint's run of the same rep" \
@@ -175,16 +176,17 @@ rcheck "run >&-: evidence complete, not interrupted" "$T/cl.json" \
 RC=0
 (cd "$T/wj" || exit 1
     timeout -k 5 60 "$HOPBENCH" run echo "$uds" -d 0.3 --warmup 0.1 --reps 4 --cooldown 0 \
-        --json "$T/rp.json" 2>"$T/rp.err" | head -n 2 >"$T/rp.out"
+        --json "$T/rp.json" 2>"$T/rp.err" | head -n 3 >"$T/rp.out"
     exit "${PIPESTATUS[0]}") || RC=$?
-check "run --reps 4 | head -n 2: exit 130 (runs left undone) or 0 (all done) (exit $RC)" \
+check "run --reps 4 | head -n 3: exit 130 (runs left undone) or 0 (all done) (exit $RC)" \
     jtrue --argjson rc "$RC" \
     'if .interrupted then $rc == 130 and (.runs | length) < 4
      else $rc == 0 and (.runs | length) == 4 end' "$T/rp.json"
-check "run | head -n 2: the lines before the run got through" \
-    sh -c "grep -q '^placement: ' '$T/rp.out' && grep -q '^sysctl: ' '$T/rp.out'"
-check "run | head -n 2: nothing on stderr" test ! -s "$T/rp.err"
-rcheck "run | head -n 2: each run measured is whole" "$T/rp.json" \
+check "run | head -n 3: the lines before the run got through" \
+    sh -c "grep -q '^server: hopbench ' '$T/rp.out' && grep -q '^placement: ' '$T/rp.out' &&
+           grep -q '^sysctl: ' '$T/rp.out'"
+check "run | head -n 3: nothing on stderr" test ! -s "$T/rp.err"
+rcheck "run | head -n 3: each run measured is whole" "$T/rp.json" \
     'all(.runs[]; .ops > 0 and .valid == true and .interrupted == false and errors_zero)'
 
 # stdout has a reader but cannot be written (ENOSPC): that is no interrupt, every run is

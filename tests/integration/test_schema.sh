@@ -68,6 +68,9 @@ expect_rc "merge: exit 0" 0 merge merge "$T/run.json" "$T/run.json" -o "$T/merge
 PROTO=redis start_server r --listen "unix:$T/r.sock" || done_testing
 expect_rc "run redis --command set,get: exit 0" 0 redis run redis "unix:$T/r.sock" \
     --command set,get --keys 10 -n 200 --warmup 0 --json "$T/redis1.json"
+# http asking the redis server: every reply wrong, the first one kept (first_bad_reply)
+expect_rc "run http against a redis server: exit 2" 2 bad run http "unix:$T/r.sock" -n 20 \
+    --warmup 0 --json "$T/bad.json"
 stop_pid "$SRV_PID"
 expect_rc "merge redis: exit 0" 0 rmerge merge "$T/redis1.json" "$T/redis1.json" \
     -o "$T/redis.json"
@@ -105,13 +108,13 @@ undocumented() {
         esac
     done
 }
-for f in run lab merge jsonl redis procs; do
+for f in run lab merge jsonl redis bad procs; do
     check_eq "every key $f writes is in docs/evidence.md" "" "$(undocumented "$T/$f.json" | tr '\n' ' ')"
 done
 
 # --- listed => written ------------------------------------------------------------------
 
-for f in run lab merge jsonl redis procs; do
+for f in run lab merge jsonl redis bad procs; do
     jq -r "$LEAVES" "$T/$f.json" | sed 's/?$//'
 done | sort -u >"$T/written"
 missing=$(comm -23 "$T/documented" "$T/written")

@@ -46,7 +46,8 @@ bad "a bad label" "a label \(before '='\)" "a b=tcp://127.0.0.1:2"
 bad "one label for two endpoints" "label 'x' is given to two endpoints" --label x x=tcp://127.0.0.1:2
 bad "labelled twice" "labelled 'y' already" --label x --label z y=tcp://127.0.0.1:2
 bad "watch port 0" "port 0 is no hop" --watch tcp://127.0.0.1:0
-bad "watch a bad endpoint" "unknown scheme" --watch http://127.0.0.1:2
+bad "watch a bad endpoint" "unknown scheme" --watch gopher://127.0.0.1:2
+bad "watch a URL with a path" "a path is for run.s requests" --watch http://127.0.0.1:2/x
 
 # --- a cgroup of the test's own, in the cpuacct (v1) or unified (v2) hierarchy ---
 # Made below the cgroup this script runs in, so nothing leaves the limits it was started
@@ -174,7 +175,7 @@ hb reps run echo "tcp=tcp://127.0.0.1:$porta" "unix=unix:$sock" -d 0.25 --warmup
     "${svca[@]}" --json "$j"
 exit0 "reps" reps
 check "reps: the comparison has each figure, unix against tcp with n=4+4" \
-    sh -c "grep -Eq '^  A cpu µs/op +tcp [0-9.]+  unix [0-9.]+ vs first: (~ )?[-+][0-9.]+ % \[[-+][0-9.]+ %, [-+][0-9.]+ %\] \(p=[0-9.e-]+ n=4\+4\)$' '$T/reps.out' &&
+    sh -c "grep -Eq '^  A cpu µs/op +tcp [0-9.]+  unix [0-9.]+ vs first: (~ )?[0-9.]+× \[[0-9.]+×, [0-9.]+×\] \(p=[0-9.e-]+ n=4\+4\)$' '$T/reps.out' &&
            grep -Eq '^  sum cpu µs/op +tcp [0-9.]+  unix [0-9.]+ vs first: ' '$T/reps.out' &&
            grep -Eq '^  system cpu µs/op +tcp ' '$T/reps.out' && grep -Eq '^  client cpu µs/op +tcp ' '$T/reps.out' &&
            grep -Eq '^  A PSS MiB +tcp [0-9.]+  unix [0-9.]+ vs first: ' '$T/reps.out'"

@@ -3,7 +3,7 @@
 # beside the services) for the server side, naming the stack's services by their cgroups:
 # every run line of --jsonl has agent.services with redis's CPU > 0 and the agent's ops
 # equal to the run's. The stack's printed table has, per measurement, each service's
-# "agent CPU us/req" and "agent/local CPU" rows, and its --html report an agent's table
+# "agent CPU µs/req" and "agent/local CPU" rows, and its --html report an agent's table
 # per measurement: each figure the median of the same runs in --jsonl (parsed from both:
 # stack_agent_check.py, which finds the columns by the header row's names: a column added
 # before them still checks). Without --agent neither the table nor the report has them. A
@@ -71,7 +71,7 @@ expect_rc "stack redis --short without --agent: exit 0" 0 plain \
     stack redis --short -q --html "$T/plain.html"
 stack_nothing_left "plain" "$T/plain.out"
 check "without --agent the table has its CPU rows and no agent row" \
-    bash -c "grep -q '^  CPU us/req redis ' '$T/plain.out' && ! grep -qi agent '$T/plain.out'"
+    bash -c "grep -q '^  CPU µs/req redis ' '$T/plain.out' && ! grep -qi agent '$T/plain.out'"
 check "without --agent the report has no agent's table" \
     bash -c "grep -q '<section class=\"file\"' '$T/plain.html' && ! grep -q 'class=\"agent\"' '$T/plain.html'"
 
@@ -95,7 +95,7 @@ for r in runs:
     for s in r["agent"]["services"]:
         v = s.get("cpu_ns_per_op")
         fig = "%.2f" % (v / 1e3) if isinstance(v, (int, float)) else "n/a"
-        row = "  %-30s %11s" % ("agent CPU us/req " + s["name"], fig)
+        row = "  %-30s %11s" % ("agent CPU µs/req " + s["name"], fig)
         if row not in parts.get(t, ""):
             bad.append("%s: %s" % (t, row.strip()))
 print("ok" if seen == {"tcp", "unix"} and not bad else "runs %s; missing %s" % (sorted(seen), bad))

@@ -256,9 +256,9 @@ for combo in nginx-fpm:optimized apache-fpm:optimized nginx-fpm:baseline \
             test "${win:-0}" -gt 0 -a "${win:-0}" -le "${usage:-0}"
         check "$name: the runs' CPU of $sname ($win ns) >= 30 % of its cgroup's usage ($usage ns)" \
             test "$((${win:-0} * 10))" -ge "$((${usage:-0} * 3))"
-        row=$(fpm_row "$web->fpm" "CPU us/req $sname")
+        row=$(fpm_row "$web->fpm" "CPU µs/req $sname")
         wt=$(fpm_mean "$name" "$stack.tcp" ".observed.services[] | select(.name == \"$sname\") | .cpu_ns_per_op / 1000")
-        check "$name: the table's CPU us/req $sname over tcp (${row% *}) is the runs' median ($wt)" \
+        check "$name: the table's CPU µs/req $sname over tcp (${row% *}) is the runs' median ($wt)" \
             close "${row% *}" "$wt" 0.011
     done
     check "$name: the front runs watch the backend hop, both transports" \

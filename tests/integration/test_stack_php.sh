@@ -180,7 +180,7 @@ if wait_line "$OUT" '^holding: ' 150 "$PID"; then
         stack_readings php-method "$cell" "$k" "$T/pm.jsonl"
     done
     check "php-method: the closed and open tables print p99.9 and the mean" test \
-        "$(grep -c '^workload .* p99 us *p99.9 us *mean us *n$' "$OUT")" = 2
+        "$(grep -c '^workload .* p99 µs *p99.9 µs *mean µs *n$' "$OUT")" = 2
     kill -INT "$PID"
     reap "$PID" 20
     # A saturated open-loop run is invalid, which makes the stack's exit 2.

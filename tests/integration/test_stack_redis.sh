@@ -181,10 +181,10 @@ want() {
 }
 # close A B ULP : |A - B| <= ULP (the table rounds).
 close() { awk -v a="$1" -v b="$2" -v u="$3" 'BEGIN { d = a - b; exit !(d <= u && d >= -u) }'; }
-for spec in 'CPU us/req client:.client_cpu_ns_per_op / 1000:0.011' \
-    'CPU us/req redis:.observed.services[0].cpu_ns_per_op / 1000:0.011' \
-    'CPU us/req sum:.observed.services_total.sum_ns_per_op / 1000:0.011' \
-    'CPU us/req system:.observed.cpu.system_ns_per_op / 1000:0.011' \
+for spec in 'CPU µs/req client:.client_cpu_ns_per_op / 1000:0.011' \
+    'CPU µs/req redis:.observed.services[0].cpu_ns_per_op / 1000:0.011' \
+    'CPU µs/req sum:.observed.services_total.sum_ns_per_op / 1000:0.011' \
+    'CPU µs/req system:.observed.cpu.system_ns_per_op / 1000:0.011' \
     'PSS MiB redis:.observed.services[0].pss_end / 1048576:0.051' \
     'working set MiB redis:.observed.services[0].working_set_end / 1048576:0.051' \
     'TIME_WAIT front, client side:.observed.sockets.time_wait_client.peak:0.51'; do
@@ -263,7 +263,7 @@ m = re.search(r"<section class=\"stack\" id=\"stack-text\">.*?<pre>(.*?)</pre>",
 out = open(sys.argv[2], encoding="utf-8").read()
 text = html.unescape(m.group(1)) if m else ""
 sys.exit(0 if text and text in out and all(w in text for w in
-    ("latency p99.9 us", "latency mean us", "noisy runs", "  lifecycle: ", "  load tcp: ",
+    ("latency p99.9 µs", "latency mean µs", "noisy runs", "  lifecycle: ", "  load tcp: ",
      "TIME_WAIT front, client side", "What the Unix socket saves",
      "at a stated traffic of 1k/s")) else 1)' \
     "$T/second.html" "$T/second.out"

@@ -149,7 +149,7 @@ fi
 nouring_run() {
     local name=$1 what=$2 mode=$3
     shift 3
-    start_server "$name" --listen tcp://127.0.0.1:0 || return 1
+    start_server "$name-srv" --listen tcp://127.0.0.1:0 || return 1 # its own output file
     NRC=0
     (cd "$T" && exec timeout -k 5 60 "$TOOLS/nouring" ${mode:+"$mode"} "$HOPBENCH" run echo \
         "tcp://127.0.0.1:$SRV_PORT" "$@" --warmup 0 --wait uring --json "$T/$name.json") \

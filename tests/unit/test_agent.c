@@ -33,19 +33,21 @@ static void test_schedule(void **state)
                                           "tcp-1  30   systemctl reload nginx && sleep 1\n"
                                           "\n"
                                           "  unix.2 2.5s -\n"
+                                          "min 2m\n"
                                           "last next\n",
                                           &s, &err),
                      0);
-    assert_int_equal(s.n, 3);
+    assert_int_equal(s.n, 4);
     assert_string_equal(s.step[0].name, "tcp-1");
     assert_true(s.step[0].duration_ns == 30 * NS_PER_S);
     assert_string_equal(s.step[0].cmd, "systemctl reload nginx && sleep 1");
     assert_string_equal(s.step[1].name, "unix.2");
     assert_true(s.step[1].duration_ns == 2500 * NS_PER_MS);
     assert_string_equal(s.step[1].cmd, "");
-    assert_string_equal(s.step[2].name, "last");
-    assert_true(s.step[2].duration_ns == 0);
-    assert_string_equal(s.step[2].cmd, "");
+    assert_true(s.step[2].duration_ns == 120 * NS_PER_S); /* a time with its unit, as -d takes */
+    assert_string_equal(s.step[3].name, "last");
+    assert_true(s.step[3].duration_ns == 0);
+    assert_string_equal(s.step[3].cmd, "");
 }
 
 static void test_schedule_refused(void **state)
@@ -57,7 +59,8 @@ static void test_schedule_refused(void **state)
         "a\n",
         "a 0 true\n",
         "a -1 true\n",
-        "a 10m true\n",
+        "a 10x true\n",
+        "a 2d true\n",
         "a soon true\n",
         "a 10 true\nb 5\na 3\n",
     };

@@ -249,7 +249,7 @@ static void test_few_runs(void **state)
         assert_int_equal(b.rows[i].verdict, BOTTOM_FEW);
     assert_true(bottom_no_verdict(&b));
     bottom_words(words, sizeof(words), row_of(&b, BOTTOM_OPS, ""));
-    assert_string_equal(words, "too few runs for a verdict (n=3+3): ratio 2.00");
+    assert_string_equal(words, "too few runs for a verdict (n=3+3): ratio 2.00×");
     assert_false(b.costs[0].priced);
     bottom_cost_words(words, sizeof(words), &b.costs[0]);
     assert_string_equal(words, "too few runs to price CPU per request (client + server) (n=3+3)");
@@ -262,13 +262,13 @@ static void test_few_runs(void **state)
     bottom_grid_col_name(words, sizeof(words), cols[4]);
     assert_string_equal(words, "CPU server");
     bottom_grid_value(v, sizeof(v), &b, 0, cols[0]);
-    assert_string_equal(v, "2.00");
+    assert_string_equal(v, "2.00×");
     bottom_grid_value(v, sizeof(v), &b, 0, cols[3]);
-    assert_string_equal(v, "0.50");
+    assert_string_equal(v, "0.50×");
     text = print_text(&b, false);
     assert_has(text, "\nbottom line: no verdict is possible with n=3+3: ");
     assert_has(text, "   ops/s     p50     p99  CPU client  CPU server\n");
-    assert_has(text, "  64 B reuse    2.00    0.80    0.80        0.50        0.50\n");
+    assert_has(text, "  64 B reuse   2.00×   0.80×   0.80×       0.50×       0.50×\n");
     assert_null(strstr(text, "cost"));
     assert_null(strstr(text, "significant"));
     /* the evidence says so, and read back prints the same */
@@ -425,10 +425,10 @@ static void test_grid_absent(void **state)
     bottom_grid_value(v, sizeof(v), &b, 0, cols[1]);
     assert_string_equal(v, "n/a");
     bottom_grid_value(v, sizeof(v), &b, 2, cols[2]);
-    assert_string_equal(v, "0.54");
+    assert_string_equal(v, "0.54×");
     text = print_text(&b, false);
-    assert_has(text, "  bare hop    1.15         n/a          -\n");
-    assert_has(text, "  nginx       1.27        0.75       0.54\n");
+    assert_has(text, "  bare hop   1.15×         n/a          -\n");
+    assert_has(text, "  nginx      1.27×       0.75×      0.54×\n");
     assert_has(text, "\n  -: a service not in that measurement\n");
     free(text);
 }

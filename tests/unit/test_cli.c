@@ -217,6 +217,108 @@ static void test_checker_fails(void **state)
     assert_int_equal(missing_entries("fake", opts, text), 5);
 }
 
+/*
+ * What c's parser says to the words before, then "--opt val" (opt NULL: val
+ * as the first word), then the words after: its message, "" when taken.
+ */
+static const char *said(const struct command *c, const char *const *before, const char *opt,
+                        const char *val, const char *const *after)
+{
+    static char words[16][64];
+    static struct hb_err err;
+    char *argv[17];
+    int n = 0;
+
+    memset(&err, 0, sizeof(err));
+    snprintf(words[n], sizeof(words[n]), "%s", c->name);
+    argv[n] = words[n];
+    n++;
+    for (; before != NULL && *before != NULL; before++, n++)
+        argv[n] = strcpy(words[n], *before);
+    if (opt != NULL) {
+        argv[n] = strcpy(words[n], opt);
+        n++;
+    }
+    argv[n] = strcpy(words[n], val);
+    n++;
+    for (; after != NULL && *after != NULL; after++, n++)
+        argv[n] = strcpy(words[n], *after);
+    argv[n] = NULL;
+    return c->parse(n, argv, NULL, &err) < 0 ? err.msg : "";
+}
+
+/* What a command's parser needs before and after an option's value. */
+static const char *const *words_before(const struct command *c)
+{
+    static const char *const run[] = { NULL },
+                             *const serve[] = { "echo", "--listen", "unix:/x", NULL },
+                             *const stack[] = { "redis", NULL };
+
+    return c == &cmd_serve ? serve : c == &cmd_stack ? stack : run;
+}
+
+/* Whether the parser refused val as a word it does not take: its message quotes it. */
+static bool refused(const char *msg, const char *val)
+{
+    char quoted[80];
+
+    snprintf(quoted, sizeof(quoted), "'%s'", val);
+    return strstr(msg, quoted) != NULL;
+}
+
+/*
+ * The lists `hopbench help --values` prints, which the bash completion
+ * offers, are the parsers' own: every word of an option's list, and of a
+ * command's first word's, is taken by that command's parser, and a word not
+ * in them is refused (so the check can fail). Each list's option is in the
+ * command's table.
+ */
+static void test_values(void **state)
+{
+    static const char *const run_after[] = { "echo", "tcp://127.0.0.1:9", NULL };
+    static const char *const ep[] = { "unix:/x", NULL }, *const listen[] = { "--listen", "unix:/x",
+                                                                             NULL };
+    unsigned lists = 0;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        const struct command *c = commands[i];
+        const char *const *after = c == &cmd_run ? run_after : NULL;
+
+        for (const struct cmd_value *v = c->values; v != NULL && v->words != NULL; v++) {
+            const struct cmd_option *e = c->options;
+            char opt[64];
+
+            while ((e->name != NULL || e->help != NULL) && (e->name == NULL || e->id != v->id))
+                e++;
+            assert_non_null(e->name);
+            snprintf(opt, sizeof(opt), "--%s", e->name);
+            for (const char *const *w = v->words; *w != NULL; w++) {
+                const char *msg = said(c, words_before(c), opt, *w, after);
+                if (refused(msg, *w)) print_message("%s %s %s: %s\n", c->name, opt, *w, msg);
+                assert_false(refused(msg, *w));
+            }
+            assert_true(refused(said(c, words_before(c), opt, "bogus", after), "bogus"));
+            lists++;
+        }
+        for (const char *const *w = c->words; w != NULL && *w != NULL; w++) {
+            const char *msg = said(c, NULL, NULL, *w,
+                                   c == &cmd_run     ? ep
+                                   : c == &cmd_serve ? listen
+                                                     : NULL);
+            if (msg[0] != '\0') print_message("%s %s: %s\n", c->name, *w, msg);
+            assert_string_equal(msg, "");
+        }
+        if (c->words != NULL)
+            assert_true(refused(said(c, NULL, NULL, "bogus",
+                                     c == &cmd_run     ? ep
+                                     : c == &cmd_serve ? listen
+                                                       : NULL),
+                                "bogus"));
+    }
+    assert_true(lists >= 15); /* run's, lab's, serve's and stack's */
+}
+
 static void test_cmd_option(void **state)
 {
     (void)state;
@@ -242,7 +344,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commands),   cmocka_unit_test(test_dump),
         cmocka_unit_test(test_top),        cmocka_unit_test(test_checker_fails),
-        cmocka_unit_test(test_cmd_option),
+        cmocka_unit_test(test_cmd_option), cmocka_unit_test(test_values),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -249,6 +249,45 @@ static void test_same_message(void **state)
         "--noisy-threshold: '5000' is not a number of CPUs in (0, 4096] (e.g. 0.1)");
 }
 
+/* A time is seconds, or has its unit (-d 10s, --warmup 500ms, --timeout 2m): run and lab alike. */
+static void test_durations(void **state)
+{
+    static const struct {
+        const char *val;
+        uint64_t ns;
+    } good[] = {
+        { "10", 10 * NS_PER_S },      { "0.5", NS_PER_S / 2 },      { "10s", 10 * NS_PER_S },
+        { "500ms", 500 * NS_PER_MS }, { "2m", 120 * NS_PER_S },     { "2min", 120 * NS_PER_S },
+        { "1.5h", 5400 * NS_PER_S },  { "250us", 250 * NS_PER_US }, { "250µs", 250 * NS_PER_US },
+        { "1e3ms", NS_PER_S },        { "24h", 86400 * NS_PER_S },  { "1500ns", 1500 },
+    };
+    static const char *const bad[] = { "10x", "s",   "10 s", "-1s", "0x10",   "2d", "inf",
+                                       "nan", "25h", "10S",  "ms",  "1.5.2s", "" };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(good); i++) {
+        parse_both(&parsed, (const char *const[]){ "-d", good[i].val, NULL });
+        assert_int_equal(parsed.run_rc, 0);
+        assert_int_equal(parsed.lab_rc, 0);
+        assert_int_equal(parsed.run.shared.duration_ns, good[i].ns);
+        assert_int_equal(parsed.lab.shared.duration_ns, good[i].ns);
+    }
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        parse_both(&parsed, (const char *const[]){ "--timeout", bad[i], NULL });
+        assert_int_equal(parsed.run_rc, -EINVAL);
+        assert_non_null(strstr(parsed.run_err.msg, "is not a duration in (0, 1 day]"));
+    }
+    /* a zero with a unit is none where none is allowed */
+    parse_both(&parsed, (const char *const[]){ "--warmup", "0s", NULL });
+    assert_int_equal(parsed.run_rc, 0);
+    assert_int_equal(parsed.run.shared.warmup_ns, 0);
+    parse_both(&parsed, (const char *const[]){ "-d", "0ms", NULL });
+    assert_int_equal(parsed.run_rc, -EINVAL);
+    assert_string_equal(parsed.run_err.msg,
+                        "--duration: '0ms' is not a duration in (0, 1 day] (seconds, or with a "
+                        "unit: 500ms, 10s, 2m, 1h)");
+}
+
 /* The lab's message for opts (NULL-terminated), which it must refuse. */
 static const char *lab_refusal(const char *const *opts)
 {
@@ -285,7 +324,10 @@ static void test_bad_option_named(void **state)
         { { "-c" }, "lab: option -c needs a value" },
         { { "--quick=3" }, "lab: option --quick takes no value" },
         { { "--bogus=1" }, "lab: unknown option '--bogus'" },
-        { { "--s", "1" }, "lab: ambiguous option '--s'" },
+        { { "--s", "1" },
+          "lab: ambiguous option '--s'; did you mean one of --server-threads, --sizes, "
+          "--sample-ms, --seed?" },
+        { { "--sizs", "64" }, "lab: unknown option '--sizs'; did you mean --sizes?" },
         { { "--quick", "-Z" }, "lab: unknown option -Z" },
         { { "--quick", "-Zq" }, "lab: unknown option -Z" },
     };
@@ -406,10 +448,11 @@ static void test_run_uring(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_field),   cmocka_unit_test(test_run_load),
-        cmocka_unit_test(test_same_message), cmocka_unit_test(test_bad_option_named),
-        cmocka_unit_test(test_lab_defaults), cmocka_unit_test(test_lab_wait),
-        cmocka_unit_test(test_run_wait),     cmocka_unit_test(test_run_uring),
+        cmocka_unit_test(test_same_field),       cmocka_unit_test(test_run_load),
+        cmocka_unit_test(test_same_message),     cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_bad_option_named), cmocka_unit_test(test_lab_defaults),
+        cmocka_unit_test(test_lab_wait),         cmocka_unit_test(test_run_wait),
+        cmocka_unit_test(test_run_uring),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -400,7 +400,9 @@ static void test_count_ops_recorded(void **state)
 /*
  * A bounded run (duration) against a responder that misbehaves `how`: only
  * `kind` is counted. replied: each reply is complete and right before the
- * fault, so ops are recorded; else no op completes.
+ * fault, so ops are recorded; else no op completes. A bad reply (wrong) or
+ * bytes none was due for (unexpected) is kept as the run's first bad reply,
+ * its first bytes as they came; a fault without bytes (short) keeps none.
  */
 static void check_failure(enum behaviour how, enum load_mode mode, enum load_close close,
                           enum op_err kind, bool replied)
@@ -420,6 +422,20 @@ static void check_failure(enum behaviour how, enum load_mode mode, enum load_clo
     else
         assert_int_equal(res.ops, 0);
     assert_false(load_result_valid(&res));
+    if (kind == OP_ERR_WRONG || kind == OP_ERR_UNEXPECTED) {
+        assert_true(res.bad.t_ns != 0);
+        assert_int_equal(res.bad.kind, kind);
+    } else {
+        assert_int_equal(res.bad.t_ns, 0);
+    }
+    if (how == WRONG) { /* the reply from its first byte, cut at OP_BAD_BYTES */
+        assert_true(res.bad.from_start);
+        assert_int_equal(res.bad.len, REQ_SIZE < OP_BAD_BYTES ? REQ_SIZE : OP_BAD_BYTES);
+    }
+    if (how == EXTRA) { /* the one byte after the reply */
+        assert_int_equal(res.bad.len, 1);
+        assert_int_equal(res.bad.bytes[0], 'x');
+    }
     load_result_release(&res);
     responder_stop(&rs);
 }

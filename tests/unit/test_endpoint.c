@@ -64,6 +64,23 @@ static const struct valid_case valid_cases[] = {
       SUN_OFF + sizeof("rel/hb.sock") },
     { "unix:@hopbench", ENDPOINT_ABSTRACT, AF_UNIX, 0, "unix:@hopbench", SUN_OFF + 1 + 8 },
     { "unix:@x", ENDPOINT_ABSTRACT, AF_UNIX, 0, "unix:@x", SUN_OFF + 1 + 1 },
+    /* the forms users type, mapped to the native ones */
+    { "http://127.0.0.1:8080/", ENDPOINT_TCP, AF_INET, 8080, "tcp://127.0.0.1:8080",
+      sizeof(struct sockaddr_in) },
+    { "http://127.0.0.1:8080", ENDPOINT_TCP, AF_INET, 8080, "tcp://127.0.0.1:8080",
+      sizeof(struct sockaddr_in) },
+    { "http://localhost/", ENDPOINT_TCP, AF_INET, 80, "tcp://127.0.0.1:80",
+      sizeof(struct sockaddr_in) },
+    { "http://[::1]:81", ENDPOINT_TCP, AF_INET6, 81, "tcp://[::1]:81",
+      sizeof(struct sockaddr_in6) },
+    { "http://[::1]", ENDPOINT_TCP, AF_INET6, 80, "tcp://[::1]:80", sizeof(struct sockaddr_in6) },
+    { "http+unix://%2Ftmp%2Fhb.sock/", ENDPOINT_UNIX, AF_UNIX, 0, "unix:/tmp/hb.sock",
+      SUN_OFF + sizeof("/tmp/hb.sock") },
+    { "http+unix://%2ftmp%2fhb.sock", ENDPOINT_UNIX, AF_UNIX, 0, "unix:/tmp/hb.sock",
+      SUN_OFF + sizeof("/tmp/hb.sock") },
+    { "http+unix://%40hopbench", ENDPOINT_ABSTRACT, AF_UNIX, 0, "unix:@hopbench", SUN_OFF + 1 + 8 },
+    { "unix:///tmp/hb.sock", ENDPOINT_UNIX, AF_UNIX, 0, "unix:/tmp/hb.sock",
+      SUN_OFF + sizeof("/tmp/hb.sock") },
 };
 
 static void test_parse_valid(void **state)
@@ -195,7 +212,52 @@ static const struct invalid_case invalid_cases[] = {
     { "unix:/tmp/a\nb", "control character 0x0a" },
     { "unix:@a\x1b[31m", "control character 0x1b" },
     { "unix:/tmp/\x7f", "control character 0x7f" },
+    { "http://127.0.0.1:8080/index.html", "a path is for run's requests" },
+    { "http+unix://%2Ftmp%2Fhb.sock/status", "a path is for run's requests" },
+    { "http://127.0.0.1:8080?x=1", "expected /PATH after the address" },
+    { "http://127.0.0.1:70000/", "port '70000' is out of range" },
+    { "http://example.com/", "'example.com' is not a numeric IP address" },
+    { "http://", "missing host" },
+    { "https://127.0.0.1/", "speaks no TLS" },
+    { "HTTP://127.0.0.1/", "unknown scheme" },
+    { "http+unix:///", "no socket path" },
+    { "http+unix://%2", "a bad %XX escape" },
+    { "http+unix://%zz", "a bad %XX escape" },
+    { "http+unix://%00x", "a bad %XX escape" },
+    { "http+unix://%2Ftmp%0Ax", "control character 0x0a" },
 };
+
+/* An http URL's /PATH, for run's requests: where it begins in the string, "" for none. */
+static void test_parse_url_path(void **state)
+{
+    static const struct {
+        const char *in, *path;
+    } cases[] = {
+        { "http://127.0.0.1:8080/index.php?x=1", "/index.php?x=1" },
+        { "http://127.0.0.1:8080/", "/" },
+        { "http://127.0.0.1:8080", "" },
+        { "http://[::1]:8/a/b", "/a/b" },
+        { "http+unix://%2Frun%2Fphp.sock/status", "/status" },
+        { "http+unix://%40x", "" },
+    };
+    struct hb_err err = { 0 };
+    struct endpoint ep;
+    const char *path = "unset";
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        assert_int_equal(endpoint_parse_url(&ep, cases[i].in, &path, &err), 0);
+        assert_non_null(path);
+        assert_string_equal(path, cases[i].path);
+    }
+    /* the native forms have none */
+    assert_int_equal(endpoint_parse_url(&ep, "tcp://127.0.0.1:1", &path, &err), 0);
+    assert_null(path);
+    assert_int_equal(endpoint_parse_url(&ep, "unix:@x", &path, &err), 0);
+    assert_null(path);
+    assert_int_equal(endpoint_parse_url(&ep, "http://127.0.0.1:1?x", &path, &err), -EINVAL);
+    assert_null(path);
+}
 
 /* s with control bytes shown as '?', for test output (some inputs hold escapes). */
 static const char *visible(char *buf, size_t cap, const char *s)
@@ -760,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_parse_abstract_bytes),
         cmocka_unit_test(test_parse_lengths),
         cmocka_unit_test(test_parse_invalid),
+        cmocka_unit_test(test_parse_url_path),
         cmocka_unit_test(test_parse_null),
         cmocka_unit_test(test_parse_hostile),
         cmocka_unit_test(test_is_local),

@@ -732,6 +732,18 @@ static void test_text_safe(void **state)
                 8, "ab...");
     assert_safe("abc", 4, "abc");
     assert_safe("", 4, "");
+    /* bytes a server sent (text_safe_n): NULs escaped, the count bounds UTF-8 too */
+    {
+        char buf[64];
+        assert_string_equal(text_safe_n(buf, sizeof(buf),
+                                        "\x01\x00"
+                                        "A\0",
+                                        4),
+                            "\\x01\\x00A\\x00");
+        assert_string_equal(text_safe_n(buf, sizeof(buf), "\xc2\xb5s", 1), "\\xc2");
+        assert_string_equal(text_safe_n(buf, sizeof(buf), "\xc2\xb5s", 2), "\xc2\xb5");
+        assert_string_equal(text_safe_n(buf, sizeof(buf), "ignored", 0), "");
+    }
 }
 
 /* A closed-loop echo cell on endpoint ep with label ("" for none). */

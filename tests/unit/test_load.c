@@ -267,6 +267,40 @@ static void test_merge_service_and_missing(void **state)
     result_release(&r);
 }
 
+/*
+ * The run's first bad reply is the earliest of its threads' (a thread without
+ * one changes nothing), whichever order they are added in.
+ */
+static void test_merge_first_bad_reply(void **state)
+{
+    struct conn_ctx late, early, none;
+    struct load_result r;
+    struct load_thread_window w = { 0 };
+
+    (void)state;
+    memset(&late, 0, sizeof(late));
+    memset(&early, 0, sizeof(early));
+    memset(&none, 0, sizeof(none));
+    late.bad = (struct op_bad){ .t_ns = 2000, .kind = OP_ERR_WRONG, .len = 3, .bytes = "abc" };
+    early.bad = (struct op_bad){
+        .t_ns = 1000, .kind = OP_ERR_UNEXPECTED, .from_start = true, .len = 2, .bytes = "xy"
+    };
+    memset(&r, 0, sizeof(r));
+    load_result_add(&r, &none, &w);
+    assert_int_equal(r.bad.t_ns, 0);
+    load_result_add(&r, &late, &w);
+    assert_int_equal(r.bad.t_ns, 2000);
+    load_result_add(&r, &early, &w);
+    load_result_add(&r, &none, &w);
+    assert_int_equal(r.bad.t_ns, 1000);
+    assert_int_equal(r.bad.kind, OP_ERR_UNEXPECTED);
+    assert_true(r.bad.from_start);
+    assert_int_equal(r.bad.len, 2);
+    assert_memory_equal(r.bad.bytes, "xy", 2);
+    load_result_add(&r, &late, &w); /* later: kept as it was */
+    assert_int_equal(r.bad.t_ns, 1000);
+}
+
 /* A connection with the open loop's schedule only: its arrivals and their mean gap. */
 static void sched_init(struct conn *c, struct conn_ctx *ctx, struct load_cfg *cfg, bool poisson,
                        double gap_ns)
@@ -320,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_errors_total_and_valid),
         cmocka_unit_test(test_merge_adds),
         cmocka_unit_test(test_merge_service_and_missing),
+        cmocka_unit_test(test_merge_first_bad_reply),
         cmocka_unit_test(test_intended_in),
     };
 

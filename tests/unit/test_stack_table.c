@@ -95,23 +95,23 @@ static void test_agent_rows(void **state)
     (void)state;
     cell_make(&c, true);
     text = render(&c);
-    r = row(text, "agent CPU us/req redis");
+    r = row(text, "agent CPU µs/req redis");
     assert_non_null(r);
     assert_int_equal(sscanf(r, "%lf %lf", &tcp, &ux), 2);
     assert_float_equal(tcp, 11.55, 1e-9); /* median of 10.5 and 12.6 */
     assert_float_equal(ux, 9.35, 1e-9);
-    r = row(text, "agent CPU us/req php-fpm");
+    r = row(text, "agent CPU µs/req php-fpm");
     assert_non_null(r);
     assert_non_null(strstr(r, "n/a         n/a  the agent gave none\n"));
     r = row(text, "agent/local CPU redis");
     assert_non_null(r);
-    assert_int_equal(sscanf(r, " x%lf x%lf runs x%lf to x%lf", &tcp, &ux, &lo, &hi), 4);
+    assert_int_equal(sscanf(r, " %lf× %lf× runs %lf× to %lf×", &tcp, &ux, &lo, &hi), 4);
     assert_float_equal(tcp, 1.05, 1e-9);
     assert_float_equal(ux, 1.1, 1e-9);
     assert_float_equal(lo, 1.05, 1e-9);
     assert_float_equal(hi, 1.1, 1e-9);
     assert_null(row(text, "agent/local CPU php-fpm")); /* the agent gave none: nothing to check */
-    assert_non_null(strstr(text, "\nagent CPU us/req: "));
+    assert_non_null(strstr(text, "\nagent CPU µs/req: "));
     free(text);
 }
 
@@ -123,7 +123,7 @@ static void test_no_agent(void **state)
     (void)state;
     cell_make(&c, false);
     text = render(&c);
-    assert_non_null(row(text, "CPU us/req redis"));
+    assert_non_null(row(text, "CPU µs/req redis"));
     assert_null(strstr(text, "agent"));
     free(text);
 }
@@ -144,7 +144,7 @@ static void test_ratio_needs_both(void **state)
     text = render(&c);
     r = row(text, "agent/local CPU redis");
     assert_non_null(r);
-    assert_int_equal(sscanf(r, " x%lf %15s", &tcp, ux), 2);
+    assert_int_equal(sscanf(r, " %lf× %15s", &tcp, ux), 2);
     assert_float_equal(tcp, 1.05, 1e-9);
     assert_string_equal(ux, "n/a");
     free(text);
@@ -162,7 +162,7 @@ static void test_median_of_runs_that_have_it(void **state)
     cell_make(&c, true);
     c.arm[0].agent_us[0][1] = NAN;
     text = render(&c);
-    r = row(text, "agent CPU us/req redis");
+    r = row(text, "agent CPU µs/req redis");
     assert_non_null(r);
     assert_int_equal(sscanf(r, "%lf %lf", &tcp, &ux), 2);
     assert_float_equal(tcp, 10.5, 1e-9); /* the one run that has it */
@@ -173,10 +173,10 @@ static void test_median_of_runs_that_have_it(void **state)
     assert_true(strstr(r, " [tcp: 1 of 2 runs]\n") + strlen(" [tcp: 1 of 2 runs]") == end);
     r = row(text, "agent/local CPU redis");
     assert_non_null(r);
-    assert_int_equal(sscanf(r, " x%lf x%lf", &tcp, &ux), 2);
+    assert_int_equal(sscanf(r, " %lf× %lf×", &tcp, &ux), 2);
     assert_float_equal(tcp, 1.05, 1e-9);
-    assert_non_null(strstr(r, "runs x1.050 to x1.100 [tcp: 1 of 2 runs]\n"));
-    r = row(text, "CPU us/req redis"); /* every run has it: no note */
+    assert_non_null(strstr(r, "runs 1.050× to 1.100× [tcp: 1 of 2 runs]\n"));
+    r = row(text, "CPU µs/req redis"); /* every run has it: no note */
     assert_non_null(r);
     end = strchr(r, '\n');
     assert_non_null(end);
@@ -185,14 +185,14 @@ static void test_median_of_runs_that_have_it(void **state)
     free(text);
 }
 
-/* The row key of text holds one figure, after an "x" when ratio, equal to want. */
+/* The row key of text holds one figure, followed by "×" when a ratio, equal to want. */
 static void one_figure(const char *text, const char *key, bool ratio, double want)
 {
     const char *r = row(text, key);
     double v;
 
     assert_non_null(r);
-    assert_int_equal(ratio ? sscanf(r, " x%lf", &v) : sscanf(r, "%lf", &v), 1);
+    assert_int_equal(ratio ? sscanf(r, " %lf×", &v) : sscanf(r, "%lf", &v), 1);
     assert_float_equal(v, want, 1e-9);
 }
 
@@ -219,11 +219,11 @@ static void test_agent_run_rows(void **state)
     assert_non_null(text);
     text[0] = '\n';
     memcpy(text + 1, buf, len);
-    one_figure(text, "agent CPU us/req nginx", false, 10.5);
-    assert_non_null(strstr(row(text, "agent CPU us/req php-fpm"), "n/a  the agent gave none\n"));
+    one_figure(text, "agent CPU µs/req nginx", false, 10.5);
+    assert_non_null(strstr(row(text, "agent CPU µs/req php-fpm"), "n/a  the agent gave none\n"));
     one_figure(text, "agent/local CPU nginx", true, 1.05);
     assert_non_null(
-        strstr(text, "\n  agent/local CPU nginx               x1.050\n")); /* as the table */
+        strstr(text, "\n  agent/local CPU nginx               1.050×\n")); /* as the table */
     assert_null(row(text, "agent/local CPU php-fpm"));
     free(text);
     free(buf);
@@ -269,12 +269,11 @@ static void test_rows(void **state)
     assert_non_null(r);
     assert_int_equal(sscanf(r, "%lf %lf", &tcp, &ux), 2);
     assert_true(tcp == 96 && ux == 96);
-    r = row(text, "latency p99.9 us");
+    r = row(text, "latency p99.9 µs"); /* thousands separated, as every text figure */
     assert_non_null(r);
-    assert_int_equal(sscanf(r, "%lf %lf", &tcp, &ux), 2);
-    assert_float_equal(tcp, 1010000.5, 0.05);
-    assert_float_equal(ux, 9000.5, 0.05);
-    one_figure(text, "latency mean us", false, 900);
+    assert_non_null(strstr(r, "1,010,000.5"));
+    assert_non_null(strstr(r, "9,000.5"));
+    one_figure(text, "latency mean µs", false, 900);
     r = row(text, "noisy runs");
     assert_non_null(r);
     assert_int_equal(sscanf(r, "%lf %lf", &tcp, &ux), 2);
@@ -320,7 +319,7 @@ static void test_lifecycle(void **state)
     text = render(&c);
     assert_non_null(strstr(text, "tcp connect + close 41.0, transfer 50.0; unix connect + close "
                                  "9.0, transfer 48.0\n"));
-    assert_non_null(strstr(text, "the socket saves 34.0 us per request: the lifecycle 32.0 (94 %), "
+    assert_non_null(strstr(text, "the socket saves 34.0 µs per request: the lifecycle 32.0 (94 %), "
                                  "the transfer 2.0 (6 %)\n"));
     free(text);
     /* kept connections: no share, and a line saying why */
@@ -359,7 +358,7 @@ static void test_lifecycle_cpu(void **state)
     stack_lifecycle_cpu_print(f, &kept, &connect, true);
     assert_int_equal(fclose(f), 0);
     /* 33.3 and 12.0 us; of 24.5 saved, 21.3: 87 % */
-    assert_non_null(strstr(buf, "tcp 33.3 us, unix 12.0 us; of the 24.5 us the socket saves with "
+    assert_non_null(strstr(buf, "tcp 33.3 µs, unix 12.0 µs; of the 24.5 µs the socket saves with "
                                 "a connection per request, 21.3 (87 %)\n"));
     free(buf);
 }

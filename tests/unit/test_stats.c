@@ -587,15 +587,15 @@ static void test_format_significant(void **state)
 
     (void)state;
     stats_format_delta(buf, sizeof(buf), 1.28, 1.24, 1.31, 0.002, 0.05, 10, 10);
-    assert_string_equal(buf, "+28 % [+24 %, +31 %] (p=0.002 n=10+10)");
+    assert_string_equal(buf, "1.28× [1.24×, 1.31×] (p=0.002 n=10+10)");
     stats_format_delta(buf, sizeof(buf), 0.8, 0.75, 0.86, 0.0001, 0.05, 10, 12);
-    assert_string_equal(buf, "-20 % [-25 %, -14 %] (p=0.0001 n=10+12)");
-    /* small effects keep a decimal */
+    assert_string_equal(buf, "0.80× [0.75×, 0.86×] (p=0.0001 n=10+12)");
+    /* small effects get a third decimal */
     stats_format_delta(buf, sizeof(buf), 1.05, 1.02, 1.08, 0.01, 0.05, 20, 20);
-    assert_string_equal(buf, "+5.0 % [+2.0 %, +8.0 %] (p=0.01 n=20+20)");
+    assert_string_equal(buf, "1.050× [1.020×, 1.080×] (p=0.01 n=20+20)");
     /* the smallest p of 4 vs 4 is significant at 0.05 */
     stats_format_delta(buf, sizeof(buf), 2, 1.5, 3, 2.0 / 70, 0.05, 4, 4);
-    assert_string_equal(buf, "+100 % [+50 %, +200 %] (p=0.029 n=4+4)");
+    assert_string_equal(buf, "2.00× [1.50×, 3.00×] (p=0.029 n=4+4)");
 }
 
 static void test_format_not_significant(void **state)
@@ -605,24 +605,24 @@ static void test_format_not_significant(void **state)
     (void)state;
     /* the ratio and its interval stay, "~" before them */
     stats_format_delta(buf, sizeof(buf), 1.28, 1.24, 1.31, 0.31, 0.05, 10, 10);
-    assert_string_equal(buf, "~ +28 % [+24 %, +31 %] (p=0.31 n=10+10)");
+    assert_string_equal(buf, "~ 1.28× [1.24×, 1.31×] (p=0.31 n=10+10)");
     /* p == alpha is not below alpha */
     stats_format_delta(buf, sizeof(buf), 1.28, 1.24, 1.31, 0.05, 0.05, 10, 10);
-    assert_string_equal(buf, "~ +28 % [+24 %, +31 %] (p=0.05 n=10+10)");
+    assert_string_equal(buf, "~ 1.28× [1.24×, 1.31×] (p=0.05 n=10+10)");
     /* p < alpha but the interval contains 1 */
     stats_format_delta(buf, sizeof(buf), 1.1, 0.98, 1.2, 0.04, 0.05, 10, 10);
-    assert_string_equal(buf, "~ +10 % [-2 %, +20 %] (p=0.04 n=10+10)");
+    assert_string_equal(buf, "~ 1.10× [0.98×, 1.20×] (p=0.04 n=10+10)");
     stats_format_delta(buf, sizeof(buf), 0.9, 0.8, 1.0, 0.04, 0.05, 10, 10);
-    assert_string_equal(buf, "~ -10.0 % [-20.0 %, +0.0 %] (p=0.04 n=10+10)");
+    assert_string_equal(buf, "~ 0.900× [0.800×, 1.000×] (p=0.04 n=10+10)");
     /* 3 vs 3 can never be significant, yet its figures are shown: ratio 3, interval [2, 4] */
     stats_format_delta(buf, sizeof(buf), 3, 2, 4, 0.1, 0.05, 3, 3);
-    assert_string_equal(buf, "~ +200 % [+100 %, +300 %] (p=0.1 n=3+3)");
-    /* a small effect keeps its decimal with "~" too */
+    assert_string_equal(buf, "~ 3.00× [2.00×, 4.00×] (p=0.1 n=3+3)");
+    /* a small effect gets its third decimal with "~" too */
     stats_format_delta(buf, sizeof(buf), 0.97, 0.9, 1.04, 0.4, 0.05, 3, 3);
-    assert_string_equal(buf, "~ -3.0 % [-10.0 %, +4.0 %] (p=0.4 n=3+3)");
+    assert_string_equal(buf, "~ 0.970× [0.900×, 1.040×] (p=0.4 n=3+3)");
     /* one run per side: the interval is the ratio itself */
     stats_format_delta(buf, sizeof(buf), 0.64, 0.64, 0.64, 1, 0.05, 1, 1);
-    assert_string_equal(buf, "~ -36 % [-36 %, -36 %] (p=1 n=1+1)");
+    assert_string_equal(buf, "~ 0.64× [0.64×, 0.64×] (p=1 n=1+1)");
     /* a non-finite figure has nothing to show */
     stats_format_delta(buf, sizeof(buf), NAN, 1.2, 1.3, 0.001, 0.05, 10, 10);
     assert_string_equal(buf, "~ (p=0.001 n=10+10)");
@@ -653,13 +653,13 @@ static void test_delta_significant(void **state)
     (void)state;
     stats_delta(a, 5, b, 5, 1, &d);
     assert_true(d.ok && d.significant);
-    assert_true(d.text[0] == '+');
+    assert_true(strncmp(d.text, "1.28", 4) == 0); /* medians 128 over 100 */
     stats_delta(a, 5, c, 5, 1, &d);
     assert_true(d.ok && !d.significant);
     assert_true(strncmp(d.text, "~ ", 2) == 0 && strchr(d.text, '[') != NULL);
     stats_delta(a, 3, b, 3, 1, &d); /* 3 + 3 runs: never significant, figures still shown */
     assert_true(d.ok && !d.significant);
-    assert_true(strncmp(d.text, "~ +", 3) == 0 && strstr(d.text, "n=3+3)") != NULL);
+    assert_true(strncmp(d.text, "~ 1.", 4) == 0 && strstr(d.text, "n=3+3)") != NULL);
 }
 
 static void test_format_truncates(void **state)
@@ -671,7 +671,7 @@ static void test_format_truncates(void **state)
     stats_format_delta(buf, 0, 1.28, 1.24, 1.31, 0.002, 0.05, 10, 10);
     assert_true(buf[0] == 'x'); /* cap 0: nothing written */
     stats_format_delta(buf, 5, 1.28, 1.24, 1.31, 0.31, 0.05, 10, 10);
-    assert_string_equal(buf, "~ +2");
+    assert_string_equal(buf, "~ 1.");
     assert_true(buf[5] == 'x');
 }
 

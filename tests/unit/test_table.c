@@ -14,6 +14,7 @@
 #include <cmocka.h>
 /* clang-format on */
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,53 @@ static char *line_with(const char *text, const char *key)
     return out;
 }
 
+/* The one spelling of figures in text: thousands grouped by ',', ratios as "1.18×", columns. */
+static void test_text_figures(void **state)
+{
+    static const struct {
+        double v;
+        int decimals;
+        const char *want;
+    } nums[] = {
+        { 0, 0, "0" },
+        { 999, 0, "999" },
+        { 1000, 0, "1,000" },
+        { 1223806, 0, "1,223,806" },
+        { 22943.06, 2, "22,943.06" },
+        { -1500, 0, "-1,500" },
+        { -0.004, 2, "0.00" },
+        { 999.996, 2, "1,000.00" },
+        { 123456.5, 1, "123,456.5" },
+        { NAN, 2, "n/a" },
+        { INFINITY, 0, "n/a" },
+    };
+    char buf[64], *out = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(nums); i++) {
+        text_number(buf, sizeof(buf), nums[i].v, nums[i].decimals);
+        assert_string_equal(buf, nums[i].want);
+    }
+    text_number(buf, 6, 1223806, 0); /* cut to fit, still a string */
+    assert_int_equal(strlen(buf), 5);
+    text_ratio(buf, sizeof(buf), 1.18, 2);
+    assert_string_equal(buf, "1.18×");
+    text_ratio(buf, sizeof(buf), 1.0321, 3);
+    assert_string_equal(buf, "1.032×");
+    text_ratio(buf, sizeof(buf), NAN, 2);
+    assert_string_equal(buf, "n/a");
+    f = open_memstream(&out, &len);
+    assert_non_null(f);
+    put_columns(f, 8, "1.18×"); /* 5 columns: 3 spaces */
+    put_columns(f, -8, "p50 µs");
+    fputc('|', f);
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(out, "   1.18×p50 µs  |");
+    free(out);
+}
+
 /* ops/s with thousands separators, sizes in B/KiB/MiB, and the ratio to the first endpoint. */
 static void test_run_table_numbers(void **state)
 {
@@ -118,14 +166,14 @@ static void test_run_table_numbers(void **state)
     l2 = line_with(out, "unix:@b");
     assert_has(l0, " 1,234,567 ");
     assert_has(l0, " 100 B ");
-    assert_has(l0, "1.00x");
+    assert_has(l0, "1.00×");
     assert_has(l1, " 2,469,134 ");
     assert_has(l1, " 1 KiB ");
-    assert_has(l1, "2.00x");
+    assert_has(l1, "2.00×");
     assert_has(l2, " 999 ");
     assert_lacks(l2, ",");
     assert_has(l2, " 2 MiB ");
-    assert_has(l2, "0.00x");
+    assert_has(l2, "0.00×");
     assert_has(out, "ops/s");
     free(l0);
     free(l1);
@@ -134,7 +182,7 @@ static void test_run_table_numbers(void **state)
     recs_free(&rs);
 }
 
-/* Latencies are printed in µs: a run whose every op took 5 ms shows about 5000.00. */
+/* Latencies are printed in µs: a run whose every op took 5 ms shows about 5,000.00. */
 static void test_run_table_latency_units(void **state)
 {
     struct recs rs = { 0 };
@@ -144,12 +192,45 @@ static void test_run_table_latency_units(void **state)
     rec_add(&rs, "unix:/run/a.sock", 64, 10, 1000000000, 5000000);
     out = render(report_run_table, &rs);
     l = line_with(out, "unix:/run/a.sock");
-    snprintf(want, sizeof(want), " %.2f ", (double)hist_percentile(rs.r[0].res.lat, 50) / 1000.0);
+    want[0] = ' ';
+    text_number(want + 1, sizeof(want) - 2, (double)hist_percentile(rs.r[0].res.lat, 50) / 1000.0,
+                2);
+    strcat(want, " ");
     assert_has(l, want);
-    assert_has(l, " 500");       /* 5 ms = 5000 µs: the leading digits, whatever the bucket edge */
+    assert_has(l, " 5,00"); /* 5 ms = 5,000 µs: the leading digits, whatever the bucket edge */
     assert_lacks(l, " 5000000"); /* not ns */
     assert_has(out, "p50 µs");
     free(l);
+    free(out);
+    recs_free(&rs);
+}
+
+/*
+ * A run no op of which completed has no latency: n/a, never 0.00, and a line
+ * under the table says why (each kind its ops failed as); the other rows keep
+ * theirs.
+ */
+static void test_run_table_no_op(void **state)
+{
+    struct recs rs = { 0 };
+    struct run_record *bad;
+    char *out, *l0, *l1;
+
+    (void)state;
+    rec_add(&rs, "unix:/run/a.sock", 64, 1000, 1000000000, 5000);
+    bad = rec_add(&rs, "tcp://127.0.0.1:9000", 64, 0, 1000000000, 0);
+    bad->res.errors[OP_ERR_WRONG] = 1423;
+    bad->res.errors[OP_ERR_RESET] = 1;
+    out = render(report_run_table, &rs);
+    l0 = line_with(out, "unix:/run/a.sock");
+    l1 = line_with(out, "tcp://127.0.0.1:9000 ");
+    assert_has(l0, " 5.00 ");
+    assert_lacks(l1, "0.00");
+    assert_has(l1, "       0       n/a       n/a       n/a       n/a       n/a   1,424");
+    assert_has(out, "\n  n/a (no op completed: 1,424 failed (reset, wrong)): the latencies of "
+                    "tcp://127.0.0.1:9000\n");
+    free(l0);
+    free(l1);
     free(out);
     recs_free(&rs);
 }
@@ -171,7 +252,7 @@ static void test_run_table_no_ratio(void **state)
     assert_has(l0, "       2        -");
     assert_true(l0[strlen(l0) - 1] == '-');
     assert_true(l1[strlen(l1) - 1] == '-');
-    assert_lacks(out, "0x");
+    assert_lacks(out, "×");
     free(l0);
     free(l1);
     free(out);
@@ -367,7 +448,7 @@ static void test_open_loop_verdict(void **state)
     assert_false(report_saturated(&rs.r[2]));
     free(out);
     out = render(report_errors, &rs);
-    assert_has(out, "saturated: unix:@a reuse 64 B: kept up with 5000 of 10000 ops/s (50.0 %, "
+    assert_has(out, "saturated: unix:@a reuse 64 B: kept up with 5,000 of 10,000 ops/s (50.0 %, "
                     "below 99 %): invalid, left out of summaries, comparisons and ratios\n");
     assert_lacks(out, "unix:@b");
     free(out);
@@ -393,13 +474,13 @@ static void test_lab_headline(void **state)
         hist_record(r->res.service, 1000);
     }
     out = render(report_lab_tables, &rs);
-    assert_has(out, "  headline, reuse at 60 % of each one's maximum: unix÷tcp p99 0.50x");
+    assert_has(out, "  headline, reuse at 60 % of each one's maximum: unix÷tcp p99 0.50×");
     free(out);
     rs.r[1].res.ops = 5000; /* 83 % of its rate: saturated */
     out = render(report_lab_tables, &rs);
     assert_has(out, "  headline, reuse at 60 % of each one's maximum: unix÷tcp p99 - (no ratio: a "
                     "run is invalid, saturated or was cut short)\n");
-    assert_lacks(out, "0.50x");
+    assert_lacks(out, "0.50×");
     free(out);
     recs_free(&rs);
 }
@@ -446,9 +527,9 @@ static void test_lab_ratio(void **state)
     out = render(report_lab_tables, &rs);
     assert_has(out, "64 B echo round trips");
     l = line_with(out, "unix÷tcp");
-    assert_has(l, "       2.50x");
-    assert_has(l, "    0.50x");
-    assert_has(l, "    1.00x"); /* the same latencies */
+    assert_has(l, "       2.50×");
+    assert_has(l, "    0.50×");
+    assert_has(l, "    1.00×"); /* the same latencies */
     assert_has(l, "     n/a");  /* server cpu/op: not observed */
     free(l);
     l = line_with(out, "  reuse    tcp ");
@@ -461,7 +542,7 @@ static void test_lab_ratio(void **state)
     out = render(report_lab_tables, &rs);
     l = line_with(out, "unix÷tcp");
     assert_has(l, "(no ratio: a run is invalid or was cut short)");
-    assert_lacks(l, "2.50x");
+    assert_lacks(l, "2.50×");
     free(l);
     free(out);
     recs_free(&rs);
@@ -478,7 +559,7 @@ static void test_summary_print(void **state)
     struct recs rs = { 0 };
     struct cell_summary cells[3];
     struct run_record *r;
-    char *buf = NULL, want[160];
+    char *buf = NULL, want[160], num[48];
     size_t len = 0;
     FILE *f;
 
@@ -504,25 +585,23 @@ static void test_summary_print(void **state)
     assert_has(buf, "\nrepetitions: median [min – max] ±SD of the valid runs\n");
     assert_has(buf, "unix:@a reuse (n=3 valid of 3)\n");
     assert_has(buf, "unix:@b reuse (n=3 valid of 4; 1 cut short by the time budget)\n");
-    assert_has(buf, "  ops/s              1100  [1000 – 1200]");
-    assert_has(buf, "  ops/s              2200  [2000 – 2400]");
-    snprintf(want, sizeof(want), "  p50 µs     %12.2f",
-             (double)hist_percentile(rs.r[0].res.lat, 50) / 1000.0);
+    assert_has(buf, "  ops/s             1,100  [1,000 – 1,200]");
+    assert_has(buf, "  ops/s             2,200  [2,000 – 2,400]");
+    text_number(num, sizeof(num), (double)hist_percentile(rs.r[0].res.lat, 50) / 1000.0, 2);
+    snprintf(want, sizeof(want), "  p50 µs     %12s", num);
     assert_has(buf, want);
     snprintf(want, sizeof(want), "   vs first: %s\n", cells[1].vs_first[METRIC_OPS_PER_S].text);
     assert_has(buf, want);
     assert_has(cells[1].vs_first[METRIC_OPS_PER_S].text, "n=3+3");
     /* the mean latency beside p50, with its own comparison */
-    snprintf(want, sizeof(want), "  p50 µs     %12.2f",
-             (double)hist_percentile(rs.r[0].res.lat, 50) / 1000.0);
-    assert_has(buf, want);
-    snprintf(want, sizeof(want), "\n  mean µs    %12.2f", hist_mean(rs.r[0].res.lat) / 1000.0);
+    text_number(num, sizeof(num), hist_mean(rs.r[0].res.lat) / 1000.0, 2);
+    snprintf(want, sizeof(want), "\n  mean µs    %12s", num);
     assert_has(buf, want);
     snprintf(want, sizeof(want), "   vs first: %s\n", cells[1].vs_first[METRIC_MEAN].text);
     assert_has(buf, want);
     /* 3 + 3 runs are never significant, yet the ratio and its interval are shown */
-    assert_true(strncmp(cells[1].vs_first[METRIC_OPS_PER_S].text, "~ +", 3) == 0);
-    assert_has(cells[1].vs_first[METRIC_OPS_PER_S].text, "%, +");
+    assert_true(strncmp(cells[1].vs_first[METRIC_OPS_PER_S].text, "~ 2.00× [", 10) == 0);
+    assert_has(cells[1].vs_first[METRIC_OPS_PER_S].text, "×, ");
     assert_has(buf,
                "unix:@c reuse (n=0 valid of 1)\n  no valid run: left out of every comparison\n");
     free(buf);
@@ -537,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_cut_short),          cmocka_unit_test(test_cost_table_na),
         cmocka_unit_test(test_cost_table_na_rows), cmocka_unit_test(test_open_loop_verdict),
         cmocka_unit_test(test_rate_base),          cmocka_unit_test(test_lab_headline),
+        cmocka_unit_test(test_run_table_no_op),    cmocka_unit_test(test_text_figures),
         cmocka_unit_test(test_lab_ratio),          cmocka_unit_test(test_summary_print),
         cmocka_unit_test(test_noisy_lines),
     };
