@@ -44,7 +44,7 @@
 #define N_TCP   3
 #define N_UNIX  2
 #define BACKLOG 16
-#define POLL_MS 1000
+#define POLL_MS 5000 /* a state change waited for: 1 s was short at load 5 (FIN_WAIT2 not seen) */
 #define SUN_OFF offsetof(struct sockaddr_un, sun_path)
 
 /* A listener and the clients connected to it; a = accepted sockets (-1 until accepted). */
