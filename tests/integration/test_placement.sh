@@ -51,7 +51,9 @@ for pin in same split; do
     start_server "srv-$pin" --listen "unix:$sock" --threads 1 --pin "$pin" || done_testing
     for size in 65536 262144; do
         measure "$pin" "$size" connect epoll
-        measure "$pin" "$size" reuse epoll && measure "$pin" "$size" reuse block || continue
+        if ! measure "$pin" "$size" reuse epoll || ! measure "$pin" "$size" reuse block; then
+            continue
+        fi
         # (a) each epoll run against the median of the block runs of its cell; a cell that fails
         # is measured once more, both waits: placement's 4x comes back, a load spike does not
         c=$pin-$size-reuse
