@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define COLOC_PERIOD_MS   2
+#define COLOC_PERIOD_MS   10        /* 2 ms read 4 proc files 500 times a second beside every run */
 #define COLOC_MAX_THREADS 64        /* threads watched on each side; beyond, the first ones */
 #define COLOC_LOAD_NAME   "hb-load" /* the load threads' name (engine/load.c) */
 
