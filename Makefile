@@ -265,7 +265,8 @@ fuzz: | deps
 # rest (stacks, reports, compare, images) run the same threads as these under a slower harness.
 TSAN_INTEG ?= test_run test_lab test_serve test_serve_limits test_uring test_agent \
               test_invariants test_open test_open_tail test_progress test_reps test_pin \
-              test_services test_retry test_connect_timeout test_limits test_noisy test_profile
+              test_services test_retry test_connect_timeout test_limits test_noisy test_profile \
+              test_placement
 asan:
 	$(Q)$(MAKE) --no-print-directory FLAVOUR=asan test
 tsan:

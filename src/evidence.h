@@ -32,6 +32,17 @@
 #include "hist.h"
 #include "util.h"
 
+/*
+ * Two co-location shares (runs[].placement.colocated.share: of the samples in which a load
+ * thread and a server thread ran, those on one CPU; NAN: not observed) further apart than
+ * this: where the scheduler put the threads differed, and with it a large round trip 5x
+ * (docs/placement.md). compare and the bottom line then say so in place of a verdict.
+ */
+#define EVIDENCE_COLOC_DIFFERS 0.5
+
+/* Whether shares a and b are both known and differ by more than EVIDENCE_COLOC_DIFFERS. */
+bool evidence_coloc_differs(double a, double b);
+
 /* How many cells of a comparison both files have, and how many have a valid run in both. */
 struct evidence_compare_result {
     size_t matched, comparable;

@@ -9,6 +9,7 @@
 #include "evidence.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ struct cmp_run {
     int side;           /* 0: OLD, 1: NEW */
     bool counts;        /* valid and not cut short */
     double v[METRICS];
+    double coloc; /* placement.colocated.share (docs/placement.md); NAN when not observed */
 };
 
 /* A cell: a run of equal keys in the sorted runs, OLD's first, each side in the order read. */
@@ -64,7 +66,27 @@ struct cmp {
     size_t ncells;
     char **place; /* the placements the runs point to: one copy per stretch of equal ones */
     size_t nplace, place_cap;
+    bool unpinned[2]; /* each file's runs ran with --pin none: their placement was not asked */
 };
+
+/* run.placement.colocated.share, or NAN. */
+static double coloc_of(const json_t *run)
+{
+    const json_t *v =
+        json_object_get(json_object_get(json_object_get(run, EV_PLACEMENT), EV_PLACE_COLOCATED),
+                        EV_PLACE_COLOC_SHARE);
+
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Whether the document head's placement says --pin none. */
+static bool head_unpinned(const json_t *head)
+{
+    const char *pin =
+        json_string_value(json_object_get(json_object_get(head, EV_PLACEMENT), "pin"));
+
+    return pin != NULL && strcmp(pin, "none") == 0;
+}
 
 /* A valid run must carry every figure compare reads. */
 static int cmp_check_run(const json_t *run, struct hb_err *err)
@@ -144,7 +166,10 @@ static int cmp_fail(const struct cmp *c, size_t idx, const char *sep, struct hb_
 static int cmp_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
 {
     struct cmp *c = ctx;
-    struct cmp_run r = { .seq = c->nruns, .side = c->side, .counts = evidence_run_counts(run) },
+    struct cmp_run r = { .seq = c->nruns,
+                         .side = c->side,
+                         .counts = evidence_run_counts(run),
+                         .coloc = coloc_of(run) },
                    *slot;
 
     if (evidence_check_record(run, err) < 0) return cmp_fail(c, idx, " is ", err);
@@ -331,10 +356,48 @@ static void side_text(char *buf, size_t cap, const struct metric_def *m, const d
     snprintf(buf, cap, "%s ±%.*f %% (n=%zu)", median, spread < 10 ? 1 : 0, spread, n);
 }
 
-/* One row: the cell, OLD, NEW and the delta. a and b have room for every run of a side. */
-static void cmp_row(FILE *f, const struct cmp_cell *cell, size_t m, int width, double *a, double *b)
+bool evidence_coloc_differs(double a, double b)
 {
-    char label[TEXT_SAFE_CAP], old[96], new[96];
+    return !isnan(a) && !isnan(b) && fabs(a - b) > EVIDENCE_COLOC_DIFFERS;
+}
+
+/* The median co-location share of side s of cell's runs that count; NAN when none has one. */
+static double cell_coloc(const struct cmp_cell *cell, int s, double *x)
+{
+    struct stats_summary sum;
+    size_t n = 0;
+
+    for (size_t i = 0; i < cell->all[0] + cell->all[1]; i++)
+        if (cell->runs[i].side == s && cell->runs[i].counts && !isnan(cell->runs[i].coloc))
+            x[n++] = cell->runs[i].coloc;
+    return n > 0 && stats_summarize(x, n, &sum) == 0 ? sum.median : NAN;
+}
+
+/*
+ * Whether both files ran unpinned and cell's runs shared a CPU with their
+ * server in shares more than EVIDENCE_COLOC_DIFFERS apart: then its words in place of a delta.
+ */
+static bool cmp_placement(const struct cmp *c, const struct cmp_cell *cell, double *x, char *buf,
+                          size_t cap)
+{
+    double old, new;
+
+    if (!c->unpinned[0] || !c->unpinned[1]) return false;
+    old = cell_coloc(cell, 0, x);
+    new = cell_coloc(cell, 1, x);
+    if (!evidence_coloc_differs(old, new)) return false;
+    snprintf(buf, cap,
+             "placement differed: new shared a CPU with its server in %.0f %% of samples, old in "
+             "%.0f %%: not a change of the hop; pin with --pin same or split",
+             100 * new, 100 * old);
+    return true;
+}
+
+/* One row: the cell, OLD, NEW and the delta. a and b have room for every run of a side. */
+static void cmp_row(FILE *f, const struct cmp *c, const struct cmp_cell *cell, size_t m, int width,
+                    double *a, double *b)
+{
+    char label[TEXT_SAFE_CAP], old[96], new[96], moved[192];
     size_t na = cell_values(cell, 0, m, a), nb = cell_values(cell, 1, m, b);
     struct stats_delta delta;
 
@@ -347,7 +410,7 @@ static void cmp_row(FILE *f, const struct cmp_cell *cell, size_t m, int width, d
     put_padded(f, old, CMP_COL);
     fputs("  ", f);
     put_padded(f, new, CMP_COL);
-    fprintf(f, "  %s\n", delta.text);
+    fprintf(f, "  %s\n", cmp_placement(c, cell, a, moved, sizeof(moved)) ? moved : delta.text);
 }
 
 /* Width of the first column: the longest label of a matched cell, or metric title. */
@@ -376,7 +439,7 @@ static void cmp_metric(FILE *f, const struct cmp *c, size_t m, int width, double
     fputs("  delta (new vs old)\n", f);
     for (size_t i = 0; i < c->ncells; i++)
         if (c->cells[i].all[0] > 0 && c->cells[i].all[1] > 0)
-            cmp_row(f, &c->cells[i], m, width, a, b);
+            cmp_row(f, c, &c->cells[i], m, width, a, b);
 }
 
 /* "; placement netns other": each placement side s's runs ran in, the first few. */
@@ -481,6 +544,8 @@ int evidence_compare(const char *old_path, const char *new_path, FILE *out,
         rc = evidence_read(c.path[c.side], &reader, &head[c.side], err);
     }
     if (rc == 0 && cmp_place(&c, head) < 0) rc = hb_fail(err, -ENOMEM, "out of memory");
+    for (int s = 0; s < 2 && rc == 0; s++)
+        c.unpinned[s] = head_unpinned(head[s]);
     for (int s = 0; s < 2; s++)
         json_decref(head[s]);
     if (rc == 0) {

@@ -110,15 +110,19 @@
  * server are objects of their own: where (a side's name), and what is known
  * of it (netns_inode, addr). docs/evidence.md lists the fields.
  */
-#define EV_PLACEMENT       "placement"
-#define EV_PLACE_KIND      "kind"
-#define EV_PLACE_KEY       "key"
-#define EV_PLACE_CLIENT    "client"
-#define EV_PLACE_SERVER    "server"
-#define EV_PLACE_WHERE     "where" /* "host", "remote", "same", "A", "B" */
-#define EV_PLACE_NS_INODE  "netns_inode"
-#define EV_PLACE_ADDR      "addr"
-#define EV_PLACE_KIND_PROC "process"
+#define EV_PLACEMENT           "placement"
+#define EV_PLACE_KIND          "kind"
+#define EV_PLACE_KEY           "key"
+#define EV_PLACE_CLIENT        "client"
+#define EV_PLACE_SERVER        "server"
+#define EV_PLACE_WHERE         "where" /* "host", "remote", "same", "A", "B" */
+#define EV_PLACE_NS_INODE      "netns_inode"
+#define EV_PLACE_ADDR          "addr"
+#define EV_PLACE_KIND_PROC     "process"
+#define EV_PLACE_COLOCATED     "colocated" /* host/coloc.h: {share, samples, same} */
+#define EV_PLACE_COLOC_SHARE   "share"
+#define EV_PLACE_COLOC_SAMPLES "samples"
+#define EV_PLACE_COLOC_SAME    "same"
 /* the document's placement: where the load ran (json.c place_where), and merge's list */
 #define EV_PLACE_KIND_POD       "pod"
 #define EV_PLACE_KIND_CONTAINER "container"

@@ -671,6 +671,33 @@ void observe_open(struct observe *o, const struct observe_cfg *cfg)
     }
 }
 
+/* The server's pids (else the pid and tree services') whose threads coloc watches. */
+static void coloc_start(struct observe *o)
+{
+    pid_t pids[OBS_MAX_PIDS];
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < o->cfg.npids && o->ident.ok; i++)
+        pids[n++] = o->cfg.pids[i];
+    for (unsigned i = 0; n == 0 && i < nservices(o); i++)
+        if (o->cfg.set->svc[i].kind != SERVICE_CGROUP && o->svc_ident[i].ok && n < OBS_MAX_PIDS)
+            pids[n++] = o->cfg.set->svc[i].pid;
+    o->coloc = calloc(1, sizeof(*o->coloc));
+    if (o->coloc == NULL) {
+        snprintf(o->res.coloc.why, sizeof(o->res.coloc.why), "%s", "out of memory");
+        return;
+    }
+    coloc_begin(o->coloc, pids, n, &o->cfg.sampler_cpus, o->cfg.nsampler_cpus);
+}
+
+static void coloc_stop(struct observe *o)
+{
+    if (o->coloc == NULL) return;
+    coloc_end(o->coloc, &o->res.coloc);
+    free(o->coloc);
+    o->coloc = NULL;
+}
+
 int observe_opened(struct observe *o)
 {
     const struct observe_cfg *cfg = &o->cfg;
@@ -681,6 +708,7 @@ int observe_opened(struct observe *o)
     o->res.ws_start = cgroup_ws(o);
     services_identify(o);
     services_memory(o, false);
+    coloc_start(o);
     sample(o);
     open_gauges(o);
     if (cfg->sample_ns == 0) return 0;
@@ -857,6 +885,7 @@ void observe_end(struct observe *o, struct observe_result *res)
         o->res.profiled = true;
     }
     running = server_still_running(o);
+    coloc_stop(o);
     stop_sampler(o);
     fast_deltas(o, &s1, &running);
     other_deltas(o, &s1);

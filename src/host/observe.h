@@ -30,6 +30,7 @@
 
 #include "endpoint.h"
 #include "engine/load.h"
+#include "host/coloc.h"
 #include "host/counters.h"
 #include "host/place.h"
 #include "host/profile.h"
@@ -231,6 +232,8 @@ struct observe_result {
     const struct service_set *set;
     struct obs_service svc[SERVICE_MAX];
     struct obs_hop watch[SERVICE_MAX_WATCH];
+    /* Whether the load threads and the server's shared a CPU (host/coloc.h): with a server pid */
+    struct coloc_result coloc;
     /* --profile: the window's samples; prof.folded is the record's to release */
     bool profiled;
     struct profile_result prof;
@@ -260,8 +263,9 @@ struct observe {
     struct observe_result res;
     pthread_t sampler;
     bool sampling;
-    bool profiling; /* cfg.prof began with the window */
-    int stop_fd;    /* eventfd that ends the sampler */
+    bool profiling;      /* cfg.prof began with the window */
+    struct coloc *coloc; /* the co-location sampler, or NULL */
+    int stop_fd;         /* eventfd that ends the sampler */
     /* Each pid or tree service's start time, and whether it ran then (else why not). */
     uint64_t svc_ticks[SERVICE_MAX];
     struct ctr_val svc_ident[SERVICE_MAX];

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cost.h"
+#include "evidence.h"
 #include "evidence/schema.h"
 #include "report/metric.h"
 #include "util.h"
@@ -199,6 +200,36 @@ static double median_of(double *x, size_t n)
     return n > 0 && stats_summarize(x, n, &s) == 0 ? s.median : NAN;
 }
 
+/*
+ * The share of r's samples where its load threads shared a CPU with its
+ * server, when r ran unpinned (a pinned run's placement is the one asked).
+ */
+static bool coloc_of(const struct run_record *r, double *share)
+{
+    return r->observed && r->cfg.ncpus == 0 && coloc_share(&r->obs.coloc, share);
+}
+
+/* The median co-location share of the counting runs of cell and arm; NAN when none has one. */
+static double coloc_median(const struct calc *c, const char *cell, const char *arm, double *x)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->places[i].cell, cell) == 0 && strcmp(c->places[i].arm, arm) == 0 &&
+            report_run_counts(&c->recs[i]) && coloc_of(&c->recs[i], &x[k]))
+            k++;
+    return median_of(x, k);
+}
+
+/* Whether the placement of arm and base in cell differed (BOTTOM_PLACEMENT); their shares. */
+static bool placement_differed(const struct calc *c, const char *cell, const char *base,
+                               const char *arm, double *cb, double *ca)
+{
+    *cb = coloc_median(c, cell, base, c->a);
+    *ca = coloc_median(c, cell, arm, c->b);
+    return evidence_coloc_differs(*cb, *ca);
+}
+
 bool bottom_few(size_t n_base, size_t n_arm)
 {
     return n_base > 0 && n_arm > 0 && stats_mw_min_p(n_base, n_arm) >= STATS_ALPHA;
@@ -232,10 +263,14 @@ static void who_name(char *buf, size_t cap, const struct run_record *r, const st
 static int add_row(struct calc *c, const struct run_record *any, const char *cell, const char *base,
                    const char *arm, const struct figure *f, struct stats_delta *d)
 {
-    size_t na = collect(c, cell, base, f, c->a), nb = collect(c, cell, arm, f, c->b);
+    size_t na, nb;
     struct bottom_line *o = c->out;
     struct bottom_row *r;
+    double cb, ca;
+    bool moved = placement_differed(c, cell, base, arm, &cb, &ca);
 
+    na = collect(c, cell, base, f, c->a);
+    nb = collect(c, cell, arm, f, c->b);
     memset(d, 0, sizeof(*d));
     if (na + nb == 0) return 1;
     if (grow((void **)&o->rows, o->nrows, sizeof(*o->rows)) < 0) return -ENOMEM;
@@ -256,6 +291,9 @@ static int add_row(struct calc *c, const struct run_record *any, const char *cel
     r->hi = d->ok ? d->hi : NAN;
     r->p = d->ok ? d->p : NAN;
     r->verdict = verdict_of(d, f->fig);
+    r->coloc_base = cb;
+    r->coloc_arm = ca;
+    if (moved && r->verdict != BOTTOM_NA) r->verdict = BOTTOM_PLACEMENT;
     return 0;
 }
 
@@ -288,7 +326,10 @@ static int add_cost(struct calc *c, const struct run_record *any, const char *ce
     struct bottom_cost *k;
     double mb, mu;
 
-    if (na == 0 || nb == 0) return 0;
+    if (na == 0 || nb == 0 || placement_differed(c, cell, base, arm, &mb, &mu)) return 0;
+    /* a difference of placement is not priced as one of transport: no cost sentence */
+    na = collect(c, cell, base, &f, c->a);
+    nb = collect(c, cell, arm, &f, c->b);
     stats_delta(c->a, na, c->b, nb, seed_of(&f, c->seed), &d);
     if (!d.ok) return 0;
     if (grow((void **)&o->costs, o->ncosts, sizeof(*o->costs)) < 0) return -ENOMEM;
@@ -426,10 +467,11 @@ static const char *const fig_keys[BOTTOM_FIGS] = { "ops_per_s", "p50_ns", "p99_n
 
 const char *bottom_verdict_name(enum bottom_verdict v)
 {
-    static const char *const names[] = { "not significant", "better", "worse", "n/a",
-                                         "too few runs" };
+    static const char *const names[BOTTOM_VERDICTS] = { "not significant", "better",
+                                                        "worse",           "n/a",
+                                                        "too few runs",    "placement differed" };
 
-    return (unsigned)v <= BOTTOM_FEW ? names[v] : "n/a";
+    return (unsigned)v < BOTTOM_VERDICTS ? names[v] : "n/a";
 }
 
 void bottom_fig_name(char *buf, size_t cap, const struct bottom_row *r)
@@ -467,6 +509,14 @@ static void ratio_text(char *buf, size_t cap, double v)
         text_ratio(buf, cap, v, 2);
 }
 
+void bottom_placement_words(char *buf, size_t cap, const struct bottom_row *r)
+{
+    snprintf(buf, cap,
+             "placement differed: %s shared a CPU with its server in %.0f %% of samples, %s in "
+             "%.0f %%: not a transport difference; pin with --pin same or split",
+             r->arm, 100 * r->coloc_arm, r->base, 100 * r->coloc_base);
+}
+
 void bottom_words(char *buf, size_t cap, const struct bottom_row *r)
 {
     static const char *const verbs[BOTTOM_FIGS] = { "ran", "took", "took", "used" };
@@ -480,6 +530,10 @@ void bottom_words(char *buf, size_t cap, const struct bottom_row *r)
         ratio_text(ratio, sizeof(ratio), r->ratio);
         snprintf(buf, cap, "too few runs for a verdict (n=%zu+%zu): ratio %s", r->n_base, r->n_arm,
                  ratio);
+        return;
+    }
+    if (r->verdict == BOTTOM_PLACEMENT) {
+        bottom_placement_words(buf, cap, r);
         return;
     }
     if (r->verdict == BOTTOM_SAME) {
@@ -859,13 +913,15 @@ static json_t *row_json(const struct bottom_row *r)
     char words[320];
 
     bottom_words(words, sizeof(words), r);
-    return json_pack("{s:s, s:s, s:s?, s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:s, s:s}",
+    return json_pack("{s:s, s:s, s:s?, s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:s, s:s, "
+                     "s:o, s:o}",
                      "cell", r->cell, "figure", fig_keys[r->fig], "who", r->who[0] ? r->who : NULL,
                      "base", r->base, "arm", r->arm, "base_median", num(r->base_median),
                      "arm_median", num(r->arm_median), "n_base", (json_int_t)r->n_base, "n_arm",
                      (json_int_t)r->n_arm, "ratio", num(r->ratio), "ci_lo", num(r->lo), "ci_hi",
                      num(r->hi), "p", num(r->p), "verdict", bottom_verdict_name(r->verdict), "text",
-                     words);
+                     words, "colocated_base", num(r->coloc_base), "colocated_arm",
+                     num(r->coloc_arm));
 }
 
 static json_t *cost_json(const struct bottom_cost *c)
@@ -955,14 +1011,16 @@ static bool row_from(const json_t *j, struct bottom_row *r)
     r->lo = num_at(j, "ci_lo", &bad);
     r->hi = num_at(j, "ci_hi", &bad);
     r->p = num_at(j, "p", &bad);
+    r->coloc_base = num_at(j, "colocated_base", &bad);
+    r->coloc_arm = num_at(j, "colocated_arm", &bad);
     r->fig = BOTTOM_FIGS;
     for (int i = 0; i < BOTTOM_FIGS; i++)
         if (strcmp(fig, fig_keys[i]) == 0) r->fig = (enum bottom_fig)i;
-    r->verdict = BOTTOM_FEW + 1;
-    for (int v = 0; v <= BOTTOM_FEW; v++)
+    r->verdict = BOTTOM_VERDICTS;
+    for (int v = 0; v < BOTTOM_VERDICTS; v++)
         if (strcmp(verdict, bottom_verdict_name((enum bottom_verdict)v)) == 0)
             r->verdict = (enum bottom_verdict)v;
-    return !bad && r->fig < BOTTOM_FIGS && r->verdict <= BOTTOM_FEW;
+    return !bad && r->fig < BOTTOM_FIGS && r->verdict < BOTTOM_VERDICTS;
 }
 
 static bool cost_from(const json_t *j, struct bottom_cost *c)
@@ -1084,6 +1142,30 @@ void bottom_of_heads(const json_t *const *heads, const char *const *titles, size
     }
 }
 
+void bottom_placement_print(FILE *f, const struct run_record *recs, size_t n)
+{
+    bool any = false;
+    char name[TEXT_SAFE_CAP];
+
+    for (size_t i = 0; i < n; i++) {
+        const struct coloc_result *c = &recs[i].obs.coloc;
+        double share;
+
+        if (!recs[i].observed || !c->observed) continue;
+        fprintf(f, "%s run %zu %s ",
+                any ? ","
+                    : "\nplacement observed (load and server threads on one "
+                      "CPU, share of samples):",
+                i + 1, text_safe(name, sizeof(name), report_transport(&recs[i])));
+        if (coloc_share(c, &share))
+            fprintf(f, "%.0f %% (n=%u)", 100 * share, c->both);
+        else
+            fprintf(f, "n/a (n=0)");
+        any = true;
+    }
+    if (any) fputc('\n', f);
+}
+
 json_t *bottom_report(FILE *f, const struct run_record *recs, size_t n, enum bottom_by by,
                       uint64_t seed, bool verbose)
 {
@@ -1091,6 +1173,7 @@ json_t *bottom_report(FILE *f, const struct run_record *recs, size_t n, enum bot
     json_t *j;
 
     if (bottom_compute(recs, n, by, seed, &b) < 0) return NULL;
+    bottom_placement_print(f, recs, n);
     bottom_print(f, &b, bottom_colour(f), verbose ? NULL : "-v lists them");
     j = bottom_json(&b);
     bottom_release(&b);

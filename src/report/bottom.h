@@ -38,7 +38,21 @@ enum bottom_fig { BOTTOM_OPS = 0, BOTTOM_P50, BOTTOM_P99, BOTTOM_CPU, BOTTOM_FIG
  * against n_arm runs Mann-Whitney's smallest p (stats_mw_min_p) is not below
  * STATS_ALPHA (1+1, 2+2, 3+3, 3+4: fewer than 4 a side).
  */
-enum bottom_verdict { BOTTOM_SAME = 0, BOTTOM_BETTER, BOTTOM_WORSE, BOTTOM_NA, BOTTOM_FEW };
+/*
+ * BOTTOM_PLACEMENT: unpinned, the two arms' load threads shared a CPU with
+ * their server in shares of the samples more than EVIDENCE_COLOC_DIFFERS
+ * apart (evidence.h, host/coloc.h): what differs is where the scheduler put them, not the
+ * transport, whatever the figures say.
+ */
+enum bottom_verdict {
+    BOTTOM_SAME = 0,
+    BOTTOM_BETTER,
+    BOTTOM_WORSE,
+    BOTTOM_NA,
+    BOTTOM_FEW,
+    BOTTOM_PLACEMENT,
+    BOTTOM_VERDICTS
+};
 
 /* One figure of one cell: arm against base. */
 struct bottom_row {
@@ -50,6 +64,8 @@ struct bottom_row {
     double ratio, lo, hi, p;        /* arm / base with its interval; NAN when no test */
     size_t n_base, n_arm;
     enum bottom_verdict verdict;
+    /* unpinned runs: the median share of samples where the load and the server shared a CPU */
+    double coloc_base, coloc_arm; /* NAN: pinned, or not observed */
 };
 
 /*
@@ -196,6 +212,15 @@ bool bottom_colour(FILE *f);
  * significant). hint: a line's end for the noisy count ("-v lists them"), or NULL.
  */
 void bottom_print(FILE *f, const struct bottom_line *b, bool colour, const char *hint);
+
+/* "placement differed: unix shared a CPU with its server in 95 % of samples, tcp in 3 %: ..." */
+void bottom_placement_words(char *buf, size_t cap, const struct bottom_row *r);
+
+/*
+ * "placement observed (...): run 1 tcp 98 % (n=412), run 2 unix 3 % (n=398)": each
+ * run's co-location share (host/coloc.h), when any run has one; else nothing.
+ */
+void bottom_placement_print(FILE *f, const struct run_record *recs, size_t n);
 
 /*
  * What a lab or a run ends with: the bottom line of recs computed, printed to

@@ -530,7 +530,7 @@ static void card(FILE *f, const char *cls, const char *big, const char *text)
 /* Three or four cards: how many figures are better, worse, not significant; what it costs. */
 static void bottom_cards(FILE *f, const struct bottom_line *b)
 {
-    size_t count[BOTTOM_FEW + 1] = { 0 };
+    size_t count[BOTTOM_VERDICTS] = { 0 };
     char big[32], text[3 * TEXT_SAFE_CAP], arm[TEXT_SAFE_CAP], base[TEXT_SAFE_CAP];
     const struct bottom_cost *priced = NULL;
 
@@ -548,11 +548,16 @@ static void bottom_cards(FILE *f, const struct bottom_line *b)
     snprintf(text, sizeof(text), "figures where %s is worse", arm);
     card(f, "worse", big, text);
     snprintf(big, sizeof(big), "%zu of %zu",
-             count[BOTTOM_SAME] + count[BOTTOM_NA] + count[BOTTOM_FEW], b->nrows);
+             count[BOTTOM_SAME] + count[BOTTOM_NA] + count[BOTTOM_FEW] + count[BOTTOM_PLACEMENT],
+             b->nrows);
     card(f, "same", big,
-         count[BOTTOM_FEW] > 0 ? "figures with no significant difference, or too few runs for a "
-                                 "verdict: not priced, not claimed"
-                               : "figures with no significant difference: not priced, not claimed");
+         count[BOTTOM_PLACEMENT] > 0
+             ? "figures with no significant difference, too few runs, or a placement that "
+               "differed (not a transport difference): not priced, not claimed"
+         : count[BOTTOM_FEW] > 0
+             ? "figures with no significant difference, or too few runs for a "
+               "verdict: not priced, not claimed"
+             : "figures with no significant difference: not priced, not claimed");
     if (priced != NULL) {
         char cell[TEXT_SAFE_CAP];
         bottom_cost_words(text, sizeof(text), priced);

@@ -306,20 +306,44 @@ static json_t *place_end_json(const char *where, uint64_t ino, const char *addr)
  * "netns same" when both ends were in one namespace (lab --netns other's tcp
  * and unix runs, in A, too), "netns other" when the veth pair was between them.
  */
+/*
+ * Whether the load threads and the server's shared a CPU (host/coloc.h):
+ * {share, samples, same}, share null when no sample counted; or
+ * {unavailable: why} when not observed.
+ */
+static json_t *colocated_json(const struct run_record *r)
+{
+    const struct coloc_result *c = &r->obs.coloc;
+    double share;
+
+    if (!r->observed) return unavailable_json("not observed");
+    if (!c->observed) return unavailable_json(c->why);
+    return json_pack("{s:o, s:I, s:I}", EV_PLACE_COLOC_SHARE,
+                     coloc_share(c, &share) ? json_real(share) : json_null(),
+                     EV_PLACE_COLOC_SAMPLES, (json_int_t)c->both, EV_PLACE_COLOC_SAME,
+                     (json_int_t)c->same);
+}
+
 static json_t *placement_json(const struct run_record *r)
 {
     const struct record_netns *p = &r->netns;
     char key[32];
+    json_t *o;
 
-    if (p->mode == NETNS_NONE)
-        return json_pack("{s:s, s:s, s:o, s:o}", EV_PLACE_KIND, EV_PLACE_KIND_PROC, EV_PLACE_KEY,
-                         EV_PLACE_KIND_PROC, EV_PLACE_CLIENT, place_end_json("host", 0, ""),
-                         EV_PLACE_SERVER,
-                         place_end_json(endpoint_is_local(&r->cfg.ep) ? "host" : "remote", 0, ""));
-    snprintf(key, sizeof(key), "netns %s", strcmp(p->client, p->server) == 0 ? "same" : "other");
-    return json_pack("{s:s, s:s, s:o, s:o}", EV_PLACE_KIND, "netns", EV_PLACE_KEY, key,
-                     EV_PLACE_CLIENT, place_end_json(p->client, p->client_ino, p->client_addr),
-                     EV_PLACE_SERVER, place_end_json(p->server, p->server_ino, p->server_addr));
+    if (p->mode == NETNS_NONE) {
+        o = json_pack("{s:s, s:s, s:o, s:o}", EV_PLACE_KIND, EV_PLACE_KIND_PROC, EV_PLACE_KEY,
+                      EV_PLACE_KIND_PROC, EV_PLACE_CLIENT, place_end_json("host", 0, ""),
+                      EV_PLACE_SERVER,
+                      place_end_json(endpoint_is_local(&r->cfg.ep) ? "host" : "remote", 0, ""));
+    } else {
+        snprintf(key, sizeof(key), "netns %s",
+                 strcmp(p->client, p->server) == 0 ? "same" : "other");
+        o = json_pack("{s:s, s:s, s:o, s:o}", EV_PLACE_KIND, "netns", EV_PLACE_KEY, key,
+                      EV_PLACE_CLIENT, place_end_json(p->client, p->client_ino, p->client_addr),
+                      EV_PLACE_SERVER, place_end_json(p->server, p->server_ino, p->server_addr));
+    }
+    if (o != NULL) json_object_set_new(o, EV_PLACE_COLOCATED, colocated_json(r));
+    return o;
 }
 
 /*

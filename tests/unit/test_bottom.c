@@ -97,6 +97,28 @@ static char *print_text(const struct bottom_line *b, bool colour)
     return buf;
 }
 
+/* b's evidence object dumped and read back: its first row's verdict is verdict, and it prints text.
+ */
+static void assert_round_trip(const struct bottom_line *b, const char *text, const char *verdict)
+{
+    json_t *j = bottom_json(b);
+    char *dumped = json_dumps(j, JSON_REAL_PRECISION(17)), *again;
+    struct bottom_line back;
+
+    json_decref(j);
+    j = json_loads(dumped, 0, NULL);
+    free(dumped);
+    assert_int_equal(bottom_from_json(j, &back), 0);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(j, "rows"), 0), "verdict")),
+                        verdict);
+    again = print_text(&back, false);
+    assert_string_equal(text, again);
+    free(again);
+    json_decref(j);
+    bottom_release(&back);
+}
+
 static void assert_has(const char *text, const char *want)
 {
     if (strstr(text, want) == NULL) fail_msg("missing \"%s\" in:\n%s", want, text);
@@ -233,10 +255,10 @@ static void test_not_significant(void **state)
 static void test_few_runs(void **state)
 {
     struct recs rs = { 0 };
-    struct bottom_line b, back;
+    struct bottom_line b;
     const struct bottom_row *cols[8];
     char words[512], v[32];
-    char *text, *again, *dumped;
+    char *text;
     json_t *j;
 
     (void)state;
@@ -274,20 +296,9 @@ static void test_few_runs(void **state)
     /* the evidence says so, and read back prints the same */
     j = bottom_json(&b);
     assert_true(json_is_false(json_object_get(j, "verdict_possible")));
-    dumped = json_dumps(j, JSON_REAL_PRECISION(17));
     json_decref(j);
-    j = json_loads(dumped, 0, NULL);
-    free(dumped);
-    assert_int_equal(bottom_from_json(j, &back), 0);
-    assert_string_equal(json_string_value(json_object_get(
-                            json_array_get(json_object_get(j, "rows"), 0), "verdict")),
-                        "too few runs");
-    again = print_text(&back, false);
-    assert_string_equal(text, again);
-    free(again);
+    assert_round_trip(&b, text, "too few runs");
     free(text);
-    json_decref(j);
-    bottom_release(&back);
     bottom_release(&b);
     /* a fourth run a side: a verdict is possible, and this one is better */
     rec_add(&rs, "tcp://127.0.0.1:9000", "", 10000, 50000, 20000, 18000, false);
@@ -433,13 +444,99 @@ static void test_grid_absent(void **state)
     free(text);
 }
 
+/* Sets each run's co-location: tcp's share tcp, unix's unix, over 200 samples; pinned or not. */
+static void set_coloc(struct recs *rs, double tcp, double unix_share, bool pinned)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        struct run_record *r = &rs->r[i];
+        double share = r->cfg.ep.kind == ENDPOINT_TCP ? tcp : unix_share;
+        r->obs.coloc =
+            (struct coloc_result){ .observed = true, .both = 200, .same = (unsigned)(share * 200) };
+        r->cfg.ncpus = pinned ? 1 : 0;
+    }
+}
+
+/*
+ * Unpinned, unix's load thread shared a CPU with its server in 98 % of the
+ * samples and tcp's in 2 %: every figure of the pair says the placement
+ * differed, not better or worse, and no cost is priced; in the text, the
+ * evidence, and read back. Pinned, or with shares closer than 0.5, the verdict
+ * is the figures' again.
+ */
+static void test_placement_differed(void **state)
+{
+    struct recs rs = { 0 };
+    struct bottom_line b;
+    char words[320];
+    char *text;
+
+    (void)state;
+    faster_unix(&rs, "", "");
+    set_coloc(&rs, 0.02, 0.98, false);
+    assert_int_equal(bottom_compute(rs.r, rs.n, BOTTOM_BY_LAB, 7, &b), 0);
+    assert_int_equal(b.nrows, 5);
+    for (size_t i = 0; i < b.nrows; i++)
+        assert_int_equal(b.rows[i].verdict, BOTTOM_PLACEMENT);
+    assert_int_equal(b.ncosts, 0);
+    bottom_words(words, sizeof(words), row_of(&b, BOTTOM_P50, ""));
+    assert_string_equal(words, "placement differed: unix shared a CPU with its server in 98 % of "
+                               "samples, tcp in 2 %: not a transport difference; pin with --pin "
+                               "same or split");
+    text = print_text(&b, false);
+    assert_has(text, "placement differed: unix shared a CPU");
+    assert_null(strstr(text, "better"));
+    assert_null(strstr(text, "cost"));
+    assert_round_trip(&b, text, "placement differed");
+    free(text);
+    bottom_release(&b);
+    /* pinned: the placement was asked, the figures decide */
+    set_coloc(&rs, 0.02, 0.98, true);
+    assert_int_equal(bottom_compute(rs.r, rs.n, BOTTOM_BY_LAB, 7, &b), 0);
+    assert_int_equal(row_of(&b, BOTTOM_OPS, "")->verdict, BOTTOM_BETTER);
+    assert_int_equal(b.ncosts, 1);
+    bottom_release(&b);
+    /* unpinned but 0.5 apart, not more */
+    set_coloc(&rs, 0.25, 0.75, false);
+    assert_int_equal(bottom_compute(rs.r, rs.n, BOTTOM_BY_LAB, 7, &b), 0);
+    assert_int_equal(row_of(&b, BOTTOM_OPS, "")->verdict, BOTTOM_BETTER);
+    bottom_release(&b);
+    recs_free(&rs);
+}
+
+/* The line of each run's observed share, and none when no run has one. */
+static void test_placement_line(void **state)
+{
+    struct recs rs = { 0 };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    (void)state;
+    assert_non_null(f);
+    rec_add(&rs, "tcp://127.0.0.1:9000", "", 10000, 50000, 20000, 18000, false);
+    rec_add(&rs, "unix:/tmp/x.sock", "", 20000, 40000, 10000, 9000, false);
+    bottom_placement_print(f, rs.r, rs.n);
+    assert_int_equal(fflush(f), 0);
+    assert_int_equal(len, 0);
+    set_coloc(&rs, 0.02, 0.98, false);
+    rs.r[1].obs.coloc.both = 0;
+    rs.r[1].obs.coloc.same = 0;
+    bottom_placement_print(f, rs.r, rs.n);
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(buf, "\nplacement observed (load and server threads on one CPU, share of "
+                             "samples): run 1 tcp 2 % (n=200), run 2 unix n/a (n=0)\n");
+    free(buf);
+    recs_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lab_better),      cmocka_unit_test(test_same_as_summary),
         cmocka_unit_test(test_not_significant), cmocka_unit_test(test_run_labels),
         cmocka_unit_test(test_json_round_trip), cmocka_unit_test(test_few_runs),
-        cmocka_unit_test(test_grid_absent),
+        cmocka_unit_test(test_grid_absent),     cmocka_unit_test(test_placement_differed),
+        cmocka_unit_test(test_placement_line),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
