@@ -280,7 +280,7 @@ rcheck "--server-cgroup alone: it is the server's CPU" "$j" \
     '.runs[0].observed.cpu | .server_source == "cgroup" and .server_ns == 0
      and .server_ns_per_op == 0'
 check "--server-cgroup alone: the table's server column is the cgroup's" \
-    grep -Eq "^$tcp +[0-9.]+ +0\.00 " "$T/cg.out"
+    grep -Eq "^$tcp +[0-9.,]+ +0\.00 " "$T/cg.out"
 check "--server-cgroup alone: the table says so" grep -q "the --server-cgroup's usage" "$T/cg.out"
 
 # --- a real cgroup holding the server (v1: any one controller's directory gives CPU and memory) ---
@@ -302,7 +302,7 @@ if test_cgroup srv; then
         '.runs[0].observed.memory | (.cgroup_working_set_start | type) == "number"
          and .cgroup_working_set_end > 0'
     check "real cgroup alone: server column is a number" \
-        grep -Eq "^$cgep +[0-9.]+ +[0-9]+\.[0-9][0-9] " "$T/cgreal.out"
+        grep -Eq "^$cgep +[0-9.,]+ +[0-9,]+\.[0-9][0-9] " "$T/cgreal.out"
     check "real cgroup alone: the text shows its working set" \
         grep -Eq "^ +memory: server PSS n/a \(no --server-pid given\), working set [0-9.]+ [KMG]iB -> [0-9.]+ [KMG]iB\$" \
         "$T/cgreal.out"

@@ -373,7 +373,7 @@ expect_rc "cost on the same run's --jsonl: exit 0" 0 lcostl cost "$l" --json "$c
 check "the --jsonl file gives the same figures as the document" \
     jtrue -n --slurpfile a "$c2" --slurpfile b "$c3" '$a[0].cells == $b[0].cells'
 check "live table: a per-request row per CPU figure" \
-    grep -Eq '^ +cpu client\+server +[0-9.]+ +[0-9.]+ +-?[0-9.]+ \[' "$T/lcost.out"
+    grep -Eq '^ +cpu client\+server +[0-9.,]+ +[0-9.,]+ +-?[0-9.,]+ \[' "$T/lcost.out"
 
 # merged evidence: observed is null after merge, so the client's CPU and latency remain
 expect_rc "merge the live evidence with itself: exit 0" 0 merge merge "$e" "$e" -o "$T/merged.json"

@@ -105,7 +105,7 @@ table_has() {
     local block
     block=$(sed -n "/^$2  *tcp  *unix /,/^\$/p" "$T/$1.out")
     check "$1: the table's '$2' has tcp and unix columns and $3's CPU per op" \
-        grep -Eq "^  CPU µs/req $3 +[0-9.]+ +[0-9.]+ " <<<"$block"
+        grep -Eq "^  CPU µs/req $3 +[0-9.,]+ +[0-9.,]+ " <<<"$block"
 }
 
 # services NAME LABEL SVC : every run of LABEL measured the one service SVC, with CPU per op.

@@ -166,7 +166,7 @@ rcheck "a service that exits: its CPU and the sum unavailable, saying so; the ot
     '.runs[0].observed | (.services[0].cpu_ns.unavailable | test("pid [0-9]+ exited during the run"))
      and (.services_total.sum_ns_per_op.unavailable | test("exited")) and .services[1].cpu_ns > 0'
 check "a service that exits: the table shows n/a and why" \
-    sh -c "grep -Eq '^tcp://127.0.0.1:$porta +[0-9.]+ +n/a +[0-9.]+ +n/a +[0-9.]+$' '$T/brief.out' &&
+    sh -c "grep -Eq '^tcp://127.0.0.1:$porta +[0-9.,]+ +n/a +[0-9.,]+ +n/a +[0-9.,]+$' '$T/brief.out' &&
            grep -Eq '^  n/a: pid $brief exited during the run' '$T/brief.out'"
 
 # --- with --reps: each figure per endpoint, and unix against tcp with its interval ---
