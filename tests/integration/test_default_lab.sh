@@ -71,7 +71,7 @@ check_default_lab() {
                 check_eq "$name: $title table: one $mode $tr row" 1 "$n"
             done
         done
-        n=$(printf '%s\n' "$tab" | grep -Ec '^ +unix÷tcp +[0-9.]+x +[0-9.]+x')
+        n=$(printf '%s\n' "$tab" | grep -Ec '^ +unix÷tcp +[0-9.]+× +[0-9.]+×')
         check_eq "$name: $title table: a unix÷tcp ratio row per mode" 2 "$n"
         n=$(printf '%s\n' "$tab" | grep -Ec '^  (connect|reuse) +(tcp|unix) .* 0$')
         check_eq "$name: $title table: every row shows 0 errors" 4 "$n"
@@ -86,14 +86,14 @@ check_default_lab() {
     # Nothing per run, no summary and no noisy: line without -v: the output fits a screen or two.
     if [ "$reps" -ge 4 ]; then
         n=$(sed -n '/^bottom line: unix against tcp (medians of the runs that count; ratio unix\/tcp with its 95 % interval)$/,$p' \
-            "$T/$name.out" | grep -Ec "^  ([0-9]+ K?i?B (connect|reuse))? +(ops/s|p50 µs|p99 µs|CPU µs/req (client|server)) +[0-9,.]+ +[0-9,.]+  (no significant difference \(p=[0-9.e-]+, n=$reps\+$reps\)|(better|worse): unix (ran|took|used) [0-9.]+× \[[0-9.]+, [0-9.]+\] the (ops/s|p50|p99|client CPU|server CPU) of tcp \(p=[0-9.e-]+, n=$reps\+$reps\))$")
+            "$T/$name.out" | grep -Ec "^  ([0-9]+ K?i?B (connect|reuse))? +(ops/s|p50 µs|p99 µs|CPU µs/req (client|server)) +[0-9,.]+ +[0-9,.]+  (no significant difference \(p=[0-9.e-]+, n=$reps\+$reps\)|(better|worse): unix (ran|took|used) [0-9.]+× \[[0-9.]+×?, [0-9.]+×?\] the (ops/s|p50|p99|client CPU|server CPU) of tcp \(p=[0-9.e-]+, n=$reps\+$reps\))$")
         check_eq "$name: the bottom line: 5 figures x 3 sizes x 2 modes, each with its verdict" 30 "$n"
     else
         check "$name: the bottom line says no verdict is possible with n=$reps+$reps" grep -Eq \
             "^bottom line: no verdict is possible with n=$reps\+$reps: .*the ratios unix/tcp of the medians only, nothing priced$" \
             "$T/$name.out"
         n=$(sed -n '/^bottom line: no verdict/,$p' "$T/$name.out" |
-            grep -Ec '^  [0-9]+ K?i?B (connect|reuse) +([0-9.]+ +){4}[0-9.]+$')
+            grep -Ec '^  [0-9]+ K?i?B (connect|reuse) +([0-9.]+× +){4}[0-9.]+×$')
         check_eq "$name: the bottom line: a row of 5 ratios per size and mode" 6 "$n"
     fi
     # a cost line prices a significant difference, or says that none is priced
