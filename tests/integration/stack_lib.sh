@@ -128,12 +128,25 @@ in_ns() {
 # 127.0.0.1:PORT of the namespace of PID counted, from its own status page (nginx stub_status,
 # Apache's and lighttpd's mod_status: "Total Accesses", lighttpd's updated once a second).
 web_requests() {
+    local prev cur i
     if [ "$1" = nginx ]; then
         in_ns "$3" curl -s "http://127.0.0.1:$2/nginx_status" |
             sed -n 's/^ *[0-9]* [0-9]* \([0-9]*\) *$/\1/p'
-    else
-        in_ns "$3" curl -s "http://127.0.0.1:$2/server-status?auto" | sed -n 's/^Total Accesses: //p'
+        return
     fi
+    prev=$(in_ns "$3" curl -s "http://127.0.0.1:$2/server-status?auto" |
+        sed -n 's/^Total Accesses: //p')
+    [ "$1" = lighttpd ] || { echo "$prev"; return; }
+    # lighttpd's mod_status adds up its requests once a second: read until the count stops
+    # moving (each read one request more), less the reads after the first (at most 5)
+    for i in 1 2 3 4 5; do
+        sleep 1.1
+        cur=$(in_ns "$3" curl -s "http://127.0.0.1:$2/server-status?auto" |
+            sed -n 's/^Total Accesses: //p')
+        [ -n "$cur" ] && [ -n "$prev" ] && [ "$cur" -le $((prev + 1)) ] && break
+        prev=$cur
+    done
+    echo $((${cur:-0} - i))
 }
 
 # web_error_mark WEB : the text in each line of WEB's error log that reports an error (its
