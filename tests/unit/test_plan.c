@@ -57,6 +57,7 @@ static int command_line(const char *text, char *buf, size_t cap, char **argv)
 }
 
 /* Appends a formatted line to out[TEXT_CAP]. */
+static void say(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(char *out, const char *fmt, ...)
 {
     size_t len = strlen(out);
