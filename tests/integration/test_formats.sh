@@ -93,8 +93,8 @@ expect_rc "report --hgrm-ratio 1 (ns): exit 0" 0 ns report "$T/run.json" --hgrm 
     --hgrm-ratio 1
 check "report --hgrm-ratio 1: values in ns (the 100 % line is the max's counter's top)" \
     test "$(awk '$2 == "1.000000000000" { print $1 }' "$T/ns/run0-c0-tcp-rep0-latency.hgrm")" \
-    = "$(awk '$2 == "1.000000000000" { print $1 * 1000 }' "$T/hgrm/f1-run0-c0-tcp-rep0-latency.hgrm" |
-        awk '{ printf "%.3f", $1 }')"
+    = "$(awk '$2 == "1.000000000000" { printf "%.3f", $1 * 1000 }' \
+        "$T/hgrm/f1-run0-c0-tcp-rep0-latency.hgrm")"
 expect_rc "report --hgrm-ratio 0: refused, exit 64" 64 ratio report "$T/run.json" --hgrm "$T/x" \
     --hgrm-ratio 0
 one_line "report --hgrm-ratio 0: one line" "$T/ratio.err" 'hgrm-ratio'
