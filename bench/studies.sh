@@ -2,7 +2,9 @@
 # studies.sh: the stacks at the load of the studies they reproduce, for bench/RESULTS.md's
 # table per study: the pod study (Apache -> php-fpm: optimized, optimized-reuse, the ablation,
 # the overload), the Redis-MariaDB study (redis-mariadb) and the PHP image method (php-method,
-# optimized and its keepalive profile optimized-reuse), each at its default -c (the study's
+# optimized and its keepalive profile optimized-reuse); and the kernel's share of the backend hop (--profile alone:
+# root) for Apache and nginx with new FastCGI connections and Apache's kept ones, apart from the
+# cases above so that the sampling costs none of their figures. Each at its default -c (the study's
 # load: the stack's --help says it). WINDOWS windows one after the other, each running every
 # case, the second in the reverse order, so that a figure can be read as one a re-run
 # reproduces. Take the machine first: flock -x /tmp/hb-machine.lock bench/studies.sh ...
@@ -41,7 +43,10 @@ apache-ablation:apache-fpm --ablation
 apache-overload:apache-fpm --overload
 redis-mariadb:redis-mariadb
 php-method:php-method
-php-keepalive:php-method --profile optimized-reuse"
+php-keepalive:php-method --profile optimized-reuse
+apache-kernel:apache-fpm --profile
+apache-reuse-kernel:apache-fpm --profile optimized-reuse --profile
+nginx-kernel:nginx-fpm --profile"
 
 # run_case W NAME ARGS...: one stack, its output, evidence, exit code and load averages.
 run_case() {
