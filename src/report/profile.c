@@ -101,6 +101,8 @@ bool prof_run_from_record(const struct run_record *r, struct prof_run *out)
              r->cfg.ep.label);
     snprintf(out->cell, sizeof(out->cell), "%s", endpoint_name(&r->cfg.ep));
     arm_set(out->transport, sizeof(out->transport), r->cfg.ep.label, report_transport(r));
+    snprintf(out->client, sizeof(out->client), "%s", report_transport(r));
+    out->per_request = r->cfg.mode == LOAD_CONNECT;
     out->counts = report_run_counts(r);
     out->ops = r->res.ops;
     for (int ph = 0; ph < PHASES; ph++) {
@@ -143,6 +145,8 @@ bool prof_run_from_json(const json_t *run, struct prof_run *out)
              jint(run, EV_SIZE), jint(run, EV_CONNECTIONS), jint(run, EV_PIPELINE), label);
     snprintf(out->cell, sizeof(out->cell), "%s", label[0] ? label : jstr(run, EV_ENDPOINT));
     arm_set(out->transport, sizeof(out->transport), label, jstr(run, "transport"));
+    snprintf(out->client, sizeof(out->client), "%s", jstr(run, "transport"));
+    out->per_request = strcmp(jstr(run, EV_MODE), report_mode_name(LOAD_CONNECT)) == 0;
     out->counts = json_is_true(json_object_get(run, EV_VALID)) &&
                   !json_is_true(json_object_get(run, EV_INTERRUPTED));
     out->ops = (uint64_t)jint(run, EV_OPS);
@@ -374,18 +378,32 @@ static double phases_us(const struct prof_run *runs, const struct pcell *c, int 
     return stats_median_known(x, n, &m) > 0 ? m : NAN;
 }
 
-/* The phases' decomposition: the connection's lifecycle against the transfer. */
+/*
+ * The phases' decomposition: the connection's lifecycle against the transfer. Only the
+ * client's own hop has phases: when both arms load it over the same transport (a stack's
+ * web measurement: the arms differ behind the web server), they cannot split the
+ * difference, and with kept connections (a reconnect now and then has phases) there is
+ * no lifecycle per request.
+ */
 static json_t *phases_print(FILE *f, const struct prof_run *runs, const struct pcell *a,
                             const struct pcell *b, double *x)
 {
-    double la = phases_us(runs, a, PHASE_CONNECT, PHASE_CLOSE, x);
-    double lb = phases_us(runs, b, PHASE_CONNECT, PHASE_CLOSE, x);
+    bool behind = strcmp(a->first->client, b->first->client) == 0;
+    bool per_request = a->first->per_request && b->first->per_request;
+    double la = per_request ? phases_us(runs, a, PHASE_CONNECT, PHASE_CLOSE, x) : NAN;
+    double lb = per_request ? phases_us(runs, b, PHASE_CONNECT, PHASE_CLOSE, x) : NAN;
     /* the response phase runs from the request written to the reply's last byte: ttfb is in it */
     double ta = phases_us(runs, a, PHASE_RESPONSE, -1, x);
     double tb = phases_us(runs, b, PHASE_RESPONSE, -1, x);
     double dl = la - lb, dt = ta - tb, share = NAN;
 
-    if (isnan(la) || isnan(lb)) {
+    if (behind) {
+        fprintf(f,
+                "    phases: none for this hop: the client's own hop is %s in both arms (the hop "
+                "under test is behind the server)\n",
+                a->first->client);
+        la = lb = ta = tb = NAN;
+    } else if (isnan(la) || isnan(lb)) {
         fprintf(f,
                 "    phases (latency means): kept connections, no lifecycle per request; "
                 "transfer (response) %.2f -> %.2f µs (%.2f %s)\n",
@@ -402,7 +420,7 @@ static json_t *phases_print(FILE *f, const struct prof_run *runs, const struct p
             fprintf(f, ": the lifecycle is %.0f %% of the difference", share * 100);
         fputc('\n', f);
     }
-    return json_pack("{s:o, s:o, s:o, s:o, s:o}", "lifecycle_tcp_us",
+    return json_pack("{s:b, s:o, s:o, s:o, s:o, s:o}", "behind_server", behind, "lifecycle_tcp_us",
                      isfinite(la) ? json_real(la) : json_null(), "lifecycle_unix_us",
                      isfinite(lb) ? json_real(lb) : json_null(), "transfer_tcp_us",
                      isfinite(ta) ? json_real(ta) : json_null(), "transfer_unix_us",

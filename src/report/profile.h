@@ -33,6 +33,8 @@ struct prof_run {
     char key[PROF_KEY_CAP];  /* the cell but for its transport (pairs tcp with unix) */
     char cell[PROF_KEY_CAP]; /* its name: the endpoint's label, or its address */
     char transport[16];      /* "tcp", "unix", "tcp-veth": the label's last part if it is one */
+    char client[16];         /* the client's own hop: its endpoint's transport */
+    bool per_request;        /* a connection per request (connect mode): a lifecycle per op */
     bool counts;             /* valid and not cut short */
     uint64_t ops;
     double phase_ns[PHASES]; /* mean latency of each phase, NAN when it has none */

@@ -305,6 +305,8 @@ static struct prof_run fake_run(const char *transport, double tcp_ns, double uni
     r.ns[2][SUB_TCP] = tcp_ns * 1000; /* other processes: never the hop's */
     for (int p = 0; p < PHASES; p++)
         r.phase_ns[p] = NAN;
+    snprintf(r.client, sizeof(r.client), "%s", transport);
+    r.per_request = true;
     r.phase_ns[PHASE_CONNECT] = connect_ns;
     r.phase_ns[PHASE_CLOSE] = connect_ns / 2;
     r.phase_ns[PHASE_TTFB] = response_ns / 2; /* inside response: not added again */
@@ -355,6 +357,56 @@ static void test_decomposition(void **state)
     fclose(devnull);
 }
 
+/* The phases of the pair, summarised from runs[0..3] with run i's client and mode changed. */
+static json_t *pair_phases(struct prof_run *runs, const char *client, bool per_request)
+{
+    FILE *devnull = fopen("/dev/null", "w");
+    json_t *o, *ph;
+
+    for (int i = 0; i < 4; i++) {
+        if (client != NULL) snprintf(runs[i].client, sizeof(runs[i].client), "%s", client);
+        runs[i].per_request = per_request;
+    }
+    o = profile_summary(devnull, runs, 4, 1);
+    fclose(devnull);
+    ph = json_incref(
+        json_object_get(json_array_get(json_object_get(o, "differences"), 0), "phases"));
+    json_decref(o);
+    return ph;
+}
+
+/*
+ * A stack's web measurement loads the web server over tcp in both arms: the client's phases
+ * are the front hop's and split nothing; kept connections have no lifecycle per request,
+ * even when a reconnect left connect and close phases.
+ */
+static void test_phases_only_for_the_hop(void **state)
+{
+    struct prof_run runs[4] = {
+        fake_run("tcp", 4e6, 0, 20000, 20000),
+        fake_run("unix", 0, 1e6, 8000, 18000),
+        fake_run("unix", 0, 1e6, 8000, 18000),
+        fake_run("tcp", 4e6, 0, 20000, 20000),
+    };
+    json_t *ph;
+
+    (void)state;
+    ph = pair_phases(runs, "tcp", true);
+    assert_true(json_is_true(json_object_get(ph, "behind_server")));
+    assert_true(json_is_null(json_object_get(ph, "lifecycle_tcp_us")));
+    assert_true(json_is_null(json_object_get(ph, "transfer_unix_us")));
+    assert_true(json_is_null(json_object_get(ph, "lifecycle_share")));
+    json_decref(ph);
+    for (int i = 0; i < 4; i++)
+        snprintf(runs[i].client, sizeof(runs[i].client), "%s", runs[i].transport);
+    ph = pair_phases(runs, NULL, false);
+    assert_true(json_is_false(json_object_get(ph, "behind_server")));
+    assert_true(json_is_null(json_object_get(ph, "lifecycle_tcp_us")));
+    assert_true(json_is_null(json_object_get(ph, "lifecycle_share")));
+    assert_float_equal(json_real_value(json_object_get(ph, "transfer_tcp_us")), 20, 1e-9);
+    json_decref(ph);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_chain_rule),
         cmocka_unit_test(test_samples_attributed),
         cmocka_unit_test(test_decomposition),
+        cmocka_unit_test(test_phases_only_for_the_hop),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
