@@ -314,6 +314,15 @@ static struct prof_run fake_run(const char *transport, double tcp_ns, double uni
     return r;
 }
 
+/* The pair of cells the tests below read, in ABBA order. */
+static void fake_pair(struct prof_run runs[4])
+{
+    runs[0] = fake_run("tcp", 4e6, 0, 20000, 20000);
+    runs[1] = fake_run("unix", 0, 1e6, 8000, 18000);
+    runs[2] = runs[1];
+    runs[3] = runs[0];
+}
+
 /*
  * tcp - unix from fabricated runs, 1000 ops each: the hop (client + server, never other) takes
  * 9 µs per request over tcp (client tcp 4, server tcp 2, server sched 3) and 4 over unix
@@ -323,18 +332,16 @@ static struct prof_run fake_run(const char *transport, double tcp_ns, double uni
  */
 static void test_decomposition(void **state)
 {
-    struct prof_run runs[4] = {
-        fake_run("tcp", 4e6, 0, 20000, 20000),
-        fake_run("unix", 0, 1e6, 8000, 18000),
-        fake_run("unix", 0, 1e6, 8000, 18000),
-        fake_run("tcp", 4e6, 0, 20000, 20000),
-    };
+    struct prof_run runs[4];
     FILE *devnull = fopen("/dev/null", "w");
-    json_t *o = profile_summary(devnull, runs, 4, 1);
-    json_t *d = json_array_get(json_object_get(o, "differences"), 0);
-    json_t *hop = json_array_get(json_object_get(d, "sides"), 0);
-    json_t *subs = json_object_get(hop, "subsystems"), *ph = json_object_get(d, "phases");
+    json_t *o, *d, *hop, *subs, *ph;
 
+    fake_pair(runs);
+    o = profile_summary(devnull, runs, 4, 1);
+    d = json_array_get(json_object_get(o, "differences"), 0);
+    hop = json_array_get(json_object_get(d, "sides"), 0);
+    subs = json_object_get(hop, "subsystems");
+    ph = json_object_get(d, "phases");
     (void)state;
     assert_non_null(o);
     assert_int_equal(json_array_size(json_object_get(o, "cells")), 2);
@@ -382,15 +389,11 @@ static json_t *pair_phases(struct prof_run *runs, const char *client, bool per_r
  */
 static void test_phases_only_for_the_hop(void **state)
 {
-    struct prof_run runs[4] = {
-        fake_run("tcp", 4e6, 0, 20000, 20000),
-        fake_run("unix", 0, 1e6, 8000, 18000),
-        fake_run("unix", 0, 1e6, 8000, 18000),
-        fake_run("tcp", 4e6, 0, 20000, 20000),
-    };
+    struct prof_run runs[4];
     json_t *ph;
 
     (void)state;
+    fake_pair(runs);
     ph = pair_phases(runs, "tcp", true);
     assert_true(json_is_true(json_object_get(ph, "behind_server")));
     assert_true(json_is_null(json_object_get(ph, "lifecycle_tcp_us")));
