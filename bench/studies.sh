@@ -4,7 +4,9 @@
 # the overload), the Redis-MariaDB study (redis-mariadb) and the PHP image method (php-method,
 # optimized and its keepalive profile optimized-reuse); and the kernel's share of the backend hop (--profile alone:
 # root) for Apache and nginx with new FastCGI connections and Apache's kept ones, apart from the
-# cases above so that the sampling costs none of their figures. Each at its default -c (the study's
+# cases above so that the sampling costs none of their figures; the pod study's baseline
+# profile, its pool sweep and its one-request-at-a-time response time (-c 1); and the echo
+# lab study's cells (the default lab, its own 5 runs a cell). Each at its default -c (the study's
 # load: the stack's --help says it). WINDOWS windows one after the other, each running every
 # case, the second in the reverse order, so that a figure can be read as one a re-run
 # reproduces. Take the machine first: flock -x /tmp/hb-machine.lock bench/studies.sh ...
@@ -12,7 +14,8 @@
 #   bench/studies.sh [HOPBENCH [OUTDIR]]
 #
 # HOPBENCH defaults to build/release/hopbench, OUTDIR to a new private temporary directory.
-# Environment: REPS (default 5), DUR (seconds, default 2), WINDOWS (default 2). Writes, per
+# Environment: REPS (default 5), DUR (seconds, default 2), WINDOWS (default 2), ONLY (the
+# names of the cases to run, space-separated; default all). Writes, per
 # window W and case NAME, OUTDIR/W-NAME.txt (the stack's stdout and stderr, its exit code, the
 # load average before and after) and OUTDIR/W-NAME.jsonl (its --jsonl evidence); and
 # OUTDIR/machine.txt (CPU, kernel, the servers' versions). A stack that fails is reported
@@ -27,6 +30,7 @@ OUT=${2:-}
 REPS=${REPS:-5}
 DUR=${DUR:-2}
 WINDOWS=${WINDOWS:-2}
+ONLY=${ONLY:-}
 
 [ -x "$HB" ] || die "no hopbench at $HB (make -j2 build/release/hopbench)"
 is_count "$REPS" || die "REPS must be a whole number above 0: $REPS"
@@ -46,7 +50,11 @@ php-method:php-method
 php-keepalive:php-method --profile optimized-reuse
 apache-kernel:apache-fpm --profile
 apache-reuse-kernel:apache-fpm --profile optimized-reuse --profile
-nginx-kernel:nginx-fpm --profile"
+nginx-kernel:nginx-fpm --profile
+apache-baseline:apache-fpm --profile baseline
+apache-pool:apache-fpm --pool 4,8,16,32,64
+apache-one:apache-fpm -c 1
+echo-lab:lab"
 
 # run_case W NAME ARGS...: one stack, its output, evidence, exit code and load averages.
 run_case() {
@@ -54,13 +62,15 @@ run_case() {
     name=$2
     shift 2
     f=$OUT/$w-$name
-    note "window $w: $name: hopbench stack $*"
+    case "$*" in lab) what="hopbench lab" ;; *) what="hopbench stack $*" ;; esac
+    note "window $w: $name: $what"
     {
         echo "loadavg before: $(cat /proc/loadavg)"
         echo "started: $(date -u +%FT%TZ)"
     } >"$f.txt"
     rc=0
     case "$*" in
+    lab) "$HB" lab -q --json "$f.json" </dev/null >>"$f.txt" 2>&1 || rc=$? ;;
     *--overload*) "$HB" stack "$@" -q --jsonl "$f.jsonl" </dev/null >>"$f.txt" 2>&1 || rc=$? ;;
     *) "$HB" stack "$@" -q --reps "$REPS" -d "$DUR" --jsonl "$f.jsonl" </dev/null >>"$f.txt" 2>&1 || rc=$? ;;
     esac
@@ -86,6 +96,9 @@ w=1
 while [ "$w" -le "$WINDOWS" ]; do
     if [ $((w % 2)) = 1 ]; then order=$CASES; else order=$(printf '%s\n' "$CASES" | tac); fi
     printf '%s\n' "$order" | while IFS=: read -r name args; do
+        if [ -n "$ONLY" ]; then
+            case " $ONLY " in *" $name "*) ;; *) continue ;; esac
+        fi
         # shellcheck disable=SC2086 # args is several words on purpose
         run_case "$w" "$name" $args
     done
