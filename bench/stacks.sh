@@ -1,5 +1,6 @@
 #!/bin/sh
-# stacks.sh: runs every `hopbench stack` case behind the stacks section of bench/RESULTS.md,
+# stacks.sh: runs every `hopbench stack` case behind the stacks section of bench/JOURNAL.md
+# (a loaded window; the quiet figures at the studies' loads are studies.sh's, in bench/RESULTS.md),
 # one after the other in one window, and keeps each one's output, evidence and the TIME_WAIT
 # sockets held on its web server -> php-fpm TCP hop.
 #

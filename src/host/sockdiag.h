@@ -10,7 +10,8 @@
  * family. A TCP dump carries a port filter, so the kernel sends a message only
  * for the hop's sockets, but it still walks its whole TCP hash table to find
  * them, however few sockets there are: milliseconds of CPU on a big table
- * (bench/RESULTS.md, "The socket sampler"). An AF_UNIX dump cannot be filtered by name: O(#unix
+ * (bench/RESULTS.md, "the sampler's cost ... re-run alone"; bench/JOURNAL.md, "the socket sampler",
+ * on a loaded machine). An AF_UNIX dump cannot be filtered by name: O(#unix
  * sockets) messages. Sample from a thread that is not measured, at a low rate (observe.c: at idle
  * priority, every 250 ms or 10 s).
  * Works unprivileged. A dump is not atomic: a socket that changes state while
