@@ -65,7 +65,8 @@ struct profile {
     /* the events */
     struct ring ring[PROFILE_CPUS];
     unsigned nring;
-    unsigned char scratch[65536]; /* the record being read, whole (its size is 16 bits) */
+    uint64_t last_t[PROFILE_CPUS]; /* each CPU's last sample's time in the window, 0: none yet */
+    unsigned char scratch[65536];  /* the record being read, whole (its size is 16 bits) */
     pthread_t thread;
     bool running;
     int stop_fd;
@@ -229,6 +230,7 @@ static void sides_set(struct profile *p, const struct profile_cfg *cfg)
     memset(p->pids, 0, sizeof(p->pids));
     memset(p->fold, 0, FOLD_SLOTS * sizeof(*p->fold));
     memset(p->fold_rest, 0, sizeof(p->fold_rest));
+    memset(p->last_t, 0, sizeof(p->last_t));
     p->nfold = 0;
     p->cfg = *cfg;
     p->cfg.nserver_pids =
@@ -427,12 +429,30 @@ void profile_feed(struct profile *p, pid_t pid, pid_t tid, bool user, const uint
     p->acc.samples++;
     if (pid == 0 && s == SUB_OTHER) { /* the idle loop */
         p->acc.idle++;
+        p->acc.idle_ns += period;
         return;
     }
     side = pid == 0 ? p->side_other : side_of(p, pid, tid);
     p->acc.side[side].samples++;
     p->acc.side[side].ns[s] += period;
     fold_add(p, side, user, sym, n, 1);
+}
+
+void profile_sample(struct profile *p, unsigned cpu, uint64_t t_ns, pid_t pid, pid_t tid, bool user,
+                    const uint64_t *ips, unsigned nips)
+{
+    uint64_t periods = 1;
+
+    if (cpu < PROFILE_CPUS) {
+        uint64_t prev = p->last_t[cpu];
+        if (prev != 0 && t_ns > prev) {
+            periods = (t_ns - prev + p->period_ns / 2) / p->period_ns;
+            if (periods == 0) periods = 1;
+        }
+        if (t_ns > prev) p->last_t[cpu] = t_ns;
+    }
+    p->acc.missed += periods - 1;
+    profile_feed(p, pid, tid, user, ips, nips, periods * p->period_ns);
 }
 
 /* ---- the rings ----------------------------------------------------------------------------- */
@@ -450,12 +470,12 @@ static void ring_copy(const struct ring *r, uint64_t off, void *dst, size_t len)
     memcpy((unsigned char *)dst + first, r->data, len - first);
 }
 
-/* One PERF_RECORD_SAMPLE of the layout attr_init asks for. */
-static void sample_take(struct profile *p, const struct perf_event_header *h,
+/* One PERF_RECORD_SAMPLE of the layout attr_init asks for, from CPU cpu's ring. */
+static void sample_take(struct profile *p, unsigned cpu, const struct perf_event_header *h,
                         const unsigned char *b)
 {
     const unsigned char *end = b + h->size, *q = b + sizeof(*h);
-    uint64_t ips[PROFILE_STACK_MAX], ip, period, nr;
+    uint64_t ips[PROFILE_STACK_MAX], ip, t, nr;
     uint32_t pid, tid;
     unsigned n = 0;
     bool kernel = false;
@@ -464,10 +484,10 @@ static void sample_take(struct profile *p, const struct perf_event_header *h,
     memcpy(&ip, q, 8);
     memcpy(&pid, q + 8, 4);
     memcpy(&tid, q + 12, 4);
-    q += 8 + 8 + 8 + 8; /* ip, pid/tid, time, cpu/res */
-    memcpy(&period, q, 8);
-    memcpy(&nr, q + 8, 8);
-    q += 16;
+    memcpy(&t, q + 16, 8);
+    q += 8 + 8 + 8 + 8 + 8; /* ip, pid/tid, time, cpu/res, period (the nominal one) */
+    memcpy(&nr, q, 8);
+    q += 8;
     if (nr > (uint64_t)(end - q) / 8) return;
     for (uint64_t i = 0; i < nr; i++) {
         uint64_t a;
@@ -480,11 +500,12 @@ static void sample_take(struct profile *p, const struct perf_event_header *h,
     }
     bool user = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
     if (!user && n == 0) ips[n++] = ip;
-    profile_feed(p, (pid_t)pid, (pid_t)tid, user, ips, n, period);
+    profile_sample(p, cpu, t, (pid_t)pid, (pid_t)tid, user, ips, n);
 }
 
-static void ring_drain(struct profile *p, struct ring *r)
+static void ring_drain(struct profile *p, unsigned cpu)
 {
+    struct ring *r = &p->ring[cpu];
     uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = r->meta->data_tail;
 
@@ -493,7 +514,8 @@ static void ring_drain(struct profile *p, struct ring *r)
         ring_copy(r, tail, &h, sizeof(h));
         if (h.size < sizeof(h) || tail + h.size > head) break;
         ring_copy(r, tail, p->scratch, h.size); /* a u16 size: the scratch holds any record */
-        if (h.type == PERF_RECORD_SAMPLE) sample_take(p, &h, p->scratch);
+        if (h.type == PERF_RECORD_SAMPLE) sample_take(p, cpu, &h, p->scratch);
+        if (h.type == PERF_RECORD_THROTTLE) p->acc.throttled++;
         if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
             uint64_t lost;
             memcpy(&lost, p->scratch + sizeof(h) + 8, 8);
@@ -517,7 +539,7 @@ static void *drain_main(void *arg)
     fds[p->nring] = (struct pollfd){ .fd = p->stop_fd, .events = POLLIN };
     for (;;) {
         for (unsigned i = 0; i < p->nring; i++)
-            ring_drain(p, &p->ring[i]);
+            ring_drain(p, i);
         if (poll(fds, p->nring + 1, DRAIN_POLL_MS) > 0 && fds[p->nring].revents != 0) break;
     }
     p->acc.self_ns = thread_cpu_ns() - cpu0;
@@ -627,7 +649,7 @@ void profile_end(struct profile *p, struct profile_result *out)
     if (p->stop_fd >= 0) close(p->stop_fd);
     p->stop_fd = -1;
     for (unsigned i = 0; i < p->nring; i++)
-        ring_drain(p, &p->ring[i]);
+        ring_drain(p, i);
     *out = p->acc;
     out->folded = fold_text(p);
 }

@@ -49,10 +49,12 @@ json_t *profile_run_json(const struct run_record *r)
         json_array_append_new(folded, json_stringn(l, len));
         l = end != NULL ? end + 1 : l + len;
     }
-    o = json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:o, s:o}", "period_ns", (json_int_t)p->period_ns,
-                  "cpus", (int)p->cpus, "samples", (json_int_t)p->samples, "idle",
-                  (json_int_t)p->idle, "lost", (json_int_t)p->lost, "profiler_cpu_ns",
-                  (json_int_t)p->self_ns, "sides", sides, "folded", folded);
+    o = json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "period_ns",
+                  (json_int_t)p->period_ns, "cpus", (int)p->cpus, "samples", (json_int_t)p->samples,
+                  "idle", (json_int_t)p->idle, "idle_ns", (json_int_t)p->idle_ns, "lost",
+                  (json_int_t)p->lost, "missed", (json_int_t)p->missed, "throttled",
+                  (json_int_t)p->throttled, "profiler_cpu_ns", (json_int_t)p->self_ns, "sides",
+                  sides, "folded", folded);
     return o;
 }
 

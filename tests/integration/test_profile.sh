@@ -6,11 +6,12 @@
 # the server's TCP and IP subsystems carry samples; over the socket none of their system calls
 # enters TCP or IP (their TCP and IP samples, another socket's timers and softirqs run in their
 # context, stay under 1 %) while AF_UNIX carries samples. The sampled time of the client and of
-# the server, summed over the runs, is within 5 % of their measured CPU (the load threads'
+# the server, summed over the runs, is within 60 % of their measured CPU (the load threads'
 # clocks, the server's process clock), and the two together: 4000 Hz for 2 s gives each about
 # 8000 samples, a spread of 1/sqrt(8000) = 1.1 %; what is not statistics (a sample waits for
-# the timer interrupt, late on a busy virtual machine) is explained below, where the check
-# takes the first of up to three runs within the bounds. The text has the per-request table
+# the timer interrupt, late on a busy virtual machine, and lands in the task that runs next)
+# is explained below, where the check takes the first of up to three runs within the bounds;
+# the sides' and the idle loop's sampled time sum to the CPUs' over the window within 2 %. The text has the per-request table
 # and the tcp - unix decomposition, the evidence both; the folded stacks name the TCP
 # functions; the profiler's own thread's CPU is kept; the HTML report draws the difference's
 # bar first, the sides' bars, a flame graph per cell, no script; a merged run has none (each
@@ -87,6 +88,13 @@ jcheck "every run has its profile: 4000 Hz, sides client, hopbench, server, othe
     "$j" 'all(.runs[]; .profile.period_ns == 250000 and .profile.lost == 0
         and ([.profile.sides[].name] == ["client", "hopbench", "server", "other"])
         and .profile.cpus >= 1)' "$defs"
+# Every period of every CPU is someone's: a sample late by over a period stands for the ones the
+# timer skipped (.profile.missed), so the sides' and the idle loop's time sum to the CPUs' over
+# the window (the profile's window brackets the load's by a few ms). On 2026-12-06 (load 12-22)
+# 24 windows summed to 1.000-1.003 of it, 0.3 % of the periods missed.
+jcheck "the sides' and the idle loop's sampled time: the CPUs' time over the window, within 2 %" \
+    "$j" 'all(.runs[]; (([.profile.sides[].ns | add] | add) + .profile.idle_ns)
+        / (.profile.cpus * .window_s * 1e9) | . > 0.98 and . < 1.02)'
 jcheck "over tcp the client's and the server's TCP and IP subsystems carry samples" "$j" \
     '[.runs[] | select(.transport == "tcp")] | length == 1 and
      all(.[]; ns("client"; "tcp") > 0 and ns("server"; "tcp") > 0
@@ -105,16 +113,19 @@ jcheck "over unix TCP and IP carry under 1 % of their samples, AF_UNIX carries s
          < 0.01 * ((side("client").ns + side("server").ns) | add)
          and ns("client"; "unix") > 0 and ns("server"; "unix") > 0)' "$defs"
 # Sampled time against the clocks. A sample is taken when the CPU's timer interrupt is, which
-# waits while interrupts are off (a task switching to another) and, on a virtual machine, for
-# the host to deliver it (tens of µs here, more under load): a sample due in the server's slice
-# of a few µs may land in the client's, or in the idle loop (docs/profile.md). On a quiet
-# machine the sides came within 1 to 3 % of their clocks; on 2026-12-06 this VM (Intel Xeon,
-# load 1.2-1.5, no steal) gave per run 0.51 to 1.28 of the clocks for each side, with every
-# build back to the one CI last passed, so the bound here is what catches an attribution that
-# sends a side's samples elsewhere: each side and the two together within 60 %, in one of up
-# to three runs over tcp and unix; 5 % does not hold on this VM now (docs/profile.md). Under ThreadSanitizer both sides' samples fell 30 to 48 % short in CI: there the
-# ratios are printed, not asserted (the TSan run is for races). The ratios of each try are
-# printed.
+# waits while interrupts are off and, on this virtual machine, for the host to deliver it: a
+# sample due in the server's slice of a few µs may land in the task that runs next. With other
+# processes busy on the same CPUs the hop's slices lose samples to them: on 2026-12-06 (load
+# 12-22, no steal, no sample lost or throttled, 0.3 % of the periods missed and counted) 12
+# runs at 4000 Hz gave per side 0.97 to 1.04 of the clocks over tcp but 0.51 to 1.04 over unix,
+# the missing samples in the other processes' reschedule IPIs' exits to user mode, the point
+# where a process busy in user mode hands its CPU to the woken server (docs/profile.md). So the
+# bound here is what catches an attribution that sends a side's samples elsewhere: each side
+# and the two together within 60 %, in one of up to three runs over tcp and unix; 5 % holds on
+# a quiet machine, not under load (docs/profile.md). Under ThreadSanitizer both sides' samples
+# fell 30 to 48 % short in CI: there the ratios are printed, not asserted (the TSan run is for
+# races). The ratios of each try are printed, with each run's lost, missed and throttled
+# samples, steal and the other processes' share.
 TSAN=0
 grep -qa '__tsan_init' "$HOPBENCH" && TSAN=1
 side_pct=60
@@ -127,6 +138,7 @@ cj=$j
 for try in 1 2 3; do
     got=$(jq -c --argjson p "$side_pct" --argjson s "$sum_pct" "$defs $ratios | [., $within]" "$cj")
     echo "# try $try: sampled / measured: client, server, both: $got"
+    jq -r '.runs[] | "#   \(.transport): samples \(.profile.samples), lost \(.profile.lost), missed \(.profile.missed), throttled \(.profile.throttled), steal \(.observed.other_cpu.steal_ns) ns, other processes \(.observed.other_cpu.other_share)"' "$cj"
     case $got in *,true]) break ;; esac
     [ "$try" = 3 ] && break
     cj=$T/prof$try.json

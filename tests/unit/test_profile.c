@@ -9,7 +9,7 @@
  * is the process's own code); and fabricated samples fed to a profiler
  * without events: each side by its pid (hopbench's load threads by their
  * name), the idle loop apart, sampled time = samples × period, the folded
- * stacks root first.
+ * stacks root first; a late sample standing for the periods the timer skipped.
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -281,6 +281,56 @@ static void test_samples_attributed(void **state)
     free(text);
 }
 
+/*
+ * The timer's late samples: each CPU's sample stands for the whole periods since that CPU's
+ * previous one (the kernel's CPU-clock timer skips the periods it overran), at least one, the
+ * first of the window one; the CPUs apart, a new window from nothing. Period 1000 ns: CPU 0's
+ * server samples at 10000, 11000 (1), 13980 (3: 2 missed), 14300 (early on the last: 1) and
+ * its idle sample at 16000 (2: 1 missed, the idle loop's); CPU 1's client at 50000 (first: 1),
+ * 54600 (5: 4 missed).
+ */
+static void test_samples_weighted_by_time(void **state)
+{
+    struct hb_err err = { 0 };
+    char *text = fixture();
+    struct profile *p = profile_new(1000, text, false, &err);
+    pid_t server = 999999;
+    const uint64_t copy[] = { K(A_COPY), K(A_UNIX_SEND), K(A_DOSYS) };
+    const uint64_t idle[] = { K(A_HALT), K(A_IDLE) };
+    struct profile_cfg cfg = { .self = getpid(), .server_pids = &server, .nserver_pids = 1 };
+    struct profile_result r;
+
+    (void)state;
+    assert_non_null(p);
+    assert_int_equal(profile_begin(p, &cfg), 0);
+    profile_sample(p, 0, 10000, server, server, false, copy, 3);
+    profile_sample(p, 0, 11000, server, server, false, copy, 3);
+    profile_sample(p, 1, 50000, server, server, true, NULL, 0);
+    profile_sample(p, 0, 13980, server, server, false, copy, 3);
+    profile_sample(p, 0, 14300, server, server, false, copy, 3);
+    profile_sample(p, 1, 54600, server, server, true, NULL, 0);
+    profile_sample(p, 0, 16000, 0, 0, false, idle, 2);
+    profile_end(p, &r);
+    assert_int_equal(r.samples, 7);
+    assert_int_equal(r.idle, 1);
+    assert_int_equal(r.idle_ns, 2 * 1000);
+    assert_int_equal(r.missed, 2 + 1 + 4);
+    assert_int_equal(r.side[2].samples, 6);
+    assert_int_equal(r.side[2].ns[SUB_COPY], (1 + 1 + 3 + 1) * 1000);
+    assert_int_equal(r.side[2].ns[SUB_USER], (1 + 5) * 1000);
+    profile_result_release(&r);
+
+    /* a new window: each CPU's first sample stands for one period again */
+    assert_int_equal(profile_begin(p, &cfg), 0);
+    profile_sample(p, 0, 90000, server, server, false, copy, 3);
+    profile_end(p, &r);
+    assert_int_equal(r.missed, 0);
+    assert_int_equal(r.side[2].ns[SUB_COPY], 1000);
+    profile_result_release(&r);
+    profile_free(p);
+    free(text);
+}
+
 /* A fabricated run of cell key over transport: the client's and server's ns, ops, phases. */
 static struct prof_run fake_run(const char *transport, double tcp_ns, double unix_ns,
                                 double connect_ns, double response_ns)
@@ -417,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_subsystem_table),
         cmocka_unit_test(test_chain_rule),
         cmocka_unit_test(test_samples_attributed),
+        cmocka_unit_test(test_samples_weighted_by_time),
         cmocka_unit_test(test_decomposition),
         cmocka_unit_test(test_phases_only_for_the_hop),
     };
