@@ -229,12 +229,12 @@ lab: hopbench
 	./hopbench lab
 
 unit: $(UNIT_BIN) $(B)/hopbench | test-deps
-integration: $(B)/hopbench $(TOOL_BIN) | test-deps
+integration: $(B)/hopbench $(TOOL_BIN) $(FLOOR_BIN) | test-deps
 
 # The whole suite: unit tests, then integration tests that start servers on
 # loopback and Unix sockets and stop them by PID. Prints "N passed, N failed".
 # INTEG="test_a test_b" runs only those integration scripts.
-test: $(UNIT_BIN) $(REPLAY_BIN) $(TOOL_BIN) $(B)/hopbench | test-deps
+test: $(UNIT_BIN) $(REPLAY_BIN) $(TOOL_BIN) $(FLOOR_BIN) $(B)/hopbench | test-deps
 	@INTEG='$(INTEG)' sh tests/run.sh $(B)
 
 # Everything built (the test tools too, so that no warning hides), then the unit tests

@@ -13,8 +13,8 @@
  * the engine itself (event loop, framing, histogram), for the same transport
  * and the same CPU placement.
  *
- *   floor TRANSPORT SIZE ITERATIONS [--pin none|same|split] [--warmup N]
- *   floor serve tcp|unix ADDR [--pin-cpu N]
+ *   floor TRANSPORT SIZE ITERATIONS [--pin none|same|split] [--warmup N] [--wait W]
+ *   floor serve tcp|unix ADDR [--pin-cpu N] [--wait W]
  *   floor client tcp|unix ADDR SIZE ITERATIONS [--pin-cpu N] [--warmup N]
  *
  *   TRANSPORT   tcp (127.0.0.1, ephemeral port, TCP_NODELAY on both ends),
@@ -25,6 +25,15 @@
  *   SIZE        bytes per message, 1..65536 (the client writes it all before
  *               reading, so it must fit in the socket buffers)
  *   --warmup    round trips run and discarded before timing (default 1000)
+ *   --wait      how the echo server waits for the next bytes (the client always
+ *               blocks in read): block (default), a blocking read(2); epoll,
+ *               epoll_wait(2) on the socket (EPOLLIN, level-triggered) then
+ *               one read; poll, poll(2) (POLLIN) then one read; epoll-out,
+ *               epoll_wait with EPOLLIN | EPOLLOUT edge-triggered, reads until
+ *               EAGAIN. A blocking read on an AF_UNIX socket is also woken when
+ *               the peer consumes what this end sent (unix_write_space);
+ *               poll and epoll filter that wake-up by event, epoll-out asks
+ *               for it (bench/RESULTS.md, the server's wait at 64 KiB).
  *
  * The first form is self-contained: it forks its own echo server on a
  * connection it set up itself. The other two split the pair so that either end
@@ -43,7 +52,8 @@
  *               unix: a socket path (serve refuses an existing file)
  *   --pin-cpu   pin this process (and serve's children) to CPU N
  *
- * Prints one line of JSON on stdout; percentiles are nearest-rank over the
+ * Prints one line of JSON on stdout (server_wait: the --wait of the forked
+ * server, "external" in client mode); percentiles are nearest-rank over the
  * sorted samples; client_cpu_ns_per_op is the client process's CPU time over
  * the timed loop divided by ITERATIONS (the server is another process and is
  * not counted). Errors: one line on stderr, exit 1; bad usage: exit 64.
@@ -51,6 +61,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -61,6 +72,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -93,13 +105,16 @@
 #define FLAG_PIN     1U
 #define FLAG_PIN_CPU 2U
 #define FLAG_WARMUP  4U
+#define FLAG_WAIT    8U
 
 enum mode { MODE_SELF, MODE_SERVE, MODE_CLIENT };
 enum transport { T_TCP, T_UNIX, T_SOCKETPAIR };
 enum pin { PIN_NONE, PIN_SAME, PIN_SPLIT };
+enum wait { WAIT_BLOCK, WAIT_EPOLL, WAIT_POLL, WAIT_EPOLL_OUT };
 
 static const char *const transport_names[] = { "tcp", "unix", "socketpair" };
 static const char *const pin_names[] = { "none", "same", "split" };
+static const char *const wait_names[] = { "block", "epoll", "poll", "epoll-out" };
 
 /* Where serve listens or client connects: 127.0.0.1:PORT or a Unix socket path. */
 union sock_addr {
@@ -115,6 +130,7 @@ struct options {
     uint64_t iterations;
     uint64_t warmup;
     enum pin pin;          /* self-contained mode */
+    enum wait wait;        /* the echo server's wait (self-contained and serve modes) */
     int pin_cpu;           /* serve and client modes; NO_CPU: not pinned */
     const char *addr_text; /* ADDR as given, for messages */
     union sock_addr addr;
@@ -138,10 +154,11 @@ struct stats {
 static void usage(void)
 {
     fputs("usage: floor tcp|unix|socketpair SIZE ITERATIONS [--pin none|same|split] "
-          "[--warmup N]\n"
-          "       floor serve tcp|unix ADDR [--pin-cpu N]\n"
+          "[--warmup N] [--wait W]\n"
+          "       floor serve tcp|unix ADDR [--pin-cpu N] [--wait W]\n"
           "       floor client tcp|unix ADDR SIZE ITERATIONS [--pin-cpu N] [--warmup N]\n"
-          "ADDR: tcp: a port on 127.0.0.1 (serve: 0 = any, printed); unix: a socket path\n",
+          "ADDR: tcp: a port on 127.0.0.1 (serve: 0 = any, printed); unix: a socket path\n"
+          "W: the echo server's wait: block (default), epoll, poll or epoll-out\n",
           stderr);
 }
 
@@ -164,6 +181,10 @@ static int parse_flag(const char *name, const char *value, unsigned allowed, str
         if (parse_count(value, 0, MAX_ITERATIONS, &n) != 0)
             return fail("bad --warmup '%s' (0..%llu)", value, MAX_ITERATIONS);
         opt->warmup = n;
+    } else if ((allowed & FLAG_WAIT) && strcmp(name, "--wait") == 0) {
+        int wait = parse_name(value, wait_names, 4);
+        if (wait < 0) return fail("bad --wait '%s' (block, epoll, poll or epoll-out)", value);
+        opt->wait = (enum wait)wait;
     } else {
         return fail("unknown option '%s'", name);
     }
@@ -235,7 +256,8 @@ static int parse_external(int argc, char **argv, struct options *opt)
     opt->transport = (enum transport)t;
     if (parse_addr(argv[3], serve, opt) != 0) return -1;
     if (!serve && parse_load(argv + 4, opt) != 0) return -1;
-    return parse_flags(argc, argv, need, serve ? FLAG_PIN_CPU : FLAG_PIN_CPU | FLAG_WARMUP, opt);
+    return parse_flags(argc, argv, need,
+                       serve ? FLAG_PIN_CPU | FLAG_WAIT : FLAG_PIN_CPU | FLAG_WARMUP, opt);
 }
 
 static int parse_args(int argc, char **argv, struct options *opt)
@@ -260,7 +282,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
     if (t < 0) return fail("bad transport '%s' (tcp, unix or socketpair)", argv[1]);
     opt->transport = (enum transport)t;
     if (parse_load(argv + 2, opt) != 0) return -1;
-    return parse_flags(argc, argv, 4, FLAG_PIN | FLAG_WARMUP, opt);
+    return parse_flags(argc, argv, 4, FLAG_PIN | FLAG_WARMUP | FLAG_WAIT, opt);
 }
 
 /* ---- connection setup (all in the parent, before fork) ------------------- */
@@ -398,6 +420,17 @@ static int open_conn(enum transport t, struct conn *c)
 
 /* ---- blocking I/O -------------------------------------------------------- */
 
+/* A non-blocking socket's buffer is full: waits until it takes more. 0, or -1 with errno set. */
+static int wait_writable(int fd)
+{
+    struct pollfd pfd = { .fd = fd, .events = POLLOUT, .revents = 0 };
+
+    while (poll(&pfd, 1, -1) < 0) {
+        if (errno != EINTR) return -1;
+    }
+    return 0;
+}
+
 /* Returns 0, or -1 with errno set (EPIPE-like conditions included). */
 static int write_all(int fd, const unsigned char *buf, size_t len)
 {
@@ -406,6 +439,7 @@ static int write_all(int fd, const unsigned char *buf, size_t len)
 
         if (n < 0) {
             if (errno == EINTR) continue;
+            if (errno == EAGAIN && wait_writable(fd) == 0) continue; /* --wait epoll-out */
             return -1;
         }
         buf += n;
@@ -433,22 +467,63 @@ static int read_all(int fd, unsigned char *buf, size_t len)
 
 /* ---- server (child) ------------------------------------------------------ */
 
-/* Echoes until EOF. Exit status 0 on a clean EOF, 1 on any error. */
-static void __attribute__((noreturn)) serve_echo(int fd)
+/*
+ * --wait epoll and epoll-out: the epoll set watching fd (epoll-out makes fd
+ * non-blocking, edge-triggered). Returns the epoll fd, or -1.
+ */
+static int echo_epoll(int fd, enum wait wait)
+{
+    struct epoll_event ev = { .events = EPOLLIN, .data = { .fd = fd } };
+    int epfd = epoll_create1(EPOLL_CLOEXEC);
+
+    if (epfd < 0) return -1;
+    if (wait == WAIT_EPOLL_OUT) {
+        ev.events = EPOLLIN | EPOLLOUT | EPOLLET;
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) return -1;
+    }
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? epfd : -1;
+}
+
+/* poll and epoll: sleeps until fd is readable (epoll-out: or writable). 0, or -1. */
+static int echo_wait(int fd, int epfd, enum wait wait)
+{
+    struct pollfd pfd = { .fd = fd, .events = POLLIN, .revents = 0 };
+    struct epoll_event ev;
+    int n;
+
+    do {
+        n = wait == WAIT_POLL ? poll(&pfd, 1, -1) : epoll_wait(epfd, &ev, 1, -1);
+    } while (n < 0 && errno == EINTR);
+    return n < 0 ? -1 : 0;
+}
+
+/*
+ * Echoes until EOF, waiting as `wait` says; one read per wake-up, except
+ * epoll-out (edge-triggered), which reads until EAGAIN. Exit status 0 on a
+ * clean EOF, 1 on any error.
+ */
+static void __attribute__((noreturn)) serve_echo(int fd, enum wait wait)
 {
     static unsigned char buf[ECHO_BUF_SIZE];
+    int epfd = -1;
 
+    if ((wait == WAIT_EPOLL || wait == WAIT_EPOLL_OUT) && (epfd = echo_epoll(fd, wait)) < 0)
+        _exit(1);
     for (;;) {
-        ssize_t n = read(fd, buf, sizeof(buf));
+        ssize_t n;
 
-        if (n < 0 && errno == EINTR) continue;
+        if (wait != WAIT_BLOCK && echo_wait(fd, epfd, wait) != 0) _exit(1);
+        do {
+            n = read(fd, buf, sizeof(buf));
+            if (n > 0 && write_all(fd, buf, (size_t)n) != 0) _exit(1);
+        } while (wait == WAIT_EPOLL_OUT && (n > 0 || (n < 0 && errno == EINTR)));
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (n <= 0) _exit(n == 0 ? 0 : 1);
-        if (write_all(fd, buf, (size_t)n) != 0) _exit(1);
     }
 }
 
 /* Forks the echo server on c->server_fd; it dies with the parent (PDEATHSIG). */
-static pid_t start_server(struct conn *c)
+static pid_t start_server(struct conn *c, enum wait wait)
 {
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -460,7 +535,7 @@ static pid_t start_server(struct conn *c)
     if (pid == 0) {
         close(c->client_fd);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
-        serve_echo(c->server_fd);
+        serve_echo(c->server_fd, wait);
     }
     close_fd(&c->server_fd);
     return pid;
@@ -597,12 +672,14 @@ static void print_json(const struct options *opt, const struct stats *st)
         snprintf(pin, sizeof(pin), "none");
     else
         snprintf(pin, sizeof(pin), "cpu%d", opt->pin_cpu);
-    printf("{\"transport\":\"%s\",\"size\":%zu,\"iterations\":%llu,\"pin\":\"%s\","
-           "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"mean_ns\":%llu,"
-           "\"client_cpu_ns_per_op\":%llu}\n",
-           transport_names[opt->transport], opt->size, (unsigned long long)opt->iterations, pin,
-           (unsigned long long)st->p50, (unsigned long long)st->p90, (unsigned long long)st->p99,
-           (unsigned long long)st->mean, (unsigned long long)st->cpu_per_op);
+    printf(
+        "{\"transport\":\"%s\",\"size\":%zu,\"iterations\":%llu,\"pin\":\"%s\","
+        "\"server_wait\":\"%s\",\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"mean_ns\":%llu,"
+        "\"client_cpu_ns_per_op\":%llu}\n",
+        transport_names[opt->transport], opt->size, (unsigned long long)opt->iterations, pin,
+        opt->mode == MODE_SELF ? wait_names[opt->wait] : "external", (unsigned long long)st->p50,
+        (unsigned long long)st->p90, (unsigned long long)st->p99, (unsigned long long)st->mean,
+        (unsigned long long)st->cpu_per_op);
 }
 
 /* Warm-up, then the timed loop; fills *cpu_ns with client CPU over the timed loop. */
@@ -634,7 +711,7 @@ static int run_with_server(const struct options *opt, struct conn *c, uint64_t *
                            struct stats *st)
 {
     uint64_t cpu_ns = 0;
-    pid_t server = start_server(c);
+    pid_t server = start_server(c, opt->wait);
 
     if (server < 0) return -1;
     if (apply_placement(opt->pin, server) != 0 ||
@@ -731,13 +808,14 @@ static int announce(int fd, const struct options *opt)
 }
 
 /* The child for one connection: default signals, dies with the server (PDEATHSIG). */
-static void __attribute__((noreturn)) echo_child(int fd, pid_t parent, const sigset_t *mask)
+static void __attribute__((noreturn))
+echo_child(int fd, pid_t parent, const sigset_t *mask, enum wait wait)
 {
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     sigprocmask(SIG_SETMASK, mask, NULL);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
-    serve_echo(fd);
+    serve_echo(fd, wait);
 }
 
 /* Accepts one pending connection, if any, and forks its echo child. */
@@ -763,7 +841,7 @@ static int accept_one(int listen_fd, const struct options *opt, const sigset_t *
     }
     if (pid == 0) {
         close(listen_fd);
-        echo_child(fd, parent, child_mask);
+        echo_child(fd, parent, child_mask, opt->wait);
     }
     close(fd);
     return 0;
