@@ -82,6 +82,8 @@
 #define EV_CONNECTIONS_OPEN     "connections_open" /* {start, end}: connected at the window's */
 #define EV_SOURCE_ADDRESSES     "source_addresses" /* --source's, when the run bound any */
 #define EV_PROCS                "procs"            /* run --procs: the load processes */
+#define EV_CLOSE                "close"            /* connect mode: who closes first */
+#define EV_DURATION_S           "duration_s"
 /* Ops and p99 per interval of the window (engine/series.h): one line of the document. */
 #define EV_SERIES             "series"
 #define EV_SERIES_INTERVAL_MS "interval_ms"
@@ -131,6 +133,8 @@
 #define EV_PLACE_NODE           "node"
 #define EV_PLACE_CONTAINER      "container"
 #define EV_PLACEMENTS           "placements"
+#define EV_PLACE_PIN            "pin" /* the document's: --pin as asked */
+#define EV_PLACE_PIN_NONE       "none"
 
 /* A lab or run --netns run's netns: where each end ran. */
 #define EV_NETNS            "netns"
@@ -173,6 +177,9 @@
 #define EV_SVC_CPU_NS_PER_OP                "cpu_ns_per_op"
 #define EV_SVC_PSS_END                      "pss_end"
 #define EV_SVC_WS_END                       "working_set_end"
+#define EV_OBS_MEMORY                       "memory"
+#define EV_OBS_SERVER_PSS_END               "server_pss_end"
+#define EV_OBS_CGROUP_WS_END                "cgroup_working_set_end"
 #define EV_OBS_SOCKETS                      "sockets"
 #define EV_OBS_WATCH                        "watch"
 #define EV_HOP_TW_CLIENT                    "time_wait_client"
@@ -205,12 +212,14 @@
 #define EV_SERVICE_HISTOGRAM  "service_histogram"
 
 /* A latency object: min, the percentiles and max (EV_LATENCY_ORDER), and mean. */
-#define EV_MIN  "min" /* also a histogram's */
-#define EV_P50  "p50"
-#define EV_P99  "p99"
-#define EV_P999 "p999"
-#define EV_MAX  "max" /* also a histogram's */
-#define EV_MEAN "mean"
+#define EV_MIN   "min" /* also a histogram's */
+#define EV_P50   "p50"
+#define EV_P90   "p90"
+#define EV_P99   "p99"
+#define EV_P999  "p999"
+#define EV_P9999 "p9999"
+#define EV_MAX   "max" /* also a histogram's */
+#define EV_MEAN  "mean"
 
 /* A histogram. */
 #define EV_UNIT               "unit"
@@ -261,6 +270,9 @@ const char *evidence_label_arm(const char *label, size_t *name_len);
 
 /* A run's hop under test: the arm its label names (evidence_label_arm), else its transport. */
 const char *evidence_hop_transport(const json_t *run);
+
+/* A document's placement.pin (--pin as asked: "none", "same", "split"), or NULL. */
+const char *evidence_doc_pin(const json_t *doc);
 
 /* The head as a new object (owned by the caller), or NULL. */
 json_t *evidence_head_json(const struct evidence_head *h);
