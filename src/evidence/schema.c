@@ -42,6 +42,22 @@ const char *evidence_hop_transport(const json_t *run)
     return arm != NULL ? arm : json_string_value(json_object_get(run, EV_TRANSPORT));
 }
 
+json_t *evidence_unavailable_json(const char *why)
+{
+    return json_pack("{s:s}", EV_UNAVAILABLE, why);
+}
+
+json_t *evidence_count_json(bool ok, uint64_t v, const char *why)
+{
+    return ok ? json_integer((json_int_t)v) : evidence_unavailable_json(why);
+}
+
+json_t *evidence_gauge_json(json_t *start, json_t *peak, json_t *end)
+{
+    return json_pack("{s:o, s:o, s:o}", EV_GAUGE_START, start, EV_GAUGE_PEAK, peak, EV_GAUGE_END,
+                     end);
+}
+
 const char *evidence_doc_pin(const json_t *doc)
 {
     return json_string_value(json_object_get(json_object_get(doc, EV_PLACEMENT), EV_PLACE_PIN));
