@@ -17,10 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "evidence/schema.h"
 #include "host/observe.h"
 #include "host/probe.h"
 #include "host/service.h"
 #include "report/report.h"
+#include "report/services.h"
 
 /* A schedule command the agent is stopped during: SIGTERM to its group, SIGKILL after this. */
 #define AGENT_CMD_STOP_NS (2 * NS_PER_S)
@@ -259,40 +261,19 @@ static json_t *state_or_null(const char *s)
     return s[0] != '\0' ? json_string(s) : json_null();
 }
 
-static json_t *val_json(const struct ctr_val *v)
-{
-    return v->ok ? json_integer((json_int_t)v->v) : json_pack("{s:s}", "unavailable", v->why);
-}
-
-static json_t *gauge_json(const struct obs_gauge *g)
-{
-    return json_pack("{s:o, s:o, s:o}", "start", val_json(&g->start), "peak", val_json(&g->peak),
-                     "end", val_json(&g->end));
-}
-
-static json_t *hop_json(const struct endpoint *ep, struct obs_gauge *const g[OBS_GAUGES],
-                        const struct ctr_val *backlog)
-{
-    return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "endpoint", ep->text, "transport",
-                     endpoint_transport(ep), "time_wait_client", gauge_json(g[OBS_TW_CLIENT]),
-                     "time_wait_server", gauge_json(g[OBS_TW_SERVER]), "established",
-                     gauge_json(g[OBS_ESTABLISHED]), "client_ports",
-                     gauge_json(g[OBS_CLIENT_PORTS]), "listen_queue",
-                     gauge_json(g[OBS_LISTEN_QUEUE]), "listen_backlog", val_json(backlog));
-}
-
 static json_t *hops_json(const struct session *s, struct observe_result *r)
 {
-    struct obs_gauge *g0[OBS_GAUGES] = { &r->tw_client, &r->tw_server, &r->established,
-                                         &r->client_ports, &r->listen_queue };
+    const struct obs_gauge *g0[OBS_GAUGES] = { &r->tw_client, &r->tw_server, &r->established,
+                                               &r->client_ports, &r->listen_queue };
     json_t *hops = json_array();
 
-    json_array_append_new(hops, hop_json(&s->cfg.ep, g0, &r->listen_backlog));
+    json_array_append_new(hops, report_hop_json(&s->cfg.ep, false, g0, &r->listen_backlog));
     for (unsigned w = 0; w < s->set.nwatch; w++) {
-        struct obs_gauge *g[OBS_GAUGES];
+        const struct obs_gauge *g[OBS_GAUGES];
         for (int i = 0; i < OBS_GAUGES; i++)
             g[i] = &r->watch[w].g[i];
-        json_array_append_new(hops, hop_json(&s->set.watch[w], g, &r->watch[w].listen_backlog));
+        json_array_append_new(
+            hops, report_hop_json(&s->set.watch[w], false, g, &r->watch[w].listen_backlog));
     }
     return hops;
 }
@@ -301,19 +282,8 @@ static json_t *services_json(const struct session *s, const struct observe_resul
 {
     json_t *a = json_array();
 
-    for (unsigned i = 0; i < s->set.n; i++) {
-        const struct service_spec *sp = &s->set.svc[i];
-        const struct obs_service *o = &r->svc[i];
-        char source[PATH_MAX + 32];
-
-        service_source(sp, source, sizeof(source));
-        json_array_append_new(
-            a, json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:i}", "name", sp->name, "kind",
-                         service_kind_name(sp->kind), "source", source, "cpu_ns",
-                         val_json(&o->cpu_ns), "pss_start", val_json(&o->pss_start), "pss_end",
-                         val_json(&o->pss_end), "working_set_start", val_json(&o->ws_start),
-                         "working_set_end", val_json(&o->ws_end), "processes", (int)o->members));
-    }
+    for (unsigned i = 0; i < s->set.n; i++)
+        json_array_append_new(a, report_service_json(&s->set.svc[i], &r->svc[i], NULL));
     return a;
 }
 
@@ -326,20 +296,20 @@ static json_t *evidence_json(const struct agent *a, const struct session *s,
 
     probe_machine(&m);
     for (unsigned i = 0; i < OBS_NET_COUNT; i++)
-        json_object_set_new(net, observe_net_name(i), val_json(&r->net[i]));
+        json_object_set_new(net, observe_net_name(i), report_ctr_json(&r->net[i]));
     return json_pack(
         "{s:s, s:s, s:I, s:o, s:o, s:o, s:f, s:o, s:{s:o, s:o, s:o, s:i}, s:o, s:o, s:i, s:I, "
         "s:o}",
-        "host", m.hostname, "version", HOPBENCH_VERSION, "pid", (json_int_t)getpid(),
+        "host", m.hostname, EV_VERSION, HOPBENCH_VERSION, "pid", (json_int_t)getpid(),
         "state_at_begin", state_or_null(s->state), "state_at_end", state_or_null(state_now(a)),
         "state_index",
         a->sched != NULL && a->cur < a->sched->n ? json_integer(a->cur) : json_integer(-1),
-        "window_s", (double)(now_ns() - s->begun_ns) / 1e9, "machine", report_machine_json(&m),
-        "cpu", "system_busy_ns", val_json(&r->system_busy_ns), "steal_ns",
-        val_json(&r->other.steal_ns), "agent_process_ns", val_json(&r->other.self_ns),
-        "cpus_allowed", (int)r->other.cpus, "services", services_json(s, r), "hops",
-        hops_json(s, r), "samples", (int)r->samples, "sample_ms",
-        (json_int_t)(r->sample_ns / NS_PER_MS), "net_delta", net);
+        EV_WINDOW_S, (double)(now_ns() - s->begun_ns) / 1e9, EV_MACHINE, report_machine_json(&m),
+        EV_OBS_CPU, EV_OBS_SYSTEM_BUSY_NS, report_ctr_json(&r->system_busy_ns), EV_OBS_STEAL_NS,
+        report_ctr_json(&r->other.steal_ns), "agent_process_ns", report_ctr_json(&r->other.self_ns),
+        EV_OBS_CPUS_ALLOWED, (int)r->other.cpus, EV_OBS_SERVICES, services_json(s, r), "hops",
+        hops_json(s, r), EV_OBS_SAMPLES, (int)r->samples, EV_OBS_SAMPLE_MS,
+        (json_int_t)(r->sample_ns / NS_PER_MS), EV_OBS_NET_DELTA, net);
 }
 
 /* A free slot for a session: an empty one, or the oldest past AGENT_SESSION_TTL_S. */

@@ -16,6 +16,7 @@
 
 #include "evidence/check.h"
 #include "evidence/metric.h"
+#include "evidence/runview.h"
 #include "evidence/schema.h"
 #include "stats.h"
 #include "util.h"
@@ -26,16 +27,6 @@
 static const struct metric_def *mdef(size_t m)
 {
     return metric_def((enum summary_metric)m);
-}
-
-static bool metric_value(const json_t *run, const struct metric_def *m, double *out)
-{
-    const json_t *o = m->obj != NULL ? json_object_get(run, m->obj) : run;
-    const json_t *v = json_object_get(o, m->key);
-
-    if (!json_is_number(v)) return false;
-    *out = json_number_value(v);
-    return true;
 }
 
 /* What compare keeps of a run: its cell, whether it counts, its figures. */
@@ -69,32 +60,19 @@ struct cmp {
     bool unpinned[2]; /* each file's runs ran with --pin none: their placement was not asked */
 };
 
-/* run.placement.colocated.share, or NAN. */
-static double coloc_of(const json_t *run)
-{
-    const json_t *v =
-        json_object_get(json_object_get(json_object_get(run, EV_PLACEMENT), EV_PLACE_COLOCATED),
-                        EV_PLACE_COLOC_SHARE);
-
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /* Whether the document head's placement says --pin none. */
 static bool head_unpinned(const json_t *head)
 {
-    const char *pin =
-        json_string_value(json_object_get(json_object_get(head, EV_PLACEMENT), "pin"));
+    const char *pin = evidence_doc_pin(head);
 
-    return pin != NULL && strcmp(pin, "none") == 0;
+    return pin != NULL && strcmp(pin, EV_PLACE_PIN_NONE) == 0;
 }
 
 /* A valid run must carry every figure compare reads. */
-static int cmp_check_run(const json_t *run, struct hb_err *err)
+static int cmp_check_run(const struct run_view *v, struct hb_err *err)
 {
-    double v;
-
     for (size_t m = 0; m < METRICS; m++)
-        if (!metric_value(run, mdef(m), &v))
+        if (isnan(run_view_metric(v, (enum summary_metric)m)))
             return hb_fail(err, -EINVAL, "has no number %s%s%s", mdef(m)->obj ? mdef(m)->obj : "",
                            mdef(m)->obj ? "." : "", mdef(m)->key);
     return 0;
@@ -166,11 +144,12 @@ static int cmp_fail(const struct cmp *c, size_t idx, const char *sep, struct hb_
 static int cmp_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
 {
     struct cmp *c = ctx;
-    struct cmp_run r = { .seq = c->nruns,
-                         .side = c->side,
-                         .counts = evidence_run_counts(run),
-                         .coloc = coloc_of(run) },
+    struct run_view v;
+    struct cmp_run r = { .seq = c->nruns, .side = c->side, .counts = evidence_run_counts(run) },
                    *slot;
+
+    run_view_fill(run, &v);
+    r.coloc = v.coloc_share;
 
     if (evidence_check_record(run, err) < 0) return cmp_fail(c, idx, " is ", err);
     if (evidence_run_placeholder(run)) return 0;
@@ -178,10 +157,10 @@ static int cmp_take(void *ctx, size_t idx, json_t *run, struct hb_err *err)
         hb_fail(err, -EINVAL, "lacks endpoint, mode, size, connections or pipeline");
         return cmp_fail(c, idx, " ", err);
     }
-    if (r.counts && cmp_check_run(run, err) < 0) return cmp_fail(c, idx, " ", err);
+    if (r.counts && cmp_check_run(&v, err) < 0) return cmp_fail(c, idx, " ", err);
     if (evidence_check_figures(run, err) < 0) return cmp_fail(c, idx, ": ", err);
     for (size_t m = 0; r.counts && m < METRICS; m++)
-        metric_value(run, mdef(m), &r.v[m]);
+        r.v[m] = run_view_metric(&v, (enum summary_metric)m);
     slot = cmp_next(c);
     if (slot == NULL || key_own(c, &r.key) < 0) {
         if (slot != NULL) key_release(&r.key);

@@ -27,8 +27,53 @@ static double num2(const json_t *o, const char *a, const char *b)
 
 static struct run_latency latency_of(const json_t *lat)
 {
-    return (struct run_latency){ num(lat, EV_P50), num(lat, EV_P99), num(lat, EV_P999),
-                                 num(lat, EV_MEAN) };
+    return (struct run_latency){ .min = num(lat, EV_MIN),
+                                 .p50 = num(lat, EV_P50),
+                                 .p90 = num(lat, EV_P90),
+                                 .p99 = num(lat, EV_P99),
+                                 .p999 = num(lat, EV_P999),
+                                 .p9999 = num(lat, EV_P9999),
+                                 .max = num(lat, EV_MAX),
+                                 .mean = num(lat, EV_MEAN) };
+}
+
+/* o[key] as a string, or NULL. */
+static const char *str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/*
+ * o[key] as a non-negative integer into *out, with bit in *have; *out 0 and
+ * the bit clear when o lacks one.
+ */
+static void count_of(const json_t *o, const char *key, uint64_t *out, unsigned *have, unsigned bit)
+{
+    *out = 0;
+    if (evidence_get_u64(o, key, out) == 0) *have |= bit;
+}
+
+/* o[key] as a flag into *out, with bit in *have when o holds one. */
+static void flag_of(const json_t *o, const char *key, bool *out, unsigned *have, unsigned bit)
+{
+    const json_t *b = json_object_get(o, key);
+
+    *out = json_is_true(b);
+    if (json_is_boolean(b)) *have |= bit;
+}
+
+/* Every phase of run's phases, in its order, into v. */
+static void phases_of(struct run_view *v, const json_t *run)
+{
+    json_t *phases = json_object_get(run, EV_PHASES), *p;
+    const char *key;
+
+    json_object_foreach(phases, key, p)
+    {
+        if (v->nphase == RUN_VIEW_MAX_PHASES) break;
+        v->phase[v->nphase++] =
+            (struct run_phase){ key, latency_of(json_object_get(p, EV_LATENCY_NS)) };
+    }
 }
 
 static struct run_gauge gauge_of(const json_t *hop, const char *what)
@@ -96,7 +141,9 @@ static void observed_of(struct run_view *v, const json_t *obs)
     v->other_share = num(other, EV_OBS_OTHER_SHARE);
     v->steal_share = num(other, EV_OBS_STEAL_SHARE);
     v->window_ns = num(other, EV_OBS_WINDOW_NS);
-    v->noisy = json_is_true(json_object_get(other, EV_OBS_NOISY));
+    flag_of(other, EV_OBS_NOISY, &v->noisy, &v->have, RUN_HAVE_NOISY);
+    v->server_pss_end = num2(obs, EV_OBS_MEMORY, EV_OBS_SERVER_PSS_END);
+    v->cgroup_ws_end = num2(obs, EV_OBS_MEMORY, EV_OBS_CGROUP_WS_END);
     v->nsvc = services_of(json_object_get(obs, EV_OBS_SERVICES), v->svc);
     v->sum_ns_per_op = num2(obs, EV_OBS_SERVICES_TOTAL, EV_OBS_SUM_NS_PER_OP);
     hop_of(&v->front, json_object_get(obs, EV_OBS_SOCKETS));
@@ -114,35 +161,62 @@ void run_view_fill(const json_t *run, struct run_view *v)
     const json_t *open = json_object_get(run, EV_OPEN_LOOP);
     const json_t *agent = json_object_get(run, EV_AGENT);
     const json_t *cell = json_object_get(run, EV_CELL);
+    uint64_t n;
 
     memset(v, 0, sizeof(*v));
-    v->cell =
-        json_is_integer(cell) && json_integer_value(cell) >= 0 && json_integer_value(cell) <= 65535
-            ? (int)json_integer_value(cell)
-            : -1;
-    v->endpoint = json_string_value(json_object_get(run, EV_ENDPOINT));
-    v->label = json_string_value(json_object_get(run, EV_LABEL));
-    v->transport = json_string_value(json_object_get(run, EV_TRANSPORT));
-    v->connections = (unsigned)json_integer_value(json_object_get(run, EV_CONNECTIONS));
-    v->threads = (unsigned)json_integer_value(json_object_get(run, EV_THREADS));
-    v->valid = json_is_true(json_object_get(run, EV_VALID));
-    v->interrupted = json_is_true(json_object_get(run, EV_INTERRUPTED));
-    v->saturated = json_is_true(json_object_get(open, EV_SATURATED));
-    v->ops = (uint64_t)json_integer_value(json_object_get(run, EV_OPS));
+    v->cell = -1;
+    if (json_is_integer(cell) && json_integer_value(cell) >= 0 &&
+        json_integer_value(cell) <= 65535) {
+        v->cell = (int)json_integer_value(cell);
+        v->have |= RUN_HAVE_CELL;
+    }
+    v->endpoint = str(run, EV_ENDPOINT);
+    v->label = str(run, EV_LABEL);
+    v->transport = str(run, EV_TRANSPORT);
+    v->proto = str(run, EV_PROTO);
+    v->mode = str(run, EV_MODE);
+    v->close_by = str(run, EV_CLOSE);
+    v->wait = str(run, EV_WAIT);
+    count_of(run, EV_CONNECTIONS, &n, &v->have, RUN_HAVE_CONNECTIONS);
+    v->connections = (unsigned)n;
+    count_of(run, EV_THREADS, &n, &v->have, RUN_HAVE_THREADS);
+    v->threads = (unsigned)n;
+    flag_of(run, EV_VALID, &v->valid, &v->have, RUN_HAVE_VALID);
+    flag_of(run, EV_INTERRUPTED, &v->interrupted, &v->have, RUN_HAVE_INTERRUPTED);
+    flag_of(open, EV_SATURATED, &v->saturated, &v->have, RUN_HAVE_SATURATED);
+    count_of(run, EV_OPS, &v->ops, &v->have, RUN_HAVE_OPS);
     v->requests = (uint64_t)json_integer_value(json_object_get(run, EV_REQUESTS));
-    v->errors_total = (uint64_t)json_integer_value(json_object_get(run, EV_ERRORS_TOTAL));
+    count_of(run, EV_ERRORS_TOTAL, &v->errors_total, &v->have, RUN_HAVE_ERRORS_TOTAL);
     v->ops_per_s = num(run, EV_OPS_PER_S);
-    v->rate = isnan(num(open, EV_RATE)) ? 0 : num(open, EV_RATE);
+    v->client_cpu_ns_per_op = num(run, EV_CLIENT_CPU_NS_PER_OP);
+    v->rep = num(run, EV_REP);
+    v->size = num(run, EV_SIZE);
+    v->pipeline = num(run, EV_PIPELINE);
+    v->connects = num(run, EV_CONNECTS);
+    v->reconnects = num(run, EV_RECONNECTS);
+    v->duration_s = num(run, EV_DURATION_S);
+    v->window_s = num(run, EV_WINDOW_S);
+    v->window_start = num(run, EV_WINDOW_START);
+    v->rate = num(open, EV_RATE);
+    if (isnan(v->rate))
+        v->rate = 0;
+    else
+        v->have |= RUN_HAVE_RATE;
+    v->rate_share = num(open, EV_RATE_SHARE);
+    v->achieved_ops_per_s = num(open, EV_ACHIEVED_OPS_PER_S);
+    v->service_latency = latency_of(json_object_get(open, EV_SERVICE_LATENCY_NS));
     v->latency = latency_of(json_object_get(run, EV_LATENCY_NS));
     v->connect =
         latency_of(json_object_get(json_object_get(phases, EV_PHASE_CONNECT), EV_LATENCY_NS));
     v->response =
         latency_of(json_object_get(json_object_get(phases, EV_PHASE_RESPONSE), EV_LATENCY_NS));
     v->close = latency_of(json_object_get(json_object_get(phases, EV_PHASE_CLOSE), EV_LATENCY_NS));
-    v->client_cpu_ns_per_op = num(run, EV_CLIENT_CPU_NS_PER_OP);
+    phases_of(v, run);
     v->nerrors = counts_of(run, EV_ERRORS, v->errors);
     v->nstatus = counts_of(run, EV_STATUS, v->status);
     observed_of(v, json_object_get(run, EV_OBSERVED));
+    v->coloc_share =
+        num2(json_object_get(run, EV_PLACEMENT), EV_PLACE_COLOCATED, EV_PLACE_COLOC_SHARE);
     v->agent = json_is_object(agent);
     v->nagent = services_of(json_object_get(agent, EV_OBS_SERVICES), v->agent_svc);
 }
@@ -179,4 +253,39 @@ const struct run_hop *run_view_watch(const struct run_view *v, const char *t)
         if (v->watch[i].transport != NULL && strcmp(v->watch[i].transport, t) == 0)
             return &v->watch[i];
     return NULL;
+}
+
+const struct run_service *run_view_service(const struct run_view *v, const char *name)
+{
+    for (unsigned i = 0; i < v->nsvc; i++)
+        if (v->svc[i].name != NULL && strcmp(v->svc[i].name, name) == 0) return &v->svc[i];
+    return NULL;
+}
+
+const char *run_view_hop_transport(const struct run_view *v)
+{
+    const char *arm = evidence_label_arm(v->label, NULL);
+
+    return arm != NULL ? arm : v->transport;
+}
+
+double run_view_metric(const struct run_view *v, enum summary_metric m)
+{
+    switch (m) {
+    case METRIC_OPS_PER_S:
+        return v->ops_per_s;
+    case METRIC_P50:
+        return v->latency.p50;
+    case METRIC_MEAN:
+        return v->latency.mean;
+    case METRIC_P99:
+        return v->latency.p99;
+    case METRIC_P999:
+        return v->latency.p999;
+    case METRIC_CPU_PER_OP:
+        return v->client_cpu_ns_per_op;
+    case METRICS:
+        break;
+    }
+    return NAN;
 }

@@ -1,11 +1,13 @@
 /*
  * runview: one run record of the evidence read into typed figures, the ones a
- * stack prints (its label, endpoint and transport, ops and ops/s, latency
- * percentiles, errors by kind, the client's CPU, each service's CPU and
- * memory, the phases, the sockets of the loaded and the watched hops, the
- * kernel's listen-queue counters, the agent's services, whether the run is
- * valid and whether it was noisy), by one function over schema.h's keys.
- * A figure the run does not hold is NAN (absent, or {"unavailable": why}).
+ * stack, cost, --csv and compare print (its label, endpoint and transport,
+ * how it was set up, ops and ops/s, latency percentiles, the phases, errors by
+ * kind, the client's CPU, the metrics compare weighs, each service's CPU and
+ * memory, the sockets of the loaded and the watched hops, the kernel's
+ * listen-queue counters, the agent's services, whether the run is valid and
+ * whether it was noisy), by one function over schema.h's keys. A figure the
+ * run does not hold is NAN (absent, or {"unavailable": why}), NULL for a
+ * string; for an integer or a flag run_view.have says whether it is held.
  */
 #ifndef HOPBENCH_EVIDENCE_RUNVIEW_H
 #define HOPBENCH_EVIDENCE_RUNVIEW_H
@@ -14,11 +16,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "evidence/metric.h"
 #include "util.h"
 
-#define RUN_VIEW_MAX_SVC   8  /* services (and the agent's) kept, in order: run's --service cap */
-#define RUN_VIEW_MAX_KINDS 24 /* error kinds and status classes kept, in the run's order */
-#define RUN_VIEW_MAX_WATCH 8  /* watched hops kept: run's --watch cap */
+#define RUN_VIEW_MAX_SVC    8  /* services (and the agent's) kept, in order: run's --service cap */
+#define RUN_VIEW_MAX_KINDS  24 /* error kinds and status classes kept, in the run's order */
+#define RUN_VIEW_MAX_WATCH  8  /* watched hops kept: run's --watch cap */
+#define RUN_VIEW_MAX_PHASES 8  /* phases kept, in the run's order (connect mode has 4) */
 
 /* A gauge of a hop's sockets over the window: at its start and its fullest sample. */
 struct run_gauge {
@@ -45,7 +49,31 @@ struct run_count {
 
 /* A latency object's figures, ns. */
 struct run_latency {
-    double p50, p99, p999, mean;
+    double min, p50, p90, p99, p999, p9999, max, mean;
+};
+
+/* A phase of connect mode ("connect", "ttfb", "response", "close") and its latency. */
+struct run_phase {
+    const char *name;
+    struct run_latency latency;
+};
+
+/*
+ * The figures of a run_view that are not numbers (NAN when absent) but
+ * integers, flags or a closed loop's rate of 0: which of them the run holds,
+ * so a table can tell an absent figure from 0 or false.
+ */
+enum run_have {
+    RUN_HAVE_CELL = 1u << 0,
+    RUN_HAVE_CONNECTIONS = 1u << 1,
+    RUN_HAVE_THREADS = 1u << 2,
+    RUN_HAVE_OPS = 1u << 3,
+    RUN_HAVE_ERRORS_TOTAL = 1u << 4,
+    RUN_HAVE_VALID = 1u << 5,
+    RUN_HAVE_INTERRUPTED = 1u << 6,
+    RUN_HAVE_SATURATED = 1u << 7,
+    RUN_HAVE_NOISY = 1u << 8,
+    RUN_HAVE_RATE = 1u << 9,
 };
 
 /*
@@ -65,6 +93,15 @@ struct run_view {
     double rate; /* an open loop's rate asked, ops/s; 0 for a closed loop */
     struct run_latency latency;
     struct run_latency connect, response, close; /* connect mode's phases; NAN without */
+    struct run_phase phase[RUN_VIEW_MAX_PHASES]; /* every phase the run holds, in its order */
+    unsigned nphase;
+    /* how the run was set up, and its window; NULL or NAN when not said */
+    const char *proto, *mode, *close_by, *wait; /* close_by: who closes first ("client") */
+    double rep, size, pipeline, connects, reconnects, duration_s, window_s;
+    double window_start; /* Unix s, UTC */
+    /* an open loop's figures beyond its rate; NAN for a closed loop */
+    double rate_share, achieved_ops_per_s;
+    struct run_latency service_latency;
     double client_cpu_ns_per_op;
     struct run_count errors[RUN_VIEW_MAX_KINDS], status[RUN_VIEW_MAX_KINDS];
     unsigned nerrors, nstatus;
@@ -75,6 +112,7 @@ struct run_view {
     const char *server_source; /* "pid", "cgroup", "none"; NULL when not said */
     double cpus_allowed, other_share, steal_share, window_ns;
     bool noisy;
+    double server_pss_end, cgroup_ws_end;     /* observed.memory at the window's end, B */
     struct run_service svc[RUN_VIEW_MAX_SVC]; /* observed.services */
     unsigned nsvc;
     double sum_ns_per_op; /* the client's and every service's CPU per op */
@@ -82,9 +120,11 @@ struct run_view {
     struct run_hop watch[RUN_VIEW_MAX_WATCH];
     unsigned nwatch;
     double listen_overflows, listen_drops, syn_retrans; /* net_delta over the window */
-    bool agent;                                         /* the run holds an agent's evidence */
-    struct run_service agent_svc[RUN_VIEW_MAX_SVC];     /* its services (CPU per op only) */
+    double coloc_share; /* placement.colocated.share (docs/placement.md) */
+    bool agent;         /* the run holds an agent's evidence */
+    struct run_service agent_svc[RUN_VIEW_MAX_SVC]; /* its services (CPU per op only) */
     unsigned nagent;
+    unsigned have; /* enum run_have: which integers and flags above the run holds */
 };
 
 /*
@@ -105,5 +145,14 @@ void run_view_fill(const json_t *run, struct run_view *v);
 
 /* The watched hop of transport t in v, or NULL. */
 const struct run_hop *run_view_watch(const struct run_view *v, const char *t);
+
+/* The service of v (observed.services) named name, or NULL. */
+const struct run_service *run_view_service(const struct run_view *v, const char *name);
+
+/* The hop under test: the arm v's label names (evidence_label_arm), else its transport. */
+const char *run_view_hop_transport(const struct run_view *v);
+
+/* The figure of v that metric m (evidence/metric.h) is summarized and compared by, or NAN. */
+double run_view_metric(const struct run_view *v, enum summary_metric m);
 
 #endif

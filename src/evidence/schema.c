@@ -7,8 +7,8 @@
 #include <string.h>
 
 const struct ev_latency_figure ev_latency_order[EV_LATENCY_FIGURES] = {
-    { EV_MIN, 0 },  { EV_P50, 50 },    { "p90", 90 },      { "p95", 95 },
-    { EV_P99, 99 }, { EV_P999, 99.9 }, { "p9999", 99.99 }, { EV_MAX, 0 },
+    { EV_MIN, 0 },  { EV_P50, 50 },    { EV_P90, 90 },      { "p95", 95 },
+    { EV_P99, 99 }, { EV_P999, 99.9 }, { EV_P9999, 99.99 }, { EV_MAX, 0 },
 };
 
 int evidence_get_u64(const json_t *j, const char *key, uint64_t *out)
@@ -40,6 +40,27 @@ const char *evidence_hop_transport(const json_t *run)
     const char *arm = evidence_label_arm(json_string_value(json_object_get(run, EV_LABEL)), NULL);
 
     return arm != NULL ? arm : json_string_value(json_object_get(run, EV_TRANSPORT));
+}
+
+json_t *evidence_unavailable_json(const char *why)
+{
+    return json_pack("{s:s}", EV_UNAVAILABLE, why);
+}
+
+json_t *evidence_count_json(bool ok, uint64_t v, const char *why)
+{
+    return ok ? json_integer((json_int_t)v) : evidence_unavailable_json(why);
+}
+
+json_t *evidence_gauge_json(json_t *start, json_t *peak, json_t *end)
+{
+    return json_pack("{s:o, s:o, s:o}", EV_GAUGE_START, start, EV_GAUGE_PEAK, peak, EV_GAUGE_END,
+                     end);
+}
+
+const char *evidence_doc_pin(const json_t *doc)
+{
+    return json_string_value(json_object_get(json_object_get(doc, EV_PLACEMENT), EV_PLACE_PIN));
 }
 
 json_t *evidence_head_json(const struct evidence_head *h)

@@ -1,10 +1,12 @@
 /*
- * schema: the evidence format (docs/evidence.md) as the writer (report/json.c)
- * and the readers (compare, merge) both spell it: the schema name, the keys
- * that are written and read back, the order of a latency object's figures,
- * and the document's head, built here for run, lab and merge alike. Keys only
- * the writer puts (the observed figures, the machine's facts) are spelled
- * once, where they are written.
+ * schema: the evidence format (docs/evidence.md) as the writers (report/json.c,
+ * report/services.c, agent/agent.c) and the readers (runview, compare, merge)
+ * all spell it: the schema name, the keys that are written and read back, or
+ * written by more than one writer, the order of a latency object's figures,
+ * the document's head, built here for run, lab and merge alike, and the
+ * encoders of a figure that may be unavailable and of a gauge. Keys only one
+ * writer puts and no reader reads (the machine's facts, settings such as
+ * warmup_s) are spelled once, where they are written.
  */
 #ifndef HOPBENCH_EVIDENCE_SCHEMA_H
 #define HOPBENCH_EVIDENCE_SCHEMA_H
@@ -82,6 +84,8 @@
 #define EV_CONNECTIONS_OPEN     "connections_open" /* {start, end}: connected at the window's */
 #define EV_SOURCE_ADDRESSES     "source_addresses" /* --source's, when the run bound any */
 #define EV_PROCS                "procs"            /* run --procs: the load processes */
+#define EV_CLOSE                "close"            /* connect mode: who closes first */
+#define EV_DURATION_S           "duration_s"
 /* Ops and p99 per interval of the window (engine/series.h): one line of the document. */
 #define EV_SERIES             "series"
 #define EV_SERIES_INTERVAL_MS "interval_ms"
@@ -119,6 +123,7 @@
 #define EV_PLACE_NS_INODE      "netns_inode"
 #define EV_PLACE_ADDR          "addr"
 #define EV_PLACE_KIND_PROC     "process"
+#define EV_PLACE_KIND_NETNS    "netns"
 #define EV_PLACE_COLOCATED     "colocated" /* host/coloc.h: {share, samples, same} */
 #define EV_PLACE_COLOC_SHARE   "share"
 #define EV_PLACE_COLOC_SAMPLES "samples"
@@ -131,6 +136,8 @@
 #define EV_PLACE_NODE           "node"
 #define EV_PLACE_CONTAINER      "container"
 #define EV_PLACEMENTS           "placements"
+#define EV_PLACE_PIN            "pin" /* the document's: --pin as asked */
+#define EV_PLACE_PIN_NONE       "none"
 
 /* A lab or run --netns run's netns: where each end ran. */
 #define EV_NETNS            "netns"
@@ -166,13 +173,25 @@
 #define EV_OBS_STEAL_SHARE                  "steal_share"
 #define EV_OBS_WINDOW_NS                    "window_ns"
 #define EV_OBS_NOISY                        "noisy"
+#define EV_OBS_STEAL_NS                     "steal_ns" /* also the agent's cpu */
+#define EV_OBS_SAMPLES                      "samples"  /* the sockets' samples; also the agent's */
+#define EV_OBS_SAMPLE_MS                    "sample_ms"
 #define EV_OBS_SERVICES                     "services" /* also an agent's */
 #define EV_OBS_SERVICES_TOTAL               "services_total"
 #define EV_OBS_SUM_NS_PER_OP                "sum_ns_per_op"
 #define EV_SVC_NAME                         "name"
+#define EV_SVC_KIND                         "kind"
+#define EV_SVC_SOURCE                       "source"
+#define EV_SVC_CPU_NS                       "cpu_ns"
+#define EV_SVC_PSS_START                    "pss_start" /* also a --procs child's */
+#define EV_SVC_WS_START                     "working_set_start"
+#define EV_SVC_PROCESSES                    "processes"
 #define EV_SVC_CPU_NS_PER_OP                "cpu_ns_per_op"
 #define EV_SVC_PSS_END                      "pss_end"
 #define EV_SVC_WS_END                       "working_set_end"
+#define EV_OBS_MEMORY                       "memory"
+#define EV_OBS_SERVER_PSS_END               "server_pss_end"
+#define EV_OBS_CGROUP_WS_END                "cgroup_working_set_end"
 #define EV_OBS_SOCKETS                      "sockets"
 #define EV_OBS_WATCH                        "watch"
 #define EV_HOP_TW_CLIENT                    "time_wait_client"
@@ -180,7 +199,10 @@
 #define EV_HOP_ESTABLISHED                  "established"
 #define EV_GAUGE_START                      "start"
 #define EV_GAUGE_PEAK                       "peak"
+#define EV_GAUGE_END                        "end"
 #define EV_HOP_LISTEN_QUEUE                 "listen_queue"
+#define EV_HOP_CLIENT_PORTS                 "client_ports"
+#define EV_HOP_LISTEN_BACKLOG               "listen_backlog"
 #define EV_OBS_NET_DELTA                    "net_delta" /* the kernel's counters, each by its netstat name */
 #define EV_NET_LISTEN_OVERFLOWS             "TcpExt.ListenOverflows"
 #define EV_NET_LISTEN_DROPS                 "TcpExt.ListenDrops"
@@ -205,12 +227,14 @@
 #define EV_SERVICE_HISTOGRAM  "service_histogram"
 
 /* A latency object: min, the percentiles and max (EV_LATENCY_ORDER), and mean. */
-#define EV_MIN  "min" /* also a histogram's */
-#define EV_P50  "p50"
-#define EV_P99  "p99"
-#define EV_P999 "p999"
-#define EV_MAX  "max" /* also a histogram's */
-#define EV_MEAN "mean"
+#define EV_MIN   "min" /* also a histogram's */
+#define EV_P50   "p50"
+#define EV_P90   "p90"
+#define EV_P99   "p99"
+#define EV_P999  "p999"
+#define EV_P9999 "p9999"
+#define EV_MAX   "max" /* also a histogram's */
+#define EV_MEAN  "mean"
 
 /* A histogram. */
 #define EV_UNIT               "unit"
@@ -261,6 +285,27 @@ const char *evidence_label_arm(const char *label, size_t *name_len);
 
 /* A run's hop under test: the arm its label names (evidence_label_arm), else its transport. */
 const char *evidence_hop_transport(const json_t *run);
+
+/* A figure that could not be had: {"unavailable": why}. */
+#define EV_UNAVAILABLE "unavailable"
+
+/* {"unavailable": why} as a new object, or NULL. */
+json_t *evidence_unavailable_json(const char *why);
+
+/*
+ * A count the machine gave (ok: v) or could not give (why): the integer, or
+ * {"unavailable": why}, never 0 for unknown. A new value, or NULL.
+ */
+json_t *evidence_count_json(bool ok, uint64_t v, const char *why);
+
+/*
+ * A gauge over the window, {"start", "peak", "end"}, of three counts
+ * (evidence_count_json's), which it takes over. A new object, or NULL.
+ */
+json_t *evidence_gauge_json(json_t *start, json_t *peak, json_t *end);
+
+/* A document's placement.pin (--pin as asked: "none", "same", "split"), or NULL. */
+const char *evidence_doc_pin(const json_t *doc);
 
 /* The head as a new object (owned by the caller), or NULL. */
 json_t *evidence_head_json(const struct evidence_head *h);

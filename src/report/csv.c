@@ -1,5 +1,6 @@
 /*
- * CSV from evidence runs (csv.h). A column is a path into a run's JSON; a
+ * CSV from evidence runs (csv.h). A column is a figure of the run's typed
+ * view (evidence/runview.h), which spells the keys; a
  * figure the run does not have, or has as {"unavailable": why}, is an empty
  * field, so a spreadsheet sees a gap, not a zero. The columns only some runs
  * have (error kinds, phases, services) are gathered over every run first, so
@@ -8,90 +9,118 @@
 #include "report/csv.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "evidence/runview.h"
 #include "evidence/schema.h"
 #include "outfile.h"
 #include "report/report.h"
 
 /*
- * A fixed column: its header and the dotted path of its figure in a run, or a
- * column made from the run and its document (path NULL, the code says which).
+ * A fixed column: its header, the kind of figure it prints and where that
+ * figure lies in a struct run_view; with the bit of run_view.have the run
+ * must hold for it (0: the figure is there when not NAN or NULL). Three are
+ * made from the run and its document (COL_START, COL_HOP, COL_PIN).
  */
-struct csv_col {
-    const char *name;
-    const char *path;
+enum col_kind {
+    COL_NUM,
+    COL_STR,
+    COL_CELL,
+    COL_UINT,
+    COL_U64,
+    COL_FLAG,
+    COL_START,
+    COL_HOP,
+    COL_PIN
 };
 
-#define COL_START     "start"     /* window_start_unix_s as ISO 8601, UTC */
-#define COL_TRANSPORT "transport" /* the hop under test (evidence_hop_transport) */
-#define COL_PIN       "pin"       /* the document's placement.pin */
+struct csv_col {
+    const char *name;
+    size_t off;
+    enum col_kind kind;
+    unsigned have;
+};
+
+#define COL(name, off, kind, have)                                                                 \
+    {                                                                                              \
+        name, off, kind, have                                                                      \
+    }
+#define AT(f)                offsetof(struct run_view, f)
+#define NUM(name, f)         COL(name, AT(f), COL_NUM, 0)
+#define STR(name, f)         COL(name, AT(f), COL_STR, 0)
+#define MADE(name, k)        COL(name, 0, k, 0)
+#define HAS(name, k, f, bit) COL(name, AT(f), k, bit)
 
 static const struct csv_col fixed_cols[] = {
-    { "cell", EV_CELL },
-    { "rep", EV_REP },
-    { COL_START, NULL },
-    { "proto", EV_PROTO },
-    { "label", EV_LABEL },
-    { "endpoint", EV_ENDPOINT },
-    { COL_TRANSPORT, NULL },
-    { "client_transport", EV_TRANSPORT },
-    { "mode", EV_MODE },
-    { "close", "close" },
-    { "wait", EV_WAIT },
-    { COL_PIN, NULL },
-    { "size", EV_SIZE },
-    { "connections", EV_CONNECTIONS },
-    { "threads", EV_THREADS },
-    { "pipeline", EV_PIPELINE },
-    { "duration_s", "duration_s" },
-    { "window_s", EV_WINDOW_S },
-    { "valid", EV_VALID },
-    { "interrupted", EV_INTERRUPTED },
-    { "noisy", "observed.other_cpu.noisy" },
-    { "ops", EV_OPS },
-    { "ops_per_s", EV_OPS_PER_S },
-    { "errors_total", EV_ERRORS_TOTAL },
-    { "connects", EV_CONNECTS },
-    { "reconnects", EV_RECONNECTS },
-    { "rate", "open_loop.rate" },
-    { "rate_share", "open_loop.rate_share" },
-    { "achieved_ops_per_s", "open_loop.achieved_ops_per_s" },
-    { "saturated", "open_loop.saturated" },
-    { "latency_min_ns", "latency_ns.min" },
-    { "latency_p50_ns", "latency_ns.p50" },
-    { "latency_p90_ns", "latency_ns.p90" },
-    { "latency_p99_ns", "latency_ns.p99" },
-    { "latency_p999_ns", "latency_ns.p999" },
-    { "latency_p9999_ns", "latency_ns.p9999" },
-    { "latency_max_ns", "latency_ns.max" },
-    { "latency_mean_ns", "latency_ns.mean" },
-    { "service_latency_p50_ns", "open_loop.service_latency_ns.p50" },
-    { "service_latency_p99_ns", "open_loop.service_latency_ns.p99" },
-    { "client_cpu_ns_per_op", EV_CLIENT_CPU_NS_PER_OP },
-    { "server_cpu_ns_per_op", "observed.cpu.server_ns_per_op" },
-    { "system_cpu_ns_per_op", "observed.cpu.system_ns_per_op" },
-    { "other_cpu_share", "observed.other_cpu.other_share" },
-    { "server_pss_end_bytes", "observed.memory.server_pss_end" },
-    { "cgroup_working_set_end_bytes", "observed.memory.cgroup_working_set_end" },
-    { "time_wait_client_peak", "observed.sockets.time_wait_client.peak" },
-    { "time_wait_server_peak", "observed.sockets.time_wait_server.peak" },
-    { "established_peak", "observed.sockets.established.peak" },
-    { "listen_queue_peak", "observed.sockets.listen_queue.peak" },
-    { "listen_overflows", "observed.net_delta.TcpExt.ListenOverflows" },
-    { "syn_retrans", "observed.net_delta.TcpExt.TCPSynRetrans" },
+    HAS("cell", COL_CELL, cell, RUN_HAVE_CELL),
+    NUM("rep", rep),
+    MADE("start", COL_START), /* window_start_unix_s as ISO 8601, UTC */
+    STR("proto", proto),
+    STR("label", label),
+    STR("endpoint", endpoint),
+    MADE("transport", COL_HOP), /* the hop under test (run_view_hop_transport) */
+    STR("client_transport", transport),
+    STR("mode", mode),
+    STR("close", close_by),
+    STR("wait", wait),
+    MADE("pin", COL_PIN), /* the document's placement.pin */
+    NUM("size", size),
+    HAS("connections", COL_UINT, connections, RUN_HAVE_CONNECTIONS),
+    HAS("threads", COL_UINT, threads, RUN_HAVE_THREADS),
+    NUM("pipeline", pipeline),
+    NUM("duration_s", duration_s),
+    NUM("window_s", window_s),
+    HAS("valid", COL_FLAG, valid, RUN_HAVE_VALID),
+    HAS("interrupted", COL_FLAG, interrupted, RUN_HAVE_INTERRUPTED),
+    HAS("noisy", COL_FLAG, noisy, RUN_HAVE_NOISY),
+    HAS("ops", COL_U64, ops, RUN_HAVE_OPS),
+    NUM("ops_per_s", ops_per_s),
+    HAS("errors_total", COL_U64, errors_total, RUN_HAVE_ERRORS_TOTAL),
+    NUM("connects", connects),
+    NUM("reconnects", reconnects),
+    HAS("rate", COL_NUM, rate, RUN_HAVE_RATE),
+    NUM("rate_share", rate_share),
+    NUM("achieved_ops_per_s", achieved_ops_per_s),
+    HAS("saturated", COL_FLAG, saturated, RUN_HAVE_SATURATED),
+    NUM("latency_min_ns", latency.min),
+    NUM("latency_p50_ns", latency.p50),
+    NUM("latency_p90_ns", latency.p90),
+    NUM("latency_p99_ns", latency.p99),
+    NUM("latency_p999_ns", latency.p999),
+    NUM("latency_p9999_ns", latency.p9999),
+    NUM("latency_max_ns", latency.max),
+    NUM("latency_mean_ns", latency.mean),
+    NUM("service_latency_p50_ns", service_latency.p50),
+    NUM("service_latency_p99_ns", service_latency.p99),
+    NUM("client_cpu_ns_per_op", client_cpu_ns_per_op),
+    NUM("server_cpu_ns_per_op", server_ns_per_op),
+    NUM("system_cpu_ns_per_op", system_ns_per_op),
+    NUM("other_cpu_share", other_share),
+    NUM("server_pss_end_bytes", server_pss_end),
+    NUM("cgroup_working_set_end_bytes", cgroup_ws_end),
+    NUM("time_wait_client_peak", front.tw_client.peak),
+    NUM("time_wait_server_peak", front.tw_server.peak),
+    NUM("established_peak", front.established.peak),
+    NUM("listen_queue_peak", front.listen_queue.peak),
+    NUM("listen_overflows", listen_overflows),
+    NUM("syn_retrans", syn_retrans),
 };
 
 /* The figures of each phase and of each named service that get a column. */
-static const char *const phase_figs[] = { "p50", "p99" };
+static const struct csv_col phase_figs[] = {
+    COL("p50", offsetof(struct run_latency, p50), COL_NUM, 0),
+    COL("p99", offsetof(struct run_latency, p99), COL_NUM, 0),
+};
 static const struct csv_col service_figs[] = {
-    { "cpu_ns_per_op", "cpu_ns_per_op" },
-    { "pss_end_bytes", "pss_end" },
-    { "working_set_end_bytes", "working_set_end" },
+    COL("cpu_ns_per_op", offsetof(struct run_service, cpu_ns_per_op), COL_NUM, 0),
+    COL("pss_end_bytes", offsetof(struct run_service, pss_end), COL_NUM, 0),
+    COL("working_set_end_bytes", offsetof(struct run_service, ws_end), COL_NUM, 0),
 };
 
 /* The names seen for one kind of extra column, in the order first seen. */
@@ -114,23 +143,6 @@ static int names_add(struct name_list *l, const char *name)
     }
     l->v[l->n++] = name;
     return 0;
-}
-
-/* The value at a dotted path ("a.b.c") under j, or NULL. */
-static const json_t *json_at(const json_t *j, const char *path)
-{
-    char key[64];
-
-    while (j != NULL && *path != '\0') {
-        size_t len = strcspn(path, ".");
-
-        if (len >= sizeof(key)) return NULL;
-        memcpy(key, path, len);
-        key[len] = '\0';
-        j = json_object_get(j, key);
-        path += len + (path[len] == '.');
-    }
-    return j;
 }
 
 /*
@@ -163,70 +175,42 @@ static void put_real(FILE *f, double d)
     fputs(buf, f);
 }
 
-/* One field from a JSON value: numbers as JSON has them, objects (unavailable) empty. */
-static void put_value(FILE *f, const json_t *v)
+/*
+ * A number as the evidence holds it: an integer's digits (up to 2^53, which
+ * a double holds exactly), else the shortest form; nothing for NAN.
+ */
+static void put_num(FILE *f, double d)
 {
-    if (v == NULL) return;
-    switch (json_typeof(v)) {
-    case JSON_INTEGER:
-        fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        break;
-    case JSON_REAL:
-        put_real(f, json_real_value(v));
-        break;
-    case JSON_STRING:
-        put_text(f, json_string_value(v));
-        break;
-    case JSON_TRUE:
-        fputs("true", f);
-        break;
-    case JSON_FALSE:
-        fputs("false", f);
-        break;
-    default: /* an object ({"unavailable": ...}), an array or null: no figure */
-        break;
-    }
-}
-
-/* The service named name in a run's observed.services, or NULL. */
-static const json_t *run_service(const json_t *run, const char *name)
-{
-    const json_t *svcs = json_at(run, "observed.services");
-    const json_t *s;
-    size_t i;
-
-    json_array_foreach(svcs, i, s)
-    {
-        const char *n = json_string_value(json_object_get(s, EV_NAME));
-
-        if (n != NULL && strcmp(n, name) == 0) return s;
-    }
-    return NULL;
+    if (isnan(d)) return;
+    if (d == trunc(d) && fabs(d) < 9007199254740992.0)
+        fprintf(f, "%.0f", d);
+    else
+        put_real(f, d);
 }
 
 struct csv_extra {
     struct name_list errors, phases, services;
 };
 
+/* The names of the error kinds, phases and services of every run, each in the order first seen. */
 static int gather(struct csv_extra *x, const struct csv_source *src, size_t n)
 {
+    struct run_view v;
+
     for (size_t k = 0; k < n; k++) {
-        const json_t *run, *v, *s;
-        const char *key;
-        size_t i, j;
+        const json_t *run;
+        size_t i;
 
         json_array_foreach(src[k].runs, i, run)
         {
-            json_object_foreach((json_t *)json_object_get(run, EV_ERRORS), key,
-                                v) if (names_add(&x->errors, key) < 0) return -ENOMEM;
-            json_object_foreach((json_t *)json_object_get(run, EV_PHASES), key,
-                                v) if (names_add(&x->phases, key) < 0) return -ENOMEM;
-            json_array_foreach(json_at(run, "observed.services"), j, s)
-            {
-                const char *name = json_string_value(json_object_get(s, EV_NAME));
-
-                if (name != NULL && names_add(&x->services, name) < 0) return -ENOMEM;
-            }
+            run_view_fill(run, &v);
+            for (unsigned j = 0; j < v.nerrors; j++)
+                if (names_add(&x->errors, v.errors[j].kind) < 0) return -ENOMEM;
+            for (unsigned j = 0; j < v.nphase; j++)
+                if (names_add(&x->phases, v.phase[j].name) < 0) return -ENOMEM;
+            for (unsigned j = 0; j < v.nsvc; j++)
+                if (v.svc[j].name != NULL && names_add(&x->services, v.svc[j].name) < 0)
+                    return -ENOMEM;
         }
     }
     return 0;
@@ -246,7 +230,7 @@ static void put_header(FILE *f, const struct csv_extra *x)
     }
     for (size_t i = 0; i < x->phases.n; i++)
         for (size_t j = 0; j < ARRAY_LEN(phase_figs); j++) {
-            snprintf(name, sizeof(name), "phase_%s_%s_ns", x->phases.v[i], phase_figs[j]);
+            snprintf(name, sizeof(name), "phase_%s_%s_ns", x->phases.v[i], phase_figs[j].name);
             fputc(',', f);
             put_text(f, name);
         }
@@ -259,17 +243,19 @@ static void put_header(FILE *f, const struct csv_extra *x)
     fputs("\r\n", f);
 }
 
-/* The run's window start, a number of Unix seconds, as 2025-01-31T12:00:00.123Z; nothing without.
- */
-static void put_start(FILE *f, const json_t *v)
+/* The run's window start, Unix seconds, as 2025-01-31T12:00:00.123Z; nothing without. */
+static void put_start(FILE *f, double s)
 {
-    double s = json_number_value(v), whole = floor(s);
-    time_t t = (time_t)whole;
-    long ms = lround((s - whole) * 1000.0);
+    double whole;
+    time_t t;
+    long ms;
     struct tm tm;
     char buf[40];
 
-    if (!json_is_number(v) || !(s > 0) || s > 1e11) return;
+    if (!(s > 0) || s > 1e11) return; /* NAN too */
+    whole = floor(s);
+    t = (time_t)whole;
+    ms = lround((s - whole) * 1000.0);
     if (ms == 1000) {
         t++;
         ms = 0;
@@ -279,49 +265,79 @@ static void put_start(FILE *f, const json_t *v)
     fprintf(f, "%s.%03ldZ", buf, ms);
 }
 
-/* A column with no path of its own: from the run and its document. */
-static void put_made(FILE *f, const char *name, const json_t *run, const json_t *doc)
+/* The field of column c from base (a run_view, run_latency or run_service) and the document. */
+static void put_col(FILE *f, const struct csv_col *c, const void *base, const json_t *doc)
 {
-    if (strcmp(name, COL_START) == 0)
-        put_start(f, json_object_get(run, EV_WINDOW_START));
-    else if (strcmp(name, COL_TRANSPORT) == 0 && evidence_hop_transport(run) != NULL)
-        put_text(f, evidence_hop_transport(run));
-    else if (strcmp(name, COL_PIN) == 0)
-        put_value(f, json_at(doc, "placement.pin"));
+    const char *at = (const char *)base + c->off;
+    const struct run_view *v = base;
+    const char *text;
+
+    if (c->have != 0 && (v->have & c->have) == 0) return;
+    switch (c->kind) {
+    case COL_NUM:
+        put_num(f, *(const double *)(const void *)at);
+        break;
+    case COL_STR:
+        text = *(const char *const *)(const void *)at;
+        if (text != NULL) put_text(f, text);
+        break;
+    case COL_CELL:
+        fprintf(f, "%d", *(const int *)(const void *)at);
+        break;
+    case COL_UINT:
+        fprintf(f, "%u", *(const unsigned *)(const void *)at);
+        break;
+    case COL_U64:
+        fprintf(f, "%" PRIu64, *(const uint64_t *)(const void *)at);
+        break;
+    case COL_FLAG:
+        fputs(*(const bool *)(const void *)at ? "true" : "false", f);
+        break;
+    case COL_START:
+        put_start(f, v->window_start);
+        break;
+    case COL_HOP:
+        if (run_view_hop_transport(v) != NULL) put_text(f, run_view_hop_transport(v));
+        break;
+    case COL_PIN:
+        if (evidence_doc_pin(doc) != NULL) put_text(f, evidence_doc_pin(doc));
+        break;
+    }
 }
 
 static void put_row(FILE *f, const char *source, const json_t *doc, const json_t *run,
                     const struct csv_extra *x)
 {
-    const json_t *errors = json_object_get(run, EV_ERRORS);
-    const json_t *phases = json_object_get(run, EV_PHASES);
+    struct run_view v;
 
+    run_view_fill(run, &v);
     put_text(f, source);
     for (size_t i = 0; i < ARRAY_LEN(fixed_cols); i++) {
         fputc(',', f);
-        if (fixed_cols[i].path == NULL)
-            put_made(f, fixed_cols[i].name, run, doc);
-        else
-            put_value(f, json_at(run, fixed_cols[i].path));
+        put_col(f, &fixed_cols[i], &v, doc);
     }
     for (size_t i = 0; i < x->errors.n; i++) {
         fputc(',', f);
-        put_value(f, json_object_get(errors, x->errors.v[i]));
+        for (unsigned j = 0; j < v.nerrors; j++)
+            if (strcmp(v.errors[j].kind, x->errors.v[i]) == 0)
+                fprintf(f, "%" PRIu64, v.errors[j].n);
     }
     for (size_t i = 0; i < x->phases.n; i++) {
-        const json_t *lat = json_object_get(json_object_get(phases, x->phases.v[i]), EV_LATENCY_NS);
+        const struct run_phase *p = NULL;
 
+        for (unsigned j = 0; j < v.nphase && p == NULL; j++)
+            if (strcmp(v.phase[j].name, x->phases.v[i]) == 0) p = &v.phase[j];
         for (size_t j = 0; j < ARRAY_LEN(phase_figs); j++) {
             fputc(',', f);
-            put_value(f, json_object_get(lat, phase_figs[j]));
+            if (p != NULL) put_col(f, &phase_figs[j], &p->latency, doc);
         }
     }
     for (size_t i = 0; i < x->services.n; i++) {
-        const json_t *s = run_service(run, x->services.v[i]);
+        const struct run_service *s = run_view_service(&v, x->services.v[i]);
 
         for (size_t j = 0; j < ARRAY_LEN(service_figs); j++) {
             fputc(',', f);
-            put_value(f, json_object_get(s, service_figs[j].path));
+            if (s != NULL) put_col(f, &service_figs[j], s, doc);
         }
     }
     fputs("\r\n", f);

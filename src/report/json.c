@@ -117,31 +117,12 @@ static json_t *errors_json(const struct load_result *res)
     return o;
 }
 
-/* {"unavailable": why}: a figure that could not be had, and why. */
-static json_t *unavailable_json(const char *why)
-{
-    return json_pack("{s:s}", "unavailable", why);
-}
-
-/* A counter: its value, or {"unavailable": why}. Never 0 for unknown. */
-static json_t *ctr_json(const struct ctr_val *v)
-{
-    if (v->ok) return json_integer((json_int_t)v->v);
-    return unavailable_json(v->why);
-}
-
 /* A counter divided by ops (ns per op), or unavailable. */
 static json_t *per_op_json(const struct ctr_val *v, uint64_t ops)
 {
-    if (!v->ok) return unavailable_json(v->why);
-    if (ops == 0) return unavailable_json("no op completed");
+    if (!v->ok) return evidence_unavailable_json(v->why);
+    if (ops == 0) return evidence_unavailable_json("no op completed");
     return json_real((double)v->v / (double)ops);
-}
-
-static json_t *gauge_json(const struct obs_gauge *g)
-{
-    return json_pack("{s:o, s:o, s:o}", "start", ctr_json(&g->start), "peak", ctr_json(&g->peak),
-                     "end", ctr_json(&g->end));
 }
 
 static json_t *cpu_json(const struct run_record *r)
@@ -154,13 +135,14 @@ static json_t *cpu_json(const struct run_record *r)
     return json_pack(
         "{s:I, s:f, s:o, s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "client_ns",
         (json_int_t)r->res.client_cpu_ns, "client_ns_per_op", report_cpu_ns_per_op(r), "server_ns",
-        ctr_json(&o->server_cpu_ns), "server_source", observe_server_source_name(o->server_source),
-        "server_ns_per_op", per_op_json(&o->server_cpu_ns, ops), "client_plus_server_ns_per_op",
-        per_op_json(&sum, ops), "system_busy_ns", ctr_json(&o->system_busy_ns), "system_ns_per_op",
-        per_op_json(&o->system_busy_ns, ops), "system_source",
-        machine_cpu_source_name(o->system_source), "cgroup_ns", ctr_json(&o->cgroup_cpu_ns),
-        "cgroup_ns_per_op", per_op_json(&o->cgroup_cpu_ns, ops), "cgroup_throttled_us",
-        ctr_json(&o->cgroup_throttled_us));
+        report_ctr_json(&o->server_cpu_ns), EV_OBS_SERVER_SOURCE,
+        observe_server_source_name(o->server_source), EV_OBS_SERVER_NS_PER_OP,
+        per_op_json(&o->server_cpu_ns, ops), EV_OBS_CLIENT_PLUS_SERVER_NS_PER_OP,
+        per_op_json(&sum, ops), EV_OBS_SYSTEM_BUSY_NS, report_ctr_json(&o->system_busy_ns),
+        EV_OBS_SYSTEM_NS_PER_OP, per_op_json(&o->system_busy_ns, ops), EV_OBS_SYSTEM_SOURCE,
+        machine_cpu_source_name(o->system_source), "cgroup_ns", report_ctr_json(&o->cgroup_cpu_ns),
+        EV_OBS_CGROUP_NS_PER_OP, per_op_json(&o->cgroup_cpu_ns, ops), "cgroup_throttled_us",
+        report_ctr_json(&o->cgroup_throttled_us));
 }
 
 static json_t *sockets_json(const struct observe_result *o)
@@ -170,22 +152,25 @@ static json_t *sockets_json(const struct observe_result *o)
     if (o->client_ports.peak.ok && o->port_hi > o->port_lo)
         share = json_real((double)o->client_ports.peak.v / (double)(o->port_hi - o->port_lo + 1));
     else
-        share = unavailable_json(o->client_ports.peak.ok ? "ip_local_port_range unreadable"
-                                                         : o->client_ports.peak.why);
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[ii], s:o, s:i, s:I}", "time_wait_client",
-                     gauge_json(&o->tw_client), "time_wait_server", gauge_json(&o->tw_server),
-                     "established", gauge_json(&o->established), "client_ports",
-                     gauge_json(&o->client_ports), "listen_queue", gauge_json(&o->listen_queue),
-                     "listen_backlog", ctr_json(&o->listen_backlog), "port_range", (int)o->port_lo,
-                     (int)o->port_hi, "port_share_peak", share, "samples", (int)o->samples,
-                     "sample_ms", (json_int_t)(o->sample_ns / NS_PER_MS));
+        share = evidence_unavailable_json(o->client_ports.peak.ok ? "ip_local_port_range unreadable"
+                                                                  : o->client_ports.peak.why);
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[ii], s:o, s:i, s:I}", EV_HOP_TW_CLIENT,
+                     report_gauge_json(&o->tw_client), EV_HOP_TW_SERVER,
+                     report_gauge_json(&o->tw_server), EV_HOP_ESTABLISHED,
+                     report_gauge_json(&o->established), EV_HOP_CLIENT_PORTS,
+                     report_gauge_json(&o->client_ports), EV_HOP_LISTEN_QUEUE,
+                     report_gauge_json(&o->listen_queue), EV_HOP_LISTEN_BACKLOG,
+                     report_ctr_json(&o->listen_backlog), "port_range", (int)o->port_lo,
+                     (int)o->port_hi, "port_share_peak", share, EV_OBS_SAMPLES, (int)o->samples,
+                     EV_OBS_SAMPLE_MS, (json_int_t)(o->sample_ns / NS_PER_MS));
 }
 
 /* A share of the window's CPU time (window × CPUs allowed), or unavailable. */
 static json_t *share_json(const struct ctr_val *v, const struct obs_other *x)
 {
-    if (!v->ok) return unavailable_json(v->why);
-    if (x->window_ns == 0 || x->cpus == 0) return unavailable_json("no window or CPU count");
+    if (!v->ok) return evidence_unavailable_json(v->why);
+    if (x->window_ns == 0 || x->cpus == 0)
+        return evidence_unavailable_json("no window or CPU count");
     return json_real((double)v->v / ((double)x->window_ns * x->cpus));
 }
 
@@ -193,11 +178,12 @@ static json_t *share_json(const struct ctr_val *v, const struct obs_other *x)
 static json_t *other_json(const struct obs_other *x)
 {
     return json_pack("{s:o, s:o, s:o, s:o, s:I, s:i, s:o, s:o, s:f, s:o}", "client_process_ns",
-                     ctr_json(&x->self_ns), "named_ns", ctr_json(&x->named_ns), "other_ns",
-                     ctr_json(&x->other_ns), "steal_ns", ctr_json(&x->steal_ns), "window_ns",
-                     (json_int_t)x->window_ns, "cpus_allowed", (int)x->cpus, "other_share",
-                     share_json(&x->other_ns, x), "steal_share", share_json(&x->steal_ns, x),
-                     "threshold_cpus", x->threshold_cpus, "noisy",
+                     report_ctr_json(&x->self_ns), "named_ns", report_ctr_json(&x->named_ns),
+                     "other_ns", report_ctr_json(&x->other_ns), EV_OBS_STEAL_NS,
+                     report_ctr_json(&x->steal_ns), EV_OBS_WINDOW_NS, (json_int_t)x->window_ns,
+                     EV_OBS_CPUS_ALLOWED, (int)x->cpus, EV_OBS_OTHER_SHARE,
+                     share_json(&x->other_ns, x), EV_OBS_STEAL_SHARE, share_json(&x->steal_ns, x),
+                     "threshold_cpus", x->threshold_cpus, EV_OBS_NOISY,
                      x->decided ? json_boolean(x->noisy) : json_null());
 }
 
@@ -209,13 +195,14 @@ static json_t *observed_json(const struct run_record *r)
     if (!r->observed) return json_null();
     net = json_object();
     for (unsigned i = 0; i < OBS_NET_COUNT; i++)
-        json_object_set_new(net, observe_net_name(i), ctr_json(&o->net[i]));
-    return json_pack("{s:o, s:o, s:{s:i, s:o, s:o, s:o, s:o}, s:o, s:o}", "cpu", cpu_json(r),
-                     "other_cpu", other_json(&o->other), "memory", "server_pids",
-                     (int)o->server_pids, "server_pss_start", ctr_json(&o->pss_start),
-                     "server_pss_end", ctr_json(&o->pss_end), "cgroup_working_set_start",
-                     ctr_json(&o->ws_start), "cgroup_working_set_end", ctr_json(&o->ws_end),
-                     "net_delta", net, "sockets", sockets_json(o));
+        json_object_set_new(net, observe_net_name(i), report_ctr_json(&o->net[i]));
+    return json_pack("{s:o, s:o, s:{s:i, s:o, s:o, s:o, s:o}, s:o, s:o}", EV_OBS_CPU, cpu_json(r),
+                     EV_OBS_OTHER_CPU, other_json(&o->other), EV_OBS_MEMORY, "server_pids",
+                     (int)o->server_pids, "server_pss_start", report_ctr_json(&o->pss_start),
+                     EV_OBS_SERVER_PSS_END, report_ctr_json(&o->pss_end),
+                     "cgroup_working_set_start", report_ctr_json(&o->ws_start),
+                     EV_OBS_CGROUP_WS_END, report_ctr_json(&o->ws_end), EV_OBS_NET_DELTA, net,
+                     EV_OBS_SOCKETS, sockets_json(o));
 }
 
 /* Where rate_basis_ops_per_s comes from: null for an absolute rate. */
@@ -237,7 +224,7 @@ static json_t *basis_probes_json(const struct run_record *r)
     for (size_t i = 0; i < b->stat.n; i++)
         json_array_append_new(each, json_real(b->probes[i]));
     return json_pack("{s:I, s:f, s:o, s:f, s:f, s:f, s:f, s:f}", EV_RUNS, (json_int_t)b->stat.n,
-                     "duration_s", (double)b->probe_ns / 1e9, EV_OPS_PER_S, each, "median",
+                     EV_DURATION_S, (double)b->probe_ns / 1e9, EV_OPS_PER_S, each, EV_MEDIAN,
                      b->stat.median, EV_MIN, b->stat.min, EV_MAX, b->stat.max, EV_MEAN,
                      b->stat.mean, "sd", b->stat.sd);
 }
@@ -316,8 +303,8 @@ static json_t *colocated_json(const struct run_record *r)
     const struct coloc_result *c = &r->obs.coloc;
     double share;
 
-    if (!r->observed) return unavailable_json("not observed");
-    if (!c->observed) return unavailable_json(c->why);
+    if (!r->observed) return evidence_unavailable_json("not observed");
+    if (!c->observed) return evidence_unavailable_json(c->why);
     return json_pack("{s:o, s:I, s:I}", EV_PLACE_COLOC_SHARE,
                      coloc_share(c, &share) ? json_real(share) : json_null(),
                      EV_PLACE_COLOC_SAMPLES, (json_int_t)c->both, EV_PLACE_COLOC_SAME,
@@ -338,7 +325,7 @@ static json_t *placement_json(const struct run_record *r)
     } else {
         snprintf(key, sizeof(key), "netns %s",
                  strcmp(p->client, p->server) == 0 ? "same" : "other");
-        o = json_pack("{s:s, s:s, s:o, s:o}", EV_PLACE_KIND, "netns", EV_PLACE_KEY, key,
+        o = json_pack("{s:s, s:s, s:o, s:o}", EV_PLACE_KIND, EV_PLACE_KIND_NETNS, EV_PLACE_KEY, key,
                       EV_PLACE_CLIENT, place_end_json(p->client, p->client_ino, p->client_addr),
                       EV_PLACE_SERVER, place_end_json(p->server, p->server_ino, p->server_addr));
     }
@@ -369,15 +356,15 @@ static json_t *procs_json(const struct record_procs *p)
         const struct record_proc *c = &p->proc[k];
         json_array_append_new(
             list,
-            json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
-                      "pid", (int)p->pid[k], EV_CONNECTIONS, (int)c->conns, EV_THREADS,
-                      (int)c->threads, EV_OPS, (json_int_t)c->ops, EV_REQUESTS,
-                      (json_int_t)c->requests, EV_REPLIES, (json_int_t)c->replies, EV_ERRORS_TOTAL,
-                      (json_int_t)c->errors, EV_CONNECTS, (json_int_t)c->connects, EV_RECONNECTS,
-                      (json_int_t)c->reconnects, "open_start", (json_int_t)c->open_start,
-                      "open_end", (json_int_t)c->open_end, EV_CLIENT_CPU_NS,
-                      (json_int_t)c->client_cpu_ns, "pss_start", ctr_json(&c->pss_start), "pss_end",
-                      ctr_json(&c->pss_end)));
+            json_pack(
+                "{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "pid",
+                (int)p->pid[k], EV_CONNECTIONS, (int)c->conns, EV_THREADS, (int)c->threads, EV_OPS,
+                (json_int_t)c->ops, EV_REQUESTS, (json_int_t)c->requests, EV_REPLIES,
+                (json_int_t)c->replies, EV_ERRORS_TOTAL, (json_int_t)c->errors, EV_CONNECTS,
+                (json_int_t)c->connects, EV_RECONNECTS, (json_int_t)c->reconnects, "open_start",
+                (json_int_t)c->open_start, "open_end", (json_int_t)c->open_end, EV_CLIENT_CPU_NS,
+                (json_int_t)c->client_cpu_ns, EV_SVC_PSS_START, report_ctr_json(&c->pss_start),
+                EV_SVC_PSS_END, report_ctr_json(&c->pss_end)));
     }
     o = json_pack("{s:i, s:o, s:o, s:o}", "n", (int)p->n, "memory_bytes",
                   grew ? json_integer((json_int_t)bytes) : json_null(),
@@ -397,10 +384,10 @@ json_t *report_run_json(const struct run_record *r)
         "{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:I, "
         "s:o, s:b, s:b, s:f, s:f, s:o, s:o, s:o, s:o}",
         EV_CELL, (int)r->cell, EV_REP, (int)r->rep, EV_PROTO, r->proto, EV_ENDPOINT, c->ep.text,
-        EV_TRANSPORT, report_transport(r), EV_MODE, report_mode_name(c->mode), "close",
+        EV_TRANSPORT, report_transport(r), EV_MODE, report_mode_name(c->mode), EV_CLOSE,
         load_close_name(c->close), EV_SIZE, (json_int_t)c->size, EV_CONNECTIONS, (int)c->conns,
         EV_THREADS, (int)c->threads, EV_PIPELINE, (int)c->pipeline, "warmup_s",
-        (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count, "duration_s",
+        (double)c->warmup_ns / 1e9, "count", (json_int_t)c->count, EV_DURATION_S,
         (double)c->duration_ns / 1e9, "timeout_s", (double)c->timeout_ns / 1e9, EV_OPS,
         (json_int_t)res->ops, EV_WINDOW_S, (double)res->window_ns / 1e9, EV_CONNECTS,
         (json_int_t)res->connects, EV_ERRORS_TOTAL, (json_int_t)errors, EV_CLIENT_CPU_NS,
@@ -530,14 +517,15 @@ static void place_qos(json_t *place)
 
 static void place_where(json_t *place)
 {
-    static const char *const where[][2] = { { "pod", "HOPBENCH_POD_NAME" },
+    static const char *const where[][2] = { { EV_PLACE_POD, "HOPBENCH_POD_NAME" },
                                             { "namespace", "HOPBENCH_POD_NAMESPACE" },
-                                            { "node", "HOPBENCH_NODE_NAME" },
-                                            { "container", "HOPBENCH_CONTAINER_NAME" } };
+                                            { EV_PLACE_NODE, "HOPBENCH_NODE_NAME" },
+                                            { EV_PLACE_CONTAINER, "HOPBENCH_CONTAINER_NAME" } };
     const char *pod = getenv(where[0][1]);
 
     if (pod == NULL && getenv(where[3][1]) == NULL) return;
-    json_object_set_new(place, "kind", json_string(pod != NULL ? "pod" : "container"));
+    json_object_set_new(place, EV_PLACE_KIND,
+                        json_string(pod != NULL ? EV_PLACE_KIND_POD : EV_PLACE_KIND_CONTAINER));
     for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
         const char *v = getenv(where[i][1]);
         json_t *s = v != NULL && v[0] != '\0' ? json_string(v) : NULL;
@@ -555,7 +543,7 @@ static json_t *place_json(const struct place *p)
     place_format(p, PLACE_CLIENT, client, sizeof(client));
     place_format(p, PLACE_SERVER, server, sizeof(server));
     place =
-        json_pack("{s:s, s:s, s:s, s:s}", "pin", place_name(p->mode), "client_cpus", client,
+        json_pack("{s:s, s:s, s:s, s:s}", EV_PLACE_PIN, place_name(p->mode), "client_cpus", client,
                   "server_cpus", server, "server_cpus_source", place_source_name(p->server_source));
     if (place != NULL) place_where(place);
     return place;

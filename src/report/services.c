@@ -332,9 +332,15 @@ void report_services(FILE *f, const struct run_record *recs, size_t n, unsigned 
 
 /* ---- evidence ------------------------------------------------------------------------------- */
 
-static json_t *val_json(const struct ctr_val *v)
+json_t *report_ctr_json(const struct ctr_val *v)
 {
-    return v->ok ? json_integer((json_int_t)v->v) : json_pack("{s:s}", "unavailable", v->why);
+    return evidence_count_json(v->ok, v->v, v->why);
+}
+
+json_t *report_gauge_json(const struct obs_gauge *g)
+{
+    return evidence_gauge_json(report_ctr_json(&g->start), report_ctr_json(&g->peak),
+                               report_ctr_json(&g->end));
 }
 
 /* A figure per op, or {"unavailable": why}. */
@@ -343,42 +349,75 @@ static json_t *fig_json(const struct run_record *r, unsigned m)
     const char *why = "";
     double v = 0;
 
-    return figure(r, r->obs.set->n, m, &v, &why) ? json_real(v)
-                                                 : json_pack("{s:s}", "unavailable", why);
+    return figure(r, r->obs.set->n, m, &v, &why) ? json_real(v) : evidence_unavailable_json(why);
 }
 
-static json_t *service_json(const struct run_record *r, unsigned i)
+json_t *report_service_json(const struct service_spec *sp, const struct obs_service *o,
+                            json_t *per_op)
 {
-    const struct service_spec *sp = &r->obs.set->svc[i];
-    const struct obs_service *o = &r->obs.svc[i];
     char source[PATH_MAX + 32];
+    json_t *s, *rest;
 
     service_source(sp, source, sizeof(source));
-    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:i}", "name", sp->name, "kind",
-                     service_kind_name(sp->kind), "source", source, "cpu_ns", val_json(&o->cpu_ns),
-                     "cpu_ns_per_op", fig_json(r, i + 1), "pss_start", val_json(&o->pss_start),
-                     "pss_end", val_json(&o->pss_end), "working_set_start", val_json(&o->ws_start),
-                     "working_set_end", val_json(&o->ws_end), "processes", (int)o->members);
+    s = json_pack("{s:s, s:s, s:s, s:o}", EV_SVC_NAME, sp->name, EV_SVC_KIND,
+                  service_kind_name(sp->kind), EV_SVC_SOURCE, source, EV_SVC_CPU_NS,
+                  report_ctr_json(&o->cpu_ns));
+    if (per_op != NULL) {
+        if (s == NULL) {
+            json_decref(per_op);
+            return NULL;
+        }
+        if (json_object_set_new(s, EV_SVC_CPU_NS_PER_OP, per_op) != 0) {
+            json_decref(s);
+            return NULL;
+        }
+    }
+    rest = json_pack("{s:o, s:o, s:o, s:o, s:i}", EV_SVC_PSS_START, report_ctr_json(&o->pss_start),
+                     EV_SVC_PSS_END, report_ctr_json(&o->pss_end), EV_SVC_WS_START,
+                     report_ctr_json(&o->ws_start), EV_SVC_WS_END, report_ctr_json(&o->ws_end),
+                     EV_SVC_PROCESSES, (int)o->members);
+    if (s != NULL && (rest == NULL || json_object_update(s, rest) != 0)) {
+        json_decref(s);
+        s = NULL;
+    }
+    json_decref(rest);
+    return s;
 }
 
-static json_t *gauge3_json(const struct obs_gauge *g)
+json_t *report_hop_json(const struct endpoint *ep, bool label,
+                        const struct obs_gauge *const g[OBS_GAUGES], const struct ctr_val *backlog)
 {
-    return json_pack("{s:o, s:o, s:o}", "start", val_json(&g->start), "peak", val_json(&g->peak),
-                     "end", val_json(&g->end));
+    json_t *h = json_pack("{s:s}", EV_ENDPOINT, ep->text), *rest;
+
+    if (h != NULL && label &&
+        json_object_set_new(h, EV_LABEL, ep->label[0] ? json_string(ep->label) : json_null()) !=
+            0) {
+        json_decref(h);
+        h = NULL;
+    }
+    rest = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", EV_TRANSPORT, endpoint_transport(ep),
+                     EV_HOP_TW_CLIENT, report_gauge_json(g[OBS_TW_CLIENT]), EV_HOP_TW_SERVER,
+                     report_gauge_json(g[OBS_TW_SERVER]), EV_HOP_ESTABLISHED,
+                     report_gauge_json(g[OBS_ESTABLISHED]), EV_HOP_CLIENT_PORTS,
+                     report_gauge_json(g[OBS_CLIENT_PORTS]), EV_HOP_LISTEN_QUEUE,
+                     report_gauge_json(g[OBS_LISTEN_QUEUE]), EV_HOP_LISTEN_BACKLOG,
+                     report_ctr_json(backlog));
+    if (h != NULL && (rest == NULL || json_object_update(h, rest) != 0)) {
+        json_decref(h);
+        h = NULL;
+    }
+    json_decref(rest);
+    return h;
 }
 
 static json_t *watch_json(const struct run_record *r, unsigned w)
 {
-    const struct endpoint *ep = &r->obs.set->watch[w];
     const struct obs_hop *h = &r->obs.watch[w];
+    const struct obs_gauge *g[OBS_GAUGES];
 
-    return json_pack(
-        "{s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "endpoint", ep->text, "label",
-        ep->label[0] ? json_string(ep->label) : json_null(), "transport", endpoint_transport(ep),
-        "time_wait_client", gauge3_json(&h->g[OBS_TW_CLIENT]), "time_wait_server",
-        gauge3_json(&h->g[OBS_TW_SERVER]), "established", gauge3_json(&h->g[OBS_ESTABLISHED]),
-        "client_ports", gauge3_json(&h->g[OBS_CLIENT_PORTS]), "listen_queue",
-        gauge3_json(&h->g[OBS_LISTEN_QUEUE]), "listen_backlog", val_json(&h->listen_backlog));
+    for (int i = 0; i < OBS_GAUGES; i++)
+        g[i] = &h->g[i];
+    return report_hop_json(&r->obs.set->watch[w], true, g, &h->listen_backlog);
 }
 
 static int set_new(json_t *obj, const char *key, json_t *v)
@@ -390,7 +429,7 @@ int report_services_json(json_t *run, const struct run_record *r)
 {
     const struct service_set *set = r->observed ? r->obs.set : NULL;
     unsigned k = set != NULL ? set->n : 0;
-    json_t *svcs, *watch, *observed = json_object_get(run, "observed");
+    json_t *svcs, *watch, *observed = json_object_get(run, EV_OBSERVED);
     int rc = 0;
 
     if (r->cfg.ep.label[0] != '\0') rc |= set_new(run, EV_LABEL, json_string(r->cfg.ep.label));
@@ -399,18 +438,19 @@ int report_services_json(json_t *run, const struct run_record *r)
     if (k > 0) {
         svcs = json_array();
         for (unsigned i = 0; i < k; i++)
-            rc |= json_array_append_new(svcs, service_json(r, i));
-        rc |= set_new(run, "services", svcs);
-        rc |= set_new(run, "services_total",
+            rc |= json_array_append_new(
+                svcs, report_service_json(&set->svc[i], &r->obs.svc[i], fig_json(r, i + 1)));
+        rc |= set_new(run, EV_OBS_SERVICES, svcs);
+        rc |= set_new(run, EV_OBS_SERVICES_TOTAL,
                       json_pack("{s:o, s:o, s:o}", "client_ns_per_op", fig_json(r, 0),
-                                "sum_ns_per_op", fig_json(r, k + 1), "system_ns_per_op",
+                                EV_OBS_SUM_NS_PER_OP, fig_json(r, k + 1), EV_OBS_SYSTEM_NS_PER_OP,
                                 fig_json(r, k + 2)));
     }
     if (set != NULL && set->nwatch > 0) {
         watch = json_array();
         for (unsigned w = 0; w < set->nwatch; w++)
             rc |= json_array_append_new(watch, watch_json(r, w));
-        rc |= set_new(run, "watch", watch);
+        rc |= set_new(run, EV_OBS_WATCH, watch);
     }
     return rc != 0 ? -ENOMEM : 0;
 }

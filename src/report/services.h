@@ -6,9 +6,13 @@
 #define HOPBENCH_REPORT_SERVICES_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "endpoint.h"
+#include "host/observe.h"
+#include "host/service.h"
 #include "report/report.h"
 
 /*
@@ -20,6 +24,28 @@
  */
 void report_services(FILE *f, const struct run_record *recs, size_t n, unsigned ncells,
                      uint64_t seed);
+
+/* A counter of the host (host/counters.h) as the evidence holds it (evidence_count_json). */
+json_t *report_ctr_json(const struct ctr_val *v);
+
+/* A gauge of the host (host/observe.h) as the evidence holds it (evidence_gauge_json). */
+json_t *report_gauge_json(const struct obs_gauge *g);
+
+/*
+ * A service's figures as the evidence holds them: name, kind, source, CPU,
+ * PSS and working set at the window's start and end, processes; with its CPU
+ * per op (taken over) when per_op is not NULL. A new object, or NULL.
+ */
+json_t *report_service_json(const struct service_spec *sp, const struct obs_service *o,
+                            json_t *per_op);
+
+/*
+ * A hop's sockets as the evidence holds them: its endpoint (and label, when
+ * label), transport, the gauges g (by enum obs_gauge_index) and the listen
+ * backlog. A new object, or NULL.
+ */
+json_t *report_hop_json(const struct endpoint *ep, bool label,
+                        const struct obs_gauge *const g[OBS_GAUGES], const struct ctr_val *backlog);
 
 /*
  * Adds to a run's evidence object its endpoint's "label" when it has one, and

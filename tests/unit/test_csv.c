@@ -3,7 +3,10 @@
  * source's name; fields that hold a comma, quote or line break quoted
  * (RFC 4180), a leading = + - @ defused; a figure a run lacks or has as
  * {"unavailable": ...} an empty field; the columns only some runs have (error
- * kinds, phases, services) present in every row; a write error reported.
+ * kinds, phases, services) present in every row; a write error reported;
+ * the kernel's counters read under their netstat names; the CSV of a real
+ * run's evidence (tests/fixtures/evidence/run-view.jsonl) byte for byte
+ * tests/fixtures/evidence/run-view.csv.
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -19,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evidence.h"
 #include "report/csv.h"
+#include "util.h"
 
 /* The CSV of the sources, in a malloc'd string. */
 static char *csv_of(const struct csv_source *src, size_t n)
@@ -214,6 +219,91 @@ static void test_stack_arms(void **state)
     json_decref(doc);
 }
 
+/*
+ * The kernel's counters: net_delta names each by its netstat name, dot
+ * included ("TcpExt.ListenOverflows"), which a dotted path split in two and so
+ * always left empty.
+ */
+static void test_net_delta(void **state)
+{
+    json_t *a = runs_of("[{\"observed\":{\"net_delta\":{\"TcpExt.ListenOverflows\":3,"
+                        "\"TcpExt.TCPSynRetrans\":5}}},{\"observed\":{\"net_delta\":"
+                        "{\"TcpExt.ListenOverflows\":{\"unavailable\":\"no netstat\"}}}}]");
+    struct csv_source src = { "a", a, NULL };
+    char *csv = csv_of(&src, 1);
+
+    (void)state;
+    expect_field(csv, 1, "listen_overflows", "3");
+    expect_field(csv, 1, "syn_retrans", "5");
+    expect_field(csv, 2, "listen_overflows", "");
+    expect_field(csv, 2, "syn_retrans", "");
+    free(csv);
+    json_decref(a);
+}
+
+static int keep(void *ctx, size_t idx, json_t *run, struct hb_err *err)
+{
+    UNUSED(idx);
+    UNUSED(err);
+    return json_array_append(ctx, run) == 0 ? 0 : -ENOMEM;
+}
+
+/* tests/fixtures/evidence/NAME's text, malloc'd. */
+static char *fixture_text(const char *name, size_t *len)
+{
+    const char *root = getenv("HOPBENCH_FIXTURES");
+    char path[512], *text;
+    FILE *f;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/evidence/%s", root != NULL ? root : "tests/fixtures", name);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n > 0);
+    rewind(f);
+    text = malloc((size_t)n + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return text;
+}
+
+/*
+ * A real run's evidence (connect mode, phases, a service, a watched hop, error
+ * kinds, labels, integers and reals, unavailable figures): every byte as
+ * run-view.csv holds it, which is `hopbench report run-view.jsonl --csv` of the
+ * writer that read paths of key literals, but for listen_overflows and
+ * syn_retrans, which that one left empty (test_net_delta).
+ */
+static void test_fixture_bytes(void **state)
+{
+    const char *root = getenv("HOPBENCH_FIXTURES");
+    char path[512], *csv, *want;
+    json_t *runs = json_array(), *head = NULL;
+    struct evidence_reader r = { .take = keep, .ctx = runs };
+    struct hb_err err = { 0 };
+    struct csv_source src;
+    size_t len;
+
+    UNUSED(state);
+    snprintf(path, sizeof(path), "%s/evidence/run-view.jsonl",
+             root != NULL ? root : "tests/fixtures");
+    assert_int_equal(evidence_read(path, &r, &head, &err), 0);
+    src = (struct csv_source){ "run-view.jsonl", runs, head };
+    csv = csv_of(&src, 1);
+    want = fixture_text("run-view.csv", &len);
+    assert_int_equal(strlen(csv), len);
+    assert_string_equal(csv, want);
+    free(csv);
+    free(want);
+    json_decref(runs);
+    json_decref(head);
+}
+
 static void test_write_error(void **state)
 {
     json_t *a = runs_of("[{\"ops\":1}]");
@@ -232,7 +322,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_and_figures), cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_extra_columns),    cmocka_unit_test(test_stack_arms),
-        cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_write_error),      cmocka_unit_test(test_fixture_bytes),
+        cmocka_unit_test(test_net_delta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

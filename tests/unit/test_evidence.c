@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "evidence.h"
+#include "evidence/schema.h"
 #include "hist.h"
 #include "report/report.h"
 #include "util.h"
@@ -856,6 +857,31 @@ static void test_place_label(void **state)
     json_decref(p);
 }
 
+/*
+ * The figure encoders every writer calls: a count is its integer or
+ * {"unavailable": why}, never 0; a gauge is {start, peak, end} in that order.
+ */
+static void test_figure_encoders(void **state)
+{
+    json_t *n = evidence_count_json(true, 7, ""), *u = evidence_count_json(false, 7, "no cgroup");
+    json_t *g =
+        evidence_gauge_json(evidence_count_json(true, 1, ""), evidence_count_json(true, 9, ""),
+                            evidence_count_json(false, 0, "gone"));
+    char *text;
+
+    UNUSED(state);
+    assert_true(json_is_integer(n) && json_integer_value(n) == 7);
+    assert_true(json_is_object(u) && json_object_size(u) == 1);
+    assert_string_equal(json_string_value(json_object_get(u, "unavailable")), "no cgroup");
+    text = json_dumps(g, JSON_COMPACT);
+    assert_non_null(text);
+    assert_string_equal(text, "{\"start\":1,\"peak\":9,\"end\":{\"unavailable\":\"gone\"}}");
+    free(text);
+    json_decref(n);
+    json_decref(u);
+    json_decref(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -877,6 +903,7 @@ int main(void)
         cmocka_unit_test(test_jsonl_blank_and_cut_lines),
         cmocka_unit_test(test_key_order_labels),
         cmocka_unit_test(test_place_label),
+        cmocka_unit_test(test_figure_encoders),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,10 @@
  * per endpoint), read through evidence_read; a record that lacks a key every
  * run has, holds one of another type, or is not an object is refused with the
  * key named; the writer's placeholder is told apart; run_view_fill reads what
- * a partial record holds and checks nothing.
+ * a partial record holds and checks nothing; the figures --csv and compare
+ * read (every latency figure, the phases in order, the open loop's, which
+ * integers and flags a run holds, the metrics), also over an open loop's
+ * evidence (tests/fixtures/evidence/pairs-a-open.json).
  */
 /* cmocka.h needs these four first, in this order */
 /* clang-format off */
@@ -27,6 +30,7 @@
 
 #include "evidence.h"
 #include "evidence/runview.h"
+#include "evidence/schema.h"
 
 /* The fixture's runs, kept whole. */
 static int keep(void *ctx, size_t idx, json_t *run, struct hb_err *err)
@@ -36,20 +40,28 @@ static int keep(void *ctx, size_t idx, json_t *run, struct hb_err *err)
     return json_array_append(ctx, run) == 0 ? 0 : -ENOMEM;
 }
 
-static json_t *fixture_runs(void)
+/* The runs of tests/fixtures/evidence/NAME (two each), and its head into *head when not NULL. */
+static json_t *fixture_of(const char *name, json_t **head)
 {
     const char *root = getenv("HOPBENCH_FIXTURES");
     char path[512];
-    json_t *runs = json_array(), *head = NULL;
+    json_t *runs = json_array(), *h = NULL;
     struct evidence_reader r = { .take = keep, .ctx = runs };
     struct hb_err err = { 0 };
 
-    snprintf(path, sizeof(path), "%s/evidence/run-view.jsonl",
-             root != NULL ? root : "tests/fixtures");
-    assert_int_equal(evidence_read(path, &r, &head, &err), 0);
-    json_decref(head);
+    snprintf(path, sizeof(path), "%s/evidence/%s", root != NULL ? root : "tests/fixtures", name);
+    assert_int_equal(evidence_read(path, &r, &h, &err), 0);
+    if (head != NULL)
+        *head = h;
+    else
+        json_decref(h);
     assert_int_equal(json_array_size(runs), 2);
     return runs;
+}
+
+static json_t *fixture_runs(void)
+{
+    return fixture_of("run-view.jsonl", NULL);
 }
 
 static void test_tcp_run(void **state)
@@ -210,12 +222,110 @@ static void test_fill_partial(void **state)
     json_decref(run);
 }
 
+/*
+ * The figures a table prints (report/csv.c) and compare reads: how the run was
+ * set up, its window, every latency figure, each phase in the record's order,
+ * which integers and flags it holds, the metrics.
+ */
+static void test_table_figures(void **state)
+{
+    static const char *const phases[] = { "connect", "ttfb", "response", "close" };
+    json_t *runs = fixture_runs();
+    struct run_view v;
+    struct hb_err err = { 0 };
+
+    UNUSED(state);
+    assert_int_equal(run_view_of(json_array_get(runs, 0), &v, &err), 0);
+    assert_string_equal(v.proto, "http");
+    assert_string_equal(v.mode, "connect");
+    assert_string_equal(v.close_by, "client");
+    assert_string_equal(v.wait, "epoll");
+    assert_true(v.rep == 0 && v.size == 0 && v.pipeline == 1);
+    assert_true(v.connects == 6759 && v.reconnects == 0);
+    assert_true(v.duration_s == 0.3 && v.window_s == 0.3);
+    assert_true(v.window_start == 1796573143.1614275);
+    assert_true(v.latency.min == 17778 && v.latency.p90 == 59775);
+    assert_true(v.latency.p9999 == 3133439 && v.latency.max == 3452593);
+    assert_int_equal(v.nphase, 4);
+    for (unsigned i = 0; i < 4; i++)
+        assert_string_equal(v.phase[i].name, phases[i]);
+    assert_true(v.phase[1].latency.p50 == 912 && v.phase[1].latency.p99 == 233343);
+    assert_true(v.phase[3].latency.mean == v.close.mean);
+    assert_true(isnan(v.server_pss_end) && isnan(v.cgroup_ws_end)); /* unavailable */
+    assert_true(isnan(v.coloc_share));
+    /* a closed loop: no rate, no saturated, no open-loop figures */
+    assert_int_equal(v.have, RUN_HAVE_CELL | RUN_HAVE_CONNECTIONS | RUN_HAVE_THREADS |
+                                 RUN_HAVE_OPS | RUN_HAVE_ERRORS_TOTAL | RUN_HAVE_VALID |
+                                 RUN_HAVE_INTERRUPTED | RUN_HAVE_NOISY);
+    assert_true(isnan(v.rate_share) && isnan(v.achieved_ops_per_s));
+    assert_true(isnan(v.service_latency.p50));
+    assert_ptr_equal(run_view_service(&v, "web"), &v.svc[0]);
+    assert_null(run_view_service(&v, "db"));
+    assert_string_equal(run_view_hop_transport(&v), "tcp");
+    assert_true(run_view_metric(&v, METRIC_OPS_PER_S) == 22530.0);
+    assert_true(run_view_metric(&v, METRIC_P50) == 24127);
+    assert_true(run_view_metric(&v, METRIC_MEAN) == v.latency.mean);
+    assert_true(run_view_metric(&v, METRIC_P99) == 261631);
+    assert_true(run_view_metric(&v, METRIC_P999) == 1735679);
+    assert_true(run_view_metric(&v, METRIC_CPU_PER_OP) == v.client_cpu_ns_per_op);
+    json_decref(runs);
+}
+
+/* An open loop's figures (tests/fixtures/evidence/pairs-a-open.json, run with --pin none). */
+static void test_open_loop(void **state)
+{
+    json_t *head = NULL, *runs = fixture_of("pairs-a-open.json", &head);
+    struct run_view v;
+    struct hb_err err = { 0 };
+
+    UNUSED(state);
+    assert_string_equal(evidence_doc_pin(head), "none");
+    assert_int_equal(run_view_of(json_array_get(runs, 0), &v, &err), 0);
+    assert_true(v.rate == 1000 && (v.have & RUN_HAVE_RATE) != 0);
+    assert_true(fabs(v.achieved_ops_per_s - 1001.1327165952009) < 1e-9);
+    assert_true(isnan(v.rate_share)); /* null */
+    assert_false(v.saturated);
+    assert_true((v.have & RUN_HAVE_SATURATED) != 0);
+    assert_true(v.service_latency.p50 == 37343 && v.service_latency.p99 == 294911);
+    assert_true((v.have & RUN_HAVE_NOISY) == 0); /* null: not observed */
+    assert_int_equal(v.nphase, 4);               /* connect mode: connect, ttfb, response, close */
+    assert_null(v.label);
+    assert_string_equal(run_view_hop_transport(&v), v.transport);
+    json_decref(runs);
+    json_decref(head);
+}
+
+/* A partial record's memory, colocation, and flags and integers of another type: not held. */
+static void test_fill_have(void **state)
+{
+    json_t *run =
+        json_pack("{s:s, s:i, s:f, s:{s:{s:f}}, s:{s:{s:i, s:{s:s}}}}", "valid", "yes", "ops", -3,
+                  "connections", 2.0, "placement", "colocated", "share", 0.25, "observed", "memory",
+                  "server_pss_end", 2048, "cgroup_working_set_end", "unavailable", "no cgroup");
+    struct run_view v;
+
+    UNUSED(state);
+    assert_non_null(run);
+    run_view_fill(run, &v);
+    assert_int_equal(v.have, 0);
+    assert_false(v.valid);
+    assert_int_equal(v.ops, 0);
+    assert_int_equal(v.connections, 0);
+    assert_true(v.coloc_share == 0.25);
+    assert_true(v.server_pss_end == 2048 && isnan(v.cgroup_ws_end));
+    assert_true(isnan(run_view_metric(&v, METRIC_P50)));
+    assert_null(run_view_hop_transport(&v));
+    assert_null(evidence_doc_pin(run));
+    json_decref(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tcp_run),       cmocka_unit_test(test_unix_run),
         cmocka_unit_test(test_required_keys), cmocka_unit_test(test_wrong_types),
-        cmocka_unit_test(test_fill_partial),
+        cmocka_unit_test(test_fill_partial),  cmocka_unit_test(test_table_figures),
+        cmocka_unit_test(test_open_loop),     cmocka_unit_test(test_fill_have),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
