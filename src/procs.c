@@ -116,6 +116,8 @@ json_t *procs_result_json(const struct load_result *res, const struct record_pro
     json_object_set_new(j, EV_INTERRUPTED, json_boolean(res->interrupted));
     json_object_set_new(j, "uring_threads", u64_json(res->ring_threads));
     json_object_set_new(j, "uring_errno", u64_json((uint64_t)res->ring_err));
+    json_object_set_new(j, "uring_multishot_threads", u64_json(res->ring_ms_threads));
+    json_object_set_new(j, "uring_receives_armed", u64_json(res->ring_arms));
     json_object_set_new(j, "wait_errno", u64_json((uint64_t)res->wait_err));
     if (res->lat != NULL) json_object_set_new(j, EV_HISTOGRAM, report_hist_json(res->lat));
     for (int p = 0; p < PHASES && res->phase[0] != NULL; p++)
@@ -215,6 +217,10 @@ static int add_window(struct load_result *dst, const json_t *j, struct hb_err *e
     if (v > dst->series.end_ns) dst->series.end_ns = v;
     if (get_u64(j, "uring_threads", UINT32_MAX, &ring, err) < 0) return -EINVAL;
     dst->ring_threads += (unsigned)ring;
+    if (get_u64(j, "uring_multishot_threads", UINT32_MAX, &ring, err) < 0) return -EINVAL;
+    dst->ring_ms_threads += (unsigned)ring;
+    if (get_u64(j, "uring_receives_armed", UINT64_MAX, &v, err) < 0) return -EINVAL;
+    dst->ring_arms += v;
     if (get_u64(j, "uring_errno", 4095, &why, err) < 0) return -EINVAL;
     if (why != 0) dst->ring_err = (int)why;
     if (get_u64(j, "wait_errno", 4095, &why, err) < 0) return -EINVAL;

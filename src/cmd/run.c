@@ -1020,7 +1020,9 @@ static void run_netns_header(const struct run *run)
 /*
  * --wait uring where the placement line said uring (its probe set a ring up):
  * one line for the runs some of whose load threads could not set theirs up and
- * waited with epoll (as each run's wait in the evidence says), and why.
+ * waited with epoll (as each run's wait in the evidence says), and why; one for
+ * the runs some of whose threads' rings had no multishot receive into provided
+ * buffers and armed a receive per reply (the evidence's uring_receive).
  */
 static void run_ring_note(const struct run *run)
 {
@@ -1038,6 +1040,16 @@ static void run_ring_note(const struct run *run)
                 "hopbench run: --wait uring: %u of %zu runs waited with epoll, not as the "
                 "placement line says (a load thread could not set up io_uring: %s)\n",
                 fell, run->nrecs, strerror(why));
+    fell = 0;
+    for (size_t i = 0; i < run->nrecs; i++) {
+        const struct load_result *res = &run->recs[i].res;
+        if (run->recs[i].cfg.uring_wait && res->ring_threads > res->ring_ms_threads) fell++;
+    }
+    if (fell > 0)
+        fprintf(stderr,
+                "hopbench run: --wait uring: %u of %zu runs armed a receive per reply (no "
+                "multishot receive into provided buffers here)\n",
+                fell, run->nrecs);
 }
 
 /* After the checks: the runs, the tables and the evidence. */

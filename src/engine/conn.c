@@ -217,7 +217,13 @@ static int conn_ring_queue(struct conn *c, unsigned tag)
     struct io_uring_sqe *sqe = conn_ring_sqe(c->ctx);
 
     if (sqe == NULL) return -EBUSY;
-    if (tag == CONN_RING_RECV) {
+    if (tag == CONN_RING_RECV && c->ctx->ring_ms) {
+        /* One receive for the socket's life: each arrival picks a buffer of the group. */
+        io_uring_prep_recv_multishot(sqe, c->lfd.fd, NULL, 0, 0);
+        sqe->flags |= IOSQE_BUFFER_SELECT;
+        sqe->buf_group = CONN_RING_BGID;
+        sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
+    } else if (tag == CONN_RING_RECV) {
         io_uring_prep_recv(sqe, c->lfd.fd, c->rbuf, c->ctx->rbuf_cap, 0);
         /* The reply is not there yet (its request goes out in the same submit, or the bytes
          * so far were just read): arm the wait at once rather than try a recv first. */
@@ -227,6 +233,7 @@ static int conn_ring_queue(struct conn *c, unsigned tag)
                            MSG_NOSIGNAL);
     io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | tag);
     c->ring_busy |= (uint8_t)tag;
+    if (tag == CONN_RING_RECV) c->ctx->ring_arms++;
     return 0;
 }
 
@@ -881,19 +888,62 @@ static void conn_ring_err(struct conn *c, int err)
     conn_fail(c, op_err_from_errno(err), now);
 }
 
-void conn_ring_done(struct conn *c, unsigned tag, int res)
+/* A provided buffer's bytes were all fed to the codec: it goes back to the kernel. */
+static void conn_ring_give(struct conn_ctx *ctx, unsigned bid)
 {
+    io_uring_buf_ring_add(ctx->br, ctx->br_mem + (size_t)bid * ctx->rbuf_cap,
+                          (unsigned)ctx->rbuf_cap, (unsigned short)bid,
+                          io_uring_buf_ring_mask(ctx->br_n), 0);
+    io_uring_buf_ring_advance(ctx->br, 1);
+}
+
+/* The bytes of a receive's CQE: the buffer the kernel picked (multishot), or c's rbuf. */
+static int conn_ring_bytes(struct conn *c, int res, unsigned flags)
+{
+    struct conn_ctx *ctx = c->ctx;
+    bool picked = (flags & IORING_CQE_F_BUFFER) != 0;
+    unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
+    const uint8_t *p =
+        picked && bid < ctx->br_n ? ctx->br_mem + (size_t)bid * ctx->rbuf_cap : c->rbuf;
+    uint64_t t = now_ns();
     int rc;
 
-    c->ring_busy &= (uint8_t)~tag;
+    if (c->state != CONN_BUSY) { /* a multishot receive is armed between batches too */
+        conn_note_bad(ctx, OP_ERR_UNEXPECTED, p, (size_t)res, !c->mid_reply);
+        conn_fail(c, OP_ERR_UNEXPECTED, t);
+        rc = -1;
+    } else {
+        if (c->t_first == 0) c->t_first = t;
+        rc = conn_consume(c, p, (size_t)res, t);
+    }
+    if (picked && bid < ctx->br_n) conn_ring_give(ctx, bid);
+    return rc;
+}
+
+void conn_ring_done(struct conn *c, unsigned tag, int res, unsigned flags)
+{
+    struct conn_ctx *ctx = c->ctx;
+    bool more = (flags & IORING_CQE_F_MORE) != 0;
+    int rc;
+
+    if (!more) c->ring_busy &= (uint8_t)~tag;
     if (c->ring_stale & tag) {
-        c->ring_stale &= (uint8_t)~tag;
+        if (!more) c->ring_stale &= (uint8_t)~tag;
+        if (flags & IORING_CQE_F_BUFFER && (flags >> IORING_CQE_BUFFER_SHIFT) < ctx->br_n)
+            conn_ring_give(ctx, flags >> IORING_CQE_BUFFER_SHIFT);
         return;
     }
-    if (res == -EINTR || res == -EAGAIN) {
-        if (conn_ring_queue(c, tag) < 0) conn_fail(c, OP_ERR_OTHER, now_ns());
+    if (tag == CONN_RING_RECV && res == -EINVAL && ctx->ring_ms) {
+        ctx->ring_ms = false; /* no multishot receive here: one recv per reply from now on */
+        res = -EAGAIN;
+    }
+    if (res == -EINTR || res == -EAGAIN || res == -ENOBUFS) {
+        if (!more && conn_ring_queue(c, tag) < 0) conn_fail(c, OP_ERR_OTHER, now_ns());
         return;
     }
+    /* A multishot receive is armed between batches too: an EOF or an error then waits for the
+     * next batch, whose receive meets it as the per-reply path's would. */
+    if (tag == CONN_RING_RECV && res <= 0 && c->state != CONN_BUSY) return;
     if (res < 0) {
         conn_ring_err(c, -res);
         return;
@@ -906,11 +956,9 @@ void conn_ring_done(struct conn *c, unsigned tag, int res)
     if (res == 0) {
         rc = conn_on_eof(c, now_ns());
     } else {
-        uint64_t t = now_ns();
-        if (c->t_first == 0) c->t_first = t;
-        rc = conn_consume(c, c->rbuf, (size_t)res, t);
-        if (rc == 0 && conn_ring_queue(c, CONN_RING_RECV) < 0) {
-            conn_fail(c, OP_ERR_OTHER, t);
+        rc = conn_ring_bytes(c, res, flags);
+        if (rc == 0 && !(c->ring_busy & CONN_RING_RECV) && conn_ring_queue(c, CONN_RING_RECV) < 0) {
+            conn_fail(c, OP_ERR_OTHER, now_ns());
             return;
         }
     }

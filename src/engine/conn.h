@@ -66,8 +66,17 @@ struct conn_ctx {
                                * not sent. UINT64_MAX until the window has begun, and in count mode */
     struct io_uring ring;     /* --wait uring: the thread's ring (valid while ring_on) */
     bool ring_on;             /* kept connections send and receive through `ring` */
-    bool stopping;            /* no new op may begin */
-    unsigned active;          /* connections not IDLE */
+    bool ring_ms;             /* and each receives with one multishot recv armed per socket,
+                               * into the thread's provided buffers (br); false: one recv per
+                               * reply into the connection's rbuf (no buffer ring here) */
+    struct io_uring_buf_ring *br; /* ring_ms: br_n buffers of rbuf_cap bytes at br_mem, group
+                                   * CONN_RING_BGID; each is handed back once its bytes are fed to
+                                   * the codec (which parses them in place: no copy) */
+    uint8_t *br_mem;
+    unsigned br_n;
+    uint64_t ring_arms; /* receives armed in the ring (multishot: about one per socket) */
+    bool stopping;      /* no new op may begin */
+    unsigned active;    /* connections not IDLE */
     struct hist *lat;
     struct hist *phase[PHASES];
     struct hist *service;      /* open loop only */
@@ -191,9 +200,16 @@ int conn_wait(struct conn *c);
 #define CONN_RING_RECV 1u
 #define CONN_RING_SEND 2u
 #define CONN_RING_TAGS 3u
+#define CONN_RING_BGID 0 /* the buffer group of a thread's provided buffers (one per ring) */
 
-/* Handles one CQE whose user_data named c and op `tag` (CONN_RING_RECV or _SEND). */
-void conn_ring_done(struct conn *c, unsigned tag, int res);
+/*
+ * Handles one CQE whose user_data named c and op `tag` (CONN_RING_RECV or _SEND),
+ * with its result and flags. A multishot receive stays armed while its CQEs say
+ * IORING_CQE_F_MORE; it is armed again only after one that does not (-ENOBUFS
+ * when every buffer was in use). A kernel that refuses it (-EINVAL: before 6.0)
+ * makes the thread receive per reply from then on (ctx->ring_ms false).
+ */
+void conn_ring_done(struct conn *c, unsigned tag, int res, unsigned flags);
 
 /* An SQE of ctx->ring, submitting what is queued to make room when it is full; NULL if none. */
 struct io_uring_sqe *conn_ring_sqe(struct conn_ctx *ctx);

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <time.h>
@@ -157,6 +158,22 @@ static size_t load_series_bytes(const struct load_cfg *cfg)
     return sat_add(series_mem(&r), sat_mul(r.nslots, 2 * sizeof(uint64_t)));
 }
 
+/*
+ * --wait uring: the provided buffers of a thread with nconns connections (a power
+ * of two, as the kernel wants): two per connection, so that a reply's bytes
+ * rarely find none (-ENOBUFS ends the multishot receive, which is then armed
+ * again), between 8 and 256.
+ */
+#define WORKER_RING_BUFS_MAX 256u
+static unsigned worker_ring_nbufs(unsigned nconns)
+{
+    unsigned n = 8;
+
+    while (n < 2ull * nconns && n < WORKER_RING_BUFS_MAX)
+        n <<= 1;
+    return n;
+}
+
 size_t load_mem_need(const struct load_cfg *cfg, size_t kept)
 {
     struct worker_layout lo = worker_layout_of(cfg);
@@ -167,6 +184,10 @@ size_t load_mem_need(const struct load_cfg *cfg, size_t kept)
     size_t total = sat_add(sat_mul(cfg->threads, sizeof(struct worker)), load_hists_bytes(cfg));
 
     if (cfg->rate > 0) conn_bytes = sat_add(conn_bytes, sizeof(struct sendq_node *));
+    if (!lo.rbuf_shared) /* --wait uring's provided buffers, per thread */
+        per_thread = sat_add(
+            per_thread, sat_mul(worker_ring_nbufs((cfg->conns + cfg->threads - 1) / cfg->threads),
+                                lo.rbuf + sizeof(struct io_uring_buf)));
     total = sat_add(total, sat_mul(cfg->threads, per_thread));
     total = sat_add(total, sat_mul(kept, load_hists_bytes(cfg)));
     total = sat_add(total, load_series_bytes(cfg));
@@ -206,6 +227,41 @@ static uint64_t worker_block_ns(const struct worker *w)
 }
 
 /*
+ * --wait uring: the thread's provided buffers, registered with its ring as
+ * group CONN_RING_BGID, so that each kept connection receives through one
+ * multishot recv. A kernel without buffer rings (before 5.19: EINVAL) or
+ * without multishot receive (before 6.0: its first CQE's EINVAL, conn.c)
+ * leaves ctx->ring_ms false: one recv per reply, into the connection's rbuf.
+ */
+static void worker_ring_bufs(struct worker *w)
+{
+    struct conn_ctx *ctx = &w->ctx;
+    unsigned n = worker_ring_nbufs(w->nconns);
+    size_t ring_bytes = round_up(n * sizeof(struct io_uring_buf), 4096);
+    struct io_uring_buf_reg reg = { .ring_entries = n, .bgid = CONN_RING_BGID };
+    void *br = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+
+    if (br == MAP_FAILED) return;
+    ctx->br_mem = malloc(n * ctx->rbuf_cap);
+    reg.ring_addr = (uint64_t)(uintptr_t)br;
+    if (ctx->br_mem == NULL || io_uring_register_buf_ring(&ctx->ring, &reg, 0) < 0) {
+        free(ctx->br_mem);
+        ctx->br_mem = NULL;
+        munmap(br, ring_bytes);
+        return;
+    }
+    ctx->br = br;
+    ctx->br_n = n;
+    io_uring_buf_ring_init(ctx->br);
+    for (unsigned i = 0; i < n; i++)
+        io_uring_buf_ring_add(ctx->br, ctx->br_mem + (size_t)i * ctx->rbuf_cap,
+                              (unsigned)ctx->rbuf_cap, (unsigned short)i, io_uring_buf_ring_mask(n),
+                              (int)i);
+    io_uring_buf_ring_advance(ctx->br, (int)n);
+    ctx->ring_ms = true;
+}
+
+/*
  * --wait uring: the thread's ring, room for a send and a receive per
  * connection (conn_ring_sqe submits early if ever it fills). Single issuer with
  * deferred task work where the kernel has them (6.1), so completions are
@@ -226,6 +282,7 @@ static int worker_ring_init(struct worker *w)
         rc = -EOPNOTSUPP;
     }
     w->ctx.ring_on = rc == 0;
+    if (rc == 0) worker_ring_bufs(w);
     return rc;
 }
 
@@ -336,6 +393,11 @@ static void worker_release(struct worker *w)
      */
     if (w->ctx.ring_on) io_uring_queue_exit(&w->ctx.ring);
     w->ctx.ring_on = false;
+    if (w->ctx.br != NULL)
+        munmap(w->ctx.br, round_up(w->ctx.br_n * sizeof(struct io_uring_buf), 4096));
+    free(w->ctx.br_mem);
+    w->ctx.br = NULL;
+    w->ctx.br_mem = NULL;
     loop_release(&w->ctx.loop);
     sendq_release(&w->ctx.sendq);
     free(w->conns);
@@ -442,7 +504,7 @@ static int worker_ring_wait(struct worker *w, uint64_t sleep_ns, bool *epoll_arm
             *epoll_armed = false;
             epoll_ready = true;
         } else if (c != NULL) {
-            conn_ring_done(c, tag, cqe->res);
+            conn_ring_done(c, tag, cqe->res, cqe->flags);
         }
     }
     io_uring_cq_advance(&ctx->ring, seen);
@@ -648,6 +710,8 @@ void load_result_add(struct load_result *res, const struct conn_ctx *ctx,
     res->open_start += win->open_start;
     res->open_end += win->open_end;
     res->ring_threads += ctx->ring_on;
+    res->ring_ms_threads += ctx->ring_on && ctx->ring_ms;
+    res->ring_arms += ctx->ring_arms;
     if (win->ring_err != 0) res->ring_err = win->ring_err;
     if (win->wait_err != 0) res->wait_err = win->wait_err;
     if (ctx->lat != NULL) hist_merge(res->lat, ctx->lat);

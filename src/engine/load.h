@@ -61,6 +61,10 @@ struct load_result {
     bool interrupted;              /* *stop, or a thread's failed wait (wait_err), ended the run
                                     * early */
     unsigned ring_threads;         /* --wait uring: the threads that waited on their ring */
+    unsigned ring_ms_threads;      /* --wait uring: those of them whose kept connections each
+                                    * received through one multishot recv (the others armed a
+                                    * recv per reply: no multishot receive in this kernel) */
+    uint64_t ring_arms;            /* --wait uring: receives armed in the rings, warm-up too */
     int ring_err;                  /* --wait uring: why a thread could not set its ring up (an
                                     * errno; it used epoll), or 0 */
     int wait_err;                  /* a thread's wait failed with this errno, ending it (the run

@@ -407,6 +407,13 @@ json_t *report_run_json(const struct run_record *r)
     if (c->uring_wait) {
         /* The threads that waited on an io_uring; the others could not set one up and polled. */
         json_object_set_new(run, "uring_threads", json_integer((json_int_t)res->ring_threads));
+        /* How those threads' kept connections received: one multishot recv per socket, or a
+         * recv armed per reply (a kernel without multishot receive); and the receives armed. */
+        json_object_set_new(run, "uring_receive",
+                            json_string(res->ring_ms_threads == 0                   ? "per reply"
+                                        : res->ring_ms_threads == res->ring_threads ? "multishot"
+                                                                                    : "mixed"));
+        json_object_set_new(run, "uring_receives_armed", json_integer((json_int_t)res->ring_arms));
         if (res->ring_err != 0)
             json_object_set_new(run, "uring_error", json_string(strerror(res->ring_err)));
     }

@@ -6,7 +6,10 @@
 # server's own count), with -c 16 -t 2 and with --pipeline 8; the client's syscalls are
 # the ring's, not a recv and a send per op (strace); a stopped server makes timeouts; Ctrl-C
 # while every connection waits for its reply ends the run at once, and so does the
-# deadline; a kept connection the server closes is retried (--retry once) or an error
+# deadline; each kept connection receives through one multishot recv (the receives armed
+# are far fewer than the requests, which equal the server's count), or, where provided
+# buffers cannot be registered (nouring --pbuf), one recv per reply, and the run says so; a
+# kept connection the server closes is retried (--retry once) or an error
 # (--retry none) as with epoll, equal to the server's closes. Where io_uring cannot be set
 # up (tests/tools/nouring: a seccomp filter, as a container's default profile) the run polls
 # and says so: the placement line and the run's wait in JSON; where the threads' rings fail
@@ -80,6 +83,29 @@ elif start_server sc --listen tcp://127.0.0.1:0; then
     check "--wait uring: no recv or send per op ($io for 4000 ops)" test "$io" -lt 400
     check "--wait uring: no epoll wait per op ($ep for 4000 ops)" test "$ep" -lt 400
 fi
+
+# --- one multishot receive per kept connection -----------------------------------------
+# A kept connection's replies come through one multishot recv into its thread's provided
+# buffers, armed again only when a CQE says it ended (-ENOBUFS): the receives armed are
+# about one per connection, where a recv per reply arms one per request (nouring --pbuf
+# below: ~8000 for 8000). The counts stay exact: the requests equal the server's own.
+for c in 16 64; do
+    n="--wait uring -c $c reuse: one multishot receive per connection"
+    PROTO=http start_server "ms$c" --listen tcp://127.0.0.1:0 || continue
+    hb "ms_run_$c" run http "tcp://127.0.0.1:$SRV_PORT" -c "$c" -n 8000 --warmup 0 \
+        --wait uring --json "$T/ms$c.json"
+    run_rc=$RC
+    stop_server "$SRV_PID" "$SRV_OUT"
+    check_eq "$n: exit 0" 0 "$run_rc"
+    rcheck "$n: multishot, 8000 ops, requests and replies, no error" "$T/ms$c.json" \
+        '.runs[0] | .uring_receive == "multishot" and .ops == 8000 and .requests == 8000
+         and .replies == 8000 and errors_zero'
+    armed=$(jq '.runs[0].uring_receives_armed' "$T/ms$c.json")
+    check "$n: at most 800 receives armed for 8000 requests ($armed)" \
+        test "$armed" -ge "$c" -a "$armed" -le 800
+    check_eq "$n: requests equal the server's" "$(stopped_field requests)" \
+        "$(jq '.runs[0].requests' "$T/ms$c.json")"
+done
 
 # --- timeouts, Ctrl-C and the deadline while the server is stopped -----------------------
 # stopped_run NAME HOW ARGS... : `run echo ARGS --wait uring -c 4 --warmup 0` in the
@@ -176,6 +202,18 @@ if nouring_run fb "$n" "" -c 4 -n 500; then
     rcheck "$n: the run waited with epoll, says why, 500 ops" "$T/fb.json" \
         '.runs[0] | .wait == "epoll" and .uring_threads == 0
          and .uring_error == "Operation not permitted" and .ops == 500 and errors_zero'
+fi
+
+# --- no provided buffer ring (a kernel before 5.19): a receive per reply, and the run says so
+n="--wait uring without provided buffers"
+if nouring_run pb "$n" --pbuf -c 4 -n 2000; then
+    check_eq "$n: exit 0" 0 "$NRC"
+    rcheck "$n: the ring waited, a receive armed per reply, 2000 ops, no error" "$T/pb.json" \
+        '.runs[0] | .wait == "uring" and .uring_threads == 1 and .uring_receive == "per reply"
+         and .uring_receives_armed >= 1990 and .ops == 2000 and .requests == 2000 and errors_zero'
+    check "$n: one line says so" \
+        grep -qx 'hopbench run: --wait uring: 1 of 1 runs armed a receive per reply (no multishot receive into provided buffers here)' \
+        "$T/pb.err"
 fi
 
 # --- a thread's ring fails where the placement line's probe did not: the run says so --------

@@ -11,15 +11,17 @@
  * epoll wait; a server's, which waits without one, works). With --split, a ring
  * of 8 entries or more cannot be set up and every io_uring_enter fails with
  * ENOMEM: run --wait uring -c 3 -t 2 then has one load thread on epoll (its 2
- * connections' ring of 8 refused) beside one whose ring wait fails. Not part of
- * hopbench.
+ * connections' ring of 8 refused) beside one whose ring wait fails. With --pbuf,
+ * io_uring works but registering a provided buffer ring (IORING_REGISTER_PBUF_RING)
+ * fails with EINVAL, as on a kernel before 5.19. Not part of hopbench.
  *
- *   nouring [--enter|--big|--epoll|--split] CMD [ARG...]   exit 77 where this architecture
+ *   nouring [--enter|--big|--epoll|--split|--pbuf] CMD [ARG...]   exit 77 where this architecture
  *                                                          is not known here
  */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/io_uring.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -48,7 +50,8 @@ int main(int argc, char **argv)
     int big = argc > 1 && strcmp(argv[1], "--big") == 0;
     int epoll = argc > 1 && strcmp(argv[1], "--epoll") == 0;
     int split = argc > 1 && strcmp(argv[1], "--split") == 0;
-    int skip = enter || big || epoll || split;
+    int pbuf = argc > 1 && strcmp(argv[1], "--pbuf") == 0;
+    int skip = enter || big || epoll || split || pbuf;
     unsigned nr = epoll ? __NR_epoll_pwait2 : enter ? __NR_io_uring_enter : __NR_io_uring_setup;
     /* the argument looked at, its low word (both architectures here are little-endian):
      * io_uring_setup's entries, refused from `least` on (0: always); or epoll_pwait2's
@@ -77,6 +80,15 @@ int main(int argc, char **argv)
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOMEM & SECCOMP_RET_DATA)),
     };
+    /* --pbuf: io_uring_register refused for IORING_REGISTER_PBUF_RING only */
+    struct sock_filter pbuf_filter[] = {
+        NOURING_SYSCALL_NR,
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_register, 0, 2),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IORING_REGISTER_PBUF_RING, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EINVAL & SECCOMP_RET_DATA)),
+    };
     struct sock_fprog prog = { .len = (unsigned short)(sizeof(filter) / sizeof(filter[0])),
                                .filter = filter };
 
@@ -84,9 +96,13 @@ int main(int argc, char **argv)
         prog.len = (unsigned short)(sizeof(split_filter) / sizeof(split_filter[0]));
         prog.filter = split_filter;
     }
+    if (pbuf) {
+        prog.len = (unsigned short)(sizeof(pbuf_filter) / sizeof(pbuf_filter[0]));
+        prog.filter = pbuf_filter;
+    }
 
     if (argc < 2 + skip) {
-        fprintf(stderr, "usage: nouring [--enter|--big|--epoll|--split] CMD [ARG...]\n");
+        fprintf(stderr, "usage: nouring [--enter|--big|--epoll|--split|--pbuf] CMD [ARG...]\n");
         return 2;
     }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0 ||
