@@ -130,7 +130,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libhopbench.a $(B)/.flags | test-deps
 	$(Q)$(CC) $(FINAL_CFLAGS) -Itests/unit -o $@ $< $(B)/libhopbench.a $(FINAL_LDFLAGS) -lcmocka $(LIBS)
 
 # A fuzz target linked with the plain replay driver: `make test` runs the seed corpus.
-$(B)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c fuzz/server_drive.h fuzz/session_drive.h $(B)/libhopbench.a $(B)/.flags
+$(B)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c fuzz/server_drive.h fuzz/session_drive.h fuzz/feed_drive.h $(B)/libhopbench.a $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(FINAL_CFLAGS) -o $@ $< fuzz/replay.c $(B)/libhopbench.a $(FINAL_LDFLAGS) $(LIBS)

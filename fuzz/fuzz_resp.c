@@ -6,7 +6,7 @@
  * point; the rest is the reply stream. Checks what codec.h promises: *used
  * never exceeds the input, and the verdicts (DONEs, error replies, the error,
  * its offset and where it stopped the stream, then eof) are the same fed
- * whole or split in two. It also encodes a few requests and checks that each
+ * whole or split in two (feed_drive.h). It also encodes a few requests and checks that each
  * fits max_request and parses as one whole RESP array. The same stream is
  * also AUTH's reply (setup with a password): the same verdict, bytes used and
  * error fed whole or split, *used within each piece.
@@ -16,47 +16,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "feed_drive.h"
 #include "proto/resp.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 #define STATE_MAX 1024
-
-struct run {
-    int dones;
-    int error_replies;
-    int error;
-    enum codec_err err;
-    size_t err_off; /* within the reply */
-    size_t stop;    /* stream offset where feeding stopped */
-};
-
-static void feed_all(void *st, const uint8_t *p, size_t len, size_t base, struct run *r)
-{
-    size_t off = 0;
-
-    while (off < len && !r->error) {
-        struct codec_msg msg = { 0 };
-        size_t used = SIZE_MAX;
-        enum codec_rc rc = resp_codec.feed(st, p + off, len - off, &used, &msg);
-
-        assert(used <= len - off);
-        off += used;
-        if (rc == CODEC_DONE) {
-            assert(msg.err == CODEC_ERR_NONE && msg.status == 0);
-            r->dones++;
-            r->error_replies += msg.error_reply;
-        } else if (rc == CODEC_ERROR) {
-            assert(msg.err != CODEC_ERR_NONE);
-            r->error = 1;
-            r->err = msg.err;
-            r->err_off = msg.err_off;
-            r->stop = base + off;
-        } else {
-            assert(rc == CODEC_NEED_MORE && off == len);
-        }
-    }
-}
 
 /* Requests: each at most max_request, and one whole array to a parser (a GET wants a bulk). */
 static void check_encode(const struct codec_cfg *cfg)
@@ -119,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     _Alignas(max_align_t) uint8_t st1[STATE_MAX], st2[STATE_MAX];
     struct resp_opts opts = { 0 };
     struct codec_cfg cfg = { .opts = &opts };
-    struct run whole = { 0 }, split = { 0 };
+    struct feed_run whole = { 0 }, split = { 0 };
     struct codec_msg m1 = { 0 }, m2 = { 0 };
     size_t cut;
 
@@ -147,17 +110,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     resp_codec.init(st1, &cfg);
     resp_codec.init(st2, &cfg);
-    feed_all(st1, data, size, 0, &whole);
-    feed_all(st2, data, cut, 0, &split);
-    if (!split.error) feed_all(st2, data + cut, size - cut, cut, &split);
-    assert(whole.dones == split.dones);
-    assert(whole.error_replies == split.error_replies);
-    assert(whole.error == split.error);
-    if (whole.error) {
-        assert(whole.err == split.err && whole.err_off == split.err_off);
-        assert(whole.stop == split.stop);
-        return 0;
-    }
+    feed_all(&resp_codec, st1, data, size, 0, SIZE_MAX, &whole);
+    feed_all(&resp_codec, st2, data, cut, 0, SIZE_MAX, &split);
+    if (!split.error) feed_all(&resp_codec, st2, data + cut, size - cut, cut, SIZE_MAX, &split);
+    feed_same(&whole, &split);
+    if (whole.error) return 0;
     /* the same partial reply (or none) is left: eof says the same */
     assert(resp_codec.eof(st1, &m1) == CODEC_ERROR && resp_codec.eof(st2, &m2) == CODEC_ERROR);
     assert(m1.err == CODEC_ERR_MISMATCH && m1.err_off == m2.err_off);

@@ -21,22 +21,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "feed_drive.h"
 #include "proto/codec.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define SESSION_STATE_MAX 8192
 #define SESSION_OUT_MAX   2048
 
 struct session_run {
-    int setup;      /* 0 running, 1 done, -1 failed */
-    uint32_t wrote; /* a hash of every set-up byte written, in order */
-    int dones;
-    int error_replies;
-    int error;
-    enum codec_err err;
-    size_t stop; /* stream offset where feeding stopped */
-    bool fixed;  /* codec_fixed under the run's cfg: the engine encodes once per thread */
+    int setup;            /* 0 running, 1 done, -1 failed */
+    uint32_t wrote;       /* a hash of every set-up byte written, in order */
+    struct feed_run feed; /* the replies after it; feed.stop also where a set-up failed */
+    bool fixed;           /* codec_fixed under the run's cfg: the engine encodes once per thread */
 };
 
 /* A request goes out: encoded on the connection's state unless the codec is fixed. */
@@ -52,7 +47,7 @@ static void session_feed_all(const struct codec_ops *c, void *st, const uint8_t 
 {
     size_t off = 0;
 
-    while (off < len && !r->error && r->setup >= 0) {
+    while (off < len && !r->feed.error && r->setup >= 0) {
         struct codec_msg msg = { 0 };
         size_t used = SIZE_MAX;
         enum codec_rc rc;
@@ -69,7 +64,7 @@ static void session_feed_all(const struct codec_ops *c, void *st, const uint8_t 
             off += used;
             if (rc == CODEC_ERROR) {
                 r->setup = -1;
-                r->stop = base + off;
+                r->feed.stop = base + off;
             } else if (rc == CODEC_DONE) {
                 r->setup = 1;
                 session_request(c, st, r); /* the first request goes out */
@@ -81,18 +76,7 @@ static void session_feed_all(const struct codec_ops *c, void *st, const uint8_t 
         rc = c->feed(st, p + off, len - off, &used, &msg);
         assert(used <= len - off);
         off += used;
-        if (rc == CODEC_DONE) {
-            assert(msg.err == CODEC_ERR_NONE);
-            r->dones++;
-            r->error_replies += msg.error_reply;
-        } else if (rc == CODEC_ERROR) {
-            assert(msg.err != CODEC_ERR_NONE);
-            r->error = 1;
-            r->err = msg.err;
-            r->stop = base + off;
-        } else {
-            assert(off == len);
-        }
+        if (feed_note(c, rc, &msg, base + off, &r->feed)) assert(off == len);
     }
 }
 
@@ -143,12 +127,14 @@ static void session_check(const struct codec_ops *c, const struct codec_cfg *cfg
     session_start(c, st2, cfg, &split, setup, &out2);
     session_feed_all(c, st1, data, size, 0, &whole);
     session_feed_all(c, st2, data, cut, 0, &split);
-    if (!split.error && split.setup >= 0)
+    if (!split.feed.error && split.setup >= 0)
         session_feed_all(c, st2, data + cut, size - cut, cut, &split);
     assert(whole.setup == split.setup && whole.wrote == split.wrote);
-    assert(whole.dones == split.dones && whole.error_replies == split.error_replies);
-    assert(whole.error == split.error);
-    if (whole.error || whole.setup < 0) assert(whole.err == split.err && whole.stop == split.stop);
+    assert(whole.feed.dones == split.feed.dones);
+    assert(whole.feed.error_replies == split.feed.error_replies);
+    assert(whole.feed.error == split.feed.error);
+    if (whole.feed.error || whole.setup < 0)
+        assert(whole.feed.err == split.feed.err && whole.feed.stop == split.feed.stop);
 }
 
 /*

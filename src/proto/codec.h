@@ -213,6 +213,49 @@ static inline void codec_depart(struct codec_verdict *v, enum codec_err e, size_
     v->off = at;
 }
 
+/*
+ * A reply read a byte at a time (resp, memcached): their feed()'s loop. At
+ * each byte, take() counts past what it takes whole (a value's data) and
+ * says how many bytes (0 when the parser is not in such a part); else step()
+ * judges the byte (a framing error, *err_at where; *done when it ends the
+ * reply) and finish() ends the reply after n bytes of this call. *off is the
+ * reply's bytes before this call, what each `at` counts from. Inline, with
+ * the ops a static const of the codec's: its functions are called directly.
+ */
+struct codec_bytewise {
+    size_t (*take)(void *st, const uint8_t *src, size_t len, size_t at);
+    enum codec_err (*step)(void *st, uint8_t c, size_t at, bool *done, size_t *err_at);
+    enum codec_rc (*finish)(void *st, size_t n, size_t *used, struct codec_msg *msg);
+};
+
+static inline enum codec_rc codec_feed_bytewise(const struct codec_bytewise *b, void *st,
+                                                size_t *off, const uint8_t *src, size_t len,
+                                                size_t *used, struct codec_msg *msg)
+{
+    size_t i = 0;
+
+    while (i < len) {
+        bool done = false;
+        size_t err_at, n = b->take(st, src + i, len - i, *off + i);
+        enum codec_err e;
+
+        if (n > 0) {
+            i += n;
+            continue;
+        }
+        e = b->step(st, src[i], *off + i, &done, &err_at);
+        if (e != CODEC_ERR_NONE) {
+            *used = i;
+            return codec_fail(msg, e, err_at);
+        }
+        i++;
+        if (done) return b->finish(st, i, used, msg);
+    }
+    *off += len;
+    *used = len;
+    return CODEC_NEED_MORE;
+}
+
 /* The decimal digits of v. */
 size_t codec_dec_len(uint64_t v);
 

@@ -239,8 +239,9 @@ static enum codec_err on_line(struct mc_state *s, bool *done)
 }
 
 /* One byte outside a value's data. Returns the framing error it makes, *err_at where. */
-static enum codec_err step(struct mc_state *s, uint8_t c, size_t at, bool *done, size_t *err_at)
+static enum codec_err step(void *st, uint8_t c, size_t at, bool *done, size_t *err_at)
 {
+    struct mc_state *s = st;
     enum codec_err e;
 
     *err_at = at;
@@ -275,12 +276,13 @@ static enum codec_err step(struct mc_state *s, uint8_t c, size_t at, bool *done,
     case MC_P_DATA:
         break;
     }
-    return CODEC_ERR_MISMATCH; /* unreachable: DATA is counted past in mc_feed */
+    return CODEC_ERR_MISMATCH; /* unreachable: DATA is counted past by take_data */
 }
 
 /* The reply ended after `n` bytes of this call: the verdict, and a fresh parser. */
-static enum codec_rc finish(struct mc_state *s, size_t n, size_t *used, struct codec_msg *msg)
+static enum codec_rc finish(void *st, size_t n, size_t *used, struct codec_msg *msg)
 {
+    struct mc_state *s = st;
     enum codec_err v = s->verdict.err;
     size_t at = s->verdict.off;
     bool err_reply = s->err_reply;
@@ -294,35 +296,28 @@ static enum codec_rc finish(struct mc_state *s, size_t n, size_t *used, struct c
     return CODEC_DONE;
 }
 
+/* A value's data, up to len bytes of it counted past; 0 outside the data. */
+static size_t take_data(void *st, const uint8_t *src, size_t len, size_t at)
+{
+    struct mc_state *s = st;
+    size_t n = len < s->data_left ? len : (size_t)s->data_left;
+
+    (void)src;
+    (void)at;
+    if (s->ps != MC_P_DATA) return 0;
+    s->data_left -= n;
+    if (s->data_left == 0) s->ps = MC_P_DATA_CR;
+    return n;
+}
+
+static const struct codec_bytewise mc_bytewise = { take_data, step, finish };
+
 static enum codec_rc mc_feed(void *st, const uint8_t *src, size_t len, size_t *used,
                              struct codec_msg *msg)
 {
     struct mc_state *s = st;
-    size_t i = 0;
 
-    while (i < len) {
-        bool done = false;
-        size_t err_at;
-        enum codec_err e;
-
-        if (s->ps == MC_P_DATA) {
-            size_t n = len - i < s->data_left ? len - i : (size_t)s->data_left;
-            s->data_left -= n;
-            i += n;
-            if (s->data_left == 0) s->ps = MC_P_DATA_CR;
-            continue;
-        }
-        e = step(s, src[i], s->off + i, &done, &err_at);
-        if (e != CODEC_ERR_NONE) {
-            *used = i;
-            return codec_fail(msg, e, err_at);
-        }
-        i++;
-        if (done) return finish(s, i, used, msg);
-    }
-    s->off += len;
-    *used = len;
-    return CODEC_NEED_MORE;
+    return codec_feed_bytewise(&mc_bytewise, s, &s->off, src, len, used, msg);
 }
 
 static enum codec_rc mc_eof(void *st, struct codec_msg *msg)

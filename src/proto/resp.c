@@ -395,8 +395,10 @@ static enum codec_err on_line_end(struct resp_state *s, bool *done, size_t *err_
  * One byte, in any state but BULK. Returns the framing error it makes, with
  * *err_at its reply offset (the byte itself unless said otherwise).
  */
-static enum codec_err step(struct resp_state *s, uint8_t c, size_t at, bool *done, size_t *err_at)
+static enum codec_err step(void *st, uint8_t c, size_t at, bool *done, size_t *err_at)
 {
+    struct resp_state *s = st;
+
     *err_at = at;
     switch (s->ps) {
     case RESP_P_TYPE:
@@ -423,9 +425,12 @@ static enum codec_err step(struct resp_state *s, uint8_t c, size_t at, bool *don
     return CODEC_ERR_MISMATCH; /* unreachable: BULK goes through take_bulk */
 }
 
-/* Up to n payload bytes starting at reply offset `at`; returns how many were taken. */
-static size_t take_bulk(struct resp_state *s, const uint8_t *p, size_t n, size_t at)
+/* Up to n payload bytes starting at reply offset `at`; returns how many were taken (0 outside). */
+static size_t take_bulk(void *st, const uint8_t *p, size_t n, size_t at)
 {
+    struct resp_state *s = st;
+
+    if (s->ps != RESP_P_BULK) return 0;
     if (n > s->bulk_left) n = (size_t)s->bulk_left;
     if (s->compare) {
         const uint8_t *want = (const uint8_t *)s->expect + (s->expect_len - s->bulk_left);
@@ -445,9 +450,9 @@ static size_t take_bulk(struct resp_state *s, const uint8_t *p, size_t n, size_t
 }
 
 /* The reply ended after `used` bytes of this call: the verdict, and a fresh parser. */
-static enum codec_rc finish(struct resp_state *s, size_t used_n, size_t *used,
-                            struct codec_msg *msg)
+static enum codec_rc finish(void *st, size_t used_n, size_t *used, struct codec_msg *msg)
 {
+    struct resp_state *s = st;
     enum codec_err v = s->verdict.err;
     size_t at = s->verdict.off;
     bool err_reply = s->err_reply;
@@ -461,11 +466,12 @@ static enum codec_rc finish(struct resp_state *s, size_t used_n, size_t *used,
     return CODEC_DONE;
 }
 
+static const struct codec_bytewise resp_bytewise = { take_bulk, step, finish };
+
 static enum codec_rc resp_feed(void *st, const uint8_t *src, size_t len, size_t *used,
                                struct codec_msg *msg)
 {
     struct resp_state *s = st;
-    size_t i = 0;
 
     /* The usual +PONG / +OK whole in the buffer: one compare. */
     if (s->ps == RESP_P_TYPE && s->depth == 0 && s->want != NULL && len >= s->want_len + 3 &&
@@ -473,26 +479,7 @@ static enum codec_rc resp_feed(void *st, const uint8_t *src, size_t len, size_t 
         src[s->want_len + 1] == '\r' && src[s->want_len + 2] == '\n')
         return finish(s, s->want_len + 3, used, msg);
 
-    while (i < len) {
-        bool done = false;
-        size_t err_at;
-        enum codec_err e;
-
-        if (s->ps == RESP_P_BULK) {
-            i += take_bulk(s, src + i, len - i, s->off + i);
-            continue;
-        }
-        e = step(s, src[i], s->off + i, &done, &err_at);
-        if (e != CODEC_ERR_NONE) {
-            *used = i;
-            return codec_fail(msg, e, err_at);
-        }
-        i++;
-        if (done) return finish(s, i, used, msg);
-    }
-    s->off += len;
-    *used = len;
-    return CODEC_NEED_MORE;
+    return codec_feed_bytewise(&resp_bytewise, s, &s->off, src, len, used, msg);
 }
 
 static enum codec_rc resp_eof(void *st, struct codec_msg *msg)

@@ -29,13 +29,16 @@ static int parse_auth_method(const char *val, void *at, const struct proto_args 
     for (;;) {
         size_t n = strcspn(p, ",");
         unsigned bit = 0;
+        char near[96] = "";
         for (size_t i = 0; auth_words[i] != NULL; i++)
             if (n == strlen(auth_words[i]) && strncmp(p, auth_words[i], n) == 0) bit = auth_bits[i];
+        if (bit == 0 && n > 0) /* a word of none: the nearest; a word again: none to suggest */
+            popt_near_word(p, n, auth_words, ARRAY_LEN(auth_words) - 1, near, sizeof(near));
         if (bit == 0 || (bits & bit) != 0)
             return hb_fail(err, -EINVAL,
                            "--auth-method: '%s' is not a list of scram-sha-256, md5, password "
-                           "and none, each once",
-                           val);
+                           "and none, each once%s",
+                           val, near);
         bits |= bit;
         if (p[n] == '\0') break;
         p += n + 1;

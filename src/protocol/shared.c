@@ -23,13 +23,16 @@ static const char **str_at(void *at)
     return at;
 }
 
-/* "; did you mean 'get'?": the nearest of words[0..n-1] to val, or "" (suggest.h). */
-static const char *near_word(const char *val, const char *const *words, size_t n, char *buf,
-                             size_t cap)
+const char *popt_near_word(const char *val, size_t len, const char *const *words, size_t n,
+                           char *buf, size_t cap)
 {
+    char word[SUGGEST_WORD_MAX + 1];
     struct suggest s;
 
-    suggest_init(&s, val);
+    if (len >= sizeof(word)) len = sizeof(word) - 1; /* too long to suggest anything */
+    memcpy(word, val, len);
+    word[len] = '\0';
+    suggest_init(&s, word);
     for (size_t i = 0; i < n; i++)
         suggest_add(&s, words[i]);
     return suggest_text(&s, false, buf, cap);
@@ -48,7 +51,8 @@ static int parse_method(const char *val, void *at, const struct proto_args *a, s
             return 0;
         }
     return hb_fail(err, -EINVAL, "--method: '%s' is not GET or POST%s", val,
-                   near_word(val, method_words, ARRAY_LEN(method_words) - 1, near, sizeof(near)));
+                   popt_near_word(val, strlen(val), method_words, ARRAY_LEN(method_words) - 1, near,
+                                  sizeof(near)));
 }
 
 static int parse_path(const char *val, void *at, const struct proto_args *a, struct hb_err *err)
@@ -154,7 +158,7 @@ int popt_parse_mix(const char *val, const char *const *words, size_t n, struct c
         if (cmds[0] < 0)
             return hb_fail(err, -EINVAL, "--command: '%s' is not %s%s", val,
                            words_list(list, sizeof(list), words, n, "or"),
-                           near_word(val, words, n, near, sizeof(near)));
+                           popt_near_word(val, strlen(val), words, n, near, sizeof(near)));
         m->cmd = (uint8_t)cmds[0];
         m->len = 0;
         return 0;

@@ -38,6 +38,13 @@ void popt_mix_build(uint8_t *mix, unsigned *mix_len, const uint8_t *ids, const u
 int popt_parse_mix(const char *val, const char *const *words, size_t n, struct codec_mix *m,
                    struct hb_err *err);
 
+/*
+ * "; did you mean 'get'?": the nearest of words[0..n-1] to the len bytes at
+ * val (one word of a list), or "" (suggest.h). Returns buf.
+ */
+const char *popt_near_word(const char *val, size_t len, const char *const *words, size_t n,
+                           char *buf, size_t cap);
+
 /* --keys N: 1 to 1e9 keys, into the uint64_t at `at`. */
 int popt_parse_keys(const char *val, void *at, const struct proto_args *a, struct hb_err *err);
 

@@ -120,16 +120,23 @@ static int take_run(void *ctx, size_t idx, json_t *run, struct hb_err *err)
 
 /*
  * Names each cell by the placement it is shown under: the container or pod
- * of the file's placement when it names one (evidence_place_label). Returns 0
- * or -ENOMEM with err set.
+ * of the file's placement when it names one (evidence_place_label); a lab's
+ * by its transport, as the lab's own tables do (its endpoints are a free port
+ * and a socket in a temporary directory, new at each lab). Returns 0 or
+ * -ENOMEM with err set.
  */
 static int file_place(struct hfile *hf, struct hb_err *err)
 {
     const json_t *doc_place = json_object_get(hf->head, EV_PLACEMENT);
+    const char *cmd = json_string_value(json_object_get(hf->head, EV_COMMAND));
     char label[TEXT_SAFE_CAP];
 
     for (size_t i = 0; i < hf->ncells; i++) {
         struct hcell *cell = &hf->cells[i];
+        const char *tr =
+            json_string_value(json_object_get(json_array_get(cell->runs, 0), EV_TRANSPORT));
+        if (cmd != NULL && strcmp(cmd, "lab") == 0 && cell->key.label[0] == '\0' && tr != NULL)
+            cell->key.label = tr; /* lent from the cell's first run, as the rest of its key */
         evidence_place_label(label, sizeof(label), doc_place, cell->key.placement);
         cell->placed = strdup(label);
         if (cell->placed == NULL) return hb_fail(err, -ENOMEM, "%s: out of memory", hf->path);

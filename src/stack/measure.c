@@ -1020,17 +1020,21 @@ void stack_agent_run_rows(FILE *f, const struct run_view *v)
     free(c);
 }
 
-/* The median of figure k's peaks and what the runs added over arm a: "12478 (+0)", or "n/a". */
+/*
+ * The median of figure k's peaks and what the runs added over arm a, counts
+ * as every text figure (text_number): "12,478 (+1,024)", or "n/a".
+ */
 static void hop_text(char *buf, size_t cap, const struct stack_arm *a, unsigned k)
 {
     double peak = median_of(a->hop[k], a->n), add = median_of(a->hop_added[k], a->n);
+    char p[24], d[24];
 
-    if (isnan(peak))
-        snprintf(buf, cap, "n/a");
-    else if (isnan(add))
-        snprintf(buf, cap, "%.0f", peak);
+    text_number(p, sizeof(p), peak, 0);
+    text_number(d, sizeof(d), add, 0);
+    if (isnan(peak) || isnan(add))
+        snprintf(buf, cap, "%s", p);
     else
-        snprintf(buf, cap, "%.0f (%+.0f)", peak, add);
+        snprintf(buf, cap, "%s (%s%s)", p, d[0] == '-' ? "" : "+", d);
 }
 
 /*
@@ -1047,7 +1051,7 @@ static void hop_rows(FILE *f, const struct stack_cell *c)
     };
 
     for (unsigned k = 0; k < STACK_HOP_FIGS; k++) {
-        char v[2][48];
+        char v[2][64];
         if (k >= STACK_TW_BACK_CLIENT && !c->backend) continue;
         for (unsigned t = 0; t < 2; t++)
             hop_text(v[t], sizeof(v[t]), &c->arm[t], k);

@@ -117,13 +117,15 @@ def main():
                             .get("noisy") is True)) for t in ("tcp", "unix")]
         tap.check("%s %s: %s" % (cell, name_, " ".join(want)), got[:2] == want, " ".join(got[:2]))
     for line in block:
-        m = re.match(r"  (TIME_WAIT [A-Za-z, ]+?) +(\d+) \(([+-]\d+)\) +(\d+) \(([+-]\d+)\)$", line)
+        # counts as every text figure: thousands separated, "12,478 (+2,001)"
+        m = re.match(r"  (TIME_WAIT [A-Za-z, ]+?) +(\d{1,3}(?:,\d{3})*) \(([+-]\d{1,3}(?:,\d{3})*)\)"
+                     r" +(\d{1,3}(?:,\d{3})*) \(([+-]\d{1,3}(?:,\d{3})*)\)$", line)
         if not m:
             if line.startswith("  TIME_WAIT"):
                 tap.check("%s: a TIME_WAIT row with (+added) on both sides" % cell, False, line)
             continue
         for i, t in enumerate(("tcp", "unix")):
-            added = int(m.group(3 + 2 * i))
+            added = int(m.group(3 + 2 * i).replace(",", ""))
             want = med([gauge(r, t, m.group(1)) for r in arms[t]])
             want = 0 if want is None else want  # a Unix socket's hop: no TIME_WAIT
             tap.check("%s %s, %s: (%+d) is what the runs added" % (cell, m.group(1), t, added),

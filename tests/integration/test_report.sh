@@ -77,6 +77,13 @@ check "lab --html: exit 0, or 2 for a run that does not count (exit $RC)" \
     test "$RC" = 0 -o "$RC" = 2
 check "lab --html: says where the report is" grep -qx "report: $T/lab.html" "$T/lab.out"
 page_checks lab "$T/lab.html" "$lab"
+# The lab's arms are named by their transports, as its own tables name them: never by the free
+# port or the temporary socket path that each lab picks anew
+check "lab --html: the arms named tcp and unix (echo tcp reuse 64 B, echo unix reuse 64 B)" \
+    sh -c "grep -q '>echo tcp reuse 64 B c=1 p=1<' '$T/lab.html' &&
+        grep -q '>echo unix reuse 64 B c=1 p=1<' '$T/lab.html'"
+check "lab --html: no arm named by its port or its socket's path" \
+    sh -c "! grep -Eq 'tcp://127\.0\.0\.1:[0-9]|unix:[^<]*echo\.sock' '$T/lab.html'"
 # The answer first: the bottom line is the text's, before any chart, and on screen in the
 # first 1400x900 viewport. 2 runs a side can have no verdict: the text's sentence in an amber
 # card and its grid of ratios, cell by cell.

@@ -67,7 +67,7 @@ jsum() {
 # fpm_row CELL NAME : the tcp and unix figures of row NAME in the table block of CELL.
 fpm_row() {
     sed -n "/^$1 /,/^\$/p" "$OUT" | grep -F -- "  $2 " | head -n 1 |
-        sed -e "s|^  $2 *||" -e 's/ ([+-][0-9]*)//g' | awk '{ print $1, $2 }'
+        sed -e "s|^  $2 *||" -e 's/ ([+-][0-9,]*)//g' -e 's/,//g' | awk '{ print $1, $2 }'
 }
 
 # fpm_mean NAME LABEL JQ : the mean of JQ over the runs labelled LABEL (2 runs: their median).

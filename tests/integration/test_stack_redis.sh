@@ -172,7 +172,7 @@ check "held: cgroup usage ($USAGE ns) within 10 % of redis-server's getrusage ($
 # row NAME : the tcp and unix figures of row NAME in the block of "set pipeline 1".
 row() {
     sed -n '/^set pipeline 1 /,/^$/p' "$T/held.out" | grep -- "^  $1 " |
-        sed -e "s|^  $1 *||" -e 's/ ([+-][0-9]*)//g' | awk '{ print $1, $2 }'
+        sed -e "s|^  $1 *||" -e 's/ ([+-][0-9,]*)//g' -e 's/,//g' | awk '{ print $1, $2 }'
 }
 # want JQ-FIGURE T : the mean of the figure over the 2 runs of transport T of set pipeline 1.
 want() {

@@ -242,8 +242,9 @@ static void test_agent_run_rows(void **state)
 
 /*
  * The rows beside the study's figures: connections, p99.9 and mean, the noisy
- * runs, and each socket count with what the runs added, "12478 (+0)": a
- * count the measurement before left is not this one's.
+ * runs, and each socket count with what the runs added, "12,478 (+2,001)"
+ * (thousands separated, as every count): a count the measurement before left
+ * is not this one's.
  */
 static void test_rows(void **state)
 {
@@ -260,7 +261,9 @@ static void test_rows(void **state)
             c.arm[t].p999_us[k] = t ? 9000 + k : 1010000 + k; /* the study's 9 ms and 1,010 ms */
             c.arm[t].mean_us[k] = t ? 700 : 900;
             c.arm[t].hop[STACK_TW_FRONT_SERVER][k] = t ? 0 : 12478;
-            c.arm[t].hop_added[STACK_TW_FRONT_SERVER][k] = t ? 0 : 2 * k; /* median 1 */
+            c.arm[t].hop_added[STACK_TW_FRONT_SERVER][k] = t ? 0 : 2000 + 2 * k; /* median 2001 */
+            c.arm[t].hop[STACK_TW_FRONT_CLIENT][k] = t ? 0 : 3000;
+            c.arm[t].hop_added[STACK_TW_FRONT_CLIENT][k] = t ? 0 : -1500; /* fewer than before */
         }
     }
     c.arm[0].noisy = 1;
@@ -280,7 +283,10 @@ static void test_rows(void **state)
     assert_true(tcp == 1 && ux == 0);
     r = row(text, "TIME_WAIT front, server side");
     assert_non_null(r);
-    assert_non_null(strstr(r, "12478 (+1)      0 (+0)\n"));
+    assert_non_null(strstr(r, "12,478 (+2,001)      0 (+0)\n"));
+    r = row(text, "TIME_WAIT front, client side");
+    assert_non_null(r);
+    assert_non_null(strstr(r, "3,000 (-1,500)      0 (+0)\n"));
     free(text);
 }
 

@@ -3,7 +3,8 @@
  * neighbours as one edit; a word suggests those that begin with it or hold
  * it, else the nearest within a third of its length, and nothing for an
  * unrelated word. On the real tables: run's options, the protocols (serve's
- * only those with a server), the stacks, and what run's parser says.
+ * only those with a server), the stacks, and what run's parser says (its
+ * protocols' option words too, a word of pg's --auth-method list among them).
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -157,6 +158,21 @@ static void test_run_says(void **state)
     snprintf(w[2], sizeof(w[2]), "http");
     assert_int_equal(cli_parse_run(4, argv, &o, stdout, &err), -EINVAL);
     assert_string_equal(err.msg, "--method: 'post' is not GET or POST; did you mean 'POST'?");
+
+    /* pg's --auth-method, a list: the nearest to its word that is none; nothing for one again */
+    snprintf(w[2], sizeof(w[2]), "pg");
+    snprintf(w[1], sizeof(w[1]), "--auth-method=scram");
+    assert_int_equal(cli_parse_run(4, argv, &o, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg, "--auth-method: 'scram' is not a list of scram-sha-256, md5, "
+                                 "password and none, each once; did you mean 'scram-sha-256'?");
+    snprintf(w[1], sizeof(w[1]), "--auth-method=md5,pasword");
+    assert_int_equal(cli_parse_run(4, argv, &o, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg, "--auth-method: 'md5,pasword' is not a list of scram-sha-256, "
+                                 "md5, password and none, each once; did you mean 'password'?");
+    snprintf(w[1], sizeof(w[1]), "--auth-method=md5,md5");
+    assert_int_equal(cli_parse_run(4, argv, &o, stdout, &err), -EINVAL);
+    assert_string_equal(err.msg, "--auth-method: 'md5,md5' is not a list of scram-sha-256, md5, "
+                                 "password and none, each once");
 }
 
 int main(void)
