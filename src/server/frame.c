@@ -416,11 +416,24 @@ static int srv_want_out(struct srv_conn *c)
     return rc;
 }
 
-/* Sends the pending reply. Returns 1 when all sent, 0 to wait for EPOLLOUT, a negative errno. */
+/*
+ * Sends the pending reply. Returns 1 when all sent, or when --close-after's bytes are (the
+ * server closes first: a reply longer than what is left is cut there, whatever the size of
+ * the receive buffer it came from), 0 to wait for EPOLLOUT, a negative errno.
+ */
 static int srv_flush(struct srv_conn *c)
 {
+    uint64_t close_after = c->w->s->cfg->close_after;
+
     while (c->io.out_len > 0) {
-        ssize_t n = send(c->lfd.fd, c->io.out, c->io.out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        size_t len = c->io.out_len;
+        ssize_t n;
+
+        if (close_after > 0) {
+            if (c->sent >= close_after) return 1;
+            if (len > close_after - c->sent) len = (size_t)(close_after - c->sent);
+        }
+        n = send(c->lfd.fd, c->io.out, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n == -1) {
             if (errno == EINTR) continue;
             return errno == EAGAIN ? srv_want_out(c) : -errno;
