@@ -451,7 +451,7 @@ static void test_phases_only_for_the_hop(void **state)
     assert_true(json_is_null(json_object_get(ph, "lifecycle_share")));
     json_decref(ph);
     for (int i = 0; i < 4; i++)
-        snprintf(runs[i].client, sizeof(runs[i].client), "%s", runs[i].transport);
+        memcpy(runs[i].client, runs[i].transport, sizeof(runs[i].client));
     ph = pair_phases(runs, NULL, false);
     assert_true(json_is_false(json_object_get(ph, "behind_server")));
     assert_true(json_is_null(json_object_get(ph, "lifecycle_tcp_us")));
