@@ -75,9 +75,12 @@ watch_run() {
     for ((i = 0; i < 1200; i++)); do
         alive "$pid" || break
         kids=$(children_of "$pid")
-        if [ -n "$kids" ]; then
+        c=$(now_conns)
+        # children counted only while the server has the run's connections: at its exit a
+        # sanitizer build's run gets one more child, LeakSanitizer's tracer (a clone without
+        # CLONE_THREAD), after its load processes and their connections are gone
+        if [ -n "$kids" ] && [ "$c" -gt 0 ]; then
             KIDS=$(printf '%s\n%s\n' "$KIDS" "$kids" | sed '/^$/d' | sort -nu)
-            c=$(now_conns)
             if [ "$c" -gt "$PEAK" ]; then
                 PEAK=$c
                 # shellcheck disable=SC2086 # one pid a word
