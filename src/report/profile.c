@@ -19,6 +19,25 @@
 
 /* ---- a run's object ------------------------------------------------------------------------ */
 
+/*
+ * Side s's CPU over the window as its clocks measured it (the load threads', the server's,
+ * each service's), or NAN: hopbench's other threads and other processes have none.
+ */
+static double side_clock_ns(const struct run_record *r, unsigned s)
+{
+    const struct profile_result *p = &r->obs.prof;
+    const char *name = p->side[s].name;
+    const struct service_set *set = r->obs.set;
+
+    if (strcmp(name, "client") == 0) return (double)r->res.client_cpu_ns;
+    if (strcmp(name, "server") == 0)
+        return r->obs.server_cpu_ns.ok ? (double)r->obs.server_cpu_ns.v : NAN;
+    for (unsigned i = 0; set != NULL && i < set->n && i < SERVICE_MAX; i++)
+        if (strcmp(name, set->svc[i].name) == 0)
+            return r->obs.svc[i].cpu_ns.ok ? (double)r->obs.svc[i].cpu_ns.v : NAN;
+    return NAN;
+}
+
 json_t *profile_run_json(const struct run_record *r)
 {
     const struct profile_result *p = &r->obs.prof;
@@ -37,11 +56,14 @@ json_t *profile_run_json(const struct run_record *r)
                                     : json_null());
             total += p->side[s].ns[k];
         }
+        double clock = side_clock_ns(r, s);
         json_array_append_new(
             sides,
-            json_pack("{s:s, s:I, s:o, s:o, s:o}", EV_NAME, p->side[s].name, "samples",
+            json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:o}", EV_NAME, p->side[s].name, "samples",
                       (json_int_t)p->side[s].samples, "ns", ns, "ns_per_op", per, "total_ns_per_op",
-                      ops ? json_real((double)total / (double)ops) : json_null()));
+                      ops ? json_real((double)total / (double)ops) : json_null(), "clock_ns",
+                      isnan(clock) ? json_null() : json_integer((json_int_t)clock), "sampled_share",
+                      isnan(clock) || clock <= 0 ? json_null() : json_real((double)total / clock)));
     }
     for (const char *l = p->folded; l != NULL && *l != '\0';) {
         const char *end = strchr(l, '\n');
@@ -118,6 +140,7 @@ bool prof_run_from_record(const struct run_record *r, struct prof_run *out)
         snprintf(out->side[s], sizeof(out->side[s]), "%s", p->side[s].name);
         for (int k = 0; k < SUBSYS_COUNT; k++)
             out->ns[s][k] = (double)p->side[s].ns[k];
+        out->clock_ns[s] = side_clock_ns(r, s);
     }
     out->folded = p->folded;
     return true;
@@ -162,11 +185,12 @@ bool prof_run_from_json(const json_t *run, struct prof_run *out)
     out->cpus = (unsigned)jint(p, "cpus");
     json_array_foreach(sides, i, s)
     {
-        const json_t *ns = json_object_get(s, "ns");
+        const json_t *ns = json_object_get(s, "ns"), *clock = json_object_get(s, "clock_ns");
         if (out->nsides == PROFILE_SIDES) break;
         snprintf(out->side[out->nsides], sizeof(out->side[0]), "%s", jstr(s, EV_NAME));
         for (int k = 0; k < SUBSYS_COUNT; k++)
             out->ns[out->nsides][k] = (double)jint(ns, subsys_name((enum prof_subsys)k));
+        out->clock_ns[out->nsides] = json_is_number(clock) ? json_number_value(clock) : NAN;
         out->nsides++;
     }
     return true;
@@ -285,6 +309,54 @@ static void wrap_add(struct wrap *w, const char *text)
 }
 
 /* One cell's table: per side, the total and each subsystem. */
+/*
+ * Into x, for each of c's runs that has side's clock: the share of the CPU its clocks measured
+ * that the side's samples stand for. Returns how many.
+ */
+static size_t share_values(const struct prof_run *runs, const struct pcell *c, const char *side,
+                           double *x)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->n; i++) {
+        const struct prof_run *r = &runs[c->idx[i]];
+        for (unsigned s = 0; s < r->nsides; s++) {
+            double t = 0;
+            if (strcmp(r->side[s], side) != 0 || !(r->clock_ns[s] > 0)) continue;
+            for (int k = 0; k < SUBSYS_COUNT; k++)
+                t += r->ns[s][k];
+            x[n++] = t / r->clock_ns[s];
+        }
+    }
+    return n;
+}
+
+/*
+ * The line of c's sampled shares, "    sampled / measured CPU: client 0.82 [0.80, 0.85], ...",
+ * for the sides with clocks in every run (none: no line); each side's summary into its
+ * object of js (the cell's "sides", in sides' order) as "sampled_share".
+ */
+static void shares_print(FILE *f, const struct prof_run *runs, const struct pcell *c,
+                         const char **sides, unsigned ns, json_t *js, double *x)
+{
+    struct wrap w = { f, 0, true };
+    char buf[96];
+
+    for (unsigned s = 1; s < ns; s++) { /* not the hop: its sides' clocks are apart */
+        struct stats_summary st;
+        if (share_values(runs, c, sides[s], x) != c->n || c->n == 0) continue;
+        stats_summarize(x, c->n, &st);
+        json_object_set_new(json_array_get(js, s), "sampled_share", stat_json(&st));
+        if (w.first) w.col = (size_t)fprintf(f, "    sampled / measured CPU: ");
+        if (c->n > 1)
+            snprintf(buf, sizeof(buf), "%s %.2f [%.2f, %.2f]", sides[s], st.median, st.min, st.max);
+        else
+            snprintf(buf, sizeof(buf), "%s %.2f", sides[s], st.median);
+        wrap_add(&w, buf);
+    }
+    if (!w.first) fputc('\n', f);
+}
+
 static json_t *cell_print(FILE *f, const struct prof_run *runs, const struct pcell *c, double *x)
 {
     const char *sides[PROFILE_SIDES + 1];
@@ -338,6 +410,7 @@ static json_t *cell_print(FILE *f, const struct prof_run *runs, const struct pce
         }
         fputc('\n', f);
     }
+    shares_print(f, runs, c, sides, ns, js, x);
     return json_pack("{s:s, s:s, s:s, s:i, s:o}", "cell", c->first->cell, "transport",
                      c->first->transport, "key", c->first->key, "runs", (int)c->n, "sides", js);
 }

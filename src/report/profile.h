@@ -43,7 +43,8 @@ struct prof_run {
     unsigned nsides;
     char side[PROFILE_SIDES][SERVICE_NAME_MAX];
     double ns[PROFILE_SIDES][SUBSYS_COUNT]; /* sampled ns over the window */
-    const char *folded;                     /* borrowed: the stacks, or NULL */
+    double clock_ns[PROFILE_SIDES]; /* its CPU measured by its clocks over the window, or NAN */
+    const char *folded;             /* borrowed: the stacks, or NULL */
 };
 
 /* The run's "profile" object for the evidence, or NULL when it was not profiled. */

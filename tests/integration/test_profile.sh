@@ -170,6 +170,19 @@ check "the text: the table per request and the decomposition" \
     grep -q "^    hop: over tcp each request costs [0-9.]* µs " "$T/prof.out"
 check "the text: the phases beside it" grep -q "phases (latency means): kept connections" \
     "$T/prof.out"
+# What the samples saw of each side's measured CPU: in the evidence per run (its clocks, and the
+# sampled time over them), per cell in the document and in the text, one line a cell.
+jcheck "each run: the client's and the server's clocks beside their samples, and the share sampled" \
+    "$j" 'all(.runs[]; . as $r | side("client").clock_ns == $r.client_cpu_ns
+        and side("server").clock_ns == $r.observed.cpu.server_ns
+        and side("hopbench").clock_ns == null and side("other").clock_ns == null
+        and all(side("client"), side("server");
+                (.sampled_share - (.ns | add) / .clock_ns | fabs) < 1e-9))' "$defs"
+jcheck "each cell: the client's and the server's sampled share, median within [min, max]" "$j" \
+    'all(.profile.cells[]; [.sides[] | select(.name == "client" or .name == "server")
+        | .sampled_share | .min <= .median and .median <= .max] == [true, true])'
+check "the text: one 'sampled / measured CPU' line a cell, with the client's and the server's" \
+    sh -c "[ \$(grep -c '^    sampled / measured CPU: client [0-9.]*, server [0-9.]*' '$T/prof.out') = 2 ]"
 jcheck "the profiler's own thread: its CPU over each window, a fraction of the window" "$j" \
     'all(.runs[]; .profile.profiler_cpu_ns > 0 and .profile.profiler_cpu_ns < .window_s * 1e9 / 10)'
 expect_rc "report of the profiled evidence: exit 0" 0 preport report "$j" -o "$T/prof.html"
