@@ -382,6 +382,7 @@ static int lab_one(struct lab *lab, unsigned s, enum load_mode mode, unsigned t,
     r->size_is_reply = lab_size_is_reply(o);
     r->cell = (s * 2 + (mode == LOAD_REUSE)) * lab->neps + t;
     r->transport = t == 2 ? lab_transport_name(t) : NULL; /* the endpoint's name says "tcp" */
+    r->by_transport = true;
     r->rep = rep;
     lab_cell_cfg(lab, &r->cfg, &lab->eps[t], o->sizes[s], mode, stop);
     r->rate_share = share;

@@ -38,6 +38,11 @@ const char *report_transport(const struct run_record *r)
     return r->transport != NULL ? r->transport : endpoint_transport(&r->cfg.ep);
 }
 
+const char *report_run_name(const struct run_record *r)
+{
+    return r->by_transport ? report_transport(r) : endpoint_name(&r->cfg.ep);
+}
+
 void record_netns_begin(struct record_netns *p, const struct netns *ns, enum netns_side side)
 {
     memset(p, 0, sizeof(*p));

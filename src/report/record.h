@@ -84,6 +84,9 @@ struct run_record {
     /* Requests made before the run, not measured (redis: the SETs that fill a mix's keys). */
     uint64_t prepared;
     const char *transport; /* its name where the endpoint's is not enough ("tcp-veth"), or NULL */
+    /* The lab's: its text lines name it by its transport, as the lab's tables do (its
+     * endpoints are a free port and a socket in a temporary directory, new at each lab). */
+    bool by_transport;
     struct record_netns netns; /* lab, run --netns: where each end ran */
     /* run --agent: the agent's evidence of the window, its host and endpoint; owned, or NULL */
     json_t *agent;
@@ -110,6 +113,9 @@ void record_netns_end(struct record_netns *p, const struct netns *ns);
 
 /* "tcp", "unix" (endpoint_transport), or the lab's r->transport ("tcp-veth"). */
 const char *report_transport(const struct run_record *r);
+
+/* The name the text gives r: its transport for a lab's run (by_transport), else its endpoint's. */
+const char *report_run_name(const struct run_record *r);
 
 /* ops/s of a run (0 when its window is empty). */
 double report_ops_per_s(const struct run_record *r);

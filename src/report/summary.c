@@ -96,7 +96,7 @@ void summary_print(FILE *f, const char *title, const struct cell_summary *cells,
         const struct cell_summary *c = &cells[i];
         if (c->first == NULL) continue;
         fprintf(f, "%s %s (n=%zu valid of %zu",
-                text_safe(ep, sizeof(ep), endpoint_name(&c->first->cfg.ep)),
+                text_safe(ep, sizeof(ep), report_run_name(c->first)),
                 report_mode_name(c->first->cfg.mode), c->valid, c->runs);
         if (c->saturated > 0) fprintf(f, "; %zu saturated (below 99 %% of the rate)", c->saturated);
         if (c->cut > 0)

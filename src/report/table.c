@@ -174,7 +174,7 @@ void report_run_table(FILE *f, const struct run_record *recs, size_t n)
 
         fmt_thousands(ops, sizeof(ops), rate);
         size_text(size, sizeof(size), (long long)r->cfg.size);
-        fprintf(f, "%-32s %-7s %9s %12s", text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)),
+        fprintf(f, "%-32s %-7s %9s %12s", text_safe(ep, sizeof(ep), report_run_name(r)),
                 report_mode_name(r->cfg.mode), size, ops);
         put_lat(f, 9, r, us(hist_percentile(h, 50)));
         put_lat(f, 9, r, us(hist_percentile(h, 90)));
@@ -580,7 +580,7 @@ void report_kernel_evidence(FILE *f, const struct run_record *recs, size_t n)
 
     for (size_t i = 0; i < n; i++) {
         int w = snprintf(label, sizeof(label), "%s %s %zu B",
-                         text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
+                         text_safe(ep, sizeof(ep), report_run_name(&recs[i])),
                          report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         if (w > width) width = w;
     }
@@ -588,7 +588,7 @@ void report_kernel_evidence(FILE *f, const struct run_record *recs, size_t n)
     evidence_header(f);
     for (size_t i = 0; i < n; i++) {
         snprintf(label, sizeof(label), "%s %s %zu B",
-                 text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
+                 text_safe(ep, sizeof(ep), report_run_name(&recs[i])),
                  report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         evidence_rows(f, &recs[i], label, width);
     }
@@ -793,7 +793,7 @@ static void noisy_lines(FILE *f, const struct run_record *recs, size_t n)
         fprintf(f,
                 "noisy: %s %s %zu B%s: other processes %s CPU-s + steal %.3f s in a %.2f s "
                 "window: %.2f CPU (%.1f %% of %u CPUs), above %.2f CPU; the run still counts\n",
-                text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
+                text_safe(ep, sizeof(ep), report_run_name(&recs[i])),
                 report_mode_name(recs[i].cfg.mode), recs[i].cfg.size, rep, other, steal, s,
                 taken / s, x->cpus ? 100.0 * taken / (s * x->cpus) : 0.0, x->cpus,
                 x->threshold_cpus);
@@ -828,7 +828,7 @@ static void retry_lines(FILE *f, const struct run_record *recs, size_t n)
     for (size_t i = 0; i < n; i++) {
         const struct run_record *r = &recs[i];
         const struct hist *h = r->res.phase[PHASE_CONNECT];
-        text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep));
+        text_safe(ep, sizeof(ep), report_run_name(r));
         if (r->res.connect_retries > 0 && h != NULL) {
             text_number(a, sizeof(a), (double)r->res.connect_retries, 0);
             fprintf(f,
@@ -862,7 +862,7 @@ static void saturated_line(FILE *f, const struct run_record *r, bool reps)
     fprintf(f,
             "saturated: %s %s %zu B%s: kept up with %s of %s ops/s (%.1f %%, below 99 %%): "
             "invalid, left out of summaries, comparisons and ratios\n",
-            text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), report_mode_name(r->cfg.mode),
+            text_safe(ep, sizeof(ep), report_run_name(r)), report_mode_name(r->cfg.mode),
             r->cfg.size, rep, kept, asked, 100.0 * got / report_rate_intended(r));
 }
 
@@ -904,19 +904,18 @@ void report_errors_only(FILE *f, const struct run_record *recs, size_t n)
                 "kernel: %s %s %zu B: %s packets dropped at a full per-CPU backlog "
                 "(softnet_stat, host-wide); a dropped TCP segment waits >= 200 ms for its "
                 "retransmission\n",
-                text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
+                text_safe(ep, sizeof(ep), report_run_name(&recs[i])),
                 report_mode_name(recs[i].cfg.mode), recs[i].cfg.size, num);
     }
     for (size_t i = 0; i < n; i++) {
         const struct load_result *res = &recs[i].res;
         if (res->ops == 0 && load_errors_total(res) == 0)
             fprintf(f, "invalid: %s %s %zu B: no op completed in the measured window\n",
-                    text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
+                    text_safe(ep, sizeof(ep), report_run_name(&recs[i])),
                     report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         if (report_saturated_invalid(&recs[i])) saturated_line(f, &recs[i], any_rep(recs, n));
         if (load_errors_total(res) == 0) continue;
-        fprintf(f,
-                "errors: %s %s %zu B:", text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
+        fprintf(f, "errors: %s %s %zu B:", text_safe(ep, sizeof(ep), report_run_name(&recs[i])),
                 report_mode_name(recs[i].cfg.mode), recs[i].cfg.size);
         for (int k = 0; k < OP_ERR_KINDS; k++) {
             if (res->errors[k] == 0) continue;
@@ -936,7 +935,7 @@ void report_cut_short(FILE *f, const struct run_record *recs, size_t n)
             fprintf(f,
                     "cut short: %s %s %zu B: %s ended it after %.2f s of its window; left out "
                     "of summaries, comparisons and ratios\n",
-                    text_safe(ep, sizeof(ep), endpoint_name(&recs[i].cfg.ep)),
+                    text_safe(ep, sizeof(ep), report_run_name(&recs[i])),
                     report_mode_name(recs[i].cfg.mode), recs[i].cfg.size,
                     recs[i].cut_by != NULL ? recs[i].cut_by : "Ctrl-C",
                     (double)recs[i].res.window_ns / 1e9);
@@ -961,10 +960,10 @@ void report_cost_table(FILE *f, const struct run_record *recs, size_t n)
         struct report_cost c = report_cost_of(r);
         char tw[200];
 
-        cost_notes(&ns, r, text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)));
-        phase_notes(&ns, r, text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)));
+        cost_notes(&ns, r, text_safe(ep, sizeof(ep), report_run_name(r)));
+        phase_notes(&ns, r, text_safe(ep, sizeof(ep), report_run_name(r)));
         ns.nrows++;
-        fprintf(f, "%-32s", text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)));
+        fprintf(f, "%-32s", text_safe(ep, sizeof(ep), report_run_name(r)));
         put_num(f, 8, c.cli);
         put_num(f, 8, c.srv);
         put_num(f, 8, c.sum);
@@ -1037,7 +1036,7 @@ void report_open_loop(FILE *f, const struct run_record *recs, size_t n)
                 "\nopen loop, %s arrivals: %s asked %s ops/s%s, achieved %s, kept up with %s "
                 "(%.1f %%)%s\n",
                 r->cfg.poisson ? "poisson" : "constant",
-                text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)), asked, basis, got, kept,
+                text_safe(ep, sizeof(ep), report_run_name(r)), asked, basis, got, kept,
                 100.0 * report_rate_kept(r) / report_rate_intended(r),
                 report_saturated(r) ? ": SATURATED (below 99 %: invalid)" : "");
         fprintf(f, "    %-30s %9s %9s %9s %10s %10s\n", "latency (µs)", "p50", "p99", "p99.9",
@@ -1062,7 +1061,7 @@ void report_kinds(FILE *f, const struct run_record *recs, size_t n)
             kinds += r->res.replies_kind[k] > 0;
         if (kinds < 2 && r->prepared == 0) continue;
         fprintf(f, "%s%s: replies", first ? "\n" : "",
-                text_safe(ep, sizeof(ep), endpoint_name(&r->cfg.ep)));
+                text_safe(ep, sizeof(ep), report_run_name(r)));
         first = false;
         for (size_t k = 0; names != NULL && k < CODEC_KINDS && names[k] != NULL; k++) {
             char num[32];

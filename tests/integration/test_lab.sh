@@ -276,7 +276,7 @@ check_eq "lab, a cell cut short: exit 130" 130 "$RC"
 rcheck "lab, a cell cut short: tcp connect whole, unix connect cut short" "$T/lc.json" \
     '[.runs[] | [.transport, .mode, .interrupted]] == [["tcp","connect",false],["unix","connect",true]]'
 check "lab, a cell cut short: marked" \
-    grep -Eq '^cut short: unix:.* connect 64 B: Ctrl-C ended it after [0-9.]+ s' "$T/lc.out"
+    grep -Eq '^cut short: unix connect 64 B: Ctrl-C ended it after [0-9.]+ s' "$T/lc.out"
 check "lab, a cell cut short: no unix÷tcp ratio from it" \
     grep -Eq '^ +unix÷tcp +- +\(no ratio: a run is invalid or was cut short\)$' "$T/lc.out"
 check_lab_gone lc
@@ -580,6 +580,12 @@ mkdir -p "$T/lv.cwd" "$T/lv.tmp"
 check_eq "lab -v --reps 2: exit 0" 0 "$?"
 check_eq "lab -v: a line per run" 8 "$(grep -Ec '^  (connect|reuse) +(tcp|unix) +64 B: ' "$T/lv.out")"
 check "lab -v: summaries printed" grep -q "unix against tcp: median" "$T/lv.out"
+# The lab's endpoints (a free port, a socket in a temporary directory) are named once, in its
+# first line; every other line names an arm by its transport, as the tables do.
+check_eq "lab -v: each summary names its arm by transport (tcp, unix x connect, reuse)" 4 \
+    "$(grep -Ec '^(tcp|unix) (connect|reuse) \(n=2 valid of 2' "$T/lv.out")"
+check_eq "lab -v: the endpoints' addresses only in the first line" 1 \
+    "$(grep -Ec '127\.0\.0\.1:[0-9]|unix:/' "$T/lv.out")"
 # 2 + 2 runs can never be significant: "~", and still each ratio of medians with its interval.
 check_eq "lab -v --reps 2: every figure's ratio with its interval, '~' (2 modes x 6 figures)" 12 \
     "$(grep -Ec '^  (ops/s|p50 µs|mean µs|p99 µs|p99\.9 µs|cpu µs/op) .*   vs first: ~ [0-9.]+× \[[0-9.]+×, [0-9.]+×\] \(p=[0-9.e-]+ n=2\+2\)$' \
