@@ -740,21 +740,29 @@ static void case_report(FILE *f, const struct web_front *w, const struct fpm_kno
     for (unsigned t = 0; t < 2; t++) {
         char kinds[256], mode[512];
         if (!r[t].have) continue;
+        char ops[32], req[32], ok2[32], s5[32], failed[32], s5log[32], tw[32];
         kinds_text(&l[t], kinds, sizeof(kinds));
         failure_mode(&r[t], &l[t], mode, sizeof(mode));
+        text_number(ops, sizeof(ops), r[t].ops_s, 0);
+        text_number(req, sizeof(req), (double)r[t].requests, 0);
+        text_number(ok2, sizeof(ok2), (double)r[t].s2xx, 0);
+        text_number(s5, sizeof(s5), (double)r[t].s5xx, 0);
+        text_number(failed, sizeof(failed), (double)r[t].failed, 0);
+        text_number(s5log, sizeof(s5log), (double)l[t].s5xx, 0);
+        text_number(tw, sizeof(tw), (double)l[t].tw_delta, 0);
         fprintf(f,
-                "%s:\n  client: %.0f ops/s; %llu requests, 2xx %llu, 5xx %llu; errors: %s\n"
+                "%s:\n  client: %s ops/s; %s requests, 2xx %s, 5xx %s; errors: %s\n"
                 "  succeeded: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, mean %.2f ms; failed: "
-                "%llu of %llu\n"
-                "  %s status log: %s (5xx %llu)\n"
+                "%s of %s\n"
+                "  %s status log: %s (5xx %s)\n"
                 "  %s log, backend errors: %s\n"
                 "  php-fpm log: server reached pm.max_children %llu time(s)\n",
-                t ? "unix" : "tcp", r[t].ops_s, r[t].requests, r[t].s2xx, r[t].s5xx, r[t].errors,
-                r[t].p50_ms, r[t].p99_ms, r[t].p999_ms, r[t].mean_ms, r[t].failed, r[t].requests,
-                w->name, l[t].statuses, l[t].s5xx, w->name, kinds, l[t].reached);
+                t ? "unix" : "tcp", ops, req, ok2, s5, r[t].errors, r[t].p50_ms, r[t].p99_ms,
+                r[t].p999_ms, r[t].mean_ms, failed, req, w->name, l[t].statuses, s5log, w->name,
+                kinds, l[t].reached);
         queue_report(f, t, &r[t], &l[t].lq);
         fputs(r[t].agent, f);
-        fprintf(f, "  TIME_WAIT on the backend port: %+ld\n", l[t].tw_delta);
+        fprintf(f, "  TIME_WAIT on the backend port: %s%s\n", l[t].tw_delta > 0 ? "+" : "", tw);
         limit_line(f, w, k, conns, &r[t], &l[t]);
         fprintf(f, "  failure mode: %s\n", mode + 2);
     }

@@ -1084,8 +1084,14 @@ static void cell_block(FILE *f, const struct stack_cell *c)
 
     fprintf(f, "\n%-32s %11s %11s  %s\n", c->label, t->transport, u->transport,
             "unix/tcp (95 % interval; ~ not significant)");
-    fprintf(f, "  %-30s %11u %11u\n", "runs", t->n, u->n);
-    fprintf(f, "  %-30s %11u %11u\n", "connections", t->conns, u->conns);
+    char tn[32], un[32];
+
+    text_number(tn, sizeof(tn), t->n, 0);
+    text_number(un, sizeof(un), u->n, 0);
+    fprintf(f, "  %-30s %11s %11s\n", "runs", tn, un);
+    text_number(tn, sizeof(tn), t->conns, 0);
+    text_number(un, sizeof(un), u->conns, 0);
+    fprintf(f, "  %-30s %11s %11s\n", "connections", tn, un);
     figure_row(f, c, "ops/s", t->ops_s, u->ops_s, 0);
     figure_row(f, c, "latency p50 µs", t->p50_us, u->p50_us, 1);
     figure_row(f, c, "latency p99 µs", t->p99_us, u->p99_us, 1);
