@@ -144,12 +144,13 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# new_cgroup NAME: a cgroup for one server; prints its directory.
+# new_cgroup NAME VAR: a cgroup for one server, its directory into VAR. Not in a command
+# substitution: that subshell's CGROUPS was lost, and every cgroup left behind on exit.
 new_cgroup() {
     cg=$CG_ROOT/floors.$$.$1
     mkdir "$cg" || die "cannot make cgroup $cg"
     CGROUPS="$CGROUPS $cg"
-    echo "$cg"
+    eval "$2=\$cg"
 }
 
 # The CPU time (ns) of every process that ran in cgroup $1.
@@ -177,7 +178,7 @@ server() {
 start_nginx() {
     NG_PORT=$(pick_port 1)
     nginx_conf "$TMP/nginx" "$NG_PORT" off 'location = /status { stub_status; }'
-    NG_CG=$(new_cgroup nginx)
+    new_cgroup nginx NG_CG
     server "$NG_CG" "$TMP/nginx.out" nginx -p "$TMP/nginx/" -e "$TMP/nginx/error.log" -c "$TMP/nginx/nginx.conf"
     wait_for "nginx" port_listening "$NG_PORT"
 }
@@ -185,7 +186,7 @@ start_nginx() {
 start_redis() {
     RD_PORT=$(pick_port 2)
     [ "$RD_PORT" != "${NG_PORT:-}" ] || RD_PORT=$((RD_PORT + 1))
-    RD_CG=$(new_cgroup redis)
+    new_cgroup redis RD_CG
     server "$RD_CG" "$TMP/redis.out" redis-server --bind 127.0.0.1 --port "$RD_PORT" --save '' \
         --appendonly no --dir "$TMP" --daemonize no --logfile "$TMP/redis.log"
     wait_for "redis-server" port_listening "$RD_PORT"
@@ -212,7 +213,7 @@ pm.max_children = 16
 ping.path = /ping
 pm.status_path = /status
 EOF
-    FPM_CG=$(new_cgroup fpm)
+    new_cgroup fpm FPM_CG
     server "$FPM_CG" "$TMP/fpm.out" "$FPM" -n -y "$TMP/fpm.conf" -F -R
     wait_for "php-fpm" test -S "$FPM_SOCK"
 }
@@ -226,7 +227,7 @@ start_pg() {
         die "initdb failed: $(tail -n 3 "$TMP/initdb.log")"
     printf "listen_addresses = '127.0.0.1'\nport = %s\nunix_socket_directories = '%s'\nfsync = off\nautovacuum = off\n" \
         "$PG_PORT" "$TMP/pg" >>"$TMP/pg/data/postgresql.conf"
-    PG_CG=$(new_cgroup pg)
+    new_cgroup pg PG_CG
     server "$PG_CG" "$TMP/pg.out" runuser -u postgres -- "$PG_BIN/postgres" -D "$TMP/pg/data"
     wait_for "postgres" test -S "$TMP/pg/.s.PGSQL.$PG_PORT"
     sleep 0.5
