@@ -308,7 +308,6 @@ static void wrap_add(struct wrap *w, const char *text)
     w->first = false;
 }
 
-/* One cell's table: per side, the total and each subsystem. */
 /*
  * Into x, for each of c's runs that has side's clock: the share of the CPU its clocks measured
  * that the side's samples stand for. Returns how many.
@@ -357,6 +356,7 @@ static void shares_print(FILE *f, const struct prof_run *runs, const struct pcel
     if (!w.first) fputc('\n', f);
 }
 
+/* One cell's table: per side, the total and each subsystem. */
 static json_t *cell_print(FILE *f, const struct prof_run *runs, const struct pcell *c, double *x)
 {
     const char *sides[PROFILE_SIDES + 1];
