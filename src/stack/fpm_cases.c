@@ -516,16 +516,18 @@ static long long logs_size(struct stack_ctx *c, const struct web_front *w)
  * connection the kernel dropped fails only after the web server's timeouts
  * (connect, then read: twice BACKEND_TIMEOUT), and a front that holds its log
  * lines back writes them up to w->log_lag_s later, so at least that long,
- * then until the logs stop growing for 0.5 s, 10 s at most (and the lag).
+ * then until the logs stop growing for the lag and 0.5 s (a request that ends
+ * late puts its error line in the log at once and its status line only at
+ * the front's next write), 10 s at most (and twice the lag).
  */
 static void logs_settle(struct stack_ctx *c, const struct web_front *w)
 {
     uint64_t t0 = now_ns(), still_since = t0, lag = (uint64_t)w->log_lag_s * NS_PER_S;
     uint64_t least = t0 + (uint64_t)2 * BACKEND_TIMEOUT * NS_PER_S + lag,
-             end = t0 + 10 * NS_PER_S + lag;
+             end = t0 + 10 * NS_PER_S + 2 * lag, still = lag + NS_PER_S / 2;
     long long last = logs_size(c, w);
 
-    while (now_ns() < end && (now_ns() < least || now_ns() < still_since + NS_PER_S / 2) &&
+    while (now_ns() < end && (now_ns() < least || now_ns() < still_since + still) &&
            !atomic_load(c->stop)) {
         sleep_until_ns(now_ns() + 50 * NS_PER_MS, c->stop);
         long long size = logs_size(c, w);
