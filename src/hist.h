@@ -55,17 +55,24 @@ static inline size_t hist_index(uint64_t v)
     return ((size_t)(bucket + 1) << HIST_HALF_MAG) + (size_t)(sub - HIST_SUB_BUCKETS / 2);
 }
 
+/* Records n times one value, as n hist_record calls would. */
+static inline void hist_record_n(struct hist *h, uint64_t v, uint64_t n)
+{
+    if (n == 0) return;
+    if (v > HIST_MAX_NS) {
+        v = HIST_MAX_NS;
+        h->overflow += n;
+    }
+    h->counts[hist_index(v)] += n;
+    h->total += n;
+    if (v < h->min) h->min = v;
+    if (v > h->max) h->max = v;
+}
+
 /* Records one value. Never fails; values above HIST_MAX_NS are clamped and counted. */
 static inline void hist_record(struct hist *h, uint64_t v)
 {
-    if (v > HIST_MAX_NS) {
-        v = HIST_MAX_NS;
-        h->overflow++;
-    }
-    h->counts[hist_index(v)]++;
-    h->total++;
-    if (v < h->min) h->min = v;
-    if (v > h->max) h->max = v;
+    hist_record_n(h, v, 1);
 }
 
 /* Lowest value that maps to counter idx. */

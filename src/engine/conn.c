@@ -292,8 +292,9 @@ static int conn_write(struct conn *c, uint64_t now)
 
 /*
  * Lays out the requests still unanswered (all of a new batch, or the ones to
- * send again after a reconnect): a fixed codec's copies in ctx->req, or
- * freshly encoded ones in the connection's own buffer.
+ * send again after a reconnect): a fixed codec's copies in ctx->req, the
+ * next entries of the table of a codec whose requests come round, or freshly
+ * encoded ones in the connection's own buffer.
  */
 static void conn_layout(struct conn *c, unsigned n)
 {
@@ -301,6 +302,13 @@ static void conn_layout(struct conn *c, unsigned n)
     const struct codec_ops *codec = ctx->cfg->codec;
 
     c->wr_len = 0;
+    if (ctx->cycle_off != NULL) { /* the table's entries from the codec's place in the round */
+        uint64_t at = codec->cycle_pos(c->codec_state);
+        c->wr_buf = ctx->req + ctx->cycle_off[at];
+        c->wr_len = ctx->cycle_off[at + n] - ctx->cycle_off[at];
+        codec->advance(c->codec_state, n);
+        return;
+    }
     if (ctx->req != NULL) {
         c->wr_buf = ctx->req;
         c->wr_len = ctx->req_len * n;
@@ -626,16 +634,18 @@ static enum op_err conn_codec_err(enum codec_err e)
 }
 
 /*
- * A reply is complete: count what it said, record it if it succeeded, and the
- * batch's phases after its last reply. A well-formed reply that reports a
- * failure (non-2xx, an error reply) is an error, but the connection goes on.
+ * A reply is complete: count what it said, and the batch's phases after its
+ * last reply. A well-formed reply that reports a failure (non-2xx, an error
+ * reply) is an error, but the connection goes on. Returns whether it is one
+ * of the window's ops, whose latency *lat the caller records in ctx->lat.
  */
-static void conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_t t_done)
+static bool conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_t t_done,
+                            uint64_t *lat)
 {
     struct conn_ctx *ctx = c->ctx;
     uint64_t from = ctx->cfg->mode == LOAD_CONNECT ? c->t_begin : c->t_sent;
     uint64_t intended = ctx->gap_ns > 0 ? c->t_intended : from;
-    bool ok = true;
+    bool ok = true, op = false;
 
     c->replies++;
     ctx->replies++;
@@ -659,15 +669,17 @@ static void conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_
         /* Open loop: from the intended time (a reply late because the one before it was late
          * counts its wait); the service time, from the actual send, goes beside it. */
         series_note(&ctx->series, t_done); /* before the histogram has it: a compare */
-        hist_record(ctx->lat, t_done - (intended < from ? intended : from));
+        *lat = t_done - (intended < from ? intended : from);
         if (ctx->service != NULL) hist_record(ctx->service, t_done - from);
         ctx->ops++;
+        op = true;
     }
     if (c->replies == c->batch) {
         c->t_done = t_done;
         conn_record_phase(c, PHASE_TTFB, c->t_written, c->t_first);
         conn_record_phase(c, PHASE_RESPONSE, c->t_written, t_done);
     }
+    return op;
 }
 
 /*
@@ -679,15 +691,29 @@ static void conn_reply_done(struct conn *c, const struct codec_msg *msg, uint64_
  */
 #define REPLY_RUN 32
 
-/* The replies done[0 .. *n - 1] end now (conn_reply_done); *n = 0. */
+/*
+ * The replies done[0 .. *n - 1] end now (conn_reply_done); *n = 0. Those of one batch
+ * began together, so their latencies are one value: it goes into the histogram once,
+ * with their count (a reply's series_note comes first all the same: only the first
+ * can turn the interval, at one clock reading).
+ */
 static void replies_end(struct conn *c, const struct codec_msg *done, unsigned *n)
 {
-    uint64_t t;
+    uint64_t t, lat = 0, run_lat = 0;
+    unsigned run = 0;
 
     if (*n == 0) return;
     t = now_ns();
-    for (unsigned i = 0; i < *n; i++)
-        conn_reply_done(c, &done[i], t);
+    for (unsigned i = 0; i < *n; i++) {
+        if (!conn_reply_done(c, &done[i], t, &lat)) continue;
+        if (run > 0 && lat != run_lat) {
+            hist_record_n(c->ctx->lat, run_lat, run);
+            run = 0;
+        }
+        run_lat = lat;
+        run++;
+    }
+    if (run > 0) hist_record_n(c->ctx->lat, run_lat, run);
     *n = 0;
 }
 
@@ -703,9 +729,13 @@ static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
     size_t off = 0;
 
     while (off < n) {
-        struct codec_msg msg = { 0 };
+        /* the codec writes its verdict in place: a copy read back at once stalls the load on
+         * the codec's narrower stores */
+        struct codec_msg *msg = &done[ndone];
         size_t used = 0;
         enum codec_rc rc;
+
+        *msg = (struct codec_msg){ 0 };
 
         if (c->replies + ndone == c->batch) {
             replies_end(c, done, &ndone);
@@ -713,11 +743,12 @@ static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
             conn_fail(c, OP_ERR_UNEXPECTED, t);
             return -1;
         }
-        rc = codec->feed(c->codec_state, p + off, n - off, &used, &msg);
+        rc = codec->feed(c->codec_state, p + off, n - off, &used, msg);
         if (rc == CODEC_ERROR) { /* the reply began at p + off unless one was under way */
+            enum op_err kind = conn_codec_err(msg->err);
             replies_end(c, done, &ndone);
-            conn_note_bad(c->ctx, conn_codec_err(msg.err), p + off, n - off, !c->mid_reply);
-            conn_fail(c, conn_codec_err(msg.err), t);
+            conn_note_bad(c->ctx, kind, p + off, n - off, !c->mid_reply);
+            conn_fail(c, kind, t);
             return -1;
         }
         off += used;
@@ -725,8 +756,7 @@ static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
         if (rc == CODEC_DONE) {
             c->mid_reply = false;
             /* The op ends once its reply is read and checked, not when the recv returned. */
-            done[ndone++] = msg;
-            if (ndone == REPLY_RUN) replies_end(c, done, &ndone);
+            if (++ndone == REPLY_RUN) replies_end(c, done, &ndone);
         }
     }
     replies_end(c, done, &ndone);
@@ -746,8 +776,9 @@ static int conn_on_eof(struct conn *c, uint64_t t)
     if (c->mid_reply && codec->eof != NULL) {
         if (codec->eof(c->codec_state, &msg) == CODEC_DONE) {
             c->mid_reply = false;
+            uint64_t lat;
             msg.closes = true;
-            conn_reply_done(c, &msg, t);
+            if (conn_reply_done(c, &msg, t, &lat)) hist_record(c->ctx->lat, lat);
             if (c->replies == c->batch) return 1;
         } else if (msg.err == CODEC_ERR_BODY || msg.err == CODEC_ERR_TOO_BIG) {
             conn_fail(c, conn_codec_err(msg.err), t);

@@ -53,10 +53,14 @@ struct conn_ctx {
     struct sendq sendq;         /* open loop: connections waiting for their intended send time */
     double gap_ns;              /* open loop: mean gap between one connection's sends; 0 = closed */
     struct codec_cfg codec_cfg; /* what every connection's codec state is made from */
-    const uint8_t *req; /* fixed codecs (codec_fixed): pipeline copies of the request; else NULL */
-    size_t req_len;     /* fixed codecs: bytes of one request */
-    size_t wbuf_cap;    /* bytes of each connection's own buffer: requests of a codec that is
-                         * not fixed, a session's set-up; 0 for a fixed codec without one */
+    const uint8_t *req;        /* fixed codecs (codec_fixed): pipeline copies of the request; codecs
+                                * whose requests come round: their table (cycle_off); else NULL */
+    size_t req_len;            /* fixed codecs: bytes of one request */
+    const uint32_t *cycle_off; /* codecs whose requests come round (codec_ops.cycle): entry i
+                                * of the table at req is req[cycle_off[i] .. cycle_off[i + 1]);
+                                * else NULL */
+    size_t wbuf_cap;           /* bytes of each connection's own buffer: requests of a codec that is
+                                * neither fixed nor in a table, a session's set-up; else 0 */
     size_t rbuf_cap;
     uint64_t window_start_ns; /* ops that begin before this are warm-up */
     uint64_t block_ns;        /* > 0: the thread's one connection may wait for its reply in a

@@ -104,7 +104,9 @@ static size_t round_up(size_t n, size_t to)
  * its receive buffer (when not shared), wbuf and codec state.
  */
 struct worker_layout {
-    size_t reqs;      /* fixed codecs: pipeline copies of the request (and the scratch state) */
+    size_t reqs;      /* fixed codecs: pipeline copies of the request; codecs whose requests
+                       * come round: the table of them (worker_cycle), then its offsets */
+    uint64_t cycle;   /* the latter: the requests in one round; 0: none */
     size_t rbuf;      /* the receive buffer's size */
     bool rbuf_shared; /* one receive buffer per thread (epoll, block): a connection's bytes
                        * are all handed to its codec before the next recv() of any other;
@@ -124,6 +126,32 @@ static struct codec_cfg worker_codec_cfg(const struct load_cfg *cfg)
                                .opts = cfg->opts != NULL ? cfg->opts : &defaults };
 }
 
+/*
+ * The most bytes a thread's table of requests that come round (codec_ops.cycle) may
+ * take: a round of 1,000 keys' SETs of 64 B is 93 KB. Beyond it each is encoded.
+ */
+#define CYCLE_TABLE_MAX ((size_t)1 << 20)
+
+/*
+ * A codec whose requests come round within CYCLE_TABLE_MAX: the requests of a round
+ * (its table holds a round and pipeline - 1 more, so that a batch from any of them
+ * is contiguous, as in bench/protofloor); else 0. *bytes: the table's and offsets'.
+ */
+static uint64_t worker_cycle(const struct load_cfg *cfg, const struct codec_cfg *cc, size_t *bytes)
+{
+    const struct codec_ops *codec = cfg->codec;
+    uint64_t n = codec->cycle != NULL && !codec_fixed(codec, cc) ? codec->cycle(cc) : 0;
+    size_t entries, b;
+
+    if (n == 0 || n > CYCLE_TABLE_MAX) return 0;
+    entries = (size_t)n + cfg->pipeline - 1;
+    b = sat_add(round_up(sat_mul(codec->max_request(cc), entries), 64),
+                round_up((entries + 1) * sizeof(uint32_t), 64));
+    if (b > CYCLE_TABLE_MAX) return 0;
+    *bytes = b;
+    return n;
+}
+
 static struct worker_layout worker_layout_of(const struct load_cfg *cfg)
 {
     const struct codec_ops *codec = cfg->codec;
@@ -135,7 +163,7 @@ static struct worker_layout worker_layout_of(const struct load_cfg *cfg)
     lo.rbuf_shared = !(cfg->uring_wait && cfg->mode == LOAD_REUSE && cfg->rate <= 0);
     if (codec_fixed(codec, &cc))
         lo.reqs = round_up(batch, 64);
-    else
+    else if ((lo.cycle = worker_cycle(cfg, &cc, &lo.reqs)) == 0)
         lo.wbuf = round_up(batch, 64);
     /* A session's set-up writes its messages into the connection's own buffer. */
     if (codec->setup != NULL && lo.wbuf < codec->setup_cap)
@@ -302,6 +330,33 @@ int load_ring_probe(void)
     return rc;
 }
 
+/*
+ * Encodes the table of a codec's requests that come round (worker_cycle) at w->mem with a
+ * scratch state of connection 0's: entry i at w->mem + off[i], off after the bytes.
+ */
+static int worker_cycle_table(struct worker *w, const struct worker_layout *lo,
+                              const struct codec_cfg *cc, uint8_t *scratch)
+{
+    const struct codec_ops *codec = w->cfg->codec;
+    size_t entries = (size_t)lo->cycle + w->cfg->pipeline - 1;
+    size_t cap = round_up(sat_mul(codec->max_request(cc), entries), 64), at = 0;
+    uint32_t *off = (uint32_t *)(void *)(w->mem + cap);
+    struct codec_cfg first = *cc;
+
+    first.conn_index = 0;
+    codec->init(scratch, &first);
+    for (size_t i = 0; i < entries; i++) {
+        size_t n = codec->encode(scratch, w->mem + at, cap - at);
+        if (n == 0) return -EINVAL;
+        off[i] = (uint32_t)at;
+        at += n;
+    }
+    off[entries] = (uint32_t)at;
+    w->ctx.req = w->mem;
+    w->ctx.cycle_off = off;
+    return 0;
+}
+
 /* Allocates everything the thread's loop will use; nothing is allocated after this. */
 static int worker_setup(struct worker *w)
 {
@@ -342,6 +397,8 @@ static int worker_setup(struct worker *w)
         ctx->req_len = req_len;
         cc.request = ctx->req;
         cc.request_len = req_len;
+    } else if (lo.cycle > 0 && (rc = worker_cycle_table(w, &lo, &cc, scratch)) < 0) {
+        return rc;
     }
     ctx->codec_cfg = cc;
     ctx->wbuf_cap = lo.wbuf;

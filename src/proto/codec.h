@@ -187,6 +187,18 @@ struct codec_ops {
     bool (*session)(const struct codec_cfg *cfg);
     /* The bytes that end a session politely before the client closes (may be NULL). */
     size_t (*bye)(void *st, uint8_t *dst, size_t cap);
+    /*
+     * Requests that come round again (NULL: never). cycle(cfg): after how many
+     * requests a connection's requests repeat under cfg, 0 when they do not.
+     * Then a state init'd for connection 0 encodes, in order, the cycle's
+     * entries 0, 1, ... (and on, round again), and a connection whose next
+     * request is entry cycle_pos(st) sends the same bytes as those entries from
+     * there: the engine sends a table of them and calls advance(st, n) in place
+     * of n encode() calls (the state then stands as after them).
+     */
+    uint64_t (*cycle)(const struct codec_cfg *cfg);
+    uint64_t (*cycle_pos)(const void *st);
+    void (*advance)(void *st, unsigned n);
 };
 
 /* ERROR, msg saying e at reply offset `at` (the first wrong byte). */

@@ -187,6 +187,34 @@ static void next_key(struct resp_state *s)
     s->key_len++;
 }
 
+/* A single command's requests come round after `keys` (PING's at once); a mix's are not told. */
+static uint64_t resp_cycle(const struct codec_cfg *cfg)
+{
+    const struct resp_opts *o = cfg->opts != NULL ? cfg->opts : &no_opts;
+
+    if (cfg_mix_len(o) > 0) return 0;
+    return valid_cmd(o->command.cmd) == REDIS_PING ? 1 : cfg_keys(o);
+}
+
+static uint64_t resp_cycle_pos(const void *st)
+{
+    const struct resp_state *s = st;
+
+    return s->single == REDIS_PING ? 0 : s->key;
+}
+
+/* As n encode() calls of a single command: the count and (but for PING) the key move on. */
+static void resp_advance(void *st, unsigned n)
+{
+    struct resp_state *s = st;
+    uint64_t step = n % s->keys;
+
+    s->sent += n;
+    if (s->single == REDIS_PING) return; /* a PING has no key: it stays for the next SET, GET */
+    s->key = step >= s->keys - s->key ? s->key - (s->keys - step) : s->key + step;
+    s->key_len = codec_put_dec(s->key_dig, s->key);
+}
+
 static uint8_t *put(uint8_t *p, const void *src, size_t n)
 {
     memcpy(p, src, n);
@@ -589,4 +617,7 @@ const struct codec_ops resp_codec = {
     .setup = resp_setup,
     .setup_cap = RESP_SETUP_CAP,
     .session = resp_session,
+    .cycle = resp_cycle,
+    .cycle_pos = resp_cycle_pos,
+    .advance = resp_advance,
 };

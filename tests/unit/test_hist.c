@@ -202,6 +202,30 @@ static void test_merge(void **state)
     free(v);
 }
 
+/* hist_record_n(v, n) is n hist_record(v): the engine records a batch's equal latencies so. */
+static void test_record_n(void **state)
+{
+    uint64_t *v = random_values(N_RANDOM);
+    struct hist *one = new_hist(), *runs = new_hist();
+    uint64_t s = SEED ^ 2;
+
+    (void)state;
+    v[5] = 0;
+    v[6] = HIST_MAX_NS + 1; /* an overflow counts n times */
+    v[7] = UINT64_MAX;
+    for (size_t i = 0; i < N_RANDOM; i++) {
+        uint64_t n = rng_next(&s) % 17; /* 0 records nothing */
+        for (uint64_t k = 0; k < n; k++)
+            hist_record(one, v[i]);
+        hist_record_n(runs, v[i], n);
+    }
+    assert_same_hist(runs, one);
+    assert_int_equal(runs->overflow, one->overflow);
+    free(one);
+    free(runs);
+    free(v);
+}
+
 static void test_overflow(void **state)
 {
     struct hist *h = new_hist();
@@ -357,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_index_round_trip),
         cmocka_unit_test(test_percentiles_vs_sort),
         cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_record_n),
         cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_empty_and_zero),
         cmocka_unit_test(test_out_of_range_p),

@@ -286,6 +286,82 @@ static void test_conn_offset(void **state)
     }
 }
 
+/*
+ * The engine's table of requests that come round (codec_ops.cycle): a round and P - 1
+ * more, encoded by connection 0's state; a connection's batches of n taken from it at
+ * cycle_pos, with advance(n), are the bytes its own encode() calls write, and the state
+ * after advance() encodes what it would have.
+ */
+static void ctx_init_mix(struct rctx *c, const char *mix, size_t size, uint64_t keys);
+
+static void check_round(enum codec_redis_cmd cmd, uint64_t keys, unsigned conn, unsigned pipeline)
+{
+    struct rctx table, own, advanced;
+    uint64_t round;
+    size_t entries, at = 0, *off;
+    uint8_t *bytes, got[256];
+
+    ctx_init(&table, cmd, 9, keys, 0, NULL);
+    round = resp_codec.cycle(&table.cfg);
+    assert_int_equal(round, cmd == REDIS_PING ? 1 : keys == 0 ? 1 : keys);
+    entries = (size_t)round + pipeline - 1;
+    bytes = malloc(entries * resp_codec.max_request(&table.cfg));
+    off = calloc(entries + 1, sizeof(*off));
+    assert_true(bytes != NULL && off != NULL);
+    for (size_t i = 0; i < entries; i++) {
+        off[i] = at;
+        at += encode_one(&table, bytes + at);
+    }
+    off[entries] = at;
+    ctx_init(&own, cmd, 9, keys, conn, NULL);
+    ctx_init(&advanced, cmd, 9, keys, conn, NULL);
+    for (unsigned b = 0; b < 3 * keys + 5; b++) {
+        unsigned n = 1 + (b * 7 + conn) % pipeline;
+        uint64_t pos = resp_codec.cycle_pos(advanced.st);
+        size_t len = 0;
+
+        assert_true(pos < round);
+        for (unsigned i = 0; i < n; i++) {
+            size_t m = encode_one(&own, got);
+
+            assert_true(off[pos] + len + m <= off[pos + n]);
+            assert_memory_equal(got, bytes + off[pos] + len, m);
+            len += m;
+        }
+        assert_int_equal(len, off[pos + n] - off[pos]);
+        resp_codec.advance(advanced.st, n);
+    }
+    /* after the advances, the state's own next request is the encoding one's */
+    {
+        uint8_t a[256];
+        size_t m = encode_one(&own, got);
+
+        assert_int_equal(encode_one(&advanced, a), m);
+        assert_memory_equal(a, got, m);
+    }
+    free(bytes);
+    free(off);
+}
+
+static void test_cycle_table(void **state)
+{
+    struct rctx mix;
+
+    (void)state;
+    check_round(REDIS_PING, 1, 0, 1);
+    check_round(REDIS_PING, 10, 3, 16);
+    for (unsigned conn = 0; conn < 12; conn++) {
+        check_round(REDIS_SET, 1, conn, 1);
+        check_round(REDIS_SET, 7, conn, 4);
+        check_round(REDIS_GET, 12, conn, 16); /* key:9 -> key:10 inside a batch */
+        check_round(REDIS_SET, 101, conn, 16);
+    }
+    check_round(REDIS_SET, 1001, 5, 16); /* key:999 -> key:1000 -> key:0 */
+    /* a mix's requests are not said to come round: each is encoded */
+    ctx_init_mix(&mix, "SGGP", 7, 3);
+    assert_int_equal(resp_codec.cycle(&mix.cfg), 0);
+}
+
 /* max_request is the longest request of a whole cycle, for every connection start. */
 static void test_max_request(void **state)
 {
@@ -1651,6 +1727,7 @@ int main(void)
         cmocka_unit_test(test_encode_large_value),
         cmocka_unit_test(test_key_cycle),
         cmocka_unit_test(test_conn_offset),
+        cmocka_unit_test(test_cycle_table),
         cmocka_unit_test(test_max_request),
         cmocka_unit_test(test_replies),
         cmocka_unit_test(test_caps),
