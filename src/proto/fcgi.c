@@ -499,6 +499,18 @@ static enum codec_err stdout_bytes(struct fcgi_state *s, const uint8_t *p, size_
     enum codec_err e;
 
     while (i < n && !r->in_body) {
+        if (r->st == FCGI_ST_REST) { /* the rest of a line not Status's: at once to its '\n' */
+            const uint8_t *nl = memchr(p + i, '\n', n - i);
+            size_t k = nl != NULL ? (size_t)(nl - p) - i : n - i;
+
+            if (r->cgi_header_bytes <= FCGI_MAX_HEADER &&
+                k <= FCGI_MAX_HEADER - r->cgi_header_bytes) { /* else byte by byte to the cap */
+                r->cgi_header_bytes += k;
+                r->line_len += k;
+                i += k;
+                if (i == n) break;
+            }
+        }
         e = cgi_header_byte(r, p[i]);
         if (e != CODEC_ERR_NONE) {
             *bad = i;
