@@ -564,7 +564,12 @@ static bool conn_wait_turn(struct conn *c)
     return false;
 }
 
-void conn_begin(struct conn *c, uint64_t now)
+/*
+ * conn_begin; `fresh`: now was read just before, in this call chain (the previous
+ * batch's end), and is the op's start; else the op reads its own, since the
+ * caller's may be stale by other connections' work.
+ */
+static void conn_begin_at(struct conn *c, uint64_t now, bool fresh)
 {
     struct conn_ctx *ctx = c->ctx;
 
@@ -584,7 +589,7 @@ void conn_begin(struct conn *c, uint64_t now)
         conn_close(c);
         return;
     }
-    c->t_begin = now_ns(); /* not the caller's: it may be stale by other connections' work */
+    c->t_begin = fresh ? now : now_ns();
     if (c->reopen && ctx->cfg->mode == LOAD_REUSE) ctx->reconnects++;
     c->reopen = false;
     if (c->lfd.fd < 0 || ctx->cfg->mode == LOAD_CONNECT) {
@@ -596,6 +601,11 @@ void conn_begin(struct conn *c, uint64_t now)
      * Elsewhere (the first batch, a timer, the blocking wait) loop_defer sends at once. */
     c->state = CONN_SEND;
     loop_defer(&ctx->loop, &c->send);
+}
+
+void conn_begin(struct conn *c, uint64_t now)
+{
+    conn_begin_at(c, now, false);
 }
 
 /* The end of the batch of events: a kept connection's next batch goes out. */
@@ -704,6 +714,7 @@ static void replies_end(struct conn *c, const struct codec_msg *done, unsigned *
 
     if (*n == 0) return;
     t = now_ns();
+    if (c->t_first == 0) c->t_first = t; /* the batch's first bytes came in this read */
     for (unsigned i = 0; i < *n; i++) {
         if (!conn_reply_done(c, &done[i], t, &lat)) continue;
         if (run > 0 && lat != run_lat) {
@@ -721,7 +732,7 @@ static void replies_end(struct conn *c, const struct codec_msg *done, unsigned *
  * Feeds n received bytes to the codec. Returns 1 when the batch is complete,
  * 0 when more is due, -1 after conn_fail.
  */
-static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
+static int conn_consume(struct conn *c, const uint8_t *p, size_t n)
 {
     const struct codec_ops *codec = c->ctx->cfg->codec;
     struct codec_msg done[REPLY_RUN];
@@ -740,7 +751,7 @@ static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
         if (c->replies + ndone == c->batch) {
             replies_end(c, done, &ndone);
             conn_note_bad(c->ctx, OP_ERR_UNEXPECTED, p + off, n - off, !c->mid_reply);
-            conn_fail(c, OP_ERR_UNEXPECTED, t);
+            conn_fail(c, OP_ERR_UNEXPECTED, now_ns());
             return -1;
         }
         rc = codec->feed(c->codec_state, p + off, n - off, &used, msg);
@@ -748,7 +759,7 @@ static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
             enum op_err kind = conn_codec_err(msg->err);
             replies_end(c, done, &ndone);
             conn_note_bad(c->ctx, kind, p + off, n - off, !c->mid_reply);
-            conn_fail(c, kind, t);
+            conn_fail(c, kind, now_ns());
             return -1;
         }
         off += used;
@@ -760,6 +771,7 @@ static int conn_consume(struct conn *c, const uint8_t *p, size_t n, uint64_t t)
         }
     }
     replies_end(c, done, &ndone);
+    if (c->t_first == 0) c->t_first = now_ns(); /* bytes of a reply not yet whole */
     return c->replies == c->batch;
 }
 
@@ -803,10 +815,7 @@ static int conn_read(struct conn *c, bool drain, bool block)
         ssize_t n = recv(c->lfd.fd, c->rbuf, c->ctx->rbuf_cap, block ? 0 : MSG_DONTWAIT);
 
         if (n > 0) {
-            uint64_t t = now_ns();
-            int rc;
-            if (c->t_first == 0) c->t_first = t;
-            rc = conn_consume(c, c->rbuf, (size_t)n, t);
+            int rc = conn_consume(c, c->rbuf, (size_t)n);
             if (rc != 0) return rc;
             if ((size_t)n < c->ctx->rbuf_cap && !drain) return 0;
             block = false;
@@ -895,7 +904,7 @@ static void conn_finish_batch(struct conn *c)
         } else {
             c->used = true;
         }
-        conn_begin(c, c->t_done);
+        conn_begin_at(c, c->t_done, true); /* read as its last reply was checked */
         return;
     }
     conn_bye(c);
@@ -963,16 +972,14 @@ static int conn_ring_bytes(struct conn *c, int res, unsigned flags)
     unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
     const uint8_t *p =
         picked && bid < ctx->br_n ? ctx->br_mem + (size_t)bid * ctx->rbuf_cap : c->rbuf;
-    uint64_t t = now_ns();
     int rc;
 
     if (c->state != CONN_BUSY) { /* a multishot receive is armed between batches too */
         conn_note_bad(ctx, OP_ERR_UNEXPECTED, p, (size_t)res, !c->mid_reply);
-        conn_fail(c, OP_ERR_UNEXPECTED, t);
+        conn_fail(c, OP_ERR_UNEXPECTED, now_ns());
         rc = -1;
     } else {
-        if (c->t_first == 0) c->t_first = t;
-        rc = conn_consume(c, p, (size_t)res, t);
+        rc = conn_consume(c, p, (size_t)res);
     }
     if (picked && bid < ctx->br_n) conn_ring_give(ctx, bid);
     return rc;
