@@ -185,6 +185,33 @@ static void test_mem_per_conn(void **state)
     assert_true(load_mem_need(&three, 0) - load_mem_need(&one, 0) >= 2 * 100 * MIB);
 }
 
+/*
+ * A single redis command over N keys (codec_ops.cycle): a table of a round of its requests per
+ * thread, no request buffer per connection; a round over 1 MiB goes back to the buffers.
+ */
+static void test_mem_table(void **state)
+{
+    static struct resp_opts thousand = { .command = { .cmd = REDIS_SET }, .keys = 1000 },
+                            billion = { .command = { .cmd = REDIS_SET }, .keys = 1000000000 };
+    struct load_cfg one = cfg_of("redis", 64, 16, 1, 1), round = one, many, big, big3;
+    size_t each;
+
+    (void)state;
+    round.opts = &thousand;
+    /* 1,015 SETs of key:0 .. key:999 and 64 B, 97 bytes each at most */
+    assert_true(load_mem_need(&round, 0) - load_mem_need(&one, 0) >= 999 * 90);
+    assert_true(load_mem_need(&round, 0) - load_mem_need(&one, 0) < 1015 * 97 + 8192);
+    many = round;
+    many.conns = 10001;
+    each = (load_mem_need(&many, 0) - load_mem_need(&round, 0)) / 10000;
+    assert_true(each > 0 && each < 4096);
+    big = one;
+    big.opts = &billion;
+    big3 = big;
+    big3.conns = 3;
+    assert_true(load_mem_need(&big3, 0) - load_mem_need(&big, 0) >= 2 * 16 * 64);
+}
+
 /* Open loop: a service histogram per thread and per result, a heap slot per connection. */
 static void test_mem_open_loop(void **state)
 {
@@ -258,12 +285,12 @@ static void test_mem_check(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_err_kinds),    cmocka_unit_test(test_fd_need),
-        cmocka_unit_test(test_fd_plan),      cmocka_unit_test(test_fd_ensure_live),
-        cmocka_unit_test(test_mem_fixed),    cmocka_unit_test(test_mem_many_conns),
-        cmocka_unit_test(test_mem_per_conn), cmocka_unit_test(test_mem_open_loop),
-        cmocka_unit_test(test_mem_series),   cmocka_unit_test(test_mem_saturates),
-        cmocka_unit_test(test_mem_check),
+        cmocka_unit_test(test_err_kinds),     cmocka_unit_test(test_fd_need),
+        cmocka_unit_test(test_fd_plan),       cmocka_unit_test(test_fd_ensure_live),
+        cmocka_unit_test(test_mem_fixed),     cmocka_unit_test(test_mem_many_conns),
+        cmocka_unit_test(test_mem_per_conn),  cmocka_unit_test(test_mem_table),
+        cmocka_unit_test(test_mem_open_loop), cmocka_unit_test(test_mem_series),
+        cmocka_unit_test(test_mem_saturates), cmocka_unit_test(test_mem_check),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
