@@ -787,8 +787,9 @@ static int conn_on_eof(struct conn *c, uint64_t t)
 
     if (c->mid_reply && codec->eof != NULL) {
         if (codec->eof(c->codec_state, &msg) == CODEC_DONE) {
-            c->mid_reply = false;
             uint64_t lat;
+
+            c->mid_reply = false;
             msg.closes = true;
             if (conn_reply_done(c, &msg, t, &lat)) hist_record(c->ctx->lat, lat);
             if (c->replies == c->batch) return 1;

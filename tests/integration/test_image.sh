@@ -349,7 +349,7 @@ check "the report Job drew the load pods' and the merged evidence as HTML on the
 # its log: the bottom line, unix against tcp (or, some run not counting, the sentence saying
 # no verdict is possible), each load pod's cell named by its file, as `report` of them prints
 (cd "$V" && "$HOPBENCH" report load-0.json load-1.json load-2.json merged.json -o "$T/r.html") |
-    sed -n '/^bottom line: /,$p' | sed 's|^  load-|  /out/load-|' | tr -s ' ' >"$T/bottom.want"
+    sed -n '/^bottom line: /,$p' | sed 's|^  load-|  /out/load-|; s|^  cost load-|  cost /out/load-|' | tr -s ' ' >"$T/bottom.want"
 check "the report Job's log ends with the load pods' bottom line" \
     bash -c "grep -q '^bottom line: ' '$T/bottom.log' && grep -q '^  /out/load-2.json ' '$T/bottom.log'"
 check_eq "the report Job's bottom line is report's of the claim's files" "$(cat "$T/bottom.want")" \
